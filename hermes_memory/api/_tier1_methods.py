@@ -1,0 +1,64 @@
+"""MemoryAPI methods of Tier 1: Hermes' curated MEMORY.md / USER.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_memory.api.envelope import Envelope, run
+from hermes_memory.tier1.curated_store import CuratedResult, CuratedStore
+from hermes_memory.tier1.snapshot import CuratedSnapshot
+
+
+def _result(result: CuratedResult) -> dict[str, Any]:
+    return {
+        "store": result.store,
+        "changed": result.changed,
+        "entries": list(result.entries),
+        "usage": result.usage,
+        "usage_chars": result.usage_chars,
+        "limit": result.limit,
+        "message": result.message,
+    }
+
+
+class Tier1Methods:
+    """Mixed into MemoryAPI; expects ``_curated()`` and ``_snapshot``."""
+
+    _snapshot: CuratedSnapshot | None
+
+    def _curated(self) -> CuratedStore:
+        raise NotImplementedError
+
+    def curated_get(self, store: str = "memory") -> Envelope:
+        """The live entries of a curated store ("memory" or "user"), as Hermes' file text."""
+        return run("tier1", lambda: self._curated().get(store))
+
+    def curated_entries(self, store: str = "memory") -> Envelope:
+        """The live entries of a curated store as a list."""
+        return run("tier1", lambda: self._curated().entries(store))
+
+    def curated_add(self, content: str, store: str = "memory") -> Envelope:
+        """Append an entry (exact duplicates are a no-op; over the limit is refused with the entries)."""
+        return run("tier1", lambda: _result(self._curated().add(store, content)))
+
+    def curated_replace(self, old: str, new: str, store: str = "memory") -> Envelope:
+        """Replace the one entry containing ``old`` with ``new``."""
+        return run("tier1", lambda: _result(self._curated().replace(store, old, new)))
+
+    def curated_remove(self, substring: str, store: str = "memory") -> Envelope:
+        """Remove the one entry containing ``substring``."""
+        return run("tier1", lambda: _result(self._curated().remove(store, substring)))
+
+    def curated_snapshot(self) -> Envelope:
+        """The frozen snapshot taken when this API was opened (what the system prompt shows)."""
+
+        def call() -> dict[str, Any]:
+            snap = self._snapshot if self._snapshot is not None else CuratedSnapshot.capture(self._curated())
+            return {
+                "memory": list(snap.memory_entries),
+                "user": list(snap.user_entries),
+                "blocked": len(snap.blocked),
+                "rendered": snap.render(),
+            }
+
+        return run("tier1", call)

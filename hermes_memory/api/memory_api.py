@@ -1,0 +1,123 @@
+"""MemoryAPI: one facade over every tier. Thin: validation and envelopes here, work in the tiers."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hermes_memory.api._tier1_methods import Tier1Methods
+from hermes_memory.api._tier2_methods import Tier2Methods
+from hermes_memory.api.envelope import Envelope, run
+from hermes_memory.config import Config, load_config
+from hermes_memory.errors import ConfigError
+from hermes_memory.tier1.curated_store import CuratedStore
+from hermes_memory.tier1.snapshot import CuratedSnapshot
+from hermes_memory.tier2 import Tier2
+
+
+class MemoryAPI(Tier1Methods, Tier2Methods):
+    """Unified interface for all memory tiers; every public method returns the seed's envelope.
+
+    Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
+    Raises ConfigError for bad configuration and StorageError when the store cannot be opened.
+    """
+
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        profile: str | None = None,
+        hermes_home: str | os.PathLike[str] | None = None,
+        config_path: str | os.PathLike[str] | None = None,
+        actor: str = "user",
+        scope: str = "default",
+        **overrides: Any,
+    ):
+        if config is None:
+            if profile is not None:
+                overrides["profile"] = profile
+            config = load_config(config_path, hermes_home=hermes_home, **overrides)
+        elif profile is not None or hermes_home is not None or config_path is not None or overrides:
+            raise ConfigError("pass either a Config or profile/hermes_home/config_path/overrides, not both")
+        self.config = config
+        self.actor = actor
+        self.scope = scope
+        self._max_chars = config.tier2.max_content_chars
+        self._t2: Tier2 | None = None
+        self._curated_store: CuratedStore | None = None
+        self._snapshot: CuratedSnapshot | None = None
+        if config.tier2.enabled:
+            self._t2 = Tier2.open(
+                config.db_path,
+                wal=config.tier2.wal_mode,
+                busy_timeout_ms=config.tier2.busy_timeout_ms,
+                auto_dedupe=config.tier2.auto_dedupe,
+            )
+        if config.tier1.enabled:
+            self._curated_store = CuratedStore(
+                config.memories_dir,
+                memory_char_limit=config.tier1.memory_char_limit,
+                user_char_limit=config.tier1.user_char_limit,
+            )
+            self._snapshot = CuratedSnapshot.capture(self._curated_store)
+
+    # -- tier access (raise when a tier is switched off) ------------------------------------------
+    def _tier2(self) -> Tier2:
+        if self._t2 is None:
+            raise ConfigError("tier2 is disabled (config key 'tier2.enabled')")
+        return self._t2
+
+    def _curated(self) -> CuratedStore:
+        if self._curated_store is None:
+            raise ConfigError("tier1 is disabled (config key 'tier1.enabled')")
+        return self._curated_store
+
+    @property
+    def tier2(self) -> Tier2:
+        """The Tier 2 stores, for code that works with records instead of envelopes."""
+        return self._tier2()
+
+    # -- cross-tier -----------------------------------------------------------------------------
+    def stats(self) -> Envelope:
+        """Counts and sizes of every enabled tier."""
+
+        def call() -> dict[str, Any]:
+            out: dict[str, Any] = {"profile": self.config.profile, "scope": self.scope}
+            if self._curated_store is not None:
+                out["tier1"] = {
+                    store: {
+                        "entries": len(state.entries),
+                        "usage_chars": state.usage_chars,
+                        "limit": state.limit,
+                        "usage": state.usage,
+                    }
+                    for store in ("memory", "user")
+                    for state in (self._curated_store.state(store),)
+                }
+            if self._t2 is not None:
+                out["tier2"] = self._t2.stats()
+            return out
+
+        return run("multi", call, tiers=self.enabled_tiers())
+
+    def enabled_tiers(self) -> list[str]:
+        tiers = []
+        if self.config.tier1.enabled:
+            tiers.append("tier1")
+        if self.config.tier2.enabled:
+            tiers.append("tier2")
+        return tiers
+
+    def close(self) -> None:
+        if self._t2 is not None:
+            self._t2.close()
+            self._t2 = None
+
+    def __enter__(self) -> MemoryAPI:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["MemoryAPI"]

@@ -1,0 +1,108 @@
+"""`hermes-memory demo`: the main job on the embedded default, on a small built-in sample."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.cli import _records as show
+from hermes_memory.cli._common import EXIT_OK, CommandError
+
+# Knowledge a few conversations with a user would leave behind.
+SAMPLE_CURATED = [("user", "Maya prefers short answers with code first."),
+                  ("memory", "Project Atlas deploys from the main branch every Friday.")]
+SAMPLE_ENTITIES = [
+    ("Maya Okafor", "person", ["Maya"], "the user; backend engineer"),
+    ("Nordlicht Labs", "org", ["Nordlicht"], "Maya's employer, a robotics start-up in Hamburg"),
+    ("Atlas", "project", ["Project Atlas"], "fleet-routing service Maya leads"),
+    ("Postgres", "tech", ["PostgreSQL"], "Atlas' primary database"),
+    ("Python", "tech", [], None),
+    ("Lena", "person", [], "Maya's sister"),
+    ("Lisbon", "place", [], None),
+    ("Hamburg", "place", [], None),
+]
+SAMPLE_RELATIONS = [
+    ("Maya", "works_at", "Nordlicht Labs", 1.0),
+    ("Maya", "leads", "Atlas", 0.9),
+    ("Atlas", "depends_on", "Postgres", 0.9),
+    ("Atlas", "uses", "Python", 0.8),
+    ("Maya", "sibling_of", "Lena", 1.0),
+    ("Lena", "lives_in", "Lisbon", 0.9),
+    ("Nordlicht Labs", "located_in", "Hamburg", 0.8),
+]
+SAMPLE_FACTS = [
+    ("Maya works at Nordlicht Labs as a backend engineer.", "user", 1.0),
+    ("Maya adopted a beagle puppy named Biscuit in March.", "user", 0.9),
+    ("Atlas stores routes in Postgres 16 with PostGIS.", "project", 0.95),
+    ("Atlas is written in Python 3.12 and deployed on Kubernetes.", "project", 0.9),
+    ("Maya prefers pytest over unittest.", "preference", 0.85),
+    ("Lena, Maya's sister, moved to Lisbon last year.", "relationship", 0.8),
+    ("The Atlas team decided to drop Redis in favour of Postgres LISTEN/NOTIFY.", "project", 0.9),
+]
+SAMPLE_EVENTS = [
+    ("2024-03-12", "milestone", "Maya adopted Biscuit", ["Maya"], 0.6),
+    ("2024-06-03", "decision", "Atlas drops Redis for Postgres LISTEN/NOTIFY", ["Atlas", "Postgres"], 0.8),
+    ("2024-09-20", "milestone", "Atlas 2.0 released", ["Atlas"], 0.9),
+]
+QUERIES = ["Where does Maya work?", "what database does atlas use", "dog puppy"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("demo", help="run the main job on a built-in sample (temp home unless --home)")
+    p.add_argument("--home", help="HERMES_HOME to fill (default: a fresh temporary directory)")
+    p.set_defaults(handler=run_demo)
+
+
+def _ts(day: str) -> float:
+    return datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC).timestamp()
+
+
+def _check(env: dict[str, Any]) -> Any:
+    if not env["success"]:
+        raise CommandError(f"error: demo step failed: {env['error']}")
+    return env["data"]
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    if args.home:
+        return _demo(Path(args.home))
+    with tempfile.TemporaryDirectory(prefix="hermes-memory-demo-") as tmp:
+        return _demo(Path(tmp))
+
+
+def _demo(home: Path) -> int:
+    print(f"hermes-memory demo — HERMES_HOME={home}\n")
+    with MemoryAPI(hermes_home=home, actor="demo") as api:
+        print("== feeding the sample ==")
+        for store, text in SAMPLE_CURATED:
+            _check(api.curated_add(text, store))
+        for name, etype, aliases, desc in SAMPLE_ENTITIES:
+            _check(api.entity_ensure(name, etype, aliases, desc))
+        for src, rel, dst, strength in SAMPLE_RELATIONS:
+            _check(api.entity_link(src, dst, rel, strength))
+        for content, category, conf in SAMPLE_FACTS:
+            _check(api.fact_store(content, category, conf, "session"))
+        for day, etype, title, ents, imp in SAMPLE_EVENTS:
+            _check(api.timeline_add(etype, title, None, imp, ents, timestamp=_ts(day)))
+        print(f"{len(SAMPLE_CURATED)} curated entries, {len(SAMPLE_ENTITIES)} entities, "
+              f"{len(SAMPLE_RELATIONS)} relations, {len(SAMPLE_FACTS)} facts, {len(SAMPLE_EVENTS)} events\n")
+
+        print("== tier 1: curated (USER.md) ==")
+        print("\n".join(f"- {e}" for e in _check(api.curated_entries("user"))))
+        for query in QUERIES:
+            env = api.fact_query(query, limit=3, min_confidence=0.0)
+            print(f"\n== tier 2: fact_query({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
+            print(show.facts(_check(env)))
+        print("\n== tier 2: entity_query('maya') ==")
+        print(show.entities(_check(api.entity_query("maya", limit=1))))
+        print("\n== tier 2: timeline_query(entity='Atlas') ==")
+        print(show.events(_check(api.timeline_query(entity="Atlas"))))
+        print("\n== stats ==")
+        from hermes_memory.cli._tier_commands import _stats
+
+        print(_stats(_check(api.stats())))
+    return EXIT_OK

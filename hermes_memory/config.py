@@ -1,0 +1,312 @@
+"""Typed configuration. Defaults come only from ``default.yaml`` (shipped in the package); a user file and
+keyword overrides are merged over them. Unknown keys and bad values raise ``ConfigError`` naming the key."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+import yaml
+
+from hermes_memory.errors import ConfigError
+
+_PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Tier1Config:
+    enabled: bool
+    memories_dir: str
+    memory_char_limit: int
+    user_char_limit: int
+
+
+@dataclass(frozen=True)
+class Tier2Config:
+    enabled: bool
+    db_path: str
+    wal_mode: bool
+    max_facts: int
+    max_entities: int
+    auto_dedupe: bool
+    busy_timeout_ms: int
+    max_content_chars: int
+
+
+@dataclass(frozen=True)
+class Tier3Config:
+    enabled: bool
+    backend: str
+    path: str
+    url: str | None
+    api_key_env: str | None
+    embedding_model: str
+    embedding_model_name: str | None
+    embedding_base_url: str | None
+    embedding_dim: int
+    chunk_size: int
+    chunk_overlap: int
+    min_score: float
+    embed_batch_size: int
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class GraphConfig:
+    enabled: bool
+    path: str
+    auto_rebuild_interval_hours: float
+    max_nodes: int
+    centrality_algorithm: str
+
+
+@dataclass(frozen=True)
+class CronConfig:
+    consolidate_schedule: str
+    embed_schedule: str
+    graph_rebuild_schedule: str
+    prune_schedule: str
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    fact_ttl_days: float
+    session_index_max_age_days: float
+    max_embedding_queue: int
+
+
+@dataclass(frozen=True)
+class Config:
+    profile: str
+    tier1: Tier1Config
+    tier2: Tier2Config
+    tier3: Tier3Config
+    graph: GraphConfig
+    cron: CronConfig
+    limits: LimitsConfig
+    hermes_home: str
+
+    # -- resolved paths -------------------------------------------------------------------------
+    def expand(self, template: str) -> Path:
+        """Expand ``{HERMES_HOME}`` and ``{profile}`` in a configured path."""
+        text = template.replace("{HERMES_HOME}", self.hermes_home).replace("{profile}", self.profile)
+        return Path(os.path.expanduser(text))
+
+    @property
+    def db_path(self) -> Path:
+        return self.expand(self.tier2.db_path)
+
+    @property
+    def memories_dir(self) -> Path:
+        return self.expand(self.tier1.memories_dir)
+
+    @property
+    def tier3_path(self) -> Path:
+        return self.expand(self.tier3.path)
+
+    @property
+    def graph_path(self) -> Path:
+        return self.expand(self.graph.path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_SECTIONS: dict[str, type[Any]] = {
+    "tier1": Tier1Config,
+    "tier2": Tier2Config,
+    "tier3": Tier3Config,
+    "graph": GraphConfig,
+    "cron": CronConfig,
+    "limits": LimitsConfig,
+}
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "tier3.backend": ("qdrant", "chroma", "memory", "qdrant-client"),
+    "tier3.embedding_model": ("local", "sentence-transformers", "openai", "hashing"),
+    "graph.centrality_algorithm": ("betweenness", "pagerank", "degree"),
+}
+
+# Keys whose numbers must be > 0 (the rest of the numbers must be >= 0).
+_POSITIVE = {
+    "tier1.memory_char_limit",
+    "tier1.user_char_limit",
+    "tier2.max_facts",
+    "tier2.max_entities",
+    "tier2.max_content_chars",
+    "tier3.embedding_dim",
+    "tier3.chunk_size",
+    "tier3.embed_batch_size",
+    "tier3.timeout_s",
+    "graph.max_nodes",
+    "limits.max_embedding_queue",
+}
+
+
+def default_hermes_home() -> str:
+    """``$HERMES_HOME`` if set, else ``~/.hermes`` (read at call time, never at import)."""
+    return os.environ.get("HERMES_HOME") or os.path.expanduser("~/.hermes")
+
+
+def load_defaults() -> dict[str, Any]:
+    """The shipped defaults as a plain dict."""
+    text = resources.files("hermes_memory").joinpath("default.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise ConfigError("default.yaml: expected a mapping at the top level")
+    return data
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    hermes_home: str | os.PathLike[str] | None = None,
+    **overrides: Any,
+) -> Config:
+    """Build a Config from the defaults, an optional YAML file, and keyword overrides.
+
+    Overrides are nested dicts per section (``tier3={"backend": "memory"}``), dotted keys passed as a
+    mapping (``**{"tier3.backend": "memory"}``) or ``profile="x"``.
+    Raises ConfigError naming the key for unknown keys, wrong types and bad values, and for an
+    unreadable or malformed file.
+    """
+    merged = load_defaults()
+    if path is not None:
+        _merge(merged, _read_user_file(Path(path)), prefix="")
+    _merge(merged, _expand_dotted(overrides), prefix="")
+    home = str(hermes_home) if hermes_home is not None else default_hermes_home()
+    return _build(merged, home)
+
+
+def _read_user_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a mapping at the top level")
+    return data
+
+
+def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if "." in key:
+            section, _, leaf = key.partition(".")
+            out.setdefault(section, {})
+            if not isinstance(out[section], dict):
+                raise ConfigError(f"config key {section!r} is both a value and a section")
+            out[section][leaf] = value
+        elif isinstance(value, Mapping) and key in out:
+            out[key].update(value)
+        else:
+            out[key] = dict(value) if isinstance(value, Mapping) else value
+    return out
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any], prefix: str) -> None:
+    for key, value in extra.items():
+        name = f"{prefix}{key}"
+        if not isinstance(key, str) or key not in base:
+            raise ConfigError(f"unknown config key {name!r}")
+        if isinstance(base[key], dict):
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"config key {name!r} must be a mapping, got {type(value).__name__}")
+            _merge(base[key], value, prefix=f"{name}.")
+        else:
+            base[key] = value
+
+
+def _build(data: dict[str, Any], hermes_home: str) -> Config:
+    profile = data.get("profile")
+    if not isinstance(profile, str) or not _PROFILE_RE.match(profile):
+        raise ConfigError(
+            f"config key 'profile' must be 1-64 characters of letters, digits, '_', '.', '-', got {profile!r}"
+        )
+    sections = {name: _build_section(name, cls, data[name]) for name, cls in _SECTIONS.items()}
+    tier3 = sections["tier3"]
+    if tier3.chunk_overlap >= tier3.chunk_size:
+        raise ConfigError(
+            f"config key 'tier3.chunk_overlap' ({tier3.chunk_overlap}) must be smaller than "
+            f"'tier3.chunk_size' ({tier3.chunk_size})"
+        )
+    return Config(profile=profile, hermes_home=hermes_home, **sections)
+
+
+def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> Any:
+    hints = get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        key = f"{section}.{f.name}"
+        if f.name not in values:
+            raise ConfigError(f"config key {key!r} is missing from the defaults")
+        kwargs[f.name] = _check_value(key, values[f.name], hints[f.name])
+    return cls(**kwargs)
+
+
+def _check_value(key: str, value: Any, annotation: Any) -> Any:
+    allowed = _allowed_types(annotation)
+    if value is None:
+        if type(None) in allowed:
+            return None
+        raise ConfigError(f"config key {key!r} must not be null")
+    if bool in allowed:
+        if not isinstance(value, bool):
+            raise ConfigError(f"config key {key!r} must be true or false, got {value!r}")
+        return value
+    if isinstance(value, bool):
+        raise ConfigError(f"config key {key!r} must not be a boolean, got {value!r}")
+    if int in allowed and not isinstance(value, int):
+        raise ConfigError(f"config key {key!r} must be an integer, got {value!r}")
+    if float in allowed:
+        if not isinstance(value, int | float) or value != value:
+            raise ConfigError(f"config key {key!r} must be a number, got {value!r}")
+        value = float(value)
+    if int in allowed or float in allowed:
+        if key in _POSITIVE and value <= 0:
+            raise ConfigError(f"config key {key!r} must be > 0, got {value!r}")
+        if value < 0:
+            raise ConfigError(f"config key {key!r} must be >= 0, got {value!r}")
+    if str in allowed:
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"config key {key!r} must be a non-empty string, got {value!r}")
+        choices = _CHOICES.get(key)
+        if choices and value not in choices:
+            raise ConfigError(f"config key {key!r} must be one of {', '.join(choices)}; got {value!r}")
+    if key == "tier3.min_score" and not 0.0 <= value <= 1.0:
+        raise ConfigError(f"config key {key!r} must be within [0, 1], got {value!r}")
+    return value
+
+
+def _allowed_types(annotation: Any) -> tuple[type[Any], ...]:
+    origin = get_origin(annotation)
+    if origin is Union or origin is types.UnionType:
+        return tuple(get_args(annotation))
+    return (annotation,)
+
+
+__all__ = [
+    "Config",
+    "CronConfig",
+    "GraphConfig",
+    "LimitsConfig",
+    "Tier1Config",
+    "Tier2Config",
+    "Tier3Config",
+    "default_hermes_home",
+    "load_config",
+    "load_defaults",
+]

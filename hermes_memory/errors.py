@@ -1,0 +1,78 @@
+"""The exception tree. The core raises these; only the edges (MemoryAPI envelope, tool handler, CLI)
+turn them into envelopes, JSON or exit codes. Never shadow the builtin ``MemoryError``."""
+
+from __future__ import annotations
+
+
+class HermesMemoryError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    code = "error"
+
+
+class ConfigError(HermesMemoryError):
+    """A configuration key is unknown or has a bad value (the message names the key)."""
+
+    code = "config_error"
+
+
+class ValidationError(HermesMemoryError):
+    """Input at an edge is malformed: empty, wrong type, out of range, too large."""
+
+    code = "invalid_input"
+
+
+class NotFoundError(HermesMemoryError):
+    """A record addressed by uuid, name or alias does not exist."""
+
+    code = "not_found"
+
+
+class ConflictError(HermesMemoryError):
+    """A write would break an invariant (ambiguous substring, over a limit, duplicate name...)."""
+
+    code = "conflict"
+
+
+class ThreatDetectedError(ValidationError):
+    """Content matched a prompt-injection, exfiltration or invisible-Unicode pattern."""
+
+    code = "threat_detected"
+
+
+class StorageError(HermesMemoryError):
+    """The underlying store failed: not a database, read-only, corrupt, locked past the timeout."""
+
+    code = "storage_error"
+
+
+class BackendError(HermesMemoryError):
+    """A vector backend or remote service failed or is unreachable."""
+
+    code = "backend_error"
+
+
+class DependencyMissingError(HermesMemoryError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    code = "dependency_missing"
+
+
+class EmbeddingError(HermesMemoryError):
+    """An embedder produced no vectors, the wrong shape, or non-finite values."""
+
+    code = "embedding_error"
+
+
+__all__ = [
+    "BackendError",
+    "ConfigError",
+    "ConflictError",
+    "DependencyMissingError",
+    "EmbeddingError",
+    "HermesMemoryError",
+    "NotFoundError",
+    "StorageError",
+    "ThreatDetectedError",
+    "ValidationError",
+]

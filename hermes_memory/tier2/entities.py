@@ -1,0 +1,236 @@
+"""Entities: canonical name, aliases and type; case-insensitive lookup by name or alias."""
+
+from __future__ import annotations
+
+import difflib
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_memory.errors import ConflictError, NotFoundError
+from hermes_memory.records import Entity
+from hermes_memory.tier2._util import dumps, loads_dict, loads_list, new_uuid, normalise, now
+from hermes_memory.tier2.audit import AuditLog
+from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.search import bm25_to_score, fts_match
+
+
+@dataclass(frozen=True)
+class EnsuredEntity:
+    entity: Entity
+    created: bool
+
+
+def _row_to_entity(row: sqlite3.Row) -> Entity:
+    return Entity(
+        uuid=row["uuid"],
+        name=row["name"],
+        entity_type=row["entity_type"],
+        aliases=loads_list(row["aliases"]),
+        description=row["description"],
+        first_seen=row["first_seen"],
+        last_seen=row["last_seen"],
+        occurrence_count=row["occurrence_count"],
+        metadata=loads_dict(row["metadata"]),
+    )
+
+
+def name_key(name: str) -> str:
+    """The case- and space-insensitive lookup key of a name or alias."""
+    return normalise(name)
+
+
+class EntityStore:
+    def __init__(self, db: Database, audit: AuditLog):
+        self._db = db
+        self._audit = audit
+
+    def ensure(
+        self,
+        name: str,
+        entity_type: str,
+        *,
+        aliases: Sequence[str] = (),
+        description: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        actor: str = "user",
+        seen_at: float | None = None,
+        scope: str = "default",
+    ) -> EnsuredEntity:
+        """Return the entity with this name (or alias) and type, creating it if new.
+
+        An existing entity gains the new aliases, a description if it had none, and a bumped
+        occurrence count and last_seen.
+        """
+        at = seen_at if seen_at is not None else now()
+        with self._db.atomic() as conn:
+            row = self._find_row(conn, name, entity_type, scope)
+            if row is None:
+                uuid = new_uuid()
+                alias_list = _dedupe_aliases(name, aliases)
+                conn.execute(
+                    "INSERT INTO entities(uuid, name, name_key, aliases, entity_type, description, first_seen,"
+                    " last_seen, occurrence_count, metadata, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+                    (uuid, name.strip(), name_key(name), dumps(alias_list), entity_type, description, at, at,
+                     dumps(metadata or {}), scope),
+                )
+                self._write_alias_keys(conn, uuid, name, alias_list)
+                self._audit.record(
+                    conn, action="entity_create", tier="tier2", actor=actor, target_uuid=uuid,
+                    diff={"new": {"name": name, "entity_type": entity_type, "aliases": alias_list}},
+                )
+                created = True
+            else:
+                uuid = row["uuid"]
+                old_aliases = list(loads_list(row["aliases"]))
+                alias_list = _dedupe_aliases(row["name"], [*old_aliases, *aliases])
+                merged_meta = {**loads_dict(row["metadata"]), **(metadata or {})}
+                conn.execute(
+                    "UPDATE entities SET aliases = ?, description = coalesce(description, ?), "
+                    "last_seen = max(last_seen, ?), occurrence_count = occurrence_count + 1, metadata = ? "
+                    "WHERE uuid = ?",
+                    (dumps(alias_list), description, at, dumps(merged_meta), uuid),
+                )
+                self._write_alias_keys(conn, uuid, row["name"], alias_list)
+                if alias_list != old_aliases:
+                    self._audit.record(
+                        conn, action="entity_update", tier="tier2", actor=actor, target_uuid=uuid,
+                        diff={"old": {"aliases": old_aliases}, "new": {"aliases": alias_list}},
+                    )
+                created = False
+            entity = _row_to_entity(conn.execute("SELECT * FROM entities WHERE uuid = ?", (uuid,)).fetchone())
+        return EnsuredEntity(entity=entity, created=created)
+
+    def _find_row(
+        self, conn: sqlite3.Connection, name: str, entity_type: str | None, scope: str
+    ) -> sqlite3.Row | None:
+        sql = (
+            "SELECT e.* FROM entity_aliases a JOIN entities e ON e.uuid = a.entity_uuid "
+            "WHERE a.alias_key = ? AND e.scope = ?"
+        )
+        params: list[Any] = [name_key(name), scope]
+        if entity_type is not None:
+            sql += " AND e.entity_type = ?"
+            params.append(entity_type)
+        # Prefer an exact canonical-name match over an alias match.
+        sql += " ORDER BY (e.name_key = a.alias_key) DESC, e.occurrence_count DESC, e.id LIMIT 1"
+        row: sqlite3.Row | None = conn.execute(sql, params).fetchone()
+        return row
+
+    def _write_alias_keys(self, conn: sqlite3.Connection, uuid: str, name: str, aliases: Iterable[str]) -> None:
+        conn.execute("DELETE FROM entity_aliases WHERE entity_uuid = ?", (uuid,))
+        keys = {name_key(name), *(name_key(a) for a in aliases)}
+        conn.executemany(
+            "INSERT OR IGNORE INTO entity_aliases(alias_key, entity_uuid) VALUES (?, ?)",
+            [(k, uuid) for k in keys if k],
+        )
+
+    # -- reads ----------------------------------------------------------------------------------
+    def get(self, uuid: str) -> Entity:
+        row = self._db.query_one("SELECT * FROM entities WHERE uuid = ?", (uuid,))
+        if row is None:
+            raise NotFoundError(f"no entity with uuid {uuid!r}")
+        return _row_to_entity(row)
+
+    def find(self, name: str, *, entity_type: str | None = None, scope: str = "default") -> list[Entity]:
+        """Entities whose name or alias equals ``name`` (case-insensitive), most frequent first."""
+        sql = (
+            "SELECT DISTINCT e.* FROM entity_aliases a JOIN entities e ON e.uuid = a.entity_uuid "
+            "WHERE a.alias_key = ? AND e.scope = ?"
+        )
+        params: list[Any] = [name_key(name), scope]
+        if entity_type is not None:
+            sql += " AND e.entity_type = ?"
+            params.append(entity_type)
+        sql += " ORDER BY e.occurrence_count DESC, e.id"
+        return [_row_to_entity(r) for r in self._db.query(sql, params)]
+
+    def resolve(self, ref: str, *, entity_type: str | None = None, scope: str = "default") -> Entity:
+        """One entity by uuid, name or alias. Raises NotFoundError naming close matches, or
+        ConflictError listing the candidates when a name has several types and none was given."""
+        row = self._db.query_one("SELECT * FROM entities WHERE uuid = ? AND scope = ?", (ref, scope))
+        if row is not None:
+            return _row_to_entity(row)
+        found = self.find(ref, entity_type=entity_type, scope=scope)
+        if not found:
+            raise NotFoundError(self._not_found_message(ref, scope))
+        types = {e.entity_type for e in found}
+        if len(types) > 1:
+            listing = "; ".join(f"{e.name} ({e.entity_type}, {e.uuid})" for e in found)
+            raise ConflictError(f"{ref!r} names several entities: {listing}; pass entity_type or a uuid")
+        return found[0]
+
+    def _not_found_message(self, ref: str, scope: str) -> str:
+        keys = [r["alias_key"] for r in self._db.query(
+            "SELECT DISTINCT a.alias_key FROM entity_aliases a JOIN entities e ON e.uuid = a.entity_uuid "
+            "WHERE e.scope = ?", (scope,)
+        )]
+        close = difflib.get_close_matches(name_key(ref), keys, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        return f"no entity named {ref!r}{hint}"
+
+    def query(
+        self,
+        name: str | None = None,
+        *,
+        entity_type: str | None = None,
+        limit: int = 10,
+        scope: str = "default",
+    ) -> list[tuple[Entity, float]]:
+        """Entities whose name, alias or description matches ``name`` (exact matches first)."""
+        clauses, params = ["e.scope = ?"], [scope]
+        if entity_type is not None:
+            clauses.append("e.entity_type = ?")
+            params.append(entity_type)
+        where = " AND ".join(clauses)
+        if not name:
+            rows = self._db.query(
+                f"SELECT e.* FROM entities e WHERE {where} ORDER BY e.occurrence_count DESC, e.last_seen DESC "
+                "LIMIT ?", [*params, limit],
+            )
+            return [(_row_to_entity(r), 1.0) for r in rows]
+        exact = {e.uuid: (e, 1.0) for e in self.find(name, entity_type=entity_type, scope=scope)}
+        match = fts_match(name)
+        if match is not None:
+            rows = self._db.query(
+                "SELECT e.*, bm25(entities_fts) AS rank FROM entities_fts JOIN entities e "
+                f"ON e.id = entities_fts.rowid WHERE entities_fts MATCH ? AND {where} ORDER BY rank LIMIT ?",
+                [match, *params, limit],
+            )
+            for r in rows:
+                exact.setdefault(r["uuid"], (_row_to_entity(r), bm25_to_score(r["rank"])))
+        return list(exact.values())[:limit]
+
+    def all(self, *, scope: str | None = None) -> list[Entity]:
+        if scope is None:
+            rows = self._db.query("SELECT * FROM entities ORDER BY id")
+        else:
+            rows = self._db.query("SELECT * FROM entities WHERE scope = ? ORDER BY id", (scope,))
+        return [_row_to_entity(r) for r in rows]
+
+    def count(self, *, scope: str | None = None) -> int:
+        if scope is None:
+            row = self._db.query_one("SELECT count(*) AS n FROM entities")
+        else:
+            row = self._db.query_one("SELECT count(*) AS n FROM entities WHERE scope = ?", (scope,))
+        return int(row["n"]) if row else 0
+
+    def delete(self, uuid: str, *, actor: str = "user") -> None:
+        """Remove an entity; its relations and fact links go with it (ON DELETE CASCADE)."""
+        with self._db.atomic() as conn:
+            if conn.execute("SELECT 1 FROM entities WHERE uuid = ?", (uuid,)).fetchone() is None:
+                raise NotFoundError(f"no entity with uuid {uuid!r}")
+            conn.execute("DELETE FROM entities WHERE uuid = ?", (uuid,))
+            self._audit.record(conn, action="entity_delete", tier="tier2", actor=actor, target_uuid=uuid)
+
+
+def _dedupe_aliases(name: str, aliases: Iterable[str]) -> list[str]:
+    seen = {name_key(name)}
+    out: list[str] = []
+    for alias in aliases:
+        key = name_key(alias)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(alias.strip())
+    return out

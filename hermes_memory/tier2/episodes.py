@@ -1,0 +1,109 @@
+"""Episodes: raw conversation messages, verbatim, with full-text search."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_memory.errors import NotFoundError
+from hermes_memory.records import Episode
+from hermes_memory.tier2._util import content_hash, dumps, loads_dict, new_uuid, now
+from hermes_memory.tier2.audit import AuditLog
+from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.search import bm25_to_score, fts_match
+
+
+@dataclass(frozen=True)
+class ScoredEpisode:
+    episode: Episode
+    score: float
+
+
+def _row_to_episode(row: sqlite3.Row) -> Episode:
+    return Episode(
+        uuid=row["uuid"],
+        session_id=row["session_id"],
+        role=row["role"],
+        speaker=row["speaker"],
+        text=row["text"],
+        timestamp=row["timestamp"],
+        metadata=loads_dict(row["metadata"]),
+        scope=row["scope"],
+    )
+
+
+class EpisodeStore:
+    def __init__(self, db: Database, audit: AuditLog):
+        self._db = db
+        self._audit = audit
+
+    def add(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        session_id: str,
+        role: str,
+        text: str,
+        timestamp: float,
+        speaker: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        uuid: str | None = None,
+        actor: str = "session",
+        scope: str = "default",
+    ) -> Episode:
+        """Insert one message inside the caller's transaction. A given ``uuid`` makes it idempotent."""
+        uuid = uuid or new_uuid()
+        existing = conn.execute("SELECT * FROM episodes WHERE uuid = ?", (uuid,)).fetchone()
+        if existing is not None:
+            return _row_to_episode(existing)
+        conn.execute(
+            "INSERT INTO episodes(uuid, session_id, role, speaker, text, timestamp, metadata, content_hash,"
+            " created_at, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (uuid, session_id, role, speaker, text, timestamp, dumps(dict(metadata or {})),
+             content_hash(text), now(), scope),
+        )
+        self._audit.record(conn, action="episode_add", tier="tier2", actor=actor, target_uuid=uuid)
+        return _row_to_episode(conn.execute("SELECT * FROM episodes WHERE uuid = ?", (uuid,)).fetchone())
+
+    def get(self, uuid: str) -> Episode:
+        row = self._db.query_one("SELECT * FROM episodes WHERE uuid = ?", (uuid,))
+        if row is None:
+            raise NotFoundError(f"no episode with uuid {uuid!r}")
+        return _row_to_episode(row)
+
+    def search(
+        self, query: str, *, limit: int = 10, session_id: str | None = None, scope: str = "default"
+    ) -> list[ScoredEpisode]:
+        """BM25-ranked episodes matching free text."""
+        match = fts_match(query)
+        if match is None:
+            return []
+        clauses, params = ["e.scope = ?"], [scope]
+        if session_id is not None:
+            clauses.append("e.session_id = ?")
+            params.append(session_id)
+        rows = self._db.query(
+            "SELECT e.*, bm25(episodes_fts) AS rank FROM episodes_fts JOIN episodes e "
+            f"ON e.id = episodes_fts.rowid WHERE episodes_fts MATCH ? AND {' AND '.join(clauses)} "
+            "ORDER BY rank LIMIT ?",
+            [match, *params, limit],
+        )
+        return [ScoredEpisode(_row_to_episode(r), bm25_to_score(r["rank"])) for r in rows]
+
+    def latest(self, *, count: int = 10, before: float | None = None, scope: str = "default") -> list[Episode]:
+        """The newest episodes (optionally before a time), oldest first."""
+        clauses, params = ["scope = ?"], [scope]
+        if before is not None:
+            clauses.append("timestamp < ?")
+            params.append(before)
+        rows = self._db.query(
+            f"SELECT * FROM episodes WHERE {' AND '.join(clauses)} ORDER BY timestamp DESC, id DESC LIMIT ?",
+            [*params, count],
+        )
+        return [_row_to_episode(r) for r in reversed(rows)]
+
+    def count(self) -> int:
+        row = self._db.query_one("SELECT count(*) AS n FROM episodes")
+        return int(row["n"]) if row else 0

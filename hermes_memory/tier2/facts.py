@@ -1,0 +1,357 @@
+"""Facts: dedup by content hash, bitemporal supersession, TTL, access tracking, soft and hard delete."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_memory.errors import NotFoundError, ValidationError
+from hermes_memory.records import Fact
+from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
+from hermes_memory.tier2.audit import AuditLog
+from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.search import bm25_to_score, fts_match
+
+_UPDATABLE = frozenset({"content", "category", "confidence", "expires_at", "importance", "valid_from"})
+
+
+@dataclass(frozen=True)
+class StoredFact:
+    fact: Fact
+    created: bool
+    superseded: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScoredFact:
+    fact: Fact
+    score: float
+
+
+def _row_to_fact(row: sqlite3.Row) -> Fact:
+    return Fact(
+        uuid=row["uuid"],
+        content=row["content"],
+        content_hash=row["content_hash"],
+        category=row["category"],
+        confidence=row["confidence"],
+        source_type=row["source_type"],
+        source_id=row["source_id"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        expires_at=row["expires_at"],
+        access_count=row["access_count"],
+        last_accessed=row["last_accessed"],
+        is_archived=bool(row["is_archived"]),
+        valid_from=row["valid_from"],
+        valid_to=row["valid_to"],
+        recorded_at=row["recorded_at"],
+        superseded_at=row["superseded_at"],
+        superseded_by=row["superseded_by"],
+        subject=row["subject"],
+        predicate=row["predicate"],
+        object=row["object"],
+        source_episodes=loads_list(row["source_episodes"]),
+        extractor=row["extractor"],
+        importance=row["importance"],
+        scope=row["scope"],
+    )
+
+
+def _visible(as_of: float | None, at: float) -> tuple[str, list[Any]]:
+    """SQL (on alias f) selecting facts that are believed now, or were believed at ``as_of``."""
+    if as_of is None:
+        return (
+            "f.is_archived = 0 AND f.superseded_at IS NULL AND f.valid_to IS NULL "
+            "AND (f.expires_at IS NULL OR f.expires_at > ?)",
+            [at],
+        )
+    return (
+        "f.is_archived = 0 AND f.recorded_at <= ? AND (f.superseded_at IS NULL OR f.superseded_at > ?)",
+        [as_of, as_of],
+    )
+
+
+class FactStore:
+    """CRUD and search for facts. Writes run in one transaction together with their audit entry."""
+
+    def __init__(self, db: Database, audit: AuditLog, *, auto_dedupe: bool = True):
+        self._db = db
+        self._audit = audit
+        self._auto_dedupe = auto_dedupe
+
+    def store(
+        self,
+        content: str,
+        *,
+        category: str = "general",
+        confidence: float = 1.0,
+        source_type: str = "user",
+        source_id: str | None = None,
+        actor: str = "user",
+        expires_at: float | None = None,
+        valid_from: float | None = None,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        exclusive: bool = True,
+        source_episodes: Sequence[str] = (),
+        extractor: str = "manual",
+        importance: float = 0.5,
+        scope: str = "default",
+        entity_uuids: Iterable[str] = (),
+    ) -> StoredFact:
+        """Store a fact, or return the active fact with the same normalised content.
+
+        With subject, predicate and object set and ``exclusive`` true, an active fact with the same
+        subject and predicate but another object is superseded (closed, never deleted).
+        """
+        at = now()
+        digest = content_hash(content)
+        with self._db.atomic() as conn:
+            if self._auto_dedupe:
+                existing = conn.execute(
+                    "SELECT * FROM facts f WHERE f.scope = ? AND f.content_hash = ? AND f.is_archived = 0 "
+                    "AND f.superseded_at IS NULL ORDER BY f.id LIMIT 1",
+                    (scope, digest),
+                ).fetchone()
+                if existing is not None:
+                    fact = self._merge_duplicate(conn, existing, confidence, source_episodes, actor, at)
+                    self._link_entities(conn, fact.uuid, entity_uuids)
+                    return StoredFact(fact=fact, created=False)
+            uuid = new_uuid()
+            conn.execute(
+                "INSERT INTO facts(uuid, content, content_hash, category, confidence, source_type, source_id,"
+                " created_at, updated_at, expires_at, recorded_at, valid_from, subject, predicate, object,"
+                " source_episodes, extractor, importance, scope)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    uuid, content, digest, category, confidence, source_type, source_id, at, at, expires_at,
+                    at, valid_from if valid_from is not None else at, subject, predicate, object,
+                    dumps(list(dict.fromkeys(source_episodes))), extractor, importance, scope,
+                ),
+            )
+            superseded: list[str] = []
+            if exclusive and subject and predicate and object:
+                superseded = self._supersede_conflicts(conn, uuid, subject, predicate, object, scope, at,
+                                                       actor, valid_from)
+            self._link_entities(conn, uuid, entity_uuids)
+            self._audit.record(
+                conn, action="fact_store", tier="tier2", actor=actor, target_uuid=uuid,
+                diff={"new": {"content": content, "category": category, "confidence": confidence},
+                      "superseded": superseded},
+            )
+            row = conn.execute("SELECT * FROM facts WHERE uuid = ?", (uuid,)).fetchone()
+        return StoredFact(fact=_row_to_fact(row), created=True, superseded=tuple(superseded))
+
+    def _merge_duplicate(
+        self, conn: sqlite3.Connection, row: sqlite3.Row, confidence: float,
+        source_episodes: Sequence[str], actor: str, at: float,
+    ) -> Fact:
+        episodes = list(dict.fromkeys([*loads_list(row["source_episodes"]), *source_episodes]))
+        new_conf = max(float(row["confidence"]), confidence)
+        conn.execute(
+            "UPDATE facts SET confidence = ?, source_episodes = ?, updated_at = ? WHERE id = ?",
+            (new_conf, dumps(episodes), at, row["id"]),
+        )
+        self._audit.record(
+            conn, action="fact_dedupe", tier="tier2", actor=actor, target_uuid=row["uuid"],
+            diff={"old": {"confidence": row["confidence"]}, "new": {"confidence": new_conf}},
+        )
+        merged = conn.execute("SELECT * FROM facts WHERE id = ?", (row["id"],)).fetchone()
+        return _row_to_fact(merged)
+
+    def _supersede_conflicts(
+        self, conn: sqlite3.Connection, new_uuid_: str, subject: str, predicate: str, obj: str,
+        scope: str, at: float, actor: str, valid_from: float | None,
+    ) -> list[str]:
+        rows = conn.execute(
+            "SELECT uuid, object FROM facts WHERE scope = ? AND lower(subject) = lower(?) "
+            "AND lower(predicate) = lower(?) AND uuid != ? AND is_archived = 0 AND superseded_at IS NULL",
+            (scope, subject, predicate, new_uuid_),
+        ).fetchall()
+        closed: list[str] = []
+        for row in rows:
+            if (row["object"] or "").casefold() == obj.casefold():
+                continue
+            conn.execute(
+                "UPDATE facts SET valid_to = ?, superseded_at = ?, superseded_by = ?, updated_at = ? "
+                "WHERE uuid = ?",
+                (valid_from if valid_from is not None else at, at, new_uuid_, at, row["uuid"]),
+            )
+            self._audit.record(
+                conn, action="fact_supersede", tier="tier2", actor=actor, target_uuid=row["uuid"],
+                diff={"superseded_by": new_uuid_},
+            )
+            closed.append(row["uuid"])
+        return closed
+
+    def _link_entities(self, conn: sqlite3.Connection, fact_uuid: str, entity_uuids: Iterable[str]) -> None:
+        for entity_uuid in entity_uuids:
+            conn.execute(
+                "INSERT OR IGNORE INTO fact_entities(fact_uuid, entity_uuid) VALUES (?, ?)",
+                (fact_uuid, entity_uuid),
+            )
+
+    # -- reads ----------------------------------------------------------------------------------
+    def get(self, uuid: str, *, touch: bool = True) -> Fact:
+        """The fact with this uuid (archived or superseded included). Raises NotFoundError."""
+        if touch:
+            with self._db.atomic() as conn:
+                conn.execute(
+                    "UPDATE facts SET access_count = access_count + 1, last_accessed = ? WHERE uuid = ?",
+                    (now(), uuid),
+                )
+        row = self._db.query_one("SELECT * FROM facts WHERE uuid = ?", (uuid,))
+        if row is None:
+            raise NotFoundError(f"no fact with uuid {uuid!r}")
+        return _row_to_fact(row)
+
+    def get_by_hash(self, digest: str, *, scope: str = "default") -> Fact | None:
+        row = self._db.query_one(
+            "SELECT * FROM facts WHERE scope = ? AND content_hash = ? ORDER BY id LIMIT 1", (scope, digest)
+        )
+        return None if row is None else _row_to_fact(row)
+
+    def query(
+        self,
+        query: str | None = None,
+        *,
+        category: str | None = None,
+        limit: int = 10,
+        min_confidence: float = 0.0,
+        as_of: float | None = None,
+        scope: str = "default",
+        touch: bool = True,
+    ) -> list[ScoredFact]:
+        """Facts matching free text (BM25-ranked) and filters; without text, the most recent first.
+
+        Only facts believed now (or at ``as_of``) are returned. Reading bumps access counts.
+        """
+        at = now()
+        visible, params = _visible(as_of, at)
+        clauses = [visible, "f.scope = ?", "f.confidence >= ?"]
+        params += [scope, min_confidence]
+        if category is not None:
+            clauses.append("f.category = ?")
+            params.append(category)
+        match = fts_match(query) if query else None
+        if query and match is None:
+            return []
+        if match is not None:
+            sql = (
+                "SELECT f.*, bm25(facts_fts) AS rank FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+                f"WHERE facts_fts MATCH ? AND {' AND '.join(clauses)} ORDER BY rank LIMIT ?"
+            )
+            rows = self._db.query(sql, [match, *params, limit])
+            results = [ScoredFact(_row_to_fact(r), bm25_to_score(r["rank"])) for r in rows]
+        else:
+            sql = f"SELECT f.* FROM facts f WHERE {' AND '.join(clauses)} ORDER BY f.created_at DESC LIMIT ?"
+            rows = self._db.query(sql, [*params, limit])
+            results = [ScoredFact(_row_to_fact(r), 1.0) for r in rows]
+        if touch and results:
+            self._touch([r.fact.uuid for r in results], at)
+        return results
+
+    def _touch(self, uuids: Sequence[str], at: float) -> None:
+        with self._db.atomic() as conn:
+            conn.executemany(
+                "UPDATE facts SET access_count = access_count + 1, last_accessed = ? WHERE uuid = ?",
+                [(at, u) for u in uuids],
+            )
+
+    def history(self, subject: str, *, scope: str = "default") -> list[Fact]:
+        """Every fact about a subject, superseded ones included, oldest first."""
+        rows = self._db.query(
+            "SELECT * FROM facts WHERE scope = ? AND lower(subject) = lower(?) ORDER BY recorded_at, id",
+            (scope, subject),
+        )
+        return [_row_to_fact(r) for r in rows]
+
+    def count(self, *, scope: str | None = None, active_only: bool = False) -> int:
+        clauses, params = [], []
+        if scope is not None:
+            clauses.append("f.scope = ?")
+            params.append(scope)
+        if active_only:
+            visible, extra = _visible(None, now())
+            clauses.append(visible)
+            params += extra
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        row = self._db.query_one(f"SELECT count(*) AS n FROM facts f {where}", params)
+        return int(row["n"]) if row else 0
+
+    # -- writes ---------------------------------------------------------------------------------
+    def update(self, uuid: str, *, actor: str = "user", **fields: Any) -> Fact:
+        """Change content, category, confidence, expires_at, importance or valid_from.
+
+        Raises ValidationError for other fields and NotFoundError for an unknown uuid.
+        """
+        unknown = sorted(set(fields) - _UPDATABLE)
+        if unknown:
+            raise ValidationError(
+                f"cannot update fact field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_UPDATABLE))}"
+            )
+        if not fields:
+            raise ValidationError("fact_update needs at least one field to change")
+        with self._db.atomic() as conn:
+            row = conn.execute("SELECT * FROM facts WHERE uuid = ?", (uuid,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no fact with uuid {uuid!r}")
+            values = dict(fields)
+            if "content" in values:
+                values["content_hash"] = content_hash(values["content"])
+            values["updated_at"] = now()
+            assignments = ", ".join(f"{k} = ?" for k in values)
+            conn.execute(f"UPDATE facts SET {assignments} WHERE uuid = ?", [*values.values(), uuid])
+            self._audit.record(
+                conn, action="fact_update", tier="tier2", actor=actor, target_uuid=uuid,
+                diff={"old": {k: row[k] for k in fields}, "new": fields},
+            )
+            new_row = conn.execute("SELECT * FROM facts WHERE uuid = ?", (uuid,)).fetchone()
+        return _row_to_fact(new_row)
+
+    def delete(self, uuid: str, *, soft: bool = True, actor: str = "user") -> bool:
+        """Archive (soft) or remove (hard) a fact. Raises NotFoundError for an unknown uuid."""
+        with self._db.atomic() as conn:
+            row = conn.execute("SELECT id, is_archived FROM facts WHERE uuid = ?", (uuid,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no fact with uuid {uuid!r}")
+            if soft:
+                conn.execute("UPDATE facts SET is_archived = 1, updated_at = ? WHERE uuid = ?", (now(), uuid))
+            else:
+                conn.execute("DELETE FROM facts WHERE uuid = ?", (uuid,))
+            # The audit log keeps that a deletion happened, never the deleted content.
+            self._audit.record(
+                conn, action="fact_delete", tier="tier2", actor=actor, target_uuid=uuid,
+                diff={"soft": soft},
+            )
+        return True
+
+    def deduplicate(self, *, actor: str = "cron") -> int:
+        """Archive active duplicates (same scope and hash), keeping the oldest; returns how many merged."""
+        merged = 0
+        with self._db.atomic() as conn:
+            groups = conn.execute(
+                "SELECT scope, content_hash FROM facts WHERE is_archived = 0 AND superseded_at IS NULL "
+                "GROUP BY scope, content_hash HAVING count(*) > 1"
+            ).fetchall()
+            for group in groups:
+                rows = conn.execute(
+                    "SELECT * FROM facts WHERE scope = ? AND content_hash = ? AND is_archived = 0 "
+                    "AND superseded_at IS NULL ORDER BY id",
+                    (group["scope"], group["content_hash"]),
+                ).fetchall()
+                keep, dups = rows[0], rows[1:]
+                for dup in dups:
+                    self._merge_duplicate(conn, keep, dup["confidence"], loads_list(dup["source_episodes"]),
+                                          actor, now())
+                    keep = conn.execute("SELECT * FROM facts WHERE id = ?", (keep["id"],)).fetchone()
+                    conn.execute(
+                        "UPDATE facts SET is_archived = 1, superseded_by = ?, updated_at = ? WHERE id = ?",
+                        (keep["uuid"], now(), dup["id"]),
+                    )
+                    merged += 1
+        return merged

@@ -1,0 +1,256 @@
+"""Tier 2 schema: numbered migrations, each applied together with its record in one transaction."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from hermes_memory.errors import StorageError
+from hermes_memory.tier2.db import Database
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def _fts(table: str, columns: tuple[str, ...]) -> str:
+    """An external-content FTS5 index over ``table`` kept in sync by triggers."""
+    cols = ", ".join(columns)
+    new = ", ".join(f"new.{c}" for c in columns)
+    old = ", ".join(f"old.{c}" for c in columns)
+    return f"""
+CREATE VIRTUAL TABLE {table}_fts USING fts5(
+    {cols}, content='{table}', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN
+    INSERT INTO {table}_fts(rowid, {cols}) VALUES (new.id, {new});
+END;
+CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN
+    INSERT INTO {table}_fts({table}_fts, rowid, {cols}) VALUES ('delete', old.id, {old});
+END;
+CREATE TRIGGER {table}_au AFTER UPDATE OF {cols} ON {table} BEGIN
+    INSERT INTO {table}_fts({table}_fts, rowid, {cols}) VALUES ('delete', old.id, {old});
+    INSERT INTO {table}_fts(rowid, {cols}) VALUES (new.id, {new});
+END;
+"""
+
+
+_INITIAL = (
+    """
+CREATE TABLE facts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    uuid TEXT NOT NULL UNIQUE,
+    content TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    category TEXT NOT NULL DEFAULT 'general',
+    confidence REAL NOT NULL DEFAULT 1.0 CHECK (confidence >= 0.0 AND confidence <= 1.0),
+    source_type TEXT NOT NULL,
+    source_id TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    expires_at REAL,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed REAL,
+    is_archived INTEGER NOT NULL DEFAULT 0,
+    valid_from REAL,
+    valid_to REAL,
+    recorded_at REAL NOT NULL,
+    superseded_at REAL,
+    superseded_by TEXT,
+    subject TEXT,
+    predicate TEXT,
+    object TEXT,
+    source_episodes TEXT NOT NULL DEFAULT '[]',
+    extractor TEXT NOT NULL DEFAULT 'manual',
+    importance REAL NOT NULL DEFAULT 0.5,
+    scope TEXT NOT NULL DEFAULT 'default'
+);
+CREATE INDEX idx_facts_category ON facts(category);
+CREATE INDEX idx_facts_source ON facts(source_type, source_id);
+CREATE INDEX idx_facts_created ON facts(created_at DESC);
+CREATE INDEX idx_facts_hash ON facts(scope, content_hash);
+CREATE INDEX idx_facts_confidence ON facts(confidence DESC);
+CREATE INDEX idx_facts_subject ON facts(scope, subject, predicate);
+
+CREATE TABLE entities (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    uuid TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '[]',
+    entity_type TEXT NOT NULL,
+    description TEXT,
+    first_seen REAL NOT NULL,
+    last_seen REAL NOT NULL,
+    occurrence_count INTEGER NOT NULL DEFAULT 1,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    scope TEXT NOT NULL DEFAULT 'default',
+    UNIQUE (scope, name_key, entity_type)
+);
+CREATE INDEX idx_entities_name ON entities(name_key);
+CREATE INDEX idx_entities_type ON entities(entity_type);
+
+-- Case-insensitive lookup by canonical name or alias.
+CREATE TABLE entity_aliases (
+    alias_key TEXT NOT NULL,
+    entity_uuid TEXT NOT NULL REFERENCES entities(uuid) ON DELETE CASCADE,
+    PRIMARY KEY (alias_key, entity_uuid)
+);
+CREATE INDEX idx_entity_aliases_entity ON entity_aliases(entity_uuid);
+
+CREATE TABLE relations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    uuid TEXT NOT NULL UNIQUE,
+    from_entity_id TEXT NOT NULL REFERENCES entities(uuid) ON DELETE CASCADE,
+    to_entity_id TEXT NOT NULL REFERENCES entities(uuid) ON DELETE CASCADE,
+    relation_type TEXT NOT NULL,
+    strength REAL NOT NULL DEFAULT 1.0 CHECK (strength >= 0.0 AND strength <= 1.0),
+    evidence_fact_id TEXT REFERENCES facts(uuid) ON DELETE SET NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'default',
+    UNIQUE (from_entity_id, to_entity_id, relation_type)
+);
+CREATE INDEX idx_relations_from ON relations(from_entity_id);
+CREATE INDEX idx_relations_to ON relations(to_entity_id);
+CREATE INDEX idx_relations_type ON relations(relation_type);
+
+-- Which entities a fact mentions: joins facts to the graph.
+CREATE TABLE fact_entities (
+    fact_uuid TEXT NOT NULL REFERENCES facts(uuid) ON DELETE CASCADE,
+    entity_uuid TEXT NOT NULL REFERENCES entities(uuid) ON DELETE CASCADE,
+    PRIMARY KEY (fact_uuid, entity_uuid)
+);
+CREATE INDEX idx_fact_entities_entity ON fact_entities(entity_uuid);
+
+CREATE TABLE timeline (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    uuid TEXT NOT NULL UNIQUE,
+    event_type TEXT NOT NULL,
+    title TEXT NOT NULL,
+    description TEXT,
+    related_entities TEXT NOT NULL DEFAULT '[]',
+    related_facts TEXT NOT NULL DEFAULT '[]',
+    session_id TEXT,
+    timestamp REAL NOT NULL,
+    end_timestamp REAL,
+    importance REAL NOT NULL DEFAULT 0.5 CHECK (importance >= 0.0 AND importance <= 1.0),
+    source_episodes TEXT NOT NULL DEFAULT '[]',
+    created_at REAL NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'default'
+);
+CREATE INDEX idx_timeline_time ON timeline(timestamp DESC);
+CREATE INDEX idx_timeline_type ON timeline(event_type);
+
+-- Raw turns, verbatim: the ground truth every other record can be re-derived from.
+CREATE TABLE episodes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    uuid TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    speaker TEXT,
+    text TEXT NOT NULL,
+    timestamp REAL NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    content_hash TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'default'
+);
+CREATE INDEX idx_episodes_session ON episodes(session_id, timestamp);
+CREATE INDEX idx_episodes_time ON episodes(timestamp DESC);
+
+CREATE TABLE memory_audit_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    timestamp REAL NOT NULL,
+    action TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    target_uuid TEXT,
+    diff TEXT,
+    success INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX idx_audit_target ON memory_audit_log(target_uuid);
+CREATE INDEX idx_audit_time ON memory_audit_log(timestamp DESC);
+"""
+    + _fts("facts", ("content",))
+    + _fts("entities", ("name", "aliases", "description"))
+    + _fts("timeline", ("title", "description"))
+    + _fts("episodes", ("speaker", "text"))
+)
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial", _INITIAL),)
+
+_VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS memory_schema_version (
+    version INTEGER NOT NULL PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at REAL NOT NULL
+)
+"""
+
+
+def current_version(db: Database) -> int:
+    db.execute(_VERSION_TABLE)
+    row = db.query_one("SELECT max(version) AS v FROM memory_schema_version")
+    return int(row["v"]) if row is not None and row["v"] is not None else 0
+
+
+def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> list[int]:
+    """Apply every migration newer than the DB's version; returns the versions applied.
+
+    Each migration and its version row commit together, so a crash leaves the DB at a version boundary.
+    Raises StorageError if the DB was written by a newer release.
+    """
+    applied: list[int] = []
+    latest = migrations[-1].version if migrations else 0
+    with db.atomic() as conn:
+        conn.execute(_VERSION_TABLE)
+    found = current_version(db)
+    if found > latest:
+        raise StorageError(
+            f"memory database {db.path} has schema version {found}, newer than this release "
+            f"supports ({latest}); upgrade hermes-memory"
+        )
+    for migration in migrations:
+        with db.atomic() as conn:
+            # Re-read inside the write lock: another process may have migrated meanwhile.
+            row = conn.execute("SELECT max(version) FROM memory_schema_version").fetchone()
+            version = int(row[0]) if row[0] is not None else 0
+            if migration.version <= version:
+                continue
+            for statement in _split(migration.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO memory_schema_version(version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
+            )
+            applied.append(migration.version)
+    return applied
+
+
+def _split(script: str) -> list[str]:
+    """Split a migration into statements; trigger bodies keep their inner semicolons."""
+    statements: list[str] = []
+    buf: list[str] = []
+    in_trigger = False
+    for line in script.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("--"):
+            continue
+        buf.append(line)
+        upper = stripped.upper()
+        if upper.startswith("CREATE TRIGGER"):
+            in_trigger = True
+        if in_trigger:
+            if upper == "END;":
+                statements.append("\n".join(buf))
+                buf, in_trigger = [], False
+        elif stripped.endswith(";"):
+            statements.append("\n".join(buf))
+            buf = []
+    if buf:
+        statements.append("\n".join(buf))
+    return statements

@@ -1,0 +1,105 @@
+"""The timeline: dated events with importance, linked to entities and facts."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from hermes_memory.errors import NotFoundError
+from hermes_memory.records import Event
+from hermes_memory.tier2._util import dumps, loads_list, new_uuid, now
+from hermes_memory.tier2.audit import AuditLog
+from hermes_memory.tier2.db import Database
+
+
+def _row_to_event(row: sqlite3.Row) -> Event:
+    return Event(
+        uuid=row["uuid"],
+        event_type=row["event_type"],
+        title=row["title"],
+        description=row["description"],
+        related_entities=loads_list(row["related_entities"]),
+        related_facts=loads_list(row["related_facts"]),
+        session_id=row["session_id"],
+        timestamp=row["timestamp"],
+        importance=row["importance"],
+    )
+
+
+class TimelineStore:
+    def __init__(self, db: Database, audit: AuditLog):
+        self._db = db
+        self._audit = audit
+
+    def add(
+        self,
+        event_type: str,
+        title: str,
+        *,
+        description: str | None = None,
+        importance: float = 0.5,
+        related_entities: Sequence[str] = (),
+        related_facts: Sequence[str] = (),
+        session_id: str | None = None,
+        timestamp: float | None = None,
+        end_timestamp: float | None = None,
+        source_episodes: Sequence[str] = (),
+        actor: str = "user",
+        scope: str = "default",
+    ) -> Event:
+        """Record an event (at ``timestamp``, default now)."""
+        at = now()
+        uuid = new_uuid()
+        when = timestamp if timestamp is not None else at
+        with self._db.atomic() as conn:
+            conn.execute(
+                "INSERT INTO timeline(uuid, event_type, title, description, related_entities, related_facts,"
+                " session_id, timestamp, end_timestamp, importance, source_episodes, created_at, scope)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (uuid, event_type, title, description, dumps(list(related_entities)),
+                 dumps(list(related_facts)), session_id, when, end_timestamp, importance,
+                 dumps(list(source_episodes)), at, scope),
+            )
+            self._audit.record(
+                conn, action="timeline_add", tier="tier2", actor=actor, target_uuid=uuid,
+                diff={"new": {"event_type": event_type, "title": title, "timestamp": when}},
+            )
+            row = conn.execute("SELECT * FROM timeline WHERE uuid = ?", (uuid,)).fetchone()
+        return _row_to_event(row)
+
+    def query(
+        self,
+        *,
+        start: float | None = None,
+        end: float | None = None,
+        event_type: str | None = None,
+        entity_uuid: str | None = None,
+        limit: int = 20,
+        scope: str = "default",
+    ) -> list[Event]:
+        """Events within [start, end] (inclusive), newest first."""
+        clauses, params = ["scope = ?"], [scope]
+        if start is not None:
+            clauses.append("coalesce(end_timestamp, timestamp) >= ?")
+            params.append(start)
+        if end is not None:
+            clauses.append("timestamp <= ?")
+            params.append(end)
+        if event_type is not None:
+            clauses.append("event_type = ?")
+            params.append(event_type)
+        if entity_uuid is not None:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(related_entities) WHERE value = ?)")
+            params.append(entity_uuid)
+        sql = f"SELECT * FROM timeline WHERE {' AND '.join(clauses)} ORDER BY timestamp DESC, id DESC LIMIT ?"
+        return [_row_to_event(r) for r in self._db.query(sql, [*params, limit])]
+
+    def get(self, uuid: str) -> Event:
+        row = self._db.query_one("SELECT * FROM timeline WHERE uuid = ?", (uuid,))
+        if row is None:
+            raise NotFoundError(f"no timeline event with uuid {uuid!r}")
+        return _row_to_event(row)
+
+    def count(self) -> int:
+        row = self._db.query_one("SELECT count(*) AS n FROM timeline")
+        return int(row["n"]) if row else 0

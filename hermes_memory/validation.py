@@ -1,0 +1,103 @@
+"""Input validation shared by every edge. Each check raises ValidationError naming the parameter."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from hermes_memory.errors import ValidationError
+
+FACT_CATEGORIES = frozenset(
+    {"general", "user", "project", "domain", "tool", "preference", "event", "relationship"}
+)
+ENTITY_TYPES = frozenset(
+    {"person", "project", "tech", "tool", "org", "concept", "place", "pet", "event", "other"}
+)
+EVENT_TYPES = frozenset(
+    {"milestone", "decision", "error", "insight", "change", "event", "session", "delegation", "memory"}
+)
+SOURCE_TYPES = frozenset({"session", "memory", "tool", "cron", "user", "extraction", "import"})
+
+
+def text(name: str, value: Any, *, max_chars: int | None = None, allow_empty: bool = False) -> str:
+    """A real, non-empty string: no NUL bytes, no lone surrogates, within ``max_chars``."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{name} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise ValidationError(f"{name} must not be empty or whitespace")
+    if "\x00" in value:
+        raise ValidationError(f"{name} must not contain NUL bytes")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError(f"{name} contains an invalid surrogate at position {exc.start}") from exc
+    if max_chars is not None and len(value) > max_chars:
+        raise ValidationError(f"{name} is {len(value)} characters; the limit is {max_chars}")
+    return value
+
+
+def optional_text(name: str, value: Any, *, max_chars: int | None = None) -> str | None:
+    return None if value is None else text(name, value, max_chars=max_chars)
+
+
+def unit_interval(name: str, value: Any) -> float:
+    """A finite number within [0, 1]."""
+    number = number_value(name, value)
+    if not 0.0 <= number <= 1.0:
+        raise ValidationError(f"{name} must be within [0, 1], got {number!r}")
+    return number
+
+
+def number_value(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(f"{name} must be a number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValidationError(f"{name} must be finite, got {value!r}")
+    return number
+
+
+def optional_time(name: str, value: Any) -> float | None:
+    return None if value is None else number_value(name, value)
+
+
+def positive_int(name: str, value: Any, *, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < 1:
+        raise ValidationError(f"{name} must be >= 1, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValidationError(f"{name} must be <= {maximum}, got {value}")
+    return value
+
+
+def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
+    options = sorted(allowed)
+    if not isinstance(value, str) or value not in options:
+        raise ValidationError(f"{name} must be one of {', '.join(options)}; got {value!r}")
+    return value
+
+
+def string_list(name: str, value: Any, *, max_chars: int | None = None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ValidationError(f"{name} must be a list of strings, got {type(value).__name__}")
+    return [text(f"{name}[{i}]", item, max_chars=max_chars) for i, item in enumerate(value)]
+
+
+__all__ = [
+    "ENTITY_TYPES",
+    "EVENT_TYPES",
+    "FACT_CATEGORIES",
+    "SOURCE_TYPES",
+    "choice",
+    "number_value",
+    "optional_text",
+    "optional_time",
+    "positive_int",
+    "string_list",
+    "text",
+    "unit_interval",
+]
