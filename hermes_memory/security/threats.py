@@ -1,0 +1,323 @@
+"""Threat scanning for text that will enter a system prompt or a recall block.
+
+The pattern table, the invisible-character set, the 64 KiB cap and the NFKC step are ported from
+Hermes Agent 0.19.0, ``tools/threat_patterns.py`` (lines 63-159), so a memory entry Hermes' own
+``memory`` tool would refuse is refused here too, and vice versa. Patterns are data; keep this table
+in lockstep with that file when Hermes changes it. Differences from Hermes, all deliberate:
+
+* results are ``ThreatMatch`` records (pattern id, category, span) instead of bare id strings;
+* invisible characters are reported in order of first occurrence (Hermes iterates a ``set``, so
+  its order is arbitrary);
+* an unknown scope raises ``ValidationError`` (Hermes: ``ValueError``);
+* the default scope is ``"strict"`` (Hermes' ``scan_for_threats`` defaults to ``"context"``; its
+  memory path always passes ``"strict"``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import cache
+from typing import Final
+
+from hermes_memory.errors import ThreatDetectedError, ValidationError
+
+# Hermes scans only this many characters: the scanners are guards, not archival search, and a bound
+# keeps the worst case predictable. ``neutralise`` scans everything (see there).
+MAX_SCAN_CHARS: Final = 65_536
+
+SCOPES: Final = ("all", "context", "strict")
+
+# Bounded filler between key attack words (Hermes: "multi-word bypass" without unbounded backtracking).
+_FILLER: Final = r"(?:\w+\s+){0,8}"
+
+# Categories group Hermes' pattern sections; they label redactions and error messages.
+PROMPT_INJECTION: Final = "prompt_injection"
+ROLE_HIJACK: Final = "role_hijack"
+C2_PROMPTWARE: Final = "c2_promptware"
+EXFILTRATION: Final = "exfiltration"
+PERSISTENCE: Final = "persistence"
+CONFIG_MODIFICATION: Final = "config_modification"
+HARDCODED_SECRET: Final = "hardcoded_secret"
+INVISIBLE_UNICODE: Final = "invisible_unicode"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreatPattern:
+    """One row of the pattern table: regex source, Hermes pattern id, scope, category."""
+
+    regex: str
+    pattern_id: str
+    scope: str
+    category: str
+
+
+# (regex, pattern_id, scope) copied from hermes-agent 0.19.0 tools/threat_patterns.py; category added.
+THREAT_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
+    # Classic prompt injection (scope "all").
+    ThreatPattern(rf"ignore\s+{_FILLER}(previous|all|above|prior)\s+{_FILLER}instructions",
+                  "prompt_injection", "all", PROMPT_INJECTION),
+    ThreatPattern(r"system\s+prompt\s+override", "sys_prompt_override", "all", PROMPT_INJECTION),
+    ThreatPattern(rf"disregard\s+{_FILLER}(your|all|any)\s+{_FILLER}(instructions|rules|guidelines)",
+                  "disregard_rules", "all", PROMPT_INJECTION),
+    ThreatPattern(rf"act\s+as\s+(if|though)\s+{_FILLER}you\s+{_FILLER}(have\s+no|don\'t\s+have)\s+"
+                  rf"{_FILLER}(restrictions|limits|rules)", "bypass_restrictions", "all", PROMPT_INJECTION),
+    ThreatPattern(r"<!--[^>]{0,512}(?:ignore|override|system|secret|hidden)[^>]{0,512}-->",
+                  "html_comment_injection", "all", PROMPT_INJECTION),
+    ThreatPattern(r'<\s*div\s+style\s*=\s*["\'][^>]{0,2048}display\s*:\s*none',
+                  "hidden_div", "all", PROMPT_INJECTION),
+    ThreatPattern(r"translate\s+[^\n]{0,512}\s+into\s+[^\n]{0,512}\s+and\s+(execute|run|eval)",
+                  "translate_execute", "all", PROMPT_INJECTION),
+    ThreatPattern(rf"do\s+not\s+{_FILLER}tell\s+{_FILLER}the\s+user", "deception_hide", "all",
+                  PROMPT_INJECTION),
+    # Role-play / identity hijack (scope "context").
+    ThreatPattern(rf"you\s+are\s+{_FILLER}now\s+(?:a|an|the)\s+", "role_hijack", "context", ROLE_HIJACK),
+    ThreatPattern(rf"pretend\s+{_FILLER}(you\s+are|to\s+be)\s+", "role_pretend", "context", ROLE_HIJACK),
+    ThreatPattern(rf"output\s+{_FILLER}(system|initial)\s+prompt", "leak_system_prompt", "context",
+                  ROLE_HIJACK),
+    ThreatPattern(rf"(respond|answer|reply)\s+without\s+{_FILLER}(restrictions|limitations|filters|safety)",
+                  "remove_filters", "context", ROLE_HIJACK),
+    ThreatPattern(rf"you\s+have\s+been\s+{_FILLER}(updated|upgraded|patched)\s+to", "fake_update",
+                  "context", ROLE_HIJACK),
+    ThreatPattern(r"\bname\s+yourself\s+\w+", "identity_override", "context", ROLE_HIJACK),
+    # C2 / Brainworm-style promptware (scope "context").
+    ThreatPattern(r"register\s+(as\s+)?a?\s*node", "c2_node_registration", "context", C2_PROMPTWARE),
+    ThreatPattern(r"(heartbeat|beacon|check[\s\-]?in)\s+(to|with)\s+", "c2_heartbeat", "context",
+                  C2_PROMPTWARE),
+    ThreatPattern(r"pull\s+(down\s+)?(?:new\s+)?task(?:ing|s)?\b", "c2_task_pull", "context", C2_PROMPTWARE),
+    ThreatPattern(r"connect\s+to\s+the\s+network\b", "c2_network_connect", "context", C2_PROMPTWARE),
+    ThreatPattern(r"you\s+must\s+(?:\w+\s+){0,3}(register|connect|report|beacon)\b", "forced_action",
+                  "context", C2_PROMPTWARE),
+    ThreatPattern(r"only\s+use\s+one[\s\-]?liners?\b", "anti_forensic_oneliner", "context", C2_PROMPTWARE),
+    ThreatPattern(rf"never\s+{_FILLER}(?:create|write)\s+{_FILLER}(?:script|file)\s+{_FILLER}disk",
+                  "anti_forensic_disk", "context", C2_PROMPTWARE),
+    ThreatPattern(r"unset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*", "env_var_unset_agent",
+                  "context", C2_PROMPTWARE),
+    ThreatPattern(r"\b(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b", "known_c2_framework",
+                  "context", C2_PROMPTWARE),
+    ThreatPattern(r"\bc2\s+(?:server|channel|infrastructure|beacon)\b", "c2_explicit", "context",
+                  C2_PROMPTWARE),
+    ThreatPattern(r"\bcommand\s+and\s+control\b", "c2_explicit_long", "context", C2_PROMPTWARE),
+    # Exfiltration.
+    ThreatPattern(r"curl\s+[^\n]{0,2048}\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)", "exfil_curl",
+                  "all", EXFILTRATION),
+    ThreatPattern(r"wget\s+[^\n]{0,2048}\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)", "exfil_wget",
+                  "all", EXFILTRATION),
+    ThreatPattern(r"cat\s+[^\n]{0,2048}(\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)",
+                  "read_secrets", "all", EXFILTRATION),
+    ThreatPattern(r"(send|post|upload|transmit)\s+[^\n]{0,2048}\s+(to|at)\s+https?://", "send_to_url",
+                  "strict", EXFILTRATION),
+    ThreatPattern(rf"(include|output|print|share)\s+{_FILLER}(conversation|chat\s+history|previous\s+messages"
+                  r"|full\s+context|entire\s+context)", "context_exfil", "strict", EXFILTRATION),
+    # Persistence / SSH backdoor (scope "strict").
+    ThreatPattern(r"authorized_keys", "ssh_backdoor", "strict", PERSISTENCE),
+    ThreatPattern(r"\$HOME/\.ssh|\~/\.ssh", "ssh_access", "strict", PERSISTENCE),
+    ThreatPattern(r"\$HOME/\.hermes/\.env|\~/\.hermes/\.env", "hermes_env", "strict", PERSISTENCE),
+    ThreatPattern(r"(update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
+                  r"(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)", "agent_config_mod", "strict",
+                  CONFIG_MODIFICATION),
+    ThreatPattern(r"(update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
+                  r"\.hermes/(config\.yaml|SOUL\.md)", "hermes_config_mod", "strict", CONFIG_MODIFICATION),
+    # Hard-coded secrets.
+    ThreatPattern(r'(?:api[_-]?key|token|secret|password)\s*[=:]\s*["\'][A-Za-z0-9+/=_-]{20,}',
+                  "hardcoded_secret", "strict", HARDCODED_SECRET),
+)
+
+# Invisible / bidirectional characters used to hide instructions (Hermes' INVISIBLE_CHARS, 17 of them).
+INVISIBLE_CHARS: Final = frozenset({
+    "\u200b", "\u200c", "\u200d", "\u2060", "\u2062", "\u2063", "\u2064", "\ufeff",
+    "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
+})
+_INVISIBLE_TABLE: Final = dict.fromkeys(ord(ch) for ch in INVISIBLE_CHARS)
+
+# A scope includes every narrower scope: all ⊂ context ⊂ strict.
+_SCOPE_MEMBERS: Final = {
+    "all": ("all",),
+    "context": ("all", "context"),
+    "strict": ("all", "context", "strict"),
+}
+
+# Redaction can create a new match across the seam only in contrived text; a few passes settle it and
+# the fallback replaces everything, so the output is always clean.
+_MAX_NEUTRALISE_PASSES: Final = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ThreatMatch:
+    """One finding. ``start``/``end`` index the NFKC-normalised scanned text (for invisible
+    characters: the raw text); ``text`` is the matched snippet."""
+
+    pattern_id: str
+    category: str
+    start: int
+    end: int
+    text: str
+
+    @property
+    def message(self) -> str:
+        """The refusal line shown to the model (Hermes' wording plus the category)."""
+        if self.category == INVISIBLE_UNICODE:
+            codepoint = self.pattern_id.removeprefix("invisible_unicode_")
+            return f"Blocked: content contains invisible unicode character {codepoint} (possible injection)."
+        return (
+            f"Blocked: content matches threat pattern '{self.pattern_id}' (category: {self.category}). "
+            "Content is injected into the system prompt and must not contain "
+            "injection or exfiltration payloads."
+        )
+
+
+@cache
+def _compiled(scope: str) -> tuple[tuple[re.Pattern[str], ThreatPattern], ...]:
+    # Compiled on first use, not at import (no work at import time).
+    members = _SCOPE_MEMBERS[scope]
+    return tuple((re.compile(p.regex, re.IGNORECASE), p) for p in THREAT_PATTERNS if p.scope in members)
+
+
+def _check_args(text: object, scope: str) -> str:
+    if not isinstance(text, str):
+        raise ValidationError(f"text to scan must be a str, got {type(text).__name__}")
+    if scope not in _SCOPE_MEMBERS:
+        raise ValidationError(f"unknown threat scope {scope!r}; use one of {', '.join(SCOPES)}")
+    return text
+
+
+def _invisible_matches(text: str) -> list[ThreatMatch]:
+    found: dict[str, ThreatMatch] = {}
+    for index, ch in enumerate(text):
+        if ch in INVISIBLE_CHARS and ch not in found:
+            pid = f"invisible_unicode_U+{ord(ch):04X}"
+            found[ch] = ThreatMatch(pid, INVISIBLE_UNICODE, index, index + 1, ch)
+    return list(found.values())
+
+
+def scan_for_threats(text: str, scope: str = "strict") -> list[ThreatMatch]:
+    """Return every finding in the first 64 KiB of ``text`` (invisible characters first, then one
+    match per pattern in table order); an empty list means clean.
+
+    Raises ValidationError if ``text`` is not a str or ``scope`` is unknown.
+    """
+    text = _check_args(text, scope)
+    if not text:
+        return []
+    text = text[:MAX_SCAN_CHARS]
+    # Invisible characters are checked on the raw text: NFKC can fold some of them away.
+    findings = _invisible_matches(text)
+    # NFKC folds full-width / compatibility forms (ｃａｔ → cat) so they cannot dodge the regexes.
+    normalised = unicodedata.normalize("NFKC", text)
+    for compiled, pattern in _compiled(scope):
+        found = compiled.search(normalised)
+        if found is not None:
+            findings.append(
+                ThreatMatch(pattern.pattern_id, pattern.category, found.start(), found.end(), found.group(0))
+            )
+    return findings
+
+
+def first_threat(text: str, scope: str = "strict") -> ThreatMatch | None:
+    """Return the finding Hermes would report (the first one), or None when ``text`` is clean.
+
+    Raises ValidationError if ``text`` is not a str or ``scope`` is unknown.
+    """
+    findings = scan_for_threats(text, scope)
+    return findings[0] if findings else None
+
+
+def ensure_safe(text: str, scope: str = "strict") -> None:
+    """Refuse text that matches a threat pattern or contains invisible/bidi characters.
+
+    Raises ThreatDetectedError naming the first matched pattern id and its category;
+    ValidationError if ``text`` is not a str or ``scope`` is unknown.
+    """
+    finding = first_threat(text, scope)
+    if finding is not None:
+        raise ThreatDetectedError(finding.message)
+
+
+def strip_invisible(text: str) -> str:
+    """Remove the invisible/bidi characters Hermes flags.
+
+    Raises ValidationError if ``text`` is not a str.
+    """
+    return _check_args(text, "all").translate(_INVISIBLE_TABLE)
+
+
+def _pattern_spans(text: str, scope: str) -> list[tuple[int, int, str]]:
+    spans = [
+        (found.start(), found.end(), pattern.category)
+        for compiled, pattern in _compiled(scope)
+        for found in compiled.finditer(text)
+        if found.end() > found.start()
+    ]
+    spans.sort()
+    return spans
+
+
+def _redact(text: str, spans: list[tuple[int, int, str]]) -> str:
+    # Overlapping matches collapse into one marker that lists every category involved.
+    merged: list[tuple[int, int, list[str]]] = []
+    for start, end, category in spans:
+        if merged and start <= merged[-1][1]:
+            last_start, last_end, categories = merged[-1]
+            if category not in categories:
+                categories.append(category)
+            merged[-1] = (last_start, max(last_end, end), categories)
+        else:
+            merged.append((start, end, [category]))
+    parts: list[str] = []
+    cursor = 0
+    for start, end, categories in merged:
+        parts.append(text[cursor:start])
+        span = text[start:end]
+        # Keep the whitespace a pattern swallowed at its edges so the marker does not glue words.
+        core = span.strip()
+        lead = span[: len(span) - len(span.lstrip())]
+        trail = span[len(span.rstrip()):] if core else ""
+        parts.append(f"{lead}[BLOCKED: {', '.join(categories)}]{trail}")
+        cursor = end
+    parts.append(text[cursor:])
+    return "".join(parts)
+
+
+def neutralise(text: str, scope: str = "strict") -> str:
+    """Make text inert for output: strip invisible/bidi characters and replace every matched span
+    with ``[BLOCKED: <category>]``. Clean text comes back unchanged (minus invisible characters);
+    flagged text comes back NFKC-normalised, because that is the form the spans refer to. Unlike
+    ``scan_for_threats`` the whole text is scanned, since nothing past 64 KiB may slip through.
+
+    Raises ValidationError if ``text`` is not a str or ``scope`` is unknown.
+    """
+    cleaned = strip_invisible(_check_args(text, scope))
+    for _ in range(_MAX_NEUTRALISE_PASSES):
+        normalised = unicodedata.normalize("NFKC", cleaned)
+        spans = _pattern_spans(normalised, scope)
+        if not spans:
+            return cleaned
+        cleaned = strip_invisible(_redact(normalised, spans))
+    remaining = _pattern_spans(unicodedata.normalize("NFKC", cleaned), scope)
+    if not remaining:
+        return cleaned
+    return f"[BLOCKED: {', '.join(sorted({category for _, _, category in remaining}))}]"
+
+
+__all__ = [
+    "C2_PROMPTWARE",
+    "CONFIG_MODIFICATION",
+    "EXFILTRATION",
+    "HARDCODED_SECRET",
+    "INVISIBLE_CHARS",
+    "INVISIBLE_UNICODE",
+    "MAX_SCAN_CHARS",
+    "PERSISTENCE",
+    "PROMPT_INJECTION",
+    "ROLE_HIJACK",
+    "SCOPES",
+    "THREAT_PATTERNS",
+    "ThreatMatch",
+    "ThreatPattern",
+    "ensure_safe",
+    "first_threat",
+    "neutralise",
+    "scan_for_threats",
+    "strip_invisible",
+]
