@@ -62,8 +62,15 @@ class Tier2Methods:
                     raise ValidationError(f"ttl_days must be > 0, got {days!r}")
                 expiry = time.time() + days * 86400.0
             stored = self._tier2().facts.store(
-                text, category=category, confidence=conf, source_type=source, source_id=source_id,
-                actor=self.actor, expires_at=expiry, importance=imp, scope=self.scope,
+                text,
+                category=category,
+                confidence=conf,
+                source_type=source,
+                source_id=source_id,
+                actor=self.actor,
+                expires_at=expiry,
+                importance=imp,
+                scope=self.scope,
             )
             return {**stored.fact.to_dict(), "created": stored.created, "superseded": list(stored.superseded)}
 
@@ -81,15 +88,21 @@ class Tier2Methods:
         """Facts matching free text (BM25) and filters; without text, the newest."""
 
         def call() -> list[dict[str, Any]]:
-            text = None if query is None else v.text("query", query, max_chars=self._max_chars, allow_empty=True)
+            text = (
+                None if query is None else v.text("query", query, max_chars=self._max_chars, allow_empty=True)
+            )
             if category is not None:
                 v.choice("category", category, v.FACT_CATEGORIES)
             lim = v.positive_int("limit", limit, maximum=_MAX_LIMIT)
             conf = v.unit_interval("min_confidence", min_confidence)
             when = v.optional_time("as_of", as_of)
             found = self._tier2().facts.query(
-                text.strip() if text else None, category=category, limit=lim, min_confidence=conf,
-                as_of=when, scope=self.scope,
+                text.strip() if text else None,
+                category=category,
+                limit=lim,
+                min_confidence=conf,
+                as_of=when,
+                scope=self.scope,
             )
             return [{**s.fact.to_dict(), "score": round(s.score, 6)} for s in found]
 
@@ -171,13 +184,20 @@ class Tier2Methods:
 
         def call() -> dict[str, Any]:
             tier2 = self._tier2()
-            src = tier2.entities.resolve(v.text("from_name", from_name, max_chars=200).strip(), scope=self.scope)
+            src = tier2.entities.resolve(
+                v.text("from_name", from_name, max_chars=200).strip(), scope=self.scope
+            )
             dst = tier2.entities.resolve(v.text("to_name", to_name, max_chars=200).strip(), scope=self.scope)
             rel_type = v.text("relation", relation, max_chars=100).strip().lower().replace(" ", "_")
             weight = v.unit_interval("strength", strength)
             fact = v.optional_text("evidence_fact_id", evidence_fact_id, max_chars=100)
             rel, created = tier2.relations.link(
-                src.uuid, dst.uuid, rel_type, strength=weight, evidence_fact_id=fact, actor=self.actor,
+                src.uuid,
+                dst.uuid,
+                rel_type,
+                strength=weight,
+                evidence_fact_id=fact,
+                actor=self.actor,
                 scope=self.scope,
             )
             self._on_relation_change(rel.uuid)
@@ -197,8 +217,9 @@ class Tier2Methods:
             lim = v.positive_int("limit", limit, maximum=_MAX_LIMIT)
             tier2 = self._tier2()
             out = []
-            for entity, score in tier2.entities.query(text or None, entity_type=entity_type, limit=lim,
-                                                      scope=self.scope):
+            for entity, score in tier2.entities.query(
+                text or None, entity_type=entity_type, limit=lim, scope=self.scope
+            ):
                 relations = [r.to_dict() for r in tier2.relations.for_entity(entity.uuid)]
                 out.append({**entity.to_dict(), "score": round(score, 6), "relations": relations})
             return out
@@ -232,8 +253,15 @@ class Tier2Methods:
             refs = v.string_list("related_entities", related_entities, max_chars=200)
             uuids = [tier2.entities.resolve(ref.strip(), scope=self.scope).uuid for ref in refs]
             event = tier2.timeline.add(
-                event_type, clean, description=desc, importance=imp, related_entities=uuids,
-                timestamp=when, session_id=sid, actor=self.actor, scope=self.scope,
+                event_type,
+                clean,
+                description=desc,
+                importance=imp,
+                related_entities=uuids,
+                timestamp=when,
+                session_id=sid,
+                actor=self.actor,
+                scope=self.scope,
             )
             return event.to_dict()
 
@@ -261,10 +289,12 @@ class Tier2Methods:
             tier2 = self._tier2()
             entity_uuid = None
             if entity is not None:
-                entity_uuid = tier2.entities.resolve(v.text("entity", entity, max_chars=200).strip(),
-                                                     scope=self.scope).uuid
-            events = tier2.timeline.query(start=lo, end=hi, event_type=event_type, entity_uuid=entity_uuid,
-                                          limit=lim, scope=self.scope)
+                entity_uuid = tier2.entities.resolve(
+                    v.text("entity", entity, max_chars=200).strip(), scope=self.scope
+                ).uuid
+            events = tier2.timeline.query(
+                start=lo, end=hi, event_type=event_type, entity_uuid=entity_uuid, limit=lim, scope=self.scope
+            )
             return [e.to_dict() for e in events]
 
         return run("tier2", call)

@@ -39,7 +39,9 @@ def open_api(args: argparse.Namespace, **overrides: Any) -> MemoryAPI:
     )
 
 
-def emit(args: argparse.Namespace, envelope: dict[str, Any], render: Callable[[Any], str] | None = None) -> int:
+def emit(
+    args: argparse.Namespace, envelope: dict[str, Any], render: Callable[[Any], str] | None = None
+) -> int:
     """Print an envelope (JSON with --json, else ``render(data)``); return the exit code."""
     if getattr(args, "json", False):
         print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))

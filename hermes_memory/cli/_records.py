@@ -42,8 +42,10 @@ def entities(rows: list[dict[str, Any]]) -> str:
     for e in rows:
         lines.append(entity_line(e))
         for r in e.get("relations", []):
-            lines.append(f"    {r['relation_type']} ({r['strength']:.2f}) {r['from_entity_id'][:8]} -> "
-                         f"{r['to_entity_id'][:8]}")
+            lines.append(
+                f"    {r['relation_type']} ({r['strength']:.2f}) {r['from_entity_id'][:8]} -> "
+                f"{r['to_entity_id'][:8]}"
+            )
     return "\n".join(lines)
 
 

@@ -36,8 +36,9 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_fact_query)
     p = _sub(fact_sub, "get", "show one fact")
     p.add_argument("uuid")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(a, api.fact_get(a.uuid),
-                                                                   lambda d: show.fact_line(d))))
+    p.set_defaults(
+        handler=lambda a: _with_api(a, lambda api: emit(a, api.fact_get(a.uuid), lambda d: show.fact_line(d)))
+    )
     p = _sub(fact_sub, "update", "change fields of a fact")
     p.add_argument("uuid")
     p.add_argument("--content")
@@ -48,8 +49,16 @@ def register(sub: Any) -> None:
     p = _sub(fact_sub, "delete", "archive a fact (or remove it with --hard)")
     p.add_argument("uuid")
     p.add_argument("--hard", action="store_true")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.fact_delete(a.uuid, soft=not a.hard), lambda d: f"deleted {d['uuid']} (soft={d['soft']})")))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a,
+            lambda api: emit(
+                a,
+                api.fact_delete(a.uuid, soft=not a.hard),
+                lambda d: f"deleted {d['uuid']} (soft={d['soft']})",
+            ),
+        )
+    )
 
     # entity ...
     entity = sub.add_parser("entity", help="ensure, link and query entities (Tier 2)")
@@ -59,22 +68,38 @@ def register(sub: Any) -> None:
     p.add_argument("--type", dest="entity_type", required=True)
     p.add_argument("--alias", action="append", default=[])
     p.add_argument("--description")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.entity_ensure(a.name, a.entity_type, a.alias, a.description), show.entity_line)))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a,
+            lambda api: emit(
+                a, api.entity_ensure(a.name, a.entity_type, a.alias, a.description), show.entity_line
+            ),
+        )
+    )
     p = _sub(entity_sub, "link", "relate two entities")
     p.add_argument("from_name")
     p.add_argument("relation")
     p.add_argument("to_name")
     p.add_argument("--strength", type=float, default=1.0)
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.entity_link(a.from_name, a.to_name, a.relation, a.strength),
-        lambda d: f"{d['from_name']} -[{d['relation_type']} {d['strength']:.2f}]-> {d['to_name']}")))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a,
+            lambda api: emit(
+                a,
+                api.entity_link(a.from_name, a.to_name, a.relation, a.strength),
+                lambda d: f"{d['from_name']} -[{d['relation_type']} {d['strength']:.2f}]-> {d['to_name']}",
+            ),
+        )
+    )
     p = _sub(entity_sub, "query", "find entities by name, alias or type")
     p.add_argument("name", nargs="?")
     p.add_argument("--type", dest="entity_type")
     p.add_argument("--limit", type=int, default=10)
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.entity_query(a.name, a.entity_type, a.limit), show.entities)))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a, lambda api: emit(a, api.entity_query(a.name, a.entity_type, a.limit), show.entities)
+        )
+    )
 
     # timeline ...
     timeline = sub.add_parser("timeline", help="add and query dated events (Tier 2)")
@@ -86,41 +111,71 @@ def register(sub: Any) -> None:
     p.add_argument("--importance", type=float, default=0.5)
     p.add_argument("--entity", action="append", default=[])
     p.add_argument("--at", type=float, help="Unix time of the event (default now)")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.timeline_add(a.event_type, a.title, a.description, a.importance, a.entity, timestamp=a.at),
-        lambda d: show.events([d]))))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a,
+            lambda api: emit(
+                a,
+                api.timeline_add(
+                    a.event_type, a.title, a.description, a.importance, a.entity, timestamp=a.at
+                ),
+                lambda d: show.events([d]),
+            ),
+        )
+    )
     p = _sub(timeline_sub, "query", "events in a time range")
     p.add_argument("--start", type=float)
     p.add_argument("--end", type=float)
     p.add_argument("--type", dest="event_type")
     p.add_argument("--entity")
     p.add_argument("--limit", type=int, default=20)
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.timeline_query(a.start, a.end, a.event_type, a.limit, entity=a.entity), show.events)))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a,
+            lambda api: emit(
+                a, api.timeline_query(a.start, a.end, a.event_type, a.limit, entity=a.entity), show.events
+            ),
+        )
+    )
 
     # curated ...
     curated = sub.add_parser("curated", help="Hermes' curated MEMORY.md / USER.md (Tier 1)")
     curated_sub = curated.add_subparsers(dest="action", required=True)
     p = _sub(curated_sub, "get", "print a store's entries")
     p.add_argument("--store", default="memory")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.curated_entries(a.store), lambda d: "\n".join(f"- {e}" for e in d) or "(empty)")))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a,
+            lambda api: emit(
+                a, api.curated_entries(a.store), lambda d: "\n".join(f"- {e}" for e in d) or "(empty)"
+            ),
+        )
+    )
     p = _sub(curated_sub, "add", "append an entry")
     p.add_argument("content")
     p.add_argument("--store", default="memory")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.curated_add(a.content, a.store), _curated_result)))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a, lambda api: emit(a, api.curated_add(a.content, a.store), _curated_result)
+        )
+    )
     p = _sub(curated_sub, "replace", "replace the entry containing OLD")
     p.add_argument("old")
     p.add_argument("new")
     p.add_argument("--store", default="memory")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.curated_replace(a.old, a.new, a.store), _curated_result)))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a, lambda api: emit(a, api.curated_replace(a.old, a.new, a.store), _curated_result)
+        )
+    )
     p = _sub(curated_sub, "remove", "remove the entry containing SUBSTRING")
     p.add_argument("substring")
     p.add_argument("--store", default="memory")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(
-        a, api.curated_remove(a.substring, a.store), _curated_result)))
+    p.set_defaults(
+        handler=lambda a: _with_api(
+            a, lambda api: emit(a, api.curated_remove(a.substring, a.store), _curated_result)
+        )
+    )
 
     p = _sub(sub, "stats", "counts and sizes of every tier")
     p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(a, api.stats(), _stats)))
@@ -141,21 +196,33 @@ def _with_api(args: argparse.Namespace, fn: Any) -> int:
 
 def _fact_add(args: argparse.Namespace) -> int:
     def run(api: Any) -> int:
-        env = api.fact_store(args.content, args.category, args.confidence, args.source, ttl_days=args.ttl_days)
-        return emit(args, env, lambda d: ("stored " if d["created"] else "already known ") + show.fact_line(d))
+        env = api.fact_store(
+            args.content, args.category, args.confidence, args.source, ttl_days=args.ttl_days
+        )
+        return emit(
+            args, env, lambda d: ("stored " if d["created"] else "already known ") + show.fact_line(d)
+        )
 
     return _with_api(args, run)
 
 
 def _fact_query(args: argparse.Namespace) -> int:
-    return _with_api(args, lambda api: emit(
-        args, api.fact_query(args.query, args.category, args.limit, args.min_confidence, as_of=args.as_of),
-        show.facts))
+    return _with_api(
+        args,
+        lambda api: emit(
+            args,
+            api.fact_query(args.query, args.category, args.limit, args.min_confidence, as_of=args.as_of),
+            show.facts,
+        ),
+    )
 
 
 def _fact_update(args: argparse.Namespace) -> int:
-    fields = {k: getattr(args, k) for k in ("content", "category", "confidence", "importance")
-              if getattr(args, k) is not None}
+    fields = {
+        k: getattr(args, k)
+        for k in ("content", "category", "confidence", "importance")
+        if getattr(args, k) is not None
+    }
     if not fields:
         raise CommandError("error: give at least one of --content, --category, --confidence, --importance", 2)
     return _with_api(args, lambda api: emit(args, api.fact_update(args.uuid, **fields), show.fact_line))
@@ -175,8 +242,10 @@ def _stats(d: dict[str, Any]) -> str:
             f"tier2 facts {t2['facts_active']} active / {t2['facts']} stored, entities {t2['entities']}, "
             f"relations {t2['relations']}, events {t2['timeline_events']}, episodes {t2['episodes']}"
         )
-        lines.append(f"tier2 db {t2['db_path']} ({t2['db_bytes']:,} bytes, schema v{t2['schema_version']}, "
-                     f"{t2['audit_entries']} audit entries)")
+        lines.append(
+            f"tier2 db {t2['db_path']} ({t2['db_bytes']:,} bytes, schema v{t2['schema_version']}, "
+            f"{t2['audit_entries']} audit entries)"
+        )
     for key in ("tier3", "graph"):
         if key in d:
             lines.append(f"{key} " + json.dumps(d[key], default=str))
@@ -192,7 +261,9 @@ def _inspect(args: argparse.Namespace) -> int:
             if env["success"]:
                 audit = api.audit_log(args.limit, target_uuid=args.uuid)
                 env["data"] = {"record": env["data"], "audit": audit["data"]}
-                return emit(args, env, lambda d: show.fact_line(d["record"]) + "\n" + _audit_lines(d["audit"]))
+                return emit(
+                    args, env, lambda d: show.fact_line(d["record"]) + "\n" + _audit_lines(d["audit"])
+                )
         audit = api.audit_log(args.limit, target_uuid=args.uuid)
         if audit["success"] and audit["data"]:
             return emit(args, audit, _audit_lines)

@@ -13,8 +13,10 @@ from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import EXIT_OK, CommandError
 
 # Knowledge a few conversations with a user would leave behind.
-SAMPLE_CURATED = [("user", "Maya prefers short answers with code first."),
-                  ("memory", "Project Atlas deploys from the main branch every Friday.")]
+SAMPLE_CURATED = [
+    ("user", "Maya prefers short answers with code first."),
+    ("memory", "Project Atlas deploys from the main branch every Friday."),
+]
 SAMPLE_ENTITIES = [
     ("Maya Okafor", "person", ["Maya"], "the user; backend engineer"),
     ("Nordlicht Labs", "org", ["Nordlicht"], "Maya's employer, a robotics start-up in Hamburg"),
@@ -88,8 +90,10 @@ def _demo(home: Path) -> int:
             _check(api.fact_store(content, category, conf, "session"))
         for day, etype, title, ents, imp in SAMPLE_EVENTS:
             _check(api.timeline_add(etype, title, None, imp, ents, timestamp=_ts(day)))
-        print(f"{len(SAMPLE_CURATED)} curated entries, {len(SAMPLE_ENTITIES)} entities, "
-              f"{len(SAMPLE_RELATIONS)} relations, {len(SAMPLE_FACTS)} facts, {len(SAMPLE_EVENTS)} events\n")
+        print(
+            f"{len(SAMPLE_CURATED)} curated entries, {len(SAMPLE_ENTITIES)} entities, "
+            f"{len(SAMPLE_RELATIONS)} relations, {len(SAMPLE_FACTS)} facts, {len(SAMPLE_EVENTS)} events\n"
+        )
 
         print("== tier 1: curated (USER.md) ==")
         print("\n".join(f"- {e}" for e in _check(api.curated_entries("user"))))

@@ -70,14 +70,29 @@ class EntityStore:
                 uuid = new_uuid()
                 alias_list = _dedupe_aliases(name, aliases)
                 conn.execute(
-                    "INSERT INTO entities(uuid, name, name_key, aliases, entity_type, description, first_seen,"
+                    "INSERT INTO entities(uuid, name, name_key, aliases, entity_type, description, "
+                    "first_seen,"
                     " last_seen, occurrence_count, metadata, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-                    (uuid, name.strip(), name_key(name), dumps(alias_list), entity_type, description, at, at,
-                     dumps(metadata or {}), scope),
+                    (
+                        uuid,
+                        name.strip(),
+                        name_key(name),
+                        dumps(alias_list),
+                        entity_type,
+                        description,
+                        at,
+                        at,
+                        dumps(metadata or {}),
+                        scope,
+                    ),
                 )
                 self._write_alias_keys(conn, uuid, name, alias_list)
                 self._audit.record(
-                    conn, action="entity_create", tier="tier2", actor=actor, target_uuid=uuid,
+                    conn,
+                    action="entity_create",
+                    tier="tier2",
+                    actor=actor,
+                    target_uuid=uuid,
                     diff={"new": {"name": name, "entity_type": entity_type, "aliases": alias_list}},
                 )
                 created = True
@@ -95,7 +110,11 @@ class EntityStore:
                 self._write_alias_keys(conn, uuid, row["name"], alias_list)
                 if alias_list != old_aliases:
                     self._audit.record(
-                        conn, action="entity_update", tier="tier2", actor=actor, target_uuid=uuid,
+                        conn,
+                        action="entity_update",
+                        tier="tier2",
+                        actor=actor,
+                        target_uuid=uuid,
                         diff={"old": {"aliases": old_aliases}, "new": {"aliases": alias_list}},
                     )
                 created = False
@@ -118,7 +137,9 @@ class EntityStore:
         row: sqlite3.Row | None = conn.execute(sql, params).fetchone()
         return row
 
-    def _write_alias_keys(self, conn: sqlite3.Connection, uuid: str, name: str, aliases: Iterable[str]) -> None:
+    def _write_alias_keys(
+        self, conn: sqlite3.Connection, uuid: str, name: str, aliases: Iterable[str]
+    ) -> None:
         conn.execute("DELETE FROM entity_aliases WHERE entity_uuid = ?", (uuid,))
         keys = {name_key(name), *(name_key(a) for a in aliases)}
         conn.executemany(
@@ -162,10 +183,14 @@ class EntityStore:
         return found[0]
 
     def _not_found_message(self, ref: str, scope: str) -> str:
-        keys = [r["alias_key"] for r in self._db.query(
-            "SELECT DISTINCT a.alias_key FROM entity_aliases a JOIN entities e ON e.uuid = a.entity_uuid "
-            "WHERE e.scope = ?", (scope,)
-        )]
+        keys = [
+            r["alias_key"]
+            for r in self._db.query(
+                "SELECT DISTINCT a.alias_key FROM entity_aliases a JOIN entities e ON e.uuid = a.entity_uuid "
+                "WHERE e.scope = ?",
+                (scope,),
+            )
+        ]
         close = difflib.get_close_matches(name_key(ref), keys, n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         return f"no entity named {ref!r}{hint}"
@@ -186,8 +211,10 @@ class EntityStore:
         where = " AND ".join(clauses)
         if not name:
             rows = self._db.query(
-                f"SELECT e.* FROM entities e WHERE {where} ORDER BY e.occurrence_count DESC, e.last_seen DESC "
-                "LIMIT ?", [*params, limit],
+                f"SELECT e.* FROM entities e WHERE {where} "
+                "ORDER BY e.occurrence_count DESC, e.last_seen DESC "
+                "LIMIT ?",
+                [*params, limit],
             )
             return [(_row_to_entity(r), 1.0) for r in rows]
         exact = {e.uuid: (e, 1.0) for e in self.find(name, entity_type=entity_type, scope=scope)}

@@ -61,8 +61,18 @@ class EpisodeStore:
         conn.execute(
             "INSERT INTO episodes(uuid, session_id, role, speaker, text, timestamp, metadata, content_hash,"
             " created_at, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (uuid, session_id, role, speaker, text, timestamp, dumps(dict(metadata or {})),
-             content_hash(text), now(), scope),
+            (
+                uuid,
+                session_id,
+                role,
+                speaker,
+                text,
+                timestamp,
+                dumps(dict(metadata or {})),
+                content_hash(text),
+                now(),
+                scope,
+            ),
         )
         self._audit.record(conn, action="episode_add", tier="tier2", actor=actor, target_uuid=uuid)
         return _row_to_episode(conn.execute("SELECT * FROM episodes WHERE uuid = ?", (uuid,)).fetchone())
@@ -92,9 +102,12 @@ class EpisodeStore:
         )
         return [ScoredEpisode(_row_to_episode(r), bm25_to_score(r["rank"])) for r in rows]
 
-    def latest(self, *, count: int = 10, before: float | None = None, scope: str = "default") -> list[Episode]:
+    def latest(
+        self, *, count: int = 10, before: float | None = None, scope: str = "default"
+    ) -> list[Episode]:
         """The newest episodes (optionally before a time), oldest first."""
-        clauses, params = ["scope = ?"], [scope]
+        clauses: list[str] = ["scope = ?"]
+        params: list[Any] = [scope]
         if before is not None:
             clauses.append("timestamp < ?")
             params.append(before)

@@ -128,27 +128,55 @@ class FactStore:
                 " source_episodes, extractor, importance, scope)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    uuid, content, digest, category, confidence, source_type, source_id, at, at, expires_at,
-                    at, valid_from if valid_from is not None else at, subject, predicate, object,
-                    dumps(list(dict.fromkeys(source_episodes))), extractor, importance, scope,
+                    uuid,
+                    content,
+                    digest,
+                    category,
+                    confidence,
+                    source_type,
+                    source_id,
+                    at,
+                    at,
+                    expires_at,
+                    at,
+                    valid_from if valid_from is not None else at,
+                    subject,
+                    predicate,
+                    object,
+                    dumps(list(dict.fromkeys(source_episodes))),
+                    extractor,
+                    importance,
+                    scope,
                 ),
             )
             superseded: list[str] = []
             if exclusive and subject and predicate and object:
-                superseded = self._supersede_conflicts(conn, uuid, subject, predicate, object, scope, at,
-                                                       actor, valid_from)
+                superseded = self._supersede_conflicts(
+                    conn, uuid, subject, predicate, object, scope, at, actor, valid_from
+                )
             self._link_entities(conn, uuid, entity_uuids)
             self._audit.record(
-                conn, action="fact_store", tier="tier2", actor=actor, target_uuid=uuid,
-                diff={"new": {"content": content, "category": category, "confidence": confidence},
-                      "superseded": superseded},
+                conn,
+                action="fact_store",
+                tier="tier2",
+                actor=actor,
+                target_uuid=uuid,
+                diff={
+                    "new": {"content": content, "category": category, "confidence": confidence},
+                    "superseded": superseded,
+                },
             )
             row = conn.execute("SELECT * FROM facts WHERE uuid = ?", (uuid,)).fetchone()
         return StoredFact(fact=_row_to_fact(row), created=True, superseded=tuple(superseded))
 
     def _merge_duplicate(
-        self, conn: sqlite3.Connection, row: sqlite3.Row, confidence: float,
-        source_episodes: Sequence[str], actor: str, at: float,
+        self,
+        conn: sqlite3.Connection,
+        row: sqlite3.Row,
+        confidence: float,
+        source_episodes: Sequence[str],
+        actor: str,
+        at: float,
     ) -> Fact:
         episodes = list(dict.fromkeys([*loads_list(row["source_episodes"]), *source_episodes]))
         new_conf = max(float(row["confidence"]), confidence)
@@ -157,15 +185,27 @@ class FactStore:
             (new_conf, dumps(episodes), at, row["id"]),
         )
         self._audit.record(
-            conn, action="fact_dedupe", tier="tier2", actor=actor, target_uuid=row["uuid"],
+            conn,
+            action="fact_dedupe",
+            tier="tier2",
+            actor=actor,
+            target_uuid=row["uuid"],
             diff={"old": {"confidence": row["confidence"]}, "new": {"confidence": new_conf}},
         )
         merged = conn.execute("SELECT * FROM facts WHERE id = ?", (row["id"],)).fetchone()
         return _row_to_fact(merged)
 
     def _supersede_conflicts(
-        self, conn: sqlite3.Connection, new_uuid_: str, subject: str, predicate: str, obj: str,
-        scope: str, at: float, actor: str, valid_from: float | None,
+        self,
+        conn: sqlite3.Connection,
+        new_uuid_: str,
+        subject: str,
+        predicate: str,
+        obj: str,
+        scope: str,
+        at: float,
+        actor: str,
+        valid_from: float | None,
     ) -> list[str]:
         rows = conn.execute(
             "SELECT uuid, object FROM facts WHERE scope = ? AND lower(subject) = lower(?) "
@@ -182,7 +222,11 @@ class FactStore:
                 (valid_from if valid_from is not None else at, at, new_uuid_, at, row["uuid"]),
             )
             self._audit.record(
-                conn, action="fact_supersede", tier="tier2", actor=actor, target_uuid=row["uuid"],
+                conn,
+                action="fact_supersede",
+                tier="tier2",
+                actor=actor,
+                target_uuid=row["uuid"],
                 diff={"superseded_by": new_uuid_},
             )
             closed.append(row["uuid"])
@@ -307,7 +351,11 @@ class FactStore:
             assignments = ", ".join(f"{k} = ?" for k in values)
             conn.execute(f"UPDATE facts SET {assignments} WHERE uuid = ?", [*values.values(), uuid])
             self._audit.record(
-                conn, action="fact_update", tier="tier2", actor=actor, target_uuid=uuid,
+                conn,
+                action="fact_update",
+                tier="tier2",
+                actor=actor,
+                target_uuid=uuid,
                 diff={"old": {k: row[k] for k in fields}, "new": fields},
             )
             new_row = conn.execute("SELECT * FROM facts WHERE uuid = ?", (uuid,)).fetchone()
@@ -325,7 +373,11 @@ class FactStore:
                 conn.execute("DELETE FROM facts WHERE uuid = ?", (uuid,))
             # The audit log keeps that a deletion happened, never the deleted content.
             self._audit.record(
-                conn, action="fact_delete", tier="tier2", actor=actor, target_uuid=uuid,
+                conn,
+                action="fact_delete",
+                tier="tier2",
+                actor=actor,
+                target_uuid=uuid,
                 diff={"soft": soft},
             )
         return True
@@ -346,8 +398,9 @@ class FactStore:
                 ).fetchall()
                 keep, dups = rows[0], rows[1:]
                 for dup in dups:
-                    self._merge_duplicate(conn, keep, dup["confidence"], loads_list(dup["source_episodes"]),
-                                          actor, now())
+                    self._merge_duplicate(
+                        conn, keep, dup["confidence"], loads_list(dup["source_episodes"]), actor, now()
+                    )
                     keep = conn.execute("SELECT * FROM facts WHERE id = ?", (keep["id"],)).fetchone()
                     conn.execute(
                         "UPDATE facts SET is_archived = 1, superseded_by = ?, updated_at = ? WHERE id = ?",

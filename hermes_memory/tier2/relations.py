@@ -50,9 +50,10 @@ class RelationStore:
             for ref in (from_uuid, to_uuid):
                 if conn.execute("SELECT 1 FROM entities WHERE uuid = ?", (ref,)).fetchone() is None:
                     raise NotFoundError(f"no entity with uuid {ref!r}")
-            if evidence_fact_id is not None and conn.execute(
-                "SELECT 1 FROM facts WHERE uuid = ?", (evidence_fact_id,)
-            ).fetchone() is None:
+            if (
+                evidence_fact_id is not None
+                and conn.execute("SELECT 1 FROM facts WHERE uuid = ?", (evidence_fact_id,)).fetchone() is None
+            ):
                 raise NotFoundError(f"no fact with uuid {evidence_fact_id!r}")
             row = conn.execute(
                 "SELECT * FROM relations WHERE from_entity_id = ? AND to_entity_id = ? AND relation_type = ?",
@@ -89,7 +90,11 @@ class RelationStore:
                 )
             if updates:
                 self._audit.record(
-                    conn, action="relation_reinforce", tier="tier2", actor=actor, target_uuid=None,
+                    conn,
+                    action="relation_reinforce",
+                    tier="tier2",
+                    actor=actor,
+                    target_uuid=None,
                     diff={"new": {uuid: strength for uuid, strength in updates}},
                 )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from hermes_memory.errors import NotFoundError
 from hermes_memory.records import Event
@@ -56,12 +57,28 @@ class TimelineStore:
                 "INSERT INTO timeline(uuid, event_type, title, description, related_entities, related_facts,"
                 " session_id, timestamp, end_timestamp, importance, source_episodes, created_at, scope)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (uuid, event_type, title, description, dumps(list(related_entities)),
-                 dumps(list(related_facts)), session_id, when, end_timestamp, importance,
-                 dumps(list(source_episodes)), at, scope),
+                (
+                    uuid,
+                    event_type,
+                    title,
+                    description,
+                    dumps(list(related_entities)),
+                    dumps(list(related_facts)),
+                    session_id,
+                    when,
+                    end_timestamp,
+                    importance,
+                    dumps(list(source_episodes)),
+                    at,
+                    scope,
+                ),
             )
             self._audit.record(
-                conn, action="timeline_add", tier="tier2", actor=actor, target_uuid=uuid,
+                conn,
+                action="timeline_add",
+                tier="tier2",
+                actor=actor,
+                target_uuid=uuid,
                 diff={"new": {"event_type": event_type, "title": title, "timestamp": when}},
             )
             row = conn.execute("SELECT * FROM timeline WHERE uuid = ?", (uuid,)).fetchone()
@@ -78,7 +95,8 @@ class TimelineStore:
         scope: str = "default",
     ) -> list[Event]:
         """Events within [start, end] (inclusive), newest first."""
-        clauses, params = ["scope = ?"], [scope]
+        clauses: list[str] = ["scope = ?"]
+        params: list[Any] = [scope]
         if start is not None:
             clauses.append("coalesce(end_timestamp, timestamp) >= ?")
             params.append(start)
