@@ -29,6 +29,14 @@ class Tier1Methods:
     def _curated(self) -> CuratedStore:
         raise NotImplementedError
 
+    def _audit_curated(self, action: str, store: str, diff: dict[str, Any]) -> None:
+        """Hook: record a curated write in the audit log (MemoryAPI writes it to Tier 2's log)."""
+
+    def _curated_write(self, action: str, result: CuratedResult, diff: dict[str, Any]) -> dict[str, Any]:
+        if result.changed:
+            self._audit_curated(action, result.store, {"store": result.store, **diff})
+        return _result(result)
+
     def curated_get(self, store: str = "memory") -> Envelope:
         """The live entries of a curated store ("memory" or "user"), as Hermes' file text."""
         return run("tier1", lambda: self._curated().get(store))
@@ -39,15 +47,27 @@ class Tier1Methods:
 
     def curated_add(self, content: str, store: str = "memory") -> Envelope:
         """Append an entry (exact duplicates are a no-op; over the limit is refused with the entries)."""
-        return run("tier1", lambda: _result(self._curated().add(store, content)))
+        return run(
+            "tier1",
+            lambda: self._curated_write("curated_add", self._curated().add(store, content), {"new": content}),
+        )
 
     def curated_replace(self, old: str, new: str, store: str = "memory") -> Envelope:
         """Replace the one entry containing ``old`` with ``new``."""
-        return run("tier1", lambda: _result(self._curated().replace(store, old, new)))
+        return run(
+            "tier1",
+            lambda: self._curated_write(
+                "curated_replace", self._curated().replace(store, old, new), {"old": old, "new": new}
+            ),
+        )
 
     def curated_remove(self, substring: str, store: str = "memory") -> Envelope:
         """Remove the one entry containing ``substring``."""
-        return run("tier1", lambda: _result(self._curated().remove(store, substring)))
+        # Like fact_delete, the audit log keeps that a removal happened, not the removed text.
+        return run(
+            "tier1",
+            lambda: self._curated_write("curated_remove", self._curated().remove(store, substring), {}),
+        )
 
     def curated_snapshot(self) -> Envelope:
         """The frozen snapshot taken when this API was opened (what the system prompt shows)."""

@@ -9,7 +9,7 @@ from typing import Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
-from hermes_memory.records import Entity
+from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier2 import Tier2
 
@@ -26,11 +26,17 @@ class Tier2Methods:
     def _tier2(self) -> Tier2:
         raise NotImplementedError
 
-    def _on_entity_change(self, entity: Entity) -> None:
-        """Hook for derived stores (the graph) to follow Tier 2 writes."""
+    def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
+        """Derived stores (Tier 3) follow a fact write; runs inside the write's transaction."""
+        raise NotImplementedError
 
-    def _on_relation_change(self, relation_uuid: str) -> None:
-        """Hook for derived stores (the graph) to follow Tier 2 writes."""
+    def _on_entity_change(self, entity: Entity) -> None:
+        """Derived stores (Tier 3, graph) follow an entity write; runs inside its transaction."""
+        raise NotImplementedError
+
+    def _on_relation_change(self, relation: Relation) -> None:
+        """Derived stores (the graph) follow a relation write."""
+        raise NotImplementedError
 
     # -- facts ----------------------------------------------------------------------------------
     def fact_store(
@@ -61,17 +67,14 @@ class Tier2Methods:
                 if days <= 0:
                     raise ValidationError(f"ttl_days must be > 0, got {days!r}")
                 expiry = time.time() + days * 86400.0
-            stored = self._tier2().facts.store(
-                text,
-                category=category,
-                confidence=conf,
-                source_type=source,
-                source_id=source_id,
-                actor=self.actor,
-                expires_at=expiry,
-                importance=imp,
-                scope=self.scope,
-            )
+            tier2 = self._tier2()
+            with tier2.db.atomic():
+                stored = tier2.facts.store(
+                    text, category=category, confidence=conf, source_type=source, source_id=source_id,
+                    actor=self.actor, expires_at=expiry, importance=imp, scope=self.scope,
+                )  # fmt: skip
+                if stored.created:
+                    self._on_fact_change(stored.fact)
             return {**stored.fact.to_dict(), "created": stored.created, "superseded": list(stored.superseded)}
 
         return run("tier2", call)
@@ -130,7 +133,13 @@ class Tier2Methods:
                     checked[key] = v.optional_time(key, value)
                 else:
                     checked[key] = value  # the store names the allowed fields
-            return self._tier2().facts.update(uuid, actor=self.actor, **checked).to_dict()
+            tier2 = self._tier2()
+            with tier2.db.atomic():
+                fact = tier2.facts.update(uuid, actor=self.actor, **checked)
+                if "content" in checked:
+                    self._on_fact_change(fact, removed=True)
+                    self._on_fact_change(fact)
+            return fact.to_dict()
 
         return run("tier2", call)
 
@@ -141,7 +150,12 @@ class Tier2Methods:
             v.text("uuid", uuid, max_chars=100)
             if not isinstance(soft, bool):
                 raise ValidationError(f"soft must be true or false, got {soft!r}")
-            self._tier2().facts.delete(uuid, soft=soft, actor=self.actor)
+            tier2 = self._tier2()
+            with tier2.db.atomic():
+                fact = tier2.facts.get(uuid, touch=False)
+                tier2.facts.delete(uuid, soft=soft, actor=self.actor)
+                if not soft:
+                    self._on_fact_change(fact, removed=True)
             return {"uuid": uuid, "deleted": True, "soft": soft}
 
         return run("tier2", call)
@@ -163,10 +177,17 @@ class Tier2Methods:
             desc = v.optional_text("description", description, max_chars=self._max_chars)
             for value in (clean, *alias_list, *([desc] if desc else [])):
                 ensure_safe(value)
-            ensured = self._tier2().entities.ensure(
-                clean, entity_type, aliases=alias_list, description=desc, actor=self.actor, scope=self.scope
-            )
-            self._on_entity_change(ensured.entity)
+            tier2 = self._tier2()
+            with tier2.db.atomic():
+                ensured = tier2.entities.ensure(
+                    clean,
+                    entity_type,
+                    aliases=alias_list,
+                    description=desc,
+                    actor=self.actor,
+                    scope=self.scope,
+                )
+                self._on_entity_change(ensured.entity)
             return {**ensured.entity.to_dict(), "created": ensured.created}
 
         return run("tier2", call)
@@ -200,7 +221,7 @@ class Tier2Methods:
                 actor=self.actor,
                 scope=self.scope,
             )
-            self._on_relation_change(rel.uuid)
+            self._on_relation_change(rel)
             return {**rel.to_dict(), "from_name": src.name, "to_name": dst.name, "created": created}
 
         return run("tier2", call)

@@ -7,15 +7,18 @@ from typing import Any
 
 from hermes_memory.api._tier1_methods import Tier1Methods
 from hermes_memory.api._tier2_methods import Tier2Methods
+from hermes_memory.api._tier3_methods import Tier3Methods
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
 from hermes_memory.errors import ConfigError
+from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier3.semantic import SemanticMemory
 
 
-class MemoryAPI(Tier1Methods, Tier2Methods):
+class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
@@ -31,6 +34,7 @@ class MemoryAPI(Tier1Methods, Tier2Methods):
         config_path: str | os.PathLike[str] | None = None,
         actor: str = "user",
         scope: str = "default",
+        backend: str | None = None,
         **overrides: Any,
     ):
         if config is None:
@@ -46,6 +50,7 @@ class MemoryAPI(Tier1Methods, Tier2Methods):
         self._t2: Tier2 | None = None
         self._curated_store: CuratedStore | None = None
         self._snapshot: CuratedSnapshot | None = None
+        self._sem: SemanticMemory | None = None
         if config.tier2.enabled:
             self._t2 = Tier2.open(
                 config.db_path,
@@ -60,6 +65,9 @@ class MemoryAPI(Tier1Methods, Tier2Methods):
                 user_char_limit=config.tier1.user_char_limit,
             )
             self._snapshot = CuratedSnapshot.capture(self._curated_store)
+        if config.tier3.enabled and self._t2 is not None:
+            # Cheap: the embedder and the vector collections open on first use.
+            self._sem = SemanticMemory(config.tier3, config.tier3_path, self._t2, backend=backend)
 
     # -- tier access (raise when a tier is switched off) ------------------------------------------
     def _tier2(self) -> Tier2:
@@ -71,6 +79,35 @@ class MemoryAPI(Tier1Methods, Tier2Methods):
         if self._curated_store is None:
             raise ConfigError("tier1 is disabled (config key 'tier1.enabled')")
         return self._curated_store
+
+    def _audit_curated(self, action: str, store: str, diff: dict[str, Any]) -> None:
+        # Tier 1 has no database of its own; its writes are logged in this profile's Tier 2 audit log.
+        if self._t2 is not None:
+            with self._t2.db.atomic() as conn:
+                self._t2.audit.record(
+                    conn, action=action, tier="tier1", actor=self.actor, target_uuid=None, diff=diff
+                )
+
+    def _semantic(self) -> SemanticMemory:
+        if self._sem is None:
+            raise ConfigError("tier3 is disabled (config key 'tier3.enabled'; it also needs tier2)")
+        return self._sem
+
+    # -- derived stores follow Tier 2 writes (inside the write's transaction) ---------------------
+    def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
+        if self._sem is None:
+            return
+        if removed:
+            self._sem.unindex("fact", fact.uuid)
+        else:
+            self._sem.index_fact(fact)
+
+    def _on_entity_change(self, entity: Entity) -> None:
+        if self._sem is not None:
+            self._sem.index_entity(entity)
+
+    def _on_relation_change(self, relation: Relation) -> None:
+        return None
 
     @property
     def tier2(self) -> Tier2:
@@ -96,6 +133,8 @@ class MemoryAPI(Tier1Methods, Tier2Methods):
                 }
             if self._t2 is not None:
                 out["tier2"] = self._t2.stats()
+            if self._sem is not None:
+                out["tier3"] = self._sem.health()
             return out
 
         return run("multi", call, tiers=self.enabled_tiers())
@@ -106,9 +145,14 @@ class MemoryAPI(Tier1Methods, Tier2Methods):
             tiers.append("tier1")
         if self.config.tier2.enabled:
             tiers.append("tier2")
+        if self._sem is not None:
+            tiers.append("tier3")
         return tiers
 
     def close(self) -> None:
+        if self._sem is not None:
+            self._sem.close()
+            self._sem = None
         if self._t2 is not None:
             self._t2.close()
             self._t2 = None

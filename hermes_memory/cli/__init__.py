@@ -5,18 +5,26 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
-from hermes_memory.cli import _tier_commands, demo
+from hermes_memory.cli import _tier3_commands, _tier_commands, demo
 from hermes_memory.cli._common import EXIT_USAGE, guarded
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line on stderr (exit 2), like every other CLI error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hermes-memory", description="Tiered, local-first memory for Hermes Agent."
-    )
+    # Sub-parsers inherit the parser class, so every level reports usage errors the same way.
+    parser = _Parser(prog="hermes-memory", description="Tiered, local-first memory for Hermes Agent.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo.register(sub)
     _tier_commands.register(sub)
+    _tier3_commands.register(sub)
     return parser
 
 

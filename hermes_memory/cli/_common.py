@@ -33,9 +33,9 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the full JSON envelope")
 
 
-def open_api(args: argparse.Namespace, **overrides: Any) -> MemoryAPI:
+def open_api(args: argparse.Namespace, *, backend: str | None = None) -> MemoryAPI:
     return MemoryAPI(
-        profile=args.profile, hermes_home=args.home, config_path=args.config, actor="cli", **overrides
+        profile=args.profile, hermes_home=args.home, config_path=args.config, actor="cli", backend=backend
     )
 
 

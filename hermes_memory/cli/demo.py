@@ -11,6 +11,8 @@ from typing import Any
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import EXIT_OK, CommandError
+from hermes_memory.cli._progress import ProgressBar
+from hermes_memory.cli._tier3_commands import hits
 
 # Knowledge a few conversations with a user would leave behind.
 SAMPLE_CURATED = [
@@ -51,6 +53,7 @@ SAMPLE_EVENTS = [
     ("2024-09-20", "milestone", "Atlas 2.0 released", ["Atlas"], 0.9),
 ]
 QUERIES = ["Where does Maya work?", "what database does atlas use", "dog puppy"]
+SEMANTIC_QUERIES = ["new dog", "which datastore backs the routing service"]
 
 
 def register(sub: Any) -> None:
@@ -105,6 +108,17 @@ def _demo(home: Path) -> int:
         print(show.entities(_check(api.entity_query("maya", limit=1))))
         print("\n== tier 2: timeline_query(entity='Atlas') ==")
         print(show.events(_check(api.timeline_query(entity="Atlas"))))
+        if "tier3" in api.enabled_tiers():
+            print("\n== tier 3: embedding the sample (real local model, loaded offline) ==")
+            report = _check(api.embed_pending(progress=ProgressBar("embed")))
+            print(f"{report['upserted']} vectors written to the {api.config.tier3.backend} backend")
+            for query in SEMANTIC_QUERIES:
+                env = api.semantic_search(query, limit=3, min_score=0.0)
+                print(f"\n== tier 3: semantic_search({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
+                print(hits(_check(env)))
+            env = api.semantic_hybrid("Maya's dog", limit=3)
+            print(f'\n== tier 2+3: semantic_hybrid("Maya\'s dog") — {env["meta"]["query_time_ms"]:.1f} ms ==')
+            print(hits(_check(env)))
         print("\n== stats ==")
         from hermes_memory.cli._tier_commands import _stats
 

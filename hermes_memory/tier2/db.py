@@ -37,6 +37,12 @@ def _storage_error(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
     return StorageError(f"memory database {path}: {text}")
 
 
+def _open_error(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
+    if "unable to open" in str(exc).lower() and not os.access(path.parent, os.W_OK):
+        return StorageError(f"cannot open memory database {path}: its directory is not writable ({exc})")
+    return StorageError(f"cannot open memory database {path}: {exc}")
+
+
 class Database:
     """Owns one connection to a Tier 2 file. Thread-safe; ``atomic()`` nests via savepoints.
 
@@ -69,9 +75,13 @@ class Database:
             # Touch the schema so a file that is not a database fails here, with a clear message.
             self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except StorageError:
+            self._conn.close()
             raise
         except sqlite3.DatabaseError as exc:
-            raise StorageError(f"cannot open memory database {self.path}: {exc}") from exc
+            # connect() itself may have failed, leaving no connection to close.
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            raise _open_error(self.path, exc) from exc
 
     def _check_file(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:

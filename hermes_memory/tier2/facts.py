@@ -112,10 +112,12 @@ class FactStore:
         digest = content_hash(content)
         with self._db.atomic() as conn:
             if self._auto_dedupe:
+                # An expired fact is not "known" any more: restating it must make it visible again.
                 existing = conn.execute(
                     "SELECT * FROM facts f WHERE f.scope = ? AND f.content_hash = ? AND f.is_archived = 0 "
-                    "AND f.superseded_at IS NULL ORDER BY f.id LIMIT 1",
-                    (scope, digest),
+                    "AND f.superseded_at IS NULL AND (f.expires_at IS NULL OR f.expires_at > ?) "
+                    "ORDER BY f.id LIMIT 1",
+                    (scope, digest, at),
                 ).fetchone()
                 if existing is not None:
                     fact = self._merge_duplicate(conn, existing, confidence, source_episodes, actor, at)
@@ -305,6 +307,20 @@ class FactStore:
                 "UPDATE facts SET access_count = access_count + 1, last_accessed = ? WHERE uuid = ?",
                 [(at, u) for u in uuids],
             )
+
+    def active_uuids(self, uuids: Sequence[str]) -> set[str]:
+        """The subset of ``uuids`` that are facts believed now (not archived, superseded or expired)."""
+        found: set[str] = set()
+        visible, params = _visible(None, now())
+        unique = list(dict.fromkeys(uuids))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._db.query(
+                f"SELECT f.uuid FROM facts f WHERE f.uuid IN ({marks}) AND {visible}", [*part, *params]
+            )
+            found.update(r["uuid"] for r in rows)
+        return found
 
     def history(self, subject: str, *, scope: str = "default") -> list[Fact]:
         """Every fact about a subject, superseded ones included, oldest first."""

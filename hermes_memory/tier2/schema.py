@@ -181,7 +181,44 @@ CREATE INDEX idx_audit_time ON memory_audit_log(timestamp DESC);
     + _fts("episodes", ("speaker", "text"))
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial", _INITIAL),)
+# Tier 3's source of truth lives here: every embedded text is a chunk row, and the durable embed queue
+# says which vectors still have to be written (or deleted) in the vector backend.
+_SEMANTIC = """
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    uuid TEXT NOT NULL UNIQUE,
+    source_kind TEXT NOT NULL,
+    source_uuid TEXT,
+    chunk_index INTEGER NOT NULL DEFAULT 0,
+    text TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    source_type TEXT NOT NULL,
+    session_id TEXT,
+    message_id INTEGER,
+    category TEXT,
+    timestamp REAL NOT NULL,
+    created_at REAL NOT NULL,
+    scope TEXT NOT NULL DEFAULT 'default'
+);
+CREATE INDEX idx_chunks_source ON chunks(source_kind, source_uuid);
+CREATE INDEX idx_chunks_session ON chunks(session_id, timestamp);
+
+CREATE TABLE embed_queue (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    collection TEXT NOT NULL,
+    item_uuid TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    enqueued_at REAL NOT NULL,
+    UNIQUE (collection, item_uuid, op)
+);
+""" + _fts("chunks", ("text",))
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial", _INITIAL),
+    Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
+)
 
 _VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS memory_schema_version (

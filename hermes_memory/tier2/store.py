@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_memory.tier2.audit import AuditLog
+from hermes_memory.tier2.chunks import ChunkStore, EmbedQueue
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.entities import EntityStore
 from hermes_memory.tier2.episodes import EpisodeStore
@@ -25,6 +26,8 @@ class Tier2:
     relations: RelationStore
     timeline: TimelineStore
     episodes: EpisodeStore
+    chunks: ChunkStore
+    embed_queue: EmbedQueue
 
     @classmethod
     def open(
@@ -46,6 +49,7 @@ class Tier2:
             db.close()
             raise
         audit = AuditLog(db)
+        queue = EmbedQueue(db)
         return cls(
             db=db,
             audit=audit,
@@ -54,6 +58,8 @@ class Tier2:
             relations=RelationStore(db, audit),
             timeline=TimelineStore(db, audit),
             episodes=EpisodeStore(db, audit),
+            chunks=ChunkStore(db, queue),
+            embed_queue=queue,
         )
 
     def stats(self) -> dict[str, Any]:
@@ -64,6 +70,8 @@ class Tier2:
             "relations": self.relations.count(),
             "timeline_events": self.timeline.count(),
             "episodes": self.episodes.count(),
+            "chunks": self.chunks.count(),
+            "embed_pending": self.embed_queue.count(),
             "audit_entries": self.audit.count(),
             "schema_version": current_version(self.db),
             "db_path": str(self.db.path),

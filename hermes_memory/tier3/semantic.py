@@ -1,0 +1,381 @@
+"""Tier 3 as one unit: the configured embedder and vector collections (opened lazily), the indexer that
+drains the embed queue into them, and semantic / hybrid search mapped back to Tier 2 chunks."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hermes_memory.config import Tier3Config
+from hermes_memory.errors import ConfigError, HermesMemoryError
+from hermes_memory.records import Entity, Fact, Hit
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow, QueueItem
+from hermes_memory.tier3.backend import VectorBackend, make_backend, parse_filters
+from hermes_memory.tier3.chunks import chunk_payload, chunk_text, entity_payload
+from hermes_memory.tier3.embedder import Embedder, make_embedder
+
+RRF_K = 60
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class DrainReport:
+    upserted: int
+    deleted: int
+    failed: int
+    remaining: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "upserted": self.upserted,
+            "deleted": self.deleted,
+            "failed": self.failed,
+            "remaining": self.remaining,
+        }
+
+
+@dataclass(frozen=True)
+class SemanticResult:
+    hits: list[Hit]
+    truncated: bool
+
+
+def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
+    if cfg.embedding_model == "local":
+        return {"batch_size": cfg.embed_batch_size}
+    if cfg.embedding_model == "hashing":
+        return {"dim": cfg.embedding_dim}
+    if cfg.embedding_model == "sentence-transformers":
+        if not cfg.embedding_model_name:
+            raise ConfigError("tier3.embedding_model_name is required for the sentence-transformers embedder")
+        return {"model": cfg.embedding_model_name, "batch_size": cfg.embed_batch_size}
+    opts: dict[str, Any] = {
+        "batch_size": cfg.embed_batch_size,
+        "timeout": cfg.timeout_s,
+        "dim": cfg.embedding_dim,
+    }
+    if cfg.embedding_model_name:
+        opts["model"] = cfg.embedding_model_name
+    if not cfg.embedding_base_url:
+        raise ConfigError("tier3.embedding_base_url is required for the openai embedder")
+    opts["base_url"] = cfg.embedding_base_url
+    if cfg.api_key_env:
+        opts["api_key_env"] = cfg.api_key_env
+    return opts
+
+
+def backend_name(cfg: Tier3Config, override: str | None = None) -> str:
+    """The backend to open: a server URL turns the embedded qdrant engine into qdrant-client."""
+    name = override or cfg.backend
+    if cfg.url and name == "qdrant":
+        return "qdrant-client"
+    return name
+
+
+class SemanticMemory:
+    """Embedder + vector collections for one profile. Nothing heavy happens until first use."""
+
+    def __init__(self, cfg: Tier3Config, path: Path, tier2: Tier2, *, backend: str | None = None):
+        self.cfg = cfg
+        self.path = path
+        self._tier2 = tier2
+        self._backend_name = backend_name(cfg, backend)
+        self._lock = threading.RLock()
+        self._embedder: Embedder | None = None
+        self._backends: dict[str, VectorBackend] = {}
+
+    # -- lazily opened parts --------------------------------------------------------------------
+    @property
+    def backend_name(self) -> str:
+        return self._backend_name
+
+    @property
+    def embedder(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                embedder = make_embedder(self.cfg.embedding_model, **_embedder_options(self.cfg))
+                if embedder.dim != self.cfg.embedding_dim:
+                    raise ConfigError(
+                        f"config key 'tier3.embedding_dim' is {self.cfg.embedding_dim} but embedder "
+                        f"{self.cfg.embedding_model!r} produces {embedder.dim}-d vectors"
+                    )
+                self._embedder = embedder
+            return self._embedder
+
+    def backend(self, collection: str, *, recreate: bool = False) -> VectorBackend:
+        with self._lock:
+            if recreate and collection in self._backends:
+                self._backends.pop(collection).close()
+            if collection not in self._backends:
+                opts: dict[str, Any] = {"collection": collection, "dim": self.cfg.embedding_dim}
+                if self._backend_name == "qdrant-client":
+                    if self.cfg.url:
+                        opts.update(url=self.cfg.url, timeout=self.cfg.timeout_s)
+                        if self.cfg.api_key_env:
+                            opts["api_key_env"] = self.cfg.api_key_env
+                    else:
+                        opts["path"] = str(self.path / "qdrant-client")
+                elif self._backend_name == "chroma":
+                    opts.update(timeout=self.cfg.timeout_s)
+                    if self.cfg.url:
+                        opts["url"] = self.cfg.url
+                        if self.cfg.api_key_env:
+                            opts["api_key_env"] = self.cfg.api_key_env
+                    else:
+                        opts["path"] = str(self.path / "chroma")
+                else:
+                    opts["path"] = str(self.path / self._backend_name)
+                if recreate:
+                    opts["recreate"] = True
+                self._backends[collection] = make_backend(self._backend_name, **opts)
+            return self._backends[collection]
+
+    # -- writing (enqueue side: runs inside the caller's Tier 2 transaction) ----------------------
+    def index_text(
+        self,
+        text: str,
+        *,
+        source_kind: str,
+        source_type: str,
+        timestamp: float,
+        source_uuid: str | None = None,
+        session_id: str | None = None,
+        message_id: int | None = None,
+        category: str | None = None,
+        scope: str = "default",
+    ) -> list[ChunkRow]:
+        """Chunk a text into Tier 2 and enqueue its embeddings (one transaction)."""
+        pieces = [c.text for c in chunk_text(text, self.cfg.chunk_size, self.cfg.chunk_overlap)]
+        with self._tier2.db.atomic() as conn:
+            return self._tier2.chunks.add(
+                conn, pieces, source_kind=source_kind, source_type=source_type, timestamp=timestamp,
+                source_uuid=source_uuid, session_id=session_id, message_id=message_id, category=category,
+                scope=scope,
+            )  # fmt: skip
+
+    def index_fact(self, fact: Fact) -> list[ChunkRow]:
+        return self.index_text(
+            fact.content, source_kind="fact", source_type="fact", timestamp=fact.created_at,
+            source_uuid=fact.uuid, session_id=fact.source_id if fact.source_type == "session" else None,
+            category=fact.category, scope=fact.scope,
+        )  # fmt: skip
+
+    def unindex(self, source_kind: str, source_uuid: str) -> int:
+        with self._tier2.db.atomic() as conn:
+            return self._tier2.chunks.remove_source(conn, source_kind, source_uuid)
+
+    def index_entity(self, entity: Entity) -> None:
+        with self._tier2.db.atomic() as conn:
+            self._tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, entity.uuid, "upsert")
+
+    # -- draining (worker side) -----------------------------------------------------------------
+    def drain(
+        self, *, max_items: int | None = None, progress: Progress | None = None, max_attempts: int = 5
+    ) -> DrainReport:
+        """Embed and write pending queue rows in batches until the queue is empty (or ``max_items``).
+
+        A row leaves the queue only after its vector write succeeded, so a crash loses nothing and a
+        retry overwrites by id (no duplicate vectors). Errors are recorded on the rows and re-raised.
+        """
+        queue = self._tier2.embed_queue
+        total = queue.count() if max_items is None else min(max_items, queue.count())
+        upserted = deleted = failed = done = 0
+        batch = self.cfg.embed_batch_size
+        while max_items is None or done < max_items:
+            size = batch if max_items is None else min(batch, max_items - done)
+            items = queue.pending(size, max_attempts=max_attempts)
+            if not items:
+                break
+            try:
+                up, de = self._apply(items)
+            except HermesMemoryError as exc:
+                queue.fail(items, str(exc))
+                failed += len(items)
+                raise
+            queue.complete(items)
+            upserted += up
+            deleted += de
+            done += len(items)
+            if progress is not None:
+                progress(min(done, total), total)
+        return DrainReport(upserted, deleted, failed, queue.count())
+
+    def _apply(self, items: Sequence[QueueItem]) -> tuple[int, int]:
+        upserted = deleted = 0
+        for collection in (CHUNKS_COLLECTION, ENTITIES_COLLECTION):
+            mine = [i for i in items if i.collection == collection]
+            if not mine:
+                continue
+            to_delete = [i.item_uuid for i in mine if i.op == "delete"]
+            to_upsert = [i.item_uuid for i in mine if i.op == "upsert"]
+            ids, texts, payloads, gone = self._load(collection, to_upsert)
+            backend = self.backend(collection)
+            if ids:
+                backend.upsert(ids, self.embedder.embed_document(texts), payloads)
+                upserted += len(ids)
+            stale = [*to_delete, *gone]
+            if stale:
+                prefix = "chunk:" if collection == CHUNKS_COLLECTION else "entity:"
+                deleted += backend.delete([prefix + u for u in stale])
+        return upserted, deleted
+
+    def _load(
+        self, collection: str, uuids: Sequence[str]
+    ) -> tuple[list[str], list[str], list[dict[str, Any]], list[str]]:
+        """Vector ids, texts and payloads for queued items; ``gone`` lists items deleted meanwhile."""
+        ids: list[str] = []
+        texts: list[str] = []
+        payloads: list[dict[str, Any]] = []
+        gone: list[str] = []
+        if collection == CHUNKS_COLLECTION:
+            rows = self._tier2.chunks.get_many(uuids)
+            for uuid in uuids:
+                chunk = rows.get(uuid)
+                if chunk is None:
+                    gone.append(uuid)
+                    continue
+                ids.append(chunk.vector_id)
+                texts.append(chunk.text)
+                payloads.append(dict(chunk_payload(
+                    chunk_id=chunk.uuid, text=chunk.text, source_type=chunk.source_type,
+                    timestamp=chunk.timestamp, session_id=chunk.session_id, message_id=chunk.message_id,
+                    fact_id=chunk.source_uuid if chunk.source_kind == "fact" else None,
+                    category=chunk.category, scope=chunk.scope, content_hash=chunk.content_hash,
+                    extra={"source_kind": chunk.source_kind, "source_uuid": chunk.source_uuid or ""},
+                )))  # fmt: skip
+            return ids, texts, payloads, gone
+        for uuid in uuids:
+            try:
+                entity = self._tier2.entities.get(uuid)
+            except HermesMemoryError:
+                gone.append(uuid)
+                continue
+            ids.append(f"entity:{entity.uuid}")
+            aliases = f" (also: {', '.join(entity.aliases)})" if entity.aliases else ""
+            desc = f": {entity.description}" if entity.description else ""
+            texts.append(f"{entity.name}{aliases}, {entity.entity_type}{desc}")
+            payloads.append(dict(entity_payload(
+                entity_id=entity.uuid, entity_name=entity.name, entity_type=entity.entity_type,
+                description=entity.description,
+            )))  # fmt: skip
+        return ids, texts, payloads, gone
+
+    def reindex(self, *, progress: Progress | None = None) -> DrainReport:
+        """Rebuild every collection from Tier 2 (e.g. after switching backend or embedder)."""
+        for collection in (CHUNKS_COLLECTION, ENTITIES_COLLECTION):
+            self.backend(collection, recreate=True)
+        at = time.time()
+        with self._tier2.db.atomic() as conn:
+            self._tier2.embed_queue.clear(conn)
+            for collection, table in ((CHUNKS_COLLECTION, "chunks"), (ENTITIES_COLLECTION, "entities")):
+                conn.execute(
+                    "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
+                    f"SELECT ?, uuid, 'upsert', ? FROM {table} ORDER BY id",
+                    (collection, at),
+                )
+        return self.drain(progress=progress)
+
+    # -- reading --------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        min_score: float = 0.0,
+        filters: Mapping[str, Any] | None = None,
+        scope: str = "default",
+    ) -> SemanticResult:
+        """Chunks nearest to the query, as Tier 2 text. Raises ValidationError for bad filters."""
+        wanted = dict(filters or {})
+        wanted["scope"] = scope
+        parse_filters(wanted)  # validate before paying for an embedding
+        truncated = self.embedder.truncates(query)
+        vector = self.embedder.embed_query([query])[0]
+        raw = self.backend(CHUNKS_COLLECTION).search(vector, limit=limit, filters=wanted)
+        hits = [h for h in raw if h.score >= min_score]
+        chunks = self._tier2.chunks.get_many([h.id.removeprefix("chunk:") for h in hits])
+        believed = self._tier2.facts.active_uuids(
+            [c.source_uuid for c in chunks.values() if c.source_kind == "fact" and c.source_uuid]
+        )
+        out: list[Hit] = []
+        for h in hits:
+            chunk = chunks.get(h.id.removeprefix("chunk:"))
+            if chunk is None:  # deleted in Tier 2, vector delete still queued
+                continue
+            if chunk.source_kind == "fact" and chunk.source_uuid not in believed:
+                continue  # archived, superseded or expired facts keep their vector but are not recalled
+            out.append(_chunk_hit(chunk, h.score, "tier3"))
+        return SemanticResult(out, truncated)
+
+    def hybrid(
+        self, query: str, *, limit: int = 10, scope: str = "default", candidates: int = 50
+    ) -> SemanticResult:
+        """BM25 over chunk text fused with vector search by reciprocal rank fusion."""
+        semantic = self.search(query, limit=candidates, scope=scope)
+        keyword = self._tier2.chunks.search(query, limit=candidates, scope=scope)
+        fused: dict[str, float] = {}
+        by_id: dict[str, Hit] = {}
+        ranks: dict[str, dict[str, int]] = {}
+        for rank, hit in enumerate(semantic.hits):
+            fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            by_id[hit.id] = hit
+            ranks.setdefault(hit.id, {})["vector"] = rank + 1
+        for rank, (chunk, score) in enumerate(keyword):
+            hit = _chunk_hit(chunk, score, "tier2")
+            fused[hit.id] = fused.get(hit.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            by_id.setdefault(hit.id, hit)
+            ranks.setdefault(hit.id, {})["bm25"] = rank + 1
+        best = 2.0 / (RRF_K + 1)  # first in both lists
+        order = sorted(fused, key=lambda k: fused[k], reverse=True)[:limit]
+        out = [
+            Hit(
+                id=k, score=round(min(1.0, fused[k] / best), 6), text=by_id[k].text, tier="multi",
+                kind=by_id[k].kind, timestamp=by_id[k].timestamp, source_ids=by_id[k].source_ids,
+                metadata={**by_id[k].metadata, "ranks": ranks[k]},
+            )
+            for k in order
+        ]  # fmt: skip
+        return SemanticResult(out, semantic.truncated)
+
+    def health(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "backend": self._backend_name,
+            "embedder": self.cfg.embedding_model,
+            "dim": self.cfg.embedding_dim,
+            "chunks": self._tier2.chunks.count(),
+            "embed_pending": self._tier2.embed_queue.count(),
+        }
+        with self._lock:
+            for name, backend in self._backends.items():
+                out[name] = backend.count()
+        return out
+
+    def close(self) -> None:
+        with self._lock:
+            for backend in self._backends.values():
+                backend.close()
+            self._backends.clear()
+
+
+def _chunk_hit(chunk: ChunkRow, score: float, tier: str) -> Hit:
+    sources = tuple(s for s in (chunk.source_uuid,) if s)
+    return Hit(
+        id=f"chunk:{chunk.uuid}",
+        score=max(0.0, min(1.0, score)),
+        text=chunk.text,
+        tier=tier,
+        kind=chunk.source_kind,
+        timestamp=chunk.timestamp,
+        source_ids=sources,
+        metadata={
+            "session_id": chunk.session_id,
+            "source_type": chunk.source_type,
+            "category": chunk.category,
+            "chunk_index": chunk.chunk_index,
+        },
+    )
