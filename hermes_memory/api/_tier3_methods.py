@@ -48,8 +48,9 @@ class Tier3Methods:
                 v.choice("category", category, v.FACT_CATEGORIES)
             when = v.optional_time("timestamp", timestamp)
             semantic = self._semantic()
+            at = when if when is not None else time.time()
             chunks = semantic.index_text(
-                body, source_kind="text", source_type=kind, timestamp=when if when is not None else time.time(),
+                body, source_kind="text", source_type=kind, timestamp=at,
                 session_id=sid, message_id=message_id, category=category, scope=self.scope,
             )  # fmt: skip
             report = semantic.drain() if wait else None

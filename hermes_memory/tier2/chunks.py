@@ -151,8 +151,8 @@ class ChunkStore:
         for index, text in enumerate(texts):
             uuid = new_uuid()
             conn.execute(
-                "INSERT INTO chunks(uuid, source_kind, source_uuid, chunk_index, text, content_hash, source_type,"
-                " session_id, message_id, category, timestamp, created_at, scope)"
+                "INSERT INTO chunks(uuid, source_kind, source_uuid, chunk_index, text, content_hash,"
+                " source_type, session_id, message_id, category, timestamp, created_at, scope)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     uuid, source_kind, source_uuid, index, text, content_hash(text), source_type, session_id,
