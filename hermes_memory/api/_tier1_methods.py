@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.tier1.curated_store import CuratedResult, CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
+
+
+def _clean(name: str, value: Any) -> str:
+    # NUL bytes and lone surrogates cannot be written to a UTF-8 markdown file: refuse them here.
+    return v.text(name, value).strip()
 
 
 def _result(result: CuratedResult) -> dict[str, Any]:
@@ -47,27 +53,32 @@ class Tier1Methods:
 
     def curated_add(self, content: str, store: str = "memory") -> Envelope:
         """Append an entry (exact duplicates are a no-op; over the limit is refused with the entries)."""
-        return run(
-            "tier1",
-            lambda: self._curated_write("curated_add", self._curated().add(store, content), {"new": content}),
-        )
+
+        def call() -> dict[str, Any]:
+            text = _clean("content", content)
+            return self._curated_write("curated_add", self._curated().add(store, text), {"new": text})
+
+        return run("tier1", call)
 
     def curated_replace(self, old: str, new: str, store: str = "memory") -> Envelope:
         """Replace the one entry containing ``old`` with ``new``."""
-        return run(
-            "tier1",
-            lambda: self._curated_write(
-                "curated_replace", self._curated().replace(store, old, new), {"old": old, "new": new}
-            ),
-        )
+
+        def call() -> dict[str, Any]:
+            old_text, new_text = _clean("old", old), _clean("new", new)
+            result = self._curated().replace(store, old_text, new_text)
+            return self._curated_write("curated_replace", result, {"old": old_text, "new": new_text})
+
+        return run("tier1", call)
 
     def curated_remove(self, substring: str, store: str = "memory") -> Envelope:
         """Remove the one entry containing ``substring``."""
-        # Like fact_delete, the audit log keeps that a removal happened, not the removed text.
-        return run(
-            "tier1",
-            lambda: self._curated_write("curated_remove", self._curated().remove(store, substring), {}),
-        )
+
+        def call() -> dict[str, Any]:
+            result = self._curated().remove(store, _clean("substring", substring))
+            # Like fact_delete, the audit log keeps that a removal happened, not the removed text.
+            return self._curated_write("curated_remove", result, {})
+
+        return run("tier1", call)
 
     def curated_snapshot(self) -> Envelope:
         """The frozen snapshot taken when this API was opened (what the system prompt shows)."""

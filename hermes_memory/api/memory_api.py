@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from hermes_memory.api._remember_methods import RememberMethods
 from hermes_memory.api._tier1_methods import Tier1Methods
 from hermes_memory.api._tier2_methods import Tier2Methods
 from hermes_memory.api._tier3_methods import Tier3Methods
@@ -15,10 +16,12 @@ from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
+from hermes_memory.ingest.background import BackgroundWorker
+from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.tier3.semantic import SemanticMemory
 
 
-class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods):
+class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, RememberMethods):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
@@ -35,6 +38,7 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods):
         actor: str = "user",
         scope: str = "default",
         backend: str | None = None,
+        background: bool = False,
         **overrides: Any,
     ):
         if config is None:
@@ -51,6 +55,8 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods):
         self._curated_store: CuratedStore | None = None
         self._snapshot: CuratedSnapshot | None = None
         self._sem: SemanticMemory | None = None
+        self._ingestor: Ingestor | None = None
+        self._worker: BackgroundWorker | None = None
         if config.tier2.enabled:
             self._t2 = Tier2.open(
                 config.db_path,
@@ -68,6 +74,11 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods):
         if config.tier3.enabled and self._t2 is not None:
             # Cheap: the embedder and the vector collections open on first use.
             self._sem = SemanticMemory(config.tier3, config.tier3_path, self._t2, backend=backend)
+        if self._t2 is not None:
+            self._ingestor = Ingestor(self._t2, self._sem, after_commit=self._after_ingest)
+            if background:
+                self._worker = BackgroundWorker(self._drain_once)
+                self._worker.start()
 
     # -- tier access (raise when a tier is switched off) ------------------------------------------
     def _tier2(self) -> Tier2:
@@ -107,6 +118,10 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods):
             self._sem.index_entity(entity)
 
     def _on_relation_change(self, relation: Relation) -> None:
+        return None
+
+    def _after_ingest(self, changes: Changes) -> None:
+        """Derived stores follow a committed turn."""
         return None
 
     @property
@@ -149,7 +164,12 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods):
             tiers.append("tier3")
         return tiers
 
-    def close(self) -> None:
+    def close(self, drain_timeout: float = 5.0) -> None:
+        """Stop the background worker (after draining up to ``drain_timeout`` s) and close every store."""
+        if self._worker is not None:
+            self._worker.wait_idle(drain_timeout)
+            self._worker.stop(drain_timeout)
+            self._worker = None
         if self._sem is not None:
             self._sem.close()
             self._sem = None

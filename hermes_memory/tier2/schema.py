@@ -215,9 +215,24 @@ CREATE TABLE embed_queue (
 );
 """ + _fts("chunks", ("text",))
 
+# Durable turn ingestion: remember_turn() commits one row here and returns; the worker turns each row into
+# episodes, extracted knowledge and chunks in ONE transaction that also deletes the row, so a crash at
+# any step rolls back to "still queued" and the retry produces the same final state.
+_INGEST = """
+CREATE TABLE ingest_queue (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    turn_uuid TEXT NOT NULL UNIQUE,
+    payload TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    enqueued_at REAL NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
+    Migration(3, "ingest_queue", _INGEST),
 )
 
 _VERSION_TABLE = """

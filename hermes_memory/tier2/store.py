@@ -12,6 +12,7 @@ from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.entities import EntityStore
 from hermes_memory.tier2.episodes import EpisodeStore
 from hermes_memory.tier2.facts import FactStore
+from hermes_memory.tier2.ingest_queue import IngestQueue
 from hermes_memory.tier2.relations import RelationStore
 from hermes_memory.tier2.schema import current_version, migrate
 from hermes_memory.tier2.timeline import TimelineStore
@@ -28,6 +29,7 @@ class Tier2:
     episodes: EpisodeStore
     chunks: ChunkStore
     embed_queue: EmbedQueue
+    ingest_queue: IngestQueue
 
     @classmethod
     def open(
@@ -60,6 +62,7 @@ class Tier2:
             episodes=EpisodeStore(db, audit),
             chunks=ChunkStore(db, queue),
             embed_queue=queue,
+            ingest_queue=IngestQueue(db),
         )
 
     def stats(self) -> dict[str, Any]:
@@ -72,6 +75,7 @@ class Tier2:
             "episodes": self.episodes.count(),
             "chunks": self.chunks.count(),
             "embed_pending": self.embed_queue.count(),
+            "ingest_pending": self.ingest_queue.count(),
             "audit_entries": self.audit.count(),
             "schema_version": current_version(self.db),
             "db_path": str(self.db.path),

@@ -1,0 +1,176 @@
+"""MemoryAPI methods of durable ingestion: remember_turn / remember_message, flush, get_latest."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from hermes_memory import validation as v
+from hermes_memory.api.envelope import Envelope, run
+from hermes_memory.errors import ValidationError
+from hermes_memory.ingest.background import BackgroundWorker
+from hermes_memory.ingest.turns import TurnMessage, new_turn_uuid
+from hermes_memory.ingest.worker import Ingestor, to_timestamp
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier3.semantic import SemanticMemory
+
+# A turn may be long (pasted logs, code); it is chunked, not refused, up to this size per message.
+MAX_TURN_CHARS = 1_000_000
+_MAX_METADATA_CHARS = 20_000
+
+
+class RememberMethods:
+    """Mixed into MemoryAPI; expects ``_tier2()``, ``_ingestor``, ``_worker``, ``_sem`` and ``scope``."""
+
+    scope: str
+    _ingestor: Ingestor | None
+    _worker: BackgroundWorker | None
+    _sem: SemanticMemory | None
+
+    def _tier2(self) -> Tier2:
+        raise NotImplementedError
+
+    def remember_turn(
+        self,
+        user: str | None,
+        assistant: str | None,
+        session_id: str,
+        time_: float | datetime | str | None = None,
+        *,
+        user_name: str | None = None,
+        assistant_name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        turn_id: str | None = None,
+    ) -> Envelope:
+        """Durably queue one exchange (one small insert) and return; the worker stores and extracts it."""
+
+        def call() -> dict[str, Any]:
+            messages = []
+            for role, text, name in (("user", user, user_name), ("assistant", assistant, assistant_name)):
+                if text is None:
+                    continue
+                body = v.text(role, text, max_chars=MAX_TURN_CHARS, allow_empty=True)
+                speaker = v.optional_text(f"{role}_name", name, max_chars=200)
+                messages.append(TurnMessage(role, body, speaker))
+            if not any(m.text.strip() for m in messages):
+                raise ValidationError("a turn needs a non-empty user or assistant message")
+            return self._enqueue(messages, session_id, time_, metadata, turn_id)
+
+        return run("tier2", call)
+
+    def remember_message(
+        self,
+        text: str,
+        session_id: str,
+        time_: float | datetime | str | None = None,
+        *,
+        role: str = "user",
+        speaker: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        turn_id: str | None = None,
+    ) -> Envelope:
+        """Durably queue a single message (the one-sided form of ``remember_turn``)."""
+
+        def call() -> dict[str, Any]:
+            body = v.text("text", text, max_chars=MAX_TURN_CHARS)
+            v.choice("role", role, {"user", "assistant"})
+            name = v.optional_text("speaker", speaker, max_chars=200)
+            return self._enqueue([TurnMessage(role, body, name)], session_id, time_, metadata, turn_id)
+
+        return run("tier2", call)
+
+    def _enqueue(
+        self,
+        messages: list[TurnMessage],
+        session_id: Any,
+        when: Any,
+        metadata: Mapping[str, Any] | None,
+        turn_id: str | None,
+    ) -> dict[str, Any]:
+        sid = v.text("session_id", session_id, max_chars=200)
+        if when is not None and (
+            isinstance(when, bool) or not isinstance(when, int | float | str | datetime)
+        ):
+            raise ValidationError(f"time must be Unix seconds, a datetime or ISO-8601 text, got {when!r}")
+        try:
+            ts = to_timestamp(when)
+        except (ValueError, OverflowError, OSError) as exc:
+            raise ValidationError(f"time {when!r} is not a valid timestamp: {exc}") from exc
+        v.number_value("time", ts)
+        meta = _check_metadata(metadata)
+        uuid = v.text("turn_id", turn_id, max_chars=200) if turn_id is not None else new_turn_uuid()
+        payload = {
+            "session_id": sid,
+            "time": ts,
+            "messages": [m.to_dict() for m in messages],
+            "metadata": meta,
+            "scope": self.scope,
+        }
+        queued = self._tier2().ingest_queue.enqueue(uuid, payload)
+        if self._worker is not None:
+            self._worker.wake()
+        return {"turn_id": uuid, "queued": queued, "time": ts}
+
+    def flush(self, timeout: float | None = 30.0) -> Envelope:
+        """Wait until every queued turn and embedding is written (or ``timeout`` seconds pass)."""
+
+        def call() -> dict[str, Any]:
+            deadline = None if timeout is None else time.monotonic() + v.number_value("timeout", timeout)
+            tier2 = self._tier2()
+            while True:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                if self._worker is not None and self._worker.alive:
+                    self._worker.wait_idle(1.0 if left is None else min(left, 1.0))
+                else:
+                    self._drain_once(deadline)
+                if tier2.ingest_queue.count() == 0 and (self._sem is None or tier2.embed_queue.count() == 0):
+                    break
+            pending = {"turns": tier2.ingest_queue.count(), "embeddings": tier2.embed_queue.count()}
+            return {"drained": pending["turns"] == 0 and pending["embeddings"] == 0, "pending": pending}
+
+        return run("tier2", call, tiers=["tier2", "tier3"])
+
+    def _drain_once(self, deadline: float | None = None) -> bool:
+        """One pass over both queues in the caller's thread; True when anything was written."""
+        busy = False
+        if self._ingestor is not None:
+            busy = self._ingestor.drain(deadline=deadline) > 0
+        if self._sem is not None:
+            report = self._sem.drain()
+            busy = busy or report.upserted > 0 or report.deleted > 0
+        return busy
+
+    def get_latest(self, count: int = 10, begin: float | None = None) -> Envelope:
+        """The newest ``count`` episodes (before ``begin`` if given), oldest first (HAEMA's latest slice)."""
+
+        def call() -> list[dict[str, Any]]:
+            n = v.positive_int("count", count, maximum=1000)
+            before = v.optional_time("begin", begin)
+            return [
+                e.to_dict() for e in self._tier2().episodes.latest(count=n, before=before, scope=self.scope)
+            ]
+
+        return run("tier2", call)
+
+
+def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise ValidationError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    try:
+        text = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"metadata must be JSON-serialisable: {exc}") from exc
+    if len(text) > _MAX_METADATA_CHARS:
+        raise ValidationError(
+            f"metadata is {len(text)} characters as JSON; the limit is {_MAX_METADATA_CHARS}"
+        )
+    v.text("metadata", text, allow_empty=True)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded

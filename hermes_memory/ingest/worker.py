@@ -1,0 +1,150 @@
+"""The ingestion worker: drains the turn queue, one turn per transaction, and keeps derived stores current.
+
+Each queued turn becomes its episodes, their chunks (embedding enqueued), and the knowledge extracted
+from them — all in ONE Tier 2 transaction that also removes the queue row. A crash or error at any step
+rolls everything back to "still queued"; the retry uses the same deterministic episode ids and produces
+the same final state, so nothing is lost or written twice. Vector writes and graph updates are derived
+and follow after commit (the embed queue is itself durable; the graph is rebuildable from Tier 2).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from hermes_memory.errors import HermesMemoryError
+from hermes_memory.records import Entity, Episode, Relation
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.ingest_queue import QueuedTurn
+from hermes_memory.tier3.semantic import SemanticMemory
+from hermes_memory.ingest.turns import episode_uuid
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Changes:
+    """What one processed turn touched, for derived stores to follow after commit."""
+
+    episodes: list[Episode] = field(default_factory=list)
+    entities: list[Entity] = field(default_factory=list)
+    relations: list[Relation] = field(default_factory=list)
+
+
+# (tier2, episodes of a turn, changes) -> None; runs inside the turn's transaction.
+KnowledgeWriter = Callable[[Tier2, list[Episode], Changes], None]
+AfterCommit = Callable[[Changes], None]
+
+
+class Ingestor:
+    """Processes queued turns. Thread-safe: one turn at a time per instance."""
+
+    def __init__(
+        self,
+        tier2: Tier2,
+        semantic: SemanticMemory | None,
+        *,
+        knowledge: KnowledgeWriter | None = None,
+        after_commit: AfterCommit | None = None,
+        max_attempts: int = 5,
+    ):
+        self._tier2 = tier2
+        self._semantic = semantic
+        self._knowledge = knowledge
+        self._after_commit = after_commit
+        self._max_attempts = max_attempts
+        self._lock = threading.Lock()
+
+    def process(self, item: QueuedTurn) -> Changes:
+        """Write one turn completely, or not at all. Raises what a step raised (after rollback)."""
+        payload = item.payload
+        changes = Changes()
+        tier2 = self._tier2
+        with tier2.db.atomic() as conn:
+            for index, message in enumerate(payload["messages"]):
+                text = message["text"]
+                if not text.strip():
+                    continue
+                episode = tier2.episodes.add(
+                    conn,
+                    uuid=episode_uuid(item.turn_uuid, index),
+                    session_id=payload["session_id"],
+                    role=message["role"],
+                    speaker=message.get("speaker"),
+                    text=text,
+                    timestamp=payload["time"],
+                    metadata={**payload.get("metadata", {}), "turn_uuid": item.turn_uuid, "index": index},
+                    scope=payload.get("scope", "default"),
+                )
+                changes.episodes.append(episode)
+                if self._semantic is not None:
+                    self._semantic.index_text(
+                        _episode_text(episode), source_kind="episode", source_type="session",
+                        timestamp=episode.timestamp, source_uuid=episode.uuid, session_id=episode.session_id,
+                        scope=episode.scope,
+                    )  # fmt: skip
+            if self._knowledge is not None and changes.episodes:
+                self._knowledge(tier2, changes.episodes, changes)
+            tier2.ingest_queue.done(conn, item)
+        if self._after_commit is not None:
+            self._after_commit(changes)
+        return changes
+
+    def drain(self, *, max_turns: int | None = None, deadline: float | None = None) -> int:
+        """Process queued turns in order until the queue is empty, ``max_turns`` or ``deadline``.
+
+        A turn whose processing fails is recorded (attempts, last error) and skipped for now; it is
+        retried on the next drain until ``max_attempts``. Returns the number of turns written.
+        """
+        written = 0
+        with self._lock:
+            while max_turns is None or written < max_turns:
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                batch = self._tier2.ingest_queue.pending(16, max_attempts=self._max_attempts)
+                if not batch:
+                    break
+                progressed = False
+                for item in batch:
+                    try:
+                        self.process(item)
+                    except HermesMemoryError as exc:
+                        log.warning(
+                            "ingesting turn %s failed (attempt %d): %s",
+                            item.turn_uuid,
+                            item.attempts + 1,
+                            exc,
+                        )
+                        self._tier2.ingest_queue.fail(item, f"{type(exc).__name__}: {exc}")
+                        continue
+                    written += 1
+                    progressed = True
+                    if max_turns is not None and written >= max_turns:
+                        break
+                if not progressed:
+                    break
+        return written
+
+
+def _episode_text(episode: Episode) -> str:
+    return f"{episode.speaker}: {episode.text}" if episode.speaker else episode.text
+
+
+def to_timestamp(value: float | datetime | str | None) -> float:
+    """A turn time as Unix seconds: None is now; naive datetimes are UTC; ISO-8601 strings are parsed.
+
+    Raises ValueError for an unparsable string (the API turns it into a ValidationError).
+    """
+    if value is None:
+        return time.time()
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return dt.timestamp()
+    if isinstance(value, str):
+        dt = datetime.fromisoformat(value.strip())
+        return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).timestamp()
+    return float(value)
