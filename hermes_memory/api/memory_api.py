@@ -12,12 +12,12 @@ from hermes_memory.api._tier3_methods import Tier3Methods
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
 from hermes_memory.errors import ConfigError
+from hermes_memory.ingest.background import BackgroundWorker
+from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
-from hermes_memory.ingest.background import BackgroundWorker
-from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.tier3.semantic import SemanticMemory
 
 

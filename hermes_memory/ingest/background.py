@@ -39,7 +39,7 @@ class BackgroundWorker:
             self._wake.clear()
             try:
                 busy = self._step()
-            except Exception:  # noqa: BLE001 - logged with traceback; the work stays queued for retry
+            except Exception:
                 log.exception("hermes-memory background worker step failed")
                 busy = False
             if busy:

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from hermes_memory.errors import HermesMemoryError
+from hermes_memory.ingest.turns import episode_uuid
 from hermes_memory.records import Entity, Episode, Relation
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.ingest_queue import QueuedTurn
 from hermes_memory.tier3.semantic import SemanticMemory
-from hermes_memory.ingest.turns import episode_uuid
 
 log = logging.getLogger(__name__)
 
