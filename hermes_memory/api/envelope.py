@@ -12,7 +12,10 @@ Envelope = dict[str, Any]
 
 
 def ok(data: Any, *, tier: str, started: float, tiers: Sequence[str], **meta: Any) -> Envelope:
-    count = len(data) if isinstance(data, list) else (0 if data is None else 1)
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        count = len(data["results"])
+    else:
+        count = len(data) if isinstance(data, list) else (0 if data is None else 1)
     return {
         "success": True,
         "data": data,

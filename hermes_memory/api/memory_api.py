@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from hermes_memory.api._graph_methods import GraphMethods
 from hermes_memory.api._remember_methods import RememberMethods
 from hermes_memory.api._tier1_methods import Tier1Methods
 from hermes_memory.api._tier2_methods import Tier2Methods
@@ -12,6 +13,7 @@ from hermes_memory.api._tier3_methods import Tier3Methods
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
 from hermes_memory.errors import ConfigError
+from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.records import Entity, Fact, Relation
@@ -21,7 +23,7 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import SemanticMemory
 
 
-class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, RememberMethods):
+class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, RememberMethods):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
@@ -57,6 +59,7 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, RememberMethods):
         self._sem: SemanticMemory | None = None
         self._ingestor: Ingestor | None = None
         self._worker: BackgroundWorker | None = None
+        self._graph_service: GraphService | None = None
         if config.tier2.enabled:
             self._t2 = Tier2.open(
                 config.db_path,
@@ -74,6 +77,8 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, RememberMethods):
         if config.tier3.enabled and self._t2 is not None:
             # Cheap: the embedder and the vector collections open on first use.
             self._sem = SemanticMemory(config.tier3, config.tier3_path, self._t2, backend=backend)
+        if config.graph.enabled and self._t2 is not None:
+            self._graph_service = GraphService(self._t2, config.graph_path)
         if self._t2 is not None:
             self._ingestor = Ingestor(self._t2, self._sem, after_commit=self._after_ingest)
             if background:
@@ -116,13 +121,25 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, RememberMethods):
     def _on_entity_change(self, entity: Entity) -> None:
         if self._sem is not None:
             self._sem.index_entity(entity)
+        if self._graph_service is not None:
+            self._graph_service.entity_changed(entity)
 
     def _on_relation_change(self, relation: Relation) -> None:
-        return None
+        if self._graph_service is not None:
+            self._graph_service.relation_changed(relation)
 
     def _after_ingest(self, changes: Changes) -> None:
         """Derived stores follow a committed turn."""
-        return None
+        if self._graph_service is not None:
+            for entity in changes.entities:
+                self._graph_service.entity_changed(entity)
+            for relation in changes.relations:
+                self._graph_service.relation_changed(relation)
+
+    def _graph(self) -> GraphService:
+        if self._graph_service is None:
+            raise ConfigError("the graph is disabled (config key 'graph.enabled'; it also needs tier2)")
+        return self._graph_service
 
     @property
     def tier2(self) -> Tier2:
@@ -162,6 +179,8 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, RememberMethods):
             tiers.append("tier2")
         if self._sem is not None:
             tiers.append("tier3")
+        if self._graph_service is not None:
+            tiers.append("graph")
         return tiers
 
     def close(self, drain_timeout: float = 5.0) -> None:
@@ -170,6 +189,9 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, RememberMethods):
             self._worker.wait_idle(drain_timeout)
             self._worker.stop(drain_timeout)
             self._worker = None
+        if self._graph_service is not None:
+            self._graph_service.save()
+            self._graph_service = None
         if self._sem is not None:
             self._sem.close()
             self._sem = None

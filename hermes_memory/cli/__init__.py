@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from hermes_memory.cli import _tier3_commands, _tier_commands, demo
+from hermes_memory.cli import _graph_commands, _tier3_commands, _tier_commands, demo
 from hermes_memory.cli._common import EXIT_USAGE, guarded
 
 
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.register(sub)
     _tier_commands.register(sub)
     _tier3_commands.register(sub)
+    _graph_commands.register(sub)
     return parser
 
 

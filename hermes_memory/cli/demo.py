@@ -108,6 +108,21 @@ def _demo(home: Path) -> int:
         print(show.entities(_check(api.entity_query("maya", limit=1))))
         print("\n== tier 2: timeline_query(entity='Atlas') ==")
         print(show.events(_check(api.timeline_query(entity="Atlas"))))
+        if "graph" in api.enabled_tiers():
+            print("\n== graph: traverse('Maya', depth=2) ==")
+            trav = _check(api.graph_traverse("Maya", 2))
+            for item in trav["results"]:
+                via = (item.get("via") or {}).get("relation_type", "?")
+                print(
+                    f"  {item['hops']} hop(s): {item['entity']['name']} "
+                    f"({item['entity']['entity_type']}) via {via}"
+                )
+            print("\n== graph: central entities ==")
+            for row in _check(api.graph_central_entities(3)):
+                print(f"  {row['rank']}. {row['entity']['name']}  ({row['algorithm']} {row['score']:.3f})")
+            path = _check(api.graph_shortest_path("Postgres", "Lisbon"))
+            print("\n== graph: shortest_path('Postgres', 'Lisbon') ==")
+            print("  " + " -> ".join(step["entity"]["name"] for step in path))
         if "tier3" in api.enabled_tiers():
             print("\n== tier 3: embedding the sample (real local model, loaded offline) ==")
             report = _check(api.embed_pending(progress=ProgressBar("embed")))
