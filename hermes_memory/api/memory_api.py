@@ -15,6 +15,7 @@ from hermes_memory.config import Config, load_config
 from hermes_memory.errors import ConfigError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
+from hermes_memory.ingest.knowledge import RuleBasedKnowledge
 from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.tier1.curated_store import CuratedStore
@@ -80,7 +81,9 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, Remember
         if config.graph.enabled and self._t2 is not None:
             self._graph_service = GraphService(self._t2, config.graph_path)
         if self._t2 is not None:
-            self._ingestor = Ingestor(self._t2, self._sem, after_commit=self._after_ingest)
+            self._ingestor = Ingestor(
+                self._t2, self._sem, knowledge=RuleBasedKnowledge(self._sem), after_commit=self._after_ingest
+            )
             if background:
                 self._worker = BackgroundWorker(self._drain_once)
                 self._worker.start()

@@ -1,0 +1,116 @@
+"""Turn the rule-based extraction of a turn's messages into Tier 2 knowledge: entities, relations, facts
+(with subject/predicate/object for supersession and the source episodes for ``why``) and timeline events.
+Runs inside the turn's transaction (see ``worker.Ingestor``)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+
+from hermes_memory.extract import KnownEntities, KnownEntity, MessageInput, extract
+from hermes_memory.extract.types import ExtractionResult
+from hermes_memory.ingest.worker import Changes
+from hermes_memory.records import Episode
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier3.semantic import SemanticMemory
+
+EXTRACTOR = "rules-v1"
+
+
+class RuleBasedKnowledge:
+    """A ``KnowledgeWriter``: extracts from each episode and writes what it found.
+
+    Keeps the known entities (names, aliases, types) in memory so linking needs no query per turn.
+    """
+
+    def __init__(self, semantic: SemanticMemory | None):
+        self._semantic = semantic
+        self._known: dict[tuple[str, str], KnownEntity] | None = None
+        self._lock = threading.Lock()
+
+    def _known_entities(self, tier2: Tier2) -> KnownEntities:
+        with self._lock:
+            if self._known is None:
+                self._known = {
+                    (e.name.casefold(), e.entity_type): KnownEntity(e.name, e.entity_type, tuple(e.aliases))
+                    for e in tier2.entities.all()
+                }
+            return KnownEntities(self._known.values())
+
+    def __call__(self, tier2: Tier2, episodes: list[Episode], changes: Changes) -> None:
+        speakers = [e.speaker for e in episodes if e.speaker]
+        for episode in episodes:
+            others = [s for s in speakers if s != episode.speaker]
+            message = MessageInput(
+                text=episode.text,
+                time=datetime.fromtimestamp(episode.timestamp, tz=UTC),
+                speaker=episode.speaker,
+                role=episode.role if episode.role in ("user", "assistant") else "user",
+                addressee=others[0] if others else None,
+            )
+            result = extract(message, self._known_entities(tier2))
+            if not result.is_noise:
+                self._write(tier2, episode, result, changes)
+
+    def _write(self, tier2: Tier2, episode: Episode, result: ExtractionResult, changes: Changes) -> None:
+        uuids: dict[str, str] = {}
+        for found in result.entities:
+            ensured = tier2.entities.ensure(
+                found.name, found.entity_type, aliases=found.aliases, actor="ingest",
+                seen_at=episode.timestamp, scope=episode.scope,
+            )  # fmt: skip
+            uuids[found.name.casefold()] = ensured.entity.uuid
+            changes.entities.append(ensured.entity)
+            if ensured.created:
+                self._remember(ensured.entity.name, ensured.entity.entity_type, ensured.entity.aliases)
+                if self._semantic is not None:
+                    self._semantic.index_entity(ensured.entity)
+        for rel in result.relations:
+            src, dst = uuids.get(rel.subject.casefold()), uuids.get(rel.object.casefold())
+            if rel.negated or src is None or dst is None or src == dst:
+                continue
+            relation, _ = tier2.relations.link(
+                src, dst, rel.predicate, strength=max(0.0, min(1.0, rel.confidence)), actor="ingest",
+                scope=episode.scope,
+            )  # fmt: skip
+            changes.relations.append(relation)
+        for fact in result.facts:
+            linked = [
+                u
+                for u in (uuids.get(fact.subject.casefold()), uuids.get((fact.object or "").casefold()))
+                if u
+            ]
+            when = fact.when
+            stored = tier2.facts.store(
+                fact.content,
+                category=fact.category,
+                confidence=max(0.0, min(1.0, fact.confidence)),
+                source_type="session",
+                source_id=episode.session_id,
+                actor="ingest",
+                valid_from=when.start.timestamp() if when is not None else episode.timestamp,
+                subject=fact.subject,
+                predicate=fact.predicate,
+                object=fact.object,
+                exclusive=fact.exclusive and not fact.negated,
+                source_episodes=(episode.uuid,),
+                extractor=EXTRACTOR,
+                importance=max(0.0, min(1.0, fact.salience)),
+                scope=episode.scope,
+                entity_uuids=linked,
+            )
+            if stored.created and self._semantic is not None:
+                self._semantic.index_fact(stored.fact)
+            if when is not None and stored.created:
+                tier2.timeline.add(
+                    "event", fact.content, description=f"{when.label} (from {when.text!r})",
+                    importance=max(0.0, min(1.0, fact.salience)), related_entities=linked,
+                    related_facts=(stored.fact.uuid,), session_id=episode.session_id,
+                    timestamp=when.start.timestamp(), end_timestamp=when.end.timestamp(),
+                    source_episodes=(episode.uuid,), actor="ingest", scope=episode.scope,
+                )  # fmt: skip
+
+    def _remember(self, name: str, entity_type: str, aliases: tuple[str, ...]) -> None:
+        with self._lock:
+            if self._known is not None:
+                self._known[(name.casefold(), entity_type)] = KnownEntity(name, entity_type, tuple(aliases))
