@@ -1,0 +1,58 @@
+"""The knowledge graph: entities and relations from Tier 2 as a NetworkX graph, with traversal, paths,
+centrality, communities, spreading activation and pictures.
+
+Names are resolved lazily so ``import hermes_memory.graph`` does not pay for NetworkX (~0.2 s) until a
+graph is actually used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_memory.graph.builder import BuildReport
+    from hermes_memory.graph.nx_store import (
+        AmbiguousEntityError,
+        EntityNotFoundError,
+        KnowledgeGraph,
+        Link,
+        LoadResult,
+        LoadStatus,
+        graph_fingerprint,
+    )
+    from hermes_memory.graph.render import render_html, render_png
+
+_EXPORTS = {
+    "AmbiguousEntityError": "hermes_memory.graph.nx_store",
+    "BuildReport": "hermes_memory.graph.builder",
+    "EntityNotFoundError": "hermes_memory.graph.nx_store",
+    "KnowledgeGraph": "hermes_memory.graph.nx_store",
+    "Link": "hermes_memory.graph.nx_store",
+    "LoadResult": "hermes_memory.graph.nx_store",
+    "LoadStatus": "hermes_memory.graph.nx_store",
+    "graph_fingerprint": "hermes_memory.graph.nx_store",
+    "render_html": "hermes_memory.graph.render",
+    "render_png": "hermes_memory.graph.render",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "AmbiguousEntityError",
+    "BuildReport",
+    "EntityNotFoundError",
+    "KnowledgeGraph",
+    "Link",
+    "LoadResult",
+    "LoadStatus",
+    "graph_fingerprint",
+    "render_html",
+    "render_png",
+]
