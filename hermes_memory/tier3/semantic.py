@@ -5,22 +5,27 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hermes_memory.config import Tier3Config
-from hermes_memory.errors import ConfigError, HermesMemoryError
+from hermes_memory.errors import ConfigError, EmbeddingError, HermesMemoryError, ValidationError
 from hermes_memory.records import Entity, Fact, Hit
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow, QueueItem
-from hermes_memory.tier3.backend import VectorBackend, make_backend, parse_filters
+from hermes_memory.tier3.backend import VectorBackend, VectorHit, make_backend, parse_filters
 from hermes_memory.tier3.chunks import chunk_payload, chunk_text, entity_payload
 from hermes_memory.tier3.embedder import Embedder, make_embedder
 
 RRF_K = 60
 Progress = Callable[[int, int], None]
+# A buffering backend (one with ``flush()``, e.g. memory) makes vectors durable only when flushed, and a
+# queue row may leave only once its vector is durable: such backends are flushed once per this many rows.
+FLUSH_EVERY = 1024
+# semantic_search over-fetches when archived/superseded facts fill the top hits, up to this many.
+MAX_FETCH = 1000
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,8 @@ class SemanticMemory:
                         if self.cfg.api_key_env:
                             opts["api_key_env"] = self.cfg.api_key_env
                     else:
-                        opts["path"] = str(self.path / "qdrant-client")
+                        # qdrant-client's local mode locks its folder per client: one folder per collection
+                        opts["path"] = str(self.path / "qdrant-client" / collection)
                 elif self._backend_name == "chroma":
                     opts.update(timeout=self.cfg.timeout_s)
                     if self.cfg.url:
@@ -179,31 +185,54 @@ class SemanticMemory:
     ) -> DrainReport:
         """Embed and write pending queue rows in batches until the queue is empty (or ``max_items``).
 
-        A row leaves the queue only after its vector write succeeded, so a crash loses nothing and a
-        retry overwrites by id (no duplicate vectors). Errors are recorded on the rows and re-raised.
+        A row leaves the queue only after its vector write is durable, so a crash loses nothing and a
+        retry overwrites by id (no duplicate vectors). Raises what the embedder or backend raised;
+        only item errors (EmbeddingError, ValidationError) count against a row's ``max_attempts`` —
+        an unreachable server or a config problem must not retire rows that a later drain can write.
         """
         queue = self._tier2.embed_queue
         total = queue.count() if max_items is None else min(max_items, queue.count())
-        upserted = deleted = failed = done = 0
+        upserted = deleted = done = 0
         batch = self.cfg.embed_batch_size
         while max_items is None or done < max_items:
-            size = batch if max_items is None else min(batch, max_items - done)
+            group = self._group_size(batch)
+            size = group if max_items is None else min(group, max_items - done)
             items = queue.pending(size, max_attempts=max_attempts)
             if not items:
                 break
-            try:
-                up, de = self._apply(items)
-            except HermesMemoryError as exc:
-                queue.fail(items, str(exc))
-                failed += len(items)
-                raise
+            for start in range(0, len(items), batch):
+                part = items[start : start + batch]
+                try:
+                    up, de = self._apply(part)
+                except (EmbeddingError, ValidationError) as exc:
+                    queue.fail(part, str(exc))
+                    raise
+                upserted += up
+                deleted += de
+                if progress is not None:
+                    progress(min(done + start + len(part), total), total)
+            self._flush()
             queue.complete(items)
-            upserted += up
-            deleted += de
             done += len(items)
-            if progress is not None:
-                progress(min(done, total), total)
-        return DrainReport(upserted, deleted, failed, queue.count())
+        return DrainReport(upserted, deleted, 0, queue.count())
+
+    def _group_size(self, batch: int) -> int:
+        """Rows to take per queue round: one batch for write-through engines, more for buffering ones.
+
+        Looks only at backends already open, so draining an empty queue opens nothing.
+        """
+        with self._lock:
+            opened = list(self._backends.values())
+        buffering = any(callable(getattr(b, "flush", None)) for b in opened)
+        return max(batch, FLUSH_EVERY) if buffering else batch
+
+    def _flush(self) -> None:
+        with self._lock:
+            backends = list(self._backends.values())
+        for backend in backends:
+            flush = getattr(backend, "flush", None)
+            if callable(flush):
+                flush()
 
     def _apply(self, items: Sequence[QueueItem]) -> tuple[int, int]:
         upserted = deleted = 0
@@ -296,28 +325,46 @@ class SemanticMemory:
         parse_filters(wanted)  # validate before paying for an embedding
         truncated = self.embedder.truncates(query)
         vector = self.embedder.embed_query([query])[0]
-        raw = self.backend(CHUNKS_COLLECTION).search(vector, limit=limit, filters=wanted)
-        hits = [h for h in raw if h.score >= min_score]
+        backend = self.backend(CHUNKS_COLLECTION)
+        cap = max(limit, MAX_FETCH)
+        fetch = limit
+        while True:
+            raw = backend.search(vector, limit=fetch, filters=wanted)
+            out = self._recallable([h for h in raw if h.score >= min_score])
+            exhausted = len(raw) < fetch or fetch >= cap or (bool(raw) and raw[-1].score < min_score)
+            if len(out) >= limit or exhausted:
+                break
+            # hidden facts (archived, superseded, expired) took some of the top hits: look further
+            fetch = min(fetch * 4, cap)
+        return SemanticResult(out[:limit], truncated)
+
+    def _recallable(self, hits: Sequence[VectorHit]) -> list[Hit]:
         chunks = self._tier2.chunks.get_many([h.id.removeprefix("chunk:") for h in hits])
-        believed = self._tier2.facts.active_uuids(
-            [c.source_uuid for c in chunks.values() if c.source_kind == "fact" and c.source_uuid]
-        )
+        hidden = self._hidden_facts(chunks.values())
         out: list[Hit] = []
         for h in hits:
             chunk = chunks.get(h.id.removeprefix("chunk:"))
             if chunk is None:  # deleted in Tier 2, vector delete still queued
                 continue
-            if chunk.source_kind == "fact" and chunk.source_uuid not in believed:
+            if chunk.source_kind == "fact" and chunk.source_uuid in hidden:
                 continue  # archived, superseded or expired facts keep their vector but are not recalled
             out.append(_chunk_hit(chunk, h.score, "tier3"))
-        return SemanticResult(out, truncated)
+        return out
+
+    def _hidden_facts(self, chunks: Iterable[ChunkRow]) -> set[str | None]:
+        """Source uuids of fact chunks whose fact is not believed now (archived, superseded, expired)."""
+        facts = [c.source_uuid for c in chunks if c.source_kind == "fact"]
+        believed = self._tier2.facts.active_uuids([f for f in facts if f])
+        return {f for f in facts if f not in believed}
 
     def hybrid(
         self, query: str, *, limit: int = 10, scope: str = "default", candidates: int = 50
     ) -> SemanticResult:
         """BM25 over chunk text fused with vector search by reciprocal rank fusion."""
         semantic = self.search(query, limit=candidates, scope=scope)
-        keyword = self._tier2.chunks.search(query, limit=candidates, scope=scope)
+        found = self._tier2.chunks.search(query, limit=candidates, scope=scope)
+        hidden = self._hidden_facts(chunk for chunk, _ in found)
+        keyword = [(c, s) for c, s in found if not (c.source_kind == "fact" and c.source_uuid in hidden)]
         fused: dict[str, float] = {}
         by_id: dict[str, Hit] = {}
         ranks: dict[str, dict[str, int]] = {}

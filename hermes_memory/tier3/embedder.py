@@ -1,0 +1,240 @@
+"""The embedder seam: a small Protocol, one shared validation path, an LRU for query texts, a lazy registry.
+
+Queries and documents are embedded through separate methods (HAEMA's split) so models that want
+different prompts for each side ("query: " / "passage: ") can have them; MiniLM treats both alike.
+Every embedder returns float32 arrays of shape (n, dim) with L2-normalised rows.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from hermes_memory.errors import ConfigError, EmbeddingError, ValidationError
+
+Kind = Literal["query", "document"]
+FloatArray = npt.NDArray[np.float32]
+
+DEFAULT_EMBEDDER = "local"
+
+# name -> "module:Class"; a module is imported only when its embedder is asked for, so a missing
+# optional dependency costs nothing until it is configured.
+EMBEDDERS: dict[str, str] = {
+    "local": "hermes_memory.tier3.local_embedder:LocalEmbedder",
+    "sentence-transformers": "hermes_memory.tier3.local_embedder:SentenceTransformerEmbedder",
+    "openai": "hermes_memory.tier3.openai_embedder:OpenAIEmbedder",
+    "hashing": "hermes_memory.tier3.hashing_embedder:HashingEmbedder",
+}
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of shape (n, dim)."""
+
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def embed_query(self, texts: Sequence[str]) -> FloatArray: ...
+
+    def embed_document(self, texts: Sequence[str]) -> FloatArray: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def truncates(self, text: str) -> bool: ...
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """Return ``texts`` as a list after checking each is a non-blank string.
+
+    Raises ValidationError for a bare string (a common slip that would embed characters), a
+    non-string item, or an empty/whitespace-only text.
+    """
+    if isinstance(texts, str | bytes):
+        raise ValidationError("texts must be a sequence of strings, not a single string")
+    out = list(texts)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise ValidationError(f"texts[{i}] is {type(text).__name__}, expected str")
+        if not text.strip():
+            raise ValidationError(f"texts[{i}] is empty or whitespace")
+    return out
+
+
+def finalize_embeddings(raw: Any, n: int, dim: int, source: str) -> FloatArray:
+    """Coerce an embedder's raw output to float32 (n, dim) with unit rows.
+
+    Raises EmbeddingError when the output is not numeric, has the wrong shape, holds NaN/inf, or
+    has an all-zero row (its direction, hence its cosine, is undefined).
+    """
+    try:
+        arr = np.asarray(raw, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingError(f"{source}: embeddings are not a numeric array: {exc}") from exc
+    if arr.shape != (n, dim):
+        raise EmbeddingError(f"{source}: expected embeddings of shape ({n}, {dim}), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise EmbeddingError(f"{source}: embeddings contain NaN or infinite values")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    if n and float(norms.min()) == 0.0:
+        raise EmbeddingError(f"{source}: an embedding is the zero vector")
+    out: FloatArray = (arr / norms).astype(np.float32) if n else arr
+    return out
+
+
+class _LRU:
+    """A small thread-safe LRU of text -> vector (the vectors are stored read-only)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._data: OrderedDict[str, FloatArray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> FloatArray | None:
+        with self._lock:
+            vec = self._data.get(key)
+            if vec is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return vec
+
+    def put(self, key: str, vec: FloatArray) -> None:
+        if self._size <= 0:
+            return
+        frozen = vec.copy()
+        frozen.setflags(write=False)
+        with self._lock:
+            self._data[key] = frozen
+            self._data.move_to_end(key)
+            while len(self._data) > self._size:
+                self._data.popitem(last=False)
+
+
+class BaseEmbedder(ABC):
+    """Shared behaviour: text checks, output validation, and an LRU for repeated query texts.
+
+    Subclasses implement ``_embed(texts, kind)`` returning anything array-like of shape (n, dim);
+    ``finalize_embeddings`` is applied to every result here, so no embedder can skip it.
+    """
+
+    name: str = "base"
+
+    def __init__(self, cache_size: int = 1024) -> None:
+        if cache_size < 0:
+            raise ConfigError(f"cache_size must be >= 0, got {cache_size}")
+        self._query_cache = _LRU(cache_size)
+
+    @property
+    @abstractmethod
+    def dim(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def max_tokens(self) -> int: ...
+
+    @abstractmethod
+    def _embed(self, texts: list[str], kind: Kind) -> Any: ...
+
+    @abstractmethod
+    def count_tokens(self, text: str) -> int:
+        """Number of model tokens ``text`` takes (including special tokens where the model adds them)."""
+
+    def truncates(self, text: str) -> bool:
+        """True when ``text`` is longer than the model window, so its tail would be ignored."""
+        return self.count_tokens(text) > self.max_tokens
+
+    @property
+    def cache_info(self) -> dict[str, int]:
+        """Hits and misses of the query cache, for tests and ``status``."""
+        return {"hits": self._query_cache.hits, "misses": self._query_cache.misses}
+
+    def embed_document(self, texts: Sequence[str]) -> FloatArray:
+        """Embed texts to be stored. Raises ValidationError (bad texts), EmbeddingError (bad output)."""
+        items = check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return finalize_embeddings(self._embed(items, "document"), len(items), self.dim, self.name)
+
+    def embed_query(self, texts: Sequence[str]) -> FloatArray:
+        """Embed search queries, serving repeated texts from the LRU.
+
+        Raises ValidationError (bad texts), EmbeddingError (bad output).
+        """
+        items = check_texts(texts)
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        missing: dict[str, list[int]] = {}
+        for i, text in enumerate(items):
+            cached = self._query_cache.get(text)
+            if cached is None:
+                missing.setdefault(text, []).append(i)
+            else:
+                out[i] = cached
+        if missing:
+            todo = list(missing)
+            fresh = finalize_embeddings(self._embed(todo, "query"), len(todo), self.dim, self.name)
+            for text, vec in zip(todo, fresh, strict=True):
+                self._query_cache.put(text, vec)
+                for i in missing[text]:
+                    out[i] = vec
+        return out
+
+
+def _load_class(target: str) -> type[Any]:
+    module_name, _, attr = target.partition(":")
+    cls: type[Any] = getattr(importlib.import_module(module_name), attr)
+    return cls
+
+
+def construct(target: str, kind: str, name: str, opts: dict[str, Any]) -> Any:
+    """Import ``module:Class`` lazily and build it, turning unknown/missing options into ConfigError.
+
+    Raises ConfigError for options the class does not take; the class's own errors pass through.
+    """
+    cls = _load_class(target)
+    try:
+        inspect.signature(cls).bind(**opts)
+    except TypeError as exc:
+        raise ConfigError(f"{kind} {name!r}: {exc}") from exc
+    return cls(**opts)
+
+
+def make_embedder(name: str = DEFAULT_EMBEDDER, **opts: Any) -> Embedder:
+    """Build the embedder registered under ``name`` (local, sentence-transformers, openai, hashing).
+
+    Raises ConfigError for an unknown name or option; DependencyMissingError when its extra is absent.
+    """
+    target = EMBEDDERS.get(name)
+    if target is None:
+        raise ConfigError(f"unknown embedder {name!r}; choose one of {sorted(EMBEDDERS)}")
+    embedder: Embedder = construct(target, "embedder", name, opts)
+    return embedder
+
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "EMBEDDERS",
+    "BaseEmbedder",
+    "Embedder",
+    "FloatArray",
+    "Kind",
+    "check_texts",
+    "construct",
+    "finalize_embeddings",
+    "make_embedder",
+]

@@ -1,0 +1,328 @@
+"""Qdrant's engine in process (qdrant-edge-py ``EdgeShard``): one shard per collection, no server.
+
+Layout: ``{path}/{collection}/shard`` (the engine's files) and ``{path}/{collection}/hermes.json``
+(our sidecar with the dim, so a reopen with another embedder fails with a clear message).
+
+Ids: the engine takes ints/UUIDs only, so each string id maps to ``uuid5`` and is kept in the payload
+under ``_hm_id``. Keyword, integer and float payload fields of the seed's collections get indexes.
+
+When HNSW is built: only an explicit, blocking ``optimize()`` builds it. Until then points sit in a
+plain segment that is searched exactly (~1 ms at 10k). We run ``optimize()``
+  * after an upsert once ``optimize_every`` points (default 5000) were written since the last one
+    (writes come from the embed worker, never from the agent's turn, so the pause is off the hot path);
+  * on ``close()`` when anything was written (cheap when no segment crossed the indexing threshold);
+  * whenever the owner calls ``optimize()`` (the maintenance job).
+Never lazily inside ``search``: a query must not stall for seconds.
+
+The engine holds a WAL lock: one open per shard per machine. A second open (another process or a
+second instance in this one) raises StorageError; share one backend instance per collection.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy.typing as npt
+
+from hermes_memory.errors import (
+    BackendError,
+    ConfigError,
+    ConflictError,
+    DependencyMissingError,
+    StorageError,
+)
+from hermes_memory.tier3.backend import (
+    MEMORY_CHUNKS,
+    Condition,
+    VectorHit,
+    check_collection_name,
+    check_dim,
+    check_ids,
+    check_limit,
+    check_payloads,
+    check_vectors,
+    collection_spec,
+    cosine_to_score,
+    parse_filters,
+    point_uuid,
+    reindex_hint,
+)
+
+ID_KEY = "_hm_id"
+_UPSERT_BATCH = 1024
+_META = "hermes.json"
+
+
+def to_filter(qe: Any, conditions: Sequence[Condition]) -> Any:
+    """Translate validated conditions into a qdrant-edge ``Filter`` (None when there are none)."""
+    if not conditions:
+        return None
+    must = []
+    for cond in conditions:
+        if cond.op == "eq":
+            must.append(qe.FieldCondition(key=cond.field, match=qe.MatchValue(cond.value)))
+        elif cond.op == "in":
+            must.append(qe.FieldCondition(key=cond.field, match=qe.MatchAny(list(cond.values))))
+        else:
+            must.append(qe.FieldCondition(key=cond.field, range=qe.RangeFloat(**dict(cond.bounds))))
+    return qe.Filter(must=must)
+
+
+class QdrantEdgeBackend:
+    """One embedded Qdrant shard (cosine) of fixed dim under ``{path}/{collection}``."""
+
+    name = "qdrant"
+
+    def __init__(
+        self,
+        *,
+        collection: str = MEMORY_CHUNKS,
+        dim: int,
+        path: str | Path | None = None,
+        url: str | None = None,
+        optimize_every: int = 5000,
+        recreate: bool = False,
+    ) -> None:
+        if url:
+            raise ConfigError("qdrant-edge is embedded; for a server use backend 'qdrant-client' (url set)")
+        if path is None:
+            raise ConfigError("the qdrant backend needs tier3.path")
+        if optimize_every <= 0:
+            raise ConfigError(f"optimize_every must be > 0, got {optimize_every}")
+        self._collection = check_collection_name(collection)
+        self._dim = check_dim(dim)
+        self._optimize_every = optimize_every
+        try:
+            self._qe = importlib.import_module("qdrant_edge")
+        except ImportError as exc:
+            raise DependencyMissingError(
+                "the qdrant backend needs qdrant-edge-py: pip install 'hermes-memory[qdrant]'"
+            ) from exc
+        self._dir = Path(path).expanduser() / collection
+        self._shard_dir = self._dir / "shard"
+        self._lock = threading.RLock()
+        self._pending = 0
+        self._closed = False
+        if recreate and self._dir.exists():
+            self._remove()
+        self._shard = self._open()
+
+    # ---------------------------------------------------------------- open / create
+
+    def _remove(self) -> None:
+        try:
+            shutil.rmtree(self._dir)
+        except OSError as exc:
+            raise StorageError(f"cannot remove qdrant collection {self._dir}: {exc}") from exc
+
+    def _stored_dim(self) -> int | None:
+        meta = self._dir / _META
+        if not meta.exists():
+            return None
+        try:
+            return int(json.loads(meta.read_text())["dim"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise StorageError(f"cannot read {meta}: {exc}") from exc
+
+    def _open(self) -> Any:
+        qe = self._qe
+        stored = self._stored_dim()
+        if stored is not None and stored != self._dim:
+            raise ConflictError(
+                reindex_hint(f"qdrant collection {self._collection!r} at {self._dir}", stored, self._dim)
+            )
+        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=self._dim, distance=qe.Distance.Cosine))
+        exists = (self._shard_dir / "edge_config.json").exists()
+        try:
+            if exists:
+                shard = qe.EdgeShard.load(str(self._shard_dir), config)
+            else:
+                self._dir.mkdir(parents=True, exist_ok=True)
+                shard = qe.EdgeShard.create(str(self._shard_dir), config)
+                self._create_indexes(shard)
+        except Exception as exc:  # qdrant-edge raises bare Exception; translated here, at the boundary
+            message = str(exc)
+            if "WouldBlock" in message or "lock" in message.lower():
+                raise StorageError(
+                    f"qdrant shard {self._shard_dir} is already open (one process and one backend per shard)"
+                ) from exc
+            if "ncompatible" in message:
+                raise ConflictError(
+                    f"qdrant collection {self._collection!r} at {self._dir}: {message}; "
+                    "run `hermes-memory reindex`"
+                ) from exc
+            raise StorageError(f"cannot open qdrant shard {self._shard_dir}: {message}") from exc
+        if stored is None:
+            self._write_meta()
+        return shard
+
+    def _create_indexes(self, shard: Any) -> None:
+        qe = self._qe
+        spec = collection_spec(self._collection)
+        typed = (
+            [(f, qe.PayloadSchemaType.Keyword) for f in spec.keyword_fields]
+            + [(f, qe.PayloadSchemaType.Integer) for f in spec.integer_fields]
+            + [(f, qe.PayloadSchemaType.Float) for f in spec.float_fields]
+        )
+        for field, schema in typed:
+            shard.update(qe.UpdateOperation.create_field_index(field, schema))
+
+    def _write_meta(self) -> None:
+        meta = self._dir / _META
+        tmp = meta.with_suffix(".tmp")
+        try:
+            tmp.write_text(
+                json.dumps({"dim": self._dim, "distance": "cosine", "collection": self._collection})
+            )
+            os.replace(tmp, meta)
+        except OSError as exc:
+            raise StorageError(f"cannot write {meta}: {exc}") from exc
+
+    # ---------------------------------------------------------------- protocol
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def collection(self) -> str:
+        return self._collection
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageError(f"qdrant backend for {self._collection!r} is closed")
+
+    def _call(self, action: str, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except Exception as exc:  # qdrant-edge raises bare Exception; translated here, at the boundary
+            raise BackendError(f"qdrant-edge {action} failed at {self._shard_dir}: {exc}") from exc
+
+    def upsert(
+        self, ids: Sequence[str], vectors: npt.ArrayLike, payloads: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Insert or overwrite by id; may run ``optimize()`` (see module doc).
+
+        Raises ValidationError for bad input, BackendError on engine failure, StorageError if closed.
+        """
+        qe = self._qe
+        keys = check_ids(ids)
+        vecs = check_vectors(vectors, self._dim, len(keys))
+        clean = check_payloads(payloads, len(keys))
+        points = [
+            qe.Point(point_uuid(key), vec.tolist(), {**payload, ID_KEY: key})
+            for key, vec, payload in zip(keys, vecs, clean, strict=True)
+        ]
+        with self._lock:
+            self._check_open()
+            for start in range(0, len(points), _UPSERT_BATCH):
+                op = qe.UpdateOperation.upsert_points(points[start : start + _UPSERT_BATCH])
+                self._call("upsert", self._shard.update, op)
+            self._pending += len(points)
+            if self._pending >= self._optimize_every:
+                self._optimize_locked()
+
+    def optimize(self) -> bool:
+        """Build HNSW for segments past the indexing threshold (blocking).
+
+        Raises BackendError on engine failure, StorageError if closed.
+        """
+        with self._lock:
+            self._check_open()
+            return self._optimize_locked()
+
+    def _optimize_locked(self) -> bool:
+        changed = bool(self._call("optimize", self._shard.optimize))
+        self._pending = 0
+        return changed
+
+    def search(
+        self, vector: npt.ArrayLike, limit: int = 10, filters: Mapping[str, Any] | None = None
+    ) -> list[VectorHit]:
+        """Top ``limit`` by cosine. Raises ValidationError, BackendError, StorageError if closed."""
+        qe = self._qe
+        query = check_vectors(vector, self._dim, 1)[0]
+        check_limit(limit)
+        flt = to_filter(qe, parse_filters(filters))
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(query.tolist()),
+            filter=flt,
+            with_payload=True,
+            with_vector=False,
+        )
+        with self._lock:
+            self._check_open()
+            points = self._call("search", self._shard.query, request)
+        hits = []
+        for point in points:
+            payload = dict(point.payload or {})
+            item = str(payload.pop(ID_KEY, point.id))
+            hits.append(VectorHit(item, cosine_to_score(float(point.score)), payload))
+        return hits
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove by id; returns how many existed. Raises ValidationError, BackendError, StorageError."""
+        qe = self._qe
+        keys = check_ids(ids)
+        if not keys:
+            return 0
+        uuids = [point_uuid(k) for k in keys]
+        with self._lock:
+            self._check_open()
+            found = self._call("retrieve", self._shard.retrieve, uuids, False, False)
+            if found:
+                self._call("delete", self._shard.update, qe.UpdateOperation.delete_points(uuids))
+        return len(found)
+
+    def count(self, filters: Mapping[str, Any] | None = None) -> int:
+        """Points matching ``filters`` (exact). Raises ValidationError, BackendError, StorageError."""
+        qe = self._qe
+        flt = to_filter(qe, parse_filters(filters))
+        with self._lock:
+            self._check_open()
+            return int(self._call("count", self._shard.count, qe.CountRequest(exact=True, filter=flt)))
+
+    def health(self) -> dict[str, Any]:
+        """Status dict incl. how many vectors are HNSW-indexed. Raises BackendError, StorageError."""
+        with self._lock:
+            self._check_open()
+            info = self._call("info", self._shard.info)
+        return {
+            "ok": True,
+            "backend": self.name,
+            "collection": self._collection,
+            "dim": self._dim,
+            "count": int(info.points_count),
+            "indexed_vectors": int(info.indexed_vectors_count),
+            "segments": int(info.segments_count),
+            "pending_since_optimize": self._pending,
+            "path": str(self._shard_dir),
+        }
+
+    def close(self) -> None:
+        """Optimize if anything was written, flush, release the WAL lock; idempotent.
+
+        Raises BackendError when the engine fails to flush or close.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                if self._pending:
+                    self._optimize_locked()
+                self._call("flush", self._shard.flush)
+            finally:
+                # release the WAL lock even when optimize/flush failed
+                self._call("close", self._shard.close)
+
+
+__all__ = ["ID_KEY", "QdrantEdgeBackend", "to_filter"]
