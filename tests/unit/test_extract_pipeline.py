@@ -1,0 +1,228 @@
+"""The public ``extract``: third-person facts, noise gating, input checks and robustness."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import pytest
+
+from hermes_memory.errors import ValidationError
+from hermes_memory.extract import (
+    CATEGORIES,
+    ENTITY_TYPES,
+    ExtractionResult,
+    KnownEntities,
+    KnownEntity,
+    MessageInput,
+    content_hash,
+    extract,
+)
+from hermes_memory.extract.pipeline import MAX_FACTS
+from hermes_memory.extract.prefilter import MAX_MESSAGE_CHARS
+
+NOW = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def run(text: str, **kwargs: object) -> ExtractionResult:
+    params: dict[str, object] = {"speaker": "Caroline", "addressee": "Melanie", **kwargs}
+    return extract(MessageInput(text, NOW, **params))  # type: ignore[arg-type]
+
+
+def contents(result: ExtractionResult) -> list[str]:
+    return [f.content for f in result.facts]
+
+
+def assert_sane(result: ExtractionResult) -> None:
+    assert all(e.entity_type in ENTITY_TYPES for e in result.entities)
+    assert all(f.category in CATEGORIES for f in result.facts)
+    assert all(0.0 <= f.salience <= 1.0 and 0.0 <= f.confidence <= 1.0 for f in result.facts)
+    assert all(f.content_hash == content_hash(f.content) for f in result.facts)
+    assert 0.0 <= result.salience <= 1.0
+    assert len(result.facts) <= MAX_FACTS
+
+
+def test_first_person_is_rewritten_to_the_speaker_with_absolute_dates() -> None:
+    result = run("Yeah, I moved to Boston last year and I love it there. "
+                 "I went to a support group yesterday!")
+    assert "Caroline moved to Boston in 2022" in contents(result)
+    assert "Caroline went to a support group on 7 May 2023" in contents(result)
+    [moved] = [f for f in result.facts if f.predicate == "moved_to"]
+    assert moved.subject == "Caroline" and moved.object == "Boston" and moved.category == "event"
+    assert moved.when is not None and moved.when.label == "2022"
+    assert_sane(result)
+
+
+def test_my_sister_is_linked_to_the_speaker() -> None:
+    result = run("My sister lives in Denver and I visit her often.")
+    sister = {e.name: e for e in result.entities}["Caroline's sister"]
+    assert (sister.owner, sister.role, sister.entity_type) == ("Caroline", "sister", "person")
+    relations = {(r.subject, r.predicate, r.object) for r in result.relations}
+    assert ("Caroline", "sibling_of", "Caroline's sister") in relations
+    assert ("Caroline's sister", "lives_in", "Denver") in relations
+    assert "Caroline's sister lives in Denver" in contents(result)
+
+
+def test_named_pet_gives_a_relationship_fact() -> None:
+    result = run("My dog Rex loves the beach.")
+    assert "Caroline has a dog named Rex" in contents(result)
+    assert ("Caroline", "has_pet", "Rex") in {(r.subject, r.predicate, r.object) for r in result.relations}
+
+
+def test_unstructured_first_person_statements_become_facts() -> None:
+    result = run("We went camping last weekend with the kids! I just like helping people.")
+    assert "Caroline and others went camping on the weekend of 6 May 2023 with the kids" in contents(result)
+    assert "Caroline just likes helping people" in contents(result)
+
+
+def test_small_talk_and_unresolved_statements_are_not_facts() -> None:
+    for text in ("I totally agree with you!", "I'm so glad to hear that.", "I think it was great.",
+                 "I love that!", "It was amazing, they loved it."):
+        assert run(text).facts == (), text
+
+
+@pytest.mark.parametrize("text", ["Thanks, Mel!", "lol", "ok 👍", "Hey Caroline! How are you?"])
+def test_noise_has_no_facts_or_relations(text: str) -> None:
+    result = run(text)
+    assert result.is_noise and result.noise_reason is not None
+    assert result.facts == () and result.relations == ()
+    assert result.salience == 0.05
+
+
+def test_content_in_a_chatty_message_is_kept() -> None:
+    result = run("Thanks Mel! btw I adopted a puppy two weeks ago 🐶")
+    assert not result.is_noise
+    assert any(f.predicate == "adopted" for f in result.facts)
+
+
+def test_code_blocks_are_skipped() -> None:
+    result = run("Here:\n```python\n# I moved to Paris\nimport os\n```\nI use Docker.")
+    names = {e.name for e in result.entities}
+    assert "Paris" not in names and "Docker" in names
+    assert all("Paris" not in c for c in contents(result))
+
+
+def test_speaker_unknown_is_the_user_and_assistant_facts_weigh_less() -> None:
+    user = extract(MessageInput("I live in Boston.", NOW))
+    assert contents(user) == ["The user lives in Boston"]
+    assert user.facts[0].subject == "the user"
+    assistant = extract(MessageInput("I live in Boston.", NOW, speaker="Hermes", role="assistant"))
+    assert assistant.facts[0].confidence < user.facts[0].confidence
+
+
+def test_known_entities_are_linked() -> None:
+    known = KnownEntities([KnownEntity("Melanie", "person", ("Mel",)), KnownEntity("Rex", "pet")])
+    result = extract(MessageInput("Mel and Rex came by.", NOW, speaker="Caroline"), known)
+    by_name = {e.name: e for e in result.entities}
+    assert by_name["Melanie"].known and "Mel" in by_name["Melanie"].aliases
+    assert by_name["Rex"].entity_type == "pet"
+
+
+def test_extraction_is_deterministic() -> None:
+    text = "I moved to Boston last year. My sister Anna loves hiking and I use Python at Google."
+    assert run(text) == run(text)
+
+
+def test_fact_count_is_capped_by_salience() -> None:
+    text = " ".join(f"I visited Town{i}ville." for i in range(30))
+    assert len(run(text).facts) == MAX_FACTS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "🎉" * 500,
+        "我搬到了北京，我喜欢吃饺子。我的妹妹住在上海。",
+        "Я переехал в Москву в прошлом году.",
+        "```\n" + "x = 1\n" * 2000 + "```",
+        "\x00\x01\x02 I\u200b moved\u202e to Paris \ufeff",
+        "I " + "really " * 5000 + "love hiking",
+        "a" * 100_000,
+        "(((((((((" * 2000,
+        '"' * 3000 + "I loved " + '"' * 3000,
+        "My my my my my sister sister " * 500,
+        "last last last week week ago ago 2022 2022 " * 300,
+        ".!?" * 5000,
+    ],
+)
+def test_weird_inputs_complete_and_return_sane_results(text: str) -> None:
+    assert_sane(run(text))
+
+
+def test_a_megabyte_message_is_truncated_not_rejected() -> None:
+    text = ("I moved to Boston last year. " * 40_000)[:1_000_000]
+    result = run(text)
+    assert result.truncated
+    assert all(s[1] <= MAX_MESSAGE_CHARS for e in result.entities for s in e.spans)
+    assert_sane(result)
+
+
+def test_random_unicode_never_raises() -> None:
+    rng = random.Random(1234)
+    alphabet = "aAbBiI mMyY'’.,!?\"-—\n\t0123456789😂中文éß" + "".join(chr(c) for c in range(0x300, 0x310))
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300)))
+        assert_sane(run(text))
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: extract("I moved to Boston."),  # type: ignore[arg-type]
+        lambda: extract(MessageInput(123, NOW)),  # type: ignore[arg-type]
+        lambda: MessageInput("hi", datetime(2023, 5, 8)),  # naive time
+        lambda: MessageInput("hi", "2023-05-08"),  # type: ignore[arg-type]
+        lambda: MessageInput("hi", NOW, speaker=5),  # type: ignore[arg-type]
+        lambda: MessageInput("hi", NOW, role="bot"),
+        lambda: extract(MessageInput("hi", NOW), known=[KnownEntity("x", "person")]),  # type: ignore[arg-type]
+        lambda: KnownEntities(["Mel"]),  # type: ignore[list-item]
+        lambda: KnownEntity("Mel", "person", ["Melanie"]),  # type: ignore[arg-type]
+    ],
+)
+def test_wrong_types_raise_validation_error(build: object) -> None:
+    with pytest.raises(ValidationError):
+        build()  # type: ignore[operator]
+
+
+def test_message_time_is_normalised_to_utc() -> None:
+    from datetime import timedelta, timezone
+
+    message = MessageInput("hi", datetime(2023, 5, 8, 2, tzinfo=timezone(timedelta(hours=3))))
+    assert message.time == datetime(2023, 5, 7, 23, tzinfo=UTC)
+    assert message.time.tzinfo is UTC
+
+
+def test_a_lead_in_time_stays_with_its_clause() -> None:
+    assert contents(run("Last week, I built a new website for my customers.")) == [
+        "In the week of 1 May 2023, Caroline built a new website for Caroline's customers"]
+
+
+def test_a_scene_setting_time_dates_the_next_events_but_not_plans() -> None:
+    result = run("Last night was amazing! We celebrated my daughter's birthday with a concert. "
+                 "I'm going to rest more now.")
+    dated = {f.content: f.when for f in result.facts}
+    birthday = "Caroline and others celebrated Caroline's daughter's birthday with a concert on 7 May 2023"
+    assert birthday in dated and dated[birthday] is not None
+    assert dated["Caroline is going to rest more now"] is None
+
+
+def test_possessed_subjects_and_dropped_i_are_about_the_speaker() -> None:
+    result = run("My old area was hit by a nasty flood last week. Dyed my hair yesterday - come see!")
+    assert contents(result) == [
+        "Caroline's old area was hit by a nasty flood in the week of 1 May 2023",
+        "Caroline dyed Caroline's hair on 7 May 2023",
+    ]
+    assert {f.subject for f in result.facts} == {"Caroline"}
+
+
+def test_comparisons_and_vague_objects_are_not_relations() -> None:
+    assert not run("We're like a family.").relations
+    assert run("I'm planning a few.").facts == ()
+    assert run("I'm going to try making it tonight!").facts == ()
+
+
+def test_an_object_pronoun_after_a_coordinated_verb_is_kept() -> None:
+    assert contents(run("I finally finished my first screenplay and printed it last Friday.")) == [
+        "Caroline finally finished Caroline's first screenplay and printed it on 5 May 2023"]
