@@ -6,13 +6,17 @@ Layout: ``{path}/{collection}/shard`` (the engine's files) and ``{path}/{collect
 Ids: the engine takes ints/UUIDs only, so each string id maps to ``uuid5`` and is kept in the payload
 under ``_hm_id``. Keyword, integer and float payload fields of the seed's collections get indexes.
 
-When HNSW is built: only an explicit, blocking ``optimize()`` builds it. Until then points sit in a
-plain segment that is searched exactly (~1 ms at 10k). We run ``optimize()``
-  * after an upsert once ``optimize_every`` points (default 5000) were written since the last one
-    (writes come from the embed worker, never from the agent's turn, so the pause is off the hot path);
-  * on ``close()`` when anything was written (cheap when no segment crossed the indexing threshold);
-  * whenever the owner calls ``optimize()`` (the maintenance job).
-Never lazily inside ``search``: a query must not stall for seconds.
+When HNSW is built: only an explicit, blocking ``optimize()`` builds it, and qdrant-edge 0.9 holds
+the GIL for the whole call (measured: a Python ticker thread got no turn during an 18 s optimize of
+8k points on a loaded 2-core machine; ~2 s per 10k when idle). Inside the agent's process that
+would freeze every thread, so it never happens on the write or read path:
+  * ``upsert``/``search`` never optimize (unless ``optimize_every`` is set, for a dedicated indexing
+    process); points wait in a plain segment that is searched exactly (~1 ms at 10k, a few ms at 50k);
+  * ``close()`` optimizes when anything was written (a no-op unless a segment crossed the engine's
+    indexing threshold, ~6.6k points of 384-d), i.e. at shutdown or in the maintenance CLI;
+  * the owner may call ``optimize()`` when a pause is acceptable.
+Segments are not merged until there are 8 (``default_segment_number=8``): with the default,
+every optimize re-indexed everything (10k then 20k then 30k...), each build paying for all before it.
 
 The engine holds a WAL lock: one open per shard per machine. A second open (another process or a
 second instance in this one) raises StorageError; share one backend instance per collection.
@@ -58,6 +62,7 @@ from hermes_memory.tier3.backend import (
 ID_KEY = "_hm_id"
 _UPSERT_BATCH = 1024
 _META = "hermes.json"
+_SEGMENTS = 8  # see module doc: fewer merges, each optimize indexes only the new segment
 
 
 def to_filter(qe: Any, conditions: Sequence[Condition]) -> Any:
@@ -87,15 +92,15 @@ class QdrantEdgeBackend:
         dim: int,
         path: str | Path | None = None,
         url: str | None = None,
-        optimize_every: int = 5000,
+        optimize_every: int | None = None,
         recreate: bool = False,
     ) -> None:
         if url:
             raise ConfigError("qdrant-edge is embedded; for a server use backend 'qdrant-client' (url set)")
         if path is None:
             raise ConfigError("the qdrant backend needs tier3.path")
-        if optimize_every <= 0:
-            raise ConfigError(f"optimize_every must be > 0, got {optimize_every}")
+        if optimize_every is not None and optimize_every <= 0:
+            raise ConfigError(f"optimize_every must be > 0 (or None), got {optimize_every}")
         self._collection = check_collection_name(collection)
         self._dim = check_dim(dim)
         self._optimize_every = optimize_every
@@ -138,7 +143,10 @@ class QdrantEdgeBackend:
             raise ConflictError(
                 reindex_hint(f"qdrant collection {self._collection!r} at {self._dir}", stored, self._dim)
             )
-        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=self._dim, distance=qe.Distance.Cosine))
+        config = qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=self._dim, distance=qe.Distance.Cosine),
+            optimizers=qe.EdgeOptimizersConfig(default_segment_number=_SEGMENTS),
+        )
         exists = (self._shard_dir / "edge_config.json").exists()
         try:
             if exists:
@@ -208,7 +216,7 @@ class QdrantEdgeBackend:
     def upsert(
         self, ids: Sequence[str], vectors: npt.ArrayLike, payloads: Sequence[Mapping[str, Any]]
     ) -> None:
-        """Insert or overwrite by id; may run ``optimize()`` (see module doc).
+        """Insert or overwrite by id (runs ``optimize()`` only when ``optimize_every`` is set).
 
         Raises ValidationError for bad input, BackendError on engine failure, StorageError if closed.
         """
@@ -226,7 +234,7 @@ class QdrantEdgeBackend:
                 op = qe.UpdateOperation.upsert_points(points[start : start + _UPSERT_BATCH])
                 self._call("upsert", self._shard.update, op)
             self._pending += len(points)
-            if self._pending >= self._optimize_every:
+            if self._optimize_every is not None and self._pending >= self._optimize_every:
                 self._optimize_locked()
 
     def optimize(self) -> bool:
