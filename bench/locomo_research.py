@@ -393,6 +393,8 @@ class Strategy:
     div_session: float = 1.0
     # date anchor: sessions dated inside [anchor start, anchor end + date_slack days] get (1+date_boost)
     date_slack: int = 14
+    # session prior: s'(i) = s(i) + sess_prior * (mean of the session's top-3 turn scores) / max
+    sess_prior: float = 0.0
     # MMR at selection: score/max - mmr * max cosine ('turn' view) to turns already picked
     mmr: float = 0.0
     # embed the question with the speakers' names removed (the name is handled by speaker_boost)
@@ -492,6 +494,12 @@ def score(ix: ConvIndex, f: QueryFeatures, st: Strategy, bm_cache: dict[Any, F64
                 a, b = lo.replace(year=y), hi.replace(year=y + (hi.year - lo.year))
                 ok |= (ix.ordinal >= a.toordinal()) & (ix.ordinal <= b.toordinal())
         s = s * np.where(ok, 1.0 + st.date_boost, 1.0)
+    if st.sess_prior and s.max() > 0:
+        sess_score = np.zeros(ix.n)
+        for sess in np.unique(ix.session):
+            m = ix.session == sess
+            sess_score[m] = np.sort(s[m])[-3:].mean()
+        s = s + st.sess_prior * sess_score / float(s.max())
     if st.nb:
         same_prev = np.r_[False, ix.session[1:] == ix.session[:-1]]
         same_next = np.r_[ix.session[:-1] == ix.session[1:], False]
@@ -622,7 +630,7 @@ FINAL = Strategy(
     date_boost=0.6,
     date_slack=0,
     nb=0.4,
-    mmr=0.1,
+
 )
 VEC_BEST = Strategy(name="vector only (sent+win, no-name query)", w_bm25=0.0,
                     w_vec=(("sent", 0.5), ("win", 0.5)), q_noname=True)
