@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from hermes_memory.api._graph_methods import GraphMethods
+from hermes_memory.api._history_methods import HistoryMethods
 from hermes_memory.api._remember_methods import RememberMethods
 from hermes_memory.api._tier1_methods import Tier1Methods
 from hermes_memory.api._tier2_methods import Tier2Methods
@@ -24,7 +25,7 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import SemanticMemory
 
 
-class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, RememberMethods):
+class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, RememberMethods, HistoryMethods):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.

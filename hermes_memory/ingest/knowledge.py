@@ -4,17 +4,36 @@ Runs inside the turn's transaction (see ``worker.Ingestor``)."""
 
 from __future__ import annotations
 
+import re
 import threading
 from datetime import UTC, datetime
 
 from hermes_memory.extract import KnownEntities, KnownEntity, MessageInput, extract
-from hermes_memory.extract.types import ExtractionResult
+from hermes_memory.extract.types import ExtractedFact, ExtractionResult
 from hermes_memory.ingest.worker import Changes
 from hermes_memory.records import Episode
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import SemanticMemory
 
 EXTRACTOR = "rules-v1"
+
+# A change of state implies the new state, which is single-valued: "moved to Denver" means "lives in
+# Denver" from then on, and must close "lives in Boston" (bitemporal supersession).
+_STARTED_JOB = re.compile(r"^(?:working|to work|a (?:new )?job)\s+(?:at|for)\s+(?P<org>.+)$", re.IGNORECASE)
+
+
+def implied_state(fact: ExtractedFact) -> tuple[str, str, str] | None:
+    """(predicate, object, content) of the current state a change implies, or None."""
+    if fact.negated or fact.object is None or fact.predicate == "plans":
+        return None
+    if fact.predicate == "moved_to":
+        return "lives_in", fact.object, f"{fact.subject} lives in {fact.object}"
+    if fact.predicate in ("started", "began", "joined"):
+        match = _STARTED_JOB.match(fact.object.strip())
+        if match:
+            org = match.group("org").strip().rstrip(".!")
+            return "works_at", org, f"{fact.subject} works at {org}"
+    return None
 
 
 class RuleBasedKnowledge:
@@ -101,6 +120,19 @@ class RuleBasedKnowledge:
             )
             if stored.created and self._semantic is not None:
                 self._semantic.index_fact(stored.fact)
+            state = implied_state(fact)
+            if state is not None:
+                predicate, obj, content = state
+                implied = tier2.facts.store(
+                    content, category="user", confidence=max(0.0, min(1.0, fact.confidence)),
+                    source_type="session", source_id=episode.session_id, actor="ingest",
+                    valid_from=when.start.timestamp() if when is not None else episode.timestamp,
+                    subject=fact.subject, predicate=predicate, object=obj, exclusive=True,
+                    source_episodes=(episode.uuid,), extractor=EXTRACTOR,
+                    importance=max(0.0, min(1.0, fact.salience)), scope=episode.scope, entity_uuids=linked,
+                )  # fmt: skip
+                if implied.created and self._semantic is not None:
+                    self._semantic.index_fact(implied.fact)
             if when is not None and stored.created:
                 tier2.timeline.add(
                     "event", fact.content, description=f"{when.label} (from {when.text!r})",

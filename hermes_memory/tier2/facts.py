@@ -334,6 +334,29 @@ class FactStore:
             found.update(r["uuid"] for r in rows)
         return found
 
+    def superseded_by(self, uuid: str) -> list[Fact]:
+        """Facts that ``uuid`` superseded (closed because it contradicted them)."""
+        rows = self._db.query("SELECT * FROM facts WHERE superseded_by = ? ORDER BY recorded_at, id", (uuid,))
+        return [_row_to_fact(r) for r in rows]
+
+    def superseded(self, *, limit: int = 50, scope: str = "default") -> list[Fact]:
+        """Facts closed by a contradicting newer fact, most recently superseded first."""
+        rows = self._db.query(
+            "SELECT * FROM facts WHERE scope = ? AND superseded_at IS NOT NULL AND is_archived = 0 "
+            "ORDER BY superseded_at DESC, id DESC LIMIT ?",
+            (scope, limit),
+        )
+        return [_row_to_fact(r) for r in rows]
+
+    def about_entity(self, entity_uuid: str, *, scope: str = "default") -> list[Fact]:
+        """Facts linked to an entity (fact_entities), oldest first."""
+        rows = self._db.query(
+            "SELECT f.* FROM fact_entities fe JOIN facts f ON f.uuid = fe.fact_uuid "
+            "WHERE fe.entity_uuid = ? AND f.scope = ? ORDER BY f.recorded_at, f.id",
+            (entity_uuid, scope),
+        )
+        return [_row_to_fact(r) for r in rows]
+
     def history(self, subject: str, *, scope: str = "default") -> list[Fact]:
         """Every fact about a subject, superseded ones included, oldest first."""
         rows = self._db.query(

@@ -160,9 +160,13 @@ class ChromaBackend:
                 raise StorageError(f"cannot create chroma directory {self._where}: {exc}") from exc
             with self._translate("open"):
                 self._client = chromadb.PersistentClient(path=self._where, settings=settings)
-        self._col = self._open_collection(recreate)
-        with self._translate("configure"):
-            self._max_batch = int(self._client.get_max_batch_size())
+        try:
+            self._col = self._open_collection(recreate)
+            with self._translate("configure"):
+                self._max_batch = int(self._client.get_max_batch_size())
+        except BaseException:
+            self.close()  # a failed open (e.g. dim conflict) must not leak the client or its sockets
+            raise
 
     @contextmanager
     def _translate(self, action: str) -> Iterator[None]:

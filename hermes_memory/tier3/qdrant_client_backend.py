@@ -109,7 +109,11 @@ class QdrantClientBackend:
         else:
             self._where = str(Path(str(path)).expanduser())
             self._client = self._local_client(qc, self._where)
-        self._open_collection(recreate)
+        try:
+            self._open_collection(recreate)
+        except BaseException:
+            self.close()  # a failed open (e.g. dim conflict) must not keep the client or its file lock
+            raise
 
     def _local_client(self, qc: Any, where: str) -> Any:
         try:
