@@ -12,8 +12,8 @@ Envelope = dict[str, Any]
 
 
 def ok(data: Any, *, tier: str, started: float, tiers: Sequence[str], **meta: Any) -> Envelope:
-    if isinstance(data, dict) and isinstance(data.get("results"), list):
-        count = len(data["results"])
+    if isinstance(data, dict) and isinstance(data.get("results", data.get("hits")), list):
+        count = len(data.get("results", data.get("hits")))
     else:
         count = len(data) if isinstance(data, list) else (0 if data is None else 1)
     return {

@@ -7,6 +7,7 @@ from typing import Any
 
 from hermes_memory.api._graph_methods import GraphMethods
 from hermes_memory.api._history_methods import HistoryMethods
+from hermes_memory.api._recall_methods import RecallMethods
 from hermes_memory.api._remember_methods import RememberMethods
 from hermes_memory.api._tier1_methods import Tier1Methods
 from hermes_memory.api._tier2_methods import Tier2Methods
@@ -18,6 +19,7 @@ from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.knowledge import RuleBasedKnowledge
 from hermes_memory.ingest.worker import Changes, Ingestor
+from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
@@ -25,7 +27,9 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import SemanticMemory
 
 
-class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, RememberMethods, HistoryMethods):
+class MemoryAPI(
+    Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, RememberMethods, HistoryMethods, RecallMethods
+):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
@@ -62,6 +66,7 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, Remember
         self._ingestor: Ingestor | None = None
         self._worker: BackgroundWorker | None = None
         self._graph_service: GraphService | None = None
+        self._engine: RecallEngine | None = None
         if config.tier2.enabled:
             self._t2 = Tier2.open(
                 config.db_path,
@@ -139,6 +144,11 @@ class MemoryAPI(Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, Remember
                 self._graph_service.entity_changed(entity)
             for relation in changes.relations:
                 self._graph_service.relation_changed(relation)
+
+    def _recall_engine(self) -> RecallEngine:
+        if self._engine is None:
+            self._engine = RecallEngine(self._tier2(), self._sem, self._graph_service, self._curated_store)
+        return self._engine
 
     def _graph(self) -> GraphService:
         if self._graph_service is None:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.ingest.turns import episode_uuid
+from hermes_memory.ingest.views import episode_line, sentence_texts, window_text
 from hermes_memory.records import Entity, Episode, Relation
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.ingest_queue import QueuedTurn
@@ -81,18 +82,27 @@ class Ingestor:
                     scope=payload.get("scope", "default"),
                 )
                 changes.episodes.append(episode)
+                previous = tier2.episodes.add_context(conn, episode, episode_line(episode))
                 if self._semantic is not None:
-                    self._semantic.index_text(
-                        _episode_text(episode), source_kind="episode", source_type="session",
-                        timestamp=episode.timestamp, source_uuid=episode.uuid, session_id=episode.session_id,
-                        scope=episode.scope,
-                    )  # fmt: skip
+                    self._index_episode(episode, previous)
             if self._knowledge is not None and changes.episodes:
                 self._knowledge(tier2, changes.episodes, changes)
             tier2.ingest_queue.done(conn, item)
         if self._after_commit is not None:
             self._after_commit(changes)
         return changes
+
+    def _index_episode(self, episode: Episode, previous_line: str) -> None:
+        """Sentence vectors and a with-the-message-before window vector (see ``views``)."""
+        assert self._semantic is not None
+        texts = [("episode", text) for text in sentence_texts(episode)]
+        if previous_line:
+            texts.append(("episode_window", window_text(previous_line, episode)))
+        for kind, text in texts:
+            self._semantic.index_text(
+                text, source_kind=kind, source_type="session", timestamp=episode.timestamp,
+                source_uuid=episode.uuid, session_id=episode.session_id, scope=episode.scope,
+            )  # fmt: skip
 
     def drain(self, *, max_turns: int | None = None, deadline: float | None = None) -> int:
         """Process queued turns in order until the queue is empty, ``max_turns`` or ``deadline``.
@@ -128,10 +138,6 @@ class Ingestor:
                 if not progressed:
                     break
         return written
-
-
-def _episode_text(episode: Episode) -> str:
-    return f"{episode.speaker}: {episode.text}" if episode.speaker else episode.text
 
 
 def to_timestamp(value: float | datetime | str | None) -> float:

@@ -77,6 +77,70 @@ class EpisodeStore:
         self._audit.record(conn, action="episode_add", tier="tier2", actor=actor, target_uuid=uuid)
         return _row_to_episode(conn.execute("SELECT * FROM episodes WHERE uuid = ?", (uuid,)).fetchone())
 
+    def add_context(self, conn: sqlite3.Connection, episode: Episode, line: str) -> str:
+        """Index ``line`` (the episode as recall sees it) with its session neighbours, inside the
+        caller's transaction; returns the previous episode's line ("" if it opens the session)."""
+        row = conn.execute("SELECT id FROM episodes WHERE uuid = ?", (episode.uuid,)).fetchone()
+        if conn.execute("SELECT 1 FROM episode_context WHERE id = ?", (row["id"],)).fetchone() is not None:
+            prev = conn.execute("SELECT prev FROM episode_context WHERE id = ?", (row["id"],)).fetchone()
+            return str(prev["prev"])
+        before = conn.execute(
+            "SELECT c.id, c.body FROM episodes e JOIN episode_context c ON c.id = e.id "
+            "WHERE e.session_id = ? AND e.scope = ? AND e.id < ? ORDER BY e.id DESC LIMIT 1",
+            (episode.session_id, episode.scope, row["id"]),
+        ).fetchone()
+        prev_line = before["body"] if before is not None else ""
+        conn.execute(
+            "INSERT INTO episode_context(id, body, prev, next) VALUES (?, ?, ?, '')",
+            (row["id"], line, prev_line),
+        )
+        if before is not None:
+            conn.execute("UPDATE episode_context SET next = ? WHERE id = ?", (line, before["id"]))
+        return str(prev_line)
+
+    def neighbours(self, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+        """(previous, next) episode row ids in the same session for each episode row id."""
+        out: dict[int, tuple[int | None, int | None]] = {}
+        for start in range(0, len(ids), 400):
+            part = ids[start : start + 400]
+            marks = ",".join("?" * len(part))
+            rows = self._db.query(
+                "SELECT e.id, "
+                "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
+                " AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev_id, "
+                "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
+                " AND n.id > e.id ORDER BY n.id LIMIT 1) AS next_id "
+                f"FROM episodes e WHERE e.id IN ({marks})",
+                part,
+            )
+            for r in rows:
+                out[int(r["id"])] = (r["prev_id"], r["next_id"])
+        return out
+
+    def by_ids(self, ids: list[int]) -> dict[int, Episode]:
+        out: dict[int, Episode] = {}
+        for start in range(0, len(ids), 400):
+            part = ids[start : start + 400]
+            marks = ",".join("?" * len(part))
+            for r in self._db.query(f"SELECT * FROM episodes WHERE id IN ({marks})", part):
+                out[int(r["id"])] = _row_to_episode(r)
+        return out
+
+    def ids_for(self, uuids: list[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for start in range(0, len(uuids), 400):
+            part = uuids[start : start + 400]
+            marks = ",".join("?" * len(part))
+            for r in self._db.query(f"SELECT id, uuid FROM episodes WHERE uuid IN ({marks})", part):
+                out[str(r["uuid"])] = int(r["id"])
+        return out
+
+    def speakers(self, scope: str = "default") -> list[str]:
+        rows = self._db.query(
+            "SELECT DISTINCT speaker FROM episodes WHERE scope = ? AND speaker IS NOT NULL", (scope,)
+        )
+        return [str(r["speaker"]) for r in rows]
+
     def get(self, uuid: str) -> Episode:
         row = self._db.query_one("SELECT * FROM episodes WHERE uuid = ?", (uuid,))
         if row is None:

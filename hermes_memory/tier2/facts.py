@@ -313,6 +313,10 @@ class FactStore:
             self._touch([r.fact.uuid for r in results], at)
         return results
 
+    def touch(self, uuids: Sequence[str]) -> None:
+        """Reinforce facts that were recalled: bump access count and last access."""
+        self._touch(uuids, now())
+
     def _touch(self, uuids: Sequence[str], at: float) -> None:
         with self._db.atomic() as conn:
             conn.executemany(

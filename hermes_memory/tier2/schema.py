@@ -229,10 +229,22 @@ CREATE TABLE ingest_queue (
 );
 """
 
+# Recall over turns: each episode's text indexed together with its neighbours in the session (a reply's
+# meaning often lives in the message before it). Columns are weighted in bm25(): body > prev > next.
+_EPISODE_CONTEXT = """
+CREATE TABLE episode_context (
+    id INTEGER PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
+    body TEXT NOT NULL,
+    prev TEXT NOT NULL DEFAULT '',
+    next TEXT NOT NULL DEFAULT ''
+);
+""" + _fts("episode_context", ("body", "prev", "next"))
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
     Migration(3, "ingest_queue", _INGEST),
+    Migration(4, "episode_context", _EPISODE_CONTEXT),
 )
 
 _VERSION_TABLE = """

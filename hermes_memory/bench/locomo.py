@@ -1,0 +1,247 @@
+"""LoCoMo retrieval benchmark: ingest every turn through the public write path, then ask ``recall``.
+
+    python -m hermes_memory.bench.locomo --data PATH [--k 5 10] [--json OUT] [--limit-conversations N]
+
+Per ../shared/bench/README.md: each conversation gets its own fresh memory; every turn goes in through
+``remember_message`` (the single-message form of ``remember_turn``) with its speaker, its text plus the
+image caption if any, and the session's date as its time. Only turns are ingested — never the
+``observation``/``session_summary``/``event_summary`` fields. For each category 1-4 question the top
+recall hits are mapped back to turn ids (a fact counts for the turns it came from) and the first k
+distinct turn ids are scored: recall@k = |evidence ∩ top-k| / |evidence|, hit@k = any evidence found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+CATEGORIES = ("1", "2", "3", "4")
+_SESSION_KEY = re.compile(r"^session_(\d+)$")
+_DIA = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$")
+
+
+@dataclass
+class Stats:
+    skipped_questions: int = 0
+    repaired_evidence: int = 0
+    dropped_evidence: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    ingest_ms: float = 0.0
+    turns: int = 0
+
+
+def parse_session_time(text: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' -> aware UTC datetime. Raises ValueError when unparsable."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def normalise_evidence(raw: Iterable[Any], stats: Stats) -> set[str]:
+    """Evidence ids as 'D<session>:<turn>'; repairs 'D8:6; D9:17', 'D:11:26', 'D30:05'."""
+    out: set[str] = set()
+    for item in raw:
+        for part in re.split(r"[;,]", str(item)):
+            part = part.strip()
+            if not part:
+                continue
+            match = _DIA.match(part)
+            if match is None:
+                stats.dropped_evidence += 1
+                continue
+            norm = f"D{int(match.group(1))}:{int(match.group(2))}"
+            if norm != part:
+                stats.repaired_evidence += 1
+            out.add(norm)
+    return out
+
+
+def turns_of(conversation: dict[str, Any]) -> list[tuple[datetime, str, dict[str, Any]]]:
+    """(time, session id, turn) for every turn, in session order."""
+    sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION_KEY.match(key)))
+    out = []
+    for number, key in sessions:
+        turns = conversation.get(key) or []
+        stamp = conversation.get(f"{key}_date_time")
+        if not turns or not stamp:
+            continue
+        when = parse_session_time(stamp)
+        for turn in turns:
+            out.append((when, f"session_{number}", turn))
+    return out
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    text = str(turn.get("text") or "").strip()
+    caption = turn.get("blip_caption")
+    if caption:
+        text = f"{text} [shares an image: {caption}]".strip()
+    return text
+
+
+def dia_ids_of(hits: Sequence[dict[str, Any]], episode_dia: dict[str, str], k: int) -> list[str]:
+    """The first k distinct turn ids the hits stand for (a hit may stand for several turns)."""
+    out: list[str] = []
+    for hit in hits:
+        ids = []
+        dia = (hit.get("metadata") or {}).get("dia_id")
+        if dia:
+            ids.append(dia)
+        for source in hit.get("source_ids") or ():
+            if source in episode_dia:
+                ids.append(episode_dia[source])
+        for dia_id in ids:
+            if dia_id not in out:
+                out.append(dia_id)
+                if len(out) == k:
+                    return out
+    return out
+
+
+def run_conversation(
+    sample: dict[str, Any],
+    ks: Sequence[int],
+    stats: Stats,
+    scores: dict[str, list[dict[str, float]]],
+    overrides: dict[str, Any],
+) -> None:
+    from hermes_memory.api.memory_api import MemoryAPI
+
+    with (
+        tempfile.TemporaryDirectory(prefix="hm-locomo-") as home,
+        MemoryAPI(hermes_home=home, actor="bench", **overrides) as api,
+    ):
+        started = time.perf_counter()
+        for when, session, turn in turns_of(sample["conversation"]):
+            text = turn_text(turn)
+            if not text:
+                continue
+            env = api.remember_message(
+                text, session, when, speaker=turn.get("speaker"), metadata={"dia_id": turn.get("dia_id")}
+            )
+            if not env["success"]:
+                raise RuntimeError(f"ingest failed: {env['error']}")
+            stats.turns += 1
+        flushed = api.flush(timeout=None)
+        if not flushed["success"] or not flushed["data"]["drained"]:
+            raise RuntimeError(f"flush failed: {flushed}")
+        stats.ingest_ms += (time.perf_counter() - started) * 1000.0
+        episode_dia = {
+            row["uuid"]: json.loads(row["metadata"]).get("dia_id")
+            for row in api.tier2.db.query("SELECT uuid, metadata FROM episodes")
+        }
+        kmax = max(ks)
+        for qa in sample["qa"]:
+            category = str(qa.get("category"))
+            if category not in CATEGORIES:
+                continue
+            evidence = normalise_evidence(qa.get("evidence") or [], stats)
+            if not evidence:
+                stats.skipped_questions += 1
+                continue
+            t0 = time.perf_counter()
+            env = api.recall(str(qa["question"]), limit=kmax * 3)
+            stats.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
+            if not env["success"]:
+                raise RuntimeError(f"recall failed: {env['error']}")
+            ranked = dia_ids_of(env["data"]["hits"], episode_dia, kmax)
+            row: dict[str, float] = {}
+            for k in ks:
+                top = set(ranked[:k])
+                found = len(evidence & top)
+                row[f"hit@{k}"] = 1.0 if found else 0.0
+                row[f"recall@{k}"] = found / len(evidence)
+            scores[category].append(row)
+
+
+def summarise(rows: list[dict[str, float]], ks: Sequence[int]) -> dict[str, float | int]:
+    out: dict[str, float | int] = {"n": len(rows)}
+    for k in ks:
+        for metric in ("hit", "recall"):
+            key = f"{metric}@{k}"
+            out[key] = round(statistics.fmean(r[key] for r in rows), 4) if rows else 0.0
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m hermes_memory.bench.locomo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--data", required=True, help="a LoCoMo-format JSON file")
+    parser.add_argument("--k", type=int, nargs="+", default=[5, 10])
+    parser.add_argument("--json", dest="json_out", help="write the results here")
+    parser.add_argument("--limit-conversations", type=int, help="only the first N conversations")
+    parser.add_argument("--embedder", default=None, help="override tier3.embedding_model (default: config)")
+    parser.add_argument("--backend", default=None, help="override tier3.backend (default: config)")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    ks = sorted(set(args.k))
+    if any(k < 1 for k in ks):
+        parser.error("--k values must be >= 1")
+    try:
+        data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"error: cannot read {args.data}: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(data, list):
+        print(f"error: {args.data} is not a LoCoMo file (expected a list of samples)", file=sys.stderr)
+        return 2
+    if args.limit_conversations:
+        data = data[: args.limit_conversations]
+    overrides: dict[str, Any] = {}
+    if args.embedder:
+        overrides["tier3.embedding_model"] = args.embedder
+    if args.backend:
+        overrides["tier3.backend"] = args.backend
+    stats = Stats()
+    scores: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for i, sample in enumerate(data):
+        t0 = time.perf_counter()
+        run_conversation(sample, ks, stats, scores, overrides)
+        print(
+            f"[{i + 1}/{len(data)}] {sample.get('sample_id', '?')}: {time.perf_counter() - t0:.1f} s",
+            file=sys.stderr,
+        )
+    every = [row for cat in CATEGORIES for row in scores[cat]]
+    lat = sorted(stats.latencies_ms)
+    from hermes_memory.config import load_config
+
+    embedder = overrides.get("tier3.embedding_model") or load_config().tier3.embedding_model
+    result: dict[str, Any] = {
+        "overall": summarise(every, ks),
+        "per_category": {cat: summarise(scores[cat], ks) for cat in CATEGORIES},
+        "latency_ms": {
+            "p50": round(statistics.median(lat), 3) if lat else 0.0,
+            "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 3) if lat else 0.0,
+        },
+        "ingest_ms_per_turn": round(stats.ingest_ms / max(1, stats.turns), 3),
+        "embedder": "all-MiniLM-L6-v2" if embedder == "local" else embedder,
+        "llm": None,
+        "turns": stats.turns,
+        "conversations": len(data),
+        "skipped_questions_without_evidence": stats.skipped_questions,
+        "evidence_ids_repaired": stats.repaired_evidence,
+        "evidence_ids_dropped": stats.dropped_evidence,
+    }
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

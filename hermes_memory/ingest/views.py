@@ -1,0 +1,32 @@
+"""The texts an episode is indexed under. Measured on LoCoMo (bench/locomo_research.py): a turn scored
+by its best sentence vector plus a vector of the turn with the message before it retrieves far better
+than one vector of the turn alone — a chatty turn's one informative sentence is not averaged away, and
+a reply's meaning often lives in the message it answers."""
+
+from __future__ import annotations
+
+import re
+
+from hermes_memory.records import Episode
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+MIN_SENTENCE_WORDS = 4
+
+
+def episode_line(episode: Episode) -> str:
+    """The episode as recall shows and indexes it: 'Speaker: text'."""
+    return f"{episode.speaker}: {episode.text}" if episode.speaker else episode.text
+
+
+def sentence_texts(episode: Episode) -> list[str]:
+    """One text per informative sentence (>= 4 words), each prefixed with the speaker."""
+    prefix = f"{episode.speaker}: " if episode.speaker else ""
+    parts = [p for p in _SENTENCE_END.split(episode.text.strip()) if len(p.split()) >= MIN_SENTENCE_WORDS]
+    if not parts:
+        parts = [episode.text.strip()]
+    return [prefix + p for p in parts]
+
+
+def window_text(previous_line: str, episode: Episode) -> str:
+    """The episode together with the message before it in the session."""
+    return f"{previous_line}\n{episode_line(episode)}".strip()

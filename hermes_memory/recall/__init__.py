@@ -1,0 +1,1 @@
+"""Cross-tier recall: candidate generation, fusion and rendering within a token budget."""

@@ -1,0 +1,373 @@
+"""Cross-tier recall: candidates from every tier, fused into one ranked list of typed hits.
+
+Design (measured on LoCoMo with bench/locomo_research.py; constants in ``RecallSettings``):
+  * turns (episodes): BM25 over the turn with its session neighbours (column weights body > prev >
+    next) plus vectors — the turn's best sentence and the turn with the message before it — each
+    min-max normalised over the candidates and summed with weights ("weighted score fusion": plain
+    reciprocal-rank fusion of BM25 and vectors was worse than BM25 alone);
+  * participants' names are removed from the lexical terms and from the embedded query (they match
+    half of all turns) and used instead as a prior: turns by the one person a question names rank up;
+  * a time anchored question ("in May 2023", "last week") ranks up turns from that period (timeline);
+  * a strong turn pulls in its neighbours (evidence often spans a question and its answer);
+  * facts: BM25 and vectors over extracted facts, plus graph spreading activation from the entities the
+    query names; curated (Tier 1) entries by term overlap;
+  * importance and recency act as small priors; near-duplicate texts are dropped.
+Sources run in parallel threads; SQLite reads are serialised by the connection lock, the embedding and
+vector search overlap with them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from hermes_memory.extract import find_temporal
+from hermes_memory.graph.service import GraphService
+from hermes_memory.records import Episode, Fact, Hit
+from hermes_memory.tier1.curated_store import CuratedStore
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2._util import normalise
+from hermes_memory.tier2.search import fts_match, fts_terms
+from hermes_memory.tier3.semantic import SemanticMemory
+
+TIERS = ("tier1", "tier2", "tier3", "graph")
+_POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hermes-memory-recall")
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    bm25_columns: tuple[float, float, float] = (1.0, 0.3, 0.1)  # body, previous, next
+    w_bm25: float = 0.35
+    w_sentence: float = 0.5
+    w_window: float = 0.5
+    w_fact: float = 0.6
+    w_graph: float = 0.3
+    w_curated: float = 0.5
+    speaker_boost: float = 1.5
+    date_boost: float = 0.6
+    neighbour: float = 0.4
+    candidates: int = 200
+    vector_candidates: int = 300
+    recency_half_life_days: float = 365.0
+    recency_weight: float = 0.05
+    importance_weight: float = 0.15
+    fact_scale: float = 0.9  # a fact's best score relative to the best turn's (turns are the ground truth)
+
+
+@dataclass
+class _Query:
+    text: str
+    terms: list[str]
+    names: list[str]
+    stripped: str
+    span: tuple[float, float] | None
+
+
+class RecallEngine:
+    def __init__(
+        self,
+        tier2: Tier2,
+        semantic: SemanticMemory | None,
+        graph: GraphService | None,
+        curated: CuratedStore | None,
+        settings: RecallSettings | None = None,
+    ):
+        self._tier2 = tier2
+        self._semantic = semantic
+        self._graph = graph
+        self._curated = curated
+        self.settings = settings or RecallSettings()
+        self._speakers: tuple[float, list[str]] | None = None
+        self._lock = threading.Lock()
+
+    # -- query understanding --------------------------------------------------------------------
+    def _participants(self, scope: str) -> list[str]:
+        with self._lock:
+            if self._speakers is None or time.monotonic() - self._speakers[0] > 30.0:
+                self._speakers = (time.monotonic(), self._tier2.episodes.speakers(scope))
+            return self._speakers[1]
+
+    def _understand(self, query: str, scope: str, now: float) -> _Query:
+        names = [n for n in self._participants(scope) if re.search(rf"\b{re.escape(n)}\b", query, re.I)]
+        stripped = query
+        for name in names:
+            stripped = re.sub(rf"\b{re.escape(name)}(?:'s)?\b", " ", stripped, flags=re.I)
+        stripped = re.sub(r"\s+", " ", stripped).strip() or query
+        name_words = {w.casefold() for n in names for w in n.split()}
+        terms = [t for t in fts_terms(query) if t not in name_words] or fts_terms(query)
+        span = None
+        mentions = find_temporal(query, datetime.fromtimestamp(now, tz=UTC))
+        if mentions:
+            first = mentions[0]
+            span = (first.start.timestamp(), first.end.timestamp())
+        return _Query(query, terms, names, stripped, span)
+
+    # -- the recall -----------------------------------------------------------------------------
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        tiers: Sequence[str] | None = None,
+        as_of: float | None = None,
+        scope: str = "default",
+        session_id: str | None = None,
+    ) -> list[Hit]:
+        """Ranked hits across the requested tiers (default: all that are enabled)."""
+        wanted = set(tiers or TIERS)
+        now = time.time()
+        q = self._understand(query, scope, now)
+        st = self.settings
+        vec_future: Future[dict[str, dict[str, float]]] | None = None
+        if "tier3" in wanted and self._semantic is not None:
+            vec_future = _POOL.submit(self._vectors, q, scope)
+        turn_scores: dict[int, float] = {}
+        fact_scores: dict[str, float] = {}
+        if "tier2" in wanted:
+            _add(turn_scores, _minmax(self._bm25_turns(q, scope)), st.w_bm25)
+            _add(fact_scores, _minmax(self._bm25_facts(q, scope, as_of)), st.w_fact)
+        if "graph" in wanted and self._graph is not None:
+            _add(fact_scores, _minmax(self._graph_facts(q, scope)), st.w_graph)
+        if vec_future is not None:
+            views = vec_future.result()
+            ids = self._tier2.episodes.ids_for(list({*views["episode"], *views["episode_window"]}))
+            _add(
+                turn_scores,
+                _minmax({ids[u]: s for u, s in views["episode"].items() if u in ids}),
+                st.w_sentence,
+            )
+            _add(turn_scores, _minmax({ids[u]: s for u, s in views["episode_window"].items() if u in ids}),
+                 st.w_window)  # fmt: skip
+            _add(fact_scores, _minmax(views["fact"]), st.w_fact)
+        hits: list[Hit] = []
+        if turn_scores:
+            episodes, neighbours = self._episodes_with_neighbours(turn_scores)
+            scored = self._turn_priors(turn_scores, episodes, neighbours, q, as_of, session_id)
+            top = max(scored.values(), default=0.0)
+            for row_id, score in scored.items():
+                episode = episodes.get(row_id)
+                if episode is not None and score > 0:
+                    hits.append(_episode_hit(episode, score / top, now, st))
+        if fact_scores:
+            top = max(fact_scores.values())
+            hits.extend(
+                self._fact_hits({k: v / top * st.fact_scale for k, v in fact_scores.items()}, as_of, now)
+            )
+        if "tier1" in wanted and self._curated is not None:
+            hits.extend(self._curated_hits(q))
+        return _dedupe(sorted(hits, key=lambda h: h.score, reverse=True))[:limit]
+
+    # -- sources --------------------------------------------------------------------------------
+    def _bm25_turns(self, q: _Query, scope: str) -> dict[int, float]:
+        match = fts_match(" ".join(q.terms))
+        if match is None:
+            return {}
+        b, p, n = self.settings.bm25_columns
+        rows = self._tier2.db.query(
+            f"SELECT c.id, -bm25(episode_context_fts, {b}, {p}, {n}) AS s FROM episode_context_fts "
+            "JOIN episode_context c ON c.id = episode_context_fts.rowid JOIN episodes e ON e.id = c.id "
+            "WHERE episode_context_fts MATCH ? AND e.scope = ? "
+            f"ORDER BY bm25(episode_context_fts, {b}, {p}, {n}) LIMIT ?",
+            (match, scope, self.settings.candidates),
+        )
+        return {int(r["id"]): float(r["s"]) for r in rows}
+
+    def _bm25_facts(self, q: _Query, scope: str, as_of: float | None) -> dict[str, float]:
+        query = " ".join(q.terms)
+        if not query:
+            return {}
+        found = self._tier2.facts.query(query, limit=50, scope=scope, as_of=as_of, touch=False)
+        return {s.fact.uuid: s.score for s in found}
+
+    def _graph_facts(self, q: _Query, scope: str) -> dict[str, float]:
+        assert self._graph is not None
+        seeds = self._entities_in(q.text, scope)
+        if not seeds:
+            return {}
+        activation = self._graph.graph.spread(seeds, max_hops=2)
+        out: dict[str, float] = {}
+        for entity_uuid, act in sorted(activation.items(), key=lambda kv: kv[1], reverse=True)[:20]:
+            for fact in self._tier2.facts.about_entity(entity_uuid, scope=scope)[-20:]:
+                out[fact.uuid] = max(out.get(fact.uuid, 0.0), act)
+        return out
+
+    def _entities_in(self, text: str, scope: str) -> list[str]:
+        """Entities whose name or alias appears in the text as whole words (longest phrases win)."""
+        words = re.findall(r"[\w'-]+", text)
+        found: list[str] = []
+        for size in (3, 2, 1):
+            for i in range(len(words) - size + 1):
+                phrase = " ".join(words[i : i + size])
+                if size == 1 and (len(phrase) < 3 or not phrase[0].isupper()):
+                    continue
+                for entity in self._tier2.entities.find(phrase, scope=scope):
+                    if entity.uuid not in found:
+                        found.append(entity.uuid)
+        return found[:10]
+
+    def _vectors(self, q: _Query, scope: str) -> dict[str, dict[str, float]]:
+        assert self._semantic is not None
+        out: dict[str, dict[str, float]] = {"episode": {}, "episode_window": {}, "fact": {}}
+        result = self._semantic.search(q.stripped, limit=self.settings.vector_candidates, scope=scope)
+        for hit in result.hits:
+            kind = hit.kind if hit.kind in out else None
+            if kind is None or not hit.source_ids:
+                continue
+            key = hit.source_ids[0]
+            out[kind][key] = max(out[kind].get(key, 0.0), hit.score)
+        return out
+
+    # -- priors and expansion -------------------------------------------------------------------
+    def _episodes_with_neighbours(
+        self, scores: dict[int, float]
+    ) -> tuple[dict[int, Episode], dict[int, tuple[int | None, int | None]]]:
+        ids = list(scores)
+        neighbours = self._tier2.episodes.neighbours(ids)
+        extra = {n for pair in neighbours.values() for n in pair if n is not None}
+        return self._tier2.episodes.by_ids(list({*ids, *extra})), neighbours
+
+    def _turn_priors(
+        self,
+        scores: dict[int, float],
+        episodes: dict[int, Episode],
+        neighbours: dict[int, tuple[int | None, int | None]],
+        q: _Query,
+        as_of: float | None,
+        session_id: str | None,
+    ) -> dict[int, float]:
+        st = self.settings
+        boosted = dict(scores)
+        speaker = q.names[0].casefold() if len(q.names) == 1 else None
+        for row_id in list(boosted):
+            episode = episodes.get(row_id)
+            if episode is None:
+                continue
+            if speaker and (episode.speaker or "").casefold() == speaker:
+                boosted[row_id] *= 1.0 + st.speaker_boost
+            if q.span is not None and q.span[0] <= episode.timestamp < q.span[1] + 86400.0:
+                boosted[row_id] *= 1.0 + st.date_boost
+        final = dict(boosted)
+        for row_id, (prev_id, next_id) in neighbours.items():
+            for other in (prev_id, next_id):
+                if other is not None and other in episodes:
+                    final[other] = final.get(other, 0.0) + st.neighbour * boosted.get(row_id, 0.0) * 0.5
+        for row_id in list(final):
+            episode = episodes.get(row_id)
+            if episode is None or (as_of is not None and episode.timestamp > as_of):
+                final.pop(row_id, None)
+            elif session_id is not None and episode.session_id == session_id:
+                final[row_id] *= 1.05
+        return final
+
+    def _fact_hits(self, scores: dict[str, float], as_of: float | None, now: float) -> list[Hit]:
+        st = self.settings
+        believed = self._tier2.facts.active_uuids(list(scores)) if as_of is None else set(scores)
+        out: list[Hit] = []
+        for uuid, score in scores.items():
+            if uuid not in believed:
+                continue
+            fact = self._tier2.facts.get(uuid, touch=False)
+            if as_of is not None and not _believed_at(fact, as_of):
+                continue
+            prior = (1.0 - st.importance_weight) + st.importance_weight * fact.importance
+            when = fact.valid_from if fact.valid_from is not None else fact.created_at
+            meta = {
+                "category": fact.category,
+                "confidence": fact.confidence,
+                "source_type": fact.source_type,
+                "session_id": fact.source_id if fact.source_type == "session" else None,
+            }
+            out.append(Hit(
+                id=f"fact:{fact.uuid}", score=_clip(score * prior * _recency(when, now, st)),
+                text=fact.content, tier="tier2", kind="fact", timestamp=when,
+                source_ids=fact.source_episodes, metadata=meta,
+            ))  # fmt: skip
+        return out
+
+    def _curated_hits(self, q: _Query) -> list[Hit]:
+        assert self._curated is not None
+        terms = set(q.terms)
+        out: list[Hit] = []
+        if not terms:
+            return out
+        for store in ("memory", "user"):
+            for i, entry in enumerate(self._curated.entries(store)):
+                words = set(fts_terms(entry))
+                overlap = len(terms & words) / len(terms)
+                if overlap > 0:
+                    out.append(
+                        Hit(
+                            id=f"curated:{store}:{i}",
+                            score=_clip(self.settings.w_curated * overlap),
+                            text=entry,
+                            tier="tier1",
+                            kind="curated",
+                            metadata={"store": store},
+                        )
+                    )
+        return out
+
+
+def _episode_hit(episode: Episode, score: float, now: float, st: RecallSettings) -> Hit:
+    return Hit(
+        id=f"episode:{episode.uuid}",
+        score=_clip(score * _recency(episode.timestamp, now, st) / (1.0 + st.recency_weight)),
+        text=episode.text,
+        tier="tier2",
+        kind="episode",
+        timestamp=episode.timestamp,
+        source_ids=(episode.uuid,),
+        metadata={"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
+                  **{k: v for k, v in episode.metadata.items() if k in ("dia_id",)}},
+    )  # fmt: skip
+
+
+def _believed_at(fact: Fact, as_of: float) -> bool:
+    if fact.recorded_at is not None and fact.recorded_at > as_of:
+        return False
+    return fact.superseded_at is None or fact.superseded_at > as_of
+
+
+def _recency(when: float, now: float, st: RecallSettings) -> float:
+    age_days = max(0.0, (now - when) / 86400.0)
+    decay: float = 0.5 ** (age_days / st.recency_half_life_days)
+    return 1.0 + st.recency_weight * decay
+
+
+def _minmax(scores: dict[Any, float]) -> dict[Any, float]:
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    if hi <= lo:
+        return {k: 1.0 for k in scores}
+    return {k: (v - lo) / (hi - lo) for k, v in scores.items()}
+
+
+def _add(into: dict[Any, float], scores: dict[Any, float], weight: float) -> None:
+    for key, value in scores.items():
+        into[key] = into.get(key, 0.0) + weight * value
+
+
+def _clip(x: float) -> float:
+    return max(0.0, min(1.0, x))
+
+
+def _dedupe(hits: Iterable[Hit]) -> list[Hit]:
+    seen: set[str] = set()
+    out: list[Hit] = []
+    for hit in hits:
+        key = normalise(hit.text)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(hit)
+    return out
+
+
+__all__ = ["TIERS", "RecallEngine", "RecallSettings"]

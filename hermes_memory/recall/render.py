@@ -1,0 +1,54 @@
+"""Render recall hits as a compact block: one dated line per hit with its source, within a token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from hermes_memory.records import Hit
+from hermes_memory.security.threats import neutralise
+
+CHARS_PER_TOKEN = 4  # a conservative estimate for English text
+
+
+def approx_tokens(text: str) -> int:
+    return max(1, (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
+
+
+def hit_line(hit: Hit, max_chars: int = 300) -> str:
+    day = datetime.fromtimestamp(hit.timestamp, tz=UTC).strftime("%Y-%m-%d") if hit.timestamp else "undated"
+    meta = hit.metadata
+    if hit.kind == "episode":
+        who = f"{meta.get('speaker')}: " if meta.get("speaker") else ""
+        source = f"turn, {meta.get('session_id')}"
+    elif hit.kind == "fact":
+        who = ""
+        source = "fact" + (f", {meta.get('session_id')}" if meta.get("session_id") else "")
+    elif hit.kind == "curated":
+        who = ""
+        source = f"curated {meta.get('store', '')}".strip()
+    else:
+        who = ""
+        source = hit.kind
+    text = " ".join(hit.text.split())
+    if len(text) > max_chars:
+        text = text[: max_chars - 1] + "…"
+    # Memory is data, never instructions: anything the threat scan flags is neutralised on the way out.
+    return f"- [{day}] {who}{neutralise(text)} ({source})"
+
+
+def render(hits: Sequence[Hit], budget_tokens: int | None = None) -> str:
+    """Lines in rank order until the budget is spent (the first line is always kept, shortened)."""
+    lines: list[str] = []
+    used = 0
+    for hit in hits:
+        line = hit_line(hit)
+        cost = approx_tokens(line) + 1
+        if budget_tokens is not None and used + cost > budget_tokens:
+            if not lines:
+                keep = max(20, budget_tokens * CHARS_PER_TOKEN - 2)
+                lines.append(line[:keep])
+            break
+        lines.append(line)
+        used += cost
+    return "\n".join(lines)
