@@ -82,9 +82,9 @@ class Ingestor:
                     scope=payload.get("scope", "default"),
                 )
                 changes.episodes.append(episode)
-                previous = tier2.episodes.add_context(conn, episode, episode_line(episode))
                 if self._semantic is not None:
-                    self._index_episode(episode, previous)
+                    before = tier2.episodes.previous(conn, episode)
+                    self._index_episode(episode, episode_line(before) if before is not None else "")
             if self._knowledge is not None and changes.episodes:
                 self._knowledge(tier2, changes.episodes, changes)
             tier2.ingest_queue.done(conn, item)
@@ -107,8 +107,9 @@ class Ingestor:
     def drain(self, *, max_turns: int | None = None, deadline: float | None = None) -> int:
         """Process queued turns in order until the queue is empty, ``max_turns`` or ``deadline``.
 
-        A turn whose processing fails is recorded (attempts, last error) and skipped for now; it is
-        retried on the next drain until ``max_attempts``. Returns the number of turns written.
+        A turn whose processing fails is recorded (attempts, last error) and the drain stops there, so
+        turns are always written in order; the next drain retries it. After ``max_attempts`` failures it
+        is left in the queue with its error and skipped. Returns the number of turns written.
         """
         written = 0
         with self._lock:
@@ -130,7 +131,11 @@ class Ingestor:
                             exc,
                         )
                         self._tier2.ingest_queue.fail(item, f"{type(exc).__name__}: {exc}")
-                        continue
+                        if item.attempts + 1 < self._max_attempts:
+                            # Turns are written in order (later facts supersede earlier ones, a turn's
+                            # window includes the turn before it): stop here and retry this one first.
+                            return written
+                        continue  # retired after max_attempts; it stays queued with its last error
                     written += 1
                     progressed = True
                     if max_turns is not None and written >= max_turns:

@@ -1,10 +1,9 @@
 """Cross-tier recall: candidates from every tier, fused into one ranked list of typed hits.
 
 Design (measured on LoCoMo with bench/locomo_research.py; constants in ``RecallSettings``):
-  * turns (episodes): BM25 over the turn with its session neighbours (column weights body > prev >
-    next) plus vectors — the turn's best sentence and the turn with the message before it — each
-    min-max normalised over the candidates and summed with weights ("weighted score fusion": plain
-    reciprocal-rank fusion of BM25 and vectors was worse than BM25 alone);
+  * turns (episodes): BM25 over the turn plus vectors — the turn's best sentence and the turn with
+    the message before it — each min-max normalised over the candidates and summed with weights
+    ("weighted score fusion": plain reciprocal-rank fusion of BM25 and vectors was worse than BM25);
   * participants' names are removed from the lexical terms and from the embedded query (they match
     half of all turns) and used instead as a prior: turns by the one person a question names rank up;
   * a time anchored question ("in May 2023", "last week") ranks up turns from that period (timeline);
@@ -42,13 +41,13 @@ _POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hermes-memory-reca
 
 @dataclass(frozen=True)
 class RecallSettings:
-    bm25_columns: tuple[float, float, float] = (1.0, 0.3, 0.1)  # body, previous, next
     w_bm25: float = 0.35
     w_sentence: float = 0.5
     w_window: float = 0.5
     w_fact: float = 0.6
     w_graph: float = 0.3
     w_curated: float = 0.5
+    w_timeline: float = 0.1
     speaker_boost: float = 1.5
     date_boost: float = 0.6
     neighbour: float = 0.4
@@ -131,6 +130,11 @@ class RecallEngine:
         fact_scores: dict[str, float] = {}
         if "tier2" in wanted:
             _add(turn_scores, _minmax(self._bm25_turns(q, scope)), st.w_bm25)
+            if q.span is not None:  # the timeline: turns from the period a question names are candidates
+                speaker = q.names[0] if len(q.names) == 1 else None
+                in_period = self._tier2.episodes.in_range(q.span[0], q.span[1] + 86400.0, scope=scope,
+                                                          speaker=speaker, limit=st.candidates)
+                _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
             _add(fact_scores, _minmax(self._bm25_facts(q, scope, as_of)), st.w_fact)
         if "graph" in wanted and self._graph is not None:
             _add(fact_scores, _minmax(self._graph_facts(q, scope)), st.w_graph)
@@ -168,12 +172,10 @@ class RecallEngine:
         match = fts_match(" ".join(q.terms))
         if match is None:
             return {}
-        b, p, n = self.settings.bm25_columns
         rows = self._tier2.db.query(
-            f"SELECT c.id, -bm25(episode_context_fts, {b}, {p}, {n}) AS s FROM episode_context_fts "
-            "JOIN episode_context c ON c.id = episode_context_fts.rowid JOIN episodes e ON e.id = c.id "
-            "WHERE episode_context_fts MATCH ? AND e.scope = ? "
-            f"ORDER BY bm25(episode_context_fts, {b}, {p}, {n}) LIMIT ?",
+            "SELECT e.id, -bm25(episodes_fts) AS s FROM episodes_fts "
+            "JOIN episodes e ON e.id = episodes_fts.rowid WHERE episodes_fts MATCH ? AND e.scope = ? "
+            "ORDER BY bm25(episodes_fts) LIMIT ?",
             (match, scope, self.settings.candidates),
         )
         return {int(r["id"]): float(r["s"]) for r in rows}
@@ -252,11 +254,15 @@ class RecallEngine:
                 boosted[row_id] *= 1.0 + st.speaker_boost
             if q.span is not None and q.span[0] <= episode.timestamp < q.span[1] + 86400.0:
                 boosted[row_id] *= 1.0 + st.date_boost
+        # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
         final = dict(boosted)
+        pulled: dict[int, float] = {}
         for row_id, (prev_id, next_id) in neighbours.items():
             for other in (prev_id, next_id):
                 if other is not None and other in episodes:
-                    final[other] = final.get(other, 0.0) + st.neighbour * boosted.get(row_id, 0.0) * 0.5
+                    pulled[other] = max(pulled.get(other, 0.0), boosted.get(row_id, 0.0))
+        for row_id, best in pulled.items():
+            final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
         for row_id in list(final):
             episode = episodes.get(row_id)
             if episode is None or (as_of is not None and episode.timestamp > as_of):

@@ -77,26 +77,14 @@ class EpisodeStore:
         self._audit.record(conn, action="episode_add", tier="tier2", actor=actor, target_uuid=uuid)
         return _row_to_episode(conn.execute("SELECT * FROM episodes WHERE uuid = ?", (uuid,)).fetchone())
 
-    def add_context(self, conn: sqlite3.Connection, episode: Episode, line: str) -> str:
-        """Index ``line`` (the episode as recall sees it) with its session neighbours, inside the
-        caller's transaction; returns the previous episode's line ("" if it opens the session)."""
-        row = conn.execute("SELECT id FROM episodes WHERE uuid = ?", (episode.uuid,)).fetchone()
-        if conn.execute("SELECT 1 FROM episode_context WHERE id = ?", (row["id"],)).fetchone() is not None:
-            prev = conn.execute("SELECT prev FROM episode_context WHERE id = ?", (row["id"],)).fetchone()
-            return str(prev["prev"])
-        before = conn.execute(
-            "SELECT c.id, c.body FROM episodes e JOIN episode_context c ON c.id = e.id "
-            "WHERE e.session_id = ? AND e.scope = ? AND e.id < ? ORDER BY e.id DESC LIMIT 1",
-            (episode.session_id, episode.scope, row["id"]),
+    def previous(self, conn: sqlite3.Connection, episode: Episode) -> Episode | None:
+        """The message before ``episode`` in its session (inside the caller's transaction)."""
+        row = conn.execute(
+            "SELECT p.* FROM episodes e JOIN episodes p ON p.session_id = e.session_id AND p.scope = e.scope "
+            "AND p.id < e.id WHERE e.uuid = ? ORDER BY p.id DESC LIMIT 1",
+            (episode.uuid,),
         ).fetchone()
-        prev_line = before["body"] if before is not None else ""
-        conn.execute(
-            "INSERT INTO episode_context(id, body, prev, next) VALUES (?, ?, ?, '')",
-            (row["id"], line, prev_line),
-        )
-        if before is not None:
-            conn.execute("UPDATE episode_context SET next = ? WHERE id = ?", (line, before["id"]))
-        return str(prev_line)
+        return None if row is None else _row_to_episode(row)
 
     def neighbours(self, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
         """(previous, next) episode row ids in the same session for each episode row id."""
@@ -134,6 +122,17 @@ class EpisodeStore:
             for r in self._db.query(f"SELECT id, uuid FROM episodes WHERE uuid IN ({marks})", part):
                 out[str(r["uuid"])] = int(r["id"])
         return out
+
+    def in_range(
+        self, start: float, end: float, *, scope: str = "default", speaker: str | None = None, limit: int = 200
+    ) -> list[int]:
+        """Row ids of episodes with start <= timestamp < end (optionally by one speaker), oldest first."""
+        sql = "SELECT id FROM episodes WHERE scope = ? AND timestamp >= ? AND timestamp < ?"
+        params: list[Any] = [scope, start, end]
+        if speaker is not None:
+            sql += " AND lower(speaker) = lower(?)"
+            params.append(speaker)
+        return [int(r["id"]) for r in self._db.query(sql + " ORDER BY timestamp, id LIMIT ?", [*params, limit])]
 
     def speakers(self, scope: str = "default") -> list[str]:
         rows = self._db.query(

@@ -229,22 +229,28 @@ CREATE TABLE ingest_queue (
 );
 """
 
-# Recall over turns: each episode's text indexed together with its neighbours in the session (a reply's
-# meaning often lives in the message before it). Columns are weighted in bm25(): body > prev > next.
-_EPISODE_CONTEXT = """
-CREATE TABLE episode_context (
-    id INTEGER PRIMARY KEY REFERENCES episodes(id) ON DELETE CASCADE,
-    body TEXT NOT NULL,
-    prev TEXT NOT NULL DEFAULT '',
-    next TEXT NOT NULL DEFAULT ''
+# Maintenance jobs (consolidate, embed_queue, graph_refresh, prune): one row per run, written when the run
+# starts ('running') and closed when it ends, so the scheduler knows durably what ran last, and a run cut
+# short by a crash stays visible (and is simply run again: every job is idempotent).
+_MAINTENANCE = """
+CREATE TABLE maintenance_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job TEXT NOT NULL,
+    triggered_by TEXT NOT NULL DEFAULT 'manual' CHECK (triggered_by IN ('manual', 'schedule')),
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed')),
+    result TEXT,
+    error TEXT
 );
-""" + _fts("episode_context", ("body", "prev", "next"))
+CREATE INDEX idx_maintenance_runs_job ON maintenance_runs(job, started_at DESC);
+"""
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
     Migration(3, "ingest_queue", _INGEST),
-    Migration(4, "episode_context", _EPISODE_CONTEXT),
+    Migration(4, "maintenance_runs", _MAINTENANCE),
 )
 
 _VERSION_TABLE = """
