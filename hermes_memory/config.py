@@ -80,6 +80,21 @@ class LimitsConfig:
     fact_ttl_days: float
     session_index_max_age_days: float
     max_embedding_queue: int
+    prune_importance_threshold: float
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """The optional LLM (off by default; never required): an OpenAI-compatible chat endpoint."""
+
+    enabled: bool
+    base_url: str | None
+    model: str | None
+    api_key_env: str | None
+    timeout_s: float
+    max_retries: int
+    core_memory_path: str
+    core_memory_budget: int
 
 
 @dataclass(frozen=True)
@@ -91,6 +106,7 @@ class Config:
     graph: GraphConfig
     cron: CronConfig
     limits: LimitsConfig
+    llm: LLMConfig
     hermes_home: str
 
     # -- resolved paths -------------------------------------------------------------------------
@@ -115,6 +131,10 @@ class Config:
     def graph_path(self) -> Path:
         return self.expand(self.graph.path)
 
+    @property
+    def core_memory_path(self) -> Path:
+        return self.expand(self.llm.core_memory_path)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -126,6 +146,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "graph": GraphConfig,
     "cron": CronConfig,
     "limits": LimitsConfig,
+    "llm": LLMConfig,
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -147,7 +168,13 @@ _POSITIVE = {
     "tier3.timeout_s",
     "graph.max_nodes",
     "limits.max_embedding_queue",
+    "llm.timeout_s",
+    "llm.core_memory_budget",
 }
+
+
+# Keys whose numbers must lie within [0, 1].
+_UNIT_INTERVAL = {"tier3.min_score", "limits.prune_importance_threshold"}
 
 
 def default_hermes_home() -> str:
@@ -243,7 +270,31 @@ def _build(data: dict[str, Any], hermes_home: str) -> Config:
             f"config key 'tier3.chunk_overlap' ({tier3.chunk_overlap}) must be smaller than "
             f"'tier3.chunk_size' ({tier3.chunk_size})"
         )
+    _check_llm(sections["llm"])
     return Config(profile=profile, hermes_home=hermes_home, **sections)
+
+
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MAX_LLM_RETRIES = 10
+
+
+def _check_llm(llm: LLMConfig) -> None:
+    # The LLM is optional: its endpoint keys matter only once it is switched on.
+    if llm.max_retries > _MAX_LLM_RETRIES:
+        raise ConfigError(
+            f"config key 'llm.max_retries' must be <= {_MAX_LLM_RETRIES}, got {llm.max_retries}"
+        )
+    if llm.api_key_env is not None and not _ENV_NAME_RE.match(llm.api_key_env):
+        raise ConfigError(
+            "config key 'llm.api_key_env' must be the NAME of an environment variable, "
+            f"got {llm.api_key_env!r}"
+        )
+    if llm.base_url is not None and not re.match(r"^https?://[^/\s]+", llm.base_url):
+        raise ConfigError(f"config key 'llm.base_url' must be an http(s) URL, got {llm.base_url!r}")
+    if llm.enabled:
+        for key in ("base_url", "model"):
+            if getattr(llm, key) is None:
+                raise ConfigError(f"config key 'llm.{key}' must be set when 'llm.enabled' is true")
 
 
 def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> Any:
@@ -286,7 +337,7 @@ def _check_value(key: str, value: Any, annotation: Any) -> Any:
         choices = _CHOICES.get(key)
         if choices and value not in choices:
             raise ConfigError(f"config key {key!r} must be one of {', '.join(choices)}; got {value!r}")
-    if key == "tier3.min_score" and not 0.0 <= value <= 1.0:
+    if key in _UNIT_INTERVAL and not 0.0 <= value <= 1.0:
         raise ConfigError(f"config key {key!r} must be within [0, 1], got {value!r}")
     return value
 
@@ -302,6 +353,7 @@ __all__ = [
     "Config",
     "CronConfig",
     "GraphConfig",
+    "LLMConfig",
     "LimitsConfig",
     "Tier1Config",
     "Tier2Config",

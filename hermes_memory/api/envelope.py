@@ -12,8 +12,9 @@ Envelope = dict[str, Any]
 
 
 def ok(data: Any, *, tier: str, started: float, tiers: Sequence[str], **meta: Any) -> Envelope:
-    if isinstance(data, dict) and isinstance(data.get("results", data.get("hits")), list):
-        count = len(data.get("results", data.get("hits")))
+    listed = data.get("results", data.get("hits")) if isinstance(data, dict) else None
+    if isinstance(listed, list):
+        count = len(listed)
     else:
         count = len(data) if isinstance(data, list) else (0 if data is None else 1)
     return {

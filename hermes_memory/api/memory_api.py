@@ -7,6 +7,8 @@ from typing import Any
 
 from hermes_memory.api._graph_methods import GraphMethods
 from hermes_memory.api._history_methods import HistoryMethods
+from hermes_memory.api._llm_methods import LLMMethods
+from hermes_memory.api._maintenance_methods import MaintenanceMethods
 from hermes_memory.api._recall_methods import RecallMethods
 from hermes_memory.api._remember_methods import RememberMethods
 from hermes_memory.api._tier1_methods import Tier1Methods
@@ -17,8 +19,8 @@ from hermes_memory.config import Config, load_config
 from hermes_memory.errors import ConfigError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
-from hermes_memory.ingest.knowledge import RuleBasedKnowledge
 from hermes_memory.ingest.worker import Changes, Ingestor
+from hermes_memory.llm.wiring import ingest_hooks
 from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.tier1.curated_store import CuratedStore
@@ -28,7 +30,15 @@ from hermes_memory.tier3.semantic import SemanticMemory
 
 
 class MemoryAPI(
-    Tier1Methods, Tier2Methods, Tier3Methods, GraphMethods, RememberMethods, HistoryMethods, RecallMethods
+    Tier1Methods,
+    Tier2Methods,
+    Tier3Methods,
+    GraphMethods,
+    RememberMethods,
+    HistoryMethods,
+    RecallMethods,
+    MaintenanceMethods,
+    LLMMethods,
 ):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
@@ -87,9 +97,9 @@ class MemoryAPI(
         if config.graph.enabled and self._t2 is not None:
             self._graph_service = GraphService(self._t2, config.graph_path)
         if self._t2 is not None:
-            self._ingestor = Ingestor(
-                self._t2, self._sem, knowledge=RuleBasedKnowledge(self._sem), after_commit=self._after_ingest
-            )
+            # llm.enabled: false (default) gives the rule-based writer and _after_ingest unchanged.
+            knowledge, after_commit = ingest_hooks(config.llm, self._t2, self._sem, self._after_ingest)
+            self._ingestor = Ingestor(self._t2, self._sem, knowledge=knowledge, after_commit=after_commit)
             if background:
                 self._worker = BackgroundWorker(self._drain_once)
                 self._worker.start()

@@ -7,7 +7,15 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from hermes_memory.cli import _graph_commands, _tier3_commands, _tier_commands, demo
+from hermes_memory.cli import (
+    _graph_commands,
+    _hermes_commands,
+    _maintenance_commands,
+    _memory_commands,
+    _tier3_commands,
+    _tier_commands,
+    demo,
+)
 from hermes_memory.cli._common import EXIT_USAGE, guarded
 
 
@@ -26,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     _tier_commands.register(sub)
     _tier3_commands.register(sub)
     _graph_commands.register(sub)
+    _memory_commands.register(sub)
+    _hermes_commands.register(sub)
+    _maintenance_commands.register(sub)
     return parser
 
 

@@ -12,20 +12,55 @@ import re
 from collections.abc import Iterable
 
 _CATEGORY_OF: dict[str, str] = {
-    **dict.fromkeys(("lives_in", "lived_in", "works_at", "worked_at", "studies_at", "studied_at", "studies",
-                     "is_a", "is_from", "owns", "member_of"), "user"),
+    **dict.fromkeys(
+        (
+            "lives_in",
+            "lived_in",
+            "works_at",
+            "worked_at",
+            "studies_at",
+            "studied_at",
+            "studies",
+            "is_a",
+            "is_from",
+            "owns",
+            "member_of",
+        ),
+        "user",
+    ),
     **dict.fromkeys(("likes", "dislikes", "prefers", "interested_in", "wants", "plays"), "preference"),
-    **dict.fromkeys(("married_to", "partner_of", "sibling_of", "parent_of", "child_of", "friend_of",
-                     "relative_of", "colleague_of", "knows", "has_pet"), "relationship"),
-    **dict.fromkeys(("visited", "attended", "moved_to", "moved_from", "adopted", "bought", "started",
-                     "learned", "plans"), "event"),
+    **dict.fromkeys(
+        (
+            "married_to",
+            "partner_of",
+            "sibling_of",
+            "parent_of",
+            "child_of",
+            "friend_of",
+            "relative_of",
+            "colleague_of",
+            "knows",
+            "has_pet",
+        ),
+        "relationship",
+    ),
+    **dict.fromkeys(
+        ("visited", "attended", "moved_to", "moved_from", "adopted", "bought", "started", "learned", "plans"),
+        "event",
+    ),
     "works_on": "project",
     "uses": "tool",
     "depends_on": "domain",
 }
 _BASE = {
-    "user": 0.6, "relationship": 0.6, "event": 0.55, "preference": 0.5, "project": 0.55, "tool": 0.5,
-    "domain": 0.45, "general": 0.3,
+    "user": 0.6,
+    "relationship": 0.6,
+    "event": 0.55,
+    "preference": 0.5,
+    "project": 0.55,
+    "tool": 0.5,
+    "domain": 0.45,
+    "general": 0.3,
 }
 _LIFE_EVENT = (
     r"married|engaged|divorc\w*|wedding|born|pregnan\w*|baby|graduat\w*|moved|moving|new job|hired|fired|"
@@ -51,8 +86,15 @@ _SMALL_TALK = r"weather|how are you|what's up|nice to|good to see|talk soon|see 
 
 @functools.cache
 def _cue(name: str) -> re.Pattern[str]:
-    source = {"life": _LIFE_EVENT, "decision": _DECISION, "preference": _PREFERENCE, "emotion": _EMOTION,
-              "hedge": _HEDGE, "small": _SMALL_TALK, "event": _EVENT_VERB}[name]
+    source = {
+        "life": _LIFE_EVENT,
+        "decision": _DECISION,
+        "preference": _PREFERENCE,
+        "emotion": _EMOTION,
+        "hedge": _HEDGE,
+        "small": _SMALL_TALK,
+        "event": _EVENT_VERB,
+    }[name]
     return re.compile(rf"\b(?:{source})\b")  # matched against lower-cased text (much faster)
 
 
@@ -72,8 +114,13 @@ def category_for(predicate: str, content: str = "", *, has_time: bool = False) -
 
 
 def salience(
-    content: str, category: str, *, has_time: bool = False, first_person: bool = True,
-    negated: bool = False, confidence: float = 1.0,
+    content: str,
+    category: str,
+    *,
+    has_time: bool = False,
+    first_person: bool = True,
+    negated: bool = False,
+    confidence: float = 1.0,
 ) -> float:
     """Encoding-time salience in [0, 1] of one fact."""
     score = _BASE.get(category, 0.3)

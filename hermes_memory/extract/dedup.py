@@ -64,7 +64,9 @@ def is_near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE_THRESHOL
 
 
 def find_near_duplicate(
-    content: str, candidates: Iterable[tuple[str, str]], threshold: float = NEAR_DUPLICATE_THRESHOLD,
+    content: str,
+    candidates: Iterable[tuple[str, str]],
+    threshold: float = NEAR_DUPLICATE_THRESHOLD,
 ) -> str | None:
     """The id of the first (id, content) candidate that near-duplicates ``content``, or None."""
     for candidate_id, text in candidates:
@@ -74,7 +76,8 @@ def find_near_duplicate(
 
 
 def merge_facts(
-    facts: Sequence[ExtractedFact], threshold: float = NEAR_DUPLICATE_THRESHOLD,
+    facts: Sequence[ExtractedFact],
+    threshold: float = NEAR_DUPLICATE_THRESHOLD,
 ) -> tuple[ExtractedFact, ...]:
     """Collapse exact and near-duplicate facts, keeping order of first appearance.
 

@@ -141,13 +141,22 @@ for _pred, _words in (
     ("married_to", "husband wife spouse"),
     ("partner_of", "partner boyfriend girlfriend fiance fiancé fiancee fiancée"),
     ("friend_of", "friend friends bff buddy pal bestie"),
-    ("relative_of", "grandma grandmother grandpa grandfather grandparents granny nana grandson "
-                    "granddaughter grandkids grandchildren aunt uncle cousin cousins niece nephew family"),
+    (
+        "relative_of",
+        "grandma grandmother grandpa grandfather grandparents granny nana grandson "
+        "granddaughter grandkids grandchildren aunt uncle cousin cousins niece nephew family",
+    ),
     ("colleague_of", "coworker coworkers co-worker colleague colleagues boss manager teammate teammates"),
-    ("knows", "classmate classmates roommate roommates neighbor neighbors neighbour neighbours mentor "
-              "teacher coach therapist"),
-    ("has_pet", "dog dogs cat cats puppy puppies pup kitten kittens pet pets horse horses bunny rabbit "
-                "hamster parrot bird fish turtle turtles snake"),
+    (
+        "knows",
+        "classmate classmates roommate roommates neighbor neighbors neighbour neighbours mentor "
+        "teacher coach therapist",
+    ),
+    (
+        "has_pet",
+        "dog dogs cat cats puppy puppies pup kitten kittens pet pets horse horses bunny rabbit "
+        "hamster parrot bird fish turtle turtles snake",
+    ),
 ):
     for _w in _words.split():
         _KIN[_w] = _pred
@@ -160,8 +169,16 @@ _COMPOUND_HEADS = frozenset(
 )
 _KIN_MODIFIERS = "best|older|younger|little|big|baby|twin|eldest|oldest|youngest|late|step|new|dear|two|three"
 _KIN_KEEP = frozenset({"best", "older", "younger", "little", "big", "twin", "eldest", "oldest", "youngest"})
-_STANDALONE_KIN = {"Mom": "mom", "Dad": "dad", "Mum": "mum", "Mommy": "mom", "Daddy": "dad",
-                   "Grandma": "grandma", "Grandpa": "grandpa", "Nana": "nana"}
+_STANDALONE_KIN = {
+    "Mom": "mom",
+    "Dad": "dad",
+    "Mum": "mum",
+    "Mommy": "mom",
+    "Daddy": "dad",
+    "Grandma": "grandma",
+    "Grandpa": "grandpa",
+    "Nana": "nana",
+}
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
 _SECOND_PERSON = frozenset({"you", "your", "yours", "yourself"})
 _CONNECTORS = frozenset({"of", "the", "de", "la", "del", "da", "von", "van", "&"})
@@ -200,8 +217,15 @@ class EntityContext:
 def _gazetteer() -> dict[str, tuple[str, str]]:
     """lower-cased surface -> (canonical spelling, entity type)."""
     table: dict[str, tuple[str, str]] = {}
-    for entity_type, names in (("other", _WORK), ("concept", _CONCEPT), ("event", _EVENT), ("place", _PLACE),
-                               ("org", _ORG), ("tool", _TOOL), ("tech", _TECH)):
+    for entity_type, names in (
+        ("other", _WORK),
+        ("concept", _CONCEPT),
+        ("event", _EVENT),
+        ("place", _PLACE),
+        ("org", _ORG),
+        ("tool", _TOOL),
+        ("tech", _TECH),
+    ):
         for name in names.split("|"):
             table[name.lower()] = (name, entity_type)
     return table
@@ -274,13 +298,34 @@ def _kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) 
                 name = m.group(key)
                 if name and _is_name_word(name):
                     s, e = m.span(key)
-                    mentions.append(Mention(name, entity_type, s + offset, e + offset, 0.8, owner=owner,
-                                            role=role, kin_predicate=predicate, aliases=[relational]))
+                    mentions.append(
+                        Mention(
+                            name,
+                            entity_type,
+                            s + offset,
+                            e + offset,
+                            0.8,
+                            owner=owner,
+                            role=role,
+                            kin_predicate=predicate,
+                            aliases=[relational],
+                        )
+                    )
                     _take(taken, s, e)
         else:
             s, e = m.span("poss")[0], m.span("kin")[1]
-            mentions.append(Mention(relational, entity_type, s + offset, e + offset, 0.8, owner=owner,
-                                    role=role, kin_predicate=predicate))
+            mentions.append(
+                Mention(
+                    relational,
+                    entity_type,
+                    s + offset,
+                    e + offset,
+                    0.8,
+                    owner=owner,
+                    role=role,
+                    kin_predicate=predicate,
+                )
+            )
         _take(taken, m.start(), m.span("kin")[1])
     for m in _named_pet_pattern().finditer(text):
         s, e = m.span("n1")
@@ -334,12 +379,23 @@ def find_entities(text: str, offset: int, ctx: EntityContext) -> list[Mention]:
             continue
         if word in _STANDALONE_KIN:
             role = _STANDALONE_KIN[word]
-            mentions.append(Mention(f"{ctx.speaker}'s {role}", "person", start + offset, end + offset, 0.7,
-                                    owner=ctx.speaker, role=role, kin_predicate=_KIN[role]))
+            mentions.append(
+                Mention(
+                    f"{ctx.speaker}'s {role}",
+                    "person",
+                    start + offset,
+                    end + offset,
+                    0.7,
+                    owner=ctx.speaker,
+                    role=role,
+                    kin_predicate=_KIN[role],
+                )
+            )
             i += 1
             continue
-        if _is_name_word(word) or (word.isupper() and 2 <= len(word) <= 5 and word[0].isalpha()
-                                   and low not in _CAP_STOP):
+        if _is_name_word(word) or (
+            word.isupper() and 2 <= len(word) <= 5 and word[0].isalpha() and low not in _CAP_STOP
+        ):
             used, name = _capitalised(text, tokens, i, people)
             if name is not None:
                 name.start += offset
@@ -361,18 +417,25 @@ def _gazetteer_first_words() -> dict[str, int]:
 
 
 def _match_known(
-    text: str, tokens: list[tuple[str, int, int]], i: int, people: dict[str, str],
-    known: KnownEntities, gazetteer: dict[str, tuple[str, str]],
+    text: str,
+    tokens: list[tuple[str, int, int]],
+    i: int,
+    people: dict[str, str],
+    known: KnownEntities,
+    gazetteer: dict[str, tuple[str, str]],
 ) -> tuple[Mention, int] | None:
     """The longest known/gazetteer surface starting at token i, as (mention, tokens used)."""
     first = tokens[i][0].casefold()
-    longest = max(known.first_words.get(first, 0), _gazetteer_first_words().get(first, 0),
-                  2 if first in people else 0,
-                  1 if any(key.startswith(first) for key in people) and tokens[i][0][:1].isupper() else 0)
+    longest = max(
+        known.first_words.get(first, 0),
+        _gazetteer_first_words().get(first, 0),
+        2 if first in people else 0,
+        1 if any(key.startswith(first) for key in people) and tokens[i][0][:1].isupper() else 0,
+    )
     if longest == 0:
         return None
     for size in range(min(longest, len(tokens) - i), 0, -1):
-        words = [t[0] for t in tokens[i:i + size]]
+        words = [t[0] for t in tokens[i : i + size]]
         if size > 1 and not _adjacent(text, tokens, i, size):
             continue
         surface = " ".join(words)
@@ -386,8 +449,15 @@ def _match_known(
         entity = known.get(surface)
         # A proper name only links to a capitalised mention ("Will" the person is not "I will").
         if entity is not None and (words[0][:1].isupper() or not entity.name[:1].isupper()):
-            return Mention(entity.name, entity.entity_type, start, end, 0.95, known=True,
-                           aliases=[surface] if surface != entity.name else []), size
+            return Mention(
+                entity.name,
+                entity.entity_type,
+                start,
+                end,
+                0.95,
+                known=True,
+                aliases=[surface] if surface != entity.name else [],
+            ), size
         hit = gazetteer.get(key)
         if hit is not None and _gazetteer_case_ok(surface, hit[0], hit[1]):
             return Mention(hit[0], hit[1], start, end, 0.85), size
@@ -400,13 +470,14 @@ def _nickname(words: list[str], people: dict[str, str]) -> str | None:
     if len(word) < 2 or not word.isalpha() or not word[0].isupper() or word.lower() in _CAP_STOP:
         return None
     low = word.lower()
-    found = {name for key, name in people.items()
-             if " " not in key and key.startswith(low) and len(key) > len(low)}
+    found = {
+        name for key, name in people.items() if " " not in key and key.startswith(low) and len(key) > len(low)
+    }
     return found.pop() if len(found) == 1 else None
 
 
 def _gazetteer_case_ok(surface: str, canonical: str, entity_type: str) -> bool:
-    """"US"/"WHO" only in capitals; most names capitalised; a few tech names also in lower case."""
+    """ "US"/"WHO" only in capitals; most names capitalised; a few tech names also in lower case."""
     if canonical.isupper() and len(canonical) <= 4:
         return surface == canonical
     if surface[:1].isupper():
@@ -422,11 +493,14 @@ _LOWER_OK = frozenset(
 
 
 def _adjacent(text: str, tokens: list[tuple[str, int, int]], i: int, size: int) -> bool:
-    return all(text[tokens[j][2]:tokens[j + 1][1]] in (" ", "'s ", "’s ") for j in range(i, i + size - 1))
+    return all(text[tokens[j][2] : tokens[j + 1][1]] in (" ", "'s ", "’s ") for j in range(i, i + size - 1))
 
 
 def _capitalised(
-    text: str, tokens: list[tuple[str, int, int]], i: int, people: dict[str, str] | None = None,
+    text: str,
+    tokens: list[tuple[str, int, int]],
+    i: int,
+    people: dict[str, str] | None = None,
 ) -> tuple[int, Mention | None]:
     """Group a run of capitalised tokens from i into one name and type it; returns (tokens used, mention)."""
     people = people or {}
@@ -442,8 +516,9 @@ def _capitalised(
             continue
         # "Bank of America", "Lord of the Rings": connectors only between two name words.
         k = j
-        while (k < len(tokens) and k - j < 2 and tokens[k][0].lower() in _CONNECTORS
-               and _gap_ok(text, tokens, k)):
+        while (
+            k < len(tokens) and k - j < 2 and tokens[k][0].lower() in _CONNECTORS and _gap_ok(text, tokens, k)
+        ):
             k += 1
         if k > j and k < len(tokens) and _is_name_word(tokens[k][0]) and _gap_ok(text, tokens, k):
             j = k + 1
@@ -468,7 +543,7 @@ _SENTENCE_OPENERS = ("", ":", "(", "-", "—", ".", "!", "?", '"', "“")
 
 def _gap_ok(text: str, tokens: list[tuple[str, int, int]], j: int) -> bool:
     """Whether token j follows token j-1 within one name (a single space, or "Dr. " / "St. ")."""
-    gap = text[tokens[j - 1][2]:tokens[j][1]]
+    gap = text[tokens[j - 1][2] : tokens[j][1]]
     if gap in ("'s ", "’s "):  # "St. Mary's Hospital"
         return _is_name_word(tokens[j][0])
     return gap == " " or (gap == ". " and tokens[j - 1][0].lower() in _DOT_PREFIX)

@@ -124,8 +124,9 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
         temporal=tuple(state.temporal),
         is_noise=verdict.is_noise,
         noise_reason=verdict.reason,
-        salience=classify.message_salience((f.salience for f in facts), is_noise=verdict.is_noise,
-                                           has_entities=bool(entities)),
+        salience=classify.message_salience(
+            (f.salience for f in facts), is_noise=verdict.is_noise, has_entities=bool(entities)
+        ),
         truncated=len(message.text) > MAX_MESSAGE_CHARS,
     )
 
@@ -144,8 +145,13 @@ def _overlaps(start: int, end: int, span: tuple[int, int]) -> bool:
 
 
 def _clause_facts(
-    message: MessageInput, clause: str, offset: int, mentions: list[Mention],
-    times: list[TemporalMention], state: _State, scene: TemporalMention | None = None,
+    message: MessageInput,
+    clause: str,
+    offset: int,
+    mentions: list[Mention],
+    times: list[TemporalMention],
+    state: _State,
+    scene: TemporalMention | None = None,
 ) -> None:
     first = len(state.facts)
     _clause_facts_inner(message, clause, offset, mentions, times, state)
@@ -156,15 +162,23 @@ def _clause_facts(
         if fact.when is None and fact.category == "event" and not _FUTURE.search(fact.content.lower()):
             content = f"{fact.content} {as_phrase(scene)}"
             state.facts[i] = replace(
-                fact, content=content, content_hash=dedup.content_hash(content), when=scene,
-                salience=classify.salience(content, fact.category, has_time=True, negated=fact.negated,
-                                           confidence=fact.confidence),
+                fact,
+                content=content,
+                content_hash=dedup.content_hash(content),
+                when=scene,
+                salience=classify.salience(
+                    content, fact.category, has_time=True, negated=fact.negated, confidence=fact.confidence
+                ),
             )
 
 
 def _clause_facts_inner(
-    message: MessageInput, clause: str, offset: int, mentions: list[Mention],
-    times: list[TemporalMention], state: _State,
+    message: MessageInput,
+    clause: str,
+    offset: int,
+    mentions: list[Mention],
+    times: list[TemporalMention],
+    state: _State,
 ) -> None:
     speaker, addressee = message.speaker_name, message.addressee
     clause_times = [t for t in times if offset <= t.span[0] < offset + len(clause)]
@@ -189,17 +203,29 @@ def _clause_facts_inner(
     has_time = when is not None
     category = classify.category_for("states", rewritten, has_time=has_time)
     confidence = round(0.6 * role_factor, 3)
-    state.facts.append(ExtractedFact(
-        content=rewritten, subject=subject, predicate="states", object=None, category=category,
-        confidence=confidence,
-        salience=classify.salience(rewritten, category, has_time=has_time, first_person=subject == speaker,
-                                   confidence=confidence),
-        content_hash=dedup.content_hash(rewritten), when=when, span=(offset, offset + len(clause)),
-    ))
+    state.facts.append(
+        ExtractedFact(
+            content=rewritten,
+            subject=subject,
+            predicate="states",
+            object=None,
+            category=category,
+            confidence=confidence,
+            salience=classify.salience(
+                rewritten, category, has_time=has_time, first_person=subject == speaker, confidence=confidence
+            ),
+            content_hash=dedup.content_hash(rewritten),
+            when=when,
+            span=(offset, offset + len(clause)),
+        )
+    )
 
 
 def _triple_fact(
-    triple: Triple, rewritten: str | None, when: TemporalMention | None, role_factor: float,
+    triple: Triple,
+    rewritten: str | None,
+    when: TemporalMention | None,
+    role_factor: float,
 ) -> ExtractedFact | None:
     predicate, obj = triple.predicate, _third_person_words(triple.object_text, triple.subject)
     category = classify.category_for(predicate, obj)
@@ -225,14 +251,25 @@ def _triple_fact(
         category = classify.category_for(predicate, content, has_time=has_time)
     confidence = round(triple.confidence * role_factor, 3)
     return ExtractedFact(
-        content=content, subject=triple.subject, predicate=predicate, object=obj or None,
-        category=category, confidence=confidence,
-        salience=classify.salience(content, category, has_time=has_time,
-                                   first_person=triple.subject_kind in ("speaker", "we", "implied"),
-                                   negated=triple.negated, confidence=confidence),
-        content_hash=dedup.content_hash(content), negated=triple.negated,
+        content=content,
+        subject=triple.subject,
+        predicate=predicate,
+        object=obj or None,
+        category=category,
+        confidence=confidence,
+        salience=classify.salience(
+            content,
+            category,
+            has_time=has_time,
+            first_person=triple.subject_kind in ("speaker", "we", "implied"),
+            negated=triple.negated,
+            confidence=confidence,
+        ),
+        content_hash=dedup.content_hash(content),
+        negated=triple.negated,
         exclusive=predicate in EXCLUSIVE_PREDICATES and not triple.negated and triple.modality == "actual",
-        when=when, span=(triple.start, triple.end),
+        when=when,
+        span=(triple.start, triple.end),
     )
 
 
@@ -264,8 +301,12 @@ def _triple_relation(triple: Triple, state: _State, role_factor: float) -> Extra
     if target.entity_type == "other" and triple.object_kind in ("place", "org", "person", "tool"):
         target.entity_type = triple.object_kind  # "moved to Xyz": an unknown name typed by its verb
     return ExtractedRelation(
-        subject=triple.subject, predicate=predicate, object=target.name, negated=triple.negated,
-        confidence=round(triple.confidence * role_factor, 3), span=(triple.start, triple.end),
+        subject=triple.subject,
+        predicate=predicate,
+        object=target.name,
+        negated=triple.negated,
+        confidence=round(triple.confidence * role_factor, 3),
+        span=(triple.start, triple.end),
     )
 
 
@@ -276,8 +317,16 @@ def _implied_object(triple: Triple) -> Mention | None:
         return None
     if triple.object_kind == "pet" or (triple.predicate == "adopted" and words[-1].lower() in _PET_HEADS):
         name = f"{triple.subject}'s {words[-1].lower()}"
-        return Mention(name, "pet", triple.end, triple.end, 0.7, owner=triple.subject, role=words[-1].lower(),
-                       kin_predicate="has_pet")
+        return Mention(
+            name,
+            "pet",
+            triple.end,
+            triple.end,
+            0.7,
+            owner=triple.subject,
+            role=words[-1].lower(),
+            kin_predicate="has_pet",
+        )
     if triple.predicate in _CONCEPT_PREDICATES and _is_concept(words):
         return Mention(triple.object_text, "concept", triple.end, triple.end, 0.6)
     return None
@@ -319,20 +368,32 @@ def _kin_relations(state: _State) -> None:
     for mention in list(state.mentions):
         if mention.owner is None or mention.kin_predicate is None or mention.owner == mention.name:
             continue
-        relation = ExtractedRelation(mention.owner, mention.kin_predicate, mention.name, confidence=0.8,
-                                     span=(mention.start, mention.end))
+        relation = ExtractedRelation(
+            mention.owner,
+            mention.kin_predicate,
+            mention.name,
+            confidence=0.8,
+            span=(mention.start, mention.end),
+        )
         if relation not in state.relations:
             state.relations.append(relation)
         if mention.aliases and mention.role:  # a named relative or pet
             content = f"{mention.owner} has a {mention.role} named {mention.name}"
             if mention.role.endswith("s"):
                 content = f"{mention.owner}'s {mention.role} include {mention.name}"
-            state.facts.append(ExtractedFact(
-                content=content, subject=mention.owner, predicate=mention.kin_predicate, object=mention.name,
-                category="relationship", confidence=0.8,
-                salience=classify.salience(content, "relationship", confidence=0.8),
-                content_hash=dedup.content_hash(content), span=(mention.start, mention.end),
-            ))
+            state.facts.append(
+                ExtractedFact(
+                    content=content,
+                    subject=mention.owner,
+                    predicate=mention.kin_predicate,
+                    object=mention.name,
+                    category="relationship",
+                    confidence=0.8,
+                    salience=classify.salience(content, "relationship", confidence=0.8),
+                    content_hash=dedup.content_hash(content),
+                    span=(mention.start, mention.end),
+                )
+            )
 
 
 def _entities(mentions: list[Mention], text: str) -> tuple[ExtractedEntity, ...]:
@@ -350,15 +411,25 @@ def _entities(mentions: list[Mention], text: str) -> tuple[ExtractedEntity, ...]
                 aliases[alias] = None
             if m.end > m.start:
                 spans[(m.start, m.end)] = None
-                surface = text[m.start:m.end]
-                if surface != best.name and surface[:1].isupper() \
-                        and surface.split()[0].lower() not in _PRONOUNS:
+                surface = text[m.start : m.end]
+                if (
+                    surface != best.name
+                    and surface[:1].isupper()
+                    and surface.split()[0].lower() not in _PRONOUNS
+                ):
                     aliases[surface] = None
-        out.append(ExtractedEntity(
-            name=best.name, entity_type=best.entity_type, aliases=tuple(a for a in aliases if a != best.name),
-            spans=tuple(spans), confidence=round(max(m.confidence for m in group), 3),
-            known=any(m.known for m in group), owner=best.owner, role=best.role,
-        ))
+        out.append(
+            ExtractedEntity(
+                name=best.name,
+                entity_type=best.entity_type,
+                aliases=tuple(a for a in aliases if a != best.name),
+                spans=tuple(spans),
+                confidence=round(max(m.confidence for m in group), 3),
+                known=any(m.known for m in group),
+                owner=best.owner,
+                role=best.role,
+            )
+        )
     return tuple(out)
 
 

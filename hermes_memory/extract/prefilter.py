@@ -43,6 +43,8 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof st mt jr sr vs etc e.g i.e inc ltd co corp no approx dept univ ave".split()
 )
 _INLINE_CODE = re.compile(r"`[^`\n]{1,400}`")
+
+
 # A capitalised word addressed directly: "Hey Mel", "Thanks, Mel", "..., Mel!", "Mel, ..." at the start.
 @functools.cache
 def _vocative() -> re.Pattern[str]:
@@ -137,7 +139,7 @@ def split_sentences(text: str) -> list[Sentence]:
 
 def _ends_with_abbreviation(text: str, piece: tuple[int, int]) -> bool:
     s, e = piece
-    tail = text[max(s, e - 8):e].rstrip()
+    tail = text[max(s, e - 8) : e].rstrip()
     if not tail.endswith("."):
         return False
     word = tail[:-1].rsplit(None, 1)[-1] if tail[:-1].strip() else ""

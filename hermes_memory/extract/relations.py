@@ -19,13 +19,23 @@ from hermes_memory.extract.entities import Mention
 # Order matters where one phrase is a prefix of another: longer first.
 _VERBS: tuple[tuple[str, str, str], ...] = (
     (r"(?:would|'d)\s+(?:really\s+)?(?:love|like)\s+to", "wants", "activity"),
-    (r"want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to|dream(?:s|ing)?\s+(?:of|about)"
-     r"|wish(?:es)?\s+to|aspir(?:e|ing)\s+to", "wants", "activity"),
-    (r"plan(?:s|ning)?\s+(?:to|on)|(?:am|'m|are|'re)\s+going\s+to|gonna|decided\s+to|intend(?:s)?\s+to"
-     r"|(?:am|'m)\s+about\s+to|(?:am|'m)\s+thinking\s+(?:of|about)|can't\s+wait\s+to|looking\s+forward\s+to",
-     "plans", "activity"),
-    (r"work(?:s|ing)?\s+(?:at|for)|(?:got|have|had|landed|started)\s+a\s+(?:new\s+)?job\s+(?:at|with)",
-     "works_at", "org"),
+    (
+        r"want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to|dream(?:s|ing)?\s+(?:of|about)"
+        r"|wish(?:es)?\s+to|aspir(?:e|ing)\s+to",
+        "wants",
+        "activity",
+    ),
+    (
+        r"plan(?:s|ning)?\s+(?:to|on)|(?:am|'m|are|'re)\s+going\s+to|gonna|decided\s+to|intend(?:s)?\s+to"
+        r"|(?:am|'m)\s+about\s+to|(?:am|'m)\s+thinking\s+(?:of|about)|can't\s+wait\s+to|looking\s+forward\s+to",
+        "plans",
+        "activity",
+    ),
+    (
+        r"work(?:s|ing)?\s+(?:at|for)|(?:got|have|had|landed|started)\s+a\s+(?:new\s+)?job\s+(?:at|with)",
+        "works_at",
+        "org",
+    ),
     (r"worked\s+(?:at|for)", "worked_at", "org"),
     (r"work(?:s|ing|ed)?\s+on", "works_on", "thing"),
     (r"live(?:s)?\s+in|living\s+in|(?:am|'m)\s+based\s+in", "lives_in", "place"),
@@ -33,10 +43,17 @@ _VERBS: tuple[tuple[str, str, str], ...] = (
     (r"mov(?:e|es|ed|ing)\s+(?:back\s+|here\s+|over\s+)?to|relocat(?:e|ed|ing)\s+to", "moved_to", "place"),
     (r"mov(?:e|ed|ing)\s+(?:here\s+|away\s+|over\s+)?from", "moved_from", "place"),
     (r"(?:am|'m)\s+(?:originally\s+)?from|come\s+from|grew\s+up\s+in", "is_from", "place"),
-    (r"(?:am|'m)\s+(?:really\s+|so\s+|very\s+|super\s+)?(?:interested\s+in|keen\s+on|passionate\s+about)",
-     "interested_in", "concept"),
-    (r"(?:am|'m)\s+(?:really\s+|so\s+|very\s+|super\s+)?(?:into|obsessed\s+with|fond\s+of"
-     r"|a\s+(?:big\s+|huge\s+)?fan\s+of)", "likes", "concept"),
+    (
+        r"(?:am|'m)\s+(?:really\s+|so\s+|very\s+|super\s+)?(?:interested\s+in|keen\s+on|passionate\s+about)",
+        "interested_in",
+        "concept",
+    ),
+    (
+        r"(?:am|'m)\s+(?:really\s+|so\s+|very\s+|super\s+)?(?:into|obsessed\s+with|fond\s+of"
+        r"|a\s+(?:big\s+|huge\s+)?fan\s+of)",
+        "likes",
+        "concept",
+    ),
     (r"like(?:s)?|love(?:s)?|enjoy(?:s)?|adore(?:s)?", "likes", "concept"),
     (r"hate(?:s)?|dislike(?:s)?|detest(?:s)?|can't\s+stand|cannot\s+stand", "dislikes", "concept"),
     (r"prefer(?:s)?", "prefers", "concept"),
@@ -45,8 +62,11 @@ _VERBS: tuple[tuple[str, str, str], ...] = (
     (r"(?:am|'m|got|been)\s+married\s+to|married", "married_to", "person"),
     (r"(?:am|'m|got)\s+engaged\s+to|(?:am|'m)\s+dating", "partner_of", "person"),
     (r"(?:am|'m)\s+friends\s+with|became\s+friends\s+with|befriended", "friend_of", "person"),
-    (r"join(?:ed|ing)?|(?:am|'m)\s+(?:a\s+)?(?:member|part)\s+of|signed\s+up\s+(?:for|with)",
-     "member_of", "org"),
+    (
+        r"join(?:ed|ing)?|(?:am|'m)\s+(?:a\s+)?(?:member|part)\s+of|signed\s+up\s+(?:for|with)",
+        "member_of",
+        "org",
+    ),
     (r"use(?:s)?|using", "uses", "tool"),
     (r"depend(?:s)?\s+on|rel(?:y|ies)\s+on", "depends_on", "tool"),
     (r"stud(?:y|ies|ying)\s+at|(?:am|'m)\s+(?:a\s+student|enrolled)\s+at", "studies_at", "org"),
@@ -54,8 +74,12 @@ _VERBS: tuple[tuple[str, str, str], ...] = (
     (r"stud(?:y|ies|ying|ied)|major(?:ing|ed)?\s+in", "studies", "concept"),
     (r"adopt(?:ed|ing)?", "adopted", "thing"),
     (r"attend(?:s|ed|ing)?|participated\s+in|took\s+part\s+in", "attended", "thing"),
-    (r"visit(?:ed|ing)?|went\s+(?:back\s+)?to|been\s+to|travel(?:l)?ed\s+to|flew\s+to|drove\s+to"
-     r"|took\s+a\s+trip\s+to|went\s+on\s+a\s+trip\s+to", "visited", "place"),
+    (
+        r"visit(?:ed|ing)?|went\s+(?:back\s+)?to|been\s+to|travel(?:l)?ed\s+to|flew\s+to|drove\s+to"
+        r"|took\s+a\s+trip\s+to|went\s+on\s+a\s+trip\s+to",
+        "visited",
+        "place",
+    ),
     (r"start(?:ed)?|began|took\s+up", "started", "activity"),
     (r"learn(?:ed|t|ing)?", "learned", "activity"),
     (r"play(?:s|ing)?", "plays", "concept"),
@@ -174,7 +198,7 @@ def _leading_literals(regex: str) -> list[str]:
             continue
         literal = re.match(r"[a-z']*", alt)
         text = literal.group() if literal else ""
-        if alt[len(text):len(text) + 1] in ("?", "*"):
+        if alt[len(text) : len(text) + 1] in ("?", "*"):
             text = text[:-1]
         out.append(text)
     return out
@@ -226,7 +250,11 @@ def _split_words(text: str) -> list[str]:
 
 
 def find_triples(
-    clause: str, offset: int, mentions: list[Mention], speaker: str, addressee: str | None,
+    clause: str,
+    offset: int,
+    mentions: list[Mention],
+    speaker: str,
+    addressee: str | None,
     stops: tuple[int, ...] = (),
 ) -> list[Triple]:
     """Relations stated in one clause (offset = its position in the message).
@@ -260,33 +288,52 @@ def find_triples(
         confidence = {"speaker": 0.8, "entity": 0.7, "we": 0.6, "you": 0.55, "implied": 0.6}[subject_kind]
         if any(w in _HEDGES for w in gap):
             confidence *= 0.7
-        if predicate == "plans" and "going" in match.group().lower() and (
-                obj_mention or text[:1].isupper() or _DETERMINED.match(clause, match.end())):
+        if (
+            predicate == "plans"
+            and "going" in match.group().lower()
+            and (obj_mention or text[:1].isupper() or _DETERMINED.match(clause, match.end()))
+        ):
             text = f"go to {text}"  # "I'm going to Paris" plans a trip, not an activity
         objects = [(predicate, text, obj_mention, obj_end)]
-        objects.extend((predicate, *o) for o in (_coordinated(clause, obj_end, offset, mentions)
-                                                 if obj_mention else []))
+        objects.extend(
+            (predicate, *o) for o in (_coordinated(clause, obj_end, offset, mentions) if obj_mention else [])
+        )
         employer = _employer(clause, obj_end, offset, mentions) if predicate == "is_a" else None
         if employer is not None:  # "I'm a nurse at Mercy Hospital"
             objects.append(("works_at", employer.name, employer, employer.end - offset))
         for pred, text, obj_mention, obj_end in objects:
-            triples.append(Triple(
-                subject=name, subject_mention=mention, subject_kind=subject_kind, predicate=pred,
-                object_text=text, object_mention=obj_mention,
-                object_kind="org" if pred == "works_at" else kind,
-                negated=negated, modality=modality, confidence=round(confidence, 3),
-                start=subject_start + offset, end=obj_end + offset, specific=specific,
-            ))
+            triples.append(
+                Triple(
+                    subject=name,
+                    subject_mention=mention,
+                    subject_kind=subject_kind,
+                    predicate=pred,
+                    object_text=text,
+                    object_mention=obj_mention,
+                    object_kind="org" if pred == "works_at" else kind,
+                    negated=negated,
+                    modality=modality,
+                    confidence=round(confidence, 3),
+                    start=subject_start + offset,
+                    end=obj_end + offset,
+                    specific=specific,
+                )
+            )
         blocked_until = objects[-1][3]
     return triples
 
 
 def _subject(
-    clause: str, verb_start: int, offset: int, mentions: list[Mention], speaker: str,
-    addressee: str | None, predicate: str,
+    clause: str,
+    verb_start: int,
+    offset: int,
+    mentions: list[Mention],
+    speaker: str,
+    addressee: str | None,
+    predicate: str,
 ) -> tuple[str, Mention | None, str, list[str], int] | None:
     """(name, mention, kind, gap words, clause offset of subject) for the words before a verb."""
-    prefix = clause[max(0, verb_start - 80):verb_start]
+    prefix = clause[max(0, verb_start - 80) : verb_start]
     words = _split_words(prefix)
     gap: list[str] = []
     while words and words[-1].lower() in _GAP:
@@ -295,8 +342,11 @@ def _subject(
         gap.append(words.pop().lower())
     if not words or words[-1] in (",", ".", "!", ";", ":", "-") or _is_discourse(words):
         # Chat often drops "I": "Just got back from Paris", "Went to the park yesterday".
-        if predicate in ("visited", "adopted", "started", "bought", "attended", "moved_to", "plans") \
-                and gap[-1:] != ["to"] and (not words or _is_discourse(words)):
+        if (
+            predicate in ("visited", "adopted", "started", "bought", "attended", "moved_to", "plans")
+            and gap[-1:] != ["to"]
+            and (not words or _is_discourse(words))
+        ):
             return speaker, None, "implied", gap, verb_start
         return None
     last = words[-1]
@@ -328,7 +378,10 @@ _AND = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)")
 
 
 def _coordinated(
-    clause: str, end: int, offset: int, mentions: list[Mention],
+    clause: str,
+    end: int,
+    offset: int,
+    mentions: list[Mention],
 ) -> list[tuple[str, Mention | None, int]]:
     """Further named objects joined by "and" / commas: "Python and Docker"."""
     out: list[tuple[str, Mention | None, int]] = []
@@ -379,7 +432,12 @@ def _is_discourse(words: list[str]) -> bool:
 
 
 def _object(
-    clause: str, pos: int, offset: int, mentions: list[Mention], kind: str, stops: tuple[int, ...] = (),
+    clause: str,
+    pos: int,
+    offset: int,
+    mentions: list[Mention],
+    kind: str,
+    stops: tuple[int, ...] = (),
 ) -> tuple[str, Mention | None, int, bool] | None:
     """(object text, entity mention, clause end offset, specific) for the words after a verb."""
     starts = {m.start - offset: m for m in mentions if m.end > m.start}
@@ -387,21 +445,24 @@ def _object(
     end = pos
     specific = False
     limit = 9 if kind == "activity" else 5
-    for part in _OBJECT_TOKEN.finditer(clause[pos:pos + 160]):
+    for part in _OBJECT_TOKEN.finditer(clause[pos : pos + 160]):
         at = pos + part.start()
         token, low = part.group(), part.group().lower()
         if at in stops or at - pos > 150:
             break
         mention = starts.get(at)
         # A named object right after the verb, or after "a puppy named", "my sister": take the entity.
-        if (mention is not None and all(w.lower() in _PETS or w.lower() in _NAMING for w in words)
-                and (not words or mention.entity_type in ("pet", "person"))
-                and (mention.owner is not None or _ends_phrase(clause, mention.end - offset))):
+        if (
+            mention is not None
+            and all(w.lower() in _PETS or w.lower() in _NAMING for w in words)
+            and (not words or mention.entity_type in ("pet", "person"))
+            and (mention.owner is not None or _ends_phrase(clause, mention.end - offset))
+        ):
             return mention.name, mention, mention.end - offset, specific and mention.owner is None
-        if token[0] in "\"“":
+        if token[0] in '"“':
             if words:
                 break
-            return token.strip("\"“”"), None, pos + part.end(), False
+            return token.strip('"“”'), None, pos + part.end(), False
         if not words and low in _DETERMINERS:
             specific = specific or low in _SPECIFIC or (low == "the" and kind == "concept")
             continue
@@ -412,10 +473,19 @@ def _object(
         if low in _NAMING and words and all(w.lower() in _PETS for w in words):
             continue  # "a puppy named Max": the name follows
         # "sinking into magical worlds": a lone gerund keeps its prepositional phrase.
-        gerund_phrase = (len(words) == 1 and words[0].lower().endswith("ing") and low in _PREPOSITIONS
-                         and words[0].lower() not in HOBBIES)
-        if kind != "activity" and low in _STOP and not (low == "of" and words) and not gerund_phrase \
-                and not (not words and low == "to" and kind in ("concept", "thing")):
+        gerund_phrase = (
+            len(words) == 1
+            and words[0].lower().endswith("ing")
+            and low in _PREPOSITIONS
+            and words[0].lower() not in HOBBIES
+        )
+        if (
+            kind != "activity"
+            and low in _STOP
+            and not (low == "of" and words)
+            and not gerund_phrase
+            and not (not words and low == "to" and kind in ("concept", "thing"))
+        ):
             break
         words.append(token)
         end = pos + part.end()
@@ -443,7 +513,7 @@ _ACTIVITY_END = frozenset("and but because so which since if when while though".
 
 def _ends_phrase(clause: str, end: int) -> bool:
     """Whether a noun phrase ends at ``end`` ("LGBTQ" in "LGBTQ support group" does not)."""
-    nxt = re.match(r"\s*([^\W_]+|\S)?", clause[end:end + 40])
+    nxt = re.match(r"\s*([^\W_]+|\S)?", clause[end : end + 40])
     word = nxt.group(1) if nxt else None
     return word is None or not word[0].isalnum() or word.lower() in _STOP
 
@@ -455,7 +525,12 @@ _NAMED_OBJECT_PREDICATES = frozenset(
 
 
 def _refine(
-    predicate: str, kind: str, verb: str, text: str, mention: Mention | None, subject_kind: str,
+    predicate: str,
+    kind: str,
+    verb: str,
+    text: str,
+    mention: Mention | None,
+    subject_kind: str,
 ) -> tuple[str, str]:
     """Adjust the predicate to what the object turned out to be; "" drops the triple."""
     head = text.lower().split()[-1] if text else ""

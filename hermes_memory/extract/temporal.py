@@ -16,8 +16,18 @@ from datetime import UTC, date, datetime, timedelta
 from hermes_memory.extract.types import Span, TemporalMention
 
 _MONTH_NAMES = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 _MONTHS: dict[str, int] = {name.lower(): i + 1 for i, name in enumerate(_MONTH_NAMES)}
 _MONTHS.update({name.lower()[:3]: i + 1 for i, name in enumerate(_MONTH_NAMES)})
@@ -27,9 +37,28 @@ _NEEDS_CAPITAL = frozenset({"may", "march", "august", *(n.lower()[:3] for n in _
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-    "thirty": 30, "a couple of": 2, "couple of": 2, "a couple": 2, "a few": 3, "few": 3,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "a couple of": 2,
+    "couple of": 2,
+    "a couple": 2,
+    "a few": 3,
+    "few": 3,
 }
 _MIN_YEAR, _MAX_YEAR = 1900, 2100
 # Every expression the pattern knows contains a digit or one of these substrings.
@@ -39,13 +68,88 @@ _CUES = re.compile(
 )
 # Words an expression can start with; the full pattern is only tried at word starts beginning so.
 _STARTS = (
-    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
-    "sep", "oct", "nov", "dec", "spring", "summer", "fall", "autumn", "winter", "last", "this", "next",
-    "in", "during", "since", "until", "till", "by", "early", "late", "mid", "the", "end", "beginning",
-    "start", "middle", "from", "around", "before", "after", "circa", "yesterday", "today", "tonight",
-    "tomorrow", "past", "coming", "a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight",
-    "nine", "ten", "eleven", "twelve", "fifteen", "twenty", "thirty", "couple", "few", "about", "around",
-    "roughly", "nearly", "almost", "over", "just", "like",
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "7",
+    "8",
+    "9",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "may",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "oct",
+    "nov",
+    "dec",
+    "spring",
+    "summer",
+    "fall",
+    "autumn",
+    "winter",
+    "last",
+    "this",
+    "next",
+    "in",
+    "during",
+    "since",
+    "until",
+    "till",
+    "by",
+    "early",
+    "late",
+    "mid",
+    "the",
+    "end",
+    "beginning",
+    "start",
+    "middle",
+    "from",
+    "around",
+    "before",
+    "after",
+    "circa",
+    "yesterday",
+    "today",
+    "tonight",
+    "tomorrow",
+    "past",
+    "coming",
+    "a",
+    "an",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "fifteen",
+    "twenty",
+    "thirty",
+    "couple",
+    "few",
+    "about",
+    "around",
+    "roughly",
+    "nearly",
+    "almost",
+    "over",
+    "just",
+    "like",
 )
 _WORD_START = re.compile(r"\b\w")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -90,6 +194,7 @@ def _pattern() -> re.Pattern[str]:
 
 
 # -- calendar helpers -------------------------------------------------------------------------------
+
 
 def _dt(d: date) -> datetime:
     return datetime(d.year, d.month, d.day, tzinfo=UTC)
@@ -198,6 +303,7 @@ def _number(text: str) -> int | None:
 
 # -- resolution per alternative -------------------------------------------------------------------
 
+
 def _resolve_relp(qualifier: str, unit: str, today: date) -> _Period | None:
     q = " ".join(qualifier.lower().split())
     if q in ("the past", "past"):
@@ -222,8 +328,12 @@ def _rolling(unit: str, today: date) -> _Period | None:
     if days is None:
         return None
     granularity = "week" if unit == "weekend" else unit
-    return (today - timedelta(days=days), today + timedelta(days=1), granularity,
-            f"the {unit} up to {_day_label(today)}")
+    return (
+        today - timedelta(days=days),
+        today + timedelta(days=1),
+        granularity,
+        f"the {unit} up to {_day_label(today)}",
+    )
 
 
 def _resolve_ago(amount: str, unit: str, today: date) -> _Period | None:
@@ -334,8 +444,13 @@ def _resolve(match: re.Match[str], text: str, today: date) -> tuple[_Period, boo
         return None if period is None else (period, False, match.span("yr_y"))
     elif kind == "dayword":
         word = " ".join(g("dayword").lower().split())
-        offset = {"yesterday": -1, "last night": -1, "tomorrow": 1, "the day before yesterday": -2,
-                  "the day after tomorrow": 2}.get(word, 0)
+        offset = {
+            "yesterday": -1,
+            "last night": -1,
+            "tomorrow": 1,
+            "the day before yesterday": -2,
+            "the day after tomorrow": 2,
+        }.get(word, 0)
         return _day(today + timedelta(days=offset)), True, span
     elif kind == "relp":
         unit = g("rp_u").lower().replace("autumn", "fall")
@@ -375,10 +490,17 @@ def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMen
         if resolved is None:
             continue
         (start, end, granularity, label), relative, (s, e) = resolved
-        mentions.append(TemporalMention(
-            text=text[s:e], start=_dt(start), end=_dt(end), granularity=granularity,
-            is_relative=relative, span=(s + offset, e + offset), label=label,
-        ))
+        mentions.append(
+            TemporalMention(
+                text=text[s:e],
+                start=_dt(start),
+                end=_dt(end),
+                granularity=granularity,
+                is_relative=relative,
+                span=(s + offset, e + offset),
+                label=label,
+            )
+        )
     return mentions
 
 

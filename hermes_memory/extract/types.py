@@ -26,7 +26,14 @@ ENTITY_TYPES: frozenset[str] = frozenset(
 #: domain       — statements between non-person things: depends_on
 #: general      — any other first-person statement kept as a clean sentence (predicate ``states``)
 CATEGORIES: tuple[str, ...] = (
-    "user", "preference", "relationship", "event", "project", "tool", "domain", "general",
+    "user",
+    "preference",
+    "relationship",
+    "event",
+    "project",
+    "tool",
+    "domain",
+    "general",
 )
 
 GRANULARITIES: tuple[str, ...] = ("day", "week", "month", "year")

@@ -25,18 +25,24 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r";\s*|\s[-–—]+\s+|,\s*but\s+|(?P<comma>,\s*)(?=(?:i|i'm|i've|i'd|i'll|we|we're|we've)\s)"
         r"|,?\s(?P<conj>and|but|so|because|cause|cuz|though|although|whereas|plus)\s+"
         r"(?=(?P<next>it|it's|they|they're|he|she|that|this|there|we|we're|you|you're|i|i'm|i've|i'd|i'll"
-        r"|my|our)\b)", 0),
+        r"|my|our)\b)",
+        0,
+    ),
     "relative_tail": (r",\s*(?:which|who|where)\b", 0),
     # Discourse lead-ins and vocatives: "Yeah, ...", "Thanks Mel! ...", "Mel, ...".
     "prefix": (
         r"^(?:(?:yeah|yes|yep|yup|well|oh|ah|wow|so|and|but|also|plus|actually|honestly|btw|by the way"
         r"|anyway|anyways|haha|lol|hey|hi|thanks|thank you|ok|okay|sure|totally|definitely|omg|aww*|cool"
         r"|great|nice|oh man|man|guess what|fun fact|on another note|on a different note|speaking of which"
-        r"|then|now|[A-Z][a-z]+(?=[,!]))\b[\s,!.:-]*)+", _I),
+        r"|then|now|[A-Z][a-z]+(?=[,!]))\b[\s,!.:-]*)+",
+        _I,
+    ),
     # "Since we last chatted, I ...", "In the meantime, I ...", "On another note, my ...".
     "subordinate": (
         r"(?:(?:since|when|after|before|once|while|as soon as|now that|ever since)\b[^,]{0,80}"
-        r"|(?:[\w'’]+\s+){0,3}[\w'’]+),\s*(?=(?:I|[Ww]e|[Mm]y)\b)", 0),
+        r"|(?:[\w'’]+\s+){0,3}[\w'’]+),\s*(?=(?:I|[Ww]e|[Mm]y)\b)",
+        0,
+    ),
     # Chat drops "I": "Just got back", "Gonna start", "Dyed my hair" (but not "Excited to ...").
     "implied": (
         r"^(?:just |finally |recently |also )?(?:got|went|gonna|started|finished|bought|visited|adopted"
@@ -45,7 +51,9 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r"|(?!(?:excited|tired|stressed|interested|thrilled|amazed|bored|scared|pleased|surprised|worried"
         r"|relieved|blessed|inspired|motivated|pumped|impressed|touched|hono(?:u)?red|overwhelmed|exhausted"
         r"|delighted|shocked|confused|obsessed|determined|dedicated|used|based|supposed|related|needed"
-        r"|guessed)\b)[a-z]+ed)\b", _I),
+        r"|guessed)\b)[a-z]+ed)\b",
+        _I,
+    ),
     # First and second person, with the verb after "I" so it can be conjugated.
     "first": (
         r"\b(?:(?P<i>I|i)(?![.\w])(?P<c>['’](?:m|ve|d|ll))?(?P<adv>(?:\s+(?:really|just|also|still|always"
@@ -54,13 +62,16 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r"|literally))*)(?:\s+(?P<verb>[a-z]+n['’]t|[a-z]+)(?![\w'’]))?"
         r"|(?P<we>we)(?P<wc>['’](?:re|ve|d|ll))?|(?P<you>you)(?P<yc>['’](?:re|ve|d|ll))?"
         r"(?:\s+(?P<yverb>are|were|have|do|don't|aren't|weren't|haven't)\b|\s+(?P<yword>[a-z]+)(?![\w'’]))?"
-        r"|(?P<word>me|my|mine|myself|us|our|ours|ourselves|your|yours|yourself))\b(?![-'’]\w)", _I),
+        r"|(?P<word>me|my|mine|myself|us|our|ours|ourselves|your|yours|yourself))\b(?![-'’]\w)",
+        _I,
+    ),
     # References to something said elsewhere, matched against lower-cased text.
     "unresolved": (
         r"\b(?:it's|its|they|they're|their|theirs|he|him|his|she|her|hers)\b"
         r"|\b(?:on|got|made|bought|have|had|found|get|need|want)\s+one\b"
         r"|\b(?:this|that|these|those)(?:\s*(?:[.,!?;:]|$)|\s+(?:is|are|was|were|'s|has|will|would|really)\b)",
-        0),
+        0,
+    ),
     # "it"/"them" are fine as the object of a later verb ("I finished my script and printed it").
     "late_object_pronoun": (r"\b(?:it|them)\b", 0),
     "trailing_quantity": (r"\b(?:a few|some|one|a couple|a lot|more)\s*$", 0),
@@ -75,11 +86,15 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r"|totally|not sure|get it|got it|try|tried|keep|kept|need|imagine|can imagine|relate|look forward"
         r"|can't either|couldn't agree|have to|gotta|let|want to (?:see|hear|know)|miss|admire|couldn't"
         r"|can't (?:imagine|believe)|won't (?:give up|quit|stop)|will not (?:give up|quit|stop)"
-        r"|(?:am|'m) not (?:gonna|going to) (?:give up|quit))\b", _I),
+        r"|(?:am|'m) not (?:gonna|going to) (?:give up|quit))\b",
+        _I,
+    ),
     # "My old area was hit by a flood": a clause about the speaker's things.
     "possessed_subject": (
         r"(?:[Mm]y|[Oo]ur)(?:\s+[a-z][\w'-]*){1,3}\s+(?:is|was|are|were|has|had|got|gets|became|just"
-        r"|finally|recently|also|will|held|made|took|won|lost|went|came|gave|ran|grew|fell|[a-z]+ed)\b", 0),
+        r"|finally|recently|also|will|held|made|took|won|lost|went|came|gave|ran|grew|fell|[a-z]+ed)\b",
+        0,
+    ),
     "speaker_start": (r"(?:I|i|[Ww]e)(?![\w.])|[A-Z][a-z]+ and I\b", 0),
 }
 _EARLY_WORDS = 6
@@ -111,20 +126,24 @@ def split_clauses(sentence: str) -> list[tuple[str, int]]:
         low = sentence.replace("’", "'")
     for match in _rx("clause_break").finditer(low):
         conj, nxt = match.group("conj"), match.group("next")
-        if match.group("comma") is not None and len(sentence[start:match.start()].split()) <= 4:
+        if match.group("comma") is not None and len(sentence[start : match.start()].split()) <= 4:
             continue  # "Last week, I ...": a lead-in, not a clause of its own
         # "Anthony and I went": a short coordinated subject, not a new clause.
-        if conj and conj.lower() == "and" and nxt in ("i", "i'm", "i've", "i'd", "i'll", "my") \
-                and len(sentence[start:match.start()].rsplit(",", 1)[-1].split()) <= 3:
+        if (
+            conj
+            and conj.lower() == "and"
+            and nxt in ("i", "i'm", "i've", "i'd", "i'll", "my")
+            and len(sentence[start : match.start()].rsplit(",", 1)[-1].split()) <= 3
+        ):
             continue
-        clauses.append((sentence[start:match.start()], start))
+        clauses.append((sentence[start : match.start()], start))
         start = match.end()
     clauses.append((sentence[start:], start))
     out = []
     for text, begin in clauses:
         tail = _rx("relative_tail").search(text)
         if tail:
-            text = text[:tail.start()]
+            text = text[: tail.start()]
         if text.strip():
             out.append((text, begin))
     return out
@@ -138,7 +157,11 @@ def _strip_prefix(clause: str) -> int:
 
 
 def clause_subject(
-    clause: str, speaker: str, mentions: list[Mention], offset: int, times: Sequence[TemporalMention] = (),
+    clause: str,
+    speaker: str,
+    mentions: list[Mention],
+    offset: int,
+    times: Sequence[TemporalMention] = (),
 ) -> str | None:
     """Who a first-person clause is about (speaker, or "my sister" -> "Caroline's sister"), else None."""
     cut = _strip_prefix(clause)
@@ -153,7 +176,7 @@ def clause_subject(
         for mention in mentions:
             if mention.owner == speaker and mention.start - offset in range(cut, cut + 40):
                 # "My family, exercise, and ..." lists things; a subject is followed by its verb.
-                after = clause[mention.end - offset:].lstrip()
+                after = clause[mention.end - offset :].lstrip()
                 return mention.name if after[:1].isalpha() else None
         # "My old area was hit by a flood": about the speaker's things, so about the speaker.
         if _rx("possessed_subject").match(body):
@@ -162,7 +185,11 @@ def clause_subject(
 
 
 def rewrite_clause(
-    clause: str, offset: int, times: list[TemporalMention], speaker: str, addressee: str | None,
+    clause: str,
+    offset: int,
+    times: list[TemporalMention],
+    speaker: str,
+    addressee: str | None,
     mentions: list[Mention],
 ) -> str | None:
     """The clause in the third person with absolute dates, or None when it would not read cleanly."""
@@ -174,8 +201,27 @@ def rewrite_clause(
         if s < 0 or e > len(body) or not (t.is_relative or t.text != t.label):
             continue
         before = body[:s].rstrip().rsplit(None, 1)[-1].lower() if body[:s].strip() else ""
-        replacement = t.label if before in ("in", "on", "during", "since", "from", "until", "by", "before",
-                                            "after", "of", "around", "mid", "early", "late") else as_phrase(t)
+        replacement = (
+            t.label
+            if before
+            in (
+                "in",
+                "on",
+                "during",
+                "since",
+                "from",
+                "until",
+                "by",
+                "before",
+                "after",
+                "of",
+                "around",
+                "mid",
+                "early",
+                "late",
+            )
+            else as_phrase(t)
+        )
         body = body[:s] + replacement + body[e:]
     body = body.replace("’", "'").strip()
     if _rx("implied").match(body):
@@ -194,7 +240,7 @@ def rewrite_clause(
     if len(words) < 3 or len(words) > _MAX_FACT_WORDS or _rx("unresolved").search(text.lower()):
         return None
     for pronoun in _rx("late_object_pronoun").finditer(text.lower()):
-        preceding = text[:pronoun.start()].split()
+        preceding = text[: pronoun.start()].split()
         # Only "... my script and printed it": the object of the first verb is the antecedent.
         if len(preceding) < max(_EARLY_WORDS, 2) or preceding[-2].lower() != "and":
             return None
@@ -212,7 +258,7 @@ def _pronoun(m: re.Match[str], speaker: str, addressee: str) -> str:
             if aux is None:  # 'd: "had" before a participle, else "would"
                 aux = "had" if verb and (verb.endswith("ed") or verb in ("been", "gone", "got")) else "would"
             return f"{speaker} {aux}{adv}" + (f" {verb}" if verb else "")
-        if m.string[:m.start()].rstrip().lower().endswith("and"):  # "Anthony and I went": plural verb
+        if m.string[: m.start()].rstrip().lower().endswith("and"):  # "Anthony and I went": plural verb
             return f"{speaker}{adv}" + (f" {verb}" if verb else "")
         return f"{speaker}{adv}" + (f" {third_person(verb)}" if verb else "")
     if m.group("we"):
@@ -224,16 +270,34 @@ def _pronoun(m: re.Match[str], speaker: str, addressee: str) -> str:
         aux = {"'re": " is", "'ve": " has", "'d": " would", "'ll": " will"}.get(contraction, "")
         yverb, yword = m.group("yverb"), m.group("yword")
         if yverb:
-            aux += " " + {"are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
-                          "aren't": "isn't", "weren't": "wasn't", "haven't": "hasn't"}[yverb.lower()]
+            aux += (
+                " "
+                + {
+                    "are": "is",
+                    "were": "was",
+                    "have": "has",
+                    "do": "does",
+                    "don't": "doesn't",
+                    "aren't": "isn't",
+                    "weren't": "wasn't",
+                    "haven't": "hasn't",
+                }[yverb.lower()]
+            )
         elif yword:  # a verb only when "you" opens the clause ("You work at ..."), else an object
             aux += " " + (third_person(yword) if m.start() == 0 and not contraction else yword)
         return f"{addressee}{aux}"
     word = m.group("word").lower()
     return {
-        "me": speaker, "my": f"{speaker}'s", "mine": f"{speaker}'s", "myself": "themself",
-        "us": f"{speaker} and others", "our": f"{speaker}'s", "ours": f"{speaker}'s",
-        "ourselves": "themselves", "your": f"{addressee}'s", "yours": f"{addressee}'s",
+        "me": speaker,
+        "my": f"{speaker}'s",
+        "mine": f"{speaker}'s",
+        "myself": "themself",
+        "us": f"{speaker} and others",
+        "our": f"{speaker}'s",
+        "ours": f"{speaker}'s",
+        "ourselves": "themselves",
+        "your": f"{addressee}'s",
+        "yours": f"{addressee}'s",
         "yourself": addressee,
     }[word]
 
@@ -246,7 +310,7 @@ def has_unresolved_reference(text: str) -> bool:
 
 def is_low_value(clause: str) -> bool:
     """Whether a first-person clause is small talk ("I agree", "I'm so glad") or has too little content."""
-    body = clause[_strip_prefix(clause):].replace("’", "'").strip()
+    body = clause[_strip_prefix(clause) :].replace("’", "'").strip()
     if _rx("low_value").match(body):
         return True
     content = [w for w in re.findall(r"[a-z]{3,}", body.lower()) if w not in _WEAK_WORDS]
@@ -289,17 +353,30 @@ _TEMPLATES: dict[str, tuple[str, str]] = {
     "plans": ("{s} plans {o}", "{s} does not plan {o}"),
 }
 _BASE_VERB = {
-    "visited": "go to", "attended": "attend", "moved_to": "move to", "moved_from": "move from",
-    "adopted": "adopt", "started": "start", "learned": "learn", "works_at": "work at", "lives_in": "live in",
-    "member_of": "join", "bought": "buy", "studies_at": "study at", "married_to": "marry",
+    "visited": "go to",
+    "attended": "attend",
+    "moved_to": "move to",
+    "moved_from": "move from",
+    "adopted": "adopt",
+    "started": "start",
+    "learned": "learn",
+    "works_at": "work at",
+    "lives_in": "live in",
+    "member_of": "join",
+    "bought": "buy",
+    "studies_at": "study at",
+    "married_to": "marry",
 }
 
 
 def render(subject: str, predicate: str, obj: str, negated: bool, kind: str) -> str:
     """A third-person sentence for a triple: (Caroline, moved_to, Boston) -> "Caroline moved to Boston"."""
     positive, negative = _TEMPLATES.get(predicate, ("{s} " + predicate.replace("_", " ") + " {o}",) * 2)
-    article = "" if kind in ("place", "person", "org") or obj[:1].isupper() or obj.endswith("s") \
-        or "'s " in obj else ("an" if obj[:1].lower() in "aeiou" else "a")
+    article = (
+        ""
+        if kind in ("place", "person", "org") or obj[:1].isupper() or obj.endswith("s") or "'s " in obj
+        else ("an" if obj[:1].lower() in "aeiou" else "a")
+    )
     if predicate in ("plans", "wants") and not obj.lower().startswith("to "):
         obj = f"to {obj}"
     text = (negative if negated else positive).format(s=subject, o=obj, a=article)
@@ -324,8 +401,16 @@ _UNCHANGED = frozenset(
 def third_person(verb: str) -> str:
     """The form a verb takes after "she" instead of "I": "love" -> "loves", "am" -> "is", "went" -> "went"."""
     low = verb.lower()
-    special = {"am": "is", "have": "has", "do": "does", "don't": "doesn't", "dont": "doesn't",
-               "haven't": "hasn't", "go": "goes", "'m": "is"}
+    special = {
+        "am": "is",
+        "have": "has",
+        "do": "does",
+        "don't": "doesn't",
+        "dont": "doesn't",
+        "haven't": "hasn't",
+        "go": "goes",
+        "'m": "is",
+    }
     if low in special:
         return special[low]
     if low in _UNCHANGED or low.endswith(("ed", "n't", "'t")) or not low.isalpha():

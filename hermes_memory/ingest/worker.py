@@ -96,8 +96,9 @@ class Ingestor:
         """Sentence vectors and a with-the-message-before window vector (see ``views``)."""
         assert self._semantic is not None
         texts = [("episode", text) for text in sentence_texts(episode)]
-        if previous_line:
-            texts.append(("episode_window", window_text(previous_line, episode)))
+        # Every turn gets a window vector (just the turn when it opens a session), so no turn is
+        # missing a signal the others have.
+        texts.append(("episode_window", window_text(previous_line, episode)))
         for kind, text in texts:
             self._semantic.index_text(
                 text, source_kind=kind, source_type="session", timestamp=episode.timestamp,

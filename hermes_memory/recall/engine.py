@@ -101,7 +101,10 @@ class RecallEngine:
         name_words = {w.casefold() for n in names for w in n.split()}
         terms = [t for t in fts_terms(query) if t not in name_words] or fts_terms(query)
         span = None
-        mentions = find_temporal(query, datetime.fromtimestamp(now, tz=UTC))
+        # Relative dates ("last May") are read against the present conversation: the newest memory,
+        # which is "now" for a live agent and the right anchor for an imported history.
+        anchor = min(now, self._tier2.episodes.latest_time(scope) or now)
+        mentions = find_temporal(query, datetime.fromtimestamp(anchor, tz=UTC))
         if mentions:
             first = mentions[0]
             span = (first.start.timestamp(), first.end.timestamp())
@@ -129,7 +132,8 @@ class RecallEngine:
         turn_scores: dict[int, float] = {}
         fact_scores: dict[str, float] = {}
         if "tier2" in wanted:
-            _add(turn_scores, _minmax(self._bm25_turns(q, scope)), st.w_bm25)
+            # BM25 is 0 for a turn that matches nothing, so it is scaled by its maximum (min 0).
+            _add(turn_scores, _maxnorm(self._bm25_turns(q, scope)), st.w_bm25)
             if q.span is not None:  # the timeline: turns from the period a question names are candidates
                 speaker = q.names[0] if len(q.names) == 1 else None
                 in_period = self._tier2.episodes.in_range(q.span[0], q.span[1] + 86400.0, scope=scope,
@@ -153,13 +157,14 @@ class RecallEngine:
         if turn_scores:
             episodes, neighbours = self._episodes_with_neighbours(turn_scores)
             scored = self._turn_priors(turn_scores, episodes, neighbours, q, as_of, session_id)
-            top = max(scored.values(), default=0.0)
+            top = max(scored.values(), default=0.0) or 1.0
             for row_id, score in scored.items():
                 episode = episodes.get(row_id)
                 if episode is not None and score > 0:
                     hits.append(_episode_hit(episode, score / top, now, st))
-        if fact_scores:
-            top = max(fact_scores.values())
+        top_fact = max(fact_scores.values(), default=0.0)
+        if top_fact > 0:
+            top = top_fact
             hits.extend(
                 self._fact_hits({k: v / top * st.fact_scale for k, v in fact_scores.items()}, as_of, now)
             )
@@ -353,6 +358,11 @@ def _minmax(scores: dict[Any, float]) -> dict[Any, float]:
     if hi <= lo:
         return {k: 1.0 for k in scores}
     return {k: (v - lo) / (hi - lo) for k, v in scores.items()}
+
+
+def _maxnorm(scores: dict[Any, float]) -> dict[Any, float]:
+    top = max(scores.values(), default=0.0)
+    return {k: v / top for k, v in scores.items()} if top > 0 else {}
 
 
 def _add(into: dict[Any, float], scores: dict[Any, float], weight: float) -> None:

@@ -56,79 +56,180 @@ class ThreatPattern:
 # (regex, pattern_id, scope) copied from hermes-agent 0.19.0 tools/threat_patterns.py; category added.
 THREAT_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     # Classic prompt injection (scope "all").
-    ThreatPattern(rf"ignore\s+{_FILLER}(previous|all|above|prior)\s+{_FILLER}instructions",
-                  "prompt_injection", "all", PROMPT_INJECTION),
+    ThreatPattern(
+        rf"ignore\s+{_FILLER}(previous|all|above|prior)\s+{_FILLER}instructions",
+        "prompt_injection",
+        "all",
+        PROMPT_INJECTION,
+    ),
     ThreatPattern(r"system\s+prompt\s+override", "sys_prompt_override", "all", PROMPT_INJECTION),
-    ThreatPattern(rf"disregard\s+{_FILLER}(your|all|any)\s+{_FILLER}(instructions|rules|guidelines)",
-                  "disregard_rules", "all", PROMPT_INJECTION),
-    ThreatPattern(rf"act\s+as\s+(if|though)\s+{_FILLER}you\s+{_FILLER}(have\s+no|don\'t\s+have)\s+"
-                  rf"{_FILLER}(restrictions|limits|rules)", "bypass_restrictions", "all", PROMPT_INJECTION),
-    ThreatPattern(r"<!--[^>]{0,512}(?:ignore|override|system|secret|hidden)[^>]{0,512}-->",
-                  "html_comment_injection", "all", PROMPT_INJECTION),
-    ThreatPattern(r'<\s*div\s+style\s*=\s*["\'][^>]{0,2048}display\s*:\s*none',
-                  "hidden_div", "all", PROMPT_INJECTION),
-    ThreatPattern(r"translate\s+[^\n]{0,512}\s+into\s+[^\n]{0,512}\s+and\s+(execute|run|eval)",
-                  "translate_execute", "all", PROMPT_INJECTION),
-    ThreatPattern(rf"do\s+not\s+{_FILLER}tell\s+{_FILLER}the\s+user", "deception_hide", "all",
-                  PROMPT_INJECTION),
+    ThreatPattern(
+        rf"disregard\s+{_FILLER}(your|all|any)\s+{_FILLER}(instructions|rules|guidelines)",
+        "disregard_rules",
+        "all",
+        PROMPT_INJECTION,
+    ),
+    ThreatPattern(
+        rf"act\s+as\s+(if|though)\s+{_FILLER}you\s+{_FILLER}(have\s+no|don\'t\s+have)\s+"
+        rf"{_FILLER}(restrictions|limits|rules)",
+        "bypass_restrictions",
+        "all",
+        PROMPT_INJECTION,
+    ),
+    ThreatPattern(
+        r"<!--[^>]{0,512}(?:ignore|override|system|secret|hidden)[^>]{0,512}-->",
+        "html_comment_injection",
+        "all",
+        PROMPT_INJECTION,
+    ),
+    ThreatPattern(
+        r'<\s*div\s+style\s*=\s*["\'][^>]{0,2048}display\s*:\s*none', "hidden_div", "all", PROMPT_INJECTION
+    ),
+    ThreatPattern(
+        r"translate\s+[^\n]{0,512}\s+into\s+[^\n]{0,512}\s+and\s+(execute|run|eval)",
+        "translate_execute",
+        "all",
+        PROMPT_INJECTION,
+    ),
+    ThreatPattern(
+        rf"do\s+not\s+{_FILLER}tell\s+{_FILLER}the\s+user", "deception_hide", "all", PROMPT_INJECTION
+    ),
     # Role-play / identity hijack (scope "context").
     ThreatPattern(rf"you\s+are\s+{_FILLER}now\s+(?:a|an|the)\s+", "role_hijack", "context", ROLE_HIJACK),
     ThreatPattern(rf"pretend\s+{_FILLER}(you\s+are|to\s+be)\s+", "role_pretend", "context", ROLE_HIJACK),
-    ThreatPattern(rf"output\s+{_FILLER}(system|initial)\s+prompt", "leak_system_prompt", "context",
-                  ROLE_HIJACK),
-    ThreatPattern(rf"(respond|answer|reply)\s+without\s+{_FILLER}(restrictions|limitations|filters|safety)",
-                  "remove_filters", "context", ROLE_HIJACK),
-    ThreatPattern(rf"you\s+have\s+been\s+{_FILLER}(updated|upgraded|patched)\s+to", "fake_update",
-                  "context", ROLE_HIJACK),
+    ThreatPattern(
+        rf"output\s+{_FILLER}(system|initial)\s+prompt", "leak_system_prompt", "context", ROLE_HIJACK
+    ),
+    ThreatPattern(
+        rf"(respond|answer|reply)\s+without\s+{_FILLER}(restrictions|limitations|filters|safety)",
+        "remove_filters",
+        "context",
+        ROLE_HIJACK,
+    ),
+    ThreatPattern(
+        rf"you\s+have\s+been\s+{_FILLER}(updated|upgraded|patched)\s+to",
+        "fake_update",
+        "context",
+        ROLE_HIJACK,
+    ),
     ThreatPattern(r"\bname\s+yourself\s+\w+", "identity_override", "context", ROLE_HIJACK),
     # C2 / Brainworm-style promptware (scope "context").
     ThreatPattern(r"register\s+(as\s+)?a?\s*node", "c2_node_registration", "context", C2_PROMPTWARE),
-    ThreatPattern(r"(heartbeat|beacon|check[\s\-]?in)\s+(to|with)\s+", "c2_heartbeat", "context",
-                  C2_PROMPTWARE),
+    ThreatPattern(
+        r"(heartbeat|beacon|check[\s\-]?in)\s+(to|with)\s+", "c2_heartbeat", "context", C2_PROMPTWARE
+    ),
     ThreatPattern(r"pull\s+(down\s+)?(?:new\s+)?task(?:ing|s)?\b", "c2_task_pull", "context", C2_PROMPTWARE),
     ThreatPattern(r"connect\s+to\s+the\s+network\b", "c2_network_connect", "context", C2_PROMPTWARE),
-    ThreatPattern(r"you\s+must\s+(?:\w+\s+){0,3}(register|connect|report|beacon)\b", "forced_action",
-                  "context", C2_PROMPTWARE),
+    ThreatPattern(
+        r"you\s+must\s+(?:\w+\s+){0,3}(register|connect|report|beacon)\b",
+        "forced_action",
+        "context",
+        C2_PROMPTWARE,
+    ),
     ThreatPattern(r"only\s+use\s+one[\s\-]?liners?\b", "anti_forensic_oneliner", "context", C2_PROMPTWARE),
-    ThreatPattern(rf"never\s+{_FILLER}(?:create|write)\s+{_FILLER}(?:script|file)\s+{_FILLER}disk",
-                  "anti_forensic_disk", "context", C2_PROMPTWARE),
-    ThreatPattern(r"unset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*", "env_var_unset_agent",
-                  "context", C2_PROMPTWARE),
-    ThreatPattern(r"\b(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b", "known_c2_framework",
-                  "context", C2_PROMPTWARE),
-    ThreatPattern(r"\bc2\s+(?:server|channel|infrastructure|beacon)\b", "c2_explicit", "context",
-                  C2_PROMPTWARE),
+    ThreatPattern(
+        rf"never\s+{_FILLER}(?:create|write)\s+{_FILLER}(?:script|file)\s+{_FILLER}disk",
+        "anti_forensic_disk",
+        "context",
+        C2_PROMPTWARE,
+    ),
+    ThreatPattern(
+        r"unset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*",
+        "env_var_unset_agent",
+        "context",
+        C2_PROMPTWARE,
+    ),
+    ThreatPattern(
+        r"\b(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b",
+        "known_c2_framework",
+        "context",
+        C2_PROMPTWARE,
+    ),
+    ThreatPattern(
+        r"\bc2\s+(?:server|channel|infrastructure|beacon)\b", "c2_explicit", "context", C2_PROMPTWARE
+    ),
     ThreatPattern(r"\bcommand\s+and\s+control\b", "c2_explicit_long", "context", C2_PROMPTWARE),
     # Exfiltration.
-    ThreatPattern(r"curl\s+[^\n]{0,2048}\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)", "exfil_curl",
-                  "all", EXFILTRATION),
-    ThreatPattern(r"wget\s+[^\n]{0,2048}\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)", "exfil_wget",
-                  "all", EXFILTRATION),
-    ThreatPattern(r"cat\s+[^\n]{0,2048}(\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)",
-                  "read_secrets", "all", EXFILTRATION),
-    ThreatPattern(r"(send|post|upload|transmit)\s+[^\n]{0,2048}\s+(to|at)\s+https?://", "send_to_url",
-                  "strict", EXFILTRATION),
-    ThreatPattern(rf"(include|output|print|share)\s+{_FILLER}(conversation|chat\s+history|previous\s+messages"
-                  r"|full\s+context|entire\s+context)", "context_exfil", "strict", EXFILTRATION),
+    ThreatPattern(
+        r"curl\s+[^\n]{0,2048}\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)",
+        "exfil_curl",
+        "all",
+        EXFILTRATION,
+    ),
+    ThreatPattern(
+        r"wget\s+[^\n]{0,2048}\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)",
+        "exfil_wget",
+        "all",
+        EXFILTRATION,
+    ),
+    ThreatPattern(
+        r"cat\s+[^\n]{0,2048}(\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)",
+        "read_secrets",
+        "all",
+        EXFILTRATION,
+    ),
+    ThreatPattern(
+        r"(send|post|upload|transmit)\s+[^\n]{0,2048}\s+(to|at)\s+https?://",
+        "send_to_url",
+        "strict",
+        EXFILTRATION,
+    ),
+    ThreatPattern(
+        rf"(include|output|print|share)\s+{_FILLER}(conversation|chat\s+history|previous\s+messages"
+        r"|full\s+context|entire\s+context)",
+        "context_exfil",
+        "strict",
+        EXFILTRATION,
+    ),
     # Persistence / SSH backdoor (scope "strict").
     ThreatPattern(r"authorized_keys", "ssh_backdoor", "strict", PERSISTENCE),
     ThreatPattern(r"\$HOME/\.ssh|\~/\.ssh", "ssh_access", "strict", PERSISTENCE),
     ThreatPattern(r"\$HOME/\.hermes/\.env|\~/\.hermes/\.env", "hermes_env", "strict", PERSISTENCE),
-    ThreatPattern(r"(update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
-                  r"(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)", "agent_config_mod", "strict",
-                  CONFIG_MODIFICATION),
-    ThreatPattern(r"(update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
-                  r"\.hermes/(config\.yaml|SOUL\.md)", "hermes_config_mod", "strict", CONFIG_MODIFICATION),
+    ThreatPattern(
+        r"(update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
+        r"(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)",
+        "agent_config_mod",
+        "strict",
+        CONFIG_MODIFICATION,
+    ),
+    ThreatPattern(
+        r"(update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
+        r"\.hermes/(config\.yaml|SOUL\.md)",
+        "hermes_config_mod",
+        "strict",
+        CONFIG_MODIFICATION,
+    ),
     # Hard-coded secrets.
-    ThreatPattern(r'(?:api[_-]?key|token|secret|password)\s*[=:]\s*["\'][A-Za-z0-9+/=_-]{20,}',
-                  "hardcoded_secret", "strict", HARDCODED_SECRET),
+    ThreatPattern(
+        r'(?:api[_-]?key|token|secret|password)\s*[=:]\s*["\'][A-Za-z0-9+/=_-]{20,}',
+        "hardcoded_secret",
+        "strict",
+        HARDCODED_SECRET,
+    ),
 )
 
 # Invisible / bidirectional characters used to hide instructions (Hermes' INVISIBLE_CHARS, 17 of them).
-INVISIBLE_CHARS: Final = frozenset({
-    "\u200b", "\u200c", "\u200d", "\u2060", "\u2062", "\u2063", "\u2064", "\ufeff",
-    "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
-})
+INVISIBLE_CHARS: Final = frozenset(
+    {
+        "\u200b",
+        "\u200c",
+        "\u200d",
+        "\u2060",
+        "\u2062",
+        "\u2063",
+        "\u2064",
+        "\ufeff",
+        "\u202a",
+        "\u202b",
+        "\u202c",
+        "\u202d",
+        "\u202e",
+        "\u2066",
+        "\u2067",
+        "\u2068",
+        "\u2069",
+    }
+)
 _INVISIBLE_TABLE: Final = dict.fromkeys(ord(ch) for ch in INVISIBLE_CHARS)
 
 # A scope includes every narrower scope: all ⊂ context ⊂ strict.
@@ -272,7 +373,7 @@ def _redact(text: str, spans: list[tuple[int, int, str]]) -> str:
         # Keep the whitespace a pattern swallowed at its edges so the marker does not glue words.
         core = span.strip()
         lead = span[: len(span) - len(span.lstrip())]
-        trail = span[len(span.rstrip()):] if core else ""
+        trail = span[len(span.rstrip()) :] if core else ""
         parts.append(f"{lead}[BLOCKED: {', '.join(categories)}]{trail}")
         cursor = end
     parts.append(text[cursor:])

@@ -37,12 +37,21 @@ _PREVIEW_WIDTH: Final = 80
 
 # -- Errors that carry what the caller needs to recover ------------------------------------------
 
+
 class CuratedLimitError(ConflictError):
     """The write would push the store past its character limit; ``current_entries`` lets the
     caller consolidate and retry."""
 
-    def __init__(self, message: str, *, store: str, current_entries: Sequence[str], usage_chars: int,
-                 limit: int, attempted_chars: int) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        store: str,
+        current_entries: Sequence[str],
+        usage_chars: int,
+        limit: int,
+        attempted_chars: int,
+    ) -> None:
         super().__init__(message)
         self.store = store
         self.current_entries = tuple(current_entries)
@@ -54,8 +63,9 @@ class CuratedLimitError(ConflictError):
 class AmbiguousMatchError(ConflictError):
     """The substring matched several distinct entries; ``matches`` lists them in full."""
 
-    def __init__(self, message: str, *, store: str, matches: Sequence[str],
-                 current_entries: Sequence[str]) -> None:
+    def __init__(
+        self, message: str, *, store: str, matches: Sequence[str], current_entries: Sequence[str]
+    ) -> None:
         super().__init__(message)
         self.store = store
         self.matches = tuple(matches)
@@ -82,6 +92,7 @@ class ExternalDriftError(ConflictError):
 
 
 # -- The file format ---------------------------------------------------------------------------
+
 
 def parse_entries(raw: str) -> list[str]:
     """Split file text into stripped, non-empty entries (Hermes' ``_read_file``; no dedup)."""
@@ -146,6 +157,7 @@ class CuratedResult:
 
 
 # -- Locking and atomic writes -----------------------------------------------------------------
+
 
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
@@ -226,14 +238,19 @@ def _read_text(path: Path) -> str | None:
 
 # -- The store ---------------------------------------------------------------------------------
 
+
 class CuratedStore:
     """``MEMORY.md`` ("memory") and ``USER.md`` ("user") in one directory, with Hermes' semantics.
 
     The constructor touches nothing on disk; the directory is created by the first write.
     """
 
-    def __init__(self, memories_dir: Path | str, memory_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT,
-                 user_char_limit: int = DEFAULT_USER_CHAR_LIMIT) -> None:
+    def __init__(
+        self,
+        memories_dir: Path | str,
+        memory_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT,
+        user_char_limit: int = DEFAULT_USER_CHAR_LIMIT,
+    ) -> None:
         """Raises ConfigError if a limit is not a non-negative int."""
         for key, value in (("memory_char_limit", memory_char_limit), ("user_char_limit", user_char_limit)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -291,8 +308,9 @@ class CuratedStore:
             raw = _read_text(path)
             entries = [] if raw is None else list(dict.fromkeys(parse_entries(raw)))
             if content in entries:
-                return self._result(store, entries, changed=False,
-                                    message="Entry already exists (no duplicate added).")
+                return self._result(
+                    store, entries, changed=False, message="Entry already exists (no duplicate added)."
+                )
             attempted = len(serialize_entries([*entries, content]))
             if attempted > limit:
                 current = len(serialize_entries(entries))
@@ -300,7 +318,10 @@ class CuratedStore:
                     f"{store} at {current:,}/{limit:,} chars. Adding this entry ({len(content)} chars) "
                     f"would exceed the limit. Consolidate: replace overlapping entries with shorter "
                     f"ones or remove stale ones (see current_entries), then retry.",
-                    store=store, current_entries=entries, usage_chars=current, limit=limit,
+                    store=store,
+                    current_entries=entries,
+                    usage_chars=current,
+                    limit=limit,
                     attempted_chars=attempted,
                 )
             entries.append(content)
@@ -316,8 +337,9 @@ class CuratedStore:
         """
         check_store(store)
         old_substring = _clean_text(old_substring, "old_substring", "old_text cannot be empty.")
-        new_content = _clean_text(new_content, "new_content",
-                                  "new_content cannot be empty. Use 'remove' to delete entries.")
+        new_content = _clean_text(
+            new_content, "new_content", "new_content cannot be empty. Use 'remove' to delete entries."
+        )
         ensure_safe(new_content, scope="strict")
         path = self.path_for(store)
         limit = self.limit_for(store)
@@ -332,7 +354,10 @@ class CuratedStore:
                 raise CuratedLimitError(
                     f"Replacement would put {store} at {attempted:,}/{limit:,} chars. Shorten the new "
                     f"content or remove other entries to make room (see current_entries), then retry.",
-                    store=store, current_entries=entries, usage_chars=current, limit=limit,
+                    store=store,
+                    current_entries=entries,
+                    usage_chars=current,
+                    limit=limit,
                     attempted_chars=attempted,
                 )
             _atomic_write(path, serialize_entries(updated))
@@ -350,16 +375,21 @@ class CuratedStore:
         with _file_lock(path):
             entries = self._load_for_rewrite(store, path)
             index = self._match(store, entries, substring)
-            updated = entries[:index] + entries[index + 1:]
+            updated = entries[:index] + entries[index + 1 :]
             _atomic_write(path, serialize_entries(updated))
         return self._result(store, updated, changed=True, message="Entry removed.")
 
     # -- helpers ------------------------------------------------------------------------------
 
     def _result(self, store: str, entries: Sequence[str], *, changed: bool, message: str) -> CuratedResult:
-        return CuratedResult(store=store, changed=changed, entries=tuple(entries),
-                             usage_chars=len(serialize_entries(entries)), limit=self._limits[store],
-                             message=message)
+        return CuratedResult(
+            store=store,
+            changed=changed,
+            entries=tuple(entries),
+            usage_chars=len(serialize_entries(entries)),
+            limit=self._limits[store],
+            message=message,
+        )
 
     def _load_for_rewrite(self, store: str, path: Path) -> list[str]:
         """Read under the lock and refuse if a full rewrite would drop outside edits."""
@@ -381,7 +411,8 @@ class CuratedStore:
                 f"memory tool (a manual edit, shell append, or another writer). A copy was saved to "
                 f"{backup}. Rewrite the file as a clean §-delimited list of entries, or move the extra "
                 f"content out, then retry.",
-                store=store, backup_path=backup,
+                store=store,
+                backup_path=backup,
             )
         return list(dict.fromkeys(parsed))
 
@@ -392,7 +423,8 @@ class CuratedStore:
             raise EntryNotFoundError(
                 f"No entry in {store} matched '{substring}'. Check current_entries and retry with "
                 f"text from the entry you mean.",
-                store=store, current_entries=entries,
+                store=store,
+                current_entries=entries,
             )
         distinct = list(dict.fromkeys(entries[i] for i in indices))
         # Identical duplicates are one entry in effect: act on the first, as Hermes does.
@@ -400,7 +432,9 @@ class CuratedStore:
             listing = "; ".join(f"{n}) {p}" for n, p in enumerate(_previews(distinct), start=1))
             raise AmbiguousMatchError(
                 f"Multiple entries in {store} matched '{substring}'. Be more specific. Matches: {listing}",
-                store=store, matches=distinct, current_entries=entries,
+                store=store,
+                matches=distinct,
+                current_entries=entries,
             )
         return indices[0]
 

@@ -124,7 +124,13 @@ class EpisodeStore:
         return out
 
     def in_range(
-        self, start: float, end: float, *, scope: str = "default", speaker: str | None = None, limit: int = 200
+        self,
+        start: float,
+        end: float,
+        *,
+        scope: str = "default",
+        speaker: str | None = None,
+        limit: int = 200,
     ) -> list[int]:
         """Row ids of episodes with start <= timestamp < end (optionally by one speaker), oldest first."""
         sql = "SELECT id FROM episodes WHERE scope = ? AND timestamp >= ? AND timestamp < ?"
@@ -132,7 +138,12 @@ class EpisodeStore:
         if speaker is not None:
             sql += " AND lower(speaker) = lower(?)"
             params.append(speaker)
-        return [int(r["id"]) for r in self._db.query(sql + " ORDER BY timestamp, id LIMIT ?", [*params, limit])]
+        rows = self._db.query(sql + " ORDER BY timestamp, id LIMIT ?", [*params, limit])
+        return [int(r["id"]) for r in rows]
+
+    def latest_time(self, scope: str = "default") -> float | None:
+        row = self._db.query_one("SELECT max(timestamp) AS t FROM episodes WHERE scope = ?", (scope,))
+        return None if row is None or row["t"] is None else float(row["t"])
 
     def speakers(self, scope: str = "default") -> list[str]:
         rows = self._db.query(

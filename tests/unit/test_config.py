@@ -71,6 +71,21 @@ def test_config_is_frozen() -> None:
         cfg.tier2.max_facts = 1  # type: ignore[misc]
 
 
+def test_the_llm_is_off_by_default_and_never_required() -> None:
+    llm = load_config(hermes_home="/h").llm
+    assert llm.enabled is False
+    assert (llm.base_url, llm.model, llm.api_key_env) == (None, None, None)
+    assert (llm.timeout_s, llm.max_retries, llm.core_memory_budget) == (20.0, 3, 8)
+
+
+def test_an_enabled_llm_with_an_endpoint_and_a_key_variable_loads() -> None:
+    cfg = load_config(
+        hermes_home="/h",
+        llm={"enabled": True, "base_url": "http://127.0.0.1:8000/v1", "model": "m", "api_key_env": "MY_KEY"},
+    )
+    assert cfg.llm.enabled and cfg.llm.api_key_env == "MY_KEY"
+
+
 # -- paths --------------------------------------------------------------------------------------
 
 
@@ -80,6 +95,7 @@ def test_paths_expand_hermes_home_and_profile() -> None:
     assert cfg.memories_dir == Path("/srv/hh/memories")
     assert cfg.tier3_path == Path("/srv/hh/work/memory/tier3")
     assert cfg.graph_path == Path("/srv/hh/work/memory/graph")
+    assert cfg.core_memory_path == Path("/srv/hh/work/memory/core_memory.json")
 
 
 def test_hermes_home_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -172,6 +188,15 @@ def test_nullable_key_accepts_null_and_a_string() -> None:
         ({"tier3": {"chunk_overlap": 512}}, "tier3.chunk_overlap"),
         ({"graph": {"centrality_algorithm": "random"}}, "graph.centrality_algorithm"),
         ({"limits": {"fact_ttl_days": -1}}, "limits.fact_ttl_days"),
+        ({"llm": {"enabled": True}}, "llm.base_url"),
+        ({"llm": {"enabled": True, "base_url": "http://127.0.0.1:8000/v1"}}, "llm.model"),
+        ({"llm": {"base_url": "ftp://x"}}, "llm.base_url"),
+        ({"llm": {"timeout_s": 0}}, "llm.timeout_s"),
+        ({"llm": {"max_retries": -1}}, "llm.max_retries"),
+        ({"llm": {"max_retries": 11}}, "llm.max_retries"),
+        ({"llm": {"max_retries": 2.5}}, "llm.max_retries"),
+        ({"llm": {"api_key_env": "sk-live-1234"}}, "llm.api_key_env"),  # a key, not a variable name
+        ({"llm": {"core_memory_budget": 0}}, "llm.core_memory_budget"),
     ],
 )
 def test_bad_override_raises_config_error_naming_the_key(overrides: dict[str, Any], key: str) -> None:

@@ -1,0 +1,31 @@
+"""The ``embed_queue`` job: drain the durable embed queue into the vector backend.
+
+SemanticMemory.drain does the work in batches of ``tier3.embed_batch_size``: a queue row leaves only after
+its vector write is durable, so an interrupted run loses nothing and the next run writes the rest
+(re-writes overwrite by id: no duplicate vectors).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_memory.cron.context import JobContext, Progress, report
+
+
+def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dict[str, Any]:
+    """Embed every pending chunk and entity; returns counts.
+
+    Raises what the embedder or backend raised (EmbeddingError, BackendError, DependencyMissingError);
+    rows written before the failure stay written.
+    """
+    del now  # the queue has no notion of time; the signature is shared by every job
+    if ctx.semantic is None:
+        return {"skipped": "tier3 is disabled", "upserted": 0, "deleted": 0, "failed": 0, "remaining": 0}
+    pending = ctx.tier2.embed_queue.count()
+    report(progress, 0, pending)
+    result: dict[str, Any] = ctx.semantic.drain(progress=progress).to_dict()
+    report(progress, pending, pending)
+    return result
+
+
+__all__ = ["run"]

@@ -1,0 +1,167 @@
+"""The ``prune`` job: forget what memory no longer needs.
+
+1. Facts whose TTL (``expires_at``) has passed are deleted for good, their chunks unindexed through the
+   host's removal path (so Tier 3 drops their vectors when the embed queue drains).
+2. Active facts whose decayed importance (importance.py) fell below
+   ``limits.prune_importance_threshold`` are archived — not deleted: they leave recall, stay explainable,
+   and step 3 removes them a TTL later.
+3. Archived facts not changed for ``limits.fact_ttl_days`` are deleted for good like expired ones.
+
+Superseded facts (closed by a contradicting newer fact, ``superseded_at`` set) are never pruned: they are
+the history that ``as_of``, ``fact_history`` and ``why`` answer from. Episodes (raw turns) and their chunks
+are never pruned either, whatever ``limits.session_index_max_age_days`` says: episodes are the ground
+truth every other record can be re-derived from, and old sessions stay searchable.
+
+Runs of the maintenance jobs older than ``RUN_HISTORY_DAYS`` leave the run history (each job's latest
+successful run stays: the scheduler counts from it).
+
+Each batch of deletions is one transaction, so an interrupted run leaves every fact either pruned (with its
+chunks) or untouched, and the next run finishes the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_memory.cron import importance
+from hermes_memory.cron.context import JobContext, Progress, batches, report
+from hermes_memory.cron.runs import RunLog
+from hermes_memory.errors import NotFoundError
+
+DAY_S = 86400.0
+# The run history (maintenance_runs) keeps this long; an embed run every 5 minutes is ~26k rows per quarter.
+RUN_HISTORY_DAYS = 90.0
+
+
+def expired_facts(ctx: JobContext, now: float) -> list[str]:
+    """Facts past their TTL (superseded ones excepted), oldest expiry first."""
+    rows = ctx.tier2.db.query(
+        "SELECT uuid FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ? AND superseded_at IS NULL "
+        "ORDER BY expires_at, id",
+        (now,),
+    )
+    return [r["uuid"] for r in rows]
+
+
+def stale_archived_facts(ctx: JobContext, now: float) -> list[str]:
+    """Archived facts unchanged (archiving is a change) for longer than ``limits.fact_ttl_days``."""
+    cutoff = now - ctx.config.limits.fact_ttl_days * DAY_S
+    rows = ctx.tier2.db.query(
+        "SELECT uuid FROM facts WHERE is_archived = 1 AND superseded_at IS NULL AND updated_at < ? "
+        "ORDER BY updated_at, id",
+        (cutoff,),
+    )
+    return [r["uuid"] for r in rows]
+
+
+def faded_facts(ctx: JobContext, now: float) -> list[str]:
+    """Active facts whose importance at ``now`` is below the configured threshold."""
+    threshold = ctx.config.limits.prune_importance_threshold
+    # The floor keeps salient facts above the threshold forever: only lower saliences need scoring.
+    ceiling = importance.min_keeping_salience(threshold)
+    rows = ctx.tier2.db.query(
+        "SELECT uuid, importance, access_count, last_accessed, created_at FROM facts "
+        "WHERE is_archived = 0 AND superseded_at IS NULL AND valid_to IS NULL "
+        "AND (expires_at IS NULL OR expires_at > ?) AND importance < ? ORDER BY id",
+        (now, min(ceiling, 2.0)),
+    )
+    return [
+        r["uuid"]
+        for r in rows
+        if importance.decayed(
+            r["importance"],
+            r["access_count"],
+            r["last_accessed"] if r["last_accessed"] is not None else r["created_at"],
+            now,
+        )
+        < threshold
+    ]
+
+
+def _delete(ctx: JobContext, uuids: list[str], now: float, *, archived_only: bool) -> int:
+    """Hard-delete facts (re-checked inside the transaction) and unindex their chunks."""
+    facts = ctx.tier2.facts
+    cutoff = now - ctx.config.limits.fact_ttl_days * DAY_S
+    deleted = 0
+    with ctx.tier2.db.atomic():
+        for uuid in uuids:
+            try:
+                fact = facts.get(uuid, touch=False)
+            except NotFoundError:
+                continue  # already gone (another run, or the user)
+            if fact.superseded_at is not None:
+                continue
+            if archived_only and not (fact.is_archived and fact.updated_at < cutoff):
+                continue
+            if not archived_only and (fact.expires_at is None or fact.expires_at > now):
+                continue  # its TTL was extended meanwhile
+            facts.delete(uuid, soft=False, actor=ctx.actor)
+            if ctx.fact_removed is not None:
+                ctx.fact_removed(fact)
+            else:
+                with ctx.tier2.db.atomic() as conn:
+                    ctx.tier2.chunks.remove_source(conn, "fact", uuid)
+            deleted += 1
+    return deleted
+
+
+def _archive(ctx: JobContext, uuids: list[str], now: float) -> int:
+    """Archive faded facts (re-checked inside the transaction); archiving time is the job's ``now``."""
+    threshold = ctx.config.limits.prune_importance_threshold
+    archived = 0
+    with ctx.tier2.db.atomic() as conn:
+        for uuid in uuids:
+            try:
+                fact = ctx.tier2.facts.get(uuid, touch=False)
+            except NotFoundError:
+                continue
+            # Re-check: a recall between the scan and now may have reinforced it.
+            score = importance.score(fact, now)
+            if not fact.is_active or score >= threshold:
+                continue
+            conn.execute("UPDATE facts SET is_archived = 1, updated_at = ? WHERE uuid = ?", (now, uuid))
+            ctx.tier2.audit.record(
+                conn,
+                action="fact_delete",
+                tier="tier2",
+                actor=ctx.actor,
+                target_uuid=uuid,
+                diff={"soft": True, "reason": "faded", "importance": round(score, 6)},
+            )
+            archived += 1
+    return archived
+
+
+def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dict[str, Any]:
+    """Run the whole job; returns counts. Raises StorageError if Tier 2 fails (done batches stay done).
+
+    Order matters for idempotence: facts archived here as faded are archived at ``now``, so the TTL
+    step that follows never deletes them in the same run.
+    """
+    counts = {"expired_deleted": 0, "faded_archived": 0, "archived_deleted": 0}
+    expired = expired_facts(ctx, now)
+    total, done = len(expired), 0
+    report(progress, done, total)
+    for part in batches(expired):
+        counts["expired_deleted"] += _delete(ctx, list(part), now, archived_only=False)
+        done += len(part)
+        report(progress, done, total)
+    faded = faded_facts(ctx, now)
+    total += len(faded)
+    for part in batches(faded):
+        counts["faded_archived"] += _archive(ctx, list(part), now)
+        done += len(part)
+        report(progress, done, total)
+    stale = stale_archived_facts(ctx, now)
+    total += len(stale)
+    for part in batches(stale):
+        counts["archived_deleted"] += _delete(ctx, list(part), now, archived_only=True)
+        done += len(part)
+        report(progress, done, total)
+    report(progress, total, total)
+    kept = ctx.tier2.db.query_one("SELECT count(*) AS n FROM facts WHERE superseded_at IS NOT NULL")
+    trimmed = RunLog(ctx.tier2.db).trim(now - RUN_HISTORY_DAYS * DAY_S)
+    return {**counts, "superseded_kept": int(kept["n"]) if kept is not None else 0, "runs_trimmed": trimmed}
+
+
+__all__ = ["expired_facts", "faded_facts", "run", "stale_archived_facts"]

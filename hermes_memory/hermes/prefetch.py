@@ -1,0 +1,268 @@
+"""Prefetch without making the agent wait: recall runs in background jobs, prefetch answers from them.
+
+Hermes blocks each user turn on ``prefetch`` (up to 8 s, then skips the provider while the call is
+stuck). So: ``on_turn_start`` starts a recall job for the coming message, ``queue_prefetch`` one for
+the finished turn; ``prefetch`` returns a cached answer at once, else waits for the job at most
+``prefetch_wait_ms`` and otherwise returns what it already has. The hot path never loads the embedder:
+until a full recall has completed once in this process (a warm-up started at initialize), jobs use the
+tiers that need no model. Lines already shown in this session are not repeated (Hermes keeps every
+injected block in the conversation), and the block stays within the configured token budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hermes_memory.hermes import safety
+from hermes_memory.hermes.registry import SharedStore
+from hermes_memory.hermes.settings import ProviderSettings
+from hermes_memory.recall.render import approx_tokens, hit_line
+from hermes_memory.records import Hit
+
+log = logging.getLogger(__name__)
+
+FAST_TIERS = ("tier1", "tier2", "graph")
+HEADER = "Relevant memories (hermes-memory; newest knowledge wins, dated, with sources):"
+_MAX_QUERY_CHARS = 4000
+_CACHE_ENTRIES = 64
+# Recall jobs of all agents in this process share the machine; a gateway must not fork a thread storm.
+_slots = threading.BoundedSemaphore(4)
+
+
+@dataclass(frozen=True)
+class Line:
+    key: str
+    text: str
+    tokens: int
+    # A turn of the running session is still in the conversation: showing it again is waste.
+    session_turn: str | None = None
+
+
+@dataclass(frozen=True)
+class Recalled:
+    lines: tuple[Line, ...]
+    at: float
+
+
+def normalise_query(query: str) -> str:
+    return " ".join(query.split())[:_MAX_QUERY_CHARS]
+
+
+# Failures that mean "the semantic tier cannot work here" rather than "this one call failed".
+_TIER3_BROKEN = frozenset({"dependency_missing", "backend_error", "embedding_error", "config_error"})
+
+
+def recall_lines(
+    shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int
+) -> tuple[tuple[Line, ...] | None, str | None]:
+    """Run recall and turn its hits into display lines, dropping any the injection scan flags.
+
+    Returns (lines, None), or (None, error_type) after logging why recall failed.
+    """
+    envelope = shared.api.recall(query, tiers=None if tiers is None else list(tiers), limit=limit)
+    if not envelope["success"]:
+        if not shared.closed.is_set():
+            log.warning("nextlevel: recall failed: %s", envelope["error"])
+        return None, str(envelope["meta"].get("error_type", "error"))
+    lines = []
+    for raw in envelope["data"]["hits"]:
+        hit = Hit(**{**raw, "source_ids": tuple(raw.get("source_ids") or ())})
+        if not safety.is_clean_for_context(hit.text):
+            continue  # memory is data, never instructions: drop the line, not just the bad words
+        # Hermes fences the block itself; a stored fence tag must not close it early.
+        text = hit_line(hit).replace("<memory-context>", "").replace("</memory-context>", "")
+        turn_of = str(hit.metadata.get("session_id") or "") if hit.kind == "episode" else ""
+        lines.append(Line(hit.id, text, approx_tokens(text) + 1, turn_of or None))
+    return tuple(lines), None
+
+
+class RecallJob:
+    """One recall on a daemon thread; ``wait`` returns its lines, or None if not done in time."""
+
+    def __init__(self, key: str, shared: SharedStore, tiers: Sequence[str] | None, limit: int):
+        self.key = key
+        self._shared = shared
+        self._tiers = tiers
+        self._limit = limit
+        self._done = threading.Event()
+        self._result: Recalled | None = None
+        self._thread = threading.Thread(target=self._run, name="nextlevel-recall", daemon=True)
+
+    def start(self) -> RecallJob:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            with _slots:
+                lines, error_type = recall_lines(self._shared, self.key, self._tiers, self._limit)
+            if self._tiers is None:
+                # A full recall that worked proves the embedder is loaded; one that failed for want of
+                # a model or backend means the hot path should stay on the tiers that need neither.
+                if lines is not None:
+                    self._shared.embedder_warm.set()
+                elif error_type in _TIER3_BROKEN and not self._shared.closed.is_set():
+                    self._shared.tier3_failed.set()
+            self._result = Recalled(lines or (), time.monotonic())
+        except Exception:  # a background thread has no caller to raise to: log it with its traceback
+            if not self._shared.closed.is_set():
+                log.exception("nextlevel: background recall failed")
+        finally:
+            self._done.set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float) -> Recalled | None:
+        self._done.wait(timeout)
+        return self._result if self._done.is_set() else None
+
+
+class Prefetcher:
+    """Per-agent prefetch state: recent jobs, a small cache, and what this session has been shown."""
+
+    def __init__(self, shared: SharedStore, settings: ProviderSettings, *, tier3: bool, session_id: str = ""):
+        self.session_id = session_id
+        self._shared = shared
+        self._settings = settings
+        self._tier3 = tier3
+        self._lock = threading.Lock()
+        self._jobs: dict[str, RecallJob] = {}
+        self._cache: OrderedDict[str, Recalled] = OrderedDict()
+        self._fallback: RecallJob | None = None
+        self._shown: set[str] = set()
+
+    # -- warming --------------------------------------------------------------------------------
+    def tiers_now(self) -> tuple[str, ...] | None:
+        """Every tier once the embedder is known to be loaded; before that, the tiers without it."""
+        if self._tier3 and self._shared.tier3_failed.is_set():
+            return FAST_TIERS
+        if not self._tier3 or self._shared.embedder_warm.is_set():
+            return None
+        return FAST_TIERS
+
+    def start(self, query: str, *, full: bool = False) -> RecallJob | None:
+        """Start a background recall for ``query`` (``full``: every tier, even if that loads a model)."""
+        key = normalise_query(query)
+        if not key:
+            return None
+        tiers = None if full else self.tiers_now()
+        job = RecallJob(key, self._shared, tiers, self._settings.prefetch_limit)
+        with self._lock:
+            self._jobs[key] = job
+            while len(self._jobs) > 8:
+                self._jobs.pop(next(iter(self._jobs)))
+        return job.start()
+
+    def queue(self, query: str) -> None:
+        """After a turn: recall for it in the background; its answer backs up the next prefetch."""
+        job = self.start(query, full=self._tier3 and not self._shared.tier3_failed.is_set())
+        with self._lock:
+            self._fallback = job
+
+    # -- the hot path ---------------------------------------------------------------------------
+    def prefetch(self, query: str) -> str:
+        """The memory block for this turn (empty when there is nothing new); never waits longer than
+        ``prefetch_wait_ms``."""
+        key = normalise_query(query)
+        if not key:
+            return ""
+        with self._lock:
+            job = self._jobs.get(key)
+        if job is None:
+            cached = self._cached(key)
+            if cached is not None:
+                return self.emit(cached.lines)
+            job = self.start(key)
+            if job is None:
+                return ""
+        result = job.wait(self._settings.prefetch_wait_ms / 1000.0)
+        if result is not None:
+            self._remember(key, result)
+            return self.emit(result.lines)
+        cached = self._cached(key)
+        if cached is not None:
+            return self.emit(cached.lines)
+        with self._lock:
+            fallback = self._fallback
+        if fallback is not None and fallback.done:
+            previous = fallback.wait(0)
+            if previous is not None:
+                return self.emit(previous.lines)
+        return ""
+
+    def emit(self, lines: Sequence[Line]) -> str:
+        """Lines not yet shown in this session, in rank order, within the token budget."""
+        budget = self._settings.prefetch_budget_tokens - approx_tokens(HEADER) - 1
+        chosen: list[str] = []
+        with self._lock:
+            for line in lines:
+                if line.key in self._shown or (line.session_turn and line.session_turn == self.session_id):
+                    continue
+                if line.tokens > budget:
+                    break
+                chosen.append(line.text)
+                self._shown.add(line.key)
+                budget -= line.tokens
+        if not chosen:
+            return ""
+        return "\n".join([HEADER, *chosen])
+
+    # -- cache and session state ----------------------------------------------------------------
+    def _cached(self, key: str) -> Recalled | None:
+        with self._lock:
+            found = self._cache.get(key)
+            if found is None:
+                job = self._jobs.get(key)
+                if job is not None and job.done:
+                    found = job.wait(0)
+                    if found is not None:
+                        self._store(key, found)
+            if found is None:
+                return None
+            if time.monotonic() - found.at > self._settings.cache_ttl_s:
+                self._cache.pop(key, None)
+                return None
+            self._cache.move_to_end(key)
+            return found
+
+    def _remember(self, key: str, result: Recalled) -> None:
+        with self._lock:
+            self._store(key, result)
+
+    def _store(self, key: str, result: Recalled) -> None:
+        self._cache[key] = result
+        self._cache.move_to_end(key)
+        while len(self._cache) > _CACHE_ENTRIES:
+            self._cache.popitem(last=False)
+
+    def invalidate(self) -> None:
+        """Forget cached answers (after a write through the tools, they may be stale)."""
+        with self._lock:
+            self._cache.clear()
+            self._jobs.clear()
+
+    def reset_session(self, session_id: str) -> None:
+        """A new session: nothing has been shown in it yet."""
+        with self._lock:
+            self.session_id = session_id
+            self._shown.clear()
+            self._fallback = None  # the previous session's topic
+
+
+def warm_up(shared: SharedStore) -> None:
+    """Load the embedder off the hot path, once per shared store (a full recall sets the flag)."""
+    with shared.lock:
+        if shared.warming or shared.embedder_warm.is_set() or shared.tier3_failed.is_set():
+            return
+        shared.warming = True
+    RecallJob("warm up", shared, None, 1).start()
+
+
+__all__ = ["FAST_TIERS", "HEADER", "Line", "Prefetcher", "RecallJob", "Recalled", "recall_lines", "warm_up"]

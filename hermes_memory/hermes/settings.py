@@ -1,0 +1,243 @@
+"""Provider settings: ``$HERMES_HOME/nextlevel.yaml`` (written by ``hermes memory setup`` or by hand).
+
+The file has two sections::
+
+    provider:          # how the provider behaves inside Hermes (keys below, all optional)
+      prefetch_budget_tokens: 300
+    memory:            # any hermes-memory config key (see config/default.yaml), e.g.
+      tier3:
+        embedding_model: hashing
+
+A missing file means every default. Unknown keys and bad values raise ConfigError naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_memory.config import Config, load_config
+from hermes_memory.errors import ConfigError
+
+SETTINGS_FILE = "nextlevel.yaml"
+
+# Bounds keep a hand-edited file from turning prefetch into a context flood or a stall.
+_INT_BOUNDS: dict[str, tuple[int, int]] = {
+    "prefetch_budget_tokens": (20, 4000),
+    "prefetch_limit": (1, 50),
+    "prefetch_wait_ms": (0, 5000),
+}
+_FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
+    "cache_ttl_s": (0.0, 86400.0),
+    "session_end_flush_s": (0.0, 60.0),
+    "shutdown_drain_s": (0.0, 4.5),
+}
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """How the provider behaves inside Hermes, plus the hermes-memory config overrides it opens with."""
+
+    # The <memory-context> block stays in the conversation for the rest of the session: keep it small.
+    prefetch_budget_tokens: int = 300
+    prefetch_limit: int = 8
+    # How long prefetch may wait for a recall that is not cached yet (Hermes blocks the turn on it).
+    prefetch_wait_ms: int = 150
+    cache_ttl_s: float = 120.0
+    session_end_flush_s: float = 5.0
+    # Hermes gives shutdown_all 5 s in total; stay under it.
+    shutdown_drain_s: float = 4.0
+    assistant_name: str = "Hermes"
+    memory: Mapping[str, Any] = field(default_factory=dict)
+
+    def memory_config(self, hermes_home: str, profile: str) -> Config:
+        """The hermes-memory Config for this home and profile. Raises ConfigError for bad keys."""
+        return load_config(hermes_home=hermes_home, profile=profile, **_copy(self.memory))
+
+    def to_file_dict(self) -> dict[str, Any]:
+        provider = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "memory"}
+        return {"provider": provider, "memory": _copy(self.memory)}
+
+
+def hermes_profile(hermes_home: str | os.PathLike[str]) -> str:
+    """The profile name Hermes reports for this HERMES_HOME (the rule of its
+    ``get_active_profile_name``): ``<name>`` for ``<root>/profiles/<name>``, ``custom`` for another
+    directory inside ~/.hermes, else ``default`` (~/.hermes itself, or a home elsewhere, e.g. Docker)."""
+    home = Path(os.path.realpath(os.path.expanduser(hermes_home)))
+    native = Path(os.path.realpath(os.path.expanduser("~/.hermes")))
+    if home.parent.name == "profiles" and re.match(r"^[a-z0-9][a-z0-9_-]{0,63}$", home.name):
+        return home.name
+    if home != native and native in home.parents:
+        return "custom"
+    return "default"
+
+
+def settings_path(hermes_home: str | os.PathLike[str]) -> Path:
+    return Path(hermes_home) / SETTINGS_FILE
+
+
+def load_settings(hermes_home: str | os.PathLike[str]) -> ProviderSettings:
+    """Read the settings file (defaults when it does not exist).
+
+    Raises ConfigError for an unreadable or malformed file, unknown keys and bad values.
+    """
+    path = settings_path(hermes_home)
+    if not path.exists():
+        return ProviderSettings()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+    if data is None:
+        return ProviderSettings()
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping with 'provider' and/or 'memory'")
+    unknown = sorted(set(data) - {"provider", "memory"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s) {', '.join(map(str, unknown))}; use provider, memory")
+    return build_settings(data.get("provider") or {}, data.get("memory") or {}, source=str(path))
+
+
+def build_settings(
+    provider: Mapping[str, Any], memory: Mapping[str, Any], *, source: str = "settings"
+) -> ProviderSettings:
+    """Validate raw values (strings from a setup prompt are converted). Raises ConfigError."""
+    if not isinstance(provider, Mapping):
+        raise ConfigError(f"{source}: 'provider' must be a mapping")
+    if not isinstance(memory, Mapping):
+        raise ConfigError(f"{source}: 'memory' must be a mapping")
+    known = {f.name: f for f in dataclasses.fields(ProviderSettings) if f.name != "memory"}
+    values: dict[str, Any] = {}
+    for key, raw in provider.items():
+        if key not in known:
+            raise ConfigError(f"{source}: unknown key 'provider.{key}'; known: {', '.join(sorted(known))}")
+        values[key] = _coerce(f"provider.{key}", raw, known[key].default)
+    settings = ProviderSettings(**values, memory=_copy(memory))
+    # Fail now, naming the key, rather than when Hermes starts the agent.
+    settings.memory_config(os.path.expanduser("~/.hermes"), "default")
+    return settings
+
+
+def save_settings(settings: ProviderSettings, hermes_home: str | os.PathLike[str]) -> Path:
+    """Write the settings file atomically. Raises ConfigError when it cannot be written."""
+    path = settings_path(hermes_home)
+    text = (
+        "# hermes-memory provider settings for Hermes (nextlevel). Edit freely; see\n"
+        "# `hermes-memory status` for where the memory lives. 'memory' takes any hermes-memory config key.\n"
+        + yaml.safe_dump(settings.to_file_dict(), sort_keys=False, allow_unicode=True)
+    )
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return path
+
+
+# -- `hermes memory setup` -----------------------------------------------------------------------
+# Setup fields that live in the 'memory' section, as (field key, hermes-memory config section, key).
+_MEMORY_FIELDS = {
+    "embedding_model": ("tier3", "embedding_model"),
+    "vector_backend": ("tier3", "backend"),
+}
+
+
+def setup_schema(current: ProviderSettings) -> list[dict[str, Any]]:
+    """Fields for Hermes' generic setup wizard, defaulting to what is configured now."""
+    tier3 = current.memory.get("tier3") or {}
+    return [
+        {
+            "key": "prefetch_budget_tokens",
+            "description": "Token budget of the memory block added to each turn",
+            "default": str(current.prefetch_budget_tokens),
+        },
+        {
+            "key": "embedding_model",
+            "description": "Embedder for meaning-level search (local = all-MiniLM-L6-v2, offline)",
+            "default": tier3.get("embedding_model", "local"),
+            "choices": ["local", "hashing", "sentence-transformers", "openai"],
+        },
+        {
+            "key": "vector_backend",
+            "description": "Vector store (qdrant = embedded engine, no server)",
+            "default": tier3.get("backend", "qdrant"),
+            "choices": ["qdrant", "chroma", "memory"],
+        },
+    ]
+
+
+def apply_setup(values: Mapping[str, Any], hermes_home: str | os.PathLike[str]) -> Path:
+    """Merge wizard answers into the settings file and write it. Raises ConfigError for bad values."""
+    current = load_settings(hermes_home)
+    provider = {k: v for k, v in current.to_file_dict()["provider"].items()}
+    memory = _copy(current.memory)
+    for key, value in values.items():
+        if key in _MEMORY_FIELDS:
+            section, leaf = _MEMORY_FIELDS[key]
+            memory.setdefault(section, {})[leaf] = value
+        else:
+            provider[key] = value
+    return save_settings(build_settings(provider, memory, source="hermes memory setup"), hermes_home)
+
+
+def _coerce(key: str, raw: Any, default: Any) -> Any:
+    if isinstance(default, bool):
+        raise ConfigError(f"{key}: booleans are not supported here")
+    if isinstance(default, int):
+        number = _number(key, raw, int)
+        lo, hi = _INT_BOUNDS[key.removeprefix("provider.")]
+        if not lo <= number <= hi:
+            raise ConfigError(f"{key} must be within [{lo}, {hi}], got {number}")
+        return number
+    if isinstance(default, float):
+        value = float(_number(key, raw, float))
+        lo_f, hi_f = _FLOAT_BOUNDS[key.removeprefix("provider.")]
+        if not lo_f <= value <= hi_f:
+            raise ConfigError(f"{key} must be within [{lo_f}, {hi_f}], got {value}")
+        return value
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > 100:
+        raise ConfigError(f"{key} must be a non-empty string of at most 100 characters, got {raw!r}")
+    return raw.strip()
+
+
+def _number(key: str, raw: Any, kind: type[int] | type[float]) -> int | float:
+    if isinstance(raw, bool):
+        raise ConfigError(f"{key} must be a number, got {raw!r}")
+    if isinstance(raw, int | float):
+        if kind is int and not float(raw).is_integer():
+            raise ConfigError(f"{key} must be a whole number, got {raw!r}")
+        return kind(raw)
+    if isinstance(raw, str):
+        try:
+            return kind(raw.strip())
+        except ValueError as exc:
+            raise ConfigError(f"{key} must be a number, got {raw!r}") from exc
+    raise ConfigError(f"{key} must be a number, got {type(raw).__name__}")
+
+
+def _copy(value: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _copy(v) if isinstance(v, Mapping) else v for k, v in value.items()}
+
+
+__all__ = [
+    "SETTINGS_FILE",
+    "ProviderSettings",
+    "apply_setup",
+    "build_settings",
+    "hermes_profile",
+    "load_settings",
+    "save_settings",
+    "settings_path",
+    "setup_schema",
+]

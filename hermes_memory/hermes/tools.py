@@ -1,0 +1,449 @@
+"""The provider's tools: argument checking, the action table, and JSON results for the model.
+
+Every result is a JSON object; every failure is ``{"error": "..."}`` with a reason the model can act
+on (a bad argument names the argument and what it accepts). Stored text is scanned for injection
+before it reaches the API; recalled text is neutralised before it reaches the model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from hermes_memory import validation as v
+from hermes_memory.api.envelope import Envelope
+from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.errors import HermesMemoryError, ValidationError
+from hermes_memory.hermes import safety
+from hermes_memory.hermes.schemas import ACTIONS, MEMORY, REMEMBER, SEARCH
+from hermes_memory.security.threats import neutralise
+
+MAX_RESULT_CHARS = 16_000
+_MAX_LIMIT = 50
+# Record fields that cost the model tokens without telling it anything.
+_NOISE = frozenset({"content_hash", "access_count", "last_accessed", "recorded_at", "metadata", "scope"})
+_TIME_KEYS = frozenset(
+    {"created_at", "updated_at", "timestamp", "valid_from", "valid_to", "expires_at", "superseded_at",
+     "first_seen", "last_seen", "learned_at", "time"}
+)  # fmt: skip
+
+
+@dataclass
+class ToolContext:
+    """What a tool call needs from the provider."""
+
+    api: MemoryAPI
+    session_id: str
+    writable: bool
+    after_write: Callable[[], None]
+
+
+Handler = Callable[[ToolContext, Mapping[str, Any]], Envelope]
+
+
+# -- argument helpers (each raises ValidationError naming the argument) ------------------------------
+def _opt_str(args: Mapping[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(f"'{key}' must be a string, got {type(value).__name__}")
+    return value
+
+
+def _str(args: Mapping[str, Any], key: str, *, hint: str = "") -> str:
+    value = _opt_str(args, key)
+    if value is None or not value.strip():
+        raise ValidationError(f"'{key}' is required{hint}")
+    return value
+
+
+def _num(args: Mapping[str, Any], key: str, default: float | None = None) -> float | None:
+    value = args.get(key)
+    if value is None:
+        return default
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError as exc:
+            raise ValidationError(f"'{key}' must be a number, got {args.get(key)!r}") from exc
+    return v.number_value(key, value)
+
+
+def _int(args: Mapping[str, Any], key: str, default: int, maximum: int = _MAX_LIMIT) -> int:
+    value = args.get(key, default)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    return v.positive_int(key, value, maximum=maximum)
+
+
+def _list(args: Mapping[str, Any], key: str) -> list[str] | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    return v.string_list(key, value, max_chars=200)
+
+
+def _fact_uuid(args: Mapping[str, Any]) -> str:
+    """A fact's uuid; recall results name facts ``fact:<uuid>``, so that form is accepted too."""
+    return _str(args, "uuid", hint=" (a fact uuid from fact_query or recall)").strip().removeprefix("fact:")
+
+
+def _time(args: Mapping[str, Any], key: str) -> float | None:
+    """ISO-8601 date/time (naive = UTC) or Unix seconds."""
+    value = args.get(key)
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return v.number_value(key, value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        try:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValidationError(
+                f"'{key}' must be an ISO date/time like '2025-03-01' or '2025-03-01T14:30', or Unix "
+                f"seconds; got {value!r}"
+            ) from exc
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.timestamp()
+    raise ValidationError(f"'{key}' must be an ISO date/time or Unix seconds, got {type(value).__name__}")
+
+
+def _bool(args: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = args.get(key, default)
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if not isinstance(value, bool):
+        raise ValidationError(f"'{key}' must be true or false, got {value!r}")
+    return value
+
+
+def _storable(*texts: str | None) -> None:
+    for text in texts:
+        if text:
+            safety.ensure_storable(text)
+
+
+def _write(ctx: ToolContext) -> None:
+    if not ctx.writable:
+        raise ValidationError(
+            "memory writes are disabled in this agent context (only the primary agent writes); "
+            "read with nextlevel_search instead"
+        )
+
+
+# -- handlers ----------------------------------------------------------------------------------------
+def _recall(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    return ctx.api.recall(
+        _str(args, "query"),
+        tiers=_list(args, "tiers"),
+        limit=_int(args, "limit", 8),
+        as_of=_time(args, "as_of"),
+        session_id=ctx.session_id or None,
+    )
+
+
+def _fact_store(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    _write(ctx)
+    content = _str(args, "content", hint=" (the fact to store)")
+    _storable(content)
+    return ctx.api.fact_store(
+        content,
+        category=_opt_str(args, "category") or "general",
+        confidence=_num(args, "confidence", 1.0) or 0.0,
+        source="tool",
+        source_id=ctx.session_id or None,
+    )
+
+
+def _fact_update(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    _write(ctx)
+    fields: dict[str, Any] = {}
+    if (content := _opt_str(args, "content")) is not None:
+        _storable(content)
+        fields["content"] = content
+    if (category := _opt_str(args, "category")) is not None:
+        fields["category"] = category
+    for key in ("confidence", "importance"):
+        if (number := _num(args, key)) is not None:
+            fields[key] = number
+    if not fields:
+        raise ValidationError("fact_update needs at least one of content, category, confidence, importance")
+    return ctx.api.fact_update(_fact_uuid(args), **fields)
+
+
+def _entity_ensure(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    _write(ctx)
+    name = _str(args, "name")
+    description = _opt_str(args, "description")
+    aliases = _list(args, "aliases")
+    _storable(name, description, *(aliases or []))
+    return ctx.api.entity_ensure(
+        name, _opt_str(args, "entity_type") or "other", aliases=aliases, description=description
+    )
+
+
+def _entity_link(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    _write(ctx)
+    relation = _str(args, "relation", hint=" (e.g. works_on, owns, knows)")
+    _storable(relation)
+    return ctx.api.entity_link(
+        _str(args, "from_entity"),
+        _str(args, "to_entity"),
+        relation,
+        strength=_num(args, "strength", 1.0) or 0.0,
+    )
+
+
+def _timeline_add(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    _write(ctx)
+    title = _opt_str(args, "title") or _str(
+        args, "content", hint=" (the event title, as 'title' or 'content')"
+    )
+    description = _opt_str(args, "description")
+    _storable(title, description)
+    return ctx.api.timeline_add(
+        _opt_str(args, "event_type") or "event",
+        title,
+        description=description,
+        importance=_num(args, "importance", 0.5) or 0.0,
+        related_entities=_list(args, "related_entities"),
+        timestamp=_time(args, "when"),
+        session_id=ctx.session_id or None,
+    )
+
+
+def _semantic_index(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    _write(ctx)
+    text = _str(args, "text", hint=" (the text to index)")
+    _storable(text)
+    return ctx.api.semantic_index(
+        text, source_type="tool", session_id=ctx.session_id or None, category=_opt_str(args, "category")
+    )
+
+
+def _method(api: MemoryAPI, name: str) -> Callable[..., Envelope]:
+    """A MemoryAPI method that newer versions add (checked by ``_memory`` before the call)."""
+    method: Callable[..., Envelope] = getattr(api, name)
+    return method
+
+
+def _write_action(call: Handler) -> Handler:
+    def wrapped(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+        _write(ctx)
+        return call(ctx, args)
+
+    return wrapped
+
+
+_READS: dict[str, Handler] = {
+    "recall": _recall,
+    "fact_query": lambda ctx, a: ctx.api.fact_query(
+        _opt_str(a, "query"),
+        category=_opt_str(a, "category"),
+        limit=_int(a, "limit", 10),
+        min_confidence=_num(a, "min_confidence", 0.5) or 0.0,
+        as_of=_time(a, "as_of"),
+    ),
+    "entity_query": lambda ctx, a: ctx.api.entity_query(
+        _opt_str(a, "name"), entity_type=_opt_str(a, "entity_type"), limit=_int(a, "limit", 10)
+    ),
+    "timeline_query": lambda ctx, a: ctx.api.timeline_query(
+        _time(a, "start"),
+        _time(a, "end"),
+        event_type=_opt_str(a, "event_type"),
+        limit=_int(a, "limit", 20),
+        entity=_opt_str(a, "entity"),
+    ),
+    "semantic_search": lambda ctx, a: ctx.api.semantic_search(
+        _str(a, "query"), limit=_int(a, "limit", 10), min_score=_num(a, "min_score")
+    ),
+    "graph_traverse": lambda ctx, a: ctx.api.graph_traverse(
+        _str(a, "entity", hint=" (the start entity)"),
+        depth=_int(a, "depth", 2, maximum=5),
+        relation_filter=_opt_str(a, "relation"),
+    ),
+    "graph_path": lambda ctx, a: ctx.api.graph_shortest_path(_str(a, "from_entity"), _str(a, "to_entity")),
+    "graph_central": lambda ctx, a: ctx.api.graph_central_entities(
+        limit=_int(a, "limit", 10), algorithm=_opt_str(a, "algorithm")
+    ),
+    "stats": lambda ctx, a: ctx.api.stats(),
+}
+_WRITES: dict[str, Handler] = {
+    "fact_store": _fact_store,
+    "fact_update": _fact_update,
+    "fact_delete": lambda ctx, a: ctx.api.fact_delete(_fact_uuid(a), soft=_bool(a, "soft", True)),
+    "entity_ensure": _entity_ensure,
+    "entity_link": _entity_link,
+    "timeline_add": _timeline_add,
+    "semantic_index": _semantic_index,
+}
+# Actions whose MemoryAPI method is added by other work; they answer "not available yet" until it is.
+_OPTIONAL: dict[str, tuple[str, Handler]] = {
+    "why": ("why", lambda ctx, a: ctx.api.why(_fact_uuid(a))),
+    "history": ("fact_history", lambda ctx, a: ctx.api.fact_history(_str(a, "subject"))),
+    "forget": ("forget", _write_action(lambda ctx, a: _method(ctx.api, "forget")(_str(a, "uuid")))),
+    "consolidate": ("consolidate", _write_action(lambda ctx, a: _method(ctx.api, "consolidate")())),
+}
+
+
+def table_actions() -> set[str]:
+    """Every action the dispatch table knows (a unit test checks it equals the schema's enum)."""
+    return set(_READS) | set(_WRITES) | set(_OPTIONAL)
+
+
+def missing_actions(api: object) -> list[str]:
+    """Actions the installed MemoryAPI cannot serve yet."""
+    return [action for action, (method, _) in _OPTIONAL.items() if not hasattr(api, method)]
+
+
+def _memory(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    action = args.get("action")
+    if not isinstance(action, str) or action not in ACTIONS:
+        raise ValidationError(f"'action' must be one of {', '.join(ACTIONS)}; got {action!r}")
+    if action in _OPTIONAL:
+        method, handler = _OPTIONAL[action]
+        if not hasattr(ctx.api, method):
+            raise ValidationError(
+                f"action '{action}' is not available yet in this hermes-memory version "
+                f"(MemoryAPI.{method} is missing); use fact_query, recall or fact_delete instead"
+            )
+        return handler(ctx, args)
+    handler = _READS.get(action) or _WRITES[action]
+    return handler(ctx, args)
+
+
+def _remember(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    kind = args.get("kind") or "fact"
+    if kind == "fact":
+        return _fact_store(ctx, args)
+    if kind == "entity":
+        return _entity_ensure(ctx, args)
+    if kind == "relation":
+        return _entity_link(ctx, args)
+    if kind == "event":
+        return _timeline_add(ctx, args)
+    raise ValidationError(f"'kind' must be fact, entity, relation or event; got {kind!r}")
+
+
+def _search(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    return _recall(ctx, args)
+
+
+TOOLS: dict[str, Handler] = {SEARCH: _search, REMEMBER: _remember, MEMORY: _memory}
+_WRITING = {REMEMBER} | {f"{MEMORY}:{a}" for a in (*_WRITES, "forget", "consolidate")}
+
+
+# -- dispatch and results ----------------------------------------------------------------------------
+def call_tool(ctx: ToolContext, name: str, args: Mapping[str, Any]) -> str:
+    """Run one tool call and return its JSON result. Raises nothing for bad input or a failed
+    operation (those become ``{"error": ...}``); a bug propagates to the host."""
+    handler = TOOLS.get(name)
+    if handler is None:
+        return error_json(f"unknown tool {name!r}; this provider has {', '.join(sorted(TOOLS))}")
+    if not isinstance(args, Mapping):
+        return error_json(f"arguments must be a JSON object, got {type(args).__name__}")
+    try:
+        envelope = handler(ctx, args)
+    except HermesMemoryError as exc:
+        return error_json(str(exc), exc.code)
+    if not envelope["success"]:
+        out: dict[str, Any] = {"error": envelope["error"], "error_type": envelope["meta"].get("error_type")}
+        if envelope.get("data"):
+            out["details"] = envelope["data"]
+        return _dump(out)
+    key = f"{name}:{args.get('action')}" if name == MEMORY else name
+    if key in _WRITING:
+        ctx.after_write()
+    return _dump(_result(name, args, envelope))
+
+
+def error_json(message: str, error_type: str = "invalid_input") -> str:
+    return json.dumps({"error": message, "error_type": error_type}, ensure_ascii=False)
+
+
+def _result(name: str, args: Mapping[str, Any], envelope: Envelope) -> dict[str, Any]:
+    data = envelope["data"]
+    if isinstance(data, dict) and "hits" in data:  # recall
+        results = [_hit(h) for h in data["hits"]]
+        return {"results": results, "count": len(results), "tiers": envelope["meta"].get("tiers_queried")}
+    out: dict[str, Any] = {"result": _clean(data)}
+    if isinstance(data, list):
+        out["count"] = len(data)
+    if name == MEMORY:
+        out = {"action": args.get("action"), **out}
+    return out
+
+
+def _hit(hit: Mapping[str, Any]) -> dict[str, Any]:
+    text = str(hit.get("text", ""))
+    shown = (
+        neutralise(text, "context")
+        if safety.is_clean_for_context(text)
+        else "[withheld: matched an injection pattern]"
+    )
+    meta = hit.get("metadata") or {}
+    out = {
+        "text": shown,
+        "kind": hit.get("kind"),
+        "tier": hit.get("tier"),
+        "score": round(float(hit.get("score", 0.0)), 3),
+        "date": _iso(hit.get("timestamp")),
+        "id": hit.get("id"),
+    }
+    for key in ("speaker", "session_id", "store", "category"):
+        if meta.get(key):
+            out[key] = meta[key]
+    return out
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (_iso(item) if k in _TIME_KEYS else _clean(item))
+            for k, item in value.items()
+            if k not in _NOISE
+        }
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    if isinstance(value, str):
+        return value if safety.is_clean_for_context(value) else neutralise(value, "context")
+    return value
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, tz=UTC).strftime("%Y-%m-%dT%H:%MZ")
+    return value
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    # Too long for one tool result: keep the best-ranked items and say so.
+    for key in ("results", "result"):
+        items = obj.get(key)
+        if isinstance(items, list):
+            while items and len(text) > MAX_RESULT_CHARS:
+                items = items[: max(1, len(items) * 3 // 4)] if len(items) > 1 else []
+                obj = {**obj, key: items, "truncated": True}
+                text = json.dumps(obj, ensure_ascii=False, default=str)
+            return text
+    return json.dumps({"error": "result too large to return; narrow the query or lower 'limit'"})
+
+
+__all__ = ["TOOLS", "ToolContext", "call_tool", "error_json", "missing_actions", "table_actions"]

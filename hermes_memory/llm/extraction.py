@@ -1,0 +1,368 @@
+"""Optional LLM extraction on top of the rule-based one: more facts, entities and relations per turn.
+
+``LLMKnowledge`` is the ingestion ``KnowledgeWriter`` when ``llm.enabled`` is true. Inside the turn's
+transaction it runs exactly the rule-based path, so a turn is written completely without any LLM. The
+LLM is asked only *after* the turn has committed (``after_commit``): the transaction holds the
+database's write lock, and ``remember_turn`` on the agent's thread needs that lock for its one insert —
+an LLM call there (up to timeout x retries) would stall the agent. The LLM's additions are then
+written in a second, short transaction.
+
+Conservative by construction: LLM facts never supersede anything (``exclusive=False``), a fact whose
+subject is not grounded in the turn (a speaker, or a name in the text) is dropped, and duplicates of
+what the rules already found are skipped (content hash and near-duplicate test). Any LLM failure —
+timeout, invalid JSON, wrong schema after retries and refinement — is logged as a warning, audited,
+and leaves the rule-based result as the turn's knowledge. After a transport failure a circuit breaker
+skips the LLM for ``cooldown_s``, so a dead endpoint cannot slow ingestion to a crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from hermes_memory.extract.dedup import content_hash, is_near_duplicate
+from hermes_memory.extract.prefilter import classify_noise
+from hermes_memory.extract.types import CATEGORIES, ENTITY_TYPES
+from hermes_memory.ingest.knowledge import RuleBasedKnowledge
+from hermes_memory.ingest.worker import AfterCommit, Changes
+from hermes_memory.llm.client import JSONSchema, LLMClient, LLMError
+from hermes_memory.llm.structured import StructuredLLM
+from hermes_memory.records import Entity, Episode, Fact
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier3.semantic import SemanticMemory
+
+log = logging.getLogger(__name__)
+
+MAX_FACTS = 20
+MAX_ENTITIES = 30
+MAX_RELATIONS = 20
+DEFAULT_CONFIDENCE = 0.7
+# Failures that say the endpoint is unusable right now (as opposed to one bad answer).
+_TRIPPING_KINDS = frozenset({"timeout", "connection", "http", "config"})
+_PREDICATE_CHARS = re.compile(r"[^a-z0-9]+")
+_SPACE = re.compile(r"\s+")
+
+_NAME = {"type": "string", "minLength": 1, "maxLength": 100}
+EXTRACTION_SCHEMA: JSONSchema = {
+    "type": "object",
+    "required": ["facts"],
+    "properties": {
+        "facts": {
+            "type": "array",
+            "maxItems": MAX_FACTS,
+            "items": {
+                "type": "object",
+                "required": ["content", "subject", "predicate", "category"],
+                "properties": {
+                    "content": {"type": "string", "minLength": 1, "maxLength": 500},
+                    "subject": _NAME,
+                    "predicate": {"type": "string", "minLength": 1, "maxLength": 60},
+                    "object": {"type": ["string", "null"], "maxLength": 200},
+                    "category": {"enum": list(CATEGORIES)},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                    "message": {"type": "integer", "minimum": 1},
+                },
+            },
+        },
+        "entities": {
+            "type": "array",
+            "maxItems": MAX_ENTITIES,
+            "items": {
+                "type": "object",
+                "required": ["name", "type"],
+                "properties": {
+                    "name": _NAME,
+                    "type": {"enum": sorted(ENTITY_TYPES)},
+                    "aliases": {"type": "array", "maxItems": 10, "items": _NAME},
+                },
+            },
+        },
+        "relations": {
+            "type": "array",
+            "maxItems": MAX_RELATIONS,
+            "items": {
+                "type": "object",
+                "required": ["subject", "predicate", "object"],
+                "properties": {
+                    "subject": _NAME,
+                    "predicate": {"type": "string", "minLength": 1, "maxLength": 60},
+                    "object": _NAME,
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                },
+            },
+        },
+    },
+}
+
+SYSTEM_PROMPT = (
+    "You extract durable knowledge from one conversation turn for an agent's long-term memory.\n"
+    "Return facts, entities and relations that the messages state or clearly imply; never invent.\n"
+    "- A fact is one short third-person sentence that names people (never 'I', 'me' or 'you'), e.g. "
+    "'Caroline moved to Denver in May 2023'. subject: who or what it is about; predicate: a short "
+    "snake_case verb (lives_in, works_at, likes, owns, visited, plans, uses, ...); object: the other "
+    "side or null; category: one of " + ", ".join(CATEGORIES) + "; message: the [number] of the message "
+    "it comes from.\n"
+    "- Entities: people, places, organisations, projects, tools named in the messages.\n"
+    "- Relations: subject and object are entity names.\n"
+    "- Skip greetings, questions, small talk and anything listed under <known_facts>.\n"
+    "- Return empty lists when nothing is worth remembering."
+)
+
+
+def turn_prompt(episodes: Sequence[Episode], known_facts: Sequence[str]) -> str:
+    """The user prompt for one turn: its messages (numbered, with speaker and date) and what is known."""
+    date = datetime.fromtimestamp(episodes[0].timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f'<turn date="{date}">']
+    for index, episode in enumerate(episodes, start=1):
+        who = episode.speaker or f"the {episode.role}"
+        lines.append(f"[{index}] {who} ({episode.role}): {episode.text}")
+    lines.append("</turn>")
+    lines.append("<known_facts>")
+    lines.extend(f"- {fact}" for fact in known_facts)
+    lines.append("</known_facts>")
+    return "\n".join(lines)
+
+
+class CircuitBreaker:
+    """Skips the LLM for ``cooldown_s`` after a failure that says the endpoint is unusable."""
+
+    def __init__(self, cooldown_s: float, clock: Callable[[], float] = time.monotonic):
+        self._cooldown_s = cooldown_s
+        self._clock = clock
+        self._open_until = 0.0
+        self._lock = threading.Lock()
+
+    def is_open(self) -> bool:
+        with self._lock:
+            return self._clock() < self._open_until
+
+    def trip(self) -> None:
+        with self._lock:
+            self._open_until = self._clock() + self._cooldown_s
+
+
+class LLMKnowledge:
+    """A ``KnowledgeWriter`` (the rule-based path, inside the transaction) plus an after-commit step
+    that adds what the LLM finds. Never raises because of the LLM; storage errors propagate."""
+
+    def __init__(
+        self,
+        rules: RuleBasedKnowledge,
+        client: LLMClient,
+        *,
+        model: str,
+        semantic: SemanticMemory | None,
+        max_retries: int = 3,
+        cooldown_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self._rules = rules
+        self._llm = StructuredLLM(client, max_retries=max_retries, sleep=sleep)
+        self._semantic = semantic
+        self.extractor = f"llm:{model}"
+        self._breaker = CircuitBreaker(cooldown_s, clock)
+
+    def __call__(self, tier2: Tier2, episodes: list[Episode], changes: Changes) -> None:
+        """The rule-based extraction, inside the turn's transaction (no LLM here; see module doc)."""
+        self._rules(tier2, episodes, changes)
+
+    def after_commit(self, tier2: Tier2, follow: AfterCommit | None = None) -> AfterCommit:
+        """An ``AfterCommit`` that runs ``follow`` on the turn, then the LLM step, then ``follow`` on
+        what the LLM added (so the graph sees LLM entities and relations too)."""
+
+        def hook(changes: Changes) -> None:
+            if follow is not None:
+                follow(changes)
+            extra = self.enrich(tier2, changes)
+            if follow is not None and (extra.entities or extra.relations):
+                follow(extra)
+
+        return hook
+
+    def enrich(self, tier2: Tier2, changes: Changes) -> Changes:
+        """Ask the LLM about a committed turn and write the extra knowledge; empty on any LLM failure.
+
+        Raises StorageError only if writing the additions fails (the turn itself is already stored).
+        """
+        extra = Changes()
+        episodes = [e for e in changes.episodes if e.text.strip()]
+        names = tuple(e.speaker for e in episodes if e.speaker)
+        if all(classify_noise(e.text, names).is_noise for e in episodes):
+            return extra  # greetings and thanks: nothing for the LLM either
+        if self._breaker.is_open():
+            log.debug("LLM extraction skipped for turn %s: circuit open", _turn_id(episodes))
+            self._audit(tier2, episodes, {"fallback": "circuit open"}, success=False)
+            return extra
+        known = _turn_facts(tier2, episodes)
+        try:
+            reply = self._llm.generate(
+                SYSTEM_PROMPT,
+                turn_prompt(episodes, [f.content for f in known]),
+                EXTRACTION_SCHEMA,
+                check=lambda value: _check_reply(value, len(episodes)),
+            )
+        except LLMError as exc:
+            log.warning(
+                "LLM extraction failed for turn %s (%s: %s); kept the rule-based knowledge only",
+                _turn_id(episodes), exc.kind, exc,
+            )  # fmt: skip
+            if exc.kind in _TRIPPING_KINDS:
+                self._breaker.trip()
+            self._audit(tier2, episodes, {"fallback": f"{exc.kind}: {exc}"[:500]}, success=False)
+            return extra
+        with tier2.db.atomic():
+            counts = self._write(tier2, episodes, changes, known, reply, extra)
+            self._audit(tier2, episodes, counts, success=True)
+        return extra
+
+    # -- writing ----------------------------------------------------------------------------------
+    def _write(
+        self,
+        tier2: Tier2,
+        episodes: list[Episode],
+        changes: Changes,
+        known: list[Fact],
+        reply: dict[str, Any],
+        extra: Changes,
+    ) -> dict[str, Any]:
+        scope, first = episodes[0].scope, episodes[0]
+        haystack = " ".join(e.text for e in episodes).casefold()
+        speakers = {e.speaker.casefold() for e in episodes if e.speaker}
+        uuids: dict[str, str] = {}
+        for entity in changes.entities:
+            for surface in (entity.name, *entity.aliases):
+                uuids.setdefault(surface.casefold(), entity.uuid)
+        added = {"facts": 0, "entities": 0, "relations": 0, "skipped": 0}
+        for item in reply.get("entities") or []:
+            name = _clean(item["name"])
+            if name.casefold() not in haystack and name.casefold() not in speakers:
+                added["skipped"] += 1
+                continue
+            aliases = [_clean(a) for a in item.get("aliases") or [] if _clean(a)]
+            ensured = tier2.entities.ensure(
+                name, item["type"], aliases=aliases, actor="llm", seen_at=first.timestamp, scope=scope
+            )
+            for surface in (ensured.entity.name, *ensured.entity.aliases):
+                uuids.setdefault(surface.casefold(), ensured.entity.uuid)
+            if ensured.created:
+                added["entities"] += 1
+                extra.entities.append(ensured.entity)
+                if self._semantic is not None:
+                    self._semantic.index_entity(ensured.entity)
+        for item in reply.get("relations") or []:
+            src = _resolve(tier2, uuids, _clean(item["subject"]), scope)
+            dst = _resolve(tier2, uuids, _clean(item["object"]), scope)
+            if src is None or dst is None or src == dst:
+                added["skipped"] += 1
+                continue
+            relation, created = tier2.relations.link(
+                src, dst, _predicate(item["predicate"]), actor="llm", scope=scope,
+                strength=_unit(item.get("confidence"), 0.6),
+            )  # fmt: skip
+            if created:
+                added["relations"] += 1
+                extra.relations.append(relation)
+        seen = {content_hash(f.content) for f in known}  # punctuation- and case-insensitive
+        known_texts = [f.content for f in known]
+        for item in reply.get("facts") or []:
+            content, subject = _clean(item["content"]), _clean(item["subject"])
+            grounded = subject.casefold() in speakers or subject.casefold() in haystack
+            digest = content_hash(content)
+            if (
+                not grounded
+                or digest in seen
+                or any(is_near_duplicate(content, text) for text in known_texts)
+            ):
+                added["skipped"] += 1
+                continue
+            seen.add(digest)
+            known_texts.append(content)
+            index = item.get("message")
+            source = (episodes[index - 1],) if isinstance(index, int) else tuple(episodes)
+            obj = _clean(item["object"]) if isinstance(item.get("object"), str) else None
+            linked = [u for u in (uuids.get(subject.casefold()), uuids.get((obj or "").casefold())) if u]
+            stored = tier2.facts.store(
+                content,
+                category=item["category"],
+                confidence=_unit(item.get("confidence"), DEFAULT_CONFIDENCE),
+                source_type="session",
+                source_id=first.session_id,
+                actor="llm",
+                valid_from=source[0].timestamp,
+                subject=subject,
+                predicate=_predicate(item["predicate"]),
+                object=obj or None,
+                exclusive=False,  # an LLM guess never closes a fact; newer facts may close it
+                source_episodes=tuple(e.uuid for e in source),
+                extractor=self.extractor,
+                importance=0.5,
+                scope=scope,
+                entity_uuids=linked,
+            )
+            if stored.created:
+                added["facts"] += 1
+                if self._semantic is not None:
+                    self._semantic.index_fact(stored.fact)
+            else:
+                added["skipped"] += 1
+        return {"model": self.extractor, **added}
+
+    def _audit(self, tier2: Tier2, episodes: list[Episode], diff: dict[str, Any], *, success: bool) -> None:
+        with tier2.db.atomic() as conn:
+            tier2.audit.record(
+                conn, action="llm_extract", tier="tier2", actor="llm", target_uuid=episodes[0].uuid,
+                diff={"turn": _turn_id(episodes), "extractor": self.extractor, **diff}, success=success,
+            )  # fmt: skip
+
+
+def _check_reply(value: dict[str, Any], messages: int) -> list[str]:
+    errors = []
+    for index, fact in enumerate(value.get("facts") or []):
+        number = fact.get("message")
+        if isinstance(number, int) and not 1 <= number <= messages:
+            errors.append(f"$.facts[{index}].message: {number} is not a message number (1..{messages})")
+    return errors
+
+
+def _turn_facts(tier2: Tier2, episodes: list[Episode]) -> list[Fact]:
+    """What the rules stored for this turn: the newest facts that cite one of its episodes."""
+    ids = {e.uuid for e in episodes}
+    recent = tier2.facts.query(None, limit=100, scope=episodes[0].scope, touch=False)
+    return [s.fact for s in recent if ids.intersection(s.fact.source_episodes)]
+
+
+def _resolve(tier2: Tier2, uuids: dict[str, str], name: str, scope: str) -> str | None:
+    if not name:
+        return None
+    found = uuids.get(name.casefold())
+    if found is not None:
+        return found
+    entities: list[Entity] = tier2.entities.find(name, scope=scope)
+    return entities[0].uuid if entities else None
+
+
+def _turn_id(episodes: list[Episode]) -> str:
+    return str(episodes[0].metadata.get("turn_uuid", episodes[0].uuid))
+
+
+def _clean(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def _predicate(text: str) -> str:
+    return _PREDICATE_CHARS.sub("_", text.casefold()).strip("_")[:40] or "states"
+
+
+def _unit(value: Any, default: float) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return max(0.0, min(1.0, float(value)))
+    return default
+
+
+__all__ = ["EXTRACTION_SCHEMA", "SYSTEM_PROMPT", "CircuitBreaker", "LLMKnowledge", "turn_prompt"]

@@ -1,0 +1,57 @@
+"""How MemoryAPI plugs the optional LLM in: the ingestion hooks and the structured caller, from config.
+
+With ``llm.enabled: false`` (the default) nothing here builds a client and no LLM is ever called.
+"""
+
+from __future__ import annotations
+
+from hermes_memory.config import LLMConfig
+from hermes_memory.ingest.knowledge import RuleBasedKnowledge
+from hermes_memory.ingest.worker import AfterCommit, KnowledgeWriter
+from hermes_memory.llm.client import LLMClient, client_from_config
+from hermes_memory.llm.extraction import LLMKnowledge
+from hermes_memory.llm.structured import StructuredLLM
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier3.semantic import SemanticMemory
+
+
+def llm_client(config: LLMConfig) -> LLMClient | None:
+    """The configured client, or None when the LLM is off. Raises ConfigError for a bad endpoint."""
+    if not config.enabled:
+        return None
+    return client_from_config(
+        config.base_url, config.model, api_key_env=config.api_key_env, timeout_s=config.timeout_s
+    )
+
+
+def structured_llm(config: LLMConfig, client: LLMClient | None = None) -> StructuredLLM | None:
+    """Retries + validation + refinement around the configured (or given) client; None when off."""
+    chosen = client if client is not None else llm_client(config)
+    return None if chosen is None else StructuredLLM(chosen, max_retries=config.max_retries)
+
+
+def ingest_hooks(
+    config: LLMConfig,
+    tier2: Tier2,
+    semantic: SemanticMemory | None,
+    after_commit: AfterCommit,
+    *,
+    client: LLMClient | None = None,
+) -> tuple[KnowledgeWriter, AfterCommit]:
+    """The ingestor's knowledge writer and after-commit hook.
+
+    LLM off (and no ``client`` given): the rule-based writer and ``after_commit`` unchanged. On: an
+    ``LLMKnowledge`` (rules inside the transaction) and a hook that runs ``after_commit`` and then the
+    LLM step. Raises ConfigError for a bad endpoint configuration.
+    """
+    rules = RuleBasedKnowledge(semantic)
+    chosen = client if client is not None else llm_client(config)
+    if chosen is None:
+        return rules, after_commit
+    knowledge = LLMKnowledge(
+        rules, chosen, model=config.model or "custom", semantic=semantic, max_retries=config.max_retries
+    )
+    return knowledge, knowledge.after_commit(tier2, after_commit)
+
+
+__all__ = ["ingest_hooks", "llm_client", "structured_llm"]

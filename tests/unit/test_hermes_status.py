@@ -1,0 +1,92 @@
+"""`hermes-memory status`: what is installed, which Python Hermes runs in, and whether it can import us."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes_memory.cli import main
+from hermes_memory.hermes import install, status
+
+HASHING = "memory:\n  tier3:\n    embedding_model: hashing\n    backend: memory\n"
+
+
+def script(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "hermes"
+    install.install(path, activate=True)
+    (path / "nextlevel.yaml").write_text(HASHING)
+    return path
+
+
+def test_all_good_when_hermes_python_imports_the_package(home: Path) -> None:
+    report = status.collect(home, hermes_python=sys.executable)
+    assert report.problems == [] and report.ok
+    assert report.plugin_ours and report.skill_installed and report.configured_provider == "nextlevel"
+    assert report.probe["hermes_memory"]["version"] == report.version
+    assert "status:          ok" in status.render(report)
+
+
+def test_another_environment_is_named_with_the_fix(home: Path, tmp_path: Path) -> None:
+    # A Python that cannot see this environment's packages (no site-packages), like another venv.
+    other = script(tmp_path / "other-python", f'#!/bin/sh\nexec "{sys.executable}" -I -S "$@"\n')
+    report = status.collect(home, hermes_python=str(other))
+    assert not report.ok
+    assert "cannot import hermes_memory" in report.problems[0]
+    assert "Hermes will run without this provider" in report.problems[0]
+    assert report.fixes[0] == f'"{other}" -m pip install "{install.pip_spec()}"'
+    text = status.render(report)
+    assert "problems:" in text and f"fix: {report.fixes[0]}" in text
+
+
+def test_missing_packages_for_the_configured_tiers_are_reported(home: Path) -> None:
+    (home / "nextlevel.yaml").write_text(
+        "memory:\n  tier3:\n    backend: chroma\n    embedding_model: hashing\n"
+    )
+    report = status.collect(home, hermes_python=sys.executable)
+    assert "chromadb" in report.probe["modules"]
+    assert report.ok == report.probe["modules"]["chromadb"]
+
+
+def test_not_installed_not_active_and_no_hermes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    report = status.collect(tmp_path)
+    assert report.hermes_python is None
+    joined = " | ".join(report.problems)
+    assert "not installed" in joined and "not using it" in joined and "cannot find the Python" in joined
+    assert "--hermes-python" in " ".join(report.fixes)
+
+
+def test_hermes_python_is_read_from_the_hermes_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script(bin_dir / "hermes", "#!/opt/hermes/venv/bin/python3.11\nimport sys\n")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert status.find_hermes_python() == (str(bin_dir / "hermes"), "/opt/hermes/venv/bin/python3.11")
+    script(bin_dir / "hermes", "#!/usr/bin/env python3\n")
+    script(bin_dir / "python3", "#!/bin/sh\n")
+    assert status.find_hermes_python()[1] == str(bin_dir / "python3")
+    assert status.find_hermes_python("/explicit/python") == (None, "/explicit/python")
+
+
+def test_cli_status_exit_codes_and_json(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "--hermes-home", str(home), "--hermes-python", sys.executable]) == 0
+    assert "ok, Hermes will load the nextlevel provider" in capsys.readouterr().out
+    code = main(["status", "--hermes-home", str(home / "nowhere"), "--no-check", "--json",
+                 "--hermes-python", sys.executable])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["ok"] is False and report["plugin_installed"] is False
+    assert os.path.basename(report["settings_file"]) == "nextlevel.yaml"
