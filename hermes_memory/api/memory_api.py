@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from hermes_memory.api._doctor_methods import DoctorMethods
 from hermes_memory.api._graph_methods import GraphMethods
 from hermes_memory.api._history_methods import HistoryMethods
 from hermes_memory.api._llm_methods import LLMMethods
 from hermes_memory.api._maintenance_methods import MaintenanceMethods
+from hermes_memory.api._ops_methods import OpsMethods
 from hermes_memory.api._recall_methods import RecallMethods
 from hermes_memory.api._remember_methods import RememberMethods
 from hermes_memory.api._tier1_methods import Tier1Methods
@@ -39,6 +41,8 @@ class MemoryAPI(
     RecallMethods,
     MaintenanceMethods,
     LLMMethods,
+    DoctorMethods,
+    OpsMethods,
 ):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 

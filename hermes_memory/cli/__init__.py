@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from hermes_memory.cli import (
+    _doctor_mcp_commands,
     _graph_commands,
     _hermes_commands,
     _maintenance_commands,
     _memory_commands,
+    _ops_commands,
     _tier3_commands,
     _tier_commands,
     demo,
@@ -37,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     _memory_commands.register(sub)
     _hermes_commands.register(sub)
     _maintenance_commands.register(sub)
+    _doctor_mcp_commands.register(sub)
+    _ops_commands.register(sub)
     return parser
 
 

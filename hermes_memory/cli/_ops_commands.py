@@ -1,0 +1,113 @@
+"""CLI commands `export`, `import`, `backup`, `restore`, `forget`: whole-home operations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.cli._common import EXIT_FAILED, EXIT_OK, add_global_options, emit, open_api
+from hermes_memory.config import load_config
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("export", help="export every tier to a JSON file (vectors are re-derived on import)")
+    add_global_options(p)
+    p.add_argument("file", help="the JSON file to write")
+    p.set_defaults(handler=_export)
+
+    p = sub.add_parser(
+        "import", help="import a JSON export (into an empty home, or --merge skipping duplicates)"
+    )
+    add_global_options(p)
+    p.add_argument("file", help="the JSON export to read")
+    p.add_argument("--merge", action="store_true", help="merge into existing memory, skipping duplicates")
+    p.set_defaults(handler=_import)
+
+    p = sub.add_parser("backup", help="hot backup (safe while writers run) into a new directory")
+    add_global_options(p)
+    p.add_argument("dest", help="the backup directory (must not exist or be empty)")
+    p.set_defaults(handler=_backup)
+
+    p = sub.add_parser("restore", help="restore a backup into this home/profile and check it")
+    add_global_options(p)
+    p.add_argument("src", help="the backup directory")
+    p.add_argument("--force", action="store_true", help="overwrite memory that already exists")
+    p.set_defaults(handler=_restore)
+
+    p = sub.add_parser("forget", help="erase a record or every trace of an entity (preview without --yes)")
+    add_global_options(p)
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--id", help="uuid of a fact, episode, timeline event, relation or entity")
+    target.add_argument("--entity", help="name or alias of an entity: forget every mention")
+    p.add_argument("--yes", action="store_true", help="really forget (default: show what would go)")
+    p.set_defaults(handler=_forget)
+
+
+def _counts(data: dict[str, Any]) -> str:
+    return "\n".join(f"{name:<12} {count}" for name, count in data.items())
+
+
+def _export(args: argparse.Namespace) -> int:
+    with open_api(args) as api:
+        return emit(
+            args, api.export_json(args.file), lambda d: f"exported to {d['path']}\n{_counts(d['counts'])}"
+        )
+
+
+def _import(args: argparse.Namespace) -> int:
+    def render(d: dict[str, Any]) -> str:
+        lines = [f"{t:<15} imported {n}  skipped {d['skipped'][t]}" for t, n in d["imported"].items()]
+        return "\n".join([*lines, f"curated entries added: {d['tier1_added']}", f"vectors: {d['vectors']}"])
+
+    with open_api(args) as api:
+        return emit(args, api.import_json(args.file, merge=args.merge), render)
+
+
+def _backup(args: argparse.Namespace) -> int:
+    with open_api(args) as api:
+        return emit(
+            args, api.backup(args.dest), lambda d: f"backup written: {args.dest}\n{_counts(d['counts'])}"
+        )
+
+
+def _restore(args: argparse.Namespace) -> int:
+    # No MemoryAPI is opened here: restore must write the files before anything holds them open.
+    overrides = {"profile": args.profile} if args.profile else {}
+    config = load_config(args.config, hermes_home=args.home, **overrides)
+    envelope = MemoryAPI.restore(args.src, force=args.force, config=config)
+
+    def render(d: dict[str, Any]) -> str:
+        check = d["check"]
+        return (
+            f"restored from {d['restored_from']}; consistency check: {'ok' if check['ok'] else 'FAILED'}\n"
+            f"{_counts(check['counts'])}\nvectors queued for re-embedding: {check['vectors_queued']}"
+        )
+
+    return emit(args, envelope, render)
+
+
+def _forget(args: argparse.Namespace) -> int:
+    with open_api(args) as api:
+        if args.id is not None:
+            envelope = api.forget(args.id, confirm=args.yes)
+        else:
+            envelope = api.forget_entity(args.entity, confirm=args.yes)
+    if args.json:
+        print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))
+        return EXIT_OK if envelope["success"] else EXIT_FAILED
+    if not envelope["success"]:
+        print(f"error: {envelope['error']}", file=sys.stderr)
+        return EXIT_FAILED
+    data = envelope["data"]
+    lines = [f"{'forgotten' if data['confirmed'] else 'would forget'} ({data['target']}):"]
+    for tier, counts in data["counts"].items():
+        lines.append(f"  {tier}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    for store, entries in data.get("curated_entries", {}).items():
+        lines.extend(f"  curated {store}: {entry}" for entry in entries)
+    if not data["confirmed"]:
+        lines.append("nothing changed; run again with --yes to forget")
+    print("\n".join(lines))
+    return EXIT_OK

@@ -1,0 +1,165 @@
+"""The MCP server (`hermes-memory mcp`): recall, remember, timeline, why, forget, stats and friends over
+stdio, so any MCP client shares the same memory as Hermes.
+
+Every tool returns the envelope's ``data`` as JSON; a failed envelope becomes an MCP tool error carrying
+the envelope's one-line message (never a traceback). Needs the ``mcp`` extra.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.errors import DependencyMissingError
+
+if TYPE_CHECKING:
+    from mcp.server.fastmcp import FastMCP
+
+SERVER_NAME = "hermes-memory"
+TOOL_NAMES = (
+    "recall",
+    "remember",
+    "timeline",
+    "timeline_query",
+    "why",
+    "fact_query",
+    "forget",
+    "stats",
+)
+_INSTRUCTIONS = (
+    "Long-term memory. Use `recall` before answering questions about the user or past conversations, "
+    "`remember` to store something said, `why` to see where a fact came from."
+)
+
+
+def _fastmcp() -> type[FastMCP]:
+    try:
+        from mcp.server.fastmcp import FastMCP
+    except ImportError as exc:
+        raise DependencyMissingError(
+            "the MCP server needs the 'mcp' package: pip install 'hermes-memory[mcp]'"
+        ) from exc
+    return FastMCP
+
+
+def _tool_error(message: str) -> Exception:
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    return ToolError(message)
+
+
+def _data(envelope: dict[str, Any]) -> Any:
+    """The envelope's data as plain JSON values; a failed envelope raises a tool error."""
+    if not envelope["success"]:
+        raise _tool_error(str(envelope["error"]))
+    # default=str: timestamps and odd values become strings instead of failing the whole result.
+    return json.loads(json.dumps(envelope["data"], ensure_ascii=False, default=str))
+
+
+def _guard(call: Callable[[], dict[str, Any]]) -> Any:
+    from hermes_memory.errors import HermesMemoryError
+
+    try:
+        return _data(call())
+    except HermesMemoryError as exc:
+        raise _tool_error(str(exc)) from exc
+
+
+def build_server(api: MemoryAPI) -> FastMCP:
+    """An MCP server whose tools call ``api``. Raises DependencyMissingError without the ``mcp`` extra."""
+    server = _fastmcp()(SERVER_NAME, instructions=_INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(description="Ranked, dated memories about a query from every tier (or `tiers`).")
+    def recall(
+        query: str, limit: int = 10, tiers: list[str] | None = None, as_of: float | None = None
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = _guard(lambda: api.recall(query, tiers=tiers, limit=limit, as_of=as_of))
+        return result
+
+    @server.tool(description="Remember a message (stored as an episode, facts extracted), then flush.")
+    def remember(
+        text: str,
+        session_id: str = "mcp",
+        speaker: str | None = None,
+        role: str = "user",
+        time: float | str | None = None,
+    ) -> dict[str, Any]:
+        queued: dict[str, Any] = _guard(
+            lambda: api.remember_message(text, session_id, time, role=role, speaker=speaker)
+        )
+        queued["flush"] = _guard(lambda: api.flush(timeout=30.0))
+        return queued
+
+    @server.tool(description="Dated events and facts about one entity, oldest first.")
+    def timeline(entity: str, limit: int = 100) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = _guard(lambda: api.timeline(entity, limit))
+        return result
+
+    @server.tool(description="Timeline events within [start, end] (Unix seconds), newest first.")
+    def timeline_query(
+        start: float | None = None,
+        end: float | None = None,
+        event_type: str | None = None,
+        entity: str | None = None,
+        limit: int = 20,
+    ) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = _guard(
+            lambda: api.timeline_query(start, end, event_type, limit, entity=entity)
+        )
+        return result
+
+    @server.tool(description="Where a fact came from: source turns, extractor, confidence, supersessions.")
+    def why(fact_uuid: str) -> dict[str, Any]:
+        result: dict[str, Any] = _guard(lambda: api.why(fact_uuid))
+        return result
+
+    @server.tool(description="Facts matching free text (BM25); without text, the newest.")
+    def fact_query(
+        query: str | None = None, limit: int = 10, as_of: float | None = None
+    ) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = _guard(lambda: api.fact_query(query, limit=limit, as_of=as_of))
+        return result
+
+    @server.tool(
+        description="Forget a record by uuid (`id`) or everything about an entity (`entity`) in every tier. "
+        "Without confirm=true it only previews what would go (counts per tier); with it, irreversible."
+    )
+    def forget(id: str | None = None, entity: str | None = None, confirm: bool = False) -> dict[str, Any]:
+        if (id is None) == (entity is None):
+            raise _tool_error("pass exactly one of id or entity")
+        # Looked up at call time: forget/forget_entity come from the ops mixin.
+        method = getattr(api, "forget" if id is not None else "forget_entity", None)
+        if method is None:
+            raise _tool_error("forget is not available in this version of hermes-memory")
+        target = id if id is not None else entity
+        result: dict[str, Any] = _guard(lambda: method(target, confirm=confirm))
+        return result
+
+    @server.tool(description="Counts and sizes of every memory tier.")
+    def stats() -> dict[str, Any]:
+        result: dict[str, Any] = _guard(api.stats)
+        return result
+
+    return server
+
+
+def serve_stdio(
+    *,
+    home: str | os.PathLike[str] | None = None,
+    profile: str | None = None,
+    config: str | os.PathLike[str] | None = None,
+) -> None:
+    """Open the memory and serve it over stdio until the client disconnects.
+
+    Raises DependencyMissingError without the ``mcp`` extra, ConfigError/StorageError when the memory
+    cannot be opened.
+    """
+    _fastmcp()  # fail before opening the store when the extra is missing
+    with MemoryAPI(profile=profile, hermes_home=home, config_path=config, actor="mcp") as api:
+        build_server(api).run("stdio")
+
+
+__all__ = ["SERVER_NAME", "TOOL_NAMES", "build_server", "serve_stdio"]

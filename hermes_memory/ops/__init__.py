@@ -1,0 +1,1 @@
+"""Operations on a whole memory home: forget (GDPR erasure), export/import, backup/restore."""

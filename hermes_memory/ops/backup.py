@@ -1,0 +1,167 @@
+"""Hot backup and one-command restore of a profile.
+
+A backup holds Tier 2 (SQLite online backup: a consistent snapshot while writers run), the curated
+files and the graph file. Vectors are NOT copied: the embedded engines hold locks and buffer writes, so
+a file copy could be torn; every vector is derivable from the Tier 2 chunks, so restore re-enqueues all
+chunks and entities (a reindex) and the next drain rebuilds the collections. The graph file carries a
+fingerprint of Tier 2; if it lags the snapshot it is rebuilt on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from hermes_memory.config import Config
+from hermes_memory.errors import ConflictError, StorageError, ValidationError
+from hermes_memory.tier1.curated_store import STORE_FILES, CuratedStore
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+
+MANIFEST = "manifest.json"
+FORMAT = "hermes-memory/backup"
+VERSION = 1
+DB_NAME = "tier2.db"
+_COUNTED = ("facts", "entities", "relations", "timeline", "episodes", "chunks")
+
+
+def _counts(conn: sqlite3.Connection) -> dict[str, int]:
+    return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in _COUNTED}
+
+
+def backup(tier2: Tier2, curated: CuratedStore | None, graph_dir: Path | None, dest: Path, *,
+           profile: str) -> dict[str, Any]:  # fmt: skip
+    """Write a backup directory ``dest`` (must not exist or be empty); returns the manifest.
+
+    Raises ConflictError when ``dest`` holds files, StorageError when it cannot be written.
+    """
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise ConflictError(f"backup destination {dest} exists and is not empty")
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        tier2.db.backup_to(dest / DB_NAME)
+        files = [DB_NAME]
+        if curated is not None:
+            (dest / "memories").mkdir()
+            for name in STORE_FILES.values():
+                src = curated.memories_dir / name
+                if src.exists():  # written by atomic replace, so a plain copy is never torn
+                    shutil.copy2(src, dest / "memories" / name)
+                    files.append(f"memories/{name}")
+        if graph_dir is not None and graph_dir.is_dir():
+            (dest / "graph").mkdir()
+            for src in graph_dir.iterdir():
+                if src.is_file() and not src.name.startswith("."):
+                    shutil.copy2(src, dest / "graph" / src.name)
+                    files.append(f"graph/{src.name}")
+        with sqlite3.connect(str(dest / DB_NAME)) as conn:
+            counts = _counts(conn)
+        conn.close()
+        manifest = {
+            "format": FORMAT, "version": VERSION, "created_at": time.time(), "profile": profile,
+            "files": files, "counts": counts,
+            "vectors": "not copied; restore re-enqueues every chunk and entity (reindex)",
+        }  # fmt: skip
+        (dest / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    except (OSError, sqlite3.Error) as exc:
+        raise StorageError(f"cannot write backup to {dest}: {exc}") from exc
+    return dict(manifest)
+
+
+def read_manifest(src: Path) -> dict[str, Any]:
+    """The manifest of a backup directory. Raises ValidationError if ``src`` is not a backup."""
+    try:
+        manifest = json.loads((src / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValidationError(f"{src} is not a hermes-memory backup (no readable {MANIFEST}): {exc}") from exc
+    kind = (manifest.get("format"), manifest.get("version")) if isinstance(manifest, dict) else None
+    if kind != (FORMAT, VERSION):
+        raise ValidationError(f"{src} is not a hermes-memory backup of version {VERSION}")
+    if not (src / DB_NAME).is_file():
+        raise ValidationError(f"backup {src} has no {DB_NAME}")
+    return dict(manifest)
+
+
+def _occupied(config: Config) -> list[Path]:
+    paths = [config.db_path, config.graph_path, config.tier3_path]
+    paths += [config.memories_dir / name for name in STORE_FILES.values()]
+    return [p for p in paths if p.exists() and (p.is_file() or any(p.iterdir()))]
+
+
+def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]:
+    """Restore a backup into the home/profile of ``config`` (no MemoryAPI may have it open).
+
+    Refuses (ConflictError) to overwrite existing memory unless ``force``. After copying, runs the
+    consistency check and re-enqueues every vector. Raises ValidationError for a bad backup,
+    StorageError when files cannot be written or the restored store fails the check.
+    """
+    manifest = read_manifest(src)
+    occupied = _occupied(config)
+    if occupied and not force:
+        raise ConflictError(f"the target already holds memory ({occupied[0]}); pass force to overwrite")
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{config.db_path}{suffix}").unlink(missing_ok=True)
+        for directory in (config.graph_path, config.tier3_path):
+            if directory.exists():
+                shutil.rmtree(directory)
+        config.db_path.parent.mkdir(parents=True, exist_ok=True)
+        with sqlite3.connect(str(src / DB_NAME)) as source, sqlite3.connect(str(config.db_path)) as target:
+            source.backup(target)
+        source.close()
+        target.close()
+        if (src / "memories").is_dir():
+            config.memories_dir.mkdir(parents=True, exist_ok=True)
+            for name in STORE_FILES.values():
+                if (src / "memories" / name).exists():
+                    shutil.copy2(src / "memories" / name, config.memories_dir / name)
+        if (src / "graph").is_dir():
+            config.graph_path.mkdir(parents=True, exist_ok=True)
+            for item in (src / "graph").iterdir():
+                shutil.copy2(item, config.graph_path / item.name)
+    except (OSError, sqlite3.Error) as exc:
+        raise StorageError(f"cannot restore {src} into {config.db_path.parent}: {exc}") from exc
+    settings = config.tier2
+    tier2 = Tier2.open(config.db_path, wal=settings.wal_mode, busy_timeout_ms=settings.busy_timeout_ms)
+    try:
+        with tier2.db.atomic() as conn:
+            tier2.embed_queue.clear(conn)
+            for (uuid,) in conn.execute("SELECT uuid FROM chunks ORDER BY id").fetchall():
+                tier2.embed_queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")
+            for (uuid,) in conn.execute("SELECT uuid FROM entities ORDER BY id").fetchall():
+                tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, uuid, "upsert")
+        check = consistency_check(tier2, manifest["counts"])
+    finally:
+        tier2.close()
+    if not check["ok"]:
+        raise StorageError(f"restored store failed the consistency check: {check['problems']}")
+    return {"restored_from": str(src), "manifest": manifest, "check": check}
+
+
+def consistency_check(tier2: Tier2, expected: dict[str, int] | None = None) -> dict[str, Any]:
+    """SQLite integrity, FTS indexes vs their tables, every chunk/entity has a vector or a queued write,
+    and (optionally) row counts equal ``expected``."""
+    problems: list[str] = []
+    db = tier2.db
+    row = db.query_one("PRAGMA integrity_check")
+    if row is None or row[0] != "ok":
+        problems.append(f"integrity_check: {None if row is None else row[0]}")
+    for table in ("facts", "entities", "timeline", "episodes", "chunks"):
+        try:
+            db.execute(f"INSERT INTO {table}_fts({table}_fts) VALUES ('integrity-check')")
+        except StorageError as exc:
+            problems.append(f"{table}_fts: {exc}")
+    conn_counts = {t: int(db.query(f"SELECT count(*) FROM {t}")[0][0]) for t in _COUNTED}
+    if expected is not None:
+        for table, count in expected.items():
+            if conn_counts.get(table) != count:
+                problems.append(f"{table}: {conn_counts.get(table)} rows, backup had {count}")
+    queued = int(db.query("SELECT count(*) FROM embed_queue WHERE op = 'upsert'")[0][0])
+    return {"ok": not problems, "problems": problems, "counts": conn_counts, "vectors_queued": queued}
+
+
+__all__ = ["backup", "consistency_check", "read_manifest", "restore"]

@@ -1,0 +1,408 @@
+"""`doctor`: integrity checks over one profile's stores and a repair for each mismatch that can be fixed.
+
+Tier 2 is the source of truth; the FTS indexes, the vectors and the graph are derived from it, so every
+repair of a derived store is a rebuild from Tier 2. Checks: SQLite ``integrity_check``; each FTS5 index
+against its content table; vector counts against Tier 2 rows; the graph file and graph against
+entities/relations; the ingest and embed queues; fact invariants (``superseded_by`` targets, two active
+values of a single-valued predicate, ``fact_entities`` rows pointing nowhere).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from hermes_memory.errors import StorageError
+from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES
+from hermes_memory.graph.nx_store import KnowledgeGraph, LoadStatus
+from hermes_memory.graph.service import GraphService
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+from hermes_memory.tier3.semantic import SemanticMemory
+
+if TYPE_CHECKING:
+    from hermes_memory.api.memory_api import MemoryAPI
+
+Status = Literal["ok", "warn", "error"]
+FTS_TABLES = ("facts", "entities", "timeline", "episodes", "chunks")
+# Same limit the ingest worker and the embed drain use: a row tried this often is retired ("stuck").
+MAX_ATTEMPTS = 5
+DOCTOR_ACTOR = "doctor"
+_VECTOR_TABLES = {CHUNKS_COLLECTION: "chunks", ENTITIES_COLLECTION: "entities"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's outcome; ``repair`` names the action ``--repair`` applies (None: nothing to apply)."""
+
+    check: str
+    status: Status
+    detail: str
+    repair: str | None = None
+
+    @property
+    def repairable(self) -> bool:
+        return self.status != "ok" and self.repair is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "status": self.status,
+            "detail": self.detail,
+            "repairable": self.repairable,
+        }
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """``findings``: the final state (after repairs, if any ran); ``initial``: what the first pass saw."""
+
+    findings: list[Finding]
+    initial: list[Finding] = field(default_factory=list)
+    repairs: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def problems(self) -> list[Finding]:
+        return [f for f in self.findings if f.status != "ok"]
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "clean": self.clean,
+            "findings": [f.to_dict() for f in self.findings],
+            "initial": [f.to_dict() for f in self.initial],
+            "repairs": self.repairs,
+        }
+
+
+@dataclass
+class _Stores:
+    tier2: Tier2
+    semantic: SemanticMemory | None
+    graph: GraphService | None
+    graph_dir: Path
+    flush: Callable[[], Any]
+    consolidate: Callable[[], Any]
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _check_sqlite(s: _Stores) -> list[Finding]:
+    rows = s.tier2.db.query("PRAGMA integrity_check")
+    messages = [str(r[0]) for r in rows]
+    if messages == ["ok"]:
+        return [Finding("sqlite", "ok", "integrity_check: ok")]
+    # No safe automatic repair for a damaged B-tree: restore a backup (or export what still reads).
+    return [Finding("sqlite", "error", "integrity_check: " + "; ".join(messages[:5]))]
+
+
+def _check_fts(s: _Stores) -> list[Finding]:
+    out = []
+    for table in FTS_TABLES:
+        fts = f"{table}_fts"
+        rows = _count(s, table)
+        try:
+            # rank = 1 compares the index with the content table too, not only its own consistency.
+            with s.tier2.db.atomic() as conn:
+                conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
+        except StorageError as exc:
+            out.append(
+                Finding(
+                    f"fts:{table}",
+                    "error",
+                    f"{fts} disagrees with {table} ({rows} rows): {exc}",
+                    f"rebuild:{table}",
+                )
+            )
+            continue
+        out.append(Finding(f"fts:{table}", "ok", f"{fts} matches {table} ({rows} rows)"))
+    return out
+
+
+def _count(s: _Stores, table: str, where: str = "", params: tuple[Any, ...] = ()) -> int:
+    row = s.tier2.db.query_one(f"SELECT count(*) AS n FROM {table} {where}", params)
+    return int(row["n"]) if row is not None else 0
+
+
+def _check_vectors(s: _Stores) -> list[Finding]:
+    if s.semantic is None:
+        return [Finding("vectors", "ok", "tier3 disabled")]
+    out = []
+    for collection, table in _VECTOR_TABLES.items():
+        rows = _count(s, table)
+        upserts = _count(s, "embed_queue", "WHERE collection = ? AND op = 'upsert'", (collection,))
+        deletes = _count(s, "embed_queue", "WHERE collection = ? AND op = 'delete'", (collection,))
+        vectors = s.semantic.backend(collection).count()
+        # Pending queue rows explain a gap in either direction until the queue is drained.
+        low, high = rows - upserts, rows + deletes
+        detail = f"{vectors} vectors for {rows} {table} rows ({upserts} upserts, {deletes} deletes pending)"
+        if low <= vectors <= high:
+            out.append(Finding(f"vectors:{collection}", "ok", detail))
+        else:
+            what = "missing vectors" if vectors < low else "orphan vectors"
+            out.append(Finding(f"vectors:{collection}", "error", f"{what}: {detail}", "reindex"))
+    return out
+
+
+def _check_graph(s: _Stores) -> list[Finding]:
+    if s.graph is None:
+        return [Finding("graph", "ok", "graph disabled")]
+    entities, relations = _count(s, "entities"), _count(s, "relations")
+    loaded = s.graph.last_load is not None
+    if loaded:
+        s.graph.save()  # persist pending incremental changes so the file can be compared
+    # A separate, read-only load of the file: the service's own graph may be in memory already.
+    result = KnowledgeGraph(s.graph_dir).load(s.graph.fingerprint())
+    out: list[Finding] = []
+    if result.status is LoadStatus.LOADED:
+        out.append(
+            Finding(
+                "graph:file",
+                "ok",
+                f"{result.path}: {result.entities} entities, {result.relations} relations, current",
+            )
+        )
+    elif result.status in (LoadStatus.MISSING, LoadStatus.STALE) and not loaded:
+        # Not opened in this process: the service rebuilds a missing or stale file on first use.
+        out.append(Finding("graph:file", "ok", f"{result.status.value}; rebuilt from Tier 2 on first use"))
+    else:
+        detail = f"graph file {result.status.value}: {result.detail or result.path}"
+        out.append(
+            Finding(
+                "graph:file",
+                "error" if result.status is LoadStatus.CORRUPT else "warn",
+                detail,
+                "graph_rebuild",
+            )
+        )
+    if loaded:
+        kg = s.graph.graph
+        if kg.entity_count != entities or kg.relation_count != relations:
+            out.append(
+                Finding(
+                    "graph:tier2",
+                    "error",
+                    f"graph has {kg.entity_count} entities / "
+                    f"{kg.relation_count} relations, Tier 2 {entities} / {relations}",
+                    "graph_rebuild",
+                )
+            )
+        else:
+            out.append(Finding("graph:tier2", "ok", f"{entities} entities, {relations} relations"))
+    return out
+
+
+def _check_queues(s: _Stores) -> list[Finding]:
+    out = []
+    for name, table in (("queue:ingest", "ingest_queue"), ("queue:embed", "embed_queue")):
+        total = _count(s, table)
+        stuck = _count(s, table, "WHERE attempts >= ?", (MAX_ATTEMPTS,))
+        row = s.tier2.db.query_one(
+            f"SELECT last_error FROM {table} WHERE last_error IS NOT NULL ORDER BY id DESC LIMIT 1"
+        )
+        last = f"; last error: {str(row['last_error'])[:200]}" if row is not None else ""
+        if total == 0:
+            out.append(Finding(name, "ok", "empty"))
+        elif stuck:
+            out.append(
+                Finding(
+                    name,
+                    "error",
+                    f"{total} pending, {stuck} stuck after {MAX_ATTEMPTS} attempts{last}",
+                    "retry_queues",
+                )
+            )
+        else:
+            out.append(Finding(name, "warn", f"{total} pending{last}", "drain"))
+    return out
+
+
+def _check_facts(s: _Stores) -> list[Finding]:
+    out = []
+    dangling = _count(
+        s,
+        "facts f",
+        "WHERE f.superseded_by IS NOT NULL AND NOT EXISTS "
+        "(SELECT 1 FROM facts g WHERE g.uuid = f.superseded_by)",
+    )
+    out.append(
+        Finding(
+            "facts:superseded_by",
+            "error",
+            f"{dangling} facts point to a missing superseding fact",
+            "clear_dangling_superseded_by",
+        )
+        if dangling
+        else Finding("facts:superseded_by", "ok", "every superseded_by points to a fact")
+    )
+    marks = ", ".join("?" for _ in EXCLUSIVE_PREDICATES)
+    row = s.tier2.db.query_one(
+        "SELECT count(*) AS n FROM (SELECT 1 FROM facts WHERE is_archived = 0 AND superseded_at IS NULL "
+        f"AND valid_to IS NULL AND subject IS NOT NULL AND lower(predicate) IN ({marks}) "
+        "GROUP BY scope, lower(subject), lower(predicate) HAVING count(DISTINCT lower(object)) > 1)",
+        tuple(sorted(EXCLUSIVE_PREDICATES)),
+    )
+    conflicts = int(row["n"]) if row is not None else 0
+    out.append(
+        Finding(
+            "facts:exclusive",
+            "warn",
+            f"{conflicts} subjects hold two active values of a single-valued predicate",
+            "consolidate",
+        )
+        if conflicts
+        else Finding("facts:exclusive", "ok", "single-valued predicates have one active value")
+    )
+    orphans = _count(
+        s,
+        "fact_entities fe",
+        "WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.uuid = fe.fact_uuid) "
+        "OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.uuid = fe.entity_uuid)",
+    )
+    out.append(
+        Finding(
+            "facts:fact_entities",
+            "error",
+            f"{orphans} fact_entities rows point nowhere",
+            "delete_orphan_fact_entities",
+        )
+        if orphans
+        else Finding("facts:fact_entities", "ok", "every fact_entities row joins a fact and an entity")
+    )
+    return out
+
+
+_CHECKS = (_check_sqlite, _check_fts, _check_vectors, _check_graph, _check_queues, _check_facts)
+
+
+def _check_all(s: _Stores) -> list[Finding]:
+    return [finding for check in _CHECKS for finding in check(s)]
+
+
+# ---------------------------------------------------------------- repairs
+
+
+def _repair(s: _Stores, action: str) -> dict[str, Any]:
+    t2 = s.tier2
+    if action.startswith("rebuild:"):
+        table = action.split(":", 1)[1]
+        if table not in FTS_TABLES:
+            raise StorageError(f"unknown FTS table {table!r}")
+        with t2.db.atomic() as conn:
+            conn.execute(f"INSERT INTO {table}_fts({table}_fts) VALUES ('rebuild')")
+            t2.audit.record(
+                conn,
+                action="doctor_fts_rebuild",
+                tier="tier2",
+                actor=DOCTOR_ACTOR,
+                target_uuid=None,
+                diff={"table": table},
+            )
+        return {"rebuilt": f"{table}_fts"}
+    if action == "reindex":
+        assert s.semantic is not None
+        return s.semantic.reindex().to_dict()
+    if action == "graph_rebuild":
+        assert s.graph is not None
+        return s.graph.rebuild()
+    if action == "retry_queues":
+        with t2.db.atomic() as conn:
+            for table in ("ingest_queue", "embed_queue"):
+                conn.execute(f"UPDATE {table} SET attempts = 0 WHERE attempts >= ?", (MAX_ATTEMPTS,))
+        return {"flush": s.flush()}
+    if action == "drain":
+        return {"flush": s.flush()}
+    if action == "clear_dangling_superseded_by":
+        return {"cleared": _clear_dangling(t2)}
+    if action == "consolidate":
+        return {"consolidate": s.consolidate()}
+    if action == "delete_orphan_fact_entities":
+        with t2.db.atomic() as conn:
+            cur = conn.execute(
+                "DELETE FROM fact_entities WHERE fact_uuid NOT IN (SELECT uuid FROM facts) "
+                "OR entity_uuid NOT IN (SELECT uuid FROM entities)"
+            )
+            return {"deleted": cur.rowcount}
+    raise StorageError(f"unknown doctor repair {action!r}")
+
+
+def _clear_dangling(t2: Tier2) -> int:
+    """The superseding fact is gone; the fact stays closed (the contradiction was real), only the
+    pointer that leads nowhere is removed. Each change is audited."""
+    with t2.db.atomic() as conn:
+        rows = conn.execute(
+            "SELECT uuid, superseded_by FROM facts f WHERE superseded_by IS NOT NULL AND NOT EXISTS "
+            "(SELECT 1 FROM facts g WHERE g.uuid = f.superseded_by)"
+        ).fetchall()
+        for row in rows:
+            conn.execute("UPDATE facts SET superseded_by = NULL WHERE uuid = ?", (row[0],))
+            t2.audit.record(
+                conn,
+                action="doctor_clear_superseded_by",
+                tier="tier2",
+                actor=DOCTOR_ACTOR,
+                target_uuid=row[0],
+                diff={"missing_superseded_by": row[1]},
+            )
+        return len(rows)
+
+
+def check_and_repair(
+    tier2: Tier2,
+    semantic: SemanticMemory | None,
+    graph: GraphService | None,
+    *,
+    graph_dir: Path,
+    flush: Callable[[], Any],
+    consolidate: Callable[[], Any],
+    repair: bool = False,
+) -> DoctorReport:
+    """Run every check (and with ``repair`` each distinct repair once, then check again).
+
+    Raises StorageError when the store cannot be read or a repair fails.
+    """
+    stores = _Stores(tier2, semantic, graph, graph_dir, flush, consolidate)
+    findings = _check_all(stores)
+    if not repair:
+        return DoctorReport(findings)
+    repairs: list[dict[str, Any]] = []
+    # The queues are drained first: a drain may itself close a vector or graph gap.
+    ordered = sorted(
+        {f.repair for f in findings if f.repairable and f.repair},
+        key=lambda a: (a not in ("retry_queues", "drain"), a),
+    )
+    for action in ordered:
+        try:
+            repairs.append({"action": action, "ok": True, "result": _repair(stores, action)})
+        except (StorageError, sqlite3.DatabaseError) as exc:
+            repairs.append({"action": action, "ok": False, "error": str(exc)})
+    return DoctorReport(_check_all(stores), initial=findings, repairs=repairs)
+
+
+def run_doctor(api: MemoryAPI, repair: bool = False) -> DoctorReport:
+    """Check (and optionally repair) the stores behind ``api``. Raises ConfigError if Tier 2 is off,
+    StorageError when the store cannot be read."""
+    ctx = api.maintenance_context()
+    return check_and_repair(
+        ctx.tier2,
+        ctx.semantic,
+        ctx.graph,
+        graph_dir=api.config.graph_path,
+        flush=lambda: _summary(api.flush(timeout=60.0)),
+        consolidate=lambda: _summary(api.maintain("consolidate")),
+        repair=repair,
+    )
+
+
+def _summary(envelope: dict[str, Any]) -> dict[str, Any]:
+    return {"success": envelope["success"], "data": envelope["data"], "error": envelope["error"]}
+
+
+__all__ = ["DoctorReport", "Finding", "check_and_repair", "run_doctor"]

@@ -1,0 +1,217 @@
+"""Export every tier to one JSON document and import it back (exactly, or merged into existing memory).
+
+Rows are exported column by column (all columns except the local autoincrement ``id``), ordered by
+``id``, so an import into an empty home followed by an export yields the identical document. Vectors
+are not exported: they are re-derived from the chunks by the embed queue after an import.
+The audit log and maintenance history stay with the home they describe and are not exported.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from hermes_memory.errors import ConflictError, ValidationError
+from hermes_memory.tier1.curated_store import CuratedStore
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+from hermes_memory.tier2.schema import current_version
+
+FORMAT = "hermes-memory/export"
+VERSION = 1
+# Parents before children, so foreign keys hold while importing.
+TABLES = (
+    "entities", "entity_aliases", "facts", "fact_entities", "relations", "timeline", "episodes", "chunks",
+    "ingest_queue",
+)  # fmt: skip
+# Tables whose rows are identified by a uuid (others are link rows identified by all their columns).
+_KEYED = {
+    "entities": "uuid", "facts": "uuid", "relations": "uuid", "timeline": "uuid", "episodes": "uuid",
+    "chunks": "uuid", "ingest_queue": "turn_uuid",
+}  # fmt: skip
+_HASHED = ("facts", "episodes", "chunks")
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[sqlite3.Row]:
+    return [c for c in conn.execute(f"PRAGMA table_info({table})").fetchall() if c["name"] != "id"]
+
+
+def export_data(tier2: Tier2, curated: CuratedStore | None) -> dict[str, Any]:
+    """Every tier as plain JSON data (one consistent read transaction for Tier 2)."""
+    tables: dict[str, list[dict[str, Any]]] = {}
+    with tier2.db.atomic() as conn:
+        for table in TABLES:
+            names = [c["name"] for c in _columns(conn, table)]
+            order = "id" if table not in ("entity_aliases", "fact_entities") else ", ".join(names)
+            rows = conn.execute(f"SELECT {', '.join(names)} FROM {table} ORDER BY {order}").fetchall()
+            tables[table] = [dict(zip(names, tuple(row), strict=True)) for row in rows]
+    tier1 = {s: curated.entries(s) for s in ("memory", "user")} if curated is not None else {}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "schema_version": current_version(tier2.db),
+        "vectors": "not exported; re-derived from chunks via the embed queue on import",
+        "tier1": tier1,
+        "tier2": tables,
+    }
+
+
+def _check(data: Any) -> tuple[dict[str, list[str]], dict[str, list[dict[str, Any]]]]:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValidationError(f"not a hermes-memory export (expected format {FORMAT!r})")
+    if data.get("version") != VERSION:
+        found = data.get("version")
+        raise ValidationError(f"unsupported export version {found!r} (this release reads {VERSION})")
+    tier1, tier2 = data.get("tier1", {}), data.get("tier2")
+    if not isinstance(tier1, dict) or not all(
+        s in ("memory", "user") and isinstance(e, list) and all(isinstance(x, str) for x in e)
+        for s, e in tier1.items()
+    ):
+        raise ValidationError("export 'tier1' must map 'memory'/'user' to lists of strings")
+    if not isinstance(tier2, dict) or set(tier2) - set(TABLES):
+        raise ValidationError(f"export 'tier2' must be an object with tables among {', '.join(TABLES)}")
+    for table, rows in tier2.items():
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise ValidationError(f"export table {table!r} must be a list of objects")
+    return tier1, tier2
+
+
+def _validate_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> list[str]:
+    cols = _columns(conn, table)
+    known = {c["name"] for c in cols}
+    required = {c["name"] for c in cols if c["notnull"] and c["dflt_value"] is None}
+    for index, row in enumerate(rows):
+        unknown = set(row) - known
+        if unknown:
+            raise ValidationError(f"export table {table!r} row {index}: unknown columns {sorted(unknown)}")
+        missing = required - set(row)
+        if missing:
+            raise ValidationError(f"export table {table!r} row {index}: missing columns {sorted(missing)}")
+        for key, value in row.items():
+            if value is not None and not isinstance(value, (str, int, float)):
+                raise ValidationError(f"export table {table!r} row {index}: column {key!r} is not a scalar")
+    return [c["name"] for c in cols]
+
+
+def _is_empty(conn: sqlite3.Connection) -> bool:
+    return all(conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() is None for t in TABLES)
+
+
+def _duplicate(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> str | None:
+    """The existing row's key if ``row`` duplicates one (same uuid, same content hash, same identity)."""
+    key = _KEYED.get(table)
+    if key is not None and row.get(key) is not None:
+        hit = conn.execute(f"SELECT {key} FROM {table} WHERE {key} = ?", (row[key],)).fetchone()
+        if hit is not None:
+            return str(hit[0])
+    if table in _HASHED and row.get("content_hash"):
+        scope = row.get("scope", "default")
+        extra = " AND source_uuid IS ?" if table == "chunks" else ""
+        params: tuple[Any, ...] = (row["content_hash"], scope)
+        if table == "chunks":
+            params += (row.get("source_uuid"),)
+        hit = conn.execute(
+            f"SELECT uuid FROM {table} WHERE content_hash = ? AND scope = ?{extra}", params
+        ).fetchone()
+        if hit is not None:
+            return str(hit[0])
+    if table == "entities":
+        hit = conn.execute(
+            "SELECT uuid FROM entities WHERE scope = ? AND name_key = ? AND entity_type = ?",
+            (row.get("scope", "default"), row.get("name_key"), row.get("entity_type")),
+        ).fetchone()
+        if hit is not None:
+            return str(hit[0])
+    if table == "relations":
+        hit = conn.execute(
+            "SELECT uuid FROM relations WHERE from_entity_id = ? AND to_entity_id = ? AND relation_type = ?",
+            (row.get("from_entity_id"), row.get("to_entity_id"), row.get("relation_type")),
+        ).fetchone()
+        if hit is not None:
+            return str(hit[0])
+    return None
+
+
+# Columns that point at another row's uuid; a merged duplicate is remapped to the row it duplicates.
+_REFS = {
+    "entity_aliases": ("entity_uuid",),
+    "fact_entities": ("fact_uuid", "entity_uuid"),
+    "relations": ("from_entity_id", "to_entity_id", "evidence_fact_id"),
+}
+
+
+def import_data(
+    tier2: Tier2, curated: CuratedStore | None, data: Any, *, merge: bool = True
+) -> dict[str, Any]:
+    """Import an export into this home, Tier 2 in ONE transaction; returns counts per table.
+
+    ``merge=True`` skips rows that duplicate existing ones (same uuid or content hash); ``merge=False``
+    requires an empty home and imports exactly. Every imported chunk and entity is enqueued for
+    embedding (vectors are re-derived). Raises ValidationError for a malformed document, ConflictError
+    when ``merge=False`` and the home already holds memory.
+    """
+    tier1, tables = _check(data)
+    imported: dict[str, int] = {}
+    skipped: dict[str, int] = {}
+    remap: dict[str, str] = {}
+    with tier2.db.atomic() as conn:
+        has_curated = curated is not None and any(curated.entries(s) for s in tier1)
+        if not merge and (has_curated or not _is_empty(conn)):
+            raise ConflictError("import without merge needs an empty memory home; use merge mode")
+        for table in TABLES:
+            rows = tables.get(table, [])
+            columns = _validate_rows(conn, table, rows)
+            imported[table] = skipped[table] = 0
+            for raw in rows:
+                row = {k: remap.get(v, v) if k in _REFS.get(table, ()) else v for k, v in raw.items()}
+                existing = _duplicate(conn, table, row) if merge else None
+                if existing is not None:
+                    if table in _KEYED and row.get(_KEYED[table]) != existing:
+                        remap[str(row[_KEYED[table]])] = existing
+                    skipped[table] += 1
+                    continue
+                names = [c for c in columns if c in row]
+                verb = "INSERT OR IGNORE" if merge and table not in _KEYED else "INSERT"
+                try:
+                    cur = conn.execute(
+                        f"{verb} INTO {table}({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                        [row[n] for n in names],
+                    )
+                except sqlite3.IntegrityError as exc:
+                    message = f"export table {table!r}: row rejected by the schema: {exc}"
+                    raise ValidationError(message) from exc
+                if cur.rowcount:
+                    imported[table] += 1
+                    if table == "chunks":
+                        tier2.embed_queue.enqueue(conn, CHUNKS_COLLECTION, str(row["uuid"]), "upsert")
+                    elif table == "entities":
+                        tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, str(row["uuid"]), "upsert")
+                else:
+                    skipped[table] += 1
+    curated_added = 0
+    if curated is not None:
+        for store, entries in tier1.items():
+            for entry in entries:
+                if curated.add(store, entry).changed:
+                    curated_added += 1
+    return {
+        "imported": imported,
+        "skipped": skipped,
+        "tier1_added": curated_added,
+        "vectors": "re-derived: every imported chunk and entity is queued for embedding",
+    }
+
+
+def load_file(path: str) -> Any:
+    """Read an export file. Raises ValidationError when it is missing, unreadable or not JSON."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"cannot read export file {path}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"export file {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+
+
+__all__ = ["FORMAT", "TABLES", "VERSION", "export_data", "import_data", "load_file"]

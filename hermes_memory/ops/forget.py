@@ -1,0 +1,305 @@
+"""Forget (GDPR erasure): find every Tier 2 row and curated entry that mentions an entity or belongs to
+one record, and remove it in one transaction. The caller (``OpsMethods``) then drains the vector
+deletes, rebuilds the graph, clears caches and compacts the database file.
+
+Matching is case-insensitive on whole words (``Ann`` matches "ann's" but not "Anne"); a row whose text
+mentions the name is removed whole — text is never rewritten, so no partial sentence survives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_memory.errors import NotFoundError, ValidationError
+from hermes_memory.tier1.curated_store import CuratedStore
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+from hermes_memory.tier2.entities import name_key
+
+REDACTED = json.dumps({"redacted": "forget"})
+FTS_TABLES = ("facts_fts", "entities_fts", "timeline_fts", "episodes_fts", "chunks_fts")
+_MATCH_FN = "hm_forget_match"
+_MATCH_JSON_FN = "hm_forget_match_json"
+_PLURAL = {"fact": "facts", "episode": "episodes", "event": "events", "relation": "relations"}
+
+
+@dataclass
+class ForgetPlan:
+    """What a forget removes; ``counts()`` is what preview and result report (never any content)."""
+
+    target: str
+    terms: list[str] = field(default_factory=list)
+    entities: set[str] = field(default_factory=set)
+    facts: set[str] = field(default_factory=set)
+    relations: set[str] = field(default_factory=set)
+    events: set[str] = field(default_factory=set)
+    episodes: set[str] = field(default_factory=set)
+    chunks: set[str] = field(default_factory=set)
+    ingest_ids: set[int] = field(default_factory=set)
+    audit_ids: set[int] = field(default_factory=set)
+    run_ids: set[int] = field(default_factory=set)
+    curated: dict[str, list[str]] = field(default_factory=lambda: {"memory": [], "user": []})
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "tier1": {store: len(entries) for store, entries in self.curated.items()},
+            "tier2": {
+                "facts": len(self.facts),
+                "entities": len(self.entities),
+                "relations": len(self.relations),
+                "timeline_events": len(self.events),
+                "episodes": len(self.episodes),
+                "chunks": len(self.chunks),
+                "ingest_queue": len(self.ingest_ids),
+                "audit_redacted": len(self.audit_ids),
+                "maintenance_runs_redacted": len(self.run_ids),
+            },
+            "tier3": {"chunk_vectors": len(self.chunks), "entity_vectors": len(self.entities)},
+            "graph": {"nodes": len(self.entities), "edges": len(self.relations)},
+        }
+
+    def empty(self) -> bool:
+        return not any(
+            (self.entities, self.facts, self.relations, self.events, self.episodes, self.chunks,
+             self.ingest_ids, *self.curated.values())
+        )  # fmt: skip
+
+
+def mention_pattern(terms: Iterable[str]) -> re.Pattern[str]:
+    """One case-insensitive whole-word pattern for every term (terms may start/end with non-word chars)."""
+    parts = sorted({t.strip() for t in terms if t.strip()}, key=len, reverse=True)
+    if not parts:
+        raise ValidationError("nothing to match: the name is empty")
+    alternatives = "|".join(re.escape(p) for p in parts)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def _install(conn: sqlite3.Connection, pattern: re.Pattern[str] | None) -> None:
+    def match(value: object) -> int:
+        return int(pattern is not None and isinstance(value, str) and pattern.search(value) is not None)
+
+    def match_json(value: object) -> int:
+        # Audit diffs are JSON; match the decoded text so an escaped name (\u00e9) is found too.
+        if not isinstance(value, str):
+            return 0
+        try:
+            decoded = json.dumps(json.loads(value), ensure_ascii=False)
+        except ValueError:
+            decoded = value
+        return match(decoded)
+
+    conn.create_function(_MATCH_FN, 1, match, deterministic=True)
+    conn.create_function(_MATCH_JSON_FN, 1, match_json, deterministic=True)
+
+
+def _ids(conn: sqlite3.Connection, sql: str, params: Iterable[Any] = ()) -> set[Any]:
+    return {row[0] for row in conn.execute(sql, tuple(params)).fetchall()}
+
+
+def _table_exists(conn: sqlite3.Connection, name: str) -> bool:
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone()
+    return found is not None
+
+
+def _j(values: Iterable[str]) -> str:
+    return json.dumps(sorted(values))
+
+
+def plan_entity(
+    conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | None, name: str
+) -> ForgetPlan:
+    """Everything that mentions ``name`` (and the aliases of the entities it names), read in ``conn``.
+
+    Raises ValidationError for an empty name, NotFoundError when nothing anywhere mentions it.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError("name must be a non-empty string")
+    seeds = _ids(conn, "SELECT entity_uuid FROM entity_aliases WHERE alias_key = ?", (name_key(name),))
+    return _plan_entities(conn, curated, seeds, [name.strip()], target="entity")
+
+
+def _plan_entities(
+    conn: sqlite3.Connection, curated: CuratedStore | None, seeds: set[str], names: list[str], *, target: str
+) -> ForgetPlan:
+    terms = list(names)
+    for row in conn.execute(
+        "SELECT name, aliases FROM entities WHERE uuid IN (SELECT value FROM json_each(?))", (_j(seeds),)
+    ):
+        terms.append(row["name"])
+        terms.extend(str(a) for a in json.loads(row["aliases"] or "[]"))
+    pattern = mention_pattern(terms)
+    _install(conn, pattern)
+    plan = ForgetPlan(target=target, terms=sorted(set(terms)))
+    m = _MATCH_FN
+    plan.entities = seeds | _ids(
+        conn,
+        f"SELECT uuid FROM entities WHERE {m}(name || ' ' || aliases || ' ' || coalesce(description, ''))",
+    )
+    ents = _j(plan.entities)
+    plan.facts = _ids(
+        conn,
+        f"SELECT uuid FROM facts WHERE {m}(content) OR {m}(coalesce(subject, ''))"
+        f" OR {m}(coalesce(object, '')) OR uuid IN (SELECT fact_uuid FROM fact_entities"
+        "   WHERE entity_uuid IN (SELECT value FROM json_each(?)))",
+        (ents,),
+    )
+    plan.relations = _ids(
+        conn,
+        "SELECT uuid FROM relations WHERE from_entity_id IN (SELECT value FROM json_each(?))"
+        " OR to_entity_id IN (SELECT value FROM json_each(?))",
+        (ents, ents),
+    )
+    plan.episodes = _ids(
+        conn, f"SELECT uuid FROM episodes WHERE {m}(coalesce(speaker, '') || ' ' || text || ' ' || metadata)"
+    )
+    _plan_common(conn, curated, plan, pattern)
+    return plan
+
+
+def _plan_common(
+    conn: sqlite3.Connection, curated: CuratedStore | None, plan: ForgetPlan, pattern: re.Pattern[str] | None
+) -> None:
+    m = _MATCH_FN
+    plan.events |= _ids(
+        conn,
+        f"SELECT uuid FROM timeline WHERE {m}(title || ' ' || coalesce(description, ''))"
+        " OR EXISTS (SELECT 1 FROM json_each(timeline.related_entities) je"
+        "   WHERE je.value IN (SELECT value FROM json_each(?)))"
+        " OR EXISTS (SELECT 1 FROM json_each(timeline.related_facts) jf"
+        "   WHERE jf.value IN (SELECT value FROM json_each(?)))",
+        (_j(plan.entities), _j(plan.facts)),
+    )
+    sources = _j(plan.entities | plan.facts | plan.events | plan.episodes)
+    plan.chunks |= _ids(
+        conn,
+        f"SELECT uuid FROM chunks WHERE {m}(text) OR source_uuid IN (SELECT value FROM json_each(?))",
+        (sources,),
+    )
+    plan.ingest_ids |= _ids(conn, f"SELECT id FROM ingest_queue WHERE {m}(payload)")
+    plan.audit_ids |= _ids(conn, f"SELECT id FROM memory_audit_log WHERE {_MATCH_JSON_FN}(diff)")
+    if _table_exists(conn, "maintenance_runs"):
+        plan.run_ids |= _ids(
+            conn,
+            f"SELECT id FROM maintenance_runs WHERE {_MATCH_JSON_FN}(result) OR {m}(coalesce(error, ''))",
+        )
+    if curated is not None and pattern is not None:
+        for store in ("memory", "user"):
+            plan.curated[store] = [e for e in curated.entries(store) if pattern.search(e)]
+
+
+def plan_uuid(conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | None, uuid: str) -> ForgetPlan:
+    """What forgetting one record (fact, episode, timeline event, relation or entity) removes.
+
+    An entity uuid forgets the entity by name (every mention). Raises ValidationError for an empty id,
+    NotFoundError when no record has it.
+    """
+    if not isinstance(uuid, str) or not uuid.strip():
+        raise ValidationError("id must be a non-empty string")
+    uuid = uuid.strip()
+    row = conn.execute("SELECT name FROM entities WHERE uuid = ?", (uuid,)).fetchone()
+    if row is not None:
+        return _plan_entities(conn, curated, {uuid}, [row["name"]], target="entity")
+    _install(conn, None)
+    plan = ForgetPlan(target="")
+    for table, kind, text_sql in (
+        ("facts", "fact", "content"),
+        ("episodes", "episode", "text"),
+        ("timeline", "event", "title"),
+        ("relations", "relation", "NULL"),
+    ):
+        found = conn.execute(f"SELECT {text_sql} AS t FROM {table} WHERE uuid = ?", (uuid,)).fetchone()
+        if found is None:
+            continue
+        plan.target = kind
+        getattr(plan, _PLURAL[kind]).add(uuid)
+        if kind != "relation":
+            # Windows and sentence views embed the record's text under other sources; drop those too.
+            plan.chunks |= _ids(
+                conn,
+                "SELECT uuid FROM chunks WHERE source_uuid = ? OR instr(text, ?) > 0",
+                (uuid, found["t"]),
+            )
+            plan.audit_ids |= _ids(
+                conn,
+                "SELECT id FROM memory_audit_log WHERE target_uuid = ? OR instr(coalesce(diff, ''), ?) > 0",
+                (uuid, json.dumps(found["t"], ensure_ascii=False)[1:-1]),
+            )
+        return plan
+    raise NotFoundError(f"no fact, entity, episode, timeline event or relation has id {uuid!r}")
+
+
+def execute(conn: sqlite3.Connection, tier2: Tier2, plan: ForgetPlan, *, actor: str) -> None:
+    """Remove the planned Tier 2 rows (and enqueue their vector deletes) inside the caller's transaction."""
+    queue = tier2.embed_queue
+    for chunk in sorted(plan.chunks):
+        queue.enqueue(conn, CHUNKS_COLLECTION, chunk, "delete")
+    for entity in sorted(plan.entities):
+        queue.enqueue(conn, ENTITIES_COLLECTION, entity, "delete")
+    deletes: list[tuple[str, str, set[Any]]] = [
+        ("chunks", "uuid", plan.chunks),
+        ("timeline", "uuid", plan.events),
+        ("relations", "uuid", plan.relations),
+        ("facts", "uuid", plan.facts),
+        ("episodes", "uuid", plan.episodes),
+        ("entities", "uuid", plan.entities),
+        ("ingest_queue", "id", plan.ingest_ids),
+    ]
+    for table, column, values in deletes:
+        if values:
+            conn.execute(
+                f"DELETE FROM {table} WHERE {column} IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted(values)),),
+            )
+    # Superseded facts may point at a removed fact; the pointer is an id, but it would dangle.
+    if plan.facts:
+        conn.execute(
+            "UPDATE facts SET superseded_by = NULL WHERE superseded_by IN (SELECT value FROM json_each(?))",
+            (_j(plan.facts),),
+        )
+    if plan.audit_ids:
+        conn.execute(
+            "UPDATE memory_audit_log SET diff = ? WHERE id IN (SELECT value FROM json_each(?))",
+            (REDACTED, json.dumps(sorted(plan.audit_ids))),
+        )
+    if plan.run_ids:
+        conn.execute(
+            "UPDATE maintenance_runs SET result = ?, error = NULL"
+            " WHERE id IN (SELECT value FROM json_each(?))",
+            (REDACTED, json.dumps(sorted(plan.run_ids))),
+        )
+    tier2.audit.record(
+        conn, action="forget", tier="multi", actor=actor, target_uuid=None,
+        diff={"target": plan.target, "counts": plan.counts()},
+    )  # fmt: skip
+
+
+def remove_curated(curated: CuratedStore, plan: ForgetPlan) -> int:
+    """Remove the planned curated entries; returns how many went. Raises what the store raises."""
+    removed = 0
+    for store, entries in plan.curated.items():
+        for entry in entries:
+            if entry in curated.entries(store):
+                curated.remove(store, entry)
+                removed += 1
+    return removed
+
+
+def compact(tier2: Tier2) -> None:
+    """Make removed text unrecoverable from the files: merge FTS segments, VACUUM, truncate the WAL."""
+    with tier2.db.atomic() as conn:
+        for table in FTS_TABLES:
+            if _table_exists(conn, table):
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    tier2.db.execute("VACUUM")
+    tier2.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+Planner = Callable[[sqlite3.Connection], ForgetPlan]
+
+__all__ = ["ForgetPlan", "Planner", "compact", "execute", "mention_pattern", "plan_entity", "plan_uuid",
+           "remove_curated"]  # fmt: skip
