@@ -3,10 +3,13 @@
 Hermes blocks each user turn on ``prefetch`` (up to 8 s, then skips the provider while the call is
 stuck). So: ``on_turn_start`` starts a recall job for the coming message, ``queue_prefetch`` one for
 the finished turn; ``prefetch`` returns a cached answer at once, else waits for the job at most
-``prefetch_wait_ms`` and otherwise returns what it already has. The hot path never loads the embedder:
-until a full recall has completed once in this process (a warm-up started at initialize), jobs use the
-tiers that need no model. Lines already shown in this session are not repeated (Hermes keeps every
-injected block in the conversation), and the block stays within the configured token budget.
+``prefetch_wait_ms`` and otherwise returns what it already has. The recall the turn waits for uses the
+hot-path tiers: curated notes and Tier 2 (BM25 over turns and facts), plus Tier 3 once a recall over
+it has completed in this process (a warm-up started at initialize loads the embedder off the hot
+path). The graph tier is left to the background recall of ``queue_prefetch``: at 100k turns, entities
+named in thousands of facts make it take seconds (see bench/hermes_hooks.py). Lines already shown in
+this session are not repeated (Hermes keeps every injected block in the conversation), and the block
+stays within the configured token budget.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from hermes_memory.records import Hit
 
 log = logging.getLogger(__name__)
 
-FAST_TIERS = ("tier1", "tier2", "graph")
+# What the turn may wait for before the embedder is loaded, and after.
+HOT_TIERS = ("tier1", "tier2")
+HOT_TIERS_WITH_VECTORS = ("tier1", "tier2", "tier3")
 HEADER = "Relevant memories (hermes-memory; newest knowledge wins, dated, with sources):"
 _MAX_QUERY_CHARS = 4000
 _CACHE_ENTRIES = 64
@@ -101,9 +106,9 @@ class RecallJob:
         try:
             with _slots:
                 lines, error_type = recall_lines(self._shared, self.key, self._tiers, self._limit)
-            if self._tiers is None:
-                # A full recall that worked proves the embedder is loaded; one that failed for want of
-                # a model or backend means the hot path should stay on the tiers that need neither.
+            if self._tiers is None or "tier3" in self._tiers:
+                # A recall over Tier 3 that worked proves the embedder is loaded; one that failed for
+                # want of a model or backend means the hot path should stay on the tiers without it.
                 if lines is not None:
                     self._shared.embedder_warm.set()
                 elif error_type in _TIER3_BROKEN and not self._shared.closed.is_set():
@@ -139,20 +144,21 @@ class Prefetcher:
         self._shown: set[str] = set()
 
     # -- warming --------------------------------------------------------------------------------
-    def tiers_now(self) -> tuple[str, ...] | None:
-        """Every tier once the embedder is known to be loaded; before that, the tiers without it."""
-        if self._tier3 and self._shared.tier3_failed.is_set():
-            return FAST_TIERS
-        if not self._tier3 or self._shared.embedder_warm.is_set():
-            return None
-        return FAST_TIERS
+    def tiers_now(self) -> tuple[str, ...]:
+        """The hot-path tiers: with Tier 3 only once the embedder is known to be loaded."""
+        if self._tier3 and self._shared.embedder_warm.is_set() and not self._shared.tier3_failed.is_set():
+            return HOT_TIERS_WITH_VECTORS
+        return HOT_TIERS
 
     def start(self, query: str, *, full: bool = False) -> RecallJob | None:
-        """Start a background recall for ``query`` (``full``: every tier, even if that loads a model)."""
+        """Start a background recall for ``query``: the hot-path tiers, or (``full``) every tier that
+        works here, the graph included, even if that loads the embedder."""
         key = normalise_query(query)
         if not key:
             return None
-        tiers = None if full else self.tiers_now()
+        tiers: tuple[str, ...] | None = self.tiers_now()
+        if full:
+            tiers = ("tier1", "tier2", "graph") if self._shared.tier3_failed.is_set() else None
         job = RecallJob(key, self._shared, tiers, self._settings.prefetch_limit)
         with self._lock:
             self._jobs[key] = job
@@ -161,8 +167,9 @@ class Prefetcher:
         return job.start()
 
     def queue(self, query: str) -> None:
-        """After a turn: recall for it in the background; its answer backs up the next prefetch."""
-        job = self.start(query, full=self._tier3 and not self._shared.tier3_failed.is_set())
+        """After a turn: recall for it in the background over every tier; its answer backs up the next
+        prefetch."""
+        job = self.start(query, full=True)
         with self._lock:
             self._fallback = job
 
@@ -262,7 +269,17 @@ def warm_up(shared: SharedStore) -> None:
         if shared.warming or shared.embedder_warm.is_set() or shared.tier3_failed.is_set():
             return
         shared.warming = True
-    RecallJob("warm up", shared, None, 1).start()
+    RecallJob("warm up", shared, ("tier3",), 1).start()
 
 
-__all__ = ["FAST_TIERS", "HEADER", "Line", "Prefetcher", "RecallJob", "Recalled", "recall_lines", "warm_up"]
+__all__ = [
+    "HEADER",
+    "HOT_TIERS",
+    "HOT_TIERS_WITH_VECTORS",
+    "Line",
+    "Prefetcher",
+    "RecallJob",
+    "Recalled",
+    "recall_lines",
+    "warm_up",
+]

@@ -110,7 +110,8 @@ MEMORY_SCHEMA: dict[str, Any] = {
         "Precise operations on long-term memory (facts, entities, timeline, semantic index, knowledge "
         "graph). Prefer nextlevel_search for plain recall. Results are JSON; facts and entities carry "
         "a 'uuid' to use with fact_update, fact_delete, why. 'why' explains where a fact came from; "
-        "'history' shows how facts about a subject changed over time."
+        "'history' shows how facts about a subject changed over time; 'forget' erases a record (uuid) or "
+        "everything about an entity (name) from every tier: preview first, then confirm=true."
     ),
     "parameters": {
         "type": "object",
@@ -127,7 +128,11 @@ MEMORY_SCHEMA: dict[str, Any] = {
             "confidence": {"type": "number", "description": "0..1."},
             "min_confidence": {"type": "number", "description": "fact_query: floor (default 0.5)."},
             "soft": {"type": "boolean", "description": "fact_delete: archive (true, default) or erase."},
-            "name": {"type": "string", "description": "entity_ensure, entity_query: entity name."},
+            "confirm": {
+                "type": "boolean",
+                "description": "forget: false (default) previews what would be erased; true erases it.",
+            },
+            "name": {"type": "string", "description": "entity_ensure, entity_query, forget: an entity name."},
             "entity_type": {"type": "string", "enum": ENTITY_TYPES},
             "aliases": {"type": "array", "items": {"type": "string"}},
             "description": {"type": "string"},

@@ -241,6 +241,23 @@ def _method(api: MemoryAPI, name: str) -> Callable[..., Envelope]:
     return method
 
 
+def _forget(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    """Preview (default) or, with confirm=true, erase a record by uuid or an entity by name."""
+    confirm = _bool(args, "confirm", False)
+    raw = _opt_str(args, "uuid")
+    if raw is not None:
+        kind, sep, rest = raw.strip().partition(":")
+        uuid = rest if sep and kind in ("fact", "episode", "event", "entity", "relation") else raw.strip()
+        return _method(ctx.api, "forget")(uuid, confirm=confirm)
+    name = _opt_str(args, "name")
+    if name is not None:
+        return _method(ctx.api, "forget_entity")(name, confirm=confirm)
+    raise ValidationError(
+        "forget needs 'uuid' (a record id from recall or fact_query) or 'name' (an entity); "
+        "call it first without 'confirm' to see what would be erased, then with confirm=true"
+    )
+
+
 def _write_action(call: Handler) -> Handler:
     def wrapped(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
         _write(ctx)
@@ -295,7 +312,7 @@ _WRITES: dict[str, Handler] = {
 _OPTIONAL: dict[str, tuple[str, Handler]] = {
     "why": ("why", lambda ctx, a: ctx.api.why(_fact_uuid(a))),
     "history": ("fact_history", lambda ctx, a: ctx.api.fact_history(_str(a, "subject"))),
-    "forget": ("forget", _write_action(lambda ctx, a: _method(ctx.api, "forget")(_str(a, "uuid")))),
+    "forget": ("forget", _write_action(lambda ctx, a: _forget(ctx, a))),
     "consolidate": ("consolidate", _write_action(lambda ctx, a: _method(ctx.api, "consolidate")())),
 }
 

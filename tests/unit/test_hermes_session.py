@@ -117,3 +117,15 @@ def test_emit_keeps_rank_order_within_budget_and_never_repeats() -> None:
     assert prefetcher.emit(lines[2:3]).splitlines()[1:] == [lines[2].text]
     prefetcher.reset_session("new")
     assert lines[0].text in prefetcher.emit(lines[:1])
+
+
+def test_the_hot_path_adds_vectors_only_once_the_embedder_is_loaded() -> None:
+    settings = ProviderSettings()
+    shared = SharedStore(key=("h", "p"), api=None, settings=settings)  # type: ignore[arg-type]
+    prefetcher = Prefetcher(shared, settings, tier3=True)
+    assert prefetcher.tiers_now() == ("tier1", "tier2")  # no model load while the user waits
+    shared.embedder_warm.set()
+    assert prefetcher.tiers_now() == ("tier1", "tier2", "tier3")
+    shared.tier3_failed.set()
+    assert prefetcher.tiers_now() == ("tier1", "tier2")
+    assert Prefetcher(shared, settings, tier3=False).tiers_now() == ("tier1", "tier2")

@@ -132,6 +132,18 @@ def test_actions_without_an_api_method_say_not_available(ctx: ToolContext) -> No
         assert "not available yet" in answer["error"], action
 
 
+def test_forget_previews_then_erases(ctx: ToolContext) -> None:
+    if "forget" in tools.missing_actions(ctx.api):
+        pytest.skip("MemoryAPI.forget is not in this version")
+    uuid = memory(ctx, "fact_store", content="Maya's old phone number is 555-0100.")["result"]["uuid"]
+    preview = memory(ctx, "forget", uuid=f"fact:{uuid}")
+    assert preview["result"]["confirmed"] is False
+    assert memory(ctx, "fact_query", query="phone number")["result"]
+    assert memory(ctx, "forget", uuid=uuid, confirm=True)["result"]["confirmed"] is True
+    assert memory(ctx, "fact_query", query="phone number")["result"] == []
+    assert "needs 'uuid'" in memory(ctx, "forget")["error"]
+
+
 def test_consolidate_runs_when_the_api_has_it(ctx: ToolContext) -> None:
     if "consolidate" in tools.missing_actions(ctx.api):
         pytest.skip("MemoryAPI.consolidate is not in this version")
