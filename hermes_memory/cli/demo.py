@@ -54,6 +54,13 @@ SAMPLE_EVENTS = [
 ]
 QUERIES = ["Where does Maya work?", "what database does atlas use", "dog puppy"]
 SEMANTIC_QUERIES = ["new dog", "which datastore backs the routing service"]
+# A short conversation remembered turn by turn (no LLM): extraction, bitemporal facts, recall.
+SAMPLE_TURNS = [
+    ("2024-01-15T09:00:00", "I live in Hamburg and I work at Nordlicht Labs.", "Noted, Hamburg it is."),
+    ("2024-03-12T18:30:00", "We adopted a beagle puppy yesterday, his name is Biscuit!", "Congratulations!"),
+    ("2024-10-02T08:15:00", "Big news: I moved to Lisbon last month to be closer to Lena.", "How exciting!"),
+]
+RECALL_QUERIES = ["Where does Maya live now?", "What is the name of Maya's dog?"]
 
 
 def register(sub: Any) -> None:
@@ -134,6 +141,22 @@ def _demo(home: Path) -> int:
             env = api.semantic_hybrid("Maya's dog", limit=3)
             print(f'\n== tier 2+3: semantic_hybrid("Maya\'s dog") — {env["meta"]["query_time_ms"]:.1f} ms ==')
             print(hits(_check(env)))
+        print("\n== remember: three turns through remember_turn (durable queue, no LLM) ==")
+        for when, user, assistant in SAMPLE_TURNS:
+            _check(
+                api.remember_turn(
+                    user, assistant, "demo-chat", when, user_name="Maya", assistant_name="Hermes"
+                )
+            )
+        flushed = _check(api.flush(timeout=120))
+        print(f"stored, extracted and indexed (queues drained: {flushed['drained']})")
+        print("\n== bitemporal: contradictions() ==")
+        for row in _check(api.contradictions()):
+            print(f"  {row['old']['content']}  ->  {(row['new'] or {}).get('content')}")
+        for query in RECALL_QUERIES:
+            env = api.recall(query, limit=4, budget_tokens=120)
+            print(f"\n== recall({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
+            print(_check(env)["rendered"] or "(nothing recalled)")
         print("\n== stats ==")
         from hermes_memory.cli._tier_commands import _stats
 

@@ -84,7 +84,12 @@ def test_demo_prints_tier1_tier2_results_and_stats(
     assert "Maya Okafor (person)" in out and "works_at" in out
     assert "Atlas 2.0 released" in out
     assert "== stats ==" in out and "profile default" in out
-    assert re.search(r"tier2 facts 7 active / 7 stored, entities 8, relations 7, events 3", out)
+    # the sample (7 facts, 8 entities, 7 relations, 3 events) plus what three remembered turns added;
+    # one fact ("lives in Hamburg") is superseded, not deleted
+    stats = r"tier2 facts 11 active / 12 stored, entities 10, relations 11, events 5, episodes 6"
+    assert re.search(stats, out)
+    assert "Maya lives in Hamburg  ->  Maya lives in Lisbon" in out
+    assert "recall('Where does Maya live now?')" in out and "Biscuit!" in out
     assert (tmp_path / "demo" / "memories" / "USER.md").is_file()
     assert (tmp_path / "demo" / "default" / "memory" / "tier2.db").is_file()
 
