@@ -1,0 +1,22 @@
+"""The README's test command is exactly what CI runs, and its main command runs the demo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    ci = [line for line in lines if line and not line.startswith("#")]
+    command = ci[-1]
+    assert "pytest" in command
+    readme_lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert command in readme_lines
+
+
+def test_readme_main_command_installs_and_runs_the_demo() -> None:
+    readme_lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    main = [line for line in readme_lines if line.endswith("hermes-memory demo")]
+    assert main and "pip install -q torch==2.13.0" in main[0] and "'.[all]'" in main[0]
