@@ -39,6 +39,12 @@ def open_api(args: argparse.Namespace, *, backend: str | None = None) -> MemoryA
     )
 
 
+def with_api(args: argparse.Namespace, fn: Callable[[MemoryAPI], int]) -> int:
+    """Open the API for a command, run ``fn`` with it, and close it (also on errors)."""
+    with open_api(args) as api:
+        return fn(api)
+
+
 def emit(
     args: argparse.Namespace, envelope: dict[str, Any], render: Callable[[Any], str] | None = None
 ) -> int:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from hermes_memory.cli._common import CommandError, add_global_options, emit, open_api
+from hermes_memory.cli._common import CommandError, add_global_options, emit, open_api, with_api
 from hermes_memory.graph.render import render_html, render_png
 
 
@@ -39,19 +39,13 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("communities", help="communities of entities (Louvain)")
     add_global_options(p)
-    p.set_defaults(handler=lambda a: _run(a, lambda api: emit(a, api.graph_communities(), _communities)))
+    p.set_defaults(handler=lambda a: with_api(a, lambda api: emit(a, api.graph_communities(), _communities)))
 
     p = sub.add_parser("graph-rebuild", help="rebuild the graph from Tier 2")
     add_global_options(p)
     p.set_defaults(
-        handler=lambda a: _run(a, lambda api: emit(a, api.graph_rebuild(), lambda d: f"rebuilt: {d}"))
+        handler=lambda a: with_api(a, lambda api: emit(a, api.graph_rebuild(), lambda d: f"rebuilt: {d}"))
     )
-
-
-def _run(args: argparse.Namespace, fn: Any) -> int:
-    with open_api(args) as api:
-        code: int = fn(api)
-        return code
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -83,7 +77,7 @@ def _traverse(args: argparse.Namespace) -> int:
             )
         return "\n".join(lines)
 
-    return _run(
+    return with_api(
         args, lambda api: emit(args, api.graph_traverse(args.entity, args.depth, args.relation), render)
     )
 
@@ -97,7 +91,7 @@ def _path(args: argparse.Namespace) -> int:
             parts.append(f"-[{step['via']['relation_type']}]- {step['entity']['name']}")
         return " ".join(parts)
 
-    return _run(args, lambda api: emit(args, api.graph_shortest_path(args.source, args.target), render))
+    return with_api(args, lambda api: emit(args, api.graph_shortest_path(args.source, args.target), render))
 
 
 def _central(args: argparse.Namespace) -> int:
@@ -111,7 +105,9 @@ def _central(args: argparse.Namespace) -> int:
             or "(empty graph)"
         )
 
-    return _run(args, lambda api: emit(args, api.graph_central_entities(args.limit, args.algorithm), render))
+    return with_api(
+        args, lambda api: emit(args, api.graph_central_entities(args.limit, args.algorithm), render)
+    )
 
 
 def _communities(groups: list[list[dict[str, Any]]]) -> str:

@@ -7,7 +7,7 @@ import contextlib
 from typing import Any
 
 from hermes_memory.cli import _records as show
-from hermes_memory.cli._common import add_global_options, emit, open_api
+from hermes_memory.cli._common import add_global_options, emit, with_api
 
 
 def register(sub: Any) -> None:
@@ -32,25 +32,19 @@ def register(sub: Any) -> None:
     p = sub.add_parser("why", help="where a fact came from: source turns, extractor, what it superseded")
     add_global_options(p)
     p.add_argument("uuid")
-    p.set_defaults(handler=lambda a: _run(a, lambda api: emit(a, api.why(a.uuid), _why)))
+    p.set_defaults(handler=lambda a: with_api(a, lambda api: emit(a, api.why(a.uuid), _why)))
 
     p = sub.add_parser("history", help="every fact about a subject, superseded ones included")
     add_global_options(p)
     p.add_argument("subject")
-    p.set_defaults(handler=lambda a: _run(a, lambda api: emit(a, api.fact_history(a.subject), _history)))
+    p.set_defaults(handler=lambda a: with_api(a, lambda api: emit(a, api.fact_history(a.subject), _history)))
 
     p = sub.add_parser("contradictions", help="facts closed by a contradicting newer fact")
     add_global_options(p)
     p.add_argument("--limit", type=int, default=50)
     p.set_defaults(
-        handler=lambda a: _run(a, lambda api: emit(a, api.contradictions(a.limit), _contradictions))
+        handler=lambda a: with_api(a, lambda api: emit(a, api.contradictions(a.limit), _contradictions))
     )
-
-
-def _run(args: argparse.Namespace, fn: Any) -> int:
-    with open_api(args) as api:
-        code: int = fn(api)
-        return code
 
 
 def _remember(args: argparse.Namespace) -> int:
@@ -67,11 +61,11 @@ def _remember(args: argparse.Namespace) -> int:
                 return emit(args, flushed)
         return emit(args, env, lambda d: f"remembered turn {d['turn_id']}")
 
-    return _run(args, run)
+    return with_api(args, run)
 
 
 def _recall(args: argparse.Namespace) -> int:
-    return _run(args, lambda api: emit(
+    return with_api(args, lambda api: emit(
         args, api.recall(args.query, args.tiers, args.limit, args.as_of, args.budget),
         lambda d: d["rendered"] or "(nothing recalled)",
     ))  # fmt: skip

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from hermes_memory.cli import _records as show
-from hermes_memory.cli._common import CommandError, add_global_options, emit, open_api
+from hermes_memory.cli._common import CommandError, add_global_options, emit, with_api
 
 
 def _sub(parent: Any, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
     p = _sub(fact_sub, "get", "show one fact")
     p.add_argument("uuid")
     p.set_defaults(
-        handler=lambda a: _with_api(a, lambda api: emit(a, api.fact_get(a.uuid), lambda d: show.fact_line(d)))
+        handler=lambda a: with_api(a, lambda api: emit(a, api.fact_get(a.uuid), lambda d: show.fact_line(d)))
     )
     p = _sub(fact_sub, "update", "change fields of a fact")
     p.add_argument("uuid")
@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
     p.add_argument("uuid")
     p.add_argument("--hard", action="store_true")
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a,
             lambda api: emit(
                 a,
@@ -69,7 +69,7 @@ def register(sub: Any) -> None:
     p.add_argument("--alias", action="append", default=[])
     p.add_argument("--description")
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a,
             lambda api: emit(
                 a, api.entity_ensure(a.name, a.entity_type, a.alias, a.description), show.entity_line
@@ -82,7 +82,7 @@ def register(sub: Any) -> None:
     p.add_argument("to_name")
     p.add_argument("--strength", type=float, default=1.0)
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a,
             lambda api: emit(
                 a,
@@ -96,7 +96,7 @@ def register(sub: Any) -> None:
     p.add_argument("--type", dest="entity_type")
     p.add_argument("--limit", type=int, default=10)
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a, lambda api: emit(a, api.entity_query(a.name, a.entity_type, a.limit), show.entities)
         )
     )
@@ -112,7 +112,7 @@ def register(sub: Any) -> None:
     p.add_argument("--entity", action="append", default=[])
     p.add_argument("--at", type=float, help="Unix time of the event (default now)")
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a,
             lambda api: emit(
                 a,
@@ -130,7 +130,7 @@ def register(sub: Any) -> None:
     p.add_argument("--entity")
     p.add_argument("--limit", type=int, default=20)
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a,
             lambda api: emit(
                 a, api.timeline_query(a.start, a.end, a.event_type, a.limit, entity=a.entity), show.events
@@ -144,7 +144,7 @@ def register(sub: Any) -> None:
     p = _sub(curated_sub, "get", "print a store's entries")
     p.add_argument("--store", default="memory")
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a,
             lambda api: emit(
                 a, api.curated_entries(a.store), lambda d: "\n".join(f"- {e}" for e in d) or "(empty)"
@@ -155,7 +155,7 @@ def register(sub: Any) -> None:
     p.add_argument("content")
     p.add_argument("--store", default="memory")
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a, lambda api: emit(a, api.curated_add(a.content, a.store), _curated_result)
         )
     )
@@ -164,7 +164,7 @@ def register(sub: Any) -> None:
     p.add_argument("new")
     p.add_argument("--store", default="memory")
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a, lambda api: emit(a, api.curated_replace(a.old, a.new, a.store), _curated_result)
         )
     )
@@ -172,26 +172,17 @@ def register(sub: Any) -> None:
     p.add_argument("substring")
     p.add_argument("--store", default="memory")
     p.set_defaults(
-        handler=lambda a: _with_api(
+        handler=lambda a: with_api(
             a, lambda api: emit(a, api.curated_remove(a.substring, a.store), _curated_result)
         )
     )
 
     p = _sub(sub, "stats", "counts and sizes of every tier")
-    p.set_defaults(handler=lambda a: _with_api(a, lambda api: emit(a, api.stats(), _stats)))
+    p.set_defaults(handler=lambda a: with_api(a, lambda api: emit(a, api.stats(), render_stats)))
     p = _sub(sub, "inspect", "show a record by uuid with its audit trail, or the latest writes")
     p.add_argument("uuid", nargs="?")
     p.add_argument("--limit", type=int, default=20)
     p.set_defaults(handler=_inspect)
-
-
-def _with_api(args: argparse.Namespace, fn: Any) -> int:
-    api = open_api(args)
-    try:
-        code: int = fn(api)
-        return code
-    finally:
-        api.close()
 
 
 def _fact_add(args: argparse.Namespace) -> int:
@@ -203,11 +194,11 @@ def _fact_add(args: argparse.Namespace) -> int:
             args, env, lambda d: ("stored " if d["created"] else "already known ") + show.fact_line(d)
         )
 
-    return _with_api(args, run)
+    return with_api(args, run)
 
 
 def _fact_query(args: argparse.Namespace) -> int:
-    return _with_api(
+    return with_api(
         args,
         lambda api: emit(
             args,
@@ -225,14 +216,14 @@ def _fact_update(args: argparse.Namespace) -> int:
     }
     if not fields:
         raise CommandError("error: give at least one of --content, --category, --confidence, --importance", 2)
-    return _with_api(args, lambda api: emit(args, api.fact_update(args.uuid, **fields), show.fact_line))
+    return with_api(args, lambda api: emit(args, api.fact_update(args.uuid, **fields), show.fact_line))
 
 
 def _curated_result(d: dict[str, Any]) -> str:
     return f"{d['message']} [{d['store']}: {d['usage']}]"
 
 
-def _stats(d: dict[str, Any]) -> str:
+def render_stats(d: dict[str, Any]) -> str:
     lines = [f"profile {d['profile']}"]
     for store, info in d.get("tier1", {}).items():
         lines.append(f"tier1 {store:<6}  {info['entries']} entries, {info['usage']}")
@@ -269,7 +260,7 @@ def _inspect(args: argparse.Namespace) -> int:
             return emit(args, audit, _audit_lines)
         raise CommandError(f"error: nothing recorded for {args.uuid!r}")
 
-    return _with_api(args, run)
+    return with_api(args, run)
 
 
 def _audit_lines(rows: list[dict[str, Any]]) -> str:

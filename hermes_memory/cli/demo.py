@@ -13,6 +13,7 @@ from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import EXIT_OK, CommandError
 from hermes_memory.cli._progress import ProgressBar
 from hermes_memory.cli._tier3_commands import hits
+from hermes_memory.cli._tier_commands import render_stats
 
 # Knowledge a few conversations with a user would leave behind.
 SAMPLE_CURATED = [
@@ -158,7 +159,5 @@ def _demo(home: Path) -> int:
             print(f"\n== recall({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
             print(_check(env)["rendered"] or "(nothing recalled)")
         print("\n== stats ==")
-        from hermes_memory.cli._tier_commands import _stats
-
-        print(_stats(_check(api.stats())))
+        print(render_stats(_check(api.stats())))
     return EXIT_OK
