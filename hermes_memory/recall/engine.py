@@ -32,7 +32,7 @@ from hermes_memory.records import Episode, Fact, Hit
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import normalise
-from hermes_memory.tier2.search import fts_match, fts_terms
+from hermes_memory.tier2.search import fts_terms
 from hermes_memory.tier3.semantic import SemanticMemory
 
 TIERS = ("tier1", "tier2", "tier3", "graph")
@@ -133,11 +133,13 @@ class RecallEngine:
         fact_scores: dict[str, float] = {}
         if "tier2" in wanted:
             # BM25 is 0 for a turn that matches nothing, so it is scaled by its maximum (min 0).
-            _add(turn_scores, _maxnorm(self._bm25_turns(q, scope)), st.w_bm25)
+            bm25 = self._tier2.episodes.bm25_ranks(" ".join(q.terms), limit=st.candidates, scope=scope)
+            _add(turn_scores, _maxnorm(bm25), st.w_bm25)
             if q.span is not None:  # the timeline: turns from the period a question names are candidates
                 speaker = q.names[0] if len(q.names) == 1 else None
-                in_period = self._tier2.episodes.in_range(q.span[0], q.span[1] + 86400.0, scope=scope,
-                                                          speaker=speaker, limit=st.candidates)
+                in_period = self._tier2.episodes.in_range(
+                    q.span[0], q.span[1] + 86400.0, scope=scope, speaker=speaker, limit=st.candidates
+                )
                 _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
             _add(fact_scores, _minmax(self._bm25_facts(q, scope, as_of)), st.w_fact)
         if "graph" in wanted and self._graph is not None:
@@ -173,18 +175,6 @@ class RecallEngine:
         return _dedupe(sorted(hits, key=lambda h: h.score, reverse=True))[:limit]
 
     # -- sources --------------------------------------------------------------------------------
-    def _bm25_turns(self, q: _Query, scope: str) -> dict[int, float]:
-        match = fts_match(" ".join(q.terms))
-        if match is None:
-            return {}
-        rows = self._tier2.db.query(
-            "SELECT e.id, -bm25(episodes_fts) AS s FROM episodes_fts "
-            "JOIN episodes e ON e.id = episodes_fts.rowid WHERE episodes_fts MATCH ? AND e.scope = ? "
-            "ORDER BY bm25(episodes_fts) LIMIT ?",
-            (match, scope, self.settings.candidates),
-        )
-        return {int(r["id"]): float(r["s"]) for r in rows}
-
     def _bm25_facts(self, q: _Query, scope: str, as_of: float | None) -> dict[str, float]:
         query = " ".join(q.terms)
         if not query:
@@ -279,11 +269,12 @@ class RecallEngine:
     def _fact_hits(self, scores: dict[str, float], as_of: float | None, now: float) -> list[Hit]:
         st = self.settings
         believed = self._tier2.facts.active_uuids(list(scores)) if as_of is None else set(scores)
+        facts = self._tier2.facts.get_many([u for u in scores if u in believed])
         out: list[Hit] = []
         for uuid, score in scores.items():
-            if uuid not in believed:
+            fact = facts.get(uuid)
+            if fact is None:
                 continue
-            fact = self._tier2.facts.get(uuid, touch=False)
             if as_of is not None and not _believed_at(fact, as_of):
                 continue
             prior = (1.0 - st.importance_weight) + st.importance_weight * fact.importance

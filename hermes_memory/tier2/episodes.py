@@ -176,6 +176,19 @@ class EpisodeStore:
         )
         return [ScoredEpisode(_row_to_episode(r), bm25_to_score(r["rank"])) for r in rows]
 
+    def bm25_ranks(self, query: str, *, limit: int = 200, scope: str = "default") -> dict[int, float]:
+        """Row id -> raw BM25 relevance (-bm25, higher is better) of the best-matching episodes."""
+        match = fts_match(query)
+        if match is None:
+            return {}
+        rows = self._db.query(
+            "SELECT e.id, -bm25(episodes_fts) AS s FROM episodes_fts "
+            "JOIN episodes e ON e.id = episodes_fts.rowid WHERE episodes_fts MATCH ? AND e.scope = ? "
+            "ORDER BY bm25(episodes_fts) LIMIT ?",
+            (match, scope, limit),
+        )
+        return {int(r["id"]): float(r["s"]) for r in rows}
+
     def latest(
         self, *, count: int = 10, before: float | None = None, scope: str = "default"
     ) -> list[Episode]:
