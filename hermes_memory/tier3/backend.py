@@ -243,6 +243,10 @@ RESERVED_PREFIX = "_"
 _ID_NAMESPACE = uuid.UUID("5d1f3c2e-8a4b-5e6f-9a0b-1c2d3e4f5a6b")
 
 
+# Engines that take only int/UUID point ids (both Qdrant flavours) keep our string id under this key.
+ID_KEY = "_hm_id"
+
+
 def point_uuid(item_id: str) -> str:
     """The deterministic UUID (uuid5) a backend with uuid-only ids stores for our string id."""
     return str(uuid.uuid5(_ID_NAMESPACE, item_id))
@@ -379,6 +383,7 @@ __all__ = [
     "COLLECTIONS",
     "DEFAULT_BACKEND",
     "ENTITY_EMBEDDINGS",
+    "ID_KEY",
     "MEMORY_CHUNKS",
     "TEXT_PREVIEW_CHARS",
     "CollectionSpec",

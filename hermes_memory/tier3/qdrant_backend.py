@@ -45,6 +45,7 @@ from hermes_memory.errors import (
     StorageError,
 )
 from hermes_memory.tier3.backend import (
+    ID_KEY,
     MEMORY_CHUNKS,
     Condition,
     VectorHit,
@@ -61,7 +62,6 @@ from hermes_memory.tier3.backend import (
     reindex_hint,
 )
 
-ID_KEY = "_hm_id"
 _UPSERT_BATCH = 1024
 _META = "hermes.json"
 _SEGMENTS = 8  # see module doc: fewer merges, each optimize indexes only the new segment

@@ -24,6 +24,7 @@ from hermes_memory.errors import (
     StorageError,
 )
 from hermes_memory.tier3.backend import (
+    ID_KEY,
     MEMORY_CHUNKS,
     Condition,
     VectorHit,
@@ -40,7 +41,6 @@ from hermes_memory.tier3.backend import (
     reindex_hint,
 )
 
-ID_KEY = "_hm_id"
 _UPSERT_BATCH = 512
 
 
