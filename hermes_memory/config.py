@@ -15,7 +15,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
-from hermes_memory.errors import ConfigError
+from hermes_memory.errors import ConfigError, ValidationError
+from hermes_memory.scoping import check_scope_name
 
 _PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -98,6 +99,16 @@ class LLMConfig:
 
 
 @dataclass(frozen=True)
+class ScopeConfig:
+    """Which scope this agent reads and writes in a store shared by several agents (see ``scoping``)."""
+
+    name: str
+    facts: str
+    shared_pool: str
+    per_user: bool
+
+
+@dataclass(frozen=True)
 class Config:
     profile: str
     tier1: Tier1Config
@@ -108,6 +119,7 @@ class Config:
     limits: LimitsConfig
     llm: LLMConfig
     hermes_home: str
+    scope: ScopeConfig
 
     # -- resolved paths -------------------------------------------------------------------------
     def expand(self, template: str) -> Path:
@@ -147,12 +159,14 @@ _SECTIONS: dict[str, type[Any]] = {
     "cron": CronConfig,
     "limits": LimitsConfig,
     "llm": LLMConfig,
+    "scope": ScopeConfig,
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "tier3.backend": ("qdrant", "chroma", "memory", "qdrant-client"),
     "tier3.embedding_model": ("local", "sentence-transformers", "openai", "hashing"),
     "graph.centrality_algorithm": ("betweenness", "pagerank", "degree"),
+    "scope.facts": ("private", "shared"),
 }
 
 # Keys whose numbers must be > 0 (the rest of the numbers must be >= 0).
@@ -271,6 +285,7 @@ def _build(data: dict[str, Any], hermes_home: str) -> Config:
             f"'tier3.chunk_size' ({tier3.chunk_size})"
         )
     _check_llm(sections["llm"])
+    _check_scope(sections["scope"])
     return Config(profile=profile, hermes_home=hermes_home, **sections)
 
 
@@ -295,6 +310,16 @@ def _check_llm(llm: LLMConfig) -> None:
         for key in ("base_url", "model"):
             if getattr(llm, key) is None:
                 raise ConfigError(f"config key 'llm.{key}' must be set when 'llm.enabled' is true")
+
+
+def _check_scope(scope: ScopeConfig) -> None:
+    for key in ("name", "shared_pool"):
+        try:
+            check_scope_name(getattr(scope, key), f"config key 'scope.{key}'")
+        except ValidationError as exc:
+            raise ConfigError(str(exc)) from exc
+    if scope.facts == "shared" and scope.shared_pool == scope.name:
+        raise ConfigError("config key 'scope.shared_pool' must differ from 'scope.name'")
 
 
 def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> Any:
@@ -355,6 +380,7 @@ __all__ = [
     "GraphConfig",
     "LLMConfig",
     "LimitsConfig",
+    "ScopeConfig",
     "Tier1Config",
     "Tier2Config",
     "Tier3Config",

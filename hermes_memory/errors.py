@@ -46,6 +46,14 @@ class StorageError(HermesMemoryError):
     code = "storage_error"
 
 
+class VectorStoreBusyError(StorageError):
+    """The vector store is open in another process (embedded engines allow one process per store).
+
+    Not a failure of the memory: that process owns the store, and the others leave their embeddings in
+    the durable queue for it and read without the vector tier (``SemanticMemory`` handles this).
+    """
+
+
 class BackendError(HermesMemoryError):
     """A vector backend or remote service failed or is unreachable."""
 
@@ -75,4 +83,5 @@ __all__ = [
     "StorageError",
     "ThreatDetectedError",
     "ValidationError",
+    "VectorStoreBusyError",
 ]

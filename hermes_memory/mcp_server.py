@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import DependencyMissingError
+from hermes_memory.security.threats import neutralise_data
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
@@ -56,7 +57,9 @@ def _data(envelope: dict[str, Any]) -> Any:
     if not envelope["success"]:
         raise _tool_error(str(envelope["error"]))
     # default=str: timestamps and odd values become strings instead of failing the whole result.
-    return json.loads(json.dumps(envelope["data"], ensure_ascii=False, default=str))
+    data = json.loads(json.dumps(envelope["data"], ensure_ascii=False, default=str))
+    # Memory is data, never instructions: remembered text reaches the client neutralised.
+    return neutralise_data(data)
 
 
 def _guard(call: Callable[[], dict[str, Any]]) -> Any:

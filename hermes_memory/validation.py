@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+import os
+import reprlib
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from hermes_memory.errors import ValidationError
@@ -18,6 +20,19 @@ EVENT_TYPES = frozenset(
     {"milestone", "decision", "error", "insight", "change", "event", "session", "delegation", "memory"}
 )
 SOURCE_TYPES = frozenset({"session", "memory", "tool", "cron", "user", "extraction", "import"})
+# Unix seconds accepted as a point in time: 0001-01-01 .. 9000-01-01 UTC. Every such value converts to a
+# datetime, and date arithmetic on it (a cron's next fire time, a TTL) stays representable too.
+TIME_MIN = -62_135_596_800.0
+TIME_MAX = 221_845_392_000.0
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring = _SHOWN.maxother = 80
+
+
+def shown(value: Any) -> str:
+    """``repr`` for error messages, bounded in length and depth (input may be huge or nested deep)."""
+    return _SHOWN.repr(value)
 
 
 def text(name: str, value: Any, *, max_chars: int | None = None, allow_empty: bool = False) -> str:
@@ -58,8 +73,35 @@ def number_value(name: str, value: Any) -> float:
     return number
 
 
+def timestamp(name: str, value: Any) -> float:
+    """Unix seconds within [TIME_MIN, TIME_MAX] (years 1 to 9000)."""
+    number = number_value(name, value)
+    if not TIME_MIN <= number <= TIME_MAX:
+        raise ValidationError(f"{name} must be Unix seconds between years 1 and 9000, got {number!r}")
+    return number
+
+
 def optional_time(name: str, value: Any) -> float | None:
-    return None if value is None else number_value(name, value)
+    return None if value is None else timestamp(name, value)
+
+
+def path(name: str, value: Any) -> str:
+    """A filesystem path given as text or an ``os.PathLike`` (checked like ``text``)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, bytes):
+        raise ValidationError(f"{name} must be a path as text, got bytes")
+    return text(name, value)
+
+
+def optional_callback(name: str, value: Any) -> Callable[..., Any] | None:
+    """None or something callable (progress callbacks)."""
+    if value is None:
+        return None
+    if not callable(value):
+        raise ValidationError(f"{name} must be callable, got {type(value).__name__}")
+    checked: Callable[..., Any] = value
+    return checked
 
 
 def positive_int(name: str, value: Any, *, maximum: int | None = None) -> int:
@@ -75,14 +117,14 @@ def positive_int(name: str, value: Any, *, maximum: int | None = None) -> int:
 def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     options = sorted(allowed)
     if not isinstance(value, str) or value not in options:
-        raise ValidationError(f"{name} must be one of {', '.join(options)}; got {value!r}")
+        raise ValidationError(f"{name} must be one of {', '.join(options)}; got {shown(value)}")
     return value
 
 
 def string_list(name: str, value: Any, *, max_chars: int | None = None) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, str) or not isinstance(value, list | tuple):
+    if isinstance(value, str | bytes | bytearray) or not isinstance(value, Sequence):
         raise ValidationError(f"{name} must be a list of strings, got {type(value).__name__}")
     return [text(f"{name}[{i}]", item, max_chars=max_chars) for i, item in enumerate(value)]
 
@@ -92,12 +134,18 @@ __all__ = [
     "EVENT_TYPES",
     "FACT_CATEGORIES",
     "SOURCE_TYPES",
+    "TIME_MAX",
+    "TIME_MIN",
     "choice",
     "number_value",
+    "optional_callback",
     "optional_text",
     "optional_time",
+    "path",
     "positive_int",
+    "shown",
     "string_list",
     "text",
+    "timestamp",
     "unit_interval",
 ]

@@ -41,8 +41,6 @@ class HistoryMethods:
         def call() -> dict[str, Any]:
             tier2 = self._tier2()
             fact = tier2.facts.get(v.text("fact_uuid", fact_uuid, max_chars=100).strip(), touch=False)
-            if fact.scope != self.scope:
-                raise NotFoundError(f"no fact with uuid {fact_uuid!r}")
             episodes = []
             for uuid in fact.source_episodes:
                 try:
@@ -77,11 +75,11 @@ class HistoryMethods:
         def call() -> list[dict[str, Any]]:
             name = v.text("subject", subject, max_chars=200).strip()
             tier2 = self._tier2()
-            facts = tier2.facts.history(name, scope=self.scope)
+            facts = tier2.facts.history(name)
             if not facts:
                 # The subject may be an alias: resolve it to the canonical entity name.
-                for entity in tier2.entities.find(name, scope=self.scope):
-                    facts = tier2.facts.history(entity.name, scope=self.scope)
+                for entity in tier2.entities.find(name):
+                    facts = tier2.facts.history(entity.name)
                     if facts:
                         break
             return [_fact(f) for f in facts]
@@ -95,7 +93,7 @@ class HistoryMethods:
             lim = v.positive_int("limit", limit, maximum=1000)
             tier2 = self._tier2()
             out = []
-            for old in tier2.facts.superseded(limit=lim, scope=self.scope):
+            for old in tier2.facts.superseded(limit=lim):
                 new = None
                 if old.superseded_by:
                     try:
@@ -113,13 +111,13 @@ class HistoryMethods:
         def call() -> list[dict[str, Any]]:
             lim = v.positive_int("limit", limit, maximum=1000)
             tier2 = self._tier2()
-            found = tier2.entities.resolve(v.text("entity", entity, max_chars=200).strip(), scope=self.scope)
+            found = tier2.entities.resolve(v.text("entity", entity, max_chars=200).strip())
             items: list[dict[str, Any]] = []
-            for event in tier2.timeline.query(entity_uuid=found.uuid, limit=lim, scope=self.scope):
+            for event in tier2.timeline.query(entity_uuid=found.uuid, limit=lim):
                 items.append({"kind": "event", "time": event.timestamp, **event.to_dict()})
             seen: set[str] = set()
-            for fact in [*tier2.facts.history(found.name, scope=self.scope),
-                         *tier2.facts.about_entity(found.uuid, scope=self.scope)]:  # fmt: skip
+            for fact in [*tier2.facts.history(found.name),
+                         *tier2.facts.about_entity(found.uuid)]:  # fmt: skip
                 if fact.uuid in seen:
                     continue
                 seen.add(fact.uuid)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
@@ -34,6 +35,14 @@ class LLMMethods:
     _max_chars: int
     _t2: Tier2 | None
     _llm_cache: StructuredLLM | None = None
+
+    @property
+    def _core_path(self) -> Path:
+        """This scope's core-memory file: it summarises the scope's facts, so each readable set of
+        scopes has its own file (the default scope keeps ``llm.core_memory_path``)."""
+        path = self.config.core_memory_path
+        key = self._t2.view.key if self._t2 is not None else ""
+        return path if not key else path.with_name(f"{path.stem}-{key}{path.suffix}")
 
     if TYPE_CHECKING:  # provided by RecallMethods; no runtime stub, so the MRO cannot shadow it
 
@@ -80,7 +89,7 @@ class LLMMethods:
             if memories is None:
                 inputs = [_hit_line(hit) for hit in sources]
             else:
-                inputs = v.string_list("memories", list(memories), max_chars=self._max_chars)
+                inputs = v.string_list("memories", memories, max_chars=self._max_chars)
             result = reconstruct(self._structured_llm(), text, inputs)
             return {**result.to_dict(), "sources": sources}
 
@@ -90,7 +99,7 @@ class LLMMethods:
         """The core memory: bullets per section, rendered markdown, budget and last update time."""
 
         def call() -> dict[str, Any]:
-            core = CoreMemoryStore(self.config.core_memory_path).load()
+            core = CoreMemoryStore(self._core_path).load()
             return {
                 **core.to_dict(),
                 "markdown": core.render(),
@@ -108,9 +117,9 @@ class LLMMethods:
             given = (
                 None
                 if candidates is None
-                else v.string_list("candidates", list(candidates), max_chars=self._max_chars)
+                else v.string_list("candidates", candidates, max_chars=self._max_chars)
             )
-            store = CoreMemoryStore(self.config.core_memory_path)
+            store = CoreMemoryStore(self._core_path)
             with _CORE_LOCK:
                 core = store.load()
                 texts = given if given is not None else self._core_candidates(core.updated_at)
@@ -131,7 +140,6 @@ class LLMMethods:
             None,
             limit=CORE_CANDIDATE_LIMIT,
             min_confidence=CORE_CANDIDATE_MIN_CONFIDENCE,
-            scope=self.scope,
             touch=False,
         )
         return [
@@ -146,7 +154,7 @@ class LLMMethods:
             with self._t2.db.atomic() as conn:
                 self._t2.audit.record(
                     conn, action="core_memory_update", tier="core", actor="llm", target_uuid=None,
-                    diff={"applied": applied, "path": str(self.config.core_memory_path)},
+                    diff={"applied": applied, "path": str(self._core_path)},
                 )  # fmt: skip
 
 

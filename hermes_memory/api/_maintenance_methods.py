@@ -40,13 +40,18 @@ class MaintenanceMethods:
         raise NotImplementedError
 
     def maintenance_context(self) -> JobContext:
-        """The stores the maintenance jobs work on (for a Scheduler). Raises ConfigError if Tier 2 is off."""
+        """The stores the maintenance jobs work on (for a Scheduler). Raises ConfigError if Tier 2 is off.
+
+        Maintenance is store-wide: its Tier 2 is the admin view (every scope; the jobs group by scope
+        and never merge across scopes). A removed fact's chunks are dropped through that view too.
+        The graph is this agent's view's graph.
+        """
         return JobContext(
-            tier2=self._tier2(),
+            tier2=self._tier2().admin(),
             config=self.config,
             semantic=self._sem,
             graph=self._graph_service,
-            fact_removed=lambda fact: self._on_fact_change(fact, removed=True),
+            fact_removed=None,
             actor=MAINTENANCE_ACTOR,
         )
 
@@ -73,6 +78,7 @@ class MaintenanceMethods:
         def call() -> dict[str, Any]:
             names = JOB_NAMES if job is None else (check_job(v.text("job", job, max_chars=50).strip()),)
             when = v.optional_time("now", now)
+            v.optional_callback("progress", progress)
             ctx = self.maintenance_context()
             runs: dict[str, Any] = {}
             for name in names:
@@ -91,6 +97,7 @@ class MaintenanceMethods:
 
         def call() -> dict[str, Any]:
             when = v.optional_time("now", now)
+            v.optional_callback("progress", progress)
             runs = Scheduler(self, self.config.cron).tick(when, progress)
             return {"jobs": runs, "failed": [n for n, r in runs.items() if r["status"] == "failed"]}
 

@@ -68,6 +68,7 @@ class OpsMethods:
             if not isinstance(confirm, bool):
                 raise ValidationError("confirm must be a boolean")
             t2 = self._tier2()
+            t2.ingest_queue.absorb()  # turns still in the inbox must be found (and forgotten) too
             with t2.db.atomic() as conn:
                 plan: _forget.ForgetPlan = planner(conn, t2)
                 if plan.empty():
@@ -110,7 +111,7 @@ class OpsMethods:
             doc = _export.export_data(self._tier2(), self._curated_store)
             if path is None:
                 return doc
-            target = Path(v.text("path", os.fspath(path)))
+            target = Path(v.path("path", path))
             try:
                 target.write_text(json.dumps(doc, ensure_ascii=False, sort_keys=True), encoding="utf-8")
             except OSError as exc:
@@ -143,12 +144,13 @@ class OpsMethods:
         empty, StorageError."""
 
         def call() -> dict[str, Any]:
-            target = Path(v.text("dest", os.fspath(dest)))
+            target = Path(v.path("dest", dest))
             if self._graph_service is not None:
                 self._graph_service.save()
             graph_dir = self.config.graph_path if self._graph_service is not None else None
+            # A backup is of the whole store (every scope): it restores the home as it was.
             return _backup.backup(
-                self._tier2(), self._curated_store, graph_dir, target, profile=self.config.profile
+                self._tier2().admin(), self._curated_store, graph_dir, target, profile=self.config.profile
             )
 
         return run("multi", call, tiers=self.enabled_tiers())
@@ -171,7 +173,7 @@ class OpsMethods:
             if profile is not None:
                 overrides["profile"] = profile
             cfg = config if config is not None else load_config(None, hermes_home=hermes_home, **overrides)
-            return _backup.restore(Path(v.text("src", os.fspath(src))), cfg, force=force)
+            return _backup.restore(Path(v.path("src", src)), cfg, force=force)
 
         return run("multi", call)
 

@@ -10,7 +10,10 @@ from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
 from hermes_memory.recall.engine import TIERS, RecallEngine
 from hermes_memory.recall.render import render
+from hermes_memory.records import Hit
+from hermes_memory.security.threats import neutralise_data
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier3.semantic import SemanticMemory
 
 
 class RecallMethods:
@@ -18,6 +21,7 @@ class RecallMethods:
 
     scope: str
     _max_chars: int
+    _sem: SemanticMemory | None
 
     def _recall_engine(self) -> RecallEngine:
         raise NotImplementedError
@@ -41,6 +45,7 @@ class RecallMethods:
         """What memory knows about the query, from every tier, ranked; ``as_of`` answers what was
         believed then. Facts it returns are reinforced (access count)."""
         queried: list[str] = []
+        degraded: list[str] = []
 
         def call() -> dict[str, Any]:
             text = v.text("query", query, max_chars=self._max_chars).strip()
@@ -59,15 +64,36 @@ class RecallMethods:
                         f"unknown tier(s) {', '.join(unknown)}; choose from {', '.join(TIERS)}"
                     )
                 chosen = [t for t in chosen if t in enabled]
+            if "tier3" in chosen and self._sem is not None:
+                reason = self._sem.busy_reason()
+                if reason is not None:  # another process holds the vectors: recall without them
+                    chosen.remove("tier3")
+                    degraded.append(reason)
             queried.extend(chosen)
-            hits = self._recall_engine().recall(
-                text, limit=lim, tiers=chosen, as_of=when, scope=self.scope, session_id=sid
+            hits = (
+                self._recall_engine().recall(
+                    text, limit=lim, tiers=chosen, as_of=when, session_id=sid
+                )
+                if chosen or not degraded  # the engine reads an empty list as "every tier"
+                else []
             )
             facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
             if facts:
                 self._tier2().facts.touch(facts)
-            return {"hits": [h.to_dict() for h in hits], "rendered": render(hits, budget)}
+            return {"hits": [_safe_hit(h) for h in hits], "rendered": render(hits, budget)}
 
         envelope = run("multi", call)
         envelope["meta"]["tiers_queried"] = queried
+        if degraded:
+            envelope["meta"]["degraded"] = degraded
         return envelope
+
+
+def _safe_hit(hit: Hit) -> dict[str, Any]:
+    """A hit as it leaves recall: memory is data, never instructions, so every remembered string in it
+    (text, speaker, session...) is neutralised; ``metadata.neutralised`` marks a hit that needed it."""
+    raw = hit.to_dict()
+    safe: dict[str, Any] = neutralise_data(raw)
+    if safe != raw:
+        safe["metadata"] = {**(safe.get("metadata") or {}), "neutralised": True}
+    return safe

@@ -14,12 +14,16 @@ from hermes_memory.errors import ValidationError
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.turns import TurnMessage, new_turn_uuid
 from hermes_memory.ingest.worker import Ingestor, to_timestamp
+from hermes_memory.security.threats import neutralise_data
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import SemanticMemory
 
 # A turn may be long (pasted logs, code); it is chunked, not refused, up to this size per message.
 MAX_TURN_CHARS = 1_000_000
 _MAX_METADATA_CHARS = 20_000
+# While another process holds the vector store, it writes our embeddings; flush waits for them only
+# while it sees the queue shrink, and gives up after this long without progress.
+_HANDOFF_WAIT_S = 3.0
 
 
 class RememberMethods:
@@ -94,12 +98,14 @@ class RememberMethods:
         if when is not None and (
             isinstance(when, bool) or not isinstance(when, int | float | str | datetime)
         ):
-            raise ValidationError(f"time must be Unix seconds, a datetime or ISO-8601 text, got {when!r}")
+            raise ValidationError(
+                f"time must be Unix seconds, a datetime or ISO-8601 text, got {v.shown(when)}"
+            )
         try:
             ts = to_timestamp(when)
         except (ValueError, OverflowError, OSError) as exc:
-            raise ValidationError(f"time {when!r} is not a valid timestamp: {exc}") from exc
-        v.number_value("time", ts)
+            raise ValidationError(f"time {v.shown(when)} is not a valid timestamp: {exc}") from exc
+        v.timestamp("time", ts)
         meta = _check_metadata(metadata)
         uuid = v.text("turn_id", turn_id, max_chars=200) if turn_id is not None else new_turn_uuid()
         payload = {
@@ -115,11 +121,17 @@ class RememberMethods:
         return {"turn_id": uuid, "queued": queued, "time": ts}
 
     def flush(self, timeout: float | None = 30.0) -> Envelope:
-        """Wait until every queued turn and embedding is written (or ``timeout`` seconds pass)."""
+        """Wait until every queued turn and embedding is written (or ``timeout`` seconds pass).
+
+        While another process holds the vector store, that process writes the embeddings: flush waits
+        for them while the queue shrinks, and ``meta.degraded`` says why vectors may still be pending.
+        """
+        degraded: list[str] = []
 
         def call() -> dict[str, Any]:
             deadline = None if timeout is None else time.monotonic() + v.number_value("timeout", timeout)
             tier2 = self._tier2()
+            last_embeds, progress_at = -1, time.monotonic()
             while True:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
@@ -128,12 +140,28 @@ class RememberMethods:
                     self._worker.wait_idle(1.0 if left is None else min(left, 1.0))
                 else:
                     self._drain_once(deadline)
-                if tier2.ingest_queue.count() == 0 and (self._sem is None or tier2.embed_queue.count() == 0):
+                turns = tier2.ingest_queue.count()
+                embeds = tier2.embed_queue.count() if self._sem is not None else 0
+                if turns == 0 and embeds == 0:
                     break
+                reason = self._sem.busy_reason() if self._sem is not None and turns == 0 else None
+                if reason is None:
+                    continue
+                degraded[:] = [reason]
+                if embeds != last_embeds:
+                    last_embeds, progress_at = embeds, time.monotonic()
+                elif time.monotonic() - progress_at >= _HANDOFF_WAIT_S:
+                    break  # the holder is not draining now; the rows stay queued for it
+                time.sleep(0.05)
             pending = {"turns": tier2.ingest_queue.count(), "embeddings": tier2.embed_queue.count()}
+            if pending["embeddings"] == 0:
+                degraded.clear()  # the vectors were written in the end (by the holder, or after a handover)
             return {"drained": pending["turns"] == 0 and pending["embeddings"] == 0, "pending": pending}
 
-        return run("tier2", call, tiers=["tier2", "tier3"])
+        envelope = run("tier2", call, tiers=["tier2", "tier3"])
+        if degraded:
+            envelope["meta"]["degraded"] = degraded
+        return envelope
 
     def _drain_once(self, deadline: float | None = None) -> bool:
         """One pass over both queues in the caller's thread; True when anything was written."""
@@ -146,13 +174,14 @@ class RememberMethods:
         return busy
 
     def get_latest(self, count: int = 10, begin: float | None = None) -> Envelope:
-        """The newest ``count`` episodes (before ``begin`` if given), oldest first (HAEMA's latest slice)."""
+        """The newest ``count`` episodes (before ``begin`` if given), oldest first (HAEMA's latest slice);
+        their text is neutralised (memory is data, never instructions)."""
 
         def call() -> list[dict[str, Any]]:
             n = v.positive_int("count", count, maximum=1000)
             before = v.optional_time("begin", begin)
             return [
-                e.to_dict() for e in self._tier2().episodes.latest(count=n, before=before, scope=self.scope)
+                neutralise_data(e.to_dict()) for e in self._tier2().episodes.latest(count=n, before=before)
             ]
 
         return run("tier2", call)
@@ -165,7 +194,8 @@ def _check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         raise ValidationError(f"metadata must be a mapping, got {type(metadata).__name__}")
     try:
         text = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
+        # RecursionError: nested deeper than the interpreter's stack; refused like any unserialisable value.
         raise ValidationError(f"metadata must be JSON-serialisable: {exc}") from exc
     if len(text) > _MAX_METADATA_CHARS:
         raise ValidationError(

@@ -66,12 +66,12 @@ class Tier2Methods:
                 days = v.number_value("ttl_days", ttl_days)
                 if days <= 0:
                     raise ValidationError(f"ttl_days must be > 0, got {days!r}")
-                expiry = time.time() + days * 86400.0
+                expiry = v.timestamp("ttl_days (as an expiry time)", time.time() + days * 86400.0)
             tier2 = self._tier2()
             with tier2.db.atomic():
                 stored = tier2.facts.store(
                     text, category=category, confidence=conf, source_type=source, source_id=source_id,
-                    actor=self.actor, expires_at=expiry, importance=imp, scope=self.scope,
+                    actor=self.actor, expires_at=expiry, importance=imp,
                 )  # fmt: skip
                 if stored.created:
                     self._on_fact_change(stored.fact)
@@ -105,7 +105,6 @@ class Tier2Methods:
                 limit=lim,
                 min_confidence=conf,
                 as_of=when,
-                scope=self.scope,
             )
             return [{**s.fact.to_dict(), "score": round(s.score, 6)} for s in found]
 
@@ -149,7 +148,7 @@ class Tier2Methods:
         def call() -> dict[str, Any]:
             v.text("uuid", uuid, max_chars=100)
             if not isinstance(soft, bool):
-                raise ValidationError(f"soft must be true or false, got {soft!r}")
+                raise ValidationError(f"soft must be true or false, got {v.shown(soft)}")
             tier2 = self._tier2()
             with tier2.db.atomic():
                 fact = tier2.facts.get(uuid, touch=False)
@@ -185,7 +184,6 @@ class Tier2Methods:
                     aliases=alias_list,
                     description=desc,
                     actor=self.actor,
-                    scope=self.scope,
                 )
                 self._on_entity_change(ensured.entity)
             return {**ensured.entity.to_dict(), "created": ensured.created}
@@ -206,9 +204,9 @@ class Tier2Methods:
         def call() -> dict[str, Any]:
             tier2 = self._tier2()
             src = tier2.entities.resolve(
-                v.text("from_name", from_name, max_chars=200).strip(), scope=self.scope
+                v.text("from_name", from_name, max_chars=200).strip()
             )
-            dst = tier2.entities.resolve(v.text("to_name", to_name, max_chars=200).strip(), scope=self.scope)
+            dst = tier2.entities.resolve(v.text("to_name", to_name, max_chars=200).strip())
             rel_type = v.text("relation", relation, max_chars=100).strip().lower().replace(" ", "_")
             weight = v.unit_interval("strength", strength)
             fact = v.optional_text("evidence_fact_id", evidence_fact_id, max_chars=100)
@@ -219,7 +217,6 @@ class Tier2Methods:
                 strength=weight,
                 evidence_fact_id=fact,
                 actor=self.actor,
-                scope=self.scope,
             )
             self._on_relation_change(rel)
             return {**rel.to_dict(), "from_name": src.name, "to_name": dst.name, "created": created}
@@ -239,7 +236,7 @@ class Tier2Methods:
             tier2 = self._tier2()
             out = []
             for entity, score in tier2.entities.query(
-                text or None, entity_type=entity_type, limit=lim, scope=self.scope
+                text or None, entity_type=entity_type, limit=lim
             ):
                 relations = [r.to_dict() for r in tier2.relations.for_entity(entity.uuid)]
                 out.append({**entity.to_dict(), "score": round(score, 6), "relations": relations})
@@ -272,7 +269,7 @@ class Tier2Methods:
             sid = v.optional_text("session_id", session_id, max_chars=200)
             tier2 = self._tier2()
             refs = v.string_list("related_entities", related_entities, max_chars=200)
-            uuids = [tier2.entities.resolve(ref.strip(), scope=self.scope).uuid for ref in refs]
+            uuids = [tier2.entities.resolve(ref.strip()).uuid for ref in refs]
             event = tier2.timeline.add(
                 event_type,
                 clean,
@@ -282,7 +279,6 @@ class Tier2Methods:
                 timestamp=when,
                 session_id=sid,
                 actor=self.actor,
-                scope=self.scope,
             )
             return event.to_dict()
 
@@ -311,10 +307,10 @@ class Tier2Methods:
             entity_uuid = None
             if entity is not None:
                 entity_uuid = tier2.entities.resolve(
-                    v.text("entity", entity, max_chars=200).strip(), scope=self.scope
+                    v.text("entity", entity, max_chars=200).strip()
                 ).uuid
             events = tier2.timeline.query(
-                start=lo, end=hi, event_type=event_type, entity_uuid=entity_uuid, limit=lim, scope=self.scope
+                start=lo, end=hi, event_type=event_type, entity_uuid=entity_uuid, limit=lim
             )
             return [e.to_dict() for e in events]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
-from hermes_memory.errors import ValidationError
-from hermes_memory.security.threats import ensure_safe
+from hermes_memory.errors import ValidationError, VectorStoreBusyError
+from hermes_memory.security.threats import ensure_safe, neutralise_data
 from hermes_memory.tier3.semantic import Progress, SemanticMemory
 
 _MAX_LIMIT = 1000
@@ -51,7 +51,7 @@ class Tier3Methods:
             at = when if when is not None else time.time()
             chunks = semantic.index_text(
                 body, source_kind="text", source_type=kind, timestamp=at,
-                session_id=sid, message_id=message_id, category=category, scope=self.scope,
+                session_id=sid, message_id=message_id, category=category,
             )  # fmt: skip
             report = semantic.drain() if wait else None
             return {
@@ -80,10 +80,18 @@ class Tier3Methods:
             floor = semantic.cfg.min_score if min_score is None else v.unit_interval("min_score", min_score)
             if filters is not None and not isinstance(filters, Mapping):
                 raise ValidationError(f"filters must be a mapping, got {type(filters).__name__}")
-            result = semantic.search(text, limit=lim, min_score=floor, filters=filters, scope=self.scope)
+            try:
+                result = semantic.search(text, limit=lim, min_score=floor, filters=filters)
+            except VectorStoreBusyError as exc:
+                # Another process holds the vectors: answer from the same chunks by BM25, and say so.
+                result = semantic.lexical_search(
+                    text, limit=lim, filters=filters, reason=str(exc)
+                )
             meta["truncated"] = result.truncated
             meta["min_score"] = floor
-            return [h.to_dict() for h in result.hits]
+            if result.degraded is not None:
+                meta["degraded"] = [result.degraded]
+            return [neutralise_data(h.to_dict()) for h in result.hits]  # memory is data, not instructions
 
         envelope = run("tier3", call)
         envelope["meta"].update(meta)
@@ -96,9 +104,11 @@ class Tier3Methods:
         def call() -> list[dict[str, Any]]:
             text = v.text("query", query, max_chars=self._max_chars).strip()
             lim = v.positive_int("limit", limit, maximum=_MAX_LIMIT)
-            result = self._semantic().hybrid(text, limit=lim, scope=self.scope)
+            result = self._semantic().hybrid(text, limit=lim)
             meta["truncated"] = result.truncated
-            return [h.to_dict() for h in result.hits]
+            if result.degraded is not None:
+                meta["degraded"] = [result.degraded]
+            return [neutralise_data(h.to_dict()) for h in result.hits]  # memory is data, not instructions
 
         envelope = run("multi", call, tiers=["tier2", "tier3"])
         envelope["meta"].update(meta)
@@ -109,10 +119,16 @@ class Tier3Methods:
 
         def call() -> dict[str, int]:
             cap = None if max_items is None else v.positive_int("max_items", max_items)
+            v.optional_callback("progress", progress)
             return self._semantic().drain(max_items=cap, progress=progress).to_dict()
 
         return run("tier3", call)
 
     def reindex(self, progress: Progress | None = None) -> Envelope:
         """Rebuild every vector collection from Tier 2 (after switching backend or embedder)."""
-        return run("tier3", lambda: self._semantic().reindex(progress=progress).to_dict())
+
+        def call() -> dict[str, int]:
+            v.optional_callback("progress", progress)
+            return self._semantic().reindex(progress=progress).to_dict()
+
+        return run("tier3", call)

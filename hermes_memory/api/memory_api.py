@@ -18,16 +18,18 @@ from hermes_memory.api._tier2_methods import Tier2Methods
 from hermes_memory.api._tier3_methods import Tier3Methods
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
-from hermes_memory.errors import ConfigError
+from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.llm.wiring import ingest_hooks
 from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Entity, Fact, Relation
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier3 import shared as shared_tier3
 from hermes_memory.tier3.semantic import SemanticMemory
 
 
@@ -47,6 +49,8 @@ class MemoryAPI(
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
+    ``scope`` (default: config ``scope.name``) selects this agent's scope in a store shared by several
+    agents; every store is bound to it, so nothing of another scope is read, counted or exported.
     Raises ConfigError for bad configuration and StorageError when the store cannot be opened.
     """
 
@@ -58,7 +62,7 @@ class MemoryAPI(
         hermes_home: str | os.PathLike[str] | None = None,
         config_path: str | os.PathLike[str] | None = None,
         actor: str = "user",
-        scope: str = "default",
+        scope: str | None = None,
         backend: str | None = None,
         background: bool = False,
         **overrides: Any,
@@ -71,7 +75,8 @@ class MemoryAPI(
             raise ConfigError("pass either a Config or profile/hermes_home/config_path/overrides, not both")
         self.config = config
         self.actor = actor
-        self.scope = scope
+        self.view = _scope_view(config, scope)
+        self.scope = self.view.own
         self._max_chars = config.tier2.max_content_chars
         self._t2: Tier2 | None = None
         self._curated_store: CuratedStore | None = None
@@ -87,6 +92,7 @@ class MemoryAPI(
                 wal=config.tier2.wal_mode,
                 busy_timeout_ms=config.tier2.busy_timeout_ms,
                 auto_dedupe=config.tier2.auto_dedupe,
+                view=self.view,
             )
         if config.tier1.enabled:
             self._curated_store = CuratedStore(
@@ -97,7 +103,8 @@ class MemoryAPI(
             self._snapshot = CuratedSnapshot.capture(self._curated_store)
         if config.tier3.enabled and self._t2 is not None:
             # Cheap: the embedder and the vector collections open on first use.
-            self._sem = SemanticMemory(config.tier3, config.tier3_path, self._t2, backend=backend)
+            # Shared with every other MemoryAPI of this store in the process (other scopes, same files).
+            self._sem = shared_tier3.acquire(config.tier3, config.tier3_path, self._t2, backend=backend)
         if config.graph.enabled and self._t2 is not None:
             self._graph_service = GraphService(self._t2, config.graph_path)
         if self._t2 is not None:
@@ -179,7 +186,11 @@ class MemoryAPI(
         """Counts and sizes of every enabled tier."""
 
         def call() -> dict[str, Any]:
-            out: dict[str, Any] = {"profile": self.config.profile, "scope": self.scope}
+            out: dict[str, Any] = {
+                "profile": self.config.profile,
+                "scope": self.scope,
+                "scope_view": self.view.to_dict(),
+            }
             if self._curated_store is not None:
                 out["tier1"] = {
                     store: {
@@ -221,7 +232,7 @@ class MemoryAPI(
             self._graph_service.save()
             self._graph_service = None
         if self._sem is not None:
-            self._sem.close()
+            shared_tier3.release(self._sem)
             self._sem = None
         if self._t2 is not None:
             self._t2.close()
@@ -232,6 +243,18 @@ class MemoryAPI(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _scope_view(config: Config, name: str | None) -> ScopeView:
+    """The view from config ``scope`` (``name`` overrides ``scope.name``). Raises ConfigError."""
+    try:
+        return ScopeView.of(
+            config.scope.name if name is None else name,
+            facts=config.scope.facts,
+            shared_pool=config.scope.shared_pool,
+        )
+    except ValidationError as exc:
+        raise ConfigError(f"scope: {exc}") from exc
 
 
 __all__ = ["MemoryAPI"]

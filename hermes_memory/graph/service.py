@@ -4,6 +4,7 @@ missing, corrupt or stale, updated incrementally on every entity/relation write,
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,21 +12,47 @@ from hermes_memory.graph.nx_store import KnowledgeGraph, graph_fingerprint
 from hermes_memory.records import Entity, Relation
 from hermes_memory.tier2 import Tier2
 
+# Another process sharing the profile writes entities this process's graph has not seen; a query that
+# meets one rebuilds the graph from Tier 2, at most this often (a rebuild of 10k entities takes ~1 s).
+REFRESH_S = 30.0
+
+
+def view_directory(directory: Path, tier2: Tier2) -> Path:
+    """Where the graph of ``tier2``'s view lives: each readable set of scopes has its own graph file, so
+    a graph query never sees another scope's nodes; the default scope keeps the configured directory."""
+    key = tier2.view.key
+    return directory if not key else directory.with_name(f"{directory.name}-{key}")
+
 
 class GraphService:
+    """The graph of one ``ScopeView``: built from the view's entities and relations only."""
+
     def __init__(self, tier2: Tier2, directory: Path):
         self._tier2 = tier2
-        self._directory = directory
+        self._directory = view_directory(directory, tier2)
         self._kg: KnowledgeGraph | None = None
         self._dirty = False
         self._lock = threading.RLock()
+        self._refresh_after = 0.0
         self.last_load: dict[str, Any] | None = None
 
+    @property
+    def directory(self) -> Path:
+        """The directory of this view's graph file."""
+        return self._directory
+
+    def tier2_counts(self) -> tuple[int, int]:
+        """(entities, relations) in Tier 2 as this graph's view sees them."""
+        return self._tier2.entities.count(), self._tier2.relations.count()
+
     def fingerprint(self) -> str:
+        scoped, sp = self._tier2.view.where("scope")
         row = self._tier2.db.query_one(
-            "SELECT (SELECT count(*) FROM entities) AS e, (SELECT count(*) FROM relations) AS r, "
-            "max(coalesce((SELECT max(last_seen) FROM entities), 0), "
-            "coalesce((SELECT max(updated_at) FROM relations), 0)) AS t"
+            f"SELECT (SELECT count(*) FROM entities WHERE {scoped}) AS e, "
+            f"(SELECT count(*) FROM relations WHERE {scoped}) AS r, "
+            f"max(coalesce((SELECT max(last_seen) FROM entities WHERE {scoped}), 0), "
+            f"coalesce((SELECT max(updated_at) FROM relations WHERE {scoped}), 0)) AS t",
+            sp * 4,
         )
         assert row is not None
         return graph_fingerprint(int(row["e"]), int(row["r"]), float(row["t"]))
@@ -53,6 +80,17 @@ class GraphService:
             kg.save(self.fingerprint())
             self._dirty = False
             return report
+
+    def present(self, uuids: list[str]) -> list[str]:
+        """The given entity uuids the graph holds, after a rebuild if some are missing (written by
+        another process; see REFRESH_S). Raises StorageError when Tier 2 cannot be read."""
+        with self._lock:
+            kg = self.graph
+            if any(u not in kg for u in uuids) and time.monotonic() >= self._refresh_after:
+                self._refresh_after = time.monotonic() + REFRESH_S
+                self.rebuild()
+                kg = self.graph
+            return [u for u in uuids if u in kg]
 
     # -- incremental updates after Tier 2 writes ------------------------------------------------
     def entity_changed(self, entity: Entity) -> None:

@@ -77,7 +77,7 @@ def recall_lines(
     lines = []
     for raw in envelope["data"]["hits"]:
         hit = Hit(**{**raw, "source_ids": tuple(raw.get("source_ids") or ())})
-        if not safety.is_clean_for_context(hit.text):
+        if hit.metadata.get("neutralised") or not safety.is_clean_for_context(hit.text):
             continue  # memory is data, never instructions: drop the line, not just the bad words
         # Hermes fences the block itself; a stored fence tag must not close it early.
         text = hit_line(hit).replace("<memory-context>", "").replace("</memory-context>", "")

@@ -87,7 +87,8 @@ class NextLevelProvider:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def initialize(self, session_id: str, **kwargs: Any) -> None:
-        """Open (or join) the shared store for this HERMES_HOME and profile.
+        """Open (or join) the shared store for this HERMES_HOME and profile, in the scope config
+        ``scope.name`` names (``user:<user_id>`` with ``scope.per_user`` when Hermes passes a user_id).
 
         Raises ConfigError for a bad ``nextlevel.yaml`` and StorageError when the store cannot open;
         Hermes logs that and keeps calling the hooks, which then do nothing and tools explain why.
@@ -109,7 +110,7 @@ class NextLevelProvider:
         profile = _profile(kwargs.get("agent_identity"))
         try:
             self._settings = load_settings(home)
-            shared = registry.acquire(home, profile, self._settings)
+            shared = registry.acquire(home, profile, self._settings, user_id=kwargs.get("user_id"))
         except HermesMemoryError as exc:
             self._init_error = f"nextlevel memory could not start: {exc}"
             warn = kwargs.get("warning_callback")

@@ -13,9 +13,12 @@ import threading
 from dataclasses import dataclass, field
 
 from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.config import Config
+from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.hermes.settings import ProviderSettings
+from hermes_memory.scoping import check_scope_name
 
-StoreKey = tuple[str, str]  # (absolute hermes_home, profile)
+StoreKey = tuple[str, str, str]  # (absolute hermes_home, profile, scope)
 
 
 @dataclass
@@ -43,21 +46,39 @@ _stores: dict[StoreKey, SharedStore] = {}
 _registry_lock = threading.Lock()
 
 
-def store_key(hermes_home: str, profile: str) -> StoreKey:
-    return (os.path.realpath(os.path.expanduser(hermes_home)), profile)
+def store_key(hermes_home: str, profile: str, scope: str = "") -> StoreKey:
+    """The registry key; ``scope`` "" is the scope the configuration names (``scope.name``)."""
+    return (os.path.realpath(os.path.expanduser(hermes_home)), profile, scope)
 
 
-def acquire(hermes_home: str, profile: str, settings: ProviderSettings) -> SharedStore:
-    """The shared store for this home/profile, opened (with a background worker) on first use.
+def user_scope(config: Config, user_id: object) -> str:
+    """The scope of a Hermes user: ``user:<user_id>`` when config ``scope.per_user`` is on and Hermes
+    passed a user id, else "" (the configured ``scope.name``). Raises ConfigError for an id that is
+    not a valid scope name."""
+    if not config.scope.per_user or user_id is None or user_id == "":
+        return ""
+    try:
+        return check_scope_name(f"user:{user_id}", "scope of user_id")
+    except ValidationError as exc:
+        raise ConfigError(f"scope.per_user: {exc}") from exc
+
+
+def acquire(
+    hermes_home: str, profile: str, settings: ProviderSettings, *, user_id: object = None
+) -> SharedStore:
+    """The shared store for this home/profile and scope (config ``scope.name``, or the user's scope
+    with ``scope.per_user``), opened (with a background worker) on first use.
 
     Raises what MemoryAPI raises: ConfigError for bad settings, StorageError when the DB cannot open.
     """
-    key = store_key(hermes_home, profile)
+    home = store_key(hermes_home, profile)[0]
+    config = settings.memory_config(home, profile)
+    key = store_key(hermes_home, profile, user_scope(config, user_id))
     with _registry_lock:
         shared = _stores.get(key)
         if shared is None:
-            config = settings.memory_config(key[0], profile)
-            api = MemoryAPI(config, actor="hermes", background=True)
+            # Several scopes of one profile share the vector collections (tier3.shared).
+            api = MemoryAPI(config, actor="hermes", background=True, scope=key[2] or None)
             shared = SharedStore(key=key, api=api, settings=settings)
             _stores[key] = shared
         shared.refs += 1
@@ -86,10 +107,11 @@ def open_stores() -> dict[StoreKey, int]:
         return {key: s.refs for key, s in _stores.items()}
 
 
-def find(hermes_home: str, profile: str) -> SharedStore | None:
-    """The open shared store for this home/profile, if any (tests and benchmarks use it to flush)."""
+def find(hermes_home: str, profile: str, scope: str = "") -> SharedStore | None:
+    """The open shared store for this home/profile (and scope: "" is the configured one), if any
+    (tests and benchmarks use it to flush)."""
     with _registry_lock:
-        return _stores.get(store_key(hermes_home, profile))
+        return _stores.get(store_key(hermes_home, profile, scope))
 
 
-__all__ = ["SharedStore", "StoreKey", "acquire", "find", "open_stores", "release", "store_key"]
+__all__ = ["SharedStore", "StoreKey", "acquire", "find", "open_stores", "release", "store_key", "user_scope"]

@@ -69,7 +69,7 @@ def _num(args: Mapping[str, Any], key: str, default: float | None = None) -> flo
         try:
             value = float(value)
         except ValueError as exc:
-            raise ValidationError(f"'{key}' must be a number, got {args.get(key)!r}") from exc
+            raise ValidationError(f"'{key}' must be a number, got {v.shown(args.get(key))}") from exc
     return v.number_value(key, value)
 
 
@@ -114,7 +114,7 @@ def _time(args: Mapping[str, Any], key: str) -> float | None:
         except ValueError as exc:
             raise ValidationError(
                 f"'{key}' must be an ISO date/time like '2025-03-01' or '2025-03-01T14:30', or Unix "
-                f"seconds; got {value!r}"
+                f"seconds; got {v.shown(value)}"
             ) from exc
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
@@ -127,7 +127,7 @@ def _bool(args: Mapping[str, Any], key: str, default: bool) -> bool:
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
     if not isinstance(value, bool):
-        raise ValidationError(f"'{key}' must be true or false, got {value!r}")
+        raise ValidationError(f"'{key}' must be true or false, got {v.shown(value)}")
     return value
 
 
@@ -330,7 +330,7 @@ def missing_actions(api: object) -> list[str]:
 def _memory(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
     action = args.get("action")
     if not isinstance(action, str) or action not in ACTIONS:
-        raise ValidationError(f"'action' must be one of {', '.join(ACTIONS)}; got {action!r}")
+        raise ValidationError(f"'action' must be one of {', '.join(ACTIONS)}; got {v.shown(action)}")
     if action in _OPTIONAL:
         method, handler = _OPTIONAL[action]
         if not hasattr(ctx.api, method):
@@ -353,7 +353,7 @@ def _remember(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
         return _entity_link(ctx, args)
     if kind == "event":
         return _timeline_add(ctx, args)
-    raise ValidationError(f"'kind' must be fact, entity, relation or event; got {kind!r}")
+    raise ValidationError(f"'kind' must be fact, entity, relation or event; got {v.shown(kind)}")
 
 
 def _search(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
@@ -370,7 +370,7 @@ def call_tool(ctx: ToolContext, name: str, args: Mapping[str, Any]) -> str:
     operation (those become ``{"error": ...}``); a bug propagates to the host."""
     handler = TOOLS.get(name)
     if handler is None:
-        return error_json(f"unknown tool {name!r}; this provider has {', '.join(sorted(TOOLS))}")
+        return error_json(f"unknown tool {v.shown(name)}; this provider has {', '.join(sorted(TOOLS))}")
     if not isinstance(args, Mapping):
         return error_json(f"arguments must be a JSON object, got {type(args).__name__}")
     try:
@@ -405,16 +405,17 @@ def _result(name: str, args: Mapping[str, Any], envelope: Envelope) -> dict[str,
     return out
 
 
+def _safe(text: str) -> str:
+    """Text as the model may see it: neutralised (``strict``, like the recall block); withheld when
+    Hermes' own scanner still flags what is left."""
+    shown = neutralise(text)
+    return shown if not safety.findings(shown) else "[withheld: matched an injection pattern]"
+
+
 def _hit(hit: Mapping[str, Any]) -> dict[str, Any]:
-    text = str(hit.get("text", ""))
-    shown = (
-        neutralise(text, "context")
-        if safety.is_clean_for_context(text)
-        else "[withheld: matched an injection pattern]"
-    )
     meta = hit.get("metadata") or {}
     out = {
-        "text": shown,
+        "text": _safe(str(hit.get("text", ""))),
         "kind": hit.get("kind"),
         "tier": hit.get("tier"),
         "score": round(float(hit.get("score", 0.0)), 3),
@@ -423,7 +424,7 @@ def _hit(hit: Mapping[str, Any]) -> dict[str, Any]:
     }
     for key in ("speaker", "session_id", "store", "category"):
         if meta.get(key):
-            out[key] = meta[key]
+            out[key] = _safe(str(meta[key]))
     return out
 
 
@@ -437,7 +438,7 @@ def _clean(value: Any) -> Any:
     if isinstance(value, list):
         return [_clean(item) for item in value]
     if isinstance(value, str):
-        return value if safety.is_clean_for_context(value) else neutralise(value, "context")
+        return _safe(value)
     return value
 
 

@@ -76,7 +76,7 @@ class RuleBasedKnowledge:
         for found in result.entities:
             ensured = tier2.entities.ensure(
                 found.name, found.entity_type, aliases=found.aliases, actor="ingest",
-                seen_at=episode.timestamp, scope=episode.scope,
+                seen_at=episode.timestamp,
             )  # fmt: skip
             uuids[found.name.casefold()] = ensured.entity.uuid
             changes.entities.append(ensured.entity)
@@ -90,7 +90,6 @@ class RuleBasedKnowledge:
                 continue
             relation, _ = tier2.relations.link(
                 src, dst, rel.predicate, strength=max(0.0, min(1.0, rel.confidence)), actor="ingest",
-                scope=episode.scope,
             )  # fmt: skip
             changes.relations.append(relation)
         for fact in result.facts:
@@ -115,7 +114,6 @@ class RuleBasedKnowledge:
                 source_episodes=(episode.uuid,),
                 extractor=EXTRACTOR,
                 importance=max(0.0, min(1.0, fact.salience)),
-                scope=episode.scope,
                 entity_uuids=linked,
             )
             if stored.created and self._semantic is not None:
@@ -129,7 +127,7 @@ class RuleBasedKnowledge:
                     valid_from=when.start.timestamp() if when is not None else episode.timestamp,
                     subject=fact.subject, predicate=predicate, object=obj, exclusive=True,
                     source_episodes=(episode.uuid,), extractor=EXTRACTOR,
-                    importance=max(0.0, min(1.0, fact.salience)), scope=episode.scope, entity_uuids=linked,
+                    importance=max(0.0, min(1.0, fact.salience)), entity_uuids=linked,
                 )  # fmt: skip
                 if implied.created and self._semantic is not None:
                     self._semantic.index_fact(implied.fact)
@@ -139,7 +137,7 @@ class RuleBasedKnowledge:
                     importance=max(0.0, min(1.0, fact.salience)), related_entities=linked,
                     related_facts=(stored.fact.uuid,), session_id=episode.session_id,
                     timestamp=when.start.timestamp(), end_timestamp=when.end.timestamp(),
-                    source_episodes=(episode.uuid,), actor="ingest", scope=episode.scope,
+                    source_episodes=(episode.uuid,), actor="ingest",
                 )  # fmt: skip
 
     def _remember(self, name: str, entity_type: str, aliases: tuple[str, ...]) -> None:

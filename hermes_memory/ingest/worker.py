@@ -10,6 +10,7 @@ and follow after commit (the embed queue is itself durable; the graph is rebuild
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -66,6 +67,11 @@ class Ingestor:
         changes = Changes()
         tier2 = self._tier2
         with tier2.db.atomic() as conn:
+            if _already_written(conn, item):
+                # Re-sent after it was written (the caller never saw the first success): a turn is
+                # written whole or not at all, so its first episode proves it; only the row goes.
+                tier2.ingest_queue.done(conn, item)
+                return changes
             for index, message in enumerate(payload["messages"]):
                 text = message["text"]
                 if not text.strip():
@@ -79,7 +85,6 @@ class Ingestor:
                     text=text,
                     timestamp=payload["time"],
                     metadata={**payload.get("metadata", {}), "turn_uuid": item.turn_uuid, "index": index},
-                    scope=payload.get("scope", "default"),
                 )
                 changes.episodes.append(episode)
                 if self._semantic is not None:
@@ -102,7 +107,7 @@ class Ingestor:
         for kind, text in texts:
             self._semantic.index_text(
                 text, source_kind=kind, source_type="session", timestamp=episode.timestamp,
-                source_uuid=episode.uuid, session_id=episode.session_id, scope=episode.scope,
+                source_uuid=episode.uuid, session_id=episode.session_id,
             )  # fmt: skip
 
     def drain(self, *, max_turns: int | None = None, deadline: float | None = None) -> int:
@@ -144,6 +149,14 @@ class Ingestor:
                 if not progressed:
                     break
         return written
+
+
+def _already_written(conn: sqlite3.Connection, item: QueuedTurn) -> bool:
+    first = next((i for i, m in enumerate(item.payload["messages"]) if m["text"].strip()), None)
+    if first is None:
+        return False
+    uuid = episode_uuid(item.turn_uuid, first)
+    return conn.execute("SELECT 1 FROM episodes WHERE uuid = ?", (uuid,)).fetchone() is not None
 
 
 def to_timestamp(value: float | datetime | str | None) -> float:

@@ -231,7 +231,7 @@ class LLMKnowledge:
         reply: dict[str, Any],
         extra: Changes,
     ) -> dict[str, Any]:
-        scope, first = episodes[0].scope, episodes[0]
+        first = episodes[0]
         haystack = " ".join(e.text for e in episodes).casefold()
         speakers = {e.speaker.casefold() for e in episodes if e.speaker}
         uuids: dict[str, str] = {}
@@ -246,7 +246,7 @@ class LLMKnowledge:
                 continue
             aliases = [_clean(a) for a in item.get("aliases") or [] if _clean(a)]
             ensured = tier2.entities.ensure(
-                name, item["type"], aliases=aliases, actor="llm", seen_at=first.timestamp, scope=scope
+                name, item["type"], aliases=aliases, actor="llm", seen_at=first.timestamp
             )
             for surface in (ensured.entity.name, *ensured.entity.aliases):
                 uuids.setdefault(surface.casefold(), ensured.entity.uuid)
@@ -256,13 +256,13 @@ class LLMKnowledge:
                 if self._semantic is not None:
                     self._semantic.index_entity(ensured.entity)
         for item in reply.get("relations") or []:
-            src = _resolve(tier2, uuids, _clean(item["subject"]), scope)
-            dst = _resolve(tier2, uuids, _clean(item["object"]), scope)
+            src = _resolve(tier2, uuids, _clean(item["subject"]))
+            dst = _resolve(tier2, uuids, _clean(item["object"]))
             if src is None or dst is None or src == dst:
                 added["skipped"] += 1
                 continue
             relation, created = tier2.relations.link(
-                src, dst, _predicate(item["predicate"]), actor="llm", scope=scope,
+                src, dst, _predicate(item["predicate"]), actor="llm",
                 strength=_unit(item.get("confidence"), 0.6),
             )  # fmt: skip
             if created:
@@ -302,7 +302,6 @@ class LLMKnowledge:
                 source_episodes=tuple(e.uuid for e in source),
                 extractor=self.extractor,
                 importance=0.5,
-                scope=scope,
                 entity_uuids=linked,
             )
             if stored.created:
@@ -333,17 +332,17 @@ def _check_reply(value: dict[str, Any], messages: int) -> list[str]:
 def _turn_facts(tier2: Tier2, episodes: list[Episode]) -> list[Fact]:
     """What the rules stored for this turn: the newest facts that cite one of its episodes."""
     ids = {e.uuid for e in episodes}
-    recent = tier2.facts.query(None, limit=100, scope=episodes[0].scope, touch=False)
+    recent = tier2.facts.query(None, limit=100, touch=False)
     return [s.fact for s in recent if ids.intersection(s.fact.source_episodes)]
 
 
-def _resolve(tier2: Tier2, uuids: dict[str, str], name: str, scope: str) -> str | None:
+def _resolve(tier2: Tier2, uuids: dict[str, str], name: str) -> str | None:
     if not name:
         return None
     found = uuids.get(name.casefold())
     if found is not None:
         return found
-    entities: list[Entity] = tier2.entities.find(name, scope=scope)
+    entities: list[Entity] = tier2.entities.find(name)
     return entities[0].uuid if entities else None
 
 

@@ -18,9 +18,11 @@ from typing import Any
 
 from hermes_memory.config import Config
 from hermes_memory.errors import ConflictError, StorageError, ValidationError
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier1.curated_store import STORE_FILES, CuratedStore
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+from hermes_memory.tier2.turn_inbox import inbox_path
 
 MANIFEST = "manifest.json"
 FORMAT = "hermes-memory/backup"
@@ -39,10 +41,15 @@ def backup(tier2: Tier2, curated: CuratedStore | None, graph_dir: Path | None, d
 
     Raises ConflictError when ``dest`` holds files, StorageError when it cannot be written.
     """
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+    try:
+        occupied = dest.exists() and (not dest.is_dir() or any(dest.iterdir()))
+    except OSError as exc:  # e.g. a name longer than the filesystem allows
+        raise StorageError(f"cannot use {dest} as a backup destination: {exc}") from exc
+    if occupied:
         raise ConflictError(f"backup destination {dest} exists and is not empty")
     try:
         dest.mkdir(parents=True, exist_ok=True)
+        tier2.ingest_queue.absorb()  # queued turns still in the inbox belong in the backup
         tier2.db.backup_to(dest / DB_NAME)
         files = [DB_NAME]
         if curated is not None:
@@ -104,8 +111,9 @@ def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]
     if occupied and not force:
         raise ConflictError(f"the target already holds memory ({occupied[0]}); pass force to overwrite")
     try:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{config.db_path}{suffix}").unlink(missing_ok=True)
+        for base in (config.db_path, inbox_path(config.db_path)):  # the old turn inbox goes too
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{base}{suffix}").unlink(missing_ok=True)
         for directory in (config.graph_path, config.tier3_path):
             if directory.exists():
                 shutil.rmtree(directory)
@@ -126,7 +134,9 @@ def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]
     except (OSError, sqlite3.Error) as exc:
         raise StorageError(f"cannot restore {src} into {config.db_path.parent}: {exc}") from exc
     settings = config.tier2
-    tier2 = Tier2.open(config.db_path, wal=settings.wal_mode, busy_timeout_ms=settings.busy_timeout_ms)
+    tier2 = Tier2.open(
+        config.db_path, wal=settings.wal_mode, busy_timeout_ms=settings.busy_timeout_ms, view=ScopeView.all()
+    )
     try:
         with tier2.db.atomic() as conn:
             tier2.embed_queue.clear(conn)

@@ -4,6 +4,10 @@ Rows are exported column by column (all columns except the local autoincrement `
 ``id``, so an import into an empty home followed by an export yields the identical document. Vectors
 are not exported: they are re-derived from the chunks by the embed queue after an import.
 The audit log and maintenance history stay with the home they describe and are not exported.
+
+Both directions go through the Tier 2 store's ``ScopeView``: an export holds only the rows the view can
+read, and an import writes every row into the view's scopes (episodes, their chunks and queued turns
+into its own scope; facts, entities, relations, timeline events and fact chunks into its fact scope).
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ import sqlite3
 from typing import Any
 
 from hermes_memory.errors import ConflictError, ValidationError
+from hermes_memory.scoping import DEFAULT_SCOPE, ScopeView
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2._util import dumps
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
 from hermes_memory.tier2.schema import current_version
 
@@ -33,18 +39,62 @@ _KEYED = {
 _HASHED = ("facts", "episodes", "chunks")
 
 
+_QUEUED_SCOPE = f"coalesce(json_extract(payload, '$.scope'), '{DEFAULT_SCOPE}')"
+
+
+def _in_view(view: ScopeView, table: str) -> tuple[str, list[str]]:
+    """SQL (no alias) restricting ``table``'s rows to the view, with its parameters."""
+    if view.admin:
+        return "1 = 1", []
+    scoped, sp = view.where("scope")
+    if table == "entity_aliases":
+        return f"entity_uuid IN (SELECT uuid FROM entities WHERE {scoped})", sp
+    if table == "fact_entities":
+        return (
+            f"fact_uuid IN (SELECT uuid FROM facts WHERE {scoped}) "
+            f"AND entity_uuid IN (SELECT uuid FROM entities WHERE {scoped})",
+            sp * 2,
+        )
+    if table == "ingest_queue":
+        return view.where(_QUEUED_SCOPE)
+    return scoped, sp
+
+
+def _into_view(view: ScopeView, table: str, row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` moved into the view's write scopes (what an import writes)."""
+    if table == "ingest_queue":
+        payload = row.get("payload")
+        if isinstance(payload, str):
+            try:
+                body = json.loads(payload)
+            except ValueError as exc:
+                raise ValidationError(f"export table 'ingest_queue': payload is not JSON: {exc}") from exc
+            if isinstance(body, dict) and body.get("scope", DEFAULT_SCOPE) != view.write_own:
+                return {**row, "payload": dumps({**body, "scope": view.write_own})}
+        return row
+    if "scope" not in row and table in ("entity_aliases", "fact_entities"):
+        return row
+    private = table == "episodes" or (table == "chunks" and row.get("source_kind") != "fact")
+    return {**row, "scope": view.write_own if private else view.write_facts}
+
+
 def _columns(conn: sqlite3.Connection, table: str) -> list[sqlite3.Row]:
     return [c for c in conn.execute(f"PRAGMA table_info({table})").fetchall() if c["name"] != "id"]
 
 
 def export_data(tier2: Tier2, curated: CuratedStore | None) -> dict[str, Any]:
-    """Every tier as plain JSON data (one consistent read transaction for Tier 2)."""
+    """Every tier as plain JSON data (one consistent read transaction for Tier 2): the rows of the
+    Tier 2 view only; the curated entries (Tier 1) are per Hermes home and shared by design."""
     tables: dict[str, list[dict[str, Any]]] = {}
+    tier2.ingest_queue.absorb()  # queued turns still in the inbox belong in the export
     with tier2.db.atomic() as conn:
         for table in TABLES:
             names = [c["name"] for c in _columns(conn, table)]
             order = "id" if table not in ("entity_aliases", "fact_entities") else ", ".join(names)
-            rows = conn.execute(f"SELECT {', '.join(names)} FROM {table} ORDER BY {order}").fetchall()
+            where, params = _in_view(tier2.view, table)
+            rows = conn.execute(
+                f"SELECT {', '.join(names)} FROM {table} WHERE {where} ORDER BY {order}", params
+            ).fetchall()
             tables[table] = [dict(zip(names, tuple(row), strict=True)) for row in rows]
     tier1 = {s: curated.entries(s) for s in ("memory", "user")} if curated is not None else {}
     return {
@@ -94,15 +144,23 @@ def _validate_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, An
     return [c["name"] for c in cols]
 
 
-def _is_empty(conn: sqlite3.Connection) -> bool:
-    return all(conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() is None for t in TABLES)
+def _is_empty(conn: sqlite3.Connection, view: ScopeView) -> bool:
+    """True when the view holds no Tier 2 rows (other scopes may)."""
+    for table in TABLES:
+        where, params = _in_view(view, table)
+        if conn.execute(f"SELECT 1 FROM {table} WHERE {where} LIMIT 1", params).fetchone() is not None:
+            return False
+    return True
 
 
-def _duplicate(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> str | None:
-    """The existing row's key if ``row`` duplicates one (same uuid, same content hash, same identity)."""
+def _duplicate(conn: sqlite3.Connection, view: ScopeView, table: str, row: dict[str, Any]) -> str | None:
+    """The existing row's key if ``row`` duplicates one of the view (same uuid, content hash, identity)."""
     key = _KEYED.get(table)
     if key is not None and row.get(key) is not None:
-        hit = conn.execute(f"SELECT {key} FROM {table} WHERE {key} = ?", (row[key],)).fetchone()
+        where, where_params = _in_view(view, table)
+        hit = conn.execute(
+            f"SELECT {key} FROM {table} WHERE {key} = ? AND {where}", (row[key], *where_params)
+        ).fetchone()
         if hit is not None:
             return str(hit[0])
     if table in _HASHED and row.get("content_hash"):
@@ -124,9 +182,11 @@ def _duplicate(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> str
         if hit is not None:
             return str(hit[0])
     if table == "relations":
+        where, where_params = _in_view(view, table)
         hit = conn.execute(
-            "SELECT uuid FROM relations WHERE from_entity_id = ? AND to_entity_id = ? AND relation_type = ?",
-            (row.get("from_entity_id"), row.get("to_entity_id"), row.get("relation_type")),
+            "SELECT uuid FROM relations WHERE from_entity_id = ? AND to_entity_id = ? AND relation_type = ?"
+            f" AND {where}",
+            (row.get("from_entity_id"), row.get("to_entity_id"), row.get("relation_type"), *where_params),
         ).fetchone()
         if hit is not None:
             return str(hit[0])
@@ -148,16 +208,18 @@ def import_data(
 
     ``merge=True`` skips rows that duplicate existing ones (same uuid or content hash); ``merge=False``
     requires an empty home and imports exactly. Every imported chunk and entity is enqueued for
-    embedding (vectors are re-derived). Raises ValidationError for a malformed document, ConflictError
-    when ``merge=False`` and the home already holds memory.
+    embedding (vectors are re-derived). Rows land in the Tier 2 view's scopes, and duplicates are
+    looked for within the view. Raises ValidationError for a malformed document, ConflictError
+    when ``merge=False`` and the view already holds memory, StorageError for the admin view.
     """
+    view = tier2.view
     tier1, tables = _check(data)
     imported: dict[str, int] = {}
     skipped: dict[str, int] = {}
     remap: dict[str, str] = {}
     with tier2.db.atomic() as conn:
         has_curated = curated is not None and any(curated.entries(s) for s in tier1)
-        if not merge and (has_curated or not _is_empty(conn)):
+        if not merge and (has_curated or not _is_empty(conn, view)):
             raise ConflictError("import without merge needs an empty memory home; use merge mode")
         for table in TABLES:
             rows = tables.get(table, [])
@@ -165,7 +227,8 @@ def import_data(
             imported[table] = skipped[table] = 0
             for raw in rows:
                 row = {k: remap.get(v, v) if k in _REFS.get(table, ()) else v for k, v in raw.items()}
-                existing = _duplicate(conn, table, row) if merge else None
+                row = _into_view(view, table, row)
+                existing = _duplicate(conn, view, table, row) if merge else None
                 if existing is not None:
                     if table in _KEYED and row.get(_KEYED[table]) != existing:
                         remap[str(row[_KEYED[table]])] = existing

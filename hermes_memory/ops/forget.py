@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_memory.errors import NotFoundError, ValidationError
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.audit import visible_entries
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
 from hermes_memory.tier2.entities import name_key
 
@@ -119,13 +121,28 @@ def plan_entity(
     """
     if not isinstance(name, str) or not name.strip():
         raise ValidationError("name must be a non-empty string")
-    seeds = _ids(conn, "SELECT entity_uuid FROM entity_aliases WHERE alias_key = ?", (name_key(name),))
-    return _plan_entities(conn, curated, seeds, [name.strip()], target="entity")
+    view = tier2.view
+    scoped, sp = view.where("e.scope")
+    seeds = _ids(
+        conn,
+        "SELECT a.entity_uuid FROM entity_aliases a JOIN entities e ON e.uuid = a.entity_uuid "
+        f"WHERE a.alias_key = ? AND {scoped}",
+        (name_key(name), *sp),
+    )
+    return _plan_entities(conn, view, curated, seeds, [name.strip()], target="entity")
 
 
 def _plan_entities(
-    conn: sqlite3.Connection, curated: CuratedStore | None, seeds: set[str], names: list[str], *, target: str
+    conn: sqlite3.Connection,
+    view: ScopeView,
+    curated: CuratedStore | None,
+    seeds: set[str],
+    names: list[str],
+    *,
+    target: str,
 ) -> ForgetPlan:
+    # Only rows the view can read are planned: forgetting under one scope never touches another's.
+    scoped, sp = view.where("scope")
     terms = list(names)
     for row in conn.execute(
         "SELECT name, aliases FROM entities WHERE uuid IN (SELECT value FROM json_each(?))", (_j(seeds),)
@@ -138,51 +155,67 @@ def _plan_entities(
     m = _MATCH_FN
     plan.entities = seeds | _ids(
         conn,
-        f"SELECT uuid FROM entities WHERE {m}(name || ' ' || aliases || ' ' || coalesce(description, ''))",
+        f"SELECT uuid FROM entities WHERE {scoped} AND "
+        f"{m}(name || ' ' || aliases || ' ' || coalesce(description, ''))",
+        sp,
     )
     ents = _j(plan.entities)
     plan.facts = _ids(
         conn,
-        f"SELECT uuid FROM facts WHERE {m}(content) OR {m}(coalesce(subject, ''))"
+        f"SELECT uuid FROM facts WHERE {scoped} AND ({m}(content) OR {m}(coalesce(subject, ''))"
         f" OR {m}(coalesce(object, '')) OR uuid IN (SELECT fact_uuid FROM fact_entities"
-        "   WHERE entity_uuid IN (SELECT value FROM json_each(?)))",
-        (ents,),
+        "   WHERE entity_uuid IN (SELECT value FROM json_each(?))))",
+        (*sp, ents),
     )
     plan.relations = _ids(
         conn,
-        "SELECT uuid FROM relations WHERE from_entity_id IN (SELECT value FROM json_each(?))"
-        " OR to_entity_id IN (SELECT value FROM json_each(?))",
-        (ents, ents),
+        f"SELECT uuid FROM relations WHERE {scoped} AND (from_entity_id IN (SELECT value FROM json_each(?))"
+        " OR to_entity_id IN (SELECT value FROM json_each(?)))",
+        (*sp, ents, ents),
     )
     plan.episodes = _ids(
-        conn, f"SELECT uuid FROM episodes WHERE {m}(coalesce(speaker, '') || ' ' || text || ' ' || metadata)"
+        conn,
+        f"SELECT uuid FROM episodes WHERE {scoped} AND "
+        f"{m}(coalesce(speaker, '') || ' ' || text || ' ' || metadata)",
+        sp,
     )
-    _plan_common(conn, curated, plan, pattern)
+    _plan_common(conn, view, curated, plan, pattern)
     return plan
 
 
 def _plan_common(
-    conn: sqlite3.Connection, curated: CuratedStore | None, plan: ForgetPlan, pattern: re.Pattern[str] | None
+    conn: sqlite3.Connection,
+    view: ScopeView,
+    curated: CuratedStore | None,
+    plan: ForgetPlan,
+    pattern: re.Pattern[str] | None,
 ) -> None:
     m = _MATCH_FN
+    scoped, sp = view.where("scope")
     plan.events |= _ids(
         conn,
-        f"SELECT uuid FROM timeline WHERE {m}(title || ' ' || coalesce(description, ''))"
+        f"SELECT uuid FROM timeline WHERE {scoped} AND ({m}(title || ' ' || coalesce(description, ''))"
         " OR EXISTS (SELECT 1 FROM json_each(timeline.related_entities) je"
         "   WHERE je.value IN (SELECT value FROM json_each(?)))"
         " OR EXISTS (SELECT 1 FROM json_each(timeline.related_facts) jf"
-        "   WHERE jf.value IN (SELECT value FROM json_each(?)))",
-        (_j(plan.entities), _j(plan.facts)),
+        "   WHERE jf.value IN (SELECT value FROM json_each(?))))",
+        (*sp, _j(plan.entities), _j(plan.facts)),
     )
     sources = _j(plan.entities | plan.facts | plan.events | plan.episodes)
     plan.chunks |= _ids(
         conn,
-        f"SELECT uuid FROM chunks WHERE {m}(text) OR source_uuid IN (SELECT value FROM json_each(?))",
-        (sources,),
+        f"SELECT uuid FROM chunks WHERE {scoped} AND"
+        f" ({m}(text) OR source_uuid IN (SELECT value FROM json_each(?)))",
+        (*sp, sources),
     )
-    plan.ingest_ids |= _ids(conn, f"SELECT id FROM ingest_queue WHERE {m}(payload)")
-    plan.audit_ids |= _ids(conn, f"SELECT id FROM memory_audit_log WHERE {_MATCH_JSON_FN}(diff)")
-    if _table_exists(conn, "maintenance_runs"):
+    mine, mp = _queued_in(view)
+    plan.ingest_ids |= _ids(conn, f"SELECT id FROM ingest_queue WHERE {mine} AND {m}(payload)", mp)
+    visible, vp = visible_entries(view)
+    plan.audit_ids |= _ids(
+        conn, f"SELECT id FROM memory_audit_log WHERE {visible} AND {_MATCH_JSON_FN}(diff)", vp
+    )
+    if view.admin and _table_exists(conn, "maintenance_runs"):
+        # Run records are store-wide (counts only, no scope): a scoped forget leaves them alone.
         plan.run_ids |= _ids(
             conn,
             f"SELECT id FROM maintenance_runs WHERE {_MATCH_JSON_FN}(result) OR {m}(coalesce(error, ''))",
@@ -201,10 +234,13 @@ def plan_uuid(conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | No
     if not isinstance(uuid, str) or not uuid.strip():
         raise ValidationError("id must be a non-empty string")
     uuid = uuid.strip()
-    row = conn.execute("SELECT name FROM entities WHERE uuid = ?", (uuid,)).fetchone()
+    view = tier2.view
+    scoped, sp = view.where("scope")
+    row = conn.execute(f"SELECT name FROM entities WHERE uuid = ? AND {scoped}", (uuid, *sp)).fetchone()
     if row is not None:
-        return _plan_entities(conn, curated, {uuid}, [row["name"]], target="entity")
+        return _plan_entities(conn, view, curated, {uuid}, [row["name"]], target="entity")
     _install(conn, None)
+    visible, vp = visible_entries(view)
     plan = ForgetPlan(target="")
     for table, kind, text_sql in (
         ("facts", "fact", "content"),
@@ -212,7 +248,9 @@ def plan_uuid(conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | No
         ("timeline", "event", "title"),
         ("relations", "relation", "NULL"),
     ):
-        found = conn.execute(f"SELECT {text_sql} AS t FROM {table} WHERE uuid = ?", (uuid,)).fetchone()
+        found = conn.execute(
+            f"SELECT {text_sql} AS t FROM {table} WHERE uuid = ? AND {scoped}", (uuid, *sp)
+        ).fetchone()
         if found is None:
             continue
         plan.target = kind
@@ -221,16 +259,25 @@ def plan_uuid(conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | No
             # Windows and sentence views embed the record's text under other sources; drop those too.
             plan.chunks |= _ids(
                 conn,
-                "SELECT uuid FROM chunks WHERE source_uuid = ? OR instr(text, ?) > 0",
-                (uuid, found["t"]),
+                f"SELECT uuid FROM chunks WHERE {scoped} AND (source_uuid = ? OR instr(text, ?) > 0)",
+                (*sp, uuid, found["t"]),
             )
             plan.audit_ids |= _ids(
                 conn,
-                "SELECT id FROM memory_audit_log WHERE target_uuid = ? OR instr(coalesce(diff, ''), ?) > 0",
-                (uuid, json.dumps(found["t"], ensure_ascii=False)[1:-1]),
+                f"SELECT id FROM memory_audit_log WHERE {visible} AND"
+                " (target_uuid = ? OR instr(coalesce(diff, ''), ?) > 0)",
+                (*vp, uuid, json.dumps(found["t"], ensure_ascii=False)[1:-1]),
             )
         return plan
     raise NotFoundError(f"no fact, entity, episode, timeline event or relation has id {uuid!r}")
+
+
+def _queued_in(view: ScopeView) -> tuple[str, list[str]]:
+    """SQL selecting the queued turns of the view (a turn's scope is in its payload)."""
+    if view.admin:
+        return "1 = 1", []
+    marks = ", ".join("?" * len(view.readable))
+    return f"coalesce(json_extract(payload, '$.scope'), 'default') IN ({marks})", list(view.readable)
 
 
 def execute(conn: sqlite3.Connection, tier2: Tier2, plan: ForgetPlan, *, actor: str) -> None:

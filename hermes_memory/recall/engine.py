@@ -1,8 +1,9 @@
 """Cross-tier recall: candidates from every tier, fused into one ranked list of typed hits.
 
 Design (measured on LoCoMo with bench/locomo_research.py; constants in ``RecallSettings``):
-  * turns (episodes): BM25 over the turn plus vectors — the turn's best sentence and the turn with
-    the message before it — each min-max normalised over the candidates and summed with weights
+  * turns (episodes): BM25 over the turn (question function words dropped) plus vectors — the turn's
+    best sentence and the turn with the message before it, each view its own vector search — BM25
+    scaled by its maximum, cosines from 0 (unrelated) to the best hit, summed with weights
     ("weighted score fusion": plain reciprocal-rank fusion of BM25 and vectors was worse than BM25);
   * participants' names are removed from the lexical terms and from the embedded query (they match
     half of all turns) and used instead as a prior: turns by the one person a question names rank up;
@@ -36,6 +37,20 @@ from hermes_memory.tier2.search import fts_terms
 from hermes_memory.tier3.semantic import SemanticMemory
 
 TIERS = ("tier1", "tier2", "tier3", "graph")
+# Function words a question is made of ("what", "does", "some", "other"...): as BM25 terms they match
+# most turns and only add noise. A generic English list (tokens as ``fts_terms`` yields them), nothing
+# taken from a benchmark's questions; broader than the store-level FTS stop-words on purpose. Tokens
+# that are also content words ("won", "don", "may") stay searchable.
+_FUNCTION_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can cannot could couldn did didn do does doesn doing down during each few for
+    from further had hadn has hasn have haven having he her here hers herself him himself his how i if in
+    into is isn it its itself let me more most mustn my myself no nor not of off on once only or other
+    ought our ours ourselves out over own same shan she should shouldn so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was wasn
+    we were weren what when where which while who whom why with would wouldn you your yours yourself
+    yourselves s t d ll m re ve also just will shall might must""".split()
+)
 _POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hermes-memory-recall")
 
 
@@ -52,11 +67,22 @@ class RecallSettings:
     date_boost: float = 0.6
     neighbour: float = 0.4
     candidates: int = 200
+    # Each view gets its own vector top-k (sentences: several per turn; windows: one per turn; facts).
     vector_candidates: int = 300
+    window_candidates: int = 200
+    fact_candidates: int = 100
+    # Vector scores are (1 + cos) / 2; a cosine of 0 (unrelated) maps to 0 and the best hit to 1. A fixed
+    # floor keeps the scale independent of how many candidates were fetched (min-max over the top-k
+    # stretched the k-th hit to 0 and over-weighted vectors against BM25: -0.018 recall@10 on LoCoMo).
+    vector_floor: float = 0.5
     recency_half_life_days: float = 365.0
     recency_weight: float = 0.05
     importance_weight: float = 0.15
     fact_scale: float = 0.9  # a fact's best score relative to the best turn's (turns are the ground truth)
+    # Redundancy penalty (maximal marginal relevance): a hit loses this much times its word overlap
+    # (Jaccard of content words) with the most similar hit ranked above it, so ten near-copies of one
+    # statement do not push out the other things the memory knows about the question.
+    diversity: float = 0.0
 
 
 @dataclass
@@ -86,24 +112,25 @@ class RecallEngine:
         self._lock = threading.Lock()
 
     # -- query understanding --------------------------------------------------------------------
-    def _participants(self, scope: str) -> list[str]:
+    def _participants(self) -> list[str]:
         with self._lock:
             if self._speakers is None or time.monotonic() - self._speakers[0] > 30.0:
-                self._speakers = (time.monotonic(), self._tier2.episodes.speakers(scope))
+                self._speakers = (time.monotonic(), self._tier2.episodes.speakers())
             return self._speakers[1]
 
-    def _understand(self, query: str, scope: str, now: float) -> _Query:
-        names = [n for n in self._participants(scope) if re.search(rf"\b{re.escape(n)}\b", query, re.I)]
+    def _understand(self, query: str, now: float) -> _Query:
+        names = [n for n in self._participants() if re.search(rf"\b{re.escape(n)}\b", query, re.I)]
         stripped = query
         for name in names:
             stripped = re.sub(rf"\b{re.escape(name)}(?:'s)?\b", " ", stripped, flags=re.I)
         stripped = re.sub(r"\s+", " ", stripped).strip() or query
         name_words = {w.casefold() for n in names for w in n.split()}
         terms = [t for t in fts_terms(query) if t not in name_words] or fts_terms(query)
+        terms = [t for t in terms if t not in _FUNCTION_WORDS] or terms
         span = None
         # Relative dates ("last May") are read against the present conversation: the newest memory,
         # which is "now" for a live agent and the right anchor for an imported history.
-        anchor = min(now, self._tier2.episodes.latest_time(scope) or now)
+        anchor = min(now, self._tier2.episodes.latest_time() or now)
         mentions = find_temporal(query, datetime.fromtimestamp(anchor, tz=UTC))
         if mentions:
             first = mentions[0]
@@ -118,43 +145,44 @@ class RecallEngine:
         limit: int = 10,
         tiers: Sequence[str] | None = None,
         as_of: float | None = None,
-        scope: str = "default",
         session_id: str | None = None,
     ) -> list[Hit]:
-        """Ranked hits across the requested tiers (default: all that are enabled)."""
+        """Ranked hits across the requested tiers (default: all that are enabled), from the scope view
+        the stores are bound to."""
         wanted = set(tiers or TIERS)
         now = time.time()
-        q = self._understand(query, scope, now)
+        q = self._understand(query, now)
         st = self.settings
         vec_future: Future[dict[str, dict[str, float]]] | None = None
         if "tier3" in wanted and self._semantic is not None:
-            vec_future = _POOL.submit(self._vectors, q, scope)
+            vec_future = _POOL.submit(self._vectors, q)
         turn_scores: dict[int, float] = {}
         fact_scores: dict[str, float] = {}
         if "tier2" in wanted:
             # BM25 is 0 for a turn that matches nothing, so it is scaled by its maximum (min 0).
-            bm25 = self._tier2.episodes.bm25_ranks(" ".join(q.terms), limit=st.candidates, scope=scope)
+            bm25 = self._tier2.episodes.bm25_ranks(" ".join(q.terms), limit=st.candidates)
             _add(turn_scores, _maxnorm(bm25), st.w_bm25)
             if q.span is not None:  # the timeline: turns from the period a question names are candidates
                 speaker = q.names[0] if len(q.names) == 1 else None
                 in_period = self._tier2.episodes.in_range(
-                    q.span[0], q.span[1] + 86400.0, scope=scope, speaker=speaker, limit=st.candidates
+                    q.span[0], q.span[1] + 86400.0, speaker=speaker, limit=st.candidates
                 )
                 _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
-            _add(fact_scores, _minmax(self._bm25_facts(q, scope, as_of)), st.w_fact)
+            _add(fact_scores, _minmax(self._bm25_facts(q, as_of)), st.w_fact)
         if "graph" in wanted and self._graph is not None:
-            _add(fact_scores, _minmax(self._graph_facts(q, scope)), st.w_graph)
+            _add(fact_scores, _minmax(self._graph_facts(q)), st.w_graph)
         if vec_future is not None:
             views = vec_future.result()
             ids = self._tier2.episodes.ids_for(list({*views["episode"], *views["episode_window"]}))
+            floor = st.vector_floor
             _add(
                 turn_scores,
-                _minmax({ids[u]: s for u, s in views["episode"].items() if u in ids}),
+                _floornorm({ids[u]: s for u, s in views["episode"].items() if u in ids}, floor),
                 st.w_sentence,
             )
-            _add(turn_scores, _minmax({ids[u]: s for u, s in views["episode_window"].items() if u in ids}),
-                 st.w_window)  # fmt: skip
-            _add(fact_scores, _minmax(views["fact"]), st.w_fact)
+            _add(turn_scores, _floornorm({ids[u]: s for u, s in views["episode_window"].items() if u in ids},
+                                         floor), st.w_window)  # fmt: skip
+            _add(fact_scores, _floornorm(views["fact"], floor), st.w_fact)
         hits: list[Hit] = []
         if turn_scores:
             episodes, neighbours = self._episodes_with_neighbours(turn_scores)
@@ -172,29 +200,34 @@ class RecallEngine:
             )
         if "tier1" in wanted and self._curated is not None:
             hits.extend(self._curated_hits(q))
-        return _dedupe(sorted(hits, key=lambda h: h.score, reverse=True))[:limit]
+        ranked = _dedupe(sorted(hits, key=lambda h: h.score, reverse=True))
+        return _diversify(ranked, st.diversity, limit) if st.diversity > 0 else ranked[:limit]
 
     # -- sources --------------------------------------------------------------------------------
-    def _bm25_facts(self, q: _Query, scope: str, as_of: float | None) -> dict[str, float]:
+    def _bm25_facts(self, q: _Query, as_of: float | None) -> dict[str, float]:
         query = " ".join(q.terms)
         if not query:
             return {}
-        found = self._tier2.facts.query(query, limit=50, scope=scope, as_of=as_of, touch=False)
+        found = self._tier2.facts.query(query, limit=50, as_of=as_of, touch=False)
         return {s.fact.uuid: s.score for s in found}
 
-    def _graph_facts(self, q: _Query, scope: str) -> dict[str, float]:
+    def _graph_facts(self, q: _Query) -> dict[str, float]:
         assert self._graph is not None
-        seeds = self._entities_in(q.text, scope)
+        seeds = self._entities_in(q.text)
+        if not seeds:
+            return {}
+        # Entities another process wrote may be missing from this process's graph until it refreshes.
+        seeds = self._graph.present(seeds)
         if not seeds:
             return {}
         activation = self._graph.graph.spread(seeds, max_hops=2)
         out: dict[str, float] = {}
         for entity_uuid, act in sorted(activation.items(), key=lambda kv: kv[1], reverse=True)[:20]:
-            for fact in self._tier2.facts.about_entity(entity_uuid, scope=scope)[-20:]:
+            for fact in self._tier2.facts.about_entity(entity_uuid)[-20:]:
                 out[fact.uuid] = max(out.get(fact.uuid, 0.0), act)
         return out
 
-    def _entities_in(self, text: str, scope: str) -> list[str]:
+    def _entities_in(self, text: str) -> list[str]:
         """Entities whose name or alias appears in the text as whole words (longest phrases win)."""
         words = re.findall(r"[\w'-]+", text)
         found: list[str] = []
@@ -203,21 +236,24 @@ class RecallEngine:
                 phrase = " ".join(words[i : i + size])
                 if size == 1 and (len(phrase) < 3 or not phrase[0].isupper()):
                     continue
-                for entity in self._tier2.entities.find(phrase, scope=scope):
+                for entity in self._tier2.entities.find(phrase):
                     if entity.uuid not in found:
                         found.append(entity.uuid)
         return found[:10]
 
-    def _vectors(self, q: _Query, scope: str) -> dict[str, dict[str, float]]:
+    def _vectors(self, q: _Query) -> dict[str, dict[str, float]]:
         assert self._semantic is not None
+        st = self.settings
         out: dict[str, dict[str, float]] = {"episode": {}, "episode_window": {}, "fact": {}}
-        result = self._semantic.search(q.stripped, limit=self.settings.vector_candidates, scope=scope)
-        for hit in result.hits:
-            kind = hit.kind if hit.kind in out else None
-            if kind is None or not hit.source_ids:
-                continue
-            key = hit.source_ids[0]
-            out[kind][key] = max(out[kind].get(key, 0.0), hit.score)
+        limits = {"episode": st.vector_candidates, "episode_window": st.window_candidates,
+                  "fact": st.fact_candidates}  # fmt: skip
+        # One search per view: in a shared top-k the many sentence chunks crowd out windows and facts.
+        for kind, found in out.items():
+            result = self._semantic.search(q.stripped, limit=limits[kind], filters={"source_kind": kind})
+            for hit in result.hits:
+                if hit.source_ids:
+                    key = hit.source_ids[0]
+                    found[key] = max(found.get(key, 0.0), hit.score)
         return out
 
     # -- priors and expansion -------------------------------------------------------------------
@@ -351,6 +387,14 @@ def _minmax(scores: dict[Any, float]) -> dict[Any, float]:
     return {k: (v - lo) / (hi - lo) for k, v in scores.items()}
 
 
+def _floornorm(scores: dict[Any, float], floor: float) -> dict[Any, float]:
+    """(s - floor) / (best - floor), clipped at 0; empty when nothing scores above the floor."""
+    top = max(scores.values(), default=floor)
+    if top <= floor:
+        return {}
+    return {k: max(0.0, (v - floor) / (top - floor)) for k, v in scores.items()}
+
+
 def _maxnorm(scores: dict[Any, float]) -> dict[Any, float]:
     top = max(scores.values(), default=0.0)
     return {k: v / top for k, v in scores.items()} if top > 0 else {}
@@ -363,6 +407,29 @@ def _add(into: dict[Any, float], scores: dict[Any, float], weight: float) -> Non
 
 def _clip(x: float) -> float:
     return max(0.0, min(1.0, x))
+
+
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in _FUNCTION_WORDS)
+
+
+def _diversify(ranked: list[Hit], weight: float, limit: int) -> list[Hit]:
+    """Greedy maximal-marginal-relevance order of the best ``3 * limit`` hits (scores unchanged)."""
+    pool = ranked[: 3 * limit]
+    words = [_content_words(h.text) for h in pool]
+    chosen: list[int] = []
+    left = list(range(len(pool)))
+    while left and len(chosen) < limit:
+        def value(i: int) -> float:
+            overlap = max(
+                (len(words[i] & words[j]) / (len(words[i] | words[j]) or 1) for j in chosen), default=0.0
+            )
+            return pool[i].score - weight * overlap
+
+        best = max(left, key=value)
+        chosen.append(best)
+        left.remove(best)
+    return [pool[i] for i in chosen]
 
 
 def _dedupe(hits: Iterable[Hit]) -> list[Hit]:

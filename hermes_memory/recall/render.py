@@ -33,8 +33,9 @@ def hit_line(hit: Hit, max_chars: int = 300) -> str:
     text = " ".join(hit.text.split())
     if len(text) > max_chars:
         text = text[: max_chars - 1] + "…"
-    # Memory is data, never instructions: anything the threat scan flags is neutralised on the way out.
-    return f"- [{day}] {who}{neutralise(text)} ({source})"
+    # Memory is data, never instructions: anything the threat scan flags is neutralised on the way out,
+    # in the speaker and source as much as in the text.
+    return neutralise(f"- [{day}] {who}{text} ({source})")
 
 
 def render(hits: Sequence[Hit], budget_tokens: int | None = None) -> str:
@@ -47,8 +48,9 @@ def render(hits: Sequence[Hit], budget_tokens: int | None = None) -> str:
         if budget_tokens is not None and used + cost > budget_tokens:
             if not lines:
                 keep = max(20, budget_tokens * CHARS_PER_TOKEN - 2)
-                lines.append(line[:keep])
+                lines.append(neutralise(line[:keep]))  # a cut can complete a pattern
             break
         lines.append(line)
         used += cost
-    return "\n".join(lines)
+    # Patterns may span lines (an HTML comment opened in one, closed in another): scan the block too.
+    return neutralise("\n".join(lines))

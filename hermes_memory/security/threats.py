@@ -10,7 +10,12 @@ in lockstep with that file when Hermes changes it. Differences from Hermes, all 
   its order is arbitrary);
 * an unknown scope raises ``ValidationError`` (Hermes: ``ValueError``);
 * the default scope is ``"strict"`` (Hermes' ``scan_for_threats`` defaults to ``"context"``; its
-  memory path always passes ``"strict"``).
+  memory path always passes ``"strict"``);
+* stricter, never looser: besides Hermes' 17 invisible characters every other Unicode format
+  character (category Cf: soft hyphen, LRM/RLM, tag characters...), the Hangul fillers and the
+  variation-selector supplement are invisible too; and each pattern is also tried on a *skeleton* of
+  the text (look-alike Cyrillic/Greek letters folded to Latin, combining marks dropped, ``_``/``-``
+  between words read as spaces), so ``іgnоre_all_previous_instructions`` is caught like the plain form.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import cache
-from typing import Final
+from typing import Any, Final
 
 from hermes_memory.errors import ThreatDetectedError, ValidationError
 
@@ -231,6 +236,28 @@ INVISIBLE_CHARS: Final = frozenset(
     }
 )
 _INVISIBLE_TABLE: Final = dict.fromkeys(ord(ch) for ch in INVISIBLE_CHARS)
+# Every other character that renders as nothing: Unicode format characters (category Cf, Unicode 14:
+# soft hyphen, Arabic/Syriac marks, LRM/RLM/ALM, invisible operators, deprecated format controls,
+# interlinear annotation, tag characters), the Hangul fillers, Khmer inherent vowels, Mongolian
+# variation selectors and the variation-selector supplement (used to smuggle bytes after an emoji).
+# The 16 emoji/text variation selectors U+FE00-FE0F are left alone: ordinary emoji carry them.
+_HIDDEN_RE: Final = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+    "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0"
+    "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
+)
+# Look-alike letters folded to the Latin letter they imitate (one character each), for the skeleton.
+_CONFUSABLES: Final = str.maketrans(
+    "аеёіїјорсухѕһԁԛԝɡкмтвнАВЕКМНОРСТХЅІЈԚԜҮ"
+    "αεινκορτυχϲΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+    "ıȷɑօսᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
+    "aeeiijopcyxshdqwgkmtbhABEKMHOPCTXSIJQWY"
+    "aeivkoptuxcABEZHIKMNOPTYX"
+    "ijaouabcdeghijklmnoprstuvwyz",
+)
+# Words joined by separators (ignore_all_previous_instructions) are also read with spaces instead.
+_SEPARATORS: Final = str.maketrans("_-", "  ")
 
 # A scope includes every narrower scope: all ⊂ context ⊂ strict.
 _SCOPE_MEMBERS: Final = {
@@ -285,11 +312,48 @@ def _check_args(text: object, scope: str) -> str:
 
 def _invisible_matches(text: str) -> list[ThreatMatch]:
     found: dict[str, ThreatMatch] = {}
-    for index, ch in enumerate(text):
-        if ch in INVISIBLE_CHARS and ch not in found:
+    for hidden in _HIDDEN_RE.finditer(text):
+        ch = hidden.group(0)
+        if ch not in found:
             pid = f"invisible_unicode_U+{ord(ch):04X}"
-            found[ch] = ThreatMatch(pid, INVISIBLE_UNICODE, index, index + 1, ch)
+            found[ch] = ThreatMatch(pid, INVISIBLE_UNICODE, hidden.start(), hidden.end(), ch)
     return list(found.values())
+
+
+def _skeleton(text: str) -> tuple[str, list[int] | None]:
+    """``text`` with look-alikes folded to Latin and combining marks and invisible characters dropped;
+    plus, for each skeleton index, the index in ``text`` it came from (None when nothing was dropped,
+    so indices agree)."""
+    if text.isascii():  # the common case: nothing to drop or fold, no per-character loop
+        return text, None
+    chars: list[str] = []
+    origin: list[int] = []
+    for index, ch in enumerate(text):
+        if unicodedata.combining(ch) or _HIDDEN_RE.match(ch):
+            continue
+        chars.append(ch)
+        origin.append(index)
+    return "".join(chars).translate(_CONFUSABLES), origin
+
+
+def _views(normalised: str) -> list[tuple[str, list[int] | None]]:
+    """The texts each pattern is tried on: the NFKC text, its skeleton, and the skeleton with ``_``/``-``
+    read as spaces (each only when it differs from the one before)."""
+    skeleton, origin = _skeleton(normalised)
+    views: list[tuple[str, list[int] | None]] = [(normalised, None)]
+    if skeleton != normalised:
+        views.append((skeleton, origin))
+    separated = skeleton.translate(_SEPARATORS)
+    if separated != skeleton:
+        views.append((separated, origin))
+    return views
+
+
+def _span(origin: list[int] | None, start: int, end: int) -> tuple[int, int]:
+    """A match span in a view, as a span of the NFKC text."""
+    if origin is None:
+        return start, end
+    return origin[start], origin[end - 1] + 1
 
 
 def scan_for_threats(text: str, scope: str = "strict") -> list[ThreatMatch]:
@@ -306,12 +370,16 @@ def scan_for_threats(text: str, scope: str = "strict") -> list[ThreatMatch]:
     findings = _invisible_matches(text)
     # NFKC folds full-width / compatibility forms (ｃａｔ → cat) so they cannot dodge the regexes.
     normalised = unicodedata.normalize("NFKC", text)
+    views = _views(normalised)
     for compiled, pattern in _compiled(scope):
-        found = compiled.search(normalised)
-        if found is not None:
-            findings.append(
-                ThreatMatch(pattern.pattern_id, pattern.category, found.start(), found.end(), found.group(0))
-            )
+        for view, origin in views:
+            found = compiled.search(view)
+            if found is not None and found.end() > found.start():
+                start, end = _span(origin, found.start(), found.end())
+                findings.append(
+                    ThreatMatch(pattern.pattern_id, pattern.category, start, end, normalised[start:end])
+                )
+                break
     return findings
 
 
@@ -340,14 +408,15 @@ def strip_invisible(text: str) -> str:
 
     Raises ValidationError if ``text`` is not a str.
     """
-    return _check_args(text, "all").translate(_INVISIBLE_TABLE)
+    return _HIDDEN_RE.sub("", _check_args(text, "all"))
 
 
 def _pattern_spans(text: str, scope: str) -> list[tuple[int, int, str]]:
     spans = [
-        (found.start(), found.end(), pattern.category)
+        (*_span(origin, found.start(), found.end()), pattern.category)
+        for view, origin in _views(text)
         for compiled, pattern in _compiled(scope)
-        for found in compiled.finditer(text)
+        for found in compiled.finditer(view)
         if found.end() > found.start()
     ]
     spans.sort()
@@ -401,6 +470,23 @@ def neutralise(text: str, scope: str = "strict") -> str:
     return f"[BLOCKED: {', '.join(sorted({category for _, _, category in remaining}))}]"
 
 
+def neutralise_data(value: Any, scope: str = "strict") -> Any:
+    """``value`` (JSON-like: dicts, lists, scalars) with every string ``neutralise``d; keys and
+    non-strings unchanged. For records leaving the store, whose fields may hold remembered text.
+
+    Raises ValidationError if ``scope`` is unknown.
+    """
+    if isinstance(value, str):
+        return neutralise(value, scope)
+    if isinstance(value, dict):
+        return {key: neutralise_data(item, scope) for key, item in value.items()}
+    if isinstance(value, list):
+        return [neutralise_data(item, scope) for item in value]
+    if isinstance(value, tuple):
+        return tuple(neutralise_data(item, scope) for item in value)
+    return value
+
+
 __all__ = [
     "C2_PROMPTWARE",
     "CONFIG_MODIFICATION",
@@ -419,6 +505,7 @@ __all__ = [
     "ensure_safe",
     "first_threat",
     "neutralise",
+    "neutralise_data",
     "scan_for_threats",
     "strip_invisible",
 ]

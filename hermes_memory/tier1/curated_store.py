@@ -24,6 +24,7 @@ from typing import Final
 
 from hermes_memory.errors import ConfigError, ConflictError, NotFoundError, StorageError, ValidationError
 from hermes_memory.security.threats import ensure_safe
+from hermes_memory.validation import shown
 
 ENTRY_DELIMITER: Final = "\n§\n"
 STORE_FILES: Final = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -118,7 +119,7 @@ def check_store(store: object) -> str:
     Raises ValidationError for anything but "memory" or "user".
     """
     if not isinstance(store, str) or store not in STORE_FILES:
-        raise ValidationError(f"Invalid target {store!r}. Use 'memory' or 'user'.")
+        raise ValidationError(f"Invalid target {shown(store)}. Use 'memory' or 'user'.")
     return store
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import content_hash, new_uuid, now
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.search import bm25_to_score, fts_match
@@ -64,10 +65,15 @@ def _row_to_chunk(row: sqlite3.Row) -> ChunkRow:
 
 
 class EmbedQueue:
-    """Pending vector writes. A row is removed only after its vector write succeeded."""
+    """Pending vector writes. A row is removed only after its vector write succeeded.
 
-    def __init__(self, db: Database):
+    The queue is work, not memory: any agent's drain may write any row (each vector carries its
+    chunk's scope). Only ``count`` is bound to the view, so it never counts another scope's items.
+    """
+
+    def __init__(self, db: Database, view: ScopeView):
         self._db = db
+        self._view = view
 
     def enqueue(self, conn: sqlite3.Connection, collection: str, item_uuid: str, op: str = "upsert") -> None:
         """Add (or refresh) a pending write inside the caller's transaction.
@@ -116,7 +122,17 @@ class EmbedQueue:
             )
 
     def count(self) -> int:
-        row = self._db.query_one("SELECT count(*) AS n FROM embed_queue")
+        """Pending rows of items in the view (every row for the admin view)."""
+        if self._view.admin:
+            row = self._db.query_one("SELECT count(*) AS n FROM embed_queue")
+        else:
+            scoped, sp = self._view.where("scope")
+            row = self._db.query_one(
+                "SELECT count(*) AS n FROM embed_queue q WHERE "
+                f"(q.collection = ? AND q.item_uuid IN (SELECT uuid FROM chunks WHERE {scoped})) OR "
+                f"(q.collection = ? AND q.item_uuid IN (SELECT uuid FROM entities WHERE {scoped}))",
+                (CHUNKS_COLLECTION, *sp, ENTITIES_COLLECTION, *sp),
+            )
         return int(row["n"]) if row else 0
 
     def clear(self, conn: sqlite3.Connection, collection: str | None = None) -> None:
@@ -127,9 +143,13 @@ class EmbedQueue:
 
 
 class ChunkStore:
-    def __init__(self, db: Database, queue: EmbedQueue):
+    """Chunks of one ``ScopeView``: chunks of facts go to its fact scope, every other chunk (episodes,
+    indexed texts) to its own scope; reads see its readable scopes only."""
+
+    def __init__(self, db: Database, queue: EmbedQueue, view: ScopeView):
         self._db = db
         self._queue = queue
+        self._view = view
 
     def add(
         self,
@@ -143,9 +163,12 @@ class ChunkStore:
         session_id: str | None = None,
         message_id: int | None = None,
         category: str | None = None,
-        scope: str = "default",
     ) -> list[ChunkRow]:
-        """Insert the chunks of one source and enqueue their embeddings, in the caller's transaction."""
+        """Insert the chunks of one source and enqueue their embeddings, in the caller's transaction.
+
+        Raises StorageError for the admin view.
+        """
+        scope = self._view.write_facts if source_kind == "fact" else self._view.write_own
         out: list[ChunkRow] = []
         at = now()
         for index, text in enumerate(texts):
@@ -169,47 +192,58 @@ class ChunkStore:
         return out
 
     def remove_source(self, conn: sqlite3.Connection, source_kind: str, source_uuid: str) -> int:
-        """Delete a source's chunks and enqueue deletion of their vectors (caller's transaction)."""
+        """Delete a source's chunks (in the view) and enqueue deletion of their vectors (caller's
+        transaction)."""
+        scoped, sp = self._view.where("scope")
         rows = conn.execute(
-            "SELECT uuid FROM chunks WHERE source_kind = ? AND source_uuid = ?", (source_kind, source_uuid)
+            f"SELECT uuid FROM chunks WHERE source_kind = ? AND source_uuid = ? AND {scoped}",
+            (source_kind, source_uuid, *sp),
         ).fetchall()
         for row in rows:
             self._queue.enqueue(conn, CHUNKS_COLLECTION, row["uuid"], "delete")
         conn.execute(
-            "DELETE FROM chunks WHERE source_kind = ? AND source_uuid = ?", (source_kind, source_uuid)
+            f"DELETE FROM chunks WHERE source_kind = ? AND source_uuid = ? AND {scoped}",
+            (source_kind, source_uuid, *sp),
         )
         return len(rows)
 
     def get_many(self, uuids: Sequence[str]) -> dict[str, ChunkRow]:
         found: dict[str, ChunkRow] = {}
+        scoped, sp = self._view.where("scope")
         for start in range(0, len(uuids), 500):
             part = list(uuids[start : start + 500])
             marks = ",".join("?" * len(part))
-            for row in self._db.query(f"SELECT * FROM chunks WHERE uuid IN ({marks})", part):
+            query = f"SELECT * FROM chunks WHERE uuid IN ({marks}) AND {scoped}"
+            for row in self._db.query(query, [*part, *sp]):
                 found[row["uuid"]] = _row_to_chunk(row)
         return found
 
-    def search(self, query: str, *, limit: int = 10, scope: str = "default") -> list[tuple[ChunkRow, float]]:
+    def search(self, query: str, *, limit: int = 10) -> list[tuple[ChunkRow, float]]:
         """BM25-ranked chunks matching free text."""
         match = fts_match(query)
         if match is None:
             return []
+        scoped, sp = self._view.where("c.scope")
         rows = self._db.query(
             "SELECT c.*, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ? AND c.scope = ? ORDER BY rank LIMIT ?",
-            (match, scope, limit),
+            f"WHERE chunks_fts MATCH ? AND {scoped} ORDER BY rank LIMIT ?",
+            (match, *sp, limit),
         )
         return [(_row_to_chunk(r), bm25_to_score(r["rank"])) for r in rows]
 
     def iter_all(self, batch: int = 512) -> Iterator[list[ChunkRow]]:
         last = 0
+        scoped, sp = self._view.where("scope")
         while True:
-            rows = self._db.query("SELECT * FROM chunks WHERE id > ? ORDER BY id LIMIT ?", (last, batch))
+            rows = self._db.query(
+                f"SELECT * FROM chunks WHERE id > ? AND {scoped} ORDER BY id LIMIT ?", (last, *sp, batch)
+            )
             if not rows:
                 return
             last = rows[-1]["id"]
             yield [_row_to_chunk(r) for r in rows]
 
     def count(self) -> int:
-        row = self._db.query_one("SELECT count(*) AS n FROM chunks")
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT count(*) AS n FROM chunks WHERE {scoped}", sp)
         return int(row["n"]) if row else 0

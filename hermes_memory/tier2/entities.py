@@ -10,6 +10,7 @@ from typing import Any
 
 from hermes_memory.errors import ConflictError, NotFoundError
 from hermes_memory.records import Entity
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import dumps, loads_dict, loads_list, new_uuid, normalise, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
@@ -42,9 +43,12 @@ def name_key(name: str) -> str:
 
 
 class EntityStore:
-    def __init__(self, db: Database, audit: AuditLog):
+    """Entities of one ``ScopeView``: reads see its readable scopes, new entities go to its fact scope."""
+
+    def __init__(self, db: Database, audit: AuditLog, view: ScopeView):
         self._db = db
         self._audit = audit
+        self._view = view
 
     def ensure(
         self,
@@ -56,7 +60,6 @@ class EntityStore:
         metadata: dict[str, Any] | None = None,
         actor: str = "user",
         seen_at: float | None = None,
-        scope: str = "default",
     ) -> EnsuredEntity:
         """Return the entity with this name (or alias) and type, creating it if new.
 
@@ -64,6 +67,7 @@ class EntityStore:
         occurrence count and last_seen.
         """
         at = seen_at if seen_at is not None else now()
+        scope = self._view.write_facts
         with self._db.atomic() as conn:
             row = self._find_row(conn, name, entity_type, scope)
             if row is None:
@@ -149,46 +153,52 @@ class EntityStore:
 
     # -- reads ----------------------------------------------------------------------------------
     def get(self, uuid: str) -> Entity:
-        row = self._db.query_one("SELECT * FROM entities WHERE uuid = ?", (uuid,))
+        """The entity with this uuid. Raises NotFoundError (also for an entity outside the view)."""
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT * FROM entities WHERE uuid = ? AND {scoped}", (uuid, *sp))
         if row is None:
             raise NotFoundError(f"no entity with uuid {uuid!r}")
         return _row_to_entity(row)
 
-    def find(self, name: str, *, entity_type: str | None = None, scope: str = "default") -> list[Entity]:
+    def find(self, name: str, *, entity_type: str | None = None) -> list[Entity]:
         """Entities whose name or alias equals ``name`` (case-insensitive), most frequent first."""
+        scoped, sp = self._view.where("e.scope")
         sql = (
             "SELECT DISTINCT e.* FROM entity_aliases a JOIN entities e ON e.uuid = a.entity_uuid "
-            "WHERE a.alias_key = ? AND e.scope = ?"
+            f"WHERE a.alias_key = ? AND {scoped}"
         )
-        params: list[Any] = [name_key(name), scope]
+        params: list[Any] = [name_key(name), *sp]
         if entity_type is not None:
             sql += " AND e.entity_type = ?"
             params.append(entity_type)
         sql += " ORDER BY e.occurrence_count DESC, e.id"
         return [_row_to_entity(r) for r in self._db.query(sql, params)]
 
-    def resolve(self, ref: str, *, entity_type: str | None = None, scope: str = "default") -> Entity:
+    def resolve(self, ref: str, *, entity_type: str | None = None) -> Entity:
         """One entity by uuid, name or alias. Raises NotFoundError naming close matches, or
         ConflictError listing the candidates when a name has several types and none was given."""
-        row = self._db.query_one("SELECT * FROM entities WHERE uuid = ? AND scope = ?", (ref, scope))
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT * FROM entities WHERE uuid = ? AND {scoped}", (ref, *sp))
         if row is not None:
             return _row_to_entity(row)
-        found = self.find(ref, entity_type=entity_type, scope=scope)
+        found = self.find(ref, entity_type=entity_type)
         if not found:
-            raise NotFoundError(self._not_found_message(ref, scope))
+            raise NotFoundError(self._not_found_message(ref))
         types = {e.entity_type for e in found}
         if len(types) > 1:
             listing = "; ".join(f"{e.name} ({e.entity_type}, {e.uuid})" for e in found)
             raise ConflictError(f"{ref!r} names several entities: {listing}; pass entity_type or a uuid")
         return found[0]
 
-    def _not_found_message(self, ref: str, scope: str) -> str:
+    def _not_found_message(self, ref: str) -> str:
+        # Suggestions come from the view only: a close match must not reveal another scope's names.
+        scoped, sp = self._view.where("e.scope")
         keys = [
             r["alias_key"]
             for r in self._db.query(
                 "SELECT DISTINCT a.alias_key FROM entity_aliases a JOIN entities e ON e.uuid = a.entity_uuid "
-                "WHERE e.scope = ?",
-                (scope,),
+                f"WHERE {scoped}",
+                sp,
             )
         ]
         close = difflib.get_close_matches(name_key(ref), keys, n=3, cutoff=0.6)
@@ -201,10 +211,10 @@ class EntityStore:
         *,
         entity_type: str | None = None,
         limit: int = 10,
-        scope: str = "default",
     ) -> list[tuple[Entity, float]]:
         """Entities whose name, alias or description matches ``name`` (exact matches first)."""
-        clauses, params = ["e.scope = ?"], [scope]
+        scoped, sp = self._view.where("e.scope")
+        clauses, params = [scoped], [*sp]
         if entity_type is not None:
             clauses.append("e.entity_type = ?")
             params.append(entity_type)
@@ -217,7 +227,7 @@ class EntityStore:
                 [*params, limit],
             )
             return [(_row_to_entity(r), 1.0) for r in rows]
-        exact = {e.uuid: (e, 1.0) for e in self.find(name, entity_type=entity_type, scope=scope)}
+        exact = {e.uuid: (e, 1.0) for e in self.find(name, entity_type=entity_type)}
         match = fts_match(name)
         if match is not None:
             rows = self._db.query(
@@ -229,27 +239,41 @@ class EntityStore:
                 exact.setdefault(r["uuid"], (_row_to_entity(r), bm25_to_score(r["rank"])))
         return list(exact.values())[:limit]
 
-    def all(self, *, scope: str | None = None) -> list[Entity]:
-        if scope is None:
-            rows = self._db.query("SELECT * FROM entities ORDER BY id")
-        else:
-            rows = self._db.query("SELECT * FROM entities WHERE scope = ? ORDER BY id", (scope,))
+    def scopes_of(self, uuids: Sequence[str]) -> dict[str, str]:
+        """The scope of each entity in the view (the Entity record does not carry it)."""
+        scoped, sp = self._view.where("scope")
+        out: dict[str, str] = {}
+        unique = list(dict.fromkeys(uuids))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            query = f"SELECT uuid, scope FROM entities WHERE uuid IN ({marks}) AND {scoped}"
+            out.update((r["uuid"], r["scope"]) for r in self._db.query(query, [*part, *sp]))
+        return out
+
+    def all(self) -> list[Entity]:
+        """Every entity in the view, oldest first."""
+        scoped, sp = self._view.where("scope")
+        rows = self._db.query(f"SELECT * FROM entities WHERE {scoped} ORDER BY id", sp)
         return [_row_to_entity(r) for r in rows]
 
-    def count(self, *, scope: str | None = None) -> int:
-        if scope is None:
-            row = self._db.query_one("SELECT count(*) AS n FROM entities")
-        else:
-            row = self._db.query_one("SELECT count(*) AS n FROM entities WHERE scope = ?", (scope,))
+    def count(self) -> int:
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT count(*) AS n FROM entities WHERE {scoped}", sp)
         return int(row["n"]) if row else 0
 
     def delete(self, uuid: str, *, actor: str = "user") -> None:
         """Remove an entity; its relations and fact links go with it (ON DELETE CASCADE)."""
+        scoped, sp = self._view.where("scope")
         with self._db.atomic() as conn:
-            if conn.execute("SELECT 1 FROM entities WHERE uuid = ?", (uuid,)).fetchone() is None:
+            found = conn.execute(f"SELECT scope FROM entities WHERE uuid = ? AND {scoped}", (uuid, *sp))
+            row = found.fetchone()
+            if row is None:
                 raise NotFoundError(f"no entity with uuid {uuid!r}")
             conn.execute("DELETE FROM entities WHERE uuid = ?", (uuid,))
-            self._audit.record(conn, action="entity_delete", tier="tier2", actor=actor, target_uuid=uuid)
+            self._audit.record(
+                conn, action="entity_delete", tier="tier2", actor=actor, target_uuid=uuid, scope=row["scope"]
+            )
 
 
 def _dedupe_aliases(name: str, aliases: Iterable[str]) -> list[str]:

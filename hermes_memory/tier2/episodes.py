@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory.errors import NotFoundError
+from hermes_memory.errors import ConflictError, NotFoundError
 from hermes_memory.records import Episode
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import content_hash, dumps, loads_dict, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
@@ -35,9 +36,16 @@ def _row_to_episode(row: sqlite3.Row) -> Episode:
 
 
 class EpisodeStore:
-    def __init__(self, db: Database, audit: AuditLog):
+    """Episodes of one ``ScopeView``: always written to its own scope, read from its readable scopes
+    (episodes are never shared, so only its own ones exist there)."""
+
+    def __init__(self, db: Database, audit: AuditLog, view: ScopeView):
         self._db = db
         self._audit = audit
+        self._view = view
+
+    def _scoped(self, column: str = "scope") -> tuple[str, list[str]]:
+        return self._view.where(column)
 
     def add(
         self,
@@ -51,12 +59,16 @@ class EpisodeStore:
         metadata: Mapping[str, Any] | None = None,
         uuid: str | None = None,
         actor: str = "session",
-        scope: str = "default",
     ) -> Episode:
-        """Insert one message inside the caller's transaction. A given ``uuid`` makes it idempotent."""
+        """Insert one message (into the view's own scope) inside the caller's transaction. A given
+        ``uuid`` makes it idempotent. Raises StorageError for the admin view, ConflictError when the
+        uuid is taken in another scope."""
+        scope = self._view.write_own
         uuid = uuid or new_uuid()
         existing = conn.execute("SELECT * FROM episodes WHERE uuid = ?", (uuid,)).fetchone()
         if existing is not None:
+            if existing["scope"] != scope:
+                raise ConflictError(f"episode id {uuid!r} is already used")
             return _row_to_episode(existing)
         conn.execute(
             "INSERT INTO episodes(uuid, session_id, role, speaker, text, timestamp, metadata, content_hash,"
@@ -89,6 +101,7 @@ class EpisodeStore:
     def neighbours(self, ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
         """(previous, next) episode row ids in the same session for each episode row id."""
         out: dict[int, tuple[int | None, int | None]] = {}
+        scoped, sp = self._scoped("e.scope")
         for start in range(0, len(ids), 400):
             part = ids[start : start + 400]
             marks = ",".join("?" * len(part))
@@ -98,8 +111,8 @@ class EpisodeStore:
                 " AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev_id, "
                 "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
                 " AND n.id > e.id ORDER BY n.id LIMIT 1) AS next_id "
-                f"FROM episodes e WHERE e.id IN ({marks})",
-                part,
+                f"FROM episodes e WHERE e.id IN ({marks}) AND {scoped}",
+                [*part, *sp],
             )
             for r in rows:
                 out[int(r["id"])] = (r["prev_id"], r["next_id"])
@@ -107,19 +120,23 @@ class EpisodeStore:
 
     def by_ids(self, ids: list[int]) -> dict[int, Episode]:
         out: dict[int, Episode] = {}
+        scoped, sp = self._scoped()
         for start in range(0, len(ids), 400):
             part = ids[start : start + 400]
             marks = ",".join("?" * len(part))
-            for r in self._db.query(f"SELECT * FROM episodes WHERE id IN ({marks})", part):
+            query = f"SELECT * FROM episodes WHERE id IN ({marks}) AND {scoped}"
+            for r in self._db.query(query, [*part, *sp]):
                 out[int(r["id"])] = _row_to_episode(r)
         return out
 
     def ids_for(self, uuids: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
+        scoped, sp = self._scoped()
         for start in range(0, len(uuids), 400):
             part = uuids[start : start + 400]
             marks = ",".join("?" * len(part))
-            for r in self._db.query(f"SELECT id, uuid FROM episodes WHERE uuid IN ({marks})", part):
+            query = f"SELECT id, uuid FROM episodes WHERE uuid IN ({marks}) AND {scoped}"
+            for r in self._db.query(query, [*part, *sp]):
                 out[str(r["uuid"])] = int(r["id"])
         return out
 
@@ -128,43 +145,48 @@ class EpisodeStore:
         start: float,
         end: float,
         *,
-        scope: str = "default",
         speaker: str | None = None,
         limit: int = 200,
     ) -> list[int]:
         """Row ids of episodes with start <= timestamp < end (optionally by one speaker), oldest first."""
-        sql = "SELECT id FROM episodes WHERE scope = ? AND timestamp >= ? AND timestamp < ?"
-        params: list[Any] = [scope, start, end]
+        scoped, sp = self._scoped()
+        sql = f"SELECT id FROM episodes WHERE {scoped} AND timestamp >= ? AND timestamp < ?"
+        params: list[Any] = [*sp, start, end]
         if speaker is not None:
             sql += " AND lower(speaker) = lower(?)"
             params.append(speaker)
         rows = self._db.query(sql + " ORDER BY timestamp, id LIMIT ?", [*params, limit])
         return [int(r["id"]) for r in rows]
 
-    def latest_time(self, scope: str = "default") -> float | None:
-        row = self._db.query_one("SELECT max(timestamp) AS t FROM episodes WHERE scope = ?", (scope,))
+    def latest_time(self) -> float | None:
+        scoped, sp = self._scoped()
+        row = self._db.query_one(f"SELECT max(timestamp) AS t FROM episodes WHERE {scoped}", sp)
         return None if row is None or row["t"] is None else float(row["t"])
 
-    def speakers(self, scope: str = "default") -> list[str]:
+    def speakers(self) -> list[str]:
+        scoped, sp = self._scoped()
         rows = self._db.query(
-            "SELECT DISTINCT speaker FROM episodes WHERE scope = ? AND speaker IS NOT NULL", (scope,)
+            f"SELECT DISTINCT speaker FROM episodes WHERE {scoped} AND speaker IS NOT NULL", sp
         )
         return [str(r["speaker"]) for r in rows]
 
     def get(self, uuid: str) -> Episode:
-        row = self._db.query_one("SELECT * FROM episodes WHERE uuid = ?", (uuid,))
+        """The episode with this uuid. Raises NotFoundError (also for one outside the view)."""
+        scoped, sp = self._scoped()
+        row = self._db.query_one(f"SELECT * FROM episodes WHERE uuid = ? AND {scoped}", (uuid, *sp))
         if row is None:
             raise NotFoundError(f"no episode with uuid {uuid!r}")
         return _row_to_episode(row)
 
     def search(
-        self, query: str, *, limit: int = 10, session_id: str | None = None, scope: str = "default"
+        self, query: str, *, limit: int = 10, session_id: str | None = None
     ) -> list[ScoredEpisode]:
         """BM25-ranked episodes matching free text."""
         match = fts_match(query)
         if match is None:
             return []
-        clauses, params = ["e.scope = ?"], [scope]
+        scoped, sp = self._scoped("e.scope")
+        clauses, params = [scoped], [*sp]
         if session_id is not None:
             clauses.append("e.session_id = ?")
             params.append(session_id)
@@ -176,25 +198,27 @@ class EpisodeStore:
         )
         return [ScoredEpisode(_row_to_episode(r), bm25_to_score(r["rank"])) for r in rows]
 
-    def bm25_ranks(self, query: str, *, limit: int = 200, scope: str = "default") -> dict[int, float]:
+    def bm25_ranks(self, query: str, *, limit: int = 200) -> dict[int, float]:
         """Row id -> raw BM25 relevance (-bm25, higher is better) of the best-matching episodes."""
         match = fts_match(query)
         if match is None:
             return {}
+        scoped, sp = self._scoped("e.scope")
         rows = self._db.query(
             "SELECT e.id, -bm25(episodes_fts) AS s FROM episodes_fts "
-            "JOIN episodes e ON e.id = episodes_fts.rowid WHERE episodes_fts MATCH ? AND e.scope = ? "
+            f"JOIN episodes e ON e.id = episodes_fts.rowid WHERE episodes_fts MATCH ? AND {scoped} "
             "ORDER BY bm25(episodes_fts) LIMIT ?",
-            (match, scope, limit),
+            (match, *sp, limit),
         )
         return {int(r["id"]): float(r["s"]) for r in rows}
 
     def latest(
-        self, *, count: int = 10, before: float | None = None, scope: str = "default"
+        self, *, count: int = 10, before: float | None = None
     ) -> list[Episode]:
         """The newest episodes (optionally before a time), oldest first."""
-        clauses: list[str] = ["scope = ?"]
-        params: list[Any] = [scope]
+        scoped, sp = self._scoped()
+        clauses: list[str] = [scoped]
+        params: list[Any] = [*sp]
         if before is not None:
             clauses.append("timestamp < ?")
             params.append(before)
@@ -205,5 +229,6 @@ class EpisodeStore:
         return [_row_to_episode(r) for r in reversed(rows)]
 
     def count(self) -> int:
-        row = self._db.query_one("SELECT count(*) AS n FROM episodes")
+        scoped, sp = self._scoped()
+        row = self._db.query_one(f"SELECT count(*) AS n FROM episodes WHERE {scoped}", sp)
         return int(row["n"]) if row else 0

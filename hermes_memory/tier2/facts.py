@@ -9,6 +9,7 @@ from typing import Any
 
 from hermes_memory.errors import NotFoundError, ValidationError
 from hermes_memory.records import Fact
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
@@ -75,12 +76,24 @@ def _visible(as_of: float | None, at: float) -> tuple[str, list[Any]]:
 
 
 class FactStore:
-    """CRUD and search for facts. Writes run in one transaction together with their audit entry."""
+    """CRUD and search for facts. Writes run in one transaction together with their audit entry.
 
-    def __init__(self, db: Database, audit: AuditLog, *, auto_dedupe: bool = True):
+    Bound to a ``ScopeView``: reads see only its readable scopes (a fact outside is "not found"),
+    new facts go to its ``fact_scope``.
+    """
+
+    def __init__(self, db: Database, audit: AuditLog, view: ScopeView, *, auto_dedupe: bool = True):
         self._db = db
         self._audit = audit
+        self._view = view
         self._auto_dedupe = auto_dedupe
+
+    @property
+    def auto_dedupe(self) -> bool:
+        return self._auto_dedupe
+
+    def _in_view(self, alias: str = "f") -> tuple[str, list[str]]:
+        return self._view.where(f"{alias}.scope")
 
     def store(
         self,
@@ -100,7 +113,6 @@ class FactStore:
         source_episodes: Sequence[str] = (),
         extractor: str = "manual",
         importance: float = 0.5,
-        scope: str = "default",
         entity_uuids: Iterable[str] = (),
     ) -> StoredFact:
         """Store a fact, or return the active fact with the same normalised content.
@@ -110,6 +122,7 @@ class FactStore:
         """
         at = now()
         digest = content_hash(content)
+        scope = self._view.write_facts
         with self._db.atomic() as conn:
             if self._auto_dedupe:
                 # An expired fact is not "known" any more: restating it must make it visible again.
@@ -243,14 +256,17 @@ class FactStore:
 
     # -- reads ----------------------------------------------------------------------------------
     def get(self, uuid: str, *, touch: bool = True) -> Fact:
-        """The fact with this uuid (archived or superseded included). Raises NotFoundError."""
+        """The fact with this uuid (archived or superseded included). Raises NotFoundError (also for a
+        fact outside the view)."""
+        scoped, sp = self._in_view()
         if touch:
             with self._db.atomic() as conn:
                 conn.execute(
-                    "UPDATE facts SET access_count = access_count + 1, last_accessed = ? WHERE uuid = ?",
-                    (now(), uuid),
+                    "UPDATE facts AS f SET access_count = access_count + 1, last_accessed = ? "
+                    f"WHERE f.uuid = ? AND {scoped}",
+                    (now(), uuid, *sp),
                 )
-        row = self._db.query_one("SELECT * FROM facts WHERE uuid = ?", (uuid,))
+        row = self._db.query_one(f"SELECT * FROM facts f WHERE f.uuid = ? AND {scoped}", (uuid, *sp))
         if row is None:
             raise NotFoundError(f"no fact with uuid {uuid!r}")
         return _row_to_fact(row)
@@ -259,16 +275,20 @@ class FactStore:
         """Facts by uuid in one query per 500 (unknown uuids are absent); access counts untouched."""
         found: dict[str, Fact] = {}
         unique = list(dict.fromkeys(uuids))
+        scoped, sp = self._in_view()
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
-            for row in self._db.query(f"SELECT * FROM facts WHERE uuid IN ({marks})", part):
+            query = f"SELECT * FROM facts f WHERE f.uuid IN ({marks}) AND {scoped}"
+            for row in self._db.query(query, [*part, *sp]):
                 found[row["uuid"]] = _row_to_fact(row)
         return found
 
-    def get_by_hash(self, digest: str, *, scope: str = "default") -> Fact | None:
+    def get_by_hash(self, digest: str) -> Fact | None:
+        scoped, sp = self._in_view()
         row = self._db.query_one(
-            "SELECT * FROM facts WHERE scope = ? AND content_hash = ? ORDER BY id LIMIT 1", (scope, digest)
+            f"SELECT * FROM facts f WHERE {scoped} AND f.content_hash = ? ORDER BY f.id LIMIT 1",
+            (*sp, digest),
         )
         return None if row is None else _row_to_fact(row)
 
@@ -280,7 +300,6 @@ class FactStore:
         limit: int = 10,
         min_confidence: float = 0.0,
         as_of: float | None = None,
-        scope: str = "default",
         touch: bool = True,
     ) -> list[ScoredFact]:
         """Facts matching free text (BM25-ranked) and filters; without text, the most recent first.
@@ -289,8 +308,9 @@ class FactStore:
         """
         at = now()
         visible, params = _visible(as_of, at)
-        clauses = [visible, "f.scope = ?", "f.confidence >= ?"]
-        params += [scope, min_confidence]
+        scoped, sp = self._in_view()
+        clauses = [visible, scoped, "f.confidence >= ?"]
+        params += [*sp, min_confidence]
         if category is not None:
             clauses.append("f.category = ?")
             params.append(category)
@@ -329,16 +349,21 @@ class FactStore:
         self._touch(uuids, now())
 
     def _touch(self, uuids: Sequence[str], at: float) -> None:
+        scoped, sp = self._in_view()
         with self._db.atomic() as conn:
             conn.executemany(
-                "UPDATE facts SET access_count = access_count + 1, last_accessed = ? WHERE uuid = ?",
-                [(at, u) for u in uuids],
+                "UPDATE facts AS f SET access_count = access_count + 1, last_accessed = ? "
+                f"WHERE f.uuid = ? AND {scoped}",
+                [(at, u, *sp) for u in uuids],
             )
 
     def active_uuids(self, uuids: Sequence[str]) -> set[str]:
         """The subset of ``uuids`` that are facts believed now (not archived, superseded or expired)."""
         found: set[str] = set()
         visible, params = _visible(None, now())
+        scoped, sp = self._in_view()
+        params = [*params, *sp]
+        visible = f"{visible} AND {scoped}"
         unique = list(dict.fromkeys(uuids))
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
@@ -351,40 +376,48 @@ class FactStore:
 
     def superseded_by(self, uuid: str) -> list[Fact]:
         """Facts that ``uuid`` superseded (closed because it contradicted them)."""
-        rows = self._db.query("SELECT * FROM facts WHERE superseded_by = ? ORDER BY recorded_at, id", (uuid,))
-        return [_row_to_fact(r) for r in rows]
-
-    def superseded(self, *, limit: int = 50, scope: str = "default") -> list[Fact]:
-        """Facts closed by a contradicting newer fact, most recently superseded first."""
+        scoped, sp = self._in_view()
         rows = self._db.query(
-            "SELECT * FROM facts WHERE scope = ? AND superseded_at IS NOT NULL AND is_archived = 0 "
-            "ORDER BY superseded_at DESC, id DESC LIMIT ?",
-            (scope, limit),
+            f"SELECT * FROM facts f WHERE f.superseded_by = ? AND {scoped} ORDER BY f.recorded_at, f.id",
+            (uuid, *sp),
         )
         return [_row_to_fact(r) for r in rows]
 
-    def about_entity(self, entity_uuid: str, *, scope: str = "default") -> list[Fact]:
+    def superseded(self, *, limit: int = 50) -> list[Fact]:
+        """Facts closed by a contradicting newer fact, most recently superseded first."""
+        scoped, sp = self._in_view()
+        rows = self._db.query(
+            f"SELECT * FROM facts f WHERE {scoped} AND f.superseded_at IS NOT NULL AND f.is_archived = 0 "
+            "ORDER BY f.superseded_at DESC, f.id DESC LIMIT ?",
+            (*sp, limit),
+        )
+        return [_row_to_fact(r) for r in rows]
+
+    def about_entity(self, entity_uuid: str) -> list[Fact]:
         """Facts linked to an entity (fact_entities), oldest first."""
+        scoped, sp = self._in_view()
         rows = self._db.query(
             "SELECT f.* FROM fact_entities fe JOIN facts f ON f.uuid = fe.fact_uuid "
-            "WHERE fe.entity_uuid = ? AND f.scope = ? ORDER BY f.recorded_at, f.id",
-            (entity_uuid, scope),
+            f"WHERE fe.entity_uuid = ? AND {scoped} ORDER BY f.recorded_at, f.id",
+            (entity_uuid, *sp),
         )
         return [_row_to_fact(r) for r in rows]
 
-    def history(self, subject: str, *, scope: str = "default") -> list[Fact]:
+    def history(self, subject: str) -> list[Fact]:
         """Every fact about a subject, superseded ones included, oldest first."""
+        scoped, sp = self._in_view()
         rows = self._db.query(
-            "SELECT * FROM facts WHERE scope = ? AND lower(subject) = lower(?) ORDER BY recorded_at, id",
-            (scope, subject),
+            f"SELECT * FROM facts f WHERE {scoped} AND lower(f.subject) = lower(?) "
+            "ORDER BY f.recorded_at, f.id",
+            (*sp, subject),
         )
         return [_row_to_fact(r) for r in rows]
 
-    def count(self, *, scope: str | None = None, active_only: bool = False) -> int:
-        clauses, params = [], []
-        if scope is not None:
-            clauses.append("f.scope = ?")
-            params.append(scope)
+    def count(self, *, active_only: bool = False) -> int:
+        """Facts in the view (only those believed now with ``active_only``)."""
+        scoped, sp = self._in_view()
+        clauses: list[str] = [scoped]
+        params: list[Any] = [*sp]
         if active_only:
             visible, extra = _visible(None, now())
             clauses.append(visible)
@@ -406,8 +439,9 @@ class FactStore:
             )
         if not fields:
             raise ValidationError("fact_update needs at least one field to change")
+        scoped, sp = self._in_view()
         with self._db.atomic() as conn:
-            row = conn.execute("SELECT * FROM facts WHERE uuid = ?", (uuid,)).fetchone()
+            row = conn.execute(f"SELECT * FROM facts f WHERE f.uuid = ? AND {scoped}", (uuid, *sp)).fetchone()
             if row is None:
                 raise NotFoundError(f"no fact with uuid {uuid!r}")
             values = dict(fields)
@@ -429,8 +463,11 @@ class FactStore:
 
     def delete(self, uuid: str, *, soft: bool = True, actor: str = "user") -> bool:
         """Archive (soft) or remove (hard) a fact. Raises NotFoundError for an unknown uuid."""
+        scoped, sp = self._in_view()
         with self._db.atomic() as conn:
-            row = conn.execute("SELECT id, is_archived FROM facts WHERE uuid = ?", (uuid,)).fetchone()
+            row = conn.execute(
+                f"SELECT f.id, f.is_archived, f.scope FROM facts f WHERE f.uuid = ? AND {scoped}", (uuid, *sp)
+            ).fetchone()
             if row is None:
                 raise NotFoundError(f"no fact with uuid {uuid!r}")
             if soft:
@@ -445,16 +482,20 @@ class FactStore:
                 actor=actor,
                 target_uuid=uuid,
                 diff={"soft": soft},
+                scope=row["scope"],
             )
         return True
 
     def deduplicate(self, *, actor: str = "cron") -> int:
-        """Archive active duplicates (same scope and hash), keeping the oldest; returns how many merged."""
+        """Archive active duplicates (same scope and hash, never across scopes), keeping the oldest;
+        returns how many merged."""
         merged = 0
+        scoped, sp = self._in_view()
         with self._db.atomic() as conn:
             groups = conn.execute(
-                "SELECT scope, content_hash FROM facts WHERE is_archived = 0 AND superseded_at IS NULL "
-                "GROUP BY scope, content_hash HAVING count(*) > 1"
+                f"SELECT f.scope, f.content_hash FROM facts f WHERE {scoped} AND f.is_archived = 0 "
+                "AND f.superseded_at IS NULL GROUP BY f.scope, f.content_hash HAVING count(*) > 1",
+                sp,
             ).fetchall()
             for group in groups:
                 rows = conn.execute(

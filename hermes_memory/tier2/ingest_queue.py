@@ -9,8 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_memory.scoping import DEFAULT_SCOPE, ScopeView
 from hermes_memory.tier2._util import dumps, now
 from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.turn_inbox import TurnInbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,24 +23,72 @@ class QueuedTurn:
     attempts: int
 
 
+# The scope of a queued turn is in its payload; rows written before scoping have none (= default).
+_ROW_SCOPE = f"coalesce(json_extract(payload, '$.scope'), '{DEFAULT_SCOPE}')"
+
+
 class IngestQueue:
-    def __init__(self, db: Database):
+    """The turn queue of one ``ScopeView``: turns are queued under its own scope and only its own
+    turns are pending for it (a worker never writes another agent's turn); admin sees every row."""
+
+    def __init__(self, db: Database, view: ScopeView, inbox: TurnInbox | None = None):
         self._db = db
+        self._view = view
+        # With an inbox, enqueue commits there (never waiting for the worker's turn transaction);
+        # ``absorb`` moves rows into this table. See ``turn_inbox``.
+        self._inbox = inbox
+
+    def _mine(self) -> tuple[str, list[Any]]:
+        if self._view.admin:
+            return "1 = 1", []
+        return f"{_ROW_SCOPE} = ?", [self._view.own]
+
+    def key(self, turn_id: str) -> str:
+        """The queue key (and episode-id seed) of a turn id: scoped, so two agents' ids never collide;
+        the default scope keeps the bare id (what stores written before scoping hold)."""
+        own = self._view.write_own
+        return turn_id if own == DEFAULT_SCOPE else f"{own}\x1f{turn_id}"
 
     def enqueue(self, turn_uuid: str, payload: Mapping[str, Any]) -> bool:
-        """Commit one row (idempotent per ``turn_uuid``); returns False if the turn was already queued."""
+        """Commit one row under the view's own scope (idempotent per ``turn_uuid`` within the scope);
+        returns False if the turn was already queued. Raises StorageError for the admin view."""
+        body = {**dict(payload), "scope": self._view.write_own}
+        if self._inbox is not None:
+            return self._inbox.add(self.key(turn_uuid), dumps(body), now())
         with self._db.atomic() as conn:
             cur = conn.execute(
                 "INSERT OR IGNORE INTO ingest_queue(turn_uuid, payload, enqueued_at) VALUES (?, ?, ?)",
-                (turn_uuid, dumps(dict(payload)), now()),
+                (self.key(turn_uuid), dumps(body), now()),
             )
             return cur.rowcount == 1
 
+    def absorb(self, batch: int = 512) -> int:
+        """Move every inbox row (all scopes) into this table, oldest first; returns how many moved.
+
+        Must not run inside a Tier 2 transaction (a rollback of it would lose the moved rows).
+        """
+        moved = last = 0
+        while self._inbox is not None:
+            rows = self._inbox.oldest(batch, after=last)  # by id: a row that stayed is not read twice
+            if not rows:
+                break
+            last = rows[-1]["id"]
+            with self._db.atomic() as conn:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO ingest_queue(turn_uuid, payload, enqueued_at) VALUES (?, ?, ?)",
+                    [(r["turn_uuid"], r["payload"], r["enqueued_at"]) for r in rows],
+                )
+            # Only after the commit: a crash in between leaves the rows in both (see turn_inbox).
+            self._inbox.remove([r["id"] for r in rows])
+            moved += len(rows)
+        return moved
+
     def pending(self, limit: int, *, max_attempts: int | None = None) -> list[QueuedTurn]:
-        sql = "SELECT * FROM ingest_queue"
-        params: list[Any] = []
+        self.absorb()
+        mine, params = self._mine()
+        sql = f"SELECT * FROM ingest_queue WHERE {mine}"
         if max_attempts is not None:
-            sql += " WHERE attempts < ?"
+            sql += " AND attempts < ?"
             params.append(max_attempts)
         rows = self._db.query(sql + " ORDER BY id LIMIT ?", [*params, limit])
         return [QueuedTurn(r["id"], r["turn_uuid"], json.loads(r["payload"]), r["attempts"]) for r in rows]
@@ -55,5 +105,8 @@ class IngestQueue:
             )
 
     def count(self) -> int:
-        row = self._db.query_one("SELECT count(*) AS n FROM ingest_queue")
-        return int(row["n"]) if row else 0
+        """Turns waiting (in this table or still in the inbox)."""
+        mine, params = self._mine()
+        row = self._db.query_one(f"SELECT count(*) AS n FROM ingest_queue WHERE {mine}", params)
+        waiting = self._inbox.count(mine, params) if self._inbox is not None else 0
+        return (int(row["n"]) if row else 0) + waiting

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from hermes_memory.errors import NotFoundError
 from hermes_memory.records import Relation
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
@@ -26,9 +27,13 @@ def _row_to_relation(row: sqlite3.Row) -> Relation:
 
 
 class RelationStore:
-    def __init__(self, db: Database, audit: AuditLog):
+    """Relations of one ``ScopeView``: both endpoints must be readable; new relations go to its fact
+    scope; reads see only relations in its readable scopes."""
+
+    def __init__(self, db: Database, audit: AuditLog, view: ScopeView):
         self._db = db
         self._audit = audit
+        self._view = view
 
     def link(
         self,
@@ -39,25 +44,33 @@ class RelationStore:
         strength: float = 1.0,
         evidence_fact_id: str | None = None,
         actor: str = "user",
-        scope: str = "default",
     ) -> tuple[Relation, bool]:
         """Create the relation, or refresh the existing one (new strength, evidence, updated_at).
 
         Returns the relation and whether it was created. Raises NotFoundError for unknown endpoints.
         """
         at = now()
+        scope = self._view.write_facts
+        scoped, sp = self._view.where("scope")
         with self._db.atomic() as conn:
             for ref in (from_uuid, to_uuid):
-                if conn.execute("SELECT 1 FROM entities WHERE uuid = ?", (ref,)).fetchone() is None:
+                found = conn.execute(f"SELECT 1 FROM entities WHERE uuid = ? AND {scoped}", (ref, *sp))
+                if found.fetchone() is None:
                     raise NotFoundError(f"no entity with uuid {ref!r}")
             if (
                 evidence_fact_id is not None
-                and conn.execute("SELECT 1 FROM facts WHERE uuid = ?", (evidence_fact_id,)).fetchone() is None
+                and conn.execute(
+                    f"SELECT 1 FROM facts WHERE uuid = ? AND {scoped}", (evidence_fact_id, *sp)
+                ).fetchone()
+                is None
             ):
                 raise NotFoundError(f"no fact with uuid {evidence_fact_id!r}")
+            # The pair is unique store-wide; a relation another scope holds between these (readable)
+            # entities cannot exist unless both are shared, so the lookup stays within the view.
             row = conn.execute(
-                "SELECT * FROM relations WHERE from_entity_id = ? AND to_entity_id = ? AND relation_type = ?",
-                (from_uuid, to_uuid, relation_type),
+                "SELECT * FROM relations WHERE from_entity_id = ? AND to_entity_id = ? AND relation_type = ?"
+                f" AND {scoped}",
+                (from_uuid, to_uuid, relation_type, *sp),
             ).fetchone()
             if row is None:
                 uuid = new_uuid()
@@ -82,11 +95,13 @@ class RelationStore:
 
     def set_strengths(self, updates: Sequence[tuple[str, float]], *, actor: str = "recall") -> None:
         """Write new strengths (e.g. Hebbian reinforcement) for several relations in one transaction."""
+        scoped, sp = self._view.where("scope")
         with self._db.atomic() as conn:
             at = now()
             for uuid, strength in updates:
                 conn.execute(
-                    "UPDATE relations SET strength = ?, updated_at = ? WHERE uuid = ?", (strength, at, uuid)
+                    f"UPDATE relations SET strength = ?, updated_at = ? WHERE uuid = ? AND {scoped}",
+                    (strength, at, uuid, *sp),
                 )
             if updates:
                 self._audit.record(
@@ -99,33 +114,42 @@ class RelationStore:
                 )
 
     def get(self, uuid: str) -> Relation:
-        row = self._db.query_one("SELECT * FROM relations WHERE uuid = ?", (uuid,))
+        """The relation with this uuid. Raises NotFoundError (also for one outside the view)."""
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT * FROM relations WHERE uuid = ? AND {scoped}", (uuid, *sp))
         if row is None:
             raise NotFoundError(f"no relation with uuid {uuid!r}")
         return _row_to_relation(row)
 
     def for_entity(self, entity_uuid: str, *, relation_type: str | None = None) -> list[Relation]:
-        sql = "SELECT * FROM relations WHERE (from_entity_id = ? OR to_entity_id = ?)"
-        params: list[str] = [entity_uuid, entity_uuid]
+        scoped, sp = self._view.where("scope")
+        sql = f"SELECT * FROM relations WHERE (from_entity_id = ? OR to_entity_id = ?) AND {scoped}"
+        params: list[str] = [entity_uuid, entity_uuid, *sp]
         if relation_type is not None:
             sql += " AND relation_type = ?"
             params.append(relation_type)
         return [_row_to_relation(r) for r in self._db.query(sql + " ORDER BY id", params)]
 
-    def all(self, *, scope: str | None = None) -> list[Relation]:
-        if scope is None:
-            rows = self._db.query("SELECT * FROM relations ORDER BY id")
-        else:
-            rows = self._db.query("SELECT * FROM relations WHERE scope = ? ORDER BY id", (scope,))
+    def all(self) -> list[Relation]:
+        """Every relation in the view, oldest first."""
+        scoped, sp = self._view.where("scope")
+        rows = self._db.query(f"SELECT * FROM relations WHERE {scoped} ORDER BY id", sp)
         return [_row_to_relation(r) for r in rows]
 
     def count(self) -> int:
-        row = self._db.query_one("SELECT count(*) AS n FROM relations")
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT count(*) AS n FROM relations WHERE {scoped}", sp)
         return int(row["n"]) if row else 0
 
     def delete(self, uuid: str, *, actor: str = "user") -> None:
+        scoped, sp = self._view.where("scope")
         with self._db.atomic() as conn:
-            if conn.execute("SELECT 1 FROM relations WHERE uuid = ?", (uuid,)).fetchone() is None:
+            found = conn.execute(f"SELECT scope FROM relations WHERE uuid = ? AND {scoped}", (uuid, *sp))
+            row = found.fetchone()
+            if row is None:
                 raise NotFoundError(f"no relation with uuid {uuid!r}")
             conn.execute("DELETE FROM relations WHERE uuid = ?", (uuid,))
-            self._audit.record(conn, action="relation_delete", tier="tier2", actor=actor, target_uuid=uuid)
+            self._audit.record(
+                conn, action="relation_delete", tier="tier2", actor=actor, target_uuid=uuid,
+                scope=row["scope"],
+            )  # fmt: skip

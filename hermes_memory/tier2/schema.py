@@ -246,11 +246,19 @@ CREATE TABLE maintenance_runs (
 CREATE INDEX idx_maintenance_runs_job ON maintenance_runs(job, started_at DESC);
 """
 
+# The scope an audit entry belongs to (see ``hermes_memory.scoping``): a scoped view reads only its own
+# entries. Entries written before scoping have NULL, which means "default" (the only scope then used).
+_AUDIT_SCOPE = """
+ALTER TABLE memory_audit_log ADD COLUMN scope TEXT;
+CREATE INDEX idx_audit_scope ON memory_audit_log(scope, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
     Migration(3, "ingest_queue", _INGEST),
     Migration(4, "maintenance_runs", _MAINTENANCE),
+    Migration(5, "audit_scope", _AUDIT_SCOPE),
 )
 
 _VERSION_TABLE = """

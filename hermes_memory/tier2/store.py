@@ -1,11 +1,13 @@
-"""Tier 2 opened as one unit: the database, its migrations, and the per-table stores."""
+"""Tier 2 opened as one unit: the database, its migrations, and the per-table stores, all bound to one
+``ScopeView`` (reads filter by it, writes land in it; see ``hermes_memory.scoping``)."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.chunks import ChunkStore, EmbedQueue
 from hermes_memory.tier2.db import Database
@@ -16,11 +18,13 @@ from hermes_memory.tier2.ingest_queue import IngestQueue
 from hermes_memory.tier2.relations import RelationStore
 from hermes_memory.tier2.schema import current_version, migrate
 from hermes_memory.tier2.timeline import TimelineStore
+from hermes_memory.tier2.turn_inbox import TurnInbox, inbox_path
 
 
 @dataclass
 class Tier2:
     db: Database
+    view: ScopeView
     audit: AuditLog
     facts: FactStore
     entities: EntityStore
@@ -30,6 +34,8 @@ class Tier2:
     chunks: ChunkStore
     embed_queue: EmbedQueue
     ingest_queue: IngestQueue
+    _admin: Tier2 | None = field(default=None, repr=False, compare=False)
+    inbox: TurnInbox | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def open(
@@ -39,8 +45,10 @@ class Tier2:
         wal: bool = True,
         busy_timeout_ms: int = 30000,
         auto_dedupe: bool = True,
+        view: ScopeView | None = None,
     ) -> Tier2:
-        """Open (creating and migrating as needed) the Tier 2 database at ``path``.
+        """Open (creating and migrating as needed) the Tier 2 database at ``path``, bound to ``view``
+        (default: the single scope "default").
 
         Raises StorageError when the file is not SQLite, is read-only, or cannot be created.
         """
@@ -50,22 +58,43 @@ class Tier2:
         except BaseException:
             db.close()
             raise
-        audit = AuditLog(db)
-        queue = EmbedQueue(db)
+        inbox = TurnInbox(inbox_path(path), wal=wal, busy_timeout_ms=busy_timeout_ms)  # opens on first use
+        return cls._bind(db, view if view is not None else ScopeView.default(), auto_dedupe, inbox)
+
+    @classmethod
+    def _bind(cls, db: Database, view: ScopeView, auto_dedupe: bool, inbox: TurnInbox | None = None) -> Tier2:
+        audit = AuditLog(db, view)
+        queue = EmbedQueue(db, view)
         return cls(
             db=db,
+            view=view,
             audit=audit,
-            facts=FactStore(db, audit, auto_dedupe=auto_dedupe),
-            entities=EntityStore(db, audit),
-            relations=RelationStore(db, audit),
-            timeline=TimelineStore(db, audit),
-            episodes=EpisodeStore(db, audit),
-            chunks=ChunkStore(db, queue),
+            facts=FactStore(db, audit, view, auto_dedupe=auto_dedupe),
+            entities=EntityStore(db, audit, view),
+            relations=RelationStore(db, audit, view),
+            timeline=TimelineStore(db, audit, view),
+            episodes=EpisodeStore(db, audit, view),
+            chunks=ChunkStore(db, queue, view),
             embed_queue=queue,
-            ingest_queue=IngestQueue(db),
+            ingest_queue=IngestQueue(db, view, inbox),
+            inbox=inbox,
         )
 
+    def scoped(self, view: ScopeView) -> Tier2:
+        """The same database (same connection) seen through another view."""
+        return self._bind(self.db, view, self.facts.auto_dedupe, self.inbox)
+
+    def admin(self) -> Tier2:
+        """Store-wide access (every scope) for maintenance jobs, doctor and backup; one per Tier 2. Never
+        hand this to code that serves an agent: it reads every scope and cannot create records."""
+        if self.view.admin:
+            return self
+        if self._admin is None:
+            self._admin = self.scoped(ScopeView.all())
+        return self._admin
+
     def stats(self) -> dict[str, Any]:
+        """Row counts of the view (store-wide for admin), schema version and file size."""
         return {
             "facts": self.facts.count(),
             "facts_active": self.facts.count(active_only=True),
@@ -83,4 +112,6 @@ class Tier2:
         }
 
     def close(self) -> None:
+        if self.inbox is not None:
+            self.inbox.close()
         self.db.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 from hermes_memory.errors import NotFoundError
 from hermes_memory.records import Event
+from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
@@ -28,9 +29,12 @@ def _row_to_event(row: sqlite3.Row) -> Event:
 
 
 class TimelineStore:
-    def __init__(self, db: Database, audit: AuditLog):
+    """Timeline events of one ``ScopeView`` (written to its fact scope, read from its readable scopes)."""
+
+    def __init__(self, db: Database, audit: AuditLog, view: ScopeView):
         self._db = db
         self._audit = audit
+        self._view = view
 
     def add(
         self,
@@ -46,9 +50,9 @@ class TimelineStore:
         end_timestamp: float | None = None,
         source_episodes: Sequence[str] = (),
         actor: str = "user",
-        scope: str = "default",
     ) -> Event:
-        """Record an event (at ``timestamp``, default now)."""
+        """Record an event (at ``timestamp``, default now). Raises StorageError for the admin view."""
+        scope = self._view.write_facts
         at = now()
         uuid = new_uuid()
         when = timestamp if timestamp is not None else at
@@ -92,11 +96,11 @@ class TimelineStore:
         event_type: str | None = None,
         entity_uuid: str | None = None,
         limit: int = 20,
-        scope: str = "default",
     ) -> list[Event]:
         """Events within [start, end] (inclusive), newest first."""
-        clauses: list[str] = ["scope = ?"]
-        params: list[Any] = [scope]
+        scoped, sp = self._view.where("scope")
+        clauses: list[str] = [scoped]
+        params: list[Any] = [*sp]
         if start is not None:
             clauses.append("coalesce(end_timestamp, timestamp) >= ?")
             params.append(start)
@@ -113,11 +117,14 @@ class TimelineStore:
         return [_row_to_event(r) for r in self._db.query(sql, [*params, limit])]
 
     def get(self, uuid: str) -> Event:
-        row = self._db.query_one("SELECT * FROM timeline WHERE uuid = ?", (uuid,))
+        """The event with this uuid. Raises NotFoundError (also for one outside the view)."""
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT * FROM timeline WHERE uuid = ? AND {scoped}", (uuid, *sp))
         if row is None:
             raise NotFoundError(f"no timeline event with uuid {uuid!r}")
         return _row_to_event(row)
 
     def count(self) -> int:
-        row = self._db.query_one("SELECT count(*) AS n FROM timeline")
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT count(*) AS n FROM timeline WHERE {scoped}", sp)
         return int(row["n"]) if row else 0

@@ -20,12 +20,18 @@ would freeze every thread, so it never happens on the write or read path:
 Segments are not merged until there are 8 (``default_segment_number=8``): with the default,
 every optimize re-indexed everything (10k then 20k then 30k...), each build paying for all before it.
 
-The engine holds a WAL lock: one open per shard per machine. A second open (another process or a
-second instance in this one) raises StorageError; share one backend instance per collection.
+The engine holds a WAL lock: one open per shard per machine. But an open that then fails on that lock
+has already loaded (and may have tidied) the shard's segment files, under the feet of the process that
+owns it (seen: "tracker_journal.dat is shorter than expected" in the owner's optimize on close). So we
+take our own ``flock`` on ``{path}/{collection}.lock`` first, without blocking, and touch the shard only
+when we own it; the OS releases it when the owner exits, even by SIGKILL. A second open (another process
+or a second instance in this one) raises VectorStoreBusyError (a StorageError); share one backend
+instance per collection.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import json
 import os
@@ -43,6 +49,7 @@ from hermes_memory.errors import (
     ConflictError,
     DependencyMissingError,
     StorageError,
+    VectorStoreBusyError,
 )
 from hermes_memory.tier3.backend import (
     ID_KEY,
@@ -119,9 +126,31 @@ class QdrantEdgeBackend:
         self._lock = threading.RLock()
         self._pending = 0
         self._closed = False
-        if recreate and self._dir.exists():
-            self._remove()
-        self._shard = self._open()
+        self._owner = self._take_ownership()
+        try:
+            if recreate and self._dir.exists():
+                self._remove()
+            self._shard = self._open()
+        except BaseException:
+            os.close(self._owner)  # a failed open must not keep the store
+            raise
+
+    def _take_ownership(self) -> int:
+        lock_path = self._dir.with_name(f"{self._collection}.lock")
+        try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageError(f"cannot open the qdrant store lock {lock_path}: {exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            raise VectorStoreBusyError(
+                f"qdrant collection {self._collection!r} at {self._dir} is already open, in another process "
+                "or backend (one process and one backend per shard)"
+            ) from exc
+        return fd
 
     # ---------------------------------------------------------------- open / create
 
@@ -162,7 +191,7 @@ class QdrantEdgeBackend:
         except Exception as exc:  # qdrant-edge raises bare Exception; translated here, at the boundary
             message = str(exc)
             if "WouldBlock" in message or "lock" in message.lower():
-                raise StorageError(
+                raise VectorStoreBusyError(
                     f"qdrant shard {self._shard_dir} is already open (one process and one backend per shard)"
                 ) from exc
             if "ncompatible" in message:
@@ -333,8 +362,11 @@ class QdrantEdgeBackend:
                     self._optimize_locked()
                 self._call("flush", self._shard.flush)
             finally:
-                # release the WAL lock even when optimize/flush failed
-                self._call("close", self._shard.close)
+                # release the WAL lock even when optimize/flush failed, then our ownership
+                try:
+                    self._call("close", self._shard.close)
+                finally:
+                    os.close(self._owner)
 
 
 __all__ = ["ID_KEY", "QdrantEdgeBackend", "to_filter"]

@@ -22,6 +22,7 @@ from hermes_memory.errors import (
     ConflictError,
     DependencyMissingError,
     StorageError,
+    VectorStoreBusyError,
 )
 from hermes_memory.tier3.backend import (
     ID_KEY,
@@ -120,7 +121,7 @@ class QdrantClientBackend:
             return qc.QdrantClient(path=where)
         # qdrant-client's file lock: "Storage folder ... is already accessed by another instance"
         except RuntimeError as exc:
-            raise StorageError(f"qdrant local storage {where} is already open: {exc}") from exc
+            raise VectorStoreBusyError(f"qdrant local storage {where} is already open: {exc}") from exc
 
     def _call(self, action: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:

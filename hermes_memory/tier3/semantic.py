@@ -3,6 +3,7 @@ drains the embed queue into them, and semantic / hybrid search mapped back to Ti
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -11,11 +12,23 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory.config import Tier3Config
-from hermes_memory.errors import ConfigError, EmbeddingError, HermesMemoryError, ValidationError
+from hermes_memory.errors import (
+    ConfigError,
+    EmbeddingError,
+    HermesMemoryError,
+    ValidationError,
+    VectorStoreBusyError,
+)
 from hermes_memory.records import Entity, Fact, Hit
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow, QueueItem
-from hermes_memory.tier3.backend import VectorBackend, VectorHit, make_backend, parse_filters
+from hermes_memory.tier3.backend import (
+    VectorBackend,
+    VectorHit,
+    make_backend,
+    matches,
+    parse_filters,
+)
 from hermes_memory.tier3.chunks import chunk_payload, chunk_text, entity_payload
 from hermes_memory.tier3.embedder import Embedder, make_embedder
 
@@ -26,6 +39,12 @@ Progress = Callable[[int, int], None]
 FLUSH_EVERY = 1024
 # semantic_search over-fetches when archived/superseded facts fill the top hits, up to this many.
 MAX_FETCH = 1000
+# An embedded vector store (qdrant-edge) admits one process. The others retry taking it at most this
+# often (so the one holding it can close and hand over) and meanwhile leave embeddings queued for it.
+BUSY_RETRY_S = 2.0
+# The collections are taken together and in this order, so two processes never hold one each (then
+# neither could drain the queue).
+_COLLECTIONS = (CHUNKS_COLLECTION, ENTITIES_COLLECTION)
 
 
 @dataclass(frozen=True)
@@ -34,20 +53,27 @@ class DrainReport:
     deleted: int
     failed: int
     remaining: int
+    # True when another process holds the vector store: the rows stay queued for it.
+    deferred: bool = False
 
     def to_dict(self) -> dict[str, int]:
-        return {
+        out = {
             "upserted": self.upserted,
             "deleted": self.deleted,
             "failed": self.failed,
             "remaining": self.remaining,
         }
+        if self.deferred:  # only then: the usual report keeps its shape
+            out["deferred"] = 1
+        return out
 
 
 @dataclass(frozen=True)
 class SemanticResult:
     hits: list[Hit]
     truncated: bool
+    # Set when the vectors could not be used (held by another process): why, for the envelope's meta.
+    degraded: str | None = None
 
 
 def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
@@ -89,10 +115,15 @@ class SemanticMemory:
         self.cfg = cfg
         self.path = path
         self._tier2 = tier2
+        # The collections and the embed queue are shared by every scope: draining and reindexing load
+        # rows store-wide (each vector carries its own chunk's scope); searches go through ``_tier2``.
+        self._store = tier2.admin()
         self._backend_name = backend_name(cfg, backend)
         self._lock = threading.RLock()
         self._embedder: Embedder | None = None
         self._backends: dict[str, VectorBackend] = {}
+        self._busy: str | None = None  # why the store could not be taken, until _busy_until
+        self._busy_until = 0.0
 
     # -- lazily opened parts --------------------------------------------------------------------
     @property
@@ -113,33 +144,75 @@ class SemanticMemory:
             return self._embedder
 
     def backend(self, collection: str, *, recreate: bool = False) -> VectorBackend:
+        """The open backend of a collection; the first call takes the store (every collection).
+
+        Raises VectorStoreBusyError while another process holds the store (retried after
+        ``BUSY_RETRY_S``); StorageError, BackendError or ConfigError when it cannot be opened.
+        """
         with self._lock:
             if recreate and collection in self._backends:
                 self._backends.pop(collection).close()
             if collection not in self._backends:
-                opts: dict[str, Any] = {"collection": collection, "dim": self.cfg.embedding_dim}
-                if self._backend_name == "qdrant-client":
-                    if self.cfg.url:
-                        opts.update(url=self.cfg.url, timeout=self.cfg.timeout_s)
-                        if self.cfg.api_key_env:
-                            opts["api_key_env"] = self.cfg.api_key_env
-                    else:
-                        # qdrant-client's local mode locks its folder per client: one folder per collection
-                        opts["path"] = str(self.path / "qdrant-client" / collection)
-                elif self._backend_name == "chroma":
-                    opts.update(timeout=self.cfg.timeout_s)
-                    if self.cfg.url:
-                        opts["url"] = self.cfg.url
-                        if self.cfg.api_key_env:
-                            opts["api_key_env"] = self.cfg.api_key_env
-                    else:
-                        opts["path"] = str(self.path / "chroma")
-                else:
-                    opts["path"] = str(self.path / self._backend_name)
                 if recreate:
-                    opts["recreate"] = True
-                self._backends[collection] = make_backend(self._backend_name, **opts)
+                    self._backends[collection] = self._open(collection, recreate=True)
+                else:
+                    self._take_store(collection)
             return self._backends[collection]
+
+    def _take_store(self, wanted: str) -> None:
+        if self._busy is not None and time.monotonic() < self._busy_until:
+            raise VectorStoreBusyError(self._busy)
+        names = [c for c in _COLLECTIONS if c not in self._backends]
+        if wanted not in names:
+            names.append(wanted)
+        opened: list[str] = []
+        try:
+            for name in names:
+                self._backends[name] = self._open(name)
+                opened.append(name)
+        except VectorStoreBusyError as exc:
+            for name in opened:  # hand back what was taken: all or nothing
+                self._backends.pop(name).close()
+            self._busy = f"tier3: the vector store is open in another process ({exc})"
+            self._busy_until = time.monotonic() + BUSY_RETRY_S
+            raise VectorStoreBusyError(self._busy) from exc
+        self._busy = None
+
+    def busy_reason(self) -> str | None:
+        """Why this process cannot use the vectors now (another process holds the store), else None.
+
+        Takes the store when it is free. Raises StorageError, BackendError or ConfigError when the
+        store cannot be opened for another reason.
+        """
+        try:
+            self.backend(CHUNKS_COLLECTION)
+        except VectorStoreBusyError as exc:
+            return str(exc)
+        return None
+
+    def _open(self, collection: str, *, recreate: bool = False) -> VectorBackend:
+        opts: dict[str, Any] = {"collection": collection, "dim": self.cfg.embedding_dim}
+        if self._backend_name == "qdrant-client":
+            if self.cfg.url:
+                opts.update(url=self.cfg.url, timeout=self.cfg.timeout_s)
+                if self.cfg.api_key_env:
+                    opts["api_key_env"] = self.cfg.api_key_env
+            else:
+                # qdrant-client's local mode locks its folder per client: one folder per collection
+                opts["path"] = str(self.path / "qdrant-client" / collection)
+        elif self._backend_name == "chroma":
+            opts.update(timeout=self.cfg.timeout_s)
+            if self.cfg.url:
+                opts["url"] = self.cfg.url
+                if self.cfg.api_key_env:
+                    opts["api_key_env"] = self.cfg.api_key_env
+            else:
+                opts["path"] = str(self.path / "chroma")
+        else:
+            opts["path"] = str(self.path / self._backend_name)
+        if recreate:
+            opts["recreate"] = True
+        return make_backend(self._backend_name, **opts)
 
     # -- writing (enqueue side: runs inside the caller's Tier 2 transaction) ----------------------
     def index_text(
@@ -153,22 +226,21 @@ class SemanticMemory:
         session_id: str | None = None,
         message_id: int | None = None,
         category: str | None = None,
-        scope: str = "default",
     ) -> list[ChunkRow]:
-        """Chunk a text into Tier 2 and enqueue its embeddings (one transaction)."""
+        """Chunk a text into Tier 2 and enqueue its embeddings (one transaction); the chunks land in
+        the view's own scope (a fact's chunks in its fact scope)."""
         pieces = [c.text for c in chunk_text(text, self.cfg.chunk_size, self.cfg.chunk_overlap)]
         with self._tier2.db.atomic() as conn:
             return self._tier2.chunks.add(
                 conn, pieces, source_kind=source_kind, source_type=source_type, timestamp=timestamp,
                 source_uuid=source_uuid, session_id=session_id, message_id=message_id, category=category,
-                scope=scope,
             )  # fmt: skip
 
     def index_fact(self, fact: Fact) -> list[ChunkRow]:
         return self.index_text(
             fact.content, source_kind="fact", source_type="fact", timestamp=fact.created_at,
             source_uuid=fact.uuid, session_id=fact.source_id if fact.source_type == "session" else None,
-            category=fact.category, scope=fact.scope,
+            category=fact.category,
         )  # fmt: skip
 
     def unindex(self, source_kind: str, source_uuid: str) -> int:
@@ -190,15 +262,21 @@ class SemanticMemory:
         only item errors (EmbeddingError, ValidationError) count against a row's ``max_attempts`` —
         an unreachable server or a config problem must not retire rows that a later drain can write.
         """
+        # Rows of every scope are drained (pending/complete/fail are store-wide); progress counts them all.
         queue = self._tier2.embed_queue
-        total = queue.count() if max_items is None else min(max_items, queue.count())
+        pending_all = self._store.embed_queue.count()
+        total = pending_all if max_items is None else min(max_items, pending_all)
         upserted = deleted = done = 0
+        deferred = False
         batch = self.cfg.embed_batch_size
         while max_items is None or done < max_items:
             group = self._group_size(batch)
             size = group if max_items is None else min(group, max_items - done)
             items = queue.pending(size, max_attempts=max_attempts)
             if not items:
+                break
+            if self.busy_reason() is not None:
+                deferred = True  # the process holding the store drains these rows
                 break
             for start in range(0, len(items), batch):
                 part = items[start : start + batch]
@@ -214,7 +292,7 @@ class SemanticMemory:
             self._flush()
             queue.complete(items)
             done += len(items)
-        return DrainReport(upserted, deleted, 0, queue.count())
+        return DrainReport(upserted, deleted, 0, self._tier2.embed_queue.count(), deferred)
 
     def _group_size(self, batch: int) -> int:
         """Rows to take per queue round: one batch for write-through engines, more for buffering ones.
@@ -262,7 +340,7 @@ class SemanticMemory:
         payloads: list[dict[str, Any]] = []
         gone: list[str] = []
         if collection == CHUNKS_COLLECTION:
-            rows = self._tier2.chunks.get_many(uuids)
+            rows = self._store.chunks.get_many(uuids)
             for uuid in uuids:
                 chunk = rows.get(uuid)
                 if chunk is None:
@@ -270,17 +348,12 @@ class SemanticMemory:
                     continue
                 ids.append(chunk.vector_id)
                 texts.append(chunk.text)
-                payloads.append(dict(chunk_payload(
-                    chunk_id=chunk.uuid, text=chunk.text, source_type=chunk.source_type,
-                    timestamp=chunk.timestamp, session_id=chunk.session_id, message_id=chunk.message_id,
-                    fact_id=chunk.source_uuid if chunk.source_kind == "fact" else None,
-                    category=chunk.category, scope=chunk.scope, content_hash=chunk.content_hash,
-                    extra={"source_kind": chunk.source_kind, "source_uuid": chunk.source_uuid or ""},
-                )))  # fmt: skip
+                payloads.append(_payload(chunk))
             return ids, texts, payloads, gone
+        scopes = self._store.entities.scopes_of(uuids)
         for uuid in uuids:
             try:
-                entity = self._tier2.entities.get(uuid)
+                entity = self._store.entities.get(uuid)
             except HermesMemoryError:
                 gone.append(uuid)
                 continue
@@ -290,7 +363,7 @@ class SemanticMemory:
             texts.append(f"{entity.name}{aliases}, {entity.entity_type}{desc}")
             payloads.append(dict(entity_payload(
                 entity_id=entity.uuid, entity_name=entity.name, entity_type=entity.entity_type,
-                description=entity.description,
+                description=entity.description, scope=scopes.get(entity.uuid),
             )))  # fmt: skip
         return ids, texts, payloads, gone
 
@@ -299,8 +372,8 @@ class SemanticMemory:
         for collection in (CHUNKS_COLLECTION, ENTITIES_COLLECTION):
             self.backend(collection, recreate=True)
         at = time.time()
-        with self._tier2.db.atomic() as conn:
-            self._tier2.embed_queue.clear(conn)
+        with self._store.db.atomic() as conn:
+            self._store.embed_queue.clear(conn)
             for collection, table in ((CHUNKS_COLLECTION, "chunks"), (ENTITIES_COLLECTION, "entities")):
                 conn.execute(
                     "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
@@ -317,11 +390,12 @@ class SemanticMemory:
         limit: int = 10,
         min_score: float = 0.0,
         filters: Mapping[str, Any] | None = None,
-        scope: str = "default",
     ) -> SemanticResult:
-        """Chunks nearest to the query, as Tier 2 text. Raises ValidationError for bad filters."""
-        wanted = dict(filters or {})
-        wanted["scope"] = scope
+        """Chunks nearest to the query (of the view's readable scopes), as Tier 2 text.
+
+        Raises ValidationError for bad filters.
+        """
+        wanted = self._scoped_filters(filters)
         parse_filters(wanted)  # validate before paying for an embedding
         truncated = self.embedder.truncates(query)
         vector = self.embedder.embed_query([query])[0]
@@ -337,6 +411,40 @@ class SemanticMemory:
             # hidden facts (archived, superseded, expired) took some of the top hits: look further
             fetch = min(fetch * 4, cap)
         return SemanticResult(out[:limit], truncated)
+
+    def lexical_search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        reason: str | None = None,
+    ) -> SemanticResult:
+        """BM25 over chunk text with the same filters: ``search`` while the vectors are unavailable.
+
+        The result carries ``reason`` as ``degraded``. Raises ValidationError for bad filters.
+        """
+        conditions = parse_filters(self._scoped_filters(filters))
+        found = self._tier2.chunks.search(query, limit=min(max(limit * 4, 50), MAX_FETCH))
+        hidden = self._hidden_facts(chunk for chunk, _ in found)
+        out = [
+            _chunk_hit(chunk, score, "tier2")
+            for chunk, score in found
+            if not (chunk.source_kind == "fact" and chunk.source_uuid in hidden)
+            and matches(_payload(chunk), conditions)
+        ]
+        return SemanticResult(out[:limit], False, degraded=reason)
+
+    def _scoped_filters(self, filters: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The caller's filters with the view's scope condition (replacing any scope the caller gave:
+        the view decides what is readable)."""
+        wanted = dict(filters or {})
+        view = self._tier2.view
+        if view.admin:
+            wanted.pop("scope", None)
+        else:
+            wanted["scope"] = {"in": list(view.readable)}
+        return wanted
 
     def _recallable(self, hits: Sequence[VectorHit]) -> list[Hit]:
         chunks = self._tier2.chunks.get_many([h.id.removeprefix("chunk:") for h in hits])
@@ -358,11 +466,17 @@ class SemanticMemory:
         return {f for f in facts if f not in believed}
 
     def hybrid(
-        self, query: str, *, limit: int = 10, scope: str = "default", candidates: int = 50
+        self, query: str, *, limit: int = 10, candidates: int = 50
     ) -> SemanticResult:
-        """BM25 over chunk text fused with vector search by reciprocal rank fusion."""
-        semantic = self.search(query, limit=candidates, scope=scope)
-        found = self._tier2.chunks.search(query, limit=candidates, scope=scope)
+        """BM25 over chunk text fused with vector search by reciprocal rank fusion.
+
+        While another process holds the vector store, only the BM25 side runs (``degraded`` says so).
+        """
+        try:
+            semantic = self.search(query, limit=candidates)
+        except VectorStoreBusyError as exc:
+            semantic = SemanticResult([], False, degraded=str(exc))
+        found = self._tier2.chunks.search(query, limit=candidates)
         hidden = self._hidden_facts(chunk for chunk, _ in found)
         keyword = [(c, s) for c, s in found if not (c.source_kind == "fact" and c.source_uuid in hidden)]
         fused: dict[str, float] = {}
@@ -387,7 +501,7 @@ class SemanticMemory:
             )
             for k in order
         ]  # fmt: skip
-        return SemanticResult(out, semantic.truncated)
+        return SemanticResult(out, semantic.truncated, semantic.degraded)
 
     def health(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -397,16 +511,39 @@ class SemanticMemory:
             "chunks": self._tier2.chunks.count(),
             "embed_pending": self._tier2.embed_queue.count(),
         }
+        view = self._tier2.view
+        # Vector counts of the view only (every vector carries its row's scope).
+        scoped = None if view.admin else {"scope": {"in": list(view.readable)}}
         with self._lock:
             for name, backend in self._backends.items():
-                out[name] = backend.count()
+                out[name] = backend.count(scoped)
         return out
+
+    def view(self, tier2: Tier2) -> SemanticMemory:
+        """The same embedder and open collections seen through another Tier 2 view (another scope of
+        the same store, usually through another connection). Closing either closes the shared
+        collections: ``tier3.shared`` counts the users and closes once."""
+        other = copy.copy(self)  # shares the backends dict and its lock
+        other._tier2 = tier2
+        other._store = tier2.admin()
+        return other
 
     def close(self) -> None:
         with self._lock:
             for backend in self._backends.values():
                 backend.close()
             self._backends.clear()
+
+
+def _payload(chunk: ChunkRow) -> dict[str, Any]:
+    """The vector payload of a chunk (what filters see)."""
+    return dict(chunk_payload(
+        chunk_id=chunk.uuid, text=chunk.text, source_type=chunk.source_type,
+        timestamp=chunk.timestamp, session_id=chunk.session_id, message_id=chunk.message_id,
+        fact_id=chunk.source_uuid if chunk.source_kind == "fact" else None,
+        category=chunk.category, scope=chunk.scope, content_hash=chunk.content_hash,
+        extra={"source_kind": chunk.source_kind, "source_uuid": chunk.source_uuid or ""},
+    ))  # fmt: skip
 
 
 def _chunk_hit(chunk: ChunkRow, score: float, tier: str) -> Hit:

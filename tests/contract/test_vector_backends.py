@@ -49,6 +49,7 @@ def seed_points(backend: VectorBackend) -> tuple[list[str], npt.NDArray[np.float
             session_id=f"s{i % 3}",
             message_id=i,
             category="preference" if i % 4 < 2 else "event",
+            scope=f"agent-{i % 4}",
         )
         for i in range(12)
     ]
@@ -65,6 +66,7 @@ def expected_ids(pred: Any) -> set[str]:
             "session_id": f"s{i % 3}",
             "message_id": i,
             "category": "preference" if i % 4 < 2 else "event",
+            "scope": f"agent-{i % 4}",
         }
         if pred(p):
             out.add(f"chunk:{i}")
@@ -84,6 +86,12 @@ FILTER_CASES = [
     pytest.param({"session_id": {"in": ["s0", "s2"]}}, lambda p: p["session_id"] in ("s0", "s2"), id="in"),
     pytest.param({"message_id": {"in": [1, 5, 99]}}, lambda p: p["message_id"] in (1, 5), id="in-int"),
     pytest.param({"message_id": 4}, lambda p: p["message_id"] == 4, id="eq-int"),
+    # what a scope view sends: its readable scopes, match-any (semantic search of a scoped agent)
+    pytest.param(
+        {"scope": {"in": ["agent-1", "agent-3"]}, "session_id": "s0"},
+        lambda p: p["scope"] in ("agent-1", "agent-3") and p["session_id"] == "s0",
+        id="scope-view",
+    ),
     pytest.param(
         {"session_id": "s0", "source_type": "session", "timestamp": {"gte": 103.0}},
         lambda p: p["session_id"] == "s0" and p["source_type"] == "session" and p["timestamp"] >= 103,

@@ -36,8 +36,8 @@ from hermes_memory.hermes.settings import load_settings  # noqa: E402
 def shared_store() -> registry.SharedStore:
     stores = registry.open_stores()
     assert len(stores) == 1, stores
-    (home, profile), _ = next(iter(stores.items()))
-    found = registry.find(home, profile)
+    (home, profile, scope), _ = next(iter(stores.items()))
+    found = registry.find(home, profile, scope)
     assert found is not None
     return found
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from store_state import knowledge as store_knowledge
 
 from hermes_memory import MemoryAPI
 from hermes_memory.errors import StorageError
@@ -39,14 +40,8 @@ def _fill(api: MemoryAPI) -> None:
 
 
 def _state(api: MemoryAPI) -> dict[str, Any]:
-    q = api.tier2.db.query
     return {
-        "episodes": sorted((r["uuid"], r["text"]) for r in q("SELECT uuid, text FROM episodes")),
-        "facts": sorted((r["content"], r["superseded_at"] is None) for r in q("SELECT * FROM facts")),
-        "entities": sorted((r["name"], r["entity_type"]) for r in q("SELECT * FROM entities")),
-        "relations": q("SELECT count(*) AS n FROM relations")[0]["n"],
-        "chunks": sorted(r["text"] for r in q("SELECT text FROM chunks")),
-        "events": q("SELECT count(*) AS n FROM timeline")[0]["n"],
+        **store_knowledge(api),
         "queue": api.tier2.ingest_queue.count(),
         "vectors": api.stats()["data"]["tier3"].get("memory_chunks"),
     }

@@ -150,7 +150,8 @@ def test_an_interrupted_run_leaves_a_consistent_store_and_the_next_run_completes
     api = open_api()
     uuids = [ok(api.fact_store(f"Expiring reminder number {i}", ttl_days=1))["uuid"] for i in range(7)]
     monkeypatch.setattr("hermes_memory.cron.context.BATCH", 3)
-    real = api.tier2.facts.delete
+    maintenance = api.tier2.admin()  # maintenance jobs work on the store-wide (admin) view
+    real = maintenance.facts.delete
     calls = {"n": 0}
 
     def failing_delete(uuid: str, **kwargs: Any) -> bool:
@@ -159,7 +160,7 @@ def test_an_interrupted_run_leaves_a_consistent_store_and_the_next_run_completes
             raise KeyboardInterrupt
         return real(uuid, **kwargs)
 
-    monkeypatch.setattr(api.tier2.facts, "delete", failing_delete)
+    monkeypatch.setattr(maintenance.facts, "delete", failing_delete)
     later = time.time() + 2 * DAY
     with pytest.raises(KeyboardInterrupt):
         api.prune(now=later)
@@ -170,7 +171,7 @@ def test_an_interrupted_run_leaves_a_consistent_store_and_the_next_run_completes
     run = ok(api.maintenance_runs(job="prune"))[0]
     assert run["status"] == "failed" and run["error"].startswith("KeyboardInterrupt")
 
-    monkeypatch.setattr(api.tier2.facts, "delete", real)
+    monkeypatch.setattr(maintenance.facts, "delete", real)
     assert ok(api.prune(now=later))["expired_deleted"] == 4
     assert not any(exists(api, u) for u in uuids)
     assert [chunk_count(api, u) for u in uuids] == [0] * 7

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hermes_settings import FAST_PROVIDER_YAML
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import ConfigError
@@ -19,14 +20,7 @@ from hermes_memory.hermes.provider import SYSTEM_PROMPT_BLOCK, NextLevelProvider
 from hermes_memory.hermes.settings import load_settings
 from hermes_memory.recall.render import approx_tokens
 
-SETTINGS = """\
-provider:
-  prefetch_wait_ms: 5000
-memory:
-  tier3:
-    embedding_model: hashing
-    backend: memory
-"""
+SETTINGS = FAST_PROVIDER_YAML
 
 
 @pytest.fixture

@@ -1,0 +1,121 @@
+"""Scopes: several agents (Hermes profiles' subagents, gateway users) share one store, each seeing only
+its own scope (and, when configured, a shared pool of facts). The Tier 2 stores are bound to a
+``ScopeView`` when they are opened, so every read filters by it and every write lands in it: a caller
+cannot forget to pass a scope, and cannot name another one.
+
+Episodes, their chunks and queued turns are always private (``own``); facts, entities, relations and
+timeline events go to ``fact_scope`` (``own`` when facts are private, the shared pool when shared).
+``ScopeView.all()`` is the store-wide view of maintenance, doctor and backup — visibly distinct, it reads
+every scope and refuses to create records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass
+
+from hermes_memory.errors import StorageError, ValidationError
+
+DEFAULT_SCOPE = "default"
+MAX_SCOPE_CHARS = 100
+FACT_MODES = ("private", "shared")
+
+
+def check_scope_name(name: object, what: str = "scope") -> str:
+    """A valid scope name (non-empty, <= 100 characters, no control characters), unchanged.
+
+    Raises ValidationError naming ``what``.
+    """
+    if not isinstance(name, str):
+        raise ValidationError(f"{what} must be a string, got {type(name).__name__}")
+    if not name.strip():
+        raise ValidationError(f"{what} must not be empty")
+    if len(name) > MAX_SCOPE_CHARS:
+        raise ValidationError(f"{what} is {len(name)} characters; the limit is {MAX_SCOPE_CHARS}")
+    for ch in name:
+        if unicodedata.category(ch) in ("Cc", "Cs"):
+            raise ValidationError(f"{what} must not contain control characters or lone surrogates")
+    return name
+
+
+@dataclass(frozen=True)
+class ScopeView:
+    """What one agent may read (``readable``) and where its writes go (``own``, ``fact_scope``).
+
+    Build it with ``ScopeView.of`` (checked names) or ``ScopeView.all()`` (store-wide admin access).
+    """
+
+    own: str
+    fact_scope: str
+    readable: tuple[str, ...]
+    admin: bool = False
+
+    @classmethod
+    def of(
+        cls, name: str = DEFAULT_SCOPE, *, facts: str = "private", shared_pool: str = "shared"
+    ) -> ScopeView:
+        """The view of scope ``name``; with ``facts="shared"`` facts are written to and read from
+        ``shared_pool`` too. Raises ValidationError for a bad name or mode."""
+        own = check_scope_name(name)
+        if facts not in FACT_MODES:
+            raise ValidationError(f"facts must be one of {', '.join(FACT_MODES)}, got {facts!r}")
+        if facts == "private":
+            return cls(own=own, fact_scope=own, readable=(own,))
+        pool = check_scope_name(shared_pool, "shared_pool")
+        if pool == own:
+            raise ValidationError(f"shared_pool {pool!r} must differ from the scope name")
+        return cls(own=own, fact_scope=pool, readable=(own, pool))
+
+    @classmethod
+    def default(cls) -> ScopeView:
+        """The single scope ``"default"`` (what a store without scoping configured uses)."""
+        return cls.of(DEFAULT_SCOPE)
+
+    @classmethod
+    def all(cls) -> ScopeView:
+        """Store-wide access for maintenance, doctor and backup: reads every scope, creates nothing."""
+        return cls(own="", fact_scope="", readable=(), admin=True)
+
+    # -- reading --------------------------------------------------------------------------------
+    def where(self, column: str) -> tuple[str, list[str]]:
+        """SQL restricting ``column`` (e.g. ``"f.scope"``) to the readable scopes, with its parameters."""
+        if self.admin:
+            return "1 = 1", []
+        marks = ", ".join("?" * len(self.readable))
+        return f"{column} IN ({marks})", list(self.readable)
+
+    def can_read(self, scope: str) -> bool:
+        return self.admin or scope in self.readable
+
+    @property
+    def key(self) -> str:
+        """A short stable name of the readable set ("" for the default scope alone, and for admin)."""
+        if self.admin or self.readable == (DEFAULT_SCOPE,):
+            return ""
+        digest = hashlib.sha256("\x00".join(sorted(self.readable)).encode("utf-8")).hexdigest()
+        return digest[:12]
+
+    # -- writing --------------------------------------------------------------------------------
+    def _writable(self, scope: str) -> str:
+        if self.admin:
+            raise StorageError("the store-wide (admin) view cannot create records; open a scoped view")
+        return scope
+
+    @property
+    def write_own(self) -> str:
+        """Where episodes, their chunks and queued turns are written. Raises StorageError for admin."""
+        return self._writable(self.own)
+
+    @property
+    def write_facts(self) -> str:
+        """Where facts, entities, relations and timeline events are written. Raises StorageError for admin."""
+        return self._writable(self.fact_scope)
+
+    def to_dict(self) -> dict[str, object]:
+        if self.admin:
+            return {"admin": True}
+        return {"own": self.own, "fact_scope": self.fact_scope, "readable": list(self.readable)}
+
+
+__all__ = ["DEFAULT_SCOPE", "FACT_MODES", "MAX_SCOPE_CHARS", "ScopeView", "check_scope_name"]
