@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -82,7 +82,7 @@ class RecallSettings:
     # Redundancy penalty (maximal marginal relevance): a hit loses this much times its word overlap
     # (Jaccard of content words) with the most similar hit ranked above it, so ten near-copies of one
     # statement do not push out the other things the memory knows about the question.
-    diversity: float = 0.0
+    diversity: float = 0.4
 
 
 @dataclass
@@ -414,22 +414,26 @@ def _content_words(text: str) -> frozenset[str]:
 
 
 def _diversify(ranked: list[Hit], weight: float, limit: int) -> list[Hit]:
-    """Greedy maximal-marginal-relevance order of the best ``3 * limit`` hits (scores unchanged)."""
+    """Greedy maximal-marginal-relevance order of the best ``3 * limit`` hits; a hit moved down keeps a
+    score no higher than the one ranked above it, so scores still descend."""
     pool = ranked[: 3 * limit]
     words = [_content_words(h.text) for h in pool]
+    # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice).
+    overlap = [0.0] * len(pool)
     chosen: list[int] = []
     left = list(range(len(pool)))
     while left and len(chosen) < limit:
-        def value(i: int) -> float:
-            overlap = max(
-                (len(words[i] & words[j]) / (len(words[i] | words[j]) or 1) for j in chosen), default=0.0
-            )
-            return pool[i].score - weight * overlap
-
-        best = max(left, key=value)
+        best = max(left, key=lambda i: pool[i].score - weight * overlap[i])
         chosen.append(best)
         left.remove(best)
-    return [pool[i] for i in chosen]
+        for i in left:
+            union = len(words[i] | words[best]) or 1
+            overlap[i] = max(overlap[i], len(words[i] & words[best]) / union)
+    out: list[Hit] = []
+    for i in chosen:
+        hit = pool[i]
+        out.append(replace(hit, score=min(hit.score, out[-1].score)) if out else hit)
+    return out
 
 
 def _dedupe(hits: Iterable[Hit]) -> list[Hit]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Final
 
 from hermes_memory.errors import ThreatDetectedError, ValidationError
@@ -412,9 +412,10 @@ def strip_invisible(text: str) -> str:
 
 
 def _pattern_spans(text: str, scope: str) -> list[tuple[int, int, str]]:
+    views = _views(text)
     spans = [
         (*_span(origin, found.start(), found.end()), pattern.category)
-        for view, origin in _views(text)
+        for view, origin in views
         for compiled, pattern in _compiled(scope)
         for found in compiled.finditer(view)
         if found.end() > found.start()
@@ -457,7 +458,14 @@ def neutralise(text: str, scope: str = "strict") -> str:
 
     Raises ValidationError if ``text`` is not a str or ``scope`` is unknown.
     """
-    cleaned = strip_invisible(_check_args(text, scope))
+    text = _check_args(text, scope)
+    if len(text) <= _CACHED_CHARS:
+        return _neutralised_cached(text, scope)
+    return _neutralised(text, scope)
+
+
+def _neutralised(text: str, scope: str) -> str:
+    cleaned = strip_invisible(text)
     for _ in range(_MAX_NEUTRALISE_PASSES):
         normalised = unicodedata.normalize("NFKC", cleaned)
         spans = _pattern_spans(normalised, scope)
@@ -468,6 +476,12 @@ def neutralise(text: str, scope: str = "strict") -> str:
     if not remaining:
         return cleaned
     return f"[BLOCKED: {', '.join(sorted({category for _, _, category in remaining}))}]"
+
+
+# Recall neutralises the same remembered texts (and speakers, session ids) again and again; the result
+# depends only on the text, so recent short ones are kept (at most 8192 x 4096 chars = 32 MiB).
+_CACHED_CHARS = 4096
+_neutralised_cached = lru_cache(maxsize=8192)(_neutralised)
 
 
 def neutralise_data(value: Any, scope: str = "strict") -> Any:

@@ -120,3 +120,22 @@ def test_bad_input_is_a_clear_error(api: MemoryAPI, kwargs: dict[str, object], f
 def test_empty_memory_recalls_nothing(api: MemoryAPI) -> None:
     env = api.recall("anything at all")
     assert env["success"] and env["data"]["hits"] == [] and env["data"]["rendered"] == ""
+
+
+def test_near_copies_do_not_crowd_out_other_memories() -> None:
+    from hermes_memory.recall.engine import _diversify
+    from hermes_memory.records import Hit
+
+    def hit(i: str, score: float, text: str) -> Hit:
+        return Hit(id=i, score=score, text=text, tier="tier2", kind="episode")
+
+    ranked = [
+        hit("a", 1.0, "Maria volunteers at the homeless shelter on Fridays."),
+        hit("b", 0.97, "Maria volunteers at the homeless shelter every Friday."),
+        hit("c", 0.9, "Maria also walks dogs for the animal rescue downtown."),
+    ]
+    assert [h.id for h in _diversify(ranked, 0.4, 2)] == ["a", "c"]
+    assert [h.id for h in _diversify(ranked, 0.01, 2)] == ["a", "b"]
+    spread = _diversify(ranked, 0.4, 3)
+    assert [h.id for h in spread] == ["a", "c", "b"]
+    assert [h.score for h in spread] == sorted((h.score for h in spread), reverse=True)
