@@ -62,6 +62,8 @@ COLLECTIONS: dict[str, CollectionSpec] = {
             "category",
             "content_hash",
             "scope",
+            # recall searches each view (sentence / window / fact chunks) on its own
+            "source_kind",
         ),
         integer_fields=("message_id",),
         float_fields=("timestamp",),
