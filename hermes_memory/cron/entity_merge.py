@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +18,7 @@ from hermes_memory.cron.context import JobContext, replace_in_timeline
 from hermes_memory.records import Relation
 from hermes_memory.tier2._util import dumps, loads_dict, loads_list
 from hermes_memory.tier2.chunks import ENTITIES_COLLECTION
-from hermes_memory.tier2.entities import name_key
+from hermes_memory.tier2.entities import dedupe_aliases, name_key
 
 # Each round merges every pair found; a chain (C is an alias of B, B of A) may need another round.
 MAX_ROUNDS = 10
@@ -71,17 +70,6 @@ def find_alias_merges(ctx: JobContext) -> list[EntityMerge]:
                 continue
         pairs[(merged, row["kept"])] = EntityMerge(merged, row["kept"])
     return list(pairs.values())
-
-
-def _dedupe_aliases(name: str, aliases: Iterable[str]) -> list[str]:
-    seen = {name_key(name)}
-    out: list[str] = []
-    for alias in aliases:
-        key = name_key(alias)
-        if key and key not in seen:
-            seen.add(key)
-            out.append(alias.strip())
-    return out
 
 
 def _move_relations(conn: sqlite3.Connection, merged: str, kept: str, now: float) -> MergeOutcome:
@@ -146,7 +134,7 @@ def merge_entity(ctx: JobContext, pair: EntityMerge, now: float) -> MergeOutcome
             (pair.kept, pair.merged),
         )
         replace_in_timeline(conn, "related_entities", pair.merged, pair.kept)
-        aliases = _dedupe_aliases(
+        aliases = dedupe_aliases(
             a["name"], [*loads_list(a["aliases"]), b["name"], *loads_list(b["aliases"])]
         )
         metadata = {**loads_dict(b["metadata"]), **loads_dict(a["metadata"])}

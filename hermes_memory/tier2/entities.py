@@ -72,7 +72,7 @@ class EntityStore:
             row = self._find_row(conn, name, entity_type, scope)
             if row is None:
                 uuid = new_uuid()
-                alias_list = _dedupe_aliases(name, aliases)
+                alias_list = dedupe_aliases(name, aliases)
                 conn.execute(
                     "INSERT INTO entities(uuid, name, name_key, aliases, entity_type, description, "
                     "first_seen,"
@@ -103,7 +103,7 @@ class EntityStore:
             else:
                 uuid = row["uuid"]
                 old_aliases = list(loads_list(row["aliases"]))
-                alias_list = _dedupe_aliases(row["name"], [*old_aliases, *aliases])
+                alias_list = dedupe_aliases(row["name"], [*old_aliases, *aliases])
                 merged_meta = {**loads_dict(row["metadata"]), **(metadata or {})}
                 conn.execute(
                     "UPDATE entities SET aliases = ?, description = coalesce(description, ?), "
@@ -276,7 +276,8 @@ class EntityStore:
             )
 
 
-def _dedupe_aliases(name: str, aliases: Iterable[str]) -> list[str]:
+def dedupe_aliases(name: str, aliases: Iterable[str]) -> list[str]:
+    """``aliases`` stripped, without empties, repeats or the name itself (compared by ``name_key``)."""
     seen = {name_key(name)}
     out: list[str] = []
     for alias in aliases:
