@@ -5,8 +5,7 @@ a consistent store and the next run completes."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,21 +17,6 @@ from hermes_memory.records import Fact
 
 DAY = 86400.0
 Opener = Callable[..., MemoryAPI]
-
-
-@pytest.fixture
-def open_api(tmp_path: Path) -> Iterator[Opener]:
-    opened: list[MemoryAPI] = []
-
-    def opener(**overrides: Any) -> MemoryAPI:
-        settings = {"tier3.embedding_model": "hashing", "tier3.backend": "memory", **overrides}
-        api = MemoryAPI(hermes_home=tmp_path, **settings)
-        opened.append(api)
-        return api
-
-    yield opener
-    for api in reversed(opened):
-        api.close()
 
 
 def ok(envelope: dict[str, Any]) -> Any:

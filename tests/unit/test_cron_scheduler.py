@@ -4,9 +4,8 @@ retried after a back-off, a run in progress elsewhere not started twice, bad sch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,21 +22,6 @@ T0 = datetime(2024, 1, 1, 2, 30, tzinfo=UTC).timestamp()
 
 def at(text: str) -> float:
     return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
-
-
-@pytest.fixture
-def open_api(tmp_path: Path) -> Iterator[Opener]:
-    opened: list[MemoryAPI] = []
-
-    def opener(**overrides: Any) -> MemoryAPI:
-        settings = {"tier3.embedding_model": "hashing", "tier3.backend": "memory", **overrides}
-        api = MemoryAPI(hermes_home=tmp_path, **settings)
-        opened.append(api)
-        return api
-
-    yield opener
-    for api in reversed(opened):
-        api.close()
 
 
 @pytest.fixture
