@@ -13,7 +13,6 @@ from typing import Any
 
 from hermes_memory.errors import StorageError
 
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 # Retries on top of SQLite's own busy handler: a WAL checkpoint or schema change can still surface
 # SQLITE_BUSY without waiting, and that must never reach a caller as "database is locked".
 _LOCK_RETRIES = 50
@@ -54,7 +53,6 @@ class Database:
         self._lock = threading.RLock()
         self._depth = 0
         self._closed = False
-        self._check_file()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -67,13 +65,12 @@ class Database:
                 check_same_thread=False,
             )
             self._conn.row_factory = sqlite3.Row
+            self._check_header()
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._conn.execute("PRAGMA foreign_keys = ON")
             if wal:
                 self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone())
             self._conn.execute("PRAGMA synchronous = NORMAL")
-            # Touch the schema so a file that is not a database fails here, with a clear message.
-            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except StorageError:
             self._conn.close()
             raise
@@ -83,16 +80,17 @@ class Database:
                 self._conn.close()
             raise _open_error(self.path, exc) from exc
 
-    def _check_file(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return
+    def _check_header(self) -> None:
+        # SQLite reads the header first and writes nothing to a file that is not a database. The file
+        # must never be opened with open(): closing any descriptor of it drops every POSIX lock this
+        # process holds on it, including those of its live SQLite connections. Another process can then
+        # checkpoint and delete the WAL under them, losing their later commits (seen as lost writes).
         try:
-            with open(self.path, "rb") as fh:
-                head = fh.read(16)
-        except OSError as exc:
-            raise StorageError(f"cannot read memory database {self.path}: {exc}") from exc
-        if head != _SQLITE_MAGIC:
-            raise StorageError(f"{self.path} is not a SQLite database (refusing to touch it)")
+            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc).lower():
+                raise StorageError(f"{self.path} is not a SQLite database (refusing to touch it)") from exc
+            raise
 
     # -- transactions ---------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -28,7 +28,8 @@ class _Entry:
 
 
 _open: dict[_Key, _Entry] = {}
-_users: dict[int, _Key] = {}  # id(SemanticMemory handed out) -> key
+# id(SemanticMemory handed out) -> (it, key); holding it keeps its id from being reused by another object
+_users: dict[int, tuple[SemanticMemory, _Key]] = {}
 _lock = threading.Lock()
 
 
@@ -50,7 +51,7 @@ def acquire(cfg: Tier3Config, path: Path, tier2: Tier2, *, backend: str | None =
         else:
             sem = entry.root.view(tier2)
             entry.refs += 1
-        _users[id(sem)] = key
+        _users[id(sem)] = (sem, key)
         return sem
 
 
@@ -60,7 +61,8 @@ def release(sem: SemanticMemory) -> bool:
     A SemanticMemory not from ``acquire`` is simply closed.
     """
     with _lock:
-        key = _users.pop(id(sem), None)
+        user = _users.pop(id(sem), None)
+        key = None if user is None else user[1]
         entry = None if key is None else _open.get(key)
         if entry is not None and key is not None:
             entry.refs -= 1

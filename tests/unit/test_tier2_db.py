@@ -7,6 +7,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -286,6 +287,32 @@ def test_a_file_that_is_not_sqlite_is_refused_and_untouched(tmp_path: Path, payl
     assert path.read_bytes() == payload
     assert path.stat().st_mtime_ns == before.st_mtime_ns
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tier2.db"]  # no -wal / -shm left behind
+
+
+def test_a_second_open_in_this_process_keeps_the_first_connections_locks(tmp_path: Path) -> None:
+    # Closing any descriptor of the file drops this process's POSIX locks on it. If opening a second
+    # Database did that, another process closing its last connection would think it was alone, and
+    # checkpoint and delete the WAL under our live connection (its later commits were lost that way).
+    path = tmp_path / "tier2.db"
+    first = Database(path)
+    first.execute("CREATE TABLE t(x)")
+    second = Database(path)
+    try:
+        other = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('INSERT INTO t VALUES (1)')"
+        subprocess.run([sys.executable, "-c", other + "; c.commit(); c.close()", str(path)], check=True)
+        assert Path(f"{path}-wal").exists(), "the other process deleted the WAL we still have open"
+        with first.atomic() as conn:
+            conn.execute("INSERT INTO t VALUES (2)")
+        with second.atomic() as conn:
+            conn.execute("INSERT INTO t VALUES (3)")
+    finally:
+        first.close()
+        second.close()
+    check = sqlite3.connect(path)
+    try:
+        assert sorted(r[0] for r in check.execute("SELECT x FROM t")) == [1, 2, 3]
+    finally:
+        check.close()
 
 
 def test_a_directory_in_place_of_the_db_file_is_a_storage_error(tmp_path: Path) -> None:
