@@ -78,12 +78,17 @@ class ScopeView:
         return cls(own="", fact_scope="", readable=(), admin=True)
 
     # -- reading --------------------------------------------------------------------------------
-    def where(self, column: str) -> tuple[str, list[str]]:
-        """SQL restricting ``column`` (e.g. ``"f.scope"``) to the readable scopes, with its parameters."""
+    def where(self, column: str, *, by_key: bool = False) -> tuple[str, list[str]]:
+        """SQL restricting ``column`` (e.g. ``"f.scope"``) to the readable scopes, with its parameters.
+
+        ``by_key``: the query looks rows up by a unique key (``uuid IN (...)``). The scope term is then
+        kept off the indexes (unary ``+``): with a long key list SQLite otherwise preferred an index that
+        starts with ``scope`` and scanned every row of the scope (4.4 ms instead of 0.25 for 100 facts).
+        """
         if self.admin:
             return "1 = 1", []
         marks = ", ".join("?" * len(self.readable))
-        return f"{column} IN ({marks})", list(self.readable)
+        return f"{'+' if by_key else ''}{column} IN ({marks})", list(self.readable)
 
     def can_read(self, scope: str) -> bool:
         return self.admin or scope in self.readable

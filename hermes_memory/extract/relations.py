@@ -112,7 +112,7 @@ _STOP = frozenset(
     soon more much lot all really very just also ever later earlier back together lol haha hopefully
     sometimes actually daily weekly anyway anyways even still is are was were be been i you we he she
     they it me him them us not named called or nonstop constantly regularly everyday usually always often
-    anymore""".split()
+    anymore these those nowadays currently presently""".split()
 )
 _BAD_OBJECT_HEADS = frozenset(
     """it that this them him her you me us everything something anything nothing everyone someone

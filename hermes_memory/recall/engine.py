@@ -51,6 +51,19 @@ _FUNCTION_WORDS = frozenset(
     we were weren what when where which while who whom why with would wouldn you your yours yourself
     yourselves s t d ll m re ve also just will shall might must""".split()
 )
+# A question about what used to be true wants the superseded statements too.
+_PAST = re.compile(
+    r"\b(?:before|previous(?:ly)?|used to|former(?:ly)?|originally|earlier|past|old|anymore|no longer"
+    r"|history)\b",
+    re.I,
+)
+# A question asking for several things: a plural noun right after "what"/"which" ("what video games",
+# "which cities"), "how many", "what kinds of", "the names of".
+_LISTING = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+){0,2}?(?!(?:is|was|has|does|us|this|his|its)\b)\w{3,}s\b"
+    r"|\bhow many\b|\bwhat (?:kinds?|types?|sorts?) of\b|\bnames of\b",
+    re.I,
+)
 _POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hermes-memory-recall")
 
 
@@ -65,6 +78,9 @@ class RecallSettings:
     w_timeline: float = 0.1
     speaker_boost: float = 1.5
     date_boost: float = 0.6
+    # A turn whose statement on the question's topic the memory has since superseded ("I live in Hamburg",
+    # then "I moved to Lisbon") loses this share of its score, unless the question asks about the past.
+    superseded_penalty: float = 0.5
     neighbour: float = 0.4
     candidates: int = 200
     # Each view gets its own vector top-k (sentences: several per turn; windows: one per turn; facts).
@@ -83,6 +99,10 @@ class RecallSettings:
     # (Jaccard of content words) with the most similar hit ranked above it, so ten near-copies of one
     # statement do not push out the other things the memory knows about the question.
     diversity: float = 0.4
+    # A question that asks for several things ("Which cities has John been to?", "What games does Nate
+    # play?") is usually answered across many sessions: its hits from one session count as this much
+    # more alike (LoCoMo multi-hop recall@10 +0.018, the others unchanged).
+    list_sessions: float = 0.25
 
 
 @dataclass
@@ -92,6 +112,8 @@ class _Query:
     names: list[str]
     stripped: str
     span: tuple[float, float] | None
+    past: bool = False
+    listing: bool = False
 
 
 class RecallEngine:
@@ -135,7 +157,8 @@ class RecallEngine:
         if mentions:
             first = mentions[0]
             span = (first.start.timestamp(), first.end.timestamp())
-        return _Query(query, terms, names, stripped, span)
+        past, listing = bool(_PAST.search(query)), bool(_LISTING.search(query))
+        return _Query(query, terms, names, stripped, span, past, listing)
 
     # -- the recall -----------------------------------------------------------------------------
     def recall(
@@ -186,7 +209,8 @@ class RecallEngine:
         hits: list[Hit] = []
         if turn_scores:
             episodes, neighbours = self._episodes_with_neighbours(turn_scores)
-            scored = self._turn_priors(turn_scores, episodes, neighbours, q, as_of, session_id)
+            stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
+            scored = self._turn_priors(turn_scores, episodes, neighbours, q, as_of, session_id, stale)
             top = max(scored.values(), default=0.0) or 1.0
             for row_id, score in scored.items():
                 episode = episodes.get(row_id)
@@ -201,7 +225,9 @@ class RecallEngine:
         if "tier1" in wanted and self._curated is not None:
             hits.extend(self._curated_hits(q))
         ranked = _dedupe(sorted(hits, key=lambda h: h.score, reverse=True))
-        return _diversify(ranked, st.diversity, limit) if st.diversity > 0 else ranked[:limit]
+        if st.diversity <= 0:
+            return ranked[:limit]
+        return _diversify(ranked, st.diversity, limit, st.list_sessions if q.listing else 0.0)
 
     # -- sources --------------------------------------------------------------------------------
     def _bm25_facts(self, q: _Query, as_of: float | None) -> dict[str, float]:
@@ -244,17 +270,11 @@ class RecallEngine:
     def _vectors(self, q: _Query) -> dict[str, dict[str, float]]:
         assert self._semantic is not None
         st = self.settings
-        out: dict[str, dict[str, float]] = {"episode": {}, "episode_window": {}, "fact": {}}
         limits = {"episode": st.vector_candidates, "episode_window": st.window_candidates,
                   "fact": st.fact_candidates}  # fmt: skip
-        # One search per view: in a shared top-k the many sentence chunks crowd out windows and facts.
-        for kind, found in out.items():
-            result = self._semantic.search(q.stripped, limit=limits[kind], filters={"source_kind": kind})
-            for hit in result.hits:
-                if hit.source_ids:
-                    key = hit.source_ids[0]
-                    found[key] = max(found.get(key, 0.0), hit.score)
-        return out
+        # One search per view (in a shared top-k the many sentence chunks crowd out windows and facts),
+        # all from one query embedding, as {source uuid: best score} without loading chunk text.
+        return self._semantic.source_scores(q.stripped, limits)
 
     # -- priors and expansion -------------------------------------------------------------------
     def _episodes_with_neighbours(
@@ -273,6 +293,7 @@ class RecallEngine:
         q: _Query,
         as_of: float | None,
         session_id: str | None,
+        stale: set[str],
     ) -> dict[int, float]:
         st = self.settings
         boosted = dict(scores)
@@ -285,6 +306,8 @@ class RecallEngine:
                 boosted[row_id] *= 1.0 + st.speaker_boost
             if q.span is not None and q.span[0] <= episode.timestamp < q.span[1] + 86400.0:
                 boosted[row_id] *= 1.0 + st.date_boost
+            if episode.uuid in stale:
+                boosted[row_id] *= 1.0 - st.superseded_penalty
         # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
         final = dict(boosted)
         pulled: dict[int, float] = {}
@@ -301,6 +324,14 @@ class RecallEngine:
             elif session_id is not None and episode.session_id == session_id:
                 final[row_id] *= 1.05
         return final
+
+    def _superseded_turns(self, q: _Query) -> set[str]:
+        """Source turns of superseded facts on the question's topic (none for a question about the past
+        or a period)."""
+        if q.past or q.span is not None or not q.terms or self.settings.superseded_penalty <= 0:
+            return set()
+        old = self._tier2.facts.superseded_matching(" ".join(q.terms))
+        return {uuid for fact in old for uuid in fact.source_episodes}
 
     def _fact_hits(self, scores: dict[str, float], as_of: float | None, now: float) -> list[Hit]:
         st = self.settings
@@ -413,11 +444,13 @@ def _content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in _FUNCTION_WORDS)
 
 
-def _diversify(ranked: list[Hit], weight: float, limit: int) -> list[Hit]:
+def _diversify(ranked: list[Hit], weight: float, limit: int, same_session: float = 0.0) -> list[Hit]:
     """Greedy maximal-marginal-relevance order of the best ``3 * limit`` hits; a hit moved down keeps a
-    score no higher than the one ranked above it, so scores still descend."""
+    score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
+    overlap of two hits from one conversation session."""
     pool = ranked[: 3 * limit]
     words = [_content_words(h.text) for h in pool]
+    sessions = [h.metadata.get("session_id") for h in pool]
     # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice).
     overlap = [0.0] * len(pool)
     chosen: list[int] = []
@@ -428,7 +461,8 @@ def _diversify(ranked: list[Hit], weight: float, limit: int) -> list[Hit]:
         left.remove(best)
         for i in left:
             union = len(words[i] | words[best]) or 1
-            overlap[i] = max(overlap[i], len(words[i] & words[best]) / union)
+            shared = same_session if sessions[i] is not None and sessions[i] == sessions[best] else 0.0
+            overlap[i] = max(overlap[i], len(words[i] & words[best]) / union + shared)
     out: list[Hit] = []
     for i in chosen:
         hit = pool[i]

@@ -241,7 +241,7 @@ class EntityStore:
 
     def scopes_of(self, uuids: Sequence[str]) -> dict[str, str]:
         """The scope of each entity in the view (the Entity record does not carry it)."""
-        scoped, sp = self._view.where("scope")
+        scoped, sp = self._view.where("scope", by_key=True)
         out: dict[str, str] = {}
         unique = list(dict.fromkeys(uuids))
         for start in range(0, len(unique), 500):

@@ -92,8 +92,8 @@ class FactStore:
     def auto_dedupe(self) -> bool:
         return self._auto_dedupe
 
-    def _in_view(self, alias: str = "f") -> tuple[str, list[str]]:
-        return self._view.where(f"{alias}.scope")
+    def _in_view(self, alias: str = "f", *, by_key: bool = False) -> tuple[str, list[str]]:
+        return self._view.where(f"{alias}.scope", by_key=by_key)
 
     def store(
         self,
@@ -275,7 +275,7 @@ class FactStore:
         """Facts by uuid in one query per 500 (unknown uuids are absent); access counts untouched."""
         found: dict[str, Fact] = {}
         unique = list(dict.fromkeys(uuids))
-        scoped, sp = self._in_view()
+        scoped, sp = self._in_view(by_key=True)
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
@@ -344,6 +344,24 @@ class FactStore:
             self._touch([r.fact.uuid for r in results], at)
         return results
 
+    def superseded_matching(self, query: str, *, limit: int = 20) -> list[Fact]:
+        """Superseded facts (a later fact replaced them) that match free text, best BM25 match first.
+
+        What the memory no longer believes on the topic of a question: recall uses their source turns to
+        rank a superseded statement below the current one.
+        """
+        match = fts_match(query)
+        if match is None:
+            return []
+        scoped, sp = self._in_view()
+        rows = self._db.query(
+            "SELECT f.* FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+            f"WHERE facts_fts MATCH ? AND f.superseded_at IS NOT NULL AND {scoped} "
+            "ORDER BY bm25(facts_fts) LIMIT ?",
+            [match, *sp, limit],
+        )
+        return [_row_to_fact(r) for r in rows]
+
     def touch(self, uuids: Sequence[str]) -> None:
         """Reinforce facts that were recalled: bump access count and last access."""
         self._touch(uuids, now())
@@ -361,7 +379,7 @@ class FactStore:
         """The subset of ``uuids`` that are facts believed now (not archived, superseded or expired)."""
         found: set[str] = set()
         visible, params = _visible(None, now())
-        scoped, sp = self._in_view()
+        scoped, sp = self._in_view(by_key=True)
         params = [*params, *sp]
         visible = f"{visible} AND {scoped}"
         unique = list(dict.fromkeys(uuids))

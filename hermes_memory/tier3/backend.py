@@ -110,9 +110,15 @@ class VectorBackend(Protocol):
         """Insert or overwrite points by id."""
 
     def search(
-        self, vector: npt.ArrayLike, limit: int = 10, filters: Mapping[str, Any] | None = None
+        self,
+        vector: npt.ArrayLike,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        fields: Sequence[str] | None = None,
     ) -> list[VectorHit]:
-        """The ``limit`` closest points matching ``filters``, best first."""
+        """The ``limit`` closest points matching ``filters``, best first; with ``fields`` each hit's
+        payload holds only those keys (``()``: none, just id and score), else the whole payload."""
 
     def delete(self, ids: Sequence[str]) -> int:
         """Remove points by id; return how many existed."""
@@ -201,6 +207,29 @@ def parse_filters(filters: Mapping[str, Any] | None) -> tuple[Condition, ...]:
             raise ValidationError(f"filter field {key!r} is not a valid payload field name")
         conditions.append(_parse_one(key, spec))
     return tuple(conditions)
+
+
+def check_fields(fields: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The payload keys a search returns, deduplicated (None: all of them).
+
+    Raises ValidationError for a bare string or a name that is not a payload field name.
+    """
+    if fields is None:
+        return None
+    if isinstance(fields, str | bytes) or not isinstance(fields, Sequence):
+        raise ValidationError("fields must be a sequence of payload field names, not a single string")
+    out = tuple(dict.fromkeys(fields))
+    for name in out:
+        if not isinstance(name, str) or not _FIELD.match(name):
+            raise ValidationError(f"field {name!r} is not a valid payload field name")
+    return out
+
+
+def select_fields(payload: Mapping[str, Any], fields: tuple[str, ...] | None) -> Payload:
+    """A copy of ``payload`` with only ``fields`` (all of it for None); absent keys stay absent."""
+    if fields is None:
+        return dict(payload)
+    return {key: payload[key] for key in fields if key in payload}
 
 
 def _kind(value: object) -> str:
@@ -396,6 +425,7 @@ __all__ = [
     "VectorHit",
     "check_collection_name",
     "check_dim",
+    "check_fields",
     "check_ids",
     "check_limit",
     "check_payloads",
@@ -407,4 +437,5 @@ __all__ = [
     "parse_filters",
     "point_uuid",
     "reindex_hint",
+    "select_fields",
 ]

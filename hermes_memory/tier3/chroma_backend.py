@@ -34,6 +34,7 @@ from hermes_memory.tier3.backend import (
     VectorHit,
     check_collection_name,
     check_dim,
+    check_fields,
     check_ids,
     check_limit,
     check_payloads,
@@ -41,6 +42,7 @@ from hermes_memory.tier3.backend import (
     cosine_to_score,
     parse_filters,
     reindex_hint,
+    select_fields,
 )
 
 _DIM_KEY = "hermes_dim"
@@ -240,26 +242,33 @@ class ChromaBackend:
             self._col.upsert(ids=keys, embeddings=vecs, metadatas=metadatas)
 
     def search(
-        self, vector: npt.ArrayLike, limit: int = 10, filters: Mapping[str, Any] | None = None
+        self,
+        vector: npt.ArrayLike,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        fields: Sequence[str] | None = None,
     ) -> list[VectorHit]:
         """Top ``limit`` by cosine (HNSW, approximate). Raises ValidationError, BackendError, StorageError."""
         query = check_vectors(vector, self._dim, 1)
         check_limit(limit)
         where = to_where(parse_filters(filters))
+        wanted = check_fields(fields)
         self._check_open()
         with self._translate("search"):
-            # Chroma 1.x answers n_results > count (or > matches) with what it has, no warning
+            # Chroma 1.x answers n_results > count (or > matches) with what it has, no warning;
+            # it cannot select metadata keys, so only ``fields=()`` skips the metadatas
             res = self._col.query(
                 query_embeddings=query,
                 n_results=limit,
                 where=where,
-                include=["metadatas", "distances"],
+                include=["distances"] if wanted == () else ["metadatas", "distances"],
             )
         ids = res["ids"][0]
         distances = (res["distances"] or [[]])[0]
-        metas = (res["metadatas"] or [[]])[0]
+        metas = (res.get("metadatas") or [[None] * len(ids)])[0]
         hits = [
-            VectorHit(item, cosine_to_score(1.0 - float(dist)), dict(meta or {}))
+            VectorHit(item, cosine_to_score(1.0 - float(dist)), select_fields(meta or {}, wanted))
             for item, dist, meta in zip(ids, distances, metas, strict=True)
         ]
         hits.sort(key=lambda h: h.score, reverse=True)

@@ -25,6 +25,7 @@ from hermes_memory.tier3.backend import (
     VectorHit,
     check_collection_name,
     check_dim,
+    check_fields,
     check_ids,
     check_limit,
     check_payloads,
@@ -33,6 +34,7 @@ from hermes_memory.tier3.backend import (
     matches,
     parse_filters,
     reindex_hint,
+    select_fields,
 )
 
 # Rows per matrix-vector product. Past ~1M elements OpenBLAS goes multi-threaded; with torch's
@@ -135,12 +137,18 @@ class MemoryBackend:
                 self._vecs[pos] = vec
 
     def search(
-        self, vector: npt.ArrayLike, limit: int = 10, filters: Mapping[str, Any] | None = None
+        self,
+        vector: npt.ArrayLike,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        fields: Sequence[str] | None = None,
     ) -> list[VectorHit]:
         """Exact top-``limit`` by cosine. Raises ValidationError (vector/limit/filters), StorageError."""
         query = check_vectors(vector, self._dim, 1)[0]
         check_limit(limit)
         conditions = parse_filters(filters)
+        wanted = check_fields(fields)
         with self._lock:
             self._check_open()
             n = len(self._ids)
@@ -161,7 +169,10 @@ class MemoryBackend:
             top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
             top = top[np.argsort(-sims[top], kind="stable")][:k]
             return [
-                VectorHit(self._ids[i], cosine_to_score(float(sims[i])), dict(self._payloads[i])) for i in top
+                VectorHit(
+                    self._ids[i], cosine_to_score(float(sims[i])), select_fields(self._payloads[i], wanted)
+                )
+                for i in top
             ]
 
     def delete(self, ids: Sequence[str]) -> int:

@@ -58,6 +58,7 @@ from hermes_memory.tier3.backend import (
     VectorHit,
     check_collection_name,
     check_dim,
+    check_fields,
     check_ids,
     check_limit,
     check_payloads,
@@ -285,18 +286,26 @@ class QdrantEdgeBackend:
         return changed
 
     def search(
-        self, vector: npt.ArrayLike, limit: int = 10, filters: Mapping[str, Any] | None = None
+        self,
+        vector: npt.ArrayLike,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        fields: Sequence[str] | None = None,
     ) -> list[VectorHit]:
         """Top ``limit`` by cosine. Raises ValidationError, BackendError, StorageError if closed."""
         qe = self._qe
         query = check_vectors(vector, self._dim, 1)[0]
         check_limit(limit)
         flt = to_filter(qe, parse_filters(filters))
+        wanted = check_fields(fields)
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(query.tolist()),
             filter=flt,
-            with_payload=True,
+            # selected fields only: the engine then copies less per hit (measured: a filtered top-300 of
+            # 53k chunks, ~10 ms with the whole payload, ~5 ms with two fields)
+            with_payload=True if wanted is None else [*wanted, ID_KEY],
             with_vector=False,
         )
         with self._lock:
@@ -305,8 +314,10 @@ class QdrantEdgeBackend:
         hits = []
         for point in points:
             payload = dict(point.payload or {})
-            item = str(payload.pop(ID_KEY, point.id))
-            hits.append(VectorHit(item, cosine_to_score(float(point.score)), payload))
+            item = payload.pop(ID_KEY, None)
+            if item is None:  # only then: reading ``point.id`` builds a uuid.UUID per hit
+                item = point.id
+            hits.append(VectorHit(str(item), cosine_to_score(float(point.score)), payload))
         return hits
 
     def delete(self, ids: Sequence[str]) -> int:

@@ -31,6 +31,7 @@ from hermes_memory.tier3.backend import (
     VectorHit,
     check_collection_name,
     check_dim,
+    check_fields,
     check_ids,
     check_limit,
     check_payloads,
@@ -186,12 +187,18 @@ class QdrantClientBackend:
             self._call("upsert", self._client.upsert, self._collection, points=batch, wait=True)
 
     def search(
-        self, vector: npt.ArrayLike, limit: int = 10, filters: Mapping[str, Any] | None = None
+        self,
+        vector: npt.ArrayLike,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        fields: Sequence[str] | None = None,
     ) -> list[VectorHit]:
         """Top ``limit`` by cosine. Raises ValidationError, BackendError, StorageError if closed."""
         query = check_vectors(vector, self._dim, 1)[0]
         check_limit(limit)
         flt = to_filter(self._models, parse_filters(filters))
+        wanted = check_fields(fields)
         self._check_open()
         res = self._call(
             "search",
@@ -200,7 +207,7 @@ class QdrantClientBackend:
             query=query.tolist(),
             limit=limit,
             query_filter=flt,
-            with_payload=True,
+            with_payload=True if wanted is None else [*wanted, ID_KEY],
         )
         hits = []
         for point in res.points:

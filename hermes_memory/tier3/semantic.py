@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes_memory.config import Tier3Config
 from hermes_memory.errors import (
@@ -25,6 +25,7 @@ from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, C
 from hermes_memory.tier3.backend import (
     VectorBackend,
     VectorHit,
+    check_limit,
     make_backend,
     matches,
     parse_filters,
@@ -34,6 +35,9 @@ from hermes_memory.tier3.embedder import Embedder, make_embedder
 
 RRF_K = 60
 Progress = Callable[[int, int], None]
+_T = TypeVar("_T")
+# The payload keys recall reads per vector hit (``source_scores``): no text, no other metadata.
+_SOURCE_FIELDS = ("source_kind", "source_uuid")
 # A buffering backend (one with ``flush()``, e.g. memory) makes vectors durable only when flushed, and a
 # queue row may leave only once its vector is durable: such backends are flushed once per this many rows.
 FLUSH_EVERY = 1024
@@ -400,17 +404,60 @@ class SemanticMemory:
         truncated = self.embedder.truncates(query)
         vector = self.embedder.embed_query([query])[0]
         backend = self.backend(CHUNKS_COLLECTION)
+        out = self._nearest(backend, vector, limit, wanted, self._recallable, min_score=min_score)
+        return SemanticResult(out, truncated)
+
+    def source_scores(self, query: str, limits: Mapping[str, int]) -> dict[str, dict[str, float]]:
+        """Per chunk source kind, the best vector score of each source among the kind's nearest chunks.
+
+        ``limits`` maps a ``source_kind`` ("episode", "episode_window", "fact") to its top-k; the result
+        maps it to ``{source uuid: best score}`` over exactly the chunks and scores that
+        ``search(query, limit=k, filters={"source_kind": kind})`` returns (same scopes, hidden facts
+        left out), but the query is embedded once and each hit loads two payload fields and no chunk
+        text (recall's hot path). Raises ValidationError for a bad kind or limit, VectorStoreBusyError
+        while another process holds the vector store.
+        """
+        views = {kind: self._scoped_filters({"source_kind": kind}) for kind in limits}
+        for kind, wanted in views.items():
+            parse_filters(wanted)  # validate before paying for an embedding
+            check_limit(limits[kind])
+        out: dict[str, dict[str, float]] = {kind: {} for kind in views}
+        if not views:
+            return out
+        vector = self.embedder.embed_query([query])[0]
+        backend = self.backend(CHUNKS_COLLECTION)
+        for kind, wanted in views.items():
+            best = out[kind]
+            found = self._nearest(
+                backend, vector, limits[kind], wanted, self._recallable_sources, fields=_SOURCE_FIELDS
+            )
+            for source, score in found:
+                if source:
+                    best[source] = max(best.get(source, 0.0), score)
+        return out
+
+    def _nearest(
+        self,
+        backend: VectorBackend,
+        vector: Any,
+        limit: int,
+        wanted: Mapping[str, Any],
+        keep: Callable[[list[VectorHit]], list[_T]],
+        *,
+        min_score: float = 0.0,
+        fields: Sequence[str] | None = None,
+    ) -> list[_T]:
+        """The first ``limit`` of the nearest hits that ``keep`` maps to recallable results."""
         cap = max(limit, MAX_FETCH)
         fetch = limit
         while True:
-            raw = backend.search(vector, limit=fetch, filters=wanted)
-            out = self._recallable([h for h in raw if h.score >= min_score])
+            raw = backend.search(vector, limit=fetch, filters=wanted, fields=fields)
+            out = keep([h for h in raw if h.score >= min_score])
             exhausted = len(raw) < fetch or fetch >= cap or (bool(raw) and raw[-1].score < min_score)
             if len(out) >= limit or exhausted:
-                break
+                return out[:limit]
             # hidden facts (archived, superseded, expired) took some of the top hits: look further
             fetch = min(fetch * 4, cap)
-        return SemanticResult(out[:limit], truncated)
 
     def lexical_search(
         self,
@@ -457,6 +504,25 @@ class SemanticMemory:
             if chunk.source_kind == "fact" and chunk.source_uuid in hidden:
                 continue  # archived, superseded or expired facts keep their vector but are not recalled
             out.append(_chunk_hit(chunk, h.score, "tier3"))
+        return out
+
+    def _recallable_sources(self, hits: Sequence[VectorHit]) -> list[tuple[str, float]]:
+        """``_recallable`` reduced to (source uuid or "", score) for hits carrying ``_SOURCE_FIELDS``:
+        the same hits survive. A chunk row is never updated (only inserted and deleted) and its vector
+        payload is written from it, so the payload's kind, source and scope (which the search filtered
+        on) are the row's; Tier 2 is asked only whether the row still exists (and facts whether they
+        are believed)."""
+        live = self._tier2.chunks.existing([h.id.removeprefix("chunk:") for h in hits])
+        facts = [h.payload.get("source_uuid") for h in hits if h.payload.get("source_kind") == "fact"]
+        believed = self._tier2.facts.active_uuids([str(f) for f in facts if f])
+        out: list[tuple[str, float]] = []
+        for h in hits:
+            if h.id.removeprefix("chunk:") not in live:  # deleted in Tier 2, vector delete still queued
+                continue
+            source = str(h.payload.get("source_uuid") or "")
+            if h.payload.get("source_kind") == "fact" and source not in believed:
+                continue  # archived, superseded or expired facts keep their vector but are not recalled
+            out.append((source, max(0.0, min(1.0, h.score))))
         return out
 
     def _hidden_facts(self, chunks: Iterable[ChunkRow]) -> set[str | None]:

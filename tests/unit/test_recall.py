@@ -59,6 +59,27 @@ def test_date_anchor_ranks_turns_from_that_period(api: MemoryAPI) -> None:
     assert hits and "Yosemite" in hits[0]["text"]
 
 
+def test_a_superseded_statement_ranks_below_the_current_one(api: MemoryAPI) -> None:
+    # The old statement is the shorter, better BM25 match; only the supersession puts it second.
+    api.remember_message("I live in Hamburg.", "s1", T0, speaker="Maya")
+    api.remember_message("I work at Nordlicht Labs.", "s1", T0 + 60, speaker="Maya")
+    api.remember_message("Big news: we moved and I live in Lisbon these days.", "s2", T0 + 200 * DAY,
+                         speaker="Maya")  # fmt: skip
+    assert api.flush(60)["data"]["drained"]
+    lisbon = api.fact_query("Maya lives in Lisbon")["data"]
+    assert any(f["object"] == "Lisbon" for f in lisbon), "extraction must supersede the Hamburg fact"
+
+    def turns(query: str, **kwargs: object) -> list[str]:
+        hits = api.recall(query, limit=5, tiers=["tier2"], **kwargs)["data"]["hits"]
+        return [h["text"] for h in hits if h["kind"] == "episode"]
+
+    now = turns("Where does Maya live?")
+    assert "Lisbon" in now[0] and any("Hamburg" in t for t in now), now  # history stays recallable
+    # A question about the past, or about a moment before the move, does not demote the old statement.
+    assert "Hamburg" in turns("Where did Maya live before?")[0]
+    assert "Hamburg" in turns("Where does Maya live?", as_of=T0 + DAY)[0]
+
+
 def test_render_is_dated_sourced_and_within_budget(api: MemoryAPI) -> None:
     _fill(api)
     env = api.recall("puppy Biscuit", limit=10, budget_tokens=40)
@@ -139,3 +160,42 @@ def test_near_copies_do_not_crowd_out_other_memories() -> None:
     spread = _diversify(ranked, 0.4, 3)
     assert [h.id for h in spread] == ["a", "c", "b"]
     assert [h.score for h in spread] == sorted((h.score for h in spread), reverse=True)
+
+
+def test_a_list_question_spreads_its_hits_over_sessions() -> None:
+    from hermes_memory.recall.engine import _diversify
+    from hermes_memory.records import Hit
+
+    def hit(i: str, score: float, text: str, session: str) -> Hit:
+        meta = {"session_id": session}
+        return Hit(id=i, score=score, text=text, tier="tier2", kind="episode", metadata=meta)
+
+    ranked = [
+        hit("a", 1.0, "We drove to Chicago for the weekend.", "trip"),
+        hit("b", 0.95, "The Chicago skyline at night was stunning.", "trip"),
+        hit("c", 0.8, "Boston was my first city trip, years ago.", "later"),
+    ]
+    # Asked for one thing, the best matches stay together; asked for several, the second session
+    # gets a slot.
+    assert [h.id for h in _diversify(ranked, 0.4, 2)] == ["a", "b"]
+    assert [h.id for h in _diversify(ranked, 0.4, 2, same_session=0.25)] == ["a", "c"]
+
+
+@pytest.mark.parametrize(
+    ("question", "listing"),
+    [
+        ("Which cities has John been to?", True),
+        ("What video games does Nate play?", True),
+        ("How many children does Maria have?", True),
+        ("What kind of art does Caroline make?", True),
+        ("What are the names of John's children?", True),
+        ("What is the name of Maya's dog?", False),
+        ("Where does Maya live?", False),
+        ("When did Melanie go camping?", False),
+        ("What does Joanna think of this?", False),
+    ],
+)
+def test_list_questions_are_recognised(question: str, listing: bool) -> None:
+    from hermes_memory.recall.engine import _LISTING
+
+    assert bool(_LISTING.search(question)) is listing
