@@ -1,5 +1,6 @@
 """Tier 3 as one unit: the configured embedder and vector collections (opened lazily), the indexer that
-drains the embed queue into them, and semantic / hybrid search mapped back to Tier 2 chunks."""
+drains the embed queue into them (in ``_indexer``), and semantic / hybrid search mapped back to Tier 2
+chunks."""
 
 from __future__ import annotations
 
@@ -12,16 +13,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_memory.config import Tier3Config
-from hermes_memory.errors import (
-    ConfigError,
-    EmbeddingError,
-    HermesMemoryError,
-    ValidationError,
-    VectorStoreBusyError,
-)
+from hermes_memory.errors import ConfigError, VectorStoreBusyError
 from hermes_memory.records import Entity, Fact, Hit
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow, QueueItem
+from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow
+from hermes_memory.tier3 import _indexer
+
+# Explicit re-exports: callers import the worker side's report and progress types from this module.
+from hermes_memory.tier3._indexer import DrainReport as DrainReport
+from hermes_memory.tier3._indexer import Progress as Progress
 from hermes_memory.tier3.backend import (
     VectorBackend,
     VectorHit,
@@ -30,17 +30,13 @@ from hermes_memory.tier3.backend import (
     matches,
     parse_filters,
 )
-from hermes_memory.tier3.chunks import chunk_payload, chunk_text, entity_payload
+from hermes_memory.tier3.chunks import chunk_text
 from hermes_memory.tier3.embedder import Embedder, make_embedder
 
 RRF_K = 60
-Progress = Callable[[int, int], None]
 _T = TypeVar("_T")
 # The payload keys recall reads per vector hit (``source_scores``): no text, no other metadata.
 _SOURCE_FIELDS = ("source_kind", "source_uuid")
-# A buffering backend (one with ``flush()``, e.g. memory) makes vectors durable only when flushed, and a
-# queue row may leave only once its vector is durable: such backends are flushed once per this many rows.
-FLUSH_EVERY = 1024
 # semantic_search over-fetches when archived/superseded facts fill the top hits, up to this many.
 MAX_FETCH = 1000
 # An embedded vector store (qdrant-edge) admits one process. The others retry taking it at most this
@@ -49,27 +45,6 @@ BUSY_RETRY_S = 2.0
 # The collections are taken together and in this order, so two processes never hold one each (then
 # neither could drain the queue).
 _COLLECTIONS = (CHUNKS_COLLECTION, ENTITIES_COLLECTION)
-
-
-@dataclass(frozen=True)
-class DrainReport:
-    upserted: int
-    deleted: int
-    failed: int
-    remaining: int
-    # True when another process holds the vector store: the rows stay queued for it.
-    deferred: bool = False
-
-    def to_dict(self) -> dict[str, int]:
-        out = {
-            "upserted": self.upserted,
-            "deleted": self.deleted,
-            "failed": self.failed,
-            "remaining": self.remaining,
-        }
-        if self.deferred:  # only then: the usual report keeps its shape
-            out["deferred"] = 1
-        return out
 
 
 @dataclass(frozen=True)
@@ -194,6 +169,11 @@ class SemanticMemory:
             return str(exc)
         return None
 
+    def opened_backends(self) -> list[VectorBackend]:
+        """The backends opened so far (a snapshot); opens nothing. Raises nothing."""
+        with self._lock:
+            return list(self._backends.values())
+
     def _open(self, collection: str, *, recreate: bool = False) -> VectorBackend:
         opts: dict[str, Any] = {"collection": collection, "dim": self.cfg.embedding_dim}
         if self._backend_name == "qdrant-client":
@@ -255,135 +235,22 @@ class SemanticMemory:
         with self._tier2.db.atomic() as conn:
             self._tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, entity.uuid, "upsert")
 
-    # -- draining (worker side) -----------------------------------------------------------------
+    # -- draining (worker side: ``_indexer`` does the work) ----------------------------------------
     def drain(
         self, *, max_items: int | None = None, progress: Progress | None = None, max_attempts: int = 5
     ) -> DrainReport:
         """Embed and write pending queue rows in batches until the queue is empty (or ``max_items``).
 
-        A row leaves the queue only after its vector write is durable, so a crash loses nothing and a
-        retry overwrites by id (no duplicate vectors). Raises what the embedder or backend raised;
-        only item errors (EmbeddingError, ValidationError) count against a row's ``max_attempts`` —
-        an unreachable server or a config problem must not retire rows that a later drain can write.
+        Raises what the embedder or backend raised (see ``_indexer.drain`` for which rows are retired).
         """
-        # Rows of every scope are drained (pending/complete/fail are store-wide); progress counts them all.
-        queue = self._tier2.embed_queue
-        pending_all = self._store.embed_queue.count()
-        total = pending_all if max_items is None else min(max_items, pending_all)
-        upserted = deleted = done = 0
-        deferred = False
-        batch = self.cfg.embed_batch_size
-        while max_items is None or done < max_items:
-            group = self._group_size(batch)
-            size = group if max_items is None else min(group, max_items - done)
-            items = queue.pending(size, max_attempts=max_attempts)
-            if not items:
-                break
-            if self.busy_reason() is not None:
-                deferred = True  # the process holding the store drains these rows
-                break
-            for start in range(0, len(items), batch):
-                part = items[start : start + batch]
-                try:
-                    up, de = self._apply(part)
-                except (EmbeddingError, ValidationError) as exc:
-                    queue.fail(part, str(exc))
-                    raise
-                upserted += up
-                deleted += de
-                if progress is not None:
-                    progress(min(done + start + len(part), total), total)
-            self._flush()
-            queue.complete(items)
-            done += len(items)
-        return DrainReport(upserted, deleted, 0, self._tier2.embed_queue.count(), deferred)
-
-    def _group_size(self, batch: int) -> int:
-        """Rows to take per queue round: one batch for write-through engines, more for buffering ones.
-
-        Looks only at backends already open, so draining an empty queue opens nothing.
-        """
-        with self._lock:
-            opened = list(self._backends.values())
-        buffering = any(callable(getattr(b, "flush", None)) for b in opened)
-        return max(batch, FLUSH_EVERY) if buffering else batch
-
-    def _flush(self) -> None:
-        with self._lock:
-            backends = list(self._backends.values())
-        for backend in backends:
-            flush = getattr(backend, "flush", None)
-            if callable(flush):
-                flush()
-
-    def _apply(self, items: Sequence[QueueItem]) -> tuple[int, int]:
-        upserted = deleted = 0
-        for collection in (CHUNKS_COLLECTION, ENTITIES_COLLECTION):
-            mine = [i for i in items if i.collection == collection]
-            if not mine:
-                continue
-            to_delete = [i.item_uuid for i in mine if i.op == "delete"]
-            to_upsert = [i.item_uuid for i in mine if i.op == "upsert"]
-            ids, texts, payloads, gone = self._load(collection, to_upsert)
-            backend = self.backend(collection)
-            if ids:
-                backend.upsert(ids, self.embedder.embed_document(texts), payloads)
-                upserted += len(ids)
-            stale = [*to_delete, *gone]
-            if stale:
-                prefix = "chunk:" if collection == CHUNKS_COLLECTION else "entity:"
-                deleted += backend.delete([prefix + u for u in stale])
-        return upserted, deleted
-
-    def _load(
-        self, collection: str, uuids: Sequence[str]
-    ) -> tuple[list[str], list[str], list[dict[str, Any]], list[str]]:
-        """Vector ids, texts and payloads for queued items; ``gone`` lists items deleted meanwhile."""
-        ids: list[str] = []
-        texts: list[str] = []
-        payloads: list[dict[str, Any]] = []
-        gone: list[str] = []
-        if collection == CHUNKS_COLLECTION:
-            rows = self._store.chunks.get_many(uuids)
-            for uuid in uuids:
-                chunk = rows.get(uuid)
-                if chunk is None:
-                    gone.append(uuid)
-                    continue
-                ids.append(chunk.vector_id)
-                texts.append(chunk.text)
-                payloads.append(_payload(chunk))
-            return ids, texts, payloads, gone
-        scopes = self._store.entities.scopes_of(uuids)
-        for uuid in uuids:
-            try:
-                entity = self._store.entities.get(uuid)
-            except HermesMemoryError:
-                gone.append(uuid)
-                continue
-            ids.append(f"entity:{entity.uuid}")
-            aliases = f" (also: {', '.join(entity.aliases)})" if entity.aliases else ""
-            desc = f": {entity.description}" if entity.description else ""
-            texts.append(f"{entity.name}{aliases}, {entity.entity_type}{desc}")
-            payloads.append(dict(entity_payload(
-                entity_id=entity.uuid, entity_name=entity.name, entity_type=entity.entity_type,
-                description=entity.description, scope=scopes.get(entity.uuid),
-            )))  # fmt: skip
-        return ids, texts, payloads, gone
+        return _indexer.drain(
+            self, self._tier2, self._store, batch=self.cfg.embed_batch_size,
+            max_items=max_items, progress=progress, max_attempts=max_attempts,
+        )  # fmt: skip
 
     def reindex(self, *, progress: Progress | None = None) -> DrainReport:
         """Rebuild every collection from Tier 2 (e.g. after switching backend or embedder)."""
-        for collection in (CHUNKS_COLLECTION, ENTITIES_COLLECTION):
-            self.backend(collection, recreate=True)
-        at = time.time()
-        with self._store.db.atomic() as conn:
-            self._store.embed_queue.clear(conn)
-            for collection, table in ((CHUNKS_COLLECTION, "chunks"), (ENTITIES_COLLECTION, "entities")):
-                conn.execute(
-                    "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
-                    f"SELECT ?, uuid, 'upsert', ? FROM {table} ORDER BY id",
-                    (collection, at),
-                )
+        _indexer.requeue_all(self, self._store)
         return self.drain(progress=progress)
 
     # -- reading --------------------------------------------------------------------------------
@@ -478,7 +345,7 @@ class SemanticMemory:
             _chunk_hit(chunk, score, "tier2")
             for chunk, score in found
             if not (chunk.source_kind == "fact" and chunk.source_uuid in hidden)
-            and matches(_payload(chunk), conditions)
+            and matches(_indexer.vector_payload(chunk), conditions)
         ]
         return SemanticResult(out[:limit], False, degraded=reason)
 
@@ -599,17 +466,6 @@ class SemanticMemory:
             for backend in self._backends.values():
                 backend.close()
             self._backends.clear()
-
-
-def _payload(chunk: ChunkRow) -> dict[str, Any]:
-    """The vector payload of a chunk (what filters see)."""
-    return dict(chunk_payload(
-        chunk_id=chunk.uuid, text=chunk.text, source_type=chunk.source_type,
-        timestamp=chunk.timestamp, session_id=chunk.session_id, message_id=chunk.message_id,
-        fact_id=chunk.source_uuid if chunk.source_kind == "fact" else None,
-        category=chunk.category, scope=chunk.scope, content_hash=chunk.content_hash,
-        extra={"source_kind": chunk.source_kind, "source_uuid": chunk.source_uuid or ""},
-    ))  # fmt: skip
 
 
 def _chunk_hit(chunk: ChunkRow, score: float, tier: str) -> Hit:

@@ -196,6 +196,6 @@ def test_a_list_question_spreads_its_hits_over_sessions() -> None:
     ],
 )
 def test_list_questions_are_recognised(question: str, listing: bool) -> None:
-    from hermes_memory.recall.engine import _LISTING
+    from hermes_memory.recall.query import asks_for_list
 
-    assert bool(_LISTING.search(question)) is listing
+    assert asks_for_list(question) is listing

@@ -1,0 +1,73 @@
+"""What a question asks for, and which remembered turns can answer it: cues recall's priors use.
+
+All cues are generic English: nothing here is taken from a benchmark's questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+# A question about what used to be true wants the superseded statements too.
+_PAST = re.compile(
+    r"\b(?:before|previous(?:ly)?|used to|former(?:ly)?|originally|earlier|past|old|anymore|no longer"
+    r"|history)\b",
+    re.I,
+)
+# A question asking for several things: a plural noun right after "what"/"which" ("what video games",
+# "which cities"), "how many", "what kinds of", "the names of".
+_LISTING = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+){0,2}?(?!(?:is|was|has|does|us|this|his|its)\b)\w{3,}s\b"
+    r"|\bhow many\b|\bwhat (?:kinds?|types?|sorts?) of\b|\bnames of\b",
+    re.I,
+)
+# Answer types. "Which cities / movies / bands …" is answered by names and titles. (Pastimes for "what
+# hobbies / activities …", by the extraction's hobby words, measured slightly worse and is not used.)
+_NAMED_HEADS = re.compile(
+    r"\b(?:what|which)\s+(?:\w+\s+){0,2}?(?:cit(?:y|ies)|countr(?:y|ies)|places?|locations?|states?|areas?"
+    r"|towns?|movies?|films?|books?|novels?|games?|bands?|artists?|musicians?|singers?|shows?|series|songs?"
+    r"|albums?|restaurants?|compan(?:y|ies)|brands?|teams?|authors?|names?|pets?|dogs?|cats?)\b",
+    re.I,
+)
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+# A capitalised word that does not start a sentence, or a quoted title.
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
+_QUOTED = re.compile(r"[\"“][^\"”]{2,60}[\"”]")
+_NOT_NAMES = frozenset(
+    """I I'm I've I'll I'd Thanks Thank Hey Hi Hello Wow Yeah Yes No Oh Ok Okay Congrats Congratulations
+    Awesome Great Cool Sounds That This It Me My January February March April May June July August
+    September October November December Monday Tuesday Wednesday Thursday Friday Saturday Sunday""".split()
+)
+
+
+def asks_about_past(question: str) -> bool:
+    return bool(_PAST.search(question))
+
+
+def asks_for_list(question: str) -> bool:
+    return bool(_LISTING.search(question))
+
+
+def answer_type(question: str) -> str | None:
+    """``"named"`` (names, titles), or None when the question does not say."""
+    return "named" if _NAMED_HEADS.search(question) else None
+
+
+def is_question_turn(text: str) -> bool:
+    """At least half of the turn's sentences are questions: it asks rather than tells."""
+    sentences = [s.strip() for s in _SENTENCE.findall(text) if len(s.strip()) > 3]
+    return bool(sentences) and 2 * sum(s.endswith("?") for s in sentences) >= len(sentences)
+
+
+def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
+    """Whether a turn holds an answer of the type (``answer_type``); ``people`` (the participants) and
+    greetings do not count as names."""
+    if kind == "named":
+        if _QUOTED.search(text):
+            return True
+        names = (m.group() for m in _CAPITALISED.finditer(text))
+        return any(name not in _NOT_NAMES and name not in people for name in names)
+    return False
+
+
+__all__ = ["answer_type", "asks_about_past", "asks_for_list", "can_answer", "is_question_turn"]
