@@ -17,14 +17,14 @@ _PAST = re.compile(
 # A question asking for several things: a plural noun right after "what"/"which" ("what video games",
 # "which cities"), "how many", "what kinds of", "the names of".
 _LISTING = re.compile(
-    r"\b(?:what|which)\s+(?:\w+\s+){0,2}?(?!(?:is|was|has|does|us|this|his|its)\b)\w{3,}s\b"
+    r"\b(?:what|which)\s+(?:[\w'’]+\s+){0,3}?(?!(?:is|was|has|does|us|this|his|its)\b)\w{3,}s\b"
     r"|\bhow many\b|\bwhat (?:kinds?|types?|sorts?) of\b|\bnames of\b",
     re.I,
 )
 # Answer types. "Which cities / movies / bands …" is answered by names and titles. (Pastimes for "what
 # hobbies / activities …", by the extraction's hobby words, measured slightly worse and is not used.)
 _NAMED_HEADS = re.compile(
-    r"\b(?:what|which)\s+(?:\w+\s+){0,2}?(?:cit(?:y|ies)|countr(?:y|ies)|places?|locations?|states?|areas?"
+    r"\b(?:what|which)\s+(?:[\w'’]+\s+){0,3}?(?:cit(?:y|ies)|countr(?:y|ies)|places?|locations?|states?|areas?"
     r"|towns?|movies?|films?|books?|novels?|games?|bands?|artists?|musicians?|singers?|shows?|series|songs?"
     r"|albums?|restaurants?|compan(?:y|ies)|brands?|teams?|authors?|names?|pets?|dogs?|cats?)\b",
     re.I,

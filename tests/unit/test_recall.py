@@ -189,6 +189,7 @@ def test_a_list_question_spreads_its_hits_over_sessions() -> None:
         ("How many children does Maria have?", True),
         ("What kind of art does Caroline make?", True),
         ("What are the names of John's children?", True),
+        ("What are Joanna's hobbies?", True),
         ("What is the name of Maya's dog?", False),
         ("Where does Maya live?", False),
         ("When did Melanie go camping?", False),

@@ -19,6 +19,7 @@ T0 = 1_683_540_000.0  # 2023-05-08
         ("What movies have both Joanna and Nate seen?", "named"),
         ("What video games does Nate play?", "named"),
         ("What books has Melanie read?", "named"),
+        ("What are Nate's favorite movies?", "named"),  # a possessive between "what" and the noun
         ("What activities does Melanie partake in?", None),
         ("Where does Maya live?", None),
         ("What is the name of Maya's dog?", "named"),
