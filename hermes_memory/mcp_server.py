@@ -154,14 +154,16 @@ def serve_stdio(
     home: str | os.PathLike[str] | None = None,
     profile: str | None = None,
     config: str | os.PathLike[str] | None = None,
+    scope: str | None = None,
 ) -> None:
-    """Open the memory and serve it over stdio until the client disconnects.
+    """Open the memory (as ``scope``, default config ``scope.name``) and serve it over stdio until the
+    client disconnects.
 
     Raises DependencyMissingError without the ``mcp`` extra, ConfigError/StorageError when the memory
     cannot be opened.
     """
     _fastmcp()  # fail before opening the store when the extra is missing
-    with MemoryAPI(profile=profile, hermes_home=home, config_path=config, actor="mcp") as api:
+    with MemoryAPI(profile=profile, hermes_home=home, config_path=config, actor="mcp", scope=scope) as api:
         build_server(api).run("stdio")
 
 

@@ -30,13 +30,21 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--home", help="HERMES_HOME to use (default: $HERMES_HOME or ~/.hermes)")
     parser.add_argument("--profile", help="memory profile (default: from config, 'default')")
     parser.add_argument("--config", help="a YAML config file merged over the defaults")
+    add_scope_option(parser)
     parser.add_argument("--json", action="store_true", help="print the full JSON envelope")
+
+
+def add_scope_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scope", help="the agent scope to act as (default: config 'scope.name'); reads see only it"
+    )
 
 
 def open_api(args: argparse.Namespace, *, backend: str | None = None) -> MemoryAPI:
     return MemoryAPI(
-        profile=args.profile, hermes_home=args.home, config_path=args.config, actor="cli", backend=backend
-    )
+        profile=args.profile, hermes_home=args.home, config_path=args.config, actor="cli", backend=backend,
+        scope=getattr(args, "scope", None),
+    )  # fmt: skip
 
 
 def with_api(args: argparse.Namespace, fn: Callable[[MemoryAPI], int]) -> int:
@@ -56,6 +64,9 @@ def emit(
         raise CommandError(f"error: {envelope['error']}")
     data = envelope["data"]
     print(render(data) if render is not None else json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    degraded = envelope["meta"].get("degraded")
+    if degraded:  # the answer is complete for what was reachable; say what was not
+        print(f"note: degraded: {degraded}", file=sys.stderr)
     return EXIT_OK
 
 

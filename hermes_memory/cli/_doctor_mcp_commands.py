@@ -6,7 +6,14 @@ import argparse
 import json
 from typing import Any
 
-from hermes_memory.cli._common import EXIT_FAILED, EXIT_OK, CommandError, add_global_options, open_api
+from hermes_memory.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CommandError,
+    add_global_options,
+    add_scope_option,
+    open_api,
+)
 
 _MARK = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
 
@@ -24,6 +31,7 @@ def register(sub: Any) -> None:
     m.add_argument("--home", help="HERMES_HOME to use (default: $HERMES_HOME or ~/.hermes)")
     m.add_argument("--profile", help="memory profile (default: from config, 'default')")
     m.add_argument("--config", help="a YAML config file merged over the defaults")
+    add_scope_option(m)
     m.set_defaults(handler=_mcp)
 
 
@@ -60,5 +68,5 @@ def _mcp(args: argparse.Namespace) -> int:
     # Imported here: the MCP library is an optional extra and heavy to import.
     from hermes_memory.mcp_server import serve_stdio
 
-    serve_stdio(home=args.home, profile=args.profile, config=args.config)
+    serve_stdio(home=args.home, profile=args.profile, config=args.config, scope=args.scope)
     return EXIT_OK

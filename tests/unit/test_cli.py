@@ -61,6 +61,29 @@ def add_fact(cli: Run, content: str, *extra: str) -> dict[str, Any]:
     return data
 
 
+def test_scope_flag_acts_as_that_agent(cli: Run) -> None:
+    add_fact(cli, "Maya works at Nordlicht Labs.", "--scope", "agent-a")
+    code, out, _ = cli("fact", "query", "nordlicht", "--json", "--scope", "agent-b")
+    assert code == 0 and envelope(out)["data"] == []
+    code, out, _ = cli("fact", "query", "nordlicht", "--json", "--scope", "agent-a")
+    assert [f["content"] for f in envelope(out)["data"]] == ["Maya works at Nordlicht Labs."]
+    code, out, err = cli("fact", "query", "nordlicht", "--scope", "x" * 101)
+    assert "scope" in one_error_line(code, out, err)
+
+
+def test_a_degraded_answer_says_so_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    from hermes_memory.cli._common import emit
+
+    why = "tier3: the vector store is open in another process"
+    env = {"success": True, "data": {"n": 1}, "tier": "tier3", "error": None, "meta": {"degraded": why}}
+    assert emit(argparse.Namespace(json=False), env, lambda d: f"n={d['n']}") == 0
+    out, err = capsys.readouterr()
+    assert out == "n=1\n" and err == f"note: degraded: {why}\n"
+    env["meta"] = {}
+    emit(argparse.Namespace(json=False), env, lambda d: f"n={d['n']}")
+    assert capsys.readouterr().err == ""
+
+
 # -- demo ---------------------------------------------------------------------------------------
 
 
