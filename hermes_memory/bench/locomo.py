@@ -1,6 +1,7 @@
 """LoCoMo retrieval benchmark: ingest every turn through the public write path, then ask ``recall``.
 
     python -m hermes_memory.bench.locomo --data PATH [--k 5 10] [--json OUT] [--limit-conversations N]
+                                         [--misses N]
 
 Per ../shared/bench/README.md: each conversation gets its own fresh memory; every turn goes in through
 ``remember_message`` (the single-message form of ``remember_turn``) with its speaker, its text plus the
@@ -40,6 +41,8 @@ class Stats:
     latencies_ms: list[float] = field(default_factory=list)
     ingest_ms: float = 0.0
     turns: int = 0
+    # (category, question, evidence ids, the top-k ids retrieved, their texts) of imperfect questions
+    misses: list[tuple[str, str, list[str], list[str], dict[str, str]]] = field(default_factory=list)
 
 
 def parse_session_time(text: str) -> datetime:
@@ -141,6 +144,7 @@ def run_conversation(
             for row in api.tier2.db.query("SELECT uuid, metadata FROM episodes")
         }
         kmax = max(ks)
+        texts = _dia_texts(sample["conversation"])
         for qa in sample["qa"]:
             category = str(qa.get("category"))
             if category not in CATEGORIES:
@@ -155,6 +159,8 @@ def run_conversation(
             if not env["success"]:
                 raise RuntimeError(f"recall failed: {env['error']}")
             ranked = dia_ids_of(env["data"]["hits"], episode_dia, kmax)
+            if not evidence <= set(ranked):
+                stats.misses.append((category, str(qa["question"]), sorted(evidence), ranked, texts))
             row: dict[str, float] = {}
             for k in ks:
                 top = set(ranked[:k])
@@ -162,6 +168,29 @@ def run_conversation(
                 row[f"hit@{k}"] = 1.0 if found else 0.0
                 row[f"recall@{k}"] = found / len(evidence)
             scores[category].append(row)
+
+
+def _dia_texts(conversation: dict[str, Any]) -> dict[str, str]:
+    return {
+        str(turn.get("dia_id")): f"{turn.get('speaker')}: {turn_text(turn)}"
+        for _, _, turn in turns_of(conversation)
+    }
+
+
+def print_misses(stats: Stats, per_category: int) -> None:
+    """A sample of questions whose evidence was not all retrieved: evidence and what came back."""
+    shown: dict[str, int] = defaultdict(int)
+    for category, question, evidence, ranked, texts in stats.misses:
+        if shown[category] >= per_category:
+            continue
+        shown[category] += 1
+        print(f"[category {category}] {question}", file=sys.stderr)
+        for dia in evidence:
+            mark = f"rank {ranked.index(dia) + 1}" if dia in ranked else "MISSED"
+            print(f"    evidence {dia} ({mark}): {texts.get(dia, '?')[:110]}", file=sys.stderr)
+        for dia in ranked[:5]:
+            if dia not in evidence:
+                print(f"    retrieved {dia}: {texts.get(dia, '?')[:110]}", file=sys.stderr)
 
 
 def summarise(rows: list[dict[str, float]], ks: Sequence[int]) -> dict[str, float | int]:
@@ -185,6 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit-conversations", type=int, help="only the first N conversations")
     parser.add_argument("--embedder", default=None, help="override tier3.embedding_model (default: config)")
     parser.add_argument("--backend", default=None, help="override tier3.backend (default: config)")
+    parser.add_argument(
+        "--misses", type=int, default=0, help="print N missed questions per category, with what came back"
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -215,6 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"[{i + 1}/{len(data)}] {sample.get('sample_id', '?')}: {time.perf_counter() - t0:.1f} s",
             file=sys.stderr,
         )
+    if args.misses > 0:
+        print_misses(stats, args.misses)
     every = [row for cat in CATEGORIES for row in scores[cat]]
     lat = sorted(stats.latencies_ms)
     from hermes_memory.config import load_config

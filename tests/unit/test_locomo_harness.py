@@ -108,3 +108,17 @@ def test_evidence_ids_are_normalised() -> None:
 def test_unreadable_file_is_a_clear_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert locomo.main(["--data", str(tmp_path / "missing.json")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_misses_are_printed_with_what_came_back(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(SAMPLE), encoding="utf-8")
+    # With k = 1 the two-turn evidence of the category-1 question cannot be complete.
+    args = ["--data", str(data), "--k", "1", "--embedder", "hashing", "--backend", "memory"]
+    assert locomo.main([*args, "--misses", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "[category 1] Where did Ana get her puppy?" in err
+    assert "evidence D1:1" in err and "evidence D1:3" in err
+    assert "MISSED" in err and "Ana: " in err
+    assert locomo.main(args) == 0
+    assert "[category" not in capsys.readouterr().err  # only on request
