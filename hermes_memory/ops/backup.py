@@ -99,17 +99,50 @@ def _occupied(config: Config) -> list[Path]:
     return [p for p in paths if p.exists() and (p.is_file() or any(p.iterdir()))]
 
 
+def _in_use(db_path: Path) -> bool:
+    """Whether another process has the memory database open (a running agent, the MCP server).
+
+    In WAL mode every open connection holds a shared lock on the file, so an exclusive lock is granted
+    only when nobody else has it open. Never opens the file with ``open()`` (see ``tier2.db``).
+    Raises StorageError for any SQLite failure but a lock.
+    """
+    if not db_path.exists():
+        return False
+    probe = sqlite3.connect(str(db_path), timeout=0.2, isolation_level=None)
+    try:
+        probe.execute("PRAGMA locking_mode = EXCLUSIVE")
+        probe.execute("BEGIN EXCLUSIVE")
+        probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        probe.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError as exc:
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:
+            return True
+        raise StorageError(f"cannot check whether {db_path} is in use: {exc}") from exc
+    except sqlite3.DatabaseError:
+        return False  # not a database at all (force replaces it): nobody can have it open as one
+    finally:
+        probe.close()
+
+
 def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]:
     """Restore a backup into the home/profile of ``config`` (no MemoryAPI may have it open).
 
-    Refuses (ConflictError) to overwrite existing memory unless ``force``. After copying, runs the
-    consistency check and re-enqueues every vector. Raises ValidationError for a bad backup,
-    StorageError when files cannot be written or the restored store fails the check.
+    Refuses (ConflictError) to overwrite existing memory unless ``force``, and always while another
+    process has the store open. After copying, runs the consistency check and re-enqueues every vector.
+    Raises ValidationError for a bad backup, StorageError when files cannot be written or the restored
+    store fails the check.
     """
     manifest = read_manifest(src)
     occupied = _occupied(config)
     if occupied and not force:
         raise ConflictError(f"the target already holds memory ({occupied[0]}); pass force to overwrite")
+    if _in_use(config.db_path):
+        raise ConflictError(
+            f"the memory at {config.db_path} is open in another process (a running agent or MCP server?); "
+            "stop it before restoring"
+        )
     try:
         for base in (config.db_path, inbox_path(config.db_path)):  # the old turn inbox goes too
             for suffix in ("", "-wal", "-shm"):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -125,3 +127,37 @@ def test_cli_ops_commands(tmp_path: Path, config_file: Path, capsys: pytest.Capt
     with MemoryAPI(hermes_home=str(tmp_path / "new"), config_path=config_file) as api:
         contents = [f["content"] for f in _ok(api.fact_query(None, limit=10, min_confidence=0.0))]
         assert contents == ["The garden has roses"]
+
+
+def test_restore_refuses_while_another_process_has_the_store_open(tmp_path: Path) -> None:
+    home, dest = tmp_path / "home", tmp_path / "backup"
+    with _open(home) as api:
+        _ok(api.fact_store("The backup holds this fact"))
+        _ok(api.backup(dest))
+        _ok(api.fact_store("Only the live store holds this one"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(home)], stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        refused = MemoryAPI.restore(dest, hermes_home=home, force=True, **SETTINGS)
+        assert refused["meta"]["error_type"] == "conflict" and "another process" in refused["error"]
+    finally:
+        holder.communicate("", timeout=60)
+    with _open(home) as api:  # untouched by the refused restore
+        assert _ok(api.stats())["tier2"]["facts"] == 2
+    _ok(MemoryAPI.restore(dest, hermes_home=home, force=True, **SETTINGS))
+    with _open(home) as api:
+        assert _ok(api.stats())["tier2"]["facts"] == 1
+
+
+# A running agent: opens the store, says so, and keeps it open until its stdin closes.
+HOLDER = """
+import sys
+from hermes_memory.api.memory_api import MemoryAPI
+api = MemoryAPI(hermes_home=sys.argv[1], **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"})
+api.stats()
+print("open", flush=True)
+sys.stdin.read()
+api.close()
+"""
