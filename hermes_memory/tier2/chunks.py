@@ -209,25 +209,14 @@ class ChunkStore:
 
     def existing(self, uuids: Sequence[str]) -> set[str]:
         """The uuids of chunks that exist in the view (cheaper than ``get_many``: no rows are built)."""
-        found: set[str] = set()
         scoped, sp = self._view.where("scope", by_key=True)
-        for start in range(0, len(uuids), 500):
-            part = list(uuids[start : start + 500])
-            marks = ",".join("?" * len(part))
-            query = f"SELECT uuid FROM chunks WHERE uuid IN ({marks}) AND {scoped}"
-            found.update(row[0] for row in self._db.query(query, [*part, *sp]))
-        return found
+        query = f"SELECT uuid FROM chunks WHERE uuid IN ({{keys}}) AND {scoped}"
+        return {row[0] for row in self._db.query_keys(query, uuids, sp)}
 
     def get_many(self, uuids: Sequence[str]) -> dict[str, ChunkRow]:
-        found: dict[str, ChunkRow] = {}
         scoped, sp = self._view.where("scope", by_key=True)
-        for start in range(0, len(uuids), 500):
-            part = list(uuids[start : start + 500])
-            marks = ",".join("?" * len(part))
-            query = f"SELECT * FROM chunks WHERE uuid IN ({marks}) AND {scoped}"
-            for row in self._db.query(query, [*part, *sp]):
-                found[row["uuid"]] = _row_to_chunk(row)
-        return found
+        query = f"SELECT * FROM chunks WHERE uuid IN ({{keys}}) AND {scoped}"
+        return {row["uuid"]: _row_to_chunk(row) for row in self._db.query_keys(query, uuids, sp)}
 
     def search(self, query: str, *, limit: int = 10) -> list[tuple[ChunkRow, float]]:
         """BM25-ranked chunks matching free text."""

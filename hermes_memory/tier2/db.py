@@ -143,6 +143,17 @@ class Database:
         with self._lock:
             return list(self.execute(sql, params).fetchall())
 
+    def query_keys(
+        self, sql: str, keys: Sequence[Any], params: Sequence[Any] = (), *, batch: int = 500
+    ) -> list[sqlite3.Row]:
+        """Run a read whose ``{keys}`` placeholder is an ``IN`` list of ``keys``, in batches (SQLite caps
+        the number of parameters); ``keys`` bind before ``params``. Rows of every batch, in order."""
+        rows: list[sqlite3.Row] = []
+        for start in range(0, len(keys), batch):
+            part = list(keys[start : start + batch])
+            rows.extend(self.query(sql.replace("{keys}", ",".join("?" * len(part))), [*part, *params]))
+        return rows
+
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
         with self._lock:
             row: sqlite3.Row | None = self.execute(sql, params).fetchone()

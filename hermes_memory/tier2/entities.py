@@ -242,14 +242,9 @@ class EntityStore:
     def scopes_of(self, uuids: Sequence[str]) -> dict[str, str]:
         """The scope of each entity in the view (the Entity record does not carry it)."""
         scoped, sp = self._view.where("scope", by_key=True)
-        out: dict[str, str] = {}
-        unique = list(dict.fromkeys(uuids))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            query = f"SELECT uuid, scope FROM entities WHERE uuid IN ({marks}) AND {scoped}"
-            out.update((r["uuid"], r["scope"]) for r in self._db.query(query, [*part, *sp]))
-        return out
+        query = f"SELECT uuid, scope FROM entities WHERE uuid IN ({{keys}}) AND {scoped}"
+        rows = self._db.query_keys(query, list(dict.fromkeys(uuids)), sp)
+        return {r["uuid"]: r["scope"] for r in rows}
 
     def all(self) -> list[Entity]:
         """Every entity in the view, oldest first."""

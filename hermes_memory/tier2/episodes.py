@@ -102,42 +102,33 @@ class EpisodeStore:
         """(previous, next) episode row ids in the same session for each episode row id."""
         out: dict[int, tuple[int | None, int | None]] = {}
         scoped, sp = self._scoped("e.scope")
-        for start in range(0, len(ids), 400):
-            part = ids[start : start + 400]
-            marks = ",".join("?" * len(part))
-            rows = self._db.query(
-                "SELECT e.id, "
-                "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
-                " AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev_id, "
-                "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
-                " AND n.id > e.id ORDER BY n.id LIMIT 1) AS next_id "
-                f"FROM episodes e WHERE e.id IN ({marks}) AND {scoped}",
-                [*part, *sp],
-            )
-            for r in rows:
-                out[int(r["id"])] = (r["prev_id"], r["next_id"])
+        rows = self._db.query_keys(
+            "SELECT e.id, "
+            "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
+            " AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev_id, "
+            "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
+            " AND n.id > e.id ORDER BY n.id LIMIT 1) AS next_id "
+            f"FROM episodes e WHERE e.id IN ({{keys}}) AND {scoped}",
+            ids, sp, batch=400,
+        )  # fmt: skip
+        for r in rows:
+            out[int(r["id"])] = (r["prev_id"], r["next_id"])
         return out
 
     def by_ids(self, ids: list[int]) -> dict[int, Episode]:
         out: dict[int, Episode] = {}
         scoped, sp = self._scoped()
-        for start in range(0, len(ids), 400):
-            part = ids[start : start + 400]
-            marks = ",".join("?" * len(part))
-            query = f"SELECT * FROM episodes WHERE id IN ({marks}) AND {scoped}"
-            for r in self._db.query(query, [*part, *sp]):
-                out[int(r["id"])] = _row_to_episode(r)
+        query = f"SELECT * FROM episodes WHERE id IN ({{keys}}) AND {scoped}"
+        for r in self._db.query_keys(query, ids, sp, batch=400):
+            out[int(r["id"])] = _row_to_episode(r)
         return out
 
     def ids_for(self, uuids: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         scoped, sp = self._scoped()
-        for start in range(0, len(uuids), 400):
-            part = uuids[start : start + 400]
-            marks = ",".join("?" * len(part))
-            query = f"SELECT id, uuid FROM episodes WHERE uuid IN ({marks}) AND {scoped}"
-            for r in self._db.query(query, [*part, *sp]):
-                out[str(r["uuid"])] = int(r["id"])
+        query = f"SELECT id, uuid FROM episodes WHERE uuid IN ({{keys}}) AND {scoped}"
+        for r in self._db.query_keys(query, uuids, sp, batch=400):
+            out[str(r["uuid"])] = int(r["id"])
         return out
 
     def in_range(

@@ -273,16 +273,10 @@ class FactStore:
 
     def get_many(self, uuids: Sequence[str]) -> dict[str, Fact]:
         """Facts by uuid in one query per 500 (unknown uuids are absent); access counts untouched."""
-        found: dict[str, Fact] = {}
-        unique = list(dict.fromkeys(uuids))
         scoped, sp = self._in_view(by_key=True)
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            query = f"SELECT * FROM facts f WHERE f.uuid IN ({marks}) AND {scoped}"
-            for row in self._db.query(query, [*part, *sp]):
-                found[row["uuid"]] = _row_to_fact(row)
-        return found
+        query = f"SELECT * FROM facts f WHERE f.uuid IN ({{keys}}) AND {scoped}"
+        rows = self._db.query_keys(query, list(dict.fromkeys(uuids)), sp)
+        return {row["uuid"]: _row_to_fact(row) for row in rows}
 
     def get_by_hash(self, digest: str) -> Fact | None:
         scoped, sp = self._in_view()
@@ -377,20 +371,10 @@ class FactStore:
 
     def active_uuids(self, uuids: Sequence[str]) -> set[str]:
         """The subset of ``uuids`` that are facts believed now (not archived, superseded or expired)."""
-        found: set[str] = set()
         visible, params = _visible(None, now())
         scoped, sp = self._in_view(by_key=True)
-        params = [*params, *sp]
-        visible = f"{visible} AND {scoped}"
-        unique = list(dict.fromkeys(uuids))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            rows = self._db.query(
-                f"SELECT f.uuid FROM facts f WHERE f.uuid IN ({marks}) AND {visible}", [*part, *params]
-            )
-            found.update(r["uuid"] for r in rows)
-        return found
+        query = f"SELECT f.uuid FROM facts f WHERE f.uuid IN ({{keys}}) AND {visible} AND {scoped}"
+        return {r["uuid"] for r in self._db.query_keys(query, list(dict.fromkeys(uuids)), [*params, *sp])}
 
     def superseded_by(self, uuid: str) -> list[Fact]:
         """Facts that ``uuid`` superseded (closed because it contradicted them)."""

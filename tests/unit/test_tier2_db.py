@@ -115,6 +115,18 @@ def test_database_is_usable_after_a_failed_transaction(db: Database) -> None:
     assert values(db) == [5]
 
 
+def test_query_keys_runs_an_in_list_in_batches(db: Database) -> None:
+    db.execute("CREATE TABLE keyed(k INTEGER, tag TEXT)")
+    with db.atomic() as conn:
+        rows = [(i, ("even", "odd")[i % 2]) for i in range(1200)]
+        conn.executemany("INSERT INTO keyed VALUES (?, ?)", rows)
+    keys = list(range(0, 1200, 3))  # 400 keys, several batches of 7
+    sql = "SELECT k FROM keyed WHERE k IN ({keys}) AND tag = ? ORDER BY k"
+    found = db.query_keys(sql, keys, ["even"], batch=7)
+    assert [r["k"] for r in found] == [k for k in keys if k % 2 == 0]
+    assert db.query_keys("SELECT k FROM keyed WHERE k IN ({keys})", []) == []
+
+
 def test_wal_mode_and_a_closed_database(tmp_path: Path) -> None:
     database = Database(tmp_path / "w.db")
     row = database.query_one("PRAGMA journal_mode")
