@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from seed_memory import seed_knowledge
 
 from hermes_memory.api import MemoryAPI
 
@@ -41,22 +42,12 @@ BAD_UNIT = {
 BAD_LIMIT = {"zero": 0, "negative": -1, "bool": True, "float": 1.5, "str": "10", "too-many": 1001}
 
 
-def _seed(memory: MemoryAPI) -> None:
-    memory.fact_store("Maya works at Nordlicht Labs.")
-    memory.fact_store("Atlas stores routes in Postgres.", "project", 0.9)
-    memory.entity_ensure("Maya Okafor", "person", ["Maya"])
-    memory.entity_ensure("Atlas", "project")
-    memory.entity_link("Maya", "Atlas", "leads")
-    memory.timeline_add("milestone", "Atlas kickoff", timestamp=1_700_000_000.0, related_entities=["Atlas"])
-    memory.curated_add("A curated entry that must survive.")
-
-
 @pytest.fixture(scope="module")
 def seeded_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One seeded HERMES_HOME per module; each test gets its own copy (seeding is the slow part)."""
     home = tmp_path_factory.mktemp("seeded")
     with MemoryAPI(hermes_home=home, tier2={"max_content_chars": MAX_CHARS}) as memory:
-        _seed(memory)
+        seed_knowledge(memory)
     return home
 
 

@@ -24,6 +24,7 @@ from hermes_settings import FAST_PROVIDER_YAML
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.strategies import DrawFn, SearchStrategy
+from seed_memory import seed_knowledge
 
 import hermes_memory.errors as errors
 from hermes_memory.api import MemoryAPI
@@ -300,13 +301,7 @@ class Store:
 
 
 def _seed(api: MemoryAPI) -> None:
-    api.fact_store("Maya works at Nordlicht Labs.")
-    api.fact_store("Atlas stores routes in Postgres.", "project", 0.9)
-    api.entity_ensure("Maya Okafor", "person", ["Maya"])
-    api.entity_ensure("Atlas", "project")
-    api.entity_link("Maya", "Atlas", "leads")
-    api.timeline_add("milestone", "Atlas kickoff", timestamp=1_700_000_000.0, related_entities=["Atlas"])
-    api.curated_add("A curated entry that must survive.")
+    seed_knowledge(api)
     api.remember_turn("I moved to Lisbon last May.", "Noted, Lisbon.", "s1", 1_700_000_100.0)
     api.flush(timeout=30)
 
