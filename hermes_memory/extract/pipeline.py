@@ -15,9 +15,10 @@ from dataclasses import dataclass, replace
 
 from hermes_memory.errors import ValidationError
 from hermes_memory.extract import classify, dedup
-from hermes_memory.extract.entities import EntityContext, Mention, find_entities
+from hermes_memory.extract.entities import EntityContext, Mention, find_entities, thing_name_problem
 from hermes_memory.extract.prefilter import MAX_MESSAGE_CHARS, classify_noise, mask_code, split_sentences
 from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES, HOBBIES, Triple, find_triples
+from hermes_memory.extract.speech import is_echo, is_question
 from hermes_memory.extract.temporal import as_phrase, find_temporal
 from hermes_memory.extract.types import (
     ExtractedEntity,
@@ -47,18 +48,7 @@ _SCENE_SENTENCES = 2
 _FUTURE = re.compile(r"\b(?:will|going to|gonna|plans?|planning|wants?|hopes?|can't wait|would)\b")
 _CONCEPT_PREDICATES = frozenset({"likes", "dislikes", "prefers", "interested_in", "plays", "studies"})
 _PAST_OF = {"lives_in": "lived_in", "works_at": "worked_at", "studies_at": "studied_at"}
-# A question: a question mark, or an inverted auxiliary ("Did you ...", "What do you ...") at the start.
-_QUESTION = re.compile(
-    r"\W*(?:(?:(?:what|where|when|who|why|how|which)\s+(?:\w+\s+)?)?(?:do|does|did|are|is|was|were|have|"
-    r"has|can|could|would|will|should)\s+(?:you|i|we|he|she|they|it|there|your|my|ya)\b|(?:what|how)['’]s\b)"
-)  # matched at the start of the lower-cased sentence
-
-
 _EMPTY = KnownEntities()
-
-
-def _is_question(sentence: str) -> bool:
-    return sentence.rstrip(" \t\"”')").endswith("?") or _QUESTION.match(sentence.lower()) is not None
 
 
 @dataclass(slots=True)
@@ -86,7 +76,7 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
     names = tuple(n for n in (message.speaker, message.addressee) if n)
     verdict = classify_noise(masked, names)
     speaker = message.speaker_name
-    ctx = EntityContext(speaker, message.addressee, known or _EMPTY)
+    ctx = EntityContext(speaker, message.addressee, known or _EMPTY, message.user_name)
     state = _State([], [], [], [])
     if verdict.reason not in ("empty", "no_words"):
         # A time that sets the scene ("Last night was amazing! We celebrated ...") dates the events
@@ -94,12 +84,14 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
         scene: TemporalMention | None = None
         scene_left = 0
         for sentence in split_sentences(masked)[:MAX_SENTENCES]:
+            if message.is_ai and is_echo(sentence.text, message.replying_to):
+                continue  # the AI repeating or acknowledging the user is no evidence of anything
             mentions = find_entities(sentence.text, sentence.start, ctx)
             times = find_temporal(sentence.text, message.time, sentence.start)
             mentions = [m for m in mentions if not any(_overlaps(m.start, m.end, t.span) for t in times)]
             state.mentions.extend(mentions)
             state.temporal.extend(times)
-            if not (verdict.is_noise or _is_question(sentence.text)):
+            if not (verdict.is_noise or is_question(sentence.text)):
                 for clause, start in split_clauses(sentence.text):
                     offset = sentence.start + start
                     _clause_facts(message, clause, offset, mentions, times, state, scene)
@@ -112,6 +104,8 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
             if scene_left <= 0:
                 scene = None
     _kin_relations(state)
+    if message.is_ai:
+        _own_statements(state, speaker)
     entities = _entities(state.mentions, text)
     facts = dedup.merge_facts(state.facts)
     if len(facts) > MAX_FACTS:
@@ -129,6 +123,18 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
         ),
         truncated=len(message.text) > MAX_MESSAGE_CHARS,
     )
+
+
+def _own_statements(state: _State, speaker: str) -> None:
+    """The AI agent's message keeps only what it states about itself, and the entities in it: its
+    words are never evidence of facts about the user or anyone else."""
+    own = speaker.casefold()
+    state.facts[:] = [f for f in state.facts if f.subject.casefold() == own]
+    state.relations[:] = [r for r in state.relations if r.subject.casefold() == own]
+    named = {own} if state.facts or state.relations else set()
+    named.update(r.object.casefold() for r in state.relations)
+    named.update(f.object.casefold() for f in state.facts if f.object)
+    state.mentions[:] = [m for m in state.mentions if m.name.casefold() in named]
 
 
 def _unique_relations(relations: list[ExtractedRelation]) -> tuple[ExtractedRelation, ...]:
@@ -404,6 +410,8 @@ def _entities(mentions: list[Mention], text: str) -> tuple[ExtractedEntity, ...]
     out: list[ExtractedEntity] = []
     for group in groups.values():
         best = max(group, key=lambda m: (m.known, m.entity_type != "other", m.confidence))
+        if not best.known and thing_name_problem(best.name) is not None:
+            continue  # a sentence, a literal or a tool echo is no thing in the user's world
         aliases: dict[str, None] = {}
         spans: dict[tuple[int, int], None] = {}
         for m in group:

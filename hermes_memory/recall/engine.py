@@ -12,6 +12,8 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``RecallS
   * facts: BM25 and vectors over extracted facts, plus graph spreading activation from the entities the
     query names; curated (Tier 1) entries by term overlap;
   * importance and recency act as small priors; near-duplicate texts are dropped;
+  * turns marked at ingestion as chatter (only a question, greeting, acknowledgement, or the AI echoing
+    the user) are never hits, though their neighbours keep their pull; the AI agent's turns rank down;
   * cues from ``recall.query``: a turn that mostly asks a question ranks down (its neighbours keep its
     pull), a question asking for a name or title ranks up turns that name something, a turn whose
     statement the memory has since superseded ranks down (unless the question is about the past), and a
@@ -101,6 +103,13 @@ class RecallSettings:
     # A turn that mostly asks ("Seen any good movies lately?") rarely holds the answer; its neighbours still
     # get its pull. LoCoMo recall@10: open-domain +0.019, multi-hop +0.006, single-hop -0.006.
     question_turn_penalty: float = 0.2
+    # The AI agent's own words are no evidence about the user; they rank below what a person said.
+    # (No effect on LoCoMo, where both speakers are people.)
+    assistant_turn_penalty: float = 0.3
+    # A chatter turn (only a question, greeting, acknowledgement or echo; marked at ingestion) is never a
+    # hit by its own score; a real hit beside it may bring it back as context with this share of the
+    # neighbour pull (0: never). LoCoMo evidence is sometimes a question whose answer is beside it.
+    chatter_context: float = 1.0
     # A question whose answer is a name or title ("Which cities…", "What movies…") ranks up turns that
     # name something (not a participant): multi-hop +0.018.
     answer_type_boost: float = 0.6
@@ -315,10 +324,15 @@ class RecallEngine:
         # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
         final = dict(boosted)
         pulled: dict[int, float] = {}
+        by_knowledge: dict[int, float] = {}  # the pull of neighbours that are knowledge themselves
         for row_id, (prev_id, next_id) in neighbours.items():
+            source = episodes.get(row_id)
+            knowledge = source is not None and not cues.is_chatter(source)
             for other in (prev_id, next_id):
                 if other is not None and other in episodes:
                     pulled[other] = max(pulled.get(other, 0.0), boosted.get(row_id, 0.0))
+                    if knowledge:
+                        by_knowledge[other] = max(by_knowledge.get(other, 0.0), boosted.get(row_id, 0.0))
         for row_id, best in pulled.items():
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
         people = self._participants() if q.answer else []
@@ -327,6 +341,16 @@ class RecallEngine:
             if episode is None or (as_of is not None and episode.timestamp > as_of):
                 final.pop(row_id, None)
                 continue
+            if cues.is_chatter(episode):
+                # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
+                # pull to its neighbours above; it comes back only as the context of a real hit beside it.
+                context = st.chatter_context * st.neighbour * by_knowledge.get(row_id, 0.0)
+                if context <= 0:
+                    final.pop(row_id, None)
+                    continue
+                final[row_id] = context
+            if episode.role == "assistant":
+                final[row_id] *= 1.0 - st.assistant_turn_penalty
             if session_id is not None and episode.session_id == session_id:
                 final[row_id] *= 1.05
             if cues.is_question_turn(episode.text):
@@ -403,7 +427,7 @@ def _episode_hit(episode: Episode, score: float, now: float, st: RecallSettings)
         timestamp=episode.timestamp,
         source_ids=(episode.uuid,),
         metadata={"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
-                  **{k: v for k, v in episode.metadata.items() if k in ("dia_id",)}},
+                  **{k: v for k, v in episode.metadata.items() if k in ("dia_id", "chatter")}},
     )  # fmt: skip
 
 

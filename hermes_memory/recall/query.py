@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from hermes_memory.records import Episode
+
 # A question about what used to be true wants the superseded statements too.
 _PAST = re.compile(
     r"\b(?:before|previous(?:ly)?|used to|former(?:ly)?|originally|earlier|past|old|anymore|no longer"
@@ -59,6 +61,12 @@ def is_question_turn(text: str) -> bool:
     return bool(sentences) and 2 * sum(s.endswith("?") for s in sentences) >= len(sentences)
 
 
+def is_chatter(episode: Episode) -> bool:
+    """Whether ingestion marked the turn as chatter: only a question, a greeting, an acknowledgement, or
+    the AI agent echoing the user (``extract.speech.chatter_kind``). Kept as an episode, not knowledge."""
+    return bool(episode.metadata.get("chatter"))
+
+
 def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
     """Whether a turn holds an answer of the type (``answer_type``); ``people`` (the participants) and
     greetings do not count as names."""
@@ -70,4 +78,4 @@ def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
     return False
 
 
-__all__ = ["answer_type", "asks_about_past", "asks_for_list", "can_answer", "is_question_turn"]
+__all__ = ["answer_type", "asks_about_past", "asks_for_list", "can_answer", "is_chatter", "is_question_turn"]
