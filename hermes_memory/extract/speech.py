@@ -35,6 +35,11 @@ _ECHO_OPENER = re.compile(
     r"|you mentioned|you(?:'ve| have) (?:told|said|mentioned)|as you said|if i understand)\b",
     re.IGNORECASE,
 )
+# A closing "..., you said." marks a repetition too.
+_ECHO_TAIL = re.compile(
+    r"\b(?:you (?:just )?(?:said|mentioned|told me|wrote)|as you (?:said|mentioned|put it))\W*$",
+    re.IGNORECASE,
+)
 # Weak openers ("OK, ...", "Sure! ..."): the rest of the sentence decides.
 _WEAK_OPENER = re.compile(
     r"\W*(?:ok(?:ay)?|alright|all right|sure|right|done|great|perfect|thanks|thank you)\b[\s,.!:;-]*",
@@ -88,7 +93,7 @@ def strip_memory_context(text: str) -> str:
 def is_echo(sentence: str, replying_to: str | None) -> bool:
     """Whether an AI assistant's sentence only repeats the user or acknowledges it ("Noted: ...",
     "Got it, you ...", or mostly the user's own words)."""
-    if _ECHO_OPENER.match(sentence):
+    if _ECHO_OPENER.match(sentence) or _ECHO_TAIL.search(sentence):
         return True
     weak = _WEAK_OPENER.match(sentence)
     if weak is not None:
