@@ -371,9 +371,14 @@ _PET_HEADS = frozenset(
 
 def _kin_relations(state: _State) -> None:
     """Relations (and, for named relatives and pets, facts) implied by "my sister Anna", "my dog"."""
+    named = {m.name.casefold() for m in state.mentions}
     for mention in list(state.mentions):
         if mention.owner is None or mention.kin_predicate is None or mention.owner == mention.name:
             continue
+        if mention.owner.casefold() not in named:  # "my" was read as part of "my dog": the owner is an entity
+            named.add(mention.owner.casefold())
+            owner = Mention(mention.owner, "person", mention.start, mention.start, 1.0, known=True)
+            state.mentions.append(owner)
         relation = ExtractedRelation(
             mention.owner,
             mention.kin_predicate,

@@ -107,8 +107,9 @@ class RecallSettings:
     # (No effect on LoCoMo, where both speakers are people.)
     assistant_turn_penalty: float = 0.3
     # A chatter turn (only a question, greeting, acknowledgement or echo; marked at ingestion) is never a
-    # hit by its own score; a real hit beside it may bring it back as context with this share of the
-    # neighbour pull (0: never). LoCoMo evidence is sometimes a question whose answer is beside it.
+    # hit by its own score; a person's question may come back as the context of another person's statement
+    # beside it, with this share of the neighbour pull (0: never). LoCoMo evidence is sometimes a question
+    # whose answer is beside it. In a chat with the AI, a person's neighbours are the AI's turns: never.
     chatter_context: float = 1.0
     # A question whose answer is a name or title ("Which cities…", "What movies…") ranks up turns that
     # name something (not a participant): multi-hop +0.018.
@@ -324,15 +325,15 @@ class RecallEngine:
         # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
         final = dict(boosted)
         pulled: dict[int, float] = {}
-        by_knowledge: dict[int, float] = {}  # the pull of neighbours that are knowledge themselves
+        by_person: dict[int, float] = {}  # the pull of neighbours that are a person's real statements
         for row_id, (prev_id, next_id) in neighbours.items():
             source = episodes.get(row_id)
-            knowledge = source is not None and not cues.is_chatter(source)
+            knowledge = source is not None and source.role != "assistant" and not cues.is_chatter(source)
             for other in (prev_id, next_id):
                 if other is not None and other in episodes:
                     pulled[other] = max(pulled.get(other, 0.0), boosted.get(row_id, 0.0))
                     if knowledge:
-                        by_knowledge[other] = max(by_knowledge.get(other, 0.0), boosted.get(row_id, 0.0))
+                        by_person[other] = max(by_person.get(other, 0.0), boosted.get(row_id, 0.0))
         for row_id, best in pulled.items():
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
         people = self._participants() if q.answer else []
@@ -343,8 +344,10 @@ class RecallEngine:
                 continue
             if cues.is_chatter(episode):
                 # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
-                # pull to its neighbours above; it comes back only as the context of a real hit beside it.
-                context = st.chatter_context * st.neighbour * by_knowledge.get(row_id, 0.0)
+                # pull to its neighbours above. Only a person's question comes back, as the context of
+                # another person's statement beside it (two people talking); the AI's chatter never.
+                asks = episode.role != "assistant" and episode.metadata.get("chatter") == "question"
+                context = st.chatter_context * st.neighbour * by_person.get(row_id, 0.0) if asks else 0.0
                 if context <= 0:
                     final.pop(row_id, None)
                     continue

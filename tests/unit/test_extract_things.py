@@ -1,0 +1,138 @@
+"""Entities that are things: no sentences, literals or tool echoes; named pets and relatives linked."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from hermes_memory.extract import KnownEntities, KnownEntity, MessageInput, extract
+from hermes_memory.extract.entities import thing_name_problem
+
+NOW = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
+
+
+def said(text: str, known: KnownEntities | None = None, role: str = "user") -> list[tuple[str, str]]:
+    message = MessageInput(text, NOW, role=role, addressee="Hermes" if role == "user" else None)
+    return [(e.name, e.entity_type) for e in extract(message, known).entities]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "The user is allergic to peanuts",
+        "User prefers dark mode in every editor",
+        "False",
+        "true",
+        "None",
+        "null",
+        "42",
+        "3% - 40/1375",
+        "Entry added",
+        "OK",
+        "Done",
+        "Success",
+        "OK (memory-context injected=True)",
+        "injected=True",
+        "a b c d e f",
+        "",
+    ],
+)
+def test_names_that_are_not_things(name: str) -> None:
+    assert thing_name_problem(name) is not None
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Biscuit", "Lisbon", "Habitat for Humanity", "The Lord of the Rings", "Is This It", "the user's dog",
+     "Floor 3", "C++", "Node.js", "Maya Okafor"],
+)  # fmt: skip
+def test_names_that_are_things(name: str) -> None:
+    assert thing_name_problem(name) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'DONE. tool results: {"success": true, "target": "user", '
+        '"entries": ["The user is allergic to peanuts"], "message": "Entry added", "usage": "3% - 40/1375"}',
+        "PLAIN ANSWER (memory-context injected=False)",
+        'The tool answered "OK (memory-context injected=True)" again',
+        'She wrote "The user is allergic to peanuts" in the notes.',
+        "{'success': False, 'message': 'Entry added'}",
+    ],
+)
+def test_tool_echoes_and_quoted_sentences_are_no_entities(text: str) -> None:
+    for role in ("user", "assistant"):
+        names = {name for name, _ in said(text, role=role)}
+        assert not names - {"the user", "Hermes"}, (role, names)
+
+
+def test_a_quoted_title_is_still_one_name() -> None:
+    assert ("Charlotte's Web", "other") in said('I read "Charlotte\'s Web" to my kids last night.')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My dog Biscuit loves the beach.",
+        "My dog is called Biscuit.",
+        "My dog is named Biscuit.",
+        "My dog's name is Biscuit.",
+        "Biscuit, my dog, hates the rain.",
+        "Biscuit is my dog.",
+        "The user's dog Biscuit is a beagle.",
+    ],
+)
+def test_a_named_pet_is_linked_to_its_owner(text: str) -> None:
+    result = extract(MessageInput(text, NOW, role="user", addressee="Hermes"))
+    pets = [e for e in result.entities if e.name == "Biscuit"]
+    assert len(pets) == 1 and pets[0].entity_type == "pet"
+    assert "the user's dog" in pets[0].aliases
+    assert ("the user", "has_pet", "Biscuit") in {
+        (r.subject, r.predicate, r.object) for r in result.relations
+    }
+    assert not [e for e in result.entities if e.name == "the user's dog"]
+
+
+def test_the_user_in_a_note_is_the_person_the_ai_talks_to() -> None:
+    message = MessageInput(
+        "Saved: the user's dog Biscuit is a beagle.",
+        NOW,
+        speaker="Hermes",
+        role="assistant",
+        addressee="Maya",
+    )
+    # The AI's note is no evidence (it only repeats what it was told), so nothing comes of it ...
+    assert extract(message).relations == ()
+    # ... while a person who writes about "the user" means the one the memory is about.
+    result = extract(MessageInput("The user's dog Biscuit is a beagle.", NOW, speaker="Maya"))
+    assert ("Maya", "has_pet", "Biscuit") in {(r.subject, r.predicate, r.object) for r in result.relations}
+
+
+def test_a_later_my_dog_resolves_to_the_named_pet() -> None:
+    known = KnownEntities([KnownEntity("Biscuit", "pet", ("the user's dog",))])
+    result = extract(MessageInput("My dog is sick since Monday.", NOW, addressee="Hermes"), known)
+    assert [(e.name, e.entity_type) for e in result.entities if e.name != "the user"] == [("Biscuit", "pet")]
+    assert ("the user", "has_pet", "Biscuit") in {
+        (r.subject, r.predicate, r.object) for r in result.relations
+    }
+
+
+def test_an_alias_two_entities_share_resolves_to_neither() -> None:
+    known = KnownEntities(
+        [
+            KnownEntity("Anna", "person", ("the user's sister",)),
+            KnownEntity("Eva", "person", ("the user's sister",)),
+        ]
+    )
+    names = {e.name for e in extract(MessageInput("My sister is visiting.", NOW), known).entities}
+    assert "the user's sister" in names and not names & {"Anna", "Eva"}
+
+
+def test_two_people_still_name_their_relatives() -> None:
+    # LoCoMo: a named relative of a human speaker, unchanged.
+    message = MessageInput("My sister Anna and I went hiking.", NOW, speaker="Caroline", addressee="Melanie")
+    result = extract(message)
+    anna = next(e for e in result.entities if e.name == "Anna")
+    assert anna.entity_type == "person" and "Caroline's sister" in anna.aliases
