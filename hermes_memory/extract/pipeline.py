@@ -125,11 +125,16 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
     )
 
 
+_NOT_OWN = frozenset({"states", "plans", "wants"})
+
+
 def _own_statements(state: _State, speaker: str) -> None:
     """The AI agent's message keeps only what it states about itself, and the entities in it: its
     words are never evidence of facts about the user or anyone else."""
     own = speaker.casefold()
-    state.facts[:] = [f for f in state.facts if f.subject.casefold() == own]
+    # Only what it is, uses or has: its free-form sentences ("I'd recommend visiting Porto") and its
+    # plans ("I'll remind you") are advice and promises to the user, not facts about the AI.
+    state.facts[:] = [f for f in state.facts if f.subject.casefold() == own and f.predicate not in _NOT_OWN]
     state.relations[:] = [r for r in state.relations if r.subject.casefold() == own]
     named = {own} if state.facts or state.relations else set()
     named.update(r.object.casefold() for r in state.relations)

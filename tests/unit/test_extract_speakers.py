@@ -47,6 +47,8 @@ def test_the_ai_is_never_evidence_of_facts_about_the_user() -> None:
         "Your dog Biscuit sounds lovely!",
         "Your sister Anna moved to Porto last year.",
         "Anna went to Paris.",
+        "I'd recommend visiting Porto in spring.",  # advice to the user, not a fact about the AI
+        "I'll remind you about the dentist on Friday.",
     ):
         result = extract(ai(text, "Tell me something.", user="Maya"))
         assert (result.facts, result.relations, result.entities) == ((), (), ()), text
