@@ -108,7 +108,9 @@ _CAP_STOP = frozenset(
     is are was were do does did have has had can could would should will go see remember adding during
     learning look check keep try get make take tell guess imagine think speaking talking anytime woah whoa
     hah phew ooh oops huh mon tue tues wed thu thur thurs fri sat sun whats hows nah omw diys lmk
-    false none null nil undefined nan
+    false none null nil undefined nan probably hopefully unfortunately luckily apparently basically
+    morning on in at for from with by after before during since until into about over cli api url ui ux
+    os hike visit
     """.split()
 )
 _TITLES = frozenset("mr mrs ms dr prof professor aunt uncle grandma grandpa coach officer sir madam".split())
@@ -127,11 +129,16 @@ _EVENT_SUFFIX = frozenset(
     "festival conference con expo parade fair summit marathon concert gala tournament".split()
 )
 _PROJECT_CUE = frozenset({"project", "app", "repo", "library", "package", "startup"})
-_PLACE_CUE = frozenset("in from near visit visited visiting across through toward towards via".split())
+# "a CLI called Tidepool", "an app named Tally": what is being built, named.
+_NAMED_PROJECT_CUE = _PROJECT_CUE | {"cli", "tool", "website", "site", "bot", "game", "plugin", "service"}
+_PLACE_CUE = frozenset(
+    "in from near visit visited visiting across through toward towards via around along".split()
+)
 # "to X" is a place only after a verb of motion ("said goodbye to Max" is not).
 _MOTION = frozenset(
     "moved move moving went go going gone flew fly drove drive travelled traveled travel trip trips headed "
-    "heading relocated relocate back".split()
+    "heading relocated relocate back flying driving sailed sailing returned returning home commute "
+    "commuting".split()
 )
 
 _KIN: dict[str, str] = {}
@@ -168,7 +175,9 @@ _COMPOUND_HEADS = frozenset(
     recipes members member time day stuff sculpture collection sitter sitting training videos video account
     page room friend friends""".split()
 )
-_KIN_MODIFIERS = "best|older|younger|little|big|baby|twin|eldest|oldest|youngest|late|step|new|dear|two|three"
+_KIN_MODIFIERS = (
+    "best|older|younger|little|big|baby|twin|eldest|oldest|youngest|late|step|new|dear|two|three|whole|entire"
+)
 _KIN_KEEP = frozenset({"best", "older", "younger", "little", "big", "twin", "eldest", "oldest", "youngest"})
 _STANDALONE_KIN = {
     "Mom": "mom",
@@ -264,12 +273,46 @@ def _appositive_kin_pattern() -> re.Pattern[str]:
     )
 
 
+# Breeds and kinds that name a pet's species: "a beagle named Biscuit" is a dog.
+_BREEDS = {
+    **dict.fromkeys(
+        """beagle labrador lab retriever poodle terrier husky corgi dachshund spaniel shepherd bulldog
+        chihuahua pug collie boxer greyhound whippet schnauzer rottweiler doberman dalmatian pomeranian
+        shih-tzu maltese mutt""".split(),
+        "dog",
+    ),
+    **dict.fromkeys("tabby siamese persian ragdoll sphynx bengal kitty".split(), "cat"),
+}
+_PLURAL_PETS = {"puppies": "puppy", "kittens": "kitten", "bunnies": "bunny", "fish": "fish"}
+
+
+def _species(word: str) -> str:
+    """The role a pet word gives its named pet: "beagle" -> "dog", "cats" -> "cat"."""
+    low = word.lower()
+    if low in _BREEDS:
+        return _BREEDS[low]
+    if low in _PLURAL_PETS:
+        return _PLURAL_PETS[low]
+    return low[:-1] if low.endswith("s") and low[:-1] in _KIN else low
+
+
 @functools.cache
 def _named_pet_pattern() -> re.Pattern[str]:
-    pets = "|".join(w for w, p in _KIN.items() if p == "has_pet")
+    # "a puppy named Max", "a beagle called Biscuit", "two cats, Pixel and Nova".
+    words = [*(w for w, p in _KIN.items() if p == "has_pet"), *_BREEDS]
+    pets = "|".join(sorted(words, key=len, reverse=True))
     return re.compile(
-        rf"\b(?:a|an|the|new)\s+(?:\w+\s+)?(?:{pets})\s+(?:named|called)\s+(?P<n1>{_NAME_RE})\b"
+        rf"\b(?:a|an|the|new|two|three|four)\s+(?:\w+\s+)?(?P<kin>{pets})"
+        rf"(?:\s+(?:named|called)\s+|,\s+(?=[A-Z]\w*(?:,?\s+and\s+[A-Z]|[.!?]|$)))"
+        rf"(?P<n1>{_NAME_RE})(?:,?\s+and\s+(?P<n2>{_NAME_RE}))?\b"
     )
+
+
+# The speaker has the pet named next: "I adopted a ...", "We've got two cats, ...".
+_FIRST_PERSON_HAS = re.compile(
+    r"\b(?:I|[Ww]e)(?:['’]ve)?(?:\s+(?:just|finally|recently|also|now|still|already|got|have|had))*\s+"
+    r"(?:have|has|had|got|adopted|rescued|own|owned|bought|found|took\s+in|brought\s+home)\s+[^.!?]*$"
+)
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:
@@ -334,9 +377,22 @@ def _kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) 
             mentions.append(_relational(m, owner, s + offset, e + offset, ctx))
         _take(taken, m.start(), m.span("kin")[1])
     for m in _named_pet_pattern().finditer(text):
-        s, e = m.span("n1")
-        if _free(taken, s, e) and _is_name_word(m.group("n1")):
-            mentions.append(Mention(m.group("n1"), "pet", s + offset, e + offset, 0.75))
+        owned = _FIRST_PERSON_HAS.search(text, 0, m.start()) is not None
+        role = _species(m.group("kin"))
+        for key in ("n1", "n2"):
+            name = m.group(key)
+            if name is None:
+                continue
+            s, e = m.span(key)
+            if not (_free(taken, s, e) and _is_name_word(name)):
+                continue
+            if owned:  # "I adopted a beagle named Biscuit": the speaker's dog, "my dog" from now on
+                mentions.append(
+                    Mention(name, "pet", s + offset, e + offset, 0.8, owner=ctx.speaker, role=role,
+                            kin_predicate="has_pet", aliases=[f"{ctx.speaker}'s {role}"])
+                )  # fmt: skip
+            else:
+                mentions.append(Mention(name, "pet", s + offset, e + offset, 0.75))
             _take(taken, s, e)
     return mentions
 
@@ -618,7 +674,7 @@ def _type_of(words: list[str], prev: str, prev2: str) -> tuple[str, float]:
         return "place", 0.75
     if last in _EVENT_SUFFIX:
         return "event", 0.7
-    if prev in _PROJECT_CUE:
+    if prev in _PROJECT_CUE or (prev in ("called", "named") and prev2 in _NAMED_PROJECT_CUE):
         return "project", 0.6
     if first in _FIRST_NAMES and len(words) <= 3:
         return "person", 0.7

@@ -89,6 +89,8 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
             mentions = find_entities(sentence.text, sentence.start, ctx)
             times = find_temporal(sentence.text, message.time, sentence.start)
             mentions = [m for m in mentions if not any(_overlaps(m.start, m.end, t.span) for t in times)]
+            if is_question(sentence.text):  # a question asserts nothing: it only links what is known
+                mentions = [m for m in mentions if m.known]
             state.mentions.extend(mentions)
             state.temporal.extend(times)
             if not (verdict.is_noise or is_question(sentence.text)):
@@ -104,6 +106,7 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
             if scene_left <= 0:
                 scene = None
     _kin_relations(state)
+    _fold_relational_pets(state)
     if message.is_ai:
         _own_statements(state, speaker)
     entities = _entities(state.mentions, text)
@@ -410,6 +413,29 @@ def _kin_relations(state: _State) -> None:
                     span=(mention.start, mention.end),
                 )
             )
+
+
+def _fold_relational_pets(state: _State) -> None:
+    """ "I have two cats, Pixel and Nova": the unnamed "Sam's cats" the verb implied are the named ones,
+    whose own relations are already there; drop the unnamed node and its edges."""
+    named = {
+        alias.casefold()
+        for m in state.mentions
+        if m.owner is not None and m.entity_type == "pet"
+        for alias in m.aliases
+    }
+    if not named:
+        return
+    unnamed = {
+        m.name.casefold()
+        for m in state.mentions
+        if not m.aliases and m.entity_type == "pet" and m.owner is not None
+        and (m.name.casefold() in named or m.name.casefold().removesuffix("s") in named)
+    }  # fmt: skip
+    if not unnamed:
+        return
+    state.mentions[:] = [m for m in state.mentions if m.name.casefold() not in unnamed]
+    state.relations[:] = [r for r in state.relations if r.object.casefold() not in unnamed]
 
 
 def _entities(mentions: list[Mention], text: str) -> tuple[ExtractedEntity, ...]:

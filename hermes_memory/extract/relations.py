@@ -535,6 +535,8 @@ def _refine(
     """Adjust the predicate to what the object turned out to be; "" drops the triple."""
     head = text.lower().split()[-1] if text else ""
     first = text.split()[0] if text else ""
+    if predicate == "owns" and mention is not None and mention.entity_type == "pet":
+        return "has_pet", "pet"  # "I have a cat named Pepper"
     if predicate == "owns" and mention is None:
         if head in _PETS:
             return "has_pet", "pet"

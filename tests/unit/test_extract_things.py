@@ -136,3 +136,58 @@ def test_two_people_still_name_their_relatives() -> None:
     result = extract(message)
     anna = next(e for e in result.entities if e.name == "Anna")
     assert anna.entity_type == "person" and "Caroline's sister" in anna.aliases
+
+
+@pytest.mark.parametrize(
+    ("text", "pets", "role"),
+    [
+        ("I adopted a beagle named Biscuit two weeks ago.", ["Biscuit"], "dog"),
+        ("I'm kind of attached to a husky called Juno.", [], "dog"),  # not said to be the speaker's
+        ("I have two cats, Pixel and Nova.", ["Pixel", "Nova"], "cat"),
+        ("I have a cat named Pepper and a rabbit named Clover.", ["Pepper", "Clover"], None),
+        ("We rescued a kitten called Miso.", ["Miso"], "kitten"),
+    ],
+)
+def test_a_pet_the_speaker_has_is_theirs_and_known_by_its_role(
+    text: str, pets: list[str], role: str | None
+) -> None:
+    result = extract(MessageInput(text, NOW, speaker="Sam", addressee="Hermes"))
+    relations = {(r.subject, r.predicate, r.object) for r in result.relations}
+    assert {("Sam", "has_pet", pet) for pet in pets} <= relations
+    types = {e.name: e.entity_type for e in result.entities}
+    assert all(types[pet] == "pet" for pet in pets)
+    assert not [name for name in types if name.startswith("Sam's")]  # no unnamed "Sam's cats" beside them
+    if role is not None and pets:
+        assert f"Sam's {role}" in next(e for e in result.entities if e.name == pets[0]).aliases
+    if not pets:
+        assert ("Juno", "pet") in {(e.name, e.entity_type) for e in result.entities}
+        assert not [r for r in relations if r[2] == "Juno"]
+
+
+def test_a_question_names_no_new_things_and_implies_no_relations() -> None:
+    for text in ("What's my sister's name?", "Do I still work at Google?", "What are my pets' names?"):
+        result = extract(MessageInput(text, NOW, addressee="Hermes"))
+        assert result.relations == () and {e.name for e in result.entities} <= {"the user", "Hermes"}, text
+    known = KnownEntities([KnownEntity("Google", "org")])
+    linked = extract(MessageInput("Do I still work at Google?", NOW, addressee="Hermes"), known)
+    assert ("Google", "org") in {(e.name, e.entity_type) for e in linked.entities}
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "entity_type"),
+    [
+        ("Probably Ischgl, but I haven't booked yet.", "Probably Ischgl", None),
+        ("Morning Priscilla! Ready for the demo?", "Morning Priscilla", None),
+        ("I'm building a CLI called Tidepool in Rust.", "Tidepool", "project"),
+        ("I'm flying home to Warsaw on January 3rd.", "Warsaw", "place"),
+        ("This summer I sailed around Sardinia.", "Sardinia", "place"),
+    ],
+)
+def test_sentence_openers_are_not_names_and_cues_type_unknown_names(
+    text: str, name: str, entity_type: str | None
+) -> None:
+    found = dict(said(text))
+    if entity_type is None:
+        assert name not in found
+    else:
+        assert found.get(name) == entity_type
