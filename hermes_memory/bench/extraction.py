@@ -301,6 +301,8 @@ class Prediction:
     facts: dict[int, list[StoredFact]] = field(default_factory=dict)
     dates: dict[int, set[tuple[str, str]]] = field(default_factory=dict)
     facts_all: list[StoredFact] = field(default_factory=list)
+    #: turns no stored episode stands for (their facts and dates cannot be attributed)
+    unmapped_turns: int = 0
 
 
 def predict(conv: Conversation, overrides: dict[str, Any] | None = None) -> Prediction:
@@ -351,7 +353,7 @@ def _read_back(api: Any, conv: Conversation) -> Prediction:
         index = (json.loads(row["metadata"] or "{}").get("bench_turn") or {}).get(row["role"])
         if isinstance(index, int):
             turn_of[row["uuid"]] = index
-    pred = Prediction()
+    pred = Prediction(unmapped_turns=len({t.index for t in conv.turns} - set(turn_of.values())))
     names: dict[str, str] = {}
     for row in db.query("SELECT uuid, name, entity_type, aliases FROM entities"):
         names[row["uuid"]] = row["name"]
@@ -448,6 +450,7 @@ class Report:
     misses: dict[str, list[str]] = field(default_factory=dict)
     turns: int = 0
     conversations: int = 0
+    unmapped_turns: int = 0
 
     def miss(self, category: str, line: str) -> None:
         self.misses.setdefault(category, []).append(line)
@@ -501,6 +504,7 @@ def score_conversation(conv: Conversation, pred: Prediction, report: Report) -> 
     participants = {names.key(p) for p in conv.participants}
     report.conversations += 1
     report.turns += len(conv.turns)
+    report.unmapped_turns += pred.unmapped_turns
     _score_entities(conv, pred, names, participants, report)
     _score_relations(conv, pred, names, report)
     assistants = conv.assistant_names
@@ -674,6 +678,7 @@ def summary(report: Report, seconds: float) -> dict[str, Any]:
         },
         "conversations": report.conversations,
         "turns": report.turns,
+        "turns_without_episode": report.unmapped_turns,
         "seconds": round(seconds, 1),
     }
 
@@ -750,6 +755,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_misses(report, args.misses)
     print(table(result))
     print(f"\n{result['turns']} turns in {result['conversations']} conversations, {result['seconds']} s")
+    if report.unmapped_turns:
+        print(
+            f"warning: {report.unmapped_turns} turns have no stored episode; "
+            "their facts and dates count as missed"
+        )
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

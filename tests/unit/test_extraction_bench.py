@@ -21,8 +21,8 @@ from hermes_memory.extract.types import ExtractionResult, TemporalMention
 DATA = Path(__file__).resolve().parents[1] / "data" / "extraction_bench.json"
 EDGE_TYPES = frozenset(
     """lives_in lived_in moved_to works_at worked_at studies_at studied_at is_from has_pet sibling_of child_of
-    parent_of married_to partner_of friend_of relative_of colleague_of knows likes dislikes plays started
-    studies uses works_on visited member_of""".split()
+    parent_of married_to partner_of friend_of relative_of colleague_of knows likes dislikes prefers plays
+    started studies uses works_on visited member_of""".split()
 )
 
 
@@ -234,6 +234,7 @@ def test_the_script_runs_end_to_end_on_a_subset(tmp_path: Path, capsys: pytest.C
     assert bench.main(["--data", str(small), "--json", str(out), "--misses", "2"]) == 0
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["conversations"] == 2
+    assert result["turns_without_episode"] == 0  # every turn was stored and attributed
     assert result["turns"] == sum(len(c["turns"]) for c in subset["conversations"])
     for category in bench.CATEGORIES:
         row = result["per_category"][category]
