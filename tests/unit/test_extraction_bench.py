@@ -73,8 +73,10 @@ def test_labels_use_the_vocabulary_and_name_labelled_things(conversations: list[
                 assert edge in EDGE_TYPES, (conv.id, turn.index, edge)
                 assert bench.canonical(subject, names) in known, (conv.id, turn.index, subject)
                 assert bench.canonical(obj, names) in known, (conv.id, turn.index, obj)
-            for subject, predicate, _ in turn.facts:
+            for subject, predicate, obj in turn.facts:
                 assert predicate == predicate.lower() and " " not in predicate
+                # a key phrase must say something: no bare pronoun matches any sentence
+                assert not {"it", "one", "there", "them", "that"} & set(obj.lower().split("|")), obj
                 assert bench.canonical(subject, names) in known, (conv.id, turn.index, subject)
 
 
