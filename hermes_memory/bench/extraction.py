@@ -15,8 +15,9 @@ Matching (documented here, tested in tests/unit/test_extraction_bench.py):
   name all read "user", also as an owner ("Dana's dog" = "user's dog");
 - entities, per conversation: (name, type), tool and tech one type; a stored entity matches by its name or
   any of its aliases; the conversation's participants are left out on both sides;
-- relations, per conversation: (subject, type, object) with the endpoints alias-aware; moved_to and
-  lives_in count as one edge type, like adopted/has_pet, likes/loves/enjoys and works_at/works_for;
+- relations, per conversation: (subject, type, object) with the endpoints alias-aware ("a|b" objects
+  too); moved_to and lives_in count as one edge type, like adopted/has_pet, likes/loves/enjoys and
+  works_at/works_for;
 - facts, per turn (a stored fact belongs to every turn in its ``source_episodes``): subject alias-aware;
   predicate equal up to synonyms (owns = has_pet); the object equal for predicates whose object is an
   entity (lives_in, works_at, has_pet, ...), else the labelled key phrase must occur (whole words) in the
@@ -393,7 +394,8 @@ def prediction_from_labels(conv: Conversation) -> Prediction:
             if (name, etype) not in seen:
                 seen.add((name, etype))
                 pred.entities.append((name, etype, ()))
-        for rel in turn.relations:
+        for subject, edge, obj in turn.relations:
+            rel = (subject, edge, obj.split("|")[0])
             if rel not in pred.relations:
                 pred.relations.append(rel)
         for subject, predicate, obj in turn.facts:
@@ -548,14 +550,15 @@ def _score_entities(
 
 
 def _score_relations(conv: Conversation, pred: Prediction, names: _Names, report: Report) -> None:
-    gold: dict[tuple[str, str, str], str] = {}
+    gold: dict[tuple[str, str, frozenset[str]], str] = {}
     for turn in conv.turns:
         for s, t, o in turn.relations:
-            gold.setdefault((names.key(s), _EDGE_SYNONYMS.get(t, t), names.key(o)), f"{s} {t} {o}")
+            objects = frozenset(names.key(alt) for alt in o.split("|"))
+            gold.setdefault((names.key(s), _EDGE_SYNONYMS.get(t, t), objects), f"{s} {t} {o}")
     tally = report.tallies["relations"]
     for s, t, o in pred.relations:
         sf, of, edge = names.forms(s), names.forms(o), _EDGE_SYNONYMS.get(t, t)
-        hit = next((k for k in gold if k[0] in sf and k[1] == edge and k[2] in of), None)
+        hit = next((k for k in gold if k[0] in sf and k[1] == edge and k[2] & of), None)
         if hit is not None:
             tally.tp += 1
             del gold[hit]
