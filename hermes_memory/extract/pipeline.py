@@ -396,7 +396,11 @@ def _kin_relations(state: _State) -> None:
         )
         if relation not in state.relations:
             state.relations.append(relation)
-        if mention.aliases and mention.role:  # a named relative or pet
+        stated = any(
+            f.subject == mention.owner and f.predicate == mention.kin_predicate and f.object == mention.name
+            for f in state.facts
+        )
+        if mention.aliases and mention.role and not stated:  # a named relative or pet
             content = f"{mention.owner} has a {mention.role} named {mention.name}"
             if mention.role.endswith("s"):
                 content = f"{mention.owner}'s {mention.role} include {mention.name}"
