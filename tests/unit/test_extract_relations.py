@@ -160,7 +160,12 @@ def test_only_pastimes_become_concept_nodes() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["I'm moving to Utrecht next month.", "My sister Clara is moving to Berlin in June.", "I'm joining Figma!"]
+    "text",
+    [
+        "I'm moving to Utrecht next month.",
+        "My sister Clara is moving to Berlin in June.",
+        "I'm joining Figma!",
+    ],
 )
 def test_a_change_said_in_the_progressive_is_still_ahead(text: str) -> None:
     result = run(text)
