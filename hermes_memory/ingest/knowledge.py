@@ -152,5 +152,7 @@ class RuleBasedKnowledge:
             if self._known is None:
                 return False
             old = self._known.get(name.casefold())
+            for alias in aliases:  # a placeholder ("the user's dog") that took this name is gone
+                self._known.pop(alias.casefold(), None)
             self._known[name.casefold()] = entity
             return old is not None and old != entity

@@ -146,3 +146,15 @@ def test_junk_names_are_refused_when_a_tool_asks_for_an_entity(api: MemoryAPI) -
         assert env["meta"]["error_type"] == "invalid_input", name
         assert name[:20] in env["error"]
     assert api.entity_ensure("Biscuit", "pet")["success"]
+
+
+def test_a_pet_named_after_it_was_mentioned_takes_over_the_placeholder(api: MemoryAPI) -> None:
+    turn(api, "My dog is scared of thunder.", "Poor thing.", T0)
+    turn(api, "My dog is called Biscuit.", "Cute!", T0 + HOUR)
+    turn(api, "My dog hid under the bed again.", "Oh no.", T0 + 2 * HOUR)
+    flush(api)
+    pets = [e for e in entities(api) if e["entity_type"] == "pet"]
+    assert [(p["name"], p["aliases"]) for p in pets] == [("Biscuit", ["the user's dog"])]
+    assert {r["relation_type"] for r in pets[0]["relations"]} == {"has_pet"}
+    later = [f for f in facts(api) if "under the bed" in f["content"]]
+    assert later and {f["subject"] for f in later} == {"Biscuit"}
