@@ -55,7 +55,8 @@ _PLACE = (
     "Mediterranean|Middle East|Scandinavia|Southeast Asia|Bay Area|Silicon Valley"
 )
 _EVENT = (
-    "Christmas|Thanksgiving|Halloween|Easter|Hanukkah|Diwali|Ramadan|Eid|New Year|New Year's|"
+    "Christmas|Christmas Day|Christmas Eve|Boxing Day|Thanksgiving|Halloween|Easter|Easter Sunday|Hanukkah|"
+    "Diwali|Ramadan|Eid|New Year|New Year's|New Year's Day|Labor Day|Labour Day|Memorial Day|"
     "New Year's Eve|Valentine's Day|Mother's Day|Father's Day|Independence Day|Fourth of July|"
     "Super Bowl|Olympics|World Cup|Comic-Con|Pride|Pride Month|Burning Man|Coachella"
 )
@@ -123,7 +124,8 @@ _ORG_SUFFIX = frozenset(
 _PLACE_SUFFIX = frozenset(
     """city town village street st avenue ave road rd park lake river mountain mountains mount mt beach
     canyon falls island islands county state valley bay coast hills hill forest trail square bridge
-    museum zoo gardens garden harbor harbour peak springs creek""".split()
+    museum zoo gardens garden harbor harbour peak springs creek parkway highway boulevard blvd plaza pier
+    pass glacier""".split()
 )
 _EVENT_SUFFIX = frozenset(
     "festival conference con expo parade fair summit marathon concert gala tournament".split()
@@ -568,9 +570,21 @@ def _match_known(
                 aliases=[surface] if surface != entity.name else [],
             ), size
         hit = gazetteer.get(key)
-        if hit is not None and _gazetteer_case_ok(surface, hit[0], hit[1]):
+        if (
+            hit is not None
+            and _gazetteer_case_ok(surface, hit[0], hit[1])
+            and not _named_after(tokens, i + size)
+        ):
             return Mention(hit[0], hit[1], start, end, 0.85), size
     return None
+
+
+def _named_after(tokens: list[tuple[str, int, int]], j: int) -> bool:
+    """Whether token j ends a longer name the gazetteer word starts: "Boston Marathon", "Oxford Street"."""
+    if j >= len(tokens) or not _is_name_word(tokens[j][0]) or tokens[j][1] - tokens[j - 1][2] != 1:
+        return False
+    last = tokens[j][0].lower()
+    return last in _EVENT_SUFFIX or last in _ORG_SUFFIX or last in _PLACE_SUFFIX
 
 
 def _nickname(words: list[str], people: dict[str, str]) -> str | None:
@@ -663,6 +677,11 @@ def _shouting(tokens: list[tuple[str, int, int]], i: int) -> bool:
     return any(len(w) > 1 and w.isupper() for w in neighbours)
 
 
+_PLACE_PREFIX = frozenset("lake mount mt fort port san santa saint camino".split())
+# "on the Spree", "along the Danube": a name after "the" and a preposition of place.
+_PLACE_AFTER_THE = frozenset("on along across around near beside over".split())
+
+
 def _type_of(words: list[str], prev: str, prev2: str) -> tuple[str, float]:
     """Entity type of an unknown capitalised name from its words and the two words before it."""
     first, last = words[0].lower().rstrip("."), words[-1].lower().rstrip(".")
@@ -670,7 +689,7 @@ def _type_of(words: list[str], prev: str, prev2: str) -> tuple[str, float]:
         return "person", 0.8
     if last in _ORG_SUFFIX or first in ("university", "bank"):
         return "org", 0.75
-    if last in _PLACE_SUFFIX or first in ("lake", "mount", "mt", "fort", "port", "san", "santa", "saint"):
+    if last in _PLACE_SUFFIX or first in _PLACE_PREFIX:
         return "place", 0.75
     if last in _EVENT_SUFFIX:
         return "event", 0.7
@@ -679,6 +698,8 @@ def _type_of(words: list[str], prev: str, prev2: str) -> tuple[str, float]:
     if first in _FIRST_NAMES and len(words) <= 3:
         return "person", 0.7
     if prev in _PLACE_CUE or (prev == "to" and prev2 in _MOTION):
+        return "place", 0.6
+    if prev == "the" and prev2 in _PLACE_AFTER_THE:
         return "place", 0.6
     if prev == "at":
         return "org", 0.5
