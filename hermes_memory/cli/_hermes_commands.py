@@ -73,7 +73,9 @@ def _install(args: argparse.Namespace) -> int:
             problem, fix = report.problems[0], report.fixes[0]
     ok = problem is None
     if args.json:
-        out = {k: str(v) if not isinstance(v, bool | list) else v for k, v in vars(result).items()}
+        out: dict[str, Any] = {
+            k: str(v) if not isinstance(v, bool | list) else v for k, v in vars(result).items()
+        }
         out.update(hermes_python=report.hermes_python, importable=ok, problem=problem, fix=fix)
         out["active"] = ok and result.activated
         print(json.dumps(out))
