@@ -168,7 +168,11 @@ def test_install_into_another_interpreter_is_not_active_and_prints_one_fix(tmp_p
     hermes.write_text(f"#!{python}\nimport sys\n")  # how a venv's console script names its Python
     hermes.chmod(0o755)
     home = tmp_path / "home"
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HERMES_HOME": str(home)}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HERMES_HOME": str(home),
+    }
     # Only this checkout on the path: the bare venv has none of hermes_memory's dependencies.
     env["PYTHONPATH"] = str(Path(install.__file__).resolve().parents[2])
     done = subprocess.run(
@@ -191,7 +195,9 @@ def test_the_fix_pins_torch_only_when_the_settings_need_it(tmp_path: Path) -> No
     from hermes_memory.hermes.interpreter import fix_command
 
     assert install.home_extras(tmp_path) == ["local", "qdrant"]
-    (tmp_path / "nextlevel.yaml").write_text("memory:\n  tier3:\n    embedding_model: hashing\n    backend: chroma\n")
+    (tmp_path / "nextlevel.yaml").write_text(
+        "memory:\n  tier3:\n    embedding_model: hashing\n    backend: chroma\n"
+    )
     assert install.home_extras(tmp_path) == ["chroma"]
     assert "torch" not in fix_command("/py", ["chroma"], {"modules": {"pip": True}})
     assert "torch==2.13.0" in fix_command("/py", ["local"], {"modules": {"pip": True, "torch": False}})

@@ -104,7 +104,10 @@ def st_model(folder: Path, dim: int) -> Path:
     ("tier3", "why"),
     [
         ("embedding_model: sentence-transformers", "has no model"),
-        ("embedding_model: sentence-transformers\n    embedding_model_name: /nowhere/model", "neither a folder"),
+        (
+            "embedding_model: sentence-transformers\n    embedding_model_name: /nowhere/model",
+            "neither a folder",
+        ),
         ("embedding_model: openai", "has no endpoint"),
         (
             "embedding_model: openai\n    embedding_base_url: http://127.0.0.1:9/v1\n"
