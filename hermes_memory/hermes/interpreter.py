@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -58,10 +59,17 @@ _ALSO_PROBED = ("torch", "pip")
 
 
 def find_hermes_python(hermes_python: str | None = None) -> tuple[str | None, str | None]:
-    """(the `hermes` command, the Python it runs with); an explicit ``hermes_python`` wins."""
+    """(the `hermes` command, the Python it runs with); an explicit ``hermes_python`` wins.
+
+    The command is the `hermes` on PATH, else the one beside this Python (Hermes installed in the same
+    virtualenv, not activated).
+    """
     if hermes_python:
         return None, hermes_python
     command = shutil.which("hermes")
+    if command is None:
+        beside = Path(sys.executable).with_name("hermes")
+        command = str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
     if command is None:
         return None, None
     script = Path(command).resolve()

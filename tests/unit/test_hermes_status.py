@@ -62,6 +62,7 @@ def test_missing_packages_for_the_configured_tiers_are_reported(home: Path) -> N
 
 def test_not_installed_not_active_and_no_hermes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))  # no `hermes` beside it
     report = status.collect(tmp_path)
     assert report.hermes_python is None
     joined = " | ".join(report.problems)
@@ -81,6 +82,13 @@ def test_hermes_python_is_read_from_the_hermes_command(
     script(bin_dir / "python3", "#!/bin/sh\n")
     assert status.find_hermes_python()[1] == str(bin_dir / "python3")
     assert status.find_hermes_python("/explicit/python") == (None, "/explicit/python")
+    # not on PATH: the `hermes` beside this Python (the same virtualenv, not activated)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    script(venv_bin / "hermes", f"#!{venv_bin / 'python'}\n")
+    monkeypatch.setattr(sys, "executable", str(venv_bin / "python"))
+    assert status.find_hermes_python() == (str(venv_bin / "hermes"), str(venv_bin / "python"))
 
 
 def test_cli_status_exit_codes_and_json(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
