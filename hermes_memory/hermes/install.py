@@ -263,6 +263,8 @@ def uninstall(hermes_home: str | os.PathLike[str] | None = None) -> UninstallRes
             path.rmdir()
             removed.append(path)
     given = home if hermes_home else None
+    if (home / "nextlevel.yaml").exists():  # written by setup or by hand, not by install
+        result.notes.append(f"settings are kept: {home / 'nextlevel.yaml'}")
     result.notes.append(
         f"memory data is kept (under {home}); delete it by hand to forget everything, "
         f"or reinstall with `{hint('install --activate', given)}`"
