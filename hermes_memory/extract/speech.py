@@ -45,6 +45,7 @@ _WEAK_OPENER = re.compile(
     r"\W*(?:ok(?:ay)?|alright|all right|sure|right|done|great|perfect|thanks|thank you)\b[\s,.!:;-]*",
     re.IGNORECASE,
 )
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 # How much of an assistant sentence's content must come from the user's message to count as an echo.
 _ECHO_SHARE = 0.7
 
@@ -97,7 +98,7 @@ def is_echo(sentence: str, replying_to: str | None) -> bool:
         return True
     weak = _WEAK_OPENER.match(sentence)
     if weak is not None:
-        rest = sentence[weak.end() :]
+        rest = _ASIDE.sub(" ", sentence[weak.end() :])  # "OK (memory-context injected=True)": a status aside
         if not rest.strip() or classify_noise(rest).is_noise or _ECHO_OPENER.match(rest):
             return True
         sentence = rest

@@ -94,6 +94,8 @@ def test_replying_to_must_be_text() -> None:
         ("Got it", "user", None, "ack"),
         ("Noted: I moved to Lisbon in May.", "assistant", "I moved to Lisbon in May.", "echo"),
         ("I moved to Lisbon in May.", "assistant", "I moved to Lisbon in May.", "echo"),
+        ("OK (memory-context injected=True)", "assistant", "My dog Biscuit loves the beach.", "echo"),
+        ("Done.", "assistant", "Search your memory for Biscuit.", "ack"),
         # telling something: knowledge
         ("I moved to Lisbon in May.", "user", None, None),
         ("I moved to Lisbon in May.", "assistant", "Where should I travel?", None),
@@ -142,3 +144,14 @@ def test_strip_memory_context(text: str, expected: str) -> None:
     stripped = strip_memory_context(text)
     assert stripped == expected
     assert "memory-context" not in stripped.lower() and "system note" not in stripped.lower()
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Please note in your notes that I am allergic to peanuts.", "The user is allergic to peanuts"),
+        ("Remember that my locker code is 4417.", "The user's locker code is 4417"),
+    ],
+)
+def test_a_request_to_remember_is_the_users_statement(text: str, content: str) -> None:
+    assert [f.content for f in extract(human(text)).facts] == [content]
