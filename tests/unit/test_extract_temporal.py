@@ -51,7 +51,7 @@ def one(text: str, now: datetime) -> tuple[date, date, str, bool, str]:
 def test_relative_expressions_resolve_across_boundaries(
     text: str, now: datetime, start: date, end: date, granularity: str,
 ) -> None:
-    got = one(f"I did it {text}.", now)
+    got = one(f"The plan covers {text}.", now)
     assert got[:3] == (start, end, granularity)
     assert got[3] is True
 
