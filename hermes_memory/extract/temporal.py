@@ -191,7 +191,7 @@ def _resolve_relp(qualifier: str, unit: str, tense: Tense, today: date) -> Perio
             return P.last_season(unit, today)
         if q == "next":
             return P.next_season(unit, today)
-        return P.this_season(unit, today)
+        return P.season_in(unit, "future", today) if tense == "future" else P.this_season(unit, today)
     index = _WEEKDAYS.index(unit)
     if q == "last":
         return P.weekday_in(index, "past", today)

@@ -23,8 +23,13 @@ _IRREGULAR_PAST = (
     "told thought felt said wrote spent sold built brought caught taught fought kept slept sent lost held "
     "stood sat heard knew grew threw drew wore broke chose spoke woke drove rode rose swam sang sank forgot "
     "became fell led paid laid meant dealt understood hung struck stuck shot shook hid bit fed fled lent "
-    "dug"
+    "dug quit"
 ).split()
+# Before one of these a past-looking form is a bare verb ("I will quit", "to fed up"): not a past marker.
+_BARE_BEFORE = frozenset(
+    "will shall would can could should might must may to do does don't doesn't let can't won't wouldn't "
+    "couldn't shouldn't didn't".split()
+)
 # "-ed" words that are not past forms.
 _NOT_PAST_ED = frozenset(
     "need feed seed speed bleed breed greed weed indeed exceed proceed succeed bed red shed wed sled "
@@ -72,10 +77,12 @@ def _marker_tense(match: re.Match[str], low: str) -> tuple[Tense, bool] | None:
     if kind == "weak_future":
         return "future", False
     word = match.group()
+    before = low[max(0, match.start() - 24) : match.start()].split()
+    if " " not in word and before and (before[-1] in _BARE_BEFORE or before[-1].endswith(("'ll", "'d"))):
+        return None
     if word.endswith("ed") and " " not in word and word not in _IRREGULAR_PAST:
         if word in _NOT_PAST_ED:
             return None
-        before = low[: match.start()].split()
         if before and (before[-1] in _BE_BEFORE or before[-1].endswith(("'m", "'re", "'s"))):
             return None
     return "past", True
