@@ -97,7 +97,7 @@ def season(name: str, year_: int) -> Period | None:
 
 
 def part_of_month(part: str, whole: Period) -> Period:
-    """"early" (1-10), "mid" (11-20) or "late" (21-end) of a month period."""
+    """The early (1-10), mid (11-20) or late (21-end) part of a month period."""
     first = whole.start
     bounds = {"early": (1, 11), "mid": (11, 21)}
     if part == "late":
@@ -110,7 +110,7 @@ def part_of_month(part: str, whole: Period) -> Period:
 
 
 def part_of_year(part: str, year_: int) -> Period | None:
-    """"early" (Jan-Apr), "mid" (May-Aug) or "late" (Sep-Dec) of a year."""
+    """The early (Jan-Apr), mid (May-Aug) or late (Sep-Dec) part of a year."""
     if not in_range(year_):
         return None
     first = 1 + 4 * _PARTS.index(part)
@@ -147,7 +147,7 @@ def _pick(candidates: list[Period], direction: Direction, today: date) -> Period
 
 
 def month_in(month_: int, direction: Direction, today: date) -> Period | None:
-    """"in May": which May the direction means (the current month counts for past and future)."""
+    """Which May "in May" means in a direction (the current month counts for past and future)."""
     candidates = [p for y in range(today.year - 1, today.year + 2) if (p := month(y, month_)) is not None]
     if direction == "nearest":
         # judged from the middle of the month, so "in May" said in November is the coming May only
@@ -158,7 +158,7 @@ def month_in(month_: int, direction: Direction, today: date) -> Period | None:
 
 
 def date_in(month_: int, day_: int, direction: Direction, today: date) -> Period | None:
-    """"May 8" without a year; 29 February looks up to eight years either way."""
+    """Which day "May 8" (no year) means; 29 February looks up to eight years either way."""
     candidates: list[Period] = []
     for y in range(today.year - 8, today.year + 9):
         try:
@@ -173,7 +173,7 @@ def date_in(month_: int, day_: int, direction: Direction, today: date) -> Period
 
 
 def season_in(name: str, direction: Direction, today: date) -> Period | None:
-    """"in the summer": which summer the direction means."""
+    """Which summer "in the summer" means in a direction."""
     candidates = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
     if direction == "nearest":
         return this_season(name, today)
@@ -181,7 +181,7 @@ def season_in(name: str, direction: Direction, today: date) -> Period | None:
 
 
 def this_season(name: str, today: date) -> Period | None:
-    """"this summer": the one holding today, else the coming one this year, else the latest past one."""
+    """Which "this summer": the one holding today, else the coming one this year, else the latest one."""
     seasons = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
     for p in seasons:
         if p.start <= today < p.end:
@@ -194,24 +194,112 @@ def this_season(name: str, today: date) -> Period | None:
 
 
 def last_season(name: str, today: date) -> Period | None:
-    """"last summer": the latest one that has ended."""
+    """Which "last summer": the latest one that has ended."""
     seasons = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
     past = [p for p in seasons if p.end <= today]
     return past[-1] if past else None
 
 
 def next_season(name: str, today: date) -> Period | None:
-    """"next summer": the first one that has not begun."""
+    """Which "next summer": the first one that has not begun."""
     seasons = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
     future = [p for p in seasons if p.start > today]
     return future[0] if future else None
 
 
 def weekday_in(index: int, direction: Direction, today: date) -> Period:
-    """"on Friday": the latest one before today (past) or the first one after today (otherwise)."""
+    """Which "on Friday": the latest one before today (past) or the first one after today (otherwise)."""
     if direction == "past":
         return day(today - timedelta(days=(today.weekday() - index) % 7 or 7))
     return day(today + timedelta(days=(index - today.weekday()) % 7 or 7))
+
+
+# -- periods relative to today -------------------------------------------------------------------
+
+
+def rolling(unit: str, today: date) -> Period | None:
+    days = {"week": 7, "weekend": 7, "month": 30, "year": 365}.get(unit)
+    if days is None:
+        return None
+    granularity = "week" if unit == "weekend" else unit
+    return Period(
+        today - timedelta(days=days), today + timedelta(days=1), granularity,
+        f"the {unit} up to {day_label(today)}",
+    )  # fmt: skip
+
+
+def offset(n: int, unit: str, sign: int, today: date, *, vague: bool = False) -> Period | None:
+    """``n`` ``unit``s (day, week, month, year, decade) before (sign -1) or after (sign 1) today, at the
+    unit's granularity; a ``vague`` amount ("a few days") widens it to the next unit."""
+    if n > 200:
+        return None
+    try:
+        if unit == "day":
+            target = today + timedelta(days=sign * n)
+            return week(target) if vague else day(target)
+        if unit == "week":
+            target = today + timedelta(weeks=sign * n)
+            return month(target.year, target.month) if vague else week(target)
+        if unit == "month":
+            return month(*add_months(today.year, today.month, sign * n))
+        return year(today.year + sign * n * (10 if unit == "decade" else 1))
+    except OverflowError:
+        return None
+
+
+def part_of(part: str, qualifier: str, unit: str, today: date) -> Period | None:
+    """A part of a month or year around today: "the end of the month", "the beginning of next year"."""
+    step = {"last": -1, "next": 1}.get(qualifier, 0)
+    third = {"end": "late", "beginning": "early", "start": "early", "middle": "mid"}[part]
+    if unit == "year":
+        return part_of_year(third, today.year + step)
+    whole = month(*add_months(today.year, today.month, step))
+    return None if whole is None else part_of_month(third, whole)
+
+
+def part_now(which: str, unit: str, today: date) -> Period:
+    """Earlier (its start up to today) or later (today to its end) in this week, month or year."""
+    if unit == "week":
+        whole = week(today)
+        name = f"the week of {day_label(whole.start)}"
+    elif unit == "month":
+        whole = month(today.year, today.month) or day(today)
+        name = whole.label
+    else:
+        whole = year(today.year) or day(today)
+        name = whole.label
+    granularity = "day" if unit != "year" else "month"
+    if which == "earlier":
+        return Period(whole.start, today + timedelta(days=1), granularity, f"earlier in {name}")
+    return Period(today, whole.end, granularity, f"later in {name}")
+
+
+def join(first: Period, last: Period, past: bool, cycle: int) -> Period | None:
+    """A range from ``first`` to ``last``; an end that falls before the start moves ``cycle`` days
+    (7 for weekdays, 365 for months and dates): the start back in the past tense, else the end on."""
+    if last.start < first.start:
+        if past:
+            first = _shifted(first, -cycle) or first
+        else:
+            last = _shifted(last, cycle) or last
+        if last.start < first.start:
+            return None
+    if first.label == last.label:
+        return first
+    return span(first, last, f"from {first.label} to {last.label}")
+
+
+def _shifted(period: Period, days: int) -> Period | None:
+    """The same weekday a week on/back (``days`` = ±7), else the same day or month a year on/back."""
+    if abs(days) == 7:
+        return day(period.start + timedelta(days=days))
+    moved_year = period.start.year + (1 if days > 0 else -1)
+    if period.granularity == "month":
+        return month(moved_year, period.start.month)
+    try:
+        return day(period.start.replace(year=moved_year))
+    except ValueError:
+        return None
 
 
 __all__ = [
@@ -223,10 +311,15 @@ __all__ = [
     "date_in",
     "day",
     "day_label",
+    "join",
     "month",
     "month_in",
+    "offset",
+    "part_now",
+    "part_of",
     "part_of_month",
     "part_of_year",
+    "rolling",
     "season",
     "season_in",
     "span",

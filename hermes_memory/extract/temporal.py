@@ -11,7 +11,9 @@ coming one (again counting the current month), present tense the closest one (ti
 a weekday the coming one). "last"/"next"/"this" decide by themselves: "last May" is the latest May
 before this month, "next May" the first after it, "next Friday" the Friday of next week, "last
 Friday" the latest Friday before today. "in two weeks" is an offset into the future unless the
-clause is past ("I did it in two weeks" is a duration, not a date). Ranges ("from May to July",
+clause is past ("I did it in two weeks" is a duration, not a date). "Over the weekend" is the
+weekend just gone in the past tense, or when said without a tense early in the week (Monday to
+Wednesday: "Anything fun over the weekend?"); otherwise the current or coming one. Ranges ("from May to July",
 "May 3-5", "between Monday and Wednesday") are one mention from the start of the first to the end of
 the last. Anything that cannot be resolved (31 February, year 3000) yields no mention.
 """
@@ -53,7 +55,7 @@ _STARTS = (
     "between", "around", "before", "after", "circa", "yesterday", "today", "tonight", "tomorrow", "past",
     "coming", "a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     "eleven", "twelve", "fifteen", "twenty", "thirty", "couple", "few", "about", "roughly", "nearly",
-    "almost", "over", "just", "like", "on", "at", "earlier", "later", *_WEEKDAYS,
+    "almost", "over", "just", "like", "on", "at", "for", "earlier", "later", *_WEEKDAYS,
 )  # fmt: skip
 _WORD_START = re.compile(r"\b\w")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -110,8 +112,8 @@ def _pattern() -> re.Pattern[str]:
                    |tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b)
       | (?P<relp>\b(?P<rp_q>this\s+past|the\s+past|the\s+coming|last|this|next|past|coming)\s+
                  (?P<rp_u>{_UNIT_RE})\b)
-      | (?P<theweekend>\b(?:over|on|at|during)\s+the\s+weekend\b)
-      | (?P<seasonin>\b(?P<si_q>in|during|over|since|until|by)\s+(?:the\s+)?(?P<si_s>{_SEASON_RE})\b
+      | (?P<theweekend>\b(?:over|on|at|during|for)\s+the\s+weekend\b)
+      | (?P<seasonin>\b(?P<si_q>in|during|over|since|until|by\s+the)\s+(?:the\s+)?(?P<si_s>{_SEASON_RE})\b
                      (?!\s+(?:of\s+)?\d))
       | (?P<weekday>\b(?P<wd_q>on|since|until|till|by)\s+(?P<wd_d>{_WEEKDAY_RE})\b
                     (?!\s+(?:morning|afternoon|evening|night)s\b))
@@ -141,6 +143,11 @@ def _number(text: str) -> int | None:
     if key.isdigit():
         return int(key)
     return _NUMBERS.get(key)
+
+
+def _offset(amount: str, unit: str, sign: int, today: date) -> Period | None:
+    n = _number(amount)
+    return None if n is None else P.offset(n, unit.lower(), sign, today, vague="few" in amount.lower())
 
 
 def _month_of(word: str) -> int | None:
@@ -173,7 +180,7 @@ def _date(year: str, month: int | None, day: int, direction: Direction, today: d
 def _resolve_relp(qualifier: str, unit: str, tense: Tense, today: date) -> Period | None:
     q = " ".join(qualifier.lower().split())
     if q in ("the past", "past"):
-        return _rolling(unit, today)
+        return P.rolling(unit, today)
     q = {"this past": "last", "coming": "next", "the coming": "next"}.get(q, q)
     step = {"last": -1, "this": 0, "next": 1}[q]
     if unit == "week":
@@ -206,38 +213,6 @@ def _resolve_relp(qualifier: str, unit: str, tense: Tense, today: date) -> Perio
     return P.day(this)
 
 
-def _rolling(unit: str, today: date) -> Period | None:
-    days = {"week": 7, "weekend": 7, "month": 30, "year": 365}.get(unit)
-    if days is None:
-        return None
-    granularity = "week" if unit == "weekend" else unit
-    return Period(
-        today - timedelta(days=days), today + timedelta(days=1), granularity,
-        f"the {unit} up to {P.day_label(today)}",
-    )  # fmt: skip
-
-
-def _offset(amount: str, unit: str, sign: int, today: date) -> Period | None:
-    """``amount`` ``unit``s before (sign -1) or after (sign 1) today, at the unit's granularity."""
-    n = _number(amount)
-    if n is None or n > 200:
-        return None
-    vague = "few" in amount.lower()
-    unit = unit.lower()
-    try:
-        if unit == "day":
-            target = today + timedelta(days=sign * n)
-            return P.week(target) if vague else P.day(target)
-        if unit == "week":
-            target = today + timedelta(weeks=sign * n)
-            return P.month(target.year, target.month) if vague else P.week(target)
-        if unit == "month":
-            return P.month(*P.add_months(today.year, today.month, sign * n))
-        return P.year(today.year + sign * n * (10 if unit == "decade" else 1))
-    except OverflowError:
-        return None
-
-
 def _resolve_month(qualifier: str, month: int, tense: Tense, today: date) -> Period | None:
     q = " ".join(qualifier.lower().split())
     if q == "last":
@@ -252,33 +227,6 @@ def _resolve_month(qualifier: str, month: int, tense: Tense, today: date) -> Per
     part = {"early": "early", "beginning of": "early", "start of": "early", "mid": "mid", "middle of": "mid",
             "late": "late", "end of": "late"}.get(q.removeprefix("the "))  # fmt: skip
     return P.part_of_month(part, whole) if part else whole
-
-
-def _resolve_part_of(part: str, qualifier: str, unit: str, today: date) -> Period | None:
-    """"the end of the month", "the beginning of next year"."""
-    step = {"last": -1, "next": 1}.get(qualifier, 0)
-    third = {"end": "late", "beginning": "early", "start": "early", "middle": "mid"}[part]
-    if unit == "year":
-        return P.part_of_year(third, today.year + step)
-    whole = P.month(*P.add_months(today.year, today.month, step))
-    return None if whole is None else P.part_of_month(third, whole)
-
-
-def _resolve_part_now(which: str, unit: str, today: date) -> Period:
-    """"earlier this year" (its start up to today) or "later this month" (today to its end)."""
-    if unit == "week":
-        whole = P.week(today)
-        name = f"the week of {P.day_label(whole.start)}"
-    elif unit == "month":
-        whole = P.month(today.year, today.month) or P.day(today)
-        name = whole.label
-    else:
-        whole = P.year(today.year) or P.day(today)
-        name = whole.label
-    granularity = "day" if unit != "year" else "month"
-    if which == "earlier":
-        return Period(whole.start, today + timedelta(days=1), granularity, f"earlier in {name}")
-    return Period(today, whole.end, granularity, f"later in {name}")
 
 
 def _resolve_item(item: str, text_item: str, direction: Direction, today: date) -> Period | None:
@@ -304,34 +252,6 @@ def _resolve_item(item: str, text_item: str, direction: Direction, today: date) 
     if parts.group("d2"):
         return _date(year, month, int(parts.group("d2")), direction, today)
     return P.month(int(year), month) if year else P.month_in(month, direction, today)
-
-
-def _join(first: Period, last: Period, tense: Tense, cycle: int) -> Period | None:
-    """A range from ``first`` to ``last``; an end that falls before the start moves ``cycle`` days
-    (7 for weekdays, 365 for months and dates): the start back in the past tense, else the end on."""
-    if last.start < first.start:
-        if tense == "past":
-            first = _shifted(first, -cycle) or first
-        else:
-            last = _shifted(last, cycle) or last
-        if last.start < first.start:
-            return None
-    if first.label == last.label:
-        return first
-    return P.span(first, last, f"from {first.label} to {last.label}")
-
-
-def _shifted(period: Period, days: int) -> Period | None:
-    """The same weekday a week on/back (``days`` = ±7), else the same day or month a year on/back."""
-    if abs(days) == 7:
-        return P.day(period.start + timedelta(days=days))
-    year = period.start.year + (1 if days > 0 else -1)
-    if period.granularity == "month":
-        return P.month(year, period.start.month)
-    try:
-        return P.day(period.start.replace(year=year))
-    except ValueError:
-        return None
 
 
 # -- one match -------------------------------------------------------------------------------------
@@ -389,7 +309,7 @@ def _r_range(m: _Match, today: date) -> _Resolved | None:
     if first is None or last is None:
         return None
     weekdays = any(a_low.startswith(w) for w in _WEEKDAYS)
-    joined = _join(first, last, m.tense, 7 if weekdays else 365)
+    joined = P.join(first, last, m.tense == "past", 7 if weekdays else 365)
     relative = not re.search(r"\d{4}", a_low + " " + b_low)
     return None if joined is None else (joined, relative, m.match.span())
 
@@ -458,12 +378,12 @@ def _r_year(m: _Match, today: date) -> _Resolved | None:
 
 
 def _r_partof(m: _Match, today: date) -> _Resolved | None:
-    found = _resolve_part_of(m.low("po_p"), m.low("po_q"), m.low("po_u"), today)
+    found = P.part_of(m.low("po_p"), m.low("po_q"), m.low("po_u"), today)
     return None if found is None else (found, True, m.match.span())
 
 
 def _r_partnow(m: _Match, today: date) -> _Resolved | None:
-    return _resolve_part_now(m.low("pn_q"), m.low("pn_u"), today), True, m.match.span()
+    return P.part_now(m.low("pn_q"), m.low("pn_u"), today), True, m.match.span()
 
 
 def _r_dayword(m: _Match, today: date) -> _Resolved | None:
@@ -481,7 +401,8 @@ def _r_relp(m: _Match, today: date) -> _Resolved | None:
 
 def _r_theweekend(m: _Match, today: date) -> _Resolved | None:
     # past: the latest weekend that has begun; otherwise this one if it is on, else the coming one
-    if m.tense == "past" and today.weekday() < 5:
+    # a question with no tense ("Anything fun over the weekend?") early in the week asks about the last one
+    if today.weekday() < 5 and (m.tense == "past" or (m.tense == "present" and today.weekday() < 3)):
         return P.weekend(today - timedelta(days=7)), True, m.match.span()
     return P.weekend(today), True, m.match.span()
 
@@ -489,7 +410,7 @@ def _r_theweekend(m: _Match, today: date) -> _Resolved | None:
 def _r_seasonin(m: _Match, today: date) -> _Resolved | None:
     direction = "past" if m.low("si_q") == "since" else _direction(m.tense)
     found = P.season_in(m.low("si_s").replace("autumn", "fall"), direction, today)
-    words = m.text[m.match.end("si_q"):m.match.end()]
+    words = m.text[m.match.end("si_q") : m.match.end()]
     span = (m.match.end() - len(words.lstrip()), m.match.end())  # "the summer": the preposition stays out
     return None if found is None else (found, True, span)
 
@@ -549,7 +470,7 @@ def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMen
         match = pattern.match(low, pos)
         if match is None or match.lastgroup is None:
             continue
-        if match.lastgroup.startswith("weekday") and _NOT_A_DATE_BEFORE.search(low[max(0, pos - 12):pos]):
+        if match.lastgroup.startswith("weekday") and _NOT_A_DATE_BEFORE.search(low[max(0, pos - 12) : pos]):
             continue
         consumed = match.end()
         s0, e0 = match.span()

@@ -6,7 +6,8 @@ between punctuation and clause-joining words ("and", "but", "because", ...). Wit
 marker nearest to the expression wins (so "I will never forget what happened in May" is past and
 "I said I will move in May" is future); strong markers (a past verb form, "will", "going to") beat
 weak ones (a progressive "I'm moving", "want to", "might"). A clause without any marker borrows the
-sentence's nearest marker ("In May, I moved to Lisbon."); a sentence without one is present.
+sentence's nearest marker ("In May, I moved to Lisbon."); a sentence without one is present. Other
+sentences of the text are never consulted.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _BE_BEFORE = frozenset(
     {"am", "is", "are", "'m", "'re", "'s", "be", "being", "get", "getting", "feel", "feeling", "seem", "so"}
     | {"very", "really"}
 )
+_SENTENCE_BREAK = re.compile(r"[.!?]+(?:\s|$)|\n")
 _CLAUSE_BREAK = re.compile(
     r"[;:,!?()\u2013\u2014]|\s-\s|\b(?:and|but|because|although|though|whereas|whereby)\b"
 )
@@ -88,9 +90,10 @@ def _marker_tense(match: re.Match[str], low: str) -> tuple[Tense, bool] | None:
     return "past", True
 
 
-def _clause_bounds(low: str, start: int, end: int) -> tuple[int, int]:
+def _bounds(breaks: re.Pattern[str], low: str, start: int, end: int) -> tuple[int, int]:
+    """The stretch of ``low`` between the breaks around [start, end)."""
     lo, hi = 0, len(low)
-    for brk in _CLAUSE_BREAK.finditer(low):
+    for brk in breaks.finditer(low):
         if brk.end() <= start:
             lo = brk.end()
         elif brk.start() >= end:
@@ -99,9 +102,7 @@ def _clause_bounds(low: str, start: int, end: int) -> tuple[int, int]:
     return lo, hi
 
 
-def _nearest(
-    found: list[tuple[int, Tense, bool]], start: int, end: int, lo: int, hi: int
-) -> Tense | None:
+def _nearest(found: list[tuple[int, Tense, bool]], start: int, end: int, lo: int, hi: int) -> Tense | None:
     inside = [f for f in found if lo <= f[0] < hi]
     for strong in (True, False):
         picked = [f for f in inside if f[2] is strong]
@@ -127,10 +128,11 @@ def clause_tense(text: str, start: int, end: int) -> Tense:
         marker = _marker_tense(match, low)
         if marker is not None:
             found.append((match.start(), *marker))
-    lo, hi = _clause_bounds(low, start, end)
+    lo, hi = _bounds(_CLAUSE_BREAK, low, start, end)
     tense = _nearest(found, start, end, lo, hi)
     if tense is None:
-        tense = _nearest(found, start, end, 0, len(low))
+        lo, hi = _bounds(_SENTENCE_BREAK, low, start, end)
+        tense = _nearest(found, start, end, lo, hi)
     return tense or "present"
 
 

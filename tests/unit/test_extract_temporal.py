@@ -51,7 +51,11 @@ def one(text: str, now: datetime) -> tuple[date, date, str, bool, str]:
     ],
 )
 def test_relative_expressions_resolve_across_boundaries(
-    text: str, now: datetime, start: date, end: date, granularity: str,
+    text: str,
+    now: datetime,
+    start: date,
+    end: date,
+    granularity: str,
 ) -> None:
     got = one(f"The plan covers {text}.", now)
     assert got[:3] == (start, end, granularity)
@@ -102,7 +106,7 @@ def test_spans_point_into_the_text_with_offset() -> None:
     mentions = find_temporal(text, at(2023, 5, 8), offset=100)
     assert [m.text for m in mentions] == ["last weekend", "yesterday"]
     for m in mentions:
-        assert text[m.span[0] - 100:m.span[1] - 100] == m.text
+        assert text[m.span[0] - 100 : m.span[1] - 100] == m.text
 
 
 def test_in_month_keeps_the_preposition_outside_the_span() -> None:
@@ -123,7 +127,10 @@ def test_as_phrase_renders_adverbials() -> None:
     now = at(2023, 5, 8)
     phrases = [as_phrase(m) for m in find_temporal("yesterday, last week, last year, last weekend", now)]
     assert phrases == [
-        "on 7 May 2023", "in the week of 1 May 2023", "in 2022", "on the weekend of 6 May 2023",
+        "on 7 May 2023",
+        "in the week of 1 May 2023",
+        "in 2022",
+        "on the weekend of 6 May 2023",
     ]
 
 
