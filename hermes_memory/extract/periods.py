@@ -172,6 +172,18 @@ def date_in(month_: int, day_: int, direction: Direction, today: date) -> Period
     return _pick(candidates, direction, today)
 
 
+def day_of_month(day_: int, direction: Direction, today: date) -> Period | None:
+    """Which day "on the 5th" means: in the current month, the one before or the one after."""
+    candidates: list[Period] = []
+    for delta in (-1, 0, 1):
+        y, m = add_months(today.year, today.month, delta)
+        try:
+            candidates.append(day(date(y, m, day_)))
+        except ValueError:
+            continue
+    return _pick(candidates, direction, today)
+
+
 def season_in(name: str, direction: Direction, today: date) -> Period | None:
     """Which summer "in the summer" means in a direction."""
     candidates = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
@@ -311,6 +323,7 @@ __all__ = [
     "date_in",
     "day",
     "day_label",
+    "day_of_month",
     "join",
     "month",
     "month_in",

@@ -5,17 +5,22 @@ start on Monday; seasons are northern-hemisphere meteorological (spring = Mar-Ma
 Jun-Aug, fall = Sep-Nov, winter = Dec-Feb, named by the year its December falls in).
 
 Cyclic expressions without a year ("in May", "May 8", "on Friday", "in the summer") are resolved
-by the tense of their clause (``tense.clause_tense``): past tense means the most recent one (the
-current month or season counts: "I moved here in May" said in May is this May), future tense the
-coming one (again counting the current month), present tense the closest one (ties go to the past;
-a weekday the coming one). "last"/"next"/"this" decide by themselves: "last May" is the latest May
-before this month, "next May" the first after it, "next Friday" the Friday of next week, "last
-Friday" the latest Friday before today. "in two weeks" is an offset into the future unless the
-clause is past ("I did it in two weeks" is a duration, not a date). "Over the weekend" is the
-weekend just gone in the past tense, or when said without a tense early in the week (Monday to
-Wednesday: "Anything fun over the weekend?"); otherwise the current or coming one. Ranges ("from May to July",
-"May 3-5", "between Monday and Wednesday") are one mention from the start of the first to the end of
-the last. Anything that cannot be resolved (31 February, year 3000) yields no mention.
+by the tense of their clause (``tense.clause_tense``):
+- past tense: the most recent one; the current month or season counts ("I moved here in May" said
+  in May is this May), a weekday or day of the month must be before today;
+- future tense: the coming one, again counting the current month or season;
+- present tense: the closest month or season (ties go to the past), but the coming day, weekday or
+  range ("The exam is on May 3" schedules it).
+"last"/"next"/"this" decide by themselves: "last May" is the latest May before this month, "next
+May" the first after it, "next Friday" the Friday of next week, "this coming Friday" the next
+Friday, "last Friday" the latest Friday before today, "this weekend" in the past tense before
+Saturday the one just gone. "in two weeks" is an offset into the future unless the clause is past
+("I did it in two weeks" is a duration, not a date). "Over the weekend" is the weekend just gone in
+the past tense, or when said without a tense early in the week (Monday to Wednesday: "Anything fun
+over the weekend?"); otherwise the current or coming one. Ranges ("from May to July", "May 3-5",
+"between Monday and Wednesday") are one mention from the start of the first to the end of the
+last; an end before the start moves a year (a week for weekdays). Anything that cannot be resolved
+(31 February, year 3000) yields no mention.
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ _MONTH_RE = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
+# After a month word: a word end, and a full stop only after an abbreviation ("Jan.", "Sept.").
+_MDOT = r"\b(?:(?<=\b\w{3})\.|(?<=\bsept)\.)?"
 _NUM_RE = (
     r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|an?|one|two|three|four|five|six|seven|eight"
     r"|nine|ten|eleven|twelve|fifteen|twenty|thirty)"
@@ -75,7 +82,7 @@ _ORD = r"(?:st|nd|rd|th)?"
 _TO = r"\s*(?:-|\u2013|to|and|until|till|through|thru)\s*"
 # One end of a "from X to Y" range: a date, a month (with a year or not), a weekday or a year.
 _ITEM = (
-    rf"(?:\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+\d{{4}})?|{_MONTH_RE}\b\.?(?:\s+\d{{1,2}}{_ORD}\b)?"
+    rf"(?:\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+\d{{4}})?|{_MONTH_RE}{_MDOT}(?:\s+\d{{1,2}}{_ORD}\b)?"
     rf"(?:,?\s+\d{{4}})?|{_WEEKDAY_RE}|(?:19|20)\d{{2}})"
 )
 _ITEM_PARTS = re.compile(
@@ -90,15 +97,15 @@ def _pattern() -> re.Pattern[str]:
     m, n = _MONTH_RE, _NUM_RE
     return re.compile(
         rf"""
-        (?P<dayrange>\b(?:(?:from|between)\s+)?(?:(?P<dr_m1>{m})\b\.?\s+(?P<dr_a>\d{{1,2}}){_ORD}
+        (?P<dayrange>\b(?:(?:from|between)\s+)?(?:(?P<dr_m1>{m}){_MDOT}\s+(?P<dr_a>\d{{1,2}}){_ORD}
                     |(?P<dr_a2>\d{{1,2}}){_ORD}){_TO}(?P<dr_b>\d{{1,2}}){_ORD}\b
                     (?:\s+(?:of\s+)?(?P<dr_m2>{m})\b)?(?:,?\s+(?P<dr_y>\d{{4}})\b)?)
       | (?P<range>\b(?:from|between)\s+(?P<rg_a>{_ITEM}){_TO}(?P<rg_b>{_ITEM})\b)
       | (?P<iso>\b(?P<iso_y>\d{{4}})-(?P<iso_m>\d{{1,2}})-(?P<iso_d>\d{{1,2}})\b)
       | (?P<slash>\b(?P<sl_a>\d{{1,2}})/(?P<sl_b>\d{{1,2}})/(?P<sl_y>\d{{4}})\b)
-      | (?P<dmy>\b(?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{m})\b\.?(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)
-      | (?P<mdy>\b(?P<mdy_m>{m})\b\.?\s+(?P<mdy_d>\d{{1,2}}){_ORD}\b(?!\s*:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)
-      | (?P<monyear>\b(?P<my_m>{m})\b\.?,?\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)
+      | (?P<dmy>\b(?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{m}){_MDOT}(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)
+      | (?P<mdy>\b(?P<mdy_m>{m}){_MDOT}\s+(?P<mdy_d>\d{{1,2}}){_ORD}\b(?!\s*:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)
+      | (?P<monyear>\b(?P<my_m>{m}){_MDOT},?\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)
       | (?P<seasonyear>\b(?P<sy_s>{_SEASON_RE})\s+(?:of\s+)?(?P<sy_y>\d{{4}})\b)
       | (?P<partyear>\b(?P<py_p>early|mid|late)[-\s](?P<py_y>(?:19|20)\d{{2}})\b)
       | (?P<relmon>\b(?P<rm_q>last|this|next|in|during|since|until|till|by|early|late|mid|
@@ -110,7 +117,7 @@ def _pattern() -> re.Pattern[str]:
       | (?P<partnow>\b(?P<pn_q>earlier|later)\s+(?:this|in\s+the)\s+(?P<pn_u>week|month|year)\b)
       | (?P<dayword>\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today
                    |tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b)
-      | (?P<relp>\b(?P<rp_q>this\s+past|the\s+past|the\s+coming|last|this|next|past|coming)\s+
+      | (?P<relp>\b(?P<rp_q>this\s+past|this\s+coming|the\s+past|the\s+coming|last|this|next|past|coming)\s+
                  (?P<rp_u>{_UNIT_RE})\b)
       | (?P<theweekend>\b(?:over|on|at|during|for)\s+the\s+weekend\b)
       | (?P<seasonin>\b(?P<si_q>in|during|over|since|until|by\s+the)\s+(?:the\s+)?(?P<si_s>{_SEASON_RE})\b
@@ -118,6 +125,7 @@ def _pattern() -> re.Pattern[str]:
       | (?P<weekday>\b(?P<wd_q>on|since|until|till|by)\s+(?P<wd_d>{_WEEKDAY_RE})\b
                     (?!\s+(?:morning|afternoon|evening|night)s\b))
       | (?P<weekdaypart>\b(?P<wp_d>{_WEEKDAY_RE})\s+(?:morning|afternoon|evening|night)\b)
+      | (?P<ordday>\bon\s+the\s+(?P<od_d>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{m}\b))
       | (?P<ago>\b(?:(?:about|around|roughly|nearly|almost|over|just|like)\s+)?
                (?P<ago_n>{n})\s+(?P<ago_u>day|week|month|year|decade)s?\s+ago\b)
       | (?P<fromnow>\b(?P<fn_n>{n})\s+(?P<fn_u>day|week|month|year)s?\s+from\s+(?:now|today)\b)
@@ -136,6 +144,11 @@ _DIRECTION: dict[Tense, Direction] = {"past": "past", "future": "future", "prese
 
 def _direction(tense: Tense) -> Direction:
     return _DIRECTION[tense]
+
+
+def _day_direction(tense: Tense) -> Direction:
+    """A day or a range in the present tense is a scheduled one: "The exam is on May 3" is the coming one."""
+    return "past" if tense == "past" else "future"
 
 
 def _number(text: str) -> int | None:
@@ -181,7 +194,9 @@ def _resolve_relp(qualifier: str, unit: str, tense: Tense, today: date) -> Perio
     q = " ".join(qualifier.lower().split())
     if q in ("the past", "past"):
         return P.rolling(unit, today)
-    q = {"this past": "last", "coming": "next", "the coming": "next"}.get(q, q)
+    if q in ("this coming", "coming", "the coming") and unit in _WEEKDAYS:
+        return P.weekday_in(_WEEKDAYS.index(unit), "future", today)  # "this coming Friday": the next one
+    q = {"this past": "last", "coming": "next", "the coming": "next", "this coming": "next"}.get(q, q)
     step = {"last": -1, "this": 0, "next": 1}[q]
     if unit == "week":
         return P.week(today + timedelta(days=7 * step))
@@ -291,7 +306,7 @@ def _r_dayrange(m: _Match, today: date) -> _Resolved | None:
     if b <= a:
         return None
     year = m.g("dr_y")
-    first = _date(year, month, a, _direction(m.tense), today)
+    first = _date(year, month, a, _day_direction(m.tense), today)
     if first is None:
         return None
     last = _explicit_date(first.start.year, month, b)
@@ -302,7 +317,7 @@ def _r_dayrange(m: _Match, today: date) -> _Resolved | None:
 
 
 def _r_range(m: _Match, today: date) -> _Resolved | None:
-    direction = _direction(m.tense)
+    direction = _day_direction(m.tense)
     a_low, b_low = m.low("rg_a"), m.low("rg_b")
     first = _resolve_item(a_low, " ".join(m.g("rg_a").split()), direction, today)
     last = _resolve_item(b_low, " ".join(m.g("rg_b").split()), direction, today)
@@ -339,7 +354,7 @@ def _day_month(m: _Match, kind: str, today: date) -> _Resolved | None:
     if month is None:
         return None
     year = m.g(f"{kind}_y")
-    direction = "nearest" if year else _direction(m.tense)
+    direction = "nearest" if year else _day_direction(m.tense)
     found = _date(year, month, int(m.g(f"{kind}_d")), direction, today)
     return None if found is None else (found, not year, m.match.span())
 
@@ -426,6 +441,11 @@ def _r_weekdaypart(m: _Match, today: date) -> _Resolved | None:
     return P.weekday_in(_WEEKDAYS.index(m.low("wp_d")), direction, today), True, m.match.span()
 
 
+def _r_ordday(m: _Match, today: date) -> _Resolved | None:
+    found = P.day_of_month(int(m.g("od_d")), _day_direction(m.tense), today)
+    return None if found is None else (found, True, (m.match.start("od_d"), m.match.end()))
+
+
 def _r_ago(m: _Match, today: date) -> _Resolved | None:
     found = _offset(m.g("ago_n"), m.g("ago_u"), -1, today)
     return None if found is None else (found, True, m.match.span())
@@ -437,8 +457,9 @@ def _r_fromnow(m: _Match, today: date) -> _Resolved | None:
 
 
 def _r_inoffset(m: _Match, today: date) -> _Resolved | None:
-    if m.tense == "past":
-        return None  # "I finished it in two weeks": a duration, not a date
+    before = m.text[max(0, m.match.start() - 24) : m.match.start()]
+    if m.tense == "past" or _SPAN_NOT_DATE_BEFORE.search(before):
+        return None  # "I finished it in two weeks", "the first time in two years": a span, not a date
     found = _offset(m.g("io_n"), m.g("io_u"), 1, today)
     return None if found is None else (found, True, m.match.span())
 
@@ -447,6 +468,8 @@ _RESOLVERS: dict[str, Callable[[_Match, date], _Resolved | None]] = {
     name.removeprefix("_r_"): fn for name, fn in globals().items() if name.startswith("_r_") and callable(fn)
 }
 # A weekday after one of these words is not a date: "every Friday", "Black Friday", "Good Friday".
+# "in two years" after one of these words is a span of time: "the first time in two years".
+_SPAN_NOT_DATE_BEFORE = re.compile(r"\b(?:time|ever|once|twice|best|worst|most|least|longest)\s+$", re.I)
 _NOT_A_DATE_BEFORE = re.compile(r"(?:every|each|black|good|cyber|easter|palm|ash|super)\s+$")
 
 

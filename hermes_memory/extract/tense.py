@@ -58,7 +58,7 @@ def _markers() -> re.Pattern[str]:
       | (?P<future>\b(?:will|shall|won't|wo\s+n't|gonna|going\s+to|plan(?:s|ning)?\s+to|intend(?:s|ing)?\s+to
                     |about\s+to|can't\s+wait|looking\s+forward|scheduled|due\s+to|upcoming|tomorrow)\b
                     |'ll\b|\bnext\b)
-      | (?P<past>\b(?:{past}|used\s+to|ago|yesterday|last\s+night|didn't|wasn't|weren't|hadn't|
+      | (?P<past>\b(?:{past}|used\s+to|ago|yesterday|last\s+night|didn't|wasn't|weren't|hadn't|haven't|hasn't|
                     (?:have|has|'ve)\s+(?:been|had|\w+ed)\b)\b
                   |\b[a-z]{{2,}}ed\b)
       | (?P<weak_future>\b(?:am|is|are|'m|'re|be)\s+(?:\w+\s+)?\w+ing\b
