@@ -17,9 +17,10 @@ Friday, "last Friday" the latest Friday before today, "this weekend" in the past
 Saturday the one just gone. "in two weeks" is an offset into the future unless the clause is past
 ("I did it in two weeks" is a duration, not a date). "Over the weekend" is the weekend just gone in
 the past tense, or when said without a tense early in the week (Monday to Wednesday: "Anything fun
-over the weekend?"); otherwise the current or coming one. Ranges ("from May to July", "May 3-5",
-"between Monday and Wednesday") are one mention from the start of the first to the end of the
-last; an end before the start moves a year (a week for weekdays). Anything that cannot be resolved
+over the weekend?", but not "Any plans for the weekend?"); otherwise the current or coming one.
+Ranges ("from May to July", "May 3-5", "between Monday and Wednesday") are one mention from the
+start of the first to the end of the last; an end before the start moves a year (a week for
+weekdays). Anything that cannot be resolved
 (31 February, year 3000) yields no mention.
 """
 
@@ -417,7 +418,8 @@ def _r_relp(m: _Match, today: date) -> _Resolved | None:
 def _r_theweekend(m: _Match, today: date) -> _Resolved | None:
     # past: the latest weekend that has begun; otherwise this one if it is on, else the coming one
     # a question with no tense ("Anything fun over the weekend?") early in the week asks about the last one
-    if today.weekday() < 5 and (m.tense == "past" or (m.tense == "present" and today.weekday() < 3)):
+    asked_early = m.tense == "present" and today.weekday() < 3 and not m.low("theweekend").startswith("for")
+    if today.weekday() < 5 and (m.tense == "past" or asked_early):
         return P.weekend(today - timedelta(days=7)), True, m.match.span()
     return P.weekend(today), True, m.match.span()
 

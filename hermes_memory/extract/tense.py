@@ -63,7 +63,7 @@ def _markers() -> re.Pattern[str]:
                   |\b[a-z]{{2,}}ed\b)
       | (?P<weak_future>\b(?:am|is|are|'m|'re|be)\s+(?:\w+\s+)?\w+ing\b
                        |\b(?:want(?:s)?|hope(?:s)?|would\s+like|need(?:s)?|have|has|got)\s+to\b
-                       |\b(?:might|could|should|may|gotta|wanna)\b)
+                       |\b(?:might|could|should|may|gotta|wanna|plans?)\b)
         """,
         re.VERBOSE,
     )
