@@ -7,7 +7,7 @@ Jun-Aug, fall = Sep-Nov, winter = Dec-Feb, named by the year its December falls 
 Cyclic expressions without a year ("in May", "May 8", "on Friday", "in the summer") are resolved
 by the tense of their clause (``tense.clause_tense``):
 - past tense: the most recent one; the current month or season counts ("I moved here in May" said
-  in May is this May), a weekday or day of the month must be before today;
+  in May is this May, "on May 8" said on May 8 is today), but a weekday is before today;
 - future tense: the coming one, again counting the current month or season;
 - present tense: the closest month or season (ties go to the past), but the coming day, weekday or
   range ("The exam is on May 3" schedules it).
@@ -20,8 +20,7 @@ the past tense, or when said without a tense early in the week (Monday to Wednes
 over the weekend?", but not "Any plans for the weekend?"); otherwise the current or coming one.
 Ranges ("from May to July", "May 3-5", "between Monday and Wednesday") are one mention from the
 start of the first to the end of the last; an end before the start moves a year (a week for
-weekdays). Anything that cannot be resolved
-(31 February, year 3000) yields no mention.
+weekdays). Anything that cannot be resolved (31 February, year 3000) yields no mention.
 """
 
 from __future__ import annotations
