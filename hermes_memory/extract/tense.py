@@ -26,7 +26,7 @@ _IRREGULAR_PAST = (
     "became fell led paid laid meant dealt understood hung struck stuck shot shook hid bit fed fled lent "
     "dug quit"
 ).split()
-# Before one of these a past-looking form is a bare verb ("I will quit", "to fed up"): not a past marker.
+# Before one of these a past-looking form is a bare verb ("I will quit", "to quit"): not a past marker.
 _BARE_BEFORE = frozenset(
     "will shall would can could should might must may to do does don't doesn't let can't won't wouldn't "
     "couldn't shouldn't didn't".split()
@@ -49,7 +49,7 @@ _CLAUSE_BREAK = re.compile(
 
 @functools.cache
 def _markers() -> re.Pattern[str]:
-    past = "|".join(w for w in _IRREGULAR_PAST if "_" not in w)
+    past = "|".join(_IRREGULAR_PAST)
     return re.compile(
         rf"""
         (?P<past_future>\b(?:was|were)\s+(?:going\s+to|gonna|planning\s+to|about\s+to|supposed\s+to)\b
@@ -62,7 +62,7 @@ def _markers() -> re.Pattern[str]:
                     (?:have|has|'ve)\s+(?:been|had|\w+ed)\b)\b
                   |\b[a-z]{{2,}}ed\b)
       | (?P<weak_future>\b(?:am|is|are|'m|'re|be)\s+(?:\w+\s+)?\w+ing\b
-                       |\b(?:want(?:s)?|hope(?:s)?|would\s+like|need(?:s)?|have|has|got)\s+to\b
+                       |\b(?:want(?:s)?|hope(?:s)?|would\s+like|need(?:s)?|have|has)\s+to\b
                        |\b(?:might|could|should|may|gotta|wanna|plans?)\b)
         """,
         re.VERBOSE,
@@ -125,6 +125,8 @@ def clause_tense(text: str, start: int, end: int) -> Tense:
     for match in _markers().finditer(low):
         if match.start() < end and start < match.end():
             continue
+        if text[match.start() : match.end()] == "May":
+            continue  # the month, not the verb
         marker = _marker_tense(match, low)
         if marker is not None:
             found.append((match.start(), *marker))
