@@ -49,7 +49,7 @@ _NUMBERS = {
 # Every expression the pattern knows contains a digit or one of these substrings.
 _CUES = re.compile(
     r"\d|yesterday|today|tonight|tomorrow|last|this|next|past|coming|ago|jan|feb|mar|apr|may|jun|jul|aug"
-    r"|sep|oct|nov|dec|spring|summer|fall|autumn|winter|day|week|month|year"
+    r"|sep|oct|nov|dec|spring|summer|fall|autumn|winter|day|week|month|year|christmas|halloween|july"
 )
 # Words an expression can start with; the full pattern is only tried at word starts beginning so.
 _STARTS = (
@@ -60,7 +60,8 @@ _STARTS = (
     "between", "around", "before", "after", "circa", "yesterday", "today", "tonight", "tomorrow", "past",
     "coming", "a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
     "eleven", "twelve", "fifteen", "twenty", "thirty", "couple", "few", "about", "roughly", "nearly",
-    "almost", "over", "just", "like", "on", "at", "for", "earlier", "later", *_WEEKDAYS,
+    "almost", "over", "just", "like", "on", "at", "for", "earlier", "later",
+    "christmas", "new", "halloween", "valentine", "boxing", "st", "saint", "independence", *_WEEKDAYS,
 )  # fmt: skip
 _WORD_START = re.compile(r"\b\w")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -68,6 +69,29 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 _MONTH_RE = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+# Holidays on a fixed day: (month, day, name). A bare "Christmas", "Halloween" or "New Year's" is a date
+# only after "last/this/next" or one of _HOLIDAY_CUE ("I love Christmas" dates nothing).
+_HOLIDAYS: dict[str, tuple[int, int, str]] = {
+    "christmas eve": (12, 24, "Christmas Eve"), "christmas day": (12, 25, "Christmas Day"),
+    "christmas": (12, 25, "Christmas"), "new years eve": (12, 31, "New Year's Eve"),
+    "new years day": (1, 1, "New Year's Day"), "new years": (1, 1, "New Year's Day"),
+    "halloween": (10, 31, "Halloween"), "valentines day": (2, 14, "Valentine's Day"),
+    "boxing day": (12, 26, "Boxing Day"), "st patricks day": (3, 17, "St Patrick's Day"),
+    "saint patricks day": (3, 17, "St Patrick's Day"), "independence day": (7, 4, "Independence Day"),
+    "the fourth of july": (7, 4, "the Fourth of July"),
+}  # fmt: skip
+_BARE_HOLIDAYS = frozenset({"christmas", "halloween", "new years"})
+_HOLIDAY_CUE = frozenset(
+    "on at for over during since until till before after around by spend spent spending celebrate "
+    "celebrated celebrating".split()
+)
+# "Christmas tree", "Halloween costume": the holiday names a thing, not a day.
+_HOLIDAY_NOUNS = (
+    r"(?:trees?|presents?|gifts?|cards?|music|songs?|carols?|movies?|films?|markets?|lights|decorations?"
+    r"|sweaters?|jumpers?|lists?|shopping|season|spirit|cookies|cakes?|costumes?|parties|party|candy|special"
+    r"|albums?|bonus|break|holidays?|vibes|mood|themed?|stuff|traditions?|ornaments?|stockings?|dinner|eve"
+    r"|day|resolutions?)"
 )
 # After a month word: a word end, and a full stop only after an abbreviation ("Jan.", "Sept.").
 _MDOT = r"\b(?:(?<=\b\w{3})\.|(?<=\bsept)\.)?"
@@ -125,6 +149,10 @@ def _pattern() -> re.Pattern[str]:
       | (?P<weekday>\b(?P<wd_q>on|since|until|till|by)\s+(?P<wd_d>{_WEEKDAY_RE})\b
                     (?!\s+(?:morning|afternoon|evening|night)s\b))
       | (?P<weekdaypart>\b(?P<wp_d>{_WEEKDAY_RE})\s+(?:morning|afternoon|evening|night)\b)
+      | (?P<holiday>\b(?:(?P<hq>last|this|next)\s+)?(?P<hd>christmas\s+eve|christmas\s+day|christmas
+                    |new\s+year['\u2019]?s(?:\s+eve|\s+day)?|halloween|valentine['\u2019]?s\s+day|boxing\s+day
+                    |(?:st\.?|saint)\s+patrick['\u2019]?s\s+day|independence\s+day|the\s+fourth\s+of\s+july)\b
+                    (?!['\u2019]s\b|\s+{_HOLIDAY_NOUNS}\b))
       | (?P<ordday>\bon\s+the\s+(?P<od_d>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{m}\b))
       | (?P<ago>\b(?:(?:about|around|roughly|nearly|almost|over|just|like)\s+)?
                (?P<ago_n>{n})\s+(?P<ago_u>day|week|month|year|decade)s?\s+ago\b)
@@ -442,6 +470,33 @@ def _r_weekdaypart(m: _Match, today: date) -> _Resolved | None:
     return P.weekday_in(_WEEKDAYS.index(m.low("wp_d")), direction, today), True, m.match.span()
 
 
+def _r_holiday(m: _Match, today: date) -> _Resolved | None:
+    key = re.sub(r"[.'\u2019]", "", m.low("hd"))
+    month, day, name = _HOLIDAYS[key]
+    qualifier = m.low("hq")
+    if not qualifier and key in _BARE_HOLIDAYS:
+        before = m.text[max(0, m.match.start() - 16) : m.match.start()].lower().split()
+        if not before or before[-1] not in _HOLIDAY_CUE:
+            return None
+    found = _holiday_day(month, day, qualifier, m.tense, today)
+    if found is None:
+        return None
+    labelled = Period(found.start, found.end, "day", f"{name} {found.start.year}")
+    return labelled, True, m.match.span() if qualifier else m.match.span("hd")
+
+
+def _holiday_day(month: int, day: int, qualifier: str, tense: Tense, today: date) -> Period | None:
+    if qualifier == "this":
+        return _explicit_date(today.year, month, day)
+    if qualifier == "last":
+        found = P.date_in(month, day, "past", today)
+        return found if found is None or found.start < today else _explicit_date(today.year - 1, month, day)
+    if qualifier == "next":
+        found = P.date_in(month, day, "future", today)
+        return found if found is None or found.start > today else _explicit_date(today.year + 1, month, day)
+    return P.date_in(month, day, _day_direction(tense), today)
+
+
 def _r_ordday(m: _Match, today: date) -> _Resolved | None:
     found = P.day_of_month(int(m.g("od_d")), _day_direction(m.tense), today)
     return None if found is None else (found, True, (m.match.start("od_d"), m.match.end()))
@@ -524,12 +579,13 @@ def _dt(d: date) -> datetime:
 
 # Labels that already read as an adverbial phrase ("from May 2026 to July 2026", "earlier in 2026").
 _ADVERBIAL_LABEL = ("from ", "earlier in ", "later in ")
+_HOLIDAY_NAMES = frozenset(name for _, _, name in _HOLIDAYS.values())
 
 
 def as_phrase(mention: TemporalMention) -> str:
     """The mention as an adverbial phrase for a fact: "on 8 May 2023", "in May 2023", "in 2022"."""
-    if mention.label.startswith(_ADVERBIAL_LABEL):
-        return mention.label
+    if mention.label.startswith(_ADVERBIAL_LABEL) or mention.label.rsplit(" ", 1)[0] in _HOLIDAY_NAMES:
+        return mention.label  # "Christmas 2026" reads after any verb or preposition
     if mention.granularity == "day" or mention.label.startswith("the weekend"):
         return f"on {mention.label}"
     return f"in {mention.label}"
