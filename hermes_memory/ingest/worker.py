@@ -22,6 +22,7 @@ from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.ingest.turns import episode_uuid
 from hermes_memory.ingest.views import episode_line, sentence_texts, window_text
+from hermes_memory.recall.query import CHATTER_KEY
 from hermes_memory.records import Entity, Episode, Relation
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.ingest_queue import QueuedTurn
@@ -158,20 +159,14 @@ class Ingestor:
 def episode_metadata(
     payload: dict[str, Any], turn_uuid: str, index: int, previous: str | None
 ) -> dict[str, Any]:
-    """The stored metadata of message ``index``: the caller's, its place in the turn, and ``chatter``
-    when the message only asks, greets, acknowledges or (the AI) echoes — kept as an episode, never
-    recalled as knowledge on its own. ``previous`` is the turn's message before it (what it answers)."""
+    """The stored metadata of message ``index``: the caller's, its place in the turn, and ``chatter``:
+    the kind when the message only asks, greets, acknowledges or (the AI) echoes — kept as an episode,
+    never recalled as knowledge on its own — else null. ``previous``: the turn's message before it."""
     message = payload["messages"][index]
     meta = {**payload.get("metadata", {}), "turn_uuid": turn_uuid, "index": index}
-    meta.pop(CHATTER_KEY, None)  # only ingestion decides this
-    kind = chatter_kind(message["text"], role=message["role"], replying_to=previous)
-    if kind is not None:
-        meta[CHATTER_KEY] = kind
+    # Only ingestion decides this (a caller's "chatter" key is overwritten); null: it tells something.
+    meta[CHATTER_KEY] = chatter_kind(message["text"], role=message["role"], replying_to=previous)
     return meta
-
-
-#: Episode metadata key marking a turn that is not knowledge (``speech.CHATTER_KINDS``).
-CHATTER_KEY = "chatter"
 
 
 def _already_written(conn: sqlite3.Connection, item: QueuedTurn) -> bool:

@@ -418,7 +418,7 @@ def _asked_between_people(episode: Episode, beside: Iterable[int], episodes: dic
     0.0067 recall@10 on one conversation), so it stays a candidate (ranked down as any question). In a
     chat with the AI the user's neighbours are the AI's turns: the question is a request, never recalled.
     """
-    if episode.role == "assistant" or episode.metadata.get("chatter") != "question":
+    if episode.role == "assistant" or cues.chatter_of(episode) != "question":
         return False
     for row_id in beside:
         other = episodes.get(row_id)
@@ -437,7 +437,7 @@ def _episode_hit(episode: Episode, score: float, now: float, st: RecallSettings)
         timestamp=episode.timestamp,
         source_ids=(episode.uuid,),
         metadata={"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
-                  **{k: v for k, v in episode.metadata.items() if k in ("dia_id", "chatter")}},
+                  **{k: v for k, v in episode.metadata.items() if k in ("dia_id", "chatter") and v}},
     )  # fmt: skip
 
 

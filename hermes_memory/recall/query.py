@@ -8,7 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.records import Episode
+
+#: Episode metadata key ingestion writes: the chatter kind, or null for a turn that tells something.
+CHATTER_KEY = "chatter"
 
 # A question about what used to be true wants the superseded statements too.
 _PAST = re.compile(
@@ -61,10 +65,19 @@ def is_question_turn(text: str) -> bool:
     return bool(sentences) and 2 * sum(s.endswith("?") for s in sentences) >= len(sentences)
 
 
+def chatter_of(episode: Episode) -> str | None:
+    """What kind of chatter the turn is (``extract.speech.CHATTER_KINDS``), or None when it tells
+    something: as ingestion marked it, else (a turn stored before ingestion marked turns) as its text
+    reads now."""
+    if CHATTER_KEY in episode.metadata:
+        kind = episode.metadata[CHATTER_KEY]
+        return str(kind) if kind else None
+    return chatter_kind(episode.text, role=episode.role)
+
+
 def is_chatter(episode: Episode) -> bool:
-    """Whether ingestion marked the turn as chatter: only a question, a greeting, an acknowledgement, or
-    the AI agent echoing the user (``extract.speech.chatter_kind``). Kept as an episode, not knowledge."""
-    return bool(episode.metadata.get("chatter"))
+    """Whether the turn only asks, greets, acknowledges or (the AI) echoes: kept, not knowledge."""
+    return chatter_of(episode) is not None
 
 
 def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
@@ -78,4 +91,13 @@ def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
     return False
 
 
-__all__ = ["answer_type", "asks_about_past", "asks_for_list", "can_answer", "is_chatter", "is_question_turn"]
+__all__ = [
+    "CHATTER_KEY",
+    "answer_type",
+    "asks_about_past",
+    "asks_for_list",
+    "can_answer",
+    "chatter_of",
+    "is_chatter",
+    "is_question_turn",
+]

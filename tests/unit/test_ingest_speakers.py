@@ -103,7 +103,7 @@ def test_chatter_is_decided_by_ingestion_not_by_the_caller(api: MemoryAPI) -> No
     assert env["success"], env["error"]
     flush(api)
     (episode,) = episodes(api)
-    assert "chatter" not in episode["metadata"] and episode["metadata"]["k"] == 1
+    assert episode["metadata"]["chatter"] is None and episode["metadata"]["k"] == 1
 
 
 def test_recalled_memory_is_stripped_before_it_is_stored(api: MemoryAPI) -> None:
@@ -161,3 +161,14 @@ def test_a_pet_named_after_it_was_mentioned_takes_over_the_placeholder(api: Memo
     assert {r["relation_type"] for r in pets[0]["relations"]} == {"has_pet"}
     later = [f for f in facts(api) if "under the bed" in f["content"]]
     assert later and {f["subject"] for f in later} == {"Biscuit"}
+
+
+def test_turns_stored_before_ingestion_marked_chatter_are_read_by_their_text(api: MemoryAPI) -> None:
+    turn(api, "I live in Hamburg.", "OK", T0)
+    turn(api, "Where do I live now?", "You live in Hamburg.", T0 + HOUR)
+    flush(api)
+    # an older store: no "chatter" key in the episodes' metadata
+    with api.tier2.db.atomic() as conn:
+        conn.execute("UPDATE episodes SET metadata = json_remove(metadata, '$.chatter')")
+    texts = [h["text"] for h in api.recall("Where do I live now?", limit=10)["data"]["hits"]]
+    assert "I live in Hamburg." in texts and not {"Where do I live now?", "OK"} & set(texts)
