@@ -201,7 +201,8 @@ class Prefetcher:
         if not self._tier3 or tiers is None or "tier3" in tiers:
             return {}
         if self._shared.tier3_failed.is_set():
-            return {"tier3": self._shared.tier3_reason or "it failed in this process; see `hermes-memory doctor`"}
+            why = self._shared.tier3_reason or "it failed in this process; see `hermes-memory doctor`"
+            return {"tier3": why}
         return {"tier3": availability.LOADING}
 
     def start(self, query: str, *, full: bool = False) -> RecallJob | None:
@@ -213,7 +214,8 @@ class Prefetcher:
         tiers: tuple[str, ...] | None = self.tiers_now()
         if full:
             tiers = ("tier1", "tier2", "graph") if self._shared.tier3_failed.is_set() else None
-        job = RecallJob(key, self._shared, tiers, self._settings.prefetch_limit, left_out=self._left_out(tiers))
+        limit = self._settings.prefetch_limit
+        job = RecallJob(key, self._shared, tiers, limit, left_out=self._left_out(tiers))
         with self._lock:
             self._jobs[key] = job
             while len(self._jobs) > 8:
@@ -332,9 +334,9 @@ def warm_up(shared: SharedStore) -> None:
 
 __all__ = [
     "HEADER",
-    "Answer",
     "HOT_TIERS",
     "HOT_TIERS_WITH_VECTORS",
+    "Answer",
     "Line",
     "Prefetcher",
     "RecallJob",

@@ -415,7 +415,8 @@ def _tiers(envelope: Envelope) -> tuple[list[str], dict[str, str]]:
     if "tiers_answered" in meta:
         return list(meta["tiers_answered"]), dict(meta.get("tiers_unavailable") or {})
     queried = [t for t in meta.get("tiers_queried") or [] if t in availability.TIER_WORDS]
-    unavailable = {"tier3": availability.busy_words(str(why)) for why in meta.get("degraded") or []}
+    degraded = meta.get("degraded") or []
+    unavailable = {"tier3": availability.busy_words(str(degraded[0]))} if degraded else {}
     return [t for t in queried if t not in unavailable], unavailable
 
 

@@ -26,8 +26,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -61,7 +61,27 @@ _FUNCTION_WORDS = frozenset(
     we were weren what when where which while who whom why with would wouldn you your yours yourself
     yourselves s t d ll m re ve also just will shall might must""".split()
 )
-_POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hermes-memory-recall")
+# Vector searches run beside the SQLite reads, at most this many at once. On daemon threads, not a
+# ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would
+# wait for an embedding model still loading in a search nobody needs any more.
+_VECTOR_SLOTS = threading.BoundedSemaphore(3)
+
+
+def _in_background(fn: Callable[[], Any]) -> Future[Any]:
+    """Run ``fn`` on a daemon thread; its result (or exception) in the returned future."""
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        with _VECTOR_SLOTS:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name="hermes-memory-recall", daemon=True).start()
+    return future
 
 
 @dataclass(frozen=True)
@@ -166,8 +186,15 @@ class RecallEngine:
             first = mentions[0]
             span = (first.start.timestamp(), first.end.timestamp())
         return _Query(
-            query, terms, names, stripped, span, cues.asks_about_past(query), cues.asks_about_present(query),
-            cues.asks_for_list(query), cues.answer_type(query),
+            query,
+            terms,
+            names,
+            stripped,
+            span,
+            cues.asks_about_past(query),
+            cues.asks_about_present(query),
+            cues.asks_for_list(query),
+            cues.answer_type(query),
         )
 
     # -- the recall -----------------------------------------------------------------------------
@@ -193,7 +220,7 @@ class RecallEngine:
         st = self.settings
         vec_future: Future[dict[str, dict[str, float]]] | None = None
         if "tier3" in wanted and self._semantic is not None:
-            vec_future = _POOL.submit(self._vectors, q)
+            vec_future = _in_background(lambda: self._vectors(q))
         turn_scores: dict[int, float] = {}
         fact_scores: dict[str, float] = {}
         if "tier2" in wanted:

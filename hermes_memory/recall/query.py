@@ -81,4 +81,11 @@ def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
     return False
 
 
-__all__ = ["answer_type", "asks_about_past", "asks_about_present", "asks_for_list", "can_answer", "is_question_turn"]
+__all__ = [
+    "answer_type",
+    "asks_about_past",
+    "asks_about_present",
+    "asks_for_list",
+    "can_answer",
+    "is_question_turn",
+]

@@ -142,7 +142,23 @@ class FactStore:
                 if existing is not None:
                     fact = self._merge_duplicate(conn, existing, confidence, source_episodes, actor, at)
                     self._link_entities(conn, fact.uuid, entity_uuids)
-                    return StoredFact(fact=fact, created=False)
+                    closed: tuple[str, ...] = ()
+                    if subject and predicate and object and not existing["predicate"]:
+                        # The same statement, now understood (a mirrored note, then its extraction): it
+                        # gets its subject/predicate/object and replaces what it contradicts.
+                        conn.execute(
+                            "UPDATE facts SET subject = ?, predicate = ?, object = ? WHERE id = ?",
+                            (subject, predicate, object, existing["id"]),
+                        )
+                        if exclusive:
+                            closed = tuple(
+                                self._supersede_conflicts(
+                                    conn, fact.uuid, subject, predicate, object, scope, at, actor, valid_from
+                                )
+                            )
+                        row = conn.execute("SELECT * FROM facts WHERE id = ?", (existing["id"],)).fetchone()
+                        fact = _row_to_fact(row)
+                    return StoredFact(fact=fact, created=False, superseded=closed)
             uuid = new_uuid()
             conn.execute(
                 "INSERT INTO facts(uuid, content, content_hash, category, confidence, source_type, source_id,"
@@ -232,8 +248,9 @@ class FactStore:
         # "the user" and "user" (and "The user") name one subject: how a statement was phrased must not
         # decide whether it replaces the older one.
         names = subject_names(subject)
+        spelled = ",".join("?" * len(names))
         rows = conn.execute(
-            f"SELECT uuid, object FROM facts WHERE scope = ? AND lower(subject) IN ({','.join('?' * len(names))}) "
+            f"SELECT uuid, object FROM facts WHERE scope = ? AND lower(subject) IN ({spelled}) "
             "AND lower(predicate) = lower(?) AND uuid != ? AND is_archived = 0 AND superseded_at IS NULL",
             (scope, *names, predicate, new_uuid_),
         ).fetchall()
@@ -395,6 +412,30 @@ class FactStore:
         )
         return [_row_to_fact(r) for r in rows]
 
+    def mirrored_containing(self, text: str, *, limit: int = 20) -> list[Fact]:
+        """Believed facts mirrored from a curated entry (source ``memory``) whose content contains
+        ``text`` (case-sensitive, as the host's curated tool matches an entry)."""
+        visible, params = _visible(None, now())
+        scoped, sp = self._in_view()
+        rows = self._db.query(
+            f"SELECT * FROM facts f WHERE f.source_type = 'memory' AND instr(f.content, ?) > 0 AND {visible} "
+            f"AND {scoped} ORDER BY f.id LIMIT ?",
+            [text, *params, *sp, limit],
+        )
+        return [_row_to_fact(r) for r in rows]
+
+    def believed_by_hash(self, digest: str, *, source_type: str | None = None) -> Fact | None:
+        """The believed fact with this content hash (of this source type, if given), if any."""
+        visible, params = _visible(None, now())
+        scoped, sp = self._in_view()
+        source = "" if source_type is None else "AND f.source_type = ? "
+        row = self._db.query_one(
+            f"SELECT * FROM facts f WHERE f.content_hash = ? {source}AND {visible} AND {scoped} "
+            "ORDER BY f.id LIMIT 1",
+            [digest, *([source_type] if source_type is not None else []), *params, *sp],
+        )
+        return None if row is None else _row_to_fact(row)
+
     def superseded_sources(self, episode_uuids: Sequence[str]) -> dict[str, Fact]:
         """For each of these turns whose statement the memory has since superseded: the superseded fact
         extracted from it (the most recently superseded one when there are several)."""
@@ -435,9 +476,12 @@ class FactStore:
         scoped, sp = self._in_view()
         with self._db.atomic() as conn:
             for wanted in (uuid, by_uuid):
-                if conn.execute(
-                    f"SELECT 1 FROM facts f WHERE f.uuid = ? AND {scoped}", (wanted, *sp)
-                ).fetchone() is None:
+                if (
+                    conn.execute(
+                        f"SELECT 1 FROM facts f WHERE f.uuid = ? AND {scoped}", (wanted, *sp)
+                    ).fetchone()
+                    is None
+                ):
                     raise NotFoundError(f"no fact with uuid {wanted!r}")
             cur = conn.execute(
                 "UPDATE facts SET valid_to = ?, superseded_at = ?, superseded_by = ?, updated_at = ? "
