@@ -136,14 +136,23 @@ class MirrorMethods:
         self, t2: Tier2, store: str, text: str, speaker: str | None, source_id: str | None
     ) -> list[StoredFact]:
         category = "user" if store == "user" else "general"
+        at = datetime.now(tz=UTC)
+        statements = _statements(text, speaker, at)
+        # One statement (the usual entry): the entry is stored once, as written, and understood (its
+        # subject/predicate/object), so it replaces what it contradicts. More: each is a fact of its own.
+        single = statements[0] if len(statements) == 1 else None
         out = [
             t2.facts.store(
                 text, category=category, source_type="memory", source_id=source_id, actor=self.actor,
-                extractor=MIRROR_EXTRACTOR,
+                extractor=MIRROR_EXTRACTOR, subject=single.subject if single else None,
+                predicate=single.predicate if single else None, object=single.object if single else None,
+                exclusive=bool(single and single.exclusive and not single.negated),
             )
         ]  # fmt: skip
-        at = datetime.now(tz=UTC)
-        for fact in _statements(text, speaker, at):
+        for fact in statements:
+            if fact is single:
+                out.extend(self._implied(t2, fact, source_id))
+                continue
             out.append(
                 t2.facts.store(
                     fact.content, category=fact.category, confidence=max(0.0, min(1.0, fact.confidence)),
@@ -153,17 +162,22 @@ class MirrorMethods:
                     importance=max(0.0, min(1.0, fact.salience)),
                 )
             )  # fmt: skip
-            state = implied_state(fact)
-            if state is not None:
-                predicate, obj, content = state
-                out.append(
-                    t2.facts.store(
-                        content, category="user", source_type="memory", source_id=source_id,
-                        actor=self.actor, subject=fact.subject, predicate=predicate, object=obj,
-                        exclusive=True, extractor=MIRROR_EXTRACTOR,
-                    )
-                )  # fmt: skip
+            out.extend(self._implied(t2, fact, source_id))
         return out
+
+    def _implied(self, t2: Tier2, fact: ExtractedFact, source_id: str | None) -> list[StoredFact]:
+        """The current state a change implies ("moved to Porto": lives in Porto), as its own fact."""
+        state = implied_state(fact)
+        if state is None:
+            return []
+        predicate, obj, content = state
+        return [
+            t2.facts.store(
+                content, category="user", source_type="memory", source_id=source_id, actor=self.actor,
+                subject=fact.subject, predicate=predicate, object=obj, exclusive=True,
+                extractor=MIRROR_EXTRACTOR,
+            )
+        ]  # fmt: skip
 
     def _entry_facts(self, t2: Tier2, store: str, old_text: str, speaker: str | None) -> list[Fact]:
         """The believed facts that came from the entry ``old_text`` identifies: its mirrored fact(s) and

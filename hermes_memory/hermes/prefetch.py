@@ -34,8 +34,8 @@ log = logging.getLogger(__name__)
 HOT_TIERS = ("tier1", "tier2")
 HOT_TIERS_WITH_VECTORS = ("tier1", "tier2", "tier3")
 HEADER = (
-    "Relevant memories (hermes-memory): each line dated [YYYY-MM-DD HH:MM] in UTC, with its source; a "
-    "statement replaced by a newer one is marked superseded (by what, since when) and comes after it:"
+    "Relevant memories (hermes-memory): dated [YYYY-MM-DD HH:MM] UTC, with sources; a statement replaced "
+    "by a newer one is marked superseded."
 )
 _MAX_QUERY_CHARS = 4000
 _CACHE_ENTRIES = 64
@@ -70,6 +70,8 @@ class Answer:
     unavailable: dict[str, str]
     # The vectors failed for a reason that will not pass (not "another process holds them").
     tier3_broken: bool = False
+    # The whole recall failed: its error type (``unavailable`` then says why for every tier asked).
+    error_type: str | None = None
 
 
 def normalise_query(query: str) -> str:
@@ -80,18 +82,21 @@ def normalise_query(query: str) -> str:
 _TIER3_BROKEN = frozenset({"dependency_missing", "backend_error", "embedding_error", "config_error"})
 
 
-def recall_lines(
-    shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int
-) -> tuple[Answer | None, str | None]:
+def recall_lines(shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int) -> Answer:
     """Run recall and turn its hits into display lines, dropping any the injection scan flags.
 
-    Returns (answer, None), or (None, error_type) after logging why recall failed.
+    When the recall fails, the answer has no lines, its ``error_type``, and says why for every tier
+    asked (the failure is logged too).
     """
     envelope = shared.api.recall(query, tiers=None if tiers is None else list(tiers), limit=limit)
     if not envelope["success"]:
         if not shared.closed.is_set():
             log.warning("nextlevel: recall failed: %s", envelope["error"])
-        return None, str(envelope["meta"].get("error_type", "error"))
+        why = f"the recall failed: {envelope['error']} (run `hermes-memory doctor`)"
+        asked = tiers or availability.ORDER
+        return Answer(
+            (), (), {t: why for t in asked}, error_type=str(envelope["meta"].get("error_type", "error"))
+        )
     meta = envelope["meta"]
     unavailable = dict(meta.get("tiers_unavailable") or {})
     answer_tiers = tuple(meta.get("tiers_answered") or ())
@@ -107,7 +112,7 @@ def recall_lines(
         text = hit_line(hit).replace("<memory-context>", "").replace("</memory-context>", "")
         turn_of = str(hit.metadata.get("session_id") or "") if hit.kind == "episode" else ""
         lines.append(Line(hit.id, text, approx_tokens(text) + 1, turn_of or None))
-    return Answer(tuple(lines), answer_tiers, unavailable, broken), None
+    return Answer(tuple(lines), answer_tiers, unavailable, broken)
 
 
 class RecallJob:
@@ -139,27 +144,22 @@ class RecallJob:
     def _run(self) -> None:
         try:
             with _slots:
-                answer, error_type = recall_lines(self._shared, self.key, self._tiers, self._limit)
+                answer = recall_lines(self._shared, self.key, self._tiers, self._limit)
             shared = self._shared
             if self._tiers is None or "tier3" in self._tiers:
                 # A recall over Tier 3 that worked proves the embedder is loaded; one that failed for
                 # want of a model or backend means the hot path should stay on the tiers without it.
-                if answer is not None and not answer.tier3_broken:
+                if answer.error_type is None and not answer.tier3_broken:
                     shared.embedder_warm.set()
-                elif answer is not None and not shared.closed.is_set():
+                elif answer.error_type is None and not shared.closed.is_set():
                     shared.tier3_reason = answer.unavailable["tier3"]
                     shared.tier3_failed.set()
-                elif error_type in _TIER3_BROKEN and not shared.closed.is_set():
+                elif answer.error_type in _TIER3_BROKEN and not shared.closed.is_set():
                     shared.tier3_failed.set()
-            if answer is None:
-                queried = self._tiers or ("tier1", "tier2", "tier3", "graph")
-                why = f"the recall failed ({error_type}); see the Hermes log or run `hermes-memory doctor`"
-                self._result = Recalled((), time.monotonic(), (), tuple((t, why) for t in queried))
-            else:
-                unavailable = {**self._left_out, **answer.unavailable}
-                self._result = Recalled(
-                    answer.lines, time.monotonic(), answer.answered, tuple(unavailable.items())
-                )
+            unavailable = {**self._left_out, **answer.unavailable}
+            self._result = Recalled(
+                answer.lines, time.monotonic(), answer.answered, tuple(unavailable.items())
+            )
         except Exception:  # a background thread has no caller to raise to: log it with its traceback
             if not self._shared.closed.is_set():
                 log.exception("nextlevel: background recall failed")
