@@ -257,10 +257,16 @@ class RecallEngine:
                                          floor), st.w_window)  # fmt: skip
             _add(fact_scores, _floornorm(views["fact"], floor), st.w_fact)
         hits: list[Hit] = []
+        replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
         if turn_scores:
             episodes, neighbours = self._episodes_with_neighbours(turn_scores)
             stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
-            scored = self._turn_priors(turn_scores, episodes, neighbours, q, as_of, session_id, stale)
+            if as_of is None and "tier2" in wanted:
+                replaced_turns = self._tier2.facts.superseded_sources([e.uuid for e in episodes.values()])
+            dropped = _off_the_present(replaced_turns, q)
+            scored = self._turn_priors(
+                turn_scores, episodes, neighbours, q, as_of, session_id, stale, dropped
+            )
             top = max(scored.values(), default=0.0) or 1.0
             for row_id, score in scored.items():
                 episode = episodes.get(row_id)
@@ -276,8 +282,8 @@ class RecallEngine:
             hits.extend(self._curated_hits(q))
         ranked = _dedupe(sorted(hits, key=lambda h: h.score, reverse=True))
         replaced: dict[str, Fact] = {}
-        if as_of is None and "tier2" in wanted:
-            ranked, replaced = self._mark_superseded(ranked[: 3 * limit], q, now)
+        if replaced_turns:
+            ranked, replaced = self._mark_superseded(ranked[: 3 * limit], replaced_turns)
         if st.diversity <= 0:
             chosen = ranked[:limit]
         else:
@@ -349,9 +355,12 @@ class RecallEngine:
         as_of: float | None,
         session_id: str | None,
         stale: set[str],
+        dropped: set[str],
     ) -> dict[int, float]:
         st = self.settings
-        boosted = dict(scores)
+        # A turn left out (superseded, and the question is about the present) lends its neighbours
+        # nothing either: the acknowledgement after "I live in Hamburg" is not news about where one lives.
+        boosted = {k: v for k, v in scores.items() if k not in episodes or episodes[k].uuid not in dropped}
         speaker = q.names[0].casefold() if len(q.names) == 1 else None
         for row_id in list(boosted):
             episode = episodes.get(row_id)
@@ -375,7 +384,11 @@ class RecallEngine:
         people = self._participants() if q.answer else []
         for row_id in list(final):
             episode = episodes.get(row_id)
-            if episode is None or (as_of is not None and episode.timestamp > as_of):
+            if (
+                episode is None
+                or (as_of is not None and episode.timestamp > as_of)
+                or episode.uuid in dropped
+            ):
                 final.pop(row_id, None)
                 continue
             if session_id is not None and episode.session_id == session_id:
@@ -394,15 +407,11 @@ class RecallEngine:
         old = self._tier2.facts.superseded_matching(" ".join(q.terms))
         return {uuid for fact in old for uuid in fact.source_episodes}
 
-    def _mark_superseded(self, ranked: list[Hit], q: _Query, now: float) -> tuple[list[Hit], dict[str, Fact]]:
-        """Turns whose statement the memory has since superseded: left out of the answer to a question
-        about the present when on its topic, otherwise marked (``metadata.superseded_*``: by what, since
-        when). Returns the hits and, by uuid, the current facts that replaced the marked ones."""
-        turns = [h.source_ids[0] for h in ranked if h.kind == "episode" and h.source_ids]
-        stale = self._tier2.facts.superseded_sources(turns)
-        if not stale:
-            return ranked, {}
-        topic = {_stem(t) for t in q.terms}
+    def _mark_superseded(
+        self, ranked: list[Hit], stale: dict[str, Fact]
+    ) -> tuple[list[Hit], dict[str, Fact]]:
+        """Mark turns whose statement the memory has since superseded (``metadata.superseded_*``: by
+        what, since when). Returns the hits and, by uuid, the current facts that replaced them."""
         out: list[Hit] = []
         replaced: dict[str, Fact] = {}
         for hit in ranked:
@@ -410,8 +419,6 @@ class RecallEngine:
             if old is None:
                 out.append(hit)
                 continue
-            if q.present and topic & _fact_topic(old):
-                continue  # "where do I live now?" is not answered by where the user used to live
             current = self._tier2.facts.current_of(old)
             meta = {**hit.metadata, "superseded_at": old.superseded_at}
             if current is not None:
@@ -483,6 +490,15 @@ def _episode_hit(episode: Episode, score: float, now: float, st: RecallSettings)
         metadata={"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
                   **{k: v for k, v in episode.metadata.items() if k in ("dia_id",)}},
     )  # fmt: skip
+
+
+def _off_the_present(stale: dict[str, Fact], q: _Query) -> set[str]:
+    """Turns left out of the answer to a question about the present: those whose superseded statement
+    is on the question's topic ("where do I live now?" is not answered by where the user used to live)."""
+    if not q.present or not stale:
+        return set()
+    topic = {_stem(t) for t in q.terms}
+    return {uuid for uuid, fact in stale.items() if topic & _fact_topic(fact)}
 
 
 def _unavailable(into: dict[str, str] | None, tier: str, exc: HermesMemoryError) -> None:

@@ -9,10 +9,10 @@ import pytest
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import session
 from hermes_memory.hermes.prefetch import HEADER, Line, Prefetcher, Recalled
-from hermes_memory.recall.availability import LOADING
-from hermes_memory.recall.render import approx_tokens
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, hermes_profile, load_settings
+from hermes_memory.recall.availability import LOADING
+from hermes_memory.recall.render import approx_tokens
 
 
 # -- settings --------------------------------------------------------------------------------------
