@@ -24,6 +24,8 @@ _MAX_METADATA_CHARS = 20_000
 # While another process holds the vector store, it writes our embeddings; flush waits for them only
 # while it sees the queue shrink, and gives up after this long without progress.
 _HANDOFF_WAIT_S = 3.0
+# ingest_pending waits at most a day (beyond it, pass None: no bound).
+_MAX_INGEST_WAIT_S = 86400.0
 
 
 class RememberMethods:
@@ -193,6 +195,10 @@ class RememberMethods:
 
         def call() -> dict[str, Any]:
             limit = None if timeout is None else v.number_value("timeout", timeout)
+            if limit is not None and not 0 <= limit <= _MAX_INGEST_WAIT_S:
+                raise ValidationError(
+                    f"timeout must be between 0 and {_MAX_INGEST_WAIT_S:g} seconds, got {limit!r}"
+                )
             deadline = None if limit is None else time.monotonic() + limit
             written = self._ingestor.drain(deadline=deadline) if self._ingestor is not None else 0
             return {"written": written, "pending": self._pending_counts()}

@@ -126,7 +126,7 @@ class Ingestor:
         another drain held the queue until ``deadline``).
         """
         written = 0
-        wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+        wait = -1.0 if deadline is None else min(threading.TIMEOUT_MAX, max(0.0, deadline - time.monotonic()))
         if not self._lock.acquire(timeout=wait):
             return 0  # another thread is draining: it writes these turns
         try:
