@@ -270,3 +270,27 @@ def test_the_next_process_sees_the_previous_turns_at_its_first_prefetch(
         assert pending["turns"] == 0 and pending["embeddings"] > 0  # vectors: the worker's job, later
     finally:
         second.shutdown()
+
+
+def test_reasons_are_plain_words_never_a_class_name_only() -> None:
+    from hermes_memory.errors import DependencyMissingError, StorageError, VectorStoreBusyError
+    from hermes_memory.recall import availability
+
+    busy = VectorStoreBusyError(
+        "qdrant collection 'memory_chunks' is already open, in another process (pid 4242)"
+    )
+    assert availability.reason_for(busy).startswith("another process (pid 4242) owns the vector store")
+    assert availability.busy_words("open elsewhere").startswith("another process owns the vector store")
+    assert availability.reason_for(DependencyMissingError("pip install 'hermes-memory[local]'")) == (
+        "a package it needs is missing: pip install 'hermes-memory[local]'"
+    )
+    assert availability.reason_for(StorageError("disk I/O error")) == "it failed: disk I/O error"
+    assert availability.unavailable_note({}) == ""
+    assert availability.unavailable_note({"graph": "it failed: x", "tier3": "why"}) == (
+        "Could not answer: meaning search (vectors) — why; knowledge graph — it failed: x; "
+        "only keyword matches are shown."
+    )
+    assert availability.tool_fields(["tier2", "tier1"], {}) == {
+        "tiers_answered": ["notes", "facts and past turns (keywords)"],
+        "tiers_unavailable": {},
+    }
