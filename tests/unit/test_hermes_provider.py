@@ -144,9 +144,7 @@ def test_sync_turn_and_session_end_store_each_turn_once_and_record_the_session(h
     ]
     provider.on_session_end(messages)  # the second turn was never synced: session end queues it
     api = api_of(home)
-    # Session end does not wait for the worker: both turns are queued durably (each once).
-    assert api.pending()["data"]["turns"] + len(api.get_latest(count=50)["data"]) // 2 == 2
-    flush(home)
+    flush(home)  # session end did not wait for the worker; each turn is written once
     episodes = api.get_latest(count=50)["data"]
     assert [e["text"] for e in episodes] == [
         "My dog Biscuit is a beagle.",
