@@ -271,7 +271,8 @@ def test_b_cannot_change_or_forget_a(world: World) -> None:
     ok(b.fact_query("Zanzibar"))  # B's reads touch nothing of A (access counts unchanged)
     fact = ok(a.fact_get(world.a_fact))
     assert fact["confidence"] == 1.0 and fact["is_archived"] is False and fact["superseded_at"] is None
-    assert "Quentin Oberholzer lives in Zanzibar" in [f["content"] for f in ok(a.fact_query("Zanzibar", limit=50))]
+    believed = [f["content"] for f in ok(a.fact_query("Zanzibar", limit=50))]
+    assert "Quentin Oberholzer lives in Zanzibar" in believed
     assert ok(a.entity_query("Quentin Oberholzer"))[0]["relations"]
     events = ok(a.timeline_query(entity="Quentin Oberholzer"))
     assert "Quentin launched Bluefinch in Zanzibar" in [e["title"] for e in events]
