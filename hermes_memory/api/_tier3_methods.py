@@ -84,7 +84,9 @@ class Tier3Methods:
                 result = semantic.search(text, limit=lim, min_score=floor, filters=filters)
             except VectorStoreBusyError as exc:
                 # Another process holds the vectors: answer from the same chunks by BM25, and say so.
-                result = semantic.lexical_search(text, limit=lim, filters=filters, reason=str(exc))
+                result = semantic.lexical_search(
+                    text, limit=lim, filters=filters, reason=str(exc)
+                )
             meta["truncated"] = result.truncated
             meta["min_score"] = floor
             if result.degraded is not None:

@@ -134,7 +134,9 @@ def merge_entity(ctx: JobContext, pair: EntityMerge, now: float) -> MergeOutcome
             (pair.kept, pair.merged),
         )
         replace_in_timeline(conn, "related_entities", pair.merged, pair.kept)
-        aliases = dedupe_aliases(a["name"], [*loads_list(a["aliases"]), b["name"], *loads_list(b["aliases"])])
+        aliases = dedupe_aliases(
+            a["name"], [*loads_list(a["aliases"]), b["name"], *loads_list(b["aliases"])]
+        )
         metadata = {**loads_dict(b["metadata"]), **loads_dict(a["metadata"])}
         conn.execute(
             "UPDATE entities SET aliases = ?, description = coalesce(description, ?), "

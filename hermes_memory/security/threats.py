@@ -249,8 +249,12 @@ _HIDDEN_RE: Final = re.compile(
 )
 # Look-alike letters folded to the Latin letter they imitate (one character each), for the skeleton.
 _CONFUSABLES: Final = str.maketrans(
-    "аеёіїјорсухѕһԁԛԝɡкмтвнАВЕКМНОРСТХЅІЈԚԜҮαεινκορτυχϲΑΒΕΖΗΙΚΜΝΟΡΤΥΧıȷɑօսᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
-    "aeeiijopcyxshdqwgkmtbhABEKMHOPCTXSIJQWYaeivkoptuxcABEZHIKMNOPTYXijaouabcdeghijklmnoprstuvwyz",
+    "аеёіїјорсухѕһԁԛԝɡкмтвнАВЕКМНОРСТХЅІЈԚԜҮ"
+    "αεινκορτυχϲΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
+    "ıȷɑօսᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
+    "aeeiijopcyxshdqwgkmtbhABEKMHOPCTXSIJQWY"
+    "aeivkoptuxcABEZHIKMNOPTYX"
+    "ijaouabcdeghijklmnoprstuvwyz",
 )
 # Words joined by separators (ignore_all_previous_instructions) are also read with spaces instead.
 _SEPARATORS: Final = str.maketrans("_-", "  ")

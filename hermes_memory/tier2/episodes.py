@@ -169,7 +169,9 @@ class EpisodeStore:
             raise NotFoundError(f"no episode with uuid {uuid!r}")
         return _row_to_episode(row)
 
-    def search(self, query: str, *, limit: int = 10, session_id: str | None = None) -> list[ScoredEpisode]:
+    def search(
+        self, query: str, *, limit: int = 10, session_id: str | None = None
+    ) -> list[ScoredEpisode]:
         """BM25-ranked episodes matching free text."""
         match = fts_match(query)
         if match is None:
@@ -201,7 +203,9 @@ class EpisodeStore:
         )
         return {int(r["id"]): float(r["s"]) for r in rows}
 
-    def latest(self, *, count: int = 10, before: float | None = None) -> list[Episode]:
+    def latest(
+        self, *, count: int = 10, before: float | None = None
+    ) -> list[Episode]:
         """The newest episodes (optionally before a time), oldest first."""
         scoped, sp = self._scoped()
         clauses: list[str] = [scoped]
