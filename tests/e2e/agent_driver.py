@@ -124,6 +124,10 @@ def main() -> None:
     profile = agent_profile()
     config = load_settings(HOME).memory_config(HOME, profile)
     with MemoryAPI(config) as reader:
+        # The exit did not wait for extraction or embedding; the next open finishes what is queued.
+        out["pending_at_exit"] = reader.pending()["data"]
+        assert reader.ingest_pending(timeout=30)["success"]
+        assert reader.flush(timeout=60)["data"]["drained"]
         out["episodes_biscuit"] = [s.episode.text for s in reader.tier2.episodes.search("Biscuit", limit=10)]
         facts = reader.fact_query(None, limit=200, min_confidence=0.0)["data"]
         out["facts"] = [

@@ -189,8 +189,11 @@ def test_4_provider_errors_do_not_break_the_turn(conversation: dict[str, Any]) -
     assert "unexpected failure (injected by the e2e test)" in json.loads(crashed["tool_results"][-1])["error"]
 
 
-def test_session_end_flushed_and_recorded_the_session(conversation: dict[str, Any]) -> None:
+def test_session_end_recorded_the_session_and_the_next_open_finished_the_queues(
+    conversation: dict[str, Any],
+) -> None:
     assert conversation["open_stores_after_shutdown"] == 0
+    assert set(conversation["pending_at_exit"]) == {"turns", "embeddings"}  # left queued, not lost
     assert conversation["pending"] == {"turns": 0, "embeddings": 0}
     assert "I adopted a beagle named Biscuit last week." in conversation["episodes_biscuit"]
     events = conversation["session_events"]
@@ -238,13 +241,18 @@ def test_status_explains_a_hermes_python_without_the_package(
     assert "-m pip install" in done.stdout
 
 
-def test_6_a_one_shot_run_ends_with_the_session_flushed(cli_home: tuple[Path, fake_llm.FakeLLM]) -> None:
+def test_6_a_one_shot_run_leaves_its_turn_durable_for_the_next_process(
+    cli_home: tuple[Path, fake_llm.FakeLLM],
+) -> None:
     home, server = cli_home
     done = run([str(HERMES), "-z", "My cat Miso loves tuna.", "--toolsets", "memory"], home)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Plain answer" in done.stdout
     assert any(user_text(r).startswith("My cat Miso loves tuna.") for r in server.chat_requests())
     with open_store(home) as api:
+        # The process exited without waiting for extraction or embedding; the next one finishes them.
+        assert api.ingest_pending(timeout=30)["data"]["pending"]["turns"] == 0
+        assert api.flush(timeout=60)["data"]["drained"]
         texts = [e["text"] for e in api.get_latest(count=10)["data"]]
         assert texts == ["My cat Miso loves tuna.", "Plain answer (memory context attached: False)"]
         assert (api.tier2.ingest_queue.count(), api.tier2.embed_queue.count()) == (0, 0)
