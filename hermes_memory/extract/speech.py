@@ -50,7 +50,6 @@ _ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 _ECHO_SHARE = 0.7
 
 # Recalled-memory fences (Hermes wraps prefetched memory in them) and the system note inside them.
-_FENCE_OPEN = re.compile(r"<\s*memory-context\s*>", re.IGNORECASE)
 _FENCE_TAG = re.compile(r"<\s*(/?)\s*memory-context\s*>", re.IGNORECASE)
 _SYSTEM_NOTE = re.compile(
     r"^[ \t]*\[System note:[^\n]*recalled memory context[^\n]*\][ \t]*(?:\n|$)",
