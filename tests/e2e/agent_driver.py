@@ -3,10 +3,12 @@
 Run by tests/e2e/test_hermes_agent.py in its own process (Hermes sets process-wide state, and the
 offline guard must be installed before Hermes imports its HTTP clients):
 
-    python agent_driver.py HERMES_HOME BASE_URL OUT.json
+    python agent_driver.py HERMES_HOME BASE_URL OUT.json [HOLD_DIR]
 
 HERMES_HOME must already hold the installed, activated provider. Writes what the test asserts on to
-OUT.json; the fake LLM (in the test's process) records what Hermes sent.
+OUT.json; the fake LLM (in the test's process) records what Hermes sent. With HOLD_DIR the driver is
+a long-lived agent that owns the store: after the first turns it writes HOLD_DIR/ready and keeps the
+store open until HOLD_DIR/release appears, so the test can run a second Hermes process meanwhile.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import offline_guard
 offline_guard.install()  # before Hermes imports httpx/openai
 
 HOME, BASE_URL, OUT = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+HOLD = Path(sys.argv[4]) if len(sys.argv) > 4 else None
+HOLD_LIMIT_S = 300
 os.environ["HERMES_HOME"] = HOME
 
 from hermes_memory.api.envelope import run  # noqa: E402
@@ -91,6 +95,8 @@ def main() -> None:
     turn("search", "Search your memory for my dog, please.")
     turn("remember", "Store the fact that my sister Lena lives in Porto.")
     settle(agent)
+    if HOLD is not None:
+        hold(HOLD)
 
     # A store that fails the way a full disk or a locked file does: failed envelopes.
     api = shared_store().api
@@ -139,6 +145,16 @@ def main() -> None:
         out["session_id"] = agent.session_id
     out["refused"] = offline_guard.REFUSED
     OUT.write_text(json.dumps(out, indent=2, default=str), encoding="utf-8")
+
+
+def hold(directory: Path) -> None:
+    """Keep the store open (this agent owns it) until the test writes ``release``."""
+    (directory / "ready").write_text(str(os.getpid()), encoding="utf-8")
+    deadline = time.monotonic() + HOLD_LIMIT_S
+    while not (directory / "release").exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"agent_driver: no release in {directory} after {HOLD_LIMIT_S} s")
+        time.sleep(0.1)
 
 
 def agent_profile() -> str:
