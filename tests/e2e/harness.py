@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -328,10 +329,14 @@ def home_fixture(
 
 # -- store readers (after the processes ended) ---------------------------------------------------
 def all_facts(api: MemoryAPI) -> list[dict[str, Any]]:
-    found = api.fact_query(None, limit=1000, min_confidence=0.0)
-    assert found["success"], found
-    facts: list[dict[str, Any]] = found["data"]
-    return facts
+    """Every fact row, current, superseded and archived alike (read straight from SQLite: the API's
+    queries show only what is believed now)."""
+    conn = sqlite3.connect(f"file:{api.config.db_path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(row) for row in conn.execute("SELECT * FROM facts ORDER BY id")]
+    finally:
+        conn.close()
 
 
 def all_entities(api: MemoryAPI) -> list[dict[str, Any]]:

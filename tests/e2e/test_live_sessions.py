@@ -336,7 +336,8 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         default={"reply": "Let me think about that."},
         after_tools={"reply": "Done."},
     )
-    turns = {"add": home.hermes("Please note in your notes where I live.")}
+    # The user's own words say Hamburg too: the turn's extracted fact, not only the mirrored entry.
+    turns = {"add": home.hermes("I live in Hamburg. Please note that in your notes.")}
     turns["replace"] = home.hermes("Please update your notes with my new city.")
     with home.store() as api:
         after_replace = all_facts(api)
