@@ -130,6 +130,13 @@ def main() -> None:
     profile = agent_profile()
     config = load_settings(HOME).memory_config(HOME, profile)
     with MemoryAPI(config) as reader:
+        out["pending_after_shutdown"] = {
+            "turns": reader.tier2.ingest_queue.count(),
+            "embeddings": reader.tier2.embed_queue.count(),
+        }
+        # What shutdown left queued (it need not wait for extraction) is finished by the next open.
+        flushed = reader.flush(timeout=120)
+        assert flushed["success"] and flushed["data"]["drained"], flushed
         out["episodes_biscuit"] = [s.episode.text for s in reader.tier2.episodes.search("Biscuit", limit=10)]
         facts = reader.fact_query(None, limit=200, min_confidence=0.0)["data"]
         out["facts"] = [

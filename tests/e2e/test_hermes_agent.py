@@ -21,7 +21,7 @@ from typing import Any
 
 import harness
 import pytest
-from harness import HERE, HERMES, Home, Turn, home_fixture, require_hermes, run, user_text
+from harness import HERE, HERMES, Home, Turn, block_of, home_fixture, require_hermes, run, user_text
 
 require_hermes()
 
@@ -95,7 +95,7 @@ def test_1_a_fact_from_turn_one_is_in_the_memory_context_of_a_later_turn(
 ) -> None:
     requests = conversation["requests"]
     first = next(r for r in requests if user_text(r).startswith("I adopted a beagle"))
-    assert "<memory-context>" not in user_text(first)
+    assert "Biscuit" not in (block_of(first) or "")  # nothing to recall yet (a block may say why)
     later = next(r for r in requests if user_text(r).startswith("What do you remember about my beagle?"))
     block = user_text(later).split("<memory-context>", 1)[1]
     assert "Biscuit" in block
@@ -131,8 +131,11 @@ def test_4_provider_errors_do_not_break_the_turn(conversation: dict[str, Any]) -
     assert "unexpected failure (injected by the e2e test)" in json.loads(crashed["tool_results"][-1])["error"]
 
 
-def test_session_end_flushed_and_recorded_the_session(conversation: dict[str, Any]) -> None:
+def test_session_end_recorded_the_session_and_a_later_open_finishes_the_queue(
+    conversation: dict[str, Any],
+) -> None:
     assert conversation["open_stores_after_shutdown"] == 0
+    # Shutdown need not wait for extraction (issue 12: exit at once); the next open finishes it.
     assert conversation["pending"] == {"turns": 0, "embeddings": 0}
     assert "I adopted a beagle named Biscuit last week." in conversation["episodes_biscuit"]
     events = [e for e in conversation["session_events"] if e["session_id"] == conversation["session_id"]]
@@ -210,7 +213,8 @@ def test_6_a_one_shot_run_leaves_its_turn_durably_stored(cli_home: Home) -> None
         flushed = api.flush(timeout=120)
         assert flushed["success"] and flushed["data"]["drained"], flushed
         texts = [e["text"] for e in api.get_latest(count=10)["data"]]
-        assert texts == ["My cat Miso loves tuna.", "Plain answer (memory context attached: False)"]
+        assert texts[0] == "My cat Miso loves tuna." and len(texts) == 2, texts
+        assert texts[1].startswith("Plain answer (memory context attached: "), texts
         assert [e["event_type"] for e in api.timeline_query(event_type="session")["data"]] == ["session"]
         assert any("Miso" in f["content"] for f in api.fact_query("Miso", min_confidence=0.0)["data"])
     assert cli_home.refused() == []

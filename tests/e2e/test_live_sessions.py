@@ -324,7 +324,7 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     home.script(
         [
             {
-                "match": "note in your notes",
+                "match": "note that in your notes",
                 "tool_calls": [memory_call("add", content="User lives in Hamburg.")],
             },
             {
@@ -572,14 +572,21 @@ def test_recall_on_the_command_line_finds_what_hermes_stored(chroma: dict[str, A
 # =====================================================================================================
 # Install into the interpreter Hermes runs in (C5).
 # =====================================================================================================
-def hermes_memory_in(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def hermes_memory_in(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """hermes-memory run by this Python without PYTHONPATH (so another interpreter cannot borrow it)."""
     code = (
         f"import sys; sys.path.insert(0, {str(PACKAGE_ROOT)!r}); "
         "from hermes_memory.cli import main; sys.exit(main(sys.argv[1:]))"
     )
+    # Not in the checkout: a Python started there would import hermes_memory from its working directory.
     return subprocess.run(
-        [sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", code, *argv],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -611,7 +618,7 @@ def test_install_into_a_python_without_hermes_memory_says_so_and_prints_the_fix(
     before = tree(home)
     env = {k: v for k, v in env_for(home).items() if k != "PYTHONPATH"}
     env["PATH"] = os.pathsep.join([str(bindir), env["PATH"]])
-    done = hermes_memory_in(["install", "--activate", "--hermes-home", str(home)], env)
+    done = hermes_memory_in(["install", "--activate", "--hermes-home", str(home)], env, tmp_path)
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     # C5: the word "active" only when that interpreter imports hermes_memory ("NOT active" is fine).
@@ -624,7 +631,7 @@ def test_install_into_a_python_without_hermes_memory_says_so_and_prints_the_fix(
     fixes = [line for line in out.splitlines() if line.startswith("fix: ")]
     assert len(fixes) == 1 and str(venv) in fixes[0], out
     assert "torch" not in fixes[0] or "torch==2.13.0" in fixes[0], fixes
-    removed = hermes_memory_in(["uninstall", "--hermes-home", str(home)], env)
+    removed = hermes_memory_in(["uninstall", "--hermes-home", str(home)], env, tmp_path)
     assert removed.returncode == 0, removed.stdout + removed.stderr
     assert tree(home) == before
 
