@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import DependencyMissingError
+from hermes_memory.hermes.settings import load_memory_config
 from hermes_memory.security.threats import neutralise_data
 
 if TYPE_CHECKING:
@@ -163,7 +164,9 @@ def serve_stdio(
     cannot be opened.
     """
     _fastmcp()  # fail before opening the store when the extra is missing
-    with MemoryAPI(profile=profile, hermes_home=home, config_path=config, actor="mcp", scope=scope) as api:
+    # The same settings Hermes' provider reads for this home (HOME/nextlevel.yaml, or ``config``).
+    resolved = load_memory_config(home, config_path=config, profile=profile)
+    with MemoryAPI(resolved.config, actor="mcp", scope=scope) as api:
         build_server(api).run("stdio")
 
 

@@ -113,7 +113,7 @@ class OpsMethods:
                 return doc
             target = Path(v.path("path", path))
             try:
-                target.write_text(json.dumps(doc, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+                _export.write_private(target, json.dumps(doc, ensure_ascii=False, sort_keys=True))
             except OSError as exc:
                 raise StorageError(f"cannot write export to {target}: {exc}") from exc
             return {"path": str(target), "counts": {t: len(rows) for t, rows in doc["tier2"].items()}}

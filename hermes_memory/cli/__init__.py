@@ -18,7 +18,7 @@ from hermes_memory.cli import (
     _tier_commands,
     demo,
 )
-from hermes_memory.cli._common import EXIT_USAGE, guarded
+from hermes_memory.cli._common import EXIT_USAGE, add_global_options, check_global_options, guarded
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,7 +30,12 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     # Sub-parsers inherit the parser class, so every level reports usage errors the same way.
-    parser = _Parser(prog="hermes-memory", description="Tiered, local-first memory for Hermes Agent.")
+    parser = _Parser(
+        prog="hermes-memory",
+        description="Tiered, local-first memory for Hermes Agent. Global options (--home/--hermes-home, "
+        "--profile, --config, --scope, --json) go before or after the command.",
+    )
+    add_global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo.register(sub)
     _tier_commands.register(sub)
@@ -51,6 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    misplaced = check_global_options(args)
+    if misplaced is not None:
+        parser.error(misplaced)
     return guarded(handler, args)
 
 

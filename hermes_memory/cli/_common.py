@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import HermesMemoryError
+from hermes_memory.hermes.settings import ResolvedConfig, load_memory_config
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the operation was refused or found nothing (envelope success False)
@@ -26,25 +29,99 @@ class CommandError(Exception):
         self.code = code
 
 
-def add_global_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--home", help="HERMES_HOME to use (default: $HERMES_HOME or ~/.hermes)")
-    parser.add_argument("--profile", help="memory profile (default: from config, 'default')")
-    parser.add_argument("--config", help="a YAML config file merged over the defaults")
-    add_scope_option(parser)
-    parser.add_argument("--json", action="store_true", help="print the full JSON envelope")
+# Options every command that opens the memory takes, before or after the subcommand
+# (`hermes-memory --home H stats` and `hermes-memory stats --home H`).
+GLOBAL_OPTIONS = ("home", "profile", "config", "scope", "json")
+_FLAGS = {
+    "home": ("--home", "--hermes-home"),
+    "profile": ("--profile",),
+    "config": ("--config",),
+    "scope": ("--scope",),
+    "json": ("--json",),
+}
+_HELP = {
+    "home": "Hermes' home, HERMES_HOME (default: $HERMES_HOME or ~/.hermes); its nextlevel.yaml is read",
+    "profile": "memory profile (default: the one Hermes uses for this home, normally 'default')",
+    "config": "settings file to use instead of HOME/nextlevel.yaml (that form, or a hermes-memory config)",
+    "scope": "the agent scope to act as (default: config 'scope.name'); reads see only it",
+    "json": "print the full JSON envelope",
+}
+
+
+def add_global_options(
+    parser: argparse.ArgumentParser, names: Iterable[str] = GLOBAL_OPTIONS, *, top: bool = False
+) -> None:
+    """Add the global options ``names`` to ``parser``.
+
+    On a subcommand their default is "absent" (argparse.SUPPRESS), so a value given before the
+    subcommand is not overwritten; the top-level parser holds the real defaults (None / False).
+    """
+    chosen = tuple(names)
+    for name in chosen:
+        default: Any = (False if name == "json" else None) if top else argparse.SUPPRESS
+        if name == "json":
+            parser.add_argument(
+                *_FLAGS[name], dest=name, action="store_true", default=default, help=_HELP[name]
+            )
+        else:
+            parser.add_argument(*_FLAGS[name], dest=name, default=default, help=_HELP[name])
+    if not top:
+        parser.set_defaults(_accepts=frozenset(chosen))
 
 
 def add_scope_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--scope", help="the agent scope to act as (default: config 'scope.name'); reads see only it"
+    add_global_options(parser, ("scope",))
+
+
+def check_global_options(args: argparse.Namespace) -> str | None:
+    """An error message when a global option given before the subcommand does not apply to it."""
+    accepts: frozenset[str] = getattr(args, "_accepts", frozenset())
+    for name in GLOBAL_OPTIONS:
+        if name not in accepts and getattr(args, name, None) not in (None, False):
+            return f"{_FLAGS[name][0]} does not apply to '{command_name(args)}'"
+    return None
+
+
+def command_name(args: argparse.Namespace) -> str:
+    action = getattr(args, "action", None)
+    return f"{args.command} {action}" if isinstance(action, str) else str(args.command)
+
+
+def resolve(args: argparse.Namespace) -> ResolvedConfig:
+    """The configuration Hermes' provider uses for this home (see ``load_memory_config``)."""
+    return load_memory_config(
+        getattr(args, "home", None),
+        config_path=getattr(args, "config", None),
+        profile=getattr(args, "profile", None),
     )
 
 
 def open_api(args: argparse.Namespace, *, backend: str | None = None) -> MemoryAPI:
-    return MemoryAPI(
-        profile=args.profile, hermes_home=args.home, config_path=args.config, actor="cli", backend=backend,
-        scope=getattr(args, "scope", None),
-    )  # fmt: skip
+    return MemoryAPI(resolve(args).config, actor="cli", backend=backend, scope=getattr(args, "scope", None))
+
+
+def home_flag(args: argparse.Namespace) -> str:
+    """`` --hermes-home H`` when a home was given, so printed hints name the same home."""
+    home = getattr(args, "home", None)
+    return f" --hermes-home {shlex.quote(str(home))}" if home else ""
+
+
+_HINT = re.compile(r"`hermes-memory ([a-z][a-z0-9-]*(?: [a-z][a-z0-9-]*)?)([^`]*)`")
+
+
+def with_home(args: argparse.Namespace, text: str) -> str:
+    """``text`` with each quoted `hermes-memory <command>` hint repeating the home that was given."""
+    flag = home_flag(args)
+    if not flag:
+        return text
+
+    def add(match: re.Match[str]) -> str:
+        rest = match.group(2)
+        if "--home" in rest or "--hermes-home" in rest:
+            return match.group(0)
+        return f"`hermes-memory {match.group(1)}{rest}{flag}`"
+
+    return _HINT.sub(add, text)
 
 
 def with_api(args: argparse.Namespace, fn: Callable[[MemoryAPI], int]) -> int:
@@ -61,12 +138,12 @@ def emit(
         print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))
         return EXIT_OK if envelope["success"] else EXIT_FAILED
     if not envelope["success"]:
-        raise CommandError(f"error: {envelope['error']}")
+        raise CommandError(with_home(args, f"error: {envelope['error']}"))
     data = envelope["data"]
     print(render(data) if render is not None else json.dumps(data, ensure_ascii=False, indent=2, default=str))
     degraded = envelope["meta"].get("degraded")
     if degraded:  # the answer is complete for what was reachable; say what was not
-        print(f"note: degraded: {degraded}", file=sys.stderr)
+        print(with_home(args, f"note: degraded: {degraded}"), file=sys.stderr)
     return EXIT_OK
 
 
@@ -75,10 +152,10 @@ def guarded(handler: Handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except CommandError as exc:
-        print(str(exc), file=sys.stderr)
+        print(with_home(args, str(exc)), file=sys.stderr)
         return exc.code
     except HermesMemoryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(with_home(args, f"error: {exc}"), file=sys.stderr)
         return EXIT_FAILED
 
 

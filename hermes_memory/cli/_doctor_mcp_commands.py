@@ -11,8 +11,9 @@ from hermes_memory.cli._common import (
     EXIT_OK,
     CommandError,
     add_global_options,
-    add_scope_option,
+    home_flag,
     open_api,
+    resolve,
 )
 
 _MARK = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
@@ -28,14 +29,11 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_doctor)
 
     m = sub.add_parser("mcp", help="serve recall/remember/timeline/why/forget/stats as an MCP server (stdio)")
-    m.add_argument("--home", help="HERMES_HOME to use (default: $HERMES_HOME or ~/.hermes)")
-    m.add_argument("--profile", help="memory profile (default: from config, 'default')")
-    m.add_argument("--config", help="a YAML config file merged over the defaults")
-    add_scope_option(m)
+    add_global_options(m, ("home", "profile", "config", "scope"))
     m.set_defaults(handler=_mcp)
 
 
-def _table(data: dict[str, Any]) -> str:
+def _table(data: dict[str, Any], repair_hint: str = "--repair") -> str:
     lines = []
     if data["repairs"]:
         for repair in data["repairs"]:
@@ -43,7 +41,7 @@ def _table(data: dict[str, Any]) -> str:
             lines.append(f"repair {repair['action']}: {state}")
         lines.append("")
     for finding in data["findings"]:
-        hint = "  (repairable: --repair)" if finding["repairable"] else ""
+        hint = f"  (repairable: {repair_hint})" if finding["repairable"] else ""
         lines.append(f"{_MARK[finding['status']]} {finding['check']:<24} {finding['detail']}{hint}")
     problems = sum(1 for f in data["findings"] if f["status"] != "ok")
     lines.append("clean" if problems == 0 else f"{problems} problem(s) found")
@@ -51,14 +49,21 @@ def _table(data: dict[str, Any]) -> str:
 
 
 def _doctor(args: argparse.Namespace) -> int:
+    resolved = resolve(args)
     with open_api(args) as api:
         envelope = api.doctor(repair=args.repair)
     if args.json:
+        envelope["meta"]["settings"] = str(resolved.source) if resolved.source else None
         print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))
     elif not envelope["success"]:
         raise CommandError(f"error: {envelope['error']}")
     else:
-        print(_table(envelope["data"]))
+        # Say which store was checked: the one Hermes uses for this home (same settings file).
+        origin = f"settings {resolved.source}" if resolved.source else "default settings (no nextlevel.yaml)"
+        tier3 = resolved.config.tier3
+        vectors = f"{tier3.backend}, embedder {tier3.embedding_model}" if tier3.enabled else "off"
+        print(f"checking {resolved.config.db_path} (vectors: {vectors}; {origin})")
+        print(_table(envelope["data"], f"hermes-memory doctor --repair{home_flag(args)}"))
     if not envelope["success"]:
         return EXIT_FAILED
     return EXIT_OK if envelope["data"]["clean"] else EXIT_FAILED

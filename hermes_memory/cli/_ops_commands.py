@@ -8,8 +8,7 @@ import sys
 from typing import Any
 
 from hermes_memory.api.memory_api import MemoryAPI
-from hermes_memory.cli._common import EXIT_FAILED, EXIT_OK, add_global_options, emit, open_api
-from hermes_memory.config import load_config
+from hermes_memory.cli._common import EXIT_FAILED, EXIT_OK, add_global_options, emit, open_api, resolve
 
 
 def register(sub: Any) -> None:
@@ -75,8 +74,7 @@ def _backup(args: argparse.Namespace) -> int:
 
 def _restore(args: argparse.Namespace) -> int:
     # No MemoryAPI is opened here: restore must write the files before anything holds them open.
-    overrides = {"profile": args.profile} if args.profile else {}
-    config = load_config(args.config, hermes_home=args.home, **overrides)
+    config = resolve(args).config
     envelope = MemoryAPI.restore(args.src, force=args.force, config=config)
 
     def render(d: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import CommandError, add_global_options, emit, with_api
+from hermes_memory.tier1.curated_store import STORE_FILES
 
 
 def _sub(parent: Any, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -141,16 +142,9 @@ def register(sub: Any) -> None:
     # curated ...
     curated = sub.add_parser("curated", help="Hermes' curated MEMORY.md / USER.md (Tier 1)")
     curated_sub = curated.add_subparsers(dest="action", required=True)
-    p = _sub(curated_sub, "get", "print a store's entries")
-    p.add_argument("--store", default="memory")
-    p.set_defaults(
-        handler=lambda a: with_api(
-            a,
-            lambda api: emit(
-                a, api.curated_entries(a.store), lambda d: "\n".join(f"- {e}" for e in d) or "(empty)"
-            ),
-        )
-    )
+    p = _sub(curated_sub, "get", "print a store's entries (and which file they were read from)")
+    p.add_argument("--store", default="memory", help="memory (MEMORY.md) or user (USER.md)")
+    p.set_defaults(handler=lambda a: with_api(a, lambda api: _curated_get(a, api)))
     p = _sub(curated_sub, "add", "append an entry")
     p.add_argument("content")
     p.add_argument("--store", default="memory")
@@ -217,6 +211,21 @@ def _fact_update(args: argparse.Namespace) -> int:
     if not fields:
         raise CommandError("error: give at least one of --content, --category, --confidence, --importance", 2)
     return with_api(args, lambda api: emit(args, api.fact_update(args.uuid, **fields), show.fact_line))
+
+
+def _curated_get(args: argparse.Namespace, api: Any) -> int:
+    envelope = api.curated_entries(args.store)
+    path = api.config.memories_dir / STORE_FILES[args.store] if args.store in STORE_FILES else None
+    if path is not None:
+        envelope["meta"]["path"] = str(path)
+
+    def render(entries: list[str]) -> str:
+        state = "" if path is None or path.exists() else " (does not exist yet)"
+        lines = [f"{args.store} store: {path}{state}"] if path is not None else []
+        lines += [f"- {e}" for e in entries] or ["(empty)"]
+        return "\n".join(lines)
+
+    return emit(args, envelope, render)
 
 
 def _curated_result(d: dict[str, Any]) -> str:

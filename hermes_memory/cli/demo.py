@@ -66,7 +66,11 @@ RECALL_QUERIES = ["Where does Maya live now?", "What is the name of Maya's dog?"
 
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="run the main job on a built-in sample (temp home unless --home)")
-    p.add_argument("--home", help="HERMES_HOME to fill (default: a fresh temporary directory)")
+    p.add_argument(
+        "--home", "--hermes-home", dest="home", default=argparse.SUPPRESS,
+        help="HERMES_HOME to fill (default: a fresh temporary directory)",
+    )  # fmt: skip
+    p.set_defaults(_accepts=frozenset({"home"}))
     p.set_defaults(handler=run_demo)
 
 

@@ -1,156 +1,68 @@
-"""Find time expressions and resolve them against the message time.
+"""Find time expressions and resolve them against the message time and the tense they are said in.
 
 Resolution uses the UTC calendar of the message time (the speaker's time zone is unknown). Weeks
 start on Monday; seasons are northern-hemisphere meteorological (spring = Mar-May, summer =
-Jun-Aug, fall = Sep-Nov, winter = Dec-Feb, named by the year its December falls in). Year-less
-dates ("May 8", "in May") take the year that puts them closest to the message time, ties going
-to the past. Anything that cannot be resolved (31 February, year 3000) yields no mention.
+Jun-Aug, fall = Sep-Nov, winter = Dec-Feb, named by the year its December falls in).
+
+Cyclic expressions without a year ("in May", "May 8", "on Friday", "in the summer") are resolved
+by the tense of their clause (``tense.clause_tense``):
+- past tense: the most recent one; the current month or season counts ("I moved here in May" said
+  in May is this May, "on May 8" said on May 8 is today), but a weekday is before today;
+- future tense: the coming one, again counting the current month or season;
+- present tense: the closest month or season (ties go to the past), but the coming day, weekday or
+  range ("The exam is on May 3" schedules it).
+"last"/"next"/"this" decide by themselves: "last May" is the latest May before this month, "next
+May" the first after it, "next Friday" the Friday of next week, "this coming Friday" the next
+Friday, "last Friday" the latest Friday before today, "this weekend" in the past tense before
+Saturday the one just gone. "in two weeks" is an offset into the future unless the clause is past
+("I did it in two weeks" is a duration, not a date). "Over the weekend" is the weekend just gone in
+the past tense, or when said without a tense early in the week (Monday to Wednesday: "Anything fun
+over the weekend?", but not "Any plans for the weekend?"); otherwise the current or coming one.
+Ranges ("from May to July", "May 3-5", "between Monday and Wednesday") are one mention from the
+start of the first to the end of the last; an end before the start moves a year (a week for
+weekdays). Anything that cannot be resolved (31 February, year 3000) yields no mention.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 
+from hermes_memory.extract import periods as P
+from hermes_memory.extract.periods import Direction, Period
+from hermes_memory.extract.tense import Tense, clause_tense
 from hermes_memory.extract.types import Span, TemporalMention
 
-_MONTH_NAMES = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
-_MONTHS: dict[str, int] = {name.lower(): i + 1 for i, name in enumerate(_MONTH_NAMES)}
-_MONTHS.update({name.lower()[:3]: i + 1 for i, name in enumerate(_MONTH_NAMES)})
+_MONTHS: dict[str, int] = {name.lower(): i + 1 for i, name in enumerate(P.MONTH_NAMES)}
+_MONTHS.update({name.lower()[:3]: i + 1 for i, name in enumerate(P.MONTH_NAMES)})
 _MONTHS["sept"] = 9
 # Month words that are also common English words: only a capitalised form counts as a month.
-_NEEDS_CAPITAL = frozenset({"may", "march", "august", *(n.lower()[:3] for n in _MONTH_NAMES)})
+_NEEDS_CAPITAL = frozenset({"may", "march", "august", *(n.lower()[:3] for n in P.MONTH_NAMES)})
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "a couple of": 2,
-    "couple of": 2,
-    "a couple": 2,
-    "a few": 3,
-    "few": 3,
-}
-_MIN_YEAR, _MAX_YEAR = 1900, 2100
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+    "thirty": 30, "a couple of": 2, "couple of": 2, "a couple": 2, "a few": 3, "few": 3,
+}  # fmt: skip
 # Every expression the pattern knows contains a digit or one of these substrings.
 _CUES = re.compile(
     r"\d|yesterday|today|tonight|tomorrow|last|this|next|past|coming|ago|jan|feb|mar|apr|may|jun|jul|aug"
-    r"|sep|oct|nov|dec|spring|summer|fall|autumn|winter"
+    r"|sep|oct|nov|dec|spring|summer|fall|autumn|winter|day|week|month|year|christmas|halloween|july"
 )
 # Words an expression can start with; the full pattern is only tried at word starts beginning so.
 _STARTS = (
-    "0",
-    "1",
-    "2",
-    "3",
-    "4",
-    "5",
-    "6",
-    "7",
-    "8",
-    "9",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "may",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "oct",
-    "nov",
-    "dec",
-    "spring",
-    "summer",
-    "fall",
-    "autumn",
-    "winter",
-    "last",
-    "this",
-    "next",
-    "in",
-    "during",
-    "since",
-    "until",
-    "till",
-    "by",
-    "early",
-    "late",
-    "mid",
-    "the",
-    "end",
-    "beginning",
-    "start",
-    "middle",
-    "from",
-    "around",
-    "before",
-    "after",
-    "circa",
-    "yesterday",
-    "today",
-    "tonight",
-    "tomorrow",
-    "past",
-    "coming",
-    "a",
-    "an",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "fifteen",
-    "twenty",
-    "thirty",
-    "couple",
-    "few",
-    "about",
-    "around",
-    "roughly",
-    "nearly",
-    "almost",
-    "over",
-    "just",
-    "like",
-)
+    *"0123456789",
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    "spring", "summer", "fall", "autumn", "winter", "last", "this", "next", "in", "during", "since",
+    "until", "till", "by", "early", "late", "mid", "the", "end", "beginning", "start", "middle", "from",
+    "between", "around", "before", "after", "circa", "yesterday", "today", "tonight", "tomorrow", "past",
+    "coming", "a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "fifteen", "twenty", "thirty", "couple", "few", "about", "roughly", "nearly",
+    "almost", "over", "just", "like", "on", "at", "for", "earlier", "later",
+    "christmas", "new", "halloween", "valentine", "boxing", "st", "saint", "independence", *_WEEKDAYS,
+)  # fmt: skip
 _WORD_START = re.compile(r"\b\w")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -158,140 +70,113 @@ _MONTH_RE = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
+# Holidays on a fixed day: (month, day, name). A bare "Christmas", "Halloween" or "New Year's" is a date
+# only after "last/this/next" or one of _HOLIDAY_CUE ("I love Christmas" dates nothing).
+_HOLIDAYS: dict[str, tuple[int, int, str]] = {
+    "christmas eve": (12, 24, "Christmas Eve"), "christmas day": (12, 25, "Christmas Day"),
+    "christmas": (12, 25, "Christmas"), "new years eve": (12, 31, "New Year's Eve"),
+    "new years day": (1, 1, "New Year's Day"), "new years": (1, 1, "New Year's Day"),
+    "halloween": (10, 31, "Halloween"), "valentines day": (2, 14, "Valentine's Day"),
+    "boxing day": (12, 26, "Boxing Day"), "st patricks day": (3, 17, "St Patrick's Day"),
+    "saint patricks day": (3, 17, "St Patrick's Day"), "independence day": (7, 4, "Independence Day"),
+    "the fourth of july": (7, 4, "the Fourth of July"),
+}  # fmt: skip
+_BARE_HOLIDAYS = frozenset({"christmas", "halloween", "new years"})
+_HOLIDAY_CUE = frozenset(
+    "on at for over during since until till before after around by spend spent spending celebrate "
+    "celebrated celebrating".split()
+)
+# "Christmas tree", "Halloween costume": the holiday names a thing, not a day.
+_HOLIDAY_NOUNS = (
+    r"(?:trees?|presents?|gifts?|cards?|music|songs?|carols?|movies?|films?|markets?|lights|decorations?"
+    r"|sweaters?|jumpers?|lists?|shopping|season|spirit|cookies|cakes?|costumes?|parties|party|candy|special"
+    r"|albums?|bonus|break|holidays?|vibes|mood|themed?|stuff|traditions?|ornaments?|stockings?|dinner|eve"
+    r"|day|resolutions?)"
+)
+# After a month word: a word end, and a full stop only after an abbreviation ("Jan.", "Sept.").
+_MDOT = r"\b(?:(?<=\b\w{3})\.|(?<=\bsept)\.)?"
 _NUM_RE = (
     r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|an?|one|two|three|four|five|six|seven|eight"
     r"|nine|ten|eleven|twelve|fifteen|twenty|thirty)"
 )
-_UNIT_RE = r"(?:week|weekend|month|year|summer|winter|spring|fall|autumn|" + "|".join(_WEEKDAYS) + ")"
+_WEEKDAY_RE = "(?:" + "|".join(_WEEKDAYS) + ")"
+_SEASON_RE = r"(?:summer|winter|spring|fall|autumn)"
+_UNIT_RE = rf"(?:week|weekend|month|year|{_SEASON_RE[3:-1]}|{_WEEKDAY_RE[3:-1]})"
+_ORD = r"(?:st|nd|rd|th)?"
+_TO = r"\s*(?:-|\u2013|to|and|until|till|through|thru)\s*"
+# One end of a "from X to Y" range: a date, a month (with a year or not), a weekday or a year.
+_ITEM = (
+    rf"(?:\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+\d{{4}})?|{_MONTH_RE}{_MDOT}(?:\s+\d{{1,2}}{_ORD}\b)?"
+    rf"(?:,?\s+\d{{4}})?|{_WEEKDAY_RE}|(?:19|20)\d{{2}})"
+)
+_ITEM_PARTS = re.compile(
+    rf"(?:(?P<d1>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<m1>{_MONTH_RE})|(?P<m2>{_MONTH_RE})\.?(?:\s+(?P<d2>\d{{1,2}}){_ORD})?"
+    rf"|(?P<wd>{_WEEKDAY_RE})|(?P<yo>(?:19|20)\d{{2}}))(?:,?\s+(?P<y>\d{{4}}))?$"
+)
 
 
 @functools.cache
 def _pattern() -> re.Pattern[str]:
     # Alternatives are ordered longest-first; every quantifier is bounded, so no backtracking blow-up.
-    m = _MONTH_RE
+    m, n = _MONTH_RE, _NUM_RE
     return re.compile(
         rf"""
-        (?P<iso>\b(?P<iso_y>\d{{4}})-(?P<iso_m>\d{{1,2}})-(?P<iso_d>\d{{1,2}})\b)
+        (?P<dayrange>\b(?:(?:from|between)\s+)?(?:(?P<dr_m1>{m}){_MDOT}\s+(?P<dr_a>\d{{1,2}}){_ORD}
+                    |(?P<dr_a2>\d{{1,2}}){_ORD}){_TO}(?P<dr_b>\d{{1,2}}){_ORD}\b
+                    (?:\s+(?:of\s+)?(?P<dr_m2>{m})\b)?(?:,?\s+(?P<dr_y>\d{{4}})\b)?)
+      | (?P<range>\b(?:from|between)\s+(?P<rg_a>{_ITEM}){_TO}(?P<rg_b>{_ITEM})\b)
+      | (?P<iso>\b(?P<iso_y>\d{{4}})-(?P<iso_m>\d{{1,2}})-(?P<iso_d>\d{{1,2}})\b)
       | (?P<slash>\b(?P<sl_a>\d{{1,2}})/(?P<sl_b>\d{{1,2}})/(?P<sl_y>\d{{4}})\b)
-      | (?P<dmy>\b(?P<dmy_d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dmy_m>{m})\b\.?
-                (?:,?\s+(?P<dmy_y>\d{{4}})\b)?)
-      | (?P<mdy>\b(?P<mdy_m>{m})\b\.?\s+(?P<mdy_d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)
-      | (?P<monyear>\b(?P<my_m>{m})\b\.?,?\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)
-      | (?P<seasonyear>\b(?P<sy_s>summer|winter|spring|fall|autumn)\s+(?:of\s+)?(?P<sy_y>\d{{4}})\b)
+      | (?P<dmy>\b(?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{m}){_MDOT}(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)
+      | (?P<mdy>\b(?P<mdy_m>{m}){_MDOT}\s+(?P<mdy_d>\d{{1,2}}){_ORD}\b(?!\s*:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)
+      | (?P<monyear>\b(?P<my_m>{m}){_MDOT},?\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)
+      | (?P<seasonyear>\b(?P<sy_s>{_SEASON_RE})\s+(?:of\s+)?(?P<sy_y>\d{{4}})\b)
+      | (?P<partyear>\b(?P<py_p>early|mid|late)[-\s](?P<py_y>(?:19|20)\d{{2}})\b)
       | (?P<relmon>\b(?P<rm_q>last|this|next|in|during|since|until|till|by|early|late|mid|
                      (?:the\s+)?(?:end|beginning|start|middle)\s+of)(?:\s+|-)(?P<rm_m>{m})\b(?!\.?,?\s*\d))
       | (?P<year>\b(?P<yr_q>in|since|from|until|till|by|during|around|before|after|circa)\s+
                  (?P<yr_y>(?:19|20)\d{{2}})\b(?!\s*(?:%|\$|dollars|people|miles|km|feet)))
+      | (?P<partof>\b(?:at\s+)?(?:the\s+)?(?P<po_p>end|beginning|start|middle)\s+of\s+
+                   (?P<po_q>the|this|next|last)\s+(?P<po_u>month|year)\b)
+      | (?P<partnow>\b(?P<pn_q>earlier|later)\s+(?:this|in\s+the)\s+(?P<pn_u>week|month|year)\b)
       | (?P<dayword>\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today
                    |tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b)
-      | (?P<relp>\b(?P<rp_q>this\s+past|the\s+past|the\s+coming|last|this|next|past|coming)\s+
+      | (?P<relp>\b(?P<rp_q>this\s+past|this\s+coming|the\s+past|the\s+coming|last|this|next|past|coming)\s+
                  (?P<rp_u>{_UNIT_RE})\b)
+      | (?P<theweekend>\b(?:over|on|at|during|for)\s+the\s+weekend\b)
+      | (?P<seasonin>\b(?P<si_q>in|during|over|since|until|by\s+the)\s+(?:the\s+)?(?P<si_s>{_SEASON_RE})\b
+                     (?!\s+(?:of\s+)?\d))
+      | (?P<weekday>\b(?P<wd_q>on|since|until|till|by)\s+(?P<wd_d>{_WEEKDAY_RE})\b
+                    (?!\s+(?:morning|afternoon|evening|night)s\b))
+      | (?P<weekdaypart>\b(?P<wp_d>{_WEEKDAY_RE})\s+(?:morning|afternoon|evening|night)\b)
+      | (?P<holiday>\b(?:(?P<hq>last|this|next)\s+)?(?P<hd>christmas\s+eve|christmas\s+day|christmas
+                    |new\s+year['\u2019]?s(?:\s+eve|\s+day)?|halloween|valentine['\u2019]?s\s+day|boxing\s+day
+                    |(?:st\.?|saint)\s+patrick['\u2019]?s\s+day|independence\s+day|the\s+fourth\s+of\s+july)\b
+                    (?!['\u2019]s\b|\s+{_HOLIDAY_NOUNS}\b))
+      | (?P<ordday>\bon\s+the\s+(?P<od_d>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{m}\b))
       | (?P<ago>\b(?:(?:about|around|roughly|nearly|almost|over|just|like)\s+)?
-               (?P<ago_n>{_NUM_RE})\s+(?P<ago_u>day|week|month|year|decade)s?\s+ago\b)
+               (?P<ago_n>{n})\s+(?P<ago_u>day|week|month|year|decade)s?\s+ago\b)
+      | (?P<fromnow>\b(?P<fn_n>{n})\s+(?P<fn_u>day|week|month|year)s?\s+from\s+(?:now|today)\b)
+      | (?P<inoffset>\bin\s+(?:(?:about|around|roughly|just|another)\s+)?(?P<io_n>{n})\s+
+                    (?P<io_u>day|week|month|year)s?\b(?!\s+(?:old|time)\b))
         """,
         re.VERBOSE,  # matched against ASCII-lower-cased text: case-insensitive patterns are much slower
     )
 
 
-# -- calendar helpers -------------------------------------------------------------------------------
+# -- small readers ---------------------------------------------------------------------------------
 
 
-def _dt(d: date) -> datetime:
-    return datetime(d.year, d.month, d.day, tzinfo=UTC)
+_DIRECTION: dict[Tense, Direction] = {"past": "past", "future": "future", "present": "nearest"}
 
 
-def _add_months(year: int, month: int, delta: int) -> tuple[int, int]:
-    index = year * 12 + (month - 1) + delta
-    return index // 12, index % 12 + 1
+def _direction(tense: Tense) -> Direction:
+    return _DIRECTION[tense]
 
 
-def _day_label(d: date) -> str:
-    return f"{d.day} {_MONTH_NAMES[d.month - 1]} {d.year}"
-
-
-def _closest_year(now: date, month: int, day: int = 1) -> int | None:
-    """The year (now.year - 1 .. + 1) putting month/day closest to now; ties go to the past."""
-    best: tuple[int, int] | None = None
-    for year in (now.year - 1, now.year, now.year + 1):
-        try:
-            candidate = date(year, month, day)
-        except ValueError:
-            continue
-        distance = abs((candidate - now).days) * 2 + (1 if candidate > now else 0)
-        if best is None or distance < best[0]:
-            best = (distance, year)
-    return None if best is None else best[1]
-
-
-# A resolved period: start date, end date (exclusive), granularity, label.
-_Period = tuple[date, date, str, str]
-
-
-def _day(d: date) -> _Period:
-    return d, d + timedelta(days=1), "day", _day_label(d)
-
-
-def _week(d: date) -> _Period:
-    monday = d - timedelta(days=d.weekday())
-    return monday, monday + timedelta(days=7), "week", f"the week of {_day_label(monday)}"
-
-
-def _weekend(monday: date) -> _Period:
-    saturday = monday + timedelta(days=5)
-    return saturday, saturday + timedelta(days=2), "week", f"the weekend of {_day_label(saturday)}"
-
-
-def _month(year: int, month: int) -> _Period | None:
-    if not _MIN_YEAR <= year <= _MAX_YEAR:
-        return None
-    ny, nm = _add_months(year, month, 1)
-    return date(year, month, 1), date(ny, nm, 1), "month", f"{_MONTH_NAMES[month - 1]} {year}"
-
-
-def _year(year: int) -> _Period | None:
-    if not _MIN_YEAR <= year <= _MAX_YEAR:
-        return None
-    return date(year, 1, 1), date(year + 1, 1, 1), "year", str(year)
-
-
-def _season(name: str, year: int) -> _Period | None:
-    if not _MIN_YEAR <= year <= _MAX_YEAR:
-        return None
-    first = _SEASON_START[name]
-    start = date(year, first, 1)
-    ey, em = _add_months(year, first, 3)
-    label = f"winter {year}/{(year + 1) % 100:02d}" if name == "winter" else f"{name} {year}"
-    return start, date(ey, em, 1), "month", label
-
-
-def _season_relative(name: str, qualifier: str, today: date) -> _Period | None:
-    # Candidate seasons around today; pick by qualifier.
-    seasons = [p for y in range(today.year - 2, today.year + 2) if (p := _season(name, y)) is not None]
-    if qualifier == "last":
-        past = [p for p in seasons if p[1] <= today]
-        return past[-1] if past else None
-    if qualifier == "next":
-        future = [p for p in seasons if p[0] > today]
-        return future[0] if future else None
-    # "this summer": the one containing today, else the next one this year, else the latest.
-    for p in seasons:
-        if p[0] <= today < p[1]:
-            return p
-    upcoming = [p for p in seasons if p[0] > today and p[0].year == today.year]
-    if upcoming:
-        return upcoming[0]
-    past = [p for p in seasons if p[1] <= today]
-    return past[-1] if past else None
-
-
-def _weekday(index: int, qualifier: str, today: date) -> _Period:
-    if qualifier == "last":
-        delta = (today.weekday() - index) % 7 or 7
-        return _day(today - timedelta(days=delta))
-    if qualifier == "next":
-        delta = (index - today.weekday()) % 7 or 7
-        return _day(today + timedelta(days=delta))
-    return _day(today - timedelta(days=today.weekday()) + timedelta(days=index))
+def _day_direction(tense: Tense) -> Direction:
+    """A day or a range in the present tense is a scheduled one: "The exam is on May 3" is the coming one."""
+    return "past" if tense == "past" else "future"
 
 
 def _number(text: str) -> int | None:
@@ -301,91 +186,9 @@ def _number(text: str) -> int | None:
     return _NUMBERS.get(key)
 
 
-# -- resolution per alternative -------------------------------------------------------------------
-
-
-def _resolve_relp(qualifier: str, unit: str, today: date) -> _Period | None:
-    q = " ".join(qualifier.lower().split())
-    if q in ("the past", "past"):
-        return _rolling(unit, today)
-    q = {"this past": "last", "coming": "next", "the coming": "next"}.get(q, q)
-    step = {"last": -1, "this": 0, "next": 1}[q]
-    if unit == "week":
-        return _week(today + timedelta(days=7 * step))
-    if unit == "weekend":
-        return _weekend(today - timedelta(days=today.weekday()) + timedelta(days=7 * step))
-    if unit == "month":
-        return _month(*_add_months(today.year, today.month, step))
-    if unit == "year":
-        return _year(today.year + step)
-    if unit in _SEASON_START:
-        return _season_relative(unit, q, today)
-    return _weekday(_WEEKDAYS.index(unit), q, today)
-
-
-def _rolling(unit: str, today: date) -> _Period | None:
-    days = {"week": 7, "weekend": 7, "month": 30, "year": 365}.get(unit)
-    if days is None:
-        return None
-    granularity = "week" if unit == "weekend" else unit
-    return (
-        today - timedelta(days=days),
-        today + timedelta(days=1),
-        granularity,
-        f"the {unit} up to {_day_label(today)}",
-    )
-
-
-def _resolve_ago(amount: str, unit: str, today: date) -> _Period | None:
+def _offset(amount: str, unit: str, sign: int, today: date) -> Period | None:
     n = _number(amount)
-    if n is None or n > 200:
-        return None
-    vague = "few" in amount.lower()
-    unit = unit.lower()
-    try:
-        if unit == "day":
-            target = today - timedelta(days=n)
-            return _week(target) if vague else _day(target)
-        if unit == "week":
-            target = today - timedelta(weeks=n)
-            return _month(target.year, target.month) if vague else _week(target)
-        if unit == "month":
-            return _month(*_add_months(today.year, today.month, -n))
-        return _year(today.year - n * (10 if unit == "decade" else 1))
-    except OverflowError:
-        return None
-
-
-def _resolve_month(qualifier: str, month: int, today: date) -> _Period | None:
-    q = qualifier.lower()
-    if q == "last":
-        year = today.year if month < today.month else today.year - 1
-    elif q == "next":
-        year = today.year if month > today.month else today.year + 1
-    elif q == "this":
-        year = today.year
-    else:
-        found = _closest_year(today, month, 15)
-        if found is None:
-            return None
-        year = found
-    return _month(year, month)
-
-
-def _resolve_date(year: int | None, month: int, day: int, today: date) -> tuple[_Period, bool] | None:
-    if year is None:
-        year = _closest_year(today, month, day)
-        if year is None:
-            return None
-        relative = True
-    else:
-        relative = False
-    if not _MIN_YEAR <= year <= _MAX_YEAR:
-        return None
-    try:
-        return _day(date(year, month, day)), relative
-    except ValueError:
-        return None
+    return None if n is None else P.offset(n, unit.lower(), sign, today, vague="few" in amount.lower())
 
 
 def _month_of(word: str) -> int | None:
@@ -395,79 +198,340 @@ def _month_of(word: str) -> int | None:
     return _MONTHS.get(key)
 
 
-def _resolve(match: re.Match[str], text: str, today: date) -> tuple[_Period, bool, Span] | None:
-    """(period, is_relative, span within the sentence) for one match, or None if unresolvable.
-
-    ``match`` ran on the lower-cased text; month words are read from the original ``text`` because
-    "May" the month and "may" the verb differ only in case.
-    """
-    kind = match.lastgroup
-    span = match.span()
-
-    def g(name: str) -> str:
-        s, e = match.span(name)
-        return text[s:e] if s >= 0 else ""
-
-    found: tuple[_Period, bool] | None = None
-    period: _Period | None = None
-    month: int | None
-    if kind == "iso":
-        if 1 <= int(g("iso_m")) <= 12:
-            found = _resolve_date(int(g("iso_y")), int(g("iso_m")), int(g("iso_d")), today)
-    elif kind == "slash":
-        a, b = int(g("sl_a")), int(g("sl_b"))
-        m, d = (b, a) if a > 12 else (a, b)  # US order unless the first part cannot be a month
-        found = _resolve_date(int(g("sl_y")), m, d, today) if 1 <= m <= 12 else None
-    elif kind in ("dmy", "mdy"):
-        month = _month_of(g(f"{kind}_m"))
-        year = g(f"{kind}_y")
-        if month is not None:
-            found = _resolve_date(int(year) if year else None, month, int(g(f"{kind}_d")), today)
-    elif kind == "monyear":
-        month = _month_of(g("my_m"))
-        period = None if month is None else _month(int(g("my_y")), month)
-        return None if period is None else (period, False, span)
-    elif kind == "seasonyear":
-        period = _season(g("sy_s").lower().replace("autumn", "fall"), int(g("sy_y")))
-        return None if period is None else (period, False, span)
-    elif kind == "relmon":
-        month = _month_of(g("rm_m"))
-        qualifier = " ".join(g("rm_q").lower().split())
-        if month is None:
-            return None
-        if qualifier not in ("last", "this", "next"):
-            span = match.span("rm_m")  # "in May": the preposition stays outside the mention
-        period = _resolve_month(qualifier, month, today)
-        return None if period is None else (period, True, span)
-    elif kind == "year":
-        period = _year(int(g("yr_y")))
-        return None if period is None else (period, False, match.span("yr_y"))
-    elif kind == "dayword":
-        word = " ".join(g("dayword").lower().split())
-        offset = {
-            "yesterday": -1,
-            "last night": -1,
-            "tomorrow": 1,
-            "the day before yesterday": -2,
-            "the day after tomorrow": 2,
-        }.get(word, 0)
-        return _day(today + timedelta(days=offset)), True, span
-    elif kind == "relp":
-        unit = g("rp_u").lower().replace("autumn", "fall")
-        period = _resolve_relp(g("rp_q"), unit, today)
-        return None if period is None else (period, True, span)
-    elif kind == "ago":
-        period = _resolve_ago(g("ago_n"), g("ago_u"), today)
-        return None if period is None else (period, True, span)
-    else:
+def _explicit_date(year: int, month: int, day: int) -> Period | None:
+    if not P.in_range(year) or not 1 <= month <= 12:
         return None
+    try:
+        return P.day(date(year, month, day))
+    except ValueError:
+        return None
+
+
+def _date(year: str, month: int | None, day: int, direction: Direction, today: date) -> Period | None:
+    if month is None:
+        return None
+    if year:
+        return _explicit_date(int(year), month, day)
+    return P.date_in(month, day, direction, today)
+
+
+# -- resolution of the relative alternatives ------------------------------------------------------
+
+
+def _resolve_relp(qualifier: str, unit: str, tense: Tense, today: date) -> Period | None:
+    q = " ".join(qualifier.lower().split())
+    if q in ("the past", "past"):
+        return P.rolling(unit, today)
+    if q in ("this coming", "coming", "the coming") and unit in _WEEKDAYS:
+        return P.weekday_in(_WEEKDAYS.index(unit), "future", today)  # "this coming Friday": the next one
+    q = {"this past": "last", "coming": "next", "the coming": "next", "this coming": "next"}.get(q, q)
+    step = {"last": -1, "this": 0, "next": 1}[q]
+    if unit == "week":
+        return P.week(today + timedelta(days=7 * step))
+    if unit == "weekend":
+        if q == "this" and tense == "past" and today.weekday() < 5:
+            step = -1  # "I went hiking this weekend", said on a Wednesday: the one just gone
+        return P.weekend(today + timedelta(days=7 * step))
+    if unit == "month":
+        return P.month(*P.add_months(today.year, today.month, step))
+    if unit == "year":
+        return P.year(today.year + step)
+    if unit in P.SEASON_START:
+        if q == "last":
+            return P.last_season(unit, today)
+        if q == "next":
+            return P.next_season(unit, today)
+        return P.season_in(unit, "future", today) if tense == "future" else P.this_season(unit, today)
+    index = _WEEKDAYS.index(unit)
+    if q == "last":
+        return P.weekday_in(index, "past", today)
+    if q == "next":
+        return P.day(today - timedelta(days=today.weekday()) + timedelta(days=7 + index))
+    # "this Friday": the one of this week, unless the tense points across today
+    this = today - timedelta(days=today.weekday()) + timedelta(days=index)
+    if tense == "future" and this < today:
+        this += timedelta(days=7)
+    elif tense == "past" and this > today:
+        this -= timedelta(days=7)
+    return P.day(this)
+
+
+def _resolve_month(qualifier: str, month: int, tense: Tense, today: date) -> Period | None:
+    q = " ".join(qualifier.lower().split())
+    if q == "last":
+        return P.month(today.year if month < today.month else today.year - 1, month)
+    if q == "next":
+        return P.month(today.year if month > today.month else today.year + 1, month)
+    if q == "this":
+        return P.month(today.year, month)
+    whole = P.month_in(month, "past" if q == "since" else _direction(tense), today)
+    if whole is None:
+        return None
+    part = {"early": "early", "beginning of": "early", "start of": "early", "mid": "mid", "middle of": "mid",
+            "late": "late", "end of": "late"}.get(q.removeprefix("the "))  # fmt: skip
+    return P.part_of_month(part, whole) if part else whole
+
+
+def _resolve_item(item: str, text_item: str, direction: Direction, today: date) -> Period | None:
+    """One end of a range; ``item`` is lower-cased, ``text_item`` the original words."""
+    parts = _ITEM_PARTS.match(item)
+    if parts is None:
+        return None
+
+    def original(name: str) -> str:
+        s, e = parts.span(name)
+        return text_item[s:e] if s >= 0 else ""
+
+    year = parts.group("y") or ""
+    if parts.group("yo"):
+        return P.year(int(parts.group("yo")))
+    if parts.group("wd"):
+        return P.weekday_in(_WEEKDAYS.index(parts.group("wd")), direction, today)
+    if parts.group("d1"):
+        return _date(year, _month_of(original("m1")), int(parts.group("d1")), direction, today)
+    month = _month_of(original("m2"))
+    if month is None:
+        return None
+    if parts.group("d2"):
+        return _date(year, month, int(parts.group("d2")), direction, today)
+    return P.month(int(year), month) if year else P.month_in(month, direction, today)
+
+
+# -- one match -------------------------------------------------------------------------------------
+
+# (period, is_relative, span within the sentence) of one match
+_Resolved = tuple[Period, bool, Span]
+
+
+class _Match:
+    """One pattern match with the original text (month words need their case) and a lazy tense."""
+
+    def __init__(self, match: re.Match[str], text: str, tense_of: Callable[[], Tense]):
+        self.match = match
+        self.text = text
+        self._tense_of = tense_of
+        self._tense: Tense | None = None
+
+    def g(self, name: str) -> str:
+        s, e = self.match.span(name)
+        return self.text[s:e] if s >= 0 else ""
+
+    def low(self, name: str) -> str:
+        return " ".join(self.g(name).lower().split())
+
+    @property
+    def tense(self) -> Tense:
+        if self._tense is None:
+            self._tense = self._tense_of()
+        return self._tense
+
+
+def _r_dayrange(m: _Match, today: date) -> _Resolved | None:
+    month = _month_of(m.g("dr_m1") or m.g("dr_m2"))
+    if month is None or (m.g("dr_m1") and m.g("dr_m2")):
+        return None
+    a, b = int(m.g("dr_a") or m.g("dr_a2")), int(m.g("dr_b"))
+    if b <= a:
+        return None
+    year = m.g("dr_y")
+    first = _date(year, month, a, _day_direction(m.tense), today)
+    if first is None:
+        return None
+    last = _explicit_date(first.start.year, month, b)
+    if last is None:
+        return None
+    label = f"from {first.label} to {last.label}"
+    return Period(first.start, last.end, "day", label), not year, m.match.span()
+
+
+def _r_range(m: _Match, today: date) -> _Resolved | None:
+    direction = _day_direction(m.tense)
+    a_low, b_low = m.low("rg_a"), m.low("rg_b")
+    first = _resolve_item(a_low, " ".join(m.g("rg_a").split()), direction, today)
+    last = _resolve_item(b_low, " ".join(m.g("rg_b").split()), direction, today)
+    if first is None or last is None:
+        return None
+    weekdays = any(a_low.startswith(w) for w in _WEEKDAYS)
+    joined = P.join(first, last, m.tense == "past", 7 if weekdays else 365)
+    relative = not re.search(r"\d{4}", a_low + " " + b_low)
+    return None if joined is None else (joined, relative, m.match.span())
+
+
+def _r_iso(m: _Match, today: date) -> _Resolved | None:
+    found = _explicit_date(int(m.g("iso_y")), int(m.g("iso_m")), int(m.g("iso_d")))
+    return None if found is None else (found, False, m.match.span())
+
+
+def _r_slash(m: _Match, today: date) -> _Resolved | None:
+    a, b = int(m.g("sl_a")), int(m.g("sl_b"))
+    month, day = (b, a) if a > 12 else (a, b)  # US order unless the first part cannot be a month
+    found = _explicit_date(int(m.g("sl_y")), month, day)
+    return None if found is None else (found, False, m.match.span())
+
+
+def _r_dmy(m: _Match, today: date) -> _Resolved | None:
+    return _day_month(m, "dmy", today)
+
+
+def _r_mdy(m: _Match, today: date) -> _Resolved | None:
+    return _day_month(m, "mdy", today)
+
+
+def _day_month(m: _Match, kind: str, today: date) -> _Resolved | None:
+    month = _month_of(m.g(f"{kind}_m"))
+    if month is None:
+        return None
+    year = m.g(f"{kind}_y")
+    direction = "nearest" if year else _day_direction(m.tense)
+    found = _date(year, month, int(m.g(f"{kind}_d")), direction, today)
+    return None if found is None else (found, not year, m.match.span())
+
+
+def _r_monyear(m: _Match, today: date) -> _Resolved | None:
+    month = _month_of(m.g("my_m"))
+    found = None if month is None else P.month(int(m.g("my_y")), month)
+    return None if found is None else (found, False, m.match.span())
+
+
+def _r_seasonyear(m: _Match, today: date) -> _Resolved | None:
+    found = P.season(m.low("sy_s").replace("autumn", "fall"), int(m.g("sy_y")))
+    return None if found is None else (found, False, m.match.span())
+
+
+def _r_partyear(m: _Match, today: date) -> _Resolved | None:
+    found = P.part_of_year(m.low("py_p"), int(m.g("py_y")))
+    return None if found is None else (found, False, m.match.span())
+
+
+def _r_relmon(m: _Match, today: date) -> _Resolved | None:
+    month = _month_of(m.g("rm_m"))
+    qualifier = m.low("rm_q")
+    if month is None:
+        return None
+    span = m.match.span()
+    if qualifier in ("in", "during", "since", "until", "till", "by"):
+        span = m.match.span("rm_m")  # "in May": the preposition stays outside the mention
+    found = _resolve_month(qualifier, month, m.tense, today)
+    return None if found is None else (found, True, span)
+
+
+def _r_year(m: _Match, today: date) -> _Resolved | None:
+    found = P.year(int(m.g("yr_y")))
+    return None if found is None else (found, False, m.match.span("yr_y"))
+
+
+def _r_partof(m: _Match, today: date) -> _Resolved | None:
+    found = P.part_of(m.low("po_p"), m.low("po_q"), m.low("po_u"), today)
+    return None if found is None else (found, True, m.match.span())
+
+
+def _r_partnow(m: _Match, today: date) -> _Resolved | None:
+    return P.part_now(m.low("pn_q"), m.low("pn_u"), today), True, m.match.span()
+
+
+def _r_dayword(m: _Match, today: date) -> _Resolved | None:
+    offset = {
+        "yesterday": -1, "last night": -1, "tomorrow": 1, "the day before yesterday": -2,
+        "the day after tomorrow": 2,
+    }.get(m.low("dayword"), 0)  # fmt: skip
+    return P.day(today + timedelta(days=offset)), True, m.match.span()
+
+
+def _r_relp(m: _Match, today: date) -> _Resolved | None:
+    found = _resolve_relp(m.g("rp_q"), m.low("rp_u").replace("autumn", "fall"), m.tense, today)
+    return None if found is None else (found, True, m.match.span())
+
+
+def _r_theweekend(m: _Match, today: date) -> _Resolved | None:
+    # past: the latest weekend that has begun; otherwise this one if it is on, else the coming one
+    # a question with no tense ("Anything fun over the weekend?") early in the week asks about the last one
+    asked_early = m.tense == "present" and today.weekday() < 3 and not m.low("theweekend").startswith("for")
+    if today.weekday() < 5 and (m.tense == "past" or asked_early):
+        return P.weekend(today - timedelta(days=7)), True, m.match.span()
+    return P.weekend(today), True, m.match.span()
+
+
+def _r_seasonin(m: _Match, today: date) -> _Resolved | None:
+    direction = "past" if m.low("si_q") == "since" else _direction(m.tense)
+    found = P.season_in(m.low("si_s").replace("autumn", "fall"), direction, today)
+    words = m.text[m.match.end("si_q") : m.match.end()]
+    span = (m.match.end() - len(words.lstrip()), m.match.end())  # "the summer": the preposition stays out
+    return None if found is None else (found, True, span)
+
+
+def _r_weekday(m: _Match, today: date) -> _Resolved | None:
+    direction: Direction = "past" if m.low("wd_q") == "since" or m.tense == "past" else "future"
+    found = P.weekday_in(_WEEKDAYS.index(m.low("wd_d")), direction, today)
+    return found, True, m.match.span("wd_d")
+
+
+def _r_weekdaypart(m: _Match, today: date) -> _Resolved | None:
+    direction: Direction = "past" if m.tense == "past" else "future"
+    return P.weekday_in(_WEEKDAYS.index(m.low("wp_d")), direction, today), True, m.match.span()
+
+
+def _r_holiday(m: _Match, today: date) -> _Resolved | None:
+    key = re.sub(r"[.'\u2019]", "", m.low("hd"))
+    month, day, name = _HOLIDAYS[key]
+    qualifier = m.low("hq")
+    if not qualifier and key in _BARE_HOLIDAYS:
+        before = m.text[max(0, m.match.start() - 16) : m.match.start()].lower().split()
+        if not before or before[-1] not in _HOLIDAY_CUE:
+            return None
+    found = _holiday_day(month, day, qualifier, m.tense, today)
     if found is None:
         return None
-    return found[0], found[1], span
+    labelled = Period(found.start, found.end, "day", f"{name} {found.start.year}")
+    return labelled, True, m.match.span() if qualifier else m.match.span("hd")
+
+
+def _holiday_day(month: int, day: int, qualifier: str, tense: Tense, today: date) -> Period | None:
+    if qualifier == "this":
+        return _explicit_date(today.year, month, day)
+    if qualifier == "last":
+        found = P.date_in(month, day, "past", today)
+        return found if found is None or found.start < today else _explicit_date(today.year - 1, month, day)
+    if qualifier == "next":
+        found = P.date_in(month, day, "future", today)
+        return found if found is None or found.start > today else _explicit_date(today.year + 1, month, day)
+    return P.date_in(month, day, _day_direction(tense), today)
+
+
+def _r_ordday(m: _Match, today: date) -> _Resolved | None:
+    found = P.day_of_month(int(m.g("od_d")), _day_direction(m.tense), today)
+    return None if found is None else (found, True, (m.match.start("od_d"), m.match.end()))
+
+
+def _r_ago(m: _Match, today: date) -> _Resolved | None:
+    found = _offset(m.g("ago_n"), m.g("ago_u"), -1, today)
+    return None if found is None else (found, True, m.match.span())
+
+
+def _r_fromnow(m: _Match, today: date) -> _Resolved | None:
+    found = _offset(m.g("fn_n"), m.g("fn_u"), 1, today)
+    return None if found is None else (found, True, m.match.span())
+
+
+def _r_inoffset(m: _Match, today: date) -> _Resolved | None:
+    before = m.text[max(0, m.match.start() - 24) : m.match.start()]
+    if m.tense == "past" or _SPAN_NOT_DATE_BEFORE.search(before):
+        return None  # "I finished it in two weeks", "the first time in two years": a span, not a date
+    found = _offset(m.g("io_n"), m.g("io_u"), 1, today)
+    return None if found is None else (found, True, m.match.span())
+
+
+_RESOLVERS: dict[str, Callable[[_Match, date], _Resolved | None]] = {
+    name.removeprefix("_r_"): fn for name, fn in globals().items() if name.startswith("_r_") and callable(fn)
+}
+# A weekday after one of these words is not a date: "every Friday", "Black Friday", "Good Friday".
+# "in two years" after one of these words is a span of time: "the first time in two years".
+_SPAN_NOT_DATE_BEFORE = re.compile(r"\b(?:time|ever|once|twice|best|worst|most|least|longest)\s+$", re.I)
+_NOT_A_DATE_BEFORE = re.compile(r"(?:every|each|black|good|cyber|easter|palm|ash|super)\s+$")
 
 
 def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMention]:
-    """Time expressions in ``text`` resolved against ``now`` (aware); spans are shifted by ``offset``.
+    """Time expressions in ``text`` resolved against ``now`` (aware) and the tense of their clause;
+    spans are shifted by ``offset``.
 
     Never raises on odd text: an expression that cannot be resolved is simply left out.
     """
@@ -483,29 +547,45 @@ def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMen
         if pos < consumed or not low.startswith(_STARTS, pos):
             continue
         match = pattern.match(low, pos)
-        if match is None:
+        if match is None or match.lastgroup is None:
+            continue
+        if match.lastgroup.startswith("weekday") and _NOT_A_DATE_BEFORE.search(low[max(0, pos - 12) : pos]):
             continue
         consumed = match.end()
-        resolved = _resolve(match, text, today)
+        s0, e0 = match.span()
+        resolved = _RESOLVERS[match.lastgroup](
+            _Match(match, text, functools.partial(clause_tense, text, s0, e0)), today
+        )
         if resolved is None:
             continue
-        (start, end, granularity, label), relative, (s, e) = resolved
+        period, relative, (s, e) = resolved
         mentions.append(
             TemporalMention(
                 text=text[s:e],
-                start=_dt(start),
-                end=_dt(end),
-                granularity=granularity,
+                start=_dt(period.start),
+                end=_dt(period.end),
+                granularity=period.granularity,
                 is_relative=relative,
                 span=(s + offset, e + offset),
-                label=label,
+                label=period.label,
             )
         )
     return mentions
 
 
+def _dt(d: date) -> datetime:
+    return datetime(d.year, d.month, d.day, tzinfo=UTC)
+
+
+# Labels that already read as an adverbial phrase ("from May 2026 to July 2026", "earlier in 2026").
+_ADVERBIAL_LABEL = ("from ", "earlier in ", "later in ")
+_HOLIDAY_NAMES = frozenset(name for _, _, name in _HOLIDAYS.values())
+
+
 def as_phrase(mention: TemporalMention) -> str:
     """The mention as an adverbial phrase for a fact: "on 8 May 2023", "in May 2023", "in 2022"."""
+    if mention.label.startswith(_ADVERBIAL_LABEL) or mention.label.rsplit(" ", 1)[0] in _HOLIDAY_NAMES:
+        return mention.label  # "Christmas 2026" reads after any verb or preposition
     if mention.granularity == "day" or mention.label.startswith("the weekend"):
         return f"on {mention.label}"
     return f"in {mention.label}"

@@ -60,6 +60,77 @@ def set_provider(path: Path, name: str) -> bool:
     return True
 
 
+def unset_provider(path: Path) -> bool:
+    """Remove the ``memory.provider`` key (and a ``memory:`` section left empty by that). Returns True
+    when the file changed. Raises ConfigError when it cannot be done safely (then nothing is written)."""
+    if not path.exists():
+        return False
+    original_text = _read(path)
+    original = _parse(path, original_text)
+    memory = original.get("memory")
+    if not isinstance(memory, dict) or "provider" not in memory:
+        return False
+    expected = dict(original)
+    rest = {k: v for k, v in memory.items() if k != "provider"}
+    if rest:
+        expected["memory"] = rest
+    else:
+        del expected["memory"]
+    new_text = without_provider(original_text)
+    if new_text is None or _parse(path, new_text) != expected:
+        new_text = _ruamel_unset(path, original_text)
+    if _parse(path, new_text) != expected:
+        raise ConfigError(f"{path}: could not remove memory.provider safely; remove it by hand")
+    _write(path, new_text)
+    return True
+
+
+def without_provider(text: str) -> str | None:
+    """``text`` without the ``provider:`` line of its top-level ``memory:`` block (and without the
+    ``memory:`` line when nothing else is left in it); None when the shape is not that simple."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if _TOP_MEMORY.match(line.rstrip("\r\n"))), None)
+    if start is None:
+        return None
+    end = start + 1
+    while end < len(lines) and not _TOP_KEY.match(lines[end]):
+        end += 1
+    children = [
+        i for i in range(start + 1, end) if lines[i].strip() and not lines[i].lstrip().startswith("#")
+    ]
+    if not children:
+        return None
+    first = lines[children[0]]
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    found = [i for i in children if re.match(rf"^{re.escape(indent)}provider:[ \t]*[^\s|>]", lines[i])]
+    if len(found) != 1:
+        return None
+    del lines[found[0]]
+    if len(children) == 1:
+        del lines[start]
+    return "".join(lines)
+
+
+def _ruamel_unset(path: Path, text: str) -> str:
+    try:
+        ruamel = importlib.import_module("ruamel.yaml")
+    except ImportError as exc:
+        raise ConfigError(
+            f"{path}: its 'memory' section is written in a form this tool only edits with ruamel.yaml "
+            "(pip install ruamel.yaml), or remove 'memory.provider' by hand"
+        ) from exc
+    rt = ruamel.YAML(typ="rt")
+    rt.preserve_quotes = True
+    data = rt.load(text)
+    memory = data["memory"]
+    del memory["provider"]
+    if not memory:
+        del data["memory"]
+    out = io.StringIO()
+    rt.dump(data, out)
+    return out.getvalue()
+
+
 def _text_edit(text: str, name: str) -> str | None:
     lines = text.splitlines(keepends=True)
     value = name if name else '""'
@@ -149,4 +220,4 @@ def _write(path: Path, text: str) -> None:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-__all__ = ["read_provider", "set_provider"]
+__all__ = ["read_provider", "set_provider", "unset_provider", "without_provider"]

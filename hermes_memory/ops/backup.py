@@ -10,6 +10,7 @@ fingerprint of Tier 2; if it lags the snapshot it is rebuilt on first use.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import time
@@ -48,19 +49,20 @@ def backup(tier2: Tier2, curated: CuratedStore | None, graph_dir: Path | None, d
     if occupied:
         raise ConflictError(f"backup destination {dest} exists and is not empty")
     try:
-        dest.mkdir(parents=True, exist_ok=True)
+        dest.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(dest, 0o700)  # a backup holds everything the user ever said: owner only
         tier2.ingest_queue.absorb()  # queued turns still in the inbox belong in the backup
         tier2.db.backup_to(dest / DB_NAME)
         files = [DB_NAME]
         if curated is not None:
-            (dest / "memories").mkdir()
+            (dest / "memories").mkdir(mode=0o700)
             for name in STORE_FILES.values():
                 src = curated.memories_dir / name
                 if src.exists():  # written by atomic replace, so a plain copy is never torn
                     shutil.copy2(src, dest / "memories" / name)
                     files.append(f"memories/{name}")
         if graph_dir is not None and graph_dir.is_dir():
-            (dest / "graph").mkdir()
+            (dest / "graph").mkdir(mode=0o700)
             for src in graph_dir.iterdir():
                 if src.is_file() and not src.name.startswith("."):
                     shutil.copy2(src, dest / "graph" / src.name)
@@ -74,9 +76,16 @@ def backup(tier2: Tier2, curated: CuratedStore | None, graph_dir: Path | None, d
             "vectors": "not copied; restore re-enqueues every chunk and entity (reindex)",
         }  # fmt: skip
         (dest / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+        _owner_only(dest)
     except (OSError, sqlite3.Error) as exc:
         raise StorageError(f"cannot write backup to {dest}: {exc}") from exc
     return dict(manifest)
+
+
+def _owner_only(dest: Path) -> None:
+    """Files 0600 and folders 0700 under ``dest`` (copies keep their source's mode otherwise)."""
+    for path in [dest, *dest.rglob("*")]:
+        os.chmod(path, 0o700 if path.is_dir() else 0o600)
 
 
 def read_manifest(src: Path) -> dict[str, Any]:

@@ -13,6 +13,7 @@ into its own scope; facts, entities, relations, timeline events and fact chunks 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from typing import Any
 
@@ -266,6 +267,22 @@ def import_data(
     }
 
 
+def write_private(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` readable by its owner only (0600, also when the file existed).
+
+    Memory exports hold everything the user ever said. Raises OSError.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fd = -1
+            fh.write(text)
+    finally:
+        if fd != -1:
+            os.close(fd)
+
+
 def load_file(path: str) -> Any:
     """Read an export file. Raises ValidationError when it is missing, unreadable or not JSON."""
     try:
@@ -277,4 +294,4 @@ def load_file(path: str) -> Any:
         raise ValidationError(f"export file {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from exc
 
 
-__all__ = ["FORMAT", "TABLES", "VERSION", "export_data", "import_data", "load_file"]
+__all__ = ["FORMAT", "TABLES", "VERSION", "export_data", "import_data", "load_file", "write_private"]

@@ -270,17 +270,22 @@ def test_curated_commands(cli: Run, tmp_path: Path) -> None:
     cli("curated", "add", "Maya prefers short answers.", "--store", "user")
     code, out, _ = cli("curated", "add", "Project Atlas deploys on Fridays.")
     assert code == 0 and "no duplicate" in out
-    code, out, _ = cli("curated", "get")
-    assert code == 0 and out.strip() == "- Project Atlas deploys on Fridays."
+    memory_md = tmp_path / "home" / "memories" / "MEMORY.md"
+    code, out, _ = cli("curated", "get")  # says which file it read
+    assert code == 0 and out.splitlines() == [
+        f"memory store: {memory_md}",
+        "- Project Atlas deploys on Fridays.",
+    ]
     code, out, _ = cli("curated", "get", "--store", "user", "--json")
     assert code == 0 and envelope(out)["data"] == ["Maya prefers short answers."]
+    assert envelope(out)["meta"]["path"] == str(memory_md.with_name("USER.md"))
     code, out, _ = cli("curated", "replace", "Fridays", "Project Atlas deploys on Thursdays.")
     assert code == 0 and out.startswith("Entry replaced.")
     assert (tmp_path / "home" / "memories" / "MEMORY.md").read_text() == "Project Atlas deploys on Thursdays."
     code, out, _ = cli("curated", "remove", "Thursdays", "--json")
     assert code == 0 and envelope(out)["data"]["entries"] == []
     code, out, _ = cli("curated", "get")
-    assert code == 0 and out.strip() == "(empty)"
+    assert code == 0 and out.splitlines()[1:] == ["(empty)"]
     one_error_line(*cli("curated", "remove", "never written"))
 
 

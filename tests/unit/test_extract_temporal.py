@@ -6,7 +6,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from hermes_memory.extract import MessageInput, extract
 from hermes_memory.extract.temporal import as_phrase, find_temporal
+from hermes_memory.extract.tense import clause_tense
 
 
 def at(year: int, month: int, day: int, hour: int = 12) -> datetime:
@@ -49,9 +51,13 @@ def one(text: str, now: datetime) -> tuple[date, date, str, bool, str]:
     ],
 )
 def test_relative_expressions_resolve_across_boundaries(
-    text: str, now: datetime, start: date, end: date, granularity: str,
+    text: str,
+    now: datetime,
+    start: date,
+    end: date,
+    granularity: str,
 ) -> None:
-    got = one(f"I did it {text}.", now)
+    got = one(f"The plan covers {text}.", now)
     assert got[:3] == (start, end, granularity)
     assert got[3] is True
 
@@ -100,7 +106,7 @@ def test_spans_point_into_the_text_with_offset() -> None:
     mentions = find_temporal(text, at(2023, 5, 8), offset=100)
     assert [m.text for m in mentions] == ["last weekend", "yesterday"]
     for m in mentions:
-        assert text[m.span[0] - 100:m.span[1] - 100] == m.text
+        assert text[m.span[0] - 100 : m.span[1] - 100] == m.text
 
 
 def test_in_month_keeps_the_preposition_outside_the_span() -> None:
@@ -121,5 +127,81 @@ def test_as_phrase_renders_adverbials() -> None:
     now = at(2023, 5, 8)
     phrases = [as_phrase(m) for m in find_temporal("yesterday, last week, last year, last weekend", now)]
     assert phrases == [
-        "on 7 May 2023", "in the week of 1 May 2023", "in 2022", "on the weekend of 6 May 2023",
+        "on 7 May 2023",
+        "in the week of 1 May 2023",
+        "in 2022",
+        "on the weekend of 6 May 2023",
     ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expression", "tense"),
+    [
+        ("I moved to Lisbon in May.", "May", "past"),
+        ("In May, I moved to Lisbon.", "May", "past"),  # the clause after the comma carries the verb
+        ("I have lived here since May.", "May", "past"),
+        ("We were excited about May.", "May", "past"),
+        ("I used to swim in May.", "May", "past"),
+        ("I was going to move in May.", "May", "past"),  # a plan in the past
+        ("I will never forget what happened in May.", "May", "past"),  # the nearest verb wins
+        ("Did you travel in May?", "May", "past"),
+        ("I quit smoking in May.", "May", "past"),
+        ("I'm moving to Berlin in May.", "May", "future"),
+        ("I will move to Berlin in May.", "May", "future"),
+        ("I'll quit smoking in May.", "May", "future"),  # "quit" after a modal is not a past form
+        ("I said I will move in May.", "May", "future"),
+        ("We are going to Japan in May.", "May", "future"),
+        ("I plan to run a marathon in May.", "May", "future"),
+        ("I want to visit Rome in May.", "May", "future"),
+        ("We might go in May.", "May", "future"),
+        ("I will have finished by May.", "May", "future"),
+        ("I lived in Hamburg, but I'm moving in May.", "May", "future"),
+        ("I moved in May and will stay.", "May", "past"),
+        ("My birthday is in May.", "May", "present"),
+        ("I'm excited about May.", "May", "present"),  # "excited" after "I'm" is an adjective
+        ("The festival is in May.", "May", "present"),
+        ("May.", "May", "present"),
+    ],
+)
+def test_clause_tense(sentence: str, expression: str, tense: str) -> None:
+    start = sentence.index(expression)
+    assert clause_tense(sentence, start, start + len(expression)) == tense
+
+
+def test_clause_tense_refuses_a_span_outside_the_text() -> None:
+    with pytest.raises(ValueError, match="not inside"):
+        clause_tense("I moved in May.", 10, 40)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "label"),
+    [
+        ("I moved to Lisbon in May.", "May 2026"),  # the bug users saw: it was shown as May 2027
+        ("I adopted a dog in April.", "April 2026"),
+        ("I'm moving to Lisbon in May.", "May 2027"),
+        ("My birthday is in May.", "May 2027"),  # present tense: the nearer May (mid-May 2027)
+        ("I'll visit my parents in November.", "November 2026"),  # the current month counts
+        ("I visited my parents in November.", "November 2026"),
+    ],
+)
+def test_a_month_without_a_year_follows_the_tense(sentence: str, label: str) -> None:
+    [m] = find_temporal(sentence, at(2026, 11, 24))
+    assert m.label == label
+
+
+def test_ranges_read_as_phrases() -> None:
+    [m] = find_temporal("We were in Spain from May to July.", at(2026, 11, 24))
+    assert (m.text, m.label, m.granularity) == ("from May to July", "from May 2026 to July 2026", "month")
+    assert as_phrase(m) == "from May 2026 to July 2026"
+    [m] = find_temporal("Earlier this year I changed jobs.", at(2026, 11, 24))
+    assert as_phrase(m) == "earlier in 2026"
+    [m] = find_temporal("I moved in late May.", at(2026, 11, 24))
+    assert as_phrase(m) == "in late May 2026"
+
+
+def test_a_fact_from_a_past_statement_is_dated_in_the_past() -> None:
+    said = at(2026, 11, 24)
+    message = MessageInput(text="I moved to Lisbon in May.", time=said, speaker="user", role="user")
+    facts = extract(message).facts
+    assert facts and all(f.when is not None and f.when.start < said for f in facts)
+    assert any("May 2026" in f.content for f in facts)

@@ -352,10 +352,17 @@ def test_setup_answers_are_saved_and_become_the_next_defaults(
     assert defaults == {
         "prefetch_budget_tokens": "450",
         "embedding_model": "hashing",
+        "embedding_model_name": "",
+        "embedding_base_url": "",
+        "api_key_env": "OPENAI_API_KEY",
         "vector_backend": "memory",
     }
     with pytest.raises(ConfigError, match="prefetch_budget_tokens"):
         provider.save_config({"prefetch_budget_tokens": "lots"}, str(home))
+    # a combination that cannot work is refused with the reason, and nothing is written
+    with pytest.raises(ConfigError, match="cannot work: the sentence-transformers embedder has no model"):
+        provider.save_config({"embedding_model": "sentence-transformers"}, str(home))
+    assert load_settings(home).memory["tier3"]["embedding_model"] == "hashing"
 
 
 def test_status_config_names_the_store(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,7 +45,8 @@ def test_another_environment_is_named_with_the_fix(home: Path, tmp_path: Path) -
     assert not report.ok
     assert "cannot import hermes_memory" in report.problems[0]
     assert "Hermes will run without this provider" in report.problems[0]
-    assert report.fixes[0] == f'"{other}" -m pip install "{install.pip_spec()}"'
+    # The settings (hashing, in-memory vectors) need no extra; the other Python has no pip either.
+    assert report.fixes[0] == f"{other} -m ensurepip && {other} -m pip install -e {install.source_root()}"
     text = status.render(report)
     assert "problems:" in text and f"fix: {report.fixes[0]}" in text
 
@@ -61,6 +62,7 @@ def test_missing_packages_for_the_configured_tiers_are_reported(home: Path) -> N
 
 def test_not_installed_not_active_and_no_hermes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))  # no `hermes` beside it
     report = status.collect(tmp_path)
     assert report.hermes_python is None
     joined = " | ".join(report.problems)
@@ -80,6 +82,13 @@ def test_hermes_python_is_read_from_the_hermes_command(
     script(bin_dir / "python3", "#!/bin/sh\n")
     assert status.find_hermes_python()[1] == str(bin_dir / "python3")
     assert status.find_hermes_python("/explicit/python") == (None, "/explicit/python")
+    # not on PATH: the `hermes` beside this Python (the same virtualenv, not activated)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    script(venv_bin / "hermes", f"#!{venv_bin / 'python'}\n")
+    monkeypatch.setattr(sys, "executable", str(venv_bin / "python"))
+    assert status.find_hermes_python() == (str(venv_bin / "hermes"), str(venv_bin / "python"))
 
 
 def test_cli_status_exit_codes_and_json(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,3 +99,80 @@ def test_cli_status_exit_codes_and_json(home: Path, capsys: pytest.CaptureFixtur
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["ok"] is False and report["plugin_installed"] is False
     assert os.path.basename(report["settings_file"]) == "nextlevel.yaml"
+
+
+def st_model(folder: Path, dim: int) -> Path:
+    (folder / "1_Pooling").mkdir(parents=True)
+    (folder / "modules.json").write_text("[]")
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({"word_embedding_dimension": dim}))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("tier3", "why"),
+    [
+        ("embedding_model: sentence-transformers", "has no model"),
+        (
+            "embedding_model: sentence-transformers\n    embedding_model_name: /nowhere/model",
+            "neither a folder",
+        ),
+        ("embedding_model: openai", "has no endpoint"),
+        (
+            "embedding_model: openai\n    embedding_base_url: http://127.0.0.1:9/v1\n"
+            "    api_key_env: HM_TEST_UNSET_KEY\n    embedding_dim: 1536",
+            "HM_TEST_UNSET_KEY is not set",
+        ),
+        (
+            "embedding_model: openai\n    embedding_base_url: http://127.0.0.1:9/v1",
+            "makes 1536-dimensional vectors but memory.tier3.embedding_dim is 384",
+        ),
+    ],
+)
+def test_an_embedder_that_cannot_work_is_not_ok(home: Path, tier3: str, why: str) -> None:
+    (home / "nextlevel.yaml").write_text(f"memory:\n  tier3:\n    backend: memory\n    {tier3}\n")
+    report = status.collect(home, check=False)
+    assert not report.ok
+    assert any("the embedder cannot work" in p and why in p for p in report.problems), report.problems
+    text = status.render(report)
+    assert "status:          ok" not in text and "problems:" in text
+
+
+def test_a_local_model_folder_and_a_key_in_dotenv_can_work(home: Path, tmp_path: Path) -> None:
+    model = st_model(tmp_path / "my-model", 384)
+    (home / "nextlevel.yaml").write_text(
+        f"memory:\n  tier3:\n    backend: memory\n    embedding_model: sentence-transformers\n"
+        f"    embedding_model_name: {model}\n"
+    )
+    report = status.collect(home, check=False, hermes_python=sys.executable)
+    assert report.problems == [] and report.embedder == f"sentence-transformers ({model})"
+    (home / "nextlevel.yaml").write_text(
+        "memory:\n  tier3:\n    backend: memory\n    embedding_model: openai\n"
+        "    embedding_base_url: http://127.0.0.1:9/v1\n    api_key_env: HM_TEST_DOTENV_KEY\n"
+        "    embedding_dim: 1536\n"
+    )
+    (home / ".env").write_text("HM_TEST_DOTENV_KEY=sk-local\n")
+    assert status.collect(home, check=False, hermes_python=sys.executable).problems == []
+
+
+def test_status_shows_the_settings_hermes_uses_and_what_is_pending(home: Path) -> None:
+    from hermes_memory.api.memory_api import MemoryAPI
+    from hermes_memory.hermes.settings import load_memory_config
+
+    (home / "nextlevel.yaml").write_text(
+        "memory:\n  tier3:\n    embedding_model: hashing\n    backend: chroma\n"
+    )
+    report = status.collect(home, check=False)
+    assert report.embedder == "hashing (no model)" and report.vector_backend == "chroma"
+    assert report.pending == {"turns_to_ingest": 0, "embeddings": 0}
+    # A turn queued by a process that exits before ingesting it (no worker here) stays pending.
+    config = load_memory_config(home).config
+    with MemoryAPI(config) as api:
+        assert api.remember_turn("I live in Lisbon.", "Noted.", "s1")["success"]
+        assert api.remember_turn("I have a dog.", "Nice.", "s1")["success"]
+    report = status.collect(home, check=False)
+    assert report.pending["turns_to_ingest"] == 2
+    assert "2 turn(s) waiting to be ingested" in status.render(report)
+    with MemoryAPI(config) as api:
+        assert api.flush(60)["success"]
+    after = status.collect(home, check=False).pending
+    assert after["turns_to_ingest"] == 0 and isinstance(after["embeddings"], int)

