@@ -8,6 +8,7 @@ from typing import Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
+from hermes_memory.recall.availability import busy_words
 from hermes_memory.recall.engine import TIERS, RecallEngine
 from hermes_memory.recall.render import render
 from hermes_memory.records import Hit
@@ -43,9 +44,14 @@ class RecallMethods:
         session_id: str | None = None,
     ) -> Envelope:
         """What memory knows about the query, from every tier, ranked; ``as_of`` answers what was
-        believed then. Facts it returns are reinforced (access count)."""
+        believed then. Facts it returns are reinforced (access count).
+
+        ``meta.tiers_answered`` lists the tiers that answered; ``meta.tiers_unavailable`` maps each tier
+        that could not (another process owns the vector store, the embedder or graph failed) to why, in
+        words; the others still answer."""
         queried: list[str] = []
         degraded: list[str] = []
+        unavailable: dict[str, str] = {}  # tier -> why it could not answer, in words
 
         def call() -> dict[str, Any]:
             text = v.text("query", query, max_chars=self._max_chars).strip()
@@ -69,14 +75,16 @@ class RecallMethods:
                 if reason is not None:  # another process holds the vectors: recall without them
                     chosen.remove("tier3")
                     degraded.append(reason)
+                    unavailable["tier3"] = busy_words(reason)
             queried.extend(chosen)
             hits = (
                 self._recall_engine().recall(
-                    text, limit=lim, tiers=chosen, as_of=when, session_id=sid
+                    text, limit=lim, tiers=chosen, as_of=when, session_id=sid, unavailable=unavailable
                 )
                 if chosen or not degraded  # the engine reads an empty list as "every tier"
                 else []
             )
+            degraded.extend(why for tier, why in unavailable.items() if tier != "tier3" or not degraded)
             facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
             if facts:
                 self._tier2().facts.touch(facts)
@@ -84,6 +92,8 @@ class RecallMethods:
 
         envelope = run("multi", call)
         envelope["meta"]["tiers_queried"] = queried
+        envelope["meta"]["tiers_answered"] = [t for t in queried if t not in unavailable]
+        envelope["meta"]["tiers_unavailable"] = dict(unavailable)
         if degraded:
             envelope["meta"]["degraded"] = degraded
         return envelope

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +24,8 @@ _MAX_METADATA_CHARS = 20_000
 # While another process holds the vector store, it writes our embeddings; flush waits for them only
 # while it sees the queue shrink, and gives up after this long without progress.
 _HANDOFF_WAIT_S = 3.0
+# ingest_pending waits at most a day (beyond it, pass None: no bound).
+_MAX_INGEST_WAIT_S = 86400.0
 
 
 class RememberMethods:
@@ -163,15 +165,58 @@ class RememberMethods:
             envelope["meta"]["degraded"] = degraded
         return envelope
 
-    def _drain_once(self, deadline: float | None = None) -> bool:
-        """One pass over both queues in the caller's thread; True when anything was written."""
+    def _drain_once(self, deadline: float | None = None, stop: Callable[[], bool] | None = None) -> bool:
+        """One pass over both queues in the caller's thread (turns first, then embeddings, a batch at a
+        time so ``stop()`` is seen between batches); True when anything was written."""
         busy = False
         if self._ingestor is not None:
-            busy = self._ingestor.drain(deadline=deadline) > 0
-        if self._sem is not None:
-            report = self._sem.drain()
+            busy = self._ingestor.drain(deadline=deadline, stop=stop) > 0
+        if self._sem is None:
+            return busy
+        batch = max(1, self._sem.cfg.embed_batch_size)
+        left: int | None = None
+        while not (stop is not None and stop()):
+            if self._ingestor is not None and self._tier2().ingest_queue.count():
+                return True  # new turns came in: they go first (the next step)
+            report = self._sem.drain(max_items=batch)
             busy = busy or report.upserted > 0 or report.deleted > 0
+            if report.deferred or report.remaining in (0, left):
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            left = report.remaining
         return busy
+
+    def ingest_pending(self, timeout: float | None = 2.0) -> Envelope:
+        """Write the queued turns now, in the caller's thread (up to ``timeout`` s), so a recall right
+        after sees them (by keyword; their embeddings follow in the background). A process that exited
+        left its turns in the durable queue: the next one calls this when it opens the store.
+        data: ``written`` (turns) and ``pending`` (see ``pending``)."""
+
+        def call() -> dict[str, Any]:
+            limit = None if timeout is None else v.number_value("timeout", timeout)
+            if limit is not None and not 0 <= limit <= _MAX_INGEST_WAIT_S:
+                raise ValidationError(
+                    f"timeout must be between 0 and {_MAX_INGEST_WAIT_S:g} seconds, got {limit!r}"
+                )
+            deadline = None if limit is None else time.monotonic() + limit
+            written = self._ingestor.drain(deadline=deadline) if self._ingestor is not None else 0
+            return {"written": written, "pending": self._pending_counts()}
+
+        return run("tier2", call)
+
+    def pending(self) -> Envelope:
+        """Work queued but not yet written: ``turns`` (in the turn inbox and queue, not yet stored and
+        extracted) and ``embeddings`` (vector writes waiting, 0 without Tier 3). A Hermes process exits
+        without waiting for either; the next process (or a long-lived one) finishes them."""
+        return run("tier2", self._pending_counts, tiers=["tier2", "tier3"])
+
+    def _pending_counts(self) -> dict[str, int]:
+        tier2 = self._tier2()
+        return {
+            "turns": tier2.ingest_queue.count(),
+            "embeddings": tier2.embed_queue.count() if self._sem is not None else 0,
+        }
 
     def get_latest(self, count: int = 10, begin: float | None = None) -> Envelope:
         """The newest ``count`` episodes (before ``begin`` if given), oldest first (HAEMA's latest slice);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from hermes_memory.api._doctor_methods import DoctorMethods
@@ -10,6 +11,7 @@ from hermes_memory.api._graph_methods import GraphMethods
 from hermes_memory.api._history_methods import HistoryMethods
 from hermes_memory.api._llm_methods import LLMMethods
 from hermes_memory.api._maintenance_methods import MaintenanceMethods
+from hermes_memory.api._mirror_methods import MirrorMethods
 from hermes_memory.api._ops_methods import OpsMethods
 from hermes_memory.api._recall_methods import RecallMethods
 from hermes_memory.api._remember_methods import RememberMethods
@@ -32,6 +34,10 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3 import shared as shared_tier3
 from hermes_memory.tier3.semantic import SemanticMemory
 
+# How long close waits for the worker to finish the item in hand (a turn's transaction is milliseconds;
+# an embedding batch or a model load may be longer, and is then left to finish on its own).
+_STOP_GRACE_S = 0.1
+
 
 class MemoryAPI(
     Tier1Methods,
@@ -41,6 +47,7 @@ class MemoryAPI(
     RememberMethods,
     HistoryMethods,
     RecallMethods,
+    MirrorMethods,
     MaintenanceMethods,
     LLMMethods,
     DoctorMethods,
@@ -112,8 +119,9 @@ class MemoryAPI(
             knowledge, after_commit = ingest_hooks(config.llm, self._t2, self._sem, self._after_ingest)
             self._ingestor = Ingestor(self._t2, self._sem, knowledge=knowledge, after_commit=after_commit)
             if background:
-                self._worker = BackgroundWorker(self._drain_once)
-                self._worker.start()
+                worker = BackgroundWorker(lambda: self._drain_once(stop=lambda: worker.stopping))
+                self._worker = worker
+                worker.start()
 
     # -- tier access (raise when a tier is switched off) ------------------------------------------
     def _tier2(self) -> Tier2:
@@ -223,11 +231,29 @@ class MemoryAPI(
         return tiers
 
     def close(self, drain_timeout: float = 5.0) -> None:
-        """Stop the background worker (after draining up to ``drain_timeout`` s) and close every store."""
-        if self._worker is not None:
-            self._worker.wait_idle(drain_timeout)
-            self._worker.stop(drain_timeout)
-            self._worker = None
+        """Stop the background worker and close every store.
+
+        With ``drain_timeout`` > 0 the worker first drains the queues (up to that long); with 0 it only
+        finishes the item in hand: the queues are durable, the next process (or the next open) finishes
+        them. A worker still busy after a short grace (loading a model, embedding a batch) is left to end
+        on its own and the stores close after it, in a daemon thread, so close returns at once.
+        """
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            if drain_timeout > 0:
+                worker.wait_idle(drain_timeout)
+            if not worker.stop(_STOP_GRACE_S):
+                threading.Thread(
+                    target=self._close_after, args=(worker,), name="hermes-memory-close", daemon=True
+                ).start()
+                return
+        self._close_stores()
+
+    def _close_after(self, worker: BackgroundWorker) -> None:
+        worker.join()
+        self._close_stores()
+
+    def _close_stores(self) -> None:
         if self._graph_service is not None:
             self._graph_service.save()
             self._graph_service = None

@@ -18,12 +18,13 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hermes_memory.hermes import safety
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings
+from hermes_memory.recall import availability
 from hermes_memory.recall.render import approx_tokens, hit_line
 from hermes_memory.records import Hit
 
@@ -32,7 +33,10 @@ log = logging.getLogger(__name__)
 # What the turn may wait for before the embedder is loaded, and after.
 HOT_TIERS = ("tier1", "tier2")
 HOT_TIERS_WITH_VECTORS = ("tier1", "tier2", "tier3")
-HEADER = "Relevant memories (hermes-memory; newest knowledge wins, dated, with sources):"
+HEADER = (
+    "Relevant memories (hermes-memory): dated [YYYY-MM-DD HH:MM] UTC, with sources; a statement replaced "
+    "by a newer one is marked superseded."
+)
 _MAX_QUERY_CHARS = 4000
 _CACHE_ENTRIES = 64
 # Recall jobs of all agents in this process share the machine; a gateway must not fork a thread storm.
@@ -52,6 +56,22 @@ class Line:
 class Recalled:
     lines: tuple[Line, ...]
     at: float
+    # Which tiers answered, and tier -> why it could not (in words), for the block's last lines.
+    answered: tuple[str, ...] = ()
+    unavailable: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one recall produced for the block: its lines and which tiers answered."""
+
+    lines: tuple[Line, ...]
+    answered: tuple[str, ...]
+    unavailable: dict[str, str]
+    # The vectors failed for a reason that will not pass (not "another process holds them").
+    tier3_broken: bool = False
+    # The whole recall failed: its error type (``unavailable`` then says why for every tier asked).
+    error_type: str | None = None
 
 
 def normalise_query(query: str) -> str:
@@ -62,18 +82,27 @@ def normalise_query(query: str) -> str:
 _TIER3_BROKEN = frozenset({"dependency_missing", "backend_error", "embedding_error", "config_error"})
 
 
-def recall_lines(
-    shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int
-) -> tuple[tuple[Line, ...] | None, str | None]:
+def recall_lines(shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int) -> Answer:
     """Run recall and turn its hits into display lines, dropping any the injection scan flags.
 
-    Returns (lines, None), or (None, error_type) after logging why recall failed.
+    When the recall fails, the answer has no lines, its ``error_type``, and says why for every tier
+    asked (the failure is logged too).
     """
     envelope = shared.api.recall(query, tiers=None if tiers is None else list(tiers), limit=limit)
     if not envelope["success"]:
         if not shared.closed.is_set():
             log.warning("nextlevel: recall failed: %s", envelope["error"])
-        return None, str(envelope["meta"].get("error_type", "error"))
+        why = f"the recall failed: {envelope['error']} (run `hermes-memory doctor`)"
+        asked = tiers or availability.ORDER
+        return Answer(
+            (), (), {t: why for t in asked}, error_type=str(envelope["meta"].get("error_type", "error"))
+        )
+    meta = envelope["meta"]
+    unavailable = dict(meta.get("tiers_unavailable") or {})
+    answer_tiers = tuple(meta.get("tiers_answered") or ())
+    # The vectors were queried and failed (a missing model, a bad setting): unlike "another process
+    # holds them" (then they are not queried at all), that will not pass by itself.
+    broken = "tier3" in unavailable and "tier3" in (meta.get("tiers_queried") or ())
     lines = []
     for raw in envelope["data"]["hits"]:
         hit = Hit(**{**raw, "source_ids": tuple(raw.get("source_ids") or ())})
@@ -83,17 +112,27 @@ def recall_lines(
         text = hit_line(hit).replace("<memory-context>", "").replace("</memory-context>", "")
         turn_of = str(hit.metadata.get("session_id") or "") if hit.kind == "episode" else ""
         lines.append(Line(hit.id, text, approx_tokens(text) + 1, turn_of or None))
-    return tuple(lines), None
+    return Answer(tuple(lines), answer_tiers, unavailable, broken)
 
 
 class RecallJob:
     """One recall on a daemon thread; ``wait`` returns its lines, or None if not done in time."""
 
-    def __init__(self, key: str, shared: SharedStore, tiers: Sequence[str] | None, limit: int):
+    def __init__(
+        self,
+        key: str,
+        shared: SharedStore,
+        tiers: Sequence[str] | None,
+        limit: int,
+        *,
+        left_out: Mapping[str, str] | None = None,
+    ):
         self.key = key
         self._shared = shared
         self._tiers = tiers
         self._limit = limit
+        # Tiers this job does not query though they are on (tier -> why), reported with its answer.
+        self._left_out = dict(left_out or {})
         self._done = threading.Event()
         self._result: Recalled | None = None
         self._thread = threading.Thread(target=self._run, name="nextlevel-recall", daemon=True)
@@ -105,15 +144,22 @@ class RecallJob:
     def _run(self) -> None:
         try:
             with _slots:
-                lines, error_type = recall_lines(self._shared, self.key, self._tiers, self._limit)
+                answer = recall_lines(self._shared, self.key, self._tiers, self._limit)
+            shared = self._shared
             if self._tiers is None or "tier3" in self._tiers:
                 # A recall over Tier 3 that worked proves the embedder is loaded; one that failed for
                 # want of a model or backend means the hot path should stay on the tiers without it.
-                if lines is not None:
-                    self._shared.embedder_warm.set()
-                elif error_type in _TIER3_BROKEN and not self._shared.closed.is_set():
-                    self._shared.tier3_failed.set()
-            self._result = Recalled(lines or (), time.monotonic())
+                if answer.error_type is None and not answer.tier3_broken:
+                    shared.embedder_warm.set()
+                elif answer.error_type is None and not shared.closed.is_set():
+                    shared.tier3_reason = answer.unavailable["tier3"]
+                    shared.tier3_failed.set()
+                elif answer.error_type in _TIER3_BROKEN and not shared.closed.is_set():
+                    shared.tier3_failed.set()
+            unavailable = {**self._left_out, **answer.unavailable}
+            self._result = Recalled(
+                answer.lines, time.monotonic(), answer.answered, tuple(unavailable.items())
+            )
         except Exception:  # a background thread has no caller to raise to: log it with its traceback
             if not self._shared.closed.is_set():
                 log.exception("nextlevel: background recall failed")
@@ -150,6 +196,15 @@ class Prefetcher:
             return HOT_TIERS_WITH_VECTORS
         return HOT_TIERS
 
+    def _left_out(self, tiers: Sequence[str] | None) -> dict[str, str]:
+        """Why the vectors are left out of a recall over ``tiers`` (nothing when they are in it)."""
+        if not self._tier3 or tiers is None or "tier3" in tiers:
+            return {}
+        if self._shared.tier3_failed.is_set():
+            why = self._shared.tier3_reason or "it failed in this process; see `hermes-memory doctor`"
+            return {"tier3": why}
+        return {"tier3": availability.LOADING}
+
     def start(self, query: str, *, full: bool = False) -> RecallJob | None:
         """Start a background recall for ``query``: the hot-path tiers, or (``full``) every tier that
         works here, the graph included, even if that loads the embedder."""
@@ -159,7 +214,8 @@ class Prefetcher:
         tiers: tuple[str, ...] | None = self.tiers_now()
         if full:
             tiers = ("tier1", "tier2", "graph") if self._shared.tier3_failed.is_set() else None
-        job = RecallJob(key, self._shared, tiers, self._settings.prefetch_limit)
+        limit = self._settings.prefetch_limit
+        job = RecallJob(key, self._shared, tiers, limit, left_out=self._left_out(tiers))
         with self._lock:
             self._jobs[key] = job
             while len(self._jobs) > 8:
@@ -185,31 +241,35 @@ class Prefetcher:
         if job is None:
             cached = self._cached(key)
             if cached is not None:
-                return self.emit(cached.lines)
+                return self.emit(cached)
             job = self.start(key)
             if job is None:
                 return ""
         result = job.wait(self._settings.prefetch_wait_ms / 1000.0)
         if result is not None:
             self._remember(key, result)
-            return self.emit(result.lines)
+            return self.emit(result)
         cached = self._cached(key)
         if cached is not None:
-            return self.emit(cached.lines)
+            return self.emit(cached)
         with self._lock:
             fallback = self._fallback
         if fallback is not None and fallback.done:
             previous = fallback.wait(0)
             if previous is not None:
-                return self.emit(previous.lines)
+                return self.emit(previous)
         return ""
 
-    def emit(self, lines: Sequence[Line]) -> str:
-        """Lines not yet shown in this session, in rank order, within the token budget."""
-        budget = self._settings.prefetch_budget_tokens - approx_tokens(HEADER) - 1
+    def emit(self, recalled: Recalled) -> str:
+        """Lines not yet shown in this session, in rank order, within the token budget, then which
+        tiers answered (and which could not, and why). Empty when there is nothing new to say."""
+        answered = availability.answered_line(recalled.answered)
+        note = availability.unavailable_note(dict(recalled.unavailable))
+        footer = [answered, note] if note else [answered]
+        budget = self._settings.prefetch_budget_tokens - sum(approx_tokens(t) + 1 for t in (HEADER, *footer))
         chosen: list[str] = []
         with self._lock:
-            for line in lines:
+            for line in recalled.lines:
                 if line.key in self._shown or (line.session_turn and line.session_turn == self.session_id):
                     continue
                 if line.tokens > budget:
@@ -217,9 +277,9 @@ class Prefetcher:
                 chosen.append(line.text)
                 self._shown.add(line.key)
                 budget -= line.tokens
-        if not chosen:
+        if not chosen and not note:
             return ""
-        return "\n".join([HEADER, *chosen])
+        return "\n".join([HEADER, *chosen, *footer])
 
     # -- cache and session state ----------------------------------------------------------------
     def _cached(self, key: str) -> Recalled | None:
@@ -276,6 +336,7 @@ __all__ = [
     "HEADER",
     "HOT_TIERS",
     "HOT_TIERS_WITH_VECTORS",
+    "Answer",
     "Line",
     "Prefetcher",
     "RecallJob",

@@ -40,6 +40,9 @@ graph, and why/history of a fact."""
 
 _PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _MEMORY_ACTIONS = ("add", "replace", "remove")
+# How long initialize may spend writing turns an earlier process left queued (rule-based extraction
+# takes milliseconds a turn; an LLM extractor may take longer, and the worker then finishes the rest).
+_STARTUP_INGEST_S = 2.0
 
 
 @lru_cache(maxsize=1)
@@ -118,6 +121,12 @@ class NextLevelProvider:
                 warn(f"{self._init_error} (run `hermes-memory status`)")
             raise
         self._init_error = None
+        if shared.refs == 1:
+            # This process just opened the store: turns an earlier process queued and exited without
+            # waiting for are written now, so the first prefetch sees them (embeddings follow later).
+            caught_up = shared.api.ingest_pending(timeout=_STARTUP_INGEST_S)
+            if not caught_up["success"]:
+                log.warning("nextlevel: could not ingest the queued turns: %s", caught_up["error"])
         tier3 = shared.api.config.tier3.enabled
         with self._lock:
             self._shared = shared
@@ -126,7 +135,8 @@ class NextLevelProvider:
             warm_up(shared)
 
     def shutdown(self) -> None:
-        """Drain queued writes (within Hermes' 5 s shutdown window) and release the store."""
+        """Release the store at once: queued turns and embeddings stay in the durable queues for the
+        next process (``shutdown_drain_s`` > 0 waits that long for them first)."""
         self._release()
 
     def _release(self) -> None:
@@ -220,8 +230,9 @@ class NextLevelProvider:
             log.warning("nextlevel: could not queue the turn: %s", envelope["error"])
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """Store any turn not stored yet, flush (bounded: queued turns are extracted), and record
-        the session on the timeline."""
+        """Queue any turn not stored yet (one durable insert each) and record the session on the
+        timeline; no waiting for extraction or embedding (the next process finishes them), unless
+        ``session_end_flush_s`` > 0."""
         shared = self._writer()
         if shared is None:
             return
@@ -237,13 +248,14 @@ class NextLevelProvider:
                 metadata=self._turn_metadata,
                 turn_id=session.turn_id(sid, pair.ordinal),
             )
-        flushed = api.flush(timeout=self._settings.session_end_flush_s)
-        if not flushed["success"]:
-            log.warning("nextlevel: flush at session end failed: %s", flushed["error"])
-        elif not flushed["data"]["drained"]:
-            log.info(
-                "nextlevel: still queued at session end (finished later): %s", flushed["data"]["pending"]
-            )
+        if self._settings.session_end_flush_s > 0:
+            flushed = api.flush(timeout=self._settings.session_end_flush_s)
+            if not flushed["success"]:
+                log.warning("nextlevel: flush at session end failed: %s", flushed["error"])
+            elif not flushed["data"]["drained"]:
+                log.info(
+                    "nextlevel: still queued at session end (finished later): %s", flushed["data"]["pending"]
+                )
         if not pairs:
             return
         title, description = session.session_summary(messages or [], sid, self._platform)
@@ -279,28 +291,27 @@ class NextLevelProvider:
     def on_memory_write(
         self, action: str, target: str, content: str, metadata: Mapping[str, Any] | None = None
     ) -> None:
-        """Mirror a built-in MEMORY.md/USER.md write into Tier 2 as a fact (source 'memory', with the
-        tool call or session as provenance); replace/remove archive the mirrored fact."""
+        """Mirror a built-in MEMORY.md/USER.md write into Tier 2: the entry and the statements in it
+        become facts (source 'memory', the tool call or session as provenance) that supersede what they
+        contradict; replace/remove close the facts that came from the old entry."""
         shared = self._writer()
         if shared is None or action not in _MEMORY_ACTIONS:
             return
         meta = metadata or {}
         source_id = str(meta.get("tool_call_id") or meta.get("session_id") or self._session_id or "") or None
-        api = shared.api
-        old_text = str(meta.get("old_text") or (content if action == "remove" else ""))
-        if action in ("replace", "remove") and old_text.strip():
-            found = api.fact_query(old_text, limit=10, min_confidence=0.0)
-            mirrored = found["data"] if found["success"] else []
-            for fact in mirrored:
-                if fact.get("source_type") == "memory" and old_text.strip() in fact.get("content", ""):
-                    api.fact_delete(fact["uuid"], soft=True)
-        if action == "remove" or not content.strip():
-            self._after_write()
-            return
-        category = "user" if target == "user" else "general"
-        stored = api.fact_store(content.strip(), category=category, source="memory", source_id=source_id)
-        if not stored["success"]:
-            log.warning("nextlevel: could not mirror the %s write: %s", target, stored["error"])
+        old_text = str(meta.get("old_text") or "") or None
+        if action == "remove" and old_text is None:
+            old_text = content
+        mirrored = shared.api.mirror_curated_write(
+            action,
+            "user" if target == "user" else "memory",
+            content or "",
+            old_text,
+            speaker=self._user_name,
+            source_id=source_id,
+        )
+        if not mirrored["success"]:
+            log.warning("nextlevel: could not mirror the %s %s: %s", target, action, mirrored["error"])
         self._after_write()
 
     def on_delegation(self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any) -> None:

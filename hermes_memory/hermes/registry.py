@@ -35,6 +35,7 @@ class SharedStore:
     # Set when a recall over every tier failed (e.g. the vector backend's package is missing): the
     # provider then keeps to the tiers that work instead of failing every turn.
     tier3_failed: threading.Event = field(default_factory=threading.Event)
+    tier3_reason: str = ""  # why, in words (set with tier3_failed when the recall said why)
     warming: bool = False
     # Set when the last user released the store: background recalls still running may then fail
     # against a closed store, which is expected and not worth a warning.

@@ -51,9 +51,11 @@ class ProviderSettings:
     # How long prefetch may wait for a recall that is not cached yet (Hermes blocks the turn on it).
     prefetch_wait_ms: int = 150
     cache_ttl_s: float = 120.0
-    session_end_flush_s: float = 5.0
+    # A Hermes process exits without waiting for extraction or embedding (the queues are durable and
+    # the next process finishes them); a positive value waits that long at session end / shutdown.
+    session_end_flush_s: float = 0.0
     # Hermes gives shutdown_all 5 s in total; stay under it.
-    shutdown_drain_s: float = 4.0
+    shutdown_drain_s: float = 0.0
     assistant_name: str = "Hermes"
     memory: Mapping[str, Any] = field(default_factory=dict)
 

@@ -19,6 +19,8 @@ from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import HermesMemoryError, ValidationError
 from hermes_memory.hermes import safety
 from hermes_memory.hermes.schemas import ACTIONS, MEMORY, REMEMBER, SEARCH
+from hermes_memory.recall import availability
+from hermes_memory.recall.render import superseded_note
 from hermes_memory.security.threats import neutralise
 
 MAX_RESULT_CHARS = 16_000
@@ -394,15 +396,28 @@ def error_json(message: str, error_type: str = "invalid_input") -> str:
 
 def _result(name: str, args: Mapping[str, Any], envelope: Envelope) -> dict[str, Any]:
     data = envelope["data"]
+    tiers = availability.tool_fields(*_tiers(envelope))
     if isinstance(data, dict) and "hits" in data:  # recall
         results = [_hit(h) for h in data["hits"]]
-        return {"results": results, "count": len(results), "tiers": envelope["meta"].get("tiers_queried")}
+        return {"results": results, "count": len(results), **tiers}
     out: dict[str, Any] = {"result": _clean(data)}
     if isinstance(data, list):
         out["count"] = len(data)
     if name == MEMORY:
         out = {"action": args.get("action"), **out}
-    return out
+    return {**out, **tiers}
+
+
+def _tiers(envelope: Envelope) -> tuple[list[str], dict[str, str]]:
+    """(tiers that answered, tier -> why it could not) of a successful call. Recall says so itself;
+    for the others the tiers queried answered, except the vectors when another process held them."""
+    meta = envelope["meta"]
+    if "tiers_answered" in meta:
+        return list(meta["tiers_answered"]), dict(meta.get("tiers_unavailable") or {})
+    queried = [t for t in meta.get("tiers_queried") or [] if t in availability.TIER_WORDS]
+    degraded = meta.get("degraded") or []
+    unavailable = {"tier3": availability.busy_words(str(degraded[0]))} if degraded else {}
+    return [t for t in queried if t not in unavailable], unavailable
 
 
 def _safe(text: str) -> str:
@@ -425,6 +440,9 @@ def _hit(hit: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("speaker", "session_id", "store", "category"):
         if meta.get(key):
             out[key] = _safe(str(meta[key]))
+    note = superseded_note(meta)
+    if note:  # the statement was replaced: say by what and since when, as the prefetch block does
+        out["superseded"] = _safe(note)
     return out
 
 

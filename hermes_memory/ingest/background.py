@@ -52,11 +52,25 @@ class BackgroundWorker:
         self.wake()
         return self._idle.wait(timeout)
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Ask the loop to end after the item in hand and wait up to ``timeout`` s; True once it ended.
+
+        The step sees ``stopping`` and returns between items, so nothing is cut in half; work not done
+        stays in the durable queues for the next worker (in this process or the next one)."""
         self._stop.set()
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def stopping(self) -> bool:
+        """True once ``stop`` was called: a step in progress should return after its current item."""
+        return self._stop.is_set()
+
+    def join(self) -> None:
+        """Wait (without a bound) until the loop has ended; call after ``stop``."""
+        self._thread.join()
 
     @property
     def alive(self) -> bool:

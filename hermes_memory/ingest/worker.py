@@ -110,17 +110,30 @@ class Ingestor:
                 source_uuid=episode.uuid, session_id=episode.session_id,
             )  # fmt: skip
 
-    def drain(self, *, max_turns: int | None = None, deadline: float | None = None) -> int:
-        """Process queued turns in order until the queue is empty, ``max_turns`` or ``deadline``.
+    def drain(
+        self,
+        *,
+        max_turns: int | None = None,
+        deadline: float | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Process queued turns in order until the queue is empty, ``max_turns``, ``deadline`` or
+        ``stop()`` (checked between turns: a turn is always written whole).
 
         A turn whose processing fails is recorded (attempts, last error) and the drain stops there, so
         turns are always written in order; the next drain retries it. After ``max_attempts`` failures it
-        is left in the queue with its error and skipped. Returns the number of turns written.
+        is left in the queue with its error and skipped. Returns the number of turns written (0 when
+        another drain held the queue until ``deadline``).
         """
         written = 0
-        with self._lock:
+        wait = -1.0 if deadline is None else min(threading.TIMEOUT_MAX, max(0.0, deadline - time.monotonic()))
+        if not self._lock.acquire(timeout=wait):
+            return 0  # another thread is draining: it writes these turns
+        try:
             while max_turns is None or written < max_turns:
                 if deadline is not None and time.monotonic() >= deadline:
+                    break
+                if stop is not None and stop():
                     break
                 batch = self._tier2.ingest_queue.pending(16, max_attempts=self._max_attempts)
                 if not batch:
@@ -146,8 +159,14 @@ class Ingestor:
                     progressed = True
                     if max_turns is not None and written >= max_turns:
                         break
+                    if stop is not None and stop():
+                        break
+                    if deadline is not None and time.monotonic() >= deadline:
+                        break
                 if not progressed:
                     break
+        finally:
+            self._lock.release()
         return written
 
 

@@ -22,17 +22,20 @@ vector search overlap with them.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
 from hermes_memory.graph.service import GraphService
+from hermes_memory.recall import availability
 from hermes_memory.recall import query as cues
 from hermes_memory.records import Episode, Fact, Hit
 from hermes_memory.tier1.curated_store import CuratedStore
@@ -40,6 +43,8 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import normalise
 from hermes_memory.tier2.search import fts_terms
 from hermes_memory.tier3.semantic import SemanticMemory
+
+log = logging.getLogger(__name__)
 
 TIERS = ("tier1", "tier2", "tier3", "graph")
 # Function words a question is made of ("what", "does", "some", "other"...): as BM25 terms they match
@@ -56,7 +61,27 @@ _FUNCTION_WORDS = frozenset(
     we were weren what when where which while who whom why with would wouldn you your yours yourself
     yourselves s t d ll m re ve also just will shall might must""".split()
 )
-_POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hermes-memory-recall")
+# Vector searches run beside the SQLite reads, at most this many at once. On daemon threads, not a
+# ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would
+# wait for an embedding model still loading in a search nobody needs any more.
+_VECTOR_SLOTS = threading.BoundedSemaphore(3)
+
+
+def _in_background(fn: Callable[[], Any]) -> Future[Any]:
+    """Run ``fn`` on a daemon thread; its result (or exception) in the returned future."""
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        with _VECTOR_SLOTS:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name="hermes-memory-recall", daemon=True).start()
+    return future
 
 
 @dataclass(frozen=True)
@@ -114,6 +139,7 @@ class _Query:
     stripped: str
     span: tuple[float, float] | None
     past: bool = False
+    present: bool = False
     listing: bool = False
     answer: str | None = None  # what kind of turn can answer it (``query.answer_type``)
 
@@ -160,7 +186,14 @@ class RecallEngine:
             first = mentions[0]
             span = (first.start.timestamp(), first.end.timestamp())
         return _Query(
-            query, terms, names, stripped, span, cues.asks_about_past(query), cues.asks_for_list(query),
+            query,
+            terms,
+            names,
+            stripped,
+            span,
+            cues.asks_about_past(query),
+            cues.asks_about_present(query),
+            cues.asks_for_list(query),
             cues.answer_type(query),
         )
 
@@ -173,16 +206,21 @@ class RecallEngine:
         tiers: Sequence[str] | None = None,
         as_of: float | None = None,
         session_id: str | None = None,
+        unavailable: dict[str, str] | None = None,
     ) -> list[Hit]:
         """Ranked hits across the requested tiers (default: all that are enabled), from the scope view
-        the stores are bound to."""
+        the stores are bound to.
+
+        A failing vector or graph tier does not fail the recall: with ``unavailable`` given, the tier is
+        recorded there (tier -> why, in words) and the other tiers answer; without it the error is
+        raised. Tier 2 errors (StorageError) are always raised: it is the ground truth."""
         wanted = set(tiers or TIERS)
         now = time.time()
         q = self._understand(query, now)
         st = self.settings
         vec_future: Future[dict[str, dict[str, float]]] | None = None
         if "tier3" in wanted and self._semantic is not None:
-            vec_future = _POOL.submit(self._vectors, q)
+            vec_future = _in_background(lambda: self._vectors(q))
         turn_scores: dict[int, float] = {}
         fact_scores: dict[str, float] = {}
         if "tier2" in wanted:
@@ -197,9 +235,17 @@ class RecallEngine:
                 _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
             _add(fact_scores, _minmax(self._bm25_facts(q, as_of)), st.w_fact)
         if "graph" in wanted and self._graph is not None:
-            _add(fact_scores, _minmax(self._graph_facts(q)), st.w_graph)
+            try:
+                _add(fact_scores, _minmax(self._graph_facts(q)), st.w_graph)
+            except HermesMemoryError as exc:
+                _unavailable(unavailable, "graph", exc)
+        views: dict[str, dict[str, float]] | None = None
         if vec_future is not None:
-            views = vec_future.result()
+            try:
+                views = vec_future.result()
+            except HermesMemoryError as exc:
+                _unavailable(unavailable, "tier3", exc)
+        if views is not None:
             ids = self._tier2.episodes.ids_for(list({*views["episode"], *views["episode_window"]}))
             floor = st.vector_floor
             _add(
@@ -211,10 +257,16 @@ class RecallEngine:
                                          floor), st.w_window)  # fmt: skip
             _add(fact_scores, _floornorm(views["fact"], floor), st.w_fact)
         hits: list[Hit] = []
+        replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
         if turn_scores:
             episodes, neighbours = self._episodes_with_neighbours(turn_scores)
             stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
-            scored = self._turn_priors(turn_scores, episodes, neighbours, q, as_of, session_id, stale)
+            if as_of is None and "tier2" in wanted:
+                replaced_turns = self._tier2.facts.superseded_sources([e.uuid for e in episodes.values()])
+            dropped = _off_the_present(replaced_turns, q)
+            scored = self._turn_priors(
+                turn_scores, episodes, neighbours, q, as_of, session_id, stale, dropped
+            )
             top = max(scored.values(), default=0.0) or 1.0
             for row_id, score in scored.items():
                 episode = episodes.get(row_id)
@@ -229,9 +281,14 @@ class RecallEngine:
         if "tier1" in wanted and self._curated is not None:
             hits.extend(self._curated_hits(q))
         ranked = _dedupe(sorted(hits, key=lambda h: h.score, reverse=True))
+        replaced: dict[str, Fact] = {}
+        if replaced_turns:
+            ranked, replaced = self._mark_superseded(ranked[: 3 * limit], replaced_turns)
         if st.diversity <= 0:
-            return ranked[:limit]
-        return _diversify(ranked, st.diversity, limit, st.list_sessions if q.listing else 0.0)
+            chosen = ranked[:limit]
+        else:
+            chosen = _diversify(ranked, st.diversity, limit, st.list_sessions if q.listing else 0.0)
+        return _current_first(chosen, replaced, limit, now) if replaced else chosen
 
     # -- sources --------------------------------------------------------------------------------
     def _bm25_facts(self, q: _Query, as_of: float | None) -> dict[str, float]:
@@ -298,9 +355,12 @@ class RecallEngine:
         as_of: float | None,
         session_id: str | None,
         stale: set[str],
+        dropped: set[str],
     ) -> dict[int, float]:
         st = self.settings
-        boosted = dict(scores)
+        # A turn left out (superseded, and the question is about the present) lends its neighbours
+        # nothing either: the acknowledgement after "I live in Hamburg" is not news about where one lives.
+        boosted = {k: v for k, v in scores.items() if k not in episodes or episodes[k].uuid not in dropped}
         speaker = q.names[0].casefold() if len(q.names) == 1 else None
         for row_id in list(boosted):
             episode = episodes.get(row_id)
@@ -324,7 +384,11 @@ class RecallEngine:
         people = self._participants() if q.answer else []
         for row_id in list(final):
             episode = episodes.get(row_id)
-            if episode is None or (as_of is not None and episode.timestamp > as_of):
+            if (
+                episode is None
+                or (as_of is not None and episode.timestamp > as_of)
+                or episode.uuid in dropped
+            ):
                 final.pop(row_id, None)
                 continue
             if session_id is not None and episode.session_id == session_id:
@@ -342,6 +406,27 @@ class RecallEngine:
             return set()
         old = self._tier2.facts.superseded_matching(" ".join(q.terms))
         return {uuid for fact in old for uuid in fact.source_episodes}
+
+    def _mark_superseded(
+        self, ranked: list[Hit], stale: dict[str, Fact]
+    ) -> tuple[list[Hit], dict[str, Fact]]:
+        """Mark turns whose statement the memory has since superseded (``metadata.superseded_*``: by
+        what, since when). Returns the hits and, by uuid, the current facts that replaced them."""
+        out: list[Hit] = []
+        replaced: dict[str, Fact] = {}
+        for hit in ranked:
+            old = stale.get(hit.source_ids[0]) if hit.kind == "episode" and hit.source_ids else None
+            if old is None:
+                out.append(hit)
+                continue
+            current = self._tier2.facts.current_of(old)
+            meta = {**hit.metadata, "superseded_at": old.superseded_at}
+            if current is not None:
+                meta["superseded_by"] = current.content
+                meta["superseded_by_id"] = f"fact:{current.uuid}"
+                replaced[current.uuid] = current
+            out.append(replace(hit, metadata=meta))
+        return out, replaced
 
     def _fact_hits(self, scores: dict[str, float], as_of: float | None, now: float) -> list[Hit]:
         st = self.settings
@@ -405,6 +490,80 @@ def _episode_hit(episode: Episode, score: float, now: float, st: RecallSettings)
         metadata={"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
                   **{k: v for k, v in episode.metadata.items() if k in ("dia_id",)}},
     )  # fmt: skip
+
+
+def _off_the_present(stale: dict[str, Fact], q: _Query) -> set[str]:
+    """Turns left out of the answer to a question about the present: those whose superseded statement
+    is on the question's topic ("where do I live now?" is not answered by where the user used to live)."""
+    if not q.present or not stale:
+        return set()
+    topic = {_stem(t) for t in q.terms}
+    return {uuid for uuid, fact in stale.items() if topic & _fact_topic(fact)}
+
+
+def _unavailable(into: dict[str, str] | None, tier: str, exc: HermesMemoryError) -> None:
+    """Record why a tier could not answer; without a place to record it, the error propagates."""
+    if into is None:
+        raise exc
+    log.warning("recall without %s: %s", tier, exc)
+    into[tier] = availability.reason_for(exc)
+
+
+def _fact_hit(fact: Fact, score: float) -> Hit:
+    when = fact.valid_from if fact.valid_from is not None else fact.created_at
+    return Hit(
+        id=f"fact:{fact.uuid}", score=score, text=fact.content, tier="tier2", kind="fact", timestamp=when,
+        source_ids=fact.source_episodes,
+        metadata={"category": fact.category, "confidence": fact.confidence, "source_type": fact.source_type,
+                  "session_id": fact.source_id if fact.source_type == "session" else None},
+    )  # fmt: skip
+
+
+def _current_first(hits: list[Hit], replaced: dict[str, Fact], limit: int, now: float) -> list[Hit]:
+    """Every superseded line after the current fact that replaced it: moved behind it when both are
+    hits, else the current fact is put in front of it (and the list cut back to ``limit``)."""
+    out: list[Hit] = []
+    for hit in hits:
+        by = hit.metadata.get("superseded_by_id")
+        if by is None or by in {h.id for h in out}:
+            out.append(hit)
+            continue
+        later = next((h for h in hits if h.id == by), None)
+        if later is None:
+            fact = replaced.get(by.removeprefix("fact:"))
+            if fact is None:
+                out.append(hit)
+                continue
+            later = _fact_hit(fact, hit.score)
+        else:
+            later = replace(later, score=hit.score)
+        out.extend((later, hit))
+    ordered: dict[str, Hit] = {}
+    for hit in out:  # a fact moved forward is not shown again at its old place
+        ordered.setdefault(hit.id, hit)
+    return list(ordered.values())[:limit]
+
+
+def _stem(word: str) -> str:
+    """A crude English stem, enough to see that "live", "lives" and "living" share a topic."""
+    word = word.casefold()
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def _fact_topic(fact: Fact) -> set[str]:
+    """What a fact is about, as stems: its predicate and object (or, without them, its content without
+    the subject), never the subject itself ("user" is in half the questions)."""
+    if fact.predicate:
+        text = f"{fact.predicate.replace('_', ' ')} {fact.object or ''}"
+    else:
+        text = fact.content
+        if fact.subject:
+            text = re.sub(re.escape(fact.subject), " ", text, flags=re.I)
+    return {_stem(w) for w in _content_words(text) if w not in {"user"}}
 
 
 def _believed_at(fact: Fact, as_of: float) -> bool:

@@ -14,6 +14,12 @@ _PAST = re.compile(
     r"|history)\b",
     re.I,
 )
+# A question about how things are now: superseded statements on its topic are left out of its answer.
+_PRESENT = re.compile(
+    r"\b(?:now|currently|current|nowadays|these days|at the moment|at present|today|still)\b"
+    r"|^\W*(?:where|what|who|which|how|whom)\b[^?.!]*?\b(?:do|does|am|is|are|'s)\b",
+    re.I,
+)
 # A question asking for several things: a plural noun right after "what"/"which" ("what video games",
 # "which cities"), "how many", "what kinds of", "the names of".
 _LISTING = re.compile(
@@ -44,6 +50,11 @@ def asks_about_past(question: str) -> bool:
     return bool(_PAST.search(question))
 
 
+def asks_about_present(question: str) -> bool:
+    """How things are now ("Where do I live?", "... currently ..."), and not about the past."""
+    return not asks_about_past(question) and bool(_PRESENT.search(question))
+
+
 def asks_for_list(question: str) -> bool:
     return bool(_LISTING.search(question))
 
@@ -70,4 +81,11 @@ def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
     return False
 
 
-__all__ = ["answer_type", "asks_about_past", "asks_for_list", "can_answer", "is_question_turn"]
+__all__ = [
+    "answer_type",
+    "asks_about_past",
+    "asks_about_present",
+    "asks_for_list",
+    "can_answer",
+    "is_question_turn",
+]

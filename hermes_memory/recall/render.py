@@ -15,8 +15,28 @@ def approx_tokens(text: str) -> int:
     return max(1, (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
 
 
+def stamp(timestamp: float | None) -> str:
+    """``YYYY-MM-DD HH:MM`` in UTC (24h), or ``undated``: two statements of one day stay ordered."""
+    if not timestamp:
+        return "undated"
+    return datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def superseded_note(meta: dict[str, object]) -> str:
+    """``superseded <when> by: <current statement>`` for a hit whose statement was replaced, else ""."""
+    at = meta.get("superseded_at")
+    if not isinstance(at, int | float):
+        return ""
+    by = meta.get("superseded_by")
+    text = " ".join(str(by).split()) if by else ""
+    if len(text) > 160:
+        text = text[:159] + "…"
+    return f"superseded {stamp(at)}" + (f" by: {text}" if text else "")
+
+
 def hit_line(hit: Hit, max_chars: int = 300) -> str:
-    day = datetime.fromtimestamp(hit.timestamp, tz=UTC).strftime("%Y-%m-%d") if hit.timestamp else "undated"
+    """``- [YYYY-MM-DD HH:MM] <speaker: >text (source[; superseded <when> by: <what>])``."""
+    day = stamp(hit.timestamp)
     meta = hit.metadata
     if hit.kind == "episode":
         who = f"{meta.get('speaker')}: " if meta.get("speaker") else ""
@@ -33,6 +53,9 @@ def hit_line(hit: Hit, max_chars: int = 300) -> str:
     text = " ".join(hit.text.split())
     if len(text) > max_chars:
         text = text[: max_chars - 1] + "…"
+    note = superseded_note(meta)
+    if note:
+        source = f"{source}; {note}"
     # Memory is data, never instructions: anything the threat scan flags is neutralised on the way out,
     # in the speaker and source as much as in the text.
     return neutralise(f"- [{day}] {who}{text} ({source})")

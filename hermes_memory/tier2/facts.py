@@ -61,6 +61,13 @@ def _row_to_fact(row: sqlite3.Row) -> Fact:
     )
 
 
+def subject_names(subject: str) -> tuple[str, ...]:
+    """The lower-cased spellings of one subject: with and without a leading "the"."""
+    name = " ".join(subject.casefold().split())
+    bare = name.removeprefix("the ")
+    return tuple(dict.fromkeys((name, bare, f"the {bare}")))
+
+
 def _visible(as_of: float | None, at: float) -> tuple[str, list[Any]]:
     """SQL (on alias f) selecting facts that are believed now, or were believed at ``as_of``."""
     if as_of is None:
@@ -135,7 +142,23 @@ class FactStore:
                 if existing is not None:
                     fact = self._merge_duplicate(conn, existing, confidence, source_episodes, actor, at)
                     self._link_entities(conn, fact.uuid, entity_uuids)
-                    return StoredFact(fact=fact, created=False)
+                    closed: tuple[str, ...] = ()
+                    if subject and predicate and object and not existing["predicate"]:
+                        # The same statement, now understood (a mirrored note, then its extraction): it
+                        # gets its subject/predicate/object and replaces what it contradicts.
+                        conn.execute(
+                            "UPDATE facts SET subject = ?, predicate = ?, object = ? WHERE id = ?",
+                            (subject, predicate, object, existing["id"]),
+                        )
+                        if exclusive:
+                            closed = tuple(
+                                self._supersede_conflicts(
+                                    conn, fact.uuid, subject, predicate, object, scope, at, actor, valid_from
+                                )
+                            )
+                        row = conn.execute("SELECT * FROM facts WHERE id = ?", (existing["id"],)).fetchone()
+                        fact = _row_to_fact(row)
+                    return StoredFact(fact=fact, created=False, superseded=closed)
             uuid = new_uuid()
             conn.execute(
                 "INSERT INTO facts(uuid, content, content_hash, category, confidence, source_type, source_id,"
@@ -222,10 +245,14 @@ class FactStore:
         actor: str,
         valid_from: float | None,
     ) -> list[str]:
+        # "the user" and "user" (and "The user") name one subject: how a statement was phrased must not
+        # decide whether it replaces the older one.
+        names = subject_names(subject)
+        spelled = ",".join("?" * len(names))
         rows = conn.execute(
-            "SELECT uuid, object FROM facts WHERE scope = ? AND lower(subject) = lower(?) "
+            f"SELECT uuid, object FROM facts WHERE scope = ? AND lower(subject) IN ({spelled}) "
             "AND lower(predicate) = lower(?) AND uuid != ? AND is_archived = 0 AND superseded_at IS NULL",
-            (scope, subject, predicate, new_uuid_),
+            (scope, *names, predicate, new_uuid_),
         ).fetchall()
         closed: list[str] = []
         for row in rows:
@@ -384,6 +411,90 @@ class FactStore:
             (uuid, *sp),
         )
         return [_row_to_fact(r) for r in rows]
+
+    def mirrored_containing(self, text: str, *, limit: int = 20) -> list[Fact]:
+        """Believed facts mirrored from a curated entry (source ``memory``) whose content contains
+        ``text`` (case-sensitive, as the host's curated tool matches an entry)."""
+        visible, params = _visible(None, now())
+        scoped, sp = self._in_view()
+        rows = self._db.query(
+            f"SELECT * FROM facts f WHERE f.source_type = 'memory' AND instr(f.content, ?) > 0 AND {visible} "
+            f"AND {scoped} ORDER BY f.id LIMIT ?",
+            [text, *params, *sp, limit],
+        )
+        return [_row_to_fact(r) for r in rows]
+
+    def believed_by_hash(self, digest: str, *, source_type: str | None = None) -> Fact | None:
+        """The believed fact with this content hash (of this source type, if given), if any."""
+        visible, params = _visible(None, now())
+        scoped, sp = self._in_view()
+        source = "" if source_type is None else "AND f.source_type = ? "
+        row = self._db.query_one(
+            f"SELECT * FROM facts f WHERE f.content_hash = ? {source}AND {visible} AND {scoped} "
+            "ORDER BY f.id LIMIT 1",
+            [digest, *([source_type] if source_type is not None else []), *params, *sp],
+        )
+        return None if row is None else _row_to_fact(row)
+
+    def superseded_sources(self, episode_uuids: Sequence[str]) -> dict[str, Fact]:
+        """For each of these turns whose statement the memory has since superseded: the superseded fact
+        extracted from it (the most recently superseded one when there are several)."""
+        if not episode_uuids:
+            return {}
+        scoped, sp = self._in_view()
+        rows = self._db.query_keys(
+            "SELECT f.*, j.value AS episode FROM facts f, json_each(f.source_episodes) j "
+            f"WHERE j.value IN ({{keys}}) AND f.superseded_at IS NOT NULL AND f.is_archived = 0 AND {scoped} "
+            "ORDER BY f.superseded_at, f.id",
+            list(dict.fromkeys(episode_uuids)),
+            sp,
+        )
+        return {row["episode"]: _row_to_fact(row) for row in rows}
+
+    def current_of(self, fact: Fact, *, max_steps: int = 20) -> Fact | None:
+        """The fact believed now that (directly or through a chain) superseded ``fact``; None when the
+        chain ends in a fact that is no longer believed (archived, expired) or leaves the view."""
+        seen = {fact.uuid}
+        current = fact
+        for _ in range(max_steps):
+            if current.superseded_by is None:
+                break
+            nxt = self.get_many([current.superseded_by]).get(current.superseded_by)
+            if nxt is None or nxt.uuid in seen:
+                return None
+            seen.add(nxt.uuid)
+            current = nxt
+        if current.uuid == fact.uuid or not self.active_uuids([current.uuid]):
+            return None
+        return current
+
+    def supersede(self, uuid: str, by_uuid: str, *, actor: str = "user") -> bool:
+        """Close a believed fact as replaced by ``by_uuid`` (bitemporal: it stays, with ``valid_to``,
+        ``superseded_at`` and ``superseded_by`` set). Returns False when it was not believed any more.
+        Raises NotFoundError when either fact is unknown in this view."""
+        at = now()
+        scoped, sp = self._in_view()
+        with self._db.atomic() as conn:
+            for wanted in (uuid, by_uuid):
+                if (
+                    conn.execute(
+                        f"SELECT 1 FROM facts f WHERE f.uuid = ? AND {scoped}", (wanted, *sp)
+                    ).fetchone()
+                    is None
+                ):
+                    raise NotFoundError(f"no fact with uuid {wanted!r}")
+            cur = conn.execute(
+                "UPDATE facts SET valid_to = ?, superseded_at = ?, superseded_by = ?, updated_at = ? "
+                "WHERE uuid = ? AND is_archived = 0 AND superseded_at IS NULL",
+                (at, at, by_uuid, at, uuid),
+            )
+            if cur.rowcount == 0:
+                return False
+            self._audit.record(
+                conn, action="fact_supersede", tier="tier2", actor=actor, target_uuid=uuid,
+                diff={"superseded_by": by_uuid},
+            )  # fmt: skip
+        return True
 
     def superseded(self, *, limit: int = 50) -> list[Fact]:
         """Facts closed by a contradicting newer fact, most recently superseded first."""

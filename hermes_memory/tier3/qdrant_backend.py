@@ -34,6 +34,7 @@ from __future__ import annotations
 import fcntl
 import importlib
 import json
+import logging
 import os
 import shutil
 import threading
@@ -73,6 +74,8 @@ from hermes_memory.tier3.backend import (
 _UPSERT_BATCH = 1024
 _META = "hermes.json"
 _SEGMENTS = 8  # see module doc: fewer merges, each optimize indexes only the new segment
+
+log = logging.getLogger(__name__)
 
 
 def to_filter(qe: Any, conditions: Sequence[Condition]) -> Any:
@@ -146,11 +149,17 @@ class QdrantEdgeBackend:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            holder = _lock_holder(fd)
             os.close(fd)
             raise VectorStoreBusyError(
                 f"qdrant collection {self._collection!r} at {self._dir} is already open, in another process "
-                "or backend (one process and one backend per shard)"
+                f"{f'(pid {holder}) ' if holder else ''}or backend (one process and one backend per shard)"
             ) from exc
+        try:  # who holds it, for the message another process shows (informative only: not the lock)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError as exc:
+            log.debug("cannot record the owner pid in %s: %s", lock_path, exc)
         return fd
 
     # ---------------------------------------------------------------- open / create
@@ -378,6 +387,15 @@ class QdrantEdgeBackend:
                     self._call("close", self._shard.close)
                 finally:
                     os.close(self._owner)
+
+
+def _lock_holder(fd: int) -> int | None:
+    """The pid the process holding a store lock wrote into it, if it did."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
 
 
 __all__ = ["ID_KEY", "QdrantEdgeBackend", "to_filter"]

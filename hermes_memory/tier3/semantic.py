@@ -99,6 +99,8 @@ class SemanticMemory:
         self._store = tier2.admin()
         self._backend_name = backend_name(cfg, backend)
         self._lock = threading.RLock()
+        # Loading a model takes seconds: its own lock, so closing the collections never waits for it.
+        self._embedder_lock = threading.Lock()
         self._embedder: Embedder | None = None
         self._backends: dict[str, VectorBackend] = {}
         self._busy: str | None = None  # why the store could not be taken, until _busy_until
@@ -111,7 +113,7 @@ class SemanticMemory:
 
     @property
     def embedder(self) -> Embedder:
-        with self._lock:
+        with self._embedder_lock:
             if self._embedder is None:
                 embedder = make_embedder(self.cfg.embedding_model, **_embedder_options(self.cfg))
                 if embedder.dim != self.cfg.embedding_dim:
@@ -398,9 +400,7 @@ class SemanticMemory:
         believed = self._tier2.facts.active_uuids([f for f in facts if f])
         return {f for f in facts if f not in believed}
 
-    def hybrid(
-        self, query: str, *, limit: int = 10, candidates: int = 50
-    ) -> SemanticResult:
+    def hybrid(self, query: str, *, limit: int = 10, candidates: int = 50) -> SemanticResult:
         """BM25 over chunk text fused with vector search by reciprocal rank fusion.
 
         While another process holds the vector store, only the BM25 side runs (``degraded`` says so).

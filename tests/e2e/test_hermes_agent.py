@@ -131,11 +131,12 @@ def test_4_provider_errors_do_not_break_the_turn(conversation: dict[str, Any]) -
     assert "unexpected failure (injected by the e2e test)" in json.loads(crashed["tool_results"][-1])["error"]
 
 
-def test_session_end_recorded_the_session_and_a_later_open_finishes_the_queue(
+def test_session_end_recorded_the_session_and_the_next_open_finished_the_queues(
     conversation: dict[str, Any],
 ) -> None:
     assert conversation["open_stores_after_shutdown"] == 0
     # Shutdown need not wait for extraction (issue 12: exit at once); the next open finishes it.
+    assert set(conversation["pending_at_exit"]) == {"turns", "embeddings"}  # left queued, not lost
     assert conversation["pending"] == {"turns": 0, "embeddings": 0}
     assert "I adopted a beagle named Biscuit last week." in conversation["episodes_biscuit"]
     events = [e for e in conversation["session_events"] if e["session_id"] == conversation["session_id"]]
@@ -204,12 +205,13 @@ def test_status_explains_a_hermes_python_without_the_package(cli_home: Home, tmp
     assert "-m pip install" in done.stdout
 
 
-def test_6_a_one_shot_run_leaves_its_turn_durably_stored(cli_home: Home) -> None:
+def test_6_a_one_shot_run_leaves_its_turn_durable_for_the_next_process(cli_home: Home) -> None:
     turn = cli_home.hermes("My cat Miso loves tuna.")
     assert "Plain answer" in turn.stdout
     assert user_text(turn.requests[0]).startswith("My cat Miso loves tuna.")
     with cli_home.store() as api:
-        # The process may leave extraction to the next one (issue 12: exit at once): finish it here.
+        # The process exited without waiting for extraction or embedding; the next one finishes them.
+        assert api.ingest_pending(timeout=120)["data"]["pending"]["turns"] == 0
         flushed = api.flush(timeout=120)
         assert flushed["success"] and flushed["data"]["drained"], flushed
         texts = [e["text"] for e in api.get_latest(count=10)["data"]]

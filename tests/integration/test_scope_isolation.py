@@ -171,6 +171,7 @@ READ_PATHS: dict[str, list[Read]] = {
     "graph_spread": [lambda w, api: api.graph_spread(["Quentin Oberholzer"])],
     "knowledge_graph": [lambda w, api: [api.knowledge_graph().entity_summary(u) for u in _nodes(api)]],
     "stats": [lambda w, api: api.stats()],
+    "pending": [lambda w, api: api.pending()],
     "export_json": [lambda w, api: api.export_json()],
     "audit_log": [
         lambda w, api: api.audit_log(limit=1000),
@@ -193,7 +194,7 @@ READ_PATHS: dict[str, list[Read]] = {
 # Tier 1 is per Hermes home and shared by design.
 WRITES = {"remember_turn", "remember_message", "fact_store", "fact_update", "fact_delete", "entity_ensure",
           "entity_link", "timeline_add", "semantic_index", "import_json", "core_memory_update", "flush",
-          "embed_pending", "graph_rebuild"}  # fmt: skip
+          "embed_pending", "graph_rebuild", "mirror_curated_write", "ingest_pending"}  # fmt: skip
 ADMIN = {"backup", "restore", "doctor", "maintain", "maintain_due", "consolidate", "prune", "reindex",
          "maintenance_context", "maintenance_runs", "maintenance_status"}  # fmt: skip
 TIER1 = {"curated_add", "curated_entries", "curated_get", "curated_remove", "curated_replace",
@@ -263,9 +264,15 @@ def test_b_cannot_change_or_forget_a(world: World) -> None:
     not_found(b.timeline_add("milestone", "Bob's event", related_entities=["Quentin Oberholzer"]))
     not_found(b.forget(world.a_fact, confirm=True))
     not_found(b.forget_entity("Quentin Oberholzer", confirm=True))
+    # B's curated notes replace B's facts only: A's statement about Zanzibar stays believed.
+    ok(b.mirror_curated_write("add", "user", "Quentin Oberholzer prefers Zanzibar coffee."))
+    ok(b.mirror_curated_write("replace", "user", "Quentin Oberholzer lives in Oslo", "Zanzibar coffee"))
+    ok(b.mirror_curated_write("remove", "user", "", "lives in Oslo"))
     ok(b.fact_query("Zanzibar"))  # B's reads touch nothing of A (access counts unchanged)
     fact = ok(a.fact_get(world.a_fact))
-    assert fact["confidence"] == 1.0 and fact["is_archived"] is False
+    assert fact["confidence"] == 1.0 and fact["is_archived"] is False and fact["superseded_at"] is None
+    believed = [f["content"] for f in ok(a.fact_query("Zanzibar", limit=50))]
+    assert "Quentin Oberholzer lives in Zanzibar" in believed
     assert ok(a.entity_query("Quentin Oberholzer"))[0]["relations"]
     events = ok(a.timeline_query(entity="Quentin Oberholzer"))
     assert "Quentin launched Bluefinch in Zanzibar" in [e["title"] for e in events]

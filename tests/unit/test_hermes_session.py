@@ -8,9 +8,11 @@ import pytest
 
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import session
-from hermes_memory.hermes.prefetch import HEADER, Line, Prefetcher
+from hermes_memory.hermes.prefetch import HEADER, Line, Prefetcher, Recalled
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, hermes_profile, load_settings
+from hermes_memory.recall.availability import LOADING
+from hermes_memory.recall.render import approx_tokens
 
 
 # -- settings --------------------------------------------------------------------------------------
@@ -106,17 +108,37 @@ def test_key_facts_come_from_user_and_assistant_messages() -> None:
 
 # -- prefetch block rendering ----------------------------------------------------------------------
 def test_emit_keeps_rank_order_within_budget_and_never_repeats() -> None:
-    settings = ProviderSettings(prefetch_budget_tokens=50)
+    answered = ("tier1", "tier2")
+    footer = "Tiers answered: notes, facts and past turns (keywords)."
+    overhead = approx_tokens(HEADER) + approx_tokens(footer) + 2
+    settings = ProviderSettings(prefetch_budget_tokens=overhead + 25)
     prefetcher = Prefetcher(SharedStore(key=("h", "p"), api=None, settings=settings), settings, tier3=False)  # type: ignore[arg-type]
-    lines = [Line(f"id{i}", f"- [2025-01-0{i}] fact number {i} (fact)", 10) for i in range(1, 6)]
-    block = prefetcher.emit(lines)
+    lines = [Line(f"id{i}", f"- [2025-01-0{i} 10:00] fact number {i} (fact)", 10) for i in range(1, 6)]
+
+    def emit(chosen: list[Line]) -> str:
+        return prefetcher.emit(Recalled(tuple(chosen), 0.0, answered))
+
+    block = emit(lines)
     assert block.splitlines()[0] == HEADER
-    shown = block.splitlines()[1:]
-    assert shown == [lines[0].text, lines[1].text]  # the header takes part of the 50 tokens
-    assert prefetcher.emit(lines[:2]) == ""
-    assert prefetcher.emit(lines[2:3]).splitlines()[1:] == [lines[2].text]
+    assert block.splitlines()[-1] == footer
+    assert block.splitlines()[1:-1] == [lines[0].text, lines[1].text]  # header and footer share the budget
+    assert emit(lines[:2]) == ""  # nothing new, and every tier answered: nothing to say
+    assert emit(lines[2:3]).splitlines()[1:-1] == [lines[2].text]
     prefetcher.reset_session("new")
-    assert lines[0].text in prefetcher.emit(lines[:1])
+    assert lines[0].text in emit(lines[:1])
+
+
+def test_the_block_says_which_tiers_could_not_answer_even_without_lines() -> None:
+    settings = ProviderSettings()
+    prefetcher = Prefetcher(SharedStore(key=("h", "p"), api=None, settings=settings), settings, tier3=True)  # type: ignore[arg-type]
+    why = (("tier3", LOADING),)
+    block = prefetcher.emit(Recalled((), 0.0, ("tier1", "tier2"), why))
+    assert block.splitlines() == [
+        HEADER,
+        "Tiers answered: notes, facts and past turns (keywords).",
+        f"Could not answer: meaning search (vectors) — {LOADING}; only keyword matches are shown.",
+    ]
+    assert "meaning search still loading" in block
 
 
 def test_the_hot_path_adds_vectors_only_once_the_embedder_is_loaded() -> None:

@@ -74,10 +74,18 @@ def test_a_superseded_statement_ranks_below_the_current_one(api: MemoryAPI) -> N
         return [h["text"] for h in hits if h["kind"] == "episode"]
 
     now = turns("Where does Maya live?")
-    assert "Lisbon" in now[0] and any("Hamburg" in t for t in now), now  # history stays recallable
+    # A question about the present is not answered by the replaced statement: it is left out.
+    assert "Lisbon" in now[0] and not any("Hamburg" in t for t in now), now
     # A question about the past, or about a moment before the move, does not demote the old statement.
     assert "Hamburg" in turns("Where did Maya live before?")[0]
     assert "Hamburg" in turns("Where does Maya live?", as_of=T0 + DAY)[0]
+    # Any other question still finds it, marked as replaced: by what, since when, after the current fact.
+    hits = api.recall("Hamburg", limit=5, tiers=["tier2"])["data"]["hits"]
+    old = next(h for h in hits if h["text"] == "I live in Hamburg.")
+    assert old["metadata"]["superseded_by"].startswith("Maya lives in Lisbon")
+    assert old["metadata"]["superseded_at"] > T0
+    ids = [h["id"] for h in hits]
+    assert ids.index(old["metadata"]["superseded_by_id"]) < ids.index(old["id"])
 
 
 def test_render_is_dated_sourced_and_within_budget(api: MemoryAPI) -> None:

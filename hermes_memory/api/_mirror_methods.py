@@ -1,0 +1,221 @@
+"""MemoryAPI's mirror of a host's curated-memory writes (Hermes' built-in MEMORY.md / USER.md ``memory``
+tool): the entry becomes a fact, the statements in it become facts with subject/predicate/object (so a
+new entry supersedes what it contradicts, as a spoken statement would), and a replaced or removed entry
+closes the facts that came from it."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from hermes_memory import validation as v
+from hermes_memory.api.envelope import Envelope, run
+from hermes_memory.errors import ValidationError
+from hermes_memory.extract import MessageInput, extract
+from hermes_memory.extract.types import ExtractedFact
+from hermes_memory.ingest.knowledge import EXTRACTOR, implied_state
+from hermes_memory.records import Fact
+from hermes_memory.security.threats import ensure_safe
+from hermes_memory.tier1.snapshot import CuratedSnapshot
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2._util import content_hash
+from hermes_memory.tier2.facts import StoredFact
+
+_ACTIONS = ("add", "replace", "remove")
+# "User …", "The user …", "User's …" at the start of an entry or of one of its sentences.
+_USER_REF = re.compile(r"(?:(?<=^)|(?<=[.;!]\s))(?:the\s+)?user(?P<own>['’]s)?\b\s*(?P<verb>[a-z]+)?", re.I)
+_IRREGULAR = {"is": "am", "was": "was", "has": "have", "does": "do", "goes": "go"}
+MIRROR_EXTRACTOR = f"{EXTRACTOR}:curated"
+
+
+def first_person(entry: str) -> str:
+    """An entry written about the user ("User lives in Porto", "The user's dog is Biscuit") as the user
+    would say it ("I live in Porto", "My dog is Biscuit"), so it is extracted like a spoken statement."""
+
+    def swap(match: re.Match[str]) -> str:
+        verb = match.group("verb") or ""
+        if match.group("own"):
+            return f"My {verb}".rstrip()
+        return f"I {_base_form(verb)}".rstrip() if verb else "I"
+
+    return _USER_REF.sub(swap, entry.strip())
+
+
+def _base_form(verb: str) -> str:
+    low = verb.casefold()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low.endswith("ies") and len(low) > 4:
+        return verb[:-3] + "y"
+    if low.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return verb[:-2]
+    if low.endswith("s") and not low.endswith("ss") and len(low) > 3:
+        return verb[:-1]
+    return verb
+
+
+class MirrorMethods:
+    """Mixed into MemoryAPI; expects ``_tier2()``, ``_on_fact_change``, ``_snapshot`` and ``actor``."""
+
+    actor: str
+    _max_chars: int
+    _snapshot: CuratedSnapshot | None
+
+    def _tier2(self) -> Tier2:
+        raise NotImplementedError
+
+    def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
+        raise NotImplementedError
+
+    def mirror_curated_write(
+        self,
+        action: str,
+        store: str,
+        content: str,
+        old_text: str | None = None,
+        *,
+        speaker: str | None = None,
+        source_id: str | None = None,
+    ) -> Envelope:
+        """Mirror one curated write (``add`` / ``replace`` / ``remove`` of an entry in ``store``).
+
+        The new entry is stored as a fact (source ``memory``) and so are the statements extracted from it
+        (as said by ``speaker``, the user); those supersede older facts they contradict. For replace and
+        remove, the entry that ``old_text`` identifies (a substring, as the host's tool takes it) is found
+        among the mirrored facts and the session-start snapshot, and every fact that came from it is
+        closed: superseded by the new entry (replace) or archived (remove). data: ``stored``,
+        ``superseded``, ``archived`` (fact uuids). Raises ValidationError for a bad action or store,
+        ThreatDetectedError for unsafe content."""
+
+        def call() -> dict[str, Any]:
+            v.choice("action", action, set(_ACTIONS))
+            v.choice("store", store, {"memory", "user"})
+            text = v.text("content", content, max_chars=self._max_chars, allow_empty=True).strip()
+            old = v.optional_text("old_text", old_text, max_chars=self._max_chars)
+            old = (old or (text if action == "remove" else "")).strip()
+            if action in ("replace", "remove") and not old:
+                raise ValidationError(f"{action} needs old_text (the entry it changes)")
+            if action != "remove" and not text:
+                raise ValidationError(f"{action} needs the entry's content")
+            if text:
+                ensure_safe(text)
+            who = v.optional_text("speaker", speaker, max_chars=200)
+            sid = v.optional_text("source_id", source_id, max_chars=500)
+            t2 = self._tier2()
+            stored: list[StoredFact] = []
+            superseded: list[str] = []
+            archived: list[str] = []
+            with t2.db.atomic():
+                old_facts = self._entry_facts(t2, store, old, who) if old else []
+                if action != "remove":
+                    stored = self._store_entry(t2, store, text, who, sid)
+                kept = {s.fact.uuid for s in stored}
+                main = stored[0].fact.uuid if stored else None
+                for fact in old_facts:
+                    if fact.uuid in kept:
+                        continue  # the new entry says it again
+                    replacement = _replacement(fact, stored) or main
+                    if replacement is not None:
+                        if t2.facts.supersede(fact.uuid, replacement, actor=self.actor):
+                            superseded.append(fact.uuid)
+                    elif t2.facts.delete(fact.uuid, soft=True, actor=self.actor):
+                        archived.append(fact.uuid)
+                for item in stored:
+                    if item.created:
+                        self._on_fact_change(item.fact)
+            return {
+                "stored": [s.fact.uuid for s in stored],
+                "superseded": superseded,
+                "archived": archived,
+            }
+
+        return run("tier2", call)
+
+    def _store_entry(
+        self, t2: Tier2, store: str, text: str, speaker: str | None, source_id: str | None
+    ) -> list[StoredFact]:
+        category = "user" if store == "user" else "general"
+        at = datetime.now(tz=UTC)
+        statements = _statements(text, speaker, at)
+        # One statement (the usual entry): the entry is stored once, as written, and understood (its
+        # subject/predicate/object), so it replaces what it contradicts. More: each is a fact of its own.
+        single = statements[0] if len(statements) == 1 else None
+        out = [
+            t2.facts.store(
+                text, category=category, source_type="memory", source_id=source_id, actor=self.actor,
+                extractor=MIRROR_EXTRACTOR, subject=single.subject if single else None,
+                predicate=single.predicate if single else None, object=single.object if single else None,
+                exclusive=bool(single and single.exclusive and not single.negated),
+            )
+        ]  # fmt: skip
+        for fact in statements:
+            if fact is single:
+                out.extend(self._implied(t2, fact, source_id))
+                continue
+            out.append(
+                t2.facts.store(
+                    fact.content, category=fact.category, confidence=max(0.0, min(1.0, fact.confidence)),
+                    source_type="memory", source_id=source_id, actor=self.actor, subject=fact.subject,
+                    predicate=fact.predicate, object=fact.object,
+                    exclusive=fact.exclusive and not fact.negated, extractor=MIRROR_EXTRACTOR,
+                    importance=max(0.0, min(1.0, fact.salience)),
+                )
+            )  # fmt: skip
+            out.extend(self._implied(t2, fact, source_id))
+        return out
+
+    def _implied(self, t2: Tier2, fact: ExtractedFact, source_id: str | None) -> list[StoredFact]:
+        """The current state a change implies ("moved to Porto": lives in Porto), as its own fact."""
+        state = implied_state(fact)
+        if state is None:
+            return []
+        predicate, obj, content = state
+        return [
+            t2.facts.store(
+                content, category="user", source_type="memory", source_id=source_id, actor=self.actor,
+                subject=fact.subject, predicate=predicate, object=obj, exclusive=True,
+                extractor=MIRROR_EXTRACTOR,
+            )
+        ]  # fmt: skip
+
+    def _entry_facts(self, t2: Tier2, store: str, old_text: str, speaker: str | None) -> list[Fact]:
+        """The believed facts that came from the entry ``old_text`` identifies: its mirrored fact(s) and
+        the statements extracted from it (only those the mirror stored, source ``memory``)."""
+        entries = [f.content for f in t2.facts.mirrored_containing(old_text)]
+        if self._snapshot is not None:
+            entries += [e for e in self._snapshot.entries(store) if old_text in e and e not in entries]
+        if not entries:
+            return []
+        at = datetime.now(tz=UTC)
+        contents = set(entries)
+        for entry in entries:
+            contents.update(f.content for f in _statements(entry, speaker, at))
+            contents.update(s[2] for f in _statements(entry, speaker, at) if (s := implied_state(f)))
+        found: dict[str, Fact] = {}
+        for content in contents:
+            fact = t2.facts.believed_by_hash(content_hash(content), source_type="memory")
+            if fact is not None:
+                found[fact.uuid] = fact
+        return list(found.values())
+
+
+def _statements(entry: str, speaker: str | None, at: datetime) -> list[ExtractedFact]:
+    result = extract(MessageInput(text=first_person(entry), time=at, speaker=speaker, role="user"))
+    return [] if result.is_noise else list(result.facts)
+
+
+def _replacement(old: Fact, stored: list[StoredFact]) -> str | None:
+    """The new fact that says the same kind of thing (same subject and predicate) as ``old``."""
+    for item in stored:
+        new = item.fact
+        if (
+            old.predicate
+            and new.predicate == old.predicate
+            and (new.subject or "").casefold() == (old.subject or "").casefold()
+        ):
+            return new.uuid
+    return None
+
+
+__all__ = ["MIRROR_EXTRACTOR", "MirrorMethods", "first_person"]
