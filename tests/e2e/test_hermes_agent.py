@@ -64,6 +64,7 @@ def conversation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         returncode = driver.wait(timeout=240)
     assert returncode == 0, f"driver failed:\n{stderr.read_text()[-6000:]}"
     result: dict[str, Any] = json.loads(out.read_text())
+    result.update(read_back(home))
     # The driver's requests (the second process ran while the driver waited).
     result["requests"] = [r for r in home.chat_requests() if r not in second.requests]
     result["second"] = second
@@ -71,6 +72,34 @@ def conversation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
     result["refused_log"] = home.refused()
     yield result
     home.stop()
+
+
+def read_back(home: Home) -> dict[str, Any]:
+    """What the store holds after the driver exited, read as the next process would: first what the
+    exit left queued, then (after ingesting and flushing it) the records."""
+    with home.store() as api:
+        out: dict[str, Any] = {
+            "pending_at_exit": {
+                "turns": api.tier2.ingest_queue.count(),
+                "embeddings": api.tier2.embed_queue.count(),
+            }
+        }
+        assert api.ingest_pending(timeout=120)["success"]
+        flushed = api.flush(timeout=120)
+        assert flushed["success"] and flushed["data"]["drained"], flushed
+        out["episodes_biscuit"] = [s.episode.text for s in api.tier2.episodes.search("Biscuit", limit=10)]
+        facts = api.fact_query(None, limit=200, min_confidence=0.0)["data"]
+        out["facts"] = [
+            {"content": f["content"], "source_type": f["source_type"], "source_id": f["source_id"]}
+            for f in facts
+        ]
+        events = api.timeline_query(event_type="session", limit=10)["data"]
+        out["session_events"] = [{"title": e["title"], "session_id": e["session_id"]} for e in events]
+        out["pending"] = {
+            "turns": api.tier2.ingest_queue.count(),
+            "embeddings": api.tier2.embed_queue.count(),
+        }
+    return out
 
 
 def test_activation_kept_the_rest_of_config_yaml(conversation: dict[str, Any]) -> None:
