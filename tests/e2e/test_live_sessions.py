@@ -5,7 +5,8 @@ the tool results, the system prompt (issue 12; line format, supersession, tiers 
 contracts C1-C6).
 
 Each module fixture runs one home's whole sequence of processes once; the tests after it each assert
-one scenario on that sequence. The dates are checked against the real current date (UTC).
+one scenario on that sequence. The dates are checked against the real current date (UTC). With
+E2E_TIMINGS=FILE the last test writes the wall time of every `hermes -z` process of the run to FILE.
 """
 
 from __future__ import annotations
