@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from typing import Any
@@ -37,6 +38,32 @@ from hermes_memory.tier3.semantic import SemanticMemory
 # How long close waits for the worker to finish the item in hand (a turn's transaction is milliseconds;
 # an embedding batch or a model load may be longer, and is then left to finish on its own).
 _STOP_GRACE_S = 0.1
+# How long interpreter exit waits for stores whose close was left to a thread (a worker in the middle of
+# an embedding batch). Native code still running in a daemon thread while the interpreter finalises
+# aborts the process ("terminate called without an active exception"); Hermes' exit watchdog is 30 s.
+_EXIT_WAIT_S = 20.0
+_closing: set[threading.Thread] = set()
+_closing_lock = threading.Lock()
+_exit_hook_registered = False
+
+
+def _close_in_background(target: Any, *args: Any) -> None:
+    """Run a deferred close on a daemon thread that interpreter exit still waits for (bounded)."""
+    global _exit_hook_registered
+    thread = threading.Thread(target=target, args=args, name="hermes-memory-close", daemon=True)
+    with _closing_lock:
+        _closing.add(thread)
+        if not _exit_hook_registered:
+            atexit.register(_finish_closing)
+            _exit_hook_registered = True
+    thread.start()
+
+
+def _finish_closing() -> None:
+    with _closing_lock:
+        threads = list(_closing)
+    for thread in threads:
+        thread.join(_EXIT_WAIT_S)
 
 
 class MemoryAPI(
@@ -91,6 +118,7 @@ class MemoryAPI(
         self._sem: SemanticMemory | None = None
         self._ingestor: Ingestor | None = None
         self._worker: BackgroundWorker | None = None
+        self._closed = threading.Event()  # set once every store is closed
         self._graph_service: GraphService | None = None
         self._engine: RecallEngine | None = None
         if config.tier2.enabled:
@@ -243,15 +271,22 @@ class MemoryAPI(
             if drain_timeout > 0:
                 worker.wait_idle(drain_timeout)
             if not worker.stop(_STOP_GRACE_S):
-                threading.Thread(
-                    target=self._close_after, args=(worker,), name="hermes-memory-close", daemon=True
-                ).start()
+                _close_in_background(self._close_after, worker)
                 return
         self._close_stores()
 
+    def wait_closed(self, timeout: float) -> bool:
+        """Wait (up to ``timeout`` s) until a close left to a background thread has finished; True when
+        the stores are closed (a reopen in this process can then take the vector store again)."""
+        return self._closed.wait(timeout)
+
     def _close_after(self, worker: BackgroundWorker) -> None:
-        worker.join()
-        self._close_stores()
+        try:
+            worker.join()
+            self._close_stores()
+        finally:
+            with _closing_lock:
+                _closing.discard(threading.current_thread())
 
     def _close_stores(self) -> None:
         if self._graph_service is not None:
@@ -263,6 +298,7 @@ class MemoryAPI(
         if self._t2 is not None:
             self._t2.close()
             self._t2 = None
+        self._closed.set()
 
     def __enter__(self) -> MemoryAPI:
         return self

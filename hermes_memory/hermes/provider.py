@@ -374,6 +374,9 @@ class NextLevelProvider:
         out["vector_backend"] = config.tier3.backend if config.tier3.enabled else "off"
         out["prefetch_budget_tokens"] = settings.prefetch_budget_tokens
         out["threat_scanner"] = safety.scanner_name()
+        problem = setup.embedder_problem(config.tier3, home)
+        if problem is not None:  # Hermes would otherwise show "available" and fail every search
+            out["problem"] = f"the embedder cannot work: {problem} (run `hermes memory setup nextlevel`)"
         return out
 
     def backup_paths(self) -> list[str]:

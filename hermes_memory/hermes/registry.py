@@ -44,7 +44,11 @@ class SharedStore:
 
 
 _stores: dict[StoreKey, SharedStore] = {}
+# Stores whose last release left the close to a background thread (the worker was mid-batch): a new
+# acquire of the same key waits for it, or this process would find its own vector store still locked.
+_closing: dict[StoreKey, MemoryAPI] = {}
 _registry_lock = threading.Lock()
+_REOPEN_WAIT_S = 10.0
 
 
 def store_key(hermes_home: str, profile: str, scope: str = "") -> StoreKey:
@@ -77,6 +81,9 @@ def acquire(
     key = store_key(hermes_home, profile, user_scope(config, user_id))
     with _registry_lock:
         shared = _stores.get(key)
+        closing = _closing.pop(key, None) if shared is None else None
+        if closing is not None:
+            closing.wait_closed(_REOPEN_WAIT_S)
         if shared is None:
             # Several scopes of one profile share the vector collections (tier3.shared).
             api = MemoryAPI(config, actor="hermes", background=True, scope=key[2] or None)
@@ -98,7 +105,12 @@ def release(shared: SharedStore, drain_timeout: float) -> bool:
         if _stores.get(shared.key) is shared:
             del _stores[shared.key]
         shared.closed.set()
+        _closing[shared.key] = shared.api
     shared.api.close(drain_timeout=drain_timeout)
+    if shared.api.wait_closed(0):
+        with _registry_lock:
+            if _closing.get(shared.key) is shared.api:
+                del _closing[shared.key]
     return True
 
 

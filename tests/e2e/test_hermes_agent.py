@@ -3,132 +3,103 @@ into a temporary HERMES_HOME, a scripted LLM on 127.0.0.1, and the agent run in 
 in-process API through agent_driver.py, and the `hermes` command itself). Every Hermes process runs
 under the offline guard; the tests assert nothing tried to leave the machine.
 
-The provider uses the hashing embedder and the in-process vector backend here (nextlevel.yaml), so
-the run needs no model; prefetch may wait up to 3 s instead of 150 ms because CI machines are slow
-and a miss would make the memory-context assertion flaky.
+The provider runs with its default configuration (the local MiniLM embedder, the embedded Qdrant
+store); see harness.py for the one setting raised (prefetch_wait_ms) and why. The agent of
+agent_driver.py is long-lived: while it owns the store, a `hermes -z` process runs on the same home
+and must say which tier could not answer (contract C3) and still answer from the others.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import fake_llm
-import offline_guard
+import harness
 import pytest
+from harness import HERE, HERMES, Home, Turn, block_of, home_fixture, require_hermes, run, user_text
 
-from hermes_memory.api.memory_api import MemoryAPI
-from hermes_memory.cli import main as hermes_memory_cli
-from hermes_memory.hermes.settings import hermes_profile, load_settings
-
-HERE = Path(__file__).resolve().parent
-HERMES = Path(sys.executable).parent / "hermes"
-SETTINGS = """\
-provider:
-  prefetch_wait_ms: 3000
-memory:
-  tier3:
-    embedding_model: hashing
-    backend: memory
-"""
-
-
-def _hermes_installed() -> bool:
-    try:
-        import agent.memory_provider  # noqa: F401  (Hermes' package)
-    except ImportError:
-        return False
-    return HERMES.exists()
-
-
-if not _hermes_installed():
-    if os.environ.get("CI"):
-        pytest.fail("hermes-agent is not installed: the dev extra pins it for these tests", pytrace=False)
-    pytest.skip("hermes-agent is not installed (pip install -e '.[dev]')", allow_module_level=True)
-
-
-def make_home(root: Path, base_url: str) -> Path:
-    """A HERMES_HOME with a hand-written config.yaml, then `hermes-memory install --activate`."""
-    home = root / "hermes-home"
-    home.mkdir()
-    (home / "config.yaml").write_text(
-        "# written by the e2e test; this comment must survive activation\n"
-        "model:\n"
-        "  default: fake-model\n"
-        "  provider: custom\n"
-        f"  base_url: {base_url}\n"
-        "  api_key: sk-fake-local\n"
-        "  context_length: 128000  # no endpoint probing\n"
-        "memory:\n"
-        "  memory_enabled: true\n"
-        "  user_profile_enabled: true\n",
-        encoding="utf-8",
-    )
-    assert hermes_memory_cli(["install", "--hermes-home", str(home), "--activate"]) == 0
-    (home / "nextlevel.yaml").write_text(SETTINGS, encoding="utf-8")
-    return home
-
-
-def env_for(home: Path, *extra_path: Path) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("OPENROUTER")
-    }
-    python_path = [str(p) for p in extra_path] + [str(HERE / "guard_site")]
-    if env.get("PYTHONPATH"):
-        python_path.append(env["PYTHONPATH"])
-    env.update(
-        HERMES_HOME=str(home),
-        PYTHONPATH=os.pathsep.join(python_path),
-        E2E_GUARD_LOG=str(home / "refused.log"),
-        NO_PROXY="127.0.0.1,localhost",
-        no_proxy="127.0.0.1,localhost",
-    )
-    return env
-
-
-def run(
-    argv: list[str], home: Path, *extra_path: Path, timeout: float = 240
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv,
-        env=env_for(home, *extra_path),
-        cwd=home,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-
-
-def open_store(home: Path) -> MemoryAPI:
-    return MemoryAPI(load_settings(home).memory_config(str(home), hermes_profile(home)))
-
-
-def user_text(request: dict[str, Any]) -> str:
-    users = [m for m in request["messages"] if m.get("role") == "user"]
-    return fake_llm.text_of(users[-1]["content"])
+require_hermes()
 
 
 # -- the conversation (one agent process, asserted on by several tests) ------------------------------
 @pytest.fixture(scope="module")
 def conversation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    server = fake_llm.start()
-    home = make_home(tmp_path_factory.mktemp("conversation"), server.base_url)
-    out = home / "driver.json"
-    done = run([sys.executable, str(HERE / "agent_driver.py"), str(home), server.base_url, str(out)], home)
-    assert done.returncode == 0, f"driver failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    """The driver's conversation; while its agent holds the store, one `hermes -z` on the same home."""
+    home = Home(tmp_path_factory.mktemp("conversation"))
+    hold = home.path / "hold"
+    hold.mkdir()
+    out = home.path / "driver.json"
+    argv = [
+        sys.executable,
+        str(HERE / "agent_driver.py"),
+        str(home.path),
+        home.server.base_url,
+        str(out),
+        str(hold),
+    ]
+    stderr = home.path / "driver.stderr"
+    with stderr.open("w") as err:
+        driver = subprocess.Popen(
+            argv,
+            env=harness.env_for(home.path),
+            cwd=home.path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        deadline = time.monotonic() + 240
+        while not (hold / "ready").exists():
+            assert driver.poll() is None, f"driver exited early:\n{stderr.read_text()[-6000:]}"
+            assert time.monotonic() < deadline, f"driver never got ready:\n{stderr.read_text()[-6000:]}"
+            time.sleep(0.2)
+        second = home.hermes("Search your memory for my dog, please.")
+    finally:
+        (hold / "release").write_text("done")
+        returncode = driver.wait(timeout=240)
+    assert returncode == 0, f"driver failed:\n{stderr.read_text()[-6000:]}"
     result: dict[str, Any] = json.loads(out.read_text())
-    result["requests"] = server.chat_requests()
-    result["home"] = home
-    result["refused_log"] = offline_guard.read_log(home / "refused.log")
+    result.update(read_back(home))
+    # The driver's requests (the second process ran while the driver waited).
+    result["requests"] = [r for r in home.chat_requests() if r not in second.requests]
+    result["second"] = second
+    result["home"] = home.path
+    result["refused_log"] = home.refused()
     yield result
-    server.stop()
+    home.stop()
+
+
+def read_back(home: Home) -> dict[str, Any]:
+    """What the store holds after the driver exited, read as the next process would: first what the
+    exit left queued, then (after ingesting and flushing it) the records."""
+    with home.store() as api:
+        out: dict[str, Any] = {
+            "pending_at_exit": {
+                "turns": api.tier2.ingest_queue.count(),
+                "embeddings": api.tier2.embed_queue.count(),
+            }
+        }
+        assert api.ingest_pending(timeout=120)["success"]
+        flushed = api.flush(timeout=120)
+        assert flushed["success"] and flushed["data"]["drained"], flushed
+        out["episodes_biscuit"] = [s.episode.text for s in api.tier2.episodes.search("Biscuit", limit=10)]
+        facts = api.fact_query(None, limit=200, min_confidence=0.0)["data"]
+        out["facts"] = [
+            {"content": f["content"], "source_type": f["source_type"], "source_id": f["source_id"]}
+            for f in facts
+        ]
+        events = api.timeline_query(event_type="session", limit=10)["data"]
+        out["session_events"] = [{"title": e["title"], "session_id": e["session_id"]} for e in events]
+        out["pending"] = {
+            "turns": api.tier2.ingest_queue.count(),
+            "embeddings": api.tier2.embed_queue.count(),
+        }
+    return out
 
 
 def test_activation_kept_the_rest_of_config_yaml(conversation: dict[str, Any]) -> None:
@@ -153,7 +124,7 @@ def test_1_a_fact_from_turn_one_is_in_the_memory_context_of_a_later_turn(
 ) -> None:
     requests = conversation["requests"]
     first = next(r for r in requests if user_text(r).startswith("I adopted a beagle"))
-    assert "<memory-context>" not in user_text(first)
+    assert "Biscuit" not in (block_of(first) or "")  # nothing to recall yet (a block may say why)
     later = next(r for r in requests if user_text(r).startswith("What do you remember about my beagle?"))
     block = user_text(later).split("<memory-context>", 1)[1]
     assert "Biscuit" in block
@@ -193,11 +164,39 @@ def test_session_end_recorded_the_session_and_the_next_open_finished_the_queues(
     conversation: dict[str, Any],
 ) -> None:
     assert conversation["open_stores_after_shutdown"] == 0
+    # Shutdown need not wait for extraction (issue 12: exit at once); the next open finishes it.
     assert set(conversation["pending_at_exit"]) == {"turns", "embeddings"}  # left queued, not lost
     assert conversation["pending"] == {"turns": 0, "embeddings": 0}
     assert "I adopted a beagle named Biscuit last week." in conversation["episodes_biscuit"]
-    events = conversation["session_events"]
-    assert len(events) == 1 and events[0]["session_id"] == conversation["session_id"]
+    events = [e for e in conversation["session_events"] if e["session_id"] == conversation["session_id"]]
+    assert len(events) == 1, conversation["session_events"]
+
+
+# -- a second process while the long-lived agent owns the store (contract C3) ---------------------------
+def test_a_second_process_says_in_its_search_result_which_tier_could_not_answer(
+    conversation: dict[str, Any],
+) -> None:
+    second: Turn = conversation["second"]
+    answer = second.tool_json()[-1]
+    assert answer.get("tiers_unavailable"), answer
+    assert any("vector" in tier or "meaning" in tier for tier in answer["tiers_unavailable"]), answer
+    note = answer.get("note", "")
+    assert note.startswith("Could not answer:") and len(note.split()) >= 8, answer
+    assert answer.get("tiers_answered"), answer  # the keyword tiers did answer
+
+
+def test_a_second_process_still_gets_keyword_results(conversation: dict[str, Any]) -> None:
+    second: Turn = conversation["second"]
+    answer = second.tool_json()[-1]
+    assert any("Biscuit" in hit["text"] for hit in answer.get("results", [])), answer
+
+
+def test_a_second_process_says_in_its_memory_block_what_could_not_answer(
+    conversation: dict[str, Any],
+) -> None:
+    second: Turn = conversation["second"]
+    block = second.block or ""
+    assert [line for line in block.splitlines() if line.startswith("Could not answer:")], block
 
 
 def test_the_conversation_stayed_on_loopback(conversation: dict[str, Any]) -> None:
@@ -207,55 +206,46 @@ def test_the_conversation_stayed_on_loopback(conversation: dict[str, Any]) -> No
 
 # -- the `hermes` command ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, fake_llm.FakeLLM]]:
-    server = fake_llm.start()
-    yield make_home(tmp_path_factory.mktemp("cli"), server.base_url), server
-    server.stop()
+def cli_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Home]:
+    yield from home_fixture(tmp_path_factory, "cli")
 
 
-def test_5_hermes_memory_status_lists_nextlevel_as_available(cli_home: tuple[Path, Any]) -> None:
-    home, _ = cli_home
-    done = run([str(HERMES), "memory", "status"], home)
+def test_5_hermes_memory_status_lists_nextlevel_as_available(cli_home: Home) -> None:
+    done = run([str(HERMES), "memory", "status"], cli_home.path)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "Provider:  nextlevel" in out
     assert "Plugin:    installed ✓" in out and "Status:    available ✓" in out
     assert "• nextlevel  (local) ← active" in out
     assert "database: " in out and "tier2.db" in out  # our get_status_config
-    assert offline_guard.read_log(home / "refused.log") == []
+    assert cli_home.refused() == []
 
 
-def test_status_explains_a_hermes_python_without_the_package(
-    cli_home: tuple[Path, Any], tmp_path: Path
-) -> None:
-    home, _ = cli_home
+def test_status_explains_a_hermes_python_without_the_package(cli_home: Home, tmp_path: Path) -> None:
     shadow = tmp_path / "shadow"
     (shadow / "hermes_memory").mkdir(parents=True)
     (shadow / "hermes_memory" / "__init__.py").write_text(
         "raise ImportError('not installed in this Python')\n"
     )
-    done = run([str(HERMES), "memory", "status"], home, shadow)
+    done = run([str(HERMES), "memory", "status"], cli_home.path, shadow)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Status:    not available ✗" in done.stdout
     assert "hermes_memory cannot be imported by" in done.stdout
     assert "-m pip install" in done.stdout
 
 
-def test_6_a_one_shot_run_leaves_its_turn_durable_for_the_next_process(
-    cli_home: tuple[Path, fake_llm.FakeLLM],
-) -> None:
-    home, server = cli_home
-    done = run([str(HERMES), "-z", "My cat Miso loves tuna.", "--toolsets", "memory"], home)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "Plain answer" in done.stdout
-    assert any(user_text(r).startswith("My cat Miso loves tuna.") for r in server.chat_requests())
-    with open_store(home) as api:
+def test_6_a_one_shot_run_leaves_its_turn_durable_for_the_next_process(cli_home: Home) -> None:
+    turn = cli_home.hermes("My cat Miso loves tuna.")
+    assert "Plain answer" in turn.stdout
+    assert user_text(turn.requests[0]).startswith("My cat Miso loves tuna.")
+    with cli_home.store() as api:
         # The process exited without waiting for extraction or embedding; the next one finishes them.
-        assert api.ingest_pending(timeout=30)["data"]["pending"]["turns"] == 0
-        assert api.flush(timeout=60)["data"]["drained"]
+        assert api.ingest_pending(timeout=120)["data"]["pending"]["turns"] == 0
+        flushed = api.flush(timeout=120)
+        assert flushed["success"] and flushed["data"]["drained"], flushed
         texts = [e["text"] for e in api.get_latest(count=10)["data"]]
-        assert texts == ["My cat Miso loves tuna.", "Plain answer (memory context attached: False)"]
-        assert (api.tier2.ingest_queue.count(), api.tier2.embed_queue.count()) == (0, 0)
+        assert texts[0] == "My cat Miso loves tuna." and len(texts) == 2, texts
+        assert texts[1].startswith("Plain answer (memory context attached: "), texts
         assert [e["event_type"] for e in api.timeline_query(event_type="session")["data"]] == ["session"]
         assert any("Miso" in f["content"] for f in api.fact_query("Miso", min_confidence=0.0)["data"])
-    assert offline_guard.read_log(home / "refused.log") == []
+    assert cli_home.refused() == []

@@ -378,6 +378,18 @@ def test_status_config_names_the_store(home: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("HERMES_HOME", str(home))
     shown = NextLevelProvider().get_status_config({})
     assert shown["database"].endswith("tier2.db") and shown["embedder"] == "hashing"
+    assert "problem" not in shown
+
+
+def test_status_config_names_an_embedder_that_cannot_work(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    (home / "nextlevel.yaml").write_text("memory:\n  tier3:\n    embedding_model: sentence-transformers\n")
+    shown = NextLevelProvider().get_status_config({})
+    assert shown["problem"].startswith(
+        "the embedder cannot work: the sentence-transformers embedder has no model"
+    )
 
 
 def test_backup_paths_lists_only_storage_outside_hermes_home(
