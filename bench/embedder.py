@@ -1,7 +1,7 @@
-"""Query and batch embedding: the numpy MiniLM (`minilm`) and sentence-transformers (`local`) side by side.
+"""Query and batch embedding: MiniLM without torch (`minilm`, both runtimes) and sentence-transformers.
 
     python bench/embedder.py                          # both, LoCoMo texts when present
-    python bench/embedder.py --queries 300 --texts 1024 --embedders minilm local
+    python bench/embedder.py --queries 300 --texts 1024 --embedders minilm:numpy local
 
 Each embedder runs in its own fresh interpreter, one after the other, so its load time and RSS are
 its own (sentence-transformers brings torch; minilm must not). Printed per embedder: model load
@@ -75,10 +75,13 @@ def worker(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     from hermes_memory.tier3.embedder import make_embedder
 
+    name, _, runtime = args.worker.partition(":")
     opts: dict[str, Any] = {"cache_size": 0}
+    if runtime:
+        opts["runtime"] = runtime
     if args.batch_size:
         opts["batch_size"] = args.batch_size
-    emb = make_embedder(args.worker, **opts)
+    emb = make_embedder(name, **opts)
     emb.embed_query(["warm up: load the model"])
     load_s = time.perf_counter() - started
     rss_after_load = rss_mb()
@@ -123,7 +126,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--embedders", nargs="+", default=["minilm", "local"])
+    parser.add_argument(
+        "--embedders",
+        nargs="+",
+        default=["minilm:onnxruntime", "minilm:numpy", "local"],
+        help="registry names; minilm:RUNTIME picks its runtime",
+    )
     parser.add_argument("--queries", type=int, default=200, help="single-text queries timed")
     parser.add_argument("--texts", type=int, default=512, help="texts embedded as one batch call")
     parser.add_argument("--batch-size", type=int, default=0, help="override each embedder's batch_size")
@@ -177,14 +185,14 @@ def main() -> None:
     )
     print(f"{args.queries} single-text queries (distinct, cache off); one batch call of {args.texts} texts")
     header = (
-        f"{'embedder':<10} {'load s':>7} {'RSS MB':>7} {'peak MB':>8} {'torch':>6} "
+        f"{'embedder':<18} {'load s':>7} {'RSS MB':>7} {'peak MB':>8} {'torch':>6} "
         f"{'q p50 ms':>9} {'q p95 ms':>9} {'texts/s':>8} {'tokens/s':>9}"
     )
     print(header)
     for r in results:
         torch = "yes" if r["torch_imported"] else "no"
         print(
-            f"{r['embedder']:<10} {r['load_s']:>7.2f} {r['rss_after_load_mb']:>7.0f} "
+            f"{r['embedder']:<18} {r['load_s']:>7.2f} {r['rss_after_load_mb']:>7.0f} "
             f"{r['peak_rss_mb']:>8.0f} "
             f"{torch:>6} {r['query_p50_ms']:>9.2f} {r['query_p95_ms']:>9.2f} {r['texts_per_s']:>8.1f} "
             f"{r['tokens_per_s']:>9.0f}"

