@@ -1,15 +1,16 @@
 """Query and batch embedding: MiniLM without torch (`minilm`, both runtimes) and sentence-transformers.
 
-    python bench/embedder.py                          # both, LoCoMo texts when present
+    python bench/embedder.py                          # minilm (both runtimes) and local, LoCoMo texts
     python bench/embedder.py --queries 300 --texts 1024 --embedders minilm:numpy local
 
 Each embedder runs in its own fresh interpreter, one after the other, so its load time and RSS are
-its own (sentence-transformers brings torch; minilm must not). Printed per embedder: model load
-(import + construct + first embed), RSS after load and peak, whether torch was imported, one-query
-latency p50/p95 (distinct LoCoMo questions, query cache off), and batch throughput in texts/s and
-tokens/s over LoCoMo turns (tokens = word pieces actually run, i.e. cut at the 256-piece window).
-Then the worst cosine between the two embedders' vectors of the same texts, and the load average
-before and after. Times are wall clock on a shared machine: compare within one run.
+its own (sentence-transformers brings torch; minilm must not). Printed per embedder: load (import
+of hermes_memory + construct + first embed; "model s" leaves out the package import), RSS after
+load and peak, whether torch was imported, one-query latency p50/p95 (distinct LoCoMo questions,
+query cache off), and batch throughput in texts/s and tokens/s over LoCoMo turns (tokens = word
+pieces actually run, i.e. cut at the 256-piece window). Then the worst cosine between each pair of
+embedders' vectors of the same texts, and the load average before and after. Times are wall clock
+on a shared machine: compare within one run.
 """
 
 from __future__ import annotations
@@ -81,9 +82,11 @@ def worker(args: argparse.Namespace) -> None:
         opts["runtime"] = runtime
     if args.batch_size:
         opts["batch_size"] = args.batch_size
+    imported = time.perf_counter()
     emb = make_embedder(name, **opts)
     emb.embed_query(["warm up: load the model"])
     load_s = time.perf_counter() - started
+    model_s = time.perf_counter() - imported
     rss_after_load = rss_mb()
     threads = None
     if "torch" in sys.modules:
@@ -106,6 +109,7 @@ def worker(args: argparse.Namespace) -> None:
             {
                 "embedder": args.worker,
                 "load_s": load_s,
+                "model_load_s": model_s,
                 "rss_after_load_mb": rss_after_load,
                 "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "torch_imported": "torch" in sys.modules,
@@ -185,15 +189,15 @@ def main() -> None:
     )
     print(f"{args.queries} single-text queries (distinct, cache off); one batch call of {args.texts} texts")
     header = (
-        f"{'embedder':<18} {'load s':>7} {'RSS MB':>7} {'peak MB':>8} {'torch':>6} "
+        f"{'embedder':<18} {'load s':>7} {'model s':>7} {'RSS MB':>7} {'peak MB':>8} {'torch':>6} "
         f"{'q p50 ms':>9} {'q p95 ms':>9} {'texts/s':>8} {'tokens/s':>9}"
     )
     print(header)
     for r in results:
         torch = "yes" if r["torch_imported"] else "no"
         print(
-            f"{r['embedder']:<18} {r['load_s']:>7.2f} {r['rss_after_load_mb']:>7.0f} "
-            f"{r['peak_rss_mb']:>8.0f} "
+            f"{r['embedder']:<18} {r['load_s']:>7.2f} {r['model_load_s']:>7.2f} "
+            f"{r['rss_after_load_mb']:>7.0f} {r['peak_rss_mb']:>8.0f} "
             f"{torch:>6} {r['query_p50_ms']:>9.2f} {r['query_p95_ms']:>9.2f} {r['texts_per_s']:>8.1f} "
             f"{r['tokens_per_s']:>9.0f}"
         )
