@@ -209,7 +209,7 @@ class MiniLMModel:
         tokenizer.no_truncation()
         self._tokenizer = tokenizer
         self._sep_id = self._special_id("[SEP]")
-        self._max_tokens = self._read_max_tokens(model_dir)
+        self._max_tokens = self.read_max_tokens(model_dir)
         weights = SafetensorsFile(model_dir / "model.safetensors")
         # 30522 x 384 floats (47 MB), of which a text touches a few rows: mapped, not read
         self._word: FloatArray = np.asarray(weights.mapped("embeddings.word_embeddings.weight"))
@@ -242,7 +242,11 @@ class MiniLMModel:
         return int(token_id)
 
     @staticmethod
-    def _read_max_tokens(model_dir: Path) -> int:
+    def read_max_tokens(model_dir: Path) -> int:
+        """The window in word pieces from sentence_bert_config.json, 256 when absent.
+
+        Raises EmbeddingError when the file exists but is unreadable or has no usable max_seq_length.
+        """
         path = model_dir / "sentence_bert_config.json"
         try:
             return int(json.loads(path.read_text(encoding="utf-8"))["max_seq_length"])
@@ -434,6 +438,8 @@ class MiniLMEmbedder(BaseEmbedder):
                     f"minilm embedder: model_dir {str(path)!r} must hold model.safetensors and tokenizer.json"
                 )
             self._model_dir = path.resolve()
+        # the window is known without loading anything: max_tokens is asked before the first embed
+        self._max_tokens = MINILM_MAX_TOKENS if model_dir is None else MiniLMModel.read_max_tokens(path)
         super().__init__(cache_size=cache_size)
         self._runtime = runtime
         self._batch_size = batch_size
@@ -459,7 +465,7 @@ class MiniLMEmbedder(BaseEmbedder):
 
     @property
     def max_tokens(self) -> int:
-        return MINILM_MAX_TOKENS if self._model_dir is None else self.model.max_tokens
+        return self._max_tokens
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
