@@ -4,12 +4,13 @@
     python bench/embedder.py --queries 300 --texts 1024 --embedders minilm:numpy local
 
 Each embedder runs in its own fresh interpreter, one after the other, so its load time and RSS are
-its own (sentence-transformers brings torch; minilm must not). Printed per embedder: load (import
-of hermes_memory + construct + first embed; "model s" leaves out the package import), RSS after
-load and peak, whether torch was imported, one-query latency p50/p95 (distinct LoCoMo questions,
-query cache off), and batch throughput in texts/s and tokens/s over LoCoMo turns (tokens = word
-pieces actually run, i.e. cut at the 256-piece window). Then the worst cosine between each pair of
-embedders' vectors of the same texts, and the load average before and after. Times are wall clock
+its own (sentence-transformers brings torch; minilm must not). Printed per embedder: threads
+(minilm's cap, torch's intra-op count), load (import of hermes_memory + construct + first embed;
+"model s" leaves out the package import), RSS after load and peak, whether torch was imported,
+one-query latency p50/p95 (distinct LoCoMo questions, query cache off), and batch throughput in
+texts/s and tokens/s over LoCoMo turns (tokens = word pieces actually run, i.e. cut at the 256-piece
+window). Then the worst cosine between each pair of embedders' vectors of the same texts, and the
+load average before and after. Times are wall clock
 on a shared machine: compare within one run.
 """
 
@@ -88,7 +89,7 @@ def worker(args: argparse.Namespace) -> None:
     load_s = time.perf_counter() - started
     model_s = time.perf_counter() - imported
     rss_after_load = rss_mb()
-    threads = None
+    threads = opts.get("threads", 1) if name == "minilm" else None
     if "torch" in sys.modules:
         threads = sys.modules["torch"].get_num_threads()
 
@@ -113,7 +114,7 @@ def worker(args: argparse.Namespace) -> None:
                 "rss_after_load_mb": rss_after_load,
                 "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "torch_imported": "torch" in sys.modules,
-                "torch_threads": threads,
+                "threads": threads,
                 "query_p50_ms": pct(times, 50),
                 "query_p95_ms": pct(times, 95),
                 "query_mean_ms": statistics.fmean(times),
@@ -139,6 +140,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="single-text queries timed")
     parser.add_argument("--texts", type=int, default=512, help="texts embedded as one batch call")
     parser.add_argument("--batch-size", type=int, default=0, help="override each embedder's batch_size")
+    parser.add_argument("--threads", type=int, default=0, help="override minilm's threads (default 1)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", type=Path, help=argparse.SUPPRESS)
@@ -189,14 +191,14 @@ def main() -> None:
     )
     print(f"{args.queries} single-text queries (distinct, cache off); one batch call of {args.texts} texts")
     header = (
-        f"{'embedder':<18} {'load s':>7} {'model s':>7} {'RSS MB':>7} {'peak MB':>8} {'torch':>6} "
+        f"{'embedder':<18} {'thr':>3} {'load s':>7} {'model s':>7} {'RSS MB':>7} {'peak MB':>8} {'torch':>6} "
         f"{'q p50 ms':>9} {'q p95 ms':>9} {'texts/s':>8} {'tokens/s':>9}"
     )
     print(header)
     for r in results:
         torch = "yes" if r["torch_imported"] else "no"
         print(
-            f"{r['embedder']:<18} {r['load_s']:>7.2f} {r['model_load_s']:>7.2f} "
+            f"{r['embedder']:<18} {r['threads'] or '-':>3} {r['load_s']:>7.2f} {r['model_load_s']:>7.2f} "
             f"{r['rss_after_load_mb']:>7.0f} {r['peak_rss_mb']:>8.0f} "
             f"{torch:>6} {r['query_p50_ms']:>9.2f} {r['query_p95_ms']:>9.2f} {r['texts_per_s']:>8.1f} "
             f"{r['tokens_per_s']:>9.0f}"

@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 without torch: a numpy forward pass of its BERT encoder over the shipped safetensors.
+"""all-MiniLM-L6-v2 without torch: its BERT encoder run by onnxruntime or numpy over the shipped safetensors.
 
 The model is what sentence-transformers runs for this checkpoint: BERT (6 layers, 384 hidden, 12 heads,
 erf GELU, post-LayerNorm), mean pooling over the attention mask, L2 normalisation, at most 256 word
@@ -8,8 +8,12 @@ query runs at its own length, batches are grouped by length so padding costs lit
 window are cut the way the model's tokenizer cuts them (the head of the word pieces, then ``[SEP]``).
 
 Weights are read from ``model.safetensors`` by a small reader (an 8-byte little-endian header length,
-a JSON header, raw little-endian buffers) over a read-only memory map, so only the rows of the word
-embedding table that texts use are paged in. No export step, no graph runtime, no torch.
+a JSON header, raw little-endian buffers); the word-embedding table stays a read-only memory map, so
+only the rows texts use are paged in. The encoder layers run either in numpy (below) or in
+onnxruntime from a graph written in memory from the same arrays (``_onnx_graph``): 5-6 ms against
+9 ms a query here and 1.7x the texts/s (onnxruntime prepacks the weight matrices once; OpenBLAS packs
+them again on every call, which dominates at a query's dozen tokens).
+No export step, no file written, no torch.
 """
 
 from __future__ import annotations
