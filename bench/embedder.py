@@ -10,8 +10,7 @@ its own (sentence-transformers brings torch; minilm must not). Printed per embed
 one-query latency p50/p95 (distinct LoCoMo questions, query cache off), and batch throughput in
 texts/s and tokens/s over LoCoMo turns (tokens = word pieces actually run, i.e. cut at the 256-piece
 window). Then the worst cosine between each pair of embedders' vectors of the same texts, and the
-load average before and after. Times are wall clock
-on a shared machine: compare within one run.
+load average before and after. Times are wall clock on a shared machine: compare within one run.
 """
 
 from __future__ import annotations
