@@ -82,6 +82,8 @@ def worker(args: argparse.Namespace) -> None:
         opts["runtime"] = runtime
     if args.batch_size:
         opts["batch_size"] = args.batch_size
+    if args.threads and name == "minilm":
+        opts["threads"] = args.threads
     imported = time.perf_counter()
     emb = make_embedder(name, **opts)
     emb.embed_query(["warm up: load the model"])
@@ -169,14 +171,8 @@ def main() -> None:
                 "--data",
                 str(args.data),
             ]
-            cmd += [
-                "--queries",
-                str(args.queries),
-                "--texts",
-                str(args.texts),
-                "--batch-size",
-                str(args.batch_size),
-            ]
+            for flag in ("queries", "texts", "batch_size", "threads"):
+                cmd += ["--" + flag.replace("_", "-"), str(getattr(args, flag))]
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
             if proc.returncode != 0:
                 raise SystemExit(f"{name} failed:\n{proc.stderr}")
