@@ -130,6 +130,8 @@ def _embedder_text(config: Config) -> str:
     tier3 = config.tier3
     if tier3.embedding_model == "local":
         return "local (all-MiniLM-L6-v2, offline)"
+    if tier3.embedding_model == "minilm":
+        return "minilm (all-MiniLM-L6-v2 without torch, offline)"
     if tier3.embedding_model == "hashing":
         return "hashing (no model)"
     if tier3.embedding_model == "openai":
