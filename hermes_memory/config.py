@@ -164,7 +164,7 @@ _SECTIONS: dict[str, type[Any]] = {
 
 _CHOICES: dict[str, tuple[str, ...]] = {
     "tier3.backend": ("qdrant", "chroma", "memory", "qdrant-client"),
-    "tier3.embedding_model": ("local", "sentence-transformers", "openai", "hashing"),
+    "tier3.embedding_model": ("local", "minilm", "sentence-transformers", "openai", "hashing"),
     "graph.centrality_algorithm": ("betweenness", "pagerank", "degree"),
     "scope.facts": ("private", "shared"),
 }

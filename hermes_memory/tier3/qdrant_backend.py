@@ -389,6 +389,31 @@ class QdrantEdgeBackend:
                     os.close(self._owner)
 
 
+def store_owner(path: str | os.PathLike[str], collection: str = MEMORY_CHUNKS) -> int | None:
+    """The pid of the process that has the embedded store ``{path}/{collection}`` open, or None when no
+    process has (or it holds the store without having written its pid: then 0).
+
+    A probe for ``status``: it takes a shared lock for an instant, so a process opening the store at that
+    very moment may find it busy once (and retries as any busy open does).
+    """
+    lock_path = Path(path).expanduser() / f"{collection}.lock"
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError(f"cannot read the qdrant store lock {lock_path}: {exc}") from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return _lock_holder(fd) or 0
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def _lock_holder(fd: int) -> int | None:
     """The pid the process holding a store lock wrote into it, if it did."""
     try:
@@ -398,4 +423,4 @@ def _lock_holder(fd: int) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-__all__ = ["ID_KEY", "QdrantEdgeBackend", "to_filter"]
+__all__ = ["ID_KEY", "QdrantEdgeBackend", "store_owner", "to_filter"]

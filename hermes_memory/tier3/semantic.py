@@ -60,6 +60,9 @@ def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
         return {"batch_size": cfg.embed_batch_size}
     if cfg.embedding_model == "hashing":
         return {"dim": cfg.embedding_dim}
+    if cfg.embedding_model == "minilm":
+        # its own batch size (16: batches grouped by length) beats embed_batch_size's 64 here
+        return {"model_dir": cfg.embedding_model_name} if cfg.embedding_model_name else {}
     if cfg.embedding_model == "sentence-transformers":
         if not cfg.embedding_model_name:
             raise ConfigError("tier3.embedding_model_name is required for the sentence-transformers embedder")

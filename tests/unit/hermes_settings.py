@@ -1,8 +1,13 @@
 """The provider settings (nextlevel.yaml) the Hermes unit tests share: the hashing embedder and the
 in-process vector backend, so a provider opens in milliseconds, and a long prefetch wait, so a test
-reads the answer rather than a timeout."""
+reads the answer rather than a timeout (conftest.py's ``home`` and ``make`` fixtures use them)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.hermes import registry
 
 FAST_PROVIDER_YAML = """\
 provider:
@@ -12,3 +17,10 @@ memory:
     embedding_model: hashing
     backend: memory
 """
+
+
+def api_of(home: Path, profile: str = "default") -> MemoryAPI:
+    """The MemoryAPI the providers on ``home`` share."""
+    shared = registry.find(str(home), profile)
+    assert shared is not None
+    return shared.api

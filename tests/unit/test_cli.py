@@ -79,6 +79,12 @@ def test_a_degraded_answer_says_so_on_stderr(capsys: pytest.CaptureFixture[str])
     assert emit(argparse.Namespace(json=False), env, lambda d: f"n={d['n']}") == 0
     out, err = capsys.readouterr()
     assert out == "n=1\n" and err == f"note: degraded: {why}\n"
+    env["meta"] = {"degraded": [why], "tiers_unavailable": {"tier3": "another process (pid 7) owns it"}}
+    emit(argparse.Namespace(json=False), env, lambda d: f"n={d['n']}")
+    assert capsys.readouterr().err == (
+        "note: degraded: Could not answer: meaning search (vectors) — another process (pid 7) owns it; "
+        "only keyword matches are shown.\n"
+    )
     env["meta"] = {}
     emit(argparse.Namespace(json=False), env, lambda d: f"n={d['n']}")
     assert capsys.readouterr().err == ""

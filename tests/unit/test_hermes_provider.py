@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_settings import FAST_PROVIDER_YAML
+from hermes_settings import FAST_PROVIDER_YAML, api_of
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import ConfigError
@@ -19,40 +18,6 @@ from hermes_memory.hermes.prefetch import HEADER
 from hermes_memory.hermes.provider import SYSTEM_PROMPT_BLOCK, NextLevelProvider, provider_class
 from hermes_memory.hermes.settings import load_settings
 from hermes_memory.recall.render import approx_tokens
-
-SETTINGS = FAST_PROVIDER_YAML
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "hermes"
-    path.mkdir()
-    (path / "nextlevel.yaml").write_text(SETTINGS, encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def make(home: Path) -> Iterator[Any]:
-    made: list[NextLevelProvider] = []
-
-    def factory(session_id: str = "s1", **kwargs: Any) -> NextLevelProvider:
-        provider = NextLevelProvider()
-        provider.initialize(
-            session_id, hermes_home=str(home), platform="cli", agent_identity="default", **kwargs
-        )
-        made.append(provider)
-        return provider
-
-    yield factory
-    for provider in made:
-        provider.shutdown()
-    assert registry.open_stores() == {}
-
-
-def api_of(home: Path, profile: str = "default") -> MemoryAPI:
-    shared = registry.find(str(home), profile)
-    assert shared is not None
-    return shared.api
 
 
 def flush(home: Path) -> None:
@@ -254,7 +219,7 @@ def test_prefetch_leaves_out_turns_of_the_running_session(home: Path, make: Any)
 
 def test_prefetch_stays_within_the_token_budget(home: Path, make: Any) -> None:
     (home / "nextlevel.yaml").write_text(
-        SETTINGS.replace("provider:\n", "provider:\n  prefetch_budget_tokens: 100\n")
+        FAST_PROVIDER_YAML.replace("provider:\n", "provider:\n  prefetch_budget_tokens: 100\n")
     )
     provider = make("s2")
     for i in range(8):
@@ -278,7 +243,7 @@ def test_prefetch_drops_recalled_lines_that_carry_injection(home: Path, make: An
 
 
 def test_prefetch_returns_what_it_has_instead_of_waiting(home: Path, make: Any) -> None:
-    (home / "nextlevel.yaml").write_text(SETTINGS.replace("5000", "20"))
+    (home / "nextlevel.yaml").write_text(FAST_PROVIDER_YAML.replace("5000", "20"))
     provider = make("s2")
     remember(provider, home, "The lighthouse keeper is called Ortega.")
     api = api_of(home)

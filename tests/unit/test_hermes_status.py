@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli import main
 from hermes_memory.hermes import install, status
+from hermes_memory.hermes.settings import load_memory_config
 
 HASHING = "memory:\n  tier3:\n    embedding_model: hashing\n    backend: memory\n"
 
@@ -176,3 +178,18 @@ def test_status_shows_the_settings_hermes_uses_and_what_is_pending(home: Path) -
         assert api.flush(60)["success"]
     after = status.collect(home, check=False).pending
     assert after["turns_to_ingest"] == 0 and isinstance(after["embeddings"], int)
+
+
+def test_status_names_the_process_that_holds_the_embedded_vector_store(home: Path) -> None:
+    (home / "nextlevel.yaml").write_text(HASHING.replace("backend: memory", "backend: qdrant"))
+    assert status.collect(home, check=False).vector_owner is None
+    config = load_memory_config(home).config
+    with MemoryAPI(config) as api:  # this process takes the store (a flock of its own file description)
+        api.semantic_index("Kim plays the oboe.")
+        assert api.embed_pending()["success"]
+        report = status.collect(home, check=False)
+        assert report.vector_owner == os.getpid()
+        line = next(x for x in status.render(report).splitlines() if x.startswith("vector store:"))
+        assert f"another process (pid {os.getpid()}) owns the vector store" in line
+        assert "answer without meaning search" in line
+    assert status.collect(home, check=False).vector_owner is None  # closed: nobody holds it

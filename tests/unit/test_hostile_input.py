@@ -44,6 +44,7 @@ ERROR_CODES = {
 # Public members that return no envelope; each needs a reason.
 NOT_ENVELOPES = {
     "close": "lifecycle: ends the store the whole module shares",
+    "wait_closed": "lifecycle: a timeout in seconds; waits for close to finish",
     "enabled_tiers": "takes no input; a plain list",
     "knowledge_graph": "takes no input; the graph object itself",
     "maintenance_context": "takes no input; the stores for a Scheduler",

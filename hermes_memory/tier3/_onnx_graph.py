@@ -1,0 +1,190 @@
+"""The MiniLM encoder layers as an ONNX graph, written straight from the numpy weights (no torch, no onnx).
+
+onnxruntime runs a model given as serialised ONNX bytes. Exporting one needs torch and the ``onnx``
+package; the graph of a BERT encoder is small enough to write here instead, with a minimal protobuf
+encoder for the handful of ONNX messages it uses. It is built in memory when the model loads, from the
+same safetensors weights the numpy path uses, so there is no export step, no file and no cache.
+
+The graph covers the encoder layers only: inputs ``hidden`` (N x 384, the embedding output of B
+sequences of length L, N = B*L), ``bias`` (B x 1 x 1 x L, 0 or a large negative per key) and
+``heads`` (the int64 shape [B, L, 3, 12, 32]); output ``out`` (N x 384). Embedding lookup and mean
+pooling stay in numpy (cheap gathers and sums).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from hermes_memory.tier3.minilm_embedder import _Layer
+
+_OPSET = 17  # LayerNormalization arrived in opset 17
+_IR_VERSION = 8
+_FLOAT = 1
+_INT64 = 7
+_ATTR_FLOAT = 1
+_ATTR_INT = 2
+_ATTR_INTS = 7
+
+
+def _varint(value: int) -> bytes:
+    value &= (1 << 64) - 1  # negative int64 as ten bytes, as protobuf does
+    out = bytearray()
+    while True:
+        low = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def _int(field: int, value: int) -> bytes:
+    return _varint(field << 3) + _varint(value)
+
+
+def _bytes(field: int, payload: bytes) -> bytes:
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _str(field: int, text: str) -> bytes:
+    return _bytes(field, text.encode())
+
+
+def _attr_int(name: str, value: int) -> bytes:
+    return _str(1, name) + _int(3, value) + _int(20, _ATTR_INT)
+
+
+def _attr_float(name: str, value: float) -> bytes:
+    return _str(1, name) + _varint(2 << 3 | 5) + struct.pack("<f", value) + _int(20, _ATTR_FLOAT)
+
+
+def _attr_ints(name: str, values: Sequence[int]) -> bytes:
+    return _str(1, name) + b"".join(_int(8, v) for v in values) + _int(20, _ATTR_INTS)
+
+
+def _node(op: str, inputs: Sequence[str], outputs: Sequence[str], *attrs: bytes) -> bytes:
+    body = b"".join(_str(1, i) for i in inputs) + b"".join(_str(2, o) for o in outputs)
+    body += _str(3, outputs[0]) + _str(4, op) + b"".join(_bytes(5, a) for a in attrs)
+    return _bytes(1, body)
+
+
+def _tensor(name: str, array: npt.NDArray[Any]) -> list[bytes | memoryview]:
+    """A graph initialiser as pieces to join, the weights as a view: 42 MB are copied once, at the end."""
+    if array.dtype == np.float32:
+        data_type = _FLOAT
+    elif array.dtype == np.int64:
+        data_type = _INT64
+    else:
+        raise TypeError(f"graph initialiser {name!r} has unsupported dtype {array.dtype}")
+    raw = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"), copy=False)).data.cast("B")
+    head = b"".join(_int(1, d) for d in array.shape) + _int(2, data_type) + _str(8, name)
+    head += _varint(9 << 3 | 2) + _varint(raw.nbytes)
+    return [_varint(5 << 3 | 2) + _varint(len(head) + raw.nbytes) + head, raw]
+
+
+def _value_info(field: int, name: str, elem_type: int, dims: Sequence[int | str]) -> bytes:
+    shape = b"".join(_bytes(1, _int(1, d) if isinstance(d, int) else _str(2, d)) for d in dims)
+    tensor_type = _int(1, elem_type) + _bytes(2, shape)
+    return _bytes(field, _str(1, name) + _bytes(2, _bytes(1, tensor_type)))
+
+
+def encoder_graph(layers: Sequence[_Layer], dim: int, heads: int, eps: float) -> bytes:
+    """Serialised ONNX model of the encoder layers (see the module docstring for its inputs)."""
+    head_dim = dim // heads
+    nodes: list[bytes] = []
+    inits: list[bytes | memoryview] = []
+    constants: list[tuple[str, npt.NDArray[Any]]] = [
+        ("flat", np.array([-1, dim], dtype=np.int64)),
+        ("scale", np.array(1.0 / math.sqrt(head_dim), dtype=np.float32)),
+        ("half", np.array(0.5, dtype=np.float32)),
+        ("one", np.array(1.0, dtype=np.float32)),
+        ("inv_sqrt2", np.array(1.0 / math.sqrt(2.0), dtype=np.float32)),
+        *((f"idx{i}", np.array(i, dtype=np.int64)) for i in range(3)),
+    ]
+    for name, value in constants:
+        inits += _tensor(name, value)
+    x = "hidden"
+    for n, layer in enumerate(layers):
+        p = f"l{n}_"
+        for field in (
+            "qkv_w",
+            "qkv_b",
+            "attn_out_w",
+            "attn_out_b",
+            "attn_ln_w",
+            "attn_ln_b",
+            "ffn_in_w",
+            "ffn_in_b",
+            "ffn_out_w",
+            "ffn_out_b",
+            "ffn_ln_w",
+            "ffn_ln_b",
+        ):
+            inits += _tensor(p + field, getattr(layer, field))
+        nodes += [
+            _node("MatMul", [x, p + "qkv_w"], [p + "qkv_mm"]),
+            _node("Add", [p + "qkv_mm", p + "qkv_b"], [p + "qkv"]),
+            _node("Reshape", [p + "qkv", "heads"], [p + "qkv5"]),
+            _node("Transpose", [p + "qkv5"], [p + "qkvT"], _attr_ints("perm", [2, 0, 3, 1, 4])),
+            _node("Gather", [p + "qkvT", "idx0"], [p + "q"], _attr_int("axis", 0)),
+            _node("Gather", [p + "qkvT", "idx1"], [p + "k"], _attr_int("axis", 0)),
+            _node("Gather", [p + "qkvT", "idx2"], [p + "v"], _attr_int("axis", 0)),
+            _node("Transpose", [p + "k"], [p + "kT"], _attr_ints("perm", [0, 1, 3, 2])),
+            _node("MatMul", [p + "q", p + "kT"], [p + "qk"]),
+            _node("Mul", [p + "qk", "scale"], [p + "scaled"]),
+            _node("Add", [p + "scaled", "bias"], [p + "masked"]),
+            _node("Softmax", [p + "masked"], [p + "probs"], _attr_int("axis", 3)),
+            _node("MatMul", [p + "probs", p + "v"], [p + "ctx4"]),
+            _node("Transpose", [p + "ctx4"], [p + "ctxT"], _attr_ints("perm", [0, 2, 1, 3])),
+            _node("Reshape", [p + "ctxT", "flat"], [p + "ctx"]),
+            _node("MatMul", [p + "ctx", p + "attn_out_w"], [p + "ao_mm"]),
+            _node("Add", [p + "ao_mm", p + "attn_out_b"], [p + "ao"]),
+            _node("Add", [p + "ao", x], [p + "res1"]),
+            _node(
+                "LayerNormalization",
+                [p + "res1", p + "attn_ln_w", p + "attn_ln_b"],
+                [p + "h1"],
+                _attr_int("axis", 1),
+                _attr_float("epsilon", eps),
+            ),
+            _node("MatMul", [p + "h1", p + "ffn_in_w"], [p + "fi_mm"]),
+            _node("Add", [p + "fi_mm", p + "ffn_in_b"], [p + "fi"]),
+            # exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)); onnxruntime fuses the pattern
+            _node("Mul", [p + "fi", "inv_sqrt2"], [p + "g0"]),
+            _node("Erf", [p + "g0"], [p + "g1"]),
+            _node("Add", [p + "g1", "one"], [p + "g2"]),
+            _node("Mul", [p + "fi", p + "g2"], [p + "g3"]),
+            _node("Mul", [p + "g3", "half"], [p + "gelu"]),
+            _node("MatMul", [p + "gelu", p + "ffn_out_w"], [p + "fo_mm"]),
+            _node("Add", [p + "fo_mm", p + "ffn_out_b"], [p + "fo"]),
+            _node("Add", [p + "fo", p + "h1"], [p + "res2"]),
+            _node(
+                "LayerNormalization",
+                [p + "res2", p + "ffn_ln_w", p + "ffn_ln_b"],
+                [p + "out"],
+                _attr_int("axis", 1),
+                _attr_float("epsilon", eps),
+            ),
+        ]
+        x = p + "out"
+    nodes.append(_node("Identity", [x], ["out"]))
+    graph: list[bytes | memoryview] = [*nodes, _str(2, "minilm_encoder"), *inits]
+    graph.append(_value_info(11, "hidden", _FLOAT, ["N", dim]))
+    graph.append(_value_info(11, "bias", _FLOAT, ["B", 1, 1, "L"]))
+    graph.append(_value_info(11, "heads", _INT64, [5]))
+    graph.append(_value_info(12, "out", _FLOAT, ["N", dim]))
+    graph_len = sum(part.nbytes if isinstance(part, memoryview) else len(part) for part in graph)
+    opset = _bytes(8, _str(1, "") + _int(2, _OPSET))
+    head = _int(1, _IR_VERSION) + _str(2, "hermes-memory") + opset + _varint(7 << 3 | 2) + _varint(graph_len)
+    return b"".join([head, *graph])
+
+
+__all__ = ["encoder_graph"]

