@@ -11,6 +11,7 @@ from typing import Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
+from hermes_memory.extract.speech import strip_memory_context
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.turns import TurnMessage, new_turn_uuid
 from hermes_memory.ingest.worker import Ingestor, to_timestamp
@@ -58,7 +59,8 @@ class RememberMethods:
             for role, text, name in (("user", user, user_name), ("assistant", assistant, assistant_name)):
                 if text is None:
                     continue
-                body = v.text(role, text, max_chars=MAX_TURN_CHARS, allow_empty=True)
+                # Recalled memory (Hermes' <memory-context> fence) is never stored again as if said.
+                body = strip_memory_context(v.text(role, text, max_chars=MAX_TURN_CHARS, allow_empty=True))
                 speaker = v.optional_text(f"{role}_name", name, max_chars=200)
                 messages.append(TurnMessage(role, body, speaker))
             if not any(m.text.strip() for m in messages):
@@ -81,7 +83,11 @@ class RememberMethods:
         """Durably queue a single message (the one-sided form of ``remember_turn``)."""
 
         def call() -> dict[str, Any]:
-            body = v.text("text", text, max_chars=MAX_TURN_CHARS)
+            body = strip_memory_context(v.text("text", text, max_chars=MAX_TURN_CHARS))
+            if not body.strip():
+                raise ValidationError(
+                    "text holds only recalled memory context (<memory-context>); nothing to remember"
+                )
             v.choice("role", role, {"user", "assistant"})
             name = v.optional_text("speaker", speaker, max_chars=200)
             return self._enqueue([TurnMessage(role, body, name)], session_id, time_, metadata, turn_id)

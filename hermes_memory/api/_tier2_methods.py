@@ -9,6 +9,7 @@ from typing import Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
+from hermes_memory.extract.entities import thing_name_problem
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier2 import Tier2
@@ -176,6 +177,9 @@ class Tier2Methods:
             desc = v.optional_text("description", description, max_chars=self._max_chars)
             for value in (clean, *alias_list, *([desc] if desc else [])):
                 ensure_safe(value)
+            problem = thing_name_problem(clean)
+            if problem is not None:  # a sentence, "False", "Entry added": not a thing in the user's world
+                raise ValidationError(f"entity name {clean[:80]!r} {problem}")
             tier2 = self._tier2()
             with tier2.db.atomic():
                 ensured = tier2.entities.ensure(

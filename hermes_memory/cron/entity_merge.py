@@ -1,5 +1,6 @@
 """Merging entities that are one thing under two names: an entity whose name is another entity's alias
-(same type, same scope) is folded into that entity.
+(same type, same scope) is folded into that entity; so is an entity whose name another entity of a more
+specific type has ("Biscuit" typed "other" from a bare mention, "Biscuit" the pet from "my dog Biscuit").
 
 One merge is one transaction: relations and fact links move to the kept entity (a relation it already
 has absorbs the moved one; a relation between the two becomes a self-loop and is dropped), timeline
@@ -18,7 +19,7 @@ from hermes_memory.cron.context import JobContext, replace_in_timeline
 from hermes_memory.records import Relation
 from hermes_memory.tier2._util import dumps, loads_dict, loads_list
 from hermes_memory.tier2.chunks import ENTITIES_COLLECTION
-from hermes_memory.tier2.entities import dedupe_aliases, name_key
+from hermes_memory.tier2.entities import better_type, dedupe_aliases, name_key
 
 # Each round merges every pair found; a chain (C is an alias of B, B of A) may need another round.
 MAX_ROUNDS = 10
@@ -28,6 +29,8 @@ MAX_ROUNDS = 10
 class EntityMerge:
     merged: str
     kept: str
+    # One name, two guessed types: the more specific type is kept (``tier2.entities.better_type``).
+    retyped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,28 @@ def find_alias_merges(ctx: JobContext) -> list[EntityMerge]:
                 continue
         pairs[(merged, row["kept"])] = EntityMerge(merged, row["kept"])
     return list(pairs.values())
+
+
+def find_type_merges(ctx: JobContext) -> list[EntityMerge]:
+    """Pairs (merged, kept) of one name in one scope where kept's type is more specific than merged's.
+
+    A name with several more specific candidates of different types ("Jordan" the person and the place)
+    is ambiguous and left alone.
+    """
+    rows = ctx.tier2.db.query(
+        "SELECT b.uuid AS merged, b.entity_type AS merged_type, a.uuid AS kept, a.entity_type AS kept_type "
+        "FROM entities b JOIN entities a ON a.name_key = b.name_key AND a.scope = b.scope "
+        "AND a.entity_type != b.entity_type ORDER BY b.id, a.id"
+    )
+    targets: dict[str, list[Any]] = defaultdict(list)
+    for row in rows:
+        if better_type(row["merged_type"], row["kept_type"]):
+            targets[row["merged"]].append(row)
+    out = []
+    for merged, candidates in targets.items():
+        if len({row["kept_type"] for row in candidates}) == 1:
+            out.append(EntityMerge(merged, candidates[0]["kept"], retyped=True))
+    return out
 
 
 def _move_relations(conn: sqlite3.Connection, merged: str, kept: str, now: float) -> MergeOutcome:
@@ -120,13 +145,20 @@ def merge_entity(ctx: JobContext, pair: EntityMerge, now: float) -> MergeOutcome
     with tier2.db.atomic() as conn:
         b = conn.execute("SELECT * FROM entities WHERE uuid = ?", (pair.merged,)).fetchone()
         a = conn.execute("SELECT * FROM entities WHERE uuid = ?", (pair.kept,)).fetchone()
-        if a is None or b is None or a["scope"] != b["scope"] or a["entity_type"] != b["entity_type"]:
+        if a is None or b is None or a["scope"] != b["scope"]:
             return None
-        still_alias = conn.execute(
-            "SELECT 1 FROM entity_aliases WHERE alias_key = ? AND entity_uuid = ?", (b["name_key"], a["uuid"])
-        ).fetchone()
-        if still_alias is None:
-            return None
+        if pair.retyped:
+            if a["name_key"] != b["name_key"] or not better_type(b["entity_type"], a["entity_type"]):
+                return None
+        else:
+            if a["entity_type"] != b["entity_type"]:
+                return None
+            still_alias = conn.execute(
+                "SELECT 1 FROM entity_aliases WHERE alias_key = ? AND entity_uuid = ?",
+                (b["name_key"], a["uuid"]),
+            ).fetchone()
+            if still_alias is None:
+                return None
         outcome = _move_relations(conn, pair.merged, pair.kept, now)
         conn.execute(
             "INSERT OR IGNORE INTO fact_entities(fact_uuid, entity_uuid) "
@@ -195,7 +227,7 @@ def merge_alias_entities(ctx: JobContext, now: float) -> dict[str, int]:
     """Merge every alias pair, round after round until none is left; returns counts."""
     merged = moved = absorbed = dropped = 0
     for _ in range(MAX_ROUNDS):
-        pairs = find_alias_merges(ctx)
+        pairs = [*find_type_merges(ctx), *find_alias_merges(ctx)]
         progressed = False
         for pair in pairs:
             outcome = merge_entity(ctx, pair, now)
@@ -216,4 +248,11 @@ def merge_alias_entities(ctx: JobContext, now: float) -> dict[str, int]:
     }
 
 
-__all__ = ["EntityMerge", "MergeOutcome", "find_alias_merges", "merge_alias_entities", "merge_entity"]
+__all__ = [
+    "EntityMerge",
+    "MergeOutcome",
+    "find_alias_merges",
+    "find_type_merges",
+    "merge_alias_entities",
+    "merge_entity",
+]

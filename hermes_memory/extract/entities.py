@@ -55,7 +55,8 @@ _PLACE = (
     "Mediterranean|Middle East|Scandinavia|Southeast Asia|Bay Area|Silicon Valley"
 )
 _EVENT = (
-    "Christmas|Thanksgiving|Halloween|Easter|Hanukkah|Diwali|Ramadan|Eid|New Year|New Year's|"
+    "Christmas|Christmas Day|Christmas Eve|Boxing Day|Thanksgiving|Halloween|Easter|Easter Sunday|Hanukkah|"
+    "Diwali|Ramadan|Eid|New Year|New Year's|New Year's Day|Labor Day|Labour Day|Memorial Day|"
     "New Year's Eve|Valentine's Day|Mother's Day|Father's Day|Independence Day|Fourth of July|"
     "Super Bowl|Olympics|World Cup|Comic-Con|Pride|Pride Month|Burning Man|Coachella"
 )
@@ -108,6 +109,9 @@ _CAP_STOP = frozenset(
     is are was were do does did have has had can could would should will go see remember adding during
     learning look check keep try get make take tell guess imagine think speaking talking anytime woah whoa
     hah phew ooh oops huh mon tue tues wed thu thur thurs fri sat sun whats hows nah omw diys lmk
+    false none null nil undefined nan probably hopefully unfortunately luckily apparently basically
+    morning on in at for from with by after before during since until into about over cli api url ui ux
+    os hike visit
     """.split()
 )
 _TITLES = frozenset("mr mrs ms dr prof professor aunt uncle grandma grandpa coach officer sir madam".split())
@@ -120,17 +124,23 @@ _ORG_SUFFIX = frozenset(
 _PLACE_SUFFIX = frozenset(
     """city town village street st avenue ave road rd park lake river mountain mountains mount mt beach
     canyon falls island islands county state valley bay coast hills hill forest trail square bridge
-    museum zoo gardens garden harbor harbour peak springs creek""".split()
+    museum zoo gardens garden harbor harbour peak springs creek parkway highway boulevard blvd plaza pier
+    pass glacier""".split()
 )
 _EVENT_SUFFIX = frozenset(
     "festival conference con expo parade fair summit marathon concert gala tournament".split()
 )
 _PROJECT_CUE = frozenset({"project", "app", "repo", "library", "package", "startup"})
-_PLACE_CUE = frozenset("in from near visit visited visiting across through toward towards via".split())
+# "a CLI called Tidepool", "an app named Tally": what is being built, named.
+_NAMED_PROJECT_CUE = _PROJECT_CUE | {"cli", "tool", "website", "site", "bot", "game", "plugin", "service"}
+_PLACE_CUE = frozenset(
+    "in from near visit visited visiting across through toward towards via around along".split()
+)
 # "to X" is a place only after a verb of motion ("said goodbye to Max" is not).
 _MOTION = frozenset(
     "moved move moving went go going gone flew fly drove drive travelled traveled travel trip trips headed "
-    "heading relocated relocate back".split()
+    "heading relocated relocate back flying driving sailed sailing returned returning home commute "
+    "commuting".split()
 )
 
 _KIN: dict[str, str] = {}
@@ -167,7 +177,9 @@ _COMPOUND_HEADS = frozenset(
     recipes members member time day stuff sculpture collection sitter sitting training videos video account
     page room friend friends""".split()
 )
-_KIN_MODIFIERS = "best|older|younger|little|big|baby|twin|eldest|oldest|youngest|late|step|new|dear|two|three"
+_KIN_MODIFIERS = (
+    "best|older|younger|little|big|baby|twin|eldest|oldest|youngest|late|step|new|dear|two|three|whole|entire"
+)
 _KIN_KEEP = frozenset({"best", "older", "younger", "little", "big", "twin", "eldest", "oldest", "youngest"})
 _STANDALONE_KIN = {
     "Mom": "mom",
@@ -183,6 +195,8 @@ _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
 _SECOND_PERSON = frozenset({"you", "your", "yours", "yourself"})
 _CONNECTORS = frozenset({"of", "the", "de", "la", "del", "da", "von", "van", "&"})
 
+# Structured data (JSON, key=value, a Python repr): its quoted strings and capitalised words are values.
+_DATA = re.compile(r"[\"'”]\s*:\s*[\"'\[{\dtfn]|[{\[]\s*[\"']|\w=\S")
 _QUOTED = re.compile(r"[\"“]([A-Z][^\"”\n]{0,60}?[^\s\"”.,!?])[.,!?]?[\"”]")
 _TOKEN = re.compile(r"[^\W_][\w'’.+#&-]*")
 _NAME_RE = r"[A-Z][a-z'’\-]{1,20}"
@@ -206,11 +220,12 @@ class Mention:
 
 @dataclass(frozen=True, slots=True)
 class EntityContext:
-    """Who "I" and "you" are, and what is already known."""
+    """Who "I", "you" and "the user" are, and what is already known."""
 
     speaker: str
     addressee: str | None
     known: KnownEntities
+    user: str | None = None
 
 
 @functools.cache
@@ -231,21 +246,75 @@ def _gazetteer() -> dict[str, tuple[str, str]]:
     return table
 
 
+# Whose relative or pet: "my", "our", "your", and "the user's" (how notes about the user are written).
+_POSSESSOR = r"(?P<poss>[Mm]y|[Oo]ur|[Yy]our|(?:[Tt]he\s+)?[Uu]ser['’]s)"
+
+
+@functools.cache
+def _kin_words() -> str:
+    return "|".join(sorted((re.escape(k) for k in _KIN), key=len, reverse=True))
+
+
 @functools.cache
 def _kin_pattern() -> re.Pattern[str]:
-    kin = "|".join(sorted((re.escape(k) for k in _KIN), key=len, reverse=True))
+    # "my dog Biscuit", "my dog, Biscuit", "my dog named Biscuit", "my dog is called Biscuit",
+    # "my dog's name is Biscuit", "my sisters Anna and Eva".
     return re.compile(
-        rf"\b(?P<poss>[Mm]y|[Oo]ur|[Yy]our)\s+(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{kin})\b"
-        rf"(?:,?\s+(?:(?:named|called)\s+)?(?P<n1>{_NAME_RE})(?:\s+and\s+(?P<n2>{_NAME_RE}))?\b)?"
+        rf"\b{_POSSESSOR}\s+(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b"
+        rf"(?:(?:,?\s+(?:(?:named|called)\s+)?|\s+(?:is|was)\s+(?:named|called)\s+|['’]s\s+name\s+is\s+)"
+        rf"(?P<n1>{_NAME_RE})(?:\s+and\s+(?P<n2>{_NAME_RE}))?\b)?"
     )
+
+
+@functools.cache
+def _appositive_kin_pattern() -> re.Pattern[str]:
+    # "Biscuit, my dog, ...", "Biscuit is my dog", "Anna is the user's sister".
+    return re.compile(
+        rf"\b(?P<n1>{_NAME_RE})(?:,\s+|\s+(?:is|was)\s+)(?:also\s+)?{_POSSESSOR}\s+"
+        rf"(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b"
+    )
+
+
+# Breeds and kinds that name a pet's species: "a beagle named Biscuit" is a dog.
+_BREEDS = {
+    **dict.fromkeys(
+        """beagle labrador lab retriever poodle terrier husky corgi dachshund spaniel shepherd bulldog
+        chihuahua pug collie boxer greyhound whippet schnauzer rottweiler doberman dalmatian pomeranian
+        shih-tzu maltese mutt""".split(),
+        "dog",
+    ),
+    **dict.fromkeys("tabby siamese persian ragdoll sphynx bengal kitty".split(), "cat"),
+}
+_PLURAL_PETS = {"puppies": "puppy", "kittens": "kitten", "bunnies": "bunny", "fish": "fish"}
+
+
+def _species(word: str) -> str:
+    """The role a pet word gives its named pet: "beagle" -> "dog", "cats" -> "cat"."""
+    low = word.lower()
+    if low in _BREEDS:
+        return _BREEDS[low]
+    if low in _PLURAL_PETS:
+        return _PLURAL_PETS[low]
+    return low[:-1] if low.endswith("s") and low[:-1] in _KIN else low
 
 
 @functools.cache
 def _named_pet_pattern() -> re.Pattern[str]:
-    pets = "|".join(w for w, p in _KIN.items() if p == "has_pet")
+    # "a puppy named Max", "a beagle called Biscuit", "two cats, Pixel and Nova".
+    words = [*(w for w, p in _KIN.items() if p == "has_pet"), *_BREEDS]
+    pets = "|".join(sorted(words, key=len, reverse=True))
     return re.compile(
-        rf"\b(?:a|an|the|new)\s+(?:\w+\s+)?(?:{pets})\s+(?:named|called)\s+(?P<n1>{_NAME_RE})\b"
+        rf"\b(?:a|an|the|new|two|three|four)\s+(?:\w+\s+)?(?P<kin>{pets})"
+        rf"(?:\s+(?:named|called)\s+|,\s+(?=[A-Z]\w*(?:,?\s+and\s+[A-Z]|[.!?]|$)))"
+        rf"(?P<n1>{_NAME_RE})(?:,?\s+and\s+(?P<n2>{_NAME_RE}))?\b"
     )
+
+
+# The speaker has the pet named next: "I adopted a ...", "We've got two cats, ...".
+_FIRST_PERSON_HAS = re.compile(
+    r"\b(?:I|[Ww]e)(?:['’]ve)?(?:\s+(?:just|finally|recently|also|now|still|already|got|have|had))*\s+"
+    r"(?:have|has|had|got|adopted|rescued|own|owned|bought|found|took\s+in|brought\s+home)\s+[^.!?]*$"
+)
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:
@@ -276,63 +345,101 @@ def _people(ctx: EntityContext) -> dict[str, str]:
 
 
 def _owner(possessive: str, ctx: EntityContext) -> str | None:
-    return ctx.addressee if possessive.lower() == "your" else ctx.speaker
+    low = possessive.lower()
+    if low == "your":
+        return ctx.addressee
+    if low.endswith(("user's", "user’s")):
+        return ctx.user or "the user"
+    return ctx.speaker
 
 
 def _kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -> list[Mention]:
     mentions: list[Mention] = []
+    for m in _appositive_kin_pattern().finditer(text):
+        owner = _owner(m.group("poss"), ctx)
+        name = m.group("n1")
+        if owner is None or not _is_name_word(name) or name.casefold() == owner.casefold():
+            continue
+        mentions.append(_named_kin(m, "n1", owner, offset))
+        _take(taken, m.start(), m.end())
     for m in _kin_pattern().finditer(text):
+        if not _free(taken, m.start(), m.span("kin")[1]):
+            continue
         owner = _owner(m.group("poss"), ctx)
         following = _NEXT_WORD.match(text, m.span("kin")[1])
         if owner is None or (following and following.group(1).lower() in _COMPOUND_HEADS):
             continue  # "my horse painting", "my family photo": the relative only qualifies a thing
-        kin = m.group("kin").lower()
-        mods = [w for w in m.group("mods").lower().split() if w in _KIN_KEEP]
-        role = " ".join([*mods, kin])
-        predicate = _KIN[kin]
-        entity_type = "pet" if predicate == "has_pet" else "person"
-        relational = f"{owner}'s {role}"
-        names = [n for n in (m.group("n1"), m.group("n2")) if n and _is_name_word(n)]
+        names = [key for key in ("n1", "n2") if m.group(key) and _is_name_word(m.group(key))]
         if names:
-            for key in ("n1", "n2"):
-                name = m.group(key)
-                if name and _is_name_word(name):
-                    s, e = m.span(key)
-                    mentions.append(
-                        Mention(
-                            name,
-                            entity_type,
-                            s + offset,
-                            e + offset,
-                            0.8,
-                            owner=owner,
-                            role=role,
-                            kin_predicate=predicate,
-                            aliases=[relational],
-                        )
-                    )
-                    _take(taken, s, e)
+            for key in names:
+                mentions.append(_named_kin(m, key, owner, offset))
+                _take(taken, *m.span(key))
         else:
             s, e = m.span("poss")[0], m.span("kin")[1]
-            mentions.append(
-                Mention(
-                    relational,
-                    entity_type,
-                    s + offset,
-                    e + offset,
-                    0.8,
-                    owner=owner,
-                    role=role,
-                    kin_predicate=predicate,
-                )
-            )
+            mentions.append(_relational(m, owner, s + offset, e + offset, ctx))
         _take(taken, m.start(), m.span("kin")[1])
     for m in _named_pet_pattern().finditer(text):
-        s, e = m.span("n1")
-        if _free(taken, s, e) and _is_name_word(m.group("n1")):
-            mentions.append(Mention(m.group("n1"), "pet", s + offset, e + offset, 0.75))
+        owned = _FIRST_PERSON_HAS.search(text, 0, m.start()) is not None
+        role = _species(m.group("kin"))
+        for key in ("n1", "n2"):
+            name = m.group(key)
+            if name is None:
+                continue
+            s, e = m.span(key)
+            if not (_free(taken, s, e) and _is_name_word(name)):
+                continue
+            if owned:  # "I adopted a beagle named Biscuit": the speaker's dog, "my dog" from now on
+                mentions.append(
+                    Mention(name, "pet", s + offset, e + offset, 0.8, owner=ctx.speaker, role=role,
+                            kin_predicate="has_pet", aliases=[f"{ctx.speaker}'s {role}"])
+                )  # fmt: skip
+            else:
+                mentions.append(Mention(name, "pet", s + offset, e + offset, 0.75))
             _take(taken, s, e)
     return mentions
+
+
+def _role(m: re.Match[str]) -> tuple[str, str]:
+    """(role, predicate) of a kin match: ("best friend", "friend_of")."""
+    kin = m.group("kin").lower()
+    mods = [w for w in m.group("mods").lower().split() if w in _KIN_KEEP]
+    return " ".join([*mods, kin]), _KIN[kin]
+
+
+def _named_kin(m: re.Match[str], key: str, owner: str, offset: int) -> Mention:
+    """A named relative or pet ("my dog Biscuit"), known also as "<owner>'s dog"."""
+    role, predicate = _role(m)
+    s, e = m.span(key)
+    return Mention(
+        m.group(key),
+        "pet" if predicate == "has_pet" else "person",
+        s + offset,
+        e + offset,
+        0.8,
+        owner=owner,
+        role=role,
+        kin_predicate=predicate,
+        aliases=[f"{owner}'s {role}"],
+    )
+
+
+def _relational(m: re.Match[str], owner: str, start: int, end: int, ctx: EntityContext) -> Mention:
+    """An unnamed relative or pet ("my dog"): the named one it is known as, else "<owner>'s dog"."""
+    role, predicate = _role(m)
+    entity_type = "pet" if predicate == "has_pet" else "person"
+    relational = f"{owner}'s {role}"
+    known = ctx.known.get(relational)
+    if (
+        known is not None
+        and not ctx.known.is_ambiguous(relational)
+        and known.name.casefold() != relational.casefold()
+    ):
+        # "my dog" after "my dog is called Biscuit": Biscuit, whose alias this is.
+        return Mention(
+            known.name, known.entity_type, start, end, 0.9, known=True, owner=owner, role=role,
+            kin_predicate=predicate,
+        )  # fmt: skip
+    return Mention(relational, entity_type, start, end, 0.8, owner=owner, role=role, kin_predicate=predicate)
 
 
 def _take(taken: bytearray, start: int, end: int) -> None:
@@ -347,14 +454,17 @@ def find_entities(text: str, offset: int, ctx: EntityContext) -> list[Mention]:
     """Entity mentions in one sentence; offsets are shifted by ``offset`` (the sentence start)."""
     taken = bytearray(len(text))
     mentions = _kin_mentions(text, offset, ctx, taken)
-    for m in _QUOTED.finditer(text):  # a quoted title is one name: "Charlotte's Web"
+    # A quoted title is one name ("Charlotte's Web"); quoted values in data ({"message": "Entry added"})
+    # and quoted sentences are not.
+    for m in [] if _DATA.search(text) else _QUOTED.finditer(text):
         s, e = m.span(1)
-        if _free(taken, s, e) and len(m.group(1).split()) <= 8:
+        if _free(taken, s, e) and thing_name_problem(m.group(1)) is None:
             mentions.append(Mention(m.group(1), "other", s + offset, e + offset, 0.6))
             _take(taken, s, e)
     tokens = _tokens(text)
     people = _people(ctx)
     gazetteer = _gazetteer()
+    data = _DATA.search(text) is not None  # in data, an unknown capitalised word is a value, not a name
     i = 0
     while i < len(tokens):
         word, start, end = tokens[i]
@@ -393,8 +503,9 @@ def find_entities(text: str, offset: int, ctx: EntityContext) -> list[Mention]:
             )
             i += 1
             continue
-        if _is_name_word(word) or (
-            word.isupper() and 2 <= len(word) <= 5 and word[0].isalpha() and low not in _CAP_STOP
+        if not data and (
+            _is_name_word(word)
+            or (word.isupper() and 2 <= len(word) <= 5 and word[0].isalpha() and low not in _CAP_STOP)
         ):
             used, name = _capitalised(text, tokens, i, people)
             if name is not None:
@@ -459,9 +570,21 @@ def _match_known(
                 aliases=[surface] if surface != entity.name else [],
             ), size
         hit = gazetteer.get(key)
-        if hit is not None and _gazetteer_case_ok(surface, hit[0], hit[1]):
+        if (
+            hit is not None
+            and _gazetteer_case_ok(surface, hit[0], hit[1])
+            and not _named_after(tokens, i + size)
+        ):
             return Mention(hit[0], hit[1], start, end, 0.85), size
     return None
+
+
+def _named_after(tokens: list[tuple[str, int, int]], j: int) -> bool:
+    """Whether token j ends a longer name the gazetteer word starts: "Boston Marathon", "Oxford Street"."""
+    if j >= len(tokens) or not _is_name_word(tokens[j][0]) or tokens[j][1] - tokens[j - 1][2] != 1:
+        return False
+    last = tokens[j][0].lower()
+    return last in _EVENT_SUFFIX or last in _ORG_SUFFIX or last in _PLACE_SUFFIX
 
 
 def _nickname(words: list[str], people: dict[str, str]) -> str | None:
@@ -554,6 +677,11 @@ def _shouting(tokens: list[tuple[str, int, int]], i: int) -> bool:
     return any(len(w) > 1 and w.isupper() for w in neighbours)
 
 
+_PLACE_PREFIX = frozenset("lake mount mt fort port san santa saint camino".split())
+# "on the Spree", "along the Danube": a name after "the" and a preposition of place.
+_PLACE_AFTER_THE = frozenset("on along across around near beside over".split())
+
+
 def _type_of(words: list[str], prev: str, prev2: str) -> tuple[str, float]:
     """Entity type of an unknown capitalised name from its words and the two words before it."""
     first, last = words[0].lower().rstrip("."), words[-1].lower().rstrip(".")
@@ -561,19 +689,61 @@ def _type_of(words: list[str], prev: str, prev2: str) -> tuple[str, float]:
         return "person", 0.8
     if last in _ORG_SUFFIX or first in ("university", "bank"):
         return "org", 0.75
-    if last in _PLACE_SUFFIX or first in ("lake", "mount", "mt", "fort", "port", "san", "santa", "saint"):
+    if last in _PLACE_SUFFIX or first in _PLACE_PREFIX:
         return "place", 0.75
     if last in _EVENT_SUFFIX:
         return "event", 0.7
-    if prev in _PROJECT_CUE:
+    if prev in _PROJECT_CUE or (prev in ("called", "named") and prev2 in _NAMED_PROJECT_CUE):
         return "project", 0.6
     if first in _FIRST_NAMES and len(words) <= 3:
         return "person", 0.7
     if prev in _PLACE_CUE or (prev == "to" and prev2 in _MOTION):
         return "place", 0.6
+    if prev == "the" and prev2 in _PLACE_AFTER_THE:
+        return "place", 0.6
     if prev == "at":
         return "org", 0.5
     return "other", 0.5
+
+
+_LITERALS = frozenset("true false none null nil undefined nan inf yes no n/a na".split())
+# Tool echoes and status words: what a tool or an assistant prints, not a thing in the user's world.
+_STATUS = re.compile(
+    r"(?:ok(?:ay)?|done|success(?:ful)?|succeeded|error|failed|failure|pending|saved|updated|added|removed"
+    r"|deleted|replaced|stored|noted|acknowledged|got it|understood|n/?a|plain answer"
+    r"|(?:entry|entries|item|memory|fact|note|record|file|changes?)\s+(?:added|removed|updated|replaced|saved"
+    r"|deleted|stored|created|written|not found))[.!]?",
+    re.IGNORECASE,
+)
+# Words that make a name a clause ("The user is allergic to peanuts", "User prefers dark mode").
+_CLAUSE_VERBS = frozenset(
+    """is are was were am be been being has have had do does did will would shall should can could may might
+    must isn't aren't wasn't weren't doesn't don't didn't won't can't prefers likes loves hates wants needs
+    lives works uses owns knows thinks says said told asked moved went got made""".split()
+)
+MAX_NAME_WORDS = 5
+
+
+def thing_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a thing (a sentence, a literal, a tool echo, a status), or None if it can."""
+    text = " ".join(name.split())
+    words = text.split()
+    if not words:
+        return "is empty"
+    if len(words) > MAX_NAME_WORDS:
+        return f"has {len(words)} words (a name has at most {MAX_NAME_WORDS}); store a sentence as a fact"
+    low = text.lower()
+    if low in _LITERALS:
+        return "is a literal value, not a name"
+    if not any(c.isalpha() for c in text):
+        return "has no letters (numbers and symbols only)"
+    if any(c in text for c in "=(){}[]<>|\\`"):
+        return "contains code or markup characters"
+    if _STATUS.fullmatch(low):
+        return "is a status message, not a name"
+    if len(words) >= 3 and any(w.islower() and w.strip(",.;:!?") in _CLAUSE_VERBS for w in words[1:]):
+        return "reads as a sentence; store it as a fact"
+    return None
 
 
 def kin_predicate(role: str) -> str | None:
@@ -581,4 +751,11 @@ def kin_predicate(role: str) -> str | None:
     return _KIN.get(role.split()[-1]) if role else None
 
 
-__all__ = ["EntityContext", "Mention", "find_entities", "kin_predicate"]
+__all__ = [
+    "MAX_NAME_WORDS",
+    "EntityContext",
+    "Mention",
+    "find_entities",
+    "kin_predicate",
+    "thing_name_problem",
+]

@@ -15,9 +15,10 @@ from dataclasses import dataclass, replace
 
 from hermes_memory.errors import ValidationError
 from hermes_memory.extract import classify, dedup
-from hermes_memory.extract.entities import EntityContext, Mention, find_entities
+from hermes_memory.extract.entities import EntityContext, Mention, find_entities, thing_name_problem
 from hermes_memory.extract.prefilter import MAX_MESSAGE_CHARS, classify_noise, mask_code, split_sentences
 from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES, HOBBIES, Triple, find_triples
+from hermes_memory.extract.speech import is_echo, is_question
 from hermes_memory.extract.temporal import as_phrase, find_temporal
 from hermes_memory.extract.types import (
     ExtractedEntity,
@@ -47,18 +48,7 @@ _SCENE_SENTENCES = 2
 _FUTURE = re.compile(r"\b(?:will|going to|gonna|plans?|planning|wants?|hopes?|can't wait|would)\b")
 _CONCEPT_PREDICATES = frozenset({"likes", "dislikes", "prefers", "interested_in", "plays", "studies"})
 _PAST_OF = {"lives_in": "lived_in", "works_at": "worked_at", "studies_at": "studied_at"}
-# A question: a question mark, or an inverted auxiliary ("Did you ...", "What do you ...") at the start.
-_QUESTION = re.compile(
-    r"\W*(?:(?:(?:what|where|when|who|why|how|which)\s+(?:\w+\s+)?)?(?:do|does|did|are|is|was|were|have|"
-    r"has|can|could|would|will|should)\s+(?:you|i|we|he|she|they|it|there|your|my|ya)\b|(?:what|how)['’]s\b)"
-)  # matched at the start of the lower-cased sentence
-
-
 _EMPTY = KnownEntities()
-
-
-def _is_question(sentence: str) -> bool:
-    return sentence.rstrip(" \t\"”')").endswith("?") or _QUESTION.match(sentence.lower()) is not None
 
 
 @dataclass(slots=True)
@@ -86,7 +76,7 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
     names = tuple(n for n in (message.speaker, message.addressee) if n)
     verdict = classify_noise(masked, names)
     speaker = message.speaker_name
-    ctx = EntityContext(speaker, message.addressee, known or _EMPTY)
+    ctx = EntityContext(speaker, message.addressee, known or _EMPTY, message.user_name)
     state = _State([], [], [], [])
     if verdict.reason not in ("empty", "no_words"):
         # A time that sets the scene ("Last night was amazing! We celebrated ...") dates the events
@@ -94,12 +84,16 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
         scene: TemporalMention | None = None
         scene_left = 0
         for sentence in split_sentences(masked)[:MAX_SENTENCES]:
+            if message.is_ai and is_echo(sentence.text, message.replying_to):
+                continue  # the AI repeating or acknowledging the user is no evidence of anything
             mentions = find_entities(sentence.text, sentence.start, ctx)
             times = find_temporal(sentence.text, message.time, sentence.start)
             mentions = [m for m in mentions if not any(_overlaps(m.start, m.end, t.span) for t in times)]
+            if is_question(sentence.text):  # a question asserts nothing: it only links what is known
+                mentions = [m for m in mentions if m.known]
             state.mentions.extend(mentions)
             state.temporal.extend(times)
-            if not (verdict.is_noise or _is_question(sentence.text)):
+            if not (verdict.is_noise or is_question(sentence.text)):
                 for clause, start in split_clauses(sentence.text):
                     offset = sentence.start + start
                     _clause_facts(message, clause, offset, mentions, times, state, scene)
@@ -112,6 +106,9 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
             if scene_left <= 0:
                 scene = None
     _kin_relations(state)
+    _fold_relational_pets(state)
+    if message.is_ai:
+        _own_statements(state, speaker)
     entities = _entities(state.mentions, text)
     facts = dedup.merge_facts(state.facts)
     if len(facts) > MAX_FACTS:
@@ -129,6 +126,23 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
         ),
         truncated=len(message.text) > MAX_MESSAGE_CHARS,
     )
+
+
+_NOT_OWN = frozenset({"states", "plans", "wants"})
+
+
+def _own_statements(state: _State, speaker: str) -> None:
+    """The AI agent's message keeps only what it states about itself, and the entities in it: its
+    words are never evidence of facts about the user or anyone else."""
+    own = speaker.casefold()
+    # Only what it is, uses or has: its free-form sentences ("I'd recommend visiting Porto") and its
+    # plans ("I'll remind you") are advice and promises to the user, not facts about the AI.
+    state.facts[:] = [f for f in state.facts if f.subject.casefold() == own and f.predicate not in _NOT_OWN]
+    state.relations[:] = [r for r in state.relations if r.subject.casefold() == own]
+    named = {own} if state.facts or state.relations else set()
+    named.update(r.object.casefold() for r in state.relations)
+    named.update(f.object.casefold() for f in state.facts if f.object)
+    state.mentions[:] = [m for m in state.mentions if m.name.casefold() in named]
 
 
 def _unique_relations(relations: list[ExtractedRelation]) -> tuple[ExtractedRelation, ...]:
@@ -365,9 +379,14 @@ _PET_HEADS = frozenset(
 
 def _kin_relations(state: _State) -> None:
     """Relations (and, for named relatives and pets, facts) implied by "my sister Anna", "my dog"."""
+    named = {m.name.casefold() for m in state.mentions}
     for mention in list(state.mentions):
         if mention.owner is None or mention.kin_predicate is None or mention.owner == mention.name:
             continue
+        if mention.owner.casefold() not in named:  # "my" was read as part of "my dog": the owner is an entity
+            named.add(mention.owner.casefold())
+            owner = Mention(mention.owner, "person", mention.start, mention.start, 1.0, known=True)
+            state.mentions.append(owner)
         relation = ExtractedRelation(
             mention.owner,
             mention.kin_predicate,
@@ -377,7 +396,11 @@ def _kin_relations(state: _State) -> None:
         )
         if relation not in state.relations:
             state.relations.append(relation)
-        if mention.aliases and mention.role:  # a named relative or pet
+        stated = any(
+            f.subject == mention.owner and f.predicate == mention.kin_predicate and f.object == mention.name
+            for f in state.facts
+        )
+        if mention.aliases and mention.role and not stated:  # a named relative or pet
             content = f"{mention.owner} has a {mention.role} named {mention.name}"
             if mention.role.endswith("s"):
                 content = f"{mention.owner}'s {mention.role} include {mention.name}"
@@ -396,6 +419,29 @@ def _kin_relations(state: _State) -> None:
             )
 
 
+def _fold_relational_pets(state: _State) -> None:
+    """ "I have two cats, Pixel and Nova": the unnamed "Sam's cats" the verb implied are the named ones,
+    whose own relations are already there; drop the unnamed node and its edges."""
+    named = {
+        alias.casefold()
+        for m in state.mentions
+        if m.owner is not None and m.entity_type == "pet"
+        for alias in m.aliases
+    }
+    if not named:
+        return
+    unnamed = {
+        m.name.casefold()
+        for m in state.mentions
+        if not m.aliases and m.entity_type == "pet" and m.owner is not None
+        and (m.name.casefold() in named or m.name.casefold().removesuffix("s") in named)
+    }  # fmt: skip
+    if not unnamed:
+        return
+    state.mentions[:] = [m for m in state.mentions if m.name.casefold() not in unnamed]
+    state.relations[:] = [r for r in state.relations if r.object.casefold() not in unnamed]
+
+
 def _entities(mentions: list[Mention], text: str) -> tuple[ExtractedEntity, ...]:
     """One entity per name, with every span and surface form it was mentioned by."""
     groups: dict[str, list[Mention]] = {}
@@ -404,6 +450,8 @@ def _entities(mentions: list[Mention], text: str) -> tuple[ExtractedEntity, ...]
     out: list[ExtractedEntity] = []
     for group in groups.values():
         best = max(group, key=lambda m: (m.known, m.entity_type != "other", m.confidence))
+        if not best.known and thing_name_problem(best.name) is not None:
+            continue  # a sentence, a literal or a tool echo is no thing in the user's world
         aliases: dict[str, None] = {}
         spans: dict[tuple[int, int], None] = {}
         for m in group:

@@ -95,6 +95,9 @@ _GAP = frozenset(
     gradually slowly eventually first newly secretly genuinely certainly probably maybe almost
     nearly""".split()
 )
+_PRESENT_BE = frozenset({"am", "'m", "is", "are", "'re"})
+# Changes of state that, said in the present progressive, are still ahead ("I'm moving to", "joining").
+_UNDER_WAY = re.compile(r"(?:moving|relocating|joining)\b", re.IGNORECASE)
 _HYPOTHETICAL = frozenset({"would", "'d", "could", "might", "may", "should", "must", "shall"})
 _HEDGES = frozenset({"probably", "maybe"})
 _COPULA = frozenset({"am", "'m", "is", "are", "'re", "was", "were", "be", "been", "'s"})
@@ -285,6 +288,8 @@ def find_triples(
             continue
         negated = "not" in gap or "never" in gap or ("no" in gap and "longer" in gap)
         modality = "planned" if ("will" in gap or "'ll" in gap) else "past" if "used" in gap else "actual"
+        if modality == "actual" and _PRESENT_BE.intersection(gap) and _UNDER_WAY.match(match.group()):
+            modality = "planned"  # "I'm moving to Utrecht (next month)": a change still ahead, not done
         confidence = {"speaker": 0.8, "entity": 0.7, "we": 0.6, "you": 0.55, "implied": 0.6}[subject_kind]
         if any(w in _HEDGES for w in gap):
             confidence *= 0.7
@@ -298,9 +303,10 @@ def find_triples(
         objects.extend(
             (predicate, *o) for o in (_coordinated(clause, obj_end, offset, mentions) if obj_mention else [])
         )
-        employer = _employer(clause, obj_end, offset, mentions) if predicate == "is_a" else None
-        if employer is not None:  # "I'm a nurse at Mercy Hospital"
-            objects.append(("works_at", employer.name, employer, employer.end - offset))
+        employer = _employer(clause, obj_end, offset, mentions) if predicate in ("is_a", "studies") else None
+        if employer is not None:  # "I'm a nurse at Mercy Hospital", "I study physics at TU Delft"
+            where = "works_at" if predicate == "is_a" else "studies_at"
+            objects.append((where, employer.name, employer, employer.end - offset))
         for pred, text, obj_mention, obj_end in objects:
             triples.append(
                 Triple(
@@ -310,7 +316,7 @@ def find_triples(
                     predicate=pred,
                     object_text=text,
                     object_mention=obj_mention,
-                    object_kind="org" if pred == "works_at" else kind,
+                    object_kind="org" if pred in ("works_at", "studies_at") else kind,
                     negated=negated,
                     modality=modality,
                     confidence=round(confidence, 3),
@@ -535,6 +541,8 @@ def _refine(
     """Adjust the predicate to what the object turned out to be; "" drops the triple."""
     head = text.lower().split()[-1] if text else ""
     first = text.split()[0] if text else ""
+    if predicate == "owns" and mention is not None and mention.entity_type == "pet":
+        return "has_pet", "pet"  # "I have a cat named Pepper"
     if predicate == "owns" and mention is None:
         if head in _PETS:
             return "has_pet", "pet"

@@ -37,6 +37,10 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 GRANULARITIES: tuple[str, ...] = ("day", "week", "month", "year")
+#: Who speaks. ``"user"``: a human participant — the person the memory is about, and any other human
+#: in the conversation (both speakers of an imported chat between two people are ``"user"``, each with
+#: their own ``speaker`` name). ``"assistant"``: the AI agent. The AI's words are never evidence of facts
+#: about anyone else; it is a subject only when it states something about itself.
 ROLES: frozenset[str] = frozenset({"user", "assistant"})
 
 Span = tuple[int, int]
@@ -52,6 +56,8 @@ def _require_str(value: object, what: str, *, optional: bool = False) -> None:
 @dataclass(frozen=True, slots=True)
 class MessageInput:
     """One message (a turn half). ``addressee`` is the other participant, so "you" can be resolved.
+    ``role`` is ``"user"`` (a human) or ``"assistant"`` (the AI agent, see ROLES); ``replying_to`` is the
+    text of the message this one answers, so an AI reply that only echoes it yields nothing.
 
     ``time`` must be timezone-aware; it is converted to UTC. Raises ValidationError on wrong types.
     """
@@ -61,11 +67,13 @@ class MessageInput:
     speaker: str | None = None
     role: str = "user"
     addressee: str | None = None
+    replying_to: str | None = None
 
     def __post_init__(self) -> None:
         _require_str(self.text, "text")
         _require_str(self.speaker, "speaker", optional=True)
         _require_str(self.addressee, "addressee", optional=True)
+        _require_str(self.replying_to, "replying_to", optional=True)
         _require_str(self.role, "role")
         if self.role not in ROLES:
             raise ValidationError(f"role must be 'user' or 'assistant', got {self.role!r}")
@@ -80,6 +88,19 @@ class MessageInput:
         """The name "I" resolves to: the speaker, else "the user" / "the assistant"."""
         name = (self.speaker or "").strip()
         return name if name else f"the {self.role}"
+
+    @property
+    def is_ai(self) -> bool:
+        """Whether the AI agent wrote this message (role ``"assistant"``)."""
+        return self.role == "assistant"
+
+    @property
+    def user_name(self) -> str:
+        """Who "the user" is in this message: the speaker when a human speaks, else the addressee."""
+        if not self.is_ai:
+            return self.speaker_name
+        name = (self.addressee or "").strip()
+        return name if name else "the user"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +132,12 @@ class KnownEntities:
     item is not a KnownEntity.
     """
 
-    __slots__ = ("_by_surface", "_entities", "first_words", "max_tokens")
+    __slots__ = ("_ambiguous", "_by_surface", "_entities", "first_words", "max_tokens")
 
     def __init__(self, entities: Iterable[KnownEntity] = ()) -> None:
         self._entities: tuple[KnownEntity, ...] = tuple(entities)
         self._by_surface: dict[str, KnownEntity] = {}
+        self._ambiguous: set[str] = set()
         # first word of every surface -> the most words any surface starting with it has
         self.first_words: dict[str, int] = {}
         self.max_tokens = 1
@@ -127,7 +149,9 @@ class KnownEntities:
                 if len(key) < 2 or key in _UNLINKABLE:
                     continue
                 # The first entity claiming a surface keeps it: canonical names are listed first.
-                self._by_surface.setdefault(key, entity)
+                claimed = self._by_surface.setdefault(key, entity)
+                if claimed is not entity and claimed.name.casefold() != entity.name.casefold():
+                    self._ambiguous.add(key)
                 size = min(6, key.count(" ") + 1)
                 first = key.split(" ", 1)[0]
                 self.first_words[first] = max(self.first_words.get(first, 0), size)
@@ -136,6 +160,10 @@ class KnownEntities:
     def get(self, surface: str) -> KnownEntity | None:
         """The known entity a surface form (any case) names, or None."""
         return self._by_surface.get(" ".join(surface.casefold().split()))
+
+    def is_ambiguous(self, surface: str) -> bool:
+        """Whether several differently named entities claim this surface form (e.g. two sisters)."""
+        return " ".join(surface.casefold().split()) in self._ambiguous
 
     def __len__(self) -> int:
         return len(self._entities)

@@ -34,7 +34,10 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r"^(?:(?:yeah|yes|yep|yup|well|oh|ah|wow|so|and|but|also|plus|actually|honestly|btw|by the way"
         r"|anyway|anyways|haha|lol|hey|hi|thanks|thank you|ok|okay|sure|totally|definitely|omg|aww*|cool"
         r"|great|nice|oh man|man|guess what|fun fact|on another note|on a different note|speaking of which"
-        r"|then|now|[A-Z][a-z]+(?=[,!]))\b[\s,!.:-]*)+",
+        r"|then|now|[A-Z][a-z]+(?=[,!])"
+        # A request to remember: "Please note (in your notes) that I ...", "Remember that my ..."
+        r"|(?:please\s+)?(?:note|remember|keep\s+in\s+mind|don't\s+forget|make\s+a\s+note)"
+        r"(?:\s+(?:in|to)\s+your\s+(?:notes|memory))?\s+that)\b[\s,!.:-]*)+",
         _I,
     ),
     # "Since we last chatted, I ...", "In the meantime, I ...", "On another note, my ...".

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hermes_memory.extract import MessageInput, extract
+from hermes_memory.extract.speech import strip_memory_context
 from hermes_memory.security.threats import neutralise
 
 Message = Mapping[str, Any]
@@ -24,15 +25,16 @@ class TurnPair:
 
 
 def message_text(message: Message) -> str:
-    """The text of a message whose content is a string or a list of content parts."""
+    """The text of a message whose content is a string or a list of content parts, without any
+    recalled-memory fence (what memory gave the model is never taken back as said)."""
     content = message.get("content")
     if isinstance(content, str):
-        return content
+        return strip_memory_context(content)
     if isinstance(content, list):
         parts = [
             p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type", "text") == "text"
         ]
-        return " ".join(part for part in parts if isinstance(part, str))
+        return strip_memory_context(" ".join(part for part in parts if isinstance(part, str)))
     return ""
 
 

@@ -44,28 +44,32 @@ class RuleBasedKnowledge:
 
     def __init__(self, semantic: SemanticMemory | None):
         self._semantic = semantic
-        self._known: dict[tuple[str, str], KnownEntity] | None = None
+        self._known: dict[str, KnownEntity] | None = None
         self._lock = threading.Lock()
 
     def _known_entities(self, tier2: Tier2) -> KnownEntities:
         with self._lock:
             if self._known is None:
                 self._known = {
-                    (e.name.casefold(), e.entity_type): KnownEntity(e.name, e.entity_type, tuple(e.aliases))
+                    e.name.casefold(): KnownEntity(e.name, e.entity_type, tuple(e.aliases))
                     for e in tier2.entities.all()
                 }
             return KnownEntities(self._known.values())
 
     def __call__(self, tier2: Tier2, episodes: list[Episode], changes: Changes) -> None:
         speakers = [e.speaker for e in episodes if e.speaker]
-        for episode in episodes:
+        for index, episode in enumerate(episodes):
             others = [s for s in speakers if s != episode.speaker]
+            # The message this one answers: the AI's reply is read against the user's words (an echo
+            # of them yields nothing).
+            previous = episodes[index - 1].text if index > 0 else None
             message = MessageInput(
                 text=episode.text,
                 time=datetime.fromtimestamp(episode.timestamp, tz=UTC),
                 speaker=episode.speaker,
                 role=episode.role if episode.role in ("user", "assistant") else "user",
                 addressee=others[0] if others else None,
+                replying_to=previous,
             )
             result = extract(message, self._known_entities(tier2))
             if not result.is_noise:
@@ -74,16 +78,17 @@ class RuleBasedKnowledge:
     def _write(self, tier2: Tier2, episode: Episode, result: ExtractionResult, changes: Changes) -> None:
         uuids: dict[str, str] = {}
         for found in result.entities:
+            # One entity per thing: a name seen before under another (guessed) type is that entity.
             ensured = tier2.entities.ensure(
                 found.name, found.entity_type, aliases=found.aliases, actor="ingest",
-                seen_at=episode.timestamp,
+                seen_at=episode.timestamp, any_type=True,
             )  # fmt: skip
             uuids[found.name.casefold()] = ensured.entity.uuid
             changes.entities.append(ensured.entity)
-            if ensured.created:
-                self._remember(ensured.entity.name, ensured.entity.entity_type, ensured.entity.aliases)
-                if self._semantic is not None:
-                    self._semantic.index_entity(ensured.entity)
+            entity = ensured.entity
+            changed = self._remember(entity.name, entity.entity_type, entity.aliases)
+            if (ensured.created or changed) and self._semantic is not None:
+                self._semantic.index_entity(entity)
         for rel in result.relations:
             src, dst = uuids.get(rel.subject.casefold()), uuids.get(rel.object.casefold())
             if rel.negated or src is None or dst is None or src == dst:
@@ -142,7 +147,14 @@ class RuleBasedKnowledge:
                     source_episodes=(episode.uuid,), actor="ingest",
                 )  # fmt: skip
 
-    def _remember(self, name: str, entity_type: str, aliases: tuple[str, ...]) -> None:
+    def _remember(self, name: str, entity_type: str, aliases: tuple[str, ...]) -> bool:
+        """Keep the linking cache current (new entity, alias or type); True when a known entity changed."""
+        entity = KnownEntity(name, entity_type, tuple(aliases))
         with self._lock:
-            if self._known is not None:
-                self._known[(name.casefold(), entity_type)] = KnownEntity(name, entity_type, tuple(aliases))
+            if self._known is None:
+                return False
+            old = self._known.get(name.casefold())
+            for alias in aliases:  # a placeholder ("the user's dog") that took this name is gone
+                self._known.pop(alias.casefold(), None)
+            self._known[name.casefold()] = entity
+            return old is not None and old != entity

@@ -16,10 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from hermes_memory.errors import HermesMemoryError
+from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.ingest.turns import episode_uuid
 from hermes_memory.ingest.views import episode_line, sentence_texts, window_text
+from hermes_memory.recall.query import CHATTER_KEY
 from hermes_memory.records import Entity, Episode, Relation
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.ingest_queue import QueuedTurn
@@ -72,6 +75,7 @@ class Ingestor:
                 # written whole or not at all, so its first episode proves it; only the row goes.
                 tier2.ingest_queue.done(conn, item)
                 return changes
+            previous: str | None = None
             for index, message in enumerate(payload["messages"]):
                 text = message["text"]
                 if not text.strip():
@@ -84,8 +88,9 @@ class Ingestor:
                     speaker=message.get("speaker"),
                     text=text,
                     timestamp=payload["time"],
-                    metadata={**payload.get("metadata", {}), "turn_uuid": item.turn_uuid, "index": index},
+                    metadata=episode_metadata(payload, item.turn_uuid, index, previous),
                 )
+                previous = text
                 changes.episodes.append(episode)
                 if self._semantic is not None:
                     before = tier2.episodes.previous(conn, episode)
@@ -168,6 +173,19 @@ class Ingestor:
         finally:
             self._lock.release()
         return written
+
+
+def episode_metadata(
+    payload: dict[str, Any], turn_uuid: str, index: int, previous: str | None
+) -> dict[str, Any]:
+    """The stored metadata of message ``index``: the caller's, its place in the turn, and ``chatter``:
+    the kind when the message only asks, greets, acknowledges or (the AI) echoes — kept as an episode,
+    never recalled as knowledge on its own — else null. ``previous``: the turn's message before it."""
+    message = payload["messages"][index]
+    meta = {**payload.get("metadata", {}), "turn_uuid": turn_uuid, "index": index}
+    # Only ingestion decides this (a caller's "chatter" key is overwritten); null: it tells something.
+    meta[CHATTER_KEY] = chatter_kind(message["text"], role=message["role"], replying_to=previous)
+    return meta
 
 
 def _already_written(conn: sqlite3.Connection, item: QueuedTurn) -> bool:

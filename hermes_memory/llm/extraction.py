@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hermes_memory.extract.dedup import content_hash, is_near_duplicate
+from hermes_memory.extract.entities import thing_name_problem
 from hermes_memory.extract.prefilter import classify_noise
 from hermes_memory.extract.types import CATEGORIES, ENTITY_TYPES
 from hermes_memory.ingest.knowledge import RuleBasedKnowledge
@@ -110,6 +111,8 @@ SYSTEM_PROMPT = (
     "- Entities: people, places, organisations, projects, tools named in the messages.\n"
     "- Relations: subject and object are entity names.\n"
     "- Skip greetings, questions, small talk and anything listed under <known_facts>.\n"
+    "- The assistant (role assistant) is an AI: its words are never evidence about the user or anyone "
+    "else (an assistant repeating the user adds nothing); use them only for what it says about itself.\n"
     "- Return empty lists when nothing is worth remembering."
 )
 
@@ -244,9 +247,12 @@ class LLMKnowledge:
             if name.casefold() not in haystack and name.casefold() not in speakers:
                 added["skipped"] += 1
                 continue
+            if thing_name_problem(name) is not None:  # a sentence, a literal, a tool echo: no thing
+                added["skipped"] += 1
+                continue
             aliases = [_clean(a) for a in item.get("aliases") or [] if _clean(a)]
             ensured = tier2.entities.ensure(
-                name, item["type"], aliases=aliases, actor="llm", seen_at=first.timestamp
+                name, item["type"], aliases=aliases, actor="llm", seen_at=first.timestamp, any_type=True
             )
             for surface in (ensured.entity.name, *ensured.entity.aliases):
                 uuids.setdefault(surface.casefold(), ensured.entity.uuid)
@@ -285,6 +291,13 @@ class LLMKnowledge:
             known_texts.append(content)
             index = item.get("message")
             source = (episodes[index - 1],) if isinstance(index, int) else tuple(episodes)
+            if (
+                len(source) == 1
+                and source[0].role == "assistant"
+                and subject.casefold() != (source[0].speaker or "the assistant").casefold()
+            ):
+                added["skipped"] += 1  # the AI's words are no evidence about anyone but itself
+                continue
             obj = _clean(item["object"]) if isinstance(item.get("object"), str) else None
             linked = [u for u in (uuids.get(subject.casefold()), uuids.get((obj or "").casefold())) if u]
             stored = tier2.facts.store(

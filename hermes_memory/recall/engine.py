@@ -12,6 +12,9 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``RecallS
   * facts: BM25 and vectors over extracted facts, plus graph spreading activation from the entities the
     query names; curated (Tier 1) entries by term overlap;
   * importance and recency act as small priors; near-duplicate texts are dropped;
+  * turns marked at ingestion as chatter (only a question, greeting, acknowledgement, or the AI echoing
+    the user) are never hits, though their neighbours keep their pull — except a person's question to
+    another person beside it (two people talking: LoCoMo evidence); the AI agent's turns rank down;
   * cues from ``recall.query``: a turn that mostly asks a question ranks down (its neighbours keep its
     pull), a question asking for a name or title ranks up turns that name something, a turn whose
     statement the memory has since superseded ranks down (unless the question is about the past), and a
@@ -126,6 +129,9 @@ class RecallSettings:
     # A turn that mostly asks ("Seen any good movies lately?") rarely holds the answer; its neighbours still
     # get its pull. LoCoMo recall@10: open-domain +0.019, multi-hop +0.006, single-hop -0.006.
     question_turn_penalty: float = 0.2
+    # The AI agent's own words are no evidence about the user; they rank below what a person said.
+    # (No effect on LoCoMo, where both speakers are people.)
+    assistant_turn_penalty: float = 0.3
     # A question whose answer is a name or title ("Which cities…", "What movies…") ranks up turns that
     # name something (not a participant): multi-hop +0.018.
     answer_type_boost: float = 0.6
@@ -375,10 +381,13 @@ class RecallEngine:
         # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
         final = dict(boosted)
         pulled: dict[int, float] = {}
+        beside: dict[int, set[int]] = {}
         for row_id, (prev_id, next_id) in neighbours.items():
             for other in (prev_id, next_id):
                 if other is not None and other in episodes:
                     pulled[other] = max(pulled.get(other, 0.0), boosted.get(row_id, 0.0))
+                    beside.setdefault(row_id, set()).add(other)
+                    beside.setdefault(other, set()).add(row_id)
         for row_id, best in pulled.items():
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
         people = self._participants() if q.answer else []
@@ -391,6 +400,14 @@ class RecallEngine:
             ):
                 final.pop(row_id, None)
                 continue
+            near = beside.get(row_id, set())
+            if cues.is_chatter(episode) and not _asked_between_people(episode, near, episodes):
+                # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
+                # pull to its neighbours above and is no hit itself.
+                final.pop(row_id, None)
+                continue
+            if episode.role == "assistant":
+                final[row_id] *= 1.0 - st.assistant_turn_penalty
             if session_id is not None and episode.session_id == session_id:
                 final[row_id] *= 1.05
             if cues.is_question_turn(episode.text):
@@ -478,6 +495,23 @@ class RecallEngine:
         return out
 
 
+def _asked_between_people(episode: Episode, beside: Iterable[int], episodes: dict[int, Episode]) -> bool:
+    """Whether a chatter turn is a person's question to another person beside it in the session.
+
+    In a conversation between people the question is part of what they told each other (it carries the
+    topic its answer leans on: LoCoMo evidence is sometimes the question, and dropping those turns cost
+    0.0067 recall@10 on one conversation), so it stays a candidate (ranked down as any question). In a
+    chat with the AI the user's neighbours are the AI's turns: the question is a request, never recalled.
+    """
+    if episode.role == "assistant" or cues.chatter_of(episode) != "question":
+        return False
+    for row_id in beside:
+        other = episodes.get(row_id)
+        if other is not None and other.role != "assistant" and other.speaker != episode.speaker:
+            return True
+    return False
+
+
 def _episode_hit(episode: Episode, score: float, now: float, st: RecallSettings) -> Hit:
     return Hit(
         id=f"episode:{episode.uuid}",
@@ -488,7 +522,7 @@ def _episode_hit(episode: Episode, score: float, now: float, st: RecallSettings)
         timestamp=episode.timestamp,
         source_ids=(episode.uuid,),
         metadata={"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
-                  **{k: v for k, v in episode.metadata.items() if k in ("dia_id",)}},
+                  **{k: v for k, v in episode.metadata.items() if k in ("dia_id", "chatter") and v}},
     )  # fmt: skip
 
 

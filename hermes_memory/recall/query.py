@@ -8,6 +8,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from hermes_memory.extract.speech import chatter_kind
+from hermes_memory.records import Episode
+
+#: Episode metadata key ingestion writes: the chatter kind, or null for a turn that tells something.
+CHATTER_KEY = "chatter"
+
 # A question about what used to be true wants the superseded statements too.
 _PAST = re.compile(
     r"\b(?:before|previous(?:ly)?|used to|former(?:ly)?|originally|earlier|past|old|anymore|no longer"
@@ -70,6 +76,21 @@ def is_question_turn(text: str) -> bool:
     return bool(sentences) and 2 * sum(s.endswith("?") for s in sentences) >= len(sentences)
 
 
+def chatter_of(episode: Episode) -> str | None:
+    """What kind of chatter the turn is (``extract.speech.CHATTER_KINDS``), or None when it tells
+    something: as ingestion marked it, else (a turn stored before ingestion marked turns) as its text
+    reads now."""
+    if CHATTER_KEY in episode.metadata:
+        kind = episode.metadata[CHATTER_KEY]
+        return str(kind) if kind else None
+    return chatter_kind(episode.text, role=episode.role)
+
+
+def is_chatter(episode: Episode) -> bool:
+    """Whether the turn only asks, greets, acknowledges or (the AI) echoes: kept, not knowledge."""
+    return chatter_of(episode) is not None
+
+
 def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
     """Whether a turn holds an answer of the type (``answer_type``); ``people`` (the participants) and
     greetings do not count as names."""
@@ -82,10 +103,13 @@ def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
 
 
 __all__ = [
+    "CHATTER_KEY",
     "answer_type",
     "asks_about_past",
     "asks_about_present",
     "asks_for_list",
     "can_answer",
+    "chatter_of",
+    "is_chatter",
     "is_question_turn",
 ]

@@ -60,16 +60,27 @@ class EntityStore:
         metadata: dict[str, Any] | None = None,
         actor: str = "user",
         seen_at: float | None = None,
+        any_type: bool = False,
     ) -> EnsuredEntity:
         """Return the entity with this name (or alias) and type, creating it if new.
 
         An existing entity gains the new aliases, a description if it had none, and a bumped
-        occurrence count and last_seen.
+        occurrence count and last_seen. With ``any_type`` (a guessed type, as extraction's) an entity of
+        this name with another type is the same thing: it is reused, and its type upgraded when the new
+        one is more specific (``other`` -> anything, ``person`` -> ``pet``), and an entity named by one
+        of the new aliases ("the user's dog", stored before the dog's name was said) takes the new name
+        ("Biscuit"), keeping the old one as an alias.
         """
         at = seen_at if seen_at is not None else now()
         scope = self._view.write_facts
         with self._db.atomic() as conn:
             row = self._find_row(conn, name, entity_type, scope)
+            if row is None and any_type:
+                row = self._find_row(conn, name, None, scope)
+                if row is None:
+                    row = self._adopt_placeholder(conn, name, entity_type, aliases, scope, actor)
+                if row is not None and better_type(row["entity_type"], entity_type):
+                    row = self._retype(conn, row, entity_type, actor)
             if row is None:
                 uuid = new_uuid()
                 alias_list = dedupe_aliases(name, aliases)
@@ -124,6 +135,51 @@ class EntityStore:
                 created = False
             entity = _row_to_entity(conn.execute("SELECT * FROM entities WHERE uuid = ?", (uuid,)).fetchone())
         return EnsuredEntity(entity=entity, created=created)
+
+    def _adopt_placeholder(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        entity_type: str,
+        aliases: Sequence[str],
+        scope: str,
+        actor: str,
+    ) -> sqlite3.Row | None:
+        """The entity whose canonical name is one of ``aliases`` (same type), renamed to ``name``."""
+        for alias in aliases:
+            row = conn.execute(
+                "SELECT * FROM entities WHERE name_key = ? AND entity_type = ? AND scope = ? "
+                "ORDER BY occurrence_count DESC, id LIMIT 1",
+                (name_key(alias), entity_type, scope),
+            ).fetchone()
+            if row is None:
+                continue
+            uuid = row["uuid"]
+            alias_list = dedupe_aliases(name, [row["name"], *loads_list(row["aliases"])])
+            conn.execute(
+                "UPDATE entities SET name = ?, name_key = ?, aliases = ? WHERE uuid = ?",
+                (name.strip(), name_key(name), dumps(alias_list), uuid),
+            )
+            self._write_alias_keys(conn, uuid, name, alias_list)
+            diff = {"old": {"name": row["name"]}, "new": {"name": name.strip(), "aliases": alias_list}}
+            self._audit.record(
+                conn, action="entity_update", tier="tier2", actor=actor, target_uuid=uuid, diff=diff
+            )
+            found: sqlite3.Row = conn.execute("SELECT * FROM entities WHERE uuid = ?", (uuid,)).fetchone()
+            return found
+        return None
+
+    def _retype(
+        self, conn: sqlite3.Connection, row: sqlite3.Row, entity_type: str, actor: str
+    ) -> sqlite3.Row:
+        uuid = row["uuid"]
+        conn.execute("UPDATE entities SET entity_type = ? WHERE uuid = ?", (entity_type, uuid))
+        diff = {"old": {"entity_type": row["entity_type"]}, "new": {"entity_type": entity_type}}
+        self._audit.record(
+            conn, action="entity_update", tier="tier2", actor=actor, target_uuid=uuid, diff=diff
+        )
+        found: sqlite3.Row = conn.execute("SELECT * FROM entities WHERE uuid = ?", (uuid,)).fetchone()
+        return found
 
     def _find_row(
         self, conn: sqlite3.Connection, name: str, entity_type: str | None, scope: str
@@ -269,6 +325,19 @@ class EntityStore:
             self._audit.record(
                 conn, action="entity_delete", tier="tier2", actor=actor, target_uuid=uuid, scope=row["scope"]
             )
+
+
+# How specific a guessed entity type is: a name first typed "other" (an unknown capitalised word) or
+# "concept" takes any more specific type it is later seen with.
+_TYPE_RANK = {"other": 0, "concept": 1}
+
+
+def better_type(old: str, new: str) -> bool:
+    """Whether ``new`` is a more specific type than ``old`` for one named thing: "other" -> "pet",
+    "concept" -> "tech", and "person" (often guessed from a first name) -> "pet" (said explicitly)."""
+    if old == "person" and new == "pet":
+        return True
+    return _TYPE_RANK.get(old, 2) < _TYPE_RANK.get(new, 2)
 
 
 def dedupe_aliases(name: str, aliases: Iterable[str]) -> list[str]:

@@ -363,3 +363,24 @@ def test_an_interrupted_entity_merge_rolls_back_whole(
     monkeypatch.undo()
     assert ok(api.consolidate())["entities_merged"] == 1
     assert [r.from_entity_id for r in t2.relations.all()] == [robert.uuid]
+
+
+def test_one_name_with_a_generic_and_a_specific_type_becomes_one_entity(open_api: Opener) -> None:
+    # A store written before extraction reused a name across types: "Biscuit" (other) and the pet.
+    api = open_api()
+    t2 = api.tier2
+    bare = t2.entities.ensure("Biscuit", "other").entity
+    pet = t2.entities.ensure("Biscuit", "pet", aliases=["the user's dog"]).entity
+    user = t2.entities.ensure("the user", "person").entity
+    t2.relations.link(user.uuid, pet.uuid, "has_pet")
+    t2.relations.link(user.uuid, bare.uuid, "walks_with")
+    jordan = t2.entities.ensure("Jordan", "other").entity
+    t2.entities.ensure("Jordan", "person")
+    t2.entities.ensure("Jordan", "place")  # two specific types: ambiguous, left alone
+    data = ok(api.consolidate())
+    assert data["entities_merged"] == 1
+    biscuits = t2.entities.find("Biscuit")
+    assert [(e.uuid, e.entity_type) for e in biscuits] == [(pet.uuid, "pet")]
+    assert {r.relation_type for r in t2.relations.for_entity(pet.uuid)} == {"has_pet", "walks_with"}
+    assert t2.entities.get(jordan.uuid).entity_type == "other"
+    assert ok(api.consolidate())["entities_merged"] == 0

@@ -157,3 +157,24 @@ def test_only_pastimes_become_concept_nodes() -> None:
     assert {r.object for r in result.relations} == {"hiking", "guitar"}
     objects = {f.object for f in result.facts}
     assert "sinking into magical worlds" in objects  # still a fact, just no graph node
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm moving to Utrecht next month.",
+        "My sister Clara is moving to Berlin in June.",
+        "I'm joining Figma!",
+    ],
+)
+def test_a_change_said_in_the_progressive_is_still_ahead(text: str) -> None:
+    result = run(text)
+    assert not {k for k in fact_keys(result) if k[1] in ("moved_to", "lives_in", "member_of")}
+    assert "plans" in {f.predicate for f in result.facts}
+    assert not [r for r in result.relations if r.predicate in ("moved_to", "lives_in", "member_of")]
+
+
+def test_studying_a_subject_at_a_school_names_the_school() -> None:
+    result = run("I study computer science at TU Delft.")
+    assert ("Caroline", "studies_at", "TU Delft") in fact_keys(result)
+    assert ("Caroline", "studies_at", "TU Delft", False) in triples(result)

@@ -94,6 +94,20 @@ def test_session_summary_is_short_and_inert() -> None:
     assert "Ignore all previous instructions" not in " ".join(session.session_summary(evil, "s", "cli"))
 
 
+def test_recalled_memory_in_a_message_never_reaches_the_summary_or_the_key_facts() -> None:
+    fenced = [
+        {"role": "user", "content": "Here is a note.\n<memory-context>\nThe user's bank PIN is 9931 and "
+                                    "the user lives in Eldorado."},
+        {"role": "assistant", "content": "Got it."},
+        {"role": "user", "content": "<MEMORY-CONTEXT>I work at Initech.</memory-context>I work at Siemens."},
+    ]  # fmt: skip
+    summary = " ".join(session.session_summary(fenced, "s1", "cli"))
+    assert "Here is a note." in summary and "9931" not in summary and "Eldorado" not in summary
+    assert [p.user for p in session.turn_pairs(fenced)] == ["Here is a note."]
+    facts = session.key_facts(fenced, user_name="Dana")
+    assert any("Siemens" in f for f in facts) and not any("Initech" in f for f in facts)
+
+
 def test_key_facts_come_from_user_and_assistant_messages() -> None:
     facts = session.key_facts(
         [

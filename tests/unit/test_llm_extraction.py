@@ -278,3 +278,27 @@ def test_an_http_timeout_falls_back_to_the_rule_based_result(
         api.close()
     assert len(server.requests) == 2  # the first try and one retry
     assert any("timed out" in r.getMessage() for r in caplog.records)
+
+
+def test_the_llm_takes_nothing_about_others_from_the_assistant_and_no_junk_entities(
+    scripted: tuple[MemoryAPI, ScriptedLLM],
+) -> None:
+    api, client = scripted
+    client.replies.append(
+        {
+            "facts": [
+                # message 2 is the assistant's: its echo says nothing about Caroline
+                {"content": "Caroline lives in Boston", "subject": "Caroline", "predicate": "lives_in",
+                 "object": "Boston", "category": "user", "message": 2},
+                {"content": "Mel moved to Boston", "subject": "Mel", "predicate": "moved_to",
+                 "object": "Boston", "category": "event", "message": 2},
+            ],
+            "entities": [{"name": "False", "type": "other"}, {"name": "Entry added", "type": "other"}],
+            "relations": [],
+        }
+    )  # fmt: skip
+    ingest(api, "I work at Globex.", "Noted: you live in Boston. Entry added, success False.")
+    assert by_extractor(api, "llm:fake") == {"Mel moved to Boston"}  # the AI about itself only
+    names = {e["name"] for e in api.entity_query()["data"]}
+    assert not names & {"False", "Entry added"}
+    assert "the AI" in client.calls[0].system or "is an AI" in client.calls[0].system

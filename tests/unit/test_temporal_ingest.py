@@ -67,7 +67,9 @@ def test_a_future_month_is_the_coming_one_and_does_not_move_the_user_yet(api: Me
     event = event_about(api, "Berlin")
     assert event["timestamp"] == ts(2027, 3, 1)
     predicates = {f["predicate"]: f for f in facts_about(api, "Berlin")}
-    assert predicates["moved_to"]["valid_from"] == ts(2027, 3, 1)
+    # "I'm moving to": a change still ahead is a plan (extract.relations), dated at the coming March.
+    assert predicates["plans"]["valid_from"] == ts(2027, 3, 1)
+    assert predicates["plans"]["object"] == "move to Berlin"
     assert "lives_in" not in predicates  # a plan: the user still lives in Lisbon
     assert [f["content"] for f in facts_about(api, "lives in")] == ["the user lives in Lisbon"]
 

@@ -1,0 +1,149 @@
+"""What a message does as speech: tells something, or only asks, greets, acknowledges or echoes.
+
+Used at ingestion to mark turns that are kept as episodes but are not knowledge (recall never returns
+them as hits on their own), and by extraction to read nothing from the AI assistant's echoes of the
+user ("Noted: I moved to Lisbon in May."). Also removes recalled-memory fences from text before it is
+stored, so memory never feeds on its own output. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from hermes_memory.extract.dedup import content_tokens
+from hermes_memory.extract.prefilter import classify_noise, split_sentences
+
+#: Chatter kinds: a turn that only asks, only greets, only acknowledges, or (the AI assistant) echoes.
+CHATTER_KINDS: tuple[str, ...] = ("question", "greeting", "ack", "echo")
+
+# A question: a question mark, or an inverted auxiliary ("Did you ...", "What do you ...") at the start.
+_QUESTION = re.compile(
+    r"\W*(?:(?:(?:what|where|when|who|why|how|which)\s+(?:\w+\s+)?)?(?:do|does|did|are|is|was|were|have|"
+    r"has|can|could|would|will|should)\s+(?:you|i|we|he|she|they|it|there|your|my|ya)\b|(?:what|how)['’]s\b)"
+)  # matched at the start of the lower-cased sentence
+_GREETING_WORDS = frozenset(
+    "hi hey hello heya hiya yo howdy sup morning evening afternoon night gm gn bye goodbye later cya "
+    "welcome".split()
+)
+# How the AI assistant opens a sentence that repeats what the user said, or says it will keep it.
+_ECHO_OPENER = re.compile(
+    r"\W*(?:noted|got it|gotcha|understood|roger|saved|stored|remembered|recorded|acknowledged"
+    r"|thanks for (?:letting me know|telling me|sharing)|thank you for (?:letting me know|telling me|sharing)"
+    r"|i(?:'ll| will) (?:remember|keep in mind|note|make a note)"
+    r"|i(?:'ve| have) (?:noted|saved|stored|recorded|remembered|added|updated)|so you|you said|you told me"
+    r"|you mentioned|you(?:'ve| have) (?:told|said|mentioned)|as you said|if i understand)\b",
+    re.IGNORECASE,
+)
+# A closing "..., you said." marks a repetition too.
+_ECHO_TAIL = re.compile(
+    r"\b(?:you (?:just )?(?:said|mentioned|told me|wrote)|as you (?:said|mentioned|put it))\W*$",
+    re.IGNORECASE,
+)
+# Weak openers ("OK, ...", "Sure! ..."): the rest of the sentence decides.
+_WEAK_OPENER = re.compile(
+    r"\W*(?:ok(?:ay)?|alright|all right|sure|right|done|great|perfect|thanks|thank you)\b[\s,.!:;-]*",
+    re.IGNORECASE,
+)
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+# How much of an assistant sentence's content must come from the user's message to count as an echo.
+_ECHO_SHARE = 0.7
+
+# Recalled-memory fences (Hermes wraps prefetched memory in them) and the system note inside them.
+_FENCE_TAG = re.compile(r"<\s*(/?)\s*memory-context\s*>", re.IGNORECASE)
+_SYSTEM_NOTE = re.compile(
+    r"^[ \t]*\[System note:[^\n]*recalled memory context[^\n]*\][ \t]*(?:\n|$)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def is_question(sentence: str) -> bool:
+    """Whether a sentence asks: it ends with "?" or opens with an inverted auxiliary ("Did you ...")."""
+    return sentence.rstrip(" \t\"”')").endswith("?") or _QUESTION.match(sentence.lower()) is not None
+
+
+def strip_memory_context(text: str) -> str:
+    """``text`` without any ``<memory-context>`` span (nested, unclosed to the end, any case or spacing)
+    and without Hermes' "[System note: ... recalled memory context ...]" line. Raises nothing."""
+    if "memory-context" not in text.lower() and "system note" not in text.lower():
+        return text
+    out: list[str] = []
+    depth = 0
+    pos = 0
+    for tag in _FENCE_TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if depth == 0:
+            if closing:  # a stray closing tag outside any span: drop the tag, keep the text before it
+                out.append(text[pos : tag.start()])
+                pos = tag.end()
+                continue
+            out.append(text[pos : tag.start()])
+            depth = 1
+        elif closing:
+            depth -= 1
+        else:
+            depth += 1
+        pos = tag.end()
+    if depth == 0:
+        out.append(text[pos:])  # an unclosed span runs to the end of the text
+    cleaned = _SYSTEM_NOTE.sub("", "".join(out))
+    return cleaned.strip() if cleaned != text else text
+
+
+def is_echo(sentence: str, replying_to: str | None) -> bool:
+    """Whether an AI assistant's sentence only repeats the user or acknowledges it ("Noted: ...",
+    "Got it, you ...", or mostly the user's own words)."""
+    if _ECHO_OPENER.match(sentence) or _ECHO_TAIL.search(sentence):
+        return True
+    weak = _WEAK_OPENER.match(sentence)
+    if weak is not None:
+        rest = _ASIDE.sub(" ", sentence[weak.end() :])  # "OK (memory-context injected=True)": a status aside
+        if not rest.strip() or classify_noise(rest).is_noise or _ECHO_OPENER.match(rest):
+            return True
+        sentence = rest
+    if not replying_to:
+        return False
+    own = _content(sentence)
+    if not own:
+        return False
+    theirs = _content(replying_to)
+    return len(own & theirs) >= _ECHO_SHARE * len(own)
+
+
+@functools.lru_cache(maxsize=256)
+def _content(text: str) -> frozenset[str]:
+    tokens = content_tokens(text)
+    return frozenset(t for t in tokens if t not in _PERSON_WORDS)
+
+
+# "I"/"you" swap between the user's message and its echo; they say nothing about the content.
+_PERSON_WORDS = frozenset("i me my mine you your yours we our us im ive youre youve".split())
+
+
+def chatter_kind(text: str, *, role: str = "user", replying_to: str | None = None) -> str | None:
+    """``"question"``, ``"greeting"``, ``"ack"`` or (an AI assistant's message) ``"echo"`` when the
+    message tells nothing on its own; None when it states something worth recalling.
+
+    ``role`` "assistant" means the AI agent; ``replying_to`` is the message it answers (the user's).
+    """
+    sentences = [s.text for s in split_sentences(text) if s.text.strip()]
+    if not sentences:
+        return None
+    kinds: list[str] = []
+    for sentence in sentences:
+        if is_question(sentence):
+            kinds.append("question")
+        elif classify_noise(sentence).is_noise:
+            words = {w.lower() for w in re.findall(r"[^\W\d_]+", sentence)}
+            kinds.append("greeting" if words & _GREETING_WORDS else "ack")
+        elif role == "assistant" and is_echo(sentence, replying_to):
+            kinds.append("echo")
+        else:
+            return None
+    for kind in ("echo", "question", "greeting"):
+        if kind in kinds:
+            return kind
+    return "ack"
+
+
+__all__ = ["CHATTER_KINDS", "chatter_kind", "is_echo", "is_question", "strip_memory_context"]
