@@ -190,8 +190,9 @@ class MirrorMethods:
         at = datetime.now(tz=UTC)
         contents = set(entries)
         for entry in entries:
-            contents.update(f.content for f in _statements(entry, speaker, at))
-            contents.update(s[2] for f in _statements(entry, speaker, at) if (s := implied_state(f)))
+            statements = _statements(entry, speaker, at)
+            contents.update(f.content for f in statements)
+            contents.update(s[2] for f in statements if (s := implied_state(f)))
         found: dict[str, Fact] = {}
         for content in contents:
             fact = t2.facts.believed_by_hash(content_hash(content), source_type="memory")

@@ -15,6 +15,12 @@ def approx_tokens(text: str) -> int:
     return max(1, (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
 
 
+def clip(text: str, max_chars: int) -> str:
+    """``text`` with its white space folded, cut to ``max_chars`` with an ellipsis when longer."""
+    text = " ".join(text.split())
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+
+
 def stamp(timestamp: float | None) -> str:
     """``YYYY-MM-DD HH:MM`` in UTC (24h), or ``undated``: two statements of one day stay ordered."""
     if not timestamp:
@@ -28,9 +34,7 @@ def superseded_note(meta: dict[str, object]) -> str:
     if not isinstance(at, int | float):
         return ""
     by = meta.get("superseded_by")
-    text = " ".join(str(by).split()) if by else ""
-    if len(text) > 160:
-        text = text[:159] + "…"
+    text = clip(str(by), 160) if by else ""
     return f"superseded {stamp(at)}" + (f" by: {text}" if text else "")
 
 
@@ -50,9 +54,7 @@ def hit_line(hit: Hit, max_chars: int = 300) -> str:
     else:
         who = ""
         source = hit.kind
-    text = " ".join(hit.text.split())
-    if len(text) > max_chars:
-        text = text[: max_chars - 1] + "…"
+    text = clip(hit.text, max_chars)
     note = superseded_note(meta)
     if note:
         source = f"{source}; {note}"
