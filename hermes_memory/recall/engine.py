@@ -458,17 +458,7 @@ class RecallEngine:
                 continue
             prior = (1.0 - st.importance_weight) + st.importance_weight * fact.importance
             when = fact.valid_from if fact.valid_from is not None else fact.created_at
-            meta = {
-                "category": fact.category,
-                "confidence": fact.confidence,
-                "source_type": fact.source_type,
-                "session_id": fact.source_id if fact.source_type == "session" else None,
-            }
-            out.append(Hit(
-                id=f"fact:{fact.uuid}", score=_clip(score * prior * _recency(when, now, st)),
-                text=fact.content, tier="tier2", kind="fact", timestamp=when,
-                source_ids=fact.source_episodes, metadata=meta,
-            ))  # fmt: skip
+            out.append(_fact_hit(fact, _clip(score * prior * _recency(when, now, st))))
         return out
 
     def _curated_hits(self, q: _Query) -> list[Hit]:
