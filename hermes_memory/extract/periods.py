@@ -160,7 +160,10 @@ def month_in(month_: int, direction: Direction, today: date) -> Period | None:
 def date_in(month_: int, day_: int, direction: Direction, today: date) -> Period | None:
     """Which day "May 8" (no year) means; 29 February looks up to eight years either way."""
     candidates: list[Period] = []
-    for y in range(today.year - 8, today.year + 9):
+    # Every other date has a candidate in each of the years around today.
+    reach = 8 if (month_, day_) == (2, 29) else 1
+    years = range(today.year - reach, today.year + reach + 1)
+    for y in years:
         try:
             d = date(y, month_, day_)
         except ValueError:
@@ -184,38 +187,39 @@ def day_of_month(day_: int, direction: Direction, today: date) -> Period | None:
     return _pick(candidates, direction, today)
 
 
+def _seasons(name: str, today: date) -> list[Period]:
+    """The seasons of that name around today, oldest first."""
+    return [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
+
+
 def season_in(name: str, direction: Direction, today: date) -> Period | None:
     """Which summer "in the summer" means in a direction."""
-    candidates = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
     if direction == "nearest":
         return this_season(name, today)
-    return _pick(candidates, direction, today)
+    return _pick(_seasons(name, today), direction, today)
 
 
 def this_season(name: str, today: date) -> Period | None:
     """Which "this summer": the one holding today, else the coming one this year, else the latest one."""
-    seasons = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
+    seasons = _seasons(name, today)
     for p in seasons:
         if p.start <= today < p.end:
             return p
     upcoming = [p for p in seasons if p.start > today and p.start.year == today.year]
     if upcoming:
         return upcoming[0]
-    past = [p for p in seasons if p.end <= today]
-    return past[-1] if past else None
+    return last_season(name, today)
 
 
 def last_season(name: str, today: date) -> Period | None:
     """Which "last summer": the latest one that has ended."""
-    seasons = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
-    past = [p for p in seasons if p.end <= today]
+    past = [p for p in _seasons(name, today) if p.end <= today]
     return past[-1] if past else None
 
 
 def next_season(name: str, today: date) -> Period | None:
     """Which "next summer": the first one that has not begun."""
-    seasons = [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]
-    future = [p for p in seasons if p.start > today]
+    future = [p for p in _seasons(name, today) if p.start > today]
     return future[0] if future else None
 
 
@@ -273,13 +277,11 @@ def part_now(which: str, unit: str, today: date) -> Period:
     """Earlier (its start up to today) or later (today to its end) in this week, month or year."""
     if unit == "week":
         whole = week(today)
-        name = f"the week of {day_label(whole.start)}"
     elif unit == "month":
         whole = month(today.year, today.month) or day(today)
-        name = whole.label
     else:
         whole = year(today.year) or day(today)
-        name = whole.label
+    name = whole.label
     granularity = "day" if unit != "year" else "month"
     if which == "earlier":
         return Period(whole.start, today + timedelta(days=1), granularity, f"earlier in {name}")

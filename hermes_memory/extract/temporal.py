@@ -460,14 +460,13 @@ def _r_seasonin(m: _Match, today: date) -> _Resolved | None:
 
 
 def _r_weekday(m: _Match, today: date) -> _Resolved | None:
-    direction: Direction = "past" if m.low("wd_q") == "since" or m.tense == "past" else "future"
+    direction: Direction = "past" if m.low("wd_q") == "since" else _day_direction(m.tense)
     found = P.weekday_in(_WEEKDAYS.index(m.low("wd_d")), direction, today)
     return found, True, m.match.span("wd_d")
 
 
 def _r_weekdaypart(m: _Match, today: date) -> _Resolved | None:
-    direction: Direction = "past" if m.tense == "past" else "future"
-    return P.weekday_in(_WEEKDAYS.index(m.low("wp_d")), direction, today), True, m.match.span()
+    return P.weekday_in(_WEEKDAYS.index(m.low("wp_d")), _day_direction(m.tense), today), True, m.match.span()
 
 
 def _r_holiday(m: _Match, today: date) -> _Resolved | None:
@@ -488,12 +487,11 @@ def _r_holiday(m: _Match, today: date) -> _Resolved | None:
 def _holiday_day(month: int, day: int, qualifier: str, tense: Tense, today: date) -> Period | None:
     if qualifier == "this":
         return _explicit_date(today.year, month, day)
+    # "last"/"next" never mean today: look from the day before or after.
     if qualifier == "last":
-        found = P.date_in(month, day, "past", today)
-        return found if found is None or found.start < today else _explicit_date(today.year - 1, month, day)
+        return P.date_in(month, day, "past", today - timedelta(days=1))
     if qualifier == "next":
-        found = P.date_in(month, day, "future", today)
-        return found if found is None or found.start > today else _explicit_date(today.year + 1, month, day)
+        return P.date_in(month, day, "future", today + timedelta(days=1))
     return P.date_in(month, day, _day_direction(tense), today)
 
 
