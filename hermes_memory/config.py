@@ -220,13 +220,15 @@ def load_config(
     """
     merged = load_defaults()
     if path is not None:
-        _merge(merged, _read_user_file(Path(path)), prefix="")
+        _merge(merged, read_config_file(Path(path)), prefix="")
     _merge(merged, _expand_dotted(overrides), prefix="")
     home = str(hermes_home) if hermes_home is not None else default_hermes_home()
     return _build(merged, home)
 
 
-def _read_user_file(path: Path) -> dict[str, Any]:
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A YAML config file's top-level mapping ({} when empty). Raises ConfigError when it cannot be read
+    or parsed, or is not a mapping."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

@@ -70,10 +70,6 @@ def add_global_options(
         parser.set_defaults(_accepts=frozenset(chosen))
 
 
-def add_scope_option(parser: argparse.ArgumentParser) -> None:
-    add_global_options(parser, ("scope",))
-
-
 def check_global_options(args: argparse.Namespace) -> str | None:
     """An error message when a global option given before the subcommand does not apply to it."""
     accepts: frozenset[str] = getattr(args, "_accepts", frozenset())

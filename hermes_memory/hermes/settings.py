@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from hermes_memory.config import Config, default_hermes_home, load_config
+from hermes_memory.config import Config, default_hermes_home, load_config, read_config_file
 from hermes_memory.errors import ConfigError
 
 SETTINGS_FILE = "nextlevel.yaml"
@@ -107,18 +107,18 @@ def read_settings_file(path: str | os.PathLike[str]) -> ProviderSettings:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
     if data is None:
         return ProviderSettings()
+    return settings_from_mapping(data, path)
+
+
+def settings_from_mapping(data: object, path: Path) -> ProviderSettings:
+    """The settings a parsed ``provider:``/``memory:`` document (read from ``path``) holds. Raises
+    ConfigError for anything else."""
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with 'provider' and/or 'memory'")
     unknown = sorted(set(data) - {"provider", "memory"})
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(map(str, unknown))}; use provider, memory")
     return build_settings(data.get("provider") or {}, data.get("memory") or {}, source=str(path))
-
-
-def is_settings_document(data: object) -> bool:
-    """Whether a parsed YAML document is a settings file (only ``provider``/``memory`` sections) rather
-    than a plain hermes-memory config file (``tier3:``, ``profile:``, ...)."""
-    return isinstance(data, dict) and bool(data) and set(data) <= {"provider", "memory"}
 
 
 # -- one loader: what the provider, the CLI, MCP, doctor and status all open ---------------------
@@ -161,38 +161,26 @@ def load_memory_config(
     plain: Path | None = None
     source: Path | None = None
     settings = ProviderSettings()
+    plain_profile = False  # whether the plain config file names its profile
     if config_path is not None:
         source = Path(os.path.expanduser(str(config_path)))
-        if _is_settings_file(source):
-            settings = read_settings_file(source)
+        data = read_config_file(source)
+        # Either section name marks the settings form (neither is a hermes-memory config key), so a typo
+        # in another section is reported by the settings reader, not as "unknown config key 'provider'".
+        if "provider" in data or "memory" in data:
+            settings = settings_from_mapping(data, source)
         else:
-            plain = source
+            plain, plain_profile = source, "profile" in data
     elif settings_path(resolved_home).exists():
         source = settings_path(resolved_home)
         settings = read_settings_file(source)
     overrides = _copy(settings.memory)
     if profile is not None:
         overrides["profile"] = profile
-    elif plain is None or "profile" not in _read_mapping(plain):
+    elif not plain_profile:
         overrides["profile"] = hermes_profile(resolved_home)
     config = load_config(plain, hermes_home=resolved_home, **overrides)
     return ResolvedConfig(config, settings, resolved_home, source)
-
-
-def _is_settings_file(path: Path) -> bool:
-    # Either section name marks the settings form (neither is a hermes-memory config key), so a typo
-    # in another section is reported by the settings reader, not as "unknown config key 'provider'".
-    data = _read_mapping(path)
-    return isinstance(data, dict) and ("provider" in data or "memory" in data)
-
-
-def _read_mapping(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
 
 
 def build_settings(
@@ -304,11 +292,6 @@ def merge_setup(values: Mapping[str, Any], hermes_home: str | os.PathLike[str]) 
     return build_settings(provider, memory, source="hermes memory setup")
 
 
-def apply_setup(values: Mapping[str, Any], hermes_home: str | os.PathLike[str]) -> Path:
-    """Merge wizard answers into the settings file and write it. Raises ConfigError for bad values."""
-    return save_settings(merge_setup(values, hermes_home), hermes_home)
-
-
 def _coerce(key: str, raw: Any, default: Any) -> Any:
     if isinstance(default, bool):
         raise ConfigError(f"{key}: booleans are not supported here")
@@ -352,16 +335,15 @@ __all__ = [
     "SETTINGS_FILE",
     "ProviderSettings",
     "ResolvedConfig",
-    "apply_setup",
     "build_settings",
     "hermes_profile",
-    "is_settings_document",
     "load_memory_config",
     "load_settings",
     "merge_setup",
     "read_settings_file",
     "resolve_hermes_home",
     "save_settings",
+    "settings_from_mapping",
     "settings_path",
     "setup_schema",
 ]

@@ -83,6 +83,13 @@ def test_config_takes_a_nextlevel_yaml_or_a_plain_config(
     typo.write_text("provider: {}\nmemroy: {}\n")
     with pytest.raises(ConfigError, match="unknown section"):
         load_memory_config(other, config_path=typo)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")  # an empty file is a plain config file with every default
+    assert load_memory_config(other, config_path=empty).config == load_memory_config(other).config
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- tier3\n")
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        load_memory_config(other, config_path=listed)
 
 
 def test_a_profile_home_uses_the_profile_hermes_uses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
