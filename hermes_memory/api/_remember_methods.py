@@ -148,8 +148,8 @@ class RememberMethods:
                     self._worker.wait_idle(1.0 if left is None else min(left, 1.0))
                 else:
                     self._drain_once(deadline)
-                turns = tier2.ingest_queue.count()
-                embeds = tier2.embed_queue.count() if self._sem is not None else 0
+                counts = self._pending_counts()
+                turns, embeds = counts["turns"], counts["embeddings"]
                 if turns == 0 and embeds == 0:
                     break
                 reason = self._sem.busy_reason() if self._sem is not None and turns == 0 else None

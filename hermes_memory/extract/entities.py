@@ -454,9 +454,10 @@ def find_entities(text: str, offset: int, ctx: EntityContext) -> list[Mention]:
     """Entity mentions in one sentence; offsets are shifted by ``offset`` (the sentence start)."""
     taken = bytearray(len(text))
     mentions = _kin_mentions(text, offset, ctx, taken)
+    data = _DATA.search(text) is not None  # in data, an unknown capitalised word is a value, not a name
     # A quoted title is one name ("Charlotte's Web"); quoted values in data ({"message": "Entry added"})
     # and quoted sentences are not.
-    for m in [] if _DATA.search(text) else _QUOTED.finditer(text):
+    for m in [] if data else _QUOTED.finditer(text):
         s, e = m.span(1)
         if _free(taken, s, e) and thing_name_problem(m.group(1)) is None:
             mentions.append(Mention(m.group(1), "other", s + offset, e + offset, 0.6))
@@ -464,7 +465,6 @@ def find_entities(text: str, offset: int, ctx: EntityContext) -> list[Mention]:
     tokens = _tokens(text)
     people = _people(ctx)
     gazetteer = _gazetteer()
-    data = _DATA.search(text) is not None  # in data, an unknown capitalised word is a value, not a name
     i = 0
     while i < len(tokens):
         word, start, end = tokens[i]

@@ -89,11 +89,12 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
             mentions = find_entities(sentence.text, sentence.start, ctx)
             times = find_temporal(sentence.text, message.time, sentence.start)
             mentions = [m for m in mentions if not any(_overlaps(m.start, m.end, t.span) for t in times)]
-            if is_question(sentence.text):  # a question asserts nothing: it only links what is known
+            asks = is_question(sentence.text)
+            if asks:  # a question asserts nothing: it only links what is known
                 mentions = [m for m in mentions if m.known]
             state.mentions.extend(mentions)
             state.temporal.extend(times)
-            if not (verdict.is_noise or is_question(sentence.text)):
+            if not (verdict.is_noise or asks):
                 for clause, start in split_clauses(sentence.text):
                     offset = sentence.start + start
                     _clause_facts(message, clause, offset, mentions, times, state, scene)

@@ -134,12 +134,16 @@ class Ingestor:
         wait = -1.0 if deadline is None else min(threading.TIMEOUT_MAX, max(0.0, deadline - time.monotonic()))
         if not self._lock.acquire(timeout=wait):
             return 0  # another thread is draining: it writes these turns
+
+        def done() -> bool:
+            return (
+                (max_turns is not None and written >= max_turns)
+                or (deadline is not None and time.monotonic() >= deadline)
+                or (stop is not None and stop())
+            )
+
         try:
-            while max_turns is None or written < max_turns:
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
-                if stop is not None and stop():
-                    break
+            while not done():
                 batch = self._tier2.ingest_queue.pending(16, max_attempts=self._max_attempts)
                 if not batch:
                     break
@@ -162,11 +166,7 @@ class Ingestor:
                         continue  # retired after max_attempts; it stays queued with its last error
                     written += 1
                     progressed = True
-                    if max_turns is not None and written >= max_turns:
-                        break
-                    if stop is not None and stop():
-                        break
-                    if deadline is not None and time.monotonic() >= deadline:
+                    if done():
                         break
                 if not progressed:
                     break
