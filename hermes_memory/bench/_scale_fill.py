@@ -1,0 +1,117 @@
+"""A minimal store filler for the at-scale measurements (used until ``hermes_memory.bench.fill`` exists).
+
+Synthetic small talk about people, places, projects, pets and plans (seeded, 40 exchanges per session,
+ten minutes apart) goes in through the provider's own store, ``remember_turn`` + ``flush`` every 2,000
+turns: the public write path, with the embedder the home's ``nextlevel.yaml`` names. A filled home is
+reused: filling continues from the turns it already holds.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+NAMES = "Maya Lena Jonas Priya Omar Sofia Kenji Amara Lukas Chen Elif Mateo Nora Ravi Hana Tomasz".split()
+PLACES = "Hamburg Lisbon Osaka Nairobi Montreal Krakow Porto Seoul Austin Oslo Lyon Accra Bilbao".split()
+PROJECTS = "Atlas Borealis Cedar Drift Ember Fjord Granite Harbor Juniper Kestrel Lumen Meridian".split()
+PETS = "beagle tabby parrot corgi hamster tortoise greyhound".split()
+THINGS = "bakery bike guitar garden kayak novel marathon pottery sourdough telescope chess violin".split()
+USER = [
+    "My friend {n} just moved to {p} and loves the {t} scene there.",
+    "We decided to use Postgres for project {j} after the review with {n}.",
+    "{n} adopted a {a} called {m}; it already chews every {t} in sight.",
+    "I am training for a {t} in {p} next spring, {n} is coaching me.",
+    "Remind me that the {j} demo for {n} is on Friday at 10.",
+    "Honestly the trip to {p} with {n} was the best part of the year.",
+]
+ASSISTANT = [
+    "That sounds great, {n} in {p} must be fun.",
+    "Noted: project {j} uses Postgres; {n} agreed.",
+    "A {a} named {m}, lovely. Keep the {t} out of reach!",
+    "Good luck with the {t}; {n} sounds like a good coach.",
+    "I will remember the {j} demo for {n} on Friday at 10.",
+    "I am glad the {p} trip with {n} went so well.",
+]
+QUERIES = [
+    "Where did {n} move?",
+    "Which database did we pick for {j}?",
+    "What is the name of {n}'s {a}?",
+    "Who is coaching me for the {t}?",
+    "When is the {j} demo?",
+    "How was the trip to {p}?",
+]
+SESSION_TURNS = 40
+FLUSH_EVERY = 2000
+HOW = (
+    "synthetic small talk (6 templates over names, places, projects, pets, hobbies), remember_turn + "
+    "flush through the provider's store, the home's embedder"
+)
+
+
+def _fill(rnd: random.Random, template: str) -> str:
+    return template.format(
+        n=rnd.choice(NAMES), m=rnd.choice(NAMES), p=rnd.choice(PLACES), j=rnd.choice(PROJECTS),
+        a=rnd.choice(PETS), t=rnd.choice(THINGS),
+    )  # fmt: skip
+
+
+def exchange(rnd: random.Random) -> tuple[str, str]:
+    """One synthetic (user, assistant) exchange; the answer names the same people and places."""
+    i = rnd.randrange(len(USER))
+    state = rnd.getstate()
+    user = _fill(rnd, USER[i])
+    rnd.setstate(state)
+    return user, _fill(rnd, ASSISTANT[i])
+
+
+def queries(n: int, seed: int) -> list[str]:
+    rnd = random.Random(seed + 1)
+    return [_fill(rnd, rnd.choice(QUERIES)) for _ in range(n)]
+
+
+def fill_store(api: Any, turns: int, seed: int) -> dict[str, Any]:
+    """Fill the store behind ``api`` (a MemoryAPI) up to ``turns`` exchanges, reusing what it holds.
+
+    Returns what was done: turns before/after and seconds. Raises RuntimeError when a write fails.
+    """
+    have = int(api.tier2.episodes.count()) // 2
+    rnd = random.Random(seed)
+    for _ in range(have):
+        exchange(rnd)  # the same sequence as a fill from scratch
+    started = time.monotonic()
+    base = time.time() - turns * 600.0
+    for i in range(have, turns):
+        user, assistant = exchange(rnd)
+        env = api.remember_turn(user, assistant, f"bench-{i // SESSION_TURNS}", time_=base + i * 600.0)
+        if not env["success"]:
+            raise RuntimeError(f"remember_turn failed: {env['error']}")
+        if (i + 1) % FLUSH_EVERY == 0:
+            _flush(api)
+            rate = (i + 1 - have) / (time.monotonic() - started)
+            print(f"  filled {i + 1}/{turns} turns ({rate:.0f} turns/s)", file=sys.stderr, flush=True)
+    _flush(api)
+    return {"had": have, "turns": turns, "seconds": round(time.monotonic() - started, 1), "how": HOW}
+
+
+def _flush(api: Any) -> None:
+    env = api.flush(timeout=None)
+    if not env["success"] or not env["data"]["drained"]:
+        raise RuntimeError(f"flush failed: {env}")
+
+
+def settings_yaml(embedder: str) -> str:
+    return f"memory:\n  tier3:\n    embedding_model: {embedder}\n"
+
+
+def prepare_home(home: Path, embedder: str) -> None:
+    """Create the home and its nextlevel.yaml. Raises ValueError when it was filled with another
+    embedder (its vectors would not match the queries')."""
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "nextlevel.yaml"
+    wanted = settings_yaml(embedder)
+    if path.exists() and path.read_text(encoding="utf-8") != wanted:
+        raise ValueError(f"{home} was filled with other settings; use another --scale-dir or remove it")
+    path.write_text(wanted, encoding="utf-8")
