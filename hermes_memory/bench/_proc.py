@@ -50,8 +50,9 @@ def run_measured(
             if cwd is not None:
                 os.chdir(cwd)  # posix_spawn has no cwd argument; the child inherits ours
             started = time.monotonic()
-            pid = os.posix_spawn(program, list(argv), dict(env if env is not None else os.environ),
-                                 file_actions=actions)  # fmt: skip
+            pid = os.posix_spawn(
+                program, list(argv), dict(env if env is not None else os.environ), file_actions=actions
+            )
         finally:
             os.chdir(old_cwd)
             for fd in (out_fd, err_fd, null_fd):

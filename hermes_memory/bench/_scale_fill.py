@@ -53,9 +53,13 @@ HOW = (
 
 def _fill(rnd: random.Random, template: str) -> str:
     return template.format(
-        n=rnd.choice(NAMES), m=rnd.choice(NAMES), p=rnd.choice(PLACES), j=rnd.choice(PROJECTS),
-        a=rnd.choice(PETS), t=rnd.choice(THINGS),
-    )  # fmt: skip
+        n=rnd.choice(NAMES),
+        m=rnd.choice(NAMES),
+        p=rnd.choice(PLACES),
+        j=rnd.choice(PROJECTS),
+        a=rnd.choice(PETS),
+        t=rnd.choice(THINGS),
+    )
 
 
 def exchange(rnd: random.Random) -> tuple[str, str]:

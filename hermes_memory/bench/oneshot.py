@@ -143,7 +143,9 @@ def memory_block(request: dict[str, Any]) -> str | None:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("OPENROUTER")}
+    env = {
+        k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("OPENROUTER")
+    }
     env.update(HERMES_HOME=str(home), NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -162,8 +164,11 @@ def _make_home(root: Path, name: str, base_url: str, provider: bool) -> Path:
     home.mkdir()
     (home / "config.yaml").write_text(CONFIG_YAML.format(base_url=base_url), encoding="utf-8")
     if provider:
-        done = run_measured(["hermes-memory", "install", "--hermes-home", str(home), "--activate"],
-                            env=_env(home), timeout=300)  # fmt: skip
+        done = run_measured(
+            ["hermes-memory", "install", "--hermes-home", str(home), "--activate"],
+            env=_env(home),
+            timeout=300,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"hermes-memory install failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     return home
@@ -229,11 +234,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for key in ("with", "without"):
         row = result[key]
-        print(f"{key} the provider: wall {row['wall_s']} s, peak RSS {row['peak_rss_mb']} MB "
-              f"(runs {row['each_wall_s']} s)")  # fmt: skip
+        print(
+            f"{key} the provider: wall {row['wall_s']} s, peak RSS {row['peak_rss_mb']} MB "
+            f"(runs {row['each_wall_s']} s)"
+        )
     cold = result["cold_meaning"]
-    print(f"ratio {result['wall_ratio']}x, +{result['extra_peak_rss_mb']} MB; {cold['question']!r} after "
-          f"{cold['seed']!r}: block attached {cold['block_attached']}, names Ana {cold['names_ana']}")  # fmt: skip
+    print(
+        f"ratio {result['wall_ratio']}x, +{result['extra_peak_rss_mb']} MB; {cold['question']!r} after "
+        f"{cold['seed']!r}: block attached {cold['block_attached']}, names Ana {cold['names_ana']}"
+    )
     return 0
 
 

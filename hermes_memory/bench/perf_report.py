@@ -71,7 +71,7 @@ class Row:
     checks: tuple[float | None, ...] = ()
 
     def verdict(self) -> str:
-        """"yes" when every target is met, "NO" when one is missed, "n/a" when a number is missing."""
+        """ "yes" when every target is met, "NO" when one is missed, "n/a" when a number is missing."""
         if not self.targets:
             return ""
         checks = self.checks
