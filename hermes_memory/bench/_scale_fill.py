@@ -2,8 +2,8 @@
 
 Synthetic small talk about people, places, projects, pets and plans (seeded, 40 exchanges per session,
 ten minutes apart) goes in through the provider's own store, ``remember_turn`` + ``flush`` every 2,000
-turns: the public write path, with the embedder the home's ``nextlevel.yaml`` names. A filled home is
-reused: filling continues from the turns it already holds.
+turns: the public write path, with the embedder the home's ``nextlevel.yaml`` names. Filling continues
+from the turns the store already holds.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ QUERIES = [
     "When is the {j} demo?",
     "How was the trip to {p}?",
 ]
+BACKEND = "qdrant"  # the default vector engine, named so a filler and the provider agree
 SESSION_TURNS = 40
 FLUSH_EVERY = 2000
 HOW = (
@@ -107,7 +108,7 @@ def _flush(api: Any) -> None:
 
 
 def settings_yaml(embedder: str) -> str:
-    return f"memory:\n  tier3:\n    embedding_model: {embedder}\n"
+    return f"memory:\n  tier3:\n    embedding_model: {embedder}\n    backend: {BACKEND}\n"
 
 
 def prepare_home(home: Path, embedder: str) -> None:

@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
             "seed": args.seed,
         }
         fill = _phase("fill", fill_opts)
-        if fill["had"] >= args.scale:
+        if fill["reused"]:
             fill.pop("_peak_rss_mb")  # nothing was filled in this run
         results["fill"] = fill
         idle_s = 3.0 if args.quick else 10.0
@@ -373,9 +373,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{load_after[1]:.2f} {load_after[2]:.2f}; {results['wall_s']:.0f} s"
     )
     if args.scale:
-        from hermes_memory.bench._scale_fill import HOW
-
-        print(f"at-scale store: {args.scale:,} exchanges, embedder {args.scale_embedder}; {HOW}")
+        fill = results["fill"]
+        when = "filled earlier, reused" if fill["reused"] else f"filled in this run, {fill['_wall_s']:.0f} s"
+        print(f"at-scale store: {args.scale:,} turns, embedder {args.scale_embedder} ({when}): {fill['how']}")
     print(format_table(rows))
     results["rows"] = [
         {
