@@ -2,7 +2,7 @@
 
     python -m hermes_memory.bench.perf --quick                  # a few minutes
     python -m hermes_memory.bench.perf --scale 100000 --json OUT  # the full run (long: fill + LoCoMo dev)
-    python -m hermes_memory.bench.perf --skip-locomo --skip-oneshot --scale 10000
+    python -m hermes_memory.bench.perf --only scale --scale 10000  # one part
 
 Each part runs in its own fresh interpreter (``_perf_phases``), one after the other, so model loads
 and peak RSS belong to one part; the load average is printed before and after.
@@ -43,6 +43,8 @@ DEFAULT_SCALE_DIR = Path(tempfile.gettempdir()) / "hermes-memory-perf"
 LOCOMO_BEFORE = 0.821
 # What the issue measured before the change, for the notes.
 BEFORE_TEXTS_PER_TURN, BEFORE_TOKENS_PER_TURN = 4.2, 132
+# The parts, in the order they run (``--only``).
+PARTS = ("conversations", "embedder", "scale", "oneshot", "locomo")
 
 
 def _phase(name: str, opts: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
@@ -232,14 +234,14 @@ def oneshot_rows(res: dict[str, Any]) -> list[Row]:
     w, wo, cold = res["with"], res["without"], res["cold_meaning"]
     return [
         Row(
-            "hermes -z wall, with / without the provider",
+            "hermes -z wall, with / without the provider (ratio)",
             f"{w['wall_s']} / {wo['wall_s']} s ({res['wall_ratio']}x)",
             targets=(Target("<=", 1.3),),
             checks=(res["wall_ratio"],),
             note=f"median of {res['runs']} alternating runs",
         ),
         Row(
-            "hermes -z peak RSS, with / without",
+            "hermes -z peak RSS, with / without (extra MB)",
             f"{w['peak_rss_mb']:.0f} / {wo['peak_rss_mb']:.0f} MB (+{res['extra_peak_rss_mb']:.0f})",
             targets=(Target("<=", 250),),
             checks=(res["extra_peak_rss_mb"],),
@@ -247,6 +249,7 @@ def oneshot_rows(res: dict[str, Any]) -> list[Row]:
         Row(
             "cold process: first prefetch recalls by meaning",
             "yes" if cold["names_ana"] else "no",
+            expect=True,
             note=f"{cold['question']!r} after {cold['seed']!r}; block attached: {cold['block_attached']}",
         ),
     ]
@@ -297,6 +300,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-locomo", action="store_true", help="skip the LoCoMo dev recall@10 run")
     parser.add_argument("--skip-oneshot", action="store_true", help="skip the hermes -z comparison")
+    parser.add_argument(
+        "--only", nargs="+", choices=PARTS, default=None, help="run only these parts (the skips still apply)"
+    )
     parser.add_argument("--json", dest="json_out", type=Path, help="also write every number here")
     args = parser.parse_args(argv)
     quick = args.quick
@@ -304,7 +310,14 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     args.conversations = (1 if quick else 2) if args.conversations is None else args.conversations
     args.queries = (40 if quick else 100) if args.queries is None else args.queries
     args.oneshot_runs = (1 if quick else 3) if args.oneshot_runs is None else args.oneshot_runs
-    args.skip_locomo = args.skip_locomo or quick
+    parts = set(args.only or PARTS)
+    if args.skip_locomo or quick:
+        parts.discard("locomo")
+    if args.skip_oneshot:
+        parts.discard("oneshot")
+    if args.scale == 0:
+        parts.discard("scale")
+    args.parts = [p for p in PARTS if p in parts]
     if args.scale < 0 or args.conversations < 1 or args.queries < 1 or args.oneshot_runs < 1:
         parser.error("--scale must be >= 0 and --conversations/--queries/--oneshot-runs >= 1")
     if not args.data.exists():
@@ -324,15 +337,17 @@ def main(argv: list[str] | None = None) -> int:
     }
     rows: list[Row] = []
 
-    loc = _phase("locomo", {"data": str(args.data), "conversations": args.conversations, "k": 10})
-    results["locomo_conversations"] = loc
-    rows += locomo_rows(loc)
+    if "conversations" in args.parts:
+        loc = _phase("locomo", {"data": str(args.data), "conversations": args.conversations, "k": 10})
+        results["locomo_conversations"] = loc
+        rows += locomo_rows(loc)
 
-    emb = _phase("embedder", {"data": str(args.data), "queries": args.queries * 2})
-    results["embedder"] = emb
-    rows += embedder_rows(emb)
+    if "embedder" in args.parts:
+        emb = _phase("embedder", {"data": str(args.data), "queries": args.queries * 2})
+        results["embedder"] = emb
+        rows += embedder_rows(emb)
 
-    if args.scale:
+    if "scale" in args.parts:
         home = args.scale_dir / f"turns_{args.scale}_{args.scale_embedder}_seed{args.seed}"
         fill_opts = {
             "home": str(home),
@@ -351,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         results["scale"] = scale
         rows += scale_rows(scale, fill, args.scale, args.scale_embedder)
 
-    if not args.skip_oneshot:
+    if "oneshot" in args.parts:
         from hermes_memory.bench.oneshot import oneshot_compare
 
         print("[perf] hermes -z with / without the provider ...", file=sys.stderr, flush=True)
@@ -359,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         results["oneshot"] = one
         rows += oneshot_rows(one)
 
-    if not args.skip_locomo:
+    if "locomo" in args.parts:
         dev = _locomo_dev(args.data)
         results["locomo_dev"] = dev
         rows.append(locomo_dev_row(dev))
@@ -372,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, after {load_after[0]:.2f} "
         f"{load_after[1]:.2f} {load_after[2]:.2f}; {results['wall_s']:.0f} s"
     )
-    if args.scale:
+    if "fill" in results:
         fill = results["fill"]
         when = "filled earlier, reused" if fill["reused"] else f"filled in this run, {fill['_wall_s']:.0f} s"
         print(f"at-scale store: {args.scale:,} turns, embedder {args.scale_embedder} ({when}): {fill['how']}")

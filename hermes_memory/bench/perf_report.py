@@ -69,9 +69,21 @@ class Row:
     peer: float | str | None = None
     note: str = ""
     checks: tuple[float | None, ...] = ()
+    expect: bool | None = None  # a yes/no measure: ``ours`` is "yes" or "no", the target is this
+
+    def goal(self) -> str:
+        """The target column: the targets joined, with the unit ("<= 15 / <= 40 ms")."""
+        if self.expect is not None:
+            return "yes" if self.expect else "no"
+        unit = f" {self.unit}" if self.targets and self.unit else ""
+        return " / ".join(str(t) for t in self.targets) + unit
 
     def verdict(self) -> str:
-        """ "yes" when every target is met, "NO" when one is missed, "n/a" when a number is missing."""
+        """Whether the targets are met: yes, NO, n/a (a number is missing), or empty (no target)."""
+        if self.expect is not None:
+            if self.ours not in ("yes", "no"):
+                return "n/a"
+            return "yes" if (self.ours == "yes") == self.expect else "NO"
         if not self.targets:
             return ""
         checks = self.checks
@@ -139,7 +151,7 @@ def format_table(rows: Sequence[Row], peer_name: str = "holographic") -> str:
         cells = [
             row.measure,
             fmt_value(row.ours, row.unit),
-            " / ".join(str(t) for t in row.targets) + (f" {row.unit}" if row.targets and row.unit else ""),
+            row.goal(),
             row.verdict(),
             "" if row.peer is None else fmt_value(row.peer, row.unit),
             row.note,

@@ -165,3 +165,27 @@ def test_holographic_peer_maps_its_hits_back_to_turns(tmp_path: Path) -> None:
         assert peer.search("violin lessons", k=10) == ["D2:1"]
         assert peer.search("beagle puppy", k=1) == ["D1:1"]
         assert peer.search("quantum chromodynamics", k=10) == []
+
+
+def test_a_yes_no_row_checks_its_expected_answer() -> None:
+    assert Row("cold prefetch by meaning", "yes", expect=True).verdict() == "yes"
+    assert Row("cold prefetch by meaning", "no", expect=True).verdict() == "NO"
+    assert Row("cold prefetch by meaning", None, expect=True).verdict() == "n/a"
+    line = format_table([Row("cold prefetch by meaning", "no", expect=True)]).splitlines()[2]
+    assert line == "| cold prefetch by meaning | no | yes | NO |  |  |"
+
+
+def test_parts_follow_only_quick_and_the_skips() -> None:
+    data = ["--data", __file__]  # any existing file: the arguments are only parsed
+    assert perf._args(data).parts == list(perf.PARTS)
+    assert perf._args([*data, "--quick"]).parts == ["conversations", "embedder", "scale", "oneshot"]
+    assert perf._args([*data, "--only", "scale", "--scale", "10000"]).parts == ["scale"]
+    skipped = perf._args([*data, "--skip-oneshot", "--scale", "0"])
+    assert skipped.parts == ["conversations", "embedder", "locomo"]
+    assert perf._args([*data, "--only", "locomo", "--skip-locomo"]).parts == []
+
+
+def test_bad_sizes_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        perf._args(["--data", __file__, "--scale", "-1"])
+    assert "--scale must be >= 0" in capsys.readouterr().err
