@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import hermes_memory
+
 
 @dataclass(frozen=True)
 class Finished:
@@ -29,7 +31,8 @@ def run_measured(
     cwd: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
 ) -> Finished:
-    """Run ``argv`` (stdin from /dev/null) and return its output, wall time and peak RSS.
+    """Run ``argv`` (stdin from /dev/null) and return its output, wall time and peak RSS. The child
+    imports the same hermes_memory as this process (see ``child_env``).
 
     Raises TimeoutError (after killing the child) when it runs longer than ``timeout`` seconds, and
     FileNotFoundError when the program does not exist.
@@ -51,7 +54,7 @@ def run_measured(
                 os.chdir(cwd)  # posix_spawn has no cwd argument; the child inherits ours
             started = time.monotonic()
             pid = os.posix_spawn(
-                program, list(argv), dict(env if env is not None else os.environ), file_actions=actions
+                program, list(argv), child_env(env), file_actions=actions
             )
         finally:
             os.chdir(old_cwd)
@@ -75,6 +78,16 @@ def run_measured(
             wall_s=wall,
             peak_rss_mb=usage.ru_maxrss / 1024,
         )
+
+
+def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: ours) with the folder this hermes_memory was imported from first on
+    PYTHONPATH, so a child (a phase, ``hermes``, ``hermes-memory``) measures this very code."""
+    out = dict(os.environ if env is None else env)
+    root = str(Path(hermes_memory.__file__).resolve().parents[1])
+    rest = [p for p in out.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    out["PYTHONPATH"] = os.pathsep.join([root, *rest])
+    return out
 
 
 def _which(name: str) -> str:
