@@ -53,9 +53,7 @@ def run_measured(
             if cwd is not None:
                 os.chdir(cwd)  # posix_spawn has no cwd argument; the child inherits ours
             started = time.monotonic()
-            pid = os.posix_spawn(
-                program, list(argv), child_env(env), file_actions=actions
-            )
+            pid = os.posix_spawn(program, list(argv), child_env(env), file_actions=actions)
         finally:
             os.chdir(old_cwd)
             for fd in (out_fd, err_fd, null_fd):
