@@ -215,6 +215,7 @@ def _holographic(
             peer.add_turn(str(turn.get("dia_id")), f"{turn.get('speaker')}: {text}")
         acc["ingest_s"] += time.perf_counter() - t0
         acc["turns"] += len(items)
+        acc["hrr_capacity_warnings"] += peer.capacity_warnings
         peer.search("warm up the search path", k)
         for question, evidence in questions:
             t = time.perf_counter()
@@ -243,7 +244,13 @@ def phase_locomo(opts: dict[str, Any]) -> dict[str, Any]:
             **{f"embedded_during_write_{z}": 0 for z in zero},
         },
     }
-    holo: dict[str, Any] = {"latency_ms": [], "recall_at_k": [], "ingest_s": 0.0, "turns": 0}
+    holo: dict[str, Any] = {
+        "latency_ms": [],
+        "recall_at_k": [],
+        "ingest_s": 0.0,
+        "turns": 0,
+        "hrr_capacity_warnings": 0,
+    }
     for sample in samples:
         items = _conversation_items(sample)
         questions = _questions(sample, stats)

@@ -30,9 +30,11 @@ def run_measured(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
+    pass_stderr: bool = False,
 ) -> Finished:
     """Run ``argv`` (stdin from /dev/null) and return its output, wall time and peak RSS. The child
-    imports the same hermes_memory as this process (see ``child_env``).
+    imports the same hermes_memory as this process (see ``child_env``). With ``pass_stderr`` its
+    stderr goes to ours as it is written (progress of long runs) and ``Finished.stderr`` is empty.
 
     Raises TimeoutError (after killing the child) when it runs longer than ``timeout`` seconds, and
     FileNotFoundError when the program does not exist.
@@ -43,11 +45,9 @@ def run_measured(
         out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT, 0o600)
         err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT, 0o600)
         null_fd = os.open(os.devnull, os.O_RDONLY)
-        actions = [
-            (os.POSIX_SPAWN_DUP2, null_fd, 0),
-            (os.POSIX_SPAWN_DUP2, out_fd, 1),
-            (os.POSIX_SPAWN_DUP2, err_fd, 2),
-        ]
+        actions = [(os.POSIX_SPAWN_DUP2, null_fd, 0), (os.POSIX_SPAWN_DUP2, out_fd, 1)]
+        if not pass_stderr:
+            actions.append((os.POSIX_SPAWN_DUP2, err_fd, 2))
         old_cwd = os.getcwd()
         try:
             if cwd is not None:

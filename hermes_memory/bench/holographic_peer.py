@@ -14,6 +14,7 @@ ids whose text it holds (identical texts are one fact, standing for all of their
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,22 @@ DEFAULT_TRUST = 0.5
 HRR_DIM = 1024
 HRR_WEIGHT = 0.3
 MIN_TRUST = 0.3
+_HRR_LOGGER = "plugins.memory.holographic.holographic"
+
+
+class _CapacityWarnings(logging.Filter):
+    """Counts (and keeps off the console) holographic's "HRR storage near capacity" warning, which
+    its store logs on every fact added once a category holds a few hundred facts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("HRR storage near capacity"):
+            self.count += 1
+            return False
+        return True
 
 
 def _modules() -> tuple[Any, Any]:
@@ -54,6 +71,13 @@ class HolographicPeer:
             store=self._store, temporal_decay_half_life=0, hrr_weight=HRR_WEIGHT, hrr_dim=HRR_DIM
         )
         self._turns_of_fact: dict[int, list[str]] = {}
+        self._warnings = _CapacityWarnings()
+        logging.getLogger(_HRR_LOGGER).addFilter(self._warnings)
+
+    @property
+    def capacity_warnings(self) -> int:
+        """How many times holographic warned that its HRR memory bank is near capacity."""
+        return self._warnings.count
 
     def add_turn(self, turn_id: str, text: str) -> int:
         """Store one turn's text as a fact; returns its fact id. Raises ValueError for empty text."""
@@ -87,6 +111,7 @@ class HolographicPeer:
         return self.turn_ids(self.search_facts(query, limit=k), k)
 
     def close(self) -> None:
+        logging.getLogger(_HRR_LOGGER).removeFilter(self._warnings)
         self._store.close()
 
     def __enter__(self) -> HolographicPeer:

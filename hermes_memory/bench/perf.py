@@ -53,9 +53,10 @@ def _phase(name: str, opts: dict[str, Any], timeout: float | None = None) -> dic
     Raises RuntimeError when the phase fails."""
     print(f"[perf] {name} ...", file=sys.stderr, flush=True)
     done = run_measured(
-        [sys.executable, "-m", "hermes_memory.bench._perf_phases", name, json.dumps(opts)], timeout=timeout
+        [sys.executable, "-m", "hermes_memory.bench._perf_phases", name, json.dumps(opts)],
+        timeout=timeout,
+        pass_stderr=True,
     )
-    sys.stderr.write(done.stderr[-4000:] if done.returncode else "")
     if done.returncode != 0:
         raise RuntimeError(f"phase {name} exited {done.returncode}")
     lines = done.stdout.strip().splitlines()
@@ -75,10 +76,11 @@ def _locomo_dev(data: Path) -> dict[str, Any]:
         out = Path(tmp) / "locomo.json"
         print("[perf] LoCoMo dev (hermes_memory.bench.locomo) ...", file=sys.stderr, flush=True)
         done = run_measured(
-            [sys.executable, "-m", "hermes_memory.bench.locomo", "--data", str(data), "--json", str(out)]
+            [sys.executable, "-m", "hermes_memory.bench.locomo", "--data", str(data), "--json", str(out)],
+            pass_stderr=True,
         )
         if done.returncode != 0:
-            raise RuntimeError(f"the LoCoMo harness exited {done.returncode}:\n{done.stderr[-3000:]}")
+            raise RuntimeError(f"the LoCoMo harness exited {done.returncode}")
         result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     result["_wall_s"] = round(done.wall_s, 1)
     return result
@@ -105,7 +107,12 @@ def locomo_rows(res: dict[str, Any]) -> list[Row]:
             f"retrieval recall@{res['k']}, same questions (turn level)",
             ours["recall_at_k"],
             peer=holo["recall_at_k"],
-            note="holographic: one fact per turn, its hits mapped to their turns",
+            note="holographic: one fact per turn, its hits mapped to their turns"
+            + (
+                f"; it warned {holo['hrr_capacity_warnings']} times that its HRR bank is near capacity"
+                if holo.get("hrr_capacity_warnings")
+                else ""
+            ),
         ),
     ]
     ing = ours["ingest"]
