@@ -137,7 +137,8 @@ def locomo_rows(res: dict[str, Any]) -> list[Row]:
             _per_s(turns, write_s + ing["embed_phase_s"]),
             "turns/s",
             (Target(">=", 20),),
-            note="the above + flush (every queued embedding)",
+            note="the above + flush (every queued embedding)"
+            + (f"; peak RSS of this part {res['_peak_rss_mb']:.0f} MB" if "_peak_rss_mb" in res else ""),
         )
     )
     if ing["embedded_texts"]:
@@ -197,7 +198,7 @@ def scale_rows(res: dict[str, Any], fill: dict[str, Any], n: int, embedder: str)
             res["standalone_ms"],
             30,
             80,
-            note=f"{res['episodes']:,} episodes{goal}",
+            note=f"recall, 10 hits, {res['episodes']:,} episodes{goal}",
         ),
         latency_row("... provider's worker alive, idle", res["worker_idle_ms"], 30, 80),
         latency_row(
