@@ -31,6 +31,7 @@ other is neutralised here (``metadata.neutralised`` says so).
 from __future__ import annotations
 
 import logging
+import queue
 import re
 import threading
 import time
@@ -73,26 +74,37 @@ _FUNCTION_WORDS = frozenset(
     yourselves s t d ll m re ve also just will shall might must""".split()
 )
 _WORD = re.compile(r"[a-z0-9']+")
-# Vector searches run beside the SQLite reads, at most this many at once. On daemon threads, not a
-# ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would
-# wait for an embedding model still loading in a search nobody needs any more.
-_VECTOR_SLOTS = threading.BoundedSemaphore(3)
+# Vector searches run beside the SQLite reads, on this many long-lived daemon threads (not a
+# ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would wait
+# for an embedding model still loading in a search nobody needs any more; and not a new thread per
+# recall: starting one waits for it to be scheduled).
+_VECTOR_THREADS = 3
+_jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+_started: list[threading.Thread] = []
+_start_lock = threading.Lock()
+
+
+def _serve() -> None:
+    while True:
+        fn, future = _jobs.get()
+        if not future.set_running_or_notify_cancel():
+            continue
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            future.set_exception(exc)
 
 
 def _in_background(fn: Callable[[], Any]) -> Future[Any]:
     """Run ``fn`` on a daemon thread; its result (or exception) in the returned future."""
+    if len(_started) < _VECTOR_THREADS:
+        with _start_lock:
+            while len(_started) < _VECTOR_THREADS:
+                thread = threading.Thread(target=_serve, name="hermes-memory-recall", daemon=True)
+                thread.start()
+                _started.append(thread)
     future: Future[Any] = Future()
-
-    def run() -> None:
-        with _VECTOR_SLOTS:
-            if not future.set_running_or_notify_cancel():
-                return
-            try:
-                future.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                future.set_exception(exc)
-
-    threading.Thread(target=run, name="hermes-memory-recall", daemon=True).start()
+    _jobs.put((fn, future))
     return future
 
 
@@ -796,20 +808,31 @@ def _diversify(ranked: list[Hit], weight: float, limit: int, same_session: float
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
     overlap of two hits from one conversation session."""
     pool = ranked[: 3 * limit]
-    words = [_content_words(h.text) for h in pool]
+    # Each hit's content words as a bit set over the pool's vocabulary: overlaps are integer ANDs.
+    vocabulary: dict[str, int] = {}
+    masks: list[int] = []
+    sizes: list[int] = []
+    for hit in pool:
+        mask = 0
+        words = _content_words(hit.text)
+        for word in words:
+            mask |= 1 << vocabulary.setdefault(word, len(vocabulary))
+        masks.append(mask)
+        sizes.append(len(words))
+    scores = [h.score for h in pool]
     sessions = [h.metadata.get("session_id") for h in pool]
     # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice).
     overlap = [0.0] * len(pool)
     chosen: list[int] = []
     left = list(range(len(pool)))
     while left and len(chosen) < limit:
-        best = max(left, key=lambda i: pool[i].score - weight * overlap[i])
+        best = max(left, key=lambda i: scores[i] - weight * overlap[i])
         chosen.append(best)
         left.remove(best)
-        mine, session = words[best], sessions[best]
+        mine, size, session = masks[best], sizes[best], sessions[best]
         for i in left:
-            common = len(words[i] & mine)
-            union = len(words[i]) + len(mine) - common or 1
+            common = (masks[i] & mine).bit_count()
+            union = sizes[i] + size - common or 1
             shared = same_session if session is not None and sessions[i] == session else 0.0
             overlap[i] = max(overlap[i], common / union + shared)
     out: list[Hit] = []

@@ -526,13 +526,29 @@ _SEAM_LITERALS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
 _FENCE_TAG: Final = re.compile(r"[<＜﹤]\s*/?\s*memory\s*[-_‐‑–—\s]?\s*context\s*[>＞﹥]", re.IGNORECASE)
 
 
+# Non-ASCII characters as the folded view reads them (None: dropped), filled in as they are first met.
+_FOLD: dict[int, str | None] = {}
+
+
+def _learn_folds(text: str) -> None:
+    for ch in set(text):
+        if ord(ch) > 127 and ord(ch) not in _FOLD:
+            dropped = unicodedata.combining(ch) or _HIDDEN_RE.match(ch)
+            _FOLD[ord(ch)] = None if dropped else ch.translate(_CONFUSABLES)
+
+
 def _folded(text: str) -> str:
     """Lower-case skeleton of the NFKC text without combining marks: a literal any view of ``text``
-    matches (case-insensitively) is a substring of it."""
+    matches (case-insensitively) is a substring of it. Per character, through a table (no loop here)."""
     if text.isascii():
         return text.lower()
-    skeleton, _ = _skeleton(unicodedata.normalize("NFKC", text))
-    return "".join(ch for ch in skeleton.casefold() if not unicodedata.combining(ch))
+    normalised = unicodedata.normalize("NFKC", text)
+    _learn_folds(normalised)
+    lowered = normalised.translate(_FOLD).casefold()
+    if lowered.isascii():
+        return lowered
+    _learn_folds(lowered)  # casefold can add combining marks ("İ" -> "i" + U+0307)
+    return lowered.translate(_FOLD)
 
 
 def _seam_patterns() -> tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...]], ...]:
@@ -551,8 +567,11 @@ def escape_fence(text: str) -> str:
 
     Raises ValidationError if ``text`` is not a str.
     """
-    text = _check_args(text, "strict")
-    folded = _folded(text)
+    return _escape_fence(_check_args(text, "strict"), None)
+
+
+def _escape_fence(text: str, folded: str | None) -> str:
+    folded = _folded(text) if folded is None else folded
     if "memory" not in folded or "context" not in folded:
         return text
     if not _FENCE_TAG.search(text):
@@ -575,8 +594,8 @@ def neutralise_composed(text: str) -> str:
         if all(any(literal in folded for literal in group) for group in groups):
             views = _views(unicodedata.normalize("NFKC", text))
             if any(compiled.search(view) for view, _ in views):
-                return escape_fence(neutralise(text))
-    return escape_fence(text)
+                return _escape_fence(neutralise(text), None)
+    return _escape_fence(text, folded)
 
 
 def neutralise_data(value: Any, scope: str = "strict") -> Any:
