@@ -547,7 +547,8 @@ class FactStore:
             return {}
         scoped, sp = self._in_view()
         rows = self._db.query_keys(
-            "SELECT f.*, j.value AS episode FROM facts f, json_each(f.source_episodes) j "
+            "SELECT f.*, j.value AS episode FROM facts f INDEXED BY idx_facts_superseded, "
+            "json_each(f.source_episodes) j "
             f"WHERE j.value IN ({{keys}}) AND f.superseded_at IS NOT NULL AND f.is_archived = 0 AND {scoped} "
             "ORDER BY f.superseded_at, f.id",
             list(dict.fromkeys(episode_uuids)),

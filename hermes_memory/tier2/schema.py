@@ -267,9 +267,11 @@ CREATE INDEX idx_episodes_neighbours ON episodes(session_id, scope, id);
 
 # Threat verdicts stored with the rows recall shows (``tier2.verdicts``): scanned once when written, so the
 # read path only escapes. NULL = never scanned (neutralised when read); existing rows are scanned here.
+# Recall asks which of its candidate turns a superseded fact came from: only superseded facts are read.
 _THREAT_VERDICTS = """
 ALTER TABLE episodes ADD COLUMN threat INTEGER;
 ALTER TABLE facts ADD COLUMN threat INTEGER;
+CREATE INDEX idx_facts_superseded ON facts(superseded_at) WHERE superseded_at IS NOT NULL;
 """
 
 MIGRATIONS: tuple[Migration, ...] = (
