@@ -832,9 +832,11 @@ def _diversify(ranked: list[Hit], weight: float, limit: int, same_session: float
         mine, size, session = masks[best], sizes[best], sessions[best]
         for i in left:
             common = (masks[i] & mine).bit_count()
-            union = sizes[i] + size - common or 1
-            shared = same_session if session is not None and sessions[i] == session else 0.0
-            overlap[i] = max(overlap[i], common / union + shared)
+            value = common / (sizes[i] + size - common or 1)
+            if session is not None and sessions[i] == session:
+                value += same_session
+            if value > overlap[i]:
+                overlap[i] = value
     out: list[Hit] = []
     for i in chosen:
         hit = pool[i]
