@@ -2,6 +2,7 @@
 
     python bench/recall_profile.py --conversation 0 --recalls 50 [--embedder local] [--home ROOT]
     python bench/recall_profile.py --score ROOT      # LoCoMo recall@5/10 on stores filled once in ROOT
+    python bench/recall_profile.py --score ROOT --settings '{"vector_candidates": 150}'   # try a setting
 
 The conversation's turns go in through ``remember_message`` exactly as in ``hermes_memory.bench.locomo``
 (never the summaries); the filled store is kept under ``--home ROOT`` (``ROOT/conv-<n>``) and re-used on
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import io
 import json
 import os
@@ -80,9 +82,16 @@ def filled(data: list[dict[str, Any]], index: int, root: Path, overrides: dict[s
     return home
 
 
-def score(data: list[dict[str, Any]], root: Path, overrides: dict[str, Any], ks: list[int]) -> dict[str, Any]:
+def score(
+    data: list[dict[str, Any]],
+    root: Path,
+    overrides: dict[str, Any],
+    ks: list[int],
+    settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """LoCoMo recall@k and hit@k over every conversation, scored as ``hermes_memory.bench.locomo`` does,
-    on stores filled once (the ingest is not re-run), with each recall's wall time."""
+    on stores filled once (the ingest is not re-run), with each recall's wall time. ``settings``
+    overrides ``RecallSettings`` fields (to try a change without re-ingesting)."""
     stats = Stats()
     rows: dict[str, list[dict[str, float]]] = {cat: [] for cat in CATEGORIES}
     kmax = max(ks)
@@ -93,6 +102,9 @@ def score(data: list[dict[str, Any]], root: Path, overrides: dict[str, Any], ks:
                 row["uuid"]: json.loads(row["metadata"]).get("dia_id")
                 for row in api.tier2.db.query("SELECT uuid, metadata FROM episodes")
             }
+            if settings:
+                engine = api._recall_engine()
+                engine.settings = dataclasses.replace(engine.settings, **settings)
             api.recall("warm up the model and the store", limit=kmax * 3)
             for qa in sample["qa"]:
                 category = str(qa.get("category"))
@@ -199,11 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--score", metavar="ROOT", help="instead: LoCoMo recall@5/10 of all conversations (stores in ROOT)"
     )
+    parser.add_argument("--settings", default="{}", help='with --score: RecallSettings fields, as JSON')
     args = parser.parse_args(argv)
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     if args.score:
         overrides_ = {"tier3.embedding_model": args.embedder} if args.embedder else {}
-        print(json.dumps(score(data, Path(args.score), overrides_, [5, 10]), indent=2))
+        found = score(data, Path(args.score), overrides_, [5, 10], json.loads(args.settings))
+        print(json.dumps(found, indent=2))
         return 0
     sample = data[args.conversation]
     overrides: dict[str, Any] = {}
