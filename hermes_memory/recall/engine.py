@@ -370,17 +370,23 @@ class RecallEngine:
         wanted = set(neighbours)
         wanted.update(n for pair in neighbours.values() for n in pair if n is not None)
         cache = self._turns
-        missing = [row_id for row_id in wanted if row_id not in cache]
-        if missing:
-            if len(cache) + len(missing) > _TURN_CACHE:
-                cache.clear()
-            for row_id, (episode, threat) in self._tier2.episodes.by_ids_checked(missing).items():
-                cache[row_id] = _turn(episode, threat)
         out: dict[int, _Turn] = {}
+        missing: list[int] = []
         for row_id in wanted:
             turn = cache.get(row_id)
-            if turn is not None:
+            if turn is None:
+                missing.append(row_id)
+            else:
                 out[row_id] = turn
+        if missing:
+            loaded = {
+                row_id: _turn(episode, threat)
+                for row_id, (episode, threat) in self._tier2.episodes.by_ids_checked(missing).items()
+            }
+            if len(cache) + len(loaded) > _TURN_CACHE:
+                cache.clear()  # another recall may be reading it: it only ever uses get()
+            cache.update(loaded)
+            out.update(loaded)
         return out
 
     def _build_hits(
