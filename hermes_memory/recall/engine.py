@@ -299,15 +299,22 @@ class RecallEngine:
                 _add(fact_scores, _minmax(self._graph_facts(q)), st.w_graph)
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "graph", exc)
+        # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
+        rows = self._tier2.episodes.recall_rows(list(turn_scores), []) if turn_scores else []
+        if rows:
+            self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
+        stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
         views: dict[str, dict[str, float]] | None = None
         if vec_future is not None:
             try:
                 views = vec_future.result()
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "tier3", exc)
-        vector_uuids = [] if views is None else list({*views["episode"], *views["episode_window"]})
-        rows = self._tier2.episodes.recall_rows(list(turn_scores), vector_uuids) if (
-            turn_scores or vector_uuids) else []  # fmt: skip
+        if views is not None:
+            known = {uuid for _, uuid, _, _ in rows}
+            fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in known]
+            if fresh:
+                rows += self._tier2.episodes.recall_rows([], fresh)
         if views is not None:
             ids = {uuid: row_id for row_id, uuid, _, _ in rows}
             floor = st.vector_floor
@@ -326,7 +333,6 @@ class RecallEngine:
             neighbours = {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
             turns = self._load_turns(neighbours)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
-            stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
             if as_of is None and "tier2" in wanted:
                 replaced_turns = self._tier2.facts.superseded_sources([e.uuid for e in episodes.values()])
             dropped = _off_the_present(replaced_turns, q)
