@@ -146,7 +146,23 @@ class Hit:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return _to_dict(self)
+        # What ``dataclasses.asdict`` gives (containers copied, tuples as lists), without its deep
+        # generic walk: recall turns every hit it returns into one.
+        return {
+            "id": self.id, "score": self.score, "text": self.text, "tier": self.tier, "kind": self.kind,
+            "timestamp": self.timestamp, "source_ids": list(self.source_ids),
+            "metadata": _copied(self.metadata),
+        }  # fmt: skip
+
+
+def _copied(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_copied(item) for item in value)
+    return value
 
 
 __all__ = ["AuditEntry", "Entity", "Episode", "Event", "Fact", "Hit", "Relation"]

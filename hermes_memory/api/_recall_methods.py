@@ -11,8 +11,6 @@ from hermes_memory.errors import ValidationError
 from hermes_memory.recall.availability import busy_words
 from hermes_memory.recall.engine import TIERS, RecallEngine
 from hermes_memory.recall.render import render
-from hermes_memory.records import Hit
-from hermes_memory.security.threats import neutralise_data
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import SemanticMemory
 
@@ -86,9 +84,10 @@ class RecallMethods:
             )
             degraded.extend(why for tier, why in unavailable.items() if tier != "tier3" or not degraded)
             facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
-            if facts:
-                self._tier2().facts.touch(facts)
-            return {"hits": [_safe_hit(h) for h in hits], "rendered": render(hits, budget)}
+            if facts:  # reinforced later, by the writer side: recall writes nothing
+                self._tier2().facts.note_recalled(facts)
+            # The engine's hits are safe already (scanned when written, else neutralised): no scan here.
+            return {"hits": [h.to_dict() for h in hits], "rendered": render(hits, budget)}
 
         envelope = run("multi", call)
         envelope["meta"]["tiers_queried"] = queried
@@ -98,12 +97,3 @@ class RecallMethods:
             envelope["meta"]["degraded"] = degraded
         return envelope
 
-
-def _safe_hit(hit: Hit) -> dict[str, Any]:
-    """A hit as it leaves recall: memory is data, never instructions, so every remembered string in it
-    (text, speaker, session...) is neutralised; ``metadata.neutralised`` marks a hit that needed it."""
-    raw = hit.to_dict()
-    safe: dict[str, Any] = neutralise_data(raw)
-    if safe != raw:
-        safe["metadata"] = {**(safe.get("metadata") or {}), "neutralised": True}
-    return safe

@@ -175,6 +175,8 @@ class RememberMethods:
         """One pass over both queues in the caller's thread (turns first, then embeddings, a batch at a
         time so ``stop()`` is seen between batches); True when anything was written."""
         busy = False
+        if self._ingestor is not None:  # Tier 2 is open: recall records fact uses, the writer writes them
+            self._tier2().flush_accesses()
         if self._ingestor is not None:
             busy = self._ingestor.drain(deadline=deadline, stop=stop) > 0
         if self._sem is None:

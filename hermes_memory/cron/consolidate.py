@@ -19,6 +19,7 @@ from hermes_memory.cron.context import JobContext, Progress, batches, replace_in
 from hermes_memory.cron.entity_merge import merge_alias_entities
 from hermes_memory.extract import EXCLUSIVE_PREDICATES
 from hermes_memory.extract.dedup import NEAR_DUPLICATE_THRESHOLD, content_tokens, is_near_duplicate
+from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import dumps, loads_list
 
 _EPS = 1e-9  # float slack in threshold arithmetic, always on the side of comparing more pairs
@@ -200,11 +201,11 @@ def merge_fact(conn: sqlite3.Connection, ctx: JobContext, merge: Merge, now: flo
     used = [t for t in (kept["last_accessed"], dup["last_accessed"], dup["created_at"]) if t is not None]
     conn.execute(
         "UPDATE facts SET source_episodes = ?, confidence = max(confidence, ?), "
-        "importance = max(importance, ?), access_count = access_count + ?, last_accessed = ?, updated_at = ? "
-        "WHERE uuid = ?",
+        "importance = max(importance, ?), access_count = access_count + ?, last_accessed = ?, "
+        "updated_at = ?, threat = ? WHERE uuid = ?",
         (
             dumps(episodes), dup["confidence"], dup["importance"], dup["access_count"] + 1, max(used), now,
-            merge.kept,
+            verdicts.merged(kept["threat"], dup["threat"]), merge.kept,
         ),
     )  # fmt: skip
     conn.execute(

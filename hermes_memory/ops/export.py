@@ -20,7 +20,7 @@ from typing import Any
 from hermes_memory.errors import ConflictError, ValidationError
 from hermes_memory.scoping import DEFAULT_SCOPE, ScopeView
 from hermes_memory.tier1.curated_store import CuratedStore
-from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2 import Tier2, verdicts
 from hermes_memory.tier2._util import dumps
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
 from hermes_memory.tier2.schema import current_version
@@ -235,7 +235,8 @@ def import_data(
                         remap[str(row[_KEYED[table]])] = existing
                     skipped[table] += 1
                     continue
-                names = [c for c in columns if c in row]
+                # A threat verdict is never taken from a document: the rows are scanned here (below).
+                names = [c for c in columns if c in row and c != "threat"]
                 verb = "INSERT OR IGNORE" if merge and table not in _KEYED else "INSERT"
                 try:
                     cur = conn.execute(
@@ -253,6 +254,7 @@ def import_data(
                         tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, str(row["uuid"]), "upsert")
                 else:
                     skipped[table] += 1
+        verdicts.backfill(conn)
     curated_added = 0
     if curated is not None:
         for store, entries in tier1.items():

@@ -19,13 +19,19 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``RecallS
     pull), a question asking for a name or title ranks up turns that name something, a turn whose
     statement the memory has since superseded ranks down (unless the question is about the past), and a
     question asking for several things spreads its hits over sessions.
-Sources run in parallel threads; SQLite reads are serialised by the connection lock, the embedding and
-vector search overlap with them.
+Sources run in parallel threads: the embedding and vector search overlap with the SQLite reads, which go
+through Tier 2's read connection (``Database.reading``), so a recall never waits for a write transaction
+and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one query, turns
+by id from a cache (a turn row never changes and its id is never reused), facts ranked from a few columns
+and loaded only when they make the list; hits are built only for the best of them.
+Hits carry safe strings: a row scanned clean when written (``tier2.verdicts``) is shown as stored, any
+other is neutralised here (``metadata.neutralised`` says so).
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import re
 import threading
 import time
@@ -33,6 +39,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from hermes_memory.errors import HermesMemoryError
@@ -41,10 +48,12 @@ from hermes_memory.graph.service import GraphService
 from hermes_memory.recall import availability
 from hermes_memory.recall import query as cues
 from hermes_memory.records import Episode, Fact, Hit
+from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import normalise
 from hermes_memory.tier2.search import fts_terms
+from hermes_memory.tier2.verdicts import CLEAN
 from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
@@ -64,26 +73,38 @@ _FUNCTION_WORDS = frozenset(
     we were weren what when where which while who whom why with would wouldn you your yours yourself
     yourselves s t d ll m re ve also just will shall might must""".split()
 )
-# Vector searches run beside the SQLite reads, at most this many at once. On daemon threads, not a
-# ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would
-# wait for an embedding model still loading in a search nobody needs any more.
-_VECTOR_SLOTS = threading.BoundedSemaphore(3)
+_WORD = re.compile(r"[a-z0-9']+")
+# Vector searches run beside the SQLite reads, on this many long-lived daemon threads (not a
+# ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would wait
+# for an embedding model still loading in a search nobody needs any more; and not a new thread per
+# recall: starting one waits for it to be scheduled).
+_VECTOR_THREADS = 3
+_jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+_started: list[threading.Thread] = []
+_start_lock = threading.Lock()
+
+
+def _serve() -> None:
+    while True:
+        fn, future = _jobs.get()
+        if not future.set_running_or_notify_cancel():
+            continue
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            future.set_exception(exc)
 
 
 def _in_background(fn: Callable[[], Any]) -> Future[Any]:
     """Run ``fn`` on a daemon thread; its result (or exception) in the returned future."""
+    if len(_started) < _VECTOR_THREADS:
+        with _start_lock:
+            while len(_started) < _VECTOR_THREADS:
+                thread = threading.Thread(target=_serve, name="hermes-memory-recall", daemon=True)
+                thread.start()
+                _started.append(thread)
     future: Future[Any] = Future()
-
-    def run() -> None:
-        with _VECTOR_SLOTS:
-            if not future.set_running_or_notify_cancel():
-                return
-            try:
-                future.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
-                future.set_exception(exc)
-
-    threading.Thread(target=run, name="hermes-memory-recall", daemon=True).start()
+    _jobs.put((fn, future))
     return future
 
 
@@ -137,6 +158,27 @@ class RecallSettings:
     answer_type_boost: float = 0.6
 
 
+# Turns kept per engine (row id -> turn and what the priors read from it): enough for a conversation's
+# candidates and their neighbours many times over; cleared when full.
+_TURN_CACHE = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    episode: Episode
+    threat: int | None
+    chatter: str | None
+    question: bool
+    answers: tuple[bool, tuple[str, ...]]
+
+
+def _turn(episode: Episode, threat: int | None) -> _Turn:
+    return _Turn(
+        episode, threat, cues.chatter_of(episode), cues.is_question_turn(episode.text),
+        cues.answer_cues(episode.text),
+    )  # fmt: skip
+
+
 @dataclass
 class _Query:
     text: str
@@ -166,6 +208,7 @@ class RecallEngine:
         self.settings = settings or RecallSettings()
         self._speakers: tuple[float, list[str]] | None = None
         self._lock = threading.Lock()
+        self._turns: dict[int, _Turn] = {}
 
     # -- query understanding --------------------------------------------------------------------
     def _participants(self) -> list[str]:
@@ -215,12 +258,23 @@ class RecallEngine:
         unavailable: dict[str, str] | None = None,
     ) -> list[Hit]:
         """Ranked hits across the requested tiers (default: all that are enabled), from the scope view
-        the stores are bound to.
+        the stores are bound to. Reads only (through Tier 2's read connection), writes nothing.
 
         A failing vector or graph tier does not fail the recall: with ``unavailable`` given, the tier is
         recorded there (tier -> why, in words) and the other tiers answer; without it the error is
         raised. Tier 2 errors (StorageError) are always raised: it is the ground truth."""
-        wanted = set(tiers or TIERS)
+        with self._tier2.db.reading():
+            return self._recall(query, limit, set(tiers or TIERS), as_of, session_id, unavailable)
+
+    def _recall(
+        self,
+        query: str,
+        limit: int,
+        wanted: set[str],
+        as_of: float | None,
+        session_id: str | None,
+        unavailable: dict[str, str] | None,
+    ) -> list[Hit]:
         now = time.time()
         q = self._understand(query, now)
         st = self.settings
@@ -245,6 +299,11 @@ class RecallEngine:
                 _add(fact_scores, _minmax(self._graph_facts(q)), st.w_graph)
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "graph", exc)
+        # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
+        rows = self._tier2.episodes.recall_rows(list(turn_scores), []) if turn_scores else []
+        if rows:
+            self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
+        stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
         views: dict[str, dict[str, float]] | None = None
         if vec_future is not None:
             try:
@@ -252,7 +311,12 @@ class RecallEngine:
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "tier3", exc)
         if views is not None:
-            ids = self._tier2.episodes.ids_for(list({*views["episode"], *views["episode_window"]}))
+            known = {uuid for _, uuid, _, _ in rows}
+            fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in known]
+            if fresh:
+                rows += self._tier2.episodes.recall_rows([], fresh)
+        if views is not None:
+            ids = {uuid: row_id for row_id, uuid, _, _ in rows}
             floor = st.vector_floor
             _add(
                 turn_scores,
@@ -262,39 +326,114 @@ class RecallEngine:
             _add(turn_scores, _floornorm({ids[u]: s for u, s in views["episode_window"].items() if u in ids},
                                          floor), st.w_window)  # fmt: skip
             _add(fact_scores, _floornorm(views["fact"], floor), st.w_fact)
-        hits: list[Hit] = []
+        ranked: list[tuple[float, int, str, Any]] = []  # (score, order, kind, key): hits to be
         replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
+        turns: dict[int, _Turn] = {}
         if turn_scores:
-            episodes, neighbours = self._episodes_with_neighbours(turn_scores)
-            stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
+            neighbours = {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
+            turns = self._load_turns(neighbours)
+            episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if as_of is None and "tier2" in wanted:
                 replaced_turns = self._tier2.facts.superseded_sources([e.uuid for e in episodes.values()])
             dropped = _off_the_present(replaced_turns, q)
             scored = self._turn_priors(
-                turn_scores, episodes, neighbours, q, as_of, session_id, stale, dropped
-            )
+                {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
+                session_id, stale, dropped,
+            )  # fmt: skip
             top = max(scored.values(), default=0.0) or 1.0
             for row_id, score in scored.items():
                 episode = episodes.get(row_id)
                 if episode is not None and score > 0:
-                    hits.append(_episode_hit(episode, score / top, now, st))
+                    shown = _episode_score(episode, score / top, now, st)
+                    ranked.append((shown, len(ranked), "episode", row_id))
+        facts_ranked: dict[str, float] = {}
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
-            top = top_fact
-            hits.extend(
-                self._fact_hits({k: v / top * st.fact_scale for k, v in fact_scores.items()}, as_of, now)
+            facts_ranked = self._fact_scores(
+                {k: v / top_fact * st.fact_scale for k, v in fact_scores.items()}, as_of, now
             )
+            ranked.extend((score, len(ranked) + i, "fact", uuid) for i, (uuid, score) in enumerate(
+                facts_ranked.items()))  # fmt: skip
+        curated: list[Hit] = []
         if "tier1" in wanted and self._curated is not None:
-            hits.extend(self._curated_hits(q))
-        ranked = _dedupe(sorted(hits, key=lambda h: h.score, reverse=True))
+            curated = self._curated_hits(q)
+            ranked.extend((hit.score, len(ranked) + i, "curated", i) for i, hit in enumerate(curated))
+        ranked.sort(key=lambda entry: (-entry[0], entry[1]))
+        # Every later step looks at the best 3 * limit distinct hits only: only those are built.
+        best = self._build_hits(ranked, 3 * limit, turns, curated, now)
         replaced: dict[str, Fact] = {}
+        threats: dict[str, int | None] = {}
         if replaced_turns:
-            ranked, replaced = self._mark_superseded(ranked[: 3 * limit], replaced_turns)
+            best, replaced, threats = self._mark_superseded(best, replaced_turns)
         if st.diversity <= 0:
-            chosen = ranked[:limit]
+            chosen = best[:limit]
         else:
-            chosen = _diversify(ranked, st.diversity, limit, st.list_sessions if q.listing else 0.0)
-        return _current_first(chosen, replaced, limit, now) if replaced else chosen
+            chosen = _diversify(best, st.diversity, limit, st.list_sessions if q.listing else 0.0)
+        return _current_first(chosen, replaced, threats, limit) if replaced else chosen
+
+    def _load_turns(self, neighbours: dict[int, tuple[int | None, int | None]]) -> dict[int, _Turn]:
+        """The candidates and their neighbours, from the cache or (those not in it) one query."""
+        wanted = set(neighbours)
+        wanted.update(n for pair in neighbours.values() for n in pair if n is not None)
+        cache = self._turns
+        out: dict[int, _Turn] = {}
+        missing: list[int] = []
+        for row_id in wanted:
+            turn = cache.get(row_id)
+            if turn is None:
+                missing.append(row_id)
+            else:
+                out[row_id] = turn
+        if missing:
+            loaded = {
+                row_id: _turn(episode, threat)
+                for row_id, (episode, threat) in self._tier2.episodes.by_ids_checked(missing).items()
+            }
+            if len(cache) + len(loaded) > _TURN_CACHE:
+                cache.clear()  # another recall may be reading it: it only ever uses get()
+            cache.update(loaded)
+            out.update(loaded)
+        return out
+
+    def _build_hits(
+        self,
+        ranked: list[tuple[float, int, str, Any]],
+        count: int,
+        turns: dict[int, _Turn],
+        curated: list[Hit],
+        now: float,
+    ) -> list[Hit]:
+        """The first ``count`` hits of ``ranked`` with distinct texts (near-duplicates dropped), built
+        from the turns, the facts (loaded in batches as they are reached) and the curated hits."""
+        out: list[Hit] = []
+        seen: set[str] = set()
+        facts: dict[str, tuple[Fact, int | None]] = {}
+        start = 0
+        while start < len(ranked) and len(out) < count:
+            batch = ranked[start : start + count + 10]
+            start += len(batch)
+            wanted = [key for _, _, kind, key in batch if kind == "fact" and key not in facts]
+            if wanted:
+                facts.update(self._tier2.facts.get_many_checked(wanted))
+            for score, _, kind, key in batch:
+                if kind == "episode":
+                    turn = turns[key]
+                    hit: Hit | None = _episode_hit(turn.episode, score, turn.threat)
+                elif kind == "fact":
+                    found = facts.get(key)
+                    hit = None if found is None else _fact_hit(found[0], score, found[1])
+                else:
+                    hit = curated[key]
+                if hit is None:
+                    continue
+                text = normalise(hit.text)
+                if text in seen:
+                    continue
+                seen.add(text)
+                out.append(hit)
+                if len(out) == count:
+                    break
+        return out
 
     # -- sources --------------------------------------------------------------------------------
     def _bm25_facts(self, q: _Query, as_of: float | None) -> dict[str, float]:
@@ -314,24 +453,32 @@ class RecallEngine:
         if not seeds:
             return {}
         activation = self._graph.graph.spread(seeds, max_hops=2)
+        strongest = sorted(activation.items(), key=lambda kv: kv[1], reverse=True)[:20]
+        about = self._tier2.facts.about_entities([uuid for uuid, _ in strongest], per_entity=20)
         out: dict[str, float] = {}
-        for entity_uuid, act in sorted(activation.items(), key=lambda kv: kv[1], reverse=True)[:20]:
-            for fact in self._tier2.facts.about_entity(entity_uuid)[-20:]:
-                out[fact.uuid] = max(out.get(fact.uuid, 0.0), act)
+        for entity_uuid, act in strongest:
+            for fact_uuid in about.get(entity_uuid, ()):
+                out[fact_uuid] = max(out.get(fact_uuid, 0.0), act)
         return out
 
     def _entities_in(self, text: str) -> list[str]:
         """Entities whose name or alias appears in the text as whole words (longest phrases win)."""
         words = re.findall(r"[\w'-]+", text)
-        found: list[str] = []
+        phrases: list[str] = []
         for size in (3, 2, 1):
             for i in range(len(words) - size + 1):
                 phrase = " ".join(words[i : i + size])
                 if size == 1 and (len(phrase) < 3 or not phrase[0].isupper()):
                     continue
-                for entity in self._tier2.entities.find(phrase):
-                    if entity.uuid not in found:
-                        found.append(entity.uuid)
+                phrases.append(phrase)
+        if not phrases:
+            return []
+        named = self._tier2.entities.find_uuids(phrases)
+        found: list[str] = []
+        for phrase in phrases:
+            for uuid in named.get(phrase, ()):
+                if uuid not in found:
+                    found.append(uuid)
         return found[:10]
 
     def _vectors(self, q: _Query) -> dict[str, dict[str, float]]:
@@ -340,22 +487,16 @@ class RecallEngine:
         limits = {"episode": st.vector_candidates, "episode_window": st.window_candidates,
                   "fact": st.fact_candidates}  # fmt: skip
         # One search per view (in a shared top-k the many sentence chunks crowd out windows and facts),
-        # all from one query embedding, as {source uuid: best score} without loading chunk text.
-        return self._semantic.source_scores(q.stripped, limits)
+        # all from one query embedding, as {source uuid: best score} without loading chunk text. On its
+        # own thread: its Tier 2 reads go through the read connection too.
+        with self._tier2.db.reading():
+            return self._semantic.source_scores(q.stripped, limits)
 
     # -- priors and expansion -------------------------------------------------------------------
-    def _episodes_with_neighbours(
-        self, scores: dict[int, float]
-    ) -> tuple[dict[int, Episode], dict[int, tuple[int | None, int | None]]]:
-        ids = list(scores)
-        neighbours = self._tier2.episodes.neighbours(ids)
-        extra = {n for pair in neighbours.values() for n in pair if n is not None}
-        return self._tier2.episodes.by_ids(list({*ids, *extra})), neighbours
-
     def _turn_priors(
         self,
         scores: dict[int, float],
-        episodes: dict[int, Episode],
+        turns: dict[int, _Turn],
         neighbours: dict[int, tuple[int | None, int | None]],
         q: _Query,
         as_of: float | None,
@@ -366,12 +507,13 @@ class RecallEngine:
         st = self.settings
         # A turn left out (superseded, and the question is about the present) lends its neighbours
         # nothing either: the acknowledgement after "I live in Hamburg" is not news about where one lives.
-        boosted = {k: v for k, v in scores.items() if k not in episodes or episodes[k].uuid not in dropped}
+        boosted = {k: v for k, v in scores.items() if k not in turns or turns[k].episode.uuid not in dropped}
         speaker = q.names[0].casefold() if len(q.names) == 1 else None
         for row_id in list(boosted):
-            episode = episodes.get(row_id)
-            if episode is None:
+            turn = turns.get(row_id)
+            if turn is None:
                 continue
+            episode = turn.episode
             if speaker and (episode.speaker or "").casefold() == speaker:
                 boosted[row_id] *= 1.0 + st.speaker_boost
             if q.span is not None and q.span[0] <= episode.timestamp < q.span[1] + 86400.0:
@@ -384,24 +526,22 @@ class RecallEngine:
         beside: dict[int, set[int]] = {}
         for row_id, (prev_id, next_id) in neighbours.items():
             for other in (prev_id, next_id):
-                if other is not None and other in episodes:
+                if other is not None and other in turns:
                     pulled[other] = max(pulled.get(other, 0.0), boosted.get(row_id, 0.0))
                     beside.setdefault(row_id, set()).add(other)
                     beside.setdefault(other, set()).add(row_id)
         for row_id, best in pulled.items():
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
-        people = self._participants() if q.answer else []
+        people = set(self._participants()) if q.answer else set()
         for row_id in list(final):
-            episode = episodes.get(row_id)
-            if (
-                episode is None
-                or (as_of is not None and episode.timestamp > as_of)
-                or episode.uuid in dropped
+            turn = turns.get(row_id)
+            if turn is None or (as_of is not None and turn.episode.timestamp > as_of) or (
+                turn.episode.uuid in dropped
             ):
                 final.pop(row_id, None)
                 continue
-            near = beside.get(row_id, set())
-            if cues.is_chatter(episode) and not _asked_between_people(episode, near, episodes):
+            episode = turn.episode
+            if turn.chatter is not None and not _asked_between_people(turn, beside.get(row_id, ()), turns):
                 # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
                 # pull to its neighbours above and is no hit itself.
                 final.pop(row_id, None)
@@ -410,9 +550,9 @@ class RecallEngine:
                 final[row_id] *= 1.0 - st.assistant_turn_penalty
             if session_id is not None and episode.session_id == session_id:
                 final[row_id] *= 1.05
-            if cues.is_question_turn(episode.text):
+            if turn.question:
                 final[row_id] *= 1.0 - st.question_turn_penalty
-            if q.answer and cues.can_answer(episode.text, q.answer, people):
+            if q.answer and cues.can_answer_with(turn.answers, q.answer, people):
                 final[row_id] *= 1.0 + st.answer_type_boost
         return final
 
@@ -426,40 +566,53 @@ class RecallEngine:
 
     def _mark_superseded(
         self, ranked: list[Hit], stale: dict[str, Fact]
-    ) -> tuple[list[Hit], dict[str, Fact]]:
+    ) -> tuple[list[Hit], dict[str, Fact], dict[str, int | None]]:
         """Mark turns whose statement the memory has since superseded (``metadata.superseded_*``: by
-        what, since when). Returns the hits and, by uuid, the current facts that replaced them."""
+        what, since when). Returns the hits and, by uuid, the current facts that replaced them and
+        their threat verdicts."""
         out: list[Hit] = []
         replaced: dict[str, Fact] = {}
+        marks: list[tuple[int, Fact, Fact | None]] = []
         for hit in ranked:
             old = stale.get(hit.source_ids[0]) if hit.kind == "episode" and hit.source_ids else None
-            if old is None:
-                out.append(hit)
-                continue
-            current = self._tier2.facts.current_of(old)
+            if old is not None:
+                current = self._tier2.facts.current_of(old)
+                marks.append((len(out), old, current))
+                if current is not None:
+                    replaced[current.uuid] = current
+            out.append(hit)
+        threats = self._tier2.facts.threats(list(replaced)) if replaced else {}
+        for index, old, current in marks:
+            hit = out[index]
             meta = {**hit.metadata, "superseded_at": old.superseded_at}
             if current is not None:
-                meta["superseded_by"] = current.content
+                shown = current.content
+                if threats.get(current.uuid) != CLEAN:
+                    shown = neutralise(shown)
+                    if shown != current.content:
+                        meta["neutralised"] = True
+                meta["superseded_by"] = shown
                 meta["superseded_by_id"] = f"fact:{current.uuid}"
-                replaced[current.uuid] = current
-            out.append(replace(hit, metadata=meta))
-        return out, replaced
+            out[index] = replace(hit, metadata=meta)
+        return out, replaced, threats
 
-    def _fact_hits(self, scores: dict[str, float], as_of: float | None, now: float) -> list[Hit]:
+    def _fact_scores(self, scores: dict[str, float], as_of: float | None, now: float) -> dict[str, float]:
+        """Each candidate fact's hit score (prior and recency applied), for those believed now (or at
+        ``as_of``); read from a few columns, the facts themselves load only when they make the list."""
         st = self.settings
-        believed = self._tier2.facts.active_uuids(list(scores)) if as_of is None else set(scores)
-        facts = self._tier2.facts.get_many([u for u in scores if u in believed])
-        out: list[Hit] = []
+        rows = self._tier2.facts.ranking_rows(list(scores), as_of)
+        out: dict[str, float] = {}
         for uuid, score in scores.items():
-            fact = facts.get(uuid)
-            if fact is None:
+            row = rows.get(uuid)
+            if row is None:
                 continue
-            if as_of is not None and not _believed_at(fact, as_of):
+            importance, when, recorded_at, superseded_at = row
+            if as_of is not None and not _believed_then(recorded_at, superseded_at, as_of):
                 continue
-            prior = (1.0 - st.importance_weight) + st.importance_weight * fact.importance
-            when = fact.valid_from if fact.valid_from is not None else fact.created_at
-            out.append(_fact_hit(fact, _clip(score * prior * _recency(when, now, st))))
+            prior = (1.0 - st.importance_weight) + st.importance_weight * importance
+            out[uuid] = _clip(score * prior * _recency(when, now, st))
         return out
+
 
     def _curated_hits(self, q: _Query) -> list[Hit]:
         assert self._curated is not None
@@ -472,20 +625,25 @@ class RecallEngine:
                 words = set(fts_terms(entry))
                 overlap = len(terms & words) / len(terms)
                 if overlap > 0:
+                    # Curated files can be edited outside memory: their text is neutralised as read.
+                    shown = neutralise(entry)
+                    meta: dict[str, Any] = {"store": store}
+                    if shown != entry:
+                        meta["neutralised"] = True
                     out.append(
                         Hit(
                             id=f"curated:{store}:{i}",
                             score=_clip(self.settings.w_curated * overlap),
-                            text=entry,
+                            text=shown,
                             tier="tier1",
                             kind="curated",
-                            metadata={"store": store},
+                            metadata=meta,
                         )
                     )
         return out
 
 
-def _asked_between_people(episode: Episode, beside: Iterable[int], episodes: dict[int, Episode]) -> bool:
+def _asked_between_people(turn: _Turn, beside: Iterable[int], turns: dict[int, _Turn]) -> bool:
     """Whether a chatter turn is a person's question to another person beside it in the session.
 
     In a conversation between people the question is part of what they told each other (it carries the
@@ -493,27 +651,31 @@ def _asked_between_people(episode: Episode, beside: Iterable[int], episodes: dic
     0.0067 recall@10 on one conversation), so it stays a candidate (ranked down as any question). In a
     chat with the AI the user's neighbours are the AI's turns: the question is a request, never recalled.
     """
-    if episode.role == "assistant" or cues.chatter_of(episode) != "question":
+    episode = turn.episode
+    if episode.role == "assistant" or turn.chatter != "question":
         return False
     for row_id in beside:
-        other = episodes.get(row_id)
-        if other is not None and other.role != "assistant" and other.speaker != episode.speaker:
+        other = turns.get(row_id)
+        if other is not None and other.episode.role != "assistant" and (
+            other.episode.speaker != episode.speaker
+        ):
             return True
     return False
 
 
-def _episode_hit(episode: Episode, score: float, now: float, st: RecallSettings) -> Hit:
-    return Hit(
-        id=f"episode:{episode.uuid}",
-        score=_clip(score * _recency(episode.timestamp, now, st) / (1.0 + st.recency_weight)),
-        text=episode.text,
-        tier="tier2",
-        kind="episode",
-        timestamp=episode.timestamp,
-        source_ids=(episode.uuid,),
-        metadata={"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
-                  **{k: v for k, v in episode.metadata.items() if k in ("dia_id", "chatter") and v}},
+def _episode_score(episode: Episode, score: float, now: float, st: RecallSettings) -> float:
+    return _clip(score * _recency(episode.timestamp, now, st) / (1.0 + st.recency_weight))
+
+
+def _episode_hit(episode: Episode, score: float, threat: int | None) -> Hit:
+    """A turn as a hit; a turn not scanned clean when written has its strings neutralised."""
+    meta = {"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
+            **{k: v for k, v in episode.metadata.items() if k in ("dia_id", "chatter") and v}}  # fmt: skip
+    hit = Hit(
+        id=f"episode:{episode.uuid}", score=score, text=episode.text, tier="tier2", kind="episode",
+        timestamp=episode.timestamp, source_ids=(episode.uuid,), metadata=meta,
     )  # fmt: skip
+    return hit if threat == CLEAN else _neutralised(hit)
 
 
 def _off_the_present(stale: dict[str, Fact], q: _Query) -> set[str]:
@@ -533,17 +695,32 @@ def _unavailable(into: dict[str, str] | None, tier: str, exc: HermesMemoryError)
     into[tier] = availability.reason_for(exc)
 
 
-def _fact_hit(fact: Fact, score: float) -> Hit:
+def _fact_hit(fact: Fact, score: float, threat: int | None) -> Hit:
+    """A fact as a hit; a fact not scanned clean when written has its strings neutralised (its source
+    turn ids are ids: scanned when written, never per hit)."""
     when = fact.valid_from if fact.valid_from is not None else fact.created_at
-    return Hit(
+    hit = Hit(
         id=f"fact:{fact.uuid}", score=score, text=fact.content, tier="tier2", kind="fact", timestamp=when,
         source_ids=fact.source_episodes,
         metadata={"category": fact.category, "confidence": fact.confidence, "source_type": fact.source_type,
                   "session_id": fact.source_id if fact.source_type == "session" else None},
     )  # fmt: skip
+    return hit if threat == CLEAN else _neutralised(hit)
 
 
-def _current_first(hits: list[Hit], replaced: dict[str, Fact], limit: int, now: float) -> list[Hit]:
+def _neutralised(hit: Hit) -> Hit:
+    """``hit`` with every string in it neutralised; ``metadata.neutralised`` when that changed any."""
+    text = neutralise(hit.text)
+    meta: dict[str, Any] = neutralise_data(hit.metadata)
+    sources = tuple(neutralise(s) for s in hit.source_ids)
+    if text != hit.text or meta != hit.metadata or sources != hit.source_ids:
+        meta["neutralised"] = True
+    return replace(hit, text=text, metadata=meta, source_ids=sources)
+
+
+def _current_first(
+    hits: list[Hit], replaced: dict[str, Fact], threats: dict[str, int | None], limit: int
+) -> list[Hit]:
     """Every superseded line after the current fact that replaced it: moved behind it when both are
     hits, else the current fact is put in front of it (and the list cut back to ``limit``)."""
     out: list[Hit] = []
@@ -558,7 +735,7 @@ def _current_first(hits: list[Hit], replaced: dict[str, Fact], limit: int, now: 
             if fact is None:
                 out.append(hit)
                 continue
-            later = _fact_hit(fact, hit.score)
+            later = _fact_hit(fact, hit.score, threats.get(fact.uuid))
         else:
             later = replace(later, score=hit.score)
         out.extend((later, hit))
@@ -590,10 +767,10 @@ def _fact_topic(fact: Fact) -> set[str]:
     return {_stem(w) for w in _content_words(text) if w not in {"user"}}
 
 
-def _believed_at(fact: Fact, as_of: float) -> bool:
-    if fact.recorded_at is not None and fact.recorded_at > as_of:
+def _believed_then(recorded_at: float | None, superseded_at: float | None, as_of: float) -> bool:
+    if recorded_at is not None and recorded_at > as_of:
         return False
-    return fact.superseded_at is None or fact.superseded_at > as_of
+    return superseded_at is None or superseded_at > as_of
 
 
 def _recency(when: float, now: float, st: RecallSettings) -> float:
@@ -633,8 +810,9 @@ def _clip(x: float) -> float:
     return max(0.0, min(1.0, x))
 
 
+@lru_cache(maxsize=8192)
 def _content_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in re.findall(r"[a-z0-9']+", text.lower()) if w not in _FUNCTION_WORDS)
+    return frozenset(w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS)
 
 
 def _diversify(ranked: list[Hit], weight: float, limit: int, same_session: float = 0.0) -> list[Hit]:
@@ -642,36 +820,39 @@ def _diversify(ranked: list[Hit], weight: float, limit: int, same_session: float
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
     overlap of two hits from one conversation session."""
     pool = ranked[: 3 * limit]
-    words = [_content_words(h.text) for h in pool]
+    # Each hit's content words as a bit set over the pool's vocabulary: overlaps are integer ANDs.
+    vocabulary: dict[str, int] = {}
+    masks: list[int] = []
+    sizes: list[int] = []
+    for hit in pool:
+        mask = 0
+        words = _content_words(hit.text)
+        for word in words:
+            mask |= 1 << vocabulary.setdefault(word, len(vocabulary))
+        masks.append(mask)
+        sizes.append(len(words))
+    scores = [h.score for h in pool]
     sessions = [h.metadata.get("session_id") for h in pool]
     # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice).
     overlap = [0.0] * len(pool)
     chosen: list[int] = []
     left = list(range(len(pool)))
     while left and len(chosen) < limit:
-        best = max(left, key=lambda i: pool[i].score - weight * overlap[i])
+        best = max(left, key=lambda i: scores[i] - weight * overlap[i])
         chosen.append(best)
         left.remove(best)
+        mine, size, session = masks[best], sizes[best], sessions[best]
         for i in left:
-            union = len(words[i] | words[best]) or 1
-            shared = same_session if sessions[i] is not None and sessions[i] == sessions[best] else 0.0
-            overlap[i] = max(overlap[i], len(words[i] & words[best]) / union + shared)
+            common = (masks[i] & mine).bit_count()
+            value = common / (sizes[i] + size - common or 1)
+            if session is not None and sessions[i] == session:
+                value += same_session
+            if value > overlap[i]:
+                overlap[i] = value
     out: list[Hit] = []
     for i in chosen:
         hit = pool[i]
         out.append(replace(hit, score=min(hit.score, out[-1].score)) if out else hit)
-    return out
-
-
-def _dedupe(hits: Iterable[Hit]) -> list[Hit]:
-    seen: set[str] = set()
-    out: list[Hit] = []
-    for hit in hits:
-        key = normalise(hit.text)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(hit)
     return out
 
 

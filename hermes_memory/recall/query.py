@@ -94,21 +94,34 @@ def is_chatter(episode: Episode) -> bool:
 def can_answer(text: str, kind: str, people: Collection[str]) -> bool:
     """Whether a turn holds an answer of the type (``answer_type``); ``people`` (the participants) and
     greetings do not count as names."""
+    return can_answer_with(answer_cues(text), kind, people)
+
+
+def answer_cues(text: str) -> tuple[bool, tuple[str, ...]]:
+    """What ``can_answer`` reads in a turn, worked out once: (holds a quoted title, its capitalised
+    names that are not greetings, months or pronouns)."""
+    found = (m.group() for m in _CAPITALISED.finditer(text))
+    names = tuple(dict.fromkeys(name for name in found if name not in _NOT_NAMES))
+    return bool(_QUOTED.search(text)), names
+
+
+def can_answer_with(found: tuple[bool, tuple[str, ...]], kind: str, people: Collection[str]) -> bool:
+    """``can_answer`` from a turn's ``answer_cues``."""
     if kind == "named":
-        if _QUOTED.search(text):
-            return True
-        names = (m.group() for m in _CAPITALISED.finditer(text))
-        return any(name not in _NOT_NAMES and name not in people for name in names)
+        quoted, names = found
+        return quoted or any(name not in people for name in names)
     return False
 
 
 __all__ = [
     "CHATTER_KEY",
+    "answer_cues",
     "answer_type",
     "asks_about_past",
     "asks_about_present",
     "asks_for_list",
     "can_answer",
+    "can_answer_with",
     "chatter_of",
     "is_chatter",
     "is_question_turn",

@@ -1,4 +1,10 @@
-"""Render recall hits as a compact block: one dated line per hit with its source, within a token budget."""
+"""Render recall hits as a compact block: one dated line per hit with its source, within a token budget.
+
+The hits come from ``RecallEngine``, whose strings are safe already (scanned clean when written, or
+neutralised when read): a line joins them with punctuation, so only the few patterns that can run over it
+are tried (``neutralise_composed``) and the ``<memory-context>`` fence is escaped. A line cut short can
+complete a pattern (a ``\b`` at the cut): it is neutralised in full.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from hermes_memory.records import Hit
-from hermes_memory.security.threats import neutralise
+from hermes_memory.security.threats import neutralise, neutralise_composed
 
 CHARS_PER_TOKEN = 4  # a conservative estimate for English text
 
@@ -38,8 +44,9 @@ def superseded_note(meta: dict[str, object]) -> str:
     return f"superseded {stamp(at)}" + (f" by: {text}" if text else "")
 
 
-def hit_line(hit: Hit, max_chars: int = 300) -> str:
-    """``- [YYYY-MM-DD HH:MM] <speaker: >text (source[; superseded <when> by: <what>])``."""
+def _line(hit: Hit, max_chars: int = 300) -> tuple[str, bool]:
+    """``- [YYYY-MM-DD HH:MM] <speaker: >text (source[; superseded <when> by: <what>])`` and whether a
+    piece of it was cut short."""
     day = stamp(hit.timestamp)
     meta = hit.metadata
     if hit.kind == "episode":
@@ -58,9 +65,21 @@ def hit_line(hit: Hit, max_chars: int = 300) -> str:
     note = superseded_note(meta)
     if note:
         source = f"{source}; {note}"
-    # Memory is data, never instructions: anything the threat scan flags is neutralised on the way out,
-    # in the speaker and source as much as in the text.
-    return neutralise(f"- [{day}] {who}{text} ({source})")
+    by = meta.get("superseded_by")
+    cut = _longer(hit.text, max_chars) or (by is not None and _longer(str(by), 160))
+    return f"- [{day}] {who}{text} ({source})", cut
+
+
+def _longer(text: str, max_chars: int) -> bool:
+    """Whether ``clip`` cuts the text."""
+    return len(" ".join(text.split())) > max_chars
+
+
+def hit_line(hit: Hit, max_chars: int = 300) -> str:
+    """``- [YYYY-MM-DD HH:MM] <speaker: >text (source[; superseded <when> by: <what>])`` of a hit from
+    recall. Memory is data, never instructions: the line is safe to show (see the module docstring)."""
+    line, cut = _line(hit, max_chars)
+    return neutralise_composed(neutralise(line) if cut else line)
 
 
 def render(hits: Sequence[Hit], budget_tokens: int | None = None) -> str:
@@ -68,7 +87,9 @@ def render(hits: Sequence[Hit], budget_tokens: int | None = None) -> str:
     lines: list[str] = []
     used = 0
     for hit in hits:
-        line = hit_line(hit)
+        line, cut = _line(hit)
+        if cut:
+            line = neutralise(line)
         cost = approx_tokens(line) + 1
         if budget_tokens is not None and used + cost > budget_tokens:
             if not lines:
@@ -77,5 +98,5 @@ def render(hits: Sequence[Hit], budget_tokens: int | None = None) -> str:
             break
         lines.append(line)
         used += cost
-    # Patterns may span lines (an HTML comment opened in one, closed in another): scan the block too.
-    return neutralise("\n".join(lines))
+    # Patterns may span lines (an HTML comment opened in one, closed in another): the block is checked.
+    return neutralise_composed("\n".join(lines))

@@ -403,6 +403,27 @@ def ensure_safe(text: str, scope: str = "strict") -> None:
         raise ThreatDetectedError(finding.message)
 
 
+def is_clean(text: str, scope: str = "strict") -> bool:
+    """True when ``neutralise`` would return ``text`` unchanged: no invisible/bidi character and no
+    pattern match in any view of the whole text (not only its first 64 KiB). The verdict written with a
+    row, so reading it back needs no scan.
+
+    Raises ValidationError if ``text`` is not a str or ``scope`` is unknown.
+    """
+    text = _check_args(text, scope)
+    if not text:
+        return True
+    if _HIDDEN_RE.search(text):
+        return False
+    views = _views(unicodedata.normalize("NFKC", text))
+    for compiled, _pattern in _compiled(scope):
+        for view, _origin in views:
+            found = compiled.search(view)
+            if found is not None and found.end() > found.start():
+                return False
+    return True
+
+
 def strip_invisible(text: str) -> str:
     """Remove the invisible/bidi characters Hermes flags.
 
@@ -484,6 +505,99 @@ _CACHED_CHARS = 4096
 _neutralised_cached = lru_cache(maxsize=8192)(_neutralised)
 
 
+# Patterns whose gaps ([^>], [^\n], the secret's "[=:]\s*[\"']") can run over punctuation: only they can
+# match text joined from clean pieces by a template whose seams hold punctuation ("- [date] ", ": ",
+# " (", "; ", ")\n"), which stops every other pattern's word-and-space gaps. Each needs all of its groups
+# of literals (one literal of each group) in the folded text, or it cannot match in any view.
+_SEAM_LITERALS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
+    "html_comment_injection": (("<!--",), ("-->",)),
+    "hidden_div": (("div",), ("display",), ("none",)),
+    "translate_execute": (("translate",), ("into",)),
+    "exfil_curl": (("curl",), ("$",)),
+    "exfil_wget": (("wget",), ("$",)),
+    "read_secrets": (("cat",), (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc")),
+    "send_to_url": (("http",), ("://",)),
+    "agent_config_mod": (("agents.md", "claude.md", ".cursorrules", ".clinerules"),),
+    "hermes_config_mod": ((".hermes/",),),
+    "hardcoded_secret": (("key", "token", "secret", "password"), ('"', "'")),
+}
+# Hermes wraps recalled memory in <memory-context>…</memory-context>: a tag inside it (any case, spacing,
+# separator or full-width bracket) could close the fence early.
+_FENCE_TAG: Final = re.compile(r"[<＜﹤]\s*/?\s*memory\s*[-_‐‑–—\s]?\s*context\s*[>＞﹥]", re.IGNORECASE)
+
+
+# Non-ASCII characters as the folded view reads them (None: dropped), filled in as they are first met.
+_FOLD: dict[int, str | None] = {}
+
+
+def _learn_folds(text: str) -> None:
+    for ch in set(text):
+        if ord(ch) > 127 and ord(ch) not in _FOLD:
+            dropped = unicodedata.combining(ch) or _HIDDEN_RE.match(ch)
+            _FOLD[ord(ch)] = None if dropped else ch.translate(_CONFUSABLES)
+
+
+def _folded(text: str) -> str:
+    """Lower-case skeleton of the NFKC text without combining marks: a literal any view of ``text``
+    matches (case-insensitively) is a substring of it. Per character, through a table (no loop here)."""
+    if text.isascii():
+        return text.lower()
+    normalised = unicodedata.normalize("NFKC", text)
+    _learn_folds(normalised)
+    lowered = normalised.translate(_FOLD).casefold()
+    if lowered.isascii():
+        return lowered
+    _learn_folds(lowered)  # casefold can add combining marks ("İ" -> "i" + U+0307)
+    return lowered.translate(_FOLD)
+
+
+def _seam_patterns() -> tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...]], ...]:
+    return tuple(
+        (compiled, _SEAM_LITERALS[pattern.pattern_id])
+        for compiled, pattern in _compiled("strict")
+        if pattern.pattern_id in _SEAM_LITERALS
+    )
+
+
+_seam_compiled = cache(_seam_patterns)
+
+
+def escape_fence(text: str) -> str:
+    """``text`` without anything that could open or close the ``<memory-context>`` fence.
+
+    Raises ValidationError if ``text`` is not a str.
+    """
+    return _escape_fence(_check_args(text, "strict"), None)
+
+
+def _escape_fence(text: str, folded: str | None) -> str:
+    folded = _folded(text) if folded is None else folded
+    if "memory" not in folded or "context" not in folded:
+        return text
+    if not _FENCE_TAG.search(text):
+        text = unicodedata.normalize("NFKC", strip_invisible(text))
+    return _FENCE_TAG.sub("", text)
+
+
+def neutralise_composed(text: str) -> str:
+    """Make text that was joined from pieces each scanned clean (``is_clean``) safe for output, cheaply:
+    only the patterns that can run over the template's punctuation are tried, and only when their
+    literals occur; a match makes it ``neutralise`` the whole text. Then the fence is escaped.
+
+    The pieces must be clean and joined by seams holding punctuation (as ``recall.render`` lines are);
+    text with an unscanned or flagged piece needs ``neutralise``. Raises ValidationError if ``text`` is
+    not a str.
+    """
+    text = _check_args(text, "strict")
+    folded = _folded(text)
+    for compiled, groups in _seam_compiled():
+        if all(any(literal in folded for literal in group) for group in groups):
+            views = _views(unicodedata.normalize("NFKC", text))
+            if any(compiled.search(view) for view, _ in views):
+                return _escape_fence(neutralise(text), None)
+    return _escape_fence(text, folded)
+
+
 def neutralise_data(value: Any, scope: str = "strict") -> Any:
     """``value`` (JSON-like: dicts, lists, scalars) with every string ``neutralise``d; keys and
     non-strings unchanged. For records leaving the store, whose fields may hold remembered text.
@@ -517,8 +631,11 @@ __all__ = [
     "ThreatMatch",
     "ThreatPattern",
     "ensure_safe",
+    "escape_fence",
     "first_threat",
+    "is_clean",
     "neutralise",
+    "neutralise_composed",
     "neutralise_data",
     "scan_for_threats",
     "strip_invisible",

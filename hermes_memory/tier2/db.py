@@ -1,4 +1,5 @@
-"""The one object that owns a Tier 2 SQLite connection: WAL, busy timeout, nested transactions."""
+"""The one object that owns a Tier 2 file's SQLite connections: WAL, busy timeout, nested transactions,
+and a second, read-only connection that readers use so they never queue behind a write transaction."""
 
 from __future__ import annotations
 
@@ -43,7 +44,13 @@ def _open_error(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
 
 
 class Database:
-    """Owns one connection to a Tier 2 file. Thread-safe; ``atomic()`` nests via savepoints.
+    """Owns the connections to a Tier 2 file. Thread-safe; ``atomic()`` nests via savepoints.
+
+    Writes (and reads outside ``reading()``) share one connection under one lock. Inside ``reading()``
+    the reads of that thread use a second connection, opened on first use and read-only
+    (``PRAGMA query_only``): with WAL a reader sees the last commit and never waits for a write
+    transaction in progress (a thread reading inside its own ``atomic()`` still reads through it, so
+    it sees its own writes). Without WAL there is one connection.
 
     Raises StorageError when the file is not a SQLite database or cannot be opened/created.
     """
@@ -52,7 +59,13 @@ class Database:
         self.path = Path(path)
         self._lock = threading.RLock()
         self._depth = 0
+        self._writer: int | None = None  # the thread inside atomic(), if any
         self._closed = False
+        self._wal = wal
+        self._busy_timeout_ms = busy_timeout_ms
+        self._reader: sqlite3.Connection | None = None
+        self._reader_lock = threading.Lock()
+        self._local = threading.local()  # .reading: how deep this thread is in reading()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -104,6 +117,7 @@ class Database:
             if self._depth == 0:
                 self._retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
                 self._depth = 1
+                self._writer = threading.get_ident()
                 try:
                     yield self._conn
                     self._retry(lambda: self._conn.execute("COMMIT"))
@@ -114,6 +128,7 @@ class Database:
                     raise
                 finally:
                     self._depth = 0
+                    self._writer = None
             else:
                 name = f"sp{self._depth}"
                 self._conn.execute(f"SAVEPOINT {name}")
@@ -138,10 +153,56 @@ class Database:
             cursor: sqlite3.Cursor = self._retry(lambda: self._conn.execute(sql, params))
             return cursor
 
+    # -- reading -------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Within it, this thread's ``query``/``query_one``/``query_keys`` use the read connection.
+
+        For a reader that must never wait for the writer (recall). Nests; affects only this thread.
+        """
+        depth = getattr(self._local, "reading", 0)
+        self._local.reading = depth + 1
+        try:
+            yield
+        finally:
+            self._local.reading = depth
+
+    def _read_connection(self) -> tuple[sqlite3.Connection, Any]:
+        """The connection (and its lock) a read of this thread goes through."""
+        if not self._wal or not getattr(self._local, "reading", 0) or self._writer == threading.get_ident():
+            return self._conn, self._lock
+        with self._reader_lock:
+            self._ensure_open()
+            if self._reader is None:
+                self._reader = self._open_reader()
+            return self._reader, self._reader_lock
+
+    def _open_reader(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                str(self.path),
+                timeout=self._busy_timeout_ms / 1000.0,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.DatabaseError as exc:
+            raise _open_error(self.path, exc) from exc
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            conn.execute("PRAGMA query_only = ON")  # a write through it is an error, never a write
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise _storage_error(self.path, exc) from exc
+        return conn
+
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run a read and return every row."""
-        with self._lock:
-            return list(self.execute(sql, params).fetchall())
+        conn, lock = self._read_connection()
+        with lock:
+            self._ensure_open()
+            rows: list[sqlite3.Row] = self._retry(lambda: conn.execute(sql, params).fetchall())
+            return rows
 
     def query_keys(
         self, sql: str, keys: Sequence[Any], params: Sequence[Any] = (), *, batch: int = 500
@@ -155,8 +216,10 @@ class Database:
         return rows
 
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
-        with self._lock:
-            row: sqlite3.Row | None = self.execute(sql, params).fetchone()
+        conn, lock = self._read_connection()
+        with lock:
+            self._ensure_open()
+            row: sqlite3.Row | None = self._retry(lambda: conn.execute(sql, params).fetchone())
             return row
 
     def _retry(self, fn: Any) -> Any:
@@ -176,6 +239,10 @@ class Database:
             raise StorageError(f"memory database {self.path} is closed")
 
     @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
     def in_transaction(self) -> bool:
         return self._depth > 0
 
@@ -190,9 +257,12 @@ class Database:
                 target.close()
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._reader_lock:
             if not self._closed:
                 self._closed = True
+                if self._reader is not None:
+                    self._reader.close()
+                    self._reader = None
                 self._conn.close()
 
     def __enter__(self) -> Database:

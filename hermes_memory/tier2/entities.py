@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -229,6 +230,23 @@ class EntityStore:
             params.append(entity_type)
         sql += " ORDER BY e.occurrence_count DESC, e.id"
         return [_row_to_entity(r) for r in self._db.query(sql, params)]
+
+    def find_uuids(self, names: Sequence[str]) -> dict[str, list[str]]:
+        """For each name, the uuids of the entities whose name or alias equals it (case-insensitive),
+        most frequent first (as ``find``), in one query; names without any are absent."""
+        keys = {name: name_key(name) for name in names}
+        scoped, sp = self._view.where("e.scope")
+        rows = self._db.query(
+            "SELECT DISTINCT a.alias_key, e.uuid, e.occurrence_count, e.id FROM entity_aliases a "
+            "JOIN entities e ON e.uuid = a.entity_uuid "
+            f"WHERE a.alias_key IN (SELECT value FROM json_each(?)) AND {scoped} "
+            "ORDER BY e.occurrence_count DESC, e.id",
+            (json.dumps(sorted(set(keys.values()))), *sp),
+        )
+        by_key: dict[str, list[str]] = {}
+        for row in rows:
+            by_key.setdefault(str(row[0]), []).append(str(row[1]))
+        return {name: by_key[key] for name, key in keys.items() if key in by_key}
 
     def resolve(self, ref: str, *, entity_type: str | None = None) -> Entity:
         """One entity by uuid, name or alias. Raises NotFoundError naming close matches, or

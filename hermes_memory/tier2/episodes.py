@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from hermes_memory.tier2._util import content_hash, dumps, loads_dict, new_uuid,
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.verdicts import episode_verdict
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class EpisodeStore:
             return _row_to_episode(existing)
         conn.execute(
             "INSERT INTO episodes(uuid, session_id, role, speaker, text, timestamp, metadata, content_hash,"
-            " created_at, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " created_at, scope, threat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 uuid,
                 session_id,
@@ -84,6 +86,7 @@ class EpisodeStore:
                 content_hash(text),
                 now(),
                 scope,
+                episode_verdict(text, speaker, session_id, role, metadata),
             ),
         )
         self._audit.record(conn, action="episode_add", tier="tier2", actor=actor, target_uuid=uuid)
@@ -122,6 +125,33 @@ class EpisodeStore:
         for r in self._db.query_keys(query, ids, sp, batch=400):
             out[int(r["id"])] = _row_to_episode(r)
         return out
+
+    def recall_rows(
+        self, ids: Sequence[int], uuids: Sequence[str]
+    ) -> list[tuple[int, str, int | None, int | None]]:
+        """(row id, uuid, previous row id, next row id in its session) of the view's episodes among
+        ``ids`` and ``uuids``: one query, no text (recall's candidates; see ``by_ids_checked``)."""
+        scoped, sp = self._scoped("e.scope")
+        rows = self._db.query(
+            "SELECT e.id, e.uuid, "
+            "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
+            " AND p.id < e.id ORDER BY p.id DESC LIMIT 1), "
+            "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
+            " AND n.id > e.id ORDER BY n.id LIMIT 1) "
+            "FROM episodes e WHERE (e.id IN (SELECT value FROM json_each(?)) "
+            f"OR e.uuid IN (SELECT value FROM json_each(?))) AND {scoped}",
+            (json.dumps(list(ids)), json.dumps(list(uuids)), *sp),
+        )
+        return [(int(r[0]), str(r[1]), r[2], r[3]) for r in rows]
+
+    def by_ids_checked(self, ids: Sequence[int]) -> dict[int, tuple[Episode, int | None]]:
+        """Episodes by row id with their threat verdict (``tier2.verdicts``), in one query."""
+        scoped, sp = self._scoped()
+        rows = self._db.query(
+            f"SELECT * FROM episodes WHERE id IN (SELECT value FROM json_each(?)) AND {scoped}",
+            (json.dumps(list(ids)), *sp),
+        )
+        return {int(r["id"]): (_row_to_episode(r), r["threat"]) for r in rows}
 
     def ids_for(self, uuids: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -10,10 +12,12 @@ from typing import Any
 from hermes_memory.errors import NotFoundError, ValidationError
 from hermes_memory.records import Fact
 from hermes_memory.scoping import ScopeView
+from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.verdicts import fact_verdict
 
 _UPDATABLE = frozenset({"content", "category", "confidence", "expires_at", "importance", "valid_from"})
 
@@ -82,6 +86,51 @@ def _visible(as_of: float | None, at: float) -> tuple[str, list[Any]]:
     )
 
 
+class AccessLog:
+    """Uses of recalled facts (access count, last access) kept in memory until the writer side flushes
+    them in one transaction: recall itself never writes. Shared by every view of one Tier 2."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[int, float]] = {}  # fact uuid -> (uses, last use)
+
+    def record(self, uuids: Sequence[str], at: float) -> None:
+        with self._lock:
+            for uuid in uuids:
+                uses, _ = self._pending.get(uuid, (0, at))
+                self._pending[uuid] = (uses + 1, at)
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    def flush(self, db: Database) -> int:
+        """Write the recorded uses (no SQL when there are none); returns how many facts were updated.
+        Raises StorageError (the uses stay recorded for the next flush)."""
+        with self._lock:
+            taken, self._pending = self._pending, {}
+        if not taken:
+            return 0
+        try:
+            with db.atomic() as conn:
+                conn.executemany(
+                    "UPDATE facts SET access_count = access_count + ?, "
+                    "last_accessed = max(coalesce(last_accessed, 0), ?) WHERE uuid = ?",
+                    [(uses, at, uuid) for uuid, (uses, at) in taken.items()],
+                )
+        except BaseException:
+            self.record_all(taken)
+            raise
+        return len(taken)
+
+    def record_all(self, uses: dict[str, tuple[int, float]]) -> None:
+        with self._lock:
+            for uuid, (count, at) in uses.items():
+                old, last = self._pending.get(uuid, (0, at))
+                self._pending[uuid] = (old + count, max(last, at))
+
+
 class FactStore:
     """CRUD and search for facts. Writes run in one transaction together with their audit entry.
 
@@ -89,11 +138,20 @@ class FactStore:
     new facts go to its ``fact_scope``.
     """
 
-    def __init__(self, db: Database, audit: AuditLog, view: ScopeView, *, auto_dedupe: bool = True):
+    def __init__(
+        self,
+        db: Database,
+        audit: AuditLog,
+        view: ScopeView,
+        *,
+        auto_dedupe: bool = True,
+        accesses: AccessLog | None = None,
+    ):
         self._db = db
         self._audit = audit
         self._view = view
         self._auto_dedupe = auto_dedupe
+        self.accesses = accesses if accesses is not None else AccessLog()
 
     @property
     def auto_dedupe(self) -> bool:
@@ -160,11 +218,12 @@ class FactStore:
                         fact = _row_to_fact(row)
                     return StoredFact(fact=fact, created=False, superseded=closed)
             uuid = new_uuid()
+            sources = list(dict.fromkeys(source_episodes))
             conn.execute(
                 "INSERT INTO facts(uuid, content, content_hash, category, confidence, source_type, source_id,"
                 " created_at, updated_at, expires_at, recorded_at, valid_from, subject, predicate, object,"
-                " source_episodes, extractor, importance, scope)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " source_episodes, extractor, importance, scope, threat)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     uuid,
                     content,
@@ -181,10 +240,11 @@ class FactStore:
                     subject,
                     predicate,
                     object,
-                    dumps(list(dict.fromkeys(source_episodes))),
+                    dumps(sources),
                     extractor,
                     importance,
                     scope,
+                    fact_verdict(content, category, source_type, source_id, sources),
                 ),
             )
             superseded: list[str] = []
@@ -216,11 +276,15 @@ class FactStore:
         actor: str,
         at: float,
     ) -> Fact:
-        episodes = list(dict.fromkeys([*loads_list(row["source_episodes"]), *source_episodes]))
+        known = loads_list(row["source_episodes"])
+        episodes = list(dict.fromkeys([*known, *source_episodes]))
+        seen = set(known)
+        added = [e for e in episodes if e not in seen]
+        threat = verdicts.merged(row["threat"], verdicts.verdict(added)) if added else row["threat"]
         new_conf = max(float(row["confidence"]), confidence)
         conn.execute(
-            "UPDATE facts SET confidence = ?, source_episodes = ?, updated_at = ? WHERE id = ?",
-            (new_conf, dumps(episodes), at, row["id"]),
+            "UPDATE facts SET confidence = ?, source_episodes = ?, updated_at = ?, threat = ? WHERE id = ?",
+            (new_conf, dumps(episodes), at, threat, row["id"]),
         )
         self._audit.record(
             conn,
@@ -305,6 +369,41 @@ class FactStore:
         rows = self._db.query_keys(query, list(dict.fromkeys(uuids)), sp)
         return {row["uuid"]: _row_to_fact(row) for row in rows}
 
+    def get_many_checked(self, uuids: Sequence[str]) -> dict[str, tuple[Fact, int | None]]:
+        """``get_many`` with each fact's threat verdict (``tier2.verdicts``), in one query."""
+        scoped, sp = self._in_view(by_key=True)
+        rows = self._db.query(
+            f"SELECT * FROM facts f WHERE f.uuid IN (SELECT value FROM json_each(?)) AND {scoped}",
+            (json.dumps(list(dict.fromkeys(uuids))), *sp),
+        )
+        return {row["uuid"]: (_row_to_fact(row), row["threat"]) for row in rows}
+
+    def ranking_rows(
+        self, uuids: Sequence[str], as_of: float | None
+    ) -> dict[str, tuple[float, float, float | None, float | None]]:
+        """What recall ranks a fact by, without loading it: uuid -> (importance, valid_from or
+        created_at, recorded_at, superseded_at), for the facts believed now (``as_of`` None) or, with
+        ``as_of``, for every fact in the view (the caller checks what was believed then). One query."""
+        scoped, sp = self._in_view(by_key=True)
+        believed, params = _visible(None, now()) if as_of is None else ("1", [])
+        rows = self._db.query(
+            "SELECT f.uuid, f.importance, coalesce(f.valid_from, f.created_at), f.recorded_at, "
+            "f.superseded_at "
+            f"FROM facts f WHERE f.uuid IN (SELECT value FROM json_each(?)) AND {believed} AND {scoped}",
+            (json.dumps(list(dict.fromkeys(uuids))), *params, *sp),
+        )
+        return {str(r[0]): (float(r[1]), float(r[2]), r[3], r[4]) for r in rows}
+
+    def threats(self, uuids: Sequence[str]) -> dict[str, int | None]:
+        """The threat verdict of each of these facts (absent: not in the view)."""
+        scoped, sp = self._in_view(by_key=True)
+        rows = self._db.query(
+            "SELECT f.uuid, f.threat FROM facts f "
+            f"WHERE f.uuid IN (SELECT value FROM json_each(?)) AND {scoped}",
+            (json.dumps(list(dict.fromkeys(uuids))), *sp),
+        )
+        return {str(r[0]): r[1] for r in rows}
+
     def get_by_hash(self, digest: str) -> Fact | None:
         scoped, sp = self._in_view()
         row = self._db.query_one(
@@ -387,6 +486,11 @@ class FactStore:
         """Reinforce facts that were recalled: bump access count and last access."""
         self._touch(uuids, now())
 
+    def note_recalled(self, uuids: Sequence[str]) -> None:
+        """``touch`` without writing now: the uses are recorded in memory and written by the next
+        ``Tier2.flush_accesses`` (the background worker, ``flush``, close). Writes nothing."""
+        self.accesses.record(list(dict.fromkeys(uuids)), now())
+
     def _touch(self, uuids: Sequence[str], at: float) -> None:
         scoped, sp = self._in_view()
         with self._db.atomic() as conn:
@@ -443,7 +547,8 @@ class FactStore:
             return {}
         scoped, sp = self._in_view()
         rows = self._db.query_keys(
-            "SELECT f.*, j.value AS episode FROM facts f, json_each(f.source_episodes) j "
+            "SELECT f.*, j.value AS episode FROM facts f INDEXED BY idx_facts_superseded, "
+            "json_each(f.source_episodes) j "
             f"WHERE j.value IN ({{keys}}) AND f.superseded_at IS NOT NULL AND f.is_archived = 0 AND {scoped} "
             "ORDER BY f.superseded_at, f.id",
             list(dict.fromkeys(episode_uuids)),
@@ -506,6 +611,29 @@ class FactStore:
         )
         return [_row_to_fact(r) for r in rows]
 
+    def about_entities(self, entity_uuids: Sequence[str], *, per_entity: int = 20) -> dict[str, list[str]]:
+        """For each entity, the uuids of the ``per_entity`` facts most recently linked to it (newest
+        first), in one query bounded in SQL: each entity's links are read newest first from the index
+        and the read stops after ``per_entity`` (an entity with thousands of facts costs the same)."""
+        if not entity_uuids or per_entity < 1:
+            return {}
+        scoped, sp = self._in_view()
+        part = (
+            "SELECT * FROM (SELECT fe.entity_uuid, fe.fact_uuid FROM fact_entities fe "
+            f"JOIN facts f ON f.uuid = fe.fact_uuid WHERE fe.entity_uuid = ? AND {scoped} "
+            "ORDER BY fe.rowid DESC LIMIT ?)"
+        )
+        unique = list(dict.fromkeys(entity_uuids))
+        out: dict[str, list[str]] = {uuid: [] for uuid in unique}
+        for start in range(0, len(unique), 50):  # a compound SELECT has at most 500 terms
+            batch = unique[start : start + 50]
+            params: list[Any] = []
+            for uuid in batch:
+                params += [uuid, *sp, per_entity]
+            for row in self._db.query(" UNION ALL ".join([part] * len(batch)), params):
+                out[str(row[0])].append(str(row[1]))
+        return out
+
     def about_entity(self, entity_uuid: str) -> list[Fact]:
         """Facts linked to an entity (fact_entities), oldest first."""
         scoped, sp = self._in_view()
@@ -561,6 +689,10 @@ class FactStore:
             if "content" in values:
                 values["content_hash"] = content_hash(values["content"])
             values["updated_at"] = now()
+            values["threat"] = fact_verdict(
+                values.get("content", row["content"]), values.get("category", row["category"]),
+                row["source_type"], row["source_id"], loads_list(row["source_episodes"]),
+            )  # fmt: skip
             assignments = ", ".join(f"{k} = ?" for k in values)
             conn.execute(f"UPDATE facts SET {assignments} WHERE uuid = ?", [*values.values(), uuid])
             self._audit.record(

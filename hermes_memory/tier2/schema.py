@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hermes_memory.errors import StorageError
+from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2.db import Database
 
 
@@ -14,6 +17,8 @@ class Migration:
     version: int
     name: str
     sql: str
+    # Runs after the SQL, in the same transaction (a data backfill the SQL cannot express).
+    then: Callable[[sqlite3.Connection], object] | None = None
 
 
 def _fts(table: str, columns: tuple[str, ...]) -> str:
@@ -260,6 +265,15 @@ _EPISODE_NEIGHBOURS = """
 CREATE INDEX idx_episodes_neighbours ON episodes(session_id, scope, id);
 """
 
+# Threat verdicts stored with the rows recall shows (``tier2.verdicts``): scanned once when written, so the
+# read path only escapes. NULL = never scanned (neutralised when read); existing rows are scanned here.
+# Recall asks which of its candidate turns a superseded fact came from: only superseded facts are read.
+_THREAT_VERDICTS = """
+ALTER TABLE episodes ADD COLUMN threat INTEGER;
+ALTER TABLE facts ADD COLUMN threat INTEGER;
+CREATE INDEX idx_facts_superseded ON facts(superseded_at) WHERE superseded_at IS NOT NULL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
@@ -267,6 +281,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "maintenance_runs", _MAINTENANCE),
     Migration(5, "audit_scope", _AUDIT_SCOPE),
     Migration(6, "episode_neighbours_index", _EPISODE_NEIGHBOURS),
+    Migration(8, "threat_verdicts", _THREAT_VERDICTS, then=verdicts.backfill),
 )
 
 _VERSION_TABLE = """
@@ -309,6 +324,8 @@ def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> lis
                 continue
             for statement in _split(migration.sql):
                 conn.execute(statement)
+            if migration.then is not None:
+                migration.then(conn)
             conn.execute(
                 "INSERT INTO memory_schema_version(version, name, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.name, time.time()),

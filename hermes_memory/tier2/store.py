@@ -13,7 +13,7 @@ from hermes_memory.tier2.chunks import ChunkStore, EmbedQueue
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.entities import EntityStore
 from hermes_memory.tier2.episodes import EpisodeStore
-from hermes_memory.tier2.facts import FactStore
+from hermes_memory.tier2.facts import AccessLog, FactStore
 from hermes_memory.tier2.ingest_queue import IngestQueue
 from hermes_memory.tier2.relations import RelationStore
 from hermes_memory.tier2.schema import current_version, migrate
@@ -62,14 +62,21 @@ class Tier2:
         return cls._bind(db, view if view is not None else ScopeView.default(), auto_dedupe, inbox)
 
     @classmethod
-    def _bind(cls, db: Database, view: ScopeView, auto_dedupe: bool, inbox: TurnInbox | None = None) -> Tier2:
+    def _bind(
+        cls,
+        db: Database,
+        view: ScopeView,
+        auto_dedupe: bool,
+        inbox: TurnInbox | None = None,
+        accesses: AccessLog | None = None,
+    ) -> Tier2:
         audit = AuditLog(db, view)
         queue = EmbedQueue(db, view)
         return cls(
             db=db,
             view=view,
             audit=audit,
-            facts=FactStore(db, audit, view, auto_dedupe=auto_dedupe),
+            facts=FactStore(db, audit, view, auto_dedupe=auto_dedupe, accesses=accesses or AccessLog()),
             entities=EntityStore(db, audit, view),
             relations=RelationStore(db, audit, view),
             timeline=TimelineStore(db, audit, view),
@@ -82,7 +89,7 @@ class Tier2:
 
     def scoped(self, view: ScopeView) -> Tier2:
         """The same database (same connection) seen through another view."""
-        return self._bind(self.db, view, self.facts.auto_dedupe, self.inbox)
+        return self._bind(self.db, view, self.facts.auto_dedupe, self.inbox, self.facts.accesses)
 
     def admin(self) -> Tier2:
         """Store-wide access (every scope) for maintenance jobs, doctor and backup; one per Tier 2. Never
@@ -111,7 +118,17 @@ class Tier2:
             "db_bytes": self.db.path.stat().st_size if self.db.path.exists() else 0,
         }
 
+    def flush_accesses(self) -> int:
+        """Write the fact uses recall recorded in memory (``FactStore.note_recalled``) in one
+        transaction; no SQL when there are none. The writer side calls it: the background worker's step,
+        ``flush``, close. Returns how many facts were updated; raises StorageError."""
+        return self.facts.accesses.flush(self.db)
+
     def close(self) -> None:
-        if self.inbox is not None:
-            self.inbox.close()
-        self.db.close()
+        try:
+            if not self.db.closed:
+                self.flush_accesses()
+        finally:
+            if self.inbox is not None:
+                self.inbox.close()
+            self.db.close()

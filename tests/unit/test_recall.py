@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -104,14 +105,45 @@ def test_as_of_hides_what_was_not_yet_said(api: MemoryAPI) -> None:
     assert all("Yosemite" not in h["text"] for h in hits)
 
 
-def test_recall_reinforces_returned_facts(api: MemoryAPI) -> None:
+def test_recall_reinforces_returned_facts_when_the_writer_flushes(api: MemoryAPI) -> None:
     stored = api.fact_store("Maya prefers green tea over coffee", "preference")["data"]
     api.embed_pending()
     before = api.fact_get(stored["uuid"])["data"]["access_count"]
-    hits = api.recall("green tea", tiers=["tier2"])["data"]["hits"]
-    assert any(h["kind"] == "fact" for h in hits)
-    after = api.tier2.facts.get(stored["uuid"], touch=False).access_count
-    assert after == before + 1
+    for _ in range(2):
+        hits = api.recall("green tea", tiers=["tier2"])["data"]["hits"]
+        assert any(h["kind"] == "fact" for h in hits)
+    # Recall only records the use; the writer side (worker step, flush, close) writes both in one go.
+    assert api.tier2.facts.get(stored["uuid"], touch=False).access_count == before
+    assert api.flush(10)["success"]
+    fact = api.tier2.facts.get(stored["uuid"], touch=False)
+    assert fact.access_count == before + 2 and fact.last_accessed is not None
+
+
+def test_recall_performs_no_writes(api: MemoryAPI) -> None:
+    _fill(api)
+    api.fact_store("Caroline's puppy Biscuit is a beagle", "pet")
+    api.curated_add("Caroline likes long walks with Biscuit", "user")
+    assert api.flush(60)["data"]["drained"]
+    db = api.tier2.db
+    writes: list[tuple[int, str | None]] = []
+
+    def authorizer(action: int, table: str | None, *_: object) -> int:
+        if action in (sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE,
+                      sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT):  # fmt: skip
+            writes.append((action, table))
+        return sqlite3.SQLITE_OK
+
+    changes = db._conn.total_changes
+    db._conn.set_authorizer(authorizer)
+    try:
+        for query in ("What is the name of Caroline's puppy?", "beagle", "What did Melanie do in June 2023?"):
+            env = api.recall(query, limit=5)
+            assert env["success"] and env["data"]["hits"], env
+            assert any(h["kind"] == "fact" for h in api.recall("Biscuit beagle", limit=10)["data"]["hits"])
+    finally:
+        db._conn.set_authorizer(None)
+    assert writes == [] and db._conn.total_changes == changes
+    assert api.tier2.facts.accesses.pending > 0  # the uses are kept for the writer side
 
 
 def test_curated_entries_are_recalled(api: MemoryAPI) -> None:
