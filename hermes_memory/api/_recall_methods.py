@@ -70,12 +70,8 @@ class RecallMethods:
                         f"unknown tier(s) {', '.join(unknown)}; choose from {', '.join(TIERS)}"
                     )
                 chosen = [t for t in chosen if t in enabled]
-            if "tier3" in chosen and self._sem is not None:
-                reason = self._sem.busy_reason()
-                if reason is not None:  # another process holds the vectors: recall without them
-                    chosen.remove("tier3")
-                    degraded.append(reason)
-                    unavailable["tier3"] = busy_words(reason)
+            # Another process holding the vector engine is no reason to skip tier3: the exact index over
+            # the Tier 2 vectors answers in its place (``SemanticMemory.source_scores``).
             queried.extend(chosen)
             hits = (
                 self._recall_engine().recall(
