@@ -88,6 +88,7 @@ class OpsMethods:
                 self._snapshot = CuratedSnapshot.capture(self._curated_store)
             if self._sem is not None:
                 self._sem.drain()  # vector deletes are applied before we return
+                self._sem.prune_vectors()  # and no stored vector of a forgotten text stays
                 if self._sem.backend_name != "memory":
                     # Engines with a WAL and segment files (qdrant, chroma) keep deleted payloads on disk
                     # until a compaction we cannot force; rebuilding the collections from Tier 2 (which

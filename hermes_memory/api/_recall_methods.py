@@ -8,7 +8,6 @@ from typing import Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
-from hermes_memory.recall.availability import busy_words
 from hermes_memory.recall.engine import TIERS, RecallEngine
 from hermes_memory.recall.render import render
 from hermes_memory.records import Hit
@@ -73,14 +72,10 @@ class RecallMethods:
             # Another process holding the vector engine is no reason to skip tier3: the exact index over
             # the Tier 2 vectors answers in its place (``SemanticMemory.source_scores``).
             queried.extend(chosen)
-            hits = (
-                self._recall_engine().recall(
-                    text, limit=lim, tiers=chosen, as_of=when, session_id=sid, unavailable=unavailable
-                )
-                if chosen or not degraded  # the engine reads an empty list as "every tier"
-                else []
+            hits = self._recall_engine().recall(
+                text, limit=lim, tiers=chosen, as_of=when, session_id=sid, unavailable=unavailable
             )
-            degraded.extend(why for tier, why in unavailable.items() if tier != "tier3" or not degraded)
+            degraded.extend(unavailable.values())
             facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
             if facts:
                 self._tier2().facts.touch(facts)

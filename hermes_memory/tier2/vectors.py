@@ -93,7 +93,8 @@ class VectorStore:
         at = time.time()
         before = conn.total_changes
         conn.executemany(
-            "INSERT OR IGNORE INTO vectors(model_id, text_hash, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO vectors(model_id, text_hash, dim, vector, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
             [(model_id, h, int(v.shape[-1]), to_blob(v), at) for h, v in vectors.items()],
         )
         return conn.total_changes - before
@@ -105,15 +106,13 @@ class VectorStore:
     def prune(self, conn: sqlite3.Connection, keep: Collection[str]) -> int:
         """Delete vectors (of every model) whose text no chunk holds and that are not in ``keep`` (the
         entities' embed-text hashes), in the caller's transaction: forgotten text leaves no vector."""
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS _keep_hashes (h TEXT PRIMARY KEY)")
-        conn.execute("DELETE FROM _keep_hashes")
-        conn.executemany("INSERT OR IGNORE INTO _keep_hashes(h) VALUES (?)", [(h,) for h in keep])
-        cur = conn.execute(
-            "DELETE FROM vectors WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = vectors.text_hash)"
-            " AND text_hash NOT IN (SELECT h FROM _keep_hashes)"
-        )
-        conn.execute("DELETE FROM _keep_hashes")
-        return int(cur.rowcount)
+        found = conn.execute(
+            "SELECT v.id, v.text_hash FROM vectors v "
+            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.content_hash = v.text_hash)"
+        ).fetchall()
+        gone = [(row[0],) for row in found if row[1] not in keep]
+        conn.executemany("DELETE FROM vectors WHERE id = ?", gone)
+        return len(gone)
 
     # -- the change feed --------------------------------------------------------------------------
     def heads(self) -> Marks:
@@ -154,7 +153,8 @@ class VectorStore:
             full = len(ids) == page
             upto = int(ids[-1]["id"]) if full else head.vector
             rows = self._db.query(
-                "SELECT c.*, v.vector AS _vector FROM vectors v JOIN chunks c ON c.content_hash = v.text_hash "
+                "SELECT c.*, v.vector AS _vector FROM vectors v "
+                "JOIN chunks c ON c.content_hash = v.text_hash "
                 "WHERE v.model_id = ? AND v.id > ? AND v.id <= ? AND c.id <= ? ORDER BY c.id",
                 (model_id, since.vector, upto, since.chunk),
             )
@@ -194,7 +194,8 @@ class VectorStore:
         once its writes are durable)."""
         with self._db.atomic() as conn:
             conn.execute(
-                "INSERT INTO vector_sync(engine, collection, model_id, chunk_mark, vector_mark, tombstone_mark) "
+                "INSERT INTO vector_sync(engine, collection, model_id, chunk_mark, vector_mark, "
+                "tombstone_mark) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(engine, collection) DO UPDATE SET "
                 "model_id = excluded.model_id, chunk_mark = excluded.chunk_mark, "
                 "vector_mark = excluded.vector_mark, tombstone_mark = excluded.tombstone_mark",

@@ -41,9 +41,7 @@ _STRINGS = ("chunk_id", "source_uuid")
 _NUMBERS = ("timestamp", "message_id")
 # Every key of a chunk's payload (``_indexer.vector_payload``); the ones not held above are checked on
 # the loaded chunk rows of candidate hits only.
-_PAYLOAD_KEYS = frozenset(
-    (*_CODED, *_STRINGS, *_NUMBERS, "content_hash", "text_preview")
-)
+_PAYLOAD_KEYS = frozenset((*_CODED, *_STRINGS, *_NUMBERS, "content_hash", "text_preview"))
 _HELD = frozenset((*_CODED, *_STRINGS, *_NUMBERS))
 
 PayloadOf = Callable[[ChunkRow], Mapping[str, Any]]
@@ -232,7 +230,7 @@ class ExactIndex:
         if self._last is not None and self._last[0] == key:
             return self._last[1]
         cos = self._mat[: self._n] @ query
-        scores = np.clip((1.0 + cos) / 2.0, 0.0, 1.0).astype(np.float32)
+        scores: npt.NDArray[np.float32] = np.clip((1.0 + cos) / 2.0, 0.0, 1.0).astype(np.float32)
         self._last = (key, scores)  # recall searches one query vector once per chunk kind
         return scores
 
@@ -245,7 +243,10 @@ class ExactIndex:
     ) -> list[VectorHit]:
         held = wanted is not None and set(wanted) <= _HELD
         if not rest and held:
-            return [VectorHit(f"chunk:{u}", s, self._held_payload(at, wanted or ())) for u, s, at in picked[:limit]]
+            return [
+                VectorHit(f"chunk:{u}", s, self._held_payload(at, wanted or ()))
+                for u, s, at in picked[:limit]
+            ]
         out: list[VectorHit] = []
         step = max(limit, 64)
         for start in range(0, len(picked), step):
@@ -303,7 +304,9 @@ class ExactIndex:
         return mask, tuple(rest)
 
     @staticmethod
-    def _coded(cond: Condition, codes: npt.NDArray[np.int32], vocab: Mapping[str, int]) -> npt.NDArray[np.bool_]:
+    def _coded(
+        cond: Condition, codes: npt.NDArray[np.int32], vocab: Mapping[str, int]
+    ) -> npt.NDArray[np.bool_]:
         if cond.op == "range":
             return np.zeros(len(codes), dtype=bool)  # text is never in a numeric range
         values = [cond.value] if cond.op == "eq" else list(cond.values)
@@ -350,7 +353,9 @@ def _string_match(cond: Condition, values: npt.NDArray[Any]) -> npt.NDArray[np.b
     return np.fromiter((v in wanted for v in values), dtype=bool, count=len(values))
 
 
-def _number_match(cond: Condition, values: npt.NDArray[np.float64], *, integer: bool) -> npt.NDArray[np.bool_]:
+def _number_match(
+    cond: Condition, values: npt.NDArray[np.float64], *, integer: bool
+) -> npt.NDArray[np.bool_]:
     if cond.op == "range":
         mask = ~np.isnan(values)
         for op, bound in cond.bounds:

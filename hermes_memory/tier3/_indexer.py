@@ -131,8 +131,9 @@ def drain(
             if progress is not None:
                 progress(min(done + start + len(part), total), total)
         done += len(items)
-    if not deferred and (done or _chunks_open(vectors)):
-        sync_chunks(vectors, store)
+        sync_chunks(vectors, store)  # the engine follows group by group, not only at the end
+    if not deferred and not done and _chunks_open(vectors):
+        sync_chunks(vectors, store)  # nothing queued here; other processes may have written or deleted
     return DrainReport(upserted, deleted, 0, tier2.embed_queue.count(), deferred, embedded)
 
 
@@ -171,9 +172,9 @@ def sync_chunks(vectors: Vectors, store: Tier2, *, verify: bool = False) -> int:
 
 
 def requeue_all(vectors: Vectors, store: Tier2) -> None:
-    """Empty every collection and rebuild it from Tier 2: chunks and entities without a stored vector
-    of the current model are queued to be embedded, everything else is reused (``drain`` then syncs
-    the chunk collection from the stored vectors and re-writes the entities).
+    """Empty every collection and queue every chunk and entity again: ``drain`` then embeds only the
+    texts without a stored vector of the current model and fills the collections from Tier 2 (the
+    queue rows drive its progress and report; the stored vectors make them cheap).
 
     Raises what opening the collections raised (VectorStoreBusyError, StorageError, BackendError,
     ConfigError).
@@ -184,17 +185,12 @@ def requeue_all(vectors: Vectors, store: Tier2) -> None:
     with store.db.atomic() as conn:
         vectors.vector_store.reset_sync(conn, vectors.engine_key)
         store.embed_queue.clear(conn)
-        conn.execute(
-            "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
-            "SELECT ?, c.uuid, 'upsert', ? FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v "
-            "WHERE v.model_id = ? AND v.text_hash = c.content_hash) ORDER BY c.id",
-            (CHUNKS_COLLECTION, at, vectors.model_id),
-        )
-        conn.execute(
-            "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
-            "SELECT ?, uuid, 'upsert', ? FROM entities ORDER BY id",
-            (ENTITIES_COLLECTION, at),
-        )
+        for collection, table in ((CHUNKS_COLLECTION, "chunks"), (ENTITIES_COLLECTION, "entities")):
+            conn.execute(
+                "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
+                f"SELECT ?, uuid, 'upsert', ? FROM {table} ORDER BY id",
+                (collection, at),
+            )
 
 
 def vector_payload(chunk: ChunkRow) -> dict[str, Any]:
