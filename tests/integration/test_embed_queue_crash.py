@@ -130,7 +130,9 @@ def test_killed_drains_lose_nothing_and_duplicate_nothing(tmp_path: Path, backen
     home = tmp_path / "home"
     rng = random.Random(f"embed-queue-crash-{backend}")
     kinds = ["committed", "written", "progress"]  # each kill point once, the crash window first
-    kills = [_run_and_kill(script, home, backend, FACTS if i == 0 else 0, rng, kinds[i]) for i in range(KILLS)]
+    kills = [
+        _run_and_kill(script, home, backend, FACTS if i == 0 else 0, rng, kinds[i]) for i in range(KILLS)
+    ]
 
     settings: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": backend}
     with MemoryAPI(hermes_home=home, **settings) as api:

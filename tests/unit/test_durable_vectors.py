@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.records import Hit
 from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.schema import MIGRATIONS, migrate
@@ -59,7 +60,8 @@ def _fill(api: MemoryAPI) -> None:
     for fact in FACTS:
         _ok(api.fact_store(fact))
     _ok(api.semantic_index("Book the train to Hamburg", session_id="s1", wait=False))
-    _ok(api.semantic_index("book the train to  Hamburg", session_id="s2", wait=False))  # same text, normalised
+    # the same text once normalised: one vector
+    _ok(api.semantic_index("book the train to  Hamburg", session_id="s2", wait=False))
 
 
 def _fact(api: MemoryAPI, text: str) -> str:
@@ -158,11 +160,15 @@ def _second(api: MemoryAPI) -> SemanticMemory:
     return SemanticMemory(api.config.tier3, api.config.tier3_path, api.tier2, backend=backend)
 
 
+def _rank(hit: Hit) -> tuple[float, str]:
+    return (-round(hit.score, 5), hit.id)
+
+
 def _same_hits(owner: SemanticMemory, other: SemanticMemory, filters: dict[str, Any] | None = None) -> None:
     for query in [*QUERIES, "train Hamburg", "nothing alike at all"]:
         # every matching chunk (no cut among equal scores); ties in id order
-        want = sorted(owner.search(query, limit=20, filters=filters).hits, key=lambda h: (-round(h.score, 5), h.id))
-        got = sorted(other.search(query, limit=20, filters=filters).hits, key=lambda h: (-round(h.score, 5), h.id))
+        want = sorted(owner.search(query, limit=20, filters=filters).hits, key=_rank)
+        got = sorted(other.search(query, limit=20, filters=filters).hits, key=_rank)
         assert [h.id for h in got] == [h.id for h in want], query
         assert np.allclose([h.score for h in got], [h.score for h in want], atol=1e-5), query
         assert [h.text for h in got] == [h.text for h in want]
@@ -233,8 +239,8 @@ def test_migration_7_queues_existing_chunks_and_keeps_pending_deletes(tmp_path: 
         migrate(db, MIGRATIONS[:6])
         with db.atomic() as conn:
             conn.execute(
-                "INSERT INTO chunks(uuid, source_kind, text, content_hash, source_type, timestamp, created_at)"
-                " VALUES ('c1', 'episode', 'hello', 'h', 'session', 1, 1)"
+                "INSERT INTO chunks(uuid, source_kind, text, content_hash, source_type, timestamp,"
+                " created_at) VALUES ('c1', 'episode', 'hello', 'h', 'session', 1, 1)"
             )
             conn.execute(
                 "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
