@@ -145,25 +145,30 @@ class VectorStore:
             )
             removed = [r["chunk_uuid"] for r in found]
             tomb = head.tombstone
+        if head.vector > since.vector and since.chunk == 0:
+            since = Marks(0, head.vector, since.tombstone)  # no old chunk to join: (a) finds them all
         if head.vector > since.vector:
             ids = self._db.query(
-                "SELECT id FROM vectors WHERE model_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?",
+                # ``+model_id``: walk the id range (the model index would visit every vector of the model)
+                "SELECT id FROM vectors WHERE +model_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?",
                 (model_id, since.vector, head.vector, page),
             )
             full = len(ids) == page
             upto = int(ids[-1]["id"]) if full else head.vector
             rows = self._db.query(
+                # CROSS JOIN keeps this loop order: new vectors by id range, their chunks by hash
                 "SELECT c.*, v.vector AS _vector FROM vectors v "
-                "JOIN chunks c ON c.content_hash = v.text_hash "
-                "WHERE v.model_id = ? AND v.id > ? AND v.id <= ? AND c.id <= ? ORDER BY c.id",
+                "CROSS JOIN chunks c ON c.content_hash = v.text_hash "
+                "WHERE +v.model_id = ? AND v.id > ? AND v.id <= ? AND c.id <= ? ORDER BY c.id",
                 (model_id, since.vector, upto, since.chunk),
             )
             marks = Marks(since.chunk, upto, tomb)
             return Changes(self._rows(rows, dim), removed, marks, full or head.chunk > since.chunk)
         if head.chunk > since.chunk:
             rows = self._db.query(
+                # new chunks by id range, each one's vector by (model, hash)
                 "SELECT c.*, v.vector AS _vector FROM chunks c "
-                "JOIN vectors v ON v.model_id = ? AND v.text_hash = c.content_hash "
+                "CROSS JOIN vectors v ON v.model_id = ? AND v.text_hash = c.content_hash "
                 "WHERE c.id > ? AND c.id <= ? ORDER BY c.id LIMIT ?",
                 (model_id, since.chunk, head.chunk, page),
             )

@@ -7,8 +7,9 @@ deletions from the tombstones), so a refresh costs three index seeks when nothin
 the backends' filter language evaluated on column arrays, so a hit set equals the engine's (which is
 exact too below its indexing threshold, and within HNSW's recall above it).
 
-Memory: 4 bytes per dimension per chunk (384-d: 1.5 KB, 150 MB at 100k chunks) plus a few small
-column arrays.
+Memory: 4 bytes per dimension per chunk (384-d: 1.5 KB, 150 MB at 100k chunks) in blocks of ``BLOCK``
+rows (growing never copies the matrix; deleted rows are compacted in place), plus a few small column
+arrays. float32 because float16 has no BLAS path in numpy (8x slower here) and reorders near ties.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy.typing as npt
 
 from hermes_memory.tier2.chunks import ChunkRow
 from hermes_memory.tier2.vectors import FloatArray, Marks, VectorStore
+from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3.backend import (
     Condition,
     Payload,
@@ -43,6 +45,8 @@ _NUMBERS = ("timestamp", "message_id")
 # the loaded chunk rows of candidate hits only.
 _PAYLOAD_KEYS = frozenset((*_CODED, *_STRINGS, *_NUMBERS, "content_hash", "text_preview"))
 _HELD = frozenset((*_CODED, *_STRINGS, *_NUMBERS))
+# Rows per matrix block (12 MB at 384-d).
+BLOCK = 8192
 
 PayloadOf = Callable[[ChunkRow], Mapping[str, Any]]
 Loader = Callable[[Sequence[str]], Mapping[str, ChunkRow]]
@@ -69,7 +73,8 @@ class ExactIndex:
         self._marks = Marks()
         self._n = 0
         self._dead = 0
-        self._mat: FloatArray = np.zeros((0, dim), dtype=np.float32)
+        # Row r lives in block r // BLOCK: growing adds a block and never copies the matrix.
+        self._blocks: list[FloatArray] = []
         self._alive = np.zeros(0, dtype=bool)
         self._codes = {f: np.zeros(0, dtype=np.int32) for f in _CODED}
         self._vocab: dict[str, dict[str, int]] = {f: {} for f in _CODED}
@@ -98,8 +103,11 @@ class ExactIndex:
         Raises StorageError when Tier 2 cannot be read.
         """
         with self._lock:
-            if self._store.heads() == self._marks:
+            head = self._store.heads()
+            if head == self._marks:
                 return 0
+            if self._n == 0:
+                self._grow(head.chunk)  # a first load: room for every chunk id at once, no regrowth
             touched = 0
             while True:
                 page = self._store.changes(self._model_id, self._dim, self._marks)
@@ -113,8 +121,8 @@ class ExactIndex:
                     break
             if touched:
                 self._last = None
-            if self._dead > max(1024, self._n // 4):
-                self._compact()
+            if self._dead > max(BLOCK, self._n // 4) or len(self._alive) > 2 * self._n + BLOCK:
+                self._compact()  # deleted rows, or room for chunk ids that had no vector
             return touched
 
     def _remove(self, uuid: str) -> int:
@@ -126,13 +134,11 @@ class ExactIndex:
         return 1
 
     def _grow(self, need: int) -> None:
-        cap = self._mat.shape[0]
-        if need <= cap:
+        while len(self._blocks) * BLOCK < need:
+            self._blocks.append(np.zeros((BLOCK, self._dim), dtype=np.float32))
+        if need <= len(self._alive):
             return
-        new = max(need, cap * 2, 1024)
-        mat = np.zeros((new, self._dim), dtype=np.float32)
-        mat[: self._n] = self._mat[: self._n]
-        self._mat = mat
+        new = max(need, len(self._alive) + len(self._alive) // 2, BLOCK)  # the small per-row columns
         self._alive = _resized(self._alive, new, False)
         self._codes = {f: _resized(a, new, -1) for f, a in self._codes.items()}
         self._strings = {f: _resized(a, new, None) for f, a in self._strings.items()}
@@ -149,7 +155,7 @@ class ExactIndex:
         start = self._n
         self._grow(start + len(fresh))
         unit = check_vectors(np.stack([v for _, v in fresh.values()]), self._dim)
-        self._mat[start : start + len(fresh)] = unit
+        self._put_rows(start, unit)
         for offset, (chunk, _) in enumerate(fresh.values()):
             at = start + offset
             self._pos[chunk.uuid] = at
@@ -175,9 +181,29 @@ class ExactIndex:
             self._names[field].append(value)
         return code
 
+    def _put_rows(self, start: int, rows: FloatArray) -> None:
+        done = 0
+        while done < len(rows):
+            block, offset = divmod(start + done, BLOCK)
+            take = min(BLOCK - offset, len(rows) - done)
+            self._blocks[block][offset : offset + take] = rows[done : done + take]
+            done += take
+
+    def _get_rows(self, at: npt.NDArray[np.intp]) -> FloatArray:
+        out = np.empty((len(at), self._dim), dtype=np.float32)
+        blocks = at // BLOCK
+        for block in np.unique(blocks):
+            mine = blocks == block
+            out[mine] = self._blocks[int(block)][at[mine] % BLOCK]
+        return out
+
     def _compact(self) -> None:
+        """Drop deleted rows in place, block by block (a row only moves down, so its source is read
+        before anything overwrites it): no second matrix is ever held."""
         keep = np.flatnonzero(self._alive[: self._n])
-        self._mat = np.ascontiguousarray(self._mat[keep])
+        for start in range(0, len(keep), BLOCK):
+            self._put_rows(start, self._get_rows(keep[start : start + BLOCK]))
+        del self._blocks[-(-len(keep) // BLOCK) :]
         self._alive = np.ones(len(keep), dtype=bool)
         self._codes = {f: a[keep] for f, a in self._codes.items()}
         self._strings = {f: a[keep] for f, a in self._strings.items()}
@@ -229,7 +255,11 @@ class ExactIndex:
         key = query.tobytes()
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        cos = self._mat[: self._n] @ query
+        cos = np.empty(self._n, dtype=np.float32)
+        with blas_thread_cap().limit(1):  # memory-bound: a second thread gains little, the agent needs it
+            for start in range(0, self._n, BLOCK):
+                rows = min(BLOCK, self._n - start)
+                np.matmul(self._blocks[start // BLOCK][:rows], query, out=cos[start : start + rows])
         scores: npt.NDArray[np.float32] = np.clip((1.0 + cos) / 2.0, 0.0, 1.0).astype(np.float32)
         self._last = (key, scores)  # recall searches one query vector once per chunk kind
         return scores
@@ -313,6 +343,9 @@ class ExactIndex:
         wanted = [vocab[v] for v in values if isinstance(v, str) and v in vocab]
         if not wanted:
             return np.zeros(len(codes), dtype=bool)
+        if len(wanted) == 1:
+            same: npt.NDArray[np.bool_] = codes == wanted[0]
+            return same
         return np.isin(codes, np.asarray(wanted, dtype=np.int32))
 
     def count(self, filters: Mapping[str, Any] | None = None) -> int:
@@ -328,12 +361,12 @@ class ExactIndex:
             return {
                 "backend": self.name, "collection": self.collection, "dim": self._dim,
                 "count": int(self._alive[: self._n].sum()), "ok": True,
-                "matrix_bytes": int(self._mat.nbytes),
+                "matrix_bytes": sum(int(b.nbytes) for b in self._blocks),
             }  # fmt: skip
 
     def close(self) -> None:
         with self._lock:
-            self._mat = np.zeros((0, self._dim), dtype=np.float32)
+            self._blocks = []
             self._n = 0
             self._pos.clear()
             self._marks = Marks()

@@ -20,7 +20,7 @@ from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.schema import MIGRATIONS, migrate
 from hermes_memory.tier2.vectors import Marks, VectorStore
-from hermes_memory.tier3 import _indexer
+from hermes_memory.tier3 import _exact, _indexer
 from hermes_memory.tier3.embedder import Kind
 from hermes_memory.tier3.hashing_embedder import HashingEmbedder
 from hermes_memory.tier3.semantic import SemanticMemory
@@ -253,3 +253,30 @@ def test_migration_7_queues_existing_chunks_and_keeps_pending_deletes(tmp_path: 
     finally:
         db.close()
 
+
+
+def test_the_exact_index_compacts_deleted_rows_across_blocks(
+    open_api: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_exact, "BLOCK", 4)  # many blocks from a few rows
+    api = open_api(backend="qdrant")
+    texts = [f"note {i}: {word} and more {word}" for i, word in enumerate(
+        ["apple", "boat", "cello", "dune", "eagle", "fjord", "grape", "harbour", "igloo", "jungle", "kiwi"]
+    )]  # fmt: skip
+    for i, text in enumerate(texts):
+        _ok(api.semantic_index(text, session_id=f"s{i}", wait=False))
+    _ok(api.embed_pending())
+    owner = api._semantic()
+    other = _second(api)
+    try:
+        assert other.busy_reason() is not None
+        _same_hits(owner, other)
+        for i in range(0, len(texts), 2):  # delete every other note: more than a quarter of the rows
+            with api.tier2.db.atomic() as conn:
+                conn.execute("DELETE FROM chunks WHERE session_id = ?", (f"s{i}",))
+        _ok(api.embed_pending())
+        _same_hits(owner, other)
+        kept = [h.text for h in other.search("cello boat harbour", limit=20).hits]
+        assert sorted(kept) == sorted(texts[1::2])
+    finally:
+        other.close()
