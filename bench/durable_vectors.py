@@ -44,7 +44,8 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _ms(values: list[float]) -> str:
-    return f"p50 {statistics.median(values) * 1000:.2f} ms, p95 {_pct(values, 0.95) * 1000:.2f} ms (n={len(values)})"
+    p50, p95 = statistics.median(values) * 1000, _pct(values, 0.95) * 1000
+    return f"p50 {p50:.2f} ms, p95 {p95:.2f} ms (n={len(values)})"
 
 
 def _rss_mb() -> float:
@@ -77,7 +78,9 @@ def fill_synthetic(db_path: Path, n: int, dim: int, model_id: str) -> None:
                     rows,
                 )
                 conn.executemany(
-                    "INSERT INTO vectors(model_id, text_hash, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)", vecs
+                    "INSERT INTO vectors(model_id, text_hash, dim, vector, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    vecs,
                 )
             conn.execute("DELETE FROM embed_queue")
     finally:
@@ -117,8 +120,8 @@ def measure_synthetic(db_path: Path, dim: int, model_id: str, queries: int) -> d
         for i in range(100):
             digest = hashlib.sha256(f"new {i}".encode()).hexdigest()
             conn.execute(
-                "INSERT INTO chunks(uuid, source_kind, text, content_hash, source_type, timestamp, created_at)"
-                " VALUES (?, 'episode', ?, ?, 'session', 0, 0)",
+                "INSERT INTO chunks(uuid, source_kind, text, content_hash, source_type, timestamp,"
+                " created_at) VALUES (?, 'episode', ?, ?, 'session', 0, 0)",
                 (f"n{i}", f"new {i}", digest),
             )
             v = rng.standard_normal(dim).astype(np.float32)
@@ -202,8 +205,9 @@ def run_locomo(conversations: int, home: Path) -> dict[str, Any]:
                              sem._recallable_sources, fields=("source_kind", "source_uuid"))  # fmt: skip
             lat.append(time.perf_counter() - t1)
         out["owner_engine_source_scores"] = _ms(lat)
+        root = str(Path(__file__).resolve().parents[1])
         proc = subprocess.run(
-            [sys.executable, "-c", SECOND, str(home), json.dumps(questions), str(Path(__file__).resolve().parents[1])],
+            [sys.executable, "-c", SECOND, str(home), json.dumps(questions), root],
             capture_output=True, text=True, check=True,
         )  # fmt: skip
         second = json.loads(proc.stdout)
@@ -224,7 +228,9 @@ def run_locomo(conversations: int, home: Path) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--synthetic", type=int, default=0, help="chunks of random vectors (e.g. 100000)")
     parser.add_argument("--locomo", type=int, default=0, help="LoCoMo dev conversations with the real model")
     parser.add_argument("--queries", type=int, default=200)

@@ -280,3 +280,26 @@ def test_the_exact_index_compacts_deleted_rows_across_blocks(
         assert sorted(kept) == sorted(texts[1::2])
     finally:
         other.close()
+
+
+def test_an_import_brings_the_stored_vectors_along(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedded: list[str]
+) -> None:
+    settings = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    with MemoryAPI(hermes_home=tmp_path / "a", **settings) as source:
+        _fill(source)
+        _ok(source.embed_pending())
+        document = _ok(source.export_json())
+        before = _top(source)
+    assert len(document["vectors"]) == len(FACTS) + 1
+    count = len(embedded)
+    with MemoryAPI(hermes_home=tmp_path / "b", **settings) as target:
+        _ok(target.import_json(document, merge=False))
+        assert _ok(target.embed_pending())["embedded"] == 0
+        assert len(embedded) == count
+        assert _top(target) == before
+
+    broken = {**document, "vectors": [{**document["vectors"][0], "vector": "AAAA"}]}
+    with MemoryAPI(hermes_home=tmp_path / "c", **settings) as other:
+        failed = other.import_json(broken)
+        assert not failed["success"] and "finite float32" in failed["error"]
