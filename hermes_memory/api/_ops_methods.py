@@ -124,7 +124,8 @@ class OpsMethods:
     def import_json(self, data: Any, merge: bool = True) -> Envelope:
         """Import an export (a dict, or a path to a file). ``merge`` skips duplicates (same uuid or
         content hash); without it the home must be empty. Texts without a stored vector (the export's
-        or this home's) are queued for embedding and the graph is rebuilt. Raises ValidationError (malformed), ConflictError (not empty, no merge)."""
+        or this home's) are queued for embedding and the graph is rebuilt. Raises ValidationError
+        (malformed), ConflictError (not empty, no merge)."""
 
         def call() -> dict[str, Any]:
             if not isinstance(merge, bool):
