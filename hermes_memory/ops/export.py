@@ -307,7 +307,7 @@ def import_data(
             "VALUES (?, ?, ?, ?, strftime('%s', 'now'))",
             vectors,
         )
-        imported["vectors"] = conn.total_changes - before
+        vectors_added = conn.total_changes - before
     curated_added = 0
     if curated is not None:
         for store, entries in tier1.items():
@@ -318,7 +318,7 @@ def import_data(
         "imported": imported,
         "skipped": skipped,
         "tier1_added": curated_added,
-        "vectors": "stored vectors came along; only texts without one are embedded",
+        "vectors": f"{vectors_added} stored vectors imported; only texts without one are embedded",
     }
 
 
