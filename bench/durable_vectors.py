@@ -170,10 +170,16 @@ api.close()
 """
 
 
-def _turn_texts(conversation: dict[str, Any]) -> list[tuple[str, str, float]]:
+def _turns(sample: dict[str, Any]) -> list[tuple[str, str, str, Any]]:
+    """(text, session, speaker, time) of every turn, as the LoCoMo harness ingests them."""
     from hermes_memory.bench.locomo import turn_text, turns_of
 
-    return [(turn["speaker"], turn_text(turn), when.timestamp()) for when, _, turn in turns_of(conversation)]
+    out = []
+    for when, session, turn in turns_of(sample["conversation"]):
+        text = turn_text(turn)
+        if text:
+            out.append((text, session, str(turn.get("speaker")), when))
+    return out
 
 
 def run_locomo(conversations: int, home: Path) -> dict[str, Any]:
@@ -185,9 +191,10 @@ def run_locomo(conversations: int, home: Path) -> dict[str, Any]:
     with MemoryAPI(hermes_home=home) as api:
         t0 = time.perf_counter()
         turns = 0
-        for conv in data:
-            for speaker, text, at in _turn_texts(conv):
-                api.remember_turn(text, "", conv["sample_id"], at, user_name=speaker)
+        for sample in data:
+            for text, session, speaker, when in _turns(sample):
+                env = api.remember_message(text, session, when, speaker=speaker)
+                assert env["success"], env
                 turns += 1
         assert api.flush(3600)["data"]["drained"]
         out["turns"] = turns

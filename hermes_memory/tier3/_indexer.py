@@ -36,7 +36,8 @@ class DrainReport:
     deleted: int
     failed: int
     remaining: int
-    # True when another process holds the vector store: the rows stay queued for it.
+    # True when another process holds the vector store: its entity rows stay queued for it (chunk
+    # vectors go to Tier 2 from any process).
     deferred: bool = False
     # Texts embedded (the rest reused a stored vector of the same model and text).
     embedded: int = 0
@@ -88,7 +89,8 @@ def drain(
     max_attempts: int = 5,
 ) -> DrainReport:
     """Embed pending queue rows in batches until the queue is empty (or ``max_items``), then bring the
-    engine up to date from Tier 2.
+    engine up to date from Tier 2. A process without the engine embeds the chunk rows into Tier 2 and
+    leaves the entity rows to the engine's holder (``deferred``).
 
     ``tier2`` is the caller's view, ``store`` its store-wide (admin) view. Only texts without a stored
     vector of the embedder's ``model_id`` are embedded; the new vectors are written in the transaction
@@ -111,9 +113,15 @@ def drain(
         items = queue.pending(size, max_attempts=max_attempts)
         if not items:
             break
-        if vectors.busy_reason() is not None:
-            deferred = True  # the process holding the store drains these rows
-            break
+        owner = vectors.busy_reason() is None
+        if not owner:
+            # Another process holds the engine: embed the chunks into Tier 2 anyway (every process
+            # searches them, and the holder's engine catches up from the feed); entity vectors are
+            # written to their collection directly, so their rows stay queued for the holder.
+            items = _pending_chunks(store, size, max_attempts)
+            if not items:
+                deferred = True
+                break
         for start in range(0, len(items), batch):
             part = items[start : start + batch]
             try:
@@ -121,7 +129,8 @@ def drain(
             except (EmbeddingError, ValidationError) as exc:
                 queue.fail(part, str(exc))
                 raise
-            _write_entities(vectors, work)
+            if owner:
+                _write_entities(vectors, work)
             with store.db.atomic() as conn:
                 vectors.vector_store.put(conn, vectors.model_id, work.new)
                 queue.complete(part)
@@ -131,27 +140,32 @@ def drain(
             if progress is not None:
                 progress(min(done + start + len(part), total), total)
         done += len(items)
-        sync_chunks(vectors, store)  # the engine follows group by group, not only at the end
+        if owner:
+            sync_chunks(vectors, store)  # the engine follows group by group, not only at the end
     if not deferred and not done and _chunks_open(vectors):
         sync_chunks(vectors, store)  # nothing queued here; other processes may have written or deleted
     return DrainReport(upserted, deleted, 0, tier2.embed_queue.count(), deferred, embedded)
 
 
-def sync_chunks(vectors: Vectors, store: Tier2, *, verify: bool = False) -> int:
+def sync_chunks(
+    vectors: Vectors, store: Tier2, *, verify: bool = False, persist: bool = True, since: Marks | None = None
+) -> Marks:
     """Bring the chunk collection up to date with the Tier 2 vectors from its sync marks (a crash after
     a Tier 2 commit and before the engine write, a backend switch, a restore: all are this catch-up).
 
     Upserts are by id and deletes idempotent, so re-applying a page is harmless; the marks move only
     after the page is durable in the engine. ``verify`` (on opening the engine) rebuilds an engine that
-    is empty while its marks say otherwise. Returns the chunks written. Raises what the backend raised.
+    is empty while its marks say otherwise. Without ``persist`` (the search path, which writes nothing
+    to Tier 2) the marks are not stored: a later sync repeats the pages, harmlessly; ``since`` starts
+    from marks this process reached before instead of the stored ones. Returns the marks reached.
+    Raises what the backend raised.
     """
     backend = vectors.backend(CHUNKS_COLLECTION)
     feed = vectors.vector_store
     model, key, dim = vectors.model_id, vectors.engine_key, backend.dim
-    marks = feed.sync_marks(key, CHUNKS_COLLECTION, model)
+    marks = since if since is not None else feed.sync_marks(key, CHUNKS_COLLECTION, model)
     if verify and marks != Marks() and backend.count() == 0:
         marks = Marks()  # the engine's files were removed behind our back: rebuild it
-    written = 0
     while True:
         page = feed.changes(model, dim, marks)
         if page.removed:
@@ -162,13 +176,12 @@ def sync_chunks(vectors: Vectors, store: Tier2, *, verify: bool = False) -> int:
                 np.stack([v for _, v in page.rows]),
                 [vector_payload(c) for c, _ in page.rows],
             )
-            written += len(page.rows)
-        if page.marks != marks:
+        if page.marks != marks and persist:
             _flush([backend])
             feed.set_sync_marks(key, CHUNKS_COLLECTION, model, page.marks)
-            marks = page.marks
+        marks = page.marks
         if not page.more:
-            return written
+            return marks
 
 
 def requeue_all(vectors: Vectors, store: Tier2) -> None:
@@ -218,6 +231,18 @@ def _group_size(opened: Sequence[VectorBackend], batch: int) -> int:
     """
     buffering = any(callable(getattr(b, "flush", None)) for b in opened)
     return max(batch, FLUSH_EVERY) if buffering else batch
+
+
+def _pending_chunks(store: Tier2, limit: int, max_attempts: int) -> list[QueueItem]:
+    """Pending chunk rows only (what a process without the engine can complete), oldest first."""
+    rows = store.db.query(
+        "SELECT * FROM embed_queue WHERE collection = ? AND attempts < ? ORDER BY id LIMIT ?",
+        (CHUNKS_COLLECTION, max_attempts, limit),
+    )
+    return [
+        QueueItem(r["id"], r["collection"], r["item_uuid"], r["op"], r["attempts"], r["enqueued_at"])
+        for r in rows
+    ]
 
 
 def _chunks_open(vectors: Vectors) -> bool:

@@ -19,7 +19,7 @@ from hermes_memory.records import Entity, Fact, Hit
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow
-from hermes_memory.tier2.vectors import VectorStore
+from hermes_memory.tier2.vectors import Marks, VectorStore
 from hermes_memory.tier3 import _indexer
 from hermes_memory.tier3._exact import ExactIndex
 
@@ -128,6 +128,8 @@ class SemanticMemory:
         # While another process owns the engine, searches run exactly over the Tier 2 vectors; the
         # index lives here (shared by views, like the backends) until this process takes the engine.
         self._exact: dict[str, ExactIndex] = {}
+        # How far the engine has caught up with the Tier 2 vectors, as this process last saw it.
+        self._synced: dict[str, Marks] = {}
 
     # -- lazily opened parts --------------------------------------------------------------------
     @property
@@ -176,30 +178,42 @@ class SemanticMemory:
             if collection not in self._backends:
                 if recreate:
                     self._backends[collection] = self._open(collection, recreate=True)
+                    self._synced.clear()
                 else:
                     self._take_store(collection)
                     self._exact.clear()  # this process owns the engine now
-                    _indexer.sync_chunks(self, self._store, verify=True)
+                    self._synced[CHUNKS_COLLECTION] = _indexer.sync_chunks(self, self._store, verify=True)
             return self._backends[collection]
 
     def _searchable(self) -> _Searchable:
-        """The chunk collection to search: the engine when this process can hold it, else the exact
-        index over the Tier 2 vectors (the same hits, read by any number of processes).
+        """The chunk collection to search: the engine when this process can hold it (caught up with the
+        Tier 2 vectors first: other processes embed too), else the exact index over the Tier 2 vectors
+        (the same hits, read by any number of processes).
 
         Raises StorageError, BackendError or ConfigError when the engine cannot be opened.
         """
         try:
-            return self.backend(CHUNKS_COLLECTION)
+            engine = self.backend(CHUNKS_COLLECTION)
         except VectorStoreBusyError:
-            with self._lock:
-                index = self._exact.get(CHUNKS_COLLECTION)
-                if index is None:
-                    index = ExactIndex(
-                        self.vector_store, self.model_id, self.cfg.embedding_dim,
-                        loader=self._store.chunks.get_many, payload_of=_indexer.vector_payload,
-                    )  # fmt: skip
-                    self._exact[CHUNKS_COLLECTION] = index
-                return index
+            return self._exact_index()
+        with self._lock:
+            # One index seek when nothing is new; no Tier 2 write here (the drains record the marks).
+            seen = self._synced.get(CHUNKS_COLLECTION)
+            if self.vector_store.heads() != seen:
+                reached = _indexer.sync_chunks(self, self._store, since=seen, persist=False)
+                self._synced[CHUNKS_COLLECTION] = reached
+        return engine
+
+    def _exact_index(self) -> ExactIndex:
+        with self._lock:
+            index = self._exact.get(CHUNKS_COLLECTION)
+            if index is None:
+                index = ExactIndex(
+                    self.vector_store, self.model_id, self.cfg.embedding_dim,
+                    loader=self._store.chunks.get_many, payload_of=_indexer.vector_payload,
+                )  # fmt: skip
+                self._exact[CHUNKS_COLLECTION] = index
+            return index
 
     def prune_vectors(self) -> int:
         """Delete stored vectors no chunk or entity holds any more (after a forget: no vector of a
