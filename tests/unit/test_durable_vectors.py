@@ -303,3 +303,28 @@ def test_an_import_brings_the_stored_vectors_along(
     with MemoryAPI(hermes_home=tmp_path / "c", **settings) as other:
         failed = other.import_json(broken)
         assert not failed["success"] and "finite float32" in failed["error"]
+
+
+def test_a_process_without_the_engine_embeds_its_chunks_and_the_owner_catches_up(
+    open_api: Opener, embedded: list[str]
+) -> None:
+    api = open_api(backend="qdrant")
+    _fill(api)
+    _ok(api.embed_pending())
+    owner = api._semantic()
+    other = _second(api)
+    try:
+        assert other.busy_reason() is not None
+        _ok(api.semantic_index("The lighthouse keeper retired in spring", session_id="s9", wait=False))
+        _ok(api.entity_ensure("Hamburg", "place"))
+        report = other.drain()
+        # its chunk is embedded into Tier 2 here; the entity's vector goes to the holder's collection
+        assert (report.embedded, report.deferred, report.remaining) == (1, True, 1)
+        assert embedded[-1] == "The lighthouse keeper retired in spring"
+        assert other.search("lighthouse keeper", limit=1).hits[0].text.startswith("The lighthouse")
+        # the holder has not drained; its engine catches up from Tier 2 before it searches
+        assert owner.search("lighthouse keeper", limit=1).hits[0].text.startswith("The lighthouse")
+        _same_hits(owner, other)
+        assert owner.drain().remaining == 0  # the entity, by the holder
+    finally:
+        other.close()
