@@ -88,6 +88,7 @@ class OpsMethods:
                 self._snapshot = CuratedSnapshot.capture(self._curated_store)
             if self._sem is not None:
                 self._sem.drain()  # vector deletes are applied before we return
+                self._sem.prune_vectors()  # and no stored vector of a forgotten text stays
                 if self._sem.backend_name != "memory":
                     # Engines with a WAL and segment files (qdrant, chroma) keep deleted payloads on disk
                     # until a compaction we cannot force; rebuilding the collections from Tier 2 (which
@@ -105,7 +106,7 @@ class OpsMethods:
     # -- export / import ----------------------------------------------------------------------------
     def export_json(self, path: str | os.PathLike[str] | None = None) -> Envelope:
         """Export every tier as JSON; with ``path`` write it there (data: path and counts), else data is
-        the document. Vectors are not exported (re-derived from chunks on import). Raises StorageError."""
+        the document, with the chunks' stored vectors. Raises StorageError."""
 
         def call() -> dict[str, Any]:
             doc = _export.export_data(self._tier2(), self._curated_store)
@@ -122,8 +123,9 @@ class OpsMethods:
 
     def import_json(self, data: Any, merge: bool = True) -> Envelope:
         """Import an export (a dict, or a path to a file). ``merge`` skips duplicates (same uuid or
-        content hash); without it the home must be empty. Vectors are queued for re-embedding and the
-        graph is rebuilt. Raises ValidationError (malformed), ConflictError (not empty, no merge)."""
+        content hash); without it the home must be empty. Texts without a stored vector (the export's
+        or this home's) are queued for embedding and the graph is rebuilt. Raises ValidationError
+        (malformed), ConflictError (not empty, no merge)."""
 
         def call() -> dict[str, Any]:
             if not isinstance(merge, bool):

@@ -8,7 +8,6 @@ from typing import Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
-from hermes_memory.recall.availability import busy_words
 from hermes_memory.recall.engine import TIERS, RecallEngine
 from hermes_memory.recall.render import render
 from hermes_memory.tier2 import Tier2
@@ -68,21 +67,13 @@ class RecallMethods:
                         f"unknown tier(s) {', '.join(unknown)}; choose from {', '.join(TIERS)}"
                     )
                 chosen = [t for t in chosen if t in enabled]
-            if "tier3" in chosen and self._sem is not None:
-                reason = self._sem.busy_reason()
-                if reason is not None:  # another process holds the vectors: recall without them
-                    chosen.remove("tier3")
-                    degraded.append(reason)
-                    unavailable["tier3"] = busy_words(reason)
+            # Another process holding the vector engine is no reason to skip tier3: the exact index over
+            # the Tier 2 vectors answers in its place (``SemanticMemory.source_scores``).
             queried.extend(chosen)
-            hits = (
-                self._recall_engine().recall(
-                    text, limit=lim, tiers=chosen, as_of=when, session_id=sid, unavailable=unavailable
-                )
-                if chosen or not degraded  # the engine reads an empty list as "every tier"
-                else []
+            hits = self._recall_engine().recall(
+                text, limit=lim, tiers=chosen, as_of=when, session_id=sid, unavailable=unavailable
             )
-            degraded.extend(why for tier, why in unavailable.items() if tier != "tier3" or not degraded)
+            degraded.extend(unavailable.values())
             facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
             if facts:  # reinforced later, by the writer side: recall writes nothing
                 self._tier2().facts.note_recalled(facts)

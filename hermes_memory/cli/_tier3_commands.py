@@ -82,6 +82,7 @@ def _reindex(args: argparse.Namespace) -> int:
             hint = ""
             if args.backend and args.backend != api.config.tier3.backend:
                 hint = f"\nset tier3.backend: {args.backend} in your config to use it from now on"
-            return f"reindexed {d['upserted']} vectors into {name}{hint}"
+            embedded = f" ({d['embedded']} embedded, the rest reused from Tier 2)"
+            return f"reindexed {d['upserted']} vectors into {name}{embedded}{hint}"
 
         return emit(args, env, render)

@@ -48,7 +48,7 @@ class StatusReport:
     embedder: str = ""
     vector_backend: str = ""
     # The process that has the embedded vector store open (0: one that did not say its pid), if any:
-    # every other process on this home then answers without meaning search, and says so.
+    # every other process on this home then searches the stored vectors exactly (the same hits).
     vector_owner: int | None = None
     # Work the durable queues hold for a later process or the background worker (None: unknown).
     pending: dict[str, int | None] = field(default_factory=dict)
@@ -251,8 +251,8 @@ def _owner_text(owner: int | None) -> str:
         return ""
     who = busy_words(f"pid {owner}" if owner else "")
     return (
-        f" — open elsewhere: {who}; other processes on this home answer without meaning search "
-        "until it exits"
+        f" — open elsewhere: {who}; other processes on this home search the stored vectors exactly "
+        "(the same hits, no index)"
     )
 
 

@@ -1,9 +1,10 @@
 """Hot backup and one-command restore of a profile.
 
 A backup holds Tier 2 (SQLite online backup: a consistent snapshot while writers run), the curated
-files and the graph file. Vectors are NOT copied: the embedded engines hold locks and buffer writes, so
-a file copy could be torn; every vector is derivable from the Tier 2 chunks, so restore re-enqueues all
-chunks and entities (a reindex) and the next drain rebuilds the collections. The graph file carries a
+files and the graph file. The vectors are Tier 2 rows, so they are in the snapshot; the engines' files
+are NOT copied (they hold locks and buffer writes, so a file copy could be torn): restore re-enqueues
+all chunks and entities, the next drain finds their stored vectors (embedding only texts without one)
+and the engines are rebuilt from Tier 2. The graph file carries a
 fingerprint of Tier 2; if it lags the snapshot it is rebuilt on first use.
 """
 
@@ -73,7 +74,7 @@ def backup(tier2: Tier2, curated: CuratedStore | None, graph_dir: Path | None, d
         manifest = {
             "format": FORMAT, "version": VERSION, "created_at": time.time(), "profile": profile,
             "files": files, "counts": counts,
-            "vectors": "not copied; restore re-enqueues every chunk and entity (reindex)",
+            "vectors": "in tier2.db; the engine files are not copied, restore rebuilds them from Tier 2",
         }  # fmt: skip
         (dest / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
         _owner_only(dest)
@@ -181,6 +182,7 @@ def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]
     )
     try:
         with tier2.db.atomic() as conn:
+            conn.execute("DELETE FROM vector_sync")  # the engines' files are gone: they rebuild from Tier 2
             tier2.embed_queue.clear(conn)
             for (uuid,) in conn.execute("SELECT uuid FROM chunks ORDER BY id").fetchall():
                 tier2.embed_queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")

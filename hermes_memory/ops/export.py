@@ -1,8 +1,9 @@
 """Export every tier to one JSON document and import it back (exactly, or merged into existing memory).
 
 Rows are exported column by column (all columns except the local autoincrement ``id``), ordered by
-``id``, so an import into an empty home followed by an export yields the identical document. Vectors
-are not exported: they are re-derived from the chunks by the embed queue after an import.
+``id``, so an import into an empty home followed by an export yields the identical document. The stored
+vectors of the exported chunks go along (``vectors``: model id, text hash, base64 float32), so an import
+embeds only texts without one; entity vectors are re-derived (few, cheap).
 The audit log and maintenance history stay with the home they describe and are not exported.
 
 Both directions go through the Tier 2 store's ``ScopeView``: an export holds only the rows the view can
@@ -12,9 +13,14 @@ into its own scope; facts, entities, relations, timeline events and fact chunks 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import math
 import os
+import re
 import sqlite3
+import struct
 from typing import Any
 
 from hermes_memory.errors import ConflictError, ValidationError
@@ -97,15 +103,54 @@ def export_data(tier2: Tier2, curated: CuratedStore | None) -> dict[str, Any]:
                 f"SELECT {', '.join(names)} FROM {table} WHERE {where} ORDER BY {order}", params
             ).fetchall()
             tables[table] = [dict(zip(names, tuple(row), strict=True)) for row in rows]
+        where, params = _in_view(tier2.view, "chunks")
+        vectors = [
+            {"model_id": r[0], "text_hash": r[1], "dim": r[2], "vector": base64.b64encode(r[3]).decode()}
+            for r in conn.execute(
+                "SELECT v.model_id, v.text_hash, v.dim, v.vector FROM vectors v WHERE v.text_hash IN "
+                f"(SELECT content_hash FROM chunks WHERE {where}) ORDER BY v.model_id, v.text_hash",
+                params,
+            ).fetchall()
+        ]
     tier1 = {s: curated.entries(s) for s in ("memory", "user")} if curated is not None else {}
     return {
         "format": FORMAT,
         "version": VERSION,
         "schema_version": current_version(tier2.db),
-        "vectors": "not exported; re-derived from chunks via the embed queue on import",
+        "vectors": vectors,
         "tier1": tier1,
         "tier2": tables,
     }
+
+
+_HASH = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _vector_rows(data: Any) -> list[tuple[str, str, int, bytes]]:
+    """The export's stored vectors as rows to insert (an export without them, or an older one that said
+    so in words, gives none). Raises ValidationError for a malformed entry."""
+    items = data.get("vectors")
+    if not isinstance(items, list):
+        return []
+    out: list[tuple[str, str, int, bytes]] = []
+    for i, item in enumerate(items):
+        where = f"export 'vectors'[{i}]"
+        if not isinstance(item, dict) or set(item) != {"model_id", "text_hash", "dim", "vector"}:
+            raise ValidationError(f"{where} must be an object with model_id, text_hash, dim and vector")
+        model, digest, dim, text = item["model_id"], item["text_hash"], item["dim"], item["vector"]
+        if not isinstance(model, str) or not model or not isinstance(digest, str) or not _HASH.match(digest):
+            raise ValidationError(f"{where}: model_id must be text and text_hash a sha256 hex digest")
+        bad_dim = isinstance(dim, bool) or not isinstance(dim, int) or not 0 < dim <= 65536
+        if bad_dim or not isinstance(text, str):
+            raise ValidationError(f"{where}: dim must be a positive integer and vector base64 text")
+        try:
+            blob = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ValidationError(f"{where}: vector is not base64: {exc}") from exc
+        if len(blob) != 4 * dim or not all(math.isfinite(x) for x in struct.unpack(f"<{dim}f", blob)):
+            raise ValidationError(f"{where}: vector must hold {dim} finite float32 values")
+        out.append((model, digest, dim, blob))
+    return out
 
 
 def _check(data: Any) -> tuple[dict[str, list[str]], dict[str, list[dict[str, Any]]]]:
@@ -208,13 +253,15 @@ def import_data(
     """Import an export into this home, Tier 2 in ONE transaction; returns counts per table.
 
     ``merge=True`` skips rows that duplicate existing ones (same uuid or content hash); ``merge=False``
-    requires an empty home and imports exactly. Every imported chunk and entity is enqueued for
-    embedding (vectors are re-derived). Rows land in the Tier 2 view's scopes, and duplicates are
-    looked for within the view. Raises ValidationError for a malformed document, ConflictError
-    when ``merge=False`` and the view already holds memory, StorageError for the admin view.
+    requires an empty home and imports exactly. Every imported chunk and entity is enqueued; the
+    export's stored vectors are imported too, so only texts without one are embedded. Rows land in
+    the Tier 2 view's scopes, and duplicates are looked for within the view. Raises ValidationError
+    for a malformed document, ConflictError when ``merge=False`` and the view already holds memory,
+    StorageError for the admin view.
     """
     view = tier2.view
     tier1, tables = _check(data)
+    vectors = _vector_rows(data)
     imported: dict[str, int] = {}
     skipped: dict[str, int] = {}
     remap: dict[str, str] = {}
@@ -254,6 +301,14 @@ def import_data(
                         tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, str(row["uuid"]), "upsert")
                 else:
                     skipped[table] += 1
+        # Before the queue is drained: the imported chunks find their vectors and are not embedded.
+        before = conn.total_changes
+        conn.executemany(
+            "INSERT OR IGNORE INTO vectors(model_id, text_hash, dim, vector, created_at) "
+            "VALUES (?, ?, ?, ?, strftime('%s', 'now'))",
+            vectors,
+        )
+        vectors_added = conn.total_changes - before
         verdicts.backfill(conn)
     curated_added = 0
     if curated is not None:
@@ -265,7 +320,7 @@ def import_data(
         "imported": imported,
         "skipped": skipped,
         "tier1_added": curated_added,
-        "vectors": "re-derived: every imported chunk and entity is queued for embedding",
+        "vectors": f"{vectors_added} stored vectors imported; only texts without one are embedded",
     }
 
 

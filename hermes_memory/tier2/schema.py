@@ -265,6 +265,48 @@ _EPISODE_NEIGHBOURS = """
 CREATE INDEX idx_episodes_neighbours ON episodes(session_id, scope, id);
 """
 
+# Vectors are Tier 2 data: one row per (embedder model, hash of the normalised text), written in the
+# transaction that completes the text's embed-queue rows; a chunk finds its vector by its content_hash, so a
+# text is embedded once per model and reindex / backend switch / restore / import join instead of embedding.
+# The ANN engine is an index over these rows: ``vector_sync`` records, per engine and collection, how far it
+# has caught up (chunk id, vector id, tombstone id high-water marks); ``chunk_tombstones`` tells engines and
+# the exact index of other processes which chunks were deleted. Existing stores re-embed once (every chunk
+# and entity is queued) and pending chunk deletes become tombstones.
+_DURABLE_VECTORS = """
+CREATE TABLE vectors (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    model_id TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    UNIQUE (model_id, text_hash)
+);
+CREATE INDEX idx_chunks_hash ON chunks(content_hash);
+CREATE TABLE chunk_tombstones (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    chunk_uuid TEXT NOT NULL
+);
+CREATE TRIGGER chunks_tombstone AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunk_tombstones(chunk_uuid) VALUES (old.uuid);
+END;
+CREATE TABLE vector_sync (
+    engine TEXT NOT NULL,
+    collection TEXT NOT NULL,
+    model_id TEXT NOT NULL,
+    chunk_mark INTEGER NOT NULL DEFAULT 0,
+    vector_mark INTEGER NOT NULL DEFAULT 0,
+    tombstone_mark INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (engine, collection)
+);
+INSERT INTO chunk_tombstones(chunk_uuid)
+    SELECT item_uuid FROM embed_queue WHERE collection = 'memory_chunks' AND op = 'delete' ORDER BY id;
+INSERT OR IGNORE INTO embed_queue(collection, item_uuid, op, enqueued_at)
+    SELECT 'memory_chunks', uuid, 'upsert', CAST(strftime('%s', 'now') AS REAL) FROM chunks ORDER BY id;
+INSERT OR IGNORE INTO embed_queue(collection, item_uuid, op, enqueued_at)
+    SELECT 'entity_embeddings', uuid, 'upsert', CAST(strftime('%s', 'now') AS REAL) FROM entities ORDER BY id;
+"""
+
 # Threat verdicts stored with the rows recall shows (``tier2.verdicts``): scanned once when written, so the
 # read path only escapes. NULL = never scanned (neutralised when read); existing rows are scanned here.
 # Recall asks which of its candidate turns a superseded fact came from: only superseded facts are read.
@@ -281,6 +323,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "maintenance_runs", _MAINTENANCE),
     Migration(5, "audit_scope", _AUDIT_SCOPE),
     Migration(6, "episode_neighbours_index", _EPISODE_NEIGHBOURS),
+    Migration(7, "durable_vectors", _DURABLE_VECTORS),
     Migration(8, "threat_verdicts", _THREAT_VERDICTS, then=verdicts.backfill),
 )
 

@@ -1,4 +1,5 @@
-"""Tier 3's worker side: drain the embed queue into the vector collections, and rebuild them from Tier 2.
+"""Tier 3's worker side: drain the embed queue into Tier 2 vectors and the collections, and rebuild the
+collections from Tier 2 (reusing the stored vectors).
 
 ``SemanticMemory.drain`` and ``SemanticMemory.reindex`` call these; they reach the embedder and the
 collections only through the small ``Vectors`` seam, so nothing here opens anything on its own.
@@ -11,9 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+
 from hermes_memory.errors import EmbeddingError, HermesMemoryError, ValidationError
+from hermes_memory.records import Entity
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow, QueueItem
+from hermes_memory.tier2.vectors import FloatArray, Marks, VectorStore
 from hermes_memory.tier3.backend import VectorBackend
 from hermes_memory.tier3.chunks import chunk_payload, entity_payload
 from hermes_memory.tier3.embedder import Embedder
@@ -30,8 +36,11 @@ class DrainReport:
     deleted: int
     failed: int
     remaining: int
-    # True when another process holds the vector store: the rows stay queued for it.
+    # True when another process holds the vector store: its entity rows stay queued for it (chunk
+    # vectors go to Tier 2 from any process).
     deferred: bool = False
+    # Texts embedded (the rest reused a stored vector of the same model and text).
+    embedded: int = 0
 
     def to_dict(self) -> dict[str, int]:
         out = {
@@ -39,6 +48,7 @@ class DrainReport:
             "deleted": self.deleted,
             "failed": self.failed,
             "remaining": self.remaining,
+            "embedded": self.embedded,
         }
         if self.deferred:  # only then: the usual report keeps its shape
             out["deferred"] = 1
@@ -46,10 +56,20 @@ class DrainReport:
 
 
 class Vectors(Protocol):
-    """What draining needs of ``SemanticMemory``: its lazily opened embedder and collections."""
+    """What draining needs of ``SemanticMemory``: its lazily opened embedder and collections, the Tier 2
+    vectors, and the name its engine's sync marks are kept under."""
 
     @property
     def embedder(self) -> Embedder: ...
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def engine_key(self) -> str: ...
+
+    @property
+    def vector_store(self) -> VectorStore: ...
 
     def backend(self, collection: str, *, recreate: bool = False) -> VectorBackend: ...
 
@@ -68,19 +88,24 @@ def drain(
     progress: Progress | None = None,
     max_attempts: int = 5,
 ) -> DrainReport:
-    """Embed and write pending queue rows in batches until the queue is empty (or ``max_items``).
+    """Embed pending queue rows in batches until the queue is empty (or ``max_items``), then bring the
+    engine up to date from Tier 2. A process without the engine embeds the chunk rows into Tier 2 and
+    leaves the entity rows to the engine's holder (``deferred``).
 
-    ``tier2`` is the caller's view, ``store`` its store-wide (admin) view. A row leaves the queue only
-    after its vector write is durable, so a crash loses nothing and a retry overwrites by id (no
-    duplicate vectors). Raises what the embedder or backend raised; only item errors (EmbeddingError,
-    ValidationError) count against a row's ``max_attempts`` — an unreachable server or a config
-    problem must not retire rows that a later drain can write.
+    ``tier2`` is the caller's view, ``store`` its store-wide (admin) view. Only texts without a stored
+    vector of the embedder's ``model_id`` are embedded; the new vectors are written in the transaction
+    that completes their queue rows, and the chunk collection is then synced from the Tier 2 feed
+    (``sync_chunks``), so a crash between the two is repaired by the next sync and nothing is lost or
+    duplicated. Entity vectors go to their collection before the rows complete (a crash re-runs them;
+    writes by id are idempotent). Raises what the embedder or backend raised; only item errors
+    (EmbeddingError, ValidationError) count against a row's ``max_attempts`` — an unreachable server
+    or a config problem must not retire rows that a later drain can write.
     """
     # Rows of every scope are drained (pending/complete/fail are store-wide); progress counts them all.
     queue = tier2.embed_queue
     pending_all = store.embed_queue.count()
     total = pending_all if max_items is None else min(max_items, pending_all)
-    upserted = deleted = done = 0
+    upserted = deleted = embedded = done = 0
     deferred = False
     while max_items is None or done < max_items:
         group = _group_size(vectors.opened_backends(), batch)
@@ -88,28 +113,81 @@ def drain(
         items = queue.pending(size, max_attempts=max_attempts)
         if not items:
             break
-        if vectors.busy_reason() is not None:
-            deferred = True  # the process holding the store drains these rows
-            break
+        owner = vectors.busy_reason() is None
+        if not owner:
+            # Another process holds the engine: embed the chunks into Tier 2 anyway (every process
+            # searches them, and the holder's engine catches up from the feed); entity vectors are
+            # written to their collection directly, so their rows stay queued for the holder.
+            items = _pending_chunks(store, size, max_attempts)
+            if not items:
+                deferred = True
+                break
         for start in range(0, len(items), batch):
             part = items[start : start + batch]
             try:
-                up, de = _apply(vectors, store, part)
+                work = _prepare(vectors, store, part)
             except (EmbeddingError, ValidationError) as exc:
                 queue.fail(part, str(exc))
                 raise
-            upserted += up
-            deleted += de
+            if owner:
+                _write_entities(vectors, work)
+            with store.db.atomic() as conn:
+                vectors.vector_store.put(conn, vectors.model_id, work.new)
+                queue.complete(part)
+            upserted += work.upserted
+            deleted += work.deleted
+            embedded += len(work.new)
             if progress is not None:
                 progress(min(done + start + len(part), total), total)
-        _flush(vectors.opened_backends())
-        queue.complete(items)
         done += len(items)
-    return DrainReport(upserted, deleted, 0, tier2.embed_queue.count(), deferred)
+        if owner:
+            sync_chunks(vectors, store)  # the engine follows group by group, not only at the end
+    if not deferred and not done and _chunks_open(vectors):
+        sync_chunks(vectors, store)  # nothing queued here; other processes may have written or deleted
+    return DrainReport(upserted, deleted, 0, tier2.embed_queue.count(), deferred, embedded)
+
+
+def sync_chunks(
+    vectors: Vectors, store: Tier2, *, verify: bool = False, persist: bool = True, since: Marks | None = None
+) -> Marks:
+    """Bring the chunk collection up to date with the Tier 2 vectors from its sync marks (a crash after
+    a Tier 2 commit and before the engine write, a backend switch, a restore: all are this catch-up).
+
+    Upserts are by id and deletes idempotent, so re-applying a page is harmless; the marks move only
+    after the page is durable in the engine. ``verify`` (on opening the engine) rebuilds an engine that
+    is empty while its marks say otherwise. Without ``persist`` (the search path, which writes nothing
+    to Tier 2) the marks are not stored: a later sync repeats the pages, harmlessly; ``since`` starts
+    from marks this process reached before instead of the stored ones. Returns the marks reached.
+    Raises what the backend raised.
+    """
+    backend = vectors.backend(CHUNKS_COLLECTION)
+    feed = vectors.vector_store
+    model, key, dim = vectors.model_id, vectors.engine_key, backend.dim
+    marks = since if since is not None else feed.sync_marks(key, CHUNKS_COLLECTION, model)
+    if verify and marks != Marks() and backend.count() == 0:
+        marks = Marks()  # the engine's files were removed behind our back: rebuild it
+    while True:
+        page = feed.changes(model, dim, marks)
+        if page.removed:
+            backend.delete(["chunk:" + u for u in page.removed])
+        if page.rows:
+            backend.upsert(
+                [c.vector_id for c, _ in page.rows],
+                np.stack([v for _, v in page.rows]),
+                [vector_payload(c) for c, _ in page.rows],
+            )
+        if page.marks != marks and persist:
+            _flush([backend])
+            feed.set_sync_marks(key, CHUNKS_COLLECTION, model, page.marks)
+        marks = page.marks
+        if not page.more:
+            return marks
 
 
 def requeue_all(vectors: Vectors, store: Tier2) -> None:
-    """Empty every collection and queue every Tier 2 chunk and entity to be embedded again.
+    """Empty every collection and queue every chunk and entity again: ``drain`` then embeds only the
+    texts without a stored vector of the current model and fills the collections from Tier 2 (the
+    queue rows drive its progress and report; the stored vectors make them cheap).
 
     Raises what opening the collections raised (VectorStoreBusyError, StorageError, BackendError,
     ConfigError).
@@ -118,6 +196,7 @@ def requeue_all(vectors: Vectors, store: Tier2) -> None:
         vectors.backend(collection, recreate=True)
     at = time.time()
     with store.db.atomic() as conn:
+        vectors.vector_store.reset_sync(conn, vectors.engine_key)
         store.embed_queue.clear(conn)
         for collection, table in ((CHUNKS_COLLECTION, "chunks"), (ENTITIES_COLLECTION, "entities")):
             conn.execute(
@@ -138,6 +217,13 @@ def vector_payload(chunk: ChunkRow) -> dict[str, Any]:
     ))  # fmt: skip
 
 
+def entity_text(entity: Entity) -> str:
+    """The text an entity is embedded from."""
+    aliases = f" (also: {', '.join(entity.aliases)})" if entity.aliases else ""
+    desc = f": {entity.description}" if entity.description else ""
+    return f"{entity.name}{aliases}, {entity.entity_type}{desc}"
+
+
 def _group_size(opened: Sequence[VectorBackend], batch: int) -> int:
     """Rows to take per queue round: one batch for write-through engines, more for buffering ones.
 
@@ -147,6 +233,22 @@ def _group_size(opened: Sequence[VectorBackend], batch: int) -> int:
     return max(batch, FLUSH_EVERY) if buffering else batch
 
 
+def _pending_chunks(store: Tier2, limit: int, max_attempts: int) -> list[QueueItem]:
+    """Pending chunk rows only (what a process without the engine can complete), oldest first."""
+    rows = store.db.query(
+        "SELECT * FROM embed_queue WHERE collection = ? AND attempts < ? ORDER BY id LIMIT ?",
+        (CHUNKS_COLLECTION, max_attempts, limit),
+    )
+    return [
+        QueueItem(r["id"], r["collection"], r["item_uuid"], r["op"], r["attempts"], r["enqueued_at"])
+        for r in rows
+    ]
+
+
+def _chunks_open(vectors: Vectors) -> bool:
+    return any(b.collection == CHUNKS_COLLECTION for b in vectors.opened_backends())
+
+
 def _flush(opened: Sequence[VectorBackend]) -> None:
     for backend in opened:
         flush = getattr(backend, "flush", None)
@@ -154,58 +256,69 @@ def _flush(opened: Sequence[VectorBackend]) -> None:
             flush()
 
 
-def _apply(vectors: Vectors, store: Tier2, items: Sequence[QueueItem]) -> tuple[int, int]:
-    upserted = deleted = 0
-    for collection in (CHUNKS_COLLECTION, ENTITIES_COLLECTION):
-        mine = [i for i in items if i.collection == collection]
-        if not mine:
-            continue
-        to_delete = [i.item_uuid for i in mine if i.op == "delete"]
-        to_upsert = [i.item_uuid for i in mine if i.op == "upsert"]
-        ids, texts, payloads, gone = _load(store, collection, to_upsert)
-        backend = vectors.backend(collection)
-        if ids:
-            backend.upsert(ids, vectors.embedder.embed_document(texts), payloads)
-            upserted += len(ids)
-        stale = [*to_delete, *gone]
-        if stale:
-            prefix = "chunk:" if collection == CHUNKS_COLLECTION else "entity:"
-            deleted += backend.delete([prefix + u for u in stale])
-    return upserted, deleted
+@dataclass
+class _Work:
+    """One batch of queue rows made ready: the vectors to store (by text hash), the entity writes."""
+
+    new: dict[str, FloatArray]
+    entity_ids: list[str]
+    entity_vectors: list[FloatArray]
+    entity_payloads: list[dict[str, Any]]
+    entity_deletes: list[str]
+    upserted: int = 0
+    deleted: int = 0
 
 
-def _load(
-    store: Tier2, collection: str, uuids: Sequence[str]
-) -> tuple[list[str], list[str], list[dict[str, Any]], list[str]]:
-    """Vector ids, texts and payloads for queued items; ``gone`` lists items deleted meanwhile."""
-    ids: list[str] = []
-    texts: list[str] = []
-    payloads: list[dict[str, Any]] = []
-    gone: list[str] = []
-    if collection == CHUNKS_COLLECTION:
-        rows = store.chunks.get_many(uuids)
-        for uuid in uuids:
-            chunk = rows.get(uuid)
-            if chunk is None:
-                gone.append(uuid)
-                continue
-            ids.append(chunk.vector_id)
-            texts.append(chunk.text)
-            payloads.append(vector_payload(chunk))
-        return ids, texts, payloads, gone
-    scopes = store.entities.scopes_of(uuids)
-    for uuid in uuids:
+def _prepare(vectors: Vectors, store: Tier2, items: Sequence[QueueItem]) -> _Work:
+    """Load the rows' texts, embed the ones with no stored vector (each distinct text once)."""
+    model = vectors.model_id
+    chunk_ups = [i.item_uuid for i in items if i.collection == CHUNKS_COLLECTION and i.op == "upsert"]
+    entity_ups = [i.item_uuid for i in items if i.collection == ENTITIES_COLLECTION and i.op == "upsert"]
+    work = _Work({}, [], [], [], [i.item_uuid for i in items if i.collection == ENTITIES_COLLECTION
+                                   and i.op == "delete"])  # fmt: skip
+    # chunk deletes need nothing here: the chunk row's tombstone reaches every engine through the feed
+    work.deleted = sum(1 for i in items if i.op == "delete")
+    texts: dict[str, str] = {}  # hash -> one text with that hash
+    chunks = store.chunks.get_many(chunk_ups)
+    for chunk in chunks.values():
+        texts.setdefault(chunk.content_hash, chunk.text)
+    entities: list[tuple[Entity, str]] = []
+    for uuid in entity_ups:
         try:
             entity = store.entities.get(uuid)
         except HermesMemoryError:
-            gone.append(uuid)
+            work.entity_deletes.append(uuid)  # deleted meanwhile
             continue
-        ids.append(f"entity:{entity.uuid}")
-        aliases = f" (also: {', '.join(entity.aliases)})" if entity.aliases else ""
-        desc = f": {entity.description}" if entity.description else ""
-        texts.append(f"{entity.name}{aliases}, {entity.entity_type}{desc}")
-        payloads.append(dict(entity_payload(
-            entity_id=entity.uuid, entity_name=entity.name, entity_type=entity.entity_type,
-            description=entity.description, scope=scopes.get(entity.uuid),
-        )))  # fmt: skip
-    return ids, texts, payloads, gone
+        text = entity_text(entity)
+        entities.append((entity, content_hash(text)))
+        texts.setdefault(content_hash(text), text)
+    work.upserted = len(chunks) + len(entities)
+    missing = vectors.vector_store.missing(model, list(texts))
+    todo = [h for h in texts if h in missing]
+    if todo:
+        fresh = vectors.embedder.embed_document([texts[h] for h in todo])
+        work.new = dict(zip(todo, fresh, strict=True))
+    if entities:
+        dim = vectors.embedder.dim
+        have = {**vectors.vector_store.get_many(model, [h for _, h in entities], dim), **work.new}
+        scopes = store.entities.scopes_of([e.uuid for e, _ in entities])
+        for entity, digest in entities:
+            work.entity_ids.append(f"entity:{entity.uuid}")
+            work.entity_vectors.append(have[digest])
+            work.entity_payloads.append(dict(entity_payload(
+                entity_id=entity.uuid, entity_name=entity.name, entity_type=entity.entity_type,
+                description=entity.description, scope=scopes.get(entity.uuid),
+            )))  # fmt: skip
+    return work
+
+
+def _write_entities(vectors: Vectors, work: _Work) -> None:
+    """Entity vectors go to their collection before their queue rows complete (see ``drain``)."""
+    if not work.entity_ids and not work.entity_deletes:
+        return
+    backend = vectors.backend(ENTITIES_COLLECTION)
+    if work.entity_ids:
+        backend.upsert(work.entity_ids, np.stack(work.entity_vectors), work.entity_payloads)
+    if work.entity_deletes:
+        backend.delete([f"entity:{u}" for u in work.entity_deletes])
+    _flush([backend])

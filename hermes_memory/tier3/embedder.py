@@ -41,6 +41,9 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of shape (n, dim)."""
 
     name: str
+    # The identity of the vectors it produces: equal ids give interchangeable vectors (stored vectors
+    # are keyed by it and reused across processes, reindexes and embedder aliases).
+    model_id: str
 
     @property
     def dim(self) -> int: ...
@@ -135,6 +138,7 @@ class BaseEmbedder(ABC):
     """
 
     name: str = "base"
+    model_id: str = "base"
 
     def __init__(self, cache_size: int = 1024) -> None:
         if cache_size < 0:

@@ -102,6 +102,8 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         self._prompts: dict[Kind, str] = {"query": query_prompt, "document": document_prompt}
         self._dim = dim
         self._max_tokens = max_tokens
+        prompts = f"|q={query_prompt}|d={document_prompt}" if query_prompt or document_prompt else ""
+        self.model_id = f"sentence-transformers/{Path(model).name}{prompts}"
 
     @property
     def model(self) -> Any:

@@ -449,6 +449,7 @@ class MiniLMEmbedder(BaseEmbedder):
         self._runtime = runtime
         self._batch_size = batch_size
         self._threads = threads
+        self.model_id = "sentence-transformers/all-MiniLM-L6-v2"
 
     @property
     def model(self) -> MiniLMModel:

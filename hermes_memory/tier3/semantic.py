@@ -5,19 +5,23 @@ chunks."""
 from __future__ import annotations
 
 import copy
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from hermes_memory.config import Tier3Config
 from hermes_memory.errors import ConfigError, VectorStoreBusyError
 from hermes_memory.records import Entity, Fact, Hit
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow
+from hermes_memory.tier2.vectors import Marks, VectorStore
 from hermes_memory.tier3 import _indexer
+from hermes_memory.tier3._exact import ExactIndex
 
 # Explicit re-exports: callers import the worker side's report and progress types from this module.
 from hermes_memory.tier3._indexer import DrainReport as DrainReport
@@ -45,6 +49,19 @@ BUSY_RETRY_S = 2.0
 # The collections are taken together and in this order, so two processes never hold one each (then
 # neither could drain the queue).
 _COLLECTIONS = (CHUNKS_COLLECTION, ENTITIES_COLLECTION)
+
+
+class _Searchable(Protocol):
+    """What searching needs of a collection: the ANN engine, or the exact index over Tier 2."""
+
+    def search(
+        self,
+        vector: Any,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        fields: Sequence[str] | None = None,
+    ) -> list[VectorHit]: ...
 
 
 @dataclass(frozen=True)
@@ -108,6 +125,11 @@ class SemanticMemory:
         self._backends: dict[str, VectorBackend] = {}
         self._busy: str | None = None  # why the store could not be taken, until _busy_until
         self._busy_until = 0.0
+        # While another process owns the engine, searches run exactly over the Tier 2 vectors; the
+        # index lives here (shared by views, like the backends) until this process takes the engine.
+        self._exact: dict[str, ExactIndex] = {}
+        # How far the engine has caught up with the Tier 2 vectors, as this process last saw it.
+        self._synced: dict[str, Marks] = {}
 
     # -- lazily opened parts --------------------------------------------------------------------
     @property
@@ -127,8 +149,25 @@ class SemanticMemory:
                 self._embedder = embedder
             return self._embedder
 
+    @property
+    def model_id(self) -> str:
+        """The identity of the configured embedder's vectors (builds the embedder, loads no model)."""
+        return self.embedder.model_id
+
+    @property
+    def engine_key(self) -> str:
+        """The name this store's ANN engine keeps its Tier 2 sync marks under (backend and location)."""
+        where = self.cfg.url or os.path.realpath(os.path.expanduser(str(self.path)))
+        return f"{self._backend_name}:{where}"
+
+    @property
+    def vector_store(self) -> VectorStore:
+        return VectorStore(self._store.db)
+
     def backend(self, collection: str, *, recreate: bool = False) -> VectorBackend:
-        """The open backend of a collection; the first call takes the store (every collection).
+        """The open backend of a collection; the first call takes the store (every collection) and
+        brings the chunk collection up to date with the Tier 2 vectors (repairing a crash between a
+        Tier 2 commit and the engine write, or filling a new engine without embedding).
 
         Raises VectorStoreBusyError while another process holds the store (retried after
         ``BUSY_RETRY_S``); StorageError, BackendError or ConfigError when it cannot be opened.
@@ -139,9 +178,50 @@ class SemanticMemory:
             if collection not in self._backends:
                 if recreate:
                     self._backends[collection] = self._open(collection, recreate=True)
+                    self._synced.clear()
                 else:
                     self._take_store(collection)
+                    self._exact.clear()  # this process owns the engine now
+                    self._synced[CHUNKS_COLLECTION] = _indexer.sync_chunks(self, self._store, verify=True)
             return self._backends[collection]
+
+    def _searchable(self) -> _Searchable:
+        """The chunk collection to search: the engine when this process can hold it (caught up with the
+        Tier 2 vectors first: other processes embed too), else the exact index over the Tier 2 vectors
+        (the same hits, read by any number of processes).
+
+        Raises StorageError, BackendError or ConfigError when the engine cannot be opened.
+        """
+        try:
+            engine = self.backend(CHUNKS_COLLECTION)
+        except VectorStoreBusyError:
+            return self._exact_index()
+        with self._lock:
+            # One index seek when nothing is new; no Tier 2 write here (the drains record the marks).
+            seen = self._synced.get(CHUNKS_COLLECTION)
+            if self.vector_store.heads() != seen:
+                reached = _indexer.sync_chunks(self, self._store, since=seen, persist=False)
+                self._synced[CHUNKS_COLLECTION] = reached
+        return engine
+
+    def _exact_index(self) -> ExactIndex:
+        with self._lock:
+            index = self._exact.get(CHUNKS_COLLECTION)
+            if index is None:
+                index = ExactIndex(
+                    self.vector_store, self.model_id, self.cfg.embedding_dim,
+                    loader=self._store.chunks.get_many, payload_of=_indexer.vector_payload,
+                )  # fmt: skip
+                self._exact[CHUNKS_COLLECTION] = index
+            return index
+
+    def prune_vectors(self) -> int:
+        """Delete stored vectors no chunk or entity holds any more (after a forget: no vector of a
+        forgotten text stays). Returns how many went. Raises StorageError."""
+        store = self._store
+        keep = {content_hash(_indexer.entity_text(e)) for e in store.entities.all()}
+        with store.db.atomic() as conn:
+            return self.vector_store.prune(conn, keep)
 
     def _take_store(self, wanted: str) -> None:
         if self._busy is not None and time.monotonic() < self._busy_until:
@@ -254,7 +334,8 @@ class SemanticMemory:
         )  # fmt: skip
 
     def reindex(self, *, progress: Progress | None = None) -> DrainReport:
-        """Rebuild every collection from Tier 2 (e.g. after switching backend or embedder)."""
+        """Rebuild every collection from Tier 2 (e.g. after switching backend or embedder): stored
+        vectors of the current model are reused, only texts without one are embedded."""
         _indexer.requeue_all(self, self._store)
         return self.drain(progress=progress)
 
@@ -275,7 +356,7 @@ class SemanticMemory:
         parse_filters(wanted)  # validate before paying for an embedding
         truncated = self.embedder.truncates(query)
         vector = self.embedder.embed_query([query])[0]
-        backend = self.backend(CHUNKS_COLLECTION)
+        backend = self._searchable()
         out = self._nearest(backend, vector, limit, wanted, self._recallable, min_score=min_score)
         return SemanticResult(out, truncated)
 
@@ -286,8 +367,8 @@ class SemanticMemory:
         maps it to ``{source uuid: best score}`` over exactly the chunks and scores that
         ``search(query, limit=k, filters={"source_kind": kind})`` returns (same scopes, hidden facts
         left out), but the query is embedded once and each hit loads two payload fields and no chunk
-        text (recall's hot path). Raises ValidationError for a bad kind or limit, VectorStoreBusyError
-        while another process holds the vector store.
+        text (recall's hot path). While another process holds the vector store the exact index over
+        the Tier 2 vectors answers. Raises ValidationError for a bad kind or limit.
         """
         views = {kind: self._scoped_filters({"source_kind": kind}) for kind in limits}
         for kind, wanted in views.items():
@@ -297,7 +378,7 @@ class SemanticMemory:
         if not views:
             return out
         vector = self.embedder.embed_query([query])[0]
-        backend = self.backend(CHUNKS_COLLECTION)
+        backend = self._searchable()
         for kind, wanted in views.items():
             best = out[kind]
             found = self._nearest(
@@ -310,7 +391,7 @@ class SemanticMemory:
 
     def _nearest(
         self,
-        backend: VectorBackend,
+        backend: _Searchable,
         vector: Any,
         limit: int,
         wanted: Mapping[str, Any],

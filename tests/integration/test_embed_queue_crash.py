@@ -1,8 +1,9 @@
 """Killing the process while the embed queue drains loses nothing and embeds nothing twice.
 
 A child process stores facts and drains the embed queue; the parent SIGKILLs it at a random point
-(after some progress lines, or right after a batch of vectors was written but before its queue rows
-were removed), several times. After that a drain in the parent finishes, and every chunk in Tier 2
+(after some progress lines, right after a batch of vectors was embedded but before its Tier 2
+transaction committed, or after the commit but before the engine was brought up to date from Tier 2),
+several times. After that a drain in the parent finishes, and every chunk in Tier 2
 has exactly one vector in the backend.
 """
 
@@ -34,6 +35,7 @@ CHILD = textwrap.dedent(
 
     from hermes_memory.api.memory_api import MemoryAPI
     from hermes_memory.tier2.chunks import EmbedQueue
+    from hermes_memory.tier3 import _indexer
 
     home, backend, facts = sys.argv[1], sys.argv[2], int(sys.argv[3])
     dequeue = EmbedQueue.complete
@@ -48,6 +50,17 @@ CHILD = textwrap.dedent(
 
 
     EmbedQueue.complete = announced_dequeue
+    sync = _indexer.sync_chunks
+
+
+    def announced_sync(*args, **kwargs):
+        # Tier 2 holds the vectors and the rows are gone; the engine has not seen them yet.
+        print("committed", flush=True)
+        time.sleep(0.02)
+        return sync(*args, **kwargs)
+
+
+    _indexer.sync_chunks = announced_sync
     api = MemoryAPI(
         hermes_home=home,
         **{"tier3.embedding_model": "hashing", "tier3.backend": backend, "tier3.embed_batch_size": BATCH},
@@ -85,7 +98,7 @@ def _readline(stream: IO[str], proc: subprocess.Popen[str]) -> str:
     return stream.readline()
 
 
-def _run_and_kill(script: Path, home: Path, backend: str, facts: int, rng: random.Random) -> str:
+def _run_and_kill(script: Path, home: Path, backend: str, facts: int, rng: random.Random, kind: str) -> str:
     """Start the child and SIGKILL it at a random point; return where it was killed (for messages)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(
@@ -99,8 +112,9 @@ def _run_and_kill(script: Path, home: Path, backend: str, facts: int, rng: rando
     try:
         if facts:
             _lines_until(proc.stdout, proc, "filled", 1)
-        # "written": between a vector write and the dequeue of its rows; "progress": anywhere in a batch
-        where = ("written", rng.randint(1, 3)) if rng.random() < 0.5 else ("progress", rng.randint(1, 4))
+        # "written": vectors embedded, their transaction not committed; "committed": Tier 2 committed,
+        # the engine not synced; "progress": anywhere in a batch
+        where = (kind, rng.randint(1, {"written": 3, "committed": 2, "progress": 4}[kind]))
         _lines_until(proc.stdout, proc, *where)
         proc.send_signal(signal.SIGKILL)
     finally:
@@ -115,7 +129,10 @@ def test_killed_drains_lose_nothing_and_duplicate_nothing(tmp_path: Path, backen
     script.write_text(CHILD)
     home = tmp_path / "home"
     rng = random.Random(f"embed-queue-crash-{backend}")
-    kills = [_run_and_kill(script, home, backend, FACTS if i == 0 else 0, rng) for i in range(KILLS)]
+    kinds = ["committed", "written", "progress"]  # each kill point once, the crash window first
+    kills = [
+        _run_and_kill(script, home, backend, FACTS if i == 0 else 0, rng, kinds[i]) for i in range(KILLS)
+    ]
 
     settings: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": backend}
     with MemoryAPI(hermes_home=home, **settings) as api:

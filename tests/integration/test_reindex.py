@@ -72,7 +72,7 @@ def test_reindex_switches_backend_without_losing_memory(
     )
     total = len(FACTS) + len(NOTES) + 1  # chunks + the entity
     assert code == 0, err
-    assert f"reindexed {total} vectors into {target}" in out
+    assert f"reindexed {total} vectors into {target} (0 embedded, the rest reused from Tier 2)" in out
     assert f"set tier3.backend: {target}" in out  # the config still names the old backend
     assert f"{total}/{total}" in err  # the progress bar reached the end
 
@@ -93,7 +93,7 @@ def test_reindex_switches_backend_without_losing_memory(
 
 
 @pytest.mark.parametrize("backend", ["qdrant", "chroma", "memory"])
-def test_reindex_rebuilds_a_deleted_vector_store(
+def test_a_deleted_vector_store_rebuilds_from_tier2_and_reindex_too(
     tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     home = tmp_path / "home"
@@ -104,13 +104,17 @@ def test_reindex_rebuilds_a_deleted_vector_store(
     assert vectors.exists()
     shutil.rmtree(vectors)
 
+    # The engine's files are gone, the vectors are not (Tier 2): the engine rebuilds when it opens.
     with MemoryAPI(hermes_home=home, config_path=config) as api:
-        lost = api.semantic_search(QUERIES[0], min_score=0.0)
-        assert lost["success"] and lost["data"] == []  # the vectors are gone, Tier 2 is not
+        assert _top_hits(api) == expected
+        assert api.embed_pending()["data"]["embedded"] == 0
 
     code, out, err = _cli("reindex", "--home", str(home), "--config", str(config), capsys=capsys)
     assert code == 0, err
     assert f"into {backend}" in out and "set tier3.backend" not in out
+    with MemoryAPI(hermes_home=home, config_path=config) as api:
+        assert _top_hits(api) == expected
+        assert api.stats()["data"]["tier3"]["memory_chunks"] == len(FACTS) + len(NOTES)
 
     with MemoryAPI(hermes_home=home, config_path=config) as api:
         assert _top_hits(api) == expected

@@ -114,7 +114,7 @@ def test_fact_store_enqueues_and_embed_pending_drains(api: MemoryAPI) -> None:
     assert _tier3(api)["embed_pending"] == 1
     assert _tier3(api)["chunks"] == 1
     report = _ok(api.embed_pending())
-    assert report == {"upserted": 1, "deleted": 0, "failed": 0, "remaining": 0}
+    assert report == {"upserted": 1, "deleted": 0, "failed": 0, "remaining": 0, "embedded": 1}
     stats = _tier3(api)
     assert (stats["embed_pending"], stats["memory_chunks"], stats["backend"]) == (0, 1, "memory")
 

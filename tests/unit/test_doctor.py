@@ -90,9 +90,11 @@ def _delete_vector(api: MemoryAPI) -> None:
 
 
 def _delete_chunk_row(api: MemoryAPI) -> None:
-    # Behind the store's back: the vector stays, nothing queues its delete.
+    # Behind the store's back: the vector stays, nothing queues its delete and its tombstone goes too
+    # (a plain DELETE leaves a tombstone, and the engines follow it).
     with api.tier2.db.atomic() as conn:
         conn.execute("DELETE FROM chunks WHERE id = (SELECT max(id) FROM chunks)")
+        conn.execute("DELETE FROM chunk_tombstones")
 
 
 def _corrupt_graph_file(api: MemoryAPI) -> None:

@@ -191,5 +191,5 @@ def test_status_names_the_process_that_holds_the_embedded_vector_store(home: Pat
         assert report.vector_owner == os.getpid()
         line = next(x for x in status.render(report).splitlines() if x.startswith("vector store:"))
         assert f"another process (pid {os.getpid()}) owns the vector store" in line
-        assert "answer without meaning search" in line
+        assert "search the stored vectors exactly" in line
     assert status.collect(home, check=False).vector_owner is None  # closed: nobody holds it

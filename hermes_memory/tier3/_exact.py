@@ -1,0 +1,412 @@
+"""Exact vector search over the Tier 2 vectors, for a process that does not own the ANN engine.
+
+An embedded engine (qdrant-edge) admits one process; every other process on the store answers
+``search`` from here: the chunk vectors of the current model as one float32 matrix, kept in step with
+Tier 2 through the change feed (``VectorStore.changes``: new chunk/vector ids above the marks,
+deletions from the tombstones), so a refresh costs three index seeks when nothing changed. Filters are
+the backends' filter language evaluated on column arrays, so a hit set equals the engine's (which is
+exact too below its indexing threshold, and within HNSW's recall above it).
+
+Memory: 4 bytes per dimension per chunk (384-d: 1.5 KB, 150 MB at 100k chunks) in blocks of ``BLOCK``
+rows (growing never copies the matrix; deleted rows are compacted in place), plus a few small column
+arrays. float32 because float16 has no BLAS path in numpy (8x slower here) and reorders near ties.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from hermes_memory.tier2.chunks import ChunkRow
+from hermes_memory.tier2.vectors import FloatArray, Marks, VectorStore
+from hermes_memory.tier3._blas_threads import blas_thread_cap
+from hermes_memory.tier3.backend import (
+    Condition,
+    Payload,
+    VectorHit,
+    check_fields,
+    check_limit,
+    check_vectors,
+    matches,
+    parse_filters,
+    select_fields,
+)
+
+# Payload fields held as dictionary codes (few distinct values, filtered on by recall).
+_CODED = ("scope", "source_kind", "source_type", "category", "session_id", "fact_id")
+# Payload fields held as strings per row (one value per chunk or source).
+_STRINGS = ("chunk_id", "source_uuid")
+_NUMBERS = ("timestamp", "message_id")
+# Every key of a chunk's payload (``_indexer.vector_payload``); the ones not held above are checked on
+# the loaded chunk rows of candidate hits only.
+_PAYLOAD_KEYS = frozenset((*_CODED, *_STRINGS, *_NUMBERS, "content_hash", "text_preview"))
+_HELD = frozenset((*_CODED, *_STRINGS, *_NUMBERS))
+# Rows per matrix block (12 MB at 384-d).
+BLOCK = 8192
+
+PayloadOf = Callable[[ChunkRow], Mapping[str, Any]]
+Loader = Callable[[Sequence[str]], Mapping[str, ChunkRow]]
+
+
+class ExactIndex:
+    """The chunk vectors of one model, searched exactly; a read-only ``VectorBackend`` look-alike.
+
+    ``loader`` maps chunk uuids to rows (store-wide) and ``payload_of`` builds a row's payload the way
+    the engine stores it; both are used only for hits whose whole payload is asked for.
+    """
+
+    name = "exact"
+
+    def __init__(
+        self, store: VectorStore, model_id: str, dim: int, *, loader: Loader, payload_of: PayloadOf
+    ) -> None:
+        self._store = store
+        self._model_id = model_id
+        self._dim = dim
+        self._loader = loader
+        self._payload_of = payload_of
+        self._lock = threading.Lock()
+        self._marks = Marks()
+        self._n = 0
+        self._dead = 0
+        # Row r lives in block r // BLOCK: growing adds a block and never copies the matrix.
+        self._blocks: list[FloatArray] = []
+        self._alive = np.zeros(0, dtype=bool)
+        self._codes = {f: np.zeros(0, dtype=np.int32) for f in _CODED}
+        self._vocab: dict[str, dict[str, int]] = {f: {} for f in _CODED}
+        self._names: dict[str, list[str]] = {f: [] for f in _CODED}
+        self._strings = {f: np.zeros(0, dtype=object) for f in _STRINGS}
+        self._numbers = {f: np.zeros(0, dtype=np.float64) for f in _NUMBERS}
+        self._pos: dict[str, int] = {}
+        self._last: tuple[bytes, npt.NDArray[np.float32]] | None = None  # query -> scores of all rows
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def collection(self) -> str:
+        return "memory_chunks"
+
+    @property
+    def marks(self) -> Marks:
+        return self._marks
+
+    # -- keeping up with Tier 2 -------------------------------------------------------------------
+    def refresh(self) -> int:
+        """Apply what changed in Tier 2 since the last refresh; returns the number of rows touched.
+
+        Raises StorageError when Tier 2 cannot be read.
+        """
+        with self._lock:
+            head = self._store.heads()
+            if head == self._marks:
+                return 0
+            if self._n == 0:
+                self._grow(head.chunk)  # a first load: room for every chunk id at once, no regrowth
+            touched = 0
+            while True:
+                page = self._store.changes(self._model_id, self._dim, self._marks)
+                for uuid in page.removed:
+                    touched += self._remove(uuid)
+                if page.rows:
+                    self._add(page.rows)
+                    touched += len(page.rows)
+                self._marks = page.marks
+                if not page.more:
+                    break
+            if touched:
+                self._last = None
+            if self._dead > max(BLOCK, self._n // 4) or len(self._alive) > 2 * self._n + BLOCK:
+                self._compact()  # deleted rows, or room for chunk ids that had no vector
+            return touched
+
+    def _remove(self, uuid: str) -> int:
+        at = self._pos.pop(uuid, None)
+        if at is None:
+            return 0
+        self._alive[at] = False
+        self._dead += 1
+        return 1
+
+    def _grow(self, need: int) -> None:
+        while len(self._blocks) * BLOCK < need:
+            self._blocks.append(np.zeros((BLOCK, self._dim), dtype=np.float32))
+        if need <= len(self._alive):
+            return
+        new = max(need, len(self._alive) + len(self._alive) // 2, BLOCK)  # the small per-row columns
+        self._alive = _resized(self._alive, new, False)
+        self._codes = {f: _resized(a, new, -1) for f, a in self._codes.items()}
+        self._strings = {f: _resized(a, new, None) for f, a in self._strings.items()}
+        self._numbers = {f: _resized(a, new, np.nan) for f, a in self._numbers.items()}
+
+    def _add(self, rows: Sequence[tuple[ChunkRow, FloatArray]]) -> None:
+        fresh: dict[str, tuple[ChunkRow, FloatArray]] = {}
+        for chunk, vector in rows:
+            # a chunk may come twice (the feed's guarantee is "none missed"): its vector is the same
+            if chunk.uuid not in self._pos:
+                fresh.setdefault(chunk.uuid, (chunk, vector))
+        if not fresh:
+            return
+        start = self._n
+        self._grow(start + len(fresh))
+        unit = check_vectors(np.stack([v for _, v in fresh.values()]), self._dim)
+        self._put_rows(start, unit)
+        for offset, (chunk, _) in enumerate(fresh.values()):
+            at = start + offset
+            self._pos[chunk.uuid] = at
+            self._alive[at] = True
+            fact_id = chunk.source_uuid if chunk.source_kind == "fact" else None
+            values = {
+                "scope": chunk.scope, "source_kind": chunk.source_kind, "source_type": chunk.source_type,
+                "category": chunk.category, "session_id": chunk.session_id, "fact_id": fact_id,
+            }  # fmt: skip
+            for field, value in values.items():
+                self._codes[field][at] = -1 if value is None else self._code(field, value)
+            self._strings["chunk_id"][at] = chunk.uuid
+            self._strings["source_uuid"][at] = chunk.source_uuid or ""
+            self._numbers["timestamp"][at] = float(chunk.timestamp)
+            self._numbers["message_id"][at] = np.nan if chunk.message_id is None else float(chunk.message_id)
+        self._n = start + len(fresh)
+
+    def _code(self, field: str, value: str) -> int:
+        vocab = self._vocab[field]
+        code = vocab.get(value)
+        if code is None:
+            code = vocab[value] = len(vocab)
+            self._names[field].append(value)
+        return code
+
+    def _put_rows(self, start: int, rows: FloatArray) -> None:
+        done = 0
+        while done < len(rows):
+            block, offset = divmod(start + done, BLOCK)
+            take = min(BLOCK - offset, len(rows) - done)
+            self._blocks[block][offset : offset + take] = rows[done : done + take]
+            done += take
+
+    def _get_rows(self, at: npt.NDArray[np.intp]) -> FloatArray:
+        out = np.empty((len(at), self._dim), dtype=np.float32)
+        blocks = at // BLOCK
+        for block in np.unique(blocks):
+            mine = blocks == block
+            out[mine] = self._blocks[int(block)][at[mine] % BLOCK]
+        return out
+
+    def _compact(self) -> None:
+        """Drop deleted rows in place, block by block (a row only moves down, so its source is read
+        before anything overwrites it): no second matrix is ever held."""
+        keep = np.flatnonzero(self._alive[: self._n])
+        for start in range(0, len(keep), BLOCK):
+            self._put_rows(start, self._get_rows(keep[start : start + BLOCK]))
+        del self._blocks[-(-len(keep) // BLOCK) :]
+        self._alive = np.ones(len(keep), dtype=bool)
+        self._codes = {f: a[keep] for f, a in self._codes.items()}
+        self._strings = {f: a[keep] for f, a in self._strings.items()}
+        self._numbers = {f: a[keep] for f, a in self._numbers.items()}
+        self._pos = {str(self._strings["chunk_id"][i]): i for i in range(len(keep))}
+        self._n = len(keep)
+        self._dead = 0
+        self._last = None
+
+    # -- searching --------------------------------------------------------------------------------
+    def search(
+        self,
+        vector: npt.ArrayLike,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        fields: Sequence[str] | None = None,
+    ) -> list[VectorHit]:
+        """The ``limit`` nearest chunks matching ``filters``, best first (scores as the engines give
+        them: ``(1 + cos) / 2``). Refreshes from Tier 2 first.
+
+        Raises ValidationError for a bad vector, limit, filter or field; StorageError when Tier 2
+        cannot be read.
+        """
+        check_limit(limit)
+        conditions = parse_filters(filters)
+        wanted = check_fields(fields)
+        query = check_vectors(vector, self._dim, 1)[0]
+        self.refresh()
+        with self._lock:
+            mask, rest = self._mask(conditions)
+            scores = self._scores(query)
+            candidates = np.flatnonzero(mask)
+            if not len(candidates):
+                return []
+            order = self._ranked(candidates, scores[candidates], limit if not rest else len(candidates))
+            uuids = [str(self._strings["chunk_id"][i]) for i in order]
+            picked = [(u, float(scores[i]), int(i)) for u, i in zip(uuids, order, strict=True)]
+        return self._hits(picked, rest, wanted, limit)
+
+    def _ranked(self, rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float32], k: int) -> list[int]:
+        if k < len(rows):
+            top = np.argpartition(-scores, k - 1)[:k]
+            rows, scores = rows[top], scores[top]
+        order = np.lexsort((rows, -scores))  # best first; equal scores by insertion
+        return [int(rows[i]) for i in order]
+
+    def _scores(self, query: FloatArray) -> npt.NDArray[np.float32]:
+        key = query.tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        cos = np.empty(self._n, dtype=np.float32)
+        with blas_thread_cap().limit(1):  # memory-bound: a second thread gains little, the agent needs it
+            for start in range(0, self._n, BLOCK):
+                rows = min(BLOCK, self._n - start)
+                np.matmul(self._blocks[start // BLOCK][:rows], query, out=cos[start : start + rows])
+        scores: npt.NDArray[np.float32] = np.clip((1.0 + cos) / 2.0, 0.0, 1.0).astype(np.float32)
+        self._last = (key, scores)  # recall searches one query vector once per chunk kind
+        return scores
+
+    def _hits(
+        self,
+        picked: list[tuple[str, float, int]],
+        rest: tuple[Condition, ...],
+        wanted: tuple[str, ...] | None,
+        limit: int,
+    ) -> list[VectorHit]:
+        held = wanted is not None and set(wanted) <= _HELD
+        if not rest and held:
+            return [
+                VectorHit(f"chunk:{u}", s, self._held_payload(at, wanted or ()))
+                for u, s, at in picked[:limit]
+            ]
+        out: list[VectorHit] = []
+        step = max(limit, 64)
+        for start in range(0, len(picked), step):
+            part = picked[start : start + step]
+            rows = self._loader([u for u, _, _ in part])
+            for uuid, score, _ in part:
+                chunk = rows.get(uuid)
+                if chunk is None:  # deleted since the last refresh
+                    continue
+                payload = dict(self._payload_of(chunk))
+                if rest and not matches(payload, rest):
+                    continue
+                out.append(VectorHit(f"chunk:{uuid}", score, select_fields(payload, wanted)))
+                if len(out) >= limit:
+                    return out
+        return out
+
+    def _held_payload(self, at: int, wanted: Iterable[str]) -> Payload:
+        out: Payload = {}
+        for field in wanted:
+            value = self._value(field, at)
+            if value is not None:
+                out[field] = value
+        return out
+
+    def _value(self, field: str, at: int) -> str | int | float | None:
+        if field in self._codes:
+            code = int(self._codes[field][at])
+            if code < 0:
+                return None
+            return self._names[field][code]
+        if field in self._strings:
+            return str(self._strings[field][at])
+        number = float(self._numbers[field][at])
+        if np.isnan(number):
+            return None
+        return int(number) if field == "message_id" else number
+
+    def _mask(self, conditions: Sequence[Condition]) -> tuple[npt.NDArray[np.bool_], tuple[Condition, ...]]:
+        """Rows matching the held fields' conditions, and the conditions left for loaded payloads."""
+        n = self._n
+        mask = self._alive[:n].copy()
+        rest: list[Condition] = []
+        for cond in conditions:
+            if cond.field not in _PAYLOAD_KEYS:
+                mask[:] = False  # a field no chunk payload has: nothing matches (as in ``matches``)
+            elif cond.field in self._codes:
+                mask &= self._coded(cond, self._codes[cond.field][:n], self._vocab[cond.field])
+            elif cond.field in self._strings:
+                mask &= _string_match(cond, self._strings[cond.field][:n])
+            elif cond.field in self._numbers:
+                mask &= _number_match(cond, self._numbers[cond.field][:n], integer=cond.field == "message_id")
+            else:
+                rest.append(cond)
+        return mask, tuple(rest)
+
+    @staticmethod
+    def _coded(
+        cond: Condition, codes: npt.NDArray[np.int32], vocab: Mapping[str, int]
+    ) -> npt.NDArray[np.bool_]:
+        if cond.op == "range":
+            return np.zeros(len(codes), dtype=bool)  # text is never in a numeric range
+        values = [cond.value] if cond.op == "eq" else list(cond.values)
+        wanted = [vocab[v] for v in values if isinstance(v, str) and v in vocab]
+        if not wanted:
+            return np.zeros(len(codes), dtype=bool)
+        if len(wanted) == 1:
+            same: npt.NDArray[np.bool_] = codes == wanted[0]
+            return same
+        return np.isin(codes, np.asarray(wanted, dtype=np.int32))
+
+    def count(self, filters: Mapping[str, Any] | None = None) -> int:
+        """Chunks with a vector (matching ``filters`` on the held fields). Refreshes first."""
+        conditions = parse_filters(filters)
+        self.refresh()
+        with self._lock:
+            mask, _ = self._mask(conditions)
+            return int(mask.sum())
+
+    def health(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "backend": self.name, "collection": self.collection, "dim": self._dim,
+                "count": int(self._alive[: self._n].sum()), "ok": True,
+                "matrix_bytes": sum(int(b.nbytes) for b in self._blocks),
+            }  # fmt: skip
+
+    def close(self) -> None:
+        with self._lock:
+            self._blocks = []
+            self._n = 0
+            self._pos.clear()
+            self._marks = Marks()
+            self._last = None
+
+
+def _resized(arr: npt.NDArray[Any], size: int, fill: Any) -> npt.NDArray[Any]:
+    out = np.full(size, fill, dtype=arr.dtype)
+    out[: len(arr)] = arr
+    return out
+
+
+def _string_match(cond: Condition, values: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    if cond.op == "range":
+        return np.zeros(len(values), dtype=bool)
+    wanted = {v for v in ([cond.value] if cond.op == "eq" else cond.values) if isinstance(v, str)}
+    return np.fromiter((v in wanted for v in values), dtype=bool, count=len(values))
+
+
+def _number_match(
+    cond: Condition, values: npt.NDArray[np.float64], *, integer: bool
+) -> npt.NDArray[np.bool_]:
+    if cond.op == "range":
+        mask = ~np.isnan(values)
+        for op, bound in cond.bounds:
+            mask &= _BOUNDS[op](values, bound)
+        return mask
+    # equality compares like kinds only: a float payload never equals, an int one only an int
+    items = [cond.value] if cond.op == "eq" else list(cond.values)
+    ints = [v for v in items if isinstance(v, int) and not isinstance(v, bool)]
+    if not integer or not ints:
+        return np.zeros(len(values), dtype=bool)
+    return np.isin(values, np.asarray(ints, dtype=np.float64))
+
+
+_BOUNDS: dict[str, Callable[[npt.NDArray[np.float64], float], npt.NDArray[np.bool_]]] = {
+    "gte": lambda v, b: v >= b,
+    "gt": lambda v, b: v > b,
+    "lte": lambda v, b: v <= b,
+    "lt": lambda v, b: v < b,
+}
+
+__all__ = ["ExactIndex"]

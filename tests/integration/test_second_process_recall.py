@@ -1,0 +1,139 @@
+"""Two processes on one store with the real MiniLM embedder and the default embedded engine: the owner
+searches qdrant-edge, the second process (which cannot open it) searches the vectors stored in Tier 2
+exactly. Both return the same hits for the same queries, and the second embeds no stored text again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+TURNS = [
+    "I adopted a little beagle from the shelter on Saturday.",
+    "My sister Ana is a nurse in Lisbon.",
+    "We are planning a hiking trip to the Dolomites in July.",
+    "The weather has been grey all week.",
+    "I watched a documentary about volcanoes.",
+    "Traffic on the bridge was terrible this morning.",
+    "We tried the new bakery on Main Street; their sourdough is great.",
+    "My laptop needed another software update.",
+    "The football match went to extra time.",
+    "I finally fixed the squeaky door in the hallway.",
+    "My brother Tom just started university in Edinburgh.",
+    "I'm learning to play the cello, lessons are on Tuesdays.",
+]
+QUERIES = [
+    "Does Caroline have a pet?",
+    "Who are my siblings?",
+    "Where are we going on holiday?",
+    "What instrument am I learning?",
+    "good bread nearby",
+]
+
+# argv: home, role ("owner" fills, drains and holds the engine until stdin closes; "second" only reads)
+SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from hermes_memory import MemoryAPI
+    from hermes_memory.tier3.embedder import BaseEmbedder
+
+    home, role, turns, queries = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    documents = []
+    real = BaseEmbedder.embed_document
+    def counting(self, texts):
+        documents.extend(texts)
+        return real(self, texts)
+    BaseEmbedder.embed_document = counting
+
+    api = MemoryAPI(hermes_home=home)
+    if role == "owner":
+        for i, text in enumerate(turns):
+            api.remember_turn(text, "I see.", "s1", 1_683_540_000.0 + 60 * i, user_name="Caroline",
+                              assistant_name="Bot")
+        assert api.flush(600)["data"]["drained"]
+    sem = api._semantic()
+    out = {"busy": sem.busy_reason(), "search": {}, "recall": {}}
+    for query in queries:
+        hits = api.semantic_search(query, limit=5, min_score=0.0)
+        assert hits["success"], hits
+        out["search"][query] = [(h["id"], h["score"]) for h in hits["data"]]
+        found = api.recall(query, limit=5, tiers=["tier3"])
+        assert found["success"], found
+        out["recall"][query] = {"ids": [h["id"] for h in found["data"]["hits"]],
+                                "texts": [h["text"] for h in found["data"]["hits"]],
+                                "answered": found["meta"]["tiers_answered"]}
+    out["documents_embedded"] = len(documents)
+    print(json.dumps(out), flush=True)
+    if role == "owner":
+        sys.stdin.read()
+    api.close()
+    """
+)
+
+
+def _start(home: Path, role: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    argv = [sys.executable, "-c", SCRIPT, str(home), role, json.dumps(TURNS), json.dumps(QUERIES)]
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+
+def _answer(proc: subprocess.Popen[str]) -> dict[str, Any]:
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, f"process exited with {proc.wait(60)} before answering"
+    out: dict[str, Any] = json.loads(line)
+    return out
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            stream.close()
+    assert proc.wait(120) == 0
+
+
+def _ranked(hits: list[list[Any]]) -> list[tuple[float, frozenset[str]]]:
+    """Hits as (score, ids with that score), best first, the last group's ids left out: chunks of one
+    text share a vector, and engines order (and cut) exact ties as they like."""
+    groups: dict[float, set[str]] = {}
+    for hit_id, score in hits:
+        groups.setdefault(round(score, 4), set()).add(hit_id)
+    ranked = [(score, frozenset(ids)) for score, ids in sorted(groups.items(), reverse=True)]
+    return [*ranked[:-1], (ranked[-1][0], frozenset())] if ranked else []
+
+
+def test_a_second_process_recalls_what_the_owner_recalls(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    owner = _start(home, "owner")
+    try:
+        mine = _answer(owner)
+        assert mine["busy"] is None and mine["documents_embedded"] > 0
+        second = _start(home, "second")
+        try:
+            theirs = _answer(second)
+        finally:
+            _stop(second)
+    finally:
+        _stop(owner)
+
+    assert theirs["busy"] is not None  # it could not open the engine ...
+    assert theirs["documents_embedded"] == 0  # ... and embedded nothing: it read the stored vectors
+    for query in QUERIES:
+        want, got = mine["search"][query], theirs["search"][query]
+        assert _ranked(got) == _ranked(want), (query, got, want)
+        assert theirs["recall"][query]["answered"] == ["tier3"], query
+        assert theirs["recall"][query]["ids"] == mine["recall"][query]["ids"], query
+    # meaning, not words: no query shares a content word with the turn it finds
+    siblings = theirs["recall"]["Who are my siblings?"]["texts"][:2]
+    assert any("Ana" in text or "Tom" in text for text in siblings), siblings
+    instrument = theirs["recall"]["What instrument am I learning?"]["texts"][:2]
+    assert any("cello" in text for text in instrument), instrument

@@ -1,0 +1,330 @@
+"""Vectors are Tier 2 data: embedded once per (model, text), reused by reindex and backend switches, the
+engine catches up from Tier 2 after a crash, and a process that does not own the engine searches the
+stored vectors exactly with the owner's answers.
+
+Fast: the hashing embedder; the engine is the in-process one or qdrant-edge where ownership matters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.records import Hit
+from hermes_memory.tier2._util import content_hash
+from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.schema import MIGRATIONS, migrate
+from hermes_memory.tier2.vectors import Marks, VectorStore
+from hermes_memory.tier3 import _exact, _indexer
+from hermes_memory.tier3.embedder import Kind
+from hermes_memory.tier3.hashing_embedder import HashingEmbedder
+from hermes_memory.tier3.semantic import SemanticMemory
+
+Opener = Callable[..., MemoryAPI]
+FACTS = [
+    "The garage door code is 2580",
+    "Grandma's birthday is on the ninth of May",
+    "The sailing club meets on Thursday evenings",
+    "Oat milk is the only milk the kids drink",
+    "The project deadline moved to the end of the quarter",
+]
+QUERIES = ["garage code", "birthday in May", "sailing Thursday", "milk for the kids", "deadline quarter"]
+
+
+@pytest.fixture
+def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every document text the hashing embedder embeds, in order (queries are not counted)."""
+    texts: list[str] = []
+    real = HashingEmbedder._embed
+
+    def counting(self: HashingEmbedder, items: list[str], kind: Kind) -> Any:
+        if kind == "document":
+            texts.extend(items)
+        return real(self, items, kind)
+
+    monkeypatch.setattr(HashingEmbedder, "_embed", counting)
+    return texts
+
+
+def _ok(envelope: dict[str, Any]) -> Any:
+    assert envelope["success"], envelope["error"]
+    return envelope["data"]
+
+
+def _fill(api: MemoryAPI) -> None:
+    for fact in FACTS:
+        _ok(api.fact_store(fact))
+    _ok(api.semantic_index("Book the train to Hamburg", session_id="s1", wait=False))
+    # the same text once normalised: one vector
+    _ok(api.semantic_index("book the train to  Hamburg", session_id="s2", wait=False))
+
+
+def _fact(api: MemoryAPI, text: str) -> str:
+    fact = api.tier2.facts.get_by_hash(content_hash(text))
+    assert fact is not None
+    return fact.uuid
+
+
+def _top(api: MemoryAPI) -> dict[str, list[tuple[str, float]]]:
+    out = {}
+    for query in [*QUERIES, "train Hamburg"]:
+        # every chunk (no cut among equal scores); equal scores in text order (engines order ties freely)
+        hits = _ok(api.semantic_search(query, limit=20, min_score=0.0))
+        out[query] = sorted(((round(h["score"], 5), h["text"]) for h in hits), key=lambda x: (-x[0], x[1]))
+    return out
+
+
+def test_a_text_is_embedded_once_and_reindex_embeds_nothing(open_api: Opener, embedded: list[str]) -> None:
+    api = open_api()
+    _fill(api)
+    report = _ok(api.embed_pending())
+    assert report["embedded"] == len(FACTS) + 1  # the two train notes share one vector
+    assert len(embedded) == len(FACTS) + 1
+    before = _top(api)
+    assert before["garage code"][0][1] == FACTS[0]
+
+    again = _ok(api.reindex())
+    assert (again["upserted"], again["embedded"], again["remaining"]) == (len(FACTS) + 2, 0, 0)
+    assert len(embedded) == len(FACTS) + 1  # nothing was embedded again
+    assert _top(api) == before
+    assert _ok(api.stats())["tier3"]["memory_chunks"] == len(FACTS) + 2
+
+
+def test_a_new_model_embeds_again_and_keeps_the_old_vectors(open_api: Opener, embedded: list[str]) -> None:
+    first = open_api()
+    _fill(first)
+    _ok(first.embed_pending())
+    first.close()
+    second = open_api(**{"tier3.embedding_dim": 64})
+    assert _ok(second.reindex())["embedded"] == len(FACTS) + 1  # hashing-64 is another model
+    store = VectorStore(second.tier2.db)
+    assert (store.count("hashing-384"), store.count("hashing-64")) == (len(FACTS) + 1, len(FACTS) + 1)
+
+
+def test_a_backend_switch_fills_the_new_engine_from_tier2(open_api: Opener, embedded: list[str]) -> None:
+    first = open_api()
+    _fill(first)
+    _ok(first.embed_pending())
+    before = _top(first)
+    first.close()
+    count = len(embedded)
+    second = open_api(backend="qdrant")
+    assert _top(second) == before  # no reindex: the engine caught up from the stored vectors
+    assert len(embedded) == count
+    assert _ok(second.stats())["tier3"]["memory_chunks"] == len(FACTS) + 2
+
+
+@pytest.mark.parametrize("backend", ["memory", "qdrant"])
+def test_a_crash_after_the_tier2_commit_is_repaired_when_the_engine_opens(
+    open_api: Opener, monkeypatch: pytest.MonkeyPatch, embedded: list[str], backend: str
+) -> None:
+    api = open_api(backend=backend)
+    _fill(api)
+    # The process dies right after the transaction that stored the vectors and completed the queue
+    # rows: the engine never hears of them.
+    monkeypatch.setattr(_indexer, "sync_chunks", lambda *args, **kwargs: 0)
+    assert _ok(api.embed_pending())["remaining"] == 0
+    assert _ok(api.semantic_search(FACTS[0], min_score=0.0)) == []  # the engine lacks them
+    api.close()
+    monkeypatch.undo()
+
+    count = len(embedded)
+    reopened = open_api(backend=backend)
+    assert _ok(reopened.semantic_search("garage code", limit=1, min_score=0.0))[0]["text"] == FACTS[0]
+    assert _ok(reopened.stats())["tier3"]["memory_chunks"] == len(FACTS) + 2  # each once, none lost
+    assert _ok(reopened.embed_pending())["embedded"] == 0
+    assert len(embedded) == count
+
+
+def test_the_engine_follows_deletes_made_by_another_process(open_api: Opener) -> None:
+    api = open_api(backend="qdrant")
+    _fill(api)
+    _ok(api.embed_pending())
+    # another process forgets a fact: its chunk row goes, the tombstone stays
+    with api.tier2.db.atomic() as conn:
+        conn.execute("DELETE FROM chunks WHERE source_uuid = ?", (_fact(api, FACTS[2]),))
+    _ok(api.embed_pending())
+    hits = _ok(api.semantic_search("sailing Thursday", limit=10, min_score=0.0))
+    assert FACTS[2] not in [h["text"] for h in hits]
+    assert _ok(api.stats())["tier3"]["memory_chunks"] == len(FACTS) + 1
+
+
+def _second(api: MemoryAPI) -> SemanticMemory:
+    """Another Tier 3 on the same store, as a second process has it (the engine is taken)."""
+    backend = api._semantic().backend_name
+    return SemanticMemory(api.config.tier3, api.config.tier3_path, api.tier2, backend=backend)
+
+
+def _rank(hit: Hit) -> tuple[float, str]:
+    return (-round(hit.score, 5), hit.id)
+
+
+def _same_hits(owner: SemanticMemory, other: SemanticMemory, filters: dict[str, Any] | None = None) -> None:
+    for query in [*QUERIES, "train Hamburg", "nothing alike at all"]:
+        # every matching chunk (no cut among equal scores); ties in id order
+        want = sorted(owner.search(query, limit=20, filters=filters).hits, key=_rank)
+        got = sorted(other.search(query, limit=20, filters=filters).hits, key=_rank)
+        assert [h.id for h in got] == [h.id for h in want], query
+        assert np.allclose([h.score for h in got], [h.score for h in want], atol=1e-5), query
+        assert [h.text for h in got] == [h.text for h in want]
+        limits = {"fact": 10, "episode": 10}
+        mine, theirs = owner.source_scores(query, limits), other.source_scores(query, limits)
+        assert mine.keys() == theirs.keys() and all(mine[k].keys() == theirs[k].keys() for k in mine)
+
+
+def test_a_process_without_the_engine_answers_exactly_like_the_owner(open_api: Opener) -> None:
+    api = open_api(backend="qdrant")
+    _fill(api)
+    _ok(api.embed_pending())
+    owner = api._semantic()
+    other = _second(api)
+    try:
+        assert owner.busy_reason() is None and other.busy_reason() is not None
+        _same_hits(owner, other)
+        _same_hits(owner, other, {"source_kind": "fact"})
+        _same_hits(owner, other, {"session_id": {"in": ["s2"]}})
+        _same_hits(owner, other, {"timestamp": {"gte": 0}, "content_hash": {"eq": "no such hash"}})
+
+        # the store changes under the second process: it follows (new rows, deleted rows)
+        _ok(api.fact_store("The boat is moored at pier seven"))
+        owner.unindex("fact", _fact(api, FACTS[0]))
+        _ok(api.embed_pending())
+        _same_hits(owner, other)
+        hits = other.search("boat pier", limit=1).hits
+        assert hits[0].text == "The boat is moored at pier seven"
+        assert FACTS[0] not in [h.text for h in other.search("garage code", limit=10).hits]
+    finally:
+        other.close()
+
+
+def test_the_change_feed_misses_no_vector_and_resumes_from_its_marks(open_api: Opener) -> None:
+    api = open_api()
+    _fill(api)
+    store = VectorStore(api.tier2.db)
+    page = store.changes("hashing-384", 384, Marks())
+    assert page.rows == [] and not page.more  # nothing embedded yet
+    _ok(api.embed_pending())
+    seen: dict[str, int] = {}
+    marks = page.marks
+    while True:
+        page = store.changes("hashing-384", 384, marks, page=2)
+        for chunk, _ in page.rows:
+            seen[chunk.uuid] = seen.get(chunk.uuid, 0) + 1
+        marks = page.marks
+        if not page.more:
+            break
+    assert len(seen) == len(FACTS) + 2 and set(seen.values()) == {1}
+    assert marks == store.heads()
+    assert store.changes("hashing-384", 384, marks).rows == []
+
+
+def test_forget_leaves_no_vector_of_the_forgotten_text(open_api: Opener) -> None:
+    api = open_api()
+    _fill(api)
+    _ok(api.embed_pending())
+    store = VectorStore(api.tier2.db)
+    before = store.count("hashing-384")
+    _ok(api.forget(_fact(api, FACTS[1]), confirm=True))
+    assert store.count("hashing-384") == before - 1
+
+
+def test_migration_7_queues_existing_chunks_and_keeps_pending_deletes(tmp_path: Path) -> None:
+    db = Database(tmp_path / "old.db")
+    try:
+        migrate(db, MIGRATIONS[:6])
+        with db.atomic() as conn:
+            conn.execute(
+                "INSERT INTO chunks(uuid, source_kind, text, content_hash, source_type, timestamp,"
+                " created_at) VALUES ('c1', 'episode', 'hello', 'h', 'session', 1, 1)"
+            )
+            conn.execute(
+                "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
+                "VALUES ('memory_chunks', 'gone', 'delete', 1)"
+            )
+        assert migrate(db) == [7]
+        queued = db.query("SELECT item_uuid, op FROM embed_queue ORDER BY id")
+        assert [(r[0], r[1]) for r in queued] == [("gone", "delete"), ("c1", "upsert")]
+        assert [r[0] for r in db.query("SELECT chunk_uuid FROM chunk_tombstones")] == ["gone"]
+    finally:
+        db.close()
+
+
+
+def test_the_exact_index_compacts_deleted_rows_across_blocks(
+    open_api: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_exact, "BLOCK", 4)  # many blocks from a few rows
+    api = open_api(backend="qdrant")
+    texts = [f"note {i}: {word} and more {word}" for i, word in enumerate(
+        ["apple", "boat", "cello", "dune", "eagle", "fjord", "grape", "harbour", "igloo", "jungle", "kiwi"]
+    )]  # fmt: skip
+    for i, text in enumerate(texts):
+        _ok(api.semantic_index(text, session_id=f"s{i}", wait=False))
+    _ok(api.embed_pending())
+    owner = api._semantic()
+    other = _second(api)
+    try:
+        assert other.busy_reason() is not None
+        _same_hits(owner, other)
+        for i in range(0, len(texts), 2):  # delete every other note: more than a quarter of the rows
+            with api.tier2.db.atomic() as conn:
+                conn.execute("DELETE FROM chunks WHERE session_id = ?", (f"s{i}",))
+        _ok(api.embed_pending())
+        _same_hits(owner, other)
+        kept = [h.text for h in other.search("cello boat harbour", limit=20).hits]
+        assert sorted(kept) == sorted(texts[1::2])
+    finally:
+        other.close()
+
+
+def test_an_import_brings_the_stored_vectors_along(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedded: list[str]
+) -> None:
+    settings = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    with MemoryAPI(hermes_home=tmp_path / "a", **settings) as source:
+        _fill(source)
+        _ok(source.embed_pending())
+        document = _ok(source.export_json())
+        before = _top(source)
+    assert len(document["vectors"]) == len(FACTS) + 1
+    count = len(embedded)
+    with MemoryAPI(hermes_home=tmp_path / "b", **settings) as target:
+        _ok(target.import_json(document, merge=False))
+        assert _ok(target.embed_pending())["embedded"] == 0
+        assert len(embedded) == count
+        assert _top(target) == before
+
+    broken = {**document, "vectors": [{**document["vectors"][0], "vector": "AAAA"}]}
+    with MemoryAPI(hermes_home=tmp_path / "c", **settings) as other:
+        failed = other.import_json(broken)
+        assert not failed["success"] and "finite float32" in failed["error"]
+
+
+def test_a_process_without_the_engine_embeds_its_chunks_and_the_owner_catches_up(
+    open_api: Opener, embedded: list[str]
+) -> None:
+    api = open_api(backend="qdrant")
+    _fill(api)
+    _ok(api.embed_pending())
+    owner = api._semantic()
+    other = _second(api)
+    try:
+        assert other.busy_reason() is not None
+        _ok(api.semantic_index("The lighthouse keeper retired in spring", session_id="s9", wait=False))
+        _ok(api.entity_ensure("Hamburg", "place"))
+        report = other.drain()
+        # its chunk is embedded into Tier 2 here; the entity's vector goes to the holder's collection
+        assert (report.embedded, report.deferred, report.remaining) == (1, True, 1)
+        assert embedded[-1] == "The lighthouse keeper retired in spring"
+        assert other.search("lighthouse keeper", limit=1).hits[0].text.startswith("The lighthouse")
+        # the holder has not drained; its engine catches up from Tier 2 before it searches
+        assert owner.search("lighthouse keeper", limit=1).hits[0].text.startswith("The lighthouse")
+        _same_hits(owner, other)
+        assert owner.drain().remaining == 0  # the entity, by the holder
+    finally:
+        other.close()
