@@ -246,7 +246,7 @@ def test_migration_7_queues_existing_chunks_and_keeps_pending_deletes(tmp_path: 
                 "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
                 "VALUES ('memory_chunks', 'gone', 'delete', 1)"
             )
-        assert migrate(db) == [7]
+        assert migrate(db, MIGRATIONS[:7]) == [7]
         queued = db.query("SELECT item_uuid, op FROM embed_queue ORDER BY id")
         assert [(r[0], r[1]) for r in queued] == [("gone", "delete"), ("c1", "upsert")]
         assert [r[0] for r in db.query("SELECT chunk_uuid FROM chunk_tombstones")] == ["gone"]
