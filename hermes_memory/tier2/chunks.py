@@ -122,16 +122,22 @@ class EmbedQueue:
             )
 
     def count(self) -> int:
-        """Pending rows of items in the view (every row for the admin view)."""
+        """Pending rows of items in the view (every row for the admin view).
+
+        Driven by the queue: each row looks its item up by uuid (a unique index), so the cost follows
+        the queue's length, never the number of chunks (an empty queue is one index probe).
+        """
         if self._view.admin:
             row = self._db.query_one("SELECT count(*) AS n FROM embed_queue")
         else:
-            scoped, sp = self._view.where("scope")
+            chunk_scope, cp = self._view.where("c.scope", by_key=True)
+            entity_scope, ep = self._view.where("e.scope", by_key=True)
             row = self._db.query_one(
-                "SELECT count(*) AS n FROM embed_queue q WHERE "
-                f"(q.collection = ? AND q.item_uuid IN (SELECT uuid FROM chunks WHERE {scoped})) OR "
-                f"(q.collection = ? AND q.item_uuid IN (SELECT uuid FROM entities WHERE {scoped}))",
-                (CHUNKS_COLLECTION, *sp, ENTITIES_COLLECTION, *sp),
+                "SELECT (SELECT count(*) FROM embed_queue q CROSS JOIN chunks c ON c.uuid = q.item_uuid "
+                f"WHERE q.collection = ? AND {chunk_scope}) + "
+                "(SELECT count(*) FROM embed_queue q CROSS JOIN entities e ON e.uuid = q.item_uuid "
+                f"WHERE q.collection = ? AND {entity_scope}) AS n",
+                (CHUNKS_COLLECTION, *cp, ENTITIES_COLLECTION, *ep),
             )
         return int(row["n"]) if row else 0
 
