@@ -85,7 +85,10 @@ class FillReport:
         return out
 
 
-def synthetic_turns(count: int, *, seed: int = 13, per_session: int = 40) -> Iterator[tuple[str, str, str, datetime]]:
+Turn = tuple[str, str, str, datetime]  # text, speaker, session id, time
+
+
+def synthetic_turns(count: int, *, seed: int = 13, per_session: int = 40) -> Iterator[Turn]:
     """(text, speaker, session id, time) of ``count`` generated one-message turns, deterministic."""
     rng = random.Random(seed)
     start = datetime(2023, 1, 1, tzinfo=UTC)
@@ -99,13 +102,14 @@ def synthetic_turns(count: int, *, seed: int = 13, per_session: int = 40) -> Ite
             place=rng.choice(_PLACES), other=rng.choice(_NAMES), other2=rng.choice(_NAMES),
             job=rng.choice(_JOBS), thing=rng.choice(_THINGS), pet=rng.choice(_PETS),
         )  # fmt: skip
-        yield text, speaker, f"fill-{session}", start + timedelta(hours=6 * session, minutes=index % per_session)
+        when = start + timedelta(hours=6 * session, minutes=index % per_session)
+        yield text, speaker, f"fill-{session}", when
 
 
-def locomo_turns(path: str | Path, count: int) -> Iterator[tuple[str, str, str, datetime]]:
+def locomo_turns(path: str | Path, count: int) -> Iterator[Turn]:
     """(text, speaker, session id, time) of the LoCoMo file's turns cycled up to ``count``; round r
     gets its own session ids, speaker names from a fixed list and times shifted by r years."""
-    from hermes_memory.bench.locomo import turns_of, turn_text
+    from hermes_memory.bench.locomo import turn_text, turns_of
 
     samples = json.loads(Path(path).read_text(encoding="utf-8"))
     source = [
@@ -141,9 +145,7 @@ def fill_store(
         raise ValueError(f"turns must be > 0, got {turns}")
     report = FillReport(turns, embedder, backend, "synthetic" if data is None else str(data))
     source = synthetic_turns(turns) if data is None else locomo_turns(data, turns)
-    api = MemoryAPI(
-        hermes_home=str(home), actor="fill", **{"tier3.embedding_model": embedder, "tier3.backend": backend}
-    )
+    api = MemoryAPI(hermes_home=str(home), actor="fill", **_tier3(embedder, backend))
     try:
         done = 0
         while done < turns:
@@ -183,14 +185,14 @@ def fill_store(
     return report
 
 
-def idle_cycle(home: str | Path, *, cycles: int = 200, embedder: str = "hashing", backend: str = "qdrant") -> dict[str, Any]:
+def idle_cycle(
+    home: str | Path, *, cycles: int = 200, embedder: str = "hashing", backend: str = "qdrant"
+) -> dict[str, Any]:
     """Open the store at ``home`` and time the background worker's step with nothing queued: the
     median and p95 in ms over ``cycles`` steps, and the SQL statements one step runs."""
     from hermes_memory.api.memory_api import MemoryAPI
 
-    with MemoryAPI(
-        hermes_home=str(home), actor="fill", **{"tier3.embedding_model": embedder, "tier3.backend": backend}
-    ) as api:
+    with MemoryAPI(hermes_home=str(home), actor="fill", **_tier3(embedder, backend)) as api:
         pending = api.pending()["data"]
         if pending["turns"] or pending["embeddings"]:
             raise RuntimeError(f"the store at {home} is not idle: {pending}")
@@ -221,6 +223,10 @@ def idle_cycle(home: str | Path, *, cycles: int = 200, embedder: str = "hashing"
 def peak_rss_mb() -> float:
     """The process's peak resident set size so far, in MB (Linux reports KiB)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def _tier3(embedder: str, backend: str) -> dict[str, Any]:
+    return {"tier3.embedding_model": embedder, "tier3.backend": backend}
 
 
 def _count(db: Any, table: str) -> int:

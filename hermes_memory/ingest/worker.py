@@ -97,6 +97,8 @@ class Ingestor:
         self._tier2 = tier2
         self._semantic = semantic
         self._knowledge = knowledge
+        # The staged form, when the writer has it (checked once: a Protocol check is slow per turn).
+        self._staged = knowledge if isinstance(knowledge, StagedKnowledge) else None
         self._after_commit = after_commit
         self._max_attempts = max_attempts
         self._lock = threading.Lock()
@@ -133,8 +135,8 @@ class Ingestor:
             )  # fmt: skip
             previous = text
         staged = _Staged(item, drafts)
-        knowledge = self._knowledge
-        if isinstance(knowledge, StagedKnowledge) and drafts:
+        knowledge = self._staged
+        if knowledge is not None and drafts:
             staged.prepared = knowledge.prepare(self._tier2, drafts)
             staged.settled = knowledge.settled(drafts, staged.prepared)
         return staged
@@ -149,8 +151,8 @@ class Ingestor:
                 for staged in batch:
                     out.append(self._write_turn(conn, staged))
         except BaseException:
-            if isinstance(self._knowledge, StagedKnowledge):
-                self._knowledge.forget()  # its cache may name entities the rollback removed
+            if self._staged is not None:
+                self._staged.forget()  # its cache may name entities the rollback removed
             raise
         failure: HermesMemoryError | None = None
         for staged, changes in zip(batch, out, strict=True):
@@ -178,12 +180,10 @@ class Ingestor:
             if self._semantic is not None:
                 before = tier2.episodes.previous(conn, episode)
                 self._index_episode(episode, episode_line(before) if before is not None else "")
-        knowledge = self._knowledge
-        if knowledge is not None and changes.episodes:
-            if isinstance(knowledge, StagedKnowledge):
-                knowledge.write(tier2, changes.episodes, staged.prepared, changes)
-            else:
-                knowledge(tier2, changes.episodes, changes)
+        if self._staged is not None and changes.episodes:
+            self._staged.write(tier2, changes.episodes, staged.prepared, changes)
+        elif self._knowledge is not None and changes.episodes:
+            self._knowledge(tier2, changes.episodes, changes)
         tier2.ingest_queue.done(conn, item)
         return changes
 

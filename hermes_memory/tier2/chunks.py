@@ -175,26 +175,39 @@ class ChunkStore:
         Raises StorageError for the admin view.
         """
         scope = self._view.write_facts if source_kind == "fact" else self._view.write_own
-        out: list[ChunkRow] = []
         at = now()
-        for index, text in enumerate(texts):
-            uuid = new_uuid()
-            conn.execute(
-                "INSERT INTO chunks(uuid, source_kind, source_uuid, chunk_index, text, content_hash,"
-                " source_type, session_id, message_id, category, timestamp, created_at, scope)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    uuid, source_kind, source_uuid, index, text, content_hash(text), source_type, session_id,
-                    message_id, category, timestamp, at, scope,
-                ),
-            )  # fmt: skip
-            self._queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")
-            out.append(
-                ChunkRow(
-                    uuid, source_kind, source_uuid, index, text, content_hash(text), source_type, session_id,
-                    message_id, category, timestamp, scope,
-                )
-            )  # fmt: skip
+        out = [
+            ChunkRow(
+                uuid=new_uuid(),
+                source_kind=source_kind,
+                source_uuid=source_uuid,
+                chunk_index=index,
+                text=text,
+                content_hash=content_hash(text),
+                source_type=source_type,
+                session_id=session_id,
+                message_id=message_id,
+                category=category,
+                timestamp=timestamp,
+                scope=scope,
+            )
+            for index, text in enumerate(texts)
+        ]
+        rows = [
+            (c.uuid, source_kind, source_uuid, c.chunk_index, c.text, c.content_hash, source_type, session_id)
+            for c in out
+        ]
+        conn.executemany(
+            "INSERT INTO chunks(uuid, source_kind, source_uuid, chunk_index, text, content_hash,"
+            " source_type, session_id, message_id, category, timestamp, created_at, scope)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*r, message_id, category, timestamp, at, scope) for r in rows],
+        )
+        # New uuids: no pending write of them can exist, so their upserts are plain inserts.
+        conn.executemany(
+            "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) VALUES (?, ?, 'upsert', ?)",
+            [(CHUNKS_COLLECTION, c.uuid, at) for c in out],
+        )
         return out
 
     def remove_source(self, conn: sqlite3.Connection, source_kind: str, source_uuid: str) -> int:
