@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from hermes_memory._exit_guard import finish_before_exit
 from hermes_memory.hermes import safety
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings
@@ -138,6 +139,7 @@ class RecallJob:
         self._thread = threading.Thread(target=self._run, name="nextlevel-recall", daemon=True)
 
     def start(self) -> RecallJob:
+        finish_before_exit(self._thread)  # not in native code while the interpreter finalises
         self._thread.start()
         return self
 

@@ -7,6 +7,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from hermes_memory._exit_guard import finish_before_exit
+
 log = logging.getLogger(__name__)
 
 
@@ -28,7 +30,14 @@ class BackgroundWorker:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
+        # At interpreter exit the loop is stopped and waited for (bounded), so no step is still in
+        # native code (SQLite, the embedder, the vector engine) while the interpreter finalises.
+        finish_before_exit(self._thread, self._request_stop)
         self._thread.start()
+
+    def _request_stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
 
     def wake(self) -> None:
         self._idle.clear()
@@ -57,8 +66,7 @@ class BackgroundWorker:
 
         The step sees ``stopping`` and returns between items, so nothing is cut in half; work not done
         stays in the durable queues for the next worker (in this process or the next one)."""
-        self._stop.set()
-        self._wake.set()
+        self._request_stop()
         if self._thread.is_alive():
             self._thread.join(timeout)
         return not self._thread.is_alive()

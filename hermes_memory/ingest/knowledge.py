@@ -13,6 +13,7 @@ from hermes_memory.extract.types import ExtractedFact, ExtractionResult
 from hermes_memory.ingest.worker import Changes
 from hermes_memory.records import Episode
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.entities import better_type
 from hermes_memory.tier3.semantic import SemanticMemory
 
 EXTRACTOR = "rules-v1"
@@ -40,11 +41,16 @@ class RuleBasedKnowledge:
     """A ``KnowledgeWriter``: extracts from each episode and writes what it found.
 
     Keeps the known entities (names, aliases, types) in memory so linking needs no query per turn.
+    Staged use (the ingestor's batches): ``prepare`` extracts before the write transaction,
+    ``write`` stores inside it; ``settled`` says whether the next turn may be extracted before this
+    one is written (its write leaves the known entities as they are), so a batch extracts exactly what
+    turn-by-turn processing would.
     """
 
     def __init__(self, semantic: SemanticMemory | None):
         self._semantic = semantic
         self._known: dict[str, KnownEntity] | None = None
+        self._lookup: KnownEntities | None = None  # built from ``_known``; reset when it changes
         self._lock = threading.Lock()
 
     def _known_entities(self, tier2: Tier2) -> KnownEntities:
@@ -54,26 +60,71 @@ class RuleBasedKnowledge:
                     e.name.casefold(): KnownEntity(e.name, e.entity_type, tuple(e.aliases))
                     for e in tier2.entities.all()
                 }
-            return KnownEntities(self._known.values())
+            if self._lookup is None:
+                self._lookup = KnownEntities(self._known.values())
+            return self._lookup
+
+    def forget(self) -> None:
+        """Drop the cache (after a rolled-back write: it may name entities that were never stored)."""
+        with self._lock:
+            self._known = None
+            self._lookup = None
 
     def __call__(self, tier2: Tier2, episodes: list[Episode], changes: Changes) -> None:
-        speakers = [e.speaker for e in episodes if e.speaker]
+        self.write(tier2, episodes, [], changes)
+
+    def prepare(self, tier2: Tier2, episodes: list[Episode]) -> list[ExtractionResult]:
+        """Extract from the episodes (drafts: nothing is read from them but text, time, speaker and
+        role) outside any transaction, in order, stopping after the first whose write could change
+        the known entities (the rest is extracted by ``write``, after it)."""
+        out: list[ExtractionResult] = []
+        for index in range(len(episodes)):
+            result = extract(_message(episodes, index), self._known_entities(tier2))
+            out.append(result)
+            if not self._settles(result):
+                break
+        return out
+
+    def settled(self, episodes: list[Episode], prepared: list[ExtractionResult]) -> bool:
+        """Whether every episode was extracted and none of the writes changes the known entities."""
+        return len(prepared) == len(episodes) and all(self._settles(r) for r in prepared)
+
+    def write(
+        self, tier2: Tier2, episodes: list[Episode], prepared: list[ExtractionResult], changes: Changes
+    ) -> None:
+        """Store the knowledge of the turn's episodes (inside its transaction); ``prepared`` holds the
+        results ``prepare`` extracted from the first episodes, the others are extracted here."""
         for index, episode in enumerate(episodes):
-            others = [s for s in speakers if s != episode.speaker]
-            # The message this one answers: the AI's reply is read against the user's words (an echo
-            # of them yields nothing).
-            previous = episodes[index - 1].text if index > 0 else None
-            message = MessageInput(
-                text=episode.text,
-                time=datetime.fromtimestamp(episode.timestamp, tz=UTC),
-                speaker=episode.speaker,
-                role=episode.role if episode.role in ("user", "assistant") else "user",
-                addressee=others[0] if others else None,
-                replying_to=previous,
-            )
-            result = extract(message, self._known_entities(tier2))
+            if index < len(prepared):
+                result = prepared[index]
+            else:
+                result = extract(_message(episodes, index), self._known_entities(tier2))
             if not result.is_noise:
                 self._write(tier2, episode, result, changes)
+
+    def _settles(self, result: ExtractionResult) -> bool:
+        """True when storing ``result`` leaves the known entities as they are (every entity found is
+        known under this name, with these aliases, and keeps its type)."""
+        if result.is_noise or not result.entities:
+            return True
+        with self._lock:
+            known = self._known
+            if known is None:
+                return False
+            for found in result.entities:
+                entity = known.get(found.name.casefold())
+                if entity is None or entity.name != found.name:
+                    return False
+                if found.entity_type != entity.entity_type and better_type(
+                    entity.entity_type, found.entity_type
+                ):
+                    return False
+                keys = {a.casefold() for a in entity.aliases} | {entity.name.casefold()}
+                if any(a.casefold() not in keys for a in found.aliases):
+                    return False
+                if any(a.casefold() in known for a in entity.aliases):
+                    return False  # a write would drop that (placeholder) entry from the cache
+            return True
 
     def _write(self, tier2: Tier2, episode: Episode, result: ExtractionResult, changes: Changes) -> None:
         uuids: dict[str, str] = {}
@@ -154,7 +205,26 @@ class RuleBasedKnowledge:
             if self._known is None:
                 return False
             old = self._known.get(name.casefold())
+            dropped = False
             for alias in aliases:  # a placeholder ("the user's dog") that took this name is gone
-                self._known.pop(alias.casefold(), None)
+                dropped = self._known.pop(alias.casefold(), None) is not None or dropped
             self._known[name.casefold()] = entity
+            if dropped or old != entity:
+                self._lookup = None  # rebuilt on the next extraction
             return old is not None and old != entity
+
+
+def _message(episodes: list[Episode], index: int) -> MessageInput:
+    """What extraction reads of episode ``index`` of a turn: the AI's reply is read against the
+    user's words (an echo of them yields nothing)."""
+    episode = episodes[index]
+    speakers = [e.speaker for e in episodes if e.speaker]
+    others = [s for s in speakers if s != episode.speaker]
+    return MessageInput(
+        text=episode.text,
+        time=datetime.fromtimestamp(episode.timestamp, tz=UTC),
+        speaker=episode.speaker,
+        role=episode.role if episode.role in ("user", "assistant") else "user",
+        addressee=others[0] if others else None,
+        replying_to=episodes[index - 1].text if index > 0 else None,
+    )

@@ -175,6 +175,19 @@ class LLMKnowledge:
         """The rule-based extraction, inside the turn's transaction (no LLM here; see module doc)."""
         self._rules(tier2, episodes, changes)
 
+    # The staged form (the ingestor's batches), the rule-based writer's own.
+    def prepare(self, tier2: Tier2, episodes: list[Episode]) -> Any:
+        return self._rules.prepare(tier2, episodes)
+
+    def settled(self, episodes: list[Episode], prepared: Any) -> bool:
+        return self._rules.settled(episodes, prepared)
+
+    def write(self, tier2: Tier2, episodes: list[Episode], prepared: Any, changes: Changes) -> None:
+        self._rules.write(tier2, episodes, prepared, changes)
+
+    def forget(self) -> None:
+        self._rules.forget()
+
     def after_commit(self, tier2: Tier2, follow: AfterCommit | None = None) -> AfterCommit:
         """An ``AfterCommit`` that runs ``follow`` on the turn, then the LLM step, then ``follow`` on
         what the LLM added (so the graph sees LLM entities and relations too)."""

@@ -122,16 +122,22 @@ class EmbedQueue:
             )
 
     def count(self) -> int:
-        """Pending rows of items in the view (every row for the admin view)."""
+        """Pending rows of items in the view (every row for the admin view).
+
+        Driven by the queue: each row looks its item up by uuid (a unique index), so the cost follows
+        the queue's length, never the number of chunks (an empty queue is one index probe).
+        """
         if self._view.admin:
             row = self._db.query_one("SELECT count(*) AS n FROM embed_queue")
         else:
-            scoped, sp = self._view.where("scope")
+            chunk_scope, cp = self._view.where("c.scope", by_key=True)
+            entity_scope, ep = self._view.where("e.scope", by_key=True)
             row = self._db.query_one(
-                "SELECT count(*) AS n FROM embed_queue q WHERE "
-                f"(q.collection = ? AND q.item_uuid IN (SELECT uuid FROM chunks WHERE {scoped})) OR "
-                f"(q.collection = ? AND q.item_uuid IN (SELECT uuid FROM entities WHERE {scoped}))",
-                (CHUNKS_COLLECTION, *sp, ENTITIES_COLLECTION, *sp),
+                "SELECT (SELECT count(*) FROM embed_queue q CROSS JOIN chunks c ON c.uuid = q.item_uuid "
+                f"WHERE q.collection = ? AND {chunk_scope}) + "
+                "(SELECT count(*) FROM embed_queue q CROSS JOIN entities e ON e.uuid = q.item_uuid "
+                f"WHERE q.collection = ? AND {entity_scope}) AS n",
+                (CHUNKS_COLLECTION, *cp, ENTITIES_COLLECTION, *ep),
             )
         return int(row["n"]) if row else 0
 
@@ -169,26 +175,39 @@ class ChunkStore:
         Raises StorageError for the admin view.
         """
         scope = self._view.write_facts if source_kind == "fact" else self._view.write_own
-        out: list[ChunkRow] = []
         at = now()
-        for index, text in enumerate(texts):
-            uuid = new_uuid()
-            conn.execute(
-                "INSERT INTO chunks(uuid, source_kind, source_uuid, chunk_index, text, content_hash,"
-                " source_type, session_id, message_id, category, timestamp, created_at, scope)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    uuid, source_kind, source_uuid, index, text, content_hash(text), source_type, session_id,
-                    message_id, category, timestamp, at, scope,
-                ),
-            )  # fmt: skip
-            self._queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")
-            out.append(
-                ChunkRow(
-                    uuid, source_kind, source_uuid, index, text, content_hash(text), source_type, session_id,
-                    message_id, category, timestamp, scope,
-                )
-            )  # fmt: skip
+        out = [
+            ChunkRow(
+                uuid=new_uuid(),
+                source_kind=source_kind,
+                source_uuid=source_uuid,
+                chunk_index=index,
+                text=text,
+                content_hash=content_hash(text),
+                source_type=source_type,
+                session_id=session_id,
+                message_id=message_id,
+                category=category,
+                timestamp=timestamp,
+                scope=scope,
+            )
+            for index, text in enumerate(texts)
+        ]
+        rows = [
+            (c.uuid, source_kind, source_uuid, c.chunk_index, c.text, c.content_hash, source_type, session_id)
+            for c in out
+        ]
+        conn.executemany(
+            "INSERT INTO chunks(uuid, source_kind, source_uuid, chunk_index, text, content_hash,"
+            " source_type, session_id, message_id, category, timestamp, created_at, scope)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*r, message_id, category, timestamp, at, scope) for r in rows],
+        )
+        # New uuids: no pending write of them can exist, so their upserts are plain inserts.
+        conn.executemany(
+            "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) VALUES (?, ?, 'upsert', ?)",
+            [(CHUNKS_COLLECTION, c.uuid, at) for c in out],
+        )
         return out
 
     def remove_source(self, conn: sqlite3.Connection, source_kind: str, source_uuid: str) -> int:

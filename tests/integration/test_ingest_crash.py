@@ -85,13 +85,18 @@ def test_crash_at_each_step_resumes_to_the_same_state(
         return original(self, *args, **kwargs)
 
     worker_turn = {"id": ""}
-    original_process = worker.Ingestor.process
+    original_write, original_follow = worker.Ingestor._write_turn, worker.Ingestor._follow
 
-    def tracking(self: Any, item: Any) -> Any:
+    def tracking_write(self: Any, conn: Any, staged: Any) -> Any:
+        worker_turn["id"] = staged.item.turn_uuid
+        return original_write(self, conn, staged)
+
+    def tracking_follow(self: Any, item: Any, changes: Any) -> Any:
         worker_turn["id"] = item.turn_uuid
-        return original_process(self, item)
+        return original_follow(self, item, changes)
 
-    monkeypatch.setattr(worker.Ingestor, "process", tracking)
+    monkeypatch.setattr(worker.Ingestor, "_write_turn", tracking_write)
+    monkeypatch.setattr(worker.Ingestor, "_follow", tracking_follow)
     monkeypatch.setattr(owner, name, crashing)
     with _open(tmp_path) as api:
         _fill(api)

@@ -189,14 +189,14 @@ def test_exit_does_not_wait_for_a_worker_in_the_middle_of_a_turn(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entered, release = threading.Event(), threading.Event()
-    original = Ingestor.process
+    original = Ingestor._stage
 
     def stuck(self: Ingestor, item: Any) -> Any:
         entered.set()
         release.wait(60)  # inside nothing yet: the turn's transaction starts after this
         return original(self, item)
 
-    monkeypatch.setattr(Ingestor, "process", stuck)
+    monkeypatch.setattr(Ingestor, "_stage", stuck)
     provider = NextLevelProvider()
     provider.initialize("s1", hermes_home=str(home), platform="cli", agent_identity="default")
     messages = [
@@ -211,7 +211,7 @@ def test_exit_does_not_wait_for_a_worker_in_the_middle_of_a_turn(
     provider.shutdown()  # returns although the worker is still busy
     assert not release.is_set() and registry.open_stores() == {}
     release.set()
-    monkeypatch.setattr(Ingestor, "process", original)
+    monkeypatch.setattr(Ingestor, "_stage", original)
     with MemoryAPI(load_settings(home).memory_config(str(home), "default")) as api:
         api.ingest_pending(timeout=30)
         texts = [e["text"] for e in api.get_latest(count=20)["data"]]
