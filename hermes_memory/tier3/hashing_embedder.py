@@ -38,6 +38,8 @@ class HashingEmbedder(BaseEmbedder):
         super().__init__(cache_size=cache_size)
         self._dim = dim
         self._max_tokens = max_tokens
+        # max_tokens caps the words hashed, so it changes the vectors when it differs from the default
+        self.model_id = f"hashing-{dim}" + ("" if max_tokens == 512 else f"-max{max_tokens}")
 
     @property
     def dim(self) -> int:
