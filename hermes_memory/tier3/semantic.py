@@ -60,7 +60,7 @@ def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
         return {"dim": cfg.embedding_dim}
     if cfg.embedding_model in ("local", "minilm"):
         # embed_batch_size texts come per call; the embedder runs them in its own length-grouped forward
-        # passes (16 texts: measured best, see bench/embedder.py), so only a model folder is passed
+        # passes (8 texts: measured, see bench/embedder.py), so only a model folder is passed
         return {"model_dir": cfg.embedding_model_name} if cfg.embedding_model_name else {}
     if cfg.embedding_model == "sentence-transformers":
         if not cfg.embedding_model_name:
