@@ -6,8 +6,12 @@ siblings?": the <memory-context> of its first (and only) model request must hold
 "siblings" shares no word with the memory, and a control recall over the keyword tiers alone finds
 nothing about Ana, so only a vector hit can put it there: the fresh process loaded the embedder,
 embedded what the last process left queued and searched the vectors within the prefetch wait.
-Both processes run with an import watch (tests/e2e/import_watch.py): the provider's default
-embedder loads onnxruntime, and torch, sentence-transformers and transformers are never imported.
+Without the change that made this pass, the first prefetch said "meaning search still loading" with
+any prefetch wait (recall left the vectors out until a warm-up recall had finished), so the harness's
+generous wait (an upper bound, for a shared machine) does not weaken the test; it also passes with
+the default 150 ms. Both processes run with an import watch (tests/e2e/import_watch.py): the
+provider's default embedder loads onnxruntime, and torch, sentence-transformers and transformers are
+never imported.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ TORCH_PACKAGES = {"torch", "sentence_transformers", "transformers"}
 
 @pytest.fixture(scope="module")
 def cold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    home = Home(tmp_path_factory.mktemp("cold"), "provider:\n  prefetch_wait_ms: 150\n")
+    home = Home(tmp_path_factory.mktemp("cold"))  # the harness's prefetch wait: an upper bound, see there
     home.script(default={"status": True})
     logs = [home.path / "imports-1.log", home.path / "imports-2.log"]
     try:
