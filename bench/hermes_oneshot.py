@@ -12,6 +12,8 @@ with an import watch; per process: wall time, peak RSS (``wait4``'s ru_maxrss of
 whether it imported torch, onnxruntime. Printed: median and worst of each, the ratio and difference
 of the medians (targets: <= 1.3x the wall time, <= +250 MB peak RSS), and the load average before
 and after. The "with" home keeps its store between runs, so run N starts with run N-1's turn queued.
+``--breakdown`` adds two more homes with the provider, one with the hashing embedder (no model: what
+the embedder costs) and one with Tier 3 off (no vector store either: what the rest costs).
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ memory:
   user_profile_enabled: true
 """
 WATCHED = ("torch", "onnxruntime")
+
+
+VARIANTS = {
+    "hashing": "memory:\n  tier3:\n    embedding_model: hashing\n",
+    "tier3-off": "memory:\n  tier3:\n    enabled: false\n",
+}
 
 
 def make_home(root: Path, name: str, provider: bool) -> tuple[Path, Any]:
@@ -108,14 +116,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="processes per home")
     parser.add_argument("--message", default="Hello there")
     parser.add_argument("--json", action="store_true", help="print every run as JSON too")
+    parser.add_argument("--breakdown", action="store_true", help="also: hashing embedder, Tier 3 off")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hermes-oneshot-"))
     homes = {"without": make_home(root, "without", False), "with": make_home(root, "with", True)}
+    for name, settings in VARIANTS.items() if args.breakdown else ():
+        homes[name] = make_home(root, name, True)
+        (homes[name][0] / "nextlevel.yaml").write_text(settings, encoding="utf-8")
     load_before = os.getloadavg()
-    runs: dict[str, list[dict[str, Any]]] = {"without": [], "with": []}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in homes}
     try:
         for _ in range(args.runs):
-            for name in ("without", "with"):
+            for name in homes:
                 runs[name].append(one_shot(homes[name][0], args.message))
     finally:
         for _, server in homes.values():
@@ -127,7 +139,7 @@ def main() -> None:
         f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} ({os.cpu_count()} cores)"
     )
     print(f"hermes -z {args.message!r}, {args.runs} processes each, alternating")
-    print(f"{'provider':<9} {'wall p50 s':>10} {'wall max s':>10} {'peak RSS p50 MB':>16} {'max MB':>7} "
+    print(f"{'provider':<10} {'wall p50 s':>10} {'wall max s':>10} {'peak RSS p50 MB':>16} {'max MB':>7} "
           f"{'torch':>6} {'onnxruntime':>11}")  # fmt: skip
     medians = {}
     for name, rows in runs.items():
@@ -136,7 +148,7 @@ def main() -> None:
         medians[name] = (statistics.median(walls), statistics.median(rss))
         torch = "yes" if any(r["torch"] for r in rows) else "no"
         ort = "yes" if any(r["onnxruntime"] for r in rows) else "no"
-        print(f"{name:<9} {medians[name][0]:>10.2f} {max(walls):>10.2f} {medians[name][1]:>16.0f} "
+        print(f"{name:<10} {medians[name][0]:>10.2f} {max(walls):>10.2f} {medians[name][1]:>16.0f} "
               f"{max(rss):>7.0f} {torch:>6} {ort:>11}")  # fmt: skip
     ratio = medians["with"][0] / medians["without"][0]
     extra = medians["with"][1] - medians["without"][1]
