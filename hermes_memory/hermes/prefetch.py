@@ -5,11 +5,14 @@ stuck). So: ``on_turn_start`` starts a recall job for the coming message, ``queu
 the finished turn; ``prefetch`` returns a cached answer at once, else waits for the job at most
 ``prefetch_wait_ms`` and otherwise returns what it already has. The recall the turn waits for uses the
 hot-path tiers: curated notes and Tier 2 (BM25 over turns and facts), plus Tier 3 once a recall over
-it has completed in this process (a warm-up started at initialize loads the embedder off the hot
-path). The graph tier is left to the background recall of ``queue_prefetch``: at 100k turns, entities
-named in thousands of facts make it take seconds (see bench/hermes_hooks.py). Lines already shown in
-this session are not repeated (Hermes keeps every injected block in the conversation), and the block
-stays within the configured token budget.
+it has completed in this process. A warm-up started at initialize loads the embedder off the hot path
+(the default embedder loads in well under a second) after letting the worker write the embeddings an
+earlier process left queued, so a cold process's first recall finds its last turns by meaning too;
+until it is done, a recall job waits for it up to half the prefetch wait, then goes without vectors
+(and says they are still loading). The graph tier is left to the background recall of
+``queue_prefetch``: at 100k turns, entities named in thousands of facts make it take seconds (see
+bench/hermes_hooks.py). Lines already shown in this session are not repeated (Hermes keeps every
+injected block in the conversation), and the block stays within the configured token budget.
 """
 
 from __future__ import annotations
@@ -39,6 +42,12 @@ HEADER = (
     "by a newer one is marked superseded."
 )
 _MAX_QUERY_CHARS = 4000
+# The warm-up first waits (at most this long) for the embeddings queued by an earlier process, as long
+# as their count keeps shrinking (it stops shrinking when another process writes them): the vectors it
+# then declares ready include the turns that process left.
+CATCH_UP_S = 2.0
+_CATCH_UP_STALL_S = 1.0
+_CATCH_UP_POLL_S = 0.02
 _CACHE_ENTRIES = 64
 # Recall jobs of all agents in this process share the machine; a gateway must not fork a thread storm.
 _slots = threading.BoundedSemaphore(4)
@@ -127,6 +136,7 @@ class RecallJob:
         limit: int,
         *,
         left_out: Mapping[str, str] | None = None,
+        vectors_within: float = 0.0,
     ):
         self.key = key
         self._shared = shared
@@ -134,6 +144,8 @@ class RecallJob:
         self._limit = limit
         # Tiers this job does not query though they are on (tier -> why), reported with its answer.
         self._left_out = dict(left_out or {})
+        # > 0: the vectors are still warming up; wait that long for them before recalling without.
+        self._vectors_within = vectors_within
         self._done = threading.Event()
         self._result: Recalled | None = None
         self._thread = threading.Thread(target=self._run, name="nextlevel-recall", daemon=True)
@@ -143,8 +155,16 @@ class RecallJob:
         self._thread.start()
         return self
 
+    def _await_vectors(self) -> None:
+        shared = self._shared
+        if shared.embedder_warm.wait(self._vectors_within) and not shared.tier3_failed.is_set():
+            self._tiers = HOT_TIERS_WITH_VECTORS
+            self._left_out.pop("tier3", None)
+
     def _run(self) -> None:
         try:
+            if self._vectors_within > 0:
+                self._await_vectors()
             with _slots:
                 answer = recall_lines(self._shared, self.key, self._tiers, self._limit)
             shared = self._shared
@@ -217,7 +237,11 @@ class Prefetcher:
         if full:
             tiers = ("tier1", "tier2", "graph") if self._shared.tier3_failed.is_set() else None
         limit = self._settings.prefetch_limit
-        job = RecallJob(key, self._shared, tiers, limit, left_out=self._left_out(tiers))
+        left_out = self._left_out(tiers)
+        # the vectors are warming up: the job waits for them up to half the wait (the rest is the recall's)
+        warming = left_out.get("tier3") == availability.LOADING
+        within = self._settings.prefetch_wait_ms / 2000.0 if warming else 0.0
+        job = RecallJob(key, self._shared, tiers, limit, left_out=left_out, vectors_within=within)
         with self._lock:
             self._jobs[key] = job
             while len(self._jobs) > 8:
@@ -326,12 +350,44 @@ class Prefetcher:
 
 
 def warm_up(shared: SharedStore) -> None:
-    """Load the embedder off the hot path, once per shared store (a full recall sets the flag)."""
+    """Get the vectors ready off the hot path, once per shared store: let the worker write what an
+    earlier process left queued (bounded, see ``catch_up``), then a recall over Tier 3 loads the
+    embedder and opens the vectors and, when it works, sets ``embedder_warm``."""
     with shared.lock:
         if shared.warming or shared.embedder_warm.is_set() or shared.tier3_failed.is_set():
             return
         shared.warming = True
-    RecallJob("warm up", shared, ("tier3",), 1).start()
+
+    def warm() -> None:
+        try:
+            catch_up(shared)
+        except Exception:  # a background thread has no caller to raise to: log it with its traceback
+            if not shared.closed.is_set():
+                log.exception("nextlevel: waiting for the queued embeddings failed")
+        RecallJob("warm up", shared, ("tier3",), 1).start()
+
+    threading.Thread(target=warm, name="nextlevel-warm-up", daemon=True).start()
+
+
+def catch_up(shared: SharedStore, limit: float = CATCH_UP_S) -> None:
+    """Wait until no turns or embeddings are queued, at most ``limit`` s, and only while the queued
+    embeddings keep getting fewer (the background worker writes them; another process holding the
+    vectors writes them there, not here). Returns early when the store closes or cannot count."""
+    deadline = time.monotonic() + limit
+    last, progress_at = -1, time.monotonic()
+    while not shared.closed.is_set() and time.monotonic() < deadline:
+        counted = shared.api.pending()
+        if not counted["success"]:
+            return
+        turns, embeddings = counted["data"]["turns"], counted["data"]["embeddings"]
+        if turns == 0 and embeddings == 0:
+            return
+        now = time.monotonic()
+        if turns or embeddings != last:
+            last, progress_at = embeddings, now
+        elif now - progress_at >= _CATCH_UP_STALL_S:
+            return
+        time.sleep(_CATCH_UP_POLL_S)
 
 
 __all__ = [
@@ -343,6 +399,7 @@ __all__ = [
     "Prefetcher",
     "RecallJob",
     "Recalled",
+    "catch_up",
     "recall_lines",
     "warm_up",
 ]

@@ -121,18 +121,18 @@ class NextLevelProvider:
                 warn(f"{self._init_error} (run `hermes-memory status`)")
             raise
         self._init_error = None
+        tier3 = shared.api.config.tier3.enabled
+        if tier3:
+            warm_up(shared)  # the model loads while the queued turns below are written
         if shared.refs == 1:
             # This process just opened the store: turns an earlier process queued and exited without
             # waiting for are written now, so the first prefetch sees them (embeddings follow later).
             caught_up = shared.api.ingest_pending(timeout=_STARTUP_INGEST_S)
             if not caught_up["success"]:
                 log.warning("nextlevel: could not ingest the queued turns: %s", caught_up["error"])
-        tier3 = shared.api.config.tier3.enabled
         with self._lock:
             self._shared = shared
             self._prefetcher = Prefetcher(shared, self._settings, tier3=tier3, session_id=self._session_id)
-        if tier3:
-            warm_up(shared)
 
     def shutdown(self) -> None:
         """Release the store at once: queued turns and embeddings stay in the durable queues for the

@@ -40,8 +40,8 @@ Ask = Callable[[str, str], str]
 Say = Callable[[str], None]
 
 EMBEDDERS = {
-    "local": "all-MiniLM-L6-v2, offline, shipped as a package (recommended)",
-    "sentence-transformers": "another sentence-transformers model you already have on disk",
+    "local": "all-MiniLM-L6-v2, offline, shipped as a package, no torch (recommended)",
+    "sentence-transformers": "another sentence-transformers model you already have on disk (loads torch)",
     "openai": "an OpenAI-compatible embeddings endpoint (needs its URL and an API key variable)",
     "hashing": "no model at all: word hashing, weak meaning search (for tests)",
 }

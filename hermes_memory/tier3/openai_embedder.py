@@ -60,6 +60,7 @@ class OpenAIEmbedder(BaseEmbedder):
         self._batch_size = batch_size
         self._max_tokens = max_tokens
         self._send_dimensions = send_dimensions
+        # with send_dimensions the server shortens its vectors to dim: other vectors than the model's own
         self.model_id = f"openai/{model}" + (f"@{dim}" if send_dimensions else "")
 
     @property

@@ -73,12 +73,11 @@ class SemanticResult:
 
 
 def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
-    if cfg.embedding_model == "local":
-        return {"batch_size": cfg.embed_batch_size}
     if cfg.embedding_model == "hashing":
         return {"dim": cfg.embedding_dim}
-    if cfg.embedding_model == "minilm":
-        # its own batch size (16: batches grouped by length) beats embed_batch_size's 64 here
+    if cfg.embedding_model in ("local", "minilm"):
+        # embed_batch_size texts come per call; the embedder runs them in its own length-grouped forward
+        # passes (8 texts: measured, see bench/embedder.py), so only a model folder is passed
         return {"model_dir": cfg.embedding_model_name} if cfg.embedding_model_name else {}
     if cfg.embedding_model == "sentence-transformers":
         if not cfg.embedding_model_name:

@@ -101,11 +101,11 @@ def env_for(home: Path, *extra_path: Path) -> dict[str, str]:
 
 
 def run(
-    argv: list[str], home: Path, *extra_path: Path, timeout: float = 240
+    argv: list[str], home: Path, *extra_path: Path, timeout: float = 240, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         argv,
-        env=env_for(home, *extra_path),
+        env={**env_for(home, *extra_path), **(env or {})},
         cwd=home,
         capture_output=True,
         text=True,
@@ -282,14 +282,15 @@ class Home:
             if r["method"] == "POST" and r.get("body", {}).get("tools")
         ]
 
-    def hermes(self, message: str, *, timeout: float = 240) -> Turn:
-        """Run ``hermes -z message`` (one turn, its own process and session) and return the Turn.
+    def hermes(self, message: str, *, timeout: float = 240, env: dict[str, str] | None = None) -> Turn:
+        """Run ``hermes -z message`` (one turn, its own process and session; ``env`` added to its
+        environment) and return the Turn.
 
         Raises AssertionError when the process fails or anything tried to leave the machine.
         """
         before = len(self.chat_requests())
         started = time.monotonic()
-        done = run([str(HERMES), "-z", message, "--toolsets", "memory"], self.path, timeout=timeout)
+        done = run([str(HERMES), "-z", message, "--toolsets", "memory"], self.path, timeout=timeout, env=env)
         seconds = time.monotonic() - started
         turn = Turn(message, done.returncode, done.stdout, done.stderr, round(seconds, 2))
         turn.requests = self.chat_requests()[before:]

