@@ -38,7 +38,7 @@ class HashingEmbedder(BaseEmbedder):
         super().__init__(cache_size=cache_size)
         self._dim = dim
         self._max_tokens = max_tokens
-        self.model_id = f"hashing-{dim}" + ("" if max_tokens == 512 else f"-t{max_tokens}")
+        self.model_id = f"hashing-{dim}" + ("" if max_tokens == 512 else f"-max{max_tokens}")
 
     @property
     def dim(self) -> int:

@@ -117,15 +117,18 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         super().__init__(cache_size=cache_size)
         folder = Path(model).expanduser()
         self._source = str(folder) if folder.exists() else model
-        self.model_id = f"sentence-transformers:{folder.resolve()}" if folder.exists() else model
-        if folder.exists() and _is_packaged_minilm(folder):
-            self.model_id = MINILM_MODEL_ID
         self._batch_size = batch_size
         self._prompts: dict[Kind, str] = {"query": query_prompt, "document": document_prompt}
         self._dim = dim
         self._max_tokens = max_tokens
+        # Prompts change the vectors, so they are part of the identity.
         prompts = f"|q={query_prompt}|d={document_prompt}" if query_prompt or document_prompt else ""
-        self.model_id = f"sentence-transformers/{Path(model).name}{prompts}"
+        if folder.exists() and _is_packaged_minilm(folder) and not prompts:
+            self.model_id = MINILM_MODEL_ID
+        elif folder.exists():
+            self.model_id = f"sentence-transformers:{folder.resolve()}{prompts}"
+        else:
+            self.model_id = f"{model}{prompts}"
 
     @property
     def model(self) -> Any:
