@@ -27,7 +27,7 @@ BACKENDS = ["memory", "qdrant", "chroma"]
 
 
 def _config(home: Path, **overrides: Any) -> Config:
-    base: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    base: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory", "tier3.engine_min_vectors": 0}
     return load_config(hermes_home=home, **{**base, **overrides})
 
 

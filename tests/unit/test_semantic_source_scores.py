@@ -33,8 +33,12 @@ def opened(tmp_path: Path) -> Iterator[list[Any]]:
         thing.close()
 
 
+# These tests compare with and look into the engine: it answers at any size.
+ENGINE = {"tier3.engine_min_vectors": 0}
+
+
 def _open(tmp_path: Path, opened: list[Any], backend: str = "memory", view: ScopeView | None = None) -> Any:
-    cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": backend})
+    cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": backend, **ENGINE})
     t2 = Tier2.open(cfg.db_path, view=view)
     sem = SemanticMemory(cfg.tier3, cfg.tier3_path, t2)
     opened.extend([t2, sem])
