@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.hermes.status import search_path_text
 from hermes_memory.tier2.chunks import ENTITIES_COLLECTION
 
 FACTS = [
@@ -91,6 +92,8 @@ def test_below_the_threshold_nothing_opens_the_engine(open_api: Any) -> None:
     assert again["embedded"] == 0 and again["search"].startswith("exact over")
     assert _engine_files(api) == []  # no engine store, no lock file
     assert api._semantic().opened_backends() == []
+    status = search_path_text(api.config.db_path, limit, "qdrant")  # `hermes-memory status`, store closed
+    assert status == f"exact over the stored vectors of {len(FACTS)} chunks (engine opens at {limit})"
 
 
 def test_crossing_the_threshold_opens_and_fills_the_engine_with_the_exact_answers(open_api: Any) -> None:
