@@ -57,6 +57,7 @@ class Tier3Config:
     min_score: float
     embed_batch_size: int
     timeout_s: float
+    engine_min_vectors: int
 
 
 @dataclass(frozen=True)

@@ -127,8 +127,11 @@ class Tier3Methods:
     def reindex(self, progress: Progress | None = None) -> Envelope:
         """Rebuild every vector collection from Tier 2 (after switching backend or embedder)."""
 
-        def call() -> dict[str, int]:
+        def call() -> dict[str, Any]:
             v.optional_callback("progress", progress)
-            return self._semantic().reindex(progress=progress).to_dict()
+            semantic = self._semantic()
+            report: dict[str, Any] = semantic.reindex(progress=progress).to_dict()
+            report["search"] = semantic.search_path()  # which path answers from now on
+            return report
 
         return run("tier3", call)

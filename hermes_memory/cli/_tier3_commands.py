@@ -78,11 +78,12 @@ def _reindex(args: argparse.Namespace) -> int:
         env = api.reindex(progress=ProgressBar("reindex"))
         name = args.backend or api.config.tier3.backend
 
-        def render(d: dict[str, int]) -> str:
+        def render(d: dict[str, Any]) -> str:
             hint = ""
             if args.backend and args.backend != api.config.tier3.backend:
                 hint = f"\nset tier3.backend: {args.backend} in your config to use it from now on"
             embedded = f" ({d['embedded']} embedded, the rest reused from Tier 2)"
-            return f"reindexed {d['upserted']} vectors into {name}{embedded}{hint}"
+            into = name if d["search"].startswith("engine") else "Tier 2"
+            return f"reindexed {d['upserted']} vectors into {into}{embedded}\nsearch: {d['search']}{hint}"
 
         return emit(args, env, render)

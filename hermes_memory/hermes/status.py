@@ -50,6 +50,8 @@ class StatusReport:
     # The process that has the embedded vector store open (0: one that did not say its pid), if any:
     # every other process on this home then searches the stored vectors exactly (the same hits).
     vector_owner: int | None = None
+    # Which path answers vector searches: the exact index below tier3.engine_min_vectors, else the engine.
+    vector_search: str = ""
     # Work the durable queues hold for a later process or the background worker (None: unknown).
     pending: dict[str, int | None] = field(default_factory=dict)
     extras: list[str] = field(default_factory=list)
@@ -112,6 +114,8 @@ def collect(
                 "(it asks for what is needed)"
             )
         report.pending = pending_counts(config.db_path)
+        if tier3.enabled:
+            report.vector_search = search_path_text(config.db_path, tier3.engine_min_vectors, tier3.backend)
         if tier3.enabled and tier3.backend == "qdrant" and not tier3.url:
             report.vector_owner = store_owner(config.tier3_path / "qdrant")
     if not report.plugin_installed:
@@ -155,6 +159,17 @@ def pending_counts(db_path: Path) -> dict[str, int | None]:
         "turns_to_ingest": None if turns is None or queued is None else turns + queued,
         "embeddings": _count_rows(db_path, "embed_queue"),
     }
+
+
+def search_path_text(db_path: Path, engine_min_vectors: int, backend: str) -> str:
+    """Which path answers vector searches on the store at ``db_path``, read without opening it: exact
+    over the stored vectors below ``engine_min_vectors`` chunks, else the engine."""
+    chunks = _count_rows(db_path, "chunks")
+    if chunks is None:
+        return "unknown (the store cannot be read)"
+    if chunks < engine_min_vectors:
+        return f"exact over the stored vectors of {chunks} chunks (engine opens at {engine_min_vectors})"
+    return f"engine {backend} ({chunks} chunks)"
 
 
 def _count_rows(path: Path, table: str) -> int | None:
@@ -227,6 +242,7 @@ def render(report: StatusReport) -> str:
         f"memory store:    {report.database or '-'}" + (" (exists)" if report.database_exists else ""),
         f"embedder:        {report.embedder or '-'}",
         f"vector store:    {report.vector_backend or '-'}{_owner_text(report.vector_owner)}",
+        f"vector search:   {report.vector_search or '-'}",
         f"pending:         {_pending_text(report.pending)}",
         f"Hermes command:  {report.hermes_command or '-'}",
         f"Hermes Python:   {report.hermes_python or 'not found'}",

@@ -20,7 +20,9 @@ from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES
 from hermes_memory.graph.nx_store import KnowledgeGraph, LoadStatus
 from hermes_memory.graph.service import GraphService
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+from hermes_memory.tier3._indexer import entity_text
 from hermes_memory.tier3.semantic import SemanticMemory
 
 if TYPE_CHECKING:
@@ -134,6 +136,8 @@ def _count(s: _Stores, table: str, where: str = "", params: tuple[Any, ...] = ()
 def _check_vectors(s: _Stores) -> list[Finding]:
     if s.semantic is None:
         return [Finding("vectors", "ok", "tier3 disabled")]
+    if not s.semantic.uses_engine():
+        return _check_stored_vectors(s, s.semantic)
     reason = s.semantic.busy_reason()
     if reason is not None:
         # Not a fault: the process holding the store keeps it consistent; run doctor there or later.
@@ -153,6 +157,35 @@ def _check_vectors(s: _Stores) -> list[Finding]:
             what = "missing vectors" if vectors < low else "orphan vectors"
             out.append(Finding(f"vectors:{collection}", "error", f"{what}: {detail}", "reindex"))
     return out
+
+
+def _check_stored_vectors(s: _Stores, semantic: SemanticMemory) -> list[Finding]:
+    """Below ``tier3.engine_min_vectors`` the Tier 2 vectors are what search reads (exactly) and the
+    engine stays closed: compare them with the rows they embed."""
+    path = semantic.search_path()
+    store, model = semantic.vector_store, semantic.model_id
+    entities = s.tier2.admin().entities.all()
+    hashes = [content_hash(entity_text(e)) for e in entities]
+    counts = {
+        CHUNKS_COLLECTION: store.chunk_vectors(model),
+        ENTITIES_COLLECTION: _stored(store.missing(model, hashes), hashes),
+    }
+    out = []
+    for collection, table in _VECTOR_TABLES.items():
+        rows = _count(s, table)
+        upserts = _count(s, "embed_queue", "WHERE collection = ? AND op = 'upsert'", (collection,))
+        vectors = counts[collection]
+        detail = f"{vectors} stored vectors for {rows} {table} rows ({upserts} upserts pending); {path}"
+        if rows - upserts <= vectors <= rows:
+            out.append(Finding(f"vectors:{collection}", "ok", detail))
+        else:
+            what = "missing vectors" if vectors < rows - upserts else "orphan vectors"
+            out.append(Finding(f"vectors:{collection}", "error", f"{what}: {detail}", "reindex"))
+    return out
+
+
+def _stored(missing: set[str], hashes: list[str]) -> int:
+    return sum(1 for h in hashes if h not in missing)
 
 
 def _check_graph(s: _Stores) -> list[Finding]:

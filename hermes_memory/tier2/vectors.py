@@ -26,6 +26,9 @@ from hermes_memory.tier2.chunks import ChunkRow, _row_to_chunk
 from hermes_memory.tier2.db import Database
 
 FloatArray = npt.NDArray[np.float32]
+_ENTITIES = "entity_embeddings"
+# The row of ``vector_sync`` counting entity completions without an engine (no engine is named '').
+_ENTITY_GENERATION = ("", _ENTITIES)
 # Rows per feed page: bounds the memory of a full engine build (page * dim * 4 bytes of vectors).
 FEED_PAGE = 2048
 
@@ -101,6 +104,16 @@ class VectorStore:
 
     def count(self, model_id: str) -> int:
         row = self._db.query_one("SELECT count(*) AS n FROM vectors WHERE model_id = ?", (model_id,))
+        return int(row["n"]) if row else 0
+
+    def chunk_vectors(self, model_id: str) -> int:
+        """Chunks whose text has a stored vector of ``model_id`` (what the exact index or the engine
+        searches): one probe of the (model, hash) index per chunk."""
+        row = self._db.query_one(
+            "SELECT count(*) AS n FROM chunks c WHERE EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.model_id = ? AND v.text_hash = c.content_hash)",
+            (model_id,),
+        )
         return int(row["n"]) if row else 0
 
     def prune(self, conn: sqlite3.Connection, keep: Collection[str]) -> int:
@@ -206,6 +219,39 @@ class VectorStore:
                 "vector_mark = excluded.vector_mark, tombstone_mark = excluded.tombstone_mark",
                 (engine, collection, model_id, marks.chunk, marks.vector, marks.tombstone),
             )
+
+    # -- entity collections: refilled from Tier 2 after entity rows completed without an engine ------
+    def entity_generation(self) -> int:
+        """How many times entity rows were completed into Tier 2 only (no engine open): an engine
+        whose entity mark is below this refills its entity collection from Tier 2."""
+        row = self._db.query_one(
+            "SELECT chunk_mark FROM vector_sync WHERE engine = ? AND collection = ?", _ENTITY_GENERATION
+        )
+        return int(row[0]) if row else 0
+
+    def bump_entity_generation(self, conn: sqlite3.Connection) -> None:
+        """Record, in the caller's transaction (the one completing the entity rows), that entity
+        vectors were stored without reaching any engine."""
+        conn.execute(
+            "INSERT INTO vector_sync(engine, collection, model_id, chunk_mark) VALUES (?, ?, '', 1) "
+            "ON CONFLICT(engine, collection) DO UPDATE SET chunk_mark = chunk_mark + 1",
+            _ENTITY_GENERATION,
+        )
+
+    def entity_mark(self, engine: str, model_id: str) -> int | None:
+        """The entity generation ``engine``'s entity collection was last filled at (None: never, or
+        with another model's vectors)."""
+        row = self._db.query_one(
+            "SELECT model_id, chunk_mark FROM vector_sync WHERE engine = ? AND collection = ?",
+            (engine, _ENTITIES),
+        )
+        if row is None or row["model_id"] != model_id:
+            return None
+        return int(row["chunk_mark"])
+
+    def set_entity_mark(self, engine: str, model_id: str, generation: int) -> None:
+        """Record that ``engine``'s entity collection holds every entity vector of ``generation``."""
+        self.set_sync_marks(engine, _ENTITIES, model_id, Marks(chunk=generation))
 
     def reset_sync(self, conn: sqlite3.Connection, engine: str | None = None) -> None:
         """Forget how far an engine (every engine for None) has synced: it rebuilds from the feed."""

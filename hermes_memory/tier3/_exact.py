@@ -96,6 +96,11 @@ class ExactIndex:
     def marks(self) -> Marks:
         return self._marks
 
+    @property
+    def size(self) -> int:
+        """Chunk vectors held as of the last refresh."""
+        return self._n - self._dead
+
     # -- keeping up with Tier 2 -------------------------------------------------------------------
     def refresh(self) -> int:
         """Apply what changed in Tier 2 since the last refresh; returns the number of rows touched.
@@ -234,15 +239,49 @@ class ExactIndex:
         query = check_vectors(vector, self._dim, 1)[0]
         self.refresh()
         with self._lock:
-            mask, rest = self._mask(conditions)
-            scores = self._scores(query)
-            candidates = np.flatnonzero(mask)
-            if not len(candidates):
-                return []
-            order = self._ranked(candidates, scores[candidates], limit if not rest else len(candidates))
-            uuids = [str(self._strings["chunk_id"][i]) for i in order]
-            picked = [(u, float(scores[i]), int(i)) for u, i in zip(uuids, order, strict=True)]
+            picked, rest = self._pick(self._scores(query), conditions, limit)
         return self._hits(picked, rest, wanted, limit)
+
+    def search_many(
+        self,
+        vector: npt.ArrayLike,
+        views: Mapping[str, tuple[int, Mapping[str, Any] | None]],
+        *,
+        fields: Sequence[str] | None = None,
+    ) -> dict[str, list[VectorHit]]:
+        """``search`` for several ``(limit, filters)`` views of one query vector: one refresh and one
+        matrix product, then each view's rows are ranked (recall's per-kind searches). Returns the hits
+        by view name, each list equal to ``search(vector, limit, filters, fields=fields)``.
+
+        Raises what ``search`` raises.
+        """
+        wanted = check_fields(fields)
+        parsed = {}
+        for name, (limit, filters) in views.items():
+            check_limit(limit)
+            parsed[name] = (limit, parse_filters(filters))
+        query = check_vectors(vector, self._dim, 1)[0]
+        self.refresh()
+        picks: dict[str, tuple[list[tuple[str, float, int]], tuple[Condition, ...], Any, int]] = {}
+        with self._lock:
+            scores = self._scores(query)
+            for name, (limit, conditions) in parsed.items():
+                picked, rest = self._pick(scores, conditions, limit)
+                picks[name] = (picked, rest, wanted, limit)
+        return {name: self._hits(*pick) for name, pick in picks.items()}
+
+    def _pick(
+        self, scores: npt.NDArray[np.float32], conditions: Sequence[Condition], limit: int
+    ) -> tuple[list[tuple[str, float, int]], tuple[Condition, ...]]:
+        """(chunk uuid, score, row) of the rows matching the held conditions, best first (the first
+        ``limit`` when no condition is left for the loaded payloads, else all of them), and the
+        conditions left for the loaded payloads."""
+        mask, rest = self._mask(conditions)
+        candidates = np.flatnonzero(mask)
+        if not len(candidates):
+            return [], rest
+        order = self._ranked(candidates, scores[candidates], limit if not rest else len(candidates))
+        return [(str(self._strings["chunk_id"][i]), float(scores[i]), int(i)) for i in order], rest
 
     def _ranked(self, rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float32], k: int) -> list[int]:
         if k < len(rows):

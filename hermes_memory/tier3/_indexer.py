@@ -19,7 +19,7 @@ from hermes_memory.records import Entity
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow, QueueItem
-from hermes_memory.tier2.vectors import FloatArray, Marks, VectorStore
+from hermes_memory.tier2.vectors import FEED_PAGE, FloatArray, Marks, VectorStore
 from hermes_memory.tier3.backend import VectorBackend
 from hermes_memory.tier3.chunks import chunk_payload, entity_payload
 from hermes_memory.tier3.embedder import Embedder
@@ -75,6 +75,8 @@ class Vectors(Protocol):
 
     def busy_reason(self) -> str | None: ...
 
+    def uses_engine(self) -> bool: ...
+
     def opened_backends(self) -> list[VectorBackend]: ...
 
 
@@ -90,7 +92,9 @@ def drain(
 ) -> DrainReport:
     """Embed pending queue rows in batches until the queue is empty (or ``max_items``), then bring the
     engine up to date from Tier 2. A process without the engine embeds the chunk rows into Tier 2 and
-    leaves the entity rows to the engine's holder (``deferred``).
+    leaves the entity rows to the engine's holder (``deferred``). Below ``engine_min_vectors`` (no
+    process uses the engine) every row completes with its Tier 2 vector only: chunks reach the engine
+    through the feed and entities by a refill (``sync_entities``) when the engine is first opened.
 
     ``tier2`` is the caller's view, ``store`` its store-wide (admin) view. Only texts without a stored
     vector of the embedder's ``model_id`` are embedded; the new vectors are written in the transaction
@@ -113,8 +117,9 @@ def drain(
         items = queue.pending(size, max_attempts=max_attempts)
         if not items:
             break
-        owner = vectors.busy_reason() is None
-        if not owner:
+        engine = vectors.uses_engine()
+        owner = engine and vectors.busy_reason() is None
+        if engine and not owner:
             # Another process holds the engine: embed the chunks into Tier 2 anyway (every process
             # searches them, and the holder's engine catches up from the feed); entity vectors are
             # written to their collection directly, so their rows stay queued for the holder.
@@ -131,8 +136,11 @@ def drain(
                 raise
             if owner:
                 _write_entities(vectors, work)
+            unsent = not engine and any(i.collection == ENTITIES_COLLECTION for i in part)
             with store.db.atomic() as conn:
                 vectors.vector_store.put(conn, vectors.model_id, work.new)
+                if unsent:  # no engine got these: the next one to open refills its entities
+                    vectors.vector_store.bump_entity_generation(conn)
                 queue.complete(part)
             upserted += work.upserted
             deleted += work.deleted
@@ -144,6 +152,8 @@ def drain(
             sync_chunks(vectors, store)  # the engine follows group by group, not only at the end
     if not deferred and not done and _chunks_open(vectors):
         sync_chunks(vectors, store)  # nothing queued here; other processes may have written or deleted
+    if _chunks_open(vectors):
+        sync_entities(vectors, store)  # a process without the engine may have completed entity rows
     return DrainReport(upserted, deleted, 0, tier2.embed_queue.count(), deferred, embedded)
 
 
@@ -184,15 +194,49 @@ def sync_chunks(
             return marks
 
 
-def requeue_all(vectors: Vectors, store: Tier2) -> None:
+def sync_entities(vectors: Vectors, store: Tier2) -> None:
+    """Refill the entity collection from the Tier 2 vectors when entity rows were completed without an
+    engine since it was last filled (their vectors reached Tier 2 only). Entities without a stored
+    vector still have their queue rows (a row completes only with its vector), so a later drain
+    writes them. Raises what the backend raised; StorageError.
+    """
+    feed = vectors.vector_store
+    model, key = vectors.model_id, vectors.engine_key
+    generation = feed.entity_generation()
+    if feed.entity_mark(key, model) == generation:
+        return
+    backend = vectors.backend(ENTITIES_COLLECTION, recreate=True)
+    entities = store.entities.all()
+    for start in range(0, len(entities), FEED_PAGE):
+        part = entities[start : start + FEED_PAGE]
+        digests = [content_hash(entity_text(e)) for e in part]
+        have = feed.get_many(model, digests, backend.dim)
+        scopes = store.entities.scopes_of([e.uuid for e in part])
+        ready = [(e, have[d]) for e, d in zip(part, digests, strict=True) if d in have]
+        if ready:
+            backend.upsert(
+                [f"entity:{e.uuid}" for e, _ in ready],
+                np.stack([v for _, v in ready]),
+                [dict(entity_payload(
+                    entity_id=e.uuid, entity_name=e.name, entity_type=e.entity_type,
+                    description=e.description, scope=scopes.get(e.uuid),
+                )) for e, _ in ready],
+            )  # fmt: skip
+    _flush([backend])
+    feed.set_entity_mark(key, model, generation)
+
+
+def requeue_all(vectors: Vectors, store: Tier2, *, engine: bool = True) -> None:
     """Empty every collection and queue every chunk and entity again: ``drain`` then embeds only the
     texts without a stored vector of the current model and fills the collections from Tier 2 (the
-    queue rows drive its progress and report; the stored vectors make them cheap).
+    queue rows drive its progress and report; the stored vectors make them cheap). Without ``engine``
+    (below ``engine_min_vectors``) the engine is not opened: its sync marks are forgotten, so it
+    starts empty and refills from Tier 2 when it is first opened.
 
     Raises what opening the collections raised (VectorStoreBusyError, StorageError, BackendError,
     ConfigError).
     """
-    for collection in (CHUNKS_COLLECTION, ENTITIES_COLLECTION):
+    for collection in (CHUNKS_COLLECTION, ENTITIES_COLLECTION) if engine else ():
         vectors.backend(collection, recreate=True)
     at = time.time()
     with store.db.atomic() as conn:

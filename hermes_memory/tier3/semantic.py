@@ -64,6 +64,13 @@ class _Searchable(Protocol):
     ) -> list[VectorHit]: ...
 
 
+@dataclass
+class _Mode:
+    """Whether this process searches through the ANN engine (shared by every view of one store)."""
+
+    engine: bool = False
+
+
 @dataclass(frozen=True)
 class SemanticResult:
     hits: list[Hit]
@@ -129,6 +136,9 @@ class SemanticMemory:
         self._exact: dict[str, ExactIndex] = {}
         # How far the engine has caught up with the Tier 2 vectors, as this process last saw it.
         self._synced: dict[str, Marks] = {}
+        # Below ``engine_min_vectors`` chunk vectors the exact index answers in every process and the
+        # engine is never opened; once the store has grown past it, this process uses the engine.
+        self._mode = _Mode(engine=cfg.engine_min_vectors <= 0)
 
     # -- lazily opened parts --------------------------------------------------------------------
     @property
@@ -181,16 +191,69 @@ class SemanticMemory:
                 else:
                     self._take_store(collection)
                     self._exact.clear()  # this process owns the engine now
-                    self._synced[CHUNKS_COLLECTION] = _indexer.sync_chunks(self, self._store, verify=True)
+                    self._mode.engine = True
+                    self._catch_up()
             return self._backends[collection]
+
+    def _catch_up(self) -> None:
+        """Bring a just opened engine up to date with Tier 2: an engine with no sync marks (new, or
+        reset by a reindex while the exact index answered) starts empty and is filled from the stored
+        vectors; the entity collection is refilled when entity rows completed without an engine."""
+        feed = self.vector_store
+        fresh = feed.sync_marks(self.engine_key, CHUNKS_COLLECTION, self.model_id) == Marks()
+        if fresh and self._backends[CHUNKS_COLLECTION].count() > 0:
+            self._backends.pop(CHUNKS_COLLECTION).close()
+            self._backends[CHUNKS_COLLECTION] = self._open(CHUNKS_COLLECTION, recreate=True)
+        _indexer.sync_entities(self, self._store)
+        self._synced[CHUNKS_COLLECTION] = _indexer.sync_chunks(self, self._store, verify=True)
+
+    def uses_engine(self) -> bool:
+        """Whether this process searches through the ANN engine: the store holds at least
+        ``tier3.engine_min_vectors`` chunk vectors, or the engine is open here already. Below that
+        every process searches the stored vectors exactly and nothing opens (or imports) the engine.
+        Once true it stays true in this process. Opens nothing; raises StorageError."""
+        with self._lock:
+            if self._mode.engine or self._backends:
+                return True
+            index = self._exact.get(CHUNKS_COLLECTION)
+        size = index.size if index is not None else self.vector_store.chunk_vectors(self.model_id)
+        with self._lock:
+            self._mode.engine = self._mode.engine or size >= self.cfg.engine_min_vectors
+            return self._mode.engine
+
+    def search_path(self) -> str:
+        """Which path answers vector searches here, for reindex, health, status and doctor: e.g.
+        "exact over 1800 stored vectors (engine opens at 20000)". Opens nothing; raises StorageError."""
+        with self._lock:
+            if CHUNKS_COLLECTION in self._backends:
+                return f"engine {self._backend_name}"
+            index = self._exact.get(CHUNKS_COLLECTION)
+            busy = self._busy
+        engine = self.uses_engine()
+        n = index.size if index is not None else self.vector_store.chunk_vectors(self.model_id)
+        if not engine:
+            return f"exact over {n} stored vectors (engine opens at {self.cfg.engine_min_vectors})"
+        if busy is not None:
+            return f"exact over {n} stored vectors ({busy})"
+        return f"engine {self._backend_name} over {n} stored vectors (opened on first search)"
 
     def _searchable(self) -> _Searchable:
         """The chunk collection to search: the engine when this process can hold it (caught up with the
         Tier 2 vectors first: other processes embed too), else the exact index over the Tier 2 vectors
         (the same hits, read by any number of processes).
 
+        Below ``engine_min_vectors`` the exact index answers and the engine stays closed; the search
+        that finds the store grown past it opens the engine (filled from the Tier 2 vectors).
+
         Raises StorageError, BackendError or ConfigError when the engine cannot be opened.
         """
+        if not self.uses_engine():
+            index = self._exact_index()
+            index.refresh()
+            if index.size < self.cfg.engine_min_vectors:
+                return index
+            with self._lock:
+                self._mode.engine = True  # grown past the threshold: the engine takes over
         try:
             engine = self.backend(CHUNKS_COLLECTION)
         except VectorStoreBusyError:
@@ -244,9 +307,12 @@ class SemanticMemory:
     def busy_reason(self) -> str | None:
         """Why this process cannot use the vectors now (another process holds the store), else None.
 
-        Takes the store when it is free. Raises StorageError, BackendError or ConfigError when the
-        store cannot be opened for another reason.
+        Takes the store when it is free; below ``engine_min_vectors`` nothing is opened and nothing is
+        unavailable (None). Raises StorageError, BackendError or ConfigError when the store cannot be
+        opened for another reason.
         """
+        if not self.uses_engine():
+            return None
         try:
             self.backend(CHUNKS_COLLECTION)
         except VectorStoreBusyError as exc:
@@ -334,8 +400,10 @@ class SemanticMemory:
 
     def reindex(self, *, progress: Progress | None = None) -> DrainReport:
         """Rebuild every collection from Tier 2 (e.g. after switching backend or embedder): stored
-        vectors of the current model are reused, only texts without one are embedded."""
-        _indexer.requeue_all(self, self._store)
+        vectors of the current model are reused, only texts without one are embedded. Below
+        ``engine_min_vectors`` only the Tier 2 vectors are rebuilt; the engine refills from them when
+        it is first opened."""
+        _indexer.requeue_all(self, self._store, engine=self.uses_engine())
         return self.drain(progress=progress)
 
     # -- reading --------------------------------------------------------------------------------
@@ -378,11 +446,16 @@ class SemanticMemory:
             return out
         vector = self.embedder.embed_query([query])[0]
         backend = self._searchable()
+        first: dict[str, list[VectorHit]] = {}
+        if isinstance(backend, ExactIndex):  # every kind from one matrix product
+            asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
+            first = backend.search_many(vector, asked, fields=_SOURCE_FIELDS)
         for kind, wanted in views.items():
             best = out[kind]
             found = self._nearest(
-                backend, vector, limits[kind], wanted, self._recallable_sources, fields=_SOURCE_FIELDS
-            )
+                backend, vector, limits[kind], wanted, self._recallable_sources, fields=_SOURCE_FIELDS,
+                first=first.get(kind),
+            )  # fmt: skip
             for source, score in found:
                 if source:
                     best[source] = max(best.get(source, 0.0), score)
@@ -398,12 +471,17 @@ class SemanticMemory:
         *,
         min_score: float = 0.0,
         fields: Sequence[str] | None = None,
+        first: list[VectorHit] | None = None,
     ) -> list[_T]:
-        """The first ``limit`` of the nearest hits that ``keep`` maps to recallable results."""
+        """The first ``limit`` of the nearest hits that ``keep`` maps to recallable results (``first``:
+        the search of ``limit`` hits, done already)."""
         cap = max(limit, MAX_FETCH)
         fetch = limit
         while True:
-            raw = backend.search(vector, limit=fetch, filters=wanted, fields=fields)
+            if first is not None and fetch == limit:
+                raw = first
+            else:
+                raw = backend.search(vector, limit=fetch, filters=wanted, fields=fields)
             out = keep([h for h in raw if h.score >= min_score])
             exhausted = len(raw) < fetch or fetch >= cap or (bool(raw) and raw[-1].score < min_score)
             if len(out) >= limit or exhausted:
@@ -526,6 +604,7 @@ class SemanticMemory:
             "dim": self.cfg.embedding_dim,
             "chunks": self._tier2.chunks.count(),
             "embed_pending": self._tier2.embed_queue.count(),
+            "search": self.search_path(),
         }
         view = self._tier2.view
         # Vector counts of the view only (every vector carries its row's scope).

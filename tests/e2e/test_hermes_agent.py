@@ -27,10 +27,14 @@ require_hermes()
 
 
 # -- the conversation (one agent process, asserted on by several tests) ------------------------------
+ENGINE_AT_ANY_SIZE = "memory:\n  tier3:\n    engine_min_vectors: 0\n"
+
+
 @pytest.fixture(scope="module")
 def conversation(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The driver's conversation; while its agent holds the store, one `hermes -z` on the same home."""
-    home = Home(tmp_path_factory.mktemp("conversation"))
+    # The engine answers at any size, so the agent really holds it while the second process runs.
+    home = Home(tmp_path_factory.mktemp("conversation"), harness.SETTINGS + ENGINE_AT_ANY_SIZE)
     hold = home.path / "hold"
     hold.mkdir()
     out = home.path / "driver.json"

@@ -25,7 +25,8 @@ PROCESSES = 3
 THREADS = 2
 TURNS = 24  # per thread
 FACTS = 4  # per thread
-OVERRIDES: dict[str, Any] = {"tier3.embedding_model": "hashing"}  # default backend: embedded Qdrant
+# default backend: embedded Qdrant, answering at any size (one process holds it)
+OVERRIDES: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.engine_min_vectors": 0}
 
 PROCESS_MAIN = textwrap.dedent(
     """
@@ -35,7 +36,7 @@ PROCESS_MAIN = textwrap.dedent(
 
     home, name, n_threads, n_turns, n_facts, ready, go, separate = sys.argv[1:9]
     n_threads, n_turns, n_facts = int(n_threads), int(n_turns), int(n_facts)
-    overrides = {"tier3.embedding_model": "hashing"}
+    overrides = {"tier3.embedding_model": "hashing", "tier3.engine_min_vectors": 0}
     # One API per process (how a host uses it); with "separate", one per thread (each with its own
     # background worker; they share this process's vector collections).
     shared = MemoryAPI(hermes_home=home, background=True, actor=name, **overrides)
@@ -158,7 +159,8 @@ HOLDER = textwrap.dedent(
     """
     import sys
     from hermes_memory import MemoryAPI
-    api = MemoryAPI(hermes_home=sys.argv[1], **{"tier3.embedding_model": "hashing"})
+    api = MemoryAPI(hermes_home=sys.argv[1],
+                    **{"tier3.embedding_model": "hashing", "tier3.engine_min_vectors": 0})
     assert api.embed_pending()["success"]  # takes the vector store
     assert api.semantic_search("anything", min_score=0)["success"]
     print("holding", flush=True)

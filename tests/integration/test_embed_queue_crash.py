@@ -63,7 +63,8 @@ CHILD = textwrap.dedent(
     _indexer.sync_chunks = announced_sync
     api = MemoryAPI(
         hermes_home=home,
-        **{"tier3.embedding_model": "hashing", "tier3.backend": backend, "tier3.embed_batch_size": BATCH},
+        **{"tier3.embedding_model": "hashing", "tier3.backend": backend, "tier3.embed_batch_size": BATCH,
+           "tier3.engine_min_vectors": 0},
     )
     for i in range(facts):
         env = api.fact_store(f"fact {i}: the {i % 7} th shelf holds box {i * 13 % 97} of project {i % 11}")
@@ -134,7 +135,9 @@ def test_killed_drains_lose_nothing_and_duplicate_nothing(tmp_path: Path, backen
         _run_and_kill(script, home, backend, FACTS if i == 0 else 0, rng, kinds[i]) for i in range(KILLS)
     ]
 
-    settings: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": backend}
+    settings: dict[str, Any] = {
+        "tier3.embedding_model": "hashing", "tier3.backend": backend, "tier3.engine_min_vectors": 0
+    }  # fmt: skip
     with MemoryAPI(hermes_home=home, **settings) as api:
         assert api.tier2.facts.count() == FACTS, kills
         drained = api.embed_pending()

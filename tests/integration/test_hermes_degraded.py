@@ -23,6 +23,7 @@ provider:
 memory:
   tier3:
     embedding_model: hashing
+    engine_min_vectors: 0   # the engine answers at any size: one process holds it
 """
 
 HOLDER = textwrap.dedent(

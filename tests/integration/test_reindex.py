@@ -25,7 +25,7 @@ QUERIES = ["garage door code", "grandma birthday May", "sailing club Thursday", 
 
 def _write_config(tmp_path: Path, backend: str) -> Path:
     path = tmp_path / f"config-{backend}.yaml"
-    path.write_text(f"tier3:\n  embedding_model: hashing\n  backend: {backend}\n")
+    path.write_text(f"tier3:\n  embedding_model: hashing\n  backend: {backend}\n  engine_min_vectors: 0\n")
     return path
 
 

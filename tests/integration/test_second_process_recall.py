@@ -1,6 +1,8 @@
-"""Two processes on one store with the real MiniLM embedder and the default embedded engine: the owner
+"""Two processes on one store with the real MiniLM embedder and the embedded engine: the owner
 searches qdrant-edge, the second process (which cannot open it) searches the vectors stored in Tier 2
 exactly. Both return the same hits for the same queries, and the second embeds no stored text again.
+On a store below ``tier3.engine_min_vectors`` (the default's small store) neither opens the engine:
+both search the stored vectors exactly.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ QUERIES = [
     "good bread nearby",
 ]
 
-# argv: home, role ("owner" fills, drains and holds the engine until stdin closes; "second" only reads)
+# argv: home, role ("owner" fills, drains and holds the engine until stdin closes; "second" only reads),
+# turns, queries, config overrides
 SCRIPT = textwrap.dedent(
     """
     import json, sys
@@ -47,6 +50,7 @@ SCRIPT = textwrap.dedent(
     from hermes_memory.tier3.embedder import BaseEmbedder
 
     home, role, turns, queries = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    settings = json.loads(sys.argv[5])
     documents = []
     real = BaseEmbedder.embed_document
     def counting(self, texts):
@@ -54,7 +58,7 @@ SCRIPT = textwrap.dedent(
         return real(self, texts)
     BaseEmbedder.embed_document = counting
 
-    api = MemoryAPI(hermes_home=home)
+    api = MemoryAPI(hermes_home=home, **settings)
     if role == "owner":
         for i, text in enumerate(turns):
             api.remember_turn(text, "I see.", "s1", 1_683_540_000.0 + 60 * i, user_name="Caroline",
@@ -72,6 +76,7 @@ SCRIPT = textwrap.dedent(
                                 "texts": [h["text"] for h in found["data"]["hits"]],
                                 "answered": found["meta"]["tiers_answered"]}
     out["documents_embedded"] = len(documents)
+    out["engine_imported"] = "qdrant_edge" in sys.modules
     print(json.dumps(out), flush=True)
     if role == "owner":
         sys.stdin.read()
@@ -80,9 +85,16 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _start(home: Path, role: str) -> subprocess.Popen[str]:
+# The engine answers at any size: the owner holds it.
+ENGINE = {"tier3.engine_min_vectors": 0}
+
+
+def _start(home: Path, role: str, settings: dict[str, Any] | None = None) -> subprocess.Popen[str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    argv = [sys.executable, "-c", SCRIPT, str(home), role, json.dumps(TURNS), json.dumps(QUERIES)]
+    argv = [
+        sys.executable, "-c", SCRIPT, str(home), role, json.dumps(TURNS), json.dumps(QUERIES),
+        json.dumps(ENGINE if settings is None else settings),
+    ]  # fmt: skip
     return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
 
@@ -125,8 +137,34 @@ def test_a_second_process_recalls_what_the_owner_recalls(tmp_path: Path) -> None
     finally:
         _stop(owner)
 
+    assert mine["engine_imported"]
     assert theirs["busy"] is not None  # it could not open the engine ...
     assert theirs["documents_embedded"] == 0  # ... and embedded nothing: it read the stored vectors
+    _same_answers(mine, theirs)
+
+
+def test_below_the_threshold_no_process_opens_the_engine_and_both_recall_by_meaning(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    owner = _start(home, "owner", {})  # the default threshold: 12 turns are far below it
+    try:
+        mine = _answer(owner)
+        second = _start(home, "second", {})
+        try:
+            theirs = _answer(second)
+        finally:
+            _stop(second)
+    finally:
+        _stop(owner)
+
+    for answer in (mine, theirs):
+        assert answer["busy"] is None  # nothing is unavailable ...
+        assert not answer["engine_imported"]  # ... and the engine was never imported, let alone opened
+    assert not list(home.rglob("qdrant"))  # no engine files, no store lock
+    assert mine["documents_embedded"] > 0 and theirs["documents_embedded"] == 0
+    _same_answers(mine, theirs)
+
+
+def _same_answers(mine: dict[str, Any], theirs: dict[str, Any]) -> None:
     for query in QUERIES:
         want, got = mine["search"][query], theirs["search"][query]
         assert _ranked(got) == _ranked(want), (query, got, want)

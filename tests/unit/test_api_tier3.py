@@ -23,13 +23,17 @@ Opener = Callable[..., MemoryAPI]
 HANG_LIMIT_S = 60.0  # far above any bounded timeout; only a hang gets near it
 
 
+# These tests look into the engine's collections: it answers at any size.
+SETTINGS = {"tier3.embedding_model": "hashing", "tier3.backend": "memory", "tier3.engine_min_vectors": 0}
+
+
 @pytest.fixture
 def open_api(tmp_path: Path) -> Iterator[Opener]:
     opened: list[MemoryAPI] = []
 
     def opener(**overrides: Any) -> MemoryAPI:
         backend = overrides.pop("backend", None)
-        settings = {"tier3.embedding_model": "hashing", "tier3.backend": "memory", **overrides}
+        settings = {**SETTINGS, **overrides}
         api = MemoryAPI(hermes_home=tmp_path, backend=backend, **settings)
         opened.append(api)
         return api
@@ -385,7 +389,7 @@ def test_query_longer_than_the_model_window_is_truncated_and_says_so(api: Memory
 
 
 def test_unknown_backend_name_in_config_is_refused_at_construction(tmp_path: Path) -> None:
-    settings: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "nosuch"}
+    settings: dict[str, Any] = {**SETTINGS, "tier3.backend": "nosuch"}
     with pytest.raises(ConfigError, match=r"tier3\.backend.*qdrant.*'nosuch'"):
         MemoryAPI(hermes_home=tmp_path, **settings)
 

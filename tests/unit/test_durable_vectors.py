@@ -37,6 +37,16 @@ QUERIES = ["garage code", "birthday in May", "sailing Thursday", "milk for the k
 
 
 @pytest.fixture
+def open_api(open_api: Opener) -> Opener:
+    """The shared opener with the engine answering at any size (these tests look into it)."""
+
+    def opener(**overrides: Any) -> MemoryAPI:
+        return open_api(**{"tier3.engine_min_vectors": 0, **overrides})
+
+    return opener
+
+
+@pytest.fixture
 def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every document text the hashing embedder embeds, in order (queries are not counted)."""
     texts: list[str] = []
@@ -285,7 +295,7 @@ def test_the_exact_index_compacts_deleted_rows_across_blocks(
 def test_an_import_brings_the_stored_vectors_along(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedded: list[str]
 ) -> None:
-    settings = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    settings = {"tier3.embedding_model": "hashing", "tier3.backend": "memory", "tier3.engine_min_vectors": 0}
     with MemoryAPI(hermes_home=tmp_path / "a", **settings) as source:
         _fill(source)
         _ok(source.embed_pending())

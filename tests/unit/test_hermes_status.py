@@ -181,7 +181,9 @@ def test_status_shows_the_settings_hermes_uses_and_what_is_pending(home: Path) -
 
 
 def test_status_names_the_process_that_holds_the_embedded_vector_store(home: Path) -> None:
-    (home / "nextlevel.yaml").write_text(HASHING.replace("backend: memory", "backend: qdrant"))
+    # the engine answers at any size (below tier3.engine_min_vectors no process opens it)
+    engine = "backend: qdrant\n    engine_min_vectors: 0"
+    (home / "nextlevel.yaml").write_text(HASHING.replace("backend: memory", engine))
     assert status.collect(home, check=False).vector_owner is None
     config = load_memory_config(home).config
     with MemoryAPI(config) as api:  # this process takes the store (a flock of its own file description)

@@ -27,7 +27,10 @@ BACKENDS = ["memory", "qdrant", "chroma"]
 
 
 def _config(home: Path, **overrides: Any) -> Config:
-    base: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    # the engine answers at any size: these tests look into it
+    base: dict[str, Any] = {
+        "tier3.embedding_model": "hashing", "tier3.backend": "memory", "tier3.engine_min_vectors": 0
+    }  # fmt: skip
     return load_config(hermes_home=home, **{**base, **overrides})
 
 

@@ -33,8 +33,20 @@ def opened(tmp_path: Path) -> Iterator[list[Any]]:
         thing.close()
 
 
-def _open(tmp_path: Path, opened: list[Any], backend: str = "memory", view: ScopeView | None = None) -> Any:
-    cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": backend})
+# These tests compare with and look into the engine: it answers at any size.
+ENGINE = {"tier3.engine_min_vectors": 0}
+
+
+def _open(
+    tmp_path: Path,
+    opened: list[Any],
+    backend: str = "memory",
+    view: ScopeView | None = None,
+    *,
+    engine: bool = True,
+) -> Any:
+    settings = {"tier3.embedding_model": "hashing", "tier3.backend": backend, **(ENGINE if engine else {})}
+    cfg = load_config(hermes_home=tmp_path, **settings)
     t2 = Tier2.open(cfg.db_path, view=view)
     sem = SemanticMemory(cfg.tier3, cfg.tier3_path, t2)
     opened.extend([t2, sem])
@@ -164,3 +176,31 @@ def test_source_scores_see_only_the_views_scopes(tmp_path: Path, opened: list[An
     assert seen_b == _by_search(sem_b, "Zanzibar Quentin", limits)
     admin = sem_a.view(t2_a.admin()).source_scores("Zanzibar Quentin", limits)
     assert set(admin["episode"]) == {"ep-a", "ep-b"} and len(admin["fact"]) == 2
+
+
+def test_below_the_threshold_one_exact_pass_answers_every_kind(
+    tmp_path: Path, opened: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sem, t2 = _open(tmp_path, opened, "qdrant", engine=False)  # a small store: the exact index answers
+    hidden = _fill(sem, t2)
+    index = sem._exact_index()
+    calls: list[str] = []
+    for name in ("search", "search_many"):
+        real = getattr(index, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(index, name, counted)
+    for query in QUERIES:
+        for limits in (LIMITS, {"episode": 50, "fact": 50}, {"fact": 1}):
+            calls.clear()
+            got = sem.source_scores(query, limits)
+            assert calls[0] == "search_many" and "search_many" not in calls[1:]  # one pass, then refills
+            assert got == _by_search(sem, query, limits), (query, limits)
+            every = {source for found in got.values() for source in found}
+            assert "ep-deleted" not in every and not every & set(hidden.values())
+    cat = sem.source_scores("the orange cat sleeps on the sofa", {"fact": 2})["fact"]
+    assert len(cat) == 2 and not set(cat) & set(hidden.values())
+    assert sem.opened_backends() == [] and not list(tmp_path.rglob("qdrant"))  # the engine never opened
