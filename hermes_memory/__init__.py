@@ -1,6 +1,9 @@
 """hermes-memory: tiered, local-first memory for Hermes Agent."""
 
-from hermes_memory.api.memory_api import MemoryAPI
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from hermes_memory.config import Config, load_config
 from hermes_memory.errors import (
     BackendError,
@@ -16,7 +19,21 @@ from hermes_memory.errors import (
 )
 from hermes_memory.records import AuditEntry, Entity, Episode, Event, Fact, Hit, Relation
 
+if TYPE_CHECKING:
+    from hermes_memory.api.memory_api import MemoryAPI
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # MemoryAPI (and every tier behind it) loads on first use, not with the package: importing a
+    # submodule (the Hermes provider shim, ``hermes_memory.errors``) must stay cheap.
+    if name == "MemoryAPI":
+        from hermes_memory.api.memory_api import MemoryAPI
+
+        return MemoryAPI
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "AuditEntry",

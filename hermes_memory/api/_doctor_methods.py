@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
-from hermes_memory.ops.doctor import run_doctor
 
 if TYPE_CHECKING:
     from hermes_memory.api.memory_api import MemoryAPI
@@ -29,6 +28,9 @@ class DoctorMethods:
         def call() -> dict[str, Any]:
             if not isinstance(repair, bool):
                 raise ValidationError("repair must be a boolean")
+            # here, not at module level: the checks pull in the graph (NetworkX), unused on a turn
+            from hermes_memory.ops.doctor import run_doctor
+
             return run_doctor(cast("MemoryAPI", self), repair=repair).to_dict()
 
         return run("multi", call, tiers=[t for t in self.enabled_tiers() if t != "tier1"])

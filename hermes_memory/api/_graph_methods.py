@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.errors import ValidationError
-from hermes_memory.graph.nx_store import KnowledgeGraph
-from hermes_memory.graph.service import GraphService
+
+if TYPE_CHECKING:
+    from hermes_memory.graph.nx_store import KnowledgeGraph
+    from hermes_memory.graph.service import GraphService
 
 _ALGORITHMS = {"betweenness", "pagerank", "degree"}
 

@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config
-from hermes_memory.llm.core_memory import CoreMemoryStore, update_core
-from hermes_memory.llm.reconstruction import reconstruct
-from hermes_memory.llm.structured import StructuredLLM
-from hermes_memory.llm.wiring import structured_llm
-from hermes_memory.tier2 import Tier2
+
+if TYPE_CHECKING:
+    from hermes_memory.llm.structured import StructuredLLM
+    from hermes_memory.tier2 import Tier2
+
+# The LLM modules are imported in the methods that use them: a turn never needs them, and importing
+# them with MemoryAPI cost the Hermes process ~40 ms at start.
 
 # Facts worth proposing for core memory: durable things about the user, their tools and people.
 CORE_CANDIDATE_CATEGORIES = frozenset({"user", "preference", "tool", "relationship", "project"})
@@ -61,6 +63,8 @@ class LLMMethods:
         if not self.config.llm.enabled:
             return None
         if self._llm_cache is None:
+            from hermes_memory.llm.wiring import structured_llm
+
             self._llm_cache = structured_llm(self.config.llm)
         return self._llm_cache
 
@@ -90,6 +94,8 @@ class LLMMethods:
                 inputs = [_hit_line(hit) for hit in sources]
             else:
                 inputs = v.string_list("memories", memories, max_chars=self._max_chars)
+            from hermes_memory.llm.reconstruction import reconstruct
+
             result = reconstruct(self._structured_llm(), text, inputs)
             return {**result.to_dict(), "sources": sources}
 
@@ -99,6 +105,8 @@ class LLMMethods:
         """The core memory: bullets per section, rendered markdown, budget and last update time."""
 
         def call() -> dict[str, Any]:
+            from hermes_memory.llm.core_memory import CoreMemoryStore
+
             core = CoreMemoryStore(self._core_path).load()
             return {
                 **core.to_dict(),
@@ -114,6 +122,8 @@ class LLMMethods:
         MEMORY.md/USER.md are never written."""
 
         def call() -> dict[str, Any]:
+            from hermes_memory.llm.core_memory import CoreMemoryStore, update_core
+
             given = (
                 None
                 if candidates is None

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config
-from hermes_memory.cron.context import JobContext
-from hermes_memory.cron.jobs import JOB_NAMES, JobProgress, check_job, run_job
-from hermes_memory.cron.runs import RunLog
-from hermes_memory.cron.scheduler import Scheduler
-from hermes_memory.graph.service import GraphService
-from hermes_memory.records import Fact
-from hermes_memory.tier2 import Tier2
-from hermes_memory.tier3.semantic import SemanticMemory
+
+if TYPE_CHECKING:
+    from hermes_memory.cron.context import JobContext
+    from hermes_memory.cron.jobs import JobProgress
+    from hermes_memory.graph.service import GraphService
+    from hermes_memory.records import Fact
+    from hermes_memory.tier2 import Tier2
+    from hermes_memory.tier3.semantic import SemanticMemory
+
+# ``hermes_memory.cron`` is imported in the methods that run jobs: a turn never does, and the jobs'
+# modules (consolidation, dedup, the graph) cost the Hermes process ~20 ms at start.
 
 MAINTENANCE_ACTOR = "cron"
 
@@ -46,6 +49,8 @@ class MaintenanceMethods:
         and never merge across scopes). A removed fact's chunks are dropped through that view too.
         The graph is this agent's view's graph.
         """
+        from hermes_memory.cron.context import JobContext
+
         return JobContext(
             tier2=self._tier2().admin(),
             config=self.config,
@@ -76,6 +81,8 @@ class MaintenanceMethods:
         """
 
         def call() -> dict[str, Any]:
+            from hermes_memory.cron.jobs import JOB_NAMES, check_job, run_job
+
             names = JOB_NAMES if job is None else (check_job(v.text("job", job, max_chars=50).strip()),)
             when = v.optional_time("now", now)
             v.optional_callback("progress", progress)
@@ -98,6 +105,8 @@ class MaintenanceMethods:
         def call() -> dict[str, Any]:
             when = v.optional_time("now", now)
             v.optional_callback("progress", progress)
+            from hermes_memory.cron.scheduler import Scheduler
+
             runs = Scheduler(self, self.config.cron).tick(when, progress)
             return {"jobs": runs, "failed": [n for n, r in runs.items() if r["status"] == "failed"]}
 
@@ -130,6 +139,9 @@ class MaintenanceMethods:
         """The newest maintenance runs (what ran, when, how long, with what result), newest first."""
 
         def call() -> list[dict[str, Any]]:
+            from hermes_memory.cron.jobs import check_job
+            from hermes_memory.cron.runs import RunLog
+
             lim = v.positive_int("limit", limit, maximum=1000)
             name = None if job is None else check_job(v.text("job", job, max_chars=50).strip())
             return [r.to_dict() for r in RunLog(self._tier2().db).recent(job=name, limit=lim)]
@@ -140,6 +152,8 @@ class MaintenanceMethods:
         """Per job: its cron schedule, last run, next fire time and whether it is due now."""
 
         def call() -> dict[str, Any]:
+            from hermes_memory.cron.scheduler import Scheduler
+
             return Scheduler(self, self.config.cron).status(v.optional_time("now", now))
 
         return run("tier2", call)

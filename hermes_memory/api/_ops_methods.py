@@ -6,21 +6,23 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
 from hermes_memory.errors import NotFoundError, StorageError, ValidationError
-from hermes_memory.graph.service import GraphService
-from hermes_memory.ops import backup as _backup
-from hermes_memory.ops import export as _export
-from hermes_memory.ops import forget as _forget
-from hermes_memory.recall.engine import RecallEngine
-from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
-from hermes_memory.tier2 import Tier2
-from hermes_memory.tier3.semantic import SemanticMemory
+
+if TYPE_CHECKING:
+    from hermes_memory.graph.service import GraphService
+    from hermes_memory.ops import forget as _forget
+    from hermes_memory.recall.engine import RecallEngine
+    from hermes_memory.tier1.curated_store import CuratedStore
+    from hermes_memory.tier2 import Tier2
+    from hermes_memory.tier3.semantic import SemanticMemory
+
+# ``hermes_memory.ops`` is imported in the methods that use it: a turn never does.
 
 
 class OpsMethods:
@@ -49,6 +51,8 @@ class OpsMethods:
         changes nothing. Raises (in the envelope) ValidationError for an empty id, NotFoundError for
         an unknown one.
         """
+        from hermes_memory.ops import forget as _forget
+
         curated = self._curated_store
         return self._forget_run(lambda conn, t2: _forget.plan_uuid(conn, t2, curated, id), confirm)
 
@@ -57,6 +61,8 @@ class OpsMethods:
         mentions it. Preview unless ``confirm=True``. Raises ValidationError for an empty name,
         NotFoundError when nothing mentions it."""
 
+        from hermes_memory.ops import forget as _forget
+
         def plan(conn: Any, t2: Tier2) -> _forget.ForgetPlan:
             clean = v.text("name", name, max_chars=200).strip()
             return _forget.plan_entity(conn, t2, self._curated_store, clean)
@@ -64,6 +70,8 @@ class OpsMethods:
         return self._forget_run(plan, confirm)
 
     def _forget_run(self, planner: Any, confirm: Any) -> Envelope:
+        from hermes_memory.ops import forget as _forget
+
         def call() -> dict[str, Any]:
             if not isinstance(confirm, bool):
                 raise ValidationError("confirm must be a boolean")
@@ -108,6 +116,8 @@ class OpsMethods:
         """Export every tier as JSON; with ``path`` write it there (data: path and counts), else data is
         the document, with the chunks' stored vectors. Raises StorageError."""
 
+        from hermes_memory.ops import export as _export
+
         def call() -> dict[str, Any]:
             doc = _export.export_data(self._tier2(), self._curated_store)
             if path is None:
@@ -127,6 +137,8 @@ class OpsMethods:
         or this home's) are queued for embedding and the graph is rebuilt. Raises ValidationError
         (malformed), ConflictError (not empty, no merge)."""
 
+        from hermes_memory.ops import export as _export
+
         def call() -> dict[str, Any]:
             if not isinstance(merge, bool):
                 raise ValidationError("merge must be a boolean")
@@ -144,6 +156,8 @@ class OpsMethods:
         """Hot backup (safe while writers run) of Tier 2, the curated files and the graph into the new
         directory ``dest``; vectors are re-derived on restore. Raises ConflictError if ``dest`` is not
         empty, StorageError."""
+
+        from hermes_memory.ops import backup as _backup
 
         def call() -> dict[str, Any]:
             target = Path(v.path("dest", dest))
@@ -170,6 +184,8 @@ class OpsMethods:
         """Restore a backup into a home/profile that no MemoryAPI has open; refuses to overwrite
         existing memory unless ``force``. data: manifest + consistency check. Raises ValidationError,
         ConflictError, StorageError (in the envelope)."""
+
+        from hermes_memory.ops import backup as _backup
 
         def call() -> dict[str, Any]:
             if profile is not None:

@@ -258,14 +258,21 @@ class MemoryAPI(
             tiers.append("graph")
         return tiers
 
-    def close(self, drain_timeout: float = 5.0) -> None:
+    def close(self, drain_timeout: float = 5.0, *, build_indexes: bool = True) -> None:
         """Stop the background worker and close every store.
 
         With ``drain_timeout`` > 0 the worker first drains the queues (up to that long); with 0 it only
         finishes the item in hand: the queues are durable, the next process (or the next open) finishes
         them. A worker still busy after a short grace (loading a model, embedding a batch) is left to end
         on its own and the stores close after it, in a daemon thread, so close returns at once.
+        ``build_indexes=False`` leaves a vector engine's close-time index build (seconds at 10k points)
+        to a later close or the ``embed_queue`` maintenance job; nothing written is lost either way.
         """
+        if not build_indexes and self._sem is not None:
+            for backend in self._sem.opened_backends():
+                defer = getattr(backend, "defer_optimize", None)  # only engines that build at close
+                if callable(defer):
+                    defer()
         worker, self._worker = self._worker, None
         if worker is not None:
             if drain_timeout > 0:

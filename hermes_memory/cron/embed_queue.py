@@ -1,4 +1,6 @@
-"""The ``embed_queue`` job: drain the durable embed queue into the vector backend.
+"""The ``embed_queue`` job: drain the durable embed queue into the vector backend, then build the vector
+engine's index for what crossed its indexing threshold (agent processes that lived briefly leave that to
+this job instead of building it at exit).
 
 SemanticMemory.drain does the work in batches of ``tier3.embed_batch_size``: a queue row leaves only after
 its vector write is durable, so an interrupted run loses nothing and the next run writes the rest
@@ -24,6 +26,14 @@ def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dic
     pending = ctx.tier2.embed_queue.count()
     report(progress, 0, pending)
     result: dict[str, Any] = ctx.semantic.drain(progress=progress).to_dict()
+    # Build the vector engine's index where an agent left it (short-lived agent processes defer it at
+    # exit): a no-op below the engine's indexing threshold. Only engines this process holds.
+    indexed = 0
+    for backend in ctx.semantic.opened_backends():
+        optimize = getattr(backend, "optimize", None)
+        if callable(optimize) and optimize():
+            indexed += 1
+    result["indexes_built"] = indexed
     report(progress, pending, pending)
     return result
 

@@ -1,16 +1,22 @@
 """The profile's knowledge graph kept in step with Tier 2: loaded lazily, rebuilt when its file is
-missing, corrupt or stale, updated incrementally on every entity/relation write, saved atomically."""
+missing, corrupt or stale, updated incrementally on every entity/relation write, saved atomically.
+
+NetworkX (``graph.nx_store``) is imported on the first graph use, not with this module: a process that
+never touches the graph (a one-shot ``hermes -z``) does not pay ~0.2 s for it.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_memory.graph.nx_store import KnowledgeGraph, graph_fingerprint
 from hermes_memory.records import Entity, Relation
-from hermes_memory.tier2 import Tier2
+
+if TYPE_CHECKING:
+    from hermes_memory.graph.nx_store import KnowledgeGraph
+    from hermes_memory.tier2 import Tier2
 
 # Another process sharing the profile writes entities this process's graph has not seen; a query that
 # meets one rebuilds the graph from Tier 2, at most this often (a rebuild of 10k entities takes ~1 s).
@@ -55,6 +61,8 @@ class GraphService:
             sp * 4,
         )
         assert row is not None
+        from hermes_memory.graph.nx_store import graph_fingerprint
+
         return graph_fingerprint(int(row["e"]), int(row["r"]), float(row["t"]))
 
     @property
@@ -62,6 +70,8 @@ class GraphService:
         """The graph, loaded from its file or rebuilt from Tier 2 when the file is unusable or stale."""
         with self._lock:
             if self._kg is None:
+                from hermes_memory.graph.nx_store import KnowledgeGraph
+
                 kg = KnowledgeGraph(self._directory)
                 expected = self.fingerprint()
                 result = kg.load(expected)
@@ -73,6 +83,8 @@ class GraphService:
 
     def rebuild(self) -> dict[str, Any]:
         """Rebuild from Tier 2 (the source of truth) and save; returns the build report."""
+        from hermes_memory.graph.nx_store import KnowledgeGraph
+
         with self._lock:
             kg = self._kg if self._kg is not None else KnowledgeGraph(self._directory)
             report = kg.rebuild(self._tier2.entities.all(), self._tier2.relations.all())

@@ -22,7 +22,7 @@ from typing import Any
 
 from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
-from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, setup, tools
+from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, tools
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
@@ -350,11 +350,15 @@ class NextLevelProvider:
     def save_config(self, values: dict[str, Any], hermes_home: str) -> None:
         """Write setup answers to ``$HERMES_HOME/nextlevel.yaml``. Raises ConfigError for bad values
         and for a combination that cannot work (saying why)."""
+        from hermes_memory.hermes import setup  # the wizard's code: not needed to run a turn
+
         setup.save_answers(values, hermes_home)
 
     def post_setup(self, hermes_home: str, config: dict[str, Any]) -> None:
         """`hermes memory setup` (picker or ``setup nextlevel``): ask, validate, write nextlevel.yaml,
         activate in config.yaml, and say what was written (defaults when there is no terminal)."""
+        from hermes_memory.hermes import setup
+
         setup.post_setup(hermes_home, config)
 
     def get_status_config(self, cfg: Any) -> dict[str, Any]:
@@ -374,6 +378,8 @@ class NextLevelProvider:
         out["vector_backend"] = config.tier3.backend if config.tier3.enabled else "off"
         out["prefetch_budget_tokens"] = settings.prefetch_budget_tokens
         out["threat_scanner"] = safety.scanner_name()
+        from hermes_memory.hermes import setup
+
         problem = setup.embedder_problem(config.tier3, home)
         if problem is not None:  # Hermes would otherwise show "available" and fail every search
             out["problem"] = f"the embedder cannot work: {problem} (run `hermes memory setup nextlevel`)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 
 from hermes_memory.api.memory_api import MemoryAPI
@@ -41,6 +42,7 @@ class SharedStore:
     # against a closed store, which is expected and not worth a warning.
     closed: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    opened_at: float = field(default_factory=time.monotonic)
 
 
 _stores: dict[StoreKey, SharedStore] = {}
@@ -93,8 +95,15 @@ def acquire(
         return shared
 
 
+# A store open for less than this (a one-shot ``hermes -z``, a short session) leaves the vector engine's
+# close-time index build to a longer-lived process or the maintenance job: it costs seconds once a
+# segment passes the engine's indexing threshold, and a one-shot must not spend them at exit.
+BUILD_INDEXES_AFTER_S = 300.0
+
+
 def release(shared: SharedStore, drain_timeout: float) -> bool:
-    """Drop one reference; the last one drains (up to ``drain_timeout`` s) and closes the store.
+    """Drop one reference; the last one drains (up to ``drain_timeout`` s) and closes the store
+    (building vector indexes at close only when the store was open ``BUILD_INDEXES_AFTER_S`` or longer).
 
     Returns True when this call closed it.
     """
@@ -106,7 +115,8 @@ def release(shared: SharedStore, drain_timeout: float) -> bool:
             del _stores[shared.key]
         shared.closed.set()
         _closing[shared.key] = shared.api
-    shared.api.close(drain_timeout=drain_timeout)
+    long_lived = time.monotonic() - shared.opened_at >= BUILD_INDEXES_AFTER_S
+    shared.api.close(drain_timeout=drain_timeout, build_indexes=long_lived)
     if shared.api.wait_closed(0):
         with _registry_lock:
             if _closing.get(shared.key) is shared.api:

@@ -2,7 +2,30 @@
 HAEMA's N:M reconstruction and the conservative core-memory update, each with retries, one refinement
 pass and a safe fallback to the rule-based result."""
 
-from hermes_memory.llm.client import LLMClient, LLMError, OpenAICompatibleClient
-from hermes_memory.llm.structured import StructuredLLM
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_memory.llm.client import LLMClient, LLMError, OpenAICompatibleClient
+    from hermes_memory.llm.structured import StructuredLLM
+
+# Resolved on first use: importing a submodule (``llm.wiring``, which MemoryAPI needs with the LLM off)
+# must not load the HTTP client.
+_EXPORTS = {
+    "LLMClient": "hermes_memory.llm.client",
+    "LLMError": "hermes_memory.llm.client",
+    "OpenAICompatibleClient": "hermes_memory.llm.client",
+    "StructuredLLM": "hermes_memory.llm.structured",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = ["LLMClient", "LLMError", "OpenAICompatibleClient", "StructuredLLM"]

@@ -5,20 +5,28 @@ With ``llm.enabled: false`` (the default) nothing here builds a client and no LL
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hermes_memory.config import LLMConfig
 from hermes_memory.ingest.knowledge import RuleBasedKnowledge
-from hermes_memory.ingest.worker import AfterCommit, KnowledgeWriter
-from hermes_memory.llm.client import LLMClient, client_from_config
-from hermes_memory.llm.extraction import LLMKnowledge
-from hermes_memory.llm.structured import StructuredLLM
-from hermes_memory.tier2 import Tier2
-from hermes_memory.tier3.semantic import SemanticMemory
+
+if TYPE_CHECKING:
+    from hermes_memory.ingest.worker import AfterCommit, KnowledgeWriter
+    from hermes_memory.llm.client import LLMClient
+    from hermes_memory.llm.structured import StructuredLLM
+    from hermes_memory.tier2 import Tier2
+    from hermes_memory.tier3.semantic import SemanticMemory
+
+# The client, extraction and structured modules load only when the LLM is on: with it off (the
+# default) a Hermes process never imports them.
 
 
 def llm_client(config: LLMConfig) -> LLMClient | None:
     """The configured client, or None when the LLM is off. Raises ConfigError for a bad endpoint."""
     if not config.enabled:
         return None
+    from hermes_memory.llm.client import client_from_config
+
     return client_from_config(
         config.base_url, config.model, api_key_env=config.api_key_env, timeout_s=config.timeout_s
     )
@@ -27,7 +35,11 @@ def llm_client(config: LLMConfig) -> LLMClient | None:
 def structured_llm(config: LLMConfig, client: LLMClient | None = None) -> StructuredLLM | None:
     """Retries + validation + refinement around the configured (or given) client; None when off."""
     chosen = client if client is not None else llm_client(config)
-    return None if chosen is None else StructuredLLM(chosen, max_retries=config.max_retries)
+    if chosen is None:
+        return None
+    from hermes_memory.llm.structured import StructuredLLM
+
+    return StructuredLLM(chosen, max_retries=config.max_retries)
 
 
 def ingest_hooks(
@@ -48,6 +60,8 @@ def ingest_hooks(
     chosen = client if client is not None else llm_client(config)
     if chosen is None:
         return rules, after_commit
+    from hermes_memory.llm.extraction import LLMKnowledge
+
     knowledge = LLMKnowledge(
         rules, chosen, model=config.model or "custom", semantic=semantic, max_retries=config.max_retries
     )

@@ -14,8 +14,10 @@ would freeze every thread, so it never happens on the write or read path:
     process); points wait in a plain segment that is searched exactly (~1 ms at 10k, a few ms at 50k);
   * ``close()`` optimizes when anything was written (a no-op unless a segment crossed the engine's
     indexing threshold, ~6.6k points of 384-d), i.e. at shutdown or in the maintenance CLI;
-    ``optimize_on_close=False`` turns that off (bench: 6 s for 10k, 75 s for 50k on a loaded
-    2-core machine; exact search of 50k unindexed points still answers in ~6 ms);
+    ``optimize_on_close=False`` (or ``defer_optimize()`` before closing) turns that off (bench: 6 s for
+    10k, 75 s for 50k on a loaded 2-core machine; exact search of 50k unindexed points still answers in
+    ~6 ms): the Hermes provider defers it when its process was short-lived (a one-shot ``hermes -z``
+    must not spend seconds at exit), and the ``embed_queue`` maintenance job builds it instead;
   * the owner may call ``optimize()`` when a pause is acceptable.
 Segments are not merged until there are 8 (``default_segment_number=8``): with the default,
 every optimize re-indexed everything (10k then 20k then 30k...), each build paying for all before it.
@@ -145,6 +147,7 @@ class QdrantEdgeBackend:
         self._shard_dir = self._dir / "shard"
         self._lock = threading.RLock()
         self._pending = 0
+        self._written = False  # anything upserted or deleted since open: close flushes only then
         self._closed = False
         self._owner = self._take_ownership()
         try:
@@ -294,6 +297,7 @@ class QdrantEdgeBackend:
                 op = qe.UpdateOperation.upsert_points(points[start : start + _UPSERT_BATCH])
                 self._call("upsert", self._shard.update, op)
             self._pending += len(points)
+            self._written = True
             if self._optimize_every is not None and self._pending >= self._optimize_every:
                 self._optimize_locked()
 
@@ -358,6 +362,7 @@ class QdrantEdgeBackend:
             found = self._call("retrieve", self._shard.retrieve, uuids, False, False)
             if found:
                 self._call("delete", self._shard.update, qe.UpdateOperation.delete_points(uuids))
+                self._written = True
         return len(found)
 
     def count(self, filters: Mapping[str, Any] | None = None) -> int:
@@ -385,8 +390,21 @@ class QdrantEdgeBackend:
             "path": str(self._shard_dir),
         }
 
+    @property
+    def optimize_on_close(self) -> bool:
+        """Whether ``close`` builds the index for what was written (see ``defer_optimize``)."""
+        return self._optimize_on_close
+
+    def defer_optimize(self) -> None:
+        """Leave the HNSW build to a later ``optimize()`` (another process's close, the ``embed_queue``
+        maintenance job): this backend's ``close`` then only flushes and releases the store."""
+        with self._lock:
+            self._optimize_on_close = False
+
     def close(self) -> None:
-        """Optimize if anything was written (unless disabled), flush, release the WAL lock; idempotent.
+        """Optimize if anything was written (unless disabled), flush what was written, release the WAL
+        lock; idempotent. (An update is in the engine's WAL once ``upsert``/``delete`` returns, so a
+        process that exits without closing loses nothing: the next open replays it.)
 
         Raises BackendError when the engine fails to flush or close.
         """
@@ -397,7 +415,8 @@ class QdrantEdgeBackend:
             try:
                 if self._pending and self._optimize_on_close:
                     self._optimize_locked()
-                self._call("flush", self._shard.flush)
+                if self._written:  # nothing new: no fsync of segments this process never touched
+                    self._call("flush", self._shard.flush)
             finally:
                 # release the WAL lock even when optimize/flush failed, then our ownership
                 try:
