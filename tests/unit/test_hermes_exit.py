@@ -26,6 +26,7 @@ memory:
   tier3:
     embedding_model: hashing
     backend: qdrant
+    engine_min_vectors: 0  # the engine from the first vector (small stores search exactly otherwise)
 """
 
 
@@ -116,7 +117,10 @@ def test_a_short_lived_provider_defers_the_index_build_a_long_lived_one_keeps_it
 def test_the_embed_queue_job_builds_what_agents_deferred(tmp_path: Path) -> None:
     from hermes_memory.api.memory_api import MemoryAPI
 
-    api = MemoryAPI(hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": "qdrant"})
+    api = MemoryAPI(
+        hermes_home=tmp_path,
+        **{"tier3.embedding_model": "hashing", "tier3.backend": "qdrant", "tier3.engine_min_vectors": 0},
+    )
     try:
         assert api._sem is not None
         engine = api._sem.backend("memory_chunks")
