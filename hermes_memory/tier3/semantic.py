@@ -612,6 +612,9 @@ class SemanticMemory:
         with self._lock:
             for name, backend in self._backends.items():
                 out[name] = backend.count(scoped)
+            engine_open = CHUNKS_COLLECTION in self._backends
+        if not engine_open:  # the stored vectors this process searches exactly, of the view only
+            out[CHUNKS_COLLECTION] = self._exact_index().count(scoped)
         return out
 
     def view(self, tier2: Tier2) -> SemanticMemory:

@@ -49,7 +49,9 @@ PHASES = ("open", "insert", "insert", "flush", "flush", "close")
 # Random kill delay after a phase marker, per phase (seconds): roughly each phase's duration, so some
 # kills land late in the phase, some early, and a few after the child already moved on.
 DELAY = {"open": 0.1, "insert": 0.06, "flush": 0.25, "close": 0.1}
-OVERRIDES: dict[str, Any] = {"tier3.embedding_model": "hashing"}  # default backend: embedded Qdrant
+# default backend: embedded Qdrant, opened from the first vector (a small store would search exactly
+# and never open it; the engine's catch-up from Tier 2 is what the kills must not break)
+OVERRIDES: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.engine_min_vectors": 0}
 
 CHILD_CODE = textwrap.dedent(
     """
@@ -89,7 +91,10 @@ CHILD_CODE = textwrap.dedent(
             mark(f"error {what}: {env['meta'].get('error_type')}: {env['error']}")
             os._exit(3)
         mark("open")
-        api = MemoryAPI(hermes_home=home, background=True, **{"tier3.embedding_model": "hashing"})
+        api = MemoryAPI(
+            hermes_home=home, background=True,
+            **{"tier3.embedding_model": "hashing", "tier3.engine_min_vectors": 0},
+        )
         start = acked(acks)
         afd = os.open(acks, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         mark("insert")

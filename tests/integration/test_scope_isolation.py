@@ -394,7 +394,11 @@ def test_shared_facts_are_read_by_every_sharing_agent_but_episodes_stay_private(
 
 # -- the default engine ---------------------------------------------------------------------------------
 def test_isolation_on_the_embedded_qdrant_engine(tmp_path: Path) -> None:
-    opts: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "qdrant"}
+    opts: dict[str, Any] = {
+        "tier3.embedding_model": "hashing",
+        "tier3.backend": "qdrant",
+        "tier3.engine_min_vectors": 0,
+    }
     a = MemoryAPI(hermes_home=tmp_path, scope="agent-a", **opts)
     b = MemoryAPI(hermes_home=tmp_path, scope="agent-b", **opts)
     try:
