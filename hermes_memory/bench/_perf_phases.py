@@ -8,7 +8,6 @@ parent (``perf``) reads the child's wall time and peak RSS from ``wait4``.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -292,23 +291,11 @@ def _open_provider(home: Path, session: str) -> tuple[Any, Any]:
 FILL_MARKER = "perf-fill.json"
 
 
-def _scale_helper_fill() -> Callable[..., Any] | None:
-    """``hermes_memory.bench.fill.fill_store`` when this build has it (imported by name: older builds
-    do not), else None and ``_scale_fill`` does the filling."""
-    try:
-        module = importlib.import_module("hermes_memory.bench.fill")
-    except ModuleNotFoundError as exc:
-        if exc.name != "hermes_memory.bench.fill":
-            raise
-        return None
-    fill: Callable[..., Any] = module.fill_store
-    return fill
-
-
 def phase_fill(opts: dict[str, Any]) -> dict[str, Any]:
-    """Fill ``home`` to ``turns`` turns once (a marker file records a finished fill; later runs reuse
-    it): with ``hermes_memory.bench.fill`` when present, else ``_scale_fill`` through the provider."""
+    """Fill ``home`` to ``turns`` turns once with ``hermes_memory.bench.fill`` (a marker file records a
+    finished fill; later runs reuse it)."""
     from hermes_memory.bench import _scale_fill
+    from hermes_memory.bench.fill import fill_store
 
     home = Path(opts["home"])
     marker = home / FILL_MARKER
@@ -316,20 +303,12 @@ def phase_fill(opts: dict[str, Any]) -> dict[str, Any]:
         reused: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
         return {**reused, "reused": True}
     _scale_fill.prepare_home(home, opts["embedder"])
-    fill = _scale_helper_fill()
-    if fill is not None:
-        report = fill(home, int(opts["turns"]), embedder=opts["embedder"], backend=_scale_fill.BACKEND)
-        result: dict[str, Any] = {
-            **report.to_dict(),
-            "how": f"hermes_memory.bench.fill.fill_store: {opts['turns']} one-message turns, "
-            f"remember_message + ingest_pending in rounds, then flush; backend {_scale_fill.BACKEND}",
-        }
-    else:
-        provider, api = _open_provider(home, "bench-fill")
-        result = _scale_fill.fill_store(api, int(opts["turns"]), int(opts["seed"]))
-        t0 = time.perf_counter()
-        provider.shutdown()
-        result["close_s"] = round(time.perf_counter() - t0, 2)
+    report = fill_store(home, int(opts["turns"]), embedder=opts["embedder"], backend=_scale_fill.BACKEND)
+    result: dict[str, Any] = {
+        **report.to_dict(),
+        "how": f"hermes_memory.bench.fill.fill_store: {opts['turns']} one-message turns, "
+        f"remember_message + ingest_pending in rounds, then flush; backend {_scale_fill.BACKEND}",
+    }
     marker.write_text(json.dumps(result), encoding="utf-8")
     return {**result, "reused": False}
 

@@ -1,18 +1,11 @@
-"""A minimal store filler for the at-scale measurements (used until ``hermes_memory.bench.fill`` exists).
-
-Synthetic small talk about people, places, projects, pets and plans (seeded, 40 exchanges per session,
-ten minutes apart) goes in through the provider's own store, ``remember_turn`` + ``flush`` every 2,000
-turns: the public write path, with the embedder the home's ``nextlevel.yaml`` names. Filling continues
-from the turns the store already holds.
-"""
+"""The at-scale part's home and traffic: its ``nextlevel.yaml`` (``hermes_memory.bench.fill`` fills it),
+the synthetic exchanges a worker ingests while recall is timed, and the questions asked (seeded small
+talk about people, places, projects, pets and plans)."""
 
 from __future__ import annotations
 
 import random
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
 NAMES = "Maya Lena Jonas Priya Omar Sofia Kenji Amara Lukas Chen Elif Mateo Nora Ravi Hana Tomasz".split()
 PLACES = "Hamburg Lisbon Osaka Nairobi Montreal Krakow Porto Seoul Austin Oslo Lyon Accra Bilbao".split()
@@ -44,12 +37,6 @@ QUERIES = [
     "How was the trip to {p}?",
 ]
 BACKEND = "qdrant"  # the default vector engine, named so a filler and the provider agree
-SESSION_TURNS = 40
-FLUSH_EVERY = 2000
-HOW = (
-    "synthetic small talk (6 templates over names, places, projects, pets, hobbies), remember_turn + "
-    "flush through the provider's store, the home's embedder"
-)
 
 
 def _fill(rnd: random.Random, template: str) -> str:
@@ -75,36 +62,6 @@ def exchange(rnd: random.Random) -> tuple[str, str]:
 def queries(n: int, seed: int) -> list[str]:
     rnd = random.Random(seed + 1)
     return [_fill(rnd, rnd.choice(QUERIES)) for _ in range(n)]
-
-
-def fill_store(api: Any, turns: int, seed: int) -> dict[str, Any]:
-    """Fill the store behind ``api`` (a MemoryAPI) up to ``turns`` exchanges, reusing what it holds.
-
-    Returns what was done: turns before/after and seconds. Raises RuntimeError when a write fails.
-    """
-    have = int(api.tier2.episodes.count()) // 2
-    rnd = random.Random(seed)
-    for _ in range(have):
-        exchange(rnd)  # the same sequence as a fill from scratch
-    started = time.monotonic()
-    base = time.time() - turns * 600.0
-    for i in range(have, turns):
-        user, assistant = exchange(rnd)
-        env = api.remember_turn(user, assistant, f"bench-{i // SESSION_TURNS}", time_=base + i * 600.0)
-        if not env["success"]:
-            raise RuntimeError(f"remember_turn failed: {env['error']}")
-        if (i + 1) % FLUSH_EVERY == 0:
-            _flush(api)
-            rate = (i + 1 - have) / (time.monotonic() - started)
-            print(f"  filled {i + 1}/{turns} turns ({rate:.0f} turns/s)", file=sys.stderr, flush=True)
-    _flush(api)
-    return {"had": have, "turns": turns, "seconds": round(time.monotonic() - started, 1), "how": HOW}
-
-
-def _flush(api: Any) -> None:
-    env = api.flush(timeout=None)
-    if not env["success"] or not env["data"]["drained"]:
-        raise RuntimeError(f"flush failed: {env}")
 
 
 def settings_yaml(embedder: str) -> str:
