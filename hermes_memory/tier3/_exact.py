@@ -13,12 +13,14 @@ compacted in place), plus a few small column arrays. A row is quantised as ``q =
 ``s = max|x| / 127`` and scored by the cosine of ``q`` (``q . query / |q|``; top-10 agrees with float32
 on 99% of hits). Scoring is two-stage: the first ``HEAD`` dimensions of every row (through a reusable
 float32 buffer of ``SUB`` rows: numpy has no int8 BLAS path), then the full cosine for the best
-``max(4 * limit, 2% of the matching rows)`` of them; a small store is scored in full.
+``max(4 * limit, 2% of the matching rows)`` of them; up to ``FULL_ALL`` matching rows are all scored
+in full.
 """
 
 from __future__ import annotations
 
 import threading
+import uuid as _uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -41,22 +43,25 @@ from hermes_memory.tier3.backend import (
 )
 
 # Payload fields held as dictionary codes (few distinct values, filtered on by recall).
-_CODED = ("scope", "source_kind", "source_type", "category", "session_id", "fact_id")
-# Payload fields held as strings per row (one value per chunk or source).
-_STRINGS = ("chunk_id", "source_uuid")
+# source_uuid too: a source has a few chunks, and a code is 4 bytes where a string is ~85.
+_CODED = ("scope", "source_kind", "source_type", "category", "session_id", "fact_id", "source_uuid")
+# The chunk id, held as two uint64 halves of its UUID (a string only for an id that is not one).
+_ID = "chunk_id"
 _NUMBERS = ("timestamp", "message_id")
 # Every key of a chunk's payload (``_indexer.vector_payload``); the ones not held above are checked on
 # the loaded chunk rows of candidate hits only.
-_PAYLOAD_KEYS = frozenset((*_CODED, *_STRINGS, *_NUMBERS, "content_hash", "text_preview"))
-_HELD = frozenset((*_CODED, *_STRINGS, *_NUMBERS))
+_PAYLOAD_KEYS = frozenset((*_CODED, _ID, *_NUMBERS, "content_hash", "text_preview"))
+_HELD = frozenset((*_CODED, _ID, *_NUMBERS))
 # Rows per matrix block (3 MB at 384-d).
 BLOCK = 8192
 # Dimensions scored for every row in the first stage, and rows per float32 pass of it (1 MB at 128).
 HEAD = 128
 SUB = 2048
-# The second stage scores in full the best max(FULL_MIN * limit, FULL_SHARE of the matching rows).
+# The second stage scores in full the best max(FULL_MIN * limit, FULL_SHARE of the matching rows), or
+# every matching row when there are at most FULL_ALL (the head alone ranks a small store poorly).
 FULL_MIN = 4
 FULL_SHARE = 0.02
+FULL_ALL = 16384
 
 PayloadOf = Callable[[ChunkRow], Mapping[str, Any]]
 Loader = Callable[[Sequence[str]], Mapping[str, ChunkRow]]
@@ -94,9 +99,17 @@ class ExactIndex:
         self._codes = {f: np.zeros(0, dtype=np.int32) for f in _CODED}
         self._vocab: dict[str, dict[str, int]] = {f: {} for f in _CODED}
         self._names: dict[str, list[str]] = {f: [] for f in _CODED}
-        self._strings = {f: np.zeros(0, dtype=object) for f in _STRINGS}
+        # Chunk ids: row r's UUID is (_hi[r] << 64) | _lo[r]; an id that is no canonical UUID string
+        # (or the nil UUID) has halves 0 and lives in _odd/_odd_at. Lookups by id go through _sorted_hi
+        # /_sorted_at (rows below _indexed, ordered by _hi) plus a scan of the rows added since.
+        self._hi = np.zeros(0, dtype=np.uint64)
+        self._lo = np.zeros(0, dtype=np.uint64)
+        self._odd: dict[int, str] = {}
+        self._odd_at: dict[str, int] = {}
+        self._sorted_hi = np.zeros(0, dtype=np.uint64)
+        self._sorted_at = np.zeros(0, dtype=np.intp)
+        self._indexed = 0
         self._numbers = {f: np.zeros(0, dtype=np.float64) for f in _NUMBERS}
-        self._pos: dict[str, int] = {}
         self._last: tuple[bytes, npt.NDArray[np.float32]] | None = None  # query -> head cosines of all rows
 
     @property
@@ -131,8 +144,7 @@ class ExactIndex:
             touched = 0
             while True:
                 page = self._store.changes(self._model_id, self._dim, self._marks)
-                for uuid in page.removed:
-                    touched += self._remove(uuid)
+                touched += self._remove(page.removed)
                 if page.rows:
                     self._add(page.rows)
                     touched += len(page.rows)
@@ -145,13 +157,49 @@ class ExactIndex:
                 self._compact()  # deleted rows, or room for chunk ids that had no vector
             return touched
 
-    def _remove(self, uuid: str) -> int:
-        at = self._pos.pop(uuid, None)
-        if at is None:
-            return 0
-        self._alive[at] = False
-        self._dead += 1
-        return 1
+    def _remove(self, uuids: Sequence[str]) -> int:
+        found = self._find(uuids)
+        for uuid, at in found.items():
+            self._alive[at] = False
+            self._odd_at.pop(uuid, None)
+        self._dead += len(found)
+        return len(found)
+
+    def _find(self, uuids: Iterable[str]) -> dict[str, int]:
+        """The live row of each of ``uuids`` that has one."""
+        out: dict[str, int] = {}
+        keys: dict[tuple[int, int], str] = {}
+        for uuid in uuids:
+            key = _halves(uuid)
+            if key is None:
+                at = self._odd_at.get(uuid)
+                if at is not None:
+                    out[uuid] = at
+            else:
+                keys[key] = uuid
+        if not keys:
+            return out
+        n = self._n
+        if n - self._indexed > max(SUB, n // 8):
+            order = np.argsort(self._hi[:n], kind="stable")
+            self._sorted_hi, self._sorted_at, self._indexed = self._hi[order], order, n
+        his = np.fromiter((k[0] for k in keys), dtype=np.uint64, count=len(keys))
+        left = np.searchsorted(self._sorted_hi, his, "left")
+        right = np.searchsorted(self._sorted_hi, his, "right")
+        rows = [int(a) for i in np.flatnonzero(right > left) for a in self._sorted_at[left[i] : right[i]]]
+        tail = self._hi[self._indexed : n]
+        rows += (self._indexed + np.flatnonzero(np.isin(tail, his))).tolist()
+        for at in rows:
+            hit = keys.get((int(self._hi[at]), int(self._lo[at])))
+            if hit is not None and self._alive[at]:
+                out[hit] = at
+        return out
+
+    def _chunk_id(self, at: int) -> str:
+        odd = self._odd.get(at)
+        if odd is not None:
+            return odd
+        return str(_uuid.UUID(int=(int(self._hi[at]) << 64) | int(self._lo[at])))
 
     def _grow(self, need: int) -> None:
         while len(self._heads) * BLOCK < need:
@@ -163,14 +211,16 @@ class ExactIndex:
         self._alive = _resized(self._alive, new, False)
         self._factor = _resized(self._factor, new, 0.0)
         self._codes = {f: _resized(a, new, -1) for f, a in self._codes.items()}
-        self._strings = {f: _resized(a, new, None) for f, a in self._strings.items()}
+        self._hi = _resized(self._hi, new, 0)
+        self._lo = _resized(self._lo, new, 0)
         self._numbers = {f: _resized(a, new, np.nan) for f, a in self._numbers.items()}
 
     def _add(self, rows: Sequence[tuple[ChunkRow, FloatArray]]) -> None:
         fresh: dict[str, tuple[ChunkRow, FloatArray]] = {}
+        held = self._find(chunk.uuid for chunk, _ in rows)
         for chunk, vector in rows:
             # a chunk may come twice (the feed's guarantee is "none missed"): its vector is the same
-            if chunk.uuid not in self._pos:
+            if chunk.uuid not in held:
                 fresh.setdefault(chunk.uuid, (chunk, vector))
         if not fresh:
             return
@@ -185,17 +235,21 @@ class ExactIndex:
         self._put_rows(self._tails, start, quantised[:, self._head :])
         for offset, (chunk, _) in enumerate(fresh.values()):
             at = start + offset
-            self._pos[chunk.uuid] = at
+            key = _halves(chunk.uuid)
+            if key is None:
+                self._odd[at] = chunk.uuid
+                self._odd_at[chunk.uuid] = at
+            else:
+                self._hi[at], self._lo[at] = key
             self._alive[at] = True
             fact_id = chunk.source_uuid if chunk.source_kind == "fact" else None
             values = {
                 "scope": chunk.scope, "source_kind": chunk.source_kind, "source_type": chunk.source_type,
                 "category": chunk.category, "session_id": chunk.session_id, "fact_id": fact_id,
+                "source_uuid": chunk.source_uuid or "",
             }  # fmt: skip
             for field, value in values.items():
                 self._codes[field][at] = -1 if value is None else self._code(field, value)
-            self._strings["chunk_id"][at] = chunk.uuid
-            self._strings["source_uuid"][at] = chunk.source_uuid or ""
             self._numbers["timestamp"][at] = float(chunk.timestamp)
             self._numbers["message_id"][at] = np.nan if chunk.message_id is None else float(chunk.message_id)
         self._n = start + len(fresh)
@@ -239,9 +293,12 @@ class ExactIndex:
         self._alive = np.ones(len(keep), dtype=bool)
         self._factor = self._factor[keep]
         self._codes = {f: a[keep] for f, a in self._codes.items()}
-        self._strings = {f: a[keep] for f, a in self._strings.items()}
+        self._hi, self._lo = self._hi[keep], self._lo[keep]
+        moved = {int(old): new for new, old in enumerate(keep.tolist())}
+        self._odd = {moved[at]: uuid for at, uuid in self._odd.items() if at in moved}
+        self._odd_at = {uuid: at for at, uuid in self._odd.items()}
+        self._sorted_hi, self._sorted_at, self._indexed = self._hi[:0], self._sorted_at[:0], 0  # on use
         self._numbers = {f: a[keep] for f, a in self._numbers.items()}
-        self._pos = {str(self._strings["chunk_id"][i]): i for i in range(len(keep))}
         self._n = len(keep)
         self._dead = 0
         self._last = None
@@ -311,12 +368,13 @@ class ExactIndex:
         conditions left for the loaded payloads.
 
         The rows scored in full are the best ``max(FULL_MIN * limit, FULL_SHARE of the matching rows)``
-        by their head cosine (all of them when conditions are left for the loaded payloads)."""
+        by their head cosine (all of them when there are few, or when conditions are left for the
+        loaded payloads)."""
         mask, rest = self._mask(conditions)
         candidates = np.flatnonzero(mask)
         if not len(candidates):
             return [], rest
-        if not rest:
+        if not rest and len(candidates) > FULL_ALL:
             full = max(FULL_MIN * limit, int(np.ceil(FULL_SHARE * len(candidates))))
             if full < len(candidates):
                 best = np.argpartition(-heads[candidates], full - 1)[:full]
@@ -324,7 +382,7 @@ class ExactIndex:
         scores = self._full_scores(query, heads, candidates)
         order = self._ranked(candidates, scores, limit if not rest else len(candidates))
         score_of = dict(zip(candidates.tolist(), scores.tolist(), strict=True))
-        return [(str(self._strings["chunk_id"][i]), score_of[i], i) for i in order], rest
+        return [(self._chunk_id(i), score_of[i], i) for i in order], rest
 
     def _ranked(self, rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float32], k: int) -> list[int]:
         if k < len(rows):
@@ -413,8 +471,8 @@ class ExactIndex:
             if code < 0:
                 return None
             return self._names[field][code]
-        if field in self._strings:
-            return str(self._strings[field][at])
+        if field == _ID:
+            return self._chunk_id(at)
         number = float(self._numbers[field][at])
         if np.isnan(number):
             return None
@@ -430,8 +488,8 @@ class ExactIndex:
                 mask[:] = False  # a field no chunk payload has: nothing matches (as in ``matches``)
             elif cond.field in self._codes:
                 mask &= self._coded(cond, self._codes[cond.field][:n], self._vocab[cond.field])
-            elif cond.field in self._strings:
-                mask &= _string_match(cond, self._strings[cond.field][:n])
+            elif cond.field == _ID:
+                mask &= self._id_match(cond, n)
             elif cond.field in self._numbers:
                 mask &= _number_match(cond, self._numbers[cond.field][:n], integer=cond.field == "message_id")
             else:
@@ -453,6 +511,14 @@ class ExactIndex:
             return same
         return np.isin(codes, np.asarray(wanted, dtype=np.int32))
 
+    def _id_match(self, cond: Condition, n: int) -> npt.NDArray[np.bool_]:
+        out = np.zeros(n, dtype=bool)
+        if cond.op != "range":  # text is never in a numeric range
+            values = [cond.value] if cond.op == "eq" else list(cond.values)
+            rows = list(self._find(v for v in values if isinstance(v, str)).values())
+            out[rows] = True
+        return out
+
     def count(self, filters: Mapping[str, Any] | None = None) -> int:
         """Chunks with a vector (matching ``filters`` on the held fields). Refreshes first."""
         conditions = parse_filters(filters)
@@ -473,7 +539,9 @@ class ExactIndex:
         with self._lock:
             self._heads, self._tails = [], []
             self._n = 0
-            self._pos.clear()
+            self._odd.clear()
+            self._odd_at.clear()
+            self._sorted_hi, self._sorted_at, self._indexed = self._hi[:0], self._sorted_at[:0], 0
             self._marks = Marks()
             self._last = None
 
@@ -484,11 +552,15 @@ def _resized(arr: npt.NDArray[Any], size: int, fill: Any) -> npt.NDArray[Any]:
     return out
 
 
-def _string_match(cond: Condition, values: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
-    if cond.op == "range":
-        return np.zeros(len(values), dtype=bool)
-    wanted = {v for v in ([cond.value] if cond.op == "eq" else cond.values) if isinstance(v, str)}
-    return np.fromiter((v in wanted for v in values), dtype=bool, count=len(values))
+def _halves(chunk_id: str) -> tuple[int, int] | None:
+    """The two uint64 halves of a canonical (lower-case, hyphenated, non-nil) UUID string, else None."""
+    try:
+        value = _uuid.UUID(chunk_id).int
+    except ValueError:
+        return None
+    if value == 0 or str(_uuid.UUID(int=value)) != chunk_id:
+        return None
+    return value >> 64, value & 0xFFFF_FFFF_FFFF_FFFF
 
 
 def _number_match(
