@@ -274,10 +274,18 @@ class ExactIndex:
     @staticmethod
     def _get_rows(blocks: list[npt.NDArray[np.int8]], at: npt.NDArray[np.intp]) -> npt.NDArray[np.int8]:
         out = np.empty((len(at), blocks[0].shape[1]), dtype=np.int8)
+        if not len(at):
+            return out
         which = at // BLOCK
-        for block in np.unique(which):
-            mine = which == block
-            out[mine] = blocks[int(block)][at[mine] % BLOCK]
+        if bool((at[1:] < at[:-1]).any()):
+            for block in np.unique(which):
+                mine = which == block
+                out[mine] = blocks[int(block)][at[mine] % BLOCK]
+            return out
+        # rows in order (the callers' case): each block's rows are one slice of ``at``
+        edges = np.flatnonzero(np.diff(which)) + 1
+        for lo, hi in zip([0, *edges.tolist()], [*edges.tolist(), len(at)], strict=True):
+            out[lo:hi] = blocks[int(which[lo])][at[lo:hi] % BLOCK]
         return out
 
     def _compact(self) -> None:
