@@ -47,10 +47,12 @@ class Database:
     """Owns the connections to a Tier 2 file. Thread-safe; ``atomic()`` nests via savepoints.
 
     Writes (and reads outside ``reading()``) share one connection under one lock. Inside ``reading()``
-    the reads of that thread use a second connection, opened on first use and read-only
-    (``PRAGMA query_only``): with WAL a reader sees the last commit and never waits for a write
-    transaction in progress (a thread reading inside its own ``atomic()`` still reads through it, so
-    it sees its own writes). Without WAL there is one connection.
+    the reads of that thread use a read-only connection (``PRAGMA query_only``) from a small pool —
+    one per concurrent reader, opened on first need and kept for the next — so readers neither wait
+    for a write transaction in progress (WAL: a reader sees the last commit) nor for each other (a
+    recall's vector thread and its main thread read side by side). A thread reading inside its own
+    ``atomic()`` still reads through the writer, so it sees its own writes. Without WAL there is one
+    connection.
 
     Raises StorageError when the file is not a SQLite database or cannot be opened/created.
     """
@@ -63,7 +65,8 @@ class Database:
         self._closed = False
         self._wal = wal
         self._busy_timeout_ms = busy_timeout_ms
-        self._reader: sqlite3.Connection | None = None
+        self._readers: list[sqlite3.Connection] = []  # every read connection opened (closed with it)
+        self._idle: list[sqlite3.Connection] = []  # those not in use now
         self._reader_lock = threading.Lock()
         self._local = threading.local()  # .reading: how deep this thread is in reading()
         try:
@@ -167,15 +170,30 @@ class Database:
         finally:
             self._local.reading = depth
 
-    def _read_connection(self) -> tuple[sqlite3.Connection, Any]:
-        """The connection (and its lock) a read of this thread goes through."""
+    @contextlib.contextmanager
+    def _read_connection(self) -> Iterator[sqlite3.Connection]:
+        """The connection a read of this thread goes through, held for the read: the writer's (under
+        its lock) outside ``reading()``, else a pooled read connection of its own."""
         if not self._wal or not getattr(self._local, "reading", 0) or self._writer == threading.get_ident():
-            return self._conn, self._lock
+            with self._lock:
+                self._ensure_open()
+                yield self._conn
+            return
         with self._reader_lock:
             self._ensure_open()
-            if self._reader is None:
-                self._reader = self._open_reader()
-            return self._reader, self._reader_lock
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._open_reader()
+            with self._reader_lock:
+                self._readers.append(conn)
+        try:
+            yield conn
+        finally:
+            with self._reader_lock:
+                if self._closed:
+                    conn.close()
+                else:
+                    self._idle.append(conn)
 
     def _open_reader(self) -> sqlite3.Connection:
         try:
@@ -198,9 +216,7 @@ class Database:
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run a read and return every row."""
-        conn, lock = self._read_connection()
-        with lock:
-            self._ensure_open()
+        with self._read_connection() as conn:
             rows: list[sqlite3.Row] = self._retry(lambda: conn.execute(sql, params).fetchall())
             return rows
 
@@ -216,9 +232,7 @@ class Database:
         return rows
 
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
-        conn, lock = self._read_connection()
-        with lock:
-            self._ensure_open()
+        with self._read_connection() as conn:
             row: sqlite3.Row | None = self._retry(lambda: conn.execute(sql, params).fetchone())
             return row
 
@@ -260,9 +274,9 @@ class Database:
         with self._lock, self._reader_lock:
             if not self._closed:
                 self._closed = True
-                if self._reader is not None:
-                    self._reader.close()
-                    self._reader = None
+                for conn in self._idle:  # one still in use is closed when its read gives it back
+                    conn.close()
+                self._idle.clear()
                 self._conn.close()
 
     def __enter__(self) -> Database:

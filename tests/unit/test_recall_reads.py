@@ -192,6 +192,35 @@ def test_recall_writes_nothing_through_the_read_connection(api: MemoryAPI) -> No
     api.fact_store("Caroline's puppy is called Biscuit")
     assert api.flush(60)["data"]["drained"]
     api.recall("puppy", limit=5)
-    reader = api.tier2.db._reader
-    assert isinstance(reader, sqlite3.Connection)
-    assert reader.execute("PRAGMA query_only").fetchone()[0] == 1
+    readers = api.tier2.db._readers
+    assert readers and all(isinstance(r, sqlite3.Connection) for r in readers)
+    assert all(r.execute("PRAGMA query_only").fetchone()[0] == 1 for r in readers)
+
+
+def test_readers_do_not_wait_for_each_other(tmp_path: Path) -> None:
+    db = Database(tmp_path / "p.db")
+    try:
+        db.execute("CREATE TABLE t (x INTEGER)")
+        db.execute("INSERT INTO t VALUES (7)")
+        held = threading.Event()
+        release = threading.Event()
+        seen: list[int] = []
+
+        def hold() -> None:
+            with db.reading(), db._read_connection():  # one reader busy on its connection
+                held.set()
+                release.wait(60)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert held.wait(60)
+        try:
+            with db.reading():  # a second reader gets its own connection instead of waiting
+                seen.append(db.query("SELECT x FROM t")[0]["x"])
+        finally:
+            release.set()
+            holder.join(60)
+        assert seen == [7]
+        assert len(db._readers) == 2
+    finally:
+        db.close()
