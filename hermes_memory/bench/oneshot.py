@@ -1,7 +1,7 @@
 """One-shot ``hermes -z`` with and without the provider, side by side in one run: wall time, peak RSS,
 and whether a cold process's first prefetch recalls by meaning.
 
-    python -m hermes_memory.bench.oneshot [--runs 3] [--json]
+    python -m hermes_memory.bench.oneshot [--runs 3] [--breakdown] [--json]
 
 Two fresh HERMES_HOMEs talk to one local fake LLM (127.0.0.1, a fixed answer, no tools called): one
 with the provider installed and activated (``hermes-memory install --activate``, default settings),
@@ -9,7 +9,9 @@ one without a memory provider. Runs alternate between them (with, without, with,
 machine hits both alike. Peak RSS is the ``hermes`` process's own (``wait4``). Then the provider home
 gets "My sister is called Ana and she lives in Porto." in one process and "Who are my siblings?" in
 the next: the check is whether that cold process's first request to the model carried a
-``<memory-context>`` block naming Ana (only meaning can link "siblings" to "sister").
+``<memory-context>`` block naming Ana (only meaning can link "siblings" to "sister"). ``--breakdown``
+adds two more provider homes to the alternation, one with the hashing embedder (no model: what the
+embedder costs) and one with Tier 3 off (no vector store either: what the rest of the provider costs).
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ PROMPT = "Hello there"
 SEED = "My sister is called Ana and she lives in Porto."
 QUESTION = "Who are my siblings?"
 REPLY = "Plain answer."
+# The --breakdown homes: the provider with these nextlevel.yaml settings.
+VARIANTS = {
+    "hashing": "memory:\n  tier3:\n    embedding_model: hashing\n",
+    "tier3-off": "memory:\n  tier3:\n    enabled: false\n",
+}
 CONFIG_YAML = """\
 model:
   default: fake-model
@@ -143,8 +150,12 @@ def memory_block(request: dict[str, Any]) -> str | None:
 
 
 def _env(home: Path) -> dict[str, str]:
+    # Bytecode as an installed package has it: with PYTHONDONTWRITEBYTECODE set, every "with" process
+    # would compile hermes_memory from source (0.1-0.3 s) while Hermes' own modules come from .pyc.
     env = {
-        k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("OPENROUTER")
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY") and not k.startswith("OPENROUTER") and k != "PYTHONDONTWRITEBYTECODE"
     }
     env.update(HERMES_HOME=str(home), NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     env.setdefault("HF_HUB_OFFLINE", "1")
@@ -174,9 +185,10 @@ def _make_home(root: Path, name: str, base_url: str, provider: bool) -> Path:
     return home
 
 
-def oneshot_compare(runs: int = 3, timeout: float = 300.0) -> dict[str, Any]:
-    """``hermes -z "Hello there"`` ``runs`` times with and without the provider (alternating), then the
-    cold-process meaning check. Returns medians, every run, and the check's outcome.
+def oneshot_compare(runs: int = 3, timeout: float = 300.0, *, breakdown: bool = False) -> dict[str, Any]:
+    """``hermes -z "Hello there"`` ``runs`` times with and without the provider (alternating; with
+    ``breakdown`` also on the ``VARIANTS`` homes), then the cold-process meaning check. Returns
+    medians, every run, and the check's outcome.
 
     Raises RuntimeError when a process fails, FileNotFoundError when ``hermes`` is not installed.
     """
@@ -185,14 +197,20 @@ def oneshot_compare(runs: int = 3, timeout: float = 300.0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="hm-oneshot-") as tmp, FakeLLM() as llm:
         root = Path(tmp)
         with_home = _make_home(root, "with-provider", llm.base_url, provider=True)
-        without_home = _make_home(root, "without-provider", llm.base_url, provider=False)
+        homes = {
+            "with": with_home,
+            "without": _make_home(root, "without-provider", llm.base_url, provider=False),
+        }
+        for name, settings in VARIANTS.items() if breakdown else ():
+            homes[name] = _make_home(root, name, llm.base_url, provider=True)
+            (homes[name] / "nextlevel.yaml").write_text(settings, encoding="utf-8")
         # One untimed process each first: Python's byte-code caches and the page cache warm up alike.
-        _hermes(with_home, "Warm up.", timeout)
-        _hermes(without_home, "Warm up.", timeout)
-        rows: dict[str, list[Finished]] = {"with": [], "without": []}
+        for home in homes.values():
+            _hermes(home, "Warm up.", timeout)
+        rows: dict[str, list[Finished]] = {name: [] for name in homes}
         for _ in range(runs):
-            rows["with"].append(_hermes(with_home, PROMPT, timeout))
-            rows["without"].append(_hermes(without_home, PROMPT, timeout))
+            for name, home in homes.items():
+                rows[name].append(_hermes(home, PROMPT, timeout))
         _hermes(with_home, SEED, timeout)
         before = len(llm.requests)
         asked = _hermes(with_home, QUESTION, timeout)
@@ -226,17 +244,17 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--breakdown", action="store_true", help="also: hashing embedder, Tier 3 off")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
-    result = oneshot_compare(args.runs)
+    result = oneshot_compare(args.runs, breakdown=args.breakdown)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    for key in ("with", "without"):
+    for key in ("with", "without", *(VARIANTS if args.breakdown else ())):
         row = result[key]
         print(
-            f"{key} the provider: wall {row['wall_s']} s, peak RSS {row['peak_rss_mb']} MB "
-            f"(runs {row['each_wall_s']} s)"
+            f"{key}: wall {row['wall_s']} s, peak RSS {row['peak_rss_mb']} MB (runs {row['each_wall_s']} s)"
         )
     cold = result["cold_meaning"]
     print(
