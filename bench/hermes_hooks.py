@@ -38,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hermes_memory.bench.traffic import exchange, question
 from hermes_memory.hermes import registry
 from hermes_memory.hermes.prefetch import HOT_TIERS, HOT_TIERS_WITH_VECTORS
 from hermes_memory.hermes.provider import NextLevelProvider
@@ -48,50 +49,6 @@ memory:
     embedding_model: hashing
     backend: qdrant
 """
-NAMES = "Maya Lena Jonas Priya Omar Sofia Kenji Amara Lukas Chen Elif Mateo Nora Ravi Hana Tomasz".split()
-PLACES = "Hamburg Lisbon Osaka Nairobi Montreal Krakow Porto Seoul Austin Oslo Lyon Accra Bilbao".split()
-PROJECTS = "Atlas Borealis Cedar Drift Ember Fjord Granite Harbor Juniper Kestrel Lumen Meridian".split()
-PETS = "beagle tabby parrot corgi hamster tortoise greyhound".split()
-THINGS = "bakery bike guitar garden kayak novel marathon pottery sourdough telescope chess violin".split()
-USER = [
-    "My friend {n} just moved to {p} and loves the {t} scene there.",
-    "We decided to use Postgres for project {j} after the review with {n}.",
-    "{n} adopted a {a} called {N2}; it already chews every {t} in sight.",
-    "I am training for a {t} in {p} next spring, {n} is coaching me.",
-    "Remind me that the {j} demo for {n} is on Friday at 10.",
-    "Honestly the trip to {p} with {n} was the best part of the year.",
-]
-ASSISTANT = [
-    "That sounds great, {n} in {p} must be fun.",
-    "Noted: project {j} uses Postgres; {n} agreed.",
-    "A {a} named {N2}, lovely. Keep the {t} out of reach!",
-    "Good luck with the {t}; {n} sounds like a good coach.",
-    "I will remember the {j} demo for {n} on Friday at 10.",
-    "I am glad the {p} trip with {n} went so well.",
-]
-QUERIES = [
-    "Where did {n} move?",
-    "Which database did we pick for {j}?",
-    "What is the name of {n}'s {a}?",
-    "Who is coaching me for the {t}?",
-    "When is the {j} demo?",
-    "How was the trip to {p}?",
-]
-
-
-def fill(rnd: random.Random, template: str) -> str:
-    return template.format(
-        n=rnd.choice(NAMES), N2=rnd.choice(NAMES), p=rnd.choice(PLACES), j=rnd.choice(PROJECTS),
-        a=rnd.choice(PETS), t=rnd.choice(THINGS),
-    )  # fmt: skip
-
-
-def turn(rnd: random.Random) -> tuple[str, str]:
-    i = rnd.randrange(len(USER))
-    state = rnd.getstate()
-    user = fill(rnd, USER[i])
-    rnd.setstate(state)  # the answer talks about the same people and places
-    return user, fill(rnd, ASSISTANT[i])
 
 
 def pct(values: list[float], q: float) -> float:
@@ -126,11 +83,11 @@ def prefill(home: Path, turns: int, seed: int) -> float:
     have = api.tier2.episodes.count() // 2
     rnd = random.Random(seed)
     for _ in range(have):
-        turn(rnd)  # keep the sequence identical to a fill from scratch
+        exchange(rnd)  # keep the sequence identical to a fill from scratch
     started = time.monotonic()
     base = time.time() - turns * 600.0
     for i in range(have, turns):
-        user, assistant = turn(rnd)
+        user, assistant = exchange(rnd)
         api.remember_turn(user, assistant, f"bench-{i // 40}", time_=base + i * 600.0)
         if (i + 1) % 2000 == 0:
             api.flush(timeout=None)
@@ -143,7 +100,7 @@ def prefill(home: Path, turns: int, seed: int) -> float:
 
 def measure(home: Path, turns: int, queries: int, writes: int, seed: int) -> dict[str, Any]:
     rnd = random.Random(seed + 1)
-    questions = [fill(rnd, rnd.choice(QUERIES)) for _ in range(queries)]
+    questions = [question(rnd) for _ in range(queries)]
     out: dict[str, Any] = {"turns": turns}
 
     # Recall itself: every tier (the background recall of queue_prefetch), the hot-path tiers the turn
@@ -204,7 +161,7 @@ def measure(home: Path, turns: int, queries: int, writes: int, seed: int) -> dic
     provider = open_provider(home, "bench-writes")
     times = []
     for _ in range(writes):
-        user, assistant = turn(rnd)
+        user, assistant = exchange(rnd)
         t0 = time.perf_counter()
         provider.sync_turn(user, assistant, session_id="bench-writes")
         times.append((time.perf_counter() - t0) * 1000)

@@ -294,7 +294,7 @@ FILL_MARKER = "perf-fill.json"
 def phase_fill(opts: dict[str, Any]) -> dict[str, Any]:
     """Fill ``home`` to ``turns`` turns once with ``hermes_memory.bench.fill`` (a marker file records a
     finished fill; later runs reuse it)."""
-    from hermes_memory.bench import _scale_fill
+    from hermes_memory.bench import traffic
     from hermes_memory.bench.fill import fill_store
 
     home = Path(opts["home"])
@@ -302,12 +302,12 @@ def phase_fill(opts: dict[str, Any]) -> dict[str, Any]:
     if marker.exists():
         reused: dict[str, Any] = json.loads(marker.read_text(encoding="utf-8"))
         return {**reused, "reused": True}
-    _scale_fill.prepare_home(home, opts["embedder"])
-    report = fill_store(home, int(opts["turns"]), embedder=opts["embedder"], backend=_scale_fill.BACKEND)
+    traffic.prepare_home(home, opts["embedder"])
+    report = fill_store(home, int(opts["turns"]), embedder=opts["embedder"], backend=traffic.BACKEND)
     result: dict[str, Any] = {
         **report.to_dict(),
         "how": f"hermes_memory.bench.fill.fill_store: {opts['turns']} one-message turns, "
-        f"remember_message + ingest_pending in rounds, then flush; backend {_scale_fill.BACKEND}",
+        f"remember_message + ingest_pending in rounds, then flush; backend {traffic.BACKEND}",
     }
     marker.write_text(json.dumps(result), encoding="utf-8")
     return {**result, "reused": False}
@@ -338,11 +338,11 @@ def phase_scale(opts: dict[str, Any]) -> dict[str, Any]:
     import random
 
     from hermes_memory.api.memory_api import MemoryAPI
-    from hermes_memory.bench import _scale_fill
+    from hermes_memory.bench import traffic
     from hermes_memory.hermes.settings import hermes_profile, load_settings
 
     home = Path(opts["home"])
-    queries = _scale_fill.queries(int(opts["queries"]), int(opts["seed"]))
+    queries = traffic.queries(int(opts["queries"]), int(opts["seed"]))
     out: dict[str, Any] = {}
     config = load_settings(home).memory_config(str(home), hermes_profile(home))
     with MemoryAPI(config, actor="bench") as api:
@@ -374,7 +374,7 @@ def phase_scale(opts: dict[str, Any]) -> dict[str, Any]:
     rnd = random.Random(int(opts["seed"]) + 2)
 
     def one_turn(i: int) -> None:
-        user, assistant = _scale_fill.exchange(rnd)
+        user, assistant = traffic.exchange(rnd)
         provider.sync_turn(user, assistant, session_id="bench-scale")
 
     out["worker_ingesting_ms"] = _timed_recalls(api, queries, before=one_turn)

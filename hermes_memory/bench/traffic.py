@@ -59,9 +59,14 @@ def exchange(rnd: random.Random) -> tuple[str, str]:
     return user, _fill(rnd, ASSISTANT[i])
 
 
+def question(rnd: random.Random) -> str:
+    """One synthetic question about what the exchanges talk of."""
+    return _fill(rnd, rnd.choice(QUERIES))
+
+
 def queries(n: int, seed: int) -> list[str]:
     rnd = random.Random(seed + 1)
-    return [_fill(rnd, rnd.choice(QUERIES)) for _ in range(n)]
+    return [question(rnd) for _ in range(n)]
 
 
 def settings_yaml(embedder: str) -> str:
