@@ -41,10 +41,9 @@ from hermes_memory.bench.locomo import (
     CATEGORIES,
     Stats,
     dia_ids_of,
+    ingest,
     normalise_evidence,
     summarise,
-    turn_text,
-    turns_of,
 )
 
 DEFAULT_DATA = Path("/work/shared/bench/locomo_dev.json")
@@ -52,22 +51,8 @@ DEFAULT_DATA = Path("/work/shared/bench/locomo_dev.json")
 
 def fill(home: Path, sample: dict[str, Any], overrides: dict[str, Any]) -> int:
     """Ingest every turn of one conversation into a fresh store at ``home``; returns the turn count."""
-    turns = 0
     with MemoryAPI(hermes_home=home, actor="bench", **overrides) as api:
-        for when, session, turn in turns_of(sample["conversation"]):
-            text = turn_text(turn)
-            if not text:
-                continue
-            env = api.remember_message(
-                text, session, when, speaker=turn.get("speaker"), metadata={"dia_id": turn.get("dia_id")}
-            )
-            if not env["success"]:
-                raise RuntimeError(f"ingest failed: {env['error']}")
-            turns += 1
-        flushed = api.flush(timeout=None)
-        if not flushed["success"] or not flushed["data"]["drained"]:
-            raise RuntimeError(f"flush failed: {flushed}")
-    return turns
+        return ingest(api, sample)
 
 
 def filled(data: list[dict[str, Any]], index: int, root: Path, overrides: dict[str, Any]) -> Path:
@@ -211,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--score", metavar="ROOT", help="instead: LoCoMo recall@5/10 of all conversations (stores in ROOT)"
     )
-    parser.add_argument("--settings", default="{}", help='with --score: RecallSettings fields, as JSON')
+    parser.add_argument("--settings", default="{}", help="with --score: RecallSettings fields, as JSON")
     args = parser.parse_args(argv)
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     if args.score:

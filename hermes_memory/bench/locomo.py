@@ -111,6 +111,29 @@ def dia_ids_of(hits: Sequence[dict[str, Any]], episode_dia: dict[str, str], k: i
     return out
 
 
+def ingest(api: Any, sample: dict[str, Any]) -> int:
+    """Every turn of one conversation (never its summaries) through ``remember_message`` — speaker,
+    session date, ``dia_id`` in the metadata — then ``flush``; returns the turn count.
+
+    Raises RuntimeError when a write or the flush fails.
+    """
+    turns = 0
+    for when, session, turn in turns_of(sample["conversation"]):
+        text = turn_text(turn)
+        if not text:
+            continue
+        env = api.remember_message(
+            text, session, when, speaker=turn.get("speaker"), metadata={"dia_id": turn.get("dia_id")}
+        )
+        if not env["success"]:
+            raise RuntimeError(f"ingest failed: {env['error']}")
+        turns += 1
+    flushed = api.flush(timeout=None)
+    if not flushed["success"] or not flushed["data"]["drained"]:
+        raise RuntimeError(f"flush failed: {flushed}")
+    return turns
+
+
 def run_conversation(
     sample: dict[str, Any],
     ks: Sequence[int],
@@ -125,19 +148,7 @@ def run_conversation(
         MemoryAPI(hermes_home=home, actor="bench", **overrides) as api,
     ):
         started = time.perf_counter()
-        for when, session, turn in turns_of(sample["conversation"]):
-            text = turn_text(turn)
-            if not text:
-                continue
-            env = api.remember_message(
-                text, session, when, speaker=turn.get("speaker"), metadata={"dia_id": turn.get("dia_id")}
-            )
-            if not env["success"]:
-                raise RuntimeError(f"ingest failed: {env['error']}")
-            stats.turns += 1
-        flushed = api.flush(timeout=None)
-        if not flushed["success"] or not flushed["data"]["drained"]:
-            raise RuntimeError(f"flush failed: {flushed}")
+        stats.turns += ingest(api, sample)
         stats.ingest_ms += (time.perf_counter() - started) * 1000.0
         episode_dia = {
             row["uuid"]: json.loads(row["metadata"]).get("dia_id")
