@@ -7,7 +7,7 @@ from Tier 2 (chunks through the feed, entities by a refill) and answers exactly 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +32,13 @@ PEOPLE = [("Marie Curie", "physicist and chemist"), ("Ada Lovelace", "mathematic
 
 
 @pytest.fixture
-def open_api(tmp_path: Path) -> Iterator[Any]:
-    opened: list[MemoryAPI] = []
+def open_api(open_api: Callable[..., MemoryAPI]) -> Callable[..., MemoryAPI]:
+    """The shared opener on the embedded Qdrant backend (whose engine the threshold keeps closed)."""
 
     def opener(**overrides: Any) -> MemoryAPI:
-        settings = {"tier3.embedding_model": "hashing", "tier3.backend": "qdrant", **overrides}
-        api = MemoryAPI(hermes_home=tmp_path, **settings)
-        opened.append(api)
-        return api
+        return open_api(**{"tier3.backend": "qdrant", **overrides})
 
-    yield opener
-    for api in reversed(opened):
-        api.close()
+    return opener
 
 
 def _ok(envelope: dict[str, Any]) -> Any:
