@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from hermes_memory._lazy import lazy_exports
 from hermes_memory.config import Config, load_config
 from hermes_memory.errors import (
     BackendError,
@@ -25,14 +26,9 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    # MemoryAPI (and every tier behind it) loads on first use, not with the package: importing a
-    # submodule (the Hermes provider shim, ``hermes_memory.errors``) must stay cheap.
-    if name == "MemoryAPI":
-        from hermes_memory.api.memory_api import MemoryAPI
-
-        return MemoryAPI
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# MemoryAPI (and every tier behind it) loads on first use, not with the package: importing a submodule
+# (the Hermes provider shim, ``hermes_memory.errors``) must stay cheap.
+__getattr__ = lazy_exports(__name__, {"MemoryAPI": "hermes_memory.api.memory_api"})
 
 
 __all__ = [
