@@ -9,7 +9,7 @@ missing verdict costs time, never safety. Rows are never trusted more than their
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from hermes_memory.security.threats import is_clean
@@ -61,29 +61,27 @@ def merged(old: int | None, added: int | None) -> int | None:
 def backfill(conn: sqlite3.Connection) -> int:
     """Scan every episode and fact without a verdict and store it; returns how many rows were scanned.
     Runs inside the caller's transaction (migration 8, an import)."""
-    scanned = 0
-    rows = conn.execute(
-        "SELECT id, text, speaker, session_id, role, metadata FROM episodes WHERE threat IS NULL"
-    ).fetchall()
+    episodes = _backfill_table(
+        conn, "episodes", "text, speaker, session_id, role, metadata",
+        lambda r: episode_verdict(r[1], r[2], r[3], r[4], loads_dict(r[5])),
+    )  # fmt: skip
+    facts = _backfill_table(
+        conn, "facts", "content, category, source_type, source_id, source_episodes",
+        lambda r: fact_verdict(r[1], r[2], r[3], r[4], loads_list(r[5])),
+    )  # fmt: skip
+    return episodes + facts
+
+
+def _backfill_table(
+    conn: sqlite3.Connection, table: str, columns: str, verdict_of: Callable[[sqlite3.Row], int]
+) -> int:
+    """Store ``verdict_of(row)`` for every row of ``table`` without a verdict (``row[0]`` is its id,
+    then ``columns``), in batches; returns how many rows were scanned."""
+    rows = conn.execute(f"SELECT id, {columns} FROM {table} WHERE threat IS NULL").fetchall()
     for start in range(0, len(rows), _BATCH):
         part = rows[start : start + _BATCH]
-        conn.executemany(
-            "UPDATE episodes SET threat = ? WHERE id = ?",
-            [(episode_verdict(r[1], r[2], r[3], r[4], loads_dict(r[5])), r[0]) for r in part],
-        )
-        scanned += len(part)
-    rows = conn.execute(
-        "SELECT id, content, category, source_type, source_id, source_episodes FROM facts "
-        "WHERE threat IS NULL"
-    ).fetchall()
-    for start in range(0, len(rows), _BATCH):
-        part = rows[start : start + _BATCH]
-        conn.executemany(
-            "UPDATE facts SET threat = ? WHERE id = ?",
-            [(fact_verdict(r[1], r[2], r[3], r[4], loads_list(r[5])), r[0]) for r in part],
-        )
-        scanned += len(part)
-    return scanned
+        conn.executemany(f"UPDATE {table} SET threat = ? WHERE id = ?", [(verdict_of(r), r[0]) for r in part])
+    return len(rows)
 
 
 __all__ = ["CLEAN", "FLAGGED", "backfill", "episode_verdict", "fact_verdict", "merged", "strings", "verdict"]
