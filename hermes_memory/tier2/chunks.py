@@ -266,3 +266,14 @@ class ChunkStore:
         scoped, sp = self._view.where("scope")
         row = self._db.query_one(f"SELECT count(*) AS n FROM chunks WHERE {scoped}", sp)
         return int(row["n"]) if row else 0
+
+    def count_embedded(self, model_id: str) -> int:
+        """Chunks of the view whose text has a stored vector of ``model_id`` (what a vector search of
+        this view can find), counted in SQL: one probe of the (model, hash) index per chunk."""
+        scoped, sp = self._view.where("c.scope")
+        row = self._db.query_one(
+            f"SELECT count(*) AS n FROM chunks c WHERE {scoped} AND EXISTS "
+            "(SELECT 1 FROM vectors v WHERE v.model_id = ? AND v.text_hash = c.content_hash)",
+            (*sp, model_id),
+        )
+        return int(row["n"]) if row else 0

@@ -614,7 +614,7 @@ class SemanticMemory:
                 out[name] = backend.count(scoped)
             engine_open = CHUNKS_COLLECTION in self._backends
         if not engine_open:  # the stored vectors this process searches exactly, of the view only
-            out[CHUNKS_COLLECTION] = self._exact_index().count(scoped)
+            out[CHUNKS_COLLECTION] = self._tier2.chunks.count_embedded(self.model_id)
         return out
 
     def view(self, tier2: Tier2) -> SemanticMemory:
