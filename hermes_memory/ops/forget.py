@@ -201,13 +201,8 @@ def _plan_common(
         "   WHERE jf.value IN (SELECT value FROM json_each(?))))",
         (*sp, _j(plan.entities), _j(plan.facts)),
     )
-    sources = _j(plan.entities | plan.facts | plan.events | plan.episodes)
-    plan.chunks |= _ids(
-        conn,
-        f"SELECT uuid FROM chunks WHERE {scoped} AND"
-        f" ({m}(text) OR source_uuid IN (SELECT value FROM json_each(?)))",
-        (*sp, sources),
-    )
+    plan.chunks |= _ids(conn, f"SELECT uuid FROM chunks WHERE {scoped} AND {m}(text)", sp)
+    _plan_links(conn, view, plan)
     mine, mp = _queued_in(view)
     plan.ingest_ids |= _ids(conn, f"SELECT id FROM ingest_queue WHERE {mine} AND {m}(payload)", mp)
     visible, vp = visible_entries(view)
@@ -239,37 +234,44 @@ def plan_uuid(conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | No
     row = conn.execute(f"SELECT name FROM entities WHERE uuid = ? AND {scoped}", (uuid, *sp)).fetchone()
     if row is not None:
         return _plan_entities(conn, view, curated, {uuid}, [row["name"]], target="entity")
-    _install(conn, None)
-    visible, vp = visible_entries(view)
     plan = ForgetPlan(target="")
-    for table, kind, text_sql in (
-        ("facts", "fact", "content"),
-        ("episodes", "episode", "text"),
-        ("timeline", "event", "title"),
-        ("relations", "relation", "NULL"),
-    ):
-        found = conn.execute(
-            f"SELECT {text_sql} AS t FROM {table} WHERE uuid = ? AND {scoped}", (uuid, *sp)
-        ).fetchone()
+    for table, kind in (("facts", "fact"), ("episodes", "episode"), ("timeline", "event"), ("relations", "relation")):
+        found = conn.execute(f"SELECT 1 FROM {table} WHERE uuid = ? AND {scoped}", (uuid, *sp)).fetchone()
         if found is None:
             continue
         plan.target = kind
         getattr(plan, _PLURAL[kind]).add(uuid)
-        if kind != "relation":
-            # Windows and sentence views embed the record's text under other sources; drop those too.
-            plan.chunks |= _ids(
-                conn,
-                f"SELECT uuid FROM chunks WHERE {scoped} AND (source_uuid = ? OR instr(text, ?) > 0)",
-                (*sp, uuid, found["t"]),
-            )
-            plan.audit_ids |= _ids(
-                conn,
-                f"SELECT id FROM memory_audit_log WHERE {visible} AND"
-                " (target_uuid = ? OR instr(coalesce(diff, ''), ?) > 0)",
-                (*vp, uuid, json.dumps(found["t"], ensure_ascii=False)[1:-1]),
-            )
+        # The record's own chunks, windows and audit entries, found by their links — never by its text,
+        # which other records may contain ("ok" is in "booked").
+        _plan_links(conn, view, plan)
         return plan
     raise NotFoundError(f"no fact, entity, episode, timeline event or relation has id {uuid!r}")
+
+
+def _plan_links(conn: sqlite3.Connection, view: ScopeView, plan: ForgetPlan) -> None:
+    """Add what belongs to the planned records by link: chunks whose source is one of them, the window
+    chunk of the turn after each planned episode (it quotes the episode), audit entries about them."""
+    scoped, sp = view.where("c.scope")
+    sources = _j(plan.entities | plan.facts | plan.events | plan.episodes | plan.relations)
+    plan.chunks |= _ids(
+        conn,
+        f"SELECT c.uuid FROM chunks c WHERE {scoped} AND c.source_uuid IN (SELECT value FROM json_each(?))",
+        (*sp, sources),
+    )
+    plan.chunks |= _ids(
+        conn,
+        "SELECT c.uuid FROM json_each(?) j JOIN episodes e ON e.uuid = j.value"
+        " JOIN episodes n ON n.id = (SELECT n2.id FROM episodes n2 WHERE n2.session_id = e.session_id"
+        "   AND n2.scope = e.scope AND n2.id > e.id ORDER BY n2.id LIMIT 1)"
+        f" JOIN chunks c ON c.source_uuid = n.uuid AND c.source_kind = 'episode_window' WHERE {scoped}",
+        (_j(plan.episodes), *sp),
+    )
+    visible, vp = visible_entries(view)
+    plan.audit_ids |= _ids(
+        conn,
+        f"SELECT id FROM memory_audit_log WHERE {visible} AND target_uuid IN (SELECT value FROM json_each(?))",
+        (*vp, _j(plan.entities | plan.facts | plan.events | plan.episodes | plan.relations | plan.chunks)),
+    )
 
 
 def _queued_in(view: ScopeView) -> tuple[str, list[str]]:

@@ -316,6 +316,25 @@ ALTER TABLE facts ADD COLUMN threat INTEGER;
 CREATE INDEX idx_facts_superseded ON facts(superseded_at) WHERE superseded_at IS NOT NULL;
 """
 
+# Erasures that finish (``ops.erasure``): a forget records what is left to purge (curated entries, vectors,
+# the engine's files, graph files, compaction) in the transaction that deletes the Tier 2 rows; each step
+# is struck off when done, and whatever a crash or a busy vector store left is finished on the next open,
+# by ``doctor --repair`` or by the next forget. Holds ids and counts; curated entries only until removed.
+_ERASURES = """
+CREATE TABLE erasures (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    target TEXT NOT NULL,
+    scope TEXT,
+    actor TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    steps TEXT NOT NULL,
+    vector_ids TEXT NOT NULL DEFAULT '[]',
+    curated TEXT
+);
+CREATE INDEX idx_erasures_open ON erasures(id) WHERE finished_at IS NULL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
@@ -325,6 +344,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "episode_neighbours_index", _EPISODE_NEIGHBOURS),
     Migration(7, "durable_vectors", _DURABLE_VECTORS),
     Migration(8, "threat_verdicts", _THREAT_VERDICTS, then=verdicts.backfill),
+    Migration(9, "erasures", _ERASURES),
 )
 
 _VERSION_TABLE = """
