@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
-from hermes_memory.errors import NotFoundError, StorageError, ValidationError
+from hermes_memory.errors import NotFoundError, StorageError, ValidationError, VectorStoreBusyError
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ class OpsMethods:
         return self._forget_run(plan, confirm)
 
     def _forget_run(self, planner: Any, confirm: Any) -> Envelope:
+        from hermes_memory.ops import erasure as _erasure
         from hermes_memory.ops import forget as _forget
 
         def call() -> dict[str, Any]:
@@ -77,11 +78,17 @@ class OpsMethods:
                 raise ValidationError("confirm must be a boolean")
             t2 = self._tier2()
             t2.ingest_queue.absorb()  # turns still in the inbox must be found (and forgotten) too
+            if confirm:
+                self._finish_erasures()  # one a crash interrupted is finished before a new one starts
+                self._refuse_when_engine_busy()
             with t2.db.atomic() as conn:
                 plan: _forget.ForgetPlan = planner(conn, t2)
                 if plan.empty():
                     raise NotFoundError("nothing in memory matches; nothing to forget")
                 if confirm:
+                    # What is left to purge after this transaction is recorded in it: a crash after the
+                    # commit leaves a record that the next open (or doctor --repair) finishes.
+                    _erasure.record(conn, plan, actor=self.actor, scope=t2.view.own)
                     _forget.execute(conn, t2, plan, actor=self.actor)
             preview = {
                 "confirmed": confirm,
@@ -89,27 +96,54 @@ class OpsMethods:
                 "counts": plan.counts(),
                 "curated_entries": {s: list(e) for s, e in plan.curated.items()},
             }
+            if plan.related:
+                preview["related"] = plan.related
             if not confirm:
                 return preview
-            if self._curated_store is not None:
-                _forget.remove_curated(self._curated_store, plan)
-                self._snapshot = CuratedSnapshot.capture(self._curated_store)
-            if self._sem is not None:
-                self._sem.drain()  # vector deletes are applied before we return
-                self._sem.prune_vectors()  # and no stored vector of a forgotten text stays
-                if self._sem.backend_name != "memory":
-                    # Engines with a WAL and segment files (qdrant, chroma) keep deleted payloads on disk
-                    # until a compaction we cannot force; rebuilding the collections from Tier 2 (which
-                    # no longer holds the data) is the one way to make sure no file keeps it.
-                    self._sem.reindex()
-            if self._graph_service is not None:
-                self._graph_service.rebuild()
+            left = sorted({step for r in self._finish_erasures() for step in r["left"]})
             self._engine = None  # its participant cache may hold the name
-            _forget.compact(t2)
             preview.pop("curated_entries")  # the result reports counts only
+            if left:
+                preview["unfinished"] = left
             return preview
 
         return run("multi", call, tiers=self.enabled_tiers())
+
+    def _refuse_when_engine_busy(self) -> None:
+        """A forget needs to rewrite the vector engine's files: refuse before deleting anything while
+        another process holds them (that process can run the forget, or the next one after it closes)."""
+        holder = None if self._sem is None else self._sem.engine_holder()
+        if holder is not None:
+            raise VectorStoreBusyError(
+                f"the vector store is open in another process{f' (pid {holder})' if holder else ''}; nothing "
+                "was deleted. Forget from that process (e.g. the memory tool's forget action) or close it "
+                "and run forget again"
+            )
+
+    def _erasure_parts(self) -> Any:
+        from hermes_memory.ops import erasure as _erasure
+
+        def recapture() -> None:
+            if self._curated_store is not None:
+                self._snapshot = CuratedSnapshot.capture(self._curated_store)
+
+        return _erasure.Parts(
+            tier2=self._tier2(), curated=self._curated_store, semantic=self._sem, graph=self._graph_service,
+            graph_path=self.config.graph_path, on_curated=recapture,
+        )  # fmt: skip
+
+    def _finish_erasures(self) -> list[dict[str, Any]]:
+        """Finish every recorded erasure (cheap when none is unfinished); returns the steps still left."""
+        from hermes_memory.ops import erasure as _erasure
+
+        if not _erasure.unfinished(self._tier2()):
+            return []
+        return _erasure.finish(self._erasure_parts())
+
+    def finish_erasures(self) -> Envelope:
+        """Finish forgets a crash interrupted or another process's vector store held up (``doctor
+        --repair`` calls this). data: [{id, target, left: [steps still to do]}]. Raises StorageError."""
+        return run("multi", self._finish_erasures, tiers=self.enabled_tiers())
 
     # -- export / import ----------------------------------------------------------------------------
     def export_json(self, path: str | os.PathLike[str] | None = None) -> Envelope:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 from typing import Any
@@ -21,7 +22,7 @@ from hermes_memory.api._tier2_methods import Tier2Methods
 from hermes_memory.api._tier3_methods import Tier3Methods
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
-from hermes_memory.errors import ConfigError, ValidationError
+from hermes_memory.errors import ConfigError, HermesMemoryError, ValidationError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Changes, Ingestor
@@ -45,6 +46,9 @@ _EXIT_WAIT_S = 20.0
 _closing: set[threading.Thread] = set()
 _closing_lock = threading.Lock()
 _exit_hook_registered = False
+
+
+log = logging.getLogger(__name__)
 
 
 def _close_in_background(target: Any, *args: Any) -> None:
@@ -143,6 +147,7 @@ class MemoryAPI(
         if config.graph.enabled and self._t2 is not None:
             self._graph_service = GraphService(self._t2, config.graph_path)
         if self._t2 is not None:
+            self._finish_erasures_on_open()
             # llm.enabled: false (default) gives the rule-based writer and _after_ingest unchanged.
             knowledge, after_commit = ingest_hooks(config.llm, self._t2, self._sem, self._after_ingest)
             self._ingestor = Ingestor(self._t2, self._sem, knowledge=knowledge, after_commit=after_commit)
@@ -150,6 +155,18 @@ class MemoryAPI(
                 worker = BackgroundWorker(lambda: self._drain_once(stop=lambda: worker.stopping))
                 self._worker = worker
                 worker.start()
+
+    def _finish_erasures_on_open(self) -> None:
+        """A forget a crash interrupted is finished by the next process that opens the store (one small
+        indexed query when there is none). A step that fails stays recorded (``doctor`` reports it, the
+        next open or ``doctor --repair`` retries), so the store still opens."""
+        assert self._t2 is not None
+        if self._t2.db.query_one("SELECT 1 FROM erasures WHERE finished_at IS NULL LIMIT 1") is None:
+            return  # the usual case; hermes_memory.ops is not imported
+        try:
+            self._finish_erasures()
+        except HermesMemoryError as exc:
+            log.warning("hermes-memory: an unfinished forget could not be finished yet: %s", exc)
 
     # -- tier access (raise when a tier is switched off) ------------------------------------------
     def _tier2(self) -> Tier2:

@@ -40,6 +40,7 @@ class GraphService:
         self._dirty = False
         self._lock = threading.RLock()
         self._refresh_after = 0.0
+        self._erasures = -1  # the newest erasure when the graph was loaded or built (see ``save``)
         self.last_load: dict[str, Any] | None = None
 
     @property
@@ -73,6 +74,7 @@ class GraphService:
                 from hermes_memory.graph.nx_store import KnowledgeGraph
 
                 kg = KnowledgeGraph(self._directory)
+                self._erasures = self._newest_erasure()
                 expected = self.fingerprint()
                 result = kg.load(expected)
                 self.last_load = result.to_dict()
@@ -87,6 +89,7 @@ class GraphService:
 
         with self._lock:
             kg = self._kg if self._kg is not None else KnowledgeGraph(self._directory)
+            self._erasures = self._newest_erasure()
             report = kg.rebuild(self._tier2.entities.all(), self._tier2.relations.all())
             self._kg = kg
             kg.save(self.fingerprint())
@@ -127,8 +130,17 @@ class GraphService:
         """Persist pending incremental changes (on close; a crash before it only costs a rebuild)."""
         with self._lock:
             if self._kg is not None and self._dirty:
+                if self._newest_erasure() != self._erasures:
+                    # Another process forgot something since this graph was loaded: its nodes may include
+                    # what was forgotten, and the file must not bring it back.
+                    self.rebuild()
+                    return
                 self._kg.save(self.fingerprint())
                 self._dirty = False
+
+    def _newest_erasure(self) -> int:
+        row = self._tier2.db.query_one("SELECT coalesce(max(id), 0) AS n FROM erasures")
+        return int(row["n"]) if row is not None else 0
 
     def reinforce(self, entity_uuids: list[str]) -> list[tuple[str, float]]:
         """Hebbian: strengthen relations among co-recalled entities, in Tier 2 first, then the graph."""

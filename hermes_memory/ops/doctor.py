@@ -91,6 +91,7 @@ class _Stores:
     graph_dir: Path
     flush: Callable[[], Any]
     consolidate: Callable[[], Any]
+    finish_erasures: Callable[[], Any] | None = None
 
 
 # ---------------------------------------------------------------- checks
@@ -318,7 +319,23 @@ def _check_facts(s: _Stores) -> list[Finding]:
     return out
 
 
-_CHECKS = (_check_sqlite, _check_fts, _check_vectors, _check_graph, _check_queues, _check_facts)
+def _check_erasures(s: _Stores) -> list[Finding]:
+    """A forget whose purge a crash interrupted (or a busy vector store held up) is not finished: its
+    text may still be in the vector engine's files, a graph file or free database pages."""
+    from hermes_memory.ops.erasure import unfinished
+
+    open_ = unfinished(s.tier2)
+    if not open_:
+        return [Finding("erasures", "ok", "every forget finished")]
+    steps = sorted({step for e in open_ for step in e.steps})
+    return [Finding(
+        "erasures", "error",
+        f"{len(open_)} forget(s) not finished; left to purge: {', '.join(steps)}",
+        repair="finish_erasures",
+    )]  # fmt: skip
+
+
+_CHECKS = (_check_sqlite, _check_fts, _check_vectors, _check_graph, _check_queues, _check_facts, _check_erasures)
 
 
 def _check_all(s: _Stores) -> list[Finding]:
@@ -358,6 +375,10 @@ def _repair(s: _Stores, action: str) -> dict[str, Any]:
         return {"flush": s.flush()}
     if action == "drain":
         return {"flush": s.flush()}
+    if action == "finish_erasures":
+        if s.finish_erasures is None:
+            raise StorageError("finishing a forget needs the memory API (run doctor --repair from the CLI)")
+        return {"erasures": s.finish_erasures()}
     if action == "clear_dangling_superseded_by":
         return {"cleared": _clear_dangling(t2)}
     if action == "consolidate":
@@ -402,12 +423,13 @@ def check_and_repair(
     flush: Callable[[], Any],
     consolidate: Callable[[], Any],
     repair: bool = False,
+    finish_erasures: Callable[[], Any] | None = None,
 ) -> DoctorReport:
     """Run every check (and with ``repair`` each distinct repair once, then check again).
 
     Raises StorageError when the store cannot be read or a repair fails.
     """
-    stores = _Stores(tier2, semantic, graph, graph_dir, flush, consolidate)
+    stores = _Stores(tier2, semantic, graph, graph_dir, flush, consolidate, finish_erasures)
     tier2.ingest_queue.absorb()  # the queue check then sees turns still in the inbox too
     findings = _check_all(stores)
     if not repair:
@@ -416,7 +438,7 @@ def check_and_repair(
     # The queues are drained first: a drain may itself close a vector or graph gap.
     ordered = sorted(
         {f.repair for f in findings if f.repairable and f.repair},
-        key=lambda a: (a not in ("retry_queues", "drain"), a),
+        key=lambda a: (a not in ("retry_queues", "drain"), a == "finish_erasures", a),
     )
     for action in ordered:
         try:
@@ -438,6 +460,7 @@ def run_doctor(api: MemoryAPI, repair: bool = False) -> DoctorReport:
         flush=lambda: _summary(api.flush(timeout=60.0)),
         consolidate=lambda: _summary(api.maintain("consolidate")),
         repair=repair,
+        finish_erasures=lambda: _summary(api.finish_erasures()),
     )
 
 

@@ -1,6 +1,7 @@
 """Forget (GDPR erasure): find every Tier 2 row and curated entry that mentions an entity or belongs to
-one record, and remove it in one transaction. The caller (``OpsMethods``) then drains the vector
-deletes, rebuilds the graph, clears caches and compacts the database file.
+one record, and remove it in one transaction. The same transaction records the erasure
+(``ops.erasure``): what is left to purge — curated entries, vectors, the engine's files, graph files,
+compaction — is finished after the commit, or after a crash on the next open.
 
 Matching is case-insensitive on whole words (``Ann`` matches "ann's" but not "Anne"); a row whose text
 mentions the name is removed whole — text is never rewritten, so no partial sentence survives.
@@ -24,7 +25,6 @@ from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
 from hermes_memory.tier2.entities import name_key
 
 REDACTED = json.dumps({"redacted": "forget"})
-FTS_TABLES = ("facts_fts", "entities_fts", "timeline_fts", "episodes_fts", "chunks_fts")
 _MATCH_FN = "hm_forget_match"
 _MATCH_JSON_FN = "hm_forget_match_json"
 _PLURAL = {"fact": "facts", "episode": "episodes", "event": "events", "relation": "relations"}
@@ -46,6 +46,9 @@ class ForgetPlan:
     audit_ids: set[int] = field(default_factory=set)
     run_ids: set[int] = field(default_factory=set)
     curated: dict[str, list[str]] = field(default_factory=lambda: {"memory": [], "user": []})
+    # Other names the target is mentioned under (shortened names, possessives, aliases given in the
+    # text, related entities), for the preview; the caller may include them (``include_related``).
+    related: list[dict[str, Any]] = field(default_factory=list)
 
     def counts(self) -> dict[str, Any]:
         return {
@@ -327,28 +330,6 @@ def execute(conn: sqlite3.Connection, tier2: Tier2, plan: ForgetPlan, *, actor: 
     )  # fmt: skip
 
 
-def remove_curated(curated: CuratedStore, plan: ForgetPlan) -> int:
-    """Remove the planned curated entries; returns how many went. Raises what the store raises."""
-    removed = 0
-    for store, entries in plan.curated.items():
-        for entry in entries:
-            if entry in curated.entries(store):
-                curated.remove(store, entry)
-                removed += 1
-    return removed
-
-
-def compact(tier2: Tier2) -> None:
-    """Make removed text unrecoverable from the files: merge FTS segments, VACUUM, truncate the WAL."""
-    with tier2.db.atomic() as conn:
-        for table in FTS_TABLES:
-            if _table_exists(conn, table):
-                conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-    tier2.db.execute("VACUUM")
-    tier2.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
 Planner = Callable[[sqlite3.Connection], ForgetPlan]
 
-__all__ = ["ForgetPlan", "Planner", "compact", "execute", "mention_pattern", "plan_entity", "plan_uuid",
-           "remove_curated"]  # fmt: skip
+__all__ = ["ForgetPlan", "Planner", "execute", "mention_pattern", "plan_entity", "plan_uuid"]

@@ -110,6 +110,17 @@ class TurnInbox:
         row = db.query_one(f"SELECT count(*) AS n FROM inbox WHERE {where}", params)
         return int(row["n"]) if row is not None else 0
 
+    def compact(self) -> bool:
+        """Rewrite the file and truncate its WAL, so no deleted turn's text stays in a free page (after a
+        forget). False when a reader in another process kept the WAL from being truncated. Raises
+        StorageError."""
+        db = self._open(create=False)
+        if db is None:
+            return True
+        db.execute("VACUUM")
+        row = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return row is None or int(row[0]) == 0
+
     def close(self) -> None:
         with self._lock:
             self._closed = True

@@ -285,6 +285,41 @@ class SemanticMemory:
         with store.db.atomic() as conn:
             return self.vector_store.prune(conn, keep)
 
+    def engine_holder(self) -> int | None:
+        """The pid of another process holding this store's embedded engine (0 when it wrote none), or None
+        when no other process does (this one may). Opens nothing. Raises StorageError."""
+        with self._lock:
+            if self._backends or self._backend_name != "qdrant" or self.cfg.url:
+                return None
+        from hermes_memory.tier3.qdrant_backend import store_owner
+
+        for collection in _COLLECTIONS:
+            owner = store_owner(self.path / "qdrant", collection)
+            if owner is not None:
+                return owner
+        return None
+
+    def purge_engine(self) -> None:
+        """Rewrite the engine's collections from Tier 2 after a forget: an engine keeps deleted payloads in
+        its WAL and segment files until a compaction nobody can force, so the collections are recreated
+        and refilled (from stored vectors, nothing is embedded). An engine not used here (below
+        ``engine_min_vectors``) is emptied, and refills when it is next opened; no engine files, nothing.
+
+        Raises VectorStoreBusyError while another process holds the store; StorageError, BackendError.
+        """
+        if self.uses_engine():
+            self.reindex()
+            return
+        if not self.cfg.url and not (self.path / self._engine_folder()).exists():
+            return
+        for collection in _COLLECTIONS:
+            self._open(collection, recreate=True).close()
+        with self._store.db.atomic() as conn:
+            self.vector_store.reset_sync(conn, self.engine_key)
+
+    def _engine_folder(self) -> str:
+        return self._backend_name if self._backend_name in ("qdrant", "chroma", "qdrant-client") else "memory"
+
     def _take_store(self, wanted: str) -> None:
         if self._busy is not None and time.monotonic() < self._busy_until:
             raise VectorStoreBusyError(self._busy)

@@ -1,0 +1,206 @@
+"""Erasures that finish. A forget deletes its Tier 2 rows in one transaction that also records, in
+``erasures`` (migration 9), what is left to purge outside that transaction: curated entries, vectors, the
+vector engine's files, graph files and the compaction of the database. Each step is struck off once done;
+an erasure a crash interrupted (or whose engine step another process's open store blocked) is finished on
+the next open, by the next forget or by ``doctor --repair``.
+
+Steps are idempotent: running one twice (a crash after it and before it was struck off) changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_memory.errors import StorageError, VectorStoreBusyError
+from hermes_memory.tier2 import Tier2
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from hermes_memory.graph.service import GraphService
+    from hermes_memory.ops.forget import ForgetPlan
+    from hermes_memory.tier1.curated_store import CuratedStore
+    from hermes_memory.tier3.semantic import SemanticMemory
+
+# In the order they run: curated entries first (the row holds them until then), compaction last (it
+# must see every other deletion).
+STEPS = ("curated", "vectors", "engine", "graph", "compact")
+FTS_TABLES = ("facts_fts", "entities_fts", "timeline_fts", "episodes_fts", "chunks_fts")
+GRAPH_FILE = "knowledge_graph.pickle"
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """One recorded erasure; ``steps`` are the ones still to do."""
+
+    id: int
+    target: str
+    started_at: float
+    steps: tuple[str, ...]
+
+
+@dataclass
+class Parts:
+    """What the steps work on (the caller's open stores; any may be None when its tier is off)."""
+
+    tier2: Tier2
+    curated: CuratedStore | None
+    semantic: SemanticMemory | None
+    graph: GraphService | None
+    graph_path: Path
+    # Called after curated entries were removed (the API re-captures its snapshot).
+    on_curated: Callable[[], None] | None = None
+
+
+def record(conn: sqlite3.Connection, plan: ForgetPlan, *, actor: str, scope: str | None) -> int:
+    """Record an erasure in the caller's transaction (the one that deletes the plan's rows); returns its id."""
+    curated = {store: list(entries) for store, entries in plan.curated.items() if entries}
+    steps = [s for s in STEPS if s != "curated" or curated]
+    vector_ids = [f"chunk:{u}" for u in sorted(plan.chunks)] + [f"entity:{u}" for u in sorted(plan.entities)]
+    cur = conn.execute(
+        "INSERT INTO erasures(target, scope, actor, started_at, steps, vector_ids, curated)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (plan.target, scope, actor, time.time(), json.dumps(steps), json.dumps(vector_ids),
+         json.dumps(curated) if curated else None),
+    )  # fmt: skip
+    assert cur.lastrowid is not None
+    return int(cur.lastrowid)
+
+
+def unfinished(tier2: Tier2) -> list[Erasure]:
+    """Erasures with steps left, oldest first (any scope: the steps are store-wide). Raises StorageError."""
+    rows = tier2.db.query(
+        "SELECT id, target, started_at, steps FROM erasures WHERE finished_at IS NULL ORDER BY id"
+    )
+    return [Erasure(r["id"], r["target"], r["started_at"], tuple(json.loads(r["steps"]))) for r in rows]
+
+
+def finish(parts: Parts, *, on_step: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Run the steps left of every unfinished erasure; returns per erasure the steps still left.
+
+    The engine step waits while another process holds the vector store (it stays recorded, the other
+    steps run). Raises StorageError (and what the stores raise) when a step fails; it stays recorded.
+    """
+    report: list[dict[str, Any]] = []
+    pending = unfinished(parts.tier2)
+    # Store-wide steps run once for all erasures; each erasure is struck off as its steps complete.
+    done: dict[str, bool] = {}
+    for erasure in pending:
+        left = []
+        for step in erasure.steps:
+            if step == "curated":
+                _curated(parts, erasure.id)
+                ok = True
+            elif step in done:
+                ok = done[step]
+            else:
+                if on_step is not None:
+                    on_step(step)
+                ok = done[step] = _RUN[step](parts)
+            if ok:
+                _strike(parts.tier2, erasure.id, step)
+            else:
+                left.append(step)
+        report.append({"id": erasure.id, "target": erasure.target, "left": left})
+    return report
+
+
+def _strike(tier2: Tier2, erasure_id: int, step: str) -> None:
+    with tier2.db.atomic() as conn:
+        row = conn.execute("SELECT steps FROM erasures WHERE id = ?", (erasure_id,)).fetchone()
+        if row is None:
+            return
+        steps = [s for s in json.loads(row[0]) if s != step]
+        finished = time.time() if not steps else None
+        conn.execute(
+            "UPDATE erasures SET steps = ?, finished_at = ? WHERE id = ?", (json.dumps(steps), finished, erasure_id)
+        )
+
+
+def _curated(parts: Parts, erasure_id: int) -> None:
+    """Remove the recorded curated entries, then drop them from the record (compaction clears the page)."""
+    row = parts.tier2.db.query_one("SELECT curated FROM erasures WHERE id = ?", (erasure_id,))
+    entries: dict[str, list[str]] = json.loads(row["curated"]) if row is not None and row["curated"] else {}
+    if parts.curated is not None:
+        for store, items in entries.items():
+            for entry in items:
+                if entry in parts.curated.entries(store):
+                    parts.curated.remove(store, entry)
+        if parts.on_curated is not None:
+            parts.on_curated()
+    with parts.tier2.db.atomic() as conn:
+        conn.execute("UPDATE erasures SET curated = NULL WHERE id = ?", (erasure_id,))
+
+
+def _vectors(parts: Parts) -> bool:
+    """Apply queued vector deletes and delete every stored vector no chunk or entity holds any more."""
+    sem = parts.semantic
+    if sem is None:
+        return True
+    sem.drain()
+    sem.prune_vectors()
+    return True
+
+
+def _engine(parts: Parts) -> bool:
+    """Rewrite the engine's files from Tier 2 (deleted payloads stay in an engine's WAL and segments until
+    a compaction we cannot force). False while another process holds the engine."""
+    sem = parts.semantic
+    if sem is None:
+        return True
+    try:
+        sem.purge_engine()
+    except VectorStoreBusyError:
+        return False
+    return True
+
+
+def _graph(parts: Parts) -> bool:
+    """Rebuild this view's graph and remove every other view's graph file (each rebuilds on its next load)."""
+    kept: Path | None = None
+    if parts.graph is not None:
+        parts.graph.rebuild()
+        kept = parts.graph.directory / GRAPH_FILE
+    base = parts.graph_path
+    for directory in [base, *sorted(base.parent.glob(f"{base.name}-*"))]:
+        for path in (directory / GRAPH_FILE, directory / "knowledge_graph.graphml"):
+            if path != kept and path.exists():
+                try:
+                    path.unlink()
+                except OSError as exc:
+                    raise StorageError(f"cannot remove graph file {path}: {exc}") from exc
+    return True
+
+
+def _compact(parts: Parts) -> bool:
+    """Make removed text unrecoverable from the database files: merge the FTS segments, VACUUM (rewrites
+    every page, so no free page keeps old text), truncate the WAL; the same for the turn inbox. False when
+    a reader of another process keeps the WAL from being truncated (the next try finishes it)."""
+    tier2 = parts.tier2
+    with tier2.db.atomic() as conn:
+        for table in FTS_TABLES:
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is not None:
+                conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+    tier2.db.execute("VACUUM")
+    row = tier2.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    busy = row is not None and int(row[0]) != 0
+    inbox = tier2.inbox
+    if inbox is not None:
+        busy = not inbox.compact() or busy
+    return not busy
+
+
+_RUN: dict[str, Callable[[Parts], bool]] = {
+    "vectors": _vectors,
+    "engine": _engine,
+    "graph": _graph,
+    "compact": _compact,
+}
+
+
+__all__ = ["STEPS", "Erasure", "Parts", "finish", "record", "unfinished"]
