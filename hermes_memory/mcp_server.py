@@ -129,9 +129,16 @@ def build_server(api: MemoryAPI) -> FastMCP:
 
     @server.tool(
         description="Forget a record by uuid (`id`) or everything about an entity (`entity`) in every tier. "
-        "Without confirm=true it only previews what would go (counts per tier); with it, irreversible."
+        "Without confirm=true it only previews what would go (counts per tier, and 'related': other "
+        "names the entity is mentioned under, which include_related=true or a list of them adds); with "
+        "it, irreversible."
     )
-    def forget(id: str | None = None, entity: str | None = None, confirm: bool = False) -> dict[str, Any]:
+    def forget(
+        id: str | None = None,
+        entity: str | None = None,
+        confirm: bool = False,
+        include_related: bool | list[str] = False,
+    ) -> dict[str, Any]:
         if (id is None) == (entity is None):
             raise _tool_error("pass exactly one of id or entity")
         # Looked up at call time: forget/forget_entity come from the ops mixin.
@@ -139,7 +146,9 @@ def build_server(api: MemoryAPI) -> FastMCP:
         if method is None:
             raise _tool_error("forget is not available in this version of hermes-memory")
         target = id if id is not None else entity
-        result: dict[str, Any] = _guard(lambda: method(target, confirm=confirm))
+        result: dict[str, Any] = _guard(
+            lambda: method(target, confirm=confirm, include_related=include_related)
+        )
         return result
 
     @server.tool(description="Counts and sizes of every memory tier.")

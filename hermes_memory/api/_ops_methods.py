@@ -44,28 +44,39 @@ class OpsMethods:
         raise NotImplementedError
 
     # -- forget -----------------------------------------------------------------------------------
-    def forget(self, id: str, *, confirm: bool = False) -> Envelope:
+    def forget(self, id: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
         """Forget one fact, episode, timeline event, relation or entity (an entity: every mention).
 
-        Without ``confirm=True`` returns the preview (counts per tier, curated entries affected) and
-        changes nothing. Raises (in the envelope) ValidationError for an empty id, NotFoundError for
-        an unknown one.
+        Without ``confirm=True`` returns the preview (counts per tier, curated entries affected, and for
+        an entity the ``related`` names it is also mentioned under) and changes nothing;
+        ``include_related`` (True, or a list of related names) adds those. Raises (in the envelope)
+        ValidationError for an empty id or a bad ``include_related``, NotFoundError for an unknown id;
+        VectorStoreBusyError (nothing deleted) while another process holds the vector store.
         """
         from hermes_memory.ops import forget as _forget
 
         curated = self._curated_store
-        return self._forget_run(lambda conn, t2: _forget.plan_uuid(conn, t2, curated, id), confirm)
 
-    def forget_entity(self, name: str, *, confirm: bool = False) -> Envelope:
+        def plan(conn: Any, t2: Tier2) -> _forget.ForgetPlan:
+            return _forget.plan_uuid(conn, t2, curated, id, include=_include(include_related))
+
+        return self._forget_run(plan, confirm)
+
+    def forget_entity(self, name: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
         """Forget an entity by name or alias: every row, entry, vector, graph node and queued turn that
-        mentions it. Preview unless ``confirm=True``. Raises ValidationError for an empty name,
-        NotFoundError when nothing mentions it."""
+        mentions it. Preview unless ``confirm=True``; the preview's ``related`` lists other names it is
+        mentioned under (first name, title + surname, possessives, aliases given in the text, related
+        entities) with their row counts, and ``include_related`` (True, or a list of those names) forgets
+        them too. Raises ValidationError for an empty name or a bad ``include_related``, NotFoundError
+        when nothing mentions it, VectorStoreBusyError (nothing deleted) while another process holds the
+        vector store."""
 
         from hermes_memory.ops import forget as _forget
 
         def plan(conn: Any, t2: Tier2) -> _forget.ForgetPlan:
             clean = v.text("name", name, max_chars=200).strip()
-            return _forget.plan_entity(conn, t2, self._curated_store, clean)
+            include = _include(include_related)
+            return _forget.plan_entity(conn, t2, self._curated_store, clean, include=include)
 
         return self._forget_run(plan, confirm)
 
@@ -230,4 +241,16 @@ class OpsMethods:
         return run("multi", call)
 
 
+def _include(value: Any) -> bool | list[str]:
+    """Validate ``include_related``: a bool, or a list of names from the preview's ``related``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (list, tuple)) and value and len(value) <= 100:
+        return [v.text("include_related item", item, max_chars=200).strip() for item in value]
+    raise ValidationError(
+        "include_related must be a boolean or a non-empty list of at most 100 related names"
+    )
+
+
 __all__ = ["OpsMethods"]
+

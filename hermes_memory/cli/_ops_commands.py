@@ -42,6 +42,11 @@ def register(sub: Any) -> None:
     target.add_argument("--id", help="uuid of a fact, episode, timeline event, relation or entity")
     target.add_argument("--entity", help="name or alias of an entity: forget every mention")
     p.add_argument("--yes", action="store_true", help="really forget (default: show what would go)")
+    p.add_argument(
+        "--include-related", nargs="*", metavar="NAME",
+        help="also forget the related names the preview lists (first name, title + surname, aliases given "
+        "in the text, related entities): all of them, or the NAMEs given",
+    )  # fmt: skip
     p.set_defaults(handler=_forget)
 
 
@@ -88,11 +93,12 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _forget(args: argparse.Namespace) -> int:
+    related: bool | list[str] = False if args.include_related is None else (args.include_related or True)
     with open_api(args) as api:
         if args.id is not None:
-            envelope = api.forget(args.id, confirm=args.yes)
+            envelope = api.forget(args.id, confirm=args.yes, include_related=related)
         else:
-            envelope = api.forget_entity(args.entity, confirm=args.yes)
+            envelope = api.forget_entity(args.entity, confirm=args.yes, include_related=related)
     if args.json:
         print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))
         return EXIT_OK if envelope["success"] else EXIT_FAILED
@@ -105,7 +111,18 @@ def _forget(args: argparse.Namespace) -> int:
         lines.append(f"  {tier}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     for store, entries in data.get("curated_entries", {}).items():
         lines.extend(f"  curated {store}: {entry}" for entry in entries)
+    for item in data.get("related", []):
+        entities = f"; entities: {', '.join(item['entities'])}" if item["entities"] else ""
+        state = "included" if item["included"] else "not included"
+        lines.append(
+            f"  related ({item['kind']}, {state}): {item['name']}: {item['mentions']} more rows{entities}"
+        )
+    if data.get("unfinished"):
+        left = ", ".join(data["unfinished"])
+        lines.append(f"  not finished yet (finished on the next open or by doctor --repair): {left}")
     if not data["confirmed"]:
+        if any(not item["included"] for item in data.get("related", [])):
+            lines.append("related names are kept unless given with --include-related [NAME ...]")
         lines.append("nothing changed; run again with --yes to forget")
     print("\n".join(lines))
     return EXIT_OK

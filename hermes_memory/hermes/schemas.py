@@ -133,6 +133,11 @@ MEMORY_SCHEMA: dict[str, Any] = {
                 "description": "forget: false (default) previews what would be erased; true erases it.",
             },
             "name": {"type": "string", "description": "entity_ensure, entity_query, forget: an entity name."},
+            "include_related": {
+                "type": "boolean",
+                "description": "forget: also erase the 'related' names the preview lists (first name, "
+                "title + surname, aliases given in the text, related entities).",
+            },
             "entity_type": {"type": "string", "enum": ENTITY_TYPES},
             "aliases": {"type": "array", "items": {"type": "string"}},
             "description": {"type": "string"},

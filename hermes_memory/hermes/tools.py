@@ -244,16 +244,18 @@ def _method(api: MemoryAPI, name: str) -> Callable[..., Envelope]:
 
 
 def _forget(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
-    """Preview (default) or, with confirm=true, erase a record by uuid or an entity by name."""
+    """Preview (default) or, with confirm=true, erase a record by uuid or an entity by name; with
+    include_related (true, or names from the preview's 'related') the other names it is mentioned under."""
     confirm = _bool(args, "confirm", False)
+    related = args.get("include_related", False)
     raw = _opt_str(args, "uuid")
     if raw is not None:
         kind, sep, rest = raw.strip().partition(":")
         uuid = rest if sep and kind in ("fact", "episode", "event", "entity", "relation") else raw.strip()
-        return _method(ctx.api, "forget")(uuid, confirm=confirm)
+        return _method(ctx.api, "forget")(uuid, confirm=confirm, include_related=related)
     name = _opt_str(args, "name")
     if name is not None:
-        return _method(ctx.api, "forget_entity")(name, confirm=confirm)
+        return _method(ctx.api, "forget_entity")(name, confirm=confirm, include_related=related)
     raise ValidationError(
         "forget needs 'uuid' (a record id from recall or fact_query) or 'name' (an entity); "
         "call it first without 'confirm' to see what would be erased, then with confirm=true"

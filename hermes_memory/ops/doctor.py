@@ -335,7 +335,9 @@ def _check_erasures(s: _Stores) -> list[Finding]:
     )]  # fmt: skip
 
 
-_CHECKS = (_check_sqlite, _check_fts, _check_vectors, _check_graph, _check_queues, _check_facts, _check_erasures)
+_CHECKS = (
+    _check_sqlite, _check_fts, _check_vectors, _check_graph, _check_queues, _check_facts, _check_erasures,
+)  # fmt: skip
 
 
 def _check_all(s: _Stores) -> list[Finding]:

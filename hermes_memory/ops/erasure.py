@@ -58,7 +58,7 @@ class Parts:
 
 
 def record(conn: sqlite3.Connection, plan: ForgetPlan, *, actor: str, scope: str | None) -> int:
-    """Record an erasure in the caller's transaction (the one that deletes the plan's rows); returns its id."""
+    """Record an erasure in the caller's transaction (the one deleting the plan's rows); returns its id."""
     curated = {store: list(entries) for store, entries in plan.curated.items() if entries}
     steps = [s for s in STEPS if s != "curated" or curated]
     vector_ids = [f"chunk:{u}" for u in sorted(plan.chunks)] + [f"entity:{u}" for u in sorted(plan.entities)]
@@ -118,7 +118,8 @@ def _strike(tier2: Tier2, erasure_id: int, step: str) -> None:
         steps = [s for s in json.loads(row[0]) if s != step]
         finished = time.time() if not steps else None
         conn.execute(
-            "UPDATE erasures SET steps = ?, finished_at = ? WHERE id = ?", (json.dumps(steps), finished, erasure_id)
+            "UPDATE erasures SET steps = ?, finished_at = ? WHERE id = ?",
+            (json.dumps(steps), finished, erasure_id),
         )
 
 

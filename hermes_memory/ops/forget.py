@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_memory.errors import NotFoundError, ValidationError
+from hermes_memory.ops import mentions
 from hermes_memory.scoping import ScopeView
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
@@ -116,11 +117,18 @@ def _j(values: Iterable[str]) -> str:
 
 
 def plan_entity(
-    conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | None, name: str
+    conn: sqlite3.Connection,
+    tier2: Tier2,
+    curated: CuratedStore | None,
+    name: str,
+    *,
+    include: bool | Sequence[str] = False,
 ) -> ForgetPlan:
-    """Everything that mentions ``name`` (and the aliases of the entities it names), read in ``conn``.
+    """Everything that mentions ``name`` (and the aliases of the entities it names), read in ``conn``;
+    ``plan.related`` lists other names it is mentioned under (``ops.mentions``), and ``include`` (True:
+    all of them, or a list of their names) adds those to the plan.
 
-    Raises ValidationError for an empty name, NotFoundError when nothing anywhere mentions it.
+    Raises ValidationError for an empty name or a name in ``include`` the preview does not list.
     """
     if not isinstance(name, str) or not name.strip():
         raise ValidationError("name must be a non-empty string")
@@ -132,7 +140,48 @@ def plan_entity(
         f"WHERE a.alias_key = ? AND {scoped}",
         (name_key(name), *sp),
     )
-    return _plan_entities(conn, view, curated, seeds, [name.strip()], target="entity")
+    return _with_related(conn, view, curated, seeds, [name.strip()], include)
+
+
+def _with_related(
+    conn: sqlite3.Connection,
+    view: ScopeView,
+    curated: CuratedStore | None,
+    seeds: set[str],
+    names: list[str],
+    include: bool | Sequence[str],
+) -> ForgetPlan:
+    plan = _plan_entities(conn, view, curated, seeds, names, target="entity")
+    planned = {
+        "episodes": plan.episodes, "facts": plan.facts, "timeline": plan.events, "entities": plan.entities,
+    }  # fmt: skip
+    found = mentions.related(conn, view, plan.terms, planned, lambda p: _install(conn, p), _MATCH_FN)
+    chosen = _chosen(found, include)
+    if chosen:
+        extra_seeds = {e["uuid"] for c in chosen for e in c["entities"]}
+        extra_terms = [t for c in chosen for t in c["terms"]]
+        plan = _plan_entities(
+            conn, view, curated, seeds | extra_seeds, [*names, *extra_terms], target="entity"
+        )
+    plan.related = [
+        {"name": c["name"], "kind": c["kind"], "mentions": c["mentions"],
+         "entities": [e["name"] for e in c["entities"]], "included": c in chosen}
+        for c in found
+    ]  # fmt: skip
+    return plan
+
+
+def _chosen(found: list[dict[str, Any]], include: bool | Sequence[str]) -> list[dict[str, Any]]:
+    if include is True:
+        return found
+    if include is False:
+        return []
+    by_name = {c["name"].casefold(): c for c in found}
+    unknown = [n for n in include if n.casefold() not in by_name]
+    if unknown:
+        listed = ", ".join(repr(c["name"]) for c in found) or "none"
+        raise ValidationError(f"include_related names {unknown!r} are not among the related names ({listed})")
+    return [by_name[n.casefold()] for n in dict.fromkeys(include)]
 
 
 def _plan_entities(
@@ -223,10 +272,18 @@ def _plan_common(
             plan.curated[store] = [e for e in curated.entries(store) if pattern.search(e)]
 
 
-def plan_uuid(conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | None, uuid: str) -> ForgetPlan:
+def plan_uuid(
+    conn: sqlite3.Connection,
+    tier2: Tier2,
+    curated: CuratedStore | None,
+    uuid: str,
+    *,
+    include: bool | Sequence[str] = False,
+) -> ForgetPlan:
     """What forgetting one record (fact, episode, timeline event, relation or entity) removes.
 
-    An entity uuid forgets the entity by name (every mention). Raises ValidationError for an empty id,
+    An entity uuid forgets the entity by name (every mention; ``include`` as in ``plan_entity``).
+    Raises ValidationError for an empty id,
     NotFoundError when no record has it.
     """
     if not isinstance(uuid, str) or not uuid.strip():
@@ -236,9 +293,10 @@ def plan_uuid(conn: sqlite3.Connection, tier2: Tier2, curated: CuratedStore | No
     scoped, sp = view.where("scope")
     row = conn.execute(f"SELECT name FROM entities WHERE uuid = ? AND {scoped}", (uuid, *sp)).fetchone()
     if row is not None:
-        return _plan_entities(conn, view, curated, {uuid}, [row["name"]], target="entity")
+        return _with_related(conn, view, curated, {uuid}, [row["name"]], include)
     plan = ForgetPlan(target="")
-    for table, kind in (("facts", "fact"), ("episodes", "episode"), ("timeline", "event"), ("relations", "relation")):
+    kinds = (("facts", "fact"), ("episodes", "episode"), ("timeline", "event"), ("relations", "relation"))
+    for table, kind in kinds:
         found = conn.execute(f"SELECT 1 FROM {table} WHERE uuid = ? AND {scoped}", (uuid, *sp)).fetchone()
         if found is None:
             continue
@@ -272,7 +330,8 @@ def _plan_links(conn: sqlite3.Connection, view: ScopeView, plan: ForgetPlan) -> 
     visible, vp = visible_entries(view)
     plan.audit_ids |= _ids(
         conn,
-        f"SELECT id FROM memory_audit_log WHERE {visible} AND target_uuid IN (SELECT value FROM json_each(?))",
+        f"SELECT id FROM memory_audit_log WHERE {visible}"
+        " AND target_uuid IN (SELECT value FROM json_each(?))",
         (*vp, _j(plan.entities | plan.facts | plan.events | plan.episodes | plan.relations | plan.chunks)),
     )
 

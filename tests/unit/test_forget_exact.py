@@ -24,7 +24,9 @@ def _ok(envelope: dict[str, Any]) -> Any:
 
 
 def test_forgetting_an_episode_ok_leaves_every_other_turn(tmp_path: Path) -> None:
-    with MemoryAPI(hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"}) as api:
+    with MemoryAPI(
+        hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    ) as api:
         for i, (user, assistant) in enumerate(TURNS):
             _ok(api.remember_turn(user, assistant, "s1", 1_700_000_000.0 + 60 * i))
         _ok(api.flush())
@@ -49,7 +51,12 @@ def test_forgetting_an_episode_ok_leaves_every_other_turn(tmp_path: Path) -> Non
         assert {audit[i] for i in redacted} <= {target["uuid"], *own, *window}
         texts = {r["text"] for r in q("SELECT text FROM episodes")}
         assert "ok" not in texts and len(texts) == 2 * len(TURNS) - 1
-        for probe in ("booked a table in Brooklyn", "cooking pasta recipe", "books library", "bookshop closed"):
+        for probe in (
+            "booked a table in Brooklyn",
+            "cooking pasta recipe",
+            "books library",
+            "bookshop closed",
+        ):
             hits = _ok(api.semantic_search(probe, limit=3))
             assert hits, probe  # semantic search still finds those turns
         report = _ok(api.doctor())
