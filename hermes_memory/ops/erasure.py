@@ -93,15 +93,14 @@ def finish(parts: Parts, *, on_step: Callable[[str], None] | None = None) -> lis
     for erasure in pending:
         left = []
         for step in erasure.steps:
-            if step == "curated":
-                _curated(parts, erasure.id)
-                ok = True
-            elif step in done:
-                ok = done[step]
-            else:
+            if step == "curated" or step not in done:
                 if on_step is not None:
                     on_step(step)
-                ok = done[step] = _RUN[step](parts)
+                ok = _curated(parts, erasure.id) if step == "curated" else _RUN[step](parts)
+                if step != "curated":
+                    done[step] = ok
+            else:
+                ok = done[step]
             if ok:
                 _strike(parts.tier2, erasure.id, step)
             else:
@@ -123,7 +122,7 @@ def _strike(tier2: Tier2, erasure_id: int, step: str) -> None:
         )
 
 
-def _curated(parts: Parts, erasure_id: int) -> None:
+def _curated(parts: Parts, erasure_id: int) -> bool:
     """Remove the recorded curated entries, then drop them from the record (compaction clears the page)."""
     row = parts.tier2.db.query_one("SELECT curated FROM erasures WHERE id = ?", (erasure_id,))
     entries: dict[str, list[str]] = json.loads(row["curated"]) if row is not None and row["curated"] else {}
@@ -136,6 +135,7 @@ def _curated(parts: Parts, erasure_id: int) -> None:
             parts.on_curated()
     with parts.tier2.db.atomic() as conn:
         conn.execute("UPDATE erasures SET curated = NULL WHERE id = ?", (erasure_id,))
+    return True
 
 
 def _vectors(parts: Parts) -> bool:
@@ -180,7 +180,8 @@ def _graph(parts: Parts) -> bool:
 
 def _compact(parts: Parts) -> bool:
     """Make removed text unrecoverable from the database files: merge the FTS segments, VACUUM (rewrites
-    every page, so no free page keeps old text), truncate the WAL; the same for the turn inbox. False when
+    every page, so no free page keeps old text), truncate the WAL; the same for the turn inbox; remove the
+    temp files killed curated writes left. False when
     a reader of another process keeps the WAL from being truncated (the next try finishes it)."""
     tier2 = parts.tier2
     with tier2.db.atomic() as conn:
@@ -193,6 +194,8 @@ def _compact(parts: Parts) -> bool:
     inbox = tier2.inbox
     if inbox is not None:
         busy = not inbox.compact() or busy
+    if parts.curated is not None:
+        parts.curated.remove_stale_temp_files()  # a write killed mid-way left a full copy of a store
     return not busy
 
 

@@ -263,6 +263,21 @@ class CuratedStore:
     def memories_dir(self) -> Path:
         return self._dir
 
+    def remove_stale_temp_files(self) -> int:
+        """Delete the temp files killed writes left beside the stores (each holds a full copy of a store,
+        so after a forget it may still hold a forgotten entry). Holds every store's lock meanwhile, so no
+        write of this process, another one or Hermes is in flight. Returns how many went. Raises
+        StorageError."""
+        removed = 0
+        with _file_lock(self.path_for("memory")), _file_lock(self.path_for("user")):
+            for tmp in sorted(self._dir.glob(".mem_*.tmp")):
+                try:
+                    tmp.unlink()
+                except OSError as exc:
+                    raise StorageError(f"cannot remove stale temp file {tmp}: {exc}") from exc
+                removed += 1
+        return removed
+
     def path_for(self, store: str) -> Path:
         """The file backing ``store``. Raises ValidationError for an unknown store."""
         return self._dir / STORE_FILES[check_store(store)]
