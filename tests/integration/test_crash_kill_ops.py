@@ -9,8 +9,8 @@ erasure is left unfinished, the store holds the same knowledge as before (forget
 forgotten name), and after a forget no file under the home holds the forgotten name.
 
 Kills per operation: ``HM_KILL_OPS`` (default 7 for forget — one aimed at each phase — and 4 for each
-other operation; the module takes about 1.5 minutes; ``HM_KILL_OPS=40`` for a long run). ``HM_KILL_SEED`` replays a run. Children are forked
-from a zygote (see ``test_crash_kill_loop``).
+other operation; the module takes under a minute; ``HM_KILL_OPS=40`` for a long run). ``HM_KILL_SEED``
+replays a run. Children are forked from a zygote (see ``test_crash_kill_loop``).
 """
 
 from __future__ import annotations
@@ -238,7 +238,8 @@ def test_sigkill_during_forget_every_phase(tmp_path: Path) -> None:
     finally:
         loop.zygote.close()
     print(
-        f"forget kills: {sum(loop.kills.values())} (by phase at the kill: {dict(sorted(loop.kills.items()))}); "
+        f"forget kills: {sum(loop.kills.values())} "
+        f"(by phase at the kill: {dict(sorted(loop.kills.items()))}); "
         f"names forgotten: {len(forgotten)}; child runs: {loop.runs}"
     )
     assert len(loop.kills) >= 3, loop.kills  # the kills landed in several phases
