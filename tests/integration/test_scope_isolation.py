@@ -196,7 +196,7 @@ WRITES = {"remember_turn", "remember_message", "fact_store", "fact_update", "fac
           "entity_link", "timeline_add", "semantic_index", "import_json", "core_memory_update", "flush",
           "embed_pending", "graph_rebuild", "mirror_curated_write", "ingest_pending"}  # fmt: skip
 ADMIN = {"backup", "restore", "doctor", "maintain", "maintain_due", "consolidate", "prune", "reindex",
-         "maintenance_context", "maintenance_runs", "maintenance_status"}  # fmt: skip
+         "maintenance_context", "maintenance_runs", "maintenance_status", "finish_erasures"}  # fmt: skip
 TIER1 = {"curated_add", "curated_entries", "curated_get", "curated_remove", "curated_replace",
          "curated_snapshot"}  # fmt: skip
 LIFECYCLE = {"close", "enabled_tiers", "tier2", "wait_closed"}

@@ -251,8 +251,9 @@ METHODS: dict[str, dict[str, str]] = {
                    "importance": "unit"},
     "fact_update": {"uuid": "uuid", "**fields": "fields"},
     "flush": {"timeout": "timeout"},
-    "forget": {"id": "uuid", "confirm": "bool"},
-    "forget_entity": {"name": "name", "confirm": "bool"},
+    "forget": {"id": "uuid", "confirm": "bool", "include_related": "bool"},
+    "forget_entity": {"name": "name", "confirm": "bool", "include_related": "bool"},
+    "finish_erasures": {},
     "get_latest": {"count": "limit", "begin": "opt_time"},
     "graph_central_entities": {"limit": "limit", "algorithm": "algorithm"},
     "graph_communities": {},
@@ -608,7 +609,7 @@ _MCP_PARAMS: dict[str, dict[str, str]] = {
                        "entity": "name", "limit": "limit"},
     "why": {"fact_uuid": "uuid"},
     "fact_query": {"query": "opt_text", "limit": "limit", "as_of": "opt_time"},
-    "forget": {"id": "uuid", "entity": "name", "confirm": "bool"},
+    "forget": {"id": "uuid", "entity": "name", "confirm": "bool", "include_related": "bool"},
     "stats": {},
 }  # fmt: skip
 
