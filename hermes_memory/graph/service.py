@@ -81,6 +81,8 @@ class GraphService:
                 self._kg = kg
                 if not result.ok:
                     self.rebuild()
+            elif self._newest_erasure() != self._erasures:
+                self.rebuild()  # another process forgot something: its nodes must not answer here
             return self._kg
 
     def rebuild(self) -> dict[str, Any]:

@@ -173,3 +173,23 @@ def test_doctor_reports_an_erasure_the_engine_holder_kept_from_finishing(tmp_pat
     with MemoryAPI(hermes_home=home, **SETTINGS) as api:  # its open finishes it
         assert _ok(api.doctor())["clean"]
     assert _files_holding(home, NAME) == []
+
+
+def test_another_process_graph_does_not_answer_with_a_forgotten_node(tmp_path: Path) -> None:
+    """Below the engine threshold nothing holds the vector store; another open store's graph (a second
+    MemoryAPI stands in for the other process) must not keep answering with what was forgotten, nor
+    save it back to the graph file on close."""
+    memory = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    other = MemoryAPI(hermes_home=tmp_path, **memory)
+    try:
+        person = _ok(other.entity_ensure(NAME, "person"))
+        place = _ok(other.entity_ensure("Lisbon", "place"))
+        _ok(other.entity_link(person["uuid"], place["uuid"], "lives_in"))
+        assert NAME in json.dumps(_ok(other.graph_traverse("Lisbon")))
+        with MemoryAPI(hermes_home=tmp_path, **memory) as api:
+            _ok(api.forget_entity(NAME, confirm=True))
+        assert NAME not in json.dumps(_ok(other.graph_traverse("Lisbon")))
+        _ok(other.entity_ensure("Porto", "place"))  # the other graph has unsaved changes
+    finally:
+        other.close()
+    assert _files_holding(tmp_path, NAME) == []
