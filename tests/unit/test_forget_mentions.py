@@ -14,6 +14,7 @@ import pytest
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli import _ops_commands
 from hermes_memory.cli import main as cli_main
+from hermes_memory.hermes.tools import ToolContext, call_tool
 
 TURNS = [
     "I met Zanzibar Quill at the harbour yesterday.",
@@ -104,3 +105,21 @@ def test_the_cli_shows_related_names_and_takes_include_related(
     assert cli_main(["forget", "--entity", "Zanzibar Quill", "--include-related", "ZQ", "--yes", *base]) == 0
     out = capsys.readouterr().out
     assert "related (alias_in_text, included): ZQ" in out
+
+
+def test_the_memory_tool_takes_include_related(tmp_path: Path) -> None:
+    _populate(tmp_path)
+    with MemoryAPI(hermes_home=tmp_path, **SETTINGS) as api:
+        ctx = ToolContext(api=api, session_id="sess-1", writable=True, after_write=lambda: None)
+
+        def memory(**args: Any) -> dict[str, Any]:
+            answer: dict[str, Any] = json.loads(
+                call_tool(ctx, "nextlevel_memory", {"action": "forget", **args})
+            )
+            return answer
+
+        preview = memory(name="Zanzibar Quill")["result"]
+        assert {"Zanzibar", "Mr. Quill", "ZQ"} <= {r["name"] for r in preview["related"]}
+        done = memory(name="Zanzibar Quill", confirm=True, include_related=True)["result"]
+        assert done["confirmed"] and all(r["included"] for r in done["related"])
+        assert "zanzibar" not in _everything(api)
