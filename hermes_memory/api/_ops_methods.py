@@ -16,6 +16,7 @@ from hermes_memory.tier1.snapshot import CuratedSnapshot
 
 if TYPE_CHECKING:
     from hermes_memory.graph.service import GraphService
+    from hermes_memory.ops import erasure as _erasure_t
     from hermes_memory.ops import forget as _forget
     from hermes_memory.recall.engine import RecallEngine
     from hermes_memory.tier1.curated_store import CuratedStore
@@ -131,7 +132,7 @@ class OpsMethods:
                 "and run forget again"
             )
 
-    def _erasure_parts(self) -> Any:
+    def _erasure_parts(self) -> _erasure_t.Parts:
         from hermes_memory.ops import erasure as _erasure
 
         def recapture() -> None:

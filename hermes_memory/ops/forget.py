@@ -305,6 +305,7 @@ def plan_uuid(
         # The record's own chunks, windows and audit entries, found by their links — never by its text,
         # which other records may contain ("ok" is in "booked").
         _plan_links(conn, view, plan)
+        _chosen([], include)  # only an entity has related names: naming some for a record is an error
         return plan
     raise NotFoundError(f"no fact, entity, episode, timeline event or relation has id {uuid!r}")
 
