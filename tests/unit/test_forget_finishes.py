@@ -161,17 +161,23 @@ def test_doctor_reports_an_erasure_the_engine_holder_kept_from_finishing(tmp_pat
     try:
         for fd in locks:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with MemoryAPI(hermes_home=home, **SETTINGS) as api:
-            report = _ok(api.doctor())
-            found = {f["check"]: f for f in report["findings"]}
-            assert not report["clean"] and found["erasures"]["status"] == "error", found["erasures"]
-            assert found["erasures"]["detail"].endswith("left to purge: engine"), found["erasures"]
-            assert _ok(api.entity_query(NAME)) == []  # the Tier 2 part and the other steps are done
+        api = MemoryAPI(hermes_home=home, **SETTINGS)
+        report = _ok(api.doctor())
+        found = {f["check"]: f for f in report["findings"]}
+        assert not report["clean"] and found["erasures"]["status"] == "error", found["erasures"]
+        assert found["erasures"]["detail"].endswith("left to purge: engine"), found["erasures"]
+        assert found["erasures"]["repairable"] is True
+        assert _ok(api.entity_query(NAME)) == []  # the Tier 2 part and the other steps are done
+        assert not _ok(api.doctor(repair=True))["clean"]  # still held: the step stays recorded
     finally:
         for fd in locks:
             os.close(fd)
-    with MemoryAPI(hermes_home=home, **SETTINGS) as api:  # its open finishes it
-        assert _ok(api.doctor())["clean"]
+    try:
+        repaired = _ok(api.doctor(repair=True))  # the holder is gone: doctor --repair finishes it
+        assert repaired["clean"], repaired["findings"]
+        assert "finish_erasures" in [r["action"] for r in repaired["repairs"]]
+    finally:
+        api.close()
     assert _files_holding(home, NAME) == []
 
 
