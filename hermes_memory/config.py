@@ -110,6 +110,13 @@ class ScopeConfig:
 
 
 @dataclass(frozen=True)
+class SecurityConfig:
+    """What memory does with credentials in the text it stores (see ``security.secrets``)."""
+
+    redact_secrets: bool
+
+
+@dataclass(frozen=True)
 class Config:
     profile: str
     tier1: Tier1Config
@@ -121,6 +128,7 @@ class Config:
     llm: LLMConfig
     hermes_home: str
     scope: ScopeConfig
+    security: SecurityConfig
 
     # -- resolved paths -------------------------------------------------------------------------
     def expand(self, template: str) -> Path:
@@ -161,6 +169,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "limits": LimitsConfig,
     "llm": LLMConfig,
     "scope": ScopeConfig,
+    "security": SecurityConfig,
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -384,6 +393,7 @@ __all__ = [
     "LLMConfig",
     "LimitsConfig",
     "ScopeConfig",
+    "SecurityConfig",
     "Tier1Config",
     "Tier2Config",
     "Tier3Config",

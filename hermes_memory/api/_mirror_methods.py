@@ -68,6 +68,10 @@ class MirrorMethods:
     def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
     def mirror_curated_write(
         self,
         action: str,
@@ -91,7 +95,9 @@ class MirrorMethods:
         def call() -> dict[str, Any]:
             v.choice("action", action, set(_ACTIONS))
             v.choice("store", store, {"memory", "user"})
-            text = v.text("content", content, max_chars=self._max_chars, allow_empty=True).strip()
+            text = self._secret_free(
+                v.text("content", content, max_chars=self._max_chars, allow_empty=True).strip()
+            )
             old = v.optional_text("old_text", old_text, max_chars=self._max_chars)
             old = (old or (text if action == "remove" else "")).strip()
             if action in ("replace", "remove") and not old:

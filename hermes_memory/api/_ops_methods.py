@@ -43,6 +43,16 @@ class OpsMethods:
     def enabled_tiers(self) -> list[str]:
         raise NotImplementedError
 
+    def _secret_free_document(self, doc: Any) -> Any:
+        """An export document with credentials redacted (config ``security.redact_secrets``): what an
+        export writes and what an import stores."""
+        if not self.config.security.redact_secrets:
+            return doc
+        from hermes_memory.ops.redact import redact_document
+
+        redacted, _ = redact_document(doc)
+        return redacted
+
     # -- forget -----------------------------------------------------------------------------------
     def forget(self, id: str, *, confirm: bool = False) -> Envelope:
         """Forget one fact, episode, timeline event, relation or entity (an entity: every mention).
@@ -119,7 +129,9 @@ class OpsMethods:
         from hermes_memory.ops import export as _export
 
         def call() -> dict[str, Any]:
-            doc = _export.export_data(self._tier2(), self._curated_store)
+            doc: dict[str, Any] = self._secret_free_document(
+                _export.export_data(self._tier2(), self._curated_store)
+            )
             if path is None:
                 return doc
             target = Path(v.path("path", path))
@@ -143,6 +155,7 @@ class OpsMethods:
             if not isinstance(merge, bool):
                 raise ValidationError("merge must be a boolean")
             doc = _export.load_file(os.fspath(data)) if isinstance(data, (str, os.PathLike)) else data
+            doc = self._secret_free_document(doc)
             result = _export.import_data(self._tier2(), self._curated_store, doc, merge=merge)
             if self._graph_service is not None:
                 self._graph_service.rebuild()

@@ -40,6 +40,14 @@ class RememberMethods:
     def _tier2(self) -> Tier2:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
+    def _secret_free_data(self, value: dict[str, Any]) -> dict[str, Any]:
+        """``value``'s strings with credentials redacted (config ``security.redact_secrets``)."""
+        raise NotImplementedError
+
     def remember_turn(
         self,
         user: str | None,
@@ -61,6 +69,7 @@ class RememberMethods:
                     continue
                 # Recalled memory (Hermes' <memory-context> fence) is never stored again as if said.
                 body = strip_memory_context(v.text(role, text, max_chars=MAX_TURN_CHARS, allow_empty=True))
+                body = self._secret_free(body)
                 speaker = v.optional_text(f"{role}_name", name, max_chars=200)
                 messages.append(TurnMessage(role, body, speaker))
             if not any(m.text.strip() for m in messages):
@@ -90,7 +99,8 @@ class RememberMethods:
                 )
             v.choice("role", role, {"user", "assistant"})
             name = v.optional_text("speaker", speaker, max_chars=200)
-            return self._enqueue([TurnMessage(role, body, name)], session_id, time_, metadata, turn_id)
+            message = TurnMessage(role, self._secret_free(body), name)
+            return self._enqueue([message], session_id, time_, metadata, turn_id)
 
         return run("tier2", call)
 
@@ -114,7 +124,7 @@ class RememberMethods:
         except (ValueError, OverflowError, OSError) as exc:
             raise ValidationError(f"time {v.shown(when)} is not a valid timestamp: {exc}") from exc
         v.timestamp("time", ts)
-        meta = _check_metadata(metadata)
+        meta = self._secret_free_data(_check_metadata(metadata))
         uuid = v.text("turn_id", turn_id, max_chars=200) if turn_id is not None else new_turn_uuid()
         payload = {
             "session_id": sid,

@@ -35,6 +35,10 @@ class Tier1Methods:
     def _curated(self) -> CuratedStore:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
     def _audit_curated(self, action: str, store: str, diff: dict[str, Any]) -> None:
         """Hook: record a curated write in the audit log (MemoryAPI writes it to Tier 2's log)."""
 
@@ -55,7 +59,7 @@ class Tier1Methods:
         """Append an entry (exact duplicates are a no-op; over the limit is refused with the entries)."""
 
         def call() -> dict[str, Any]:
-            text = _clean("content", content)
+            text = self._secret_free(_clean("content", content))
             return self._curated_write("curated_add", self._curated().add(store, text), {"new": text})
 
         return run("tier1", call)
@@ -64,7 +68,7 @@ class Tier1Methods:
         """Replace the one entry containing ``old`` with ``new``."""
 
         def call() -> dict[str, Any]:
-            old_text, new_text = _clean("old", old), _clean("new", new)
+            old_text, new_text = _clean("old", old), self._secret_free(_clean("new", new))
             result = self._curated().replace(store, old_text, new_text)
             return self._curated_write("curated_replace", result, {"old": old_text, "new": new_text})
 

@@ -27,6 +27,10 @@ class Tier2Methods:
     def _tier2(self) -> Tier2:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
     def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
         """Derived stores (Tier 3) follow a fact write; runs inside the write's transaction."""
         raise NotImplementedError
@@ -55,7 +59,7 @@ class Tier2Methods:
         """Store a fact (deduplicated by normalised content)."""
 
         def call() -> dict[str, Any]:
-            text = v.text("content", content, max_chars=self._max_chars).strip()
+            text = self._secret_free(v.text("content", content, max_chars=self._max_chars).strip())
             ensure_safe(text)
             v.choice("category", category, v.FACT_CATEGORIES)
             conf = v.unit_interval("confidence", confidence)
@@ -123,7 +127,8 @@ class Tier2Methods:
             checked: dict[str, Any] = {}
             for key, value in fields.items():
                 if key == "content":
-                    checked[key] = v.text("content", value, max_chars=self._max_chars).strip()
+                    text = v.text("content", value, max_chars=self._max_chars).strip()
+                    checked[key] = self._secret_free(text)
                     ensure_safe(checked[key])
                 elif key == "category":
                     checked[key] = v.choice("category", value, v.FACT_CATEGORIES)
@@ -175,6 +180,7 @@ class Tier2Methods:
             v.choice("entity_type", entity_type, v.ENTITY_TYPES)
             alias_list = v.string_list("aliases", aliases, max_chars=200)
             desc = v.optional_text("description", description, max_chars=self._max_chars)
+            desc = None if desc is None else self._secret_free(desc)
             for value in (clean, *alias_list, *([desc] if desc else [])):
                 ensure_safe(value)
             problem = thing_name_problem(clean)
@@ -264,8 +270,9 @@ class Tier2Methods:
 
         def call() -> dict[str, Any]:
             v.choice("event_type", event_type, v.EVENT_TYPES)
-            clean = v.text("title", title, max_chars=500).strip()
+            clean = self._secret_free(v.text("title", title, max_chars=500).strip())
             desc = v.optional_text("description", description, max_chars=self._max_chars)
+            desc = None if desc is None else self._secret_free(desc)
             for value in (clean, *([desc] if desc else [])):
                 ensure_safe(value)
             imp = v.unit_interval("importance", importance)

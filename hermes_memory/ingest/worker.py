@@ -93,6 +93,7 @@ class Ingestor:
         knowledge: KnowledgeWriter | None = None,
         after_commit: AfterCommit | None = None,
         max_attempts: int = 5,
+        redact: Callable[[str], str] | None = None,
     ):
         self._tier2 = tier2
         self._semantic = semantic
@@ -101,6 +102,9 @@ class Ingestor:
         self._staged = knowledge if isinstance(knowledge, StagedKnowledge) else None
         self._after_commit = after_commit
         self._max_attempts = max_attempts
+        # Credentials in a turn queued before redaction was on (or by an older release) are redacted
+        # here, before they reach episodes, facts, chunks and vectors (config security.redact_secrets).
+        self._redact = redact
         self._lock = threading.Lock()
 
     def process(self, item: QueuedTurn) -> Changes:
@@ -125,6 +129,8 @@ class Ingestor:
             text = message["text"]
             if not text.strip():
                 continue
+            if self._redact is not None:
+                text = self._redact(text)
             drafts.append(
                 Episode(
                     uuid=episode_uuid(item.turn_uuid, index), session_id=payload["session_id"],

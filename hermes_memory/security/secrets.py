@@ -71,13 +71,17 @@ _PATTERNS: Final[tuple[_Pattern, ...]] = (
             r"[\s\S]{0,16384}?(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----|\Z)"
         ),
     ),
-    _Pattern("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{8,4096}")),
+    _Pattern(
+        "jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,8192}\.[A-Za-z0-9_-]{8,4096}")
+    ),
     # OpenAI / Anthropic style (sk-…, sk-proj-…, sk-ant-api03-…): random, so it holds a digit ("sk-learn-…"
     # does not).
     _Pattern("api_key", re.compile(r"(?<![A-Za-z0-9_-])sk-(?=[A-Za-z0-9_-]{0,511}\d)[A-Za-z0-9_-]{20,512}")),
     _Pattern("stripe_key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,256}")),
     _Pattern("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")),
-    _Pattern("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{30,255})")),
+    _Pattern(
+        "github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{30,255})")
+    ),
     _Pattern("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,255}")),
     _Pattern("slack_token", re.compile(r"\bxox[abposrte]-[A-Za-z0-9-]{10,255}")),
     _Pattern("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
@@ -90,12 +94,16 @@ _PATTERNS: Final[tuple[_Pattern, ...]] = (
     ),
     _Pattern(
         "bearer_token",
-        re.compile(r"(?i)\bAuthorization\s{0,4}:\s{0,4}(?:Basic|Bearer|Token)\s+(?P<value>[A-Za-z0-9._~+/=-]{8,4096})"),
+        re.compile(
+            r"(?i)\bAuthorization\s{0,4}:\s{0,4}(?:Basic|Bearer|Token)\s+(?P<value>[A-Za-z0-9._~+/=-]{8,4096})"
+        ),
         "value",
     ),
     _Pattern(
         "url_password",
-        re.compile(rf"\b[A-Za-z][A-Za-z0-9+.-]{{0,30}}://[^\s/:@]{{1,256}}:(?P<value>{_NOT_MARKER}[^\s/@]{{1,256}})@"),
+        re.compile(
+            rf"\b[A-Za-z][A-Za-z0-9+.-]{{0,30}}://[^\s/:@]{{1,256}}:(?P<value>{_NOT_MARKER}[^\s/@]{{1,256}})@"
+        ),
         "value",
     ),
     # A key word with a value: "api_key = abc123…", "AWS_SECRET_ACCESS_KEY=…", "token: …". The value must
@@ -153,9 +161,17 @@ def _is_prose(value: str) -> bool:
     return not word or word in _PROSE_WORDS or len(word) < 3
 
 
+# Every pattern needs one of these; a text without any (most of them) costs one scan.
+_TRIGGER: Final = re.compile(
+    r"sk-|[sr]k_|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_|npm_|"
+    r"eyJ|PRIVATE KEY|bearer|authorization|://|pass|pw|pin|secret|token|key",
+    re.IGNORECASE,
+)
+
+
 def find_secrets(text: str) -> list[SecretMatch]:
     """Every credential in ``text``, sorted by position, overlaps merged (the widest kind wins)."""
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str) or not text or _TRIGGER.search(text) is None:
         return []
     found: list[SecretMatch] = []
     for pattern in _PATTERNS:
@@ -220,4 +236,12 @@ def redact_data(value: Any) -> Any:
     return value
 
 
-__all__ = ["MARKER_PREFIX", "SecretMatch", "contains_secret", "find_secrets", "marker", "redact_data", "redact_secrets"]
+__all__ = [
+    "MARKER_PREFIX",
+    "SecretMatch",
+    "contains_secret",
+    "find_secrets",
+    "marker",
+    "redact_data",
+    "redact_secrets",
+]

@@ -15,28 +15,68 @@ from hermes_memory.security.secrets import (
 
 # (text, the secret part that must disappear, the kind named in its marker)
 SECRETS = [
-    ("my key is sk-proj-4fT9xQ2mLw8ZpR7vK3nB6yH1cJ5dE0aS", "sk-proj-4fT9xQ2mLw8ZpR7vK3nB6yH1cJ5dE0aS", "api_key"),
-    ("OPENAI_API_KEY sk-4fT9xQ2mLw8ZpR7vK3nB6yH1cJ5dE0aSxx1", "sk-4fT9xQ2mLw8ZpR7vK3nB6yH1cJ5dE0aSxx1", "api_key"),
-    ("anthropic: sk-ant-api03-AbC9dEf1GhI2jKl3MnO4pQr5StU6vWx7YzA8", "sk-ant-api03-AbC9dEf1GhI2jKl3MnO4pQr5StU6vWx7YzA8",
-     "api_key"),
+    (
+        "my key is sk-proj-4fT9xQ2mLw8ZpR7vK3nB6yH1cJ5dE0aS",
+        "sk-proj-4fT9xQ2mLw8ZpR7vK3nB6yH1cJ5dE0aS",
+        "api_key",
+    ),
+    (
+        "OPENAI_API_KEY sk-4fT9xQ2mLw8ZpR7vK3nB6yH1cJ5dE0aSxx1",
+        "sk-4fT9xQ2mLw8ZpR7vK3nB6yH1cJ5dE0aSxx1",
+        "api_key",
+    ),
+    (
+        "anthropic: sk-ant-api03-AbC9dEf1GhI2jKl3MnO4pQr5StU6vWx7YzA8",
+        "sk-ant-api03-AbC9dEf1GhI2jKl3MnO4pQr5StU6vWx7YzA8",
+        "api_key",
+    ),
     ("use AKIAIOSFODNN7EXAMPLE for the bucket", "AKIAIOSFODNN7EXAMPLE", "aws_access_key"),
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1",
-     "secret_value"),
-    ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCY2XAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY2XAMPLEKEY",
-     "secret_value"),
-    ("token ghp_16C7e42F292c6912E7710c838347Ae178B4a in the CI", "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
-     "github_token"),
-    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123",
-     "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123", "github_token"),
-    ("slack bot xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "xoxb-123456789012-1234567890123",
-     "slack_token"),
-    ("maps key AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW ok", "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW", "google_api_key"),
-    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq\nAbCdEf==\n-----END RSA PRIVATE KEY-----\nthanks",
-     "MIIEowIBAAKCAQEA7bq", "private_key"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA (cut off)", "b3BlbnNzaC1rZXktdjEAAAAA",
-     "private_key"),
+    (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY1",
+        "secret_value",
+    ),
+    (
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCY2XAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCY2XAMPLEKEY",
+        "secret_value",
+    ),
+    (
+        "token ghp_16C7e42F292c6912E7710c838347Ae178B4a in the CI",
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "github_token",
+    ),
+    (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123",
+        "github_token",
+    ),
+    (
+        "slack bot xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        "xoxb-123456789012-1234567890123",
+        "slack_token",
+    ),
+    (
+        "maps key AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW ok",
+        "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW",
+        "google_api_key",
+    ),
+    (
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "jwt",
+    ),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq\nAbCdEf==\n"
+        "-----END RSA PRIVATE KEY-----\nthanks",
+        "MIIEowIBAAKCAQEA7bq",
+        "private_key",
+    ),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA (cut off)",
+        "b3BlbnNzaC1rZXktdjEAAAAA",
+        "private_key",
+    ),
     ("curl -H 'Authorization: Bearer abc123def456ghi789jkl'", "abc123def456ghi789jkl", "bearer_token"),
     ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA==", "bearer_token"),
     ("db at postgres://admin:S3cr3tPass@db.internal:5432/app", "S3cr3tPass", "url_password"),
@@ -53,10 +93,13 @@ SECRETS = [
     ("api_key: 3f9a8b7c6d5e4f3a2b1c0d9e", "3f9a8b7c6d5e4f3a2b1c0d9e", "secret_value"),
     ('"client_secret": "Zx9-8yW7vU6tS5rQ4pO3"', "Zx9-8yW7vU6tS5rQ4pO3", "secret_value"),
     ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe_key"),
-    ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 is the hub token", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-     "huggingface_token"),
+    (
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 is the hub token",
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "huggingface_token",
+    ),
     ("glpat-AbCdEf0123456789xYzW1 for gitlab", "glpat-AbCdEf0123456789xYzW1", "gitlab_token"),
-]  # fmt: skip
+]
 
 # Ordinary prose (and prose about passwords and keys) that must pass unchanged.
 ORDINARY = [
@@ -90,7 +133,9 @@ ORDINARY = [
 ]
 
 
-@pytest.mark.parametrize(("text", "secret", "kind"), SECRETS, ids=[k + str(i) for i, (_, _, k) in enumerate(SECRETS)])
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"), SECRETS, ids=[k + str(i) for i, (_, _, k) in enumerate(SECRETS)]
+)
 def test_every_format_is_redacted(text: str, secret: str, kind: str) -> None:
     redacted = redact_secrets(text)
     assert secret not in redacted, redacted
@@ -99,8 +144,13 @@ def test_every_format_is_redacted(text: str, secret: str, kind: str) -> None:
 
 
 def test_the_words_around_a_secret_stay() -> None:
-    assert redact_secrets("my password is hunter2, remember it") == "my password is [REDACTED:password], remember it"
-    assert redact_secrets("postgres://admin:pw123@db/app") == "postgres://admin:[REDACTED:url_password]@db/app"
+    assert (
+        redact_secrets("my password is hunter2, remember it")
+        == "my password is [REDACTED:password], remember it"
+    )
+    assert (
+        redact_secrets("postgres://admin:pw123@db/app") == "postgres://admin:[REDACTED:url_password]@db/app"
+    )
     assert redact_secrets("use AKIAIOSFODNN7EXAMPLE now") == "use [REDACTED:aws_access_key] now"
 
 
