@@ -178,9 +178,11 @@ class OpsMethods:
                 self._graph_service.save()
             graph_dir = self.config.graph_path if self._graph_service is not None else None
             # A backup is of the whole store (every scope): it restores the home as it was.
-            return _backup.backup(
+            result: dict[str, Any] = _backup.backup(
                 self._tier2().admin(), self._curated_store, graph_dir, target, profile=self.config.profile
             )
+            _owner_only(target)  # SQLite's backup file, copies and the manifest take the umask's mode
+            return result
 
         return run("multi", call, tiers=self.enabled_tiers())
 
@@ -204,9 +206,23 @@ class OpsMethods:
             if profile is not None:
                 overrides["profile"] = profile
             cfg = config if config is not None else load_config(None, hermes_home=hermes_home, **overrides)
-            return _backup.restore(Path(v.path("src", src)), cfg, force=force)
+            result: dict[str, Any] = _backup.restore(Path(v.path("src", src)), cfg, force=force)
+            # Copies keep the backup's modes (an old backup's 0644): the restored store is owner-only.
+            for path in (cfg.db_path, Path(f"{cfg.db_path}-wal"), Path(f"{cfg.db_path}-shm"), cfg.graph_path):
+                _owner_only(path)
+            return result
 
         return run("multi", call)
+
+
+def _owner_only(path: Path) -> None:
+    """Make ``path`` (and what is under it) 0600/0700. Raises StorageError."""
+    from hermes_memory.security.permissions import tighten_tree
+
+    try:
+        tighten_tree(path)
+    except OSError as exc:
+        raise StorageError(f"cannot make {path} private to its owner: {exc}") from exc
 
 
 __all__ = ["OpsMethods"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory.errors import StorageError
+from hermes_memory.security.permissions import private_dir, tighten
 
 # Retries on top of SQLite's own busy handler: a WAL checkpoint or schema change can still surface
 # SQLITE_BUSY without waiting, and that must never reach a caller as "database is locked".
@@ -70,7 +71,7 @@ class Database:
         self._reader_lock = threading.Lock()
         self._local = threading.local()  # .reading: how deep this thread is in reading()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
         except OSError as exc:
             raise StorageError(f"cannot create the memory directory {self.path.parent}: {exc}") from exc
         try:
@@ -81,12 +82,16 @@ class Database:
                 check_same_thread=False,
             )
             self._conn.row_factory = sqlite3.Row
+            # Owner-only before anything is written: SQLite gives the -wal and -shm files it creates
+            # the database file's mode. By chmod, never by opening the file (see _check_header).
+            self._tighten()
             self._check_header()
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._conn.execute("PRAGMA foreign_keys = ON")
             if wal:
                 self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone())
             self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._tighten()  # a -wal/-shm left by an older release
         except StorageError:
             self._conn.close()
             raise
@@ -95,6 +100,15 @@ class Database:
             if hasattr(self, "_conn"):
                 self._conn.close()
             raise _open_error(self.path, exc) from exc
+
+    def _tighten(self) -> None:
+        if str(self.path) == ":memory:":
+            return
+        for path in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+            try:
+                tighten(path)
+            except OSError as exc:
+                raise StorageError(f"cannot make {path} private to its owner: {exc}") from exc
 
     def _check_header(self) -> None:
         # SQLite reads the header first and writes nothing to a file that is not a database. The file
@@ -266,9 +280,11 @@ class Database:
             self._ensure_open()
             target = sqlite3.connect(str(dest))
             try:
+                tighten(dest)
                 self._conn.backup(target)
             finally:
                 target.close()
+            tighten(dest)
 
     def close(self) -> None:
         with self._lock, self._reader_lock:
