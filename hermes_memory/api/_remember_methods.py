@@ -10,7 +10,7 @@ from typing import Any
 
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
-from hermes_memory.errors import ValidationError
+from hermes_memory.errors import StorageError, ValidationError
 from hermes_memory.extract.speech import strip_memory_context
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.turns import TurnMessage, new_turn_uuid
@@ -172,6 +172,12 @@ class RememberMethods:
                     break  # the holder is not draining now; the rows stay queued for it
                 time.sleep(0.05)
             pending = {"turns": tier2.ingest_queue.count(), "embeddings": tier2.embed_queue.count()}
+            failing, last = tier2.ingest_queue.failing() if pending["turns"] else (0, None)
+            if failing:
+                # The worker could not write them (its error is logged there): say so instead of "not yet".
+                raise StorageError(
+                    f"{failing} queued turn(s) could not be written and stay queued; last error: {last}"
+                )
             if pending["embeddings"] == 0:
                 degraded.clear()  # the vectors were written in the end (by the holder, or after a handover)
             return {"drained": pending["turns"] == 0 and pending["embeddings"] == 0, "pending": pending}

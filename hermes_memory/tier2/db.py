@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
+import shutil
 import sqlite3
 import threading
 import time
@@ -12,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_memory.errors import StorageError
+from hermes_memory.errors import StorageError, StorageFullError
 from hermes_memory.security.permissions import private_dir, tighten
 
 # Retries on top of SQLite's own busy handler: a WAL checkpoint or schema change can still surface
@@ -26,9 +28,47 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+_SQLITE_FULL = 13
+_SQLITE_IOERR = 10
+# A write that fails this close to a size limit (or with this little free space) is taken as "no room".
+_ROOM_MARGIN = 1 << 20
+
+
+def _no_room(path: Path, exc: sqlite3.DatabaseError) -> str | None:
+    """Why a failed write found no room (disk full, file size limit), or None when it was not that.
+
+    SQLite reports ENOSPC as SQLITE_FULL ("database or disk is full", also a ``max_page_count`` reached)
+    but EFBIG (a file past ``RLIMIT_FSIZE``) only as SQLITE_IOERR ("disk I/O error"): for an I/O error
+    the files' sizes are compared with the limit and the free space is looked at.
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(exc).lower()
+    if primary == _SQLITE_FULL or "disk is full" in text:
+        return "the disk is full (or the database reached its page limit)"
+    if primary != _SQLITE_IOERR and "disk i/o error" not in text:
+        return None
+    limit, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if limit != resource.RLIM_INFINITY:
+        sizes = [p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-journal")) if p.exists()]
+        if sizes and max(sizes) + _ROOM_MARGIN >= limit:
+            return f"a file reached the process's file size limit (RLIMIT_FSIZE, {limit} bytes)"
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+    return "the disk is full" if free < _ROOM_MARGIN else None
+
+
 def _storage_error(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
     text = str(exc)
     lowered = text.lower()
+    room = _no_room(path, exc)
+    if room is not None:
+        return StorageFullError(
+            f"memory database {path}: no room to write: {room} ({text}). The write was rolled back whole "
+            "and queued turns stay queued; free space (or raise the limit) and they are written"
+        )
     if "readonly" in lowered or "read-only" in lowered:
         return StorageError(f"memory database {path} is read-only: {text}")
     if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
@@ -66,6 +106,7 @@ class Database:
         self._closed = False
         self._wal = wal
         self._busy_timeout_ms = busy_timeout_ms
+        self._aborted = False  # SQLite rolled the open transaction back itself (see atomic)
         self._readers: list[sqlite3.Connection] = []  # every read connection opened (closed with it)
         self._idle: list[sqlite3.Connection] = []  # those not in use now
         self._reader_lock = threading.Lock()
@@ -137,15 +178,24 @@ class Database:
                 self._writer = threading.get_ident()
                 try:
                     yield self._conn
+                    if self._aborted or not self._conn.in_transaction:
+                        # An error inside was caught by the caller, but SQLite had already rolled the
+                        # whole transaction back: a COMMIT now would claim writes that are gone.
+                        raise StorageError(
+                            f"memory database {self.path}: the transaction was rolled back by SQLite after "
+                            "an error inside it; nothing of it was written"
+                        )
                     self._retry(lambda: self._conn.execute("COMMIT"))
                 except BaseException as exc:
-                    self._conn.rollback()
+                    if self._conn.in_transaction:
+                        self._conn.rollback()
                     if isinstance(exc, sqlite3.DatabaseError):
                         raise _storage_error(self.path, exc) from exc
                     raise
                 finally:
                     self._depth = 0
                     self._writer = None
+                    self._aborted = False
             else:
                 name = f"sp{self._depth}"
                 self._conn.execute(f"SAVEPOINT {name}")
@@ -153,15 +203,37 @@ class Database:
                 try:
                     yield self._conn
                 except BaseException as exc:
-                    self._conn.execute(f"ROLLBACK TO {name}")
-                    self._conn.execute(f"RELEASE {name}")
+                    self._undo_savepoint(name, exc)
                     if isinstance(exc, sqlite3.DatabaseError):
                         raise _storage_error(self.path, exc) from exc
                     raise
                 else:
+                    if not self._conn.in_transaction:
+                        self._aborted = True
+                        raise StorageError(
+                            f"memory database {self.path}: the transaction was rolled back by SQLite after "
+                            "an error inside it; nothing of it was written"
+                        )
                     self._conn.execute(f"RELEASE {name}")
                 finally:
                     self._depth -= 1
+
+    def _undo_savepoint(self, name: str, exc: BaseException) -> None:
+        """Roll back to savepoint ``name`` after ``exc``. Some errors (SQLITE_FULL, an I/O error such as a
+        file past its size limit) make SQLite roll back the whole transaction itself: there is no
+        savepoint left, and ``ROLLBACK TO`` would fail with "no such savepoint", hiding ``exc``. The
+        outer transaction then ends with ``exc`` (see atomic)."""
+        if not self._conn.in_transaction:
+            self._aborted = True
+            return
+        try:
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+        except sqlite3.DatabaseError as undo:
+            self._aborted = True
+            raise StorageError(
+                f"memory database {self.path}: {exc}; rolling back to the savepoint failed too: {undo}"
+            ) from exc
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         """Run one statement (reads, or a single-statement write) under the connection lock."""
