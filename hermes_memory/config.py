@@ -17,8 +17,7 @@ import yaml
 
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.scoping import check_scope_name
-
-_PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+from hermes_memory.validation import profile_name
 
 
 @dataclass(frozen=True)
@@ -284,11 +283,10 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any], prefix: str) -> None:
 
 
 def _build(data: dict[str, Any], hermes_home: str) -> Config:
-    profile = data.get("profile")
-    if not isinstance(profile, str) or not _PROFILE_RE.match(profile):
-        raise ConfigError(
-            f"config key 'profile' must be 1-64 characters of letters, digits, '_', '.', '-', got {profile!r}"
-        )
+    try:
+        profile = profile_name("config key 'profile'", data.get("profile"))
+    except ValidationError as exc:
+        raise ConfigError(str(exc)) from exc
     sections = {name: _build_section(name, cls, data[name]) for name, cls in _SECTIONS.items()}
     tier3 = sections["tier3"]
     if tier3.chunk_overlap >= tier3.chunk_size:

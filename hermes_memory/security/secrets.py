@@ -48,6 +48,8 @@ class _Pattern:
     group: int | str = 0
     # Values that are ordinary words are not secrets ("password: reset yesterday").
     prose_check: bool = False
+    # "password is X" in prose: X must also look like a password (see _looks_like_password).
+    shape_check: bool = False
 
 
 # A value cannot start with an earlier marker: redaction is idempotent.
@@ -135,6 +137,7 @@ _PATTERNS: Final[tuple[_Pattern, ...]] = (
         ),
         "value",
         prose_check=True,
+        shape_check=True,
     ),
 )
 
@@ -161,6 +164,18 @@ def _is_prose(value: str) -> bool:
     return not word or word in _PROSE_WORDS or len(word) < 3
 
 
+def _looks_like_password(value: str, after: str) -> bool:
+    """After "password is": a value with a digit, a symbol or an inner capital ("hunter2", "Tr0ub4dor&3",
+    "zebraCrossing"); or a single plain word that ends the clause ("my password is swordfish."), not
+    one that goes on as prose ("the wifi password is printed under the router")."""
+    if any(ch.isdigit() or not ch.isalnum() for ch in value) or any(ch.isupper() for ch in value[1:]):
+        return True
+    if value.lower().endswith(("ed", "ing", "ly")):
+        return False
+    rest = after.lstrip(" \t")
+    return not rest or rest[0] in ".,;!?)\n"
+
+
 # Every pattern needs one of these; a text without any (most of them) costs one scan.
 _TRIGGER: Final = re.compile(
     r"sk-|[sr]k_|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_|npm_|"
@@ -179,9 +194,15 @@ def find_secrets(text: str) -> list[SecretMatch]:
             value = match.group(pattern.group)
             if not value:
                 continue
-            if pattern.prose_check and _is_prose(value):
-                continue
             start, end = match.span(pattern.group)
+            if pattern.prose_check:
+                while end > start and text[end - 1] in ".!?:":  # the sentence's end is not the password's
+                    end -= 1
+                value = text[start:end]
+                if _is_prose(value):
+                    continue
+                if pattern.shape_check and not _looks_like_password(value, text[end : end + 8]):
+                    continue
             found.append(SecretMatch(pattern.kind, start, end))
     found.sort(key=lambda m: (m.start, -(m.end - m.start)))
     merged: list[SecretMatch] = []

@@ -130,6 +130,10 @@ ORDINARY = [
     "Send the report to tom@example.com by Monday.",
     "The sk-8 ramp is next to the park.",
     "Password: reset yesterday by the admin.",
+    "The wifi password is printed under the router.",
+    "And the wifi password is on the fridge.",
+    "My password is stored in the vault and rotated monthly.",
+    "The password is something only Maya knows",
 ]
 
 
@@ -141,6 +145,11 @@ def test_every_format_is_redacted(text: str, secret: str, kind: str) -> None:
     assert secret not in redacted, redacted
     assert f"{MARKER_PREFIX}{kind}]" in redacted, redacted
     assert contains_secret(text)
+
+
+def test_a_sentence_end_is_not_part_of_the_password() -> None:
+    assert redact_secrets("The wifi password is hunter2.") == "The wifi password is [REDACTED:password]."
+    assert redact_secrets("password: swordfish!") == "password: [REDACTED:password]!"
 
 
 def test_the_words_around_a_secret_stay() -> None:
