@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import DependencyMissingError
 from hermes_memory.hermes.settings import load_memory_config
+from hermes_memory.scoping import check_scope_name
 from hermes_memory.security.threats import neutralise_data
+from hermes_memory.validation import profile_name
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
@@ -164,6 +166,10 @@ def serve_stdio(
     cannot be opened.
     """
     _fastmcp()  # fail before opening the store when the extra is missing
+    if profile is not None:
+        profile_name("profile", profile)
+    if scope is not None:
+        check_scope_name(scope)
     # The same settings Hermes' provider reads for this home (HOME/nextlevel.yaml, or ``config``).
     resolved = load_memory_config(home, config_path=config, profile=profile)
     with MemoryAPI(resolved.config, actor="mcp", scope=scope) as api:

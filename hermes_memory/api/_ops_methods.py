@@ -204,7 +204,7 @@ class OpsMethods:
 
         def call() -> dict[str, Any]:
             if profile is not None:
-                overrides["profile"] = profile
+                overrides["profile"] = v.profile_name("profile", profile)
             cfg = config if config is not None else load_config(None, hermes_home=hermes_home, **overrides)
             result: dict[str, Any] = _backup.restore(Path(v.path("src", src)), cfg, force=force)
             # Copies keep the backup's modes (an old backup's 0644): the restored store is owner-only.

@@ -6,6 +6,7 @@ from typing import Any
 
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
+from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier1.curated_store import CuratedResult, CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 
@@ -59,7 +60,9 @@ class Tier1Methods:
         """Append an entry (exact duplicates are a no-op; over the limit is refused with the entries)."""
 
         def call() -> dict[str, Any]:
-            text = self._secret_free(_clean("content", content))
+            text = _clean("content", content)
+            ensure_safe(text, scope="strict")  # before redaction: what Hermes refuses stays refused
+            text = self._secret_free(text)
             return self._curated_write("curated_add", self._curated().add(store, text), {"new": text})
 
         return run("tier1", call)
@@ -68,7 +71,9 @@ class Tier1Methods:
         """Replace the one entry containing ``old`` with ``new``."""
 
         def call() -> dict[str, Any]:
-            old_text, new_text = _clean("old", old), self._secret_free(_clean("new", new))
+            old_text, new_text = _clean("old", old), _clean("new", new)
+            ensure_safe(new_text, scope="strict")
+            new_text = self._secret_free(new_text)
             result = self._curated().replace(store, old_text, new_text)
             return self._curated_write("curated_replace", result, {"old": old_text, "new": new_text})
 

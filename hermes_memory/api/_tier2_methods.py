@@ -59,8 +59,9 @@ class Tier2Methods:
         """Store a fact (deduplicated by normalised content)."""
 
         def call() -> dict[str, Any]:
-            text = self._secret_free(v.text("content", content, max_chars=self._max_chars).strip())
-            ensure_safe(text)
+            text = v.text("content", content, max_chars=self._max_chars).strip()
+            ensure_safe(text)  # first: what Hermes' scanner refuses is refused, never stored redacted
+            text = self._secret_free(text)
             v.choice("category", category, v.FACT_CATEGORIES)
             conf = v.unit_interval("confidence", confidence)
             v.choice("source", source, v.SOURCE_TYPES)
@@ -128,8 +129,8 @@ class Tier2Methods:
             for key, value in fields.items():
                 if key == "content":
                     text = v.text("content", value, max_chars=self._max_chars).strip()
+                    ensure_safe(text)
                     checked[key] = self._secret_free(text)
-                    ensure_safe(checked[key])
                 elif key == "category":
                     checked[key] = v.choice("category", value, v.FACT_CATEGORIES)
                 elif key in ("confidence", "importance"):
@@ -180,9 +181,9 @@ class Tier2Methods:
             v.choice("entity_type", entity_type, v.ENTITY_TYPES)
             alias_list = v.string_list("aliases", aliases, max_chars=200)
             desc = v.optional_text("description", description, max_chars=self._max_chars)
-            desc = None if desc is None else self._secret_free(desc)
             for value in (clean, *alias_list, *([desc] if desc else [])):
                 ensure_safe(value)
+            desc = None if desc is None else self._secret_free(desc)
             problem = thing_name_problem(clean)
             if problem is not None:  # a sentence, "False", "Entry added": not a thing in the user's world
                 raise ValidationError(f"entity name {clean[:80]!r} {problem}")
@@ -270,11 +271,12 @@ class Tier2Methods:
 
         def call() -> dict[str, Any]:
             v.choice("event_type", event_type, v.EVENT_TYPES)
-            clean = self._secret_free(v.text("title", title, max_chars=500).strip())
+            clean = v.text("title", title, max_chars=500).strip()
             desc = v.optional_text("description", description, max_chars=self._max_chars)
-            desc = None if desc is None else self._secret_free(desc)
             for value in (clean, *([desc] if desc else [])):
                 ensure_safe(value)
+            clean = self._secret_free(clean)
+            desc = None if desc is None else self._secret_free(desc)
             imp = v.unit_interval("importance", importance)
             when = v.optional_time("timestamp", timestamp)
             sid = v.optional_text("session_id", session_id, max_chars=200)

@@ -42,8 +42,9 @@ class Tier3Methods:
         """Chunk and index a text; with ``wait`` the embeddings are written before returning."""
 
         def call() -> dict[str, Any]:
-            body = self._secret_free(v.text("text", text, max_chars=self._max_chars).strip())
+            body = v.text("text", text, max_chars=self._max_chars).strip()
             ensure_safe(body)
+            body = self._secret_free(body)
             kind = v.choice("source_type", source_type, {"session", "memory", "tool", "fact", "document"})
             sid = v.optional_text("session_id", session_id, max_chars=200)
             if message_id is not None and (isinstance(message_id, bool) or not isinstance(message_id, int)):

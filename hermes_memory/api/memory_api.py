@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from hermes_memory import validation as v
 from hermes_memory.api._doctor_methods import DoctorMethods
 from hermes_memory.api._graph_methods import GraphMethods
 from hermes_memory.api._history_methods import HistoryMethods
@@ -31,7 +32,7 @@ from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.llm.wiring import ingest_hooks
 from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Entity, Fact, Relation
-from hermes_memory.scoping import ScopeView
+from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.security.secrets import redact_data, redact_secrets
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
@@ -105,6 +106,12 @@ class MemoryAPI(
         background: bool = False,
         **overrides: Any,
     ):
+        # Names given here are checked as input (ValidationError); the same names read from a config
+        # file are checked there (ConfigError naming the key).
+        if profile is not None:
+            v.profile_name("profile", profile)
+        if scope is not None:
+            check_scope_name(scope)
         if config is None:
             if profile is not None:
                 overrides["profile"] = profile
@@ -360,6 +367,8 @@ def _guard_envelopes(cls: type[MemoryAPI]) -> None:
     for name, member in inspect.getmembers(cls):
         if name.startswith("_") or name in _NOT_GUARDED or not inspect.isfunction(member):
             continue
+        if isinstance(inspect.getattr_static(cls, name), staticmethod | classmethod):
+            continue  # no store of its own (restore works on files before any MemoryAPI opens them)
         setattr(cls, name, _redacting(member))
 
 

@@ -198,6 +198,13 @@ def build_settings(
         if key not in known:
             raise ConfigError(f"{source}: unknown key 'provider.{key}'; known: {', '.join(sorted(known))}")
         values[key] = _coerce(f"provider.{key}", raw, known[key].default)
+    if "profile" in memory:
+        # The profile is Hermes' (the agent's identity) or the CLI's --profile; a second source here
+        # would silently lose to them.
+        raise ConfigError(
+            f"{source}: 'memory.profile' is not a setting: the profile is the one Hermes runs "
+            "(or the CLI's --profile); remove the key"
+        )
     settings = ProviderSettings(**values, memory=_copy(memory))
     # Fail now, naming the key, rather than when Hermes starts the agent.
     settings.memory_config(os.path.expanduser("~/.hermes"), "default")
