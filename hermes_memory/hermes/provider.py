@@ -25,6 +25,7 @@ from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, sessi
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
+from hermes_memory.security.secrets import redact_secrets
 from hermes_memory.security.threats import neutralise
 from hermes_memory.validation import PROFILE_RE, RESERVED_PROFILES, profile_name
 
@@ -284,6 +285,9 @@ class NextLevelProvider:
         """Key facts of the messages about to be compressed, for the summariser to keep."""
         facts = session.key_facts(messages or [], user_name=self._user_name)
         facts = [fact for fact in facts if safety.is_clean_for_context(fact)]
+        shared = self._store()
+        if shared is None or shared.api.config.security.redact_secrets:  # as memory keeps them
+            facts = [redact_secrets(fact) for fact in facts]
         if not facts:
             return ""
         return "Key facts from this part of the conversation (kept in long-term memory):\n" + "\n".join(

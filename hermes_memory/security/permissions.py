@@ -66,7 +66,8 @@ def tighten(path: str | os.PathLike[str]) -> None:
         info = os.lstat(path)
     except FileNotFoundError:
         return
-    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid():
+    owner = getattr(os, "geteuid", None)  # POSIX; elsewhere modes mean little and are left alone
+    if owner is None or stat.S_ISLNK(info.st_mode) or info.st_uid != owner():
         return
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:

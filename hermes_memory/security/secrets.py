@@ -132,7 +132,7 @@ _PATTERNS: Final[tuple[_Pattern, ...]] = (
         "password",
         re.compile(
             rf"(?i)(?:(?:\A|(?<=[\n.!?]))\s{{0,3}}|\b(?:my|our|your|his|her|their|the|its|this|that|new|old)"
-            rf"\s+(?:[\w-]{{1,30}}\s+){{0,2}}){_PASSWORD_WORDS}\s+(?:is|was|will\s+be|is\s+now|was\s+changed\s+to|changed\s+to|"
+            rf"\s+(?:[\w'’-]{{1,30}}\s+){{0,2}}){_PASSWORD_WORDS}\s+(?:is|was|will\s+be|is\s+now|was\s+changed\s+to|changed\s+to|"
             rf"reads|=)\s*:?\s{{0,4}}[\"']?(?P<value>{_VALUE})"
         ),
         "value",

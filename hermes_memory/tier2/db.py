@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import shutil
 import sqlite3
 import threading
@@ -48,8 +47,12 @@ def _no_room(path: Path, exc: sqlite3.DatabaseError) -> str | None:
         return "the disk is full (or the database reached its page limit)"
     if primary != _SQLITE_IOERR and "disk i/o error" not in text:
         return None
-    limit, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
-    if limit != resource.RLIM_INFINITY:
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        resource = None  # type: ignore[assignment]
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource is not None else -1
+    if resource is not None and limit != resource.RLIM_INFINITY:
         sizes = [p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-journal")) if p.exists()]
         if sizes and max(sizes) + _ROOM_MARGIN >= limit:
             return f"a file reached the process's file size limit (RLIMIT_FSIZE, {limit} bytes)"

@@ -183,3 +183,11 @@ def test_provider_sync_turn_prefetch_and_tools_never_show_a_credential(home: Pat
     stored = provider.handle_tool_call("nextlevel_remember", {"kind": "fact", "content": f"pw={PASSWORD}"})
     assert not _leaks(stored), stored
     assert not _leaks(_stored_texts(api_of(home).config.db_path))
+
+
+def test_key_facts_handed_to_hermes_compressor_are_redacted(make: Any) -> None:
+    provider: NextLevelProvider = make("s2")
+    text = provider.on_pre_compress(
+        [{"role": "user", "content": f"My password is {PASSWORD} and I live in Berlin."}]
+    )
+    assert "Berlin" in text and PASSWORD not in text, text

@@ -90,6 +90,7 @@ SECRETS = [
     ("the admin passphrase was: blue-elephant-42", "blue-elephant-42", "password"),
     ("Password is Zebra!Crossing9", "Zebra!Crossing9", "password"),
     ("our new pin is 4812", "4812", "password"),
+    ("The user's password is Tr0ub4dorZebra", "Tr0ub4dorZebra", "password"),
     ("api_key: 3f9a8b7c6d5e4f3a2b1c0d9e", "3f9a8b7c6d5e4f3a2b1c0d9e", "secret_value"),
     ('"client_secret": "Zx9-8yW7vU6tS5rQ4pO3"', "Zx9-8yW7vU6tS5rQ4pO3", "secret_value"),
     ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe_key"),
