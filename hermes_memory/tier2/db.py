@@ -109,7 +109,8 @@ class Database:
         self._closed = False
         self._wal = wal
         self._busy_timeout_ms = busy_timeout_ms
-        self._aborted = False  # SQLite rolled the open transaction back itself (see atomic)
+        # Set when SQLite rolled the open transaction back itself (see atomic): the error that made it.
+        self._aborted: BaseException | None = None
         self._readers: list[sqlite3.Connection] = []  # every read connection opened (closed with it)
         self._idle: list[sqlite3.Connection] = []  # those not in use now
         self._reader_lock = threading.Lock()
@@ -126,10 +127,10 @@ class Database:
                 check_same_thread=False,
             )
             self._conn.row_factory = sqlite3.Row
+            self._check_header()  # a file that is not SQLite is refused before it is touched at all
             # Owner-only before anything is written: SQLite gives the -wal and -shm files it creates
             # the database file's mode. By chmod, never by opening the file (see _check_header).
             self._tighten()
-            self._check_header()
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._conn.execute("PRAGMA foreign_keys = ON")
             if wal:
@@ -181,13 +182,10 @@ class Database:
                 self._writer = threading.get_ident()
                 try:
                     yield self._conn
-                    if self._aborted or not self._conn.in_transaction:
+                    if self._aborted is not None or not self._conn.in_transaction:
                         # An error inside was caught by the caller, but SQLite had already rolled the
                         # whole transaction back: a COMMIT now would claim writes that are gone.
-                        raise StorageError(
-                            f"memory database {self.path}: the transaction was rolled back by SQLite after "
-                            "an error inside it; nothing of it was written"
-                        )
+                        raise self._rolled_back_error()
                     self._retry(lambda: self._conn.execute("COMMIT"))
                 except BaseException as exc:
                     if self._conn.in_transaction:
@@ -198,7 +196,7 @@ class Database:
                 finally:
                     self._depth = 0
                     self._writer = None
-                    self._aborted = False
+                    self._aborted = None
             else:
                 name = f"sp{self._depth}"
                 self._conn.execute(f"SAVEPOINT {name}")
@@ -211,15 +209,24 @@ class Database:
                         raise _storage_error(self.path, exc) from exc
                     raise
                 else:
-                    if not self._conn.in_transaction:
-                        self._aborted = True
-                        raise StorageError(
-                            f"memory database {self.path}: the transaction was rolled back by SQLite after "
-                            "an error inside it; nothing of it was written"
-                        )
+                    if self._aborted is not None or not self._conn.in_transaction:
+                        raise self._rolled_back_error()
                     self._conn.execute(f"RELEASE {name}")
                 finally:
                     self._depth -= 1
+
+    def _rolled_back_error(self) -> StorageError:
+        """The error for a transaction SQLite rolled back itself (the cause, when known, is named; no
+        room to write stays StorageFullError)."""
+        cause = self._aborted
+        if isinstance(cause, sqlite3.DatabaseError):
+            cause = _storage_error(self.path, cause)
+        why = f": {cause}" if cause is not None else ""
+        kind = StorageFullError if isinstance(cause, StorageFullError) else StorageError
+        return kind(
+            f"memory database {self.path}: the transaction was rolled back by SQLite after an error "
+            f"inside it; nothing of it was written{why}"
+        )
 
     def _undo_savepoint(self, name: str, exc: BaseException) -> None:
         """Roll back to savepoint ``name`` after ``exc``. Some errors (SQLITE_FULL, an I/O error such as a
@@ -227,13 +234,13 @@ class Database:
         savepoint left, and ``ROLLBACK TO`` would fail with "no such savepoint", hiding ``exc``. The
         outer transaction then ends with ``exc`` (see atomic)."""
         if not self._conn.in_transaction:
-            self._aborted = True
+            self._aborted = self._aborted or exc
             return
         try:
             self._conn.execute(f"ROLLBACK TO {name}")
             self._conn.execute(f"RELEASE {name}")
         except sqlite3.DatabaseError as undo:
-            self._aborted = True
+            self._aborted = self._aborted or exc
             raise StorageError(
                 f"memory database {self.path}: {exc}; rolling back to the savepoint failed too: {undo}"
             ) from exc
