@@ -198,3 +198,22 @@ def test_long_hostile_text_is_linear() -> None:
     for filler in ("a" * 100_000, "sk-" * 33_000, "password: " * 10_000, "eyJ." * 25_000, "x:" * 50_000):
         redact_secrets(filler)
     assert redact_secrets("A" * 100_000) == "A" * 100_000
+
+
+def test_no_false_positive_in_the_project_corpora() -> None:
+    # Thousands of ordinary sentences (extraction and temporal benchmarks, the benign injection controls):
+    # none holds a credential, so none may change when stored.
+    import json
+    from pathlib import Path
+
+    from hermes_memory.tier2.verdicts import strings
+
+    data = Path(__file__).parents[1] / "data"
+    texts = [
+        text
+        for name in ("extraction_bench.json", "temporal_corpus.json")
+        for text in strings(json.loads((data / name).read_text("utf-8")))
+    ]
+    texts += json.loads((data / "injection_corpus.json").read_text("utf-8"))["benign"]
+    assert len(texts) > 2000
+    assert [t for t in texts if find_secrets(t)] == []
