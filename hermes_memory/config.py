@@ -17,8 +17,7 @@ import yaml
 
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.scoping import check_scope_name
-
-_PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+from hermes_memory.validation import profile_name
 
 
 @dataclass(frozen=True)
@@ -110,6 +109,13 @@ class ScopeConfig:
 
 
 @dataclass(frozen=True)
+class SecurityConfig:
+    """What memory does with credentials in the text it stores (see ``security.secrets``)."""
+
+    redact_secrets: bool
+
+
+@dataclass(frozen=True)
 class Config:
     profile: str
     tier1: Tier1Config
@@ -121,6 +127,7 @@ class Config:
     llm: LLMConfig
     hermes_home: str
     scope: ScopeConfig
+    security: SecurityConfig
 
     # -- resolved paths -------------------------------------------------------------------------
     def expand(self, template: str) -> Path:
@@ -161,6 +168,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "limits": LimitsConfig,
     "llm": LLMConfig,
     "scope": ScopeConfig,
+    "security": SecurityConfig,
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -275,11 +283,10 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any], prefix: str) -> None:
 
 
 def _build(data: dict[str, Any], hermes_home: str) -> Config:
-    profile = data.get("profile")
-    if not isinstance(profile, str) or not _PROFILE_RE.match(profile):
-        raise ConfigError(
-            f"config key 'profile' must be 1-64 characters of letters, digits, '_', '.', '-', got {profile!r}"
-        )
+    try:
+        profile = profile_name("config key 'profile'", data.get("profile"))
+    except ValidationError as exc:
+        raise ConfigError(str(exc)) from exc
     sections = {name: _build_section(name, cls, data[name]) for name, cls in _SECTIONS.items()}
     tier3 = sections["tier3"]
     if tier3.chunk_overlap >= tier3.chunk_size:
@@ -384,6 +391,7 @@ __all__ = [
     "LLMConfig",
     "LimitsConfig",
     "ScopeConfig",
+    "SecurityConfig",
     "Tier1Config",
     "Tier2Config",
     "Tier3Config",

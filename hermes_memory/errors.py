@@ -46,6 +46,14 @@ class StorageError(HermesMemoryError):
     code = "storage_error"
 
 
+class StorageFullError(StorageError):
+    """A write found no room: the disk is full, or a file size limit (``RLIMIT_FSIZE``) was reached.
+
+    The transaction was rolled back whole; nothing of it is stored and queued work stays queued. Not a
+    fault of the data being written: freeing space and retrying writes it.
+    """
+
+
 class VectorStoreBusyError(StorageError):
     """The vector store is open in another process (embedded engines allow one process per store).
 
@@ -81,6 +89,7 @@ __all__ = [
     "HermesMemoryError",
     "NotFoundError",
     "StorageError",
+    "StorageFullError",
     "ThreatDetectedError",
     "ValidationError",
     "VectorStoreBusyError",

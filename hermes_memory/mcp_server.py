@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import DependencyMissingError
 from hermes_memory.hermes.settings import load_memory_config
+from hermes_memory.scoping import check_scope_name
 from hermes_memory.security.threats import neutralise_data
+from hermes_memory.validation import profile_name
+
+if TYPE_CHECKING:
+    _Int = int
+else:
+    try:  # pydantic comes with the mcp extra; without it build_server refuses before any tool exists
+        from pydantic import StrictInt as _Int
+    except ImportError:
+        _Int = int
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
@@ -78,7 +88,7 @@ def build_server(api: MemoryAPI) -> FastMCP:
 
     @server.tool(description="Ranked, dated memories about a query from every tier (or `tiers`).")
     def recall(
-        query: str, limit: int = 10, tiers: list[str] | None = None, as_of: float | None = None
+        query: str, limit: _Int = 10, tiers: list[str] | None = None, as_of: float | None = None
     ) -> dict[str, Any]:
         result: dict[str, Any] = _guard(lambda: api.recall(query, tiers=tiers, limit=limit, as_of=as_of))
         return result
@@ -98,7 +108,7 @@ def build_server(api: MemoryAPI) -> FastMCP:
         return queued
 
     @server.tool(description="Dated events and facts about one entity, oldest first.")
-    def timeline(entity: str, limit: int = 100) -> list[dict[str, Any]]:
+    def timeline(entity: str, limit: _Int = 100) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = _guard(lambda: api.timeline(entity, limit))
         return result
 
@@ -108,7 +118,7 @@ def build_server(api: MemoryAPI) -> FastMCP:
         end: float | None = None,
         event_type: str | None = None,
         entity: str | None = None,
-        limit: int = 20,
+        limit: _Int = 20,
     ) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = _guard(
             lambda: api.timeline_query(start, end, event_type, limit, entity=entity)
@@ -122,7 +132,7 @@ def build_server(api: MemoryAPI) -> FastMCP:
 
     @server.tool(description="Facts matching free text (BM25); without text, the newest.")
     def fact_query(
-        query: str | None = None, limit: int = 10, as_of: float | None = None
+        query: str | None = None, limit: _Int = 10, as_of: float | None = None
     ) -> list[dict[str, Any]]:
         result: list[dict[str, Any]] = _guard(lambda: api.fact_query(query, limit=limit, as_of=as_of))
         return result
@@ -173,6 +183,10 @@ def serve_stdio(
     cannot be opened.
     """
     _fastmcp()  # fail before opening the store when the extra is missing
+    if profile is not None:
+        profile_name("profile", profile)
+    if scope is not None:
+        check_scope_name(scope)
     # The same settings Hermes' provider reads for this home (HOME/nextlevel.yaml, or ``config``).
     resolved = load_memory_config(home, config_path=config, profile=profile)
     with MemoryAPI(resolved.config, actor="mcp", scope=scope) as api:

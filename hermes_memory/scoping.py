@@ -23,9 +23,12 @@ FACT_MODES = ("private", "shared")
 
 
 def check_scope_name(name: object, what: str = "scope") -> str:
-    """A valid scope name (non-empty, <= 100 characters, no control characters), unchanged.
+    """A valid scope name (non-empty, <= 100 characters, no control characters, no path separator,
+    not "." or ".."), unchanged.
 
-    Raises ValidationError naming ``what``.
+    A scope name is data, never a path (files per scope are named by a hash of it, ``ScopeView.key``);
+    path-like names are refused anyway, so none can ever become one. Raises ValidationError naming
+    ``what``.
     """
     if not isinstance(name, str):
         raise ValidationError(f"{what} must be a string, got {type(name).__name__}")
@@ -36,6 +39,8 @@ def check_scope_name(name: object, what: str = "scope") -> str:
     for ch in name:
         if unicodedata.category(ch) in ("Cc", "Cs"):
             raise ValidationError(f"{what} must not contain control characters or lone surrogates")
+    if "/" in name or "\\" in name or name.strip() in (".", ".."):
+        raise ValidationError(f"{what} must not contain '/' or '\\' nor be '.' or '..', got {name[:100]!r}")
     return name
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import reprlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -114,6 +115,33 @@ def positive_int(name: str, value: Any, *, maximum: int | None = None) -> int:
     return value
 
 
+# A profile name becomes a directory of the memory home ({HERMES_HOME}/{profile}/memory): one plain path
+# component — no separator, no leading dot (".", ".."), no NUL or control character, at most 64 characters.
+PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# Names a profile directory must not take: what Hermes keeps in its home (a profile "skills" would put
+# memory inside Hermes' skills), and the device names Windows reserves (a portable home stays portable).
+RESERVED_PROFILES = frozenset(
+    {"memories", "skills", "plugins", "profiles", "sessions", "logs", "cron", "cache", "bin", "hooks"}
+    | {"con", "prn", "aux", "nul", "clock$"}
+    | {f"{dev}{n}" for dev in ("com", "lpt") for n in range(10)}
+)
+
+
+def profile_name(name: str, value: Any) -> str:
+    """A memory profile name: 1-64 characters of letters, digits, ``_``, ``.``, ``-``, starting with a
+    letter or digit, and not a reserved name (see ``RESERVED_PROFILES``). Raises ValidationError."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{name} must be a string, got {type(value).__name__}")
+    if PROFILE_RE.fullmatch(value) is None:
+        raise ValidationError(
+            f"{name} must be 1-64 characters of letters, digits, '_', '.', '-' starting with a letter or "
+            f"digit (it names a directory of the memory home), got {shown(value)}"
+        )
+    if value.lower().split(".")[0] in RESERVED_PROFILES:
+        raise ValidationError(f"{name} {value!r} is a reserved name (Hermes' own directories, device names)")
+    return value
+
+
 def choice(name: str, value: Any, allowed: Iterable[str]) -> str:
     options = sorted(allowed)
     if not isinstance(value, str) or value not in options:
@@ -133,6 +161,8 @@ __all__ = [
     "ENTITY_TYPES",
     "EVENT_TYPES",
     "FACT_CATEGORIES",
+    "PROFILE_RE",
+    "RESERVED_PROFILES",
     "SOURCE_TYPES",
     "TIME_MAX",
     "TIME_MIN",
@@ -143,6 +173,7 @@ __all__ = [
     "optional_time",
     "path",
     "positive_int",
+    "profile_name",
     "shown",
     "string_list",
     "text",

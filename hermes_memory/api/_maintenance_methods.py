@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config
+from hermes_memory.errors import HermesMemoryError
 
 if TYPE_CHECKING:
     from hermes_memory.cron.context import JobContext
     from hermes_memory.cron.jobs import JobProgress
     from hermes_memory.graph.service import GraphService
+    from hermes_memory.ingest.worker import Ingestor
     from hermes_memory.records import Fact
     from hermes_memory.tier2 import Tier2
     from hermes_memory.tier3.semantic import SemanticMemory
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
 # modules (consolidation, dedup, the graph) cost the Hermes process ~20 ms at start.
 
 MAINTENANCE_ACTOR = "cron"
+# Maintenance writes the queued turns first, for at most this long (the rest stay queued, not an error).
+_TURN_DRAIN_S = 60.0
+TURN_QUEUE = "turn_queue"
 
 
 class MaintenanceMethods:
@@ -32,6 +37,7 @@ class MaintenanceMethods:
     config: Config
     _sem: SemanticMemory | None
     _graph_service: GraphService | None
+    _ingestor: Ingestor | None
 
     def _tier2(self) -> Tier2:
         raise NotImplementedError
@@ -87,7 +93,7 @@ class MaintenanceMethods:
             when = v.optional_time("now", now)
             v.optional_callback("progress", progress)
             ctx = self.maintenance_context()
-            runs: dict[str, Any] = {}
+            runs: dict[str, Any] = self._turn_queue_check()
             for name in names:
                 bound = None if progress is None else _bind(progress, name)
                 at = time.time() if when is None else when
@@ -107,10 +113,26 @@ class MaintenanceMethods:
             v.optional_callback("progress", progress)
             from hermes_memory.cron.scheduler import Scheduler
 
-            runs = Scheduler(self, self.config.cron).tick(when, progress)
+            runs = {**self._turn_queue_check(), **Scheduler(self, self.config.cron).tick(when, progress)}
             return {"jobs": runs, "failed": [n for n, r in runs.items() if r["status"] == "failed"]}
 
         return self._maintenance_envelope(call)
+
+    def _turn_queue_check(self) -> dict[str, Any]:
+        """Write the queued turns (bounded), then say whether any cannot be written: ``{}`` when the
+        queue is healthy, else ``{"turn_queue": <a failed run record>}`` so maintenance never reports
+        "ok" over a stuck queue (a full disk, a file size limit, a turn that keeps failing)."""
+        started = time.time()
+        try:
+            if self._ingestor is not None:
+                self._ingestor.drain(deadline=time.monotonic() + _TURN_DRAIN_S)
+            failing, last = self._tier2().ingest_queue.failing()
+        except HermesMemoryError as exc:
+            return {TURN_QUEUE: _failed_run(started, exc.code, str(exc))}
+        if not failing:
+            return {}
+        message = f"{failing} queued turn(s) could not be written and stay queued; last error: {last}"
+        return {TURN_QUEUE: _failed_run(started, "storage_error", message)}
 
     def _one_job(self, name: str, now: float | None) -> Envelope:
         envelope = self.maintain(name, now=now)
@@ -157,6 +179,16 @@ class MaintenanceMethods:
             return Scheduler(self, self.config.cron).status(v.optional_time("now", now))
 
         return run("tier2", call)
+
+
+def _failed_run(started: float, error_type: str, error: str) -> dict[str, Any]:
+    """A run record (the shape of ``RunRecord.to_dict``) for the turn-queue check, which is no job."""
+    finished = time.time()
+    return {
+        "id": None, "job": TURN_QUEUE, "triggered_by": "manual", "started_at": started,
+        "finished_at": finished, "status": "failed", "result": {"error_type": error_type}, "error": error,
+        "duration_s": finished - started,
+    }  # fmt: skip
 
 
 def _bind(progress: JobProgress, job: str) -> Callable[[int, int], None]:

@@ -68,6 +68,10 @@ class MirrorMethods:
     def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
     def mirror_curated_write(
         self,
         action: str,
@@ -93,13 +97,15 @@ class MirrorMethods:
             v.choice("store", store, {"memory", "user"})
             text = v.text("content", content, max_chars=self._max_chars, allow_empty=True).strip()
             old = v.optional_text("old_text", old_text, max_chars=self._max_chars)
-            old = (old or (text if action == "remove" else "")).strip()
+            # Mirrored facts hold redacted text: the entry is looked for as stored.
+            old = self._secret_free((old or (text if action == "remove" else "")).strip())
             if action in ("replace", "remove") and not old:
                 raise ValidationError(f"{action} needs old_text (the entry it changes)")
             if action != "remove" and not text:
                 raise ValidationError(f"{action} needs the entry's content")
             if text:
                 ensure_safe(text)
+                text = self._secret_free(text)
             who = v.optional_text("speaker", speaker, max_chars=200)
             sid = v.optional_text("source_id", source_id, max_chars=500)
             t2 = self._tier2()

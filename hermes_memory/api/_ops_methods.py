@@ -44,6 +44,16 @@ class OpsMethods:
     def enabled_tiers(self) -> list[str]:
         raise NotImplementedError
 
+    def _secret_free_document(self, doc: Any) -> Any:
+        """An export document with credentials redacted (config ``security.redact_secrets``): what an
+        export writes and what an import stores."""
+        if not self.config.security.redact_secrets:
+            return doc
+        from hermes_memory.ops.redact import redact_document
+
+        redacted, _ = redact_document(doc)
+        return redacted
+
     # -- forget -----------------------------------------------------------------------------------
     def forget(self, id: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
         """Forget one fact, episode, timeline event, relation or entity (an entity: every mention).
@@ -165,7 +175,9 @@ class OpsMethods:
         from hermes_memory.ops import export as _export
 
         def call() -> dict[str, Any]:
-            doc = _export.export_data(self._tier2(), self._curated_store)
+            doc: dict[str, Any] = self._secret_free_document(
+                _export.export_data(self._tier2(), self._curated_store)
+            )
             if path is None:
                 return doc
             target = Path(v.path("path", path))
@@ -189,6 +201,7 @@ class OpsMethods:
             if not isinstance(merge, bool):
                 raise ValidationError("merge must be a boolean")
             doc = _export.load_file(os.fspath(data)) if isinstance(data, (str, os.PathLike)) else data
+            doc = self._secret_free_document(doc)
             result = _export.import_data(self._tier2(), self._curated_store, doc, merge=merge)
             if self._graph_service is not None:
                 self._graph_service.rebuild()
@@ -211,9 +224,11 @@ class OpsMethods:
                 self._graph_service.save()
             graph_dir = self.config.graph_path if self._graph_service is not None else None
             # A backup is of the whole store (every scope): it restores the home as it was.
-            return _backup.backup(
+            result: dict[str, Any] = _backup.backup(
                 self._tier2().admin(), self._curated_store, graph_dir, target, profile=self.config.profile
             )
+            _owner_only(target)  # SQLite's backup file, copies and the manifest take the umask's mode
+            return result
 
         return run("multi", call, tiers=self.enabled_tiers())
 
@@ -235,9 +250,13 @@ class OpsMethods:
 
         def call() -> dict[str, Any]:
             if profile is not None:
-                overrides["profile"] = profile
+                overrides["profile"] = v.profile_name("profile", profile)
             cfg = config if config is not None else load_config(None, hermes_home=hermes_home, **overrides)
-            return _backup.restore(Path(v.path("src", src)), cfg, force=force)
+            result: dict[str, Any] = _backup.restore(Path(v.path("src", src)), cfg, force=force)
+            # Copies keep the backup's modes (an old backup's 0644): the restored store is owner-only.
+            for path in (cfg.db_path, Path(f"{cfg.db_path}-wal"), Path(f"{cfg.db_path}-shm"), cfg.graph_path):
+                _owner_only(path)
+            return result
 
         return run("multi", call)
 
@@ -251,6 +270,16 @@ def _include(value: Any) -> bool | list[str]:
     raise ValidationError(
         "include_related must be a boolean or a non-empty list of at most 100 related names"
     )
+
+
+def _owner_only(path: Path) -> None:
+    """Make ``path`` (and what is under it) 0600/0700. Raises StorageError."""
+    from hermes_memory.security.permissions import tighten_tree
+
+    try:
+        tighten_tree(path)
+    except OSError as exc:
+        raise StorageError(f"cannot make {path} private to its owner: {exc}") from exc
 
 
 __all__ = ["OpsMethods"]

@@ -13,6 +13,10 @@ from hermes_memory.recall.render import render
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import SemanticMemory
 
+# A rendered block larger than this is no longer a memory block (the largest context windows are ~1M
+# tokens; Hermes asks for 300).
+MAX_BUDGET_TOKENS = 100_000
+
 
 class RecallMethods:
     """Mixed into MemoryAPI; expects ``_recall_engine()``, ``_tier2()``, ``enabled_tiers()``, ``scope``."""
@@ -54,7 +58,11 @@ class RecallMethods:
             text = v.text("query", query, max_chars=self._max_chars).strip()
             lim = v.positive_int("limit", limit, maximum=200)
             when = v.optional_time("as_of", as_of)
-            budget = None if budget_tokens is None else v.positive_int("budget_tokens", budget_tokens)
+            budget = (
+                None
+                if budget_tokens is None
+                else v.positive_int("budget_tokens", budget_tokens, maximum=MAX_BUDGET_TOKENS)
+            )
             sid = v.optional_text("session_id", session_id, max_chars=200)
             enabled = [t for t in self.enabled_tiers() if t in TIERS]
             if tiers is None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
-from hermes_memory.errors import ValidationError
+from hermes_memory.errors import StorageError, ValidationError
 from hermes_memory.extract.speech import strip_memory_context
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.turns import TurnMessage, new_turn_uuid
@@ -40,6 +40,14 @@ class RememberMethods:
     def _tier2(self) -> Tier2:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
+    def _secret_free_data(self, value: dict[str, Any]) -> dict[str, Any]:
+        """``value``'s strings with credentials redacted (config ``security.redact_secrets``)."""
+        raise NotImplementedError
+
     def remember_turn(
         self,
         user: str | None,
@@ -61,6 +69,7 @@ class RememberMethods:
                     continue
                 # Recalled memory (Hermes' <memory-context> fence) is never stored again as if said.
                 body = strip_memory_context(v.text(role, text, max_chars=MAX_TURN_CHARS, allow_empty=True))
+                body = self._secret_free(body)
                 speaker = v.optional_text(f"{role}_name", name, max_chars=200)
                 messages.append(TurnMessage(role, body, speaker))
             if not any(m.text.strip() for m in messages):
@@ -90,7 +99,8 @@ class RememberMethods:
                 )
             v.choice("role", role, {"user", "assistant"})
             name = v.optional_text("speaker", speaker, max_chars=200)
-            return self._enqueue([TurnMessage(role, body, name)], session_id, time_, metadata, turn_id)
+            message = TurnMessage(role, self._secret_free(body), name)
+            return self._enqueue([message], session_id, time_, metadata, turn_id)
 
         return run("tier2", call)
 
@@ -114,7 +124,7 @@ class RememberMethods:
         except (ValueError, OverflowError, OSError) as exc:
             raise ValidationError(f"time {v.shown(when)} is not a valid timestamp: {exc}") from exc
         v.timestamp("time", ts)
-        meta = _check_metadata(metadata)
+        meta = self._secret_free_data(_check_metadata(metadata))
         uuid = v.text("turn_id", turn_id, max_chars=200) if turn_id is not None else new_turn_uuid()
         payload = {
             "session_id": sid,
@@ -162,6 +172,12 @@ class RememberMethods:
                     break  # the holder is not draining now; the rows stay queued for it
                 time.sleep(0.05)
             pending = {"turns": tier2.ingest_queue.count(), "embeddings": tier2.embed_queue.count()}
+            failing, last = tier2.ingest_queue.failing() if pending["turns"] else (0, None)
+            if failing:
+                # The worker could not write them (its error is logged there): say so instead of "not yet".
+                raise StorageError(
+                    f"{failing} queued turn(s) could not be written and stay queued; last error: {last}"
+                )
             if pending["embeddings"] == 0:
                 degraded.clear()  # the vectors were written in the end (by the holder, or after a handover)
             return {"drained": pending["turns"] == 0 and pending["embeddings"] == 0, "pending": pending}

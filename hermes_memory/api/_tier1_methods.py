@@ -6,6 +6,7 @@ from typing import Any
 
 from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope, run
+from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier1.curated_store import CuratedResult, CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 
@@ -35,6 +36,10 @@ class Tier1Methods:
     def _curated(self) -> CuratedStore:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
     def _audit_curated(self, action: str, store: str, diff: dict[str, Any]) -> None:
         """Hook: record a curated write in the audit log (MemoryAPI writes it to Tier 2's log)."""
 
@@ -56,6 +61,8 @@ class Tier1Methods:
 
         def call() -> dict[str, Any]:
             text = _clean("content", content)
+            ensure_safe(text, scope="strict")  # before redaction: what Hermes refuses stays refused
+            text = self._secret_free(text)
             return self._curated_write("curated_add", self._curated().add(store, text), {"new": text})
 
         return run("tier1", call)
@@ -65,6 +72,8 @@ class Tier1Methods:
 
         def call() -> dict[str, Any]:
             old_text, new_text = _clean("old", old), _clean("new", new)
+            ensure_safe(new_text, scope="strict")
+            new_text = self._secret_free(new_text)
             result = self._curated().replace(store, old_text, new_text)
             return self._curated_write("curated_replace", result, {"old": old_text, "new": new_text})
 

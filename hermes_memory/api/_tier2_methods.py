@@ -27,6 +27,10 @@ class Tier2Methods:
     def _tier2(self) -> Tier2:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
     def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
         """Derived stores (Tier 3) follow a fact write; runs inside the write's transaction."""
         raise NotImplementedError
@@ -56,7 +60,8 @@ class Tier2Methods:
 
         def call() -> dict[str, Any]:
             text = v.text("content", content, max_chars=self._max_chars).strip()
-            ensure_safe(text)
+            ensure_safe(text)  # first: what Hermes' scanner refuses is refused, never stored redacted
+            text = self._secret_free(text)
             v.choice("category", category, v.FACT_CATEGORIES)
             conf = v.unit_interval("confidence", confidence)
             v.choice("source", source, v.SOURCE_TYPES)
@@ -123,8 +128,9 @@ class Tier2Methods:
             checked: dict[str, Any] = {}
             for key, value in fields.items():
                 if key == "content":
-                    checked[key] = v.text("content", value, max_chars=self._max_chars).strip()
-                    ensure_safe(checked[key])
+                    text = v.text("content", value, max_chars=self._max_chars).strip()
+                    ensure_safe(text)
+                    checked[key] = self._secret_free(text)
                 elif key == "category":
                     checked[key] = v.choice("category", value, v.FACT_CATEGORIES)
                 elif key in ("confidence", "importance"):
@@ -177,6 +183,7 @@ class Tier2Methods:
             desc = v.optional_text("description", description, max_chars=self._max_chars)
             for value in (clean, *alias_list, *([desc] if desc else [])):
                 ensure_safe(value)
+            desc = None if desc is None else self._secret_free(desc)
             problem = thing_name_problem(clean)
             if problem is not None:  # a sentence, "False", "Entry added": not a thing in the user's world
                 raise ValidationError(f"entity name {clean[:80]!r} {problem}")
@@ -268,6 +275,8 @@ class Tier2Methods:
             desc = v.optional_text("description", description, max_chars=self._max_chars)
             for value in (clean, *([desc] if desc else [])):
                 ensure_safe(value)
+            clean = self._secret_free(clean)
+            desc = None if desc is None else self._secret_free(desc)
             imp = v.unit_interval("importance", importance)
             when = v.optional_time("timestamp", timestamp)
             sid = v.optional_text("session_id", session_id, max_chars=200)

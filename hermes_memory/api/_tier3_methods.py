@@ -24,6 +24,10 @@ class Tier3Methods:
     def _semantic(self) -> SemanticMemory:
         raise NotImplementedError
 
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
+        raise NotImplementedError
+
     def semantic_index(
         self,
         text: str,
@@ -40,6 +44,7 @@ class Tier3Methods:
         def call() -> dict[str, Any]:
             body = v.text("text", text, max_chars=self._max_chars).strip()
             ensure_safe(body)
+            body = self._secret_free(body)
             kind = v.choice("source_type", source_type, {"session", "memory", "tool", "fact", "document"})
             sid = v.optional_text("session_id", session_id, max_chars=200)
             if message_id is not None and (isinstance(message_id, bool) or not isinstance(message_id, int)):

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import atexit
+import functools
+import inspect
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
+from hermes_memory import validation as v
 from hermes_memory.api._doctor_methods import DoctorMethods
 from hermes_memory.api._graph_methods import GraphMethods
 from hermes_memory.api._history_methods import HistoryMethods
@@ -29,7 +33,8 @@ from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.llm.wiring import ingest_hooks
 from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Entity, Fact, Relation
-from hermes_memory.scoping import ScopeView
+from hermes_memory.scoping import ScopeView, check_scope_name
+from hermes_memory.security.secrets import redact_data, redact_secrets
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
@@ -105,6 +110,12 @@ class MemoryAPI(
         background: bool = False,
         **overrides: Any,
     ):
+        # Names given here are checked as input (ValidationError); the same names read from a config
+        # file are checked there (ConfigError naming the key).
+        if profile is not None:
+            v.profile_name("profile", profile)
+        if scope is not None:
+            check_scope_name(scope)
         if config is None:
             if profile is not None:
                 overrides["profile"] = profile
@@ -150,7 +161,10 @@ class MemoryAPI(
             self._finish_erasures_on_open()
             # llm.enabled: false (default) gives the rule-based writer and _after_ingest unchanged.
             knowledge, after_commit = ingest_hooks(config.llm, self._t2, self._sem, self._after_ingest)
-            self._ingestor = Ingestor(self._t2, self._sem, knowledge=knowledge, after_commit=after_commit)
+            self._ingestor = Ingestor(
+                self._t2, self._sem, knowledge=knowledge, after_commit=after_commit,
+                redact=redact_secrets if config.security.redact_secrets else None,
+            )  # fmt: skip
             if background:
                 worker = BackgroundWorker(lambda: self._drain_once(stop=lambda: worker.stopping))
                 self._worker = worker
@@ -167,6 +181,17 @@ class MemoryAPI(
             self._finish_erasures()
         except HermesMemoryError as exc:
             log.warning("hermes-memory: an unfinished forget could not be finished yet: %s", exc)
+    # -- secrets (config security.redact_secrets) ------------------------------------------------
+    def _secret_free(self, text: str) -> str:
+        """``text`` with credentials redacted when config ``security.redact_secrets`` is on."""
+        return redact_secrets(text) if self.config.security.redact_secrets else text
+
+    def _secret_free_data(self, value: dict[str, Any]) -> dict[str, Any]:
+        """``value``'s strings with credentials redacted when config ``security.redact_secrets`` is on."""
+        if not self.config.security.redact_secrets:
+            return value
+        redacted: dict[str, Any] = redact_data(value)
+        return redacted
 
     # -- tier access (raise when a tier is switched off) ------------------------------------------
     def _tier2(self) -> Tier2:
@@ -329,6 +354,41 @@ class MemoryAPI(
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# Public members that return no envelope (nothing to redact), and export_json, which redacts its
+# document itself (keeping each changed row's content_hash true and its base64 vectors untouched).
+_NOT_GUARDED = frozenset(
+    {"close", "wait_closed", "enabled_tiers", "knowledge_graph", "maintenance_context", "tier2"}
+    | {"export_json"}
+)
+
+
+def _redacting(method: Callable[..., Envelope]) -> Callable[..., Envelope]:
+    """``method`` whose envelope data has credentials redacted when config ``security.redact_secrets``
+    is on: the read-path guard for text stored before redaction existed (or imported, or written with
+    the switch off), so recall, prefetch, the tools, MCP and exports never show one verbatim."""
+
+    @functools.wraps(method)
+    def guarded(self: MemoryAPI, *args: Any, **kwargs: Any) -> Envelope:
+        envelope = method(self, *args, **kwargs)
+        if self.config.security.redact_secrets and isinstance(envelope, dict) and envelope.get("success"):
+            envelope["data"] = redact_data(envelope["data"])
+        return envelope
+
+    return guarded
+
+
+def _guard_envelopes(cls: type[MemoryAPI]) -> None:
+    for name, member in inspect.getmembers(cls):
+        if name.startswith("_") or name in _NOT_GUARDED or not inspect.isfunction(member):
+            continue
+        if isinstance(inspect.getattr_static(cls, name), staticmethod | classmethod):
+            continue  # no store of its own (restore works on files before any MemoryAPI opens them)
+        setattr(cls, name, _redacting(member))
+
+
+_guard_envelopes(MemoryAPI)
 
 
 def _scope_view(config: Config, name: str | None) -> ScopeView:

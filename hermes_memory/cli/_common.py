@@ -14,6 +14,8 @@ from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.hermes.settings import ResolvedConfig, load_memory_config
 from hermes_memory.recall.availability import unavailable_note
+from hermes_memory.scoping import check_scope_name
+from hermes_memory.validation import profile_name
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the operation was refused or found nothing (envelope success False)
@@ -85,7 +87,12 @@ def command_name(args: argparse.Namespace) -> str:
 
 
 def resolve(args: argparse.Namespace) -> ResolvedConfig:
-    """The configuration Hermes' provider uses for this home (see ``load_memory_config``)."""
+    """The configuration Hermes' provider uses for this home (see ``load_memory_config``). Raises
+    ValidationError for a bad ``--profile`` or ``--scope`` (they name a directory, an agent)."""
+    if getattr(args, "profile", None) is not None:
+        profile_name("--profile", args.profile)
+    if getattr(args, "scope", None) is not None:
+        check_scope_name(args.scope, "--scope")
     return load_memory_config(
         getattr(args, "home", None),
         config_path=getattr(args, "config", None),

@@ -45,6 +45,7 @@ from hermes_memory.graph.builder import (
     relation_edge_attrs,
 )
 from hermes_memory.records import Entity, Relation
+from hermes_memory.security.permissions import private_dir
 
 PICKLE_NAME = "knowledge_graph.pickle"
 GRAPHML_NAME = "knowledge_graph.graphml"
@@ -128,10 +129,11 @@ def graph_fingerprint(entity_count: int, relation_count: int, max_updated_at: fl
 
 
 def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
-    """Write via a temp file in the same directory + os.replace; raises StorageError on OS failure."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write via a temp file in the same directory + os.replace (the file is 0600, like the temp file
+    ``tempfile`` creates); raises StorageError on OS failure."""
     tmp_name: str | None = None
     try:
+        private_dir(path.parent)
         with tempfile.NamedTemporaryFile(
             "wb", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
         ) as handle:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
@@ -26,7 +25,9 @@ from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, sessi
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
+from hermes_memory.security.secrets import redact_secrets
 from hermes_memory.security.threats import neutralise
+from hermes_memory.validation import PROFILE_RE, RESERVED_PROFILES, profile_name
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,6 @@ call nextlevel_search(query). Use nextlevel_remember to keep a durable fact, ent
 the user would expect you to know later; nextlevel_memory for precise edits, timelines, the knowledge
 graph, and why/history of a fact."""
 
-_PROFILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _MEMORY_ACTIONS = ("add", "replace", "remove")
 # How long initialize may spend writing turns an earlier process left queued (rule-based extraction
 # takes milliseconds a turn; an LLM extractor may take longer, and the worker then finishes the rest).
@@ -59,8 +59,9 @@ def fts5_available() -> bool:
 
 
 def _profile(identity: object) -> str:
+    """Hermes' own active profile name (status, backup paths), "default" when it is not usable."""
     name = str(identity or "default")
-    return name if _PROFILE_RE.match(name) else "default"
+    return name if PROFILE_RE.fullmatch(name) and name.lower() not in RESERVED_PROFILES else "default"
 
 
 class NextLevelProvider:
@@ -110,8 +111,10 @@ class NextLevelProvider:
         }
         self._turn_metadata["source"] = "hermes"
         home = str(kwargs.get("hermes_home") or default_hermes_home())
-        profile = _profile(kwargs.get("agent_identity"))
         try:
+            # The profile names a directory of the memory home: a bad one is refused, never replaced by
+            # "default" (that would mix this agent's memory into another profile's).
+            profile = profile_name("agent_identity (the profile)", kwargs.get("agent_identity") or "default")
             self._settings = load_settings(home)
             shared = registry.acquire(home, profile, self._settings, user_id=kwargs.get("user_id"))
         except HermesMemoryError as exc:
@@ -282,6 +285,9 @@ class NextLevelProvider:
         """Key facts of the messages about to be compressed, for the summariser to keep."""
         facts = session.key_facts(messages or [], user_name=self._user_name)
         facts = [fact for fact in facts if safety.is_clean_for_context(fact)]
+        shared = self._store()
+        if shared is None or shared.api.config.security.redact_secrets:  # as memory keeps them
+            facts = [redact_secrets(fact) for fact in facts]
         if not facts:
             return ""
         return "Key facts from this part of the conversation (kept in long-term memory):\n" + "\n".join(

@@ -25,6 +25,7 @@ import yaml
 
 from hermes_memory.config import Config, default_hermes_home, load_config, read_config_file
 from hermes_memory.errors import ConfigError
+from hermes_memory.security.permissions import write_private_text
 
 SETTINGS_FILE = "nextlevel.yaml"
 
@@ -197,6 +198,13 @@ def build_settings(
         if key not in known:
             raise ConfigError(f"{source}: unknown key 'provider.{key}'; known: {', '.join(sorted(known))}")
         values[key] = _coerce(f"provider.{key}", raw, known[key].default)
+    if "profile" in memory:
+        # The profile is Hermes' (the agent's identity) or the CLI's --profile; a second source here
+        # would silently lose to them.
+        raise ConfigError(
+            f"{source}: 'memory.profile' is not a setting: the profile is the one Hermes runs "
+            "(or the CLI's --profile); remove the key"
+        )
     settings = ProviderSettings(**values, memory=_copy(memory))
     # Fail now, naming the key, rather than when Hermes starts the agent.
     settings.memory_config(os.path.expanduser("~/.hermes"), "default")
@@ -213,8 +221,9 @@ def save_settings(settings: ProviderSettings, hermes_home: str | os.PathLike[str
     )
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
+        path.parent.mkdir(parents=True, exist_ok=True)  # the Hermes home: Hermes' mode, not ours
+        tmp.unlink(missing_ok=True)  # a leftover keeps its old mode; the new file is created 0600
+        write_private_text(tmp, text)
         os.replace(tmp, path)
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc

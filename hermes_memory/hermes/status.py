@@ -54,6 +54,9 @@ class StatusReport:
     vector_search: str = ""
     # Work the durable queues hold for a later process or the background worker (None: unknown).
     pending: dict[str, int | None] = field(default_factory=dict)
+    # Queued turns that failed to be written (they stay queued and are retried) and the newest error.
+    failing_turns: int | None = 0
+    failing_error: str | None = None
     extras: list[str] = field(default_factory=list)
     hermes_command: str | None = None
     hermes_python: str | None = None
@@ -114,6 +117,16 @@ def collect(
                 "(it asks for what is needed)"
             )
         report.pending = pending_counts(config.db_path)
+        report.failing_turns, report.failing_error = failing_turns(config.db_path)
+        if report.failing_turns:
+            report.problems.append(
+                f"the turn queue is stuck: {report.failing_turns} queued turn(s) could not be written "
+                f"(they stay queued); last error: {report.failing_error}"
+            )
+            report.fixes.append(
+                "free disk space (or raise the file size limit), then run `hermes-memory maintain`; "
+                "if the error names the turn itself, report it"
+            )
         if tier3.enabled:
             report.vector_search = search_path_text(config.db_path, tier3.engine_min_vectors, tier3.backend)
         if tier3.enabled and tier3.backend == "qdrant" and not tier3.url:
@@ -159,6 +172,47 @@ def pending_counts(db_path: Path) -> dict[str, int | None]:
         "turns_to_ingest": None if turns is None or queued is None else turns + queued,
         "embeddings": _count_rows(db_path, "embed_queue"),
     }
+
+
+def failing_turns(db_path: Path) -> tuple[int | None, str | None]:
+    """How many queued turns of the store at ``db_path`` failed to be written (in the queue with an
+    error, or in the inbox when moving them on failed), and the newest error, read without opening the
+    store for writing. (None, None) when it cannot be read."""
+    queued = _read_only(
+        db_path, "ingest_queue",
+        "SELECT count(*), (SELECT last_error FROM ingest_queue WHERE last_error IS NOT NULL "
+        "ORDER BY id DESC LIMIT 1) FROM ingest_queue WHERE last_error IS NOT NULL",
+    )  # fmt: skip
+    inbox = _read_only(
+        inbox_path(db_path), "inbox_error", "SELECT (SELECT count(*) FROM inbox), error FROM inbox_error"
+    )
+    if queued is None or inbox is None:
+        return None, None
+    count, last = (int(queued[0]), queued[1]) if queued else (0, None)
+    if inbox and inbox[1] is not None:
+        count, last = count + int(inbox[0]), inbox[1]
+    return count, last
+
+
+def _read_only(path: Path, table: str, sql: str) -> tuple[Any, ...] | None:
+    """The first row of ``sql`` on the SQLite file at ``path`` opened read-only; () when the file or
+    ``table`` does not exist or there is no row, None when it cannot be read."""
+    if not path.exists():
+        return ()
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,))
+        if found.fetchone() is None:
+            return ()
+        row = conn.execute(sql).fetchone()
+        return () if row is None else tuple(row)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def search_path_text(db_path: Path, engine_min_vectors: int, backend: str) -> str:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-from hermes_memory.errors import HermesMemoryError
+from hermes_memory.errors import HermesMemoryError, StorageError, StorageFullError
 from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.ingest.turns import episode_uuid
 from hermes_memory.ingest.views import episode_line, sentence_texts, window_text
@@ -93,6 +93,7 @@ class Ingestor:
         knowledge: KnowledgeWriter | None = None,
         after_commit: AfterCommit | None = None,
         max_attempts: int = 5,
+        redact: Callable[[str], str] | None = None,
     ):
         self._tier2 = tier2
         self._semantic = semantic
@@ -101,6 +102,9 @@ class Ingestor:
         self._staged = knowledge if isinstance(knowledge, StagedKnowledge) else None
         self._after_commit = after_commit
         self._max_attempts = max_attempts
+        # Credentials in a turn queued before redaction was on (or by an older release) are redacted
+        # here, before they reach episodes, facts, chunks and vectors (config security.redact_secrets).
+        self._redact = redact
         self._lock = threading.Lock()
 
     def process(self, item: QueuedTurn) -> Changes:
@@ -125,6 +129,8 @@ class Ingestor:
             text = message["text"]
             if not text.strip():
                 continue
+            if self._redact is not None:
+                text = self._redact(text)
             drafts.append(
                 Episode(
                     uuid=episode_uuid(item.turn_uuid, index), session_id=payload["session_id"],
@@ -218,8 +224,9 @@ class Ingestor:
 
         A turn whose processing fails is recorded (attempts, last error) and the drain stops there, so
         turns are always written in order; the next drain retries it. After ``max_attempts`` failures it
-        is left in the queue with its error and skipped. Returns the number of turns written (0 when
-        another drain held the queue until ``deadline``).
+        is left in the queue with its error and skipped. When the store has no room to write (disk full,
+        file size limit) no attempt is counted and StorageFullError is raised: every turn stays queued.
+        Returns the number of turns written (0 when another drain held the queue until ``deadline``).
         """
         written = 0
         wait = -1.0 if deadline is None else min(threading.TIMEOUT_MAX, max(0.0, deadline - time.monotonic()))
@@ -280,6 +287,15 @@ class Ingestor:
                 return written, True
             try:
                 self.process(item)
+            except StorageFullError as exc:
+                # The store has no room: not this turn's fault, so no attempt is counted (it is never
+                # retired for it). It stays queued, with the error for status; the drain stops here.
+                log.warning("ingesting turn %s failed, it stays queued: %s", item.turn_uuid, exc)
+                try:
+                    self._tier2.ingest_queue.note_error(item, f"{type(exc).__name__}: {exc}")
+                except StorageError as note:
+                    log.warning("could not record the error of turn %s: %s", item.turn_uuid, note)
+                raise
             except HermesMemoryError as exc:
                 log.warning(
                     "ingesting turn %s failed (attempt %d): %s", item.turn_uuid, item.attempts + 1, exc

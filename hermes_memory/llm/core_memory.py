@@ -32,6 +32,7 @@ from typing import Any
 from hermes_memory.errors import StorageError
 from hermes_memory.llm.client import JSONSchema, LLMError
 from hermes_memory.llm.structured import StructuredLLM
+from hermes_memory.security.permissions import private_dir
 from hermes_memory.security.threats import first_threat
 
 log = logging.getLogger(__name__)
@@ -152,8 +153,8 @@ class CoreMemoryStore:
         """Replace the file atomically (temp file, fsync, rename). Raises StorageError on failure."""
         payload = json.dumps(core.to_dict(), ensure_ascii=False, indent=2) + "\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".core_memory.", suffix=".tmp", dir=self.path.parent)
+            private_dir(self.path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=".core_memory.", suffix=".tmp", dir=self.path.parent)  # 0600
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
                     fh.write(payload)

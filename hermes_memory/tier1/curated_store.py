@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from hermes_memory.errors import ConfigError, ConflictError, NotFoundError, StorageError, ValidationError
+from hermes_memory.security.permissions import private_dir, private_opener, write_private_text
 from hermes_memory.security.threats import ensure_safe
 from hermes_memory.validation import shown
 
@@ -166,8 +167,8 @@ def _file_lock(path: Path) -> Iterator[None]:
     # Hermes' (MEMORY.md.lock), so Hermes' own memory tool and this store serialise against each other.
     lock_path = path.with_suffix(path.suffix + ".lock")
     try:
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 -- closed in finally below
+        private_dir(lock_path.parent)
+        handle = open(lock_path, "a+", encoding="utf-8", opener=private_opener)  # noqa: SIM115 -- closed below
     except OSError as exc:
         raise StorageError(f"cannot open lock file {lock_path}: {exc}") from exc
     try:
@@ -209,8 +210,8 @@ def _atomic_write(path: Path, text: str) -> None:
     # temp file next to the target so os.replace never crosses a filesystem.
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, suffix=".tmp", prefix=".mem_")
+        private_dir(target.parent)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, suffix=".tmp", prefix=".mem_")  # 0600
         try:
             # Text mode like Hermes, so both write the same bytes on every platform.
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -419,7 +420,7 @@ class CuratedStore:
         if drifted:
             backup = path.with_suffix(path.suffix + f".bak.{int(time.time())}")
             try:
-                backup.write_text(raw, encoding="utf-8")
+                write_private_text(backup, raw)
             except OSError as exc:
                 raise StorageError(f"drift in {path} detected but backup {backup} failed: {exc}") from exc
             raise ExternalDriftError(

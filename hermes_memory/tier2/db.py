@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -12,7 +13,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from hermes_memory.errors import StorageError
+from hermes_memory.errors import StorageError, StorageFullError
+from hermes_memory.security.permissions import private_dir, tighten
 
 # Retries on top of SQLite's own busy handler: a WAL checkpoint or schema change can still surface
 # SQLITE_BUSY without waiting, and that must never reach a caller as "database is locked".
@@ -25,9 +27,51 @@ def _is_locked(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+_SQLITE_FULL = 13
+_SQLITE_IOERR = 10
+# A write that fails this close to a size limit (or with this little free space) is taken as "no room".
+_ROOM_MARGIN = 1 << 20
+
+
+def _no_room(path: Path, exc: sqlite3.DatabaseError) -> str | None:
+    """Why a failed write found no room (disk full, file size limit), or None when it was not that.
+
+    SQLite reports ENOSPC as SQLITE_FULL ("database or disk is full", also a ``max_page_count`` reached)
+    but EFBIG (a file past ``RLIMIT_FSIZE``) only as SQLITE_IOERR ("disk I/O error"): for an I/O error
+    the files' sizes are compared with the limit and the free space is looked at.
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(exc).lower()
+    if primary == _SQLITE_FULL or "disk is full" in text:
+        return "the disk is full (or the database reached its page limit)"
+    if primary != _SQLITE_IOERR and "disk i/o error" not in text:
+        return None
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        resource = None  # type: ignore[assignment]
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource is not None else -1
+    if resource is not None and limit != resource.RLIM_INFINITY:
+        sizes = [p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-journal")) if p.exists()]
+        if sizes and max(sizes) + _ROOM_MARGIN >= limit:
+            return f"a file reached the process's file size limit (RLIMIT_FSIZE, {limit} bytes)"
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+    return "the disk is full" if free < _ROOM_MARGIN else None
+
+
 def _storage_error(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
     text = str(exc)
     lowered = text.lower()
+    room = _no_room(path, exc)
+    if room is not None:
+        return StorageFullError(
+            f"memory database {path}: no room to write: {room} ({text}). The write was rolled back whole "
+            "and queued turns stay queued; free space (or raise the limit) and they are written"
+        )
     if "readonly" in lowered or "read-only" in lowered:
         return StorageError(f"memory database {path} is read-only: {text}")
     if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
@@ -65,12 +109,14 @@ class Database:
         self._closed = False
         self._wal = wal
         self._busy_timeout_ms = busy_timeout_ms
+        # Set when SQLite rolled the open transaction back itself (see atomic): the error that made it.
+        self._aborted: BaseException | None = None
         self._readers: list[sqlite3.Connection] = []  # every read connection opened (closed with it)
         self._idle: list[sqlite3.Connection] = []  # those not in use now
         self._reader_lock = threading.Lock()
         self._local = threading.local()  # .reading: how deep this thread is in reading()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
         except OSError as exc:
             raise StorageError(f"cannot create the memory directory {self.path.parent}: {exc}") from exc
         try:
@@ -81,12 +127,16 @@ class Database:
                 check_same_thread=False,
             )
             self._conn.row_factory = sqlite3.Row
-            self._check_header()
+            self._check_header()  # a file that is not SQLite is refused before it is touched at all
+            # Owner-only before anything is written: SQLite gives the -wal and -shm files it creates
+            # the database file's mode. By chmod, never by opening the file (see _check_header).
+            self._tighten()
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             self._conn.execute("PRAGMA foreign_keys = ON")
             if wal:
                 self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone())
             self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._tighten()  # a -wal/-shm left by an older release
         except StorageError:
             self._conn.close()
             raise
@@ -95,6 +145,15 @@ class Database:
             if hasattr(self, "_conn"):
                 self._conn.close()
             raise _open_error(self.path, exc) from exc
+
+    def _tighten(self) -> None:
+        if str(self.path) == ":memory:":
+            return
+        for path in (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")):
+            try:
+                tighten(path)
+            except OSError as exc:
+                raise StorageError(f"cannot make {path} private to its owner: {exc}") from exc
 
     def _check_header(self) -> None:
         # SQLite reads the header first and writes nothing to a file that is not a database. The file
@@ -123,15 +182,21 @@ class Database:
                 self._writer = threading.get_ident()
                 try:
                     yield self._conn
+                    if self._aborted is not None or not self._conn.in_transaction:
+                        # An error inside was caught by the caller, but SQLite had already rolled the
+                        # whole transaction back: a COMMIT now would claim writes that are gone.
+                        raise self._rolled_back_error()
                     self._retry(lambda: self._conn.execute("COMMIT"))
                 except BaseException as exc:
-                    self._conn.rollback()
+                    if self._conn.in_transaction:
+                        self._conn.rollback()
                     if isinstance(exc, sqlite3.DatabaseError):
                         raise _storage_error(self.path, exc) from exc
                     raise
                 finally:
                     self._depth = 0
                     self._writer = None
+                    self._aborted = None
             else:
                 name = f"sp{self._depth}"
                 self._conn.execute(f"SAVEPOINT {name}")
@@ -139,15 +204,46 @@ class Database:
                 try:
                     yield self._conn
                 except BaseException as exc:
-                    self._conn.execute(f"ROLLBACK TO {name}")
-                    self._conn.execute(f"RELEASE {name}")
+                    self._undo_savepoint(name, exc)
                     if isinstance(exc, sqlite3.DatabaseError):
                         raise _storage_error(self.path, exc) from exc
                     raise
                 else:
+                    if self._aborted is not None or not self._conn.in_transaction:
+                        raise self._rolled_back_error()
                     self._conn.execute(f"RELEASE {name}")
                 finally:
                     self._depth -= 1
+
+    def _rolled_back_error(self) -> StorageError:
+        """The error for a transaction SQLite rolled back itself (the cause, when known, is named; no
+        room to write stays StorageFullError)."""
+        cause = self._aborted
+        if isinstance(cause, sqlite3.DatabaseError):
+            cause = _storage_error(self.path, cause)
+        why = f": {cause}" if cause is not None else ""
+        kind = StorageFullError if isinstance(cause, StorageFullError) else StorageError
+        return kind(
+            f"memory database {self.path}: the transaction was rolled back by SQLite after an error "
+            f"inside it; nothing of it was written{why}"
+        )
+
+    def _undo_savepoint(self, name: str, exc: BaseException) -> None:
+        """Roll back to savepoint ``name`` after ``exc``. Some errors (SQLITE_FULL, an I/O error such as a
+        file past its size limit) make SQLite roll back the whole transaction itself: there is no
+        savepoint left, and ``ROLLBACK TO`` would fail with "no such savepoint", hiding ``exc``. The
+        outer transaction then ends with ``exc`` (see atomic)."""
+        if not self._conn.in_transaction:
+            self._aborted = self._aborted or exc
+            return
+        try:
+            self._conn.execute(f"ROLLBACK TO {name}")
+            self._conn.execute(f"RELEASE {name}")
+        except sqlite3.DatabaseError as undo:
+            self._aborted = self._aborted or exc
+            raise StorageError(
+                f"memory database {self.path}: {exc}; rolling back to the savepoint failed too: {undo}"
+            ) from exc
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         """Run one statement (reads, or a single-statement write) under the connection lock."""
@@ -266,9 +362,11 @@ class Database:
             self._ensure_open()
             target = sqlite3.connect(str(dest))
             try:
+                tighten(dest)
                 self._conn.backup(target)
             finally:
                 target.close()
+            tighten(dest)
 
     def close(self) -> None:
         with self._lock, self._reader_lock:

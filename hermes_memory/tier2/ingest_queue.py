@@ -4,15 +4,19 @@ fully written (episodes, extracted knowledge, chunks) in the same transaction.""
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_memory.errors import StorageError, StorageFullError
 from hermes_memory.scoping import DEFAULT_SCOPE, ScopeView
 from hermes_memory.tier2._util import dumps, now
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.turn_inbox import TurnInbox
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +77,18 @@ class IngestQueue:
             if not rows:
                 break
             last = rows[-1]["id"]
-            with self._db.atomic() as conn:
-                conn.executemany(
-                    "INSERT OR IGNORE INTO ingest_queue(turn_uuid, payload, enqueued_at) VALUES (?, ?, ?)",
-                    [(r["turn_uuid"], r["payload"], r["enqueued_at"]) for r in rows],
-                )
+            try:
+                with self._db.atomic() as conn:
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO ingest_queue(turn_uuid, payload, enqueued_at) "
+                        "VALUES (?, ?, ?)",
+                        [(r["turn_uuid"], r["payload"], r["enqueued_at"]) for r in rows],
+                    )
+            except StorageFullError as exc:
+                self._note_inbox_error(f"{type(exc).__name__}: {exc}")
+                raise
+            if moved == 0 and self._inbox.last_error() is not None:
+                self._inbox.clear_error()
             # Only after the commit: a crash in between leaves the rows in both (see turn_inbox).
             self._inbox.remove([r["id"] for r in rows])
             moved += len(rows)
@@ -103,6 +114,35 @@ class IngestQueue:
                 "UPDATE ingest_queue SET attempts = attempts + 1, last_error = ? WHERE id = ?",
                 (error[:2000], item.id),
             )
+
+    def _note_inbox_error(self, error: str) -> None:
+        assert self._inbox is not None
+        try:
+            self._inbox.note_error(error, now())
+        except StorageError as note:  # the inbox's disk may be full too: the caller raises the cause
+            log.warning("could not record why the turn inbox is stuck: %s", note)
+
+    def note_error(self, item: QueuedTurn, error: str) -> None:
+        """Record why ``item`` could not be written without counting it as an attempt: the store, not
+        the turn, failed (no room to write), so the turn is never retired for it."""
+        with self._db.atomic() as conn:
+            conn.execute("UPDATE ingest_queue SET last_error = ? WHERE id = ?", (error[:2000], item.id))
+
+    def failing(self) -> tuple[int, str | None]:
+        """How many of this view's queued turns failed to be written (they carry an error; they stay
+        queued and are retried), and the newest such error."""
+        mine, params = self._mine()
+        failed = f"FROM ingest_queue WHERE {mine} AND last_error IS NOT NULL"
+        row = self._db.query_one(
+            f"SELECT count(*) AS n, (SELECT last_error {failed} ORDER BY id DESC LIMIT 1) AS last {failed}",
+            [*params, *params],
+        )
+        count, last = (int(row["n"]), row["last"]) if row is not None else (0, None)
+        stuck = self._inbox.last_error() if self._inbox is not None else None
+        if stuck is not None:  # the inbox rows could not even be moved into the queue
+            count += self._inbox.count(mine, params) if self._inbox is not None else 0
+            last = stuck
+        return count, last
 
     def count(self) -> int:
         """Turns waiting (in this table or still in the inbox)."""

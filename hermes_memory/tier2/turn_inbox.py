@@ -34,6 +34,16 @@ CREATE TABLE IF NOT EXISTS inbox (
     enqueued_at REAL NOT NULL
 )
 """
+# Why the rows here could not be moved into Tier 2 (its disk full, a file size limit): one row, cleared
+# by the next move that succeeds, so ``status`` can say the queue is stuck and why. Additive: a release
+# that does not know it ignores it.
+_ERRORS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS inbox_error (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    error TEXT NOT NULL,
+    at REAL NOT NULL
+)
+"""
 
 
 def inbox_path(db_path: str | os.PathLike[str]) -> Path:
@@ -67,6 +77,7 @@ class TurnInbox:
                 try:
                     with db.atomic() as conn:
                         conn.execute(_SCHEMA)
+                        conn.execute(_ERRORS_SCHEMA)
                 except BaseException:
                     db.close()
                     raise
@@ -101,6 +112,29 @@ class TurnInbox:
             return
         with db.atomic() as conn:
             conn.executemany("DELETE FROM inbox WHERE id = ?", [(i,) for i in ids])
+
+    def note_error(self, error: str, at: float) -> None:
+        """Record why the waiting rows could not be moved on (replaces an earlier note)."""
+        db = self._open(create=True)
+        assert db is not None
+        with db.atomic() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO inbox_error(id, error, at) VALUES (1, ?, ?)", (error[:2000], at)
+            )
+
+    def last_error(self) -> str | None:
+        """The noted reason the waiting rows could not be moved on, if any."""
+        db = self._open(create=False)
+        if db is None:
+            return None
+        row = db.query_one("SELECT error FROM inbox_error WHERE id = 1")
+        return None if row is None else str(row["error"])
+
+    def clear_error(self) -> None:
+        db = self._open(create=False)
+        if db is not None:
+            with db.atomic() as conn:
+                conn.execute("DELETE FROM inbox_error")
 
     def count(self, where: str = "1 = 1", params: Sequence[Any] = ()) -> int:
         """Rows waiting (matching ``where``, an SQL condition over the inbox's columns)."""

@@ -27,6 +27,7 @@ from hermes_memory.errors import (
     DependencyMissingError,
     StorageError,
 )
+from hermes_memory.security.permissions import private_dir
 from hermes_memory.tier3.backend import (
     MEMORY_CHUNKS,
     Condition,
@@ -157,7 +158,7 @@ class ChromaBackend:
                 raise ConfigError("the chroma backend needs tier3.path (embedded) or tier3.url (server)")
             self._where = str(Path(path).expanduser())
             try:
-                Path(self._where).mkdir(parents=True, exist_ok=True)
+                private_dir(self._where)
             except OSError as exc:
                 raise StorageError(f"cannot create chroma directory {self._where}: {exc}") from exc
             with self._translate("open"):

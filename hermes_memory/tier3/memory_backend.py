@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.errors import ConfigError, ConflictError, StorageError
+from hermes_memory.security.permissions import private_dir, private_opener
 from hermes_memory.tier3.backend import (
     MEMORY_CHUNKS,
     Payload,
@@ -230,8 +231,8 @@ class MemoryBackend:
             n = len(self._ids)
             tmp = self._file.with_suffix(".npz.tmp")
             try:
-                self._file.parent.mkdir(parents=True, exist_ok=True)
-                with open(tmp, "wb") as fh:
+                private_dir(self._file.parent)
+                with open(tmp, "wb", opener=private_opener) as fh:
                     np.savez(
                         fh,
                         dim=np.int64(self._dim),

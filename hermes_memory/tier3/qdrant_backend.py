@@ -61,6 +61,7 @@ from hermes_memory.errors import (
     StorageError,
     VectorStoreBusyError,
 )
+from hermes_memory.security.permissions import private_dir, tighten_tree, write_private_text
 from hermes_memory.tier3.backend import (
     ID_KEY,
     MEMORY_CHUNKS,
@@ -154,15 +155,23 @@ class QdrantEdgeBackend:
             if recreate and self._dir.exists():
                 self._remove()
             self._shard = self._open()
+            self._tighten()
         except BaseException:
             os.close(self._owner)  # a failed open must not keep the store
             raise
 
+    def _tighten(self) -> None:
+        # The engine creates its files with the process umask (it takes no mode): owner-only after.
+        try:
+            tighten_tree(self._dir)
+        except OSError as exc:
+            raise StorageError(f"cannot make the qdrant store {self._dir} owner-only: {exc}") from exc
+
     def _take_ownership(self) -> int:
         lock_path = self._dir.with_name(f"{self._collection}.lock")
         try:
-            lock_path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            private_dir(lock_path.parent)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise StorageError(f"cannot open the qdrant store lock {lock_path}: {exc}") from exc
         try:
@@ -215,7 +224,7 @@ class QdrantEdgeBackend:
             if exists:
                 shard = qe.EdgeShard.load(str(self._shard_dir), config)
             else:
-                self._dir.mkdir(parents=True, exist_ok=True)
+                private_dir(self._dir)
                 shard = qe.EdgeShard.create(str(self._shard_dir), config)
                 self._create_indexes(shard)
         except Exception as exc:  # qdrant-edge raises bare Exception; translated here, at the boundary
@@ -249,8 +258,8 @@ class QdrantEdgeBackend:
         meta = self._dir / _META
         tmp = meta.with_suffix(".tmp")
         try:
-            tmp.write_text(
-                json.dumps({"dim": self._dim, "distance": "cosine", "collection": self._collection})
+            write_private_text(
+                tmp, json.dumps({"dim": self._dim, "distance": "cosine", "collection": self._collection})
             )
             os.replace(tmp, meta)
         except OSError as exc:
@@ -421,6 +430,7 @@ class QdrantEdgeBackend:
                 # release the WAL lock even when optimize/flush failed, then our ownership
                 try:
                     self._call("close", self._shard.close)
+                    self._tighten()  # segments the engine wrote since open
                 finally:
                     os.close(self._owner)
 

@@ -235,10 +235,10 @@ def test_ttl_expiry_hides_a_fact(api: MemoryAPI) -> None:
 
 
 def test_restating_an_expired_fact_makes_it_visible_again(api: MemoryAPI) -> None:
-    old = ok(api.fact_store("The wifi password is hunter2.", expires_at=time.time() - 1))
-    again = ok(api.fact_store("The wifi password is hunter2."))
+    old = ok(api.fact_store("The wifi network is called Nordlicht.", expires_at=time.time() - 1))
+    again = ok(api.fact_store("The wifi network is called Nordlicht."))
     assert again["created"] is True and again["uuid"] != old["uuid"]
-    assert contents(ok(api.fact_query("wifi password"))) == ["The wifi password is hunter2."]
+    assert contents(ok(api.fact_query("wifi network"))) == ["The wifi network is called Nordlicht."]
 
 
 def test_supersession_closes_the_old_fact_and_never_deletes_it(api: MemoryAPI) -> None:

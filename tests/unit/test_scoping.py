@@ -103,7 +103,7 @@ def test_bad_scope_config_names_the_key(tmp_path: Path, override: dict[str, Any]
 def test_the_constructor_scope_overrides_the_config(tmp_path: Path) -> None:
     with MemoryAPI(hermes_home=tmp_path, scope="agent-x", **{"scope.name": "agent-y", **FAST}) as api:
         assert api.view == ScopeView.of("agent-x")
-    with pytest.raises(ConfigError, match="scope"):
+    with pytest.raises(ValidationError, match="scope"):  # an argument: input, not configuration
         MemoryAPI(hermes_home=tmp_path, scope="bad\nname")
 
 
