@@ -42,7 +42,8 @@ _ROT13: Final = str.maketrans(
 
 _TARGET: Final = r"(?:instructions?|prompts?|directives?|guidelines|programming)"
 _WHICH: Final = r"(?:all|any|every|previous|prior|above|earlier|preceding|your|system|initial|original)"
-_FILL: Final = r"(?:the|of|these|those|all|previous|prior|above|earlier|system|your){0,3}"
+# "|" and "+" between the words read as "i" and "t" (they imitate them): a stray one is allowed between.
+_FILL: Final = r"(?:[it]?(?:the|of|these|those|all|previous|prior|above|earlier|system|your)){0,3}[it]?"
 # (pattern id, category, regex over the squeezed view in plain spelling)
 _PHRASES: Final = (
     ("disguised_ignore", PROMPT_INJECTION, rf"(?:ignore|disregard){_FILL}{_WHICH}{_FILL}{_TARGET}"),
@@ -50,7 +51,7 @@ _PHRASES: Final = (
      rf"forget(?:all|everything|about)?{_FILL}(?:previous|prior|above|earlier|initial|original|system)"
      rf"{_FILL}{_TARGET}"),
     ("disguised_override", PROMPT_INJECTION,
-     r"(?:systempromptoverride|override(?:the|your)?systemprompt|newsystemprompt"
+     r"(?:system[it]?prompt[it]?override|override[it]?(?:the|your)?[it]?system[it]?prompt|newsystemprompt"
      r"|(?:reveal|print|output|repeat|leak|dump)(?:me)?(?:your|the)(?:full|entire|hidden|initial|original)?"
      r"systemprompt)"),
     ("disguised_role", ROLE_HIJACK,

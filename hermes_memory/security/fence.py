@@ -8,7 +8,7 @@ text that reaches the model is passed through ``quote``:
 * every ``<`` (and its full-width and small forms, which NFKC folds to ``<``) becomes ``&lt;``, and the
   ``>`` that ends a tag-like span becomes ``&gt;``: no tag of any case, spacing or nesting survives, so
   no fence tag, chat-template token (``<|im_start|>``) or HTML comment can be formed, whatever a later
-  pass removes;
+  pass removes. Only a ``<`` that cannot start a tag stays: before ``=``, ``-`` or a digit ("<= 50");
 * a role marker (``System:``, ``[developer note]``, ``### Instruction:``, ``[INST]``, a chat-template
   token, a markdown ``[//]: #`` comment) is prefixed with ``[quoted]``, so it reads as quoted memory.
 
@@ -27,8 +27,11 @@ _MARKED: Final = MARK.rstrip()
 
 # '<' in any form NFKC folds to it; escaping all of them is what makes a closing tag impossible.
 _LT_FORMS: Final = ("<", "\uff1c", "\ufe64")
-_TAG_SPAN: Final = re.compile(r"[<\uff1c\ufe64]([^<>\uff1c\uff1e\ufe64\ufe65\n]{0,256})[>\uff1e\ufe65]")
-_LT: Final = re.compile(r"[<\uff1c\ufe64]")
+_TAG_SPAN: Final = re.compile(
+    r"[<\uff1c\ufe64](?![=\-\d]|[ \t]+[\d=])([^<>\uff1c\uff1e\ufe64\ufe65\n]{0,256})[>\uff1e\ufe65]"
+)
+# Comparisons and arrows ("<= 50", "< 5", "<3", "<-") cannot start a tag: left as they are.
+_LT: Final = re.compile(r"[<\uff1c\ufe64](?![=\-\d]|[ \t]+[\d=])")
 
 _ROLE_WORDS: Final = frozenset(
     {"system", "developer", "admin", "administrator", "sysadmin", "operator", "root", "assistant", "user",

@@ -241,7 +241,7 @@ EXTRA_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     # "System: you must now ...", "SYSTEM NOTE: ...", "Developer message: ignore ..." at a line or
     # sentence start, with an instruction after it on the same line.
     ThreatPattern(
-        rf"(?:^|[\n.!?;])[\s>*#\-]*[\[(<{{]?\s*{_AUTHORITY}{_QUALIFIER}\s*[\])>}}]?\s*[:\uff1a\-]"
+        rf"(?:^|[\n.!?;>])[\s>*#\-]*[\[(<{{]?\s*{_AUTHORITY}{_QUALIFIER}\s*[\])>}}]?\s*[:\uff1a\-]"
         rf"[^\n]{{0,300}}?{_CUE}[^\n]{{0,300}}",
         "fake_role_line", "context", ROLE_HIJACK,
     ),
@@ -265,7 +265,7 @@ EXTRA_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     ),
     # Hidden comments: HTML (closed or not) and markdown's "[//]: # (...)" that carry an instruction.
     ThreatPattern(
-        rf"<!--[^\n]{{0,1024}}?{_CUE}[^\n]{{0,1024}}", "html_comment_instruction", "context", PROMPT_INJECTION
+        rf"<!--[\s\S]{{0,1024}}?{_CUE}[^\n]{{0,1024}}", "html_comment_instruction", "context", PROMPT_INJECTION
     ),
     ThreatPattern(
         r"(?:^|\n)\s*\[\s*(?://|comment|_|#|\s)\s*\]\s*:\s*(?:#|<>)",

@@ -316,6 +316,17 @@ ALTER TABLE facts ADD COLUMN threat INTEGER;
 CREATE INDEX idx_facts_superseded ON facts(superseded_at) WHERE superseded_at IS NOT NULL;
 """
 
+# Which detector the stored verdicts come from (``tier2.verdicts``): a newer one expires them and re-scans.
+# Version 1 is the detector of migration 8; ``expire_stale`` then brings the store to the current one.
+_THREAT_DETECTOR = """
+CREATE TABLE threat_detector (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL,
+    pending INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO threat_detector(id, version, pending) VALUES (1, 1, 0);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
@@ -325,6 +336,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "episode_neighbours_index", _EPISODE_NEIGHBOURS),
     Migration(7, "durable_vectors", _DURABLE_VECTORS),
     Migration(8, "threat_verdicts", _THREAT_VERDICTS, then=verdicts.backfill),
+    Migration(10, "threat_detector_version", _THREAT_DETECTOR, then=verdicts.expire_stale),
 )
 
 _VERSION_TABLE = """
