@@ -83,7 +83,7 @@ def squeezed(skeleton: str) -> str:
 
 
 # Every phrase starts with one of these words: a reading without one is not searched (the cheap test).
-_KEYS: Final = ("ignore", "disregard", "forget", "systemprompt", "fromnowon", "developermode", "doanything",
+_KEYS: Final = ("ignore", "disregard", "forget", "prompt", "fromnowon", "developermode", "doanything",
                 "jailbreak")  # fmt: skip
 
 

@@ -64,6 +64,7 @@ _AT_HASH: Final = re.compile(
 )
 _AT_AMP: Final = re.compile(r"&lt;(?:\s*\||&lt;\s*/?\s*SYS)", re.IGNORECASE)
 _ANCHORS: Final = re.compile(r"[:\uff1a\[(\{#&]")
+_PUNCTUATION: Final = "*_~`>\"'([{"  # markdown emphasis and quotes a role word may stand in
 _LOOKBACK: Final = 48  # longer than any role word, qualifier and the blanks between them
 
 
@@ -73,7 +74,8 @@ def _marker_at(text: str, anchor: int) -> int | None:
     if ch in ":\uff1a":
         head = text[max(0, anchor - _LOOKBACK) : anchor]
         words = head.rstrip(" \t").rsplit(None, 1)
-        if not words or words[-1].replace("_", "-").rsplit("-", 1)[-1].lower() not in _COLON_WORDS:
+        last = words[-1].replace("_", "-").rsplit("-", 1)[-1].lstrip(_PUNCTUATION).lower() if words else ""
+        if last not in _COLON_WORDS:
             return None  # the word before the colon is no role word or qualifier: the cheap way out
         found = _BEFORE_COLON.search(head)
         if found is None:

@@ -265,8 +265,9 @@ EXTRA_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     ),
     # Hidden comments: HTML (closed or not) and markdown's "[//]: # (...)" that carry an instruction.
     ThreatPattern(
-        rf"<!--[\s\S]{{0,1024}}?{_CUE}[^\n]{{0,1024}}", "html_comment_instruction", "context", PROMPT_INJECTION
-    ),
+        rf"<!--[\s\S]{{0,1024}}?{_CUE}[^\n]{{0,1024}}",
+        "html_comment_instruction", "context", PROMPT_INJECTION,
+    ),  # fmt: skip
     ThreatPattern(
         r"(?:^|\n)\s*\[\s*(?://|comment|_|#|\s)\s*\]\s*:\s*(?:#|<>)",
         "markdown_comment", "context", PROMPT_INJECTION,
