@@ -243,7 +243,9 @@ EXTRA_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     ThreatPattern(
         rf"(?:^|[\n.!?;>])[\s>*#\-]*[\[(<{{]?\s*{_AUTHORITY}{_QUALIFIER}\s*[\])>}}]?\s*[:\uff1a\-]"
         rf"[^\n]{{0,300}}?{_CUE}[^\n]{{0,300}}",
-        "fake_role_line", "context", ROLE_HIJACK,
+        "fake_role_line",
+        "context",
+        ROLE_HIJACK,
     ),
     # "[SYSTEM NOTE]", "(system message)", "[developer]", "[System note: ..." anywhere.
     ThreatPattern(
@@ -256,35 +258,47 @@ EXTRA_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     ThreatPattern(
         r"<\s*\|\s*[a-z_]{2,30}\s*\|\s*>|\[/?INST\]|<<\s*/?\s*SYS\s*>>|<\s*/?\s*(?:start|end)_of_turn\s*>"
         r"|<\s*/?\s*(?:system|developer)\s*>",
-        "chat_template_token", "context", ROLE_HIJACK,
+        "chat_template_token",
+        "context",
+        ROLE_HIJACK,
     ),
     ThreatPattern(
         r"(?:^|\n)\s*#{1,6}\s*(?:system(?:\s+(?:prompt|message|note))?|instructions?|response|input|human"
         r"|assistant|user|developer)\s*:",
-        "instruction_heading", "context", ROLE_HIJACK,
+        "instruction_heading",
+        "context",
+        ROLE_HIJACK,
     ),
     # Hidden comments: HTML (closed or not) and markdown's "[//]: # (...)" that carry an instruction.
     ThreatPattern(
         rf"<!--[\s\S]{{0,1024}}?{_CUE}[^\n]{{0,1024}}",
-        "html_comment_instruction", "context", PROMPT_INJECTION,
-    ),  # fmt: skip
+        "html_comment_instruction",
+        "context",
+        PROMPT_INJECTION,
+    ),
     ThreatPattern(
         r"(?:^|\n)\s*\[\s*(?://|comment|_|#|\s)\s*\]\s*:\s*(?:#|<>)",
-        "markdown_comment", "context", PROMPT_INJECTION,
+        "markdown_comment",
+        "context",
+        PROMPT_INJECTION,
     ),
     # Identity rewrites Hermes' "you are now a ..." misses.
     ThreatPattern(
         r"from\s+now\s+on\s*,?\s*(?:you\s*(?:are|'re|will|'ll|must|shall|should)\s+"
         r"(?:an?\b|the\b|now\b|no\s+longer|called|named|act|behave|respond|answer|reply|pretend|ignore"
         r"|obey|only|always|never|be\b)|act\s+as|your\s+(?:name|role|new)|ignore|respond|answer|reply)",
-        "from_now_on", "context", ROLE_HIJACK,
+        "from_now_on",
+        "context",
+        ROLE_HIJACK,
     ),
     ThreatPattern(
         r"\byou\s+are\s+no\s+longer\s+(?:an?\s+|the\s+)?(?:ai|assistant|bound|restricted|limited|required"
         r"|hermes|chatbot|language\s+model)",
-        "identity_release", "context", ROLE_HIJACK,
+        "identity_release",
+        "context",
+        ROLE_HIJACK,
     ),
-)  # fmt: skip
+)
 
 # Invisible / bidirectional characters used to hide instructions (Hermes' INVISIBLE_CHARS, 17 of them).
 INVISIBLE_CHARS: Final = frozenset(
