@@ -15,7 +15,7 @@ import pytest
 from harness import Home, home_fixture, require_hermes, user_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from fence_checks import fences, posing  # noqa: E402  (the unit tests' checks, shared)
+from fence_checks import fences, posing
 
 require_hermes()
 
