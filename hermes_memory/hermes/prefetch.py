@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hermes_memory._exit_guard import finish_before_exit
-from hermes_memory.hermes import safety
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings
 from hermes_memory.recall import availability
@@ -95,7 +94,7 @@ _TIER3_BROKEN = frozenset({"dependency_missing", "backend_error", "embedding_err
 
 
 def recall_lines(shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int) -> Answer:
-    """Run recall and turn its hits into display lines, dropping any the injection scan flags.
+    """Run recall and turn its hits into display lines, dropping any the injection scan flagged.
 
     When the recall fails, the answer has no lines, its ``error_type``, and says why for every tier
     asked (the failure is logged too).
@@ -118,8 +117,11 @@ def recall_lines(shared: SharedStore, query: str, tiers: Sequence[str] | None, l
     lines = []
     for raw in envelope["data"]["hits"]:
         hit = Hit(**{**raw, "source_ids": tuple(raw.get("source_ids") or ())})
-        if hit.metadata.get("neutralised") or not safety.is_clean_for_context(hit.text):
-            continue  # memory is data, never instructions: drop the line, not just the bad words
+        # Memory is data, never instructions: a hit whose text was flagged (scanned when written, with a
+        # detector at least as strict as Hermes' "context" scope; else neutralised by the engine) is
+        # dropped, not just its bad words. Reading does not scan again: it only escapes and marks.
+        if hit.metadata.get("neutralised"):
+            continue
         # Hermes fences the block itself: hit_line escapes every tag and marks role markers (fence.quote),
         # so no stored text can close the fence early, however nested, spaced or cased.
         text = hit_line(hit)
