@@ -4,7 +4,8 @@
 
 Every turn of the LoCoMo dev conversations becomes a hit; each round renders every group of ``--hits``
 of them (a recall's block) and formats each as a prefetch line (``hit_line``). Prints microseconds per
-block and per line (median of the rounds) and how many lines quoting changed. Run it on two checkouts
+block and per line: cold (the first pass, nothing cached) and warm (median of the rounds, as a
+long-lived process that recalls the same turns again), and how many lines quoting changed. Run it on two checkouts
 (``PYTHONPATH=<checkout>``) to compare them: it uses whatever ``hermes_memory`` is imported.
 """
 
@@ -55,8 +56,15 @@ def main() -> None:
     args = parser.parse_args()
     hits = locomo_hits(Path(args.data))
     groups = [hits[i : i + args.hits] for i in range(0, len(hits), args.hits)]
-    for group in groups:  # warm caches once, as a long-lived process has them
+    # Cold: each line rendered for the first time (no cache has it), as a recall of new turns.
+    started = time.perf_counter()
+    for group in groups:
         render(group)
+    cold_block = (time.perf_counter() - started) / len(groups) * 1e6
+    started = time.perf_counter()
+    for hit in hits:
+        hit_line(hit)
+    cold_line = (time.perf_counter() - started) / len(hits) * 1e6
     block_us: list[float] = []
     line_us: list[float] = []
     for _ in range(args.rounds):
@@ -70,8 +78,9 @@ def main() -> None:
         line_us.append((time.perf_counter() - started) / len(hits) * 1e6)
     changed = sum("&lt;" in line or "[quoted]" in line for line in map(hit_line, hits))
     print(f"hits={len(hits)} blocks={len(groups)} rounds={args.rounds}")
-    print(f"render per block of {args.hits}: median {statistics.median(block_us):.1f} us")
-    print(f"hit_line per line: median {statistics.median(line_us):.2f} us")
+    print(f"cold: render per block of {args.hits}: {cold_block:.1f} us; hit_line per line: {cold_line:.2f} us")
+    print(f"warm: render per block of {args.hits}: median {statistics.median(block_us):.1f} us")
+    print(f"warm: hit_line per line: median {statistics.median(line_us):.2f} us")
     print(f"lines quoting escaped or marked: {changed}")
 
 

@@ -20,6 +20,7 @@ regex passes over text that has a ``<`` or a ``:``/``[``/``#``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Final
 
 MARK: Final = "[quoted] "
@@ -64,6 +65,12 @@ _AT_HASH: Final = re.compile(
 )
 _AT_AMP: Final = re.compile(r"&lt;(?:\s*\||&lt;\s*/?\s*SYS)", re.IGNORECASE)
 _ANCHORS: Final = re.compile(r"[:\uff1a\[(\{#&]")
+# Every role marker holds one of these (lower case): a role or heading word, "ai" next to its colon or
+# bracket, an escaped token, [INST], a markdown comment's "]:".
+_HINTS: Final = (
+    *sorted(_HEADING_WORDS - {"ai", "instructions", "administrator", "sysadmin"} | {"instruction"}),
+    "ai:", "ai :", "ai]", "ai)", "ai}", "ai\uff1a", "&lt;", "inst]", "]:",
+)  # fmt: skip
 _PUNCTUATION: Final = "*_~`>\"'([{"  # markdown emphasis and quotes a role word may stand in
 _LOOKBACK: Final = 48  # longer than any role word, qualifier and the blanks between them
 
@@ -100,6 +107,9 @@ def escape_tags(text: str) -> str:
 
 def mark_roles(text: str) -> str:
     """``text`` with ``[quoted]`` before every role marker not marked yet (idempotent)."""
+    lowered = text.lower()
+    if not any(hint in lowered for hint in _HINTS):
+        return text  # no role word, token or comment in it: the common case, a few substring tests
     starts: list[int] = []
     for anchor in _ANCHORS.finditer(text):
         start = _marker_at(text, anchor.start())
@@ -121,7 +131,19 @@ def mark_roles(text: str) -> str:
 
 def quote(text: str) -> str:
     """Stored text as the model may see it: tags escaped, role markers marked. Idempotent."""
+    if len(text) <= _CACHED_CHARS:
+        return _quoted_cached(text)
+    return _quoted(text)
+
+
+def _quoted(text: str) -> str:
     return mark_roles(escape_tags(text))
+
+
+# Recall renders the same lines again and again (a turn's line depends only on the turn): recent short
+# ones are kept, as ``threats.neutralise`` keeps its results (at most 8192 x 4096 chars).
+_CACHED_CHARS = 4096
+_quoted_cached = lru_cache(maxsize=8192)(_quoted)
 
 
 def quote_data(value: Any) -> Any:

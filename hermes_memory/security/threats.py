@@ -699,7 +699,8 @@ def _escape_fence(text: str, folded: str | None) -> str:
 def neutralise_composed(text: str) -> str:
     """Make text that was joined from pieces each scanned clean (``is_clean``) safe for output, cheaply:
     only the patterns that can run over the template's punctuation are tried, and only when their
-    literals occur; a match makes it ``neutralise`` the whole text. Then the fence is escaped.
+    literals occur; a match makes it ``neutralise`` the whole text. Then it is quoted (``fence.quote``: tags
+escaped, role markers marked).
 
     The pieces must be clean and joined by seams holding punctuation (as ``recall.render`` lines are);
     text with an unscanned or flagged piece needs ``neutralise``. Raises ValidationError if ``text`` is
@@ -712,10 +713,7 @@ def neutralise_composed(text: str) -> str:
             views = _views(unicodedata.normalize("NFKC", text))
             if any(compiled.search(view) for view, _ in views):
                 return fence.quote(neutralise(text))
-    # A disguised phrase ignores punctuation, so it can run over the seams too (the folded text is its
-    # skeleton, lower-cased: one translate and one regex pass).
-    if disguise.phrase_found(folded):
-        return fence.quote(neutralise(text))
+    # Reading only escapes and marks: disguised phrases were looked for when each piece was written.
     return fence.quote(text)
 
 
