@@ -3,10 +3,10 @@
     python bench/fence_render.py [--rounds 200] [--hits 10]
 
 Every turn of the LoCoMo dev conversations becomes a hit; each round renders every group of ``--hits``
-of them (a recall's block) and formats each as a prefetch line (``hit_line``). Prints microseconds per
-block and per line: cold (the first pass, nothing cached) and warm (median of the rounds, as a
-long-lived process that recalls the same turns again), and how many lines quoting changed. Run it on two checkouts
-(``PYTHONPATH=<checkout>``) to compare them: it uses whatever ``hermes_memory`` is imported.
+of them (a recall's block) and formats each as a prefetch line (``hit_line``). Prints microseconds
+per block and per line: cold (the first pass, nothing cached) and warm (median of the rounds, as a
+long-lived process that recalls the same turns again), and how many lines quoting changed. Run it on
+two checkouts (``PYTHONPATH=<checkout>``) to compare them: it uses whatever ``hermes_memory`` is imported.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def main() -> None:
         line_us.append((time.perf_counter() - started) / len(hits) * 1e6)
     changed = sum("&lt;" in line or "[quoted]" in line for line in map(hit_line, hits))
     print(f"hits={len(hits)} blocks={len(groups)} rounds={args.rounds}")
-    print(f"cold: render per block of {args.hits}: {cold_block:.1f} us; hit_line per line: {cold_line:.2f} us")
+    print(f"cold: render per block of {args.hits}: {cold_block:.1f} us; per line: {cold_line:.2f} us")
     print(f"warm: render per block of {args.hits}: median {statistics.median(block_us):.1f} us")
     print(f"warm: hit_line per line: median {statistics.median(line_us):.2f} us")
     print(f"lines quoting escaped or marked: {changed}")
