@@ -26,6 +26,7 @@ from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, sessi
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
+from hermes_memory.security import fence
 from hermes_memory.security.threats import neutralise
 
 log = logging.getLogger(__name__)
@@ -285,7 +286,7 @@ class NextLevelProvider:
         if not facts:
             return ""
         return "Key facts from this part of the conversation (kept in long-term memory):\n" + "\n".join(
-            f"- {fact}" for fact in facts
+            f"- {fence.quote(fact)}" for fact in facts
         )
 
     def on_memory_write(
