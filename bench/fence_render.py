@@ -4,9 +4,10 @@
 
 Every turn of the LoCoMo dev conversations becomes a hit; each round renders every group of ``--hits``
 of them (a recall's block) and formats each as a prefetch line (``hit_line``). Prints microseconds
-per block and per line: cold (the first pass, nothing cached) and warm (median of the rounds, as a
-long-lived process that recalls the same turns again), and how many lines quoting changed. Run it on
-two checkouts (``PYTHONPATH=<checkout>``) to compare them: it uses whatever ``hermes_memory`` is imported.
+per block and per line, in CPU time (the machine is shared): cold (the first pass, nothing cached)
+and warm (median of the rounds, as a long-lived process that recalls the same turns again), and how
+many lines quoting changed. Run it on two checkouts (``PYTHONPATH=<checkout>``) to compare them: it
+uses whatever ``hermes_memory`` is imported.
 """
 
 from __future__ import annotations
@@ -57,25 +58,25 @@ def main() -> None:
     hits = locomo_hits(Path(args.data))
     groups = [hits[i : i + args.hits] for i in range(0, len(hits), args.hits)]
     # Cold: each line rendered for the first time (no cache has it), as a recall of new turns.
-    started = time.perf_counter()
+    started = time.process_time()
     for group in groups:
         render(group)
-    cold_block = (time.perf_counter() - started) / len(groups) * 1e6
-    started = time.perf_counter()
+    cold_block = (time.process_time() - started) / len(groups) * 1e6
+    started = time.process_time()
     for hit in hits:
         hit_line(hit)
-    cold_line = (time.perf_counter() - started) / len(hits) * 1e6
+    cold_line = (time.process_time() - started) / len(hits) * 1e6
     block_us: list[float] = []
     line_us: list[float] = []
     for _ in range(args.rounds):
-        started = time.perf_counter()
+        started = time.process_time()
         for group in groups:
             render(group)
-        block_us.append((time.perf_counter() - started) / len(groups) * 1e6)
-        started = time.perf_counter()
+        block_us.append((time.process_time() - started) / len(groups) * 1e6)
+        started = time.process_time()
         for hit in hits:
             hit_line(hit)
-        line_us.append((time.perf_counter() - started) / len(hits) * 1e6)
+        line_us.append((time.process_time() - started) / len(hits) * 1e6)
     changed = sum("&lt;" in line or "[quoted]" in line for line in map(hit_line, hits))
     print(f"hits={len(hits)} blocks={len(groups)} rounds={args.rounds}")
     print(f"cold: render per block of {args.hits}: {cold_block:.1f} us; per line: {cold_line:.2f} us")

@@ -151,6 +151,8 @@ def _decoded(run: str) -> str | None:
 def _encoded_spans(text: str, is_clean: Callable[[str], bool]) -> list[Found]:
     """Base64 runs of ``text`` whose decoded text the scan flags."""
     found: list[Found] = []
+    if not any(len(word) >= _MIN_B64 for word in text.split()):
+        return found  # a run has no blanks: without a word this long there is none (the common case)
     for count, run in enumerate(_B64_RUN.finditer(text)):
         if count >= _MAX_B64_RUNS:
             found.append(("encoded_instructions", PROMPT_INJECTION, run.start(), len(text)))
