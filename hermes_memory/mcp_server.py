@@ -16,6 +16,7 @@ from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import DependencyMissingError
 from hermes_memory.hermes.settings import load_memory_config
 from hermes_memory.scoping import check_scope_name
+from hermes_memory.security import fence
 from hermes_memory.security.threats import neutralise_data
 from hermes_memory.validation import profile_name
 
@@ -69,8 +70,9 @@ def _data(envelope: dict[str, Any]) -> Any:
         raise _tool_error(str(envelope["error"]))
     # default=str: timestamps and odd values become strings instead of failing the whole result.
     data = json.loads(json.dumps(envelope["data"], ensure_ascii=False, default=str))
-    # Memory is data, never instructions: remembered text reaches the client neutralised.
-    return neutralise_data(data)
+    # Memory is data, never instructions: remembered text reaches the client neutralised and quoted
+    # (tags escaped, role markers marked: ``security.fence``).
+    return fence.quote_data(neutralise_data(data))
 
 
 def _guard(call: Callable[[], dict[str, Any]]) -> Any:

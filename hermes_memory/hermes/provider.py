@@ -25,6 +25,7 @@ from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, sessi
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
+from hermes_memory.security import fence
 from hermes_memory.security.secrets import redact_secrets
 from hermes_memory.security.threats import neutralise
 from hermes_memory.validation import PROFILE_RE, RESERVED_PROFILES, profile_name
@@ -291,7 +292,7 @@ class NextLevelProvider:
         if not facts:
             return ""
         return "Key facts from this part of the conversation (kept in long-term memory):\n" + "\n".join(
-            f"- {fact}" for fact in facts
+            f"- {fence.quote(fact)}" for fact in facts
         )
 
     def on_memory_write(

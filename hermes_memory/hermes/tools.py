@@ -2,7 +2,8 @@
 
 Every result is a JSON object; every failure is ``{"error": "..."}`` with a reason the model can act
 on (a bad argument names the argument and what it accepts). Stored text is scanned for injection
-before it reaches the API; recalled text is neutralised before it reaches the model.
+before it reaches the API; recalled text is neutralised, then quoted (``security.fence``: tags escaped,
+role markers marked) before it reaches the model.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from hermes_memory.hermes import safety
 from hermes_memory.hermes.schemas import ACTIONS, MEMORY, REMEMBER, SEARCH
 from hermes_memory.recall import availability
 from hermes_memory.recall.render import superseded_note
+from hermes_memory.security import fence
 from hermes_memory.security.threats import neutralise
 
 MAX_RESULT_CHARS = 16_000
@@ -393,7 +395,7 @@ def call_tool(ctx: ToolContext, name: str, args: Mapping[str, Any]) -> str:
 
 
 def error_json(message: str, error_type: str = "invalid_input") -> str:
-    return json.dumps({"error": message, "error_type": error_type}, ensure_ascii=False)
+    return json.dumps({"error": fence.quote(message), "error_type": error_type}, ensure_ascii=False)
 
 
 def _result(name: str, args: Mapping[str, Any], envelope: Envelope) -> dict[str, Any]:
@@ -469,6 +471,8 @@ def _iso(value: Any) -> Any:
 
 
 def _dump(obj: dict[str, Any]) -> str:
+    # Every string the model gets is quoted: no tag (the fence), no role marker posing as a message.
+    obj = fence.quote_data(obj)
     text = json.dumps(obj, ensure_ascii=False, default=str)
     if len(text) <= MAX_RESULT_CHARS:
         return text

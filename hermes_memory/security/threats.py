@@ -15,7 +15,14 @@ in lockstep with that file when Hermes changes it. Differences from Hermes, all 
   character (category Cf: soft hyphen, LRM/RLM, tag characters...), the Hangul fillers and the
   variation-selector supplement are invisible too; and each pattern is also tried on a *skeleton* of
   the text (look-alike Cyrillic/Greek letters folded to Latin, combining marks dropped, ``_``/``-``
-  between words read as spaces), so ``іgnоre_all_previous_instructions`` is caught like the plain form.
+  between words read as spaces), so ``іgnоre_all_previous_instructions`` is caught like the plain form;
+* ``EXTRA_PATTERNS`` (scope ``context``) add what recalled memory must never carry and Hermes' table does
+  not name: fake system/developer lines, chat-template tokens, instruction-format headings, HTML and
+  markdown comments with instructions, "from now on you are ..."; ``security.disguise`` finds key
+  phrases spaced out, punctuated, in leetspeak, reversed or ROT13, and instructions in base64.
+
+``DETECTOR_VERSION`` names this detector: a verdict stored with a row by an older one is scanned again
+(``tier2.verdicts``). Raise it whenever a change here can flag text the previous version passed.
 """
 
 from __future__ import annotations
@@ -27,6 +34,11 @@ from functools import cache, lru_cache
 from typing import Any, Final
 
 from hermes_memory.errors import ThreatDetectedError, ValidationError
+from hermes_memory.security import disguise, fence
+
+# Version of the detector (the tables and views below): verdicts of an older one are re-scanned.
+# 1: Hermes' table with skeleton views (migration 8). 2: issue 14 (EXTRA_PATTERNS, disguise, confusables).
+DETECTOR_VERSION: Final = 2
 
 # Hermes scans only this many characters: the scanners are guards, not archival search, and a bound
 # keeps the worst case predictable. ``neutralise`` scans everything (see there).
@@ -213,6 +225,81 @@ THREAT_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
     ),
 )
 
+# Role words a fake system/developer line uses, and what makes such a line an instruction to the model.
+_AUTHORITY: Final = r"(?:system|developer|admin(?:istrator)?|sysadmin|operator|root|openai|anthropic)"
+_QUALIFIER: Final = (
+    r"(?:\s+(?:note|notice|message|msg|prompt|instructions?|override|update|alert|directive|command|mode"
+    r"|reminder|policy))?"
+)
+_CUE: Final = (
+    r"\b(?:you|your|must|never|always|ignore|reveal|disregard|do\s+not|don't|from\s+now|follow|obey"
+    r"|override|instructions?|password|secret|credentials?|assistant|model|forget|pretend|act\s+as"
+    r"|respond|reply|answer|comply|execute|run|send|print|output)\b"
+)
+# Stricter than Hermes, never looser (scope "context": recall, prefetch and every write refuse them).
+EXTRA_PATTERNS: Final[tuple[ThreatPattern, ...]] = (
+    # "System: you must now ...", "SYSTEM NOTE: ...", "Developer message: ignore ..." at a line or
+    # sentence start, with an instruction after it on the same line.
+    ThreatPattern(
+        rf"(?:^|[\n.!?;>])[\s>*#\-]*[\[(<{{]?\s*{_AUTHORITY}{_QUALIFIER}\s*[\])>}}]?\s*[:\uff1a\-]"
+        rf"[^\n]{{0,300}}?{_CUE}[^\n]{{0,300}}",
+        "fake_role_line",
+        "context",
+        ROLE_HIJACK,
+    ),
+    # "[SYSTEM NOTE]", "(system message)", "[developer]", "[System note: ..." anywhere.
+    ThreatPattern(
+        rf"[\[(<{{]\s*/?\s*{_AUTHORITY}{_QUALIFIER}\s*[\])>}}:]", "fake_role_tag", "context", ROLE_HIJACK
+    ),
+    ThreatPattern(
+        r"\bsystem\s+(?:note|notice|override|directive|alert)\b", "fake_system_note", "context", ROLE_HIJACK
+    ),
+    # Chat-template tokens and instruction formats: ChatML, Llama 2/3, Gemma, Alpaca headings.
+    ThreatPattern(
+        r"<\s*\|\s*[a-z_]{2,30}\s*\|\s*>|\[/?INST\]|<<\s*/?\s*SYS\s*>>|<\s*/?\s*(?:start|end)_of_turn\s*>"
+        r"|<\s*/?\s*(?:system|developer)\s*>",
+        "chat_template_token",
+        "context",
+        ROLE_HIJACK,
+    ),
+    ThreatPattern(
+        r"(?:^|\n)\s*#{1,6}\s*(?:system(?:\s+(?:prompt|message|note))?|instructions?|response|input|human"
+        r"|assistant|user|developer)\s*:",
+        "instruction_heading",
+        "context",
+        ROLE_HIJACK,
+    ),
+    # Hidden comments: HTML (closed or not) and markdown's "[//]: # (...)" that carry an instruction.
+    ThreatPattern(
+        rf"<!--[\s\S]{{0,1024}}?{_CUE}[^\n]{{0,1024}}",
+        "html_comment_instruction",
+        "context",
+        PROMPT_INJECTION,
+    ),
+    ThreatPattern(
+        r"(?:^|\n)\s*\[\s*(?://|comment|_|#|\s)\s*\]\s*:\s*(?:#|<>)",
+        "markdown_comment",
+        "context",
+        PROMPT_INJECTION,
+    ),
+    # Identity rewrites Hermes' "you are now a ..." misses.
+    ThreatPattern(
+        r"from\s+now\s+on\s*,?\s*(?:you\s*(?:are|'re|will|'ll|must|shall|should)\s+"
+        r"(?:an?\b|the\b|now\b|no\s+longer|called|named|act|behave|respond|answer|reply|pretend|ignore"
+        r"|obey|only|always|never|be\b)|act\s+as|your\s+(?:name|role|new)|ignore|respond|answer|reply)",
+        "from_now_on",
+        "context",
+        ROLE_HIJACK,
+    ),
+    ThreatPattern(
+        r"\byou\s+are\s+no\s+longer\s+(?:an?\s+|the\s+)?(?:ai|assistant|bound|restricted|limited|required"
+        r"|hermes|chatbot|language\s+model)",
+        "identity_release",
+        "context",
+        ROLE_HIJACK,
+    ),
+)
+
 # Invisible / bidirectional characters used to hide instructions (Hermes' INVISIBLE_CHARS, 17 of them).
 INVISIBLE_CHARS: Final = frozenset(
     {
@@ -248,14 +335,19 @@ _HIDDEN_RE: Final = re.compile(
     "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
 )
 # Look-alike letters folded to the Latin letter they imitate (one character each), for the skeleton.
-_CONFUSABLES: Final = str.maketrans(
-    "аеёіїјорсухѕһԁԛԝɡкмтвнАВЕКМНОРСТХЅІЈԚԜҮ"
-    "αεινκορτυχϲΑΒΕΖΗΙΚΜΝΟΡΤΥΧ"
-    "ıȷɑօսᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ",
-    "aeeiijopcyxshdqwgkmtbhABEKMHOPCTXSIJQWY"
-    "aeivkoptuxcABEZHIKMNOPTYX"
-    "ijaouabcdeghijklmnoprstuvwyz",
+# The table applies after NFKC, so it lists what NFKC leaves (Greek lunate sigma "ϲ" becomes final sigma
+# "ς": both are here). Cherokee letters are listed upper case; their lower-case forms are added below.
+_CONFUSABLE_PAIRS: Final = (
+    ("аеёіїјорсухѕһԁԛԝɡкмтвнАВЕКМНОРСТХЅІЈԚԜҮ", "aeeiijopcyxshdqwgkmtbhABEKMHOPCTXSIJQWY"),
+    ("гпԍѡүѵɩГПԌѴЬЗбьӏ", "rngwyvirngVb3bbl"),
+    ("αεινκορτυχϲςΑΒΕΖΗΙΚΜΝΟΡΤΥΧβϐγ", "aeivkoptuxccABEZHIKMNOPTYXbby"),
+    ("ıȷɑօսոռհցզᴀʙᴄᴅᴇɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡʏᴢ", "ijaounnhgqabcdeghijklmnoprstuvwyz"),
+    ("ᎠᎡᎢᎥᎩᎪᎫᎬᎳᎷᎻᏀᏂᏃᏏᏕᏚᏞᏟᏢᏦᏴᏙᏒᎤ", "DRTiyAJEWMHGhZbSSLCPKBVRu"),
 )
+_CONFUSABLES: Final = {
+    **{ord(a): b for src, dst in _CONFUSABLE_PAIRS for a, b in zip(src, dst, strict=True)},
+    **{ord(a.lower()): b.lower() for a, b in zip(*_CONFUSABLE_PAIRS[-1], strict=True) if a.lower() != a},
+}
 # Words joined by separators (ignore_all_previous_instructions) are also read with spaces instead.
 _SEPARATORS: Final = str.maketrans("_-", "  ")
 
@@ -299,7 +391,18 @@ class ThreatMatch:
 def _compiled(scope: str) -> tuple[tuple[re.Pattern[str], ThreatPattern], ...]:
     # Compiled on first use, not at import (no work at import time).
     members = _SCOPE_MEMBERS[scope]
-    return tuple((re.compile(p.regex, re.IGNORECASE), p) for p in THREAT_PATTERNS if p.scope in members)
+    table = (*THREAT_PATTERNS, *EXTRA_PATTERNS)
+    return tuple((re.compile(p.regex, re.IGNORECASE), p) for p in table if p.scope in members)
+
+
+def _disguised(scope: str) -> bool:
+    """Whether ``scope`` includes the disguise checks (they are ``context``-scope, like EXTRA_PATTERNS)."""
+    return "context" in _SCOPE_MEMBERS[scope]
+
+
+def _skeleton_of(views: list[tuple[str, list[int] | None]]) -> tuple[str, list[int] | None]:
+    """The skeleton view among ``_views``' output (the NFKC text itself when nothing was folded)."""
+    return views[1] if len(views) > 1 and views[1][1] is not None else (views[0][0], None)
 
 
 def _check_args(text: object, scope: str) -> str:
@@ -380,6 +483,15 @@ def scan_for_threats(text: str, scope: str = "strict") -> list[ThreatMatch]:
                     ThreatMatch(pattern.pattern_id, pattern.category, start, end, normalised[start:end])
                 )
                 break
+    if _disguised(scope):
+        skeleton, origin = _skeleton_of(views)
+        seen: set[str] = set()
+        plain = [(f.start, f.end) for f in findings if f.category != INVISIBLE_UNICODE]
+        for pid, category, start, end in disguise.spans(normalised, skeleton, origin, is_clean):
+            # A phrase the table already matched in plain words is reported once, as the table's.
+            if pid not in seen and not any(start < e and s < end for s, e in plain):
+                seen.add(pid)
+                findings.append(ThreatMatch(pid, category, start, end, normalised[start:end]))
     return findings
 
 
@@ -415,13 +527,14 @@ def is_clean(text: str, scope: str = "strict") -> bool:
         return True
     if _HIDDEN_RE.search(text):
         return False
-    views = _views(unicodedata.normalize("NFKC", text))
+    normalised = unicodedata.normalize("NFKC", text)
+    views = _views(normalised)
     for compiled, _pattern in _compiled(scope):
         for view, _origin in views:
             found = compiled.search(view)
             if found is not None and found.end() > found.start():
                 return False
-    return True
+    return not (_disguised(scope) and disguise.found_any(normalised, _skeleton_of(views)[0], is_clean))
 
 
 def strip_invisible(text: str) -> str:
@@ -441,6 +554,10 @@ def _pattern_spans(text: str, scope: str) -> list[tuple[int, int, str]]:
         for found in compiled.finditer(view)
         if found.end() > found.start()
     ]
+    if _disguised(scope):
+        skeleton, origin = _skeleton_of(views)
+        spans.extend((start, end, category) for _, category, start, end in
+                     disguise.spans(text, skeleton, origin, is_clean))  # fmt: skip
     spans.sort()
     return spans
 
@@ -582,7 +699,8 @@ def _escape_fence(text: str, folded: str | None) -> str:
 def neutralise_composed(text: str) -> str:
     """Make text that was joined from pieces each scanned clean (``is_clean``) safe for output, cheaply:
     only the patterns that can run over the template's punctuation are tried, and only when their
-    literals occur; a match makes it ``neutralise`` the whole text. Then the fence is escaped.
+    literals occur; a match makes it ``neutralise`` the whole text. Then it is quoted (``fence.quote``: tags
+escaped, role markers marked).
 
     The pieces must be clean and joined by seams holding punctuation (as ``recall.render`` lines are);
     text with an unscanned or flagged piece needs ``neutralise``. Raises ValidationError if ``text`` is
@@ -594,8 +712,9 @@ def neutralise_composed(text: str) -> str:
         if all(any(literal in folded for literal in group) for group in groups):
             views = _views(unicodedata.normalize("NFKC", text))
             if any(compiled.search(view) for view, _ in views):
-                return _escape_fence(neutralise(text), None)
-    return _escape_fence(text, folded)
+                return fence.quote(neutralise(text))
+    # Reading only escapes and marks: disguised phrases were looked for when each piece was written.
+    return fence.quote(text)
 
 
 def neutralise_data(value: Any, scope: str = "strict") -> Any:

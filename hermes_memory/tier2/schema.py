@@ -335,6 +335,17 @@ CREATE TABLE erasures (
 CREATE INDEX idx_erasures_open ON erasures(id) WHERE finished_at IS NULL;
 """
 
+# Which detector the stored verdicts come from (``tier2.verdicts``): a newer one expires them and re-scans.
+# Version 1 is the detector of migration 8; ``expire_stale`` then brings the store to the current one.
+_THREAT_DETECTOR = """
+CREATE TABLE threat_detector (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL,
+    pending INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO threat_detector(id, version, pending) VALUES (1, 1, 0);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
@@ -345,6 +356,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "durable_vectors", _DURABLE_VECTORS),
     Migration(8, "threat_verdicts", _THREAT_VERDICTS, then=verdicts.backfill),
     Migration(9, "erasures", _ERASURES),
+    Migration(10, "threat_detector_version", _THREAT_DETECTOR, then=verdicts.expire_stale),
 )
 
 _VERSION_TABLE = """

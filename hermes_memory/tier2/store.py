@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_memory.scoping import ScopeView
+from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.chunks import ChunkStore, EmbedQueue
 from hermes_memory.tier2.db import Database
@@ -55,6 +56,7 @@ class Tier2:
         db = Database(path, wal=wal, busy_timeout_ms=busy_timeout_ms)
         try:
             migrate(db)
+            verdicts.refresh(db)  # verdicts of an older threat detector: expired, re-scanned (bounded)
         except BaseException:
             db.close()
             raise
