@@ -40,7 +40,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
+from itertools import chain, count
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
@@ -54,6 +58,7 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import normalise
 from hermes_memory.tier2.search import fts_terms
 from hermes_memory.tier2.verdicts import CLEAN
+from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
@@ -165,18 +170,29 @@ _TURN_CACHE = 20_000
 
 @dataclass(frozen=True, slots=True)
 class _Turn:
+    """A cached turn and what recall reads from it, worked out once (a turn row never changes)."""
+
     episode: Episode
     threat: int | None
     chatter: str | None
     question: bool
     answers: tuple[bool, tuple[str, ...]]
+    hit: Hit  # the turn as a hit (score 0), its strings neutralised unless scanned clean when written
+    key: str  # ``normalise`` of the hit's text: near-duplicates share it
 
 
 def _turn(episode: Episode, threat: int | None) -> _Turn:
+    hit = _episode_hit(episode, 0.0, threat)
     return _Turn(
         episode, threat, cues.chatter_of(episode), cues.is_question_turn(episode.text),
-        cues.answer_cues(episode.text),
+        cues.answer_cues(episode.text), hit, normalise(hit.text),
     )  # fmt: skip
+
+
+def _scored(hit: Hit, score: float) -> Hit:
+    """``hit`` with another score (``dataclasses.replace`` without its generic field walk) and its own
+    copy of the metadata (a cached hit's dict is never handed out)."""
+    return Hit(hit.id, score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids, dict(hit.metadata))
 
 
 @dataclass
@@ -341,10 +357,14 @@ class RecallEngine:
                 session_id, stale, dropped,
             )  # fmt: skip
             top = max(scored.values(), default=0.0) or 1.0
+            # ``_episode_score`` of each, inlined (a few hundred turns per recall): the same arithmetic.
+            weight, half_life, scale = st.recency_weight, st.recency_half_life_days, 1.0 + st.recency_weight
             for row_id, score in scored.items():
                 episode = episodes.get(row_id)
                 if episode is not None and score > 0:
-                    shown = _episode_score(episode, score / top, now, st)
+                    age_days = max(0.0, (now - episode.timestamp) / 86400.0)
+                    recency = 1.0 + weight * 0.5 ** (age_days / half_life)
+                    shown = max(0.0, min(1.0, score / top * recency / scale))
                     ranked.append((shown, len(ranked), "episode", row_id))
         facts_ranked: dict[str, float] = {}
         top_fact = max(fact_scores.values(), default=0.0)
@@ -418,15 +438,19 @@ class RecallEngine:
             for score, _, kind, key in batch:
                 if kind == "episode":
                     turn = turns[key]
-                    hit: Hit | None = _episode_hit(turn.episode, score, turn.threat)
-                elif kind == "fact":
-                    found = facts.get(key)
-                    hit = None if found is None else _fact_hit(found[0], score, found[1])
+                    text = turn.key
+                    if text in seen:
+                        continue
+                    hit = _scored(turn.hit, score)
                 else:
-                    hit = curated[key]
-                if hit is None:
-                    continue
-                text = normalise(hit.text)
+                    if kind == "fact":
+                        found = facts.get(key)
+                        if found is None:
+                            continue
+                        hit = _fact_hit(found[0], score, found[1])
+                    else:
+                        hit = curated[key]
+                    text = _dedupe_key(hit.text)
                 if text in seen:
                     continue
                 seen.add(text)
@@ -663,10 +687,6 @@ def _asked_between_people(turn: _Turn, beside: Iterable[int], turns: dict[int, _
     return False
 
 
-def _episode_score(episode: Episode, score: float, now: float, st: RecallSettings) -> float:
-    return _clip(score * _recency(episode.timestamp, now, st) / (1.0 + st.recency_weight))
-
-
 def _episode_hit(episode: Episode, score: float, threat: int | None) -> Hit:
     """A turn as a hit; a turn not scanned clean when written has its strings neutralised."""
     meta = {"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
@@ -810,6 +830,11 @@ def _clip(x: float) -> float:
     return max(0.0, min(1.0, x))
 
 
+@lru_cache(maxsize=4096)
+def _dedupe_key(text: str) -> str:
+    return normalise(text)
+
+
 @lru_cache(maxsize=8192)
 def _content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS)
@@ -820,40 +845,55 @@ def _diversify(ranked: list[Hit], weight: float, limit: int, same_session: float
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
     overlap of two hits from one conversation session."""
     pool = ranked[: 3 * limit]
-    # Each hit's content words as a bit set over the pool's vocabulary: overlaps are integer ANDs.
-    vocabulary: dict[str, int] = {}
-    masks: list[int] = []
-    sizes: list[int] = []
-    for hit in pool:
-        mask = 0
-        words = _content_words(hit.text)
-        for word in words:
-            mask |= 1 << vocabulary.setdefault(word, len(vocabulary))
-        masks.append(mask)
-        sizes.append(len(words))
-    scores = [h.score for h in pool]
-    sessions = [h.metadata.get("session_id") for h in pool]
-    # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice).
-    overlap = [0.0] * len(pool)
+    n = len(pool)
+    if not n or limit < 1:
+        return []
+    alike = _alike(pool, same_session)
+    scores = np.fromiter((h.score for h in pool), dtype=np.float64, count=n)
+    # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice). The
+    # first best of equal values wins, as in a scan in rank order.
+    overlap = np.zeros(n)
     chosen: list[int] = []
-    left = list(range(len(pool)))
-    while left and len(chosen) < limit:
-        best = max(left, key=lambda i: scores[i] - weight * overlap[i])
+    for _ in range(min(limit, n)):
+        value = scores - weight * overlap
+        value[chosen] = -np.inf
+        best = int(value.argmax())
         chosen.append(best)
-        left.remove(best)
-        mine, size, session = masks[best], sizes[best], sessions[best]
-        for i in left:
-            common = (masks[i] & mine).bit_count()
-            value = common / (sizes[i] + size - common or 1)
-            if session is not None and sessions[i] == session:
-                value += same_session
-            if value > overlap[i]:
-                overlap[i] = value
+        np.maximum(overlap, alike[best], out=overlap)
     out: list[Hit] = []
     for i in chosen:
         hit = pool[i]
-        out.append(replace(hit, score=min(hit.score, out[-1].score)) if out else hit)
+        if out and hit.score > out[-1].score:
+            hit = Hit(hit.id, out[-1].score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+                      hit.metadata)  # fmt: skip
+        out.append(hit)
     return out
+
+
+def _alike(pool: Sequence[Hit], same_session: float) -> npt.NDArray[np.float64]:
+    """How alike each two hits are: the Jaccard overlap of their content words, plus ``same_session``
+    for two hits from one conversation session. Word counts are small integers, so the float32 product
+    is exact and every value equals the one computed pair by pair."""
+    n = len(pool)
+    words = [_content_words(h.text) for h in pool]
+    flat = list(chain.from_iterable(words))
+    vocabulary = dict(zip(dict.fromkeys(flat), count()))
+    sizes = np.fromiter(map(len, words), dtype=np.intp, count=n)
+    incidence = np.zeros((n, len(vocabulary) or 1), dtype=np.float32)
+    columns = np.fromiter(map(vocabulary.__getitem__, flat), dtype=np.intp, count=len(flat))
+    incidence[np.repeat(np.arange(n), sizes), columns] = 1.0
+    with blas_thread_cap().limit(1):  # a tiny product: BLAS threads would only wake up and wait
+        common = (incidence @ incidence.T).astype(np.float64)
+    union = sizes[:, None] + sizes[None, :] - common
+    union[union == 0] = 1.0
+    alike: npt.NDArray[np.float64] = common / union
+    if same_session:
+        codes: dict[Any, int] = {None: -1}
+        ids = (codes.setdefault(h.metadata.get("session_id"), len(codes) - 1) for h in pool)
+        session = np.fromiter(ids, dtype=np.intp, count=n)
+        same = (session[:, None] == session[None, :]) & (session[None, :] >= 0)
+        alike = np.where(same, alike + same_session, alike)
+    return alike
 
 
 __all__ = ["TIERS", "RecallEngine", "RecallSettings"]

@@ -447,15 +447,18 @@ class SemanticMemory:
         vector = self.embedder.embed_query([query])[0]
         backend = self._searchable()
         first: dict[str, list[VectorHit]] = {}
+        keep = self._recallable_sources
         if isinstance(backend, ExactIndex):  # every kind from one matrix product
             asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
             first = backend.search_many(vector, asked, fields=_SOURCE_FIELDS)
+            # The index has just applied Tier 2's deletions (its refresh reads the tombstones): every
+            # hit's chunk exists, only the facts' belief is left to check.
+            keep = self._believed_sources
         for kind, wanted in views.items():
             best = out[kind]
             found = self._nearest(
-                backend, vector, limits[kind], wanted, self._recallable_sources, fields=_SOURCE_FIELDS,
-                first=first.get(kind),
-            )  # fmt: skip
+                backend, vector, limits[kind], wanted, keep, fields=_SOURCE_FIELDS, first=first.get(kind)
+            )
             for source, score in found:
                 if source:
                     best[source] = max(best.get(source, 0.0), score)
@@ -551,6 +554,21 @@ class SemanticMemory:
                 continue
             source = str(h.payload.get("source_uuid") or "")
             if h.payload.get("source_kind") == "fact" and source not in believed:
+                continue  # archived, superseded or expired facts keep their vector but are not recalled
+            out.append((source, max(0.0, min(1.0, h.score))))
+        return out
+
+    def _believed_sources(self, hits: Sequence[VectorHit]) -> list[tuple[str, float]]:
+        """``_recallable_sources`` for hits of chunks known to exist (the exact index, just refreshed):
+        only facts are checked, for whether they are believed now."""
+        facts = [str(h.payload.get("source_uuid") or "") for h in hits
+                 if h.payload.get("source_kind") == "fact"]  # fmt: skip
+        believed = self._tier2.facts.active_uuids([f for f in facts if f]) if facts else set()
+        out: list[tuple[str, float]] = []
+        for h in hits:
+            payload = h.payload
+            source = str(payload.get("source_uuid") or "")
+            if payload.get("source_kind") == "fact" and source not in believed:
                 continue  # archived, superseded or expired facts keep their vector but are not recalled
             out.append((source, max(0.0, min(1.0, h.score))))
         return out
