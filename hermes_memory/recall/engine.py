@@ -464,8 +464,7 @@ class RecallEngine:
         query = " ".join(q.terms)
         if not query:
             return {}
-        found = self._tier2.facts.query(query, limit=50, as_of=as_of, touch=False)
-        return {s.fact.uuid: s.score for s in found}
+        return self._tier2.facts.bm25_scores(query, limit=50, as_of=as_of)
 
     def _graph_facts(self, q: _Query) -> dict[str, float]:
         assert self._graph is not None
@@ -531,9 +530,12 @@ class RecallEngine:
         st = self.settings
         # A turn left out (superseded, and the question is about the present) lends its neighbours
         # nothing either: the acknowledgement after "I live in Hamburg" is not news about where one lives.
-        boosted = {k: v for k, v in scores.items() if k not in turns or turns[k].episode.uuid not in dropped}
+        boosted = dict(scores)
+        if dropped:
+            boosted = {k: v for k, v in scores.items()
+                       if k not in turns or turns[k].episode.uuid not in dropped}  # fmt: skip
         speaker = q.names[0].casefold() if len(q.names) == 1 else None
-        for row_id in list(boosted):
+        for row_id in list(boosted) if speaker or q.span is not None or stale else ():
             turn = turns.get(row_id)
             if turn is None:
                 continue
@@ -547,15 +549,15 @@ class RecallEngine:
         # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
         final = dict(boosted)
         pulled: dict[int, float] = {}
-        beside: dict[int, set[int]] = {}
         for row_id, (prev_id, next_id) in neighbours.items():
-            for other in (prev_id, next_id):
-                if other is not None and other in turns:
-                    pulled[other] = max(pulled.get(other, 0.0), boosted.get(row_id, 0.0))
-                    beside.setdefault(row_id, set()).add(other)
-                    beside.setdefault(other, set()).add(row_id)
+            score = boosted.get(row_id, 0.0)
+            if prev_id is not None and prev_id in turns:
+                pulled[prev_id] = max(pulled.get(prev_id, 0.0), score)
+            if next_id is not None and next_id in turns:
+                pulled[next_id] = max(pulled.get(next_id, 0.0), score)
         for row_id, best in pulled.items():
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
+        beside = _Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         for row_id in list(final):
             turn = turns.get(row_id)
@@ -565,7 +567,7 @@ class RecallEngine:
                 final.pop(row_id, None)
                 continue
             episode = turn.episode
-            if turn.chatter is not None and not _asked_between_people(turn, beside.get(row_id, ()), turns):
+            if turn.chatter is not None and not _asked_between_people(turn, beside, row_id, turns):
                 # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
                 # pull to its neighbours above and is no hit itself.
                 final.pop(row_id, None)
@@ -667,19 +669,43 @@ class RecallEngine:
         return out
 
 
-def _asked_between_people(turn: _Turn, beside: Iterable[int], turns: dict[int, _Turn]) -> bool:
+class _Beside:
+    """The loaded turns next to a turn in its session, by row id: both neighbours of a candidate, and
+    the candidates a neighbour-only turn is next to (that map built once, on first need)."""
+
+    def __init__(self, neighbours: dict[int, tuple[int | None, int | None]], turns: dict[int, _Turn]):
+        self._neighbours = neighbours
+        self._turns = turns
+        self._candidates: dict[int, list[int]] | None = None
+
+    def __call__(self, row_id: int) -> set[int]:
+        turns = self._turns
+        out = {other for other in self._neighbours.get(row_id, ()) if other is not None and other in turns}
+        if self._candidates is None:
+            self._candidates = {}
+            for candidate, pair in self._neighbours.items():
+                for other in pair:
+                    if other is not None and other in turns:
+                        self._candidates.setdefault(other, []).append(candidate)
+        out.update(self._candidates.get(row_id, ()))
+        return out
+
+
+def _asked_between_people(turn: _Turn, beside: Callable[[int], Iterable[int]], row_id: int,
+                          turns: dict[int, _Turn]) -> bool:  # fmt: skip
     """Whether a chatter turn is a person's question to another person beside it in the session.
 
     In a conversation between people the question is part of what they told each other (it carries the
     topic its answer leans on: LoCoMo evidence is sometimes the question, and dropping those turns cost
     0.0067 recall@10 on one conversation), so it stays a candidate (ranked down as any question). In a
     chat with the AI the user's neighbours are the AI's turns: the question is a request, never recalled.
+    ``beside(row_id)``: the loaded turns next to it.
     """
     episode = turn.episode
     if episode.role == "assistant" or turn.chatter != "question":
         return False
-    for row_id in beside:
-        other = turns.get(row_id)
+    for other_id in beside(row_id):
+        other = turns.get(other_id)
         if other is not None and other.episode.role != "assistant" and (
             other.episode.speaker != episode.speaker
         ):
