@@ -5,6 +5,7 @@ chunks."""
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import threading
 import time
@@ -447,17 +448,20 @@ class SemanticMemory:
         vector = self.embedder.embed_query([query])[0]
         backend = self._searchable()
         first: dict[str, list[VectorHit]] = {}
-        keep = self._recallable_sources
+        exact = isinstance(backend, ExactIndex)
+        fields: tuple[str, ...] = _SOURCE_FIELDS
         if isinstance(backend, ExactIndex):  # every kind from one matrix product
+            # Each view holds one kind, so only the source is read per hit. The index has just applied
+            # Tier 2's deletions (its refresh reads the tombstones): every hit's chunk exists, only the
+            # facts' belief is left to check.
+            fields = ("source_uuid",)
             asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
-            first = backend.search_many(vector, asked, fields=_SOURCE_FIELDS)
-            # The index has just applied Tier 2's deletions (its refresh reads the tombstones): every
-            # hit's chunk exists, only the facts' belief is left to check.
-            keep = self._believed_sources
+            first = backend.search_many(vector, asked, fields=fields)
         for kind, wanted in views.items():
             best = out[kind]
+            keep = functools.partial(self._believed_sources, kind=kind) if exact else self._recallable_sources
             found = self._nearest(
-                backend, vector, limits[kind], wanted, keep, fields=_SOURCE_FIELDS, first=first.get(kind)
+                backend, vector, limits[kind], wanted, keep, fields=fields, first=first.get(kind)
             )
             for source, score in found:
                 if source:
@@ -558,20 +562,15 @@ class SemanticMemory:
             out.append((source, max(0.0, min(1.0, h.score))))
         return out
 
-    def _believed_sources(self, hits: Sequence[VectorHit]) -> list[tuple[str, float]]:
-        """``_recallable_sources`` for hits of chunks known to exist (the exact index, just refreshed):
-        only facts are checked, for whether they are believed now."""
-        facts = [str(h.payload.get("source_uuid") or "") for h in hits
-                 if h.payload.get("source_kind") == "fact"]  # fmt: skip
-        believed = self._tier2.facts.active_uuids([f for f in facts if f]) if facts else set()
-        out: list[tuple[str, float]] = []
-        for h in hits:
-            payload = h.payload
-            source = str(payload.get("source_uuid") or "")
-            if payload.get("source_kind") == "fact" and source not in believed:
-                continue  # archived, superseded or expired facts keep their vector but are not recalled
-            out.append((source, max(0.0, min(1.0, h.score))))
-        return out
+    def _believed_sources(self, hits: Sequence[VectorHit], kind: str) -> list[tuple[str, float]]:
+        """``_recallable_sources`` for hits of one source kind whose chunks are known to exist (the exact
+        index, just refreshed): only facts are checked, for whether they are believed now."""
+        found = [(str(h.payload.get("source_uuid") or ""), max(0.0, min(1.0, h.score))) for h in hits]
+        if kind != "fact":
+            return found
+        believed = self._tier2.facts.active_uuids([source for source, _ in found if source])
+        # archived, superseded or expired facts keep their vector but are not recalled
+        return [(source, score) for source, score in found if source in believed]
 
     def _hidden_facts(self, chunks: Iterable[ChunkRow]) -> set[str | None]:
         """Source uuids of fact chunks whose fact is not believed now (archived, superseded, expired)."""
