@@ -51,6 +51,7 @@ from hermes_memory.extract import find_temporal
 from hermes_memory.graph.service import GraphService
 from hermes_memory.recall import availability
 from hermes_memory.recall import query as cues
+from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.records import Episode, Fact, Hit
 from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier1.curated_store import CuratedStore
@@ -225,6 +226,7 @@ class RecallEngine:
         self._speakers: tuple[float, list[str]] | None = None
         self._lock = threading.Lock()
         self._turns: dict[int, _Turn] = {}
+        self._reads = RecallReads(tier2)
 
     # -- query understanding --------------------------------------------------------------------
     def _participants(self) -> list[str]:
@@ -292,6 +294,7 @@ class RecallEngine:
         unavailable: dict[str, str] | None,
     ) -> list[Hit]:
         now = time.time()
+        reads = self._reads.snapshot()
         q = self._understand(query, now)
         st = self.settings
         vec_future: Future[dict[str, dict[str, float]]] | None = None
@@ -316,7 +319,7 @@ class RecallEngine:
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "graph", exc)
         # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
-        rows = self._tier2.episodes.recall_rows(list(turn_scores), []) if turn_scores else []
+        rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
         if rows:
             self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
         stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
@@ -330,7 +333,7 @@ class RecallEngine:
             known = {uuid for _, uuid, _, _ in rows}
             fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in known]
             if fresh:
-                rows += self._tier2.episodes.recall_rows([], fresh)
+                rows += reads.episode_rows([], fresh)
         if views is not None:
             ids = {uuid: row_id for row_id, uuid, _, _ in rows}
             floor = st.vector_floor
@@ -350,7 +353,7 @@ class RecallEngine:
             turns = self._load_turns(neighbours)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if as_of is None and "tier2" in wanted:
-                replaced_turns = self._tier2.facts.superseded_sources([e.uuid for e in episodes.values()])
+                replaced_turns = reads.superseded_sources([e.uuid for e in episodes.values()])
             dropped = _off_the_present(replaced_turns, q)
             scored = self._turn_priors(
                 {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
@@ -370,7 +373,7 @@ class RecallEngine:
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
             facts_ranked = self._fact_scores(
-                {k: v / top_fact * st.fact_scale for k, v in fact_scores.items()}, as_of, now
+                {k: v / top_fact * st.fact_scale for k, v in fact_scores.items()}, as_of, now, reads
             )
             ranked.extend((score, len(ranked) + i, "fact", uuid) for i, (uuid, score) in enumerate(
                 facts_ranked.items()))  # fmt: skip
@@ -380,7 +383,7 @@ class RecallEngine:
             ranked.extend((hit.score, len(ranked) + i, "curated", i) for i, hit in enumerate(curated))
         ranked.sort(key=lambda entry: (-entry[0], entry[1]))
         # Every later step looks at the best 3 * limit distinct hits only: only those are built.
-        best = self._build_hits(ranked, 3 * limit, turns, curated, now)
+        best = self._build_hits(ranked, 3 * limit, turns, curated, reads)
         replaced: dict[str, Fact] = {}
         threats: dict[str, int | None] = {}
         if replaced_turns:
@@ -421,7 +424,7 @@ class RecallEngine:
         count: int,
         turns: dict[int, _Turn],
         curated: list[Hit],
-        now: float,
+        reads: ReadsSnapshot,
     ) -> list[Hit]:
         """The first ``count`` hits of ``ranked`` with distinct texts (near-duplicates dropped), built
         from the turns, the facts (loaded in batches as they are reached) and the curated hits."""
@@ -434,7 +437,7 @@ class RecallEngine:
             start += len(batch)
             wanted = [key for _, _, kind, key in batch if kind == "fact" and key not in facts]
             if wanted:
-                facts.update(self._tier2.facts.get_many_checked(wanted))
+                facts.update(reads.facts_checked(wanted))
             for score, _, kind, key in batch:
                 if kind == "episode":
                     turn = turns[key]
@@ -622,17 +625,22 @@ class RecallEngine:
             out[index] = replace(hit, metadata=meta)
         return out, replaced, threats
 
-    def _fact_scores(self, scores: dict[str, float], as_of: float | None, now: float) -> dict[str, float]:
+    def _fact_scores(
+        self, scores: dict[str, float], as_of: float | None, now: float, reads: ReadsSnapshot
+    ) -> dict[str, float]:
         """Each candidate fact's hit score (prior and recency applied), for those believed now (or at
         ``as_of``); read from a few columns, the facts themselves load only when they make the list."""
         st = self.settings
-        rows = self._tier2.facts.ranking_rows(list(scores), as_of)
+        if as_of is None:
+            rows = reads.believed_ranks(list(scores))
+        else:
+            rows = self._tier2.facts.ranking_rows(list(scores), as_of)
         out: dict[str, float] = {}
         for uuid, score in scores.items():
             row = rows.get(uuid)
             if row is None:
                 continue
-            importance, when, recorded_at, superseded_at = row
+            importance, when, recorded_at, superseded_at, _ = row
             if as_of is not None and not _believed_then(recorded_at, superseded_at, as_of):
                 continue
             prior = (1.0 - st.importance_weight) + st.importance_weight * importance

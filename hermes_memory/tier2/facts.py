@@ -380,19 +380,20 @@ class FactStore:
 
     def ranking_rows(
         self, uuids: Sequence[str], as_of: float | None
-    ) -> dict[str, tuple[float, float, float | None, float | None]]:
+    ) -> dict[str, tuple[float, float, float | None, float | None, float | None]]:
         """What recall ranks a fact by, without loading it: uuid -> (importance, valid_from or
-        created_at, recorded_at, superseded_at), for the facts believed now (``as_of`` None) or, with
-        ``as_of``, for every fact in the view (the caller checks what was believed then). One query."""
+        created_at, recorded_at, superseded_at, expires_at), for the facts believed now (``as_of`` None)
+        or, with ``as_of``, for every fact in the view (the caller checks what was believed then). One
+        query."""
         scoped, sp = self._in_view(by_key=True)
         believed, params = _visible(None, now()) if as_of is None else ("1", [])
         rows = self._db.query(
             "SELECT f.uuid, f.importance, coalesce(f.valid_from, f.created_at), f.recorded_at, "
-            "f.superseded_at "
+            "f.superseded_at, f.expires_at "
             f"FROM facts f WHERE f.uuid IN (SELECT value FROM json_each(?)) AND {believed} AND {scoped}",
             (json.dumps(list(dict.fromkeys(uuids))), *params, *sp),
         )
-        return {str(r[0]): (float(r[1]), float(r[2]), r[3], r[4]) for r in rows}
+        return {str(r[0]): (float(r[1]), float(r[2]), r[3], r[4], r[5]) for r in rows}
 
     def threats(self, uuids: Sequence[str]) -> dict[str, int | None]:
         """The threat verdict of each of these facts (absent: not in the view)."""

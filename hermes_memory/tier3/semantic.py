@@ -106,6 +106,11 @@ def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
     return opts
 
 
+def _unit(score: float) -> float:
+    """``score`` clipped to [0, 1] (``max(0.0, min(1.0, score))`` without two calls per hit)."""
+    return score if 0.0 <= score <= 1.0 else (0.0 if score < 0.0 else 1.0)
+
+
 def backend_name(cfg: Tier3Config, override: str | None = None) -> str:
     """The backend to open: a server URL turns the embedded qdrant engine into qdrant-client."""
     name = override or cfg.backend
@@ -565,7 +570,7 @@ class SemanticMemory:
     def _believed_sources(self, hits: Sequence[VectorHit], kind: str) -> list[tuple[str, float]]:
         """``_recallable_sources`` for hits of one source kind whose chunks are known to exist (the exact
         index, just refreshed): only facts are checked, for whether they are believed now."""
-        found = [(str(h.payload.get("source_uuid") or ""), max(0.0, min(1.0, h.score))) for h in hits]
+        found = [(str(h.payload.get("source_uuid") or ""), _unit(h.score)) for h in hits]
         if kind != "fact":
             return found
         believed = self._tier2.facts.active_uuids([source for source, _ in found if source])
