@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import chain, count
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -381,7 +382,8 @@ class RecallEngine:
         if "tier1" in wanted and self._curated is not None:
             curated = self._curated_hits(q)
             ranked.extend((hit.score, len(ranked) + i, "curated", i) for i, hit in enumerate(curated))
-        ranked.sort(key=lambda entry: (-entry[0], entry[1]))
+        # Best first, ties in the order added (a stable sort reversed keeps equal keys in place).
+        ranked.sort(key=itemgetter(0), reverse=True)
         # Every later step looks at the best 3 * limit distinct hits only: only those are built.
         best = self._build_hits(ranked, 3 * limit, turns, curated, reads)
         replaced: dict[str, Fact] = {}
