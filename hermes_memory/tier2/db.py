@@ -290,11 +290,12 @@ class Database:
                 target.close()
 
     def close(self) -> None:
-        with self._lock, self._reader_lock, self._watch_lock:
+        with self._lock, self._reader_lock:
             if not self._closed:
                 self._closed = True
-                if self._watch is not None:
-                    self._watch.close()
+                with self._watch_lock:
+                    if self._watch is not None:
+                        self._watch.close()
                 for conn in self._idle:  # one still in use is closed when its read gives it back
                     conn.close()
                 self._idle.clear()
