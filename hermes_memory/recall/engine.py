@@ -456,8 +456,8 @@ class RecallEngine:
                     else:
                         hit = curated[key]
                     text = _dedupe_key(hit.text)
-                if text in seen:
-                    continue
+                    if text in seen:
+                        continue
                 seen.add(text)
                 out.append(hit)
                 if len(out) == count:
