@@ -464,10 +464,16 @@ class SemanticMemory:
             first = backend.search_many(vector, asked, fields=fields)
         for kind, wanted in views.items():
             best = out[kind]
-            keep = functools.partial(self._believed_sources, kind=kind) if exact else self._recallable_sources
-            found = self._nearest(
-                backend, vector, limits[kind], wanted, keep, fields=fields, first=first.get(kind)
-            )
+            raw = first.get(kind)
+            if raw is not None and kind != "fact" and all(h.score >= 0.0 for h in raw):
+                # Nothing of this kind is left out (no belief to check): ``_nearest`` would return the
+                # search as it is, so it is read in one pass.
+                found = [(str(h.payload.get("source_uuid") or ""), _unit(h.score)) for h in raw]
+            else:
+                keep = self._recallable_sources
+                if exact:
+                    keep = functools.partial(self._believed_sources, kind=kind)
+                found = self._nearest(backend, vector, limits[kind], wanted, keep, fields=fields, first=raw)
             for source, score in found:
                 if source:
                     best[source] = max(best.get(source, 0.0), score)
