@@ -169,12 +169,9 @@ def timed(api: MemoryAPI, asked: list[str]) -> tuple[list[float], list[int]]:
 
 
 def _connections(api: MemoryAPI) -> list[sqlite3.Connection]:
+    """The writer and every read connection opened so far (recall reads through the pool)."""
     db = api.tier2.db
-    conns = [db._conn]
-    reader = getattr(db, "_reader", None)
-    if isinstance(reader, sqlite3.Connection):
-        conns.append(reader)
-    return conns
+    return [db._conn, *(c for c in db._readers if isinstance(c, sqlite3.Connection))]
 
 
 def pct(values: list[float], q: float) -> float:

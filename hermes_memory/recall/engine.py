@@ -40,13 +40,19 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
+from itertools import chain, count
+from operator import itemgetter
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
 from hermes_memory.graph.service import GraphService
 from hermes_memory.recall import availability
 from hermes_memory.recall import query as cues
+from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.records import Episode, Fact, Hit
 from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier1.curated_store import CuratedStore
@@ -54,6 +60,7 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import normalise
 from hermes_memory.tier2.search import fts_terms
 from hermes_memory.tier2.verdicts import CLEAN
+from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
@@ -165,18 +172,29 @@ _TURN_CACHE = 20_000
 
 @dataclass(frozen=True, slots=True)
 class _Turn:
+    """A cached turn and what recall reads from it, worked out once (a turn row never changes)."""
+
     episode: Episode
     threat: int | None
     chatter: str | None
     question: bool
     answers: tuple[bool, tuple[str, ...]]
+    hit: Hit  # the turn as a hit (score 0), its strings neutralised unless scanned clean when written
+    key: str  # ``normalise`` of the hit's text: near-duplicates share it
 
 
 def _turn(episode: Episode, threat: int | None) -> _Turn:
+    hit = _episode_hit(episode, 0.0, threat)
     return _Turn(
         episode, threat, cues.chatter_of(episode), cues.is_question_turn(episode.text),
-        cues.answer_cues(episode.text),
+        cues.answer_cues(episode.text), hit, normalise(hit.text),
     )  # fmt: skip
+
+
+def _scored(hit: Hit, score: float) -> Hit:
+    """``hit`` with another score (``dataclasses.replace`` without its generic field walk) and its own
+    copy of the metadata (a cached hit's dict is never handed out)."""
+    return Hit(hit.id, score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids, dict(hit.metadata))
 
 
 @dataclass
@@ -209,6 +227,7 @@ class RecallEngine:
         self._speakers: tuple[float, list[str]] | None = None
         self._lock = threading.Lock()
         self._turns: dict[int, _Turn] = {}
+        self._reads = RecallReads(tier2)
 
     # -- query understanding --------------------------------------------------------------------
     def _participants(self) -> list[str]:
@@ -276,6 +295,7 @@ class RecallEngine:
         unavailable: dict[str, str] | None,
     ) -> list[Hit]:
         now = time.time()
+        reads = self._reads.snapshot()
         q = self._understand(query, now)
         st = self.settings
         vec_future: Future[dict[str, dict[str, float]]] | None = None
@@ -300,7 +320,7 @@ class RecallEngine:
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "graph", exc)
         # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
-        rows = self._tier2.episodes.recall_rows(list(turn_scores), []) if turn_scores else []
+        rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
         if rows:
             self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
         stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
@@ -314,7 +334,7 @@ class RecallEngine:
             known = {uuid for _, uuid, _, _ in rows}
             fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in known]
             if fresh:
-                rows += self._tier2.episodes.recall_rows([], fresh)
+                rows += reads.episode_rows([], fresh)
         if views is not None:
             ids = {uuid: row_id for row_id, uuid, _, _ in rows}
             floor = st.vector_floor
@@ -334,23 +354,27 @@ class RecallEngine:
             turns = self._load_turns(neighbours)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if as_of is None and "tier2" in wanted:
-                replaced_turns = self._tier2.facts.superseded_sources([e.uuid for e in episodes.values()])
+                replaced_turns = reads.superseded_sources([e.uuid for e in episodes.values()])
             dropped = _off_the_present(replaced_turns, q)
             scored = self._turn_priors(
                 {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
                 session_id, stale, dropped,
             )  # fmt: skip
             top = max(scored.values(), default=0.0) or 1.0
+            # ``_episode_score`` of each, inlined (a few hundred turns per recall): the same arithmetic.
+            weight, half_life, scale = st.recency_weight, st.recency_half_life_days, 1.0 + st.recency_weight
             for row_id, score in scored.items():
                 episode = episodes.get(row_id)
                 if episode is not None and score > 0:
-                    shown = _episode_score(episode, score / top, now, st)
+                    age_days = max(0.0, (now - episode.timestamp) / 86400.0)
+                    recency = 1.0 + weight * 0.5 ** (age_days / half_life)
+                    shown = max(0.0, min(1.0, score / top * recency / scale))
                     ranked.append((shown, len(ranked), "episode", row_id))
         facts_ranked: dict[str, float] = {}
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
             facts_ranked = self._fact_scores(
-                {k: v / top_fact * st.fact_scale for k, v in fact_scores.items()}, as_of, now
+                {k: v / top_fact * st.fact_scale for k, v in fact_scores.items()}, as_of, now, reads
             )
             ranked.extend((score, len(ranked) + i, "fact", uuid) for i, (uuid, score) in enumerate(
                 facts_ranked.items()))  # fmt: skip
@@ -358,9 +382,10 @@ class RecallEngine:
         if "tier1" in wanted and self._curated is not None:
             curated = self._curated_hits(q)
             ranked.extend((hit.score, len(ranked) + i, "curated", i) for i, hit in enumerate(curated))
-        ranked.sort(key=lambda entry: (-entry[0], entry[1]))
+        # Best first, ties in the order added (a stable sort reversed keeps equal keys in place).
+        ranked.sort(key=itemgetter(0), reverse=True)
         # Every later step looks at the best 3 * limit distinct hits only: only those are built.
-        best = self._build_hits(ranked, 3 * limit, turns, curated, now)
+        best = self._build_hits(ranked, 3 * limit, turns, curated, reads)
         replaced: dict[str, Fact] = {}
         threats: dict[str, int | None] = {}
         if replaced_turns:
@@ -401,7 +426,7 @@ class RecallEngine:
         count: int,
         turns: dict[int, _Turn],
         curated: list[Hit],
-        now: float,
+        reads: ReadsSnapshot,
     ) -> list[Hit]:
         """The first ``count`` hits of ``ranked`` with distinct texts (near-duplicates dropped), built
         from the turns, the facts (loaded in batches as they are reached) and the curated hits."""
@@ -414,21 +439,25 @@ class RecallEngine:
             start += len(batch)
             wanted = [key for _, _, kind, key in batch if kind == "fact" and key not in facts]
             if wanted:
-                facts.update(self._tier2.facts.get_many_checked(wanted))
+                facts.update(reads.facts_checked(wanted))
             for score, _, kind, key in batch:
                 if kind == "episode":
                     turn = turns[key]
-                    hit: Hit | None = _episode_hit(turn.episode, score, turn.threat)
-                elif kind == "fact":
-                    found = facts.get(key)
-                    hit = None if found is None else _fact_hit(found[0], score, found[1])
+                    text = turn.key
+                    if text in seen:
+                        continue
+                    hit = _scored(turn.hit, score)
                 else:
-                    hit = curated[key]
-                if hit is None:
-                    continue
-                text = normalise(hit.text)
-                if text in seen:
-                    continue
+                    if kind == "fact":
+                        found = facts.get(key)
+                        if found is None:
+                            continue
+                        hit = _fact_hit(found[0], score, found[1])
+                    else:
+                        hit = curated[key]
+                    text = _dedupe_key(hit.text)
+                    if text in seen:
+                        continue
                 seen.add(text)
                 out.append(hit)
                 if len(out) == count:
@@ -440,8 +469,7 @@ class RecallEngine:
         query = " ".join(q.terms)
         if not query:
             return {}
-        found = self._tier2.facts.query(query, limit=50, as_of=as_of, touch=False)
-        return {s.fact.uuid: s.score for s in found}
+        return self._tier2.facts.bm25_scores(query, limit=50, as_of=as_of)
 
     def _graph_facts(self, q: _Query) -> dict[str, float]:
         assert self._graph is not None
@@ -507,9 +535,12 @@ class RecallEngine:
         st = self.settings
         # A turn left out (superseded, and the question is about the present) lends its neighbours
         # nothing either: the acknowledgement after "I live in Hamburg" is not news about where one lives.
-        boosted = {k: v for k, v in scores.items() if k not in turns or turns[k].episode.uuid not in dropped}
+        boosted = dict(scores)
+        if dropped:
+            boosted = {k: v for k, v in scores.items()
+                       if k not in turns or turns[k].episode.uuid not in dropped}  # fmt: skip
         speaker = q.names[0].casefold() if len(q.names) == 1 else None
-        for row_id in list(boosted):
+        for row_id in list(boosted) if speaker or q.span is not None or stale else ():
             turn = turns.get(row_id)
             if turn is None:
                 continue
@@ -523,15 +554,15 @@ class RecallEngine:
         # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
         final = dict(boosted)
         pulled: dict[int, float] = {}
-        beside: dict[int, set[int]] = {}
         for row_id, (prev_id, next_id) in neighbours.items():
-            for other in (prev_id, next_id):
-                if other is not None and other in turns:
-                    pulled[other] = max(pulled.get(other, 0.0), boosted.get(row_id, 0.0))
-                    beside.setdefault(row_id, set()).add(other)
-                    beside.setdefault(other, set()).add(row_id)
+            score = boosted.get(row_id, 0.0)
+            if prev_id is not None and prev_id in turns:
+                pulled[prev_id] = max(pulled.get(prev_id, 0.0), score)
+            if next_id is not None and next_id in turns:
+                pulled[next_id] = max(pulled.get(next_id, 0.0), score)
         for row_id, best in pulled.items():
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
+        beside = _Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         for row_id in list(final):
             turn = turns.get(row_id)
@@ -541,7 +572,7 @@ class RecallEngine:
                 final.pop(row_id, None)
                 continue
             episode = turn.episode
-            if turn.chatter is not None and not _asked_between_people(turn, beside.get(row_id, ()), turns):
+            if turn.chatter is not None and not _asked_between_people(turn, beside, row_id, turns):
                 # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
                 # pull to its neighbours above and is no hit itself.
                 final.pop(row_id, None)
@@ -596,17 +627,22 @@ class RecallEngine:
             out[index] = replace(hit, metadata=meta)
         return out, replaced, threats
 
-    def _fact_scores(self, scores: dict[str, float], as_of: float | None, now: float) -> dict[str, float]:
+    def _fact_scores(
+        self, scores: dict[str, float], as_of: float | None, now: float, reads: ReadsSnapshot
+    ) -> dict[str, float]:
         """Each candidate fact's hit score (prior and recency applied), for those believed now (or at
         ``as_of``); read from a few columns, the facts themselves load only when they make the list."""
         st = self.settings
-        rows = self._tier2.facts.ranking_rows(list(scores), as_of)
+        if as_of is None:
+            rows = reads.believed_ranks(list(scores))
+        else:
+            rows = self._tier2.facts.ranking_rows(list(scores), as_of)
         out: dict[str, float] = {}
         for uuid, score in scores.items():
             row = rows.get(uuid)
             if row is None:
                 continue
-            importance, when, recorded_at, superseded_at = row
+            importance, when, recorded_at, superseded_at, _ = row
             if as_of is not None and not _believed_then(recorded_at, superseded_at, as_of):
                 continue
             prior = (1.0 - st.importance_weight) + st.importance_weight * importance
@@ -643,28 +679,48 @@ class RecallEngine:
         return out
 
 
-def _asked_between_people(turn: _Turn, beside: Iterable[int], turns: dict[int, _Turn]) -> bool:
+class _Beside:
+    """The loaded turns next to a turn in its session, by row id: both neighbours of a candidate, and
+    the candidates a neighbour-only turn is next to (that map built once, on first need)."""
+
+    def __init__(self, neighbours: dict[int, tuple[int | None, int | None]], turns: dict[int, _Turn]):
+        self._neighbours = neighbours
+        self._turns = turns
+        self._candidates: dict[int, list[int]] | None = None
+
+    def __call__(self, row_id: int) -> set[int]:
+        turns = self._turns
+        out = {other for other in self._neighbours.get(row_id, ()) if other is not None and other in turns}
+        if self._candidates is None:
+            self._candidates = {}
+            for candidate, pair in self._neighbours.items():
+                for other in pair:
+                    if other is not None and other in turns:
+                        self._candidates.setdefault(other, []).append(candidate)
+        out.update(self._candidates.get(row_id, ()))
+        return out
+
+
+def _asked_between_people(turn: _Turn, beside: Callable[[int], Iterable[int]], row_id: int,
+                          turns: dict[int, _Turn]) -> bool:  # fmt: skip
     """Whether a chatter turn is a person's question to another person beside it in the session.
 
     In a conversation between people the question is part of what they told each other (it carries the
     topic its answer leans on: LoCoMo evidence is sometimes the question, and dropping those turns cost
     0.0067 recall@10 on one conversation), so it stays a candidate (ranked down as any question). In a
     chat with the AI the user's neighbours are the AI's turns: the question is a request, never recalled.
+    ``beside(row_id)``: the loaded turns next to it.
     """
     episode = turn.episode
     if episode.role == "assistant" or turn.chatter != "question":
         return False
-    for row_id in beside:
-        other = turns.get(row_id)
+    for other_id in beside(row_id):
+        other = turns.get(other_id)
         if other is not None and other.episode.role != "assistant" and (
             other.episode.speaker != episode.speaker
         ):
             return True
     return False
-
-
-def _episode_score(episode: Episode, score: float, now: float, st: RecallSettings) -> float:
-    return _clip(score * _recency(episode.timestamp, now, st) / (1.0 + st.recency_weight))
 
 
 def _episode_hit(episode: Episode, score: float, threat: int | None) -> Hit:
@@ -810,6 +866,11 @@ def _clip(x: float) -> float:
     return max(0.0, min(1.0, x))
 
 
+@lru_cache(maxsize=4096)
+def _dedupe_key(text: str) -> str:
+    return normalise(text)
+
+
 @lru_cache(maxsize=8192)
 def _content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS)
@@ -820,40 +881,55 @@ def _diversify(ranked: list[Hit], weight: float, limit: int, same_session: float
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
     overlap of two hits from one conversation session."""
     pool = ranked[: 3 * limit]
-    # Each hit's content words as a bit set over the pool's vocabulary: overlaps are integer ANDs.
-    vocabulary: dict[str, int] = {}
-    masks: list[int] = []
-    sizes: list[int] = []
-    for hit in pool:
-        mask = 0
-        words = _content_words(hit.text)
-        for word in words:
-            mask |= 1 << vocabulary.setdefault(word, len(vocabulary))
-        masks.append(mask)
-        sizes.append(len(words))
-    scores = [h.score for h in pool]
-    sessions = [h.metadata.get("session_id") for h in pool]
-    # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice).
-    overlap = [0.0] * len(pool)
+    n = len(pool)
+    if not n or limit < 1:
+        return []
+    alike = _alike(pool, same_session)
+    scores = np.fromiter((h.score for h in pool), dtype=np.float64, count=n)
+    # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice). The
+    # first best of equal values wins, as in a scan in rank order.
+    overlap = np.zeros(n)
     chosen: list[int] = []
-    left = list(range(len(pool)))
-    while left and len(chosen) < limit:
-        best = max(left, key=lambda i: scores[i] - weight * overlap[i])
+    for _ in range(min(limit, n)):
+        value = scores - weight * overlap
+        value[chosen] = -np.inf
+        best = int(value.argmax())
         chosen.append(best)
-        left.remove(best)
-        mine, size, session = masks[best], sizes[best], sessions[best]
-        for i in left:
-            common = (masks[i] & mine).bit_count()
-            value = common / (sizes[i] + size - common or 1)
-            if session is not None and sessions[i] == session:
-                value += same_session
-            if value > overlap[i]:
-                overlap[i] = value
+        np.maximum(overlap, alike[best], out=overlap)
     out: list[Hit] = []
     for i in chosen:
         hit = pool[i]
-        out.append(replace(hit, score=min(hit.score, out[-1].score)) if out else hit)
+        if out and hit.score > out[-1].score:
+            hit = Hit(hit.id, out[-1].score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+                      hit.metadata)  # fmt: skip
+        out.append(hit)
     return out
+
+
+def _alike(pool: Sequence[Hit], same_session: float) -> npt.NDArray[np.float64]:
+    """How alike each two hits are: the Jaccard overlap of their content words, plus ``same_session``
+    for two hits from one conversation session. Word counts are small integers, so the float32 product
+    is exact and every value equals the one computed pair by pair."""
+    n = len(pool)
+    words = [_content_words(h.text) for h in pool]
+    flat = list(chain.from_iterable(words))
+    vocabulary = dict(zip(dict.fromkeys(flat), count()))
+    sizes = np.fromiter(map(len, words), dtype=np.intp, count=n)
+    incidence = np.zeros((n, len(vocabulary) or 1), dtype=np.float32)
+    columns = np.fromiter(map(vocabulary.__getitem__, flat), dtype=np.intp, count=len(flat))
+    incidence[np.repeat(np.arange(n), sizes), columns] = 1.0
+    with blas_thread_cap().limit(1):  # a tiny product: BLAS threads would only wake up and wait
+        common = (incidence @ incidence.T).astype(np.float64)
+    union = sizes[:, None] + sizes[None, :] - common
+    union[union == 0] = 1.0
+    alike: npt.NDArray[np.float64] = common / union
+    if same_session:
+        codes: dict[Any, int] = {None: -1}
+        ids = (codes.setdefault(h.metadata.get("session_id"), len(codes) - 1) for h in pool)
+        session = np.fromiter(ids, dtype=np.intp, count=n)
+        same = (session[:, None] == session[None, :]) & (session[None, :] >= 0)
+        alike = np.where(same, alike + same_session, alike)
+    return alike
 
 
 __all__ = ["TIERS", "RecallEngine", "RecallSettings"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from hermes_memory.records import Hit
 from hermes_memory.security.threats import neutralise, neutralise_composed
@@ -31,6 +32,11 @@ def stamp(timestamp: float | None) -> str:
     """``YYYY-MM-DD HH:MM`` in UTC (24h), or ``undated``: two statements of one day stay ordered."""
     if not timestamp:
         return "undated"
+    return _stamp(timestamp)
+
+
+@lru_cache(maxsize=4096)
+def _stamp(timestamp: float) -> str:  # the same turns and facts are shown again and again
     return datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M")
 
 
@@ -61,12 +67,15 @@ def _line(hit: Hit, max_chars: int = 300) -> tuple[str, bool]:
     else:
         who = ""
         source = hit.kind
-    text = clip(hit.text, max_chars)
+    text = " ".join(hit.text.split())  # ``clip``, folding the white space once
+    cut = len(text) > max_chars
+    if cut:
+        text = text[: max_chars - 1] + "…"
     note = superseded_note(meta)
     if note:
         source = f"{source}; {note}"
     by = meta.get("superseded_by")
-    cut = _longer(hit.text, max_chars) or (by is not None and _longer(str(by), 160))
+    cut = cut or (by is not None and _longer(str(by), 160))
     return f"- [{day}] {who}{text} ({source})", cut
 
 

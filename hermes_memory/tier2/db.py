@@ -115,6 +115,8 @@ class Database:
         self._idle: list[sqlite3.Connection] = []  # those not in use now
         self._reader_lock = threading.Lock()
         self._local = threading.local()  # .reading: how deep this thread is in reading()
+        self._watch: sqlite3.Connection | None = None  # asks only for data_version (see there)
+        self._watch_lock = threading.Lock()
         try:
             private_dir(self.path.parent)
         except OSError as exc:
@@ -310,6 +312,23 @@ class Database:
             raise _storage_error(self.path, exc) from exc
         return conn
 
+    def data_version(self) -> int:
+        """A number that stays the same while nothing is committed to the file, by any connection of
+        this process or another one: what was read while it held can be reused (recall's caches).
+
+        SQLite's ``PRAGMA data_version`` changes when another connection commits, never for the
+        connection's own writes, so it is asked on a connection of its own that only ever asks this:
+        every commit is another connection's. It reads the WAL index, not the database (microseconds),
+        and never waits for a writer. Raises StorageError when the file cannot be read.
+        """
+        with self._watch_lock:
+            self._ensure_open()
+            if self._watch is None:
+                self._watch = self._open_reader()
+            watch = self._watch
+            version: int = self._retry(lambda: watch.execute("PRAGMA data_version").fetchone()[0])
+            return version
+
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run a read and return every row."""
         with self._read_connection() as conn:
@@ -372,6 +391,9 @@ class Database:
         with self._lock, self._reader_lock:
             if not self._closed:
                 self._closed = True
+                with self._watch_lock:
+                    if self._watch is not None:
+                        self._watch.close()
                 for conn in self._idle:  # one still in use is closed when its read gives it back
                     conn.close()
                 self._idle.clear()

@@ -130,17 +130,21 @@ class EpisodeStore:
         self, ids: Sequence[int], uuids: Sequence[str]
     ) -> list[tuple[int, str, int | None, int | None]]:
         """(row id, uuid, previous row id, next row id in its session) of the view's episodes among
-        ``ids`` and ``uuids``: one query, no text (recall's candidates; see ``by_ids_checked``)."""
+        ``ids`` and ``uuids``: one query, no text (recall's candidates; see ``by_ids_checked``). Those
+        found by id come first, by row id, then the others by uuid (recall breaks ties in this order)."""
         scoped, sp = self._scoped("e.scope")
+        by_id = json.dumps(list(ids))
         rows = self._db.query(
             "SELECT e.id, e.uuid, "
             "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
             " AND p.id < e.id ORDER BY p.id DESC LIMIT 1), "
             "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
-            " AND n.id > e.id ORDER BY n.id LIMIT 1) "
+            " AND n.id > e.id ORDER BY n.id LIMIT 1), "
+            "e.id IN (SELECT value FROM json_each(?)) AS found "
             "FROM episodes e WHERE (e.id IN (SELECT value FROM json_each(?)) "
-            f"OR e.uuid IN (SELECT value FROM json_each(?))) AND {scoped}",
-            (json.dumps(list(ids)), json.dumps(list(uuids)), *sp),
+            f"OR e.uuid IN (SELECT value FROM json_each(?))) AND {scoped} "
+            "ORDER BY found DESC, CASE WHEN found THEN e.id END, e.uuid",
+            (by_id, by_id, json.dumps(list(uuids)), *sp),
         )
         return [(int(r[0]), str(r[1]), r[2], r[3]) for r in rows]
 

@@ -380,19 +380,20 @@ class FactStore:
 
     def ranking_rows(
         self, uuids: Sequence[str], as_of: float | None
-    ) -> dict[str, tuple[float, float, float | None, float | None]]:
+    ) -> dict[str, tuple[float, float, float | None, float | None, float | None]]:
         """What recall ranks a fact by, without loading it: uuid -> (importance, valid_from or
-        created_at, recorded_at, superseded_at), for the facts believed now (``as_of`` None) or, with
-        ``as_of``, for every fact in the view (the caller checks what was believed then). One query."""
+        created_at, recorded_at, superseded_at, expires_at), for the facts believed now (``as_of`` None)
+        or, with ``as_of``, for every fact in the view (the caller checks what was believed then). One
+        query."""
         scoped, sp = self._in_view(by_key=True)
         believed, params = _visible(None, now()) if as_of is None else ("1", [])
         rows = self._db.query(
             "SELECT f.uuid, f.importance, coalesce(f.valid_from, f.created_at), f.recorded_at, "
-            "f.superseded_at "
+            "f.superseded_at, f.expires_at "
             f"FROM facts f WHERE f.uuid IN (SELECT value FROM json_each(?)) AND {believed} AND {scoped}",
             (json.dumps(list(dict.fromkeys(uuids))), *params, *sp),
         )
-        return {str(r[0]): (float(r[1]), float(r[2]), r[3], r[4]) for r in rows}
+        return {str(r[0]): (float(r[1]), float(r[2]), r[3], r[4], r[5]) for r in rows}
 
     def threats(self, uuids: Sequence[str]) -> dict[str, int | None]:
         """The threat verdict of each of these facts (absent: not in the view)."""
@@ -464,6 +465,31 @@ class FactStore:
             self._touch([r.fact.uuid for r in results], at)
         return results
 
+    def bm25_scores(self, query: str, *, limit: int = 10, as_of: float | None = None) -> dict[str, float]:
+        """``query(query, limit=limit, as_of=as_of, touch=False)`` as uuid -> score, best first, without
+        loading the facts (recall ranks them first and loads only those that make its list)."""
+        match = fts_match(query)
+        if match is None:
+            return {}
+        visible, params = _visible(as_of, now())
+        scoped, sp = self._in_view()
+        where = f"{visible} AND {scoped} AND f.confidence >= ?"
+        params += [*sp, 0.0]
+        rows = self._db.query(
+            "WITH c AS (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT ?) "
+            f"SELECT f.uuid, c.rank FROM c JOIN facts f ON f.id = c.rowid WHERE {where} "
+            "ORDER BY c.rank LIMIT ?",
+            [match, max(limit * 5, 50), *params, limit],
+        )
+        if len(rows) < limit:  # as ``query``: the filters left too few, the whole join is ranked
+            rows = self._db.query(
+                "SELECT f.uuid, bm25(facts_fts) AS rank FROM facts_fts "
+                f"JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ? AND {where} "
+                "ORDER BY rank LIMIT ?",
+                [match, *params, limit],
+            )
+        return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+
     def superseded_matching(self, query: str, *, limit: int = 20) -> list[Fact]:
         """Superseded facts (a later fact replaced them) that match free text, best BM25 match first.
 
@@ -502,10 +528,16 @@ class FactStore:
 
     def active_uuids(self, uuids: Sequence[str]) -> set[str]:
         """The subset of ``uuids`` that are facts believed now (not archived, superseded or expired)."""
+        if not uuids:
+            return set()
         visible, params = _visible(None, now())
         scoped, sp = self._in_view(by_key=True)
-        query = f"SELECT f.uuid FROM facts f WHERE f.uuid IN ({{keys}}) AND {visible} AND {scoped}"
-        return {r["uuid"] for r in self._db.query_keys(query, list(dict.fromkeys(uuids)), [*params, *sp])}
+        rows = self._db.query(  # one statement text whatever the count: prepared once, not per call
+            f"SELECT f.uuid FROM facts f WHERE f.uuid IN (SELECT value FROM json_each(?)) AND {visible} "
+            f"AND {scoped}",
+            (json.dumps(list(dict.fromkeys(uuids))), *params, *sp),
+        )
+        return {str(r[0]) for r in rows}
 
     def superseded_by(self, uuid: str) -> list[Fact]:
         """Facts that ``uuid`` superseded (closed because it contradicted them)."""
@@ -546,13 +578,12 @@ class FactStore:
         if not episode_uuids:
             return {}
         scoped, sp = self._in_view()
-        rows = self._db.query_keys(
+        rows = self._db.query(  # one statement text whatever the count: prepared once, not per call
             "SELECT f.*, j.value AS episode FROM facts f INDEXED BY idx_facts_superseded, "
             "json_each(f.source_episodes) j "
-            f"WHERE j.value IN ({{keys}}) AND f.superseded_at IS NOT NULL AND f.is_archived = 0 AND {scoped} "
-            "ORDER BY f.superseded_at, f.id",
-            list(dict.fromkeys(episode_uuids)),
-            sp,
+            "WHERE j.value IN (SELECT value FROM json_each(?)) AND f.superseded_at IS NOT NULL "
+            f"AND f.is_archived = 0 AND {scoped} ORDER BY f.superseded_at, f.id",
+            (json.dumps(list(dict.fromkeys(episode_uuids))), *sp),
         )
         return {row["episode"]: _row_to_fact(row) for row in rows}
 

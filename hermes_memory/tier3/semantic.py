@@ -5,6 +5,7 @@ chunks."""
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import threading
 import time
@@ -103,6 +104,11 @@ def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
     if cfg.api_key_env:
         opts["api_key_env"] = cfg.api_key_env
     return opts
+
+
+def _unit(score: float) -> float:
+    """``score`` clipped to [0, 1] (``max(0.0, min(1.0, score))`` without two calls per hit)."""
+    return score if 0.0 <= score <= 1.0 else (0.0 if score < 0.0 else 1.0)
 
 
 def backend_name(cfg: Tier3Config, override: str | None = None) -> str:
@@ -482,15 +488,27 @@ class SemanticMemory:
         vector = self.embedder.embed_query([query])[0]
         backend = self._searchable()
         first: dict[str, list[VectorHit]] = {}
+        exact = isinstance(backend, ExactIndex)
+        fields: tuple[str, ...] = _SOURCE_FIELDS
         if isinstance(backend, ExactIndex):  # every kind from one matrix product
+            # Each view holds one kind, so only the source is read per hit. The index has just applied
+            # Tier 2's deletions (its refresh reads the tombstones): every hit's chunk exists, only the
+            # facts' belief is left to check.
+            fields = ("source_uuid",)
             asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
-            first = backend.search_many(vector, asked, fields=_SOURCE_FIELDS)
+            first = backend.search_many(vector, asked, fields=fields)
         for kind, wanted in views.items():
             best = out[kind]
-            found = self._nearest(
-                backend, vector, limits[kind], wanted, self._recallable_sources, fields=_SOURCE_FIELDS,
-                first=first.get(kind),
-            )  # fmt: skip
+            raw = first.get(kind)
+            if raw is not None and kind != "fact" and all(h.score >= 0.0 for h in raw):
+                # Nothing of this kind is left out (no belief to check): ``_nearest`` would return the
+                # search as it is, so it is read in one pass.
+                found = [(str(h.payload.get("source_uuid") or ""), _unit(h.score)) for h in raw]
+            else:
+                keep = self._recallable_sources
+                if exact:
+                    keep = functools.partial(self._believed_sources, kind=kind)
+                found = self._nearest(backend, vector, limits[kind], wanted, keep, fields=fields, first=raw)
             for source, score in found:
                 if source:
                     best[source] = max(best.get(source, 0.0), score)
@@ -589,6 +607,16 @@ class SemanticMemory:
                 continue  # archived, superseded or expired facts keep their vector but are not recalled
             out.append((source, max(0.0, min(1.0, h.score))))
         return out
+
+    def _believed_sources(self, hits: Sequence[VectorHit], kind: str) -> list[tuple[str, float]]:
+        """``_recallable_sources`` for hits of one source kind whose chunks are known to exist (the exact
+        index, just refreshed): only facts are checked, for whether they are believed now."""
+        found = [(str(h.payload.get("source_uuid") or ""), _unit(h.score)) for h in hits]
+        if kind != "fact":
+            return found
+        believed = self._tier2.facts.active_uuids([source for source, _ in found if source])
+        # archived, superseded or expired facts keep their vector but are not recalled
+        return [(source, score) for source, score in found if source in believed]
 
     def _hidden_facts(self, chunks: Iterable[ChunkRow]) -> set[str | None]:
         """Source uuids of fact chunks whose fact is not believed now (archived, superseded, expired)."""

@@ -1,0 +1,147 @@
+"""What recall reads from Tier 2 that only a commit can change, kept between the recalls of one store.
+
+Recall asks for the same rows again and again: its candidates' row ids and neighbours, the ranking
+columns of candidate facts, the facts it shows, the turns a superseded fact was extracted from. All of it
+changes only when something is committed, so it is kept while ``Database.data_version`` stays the same
+(a commit by this process or by another one starts over). A store written between two recalls (a live
+agent's turn) pays what it paid before; recalls of an unchanged store read only what they have not read
+yet. Each recall takes one ``ReadsSnapshot`` at its start and reads through it: rows it finds are the
+rows it would have read itself, and what it fills in stays with that version.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+from hermes_memory.records import Fact
+from hermes_memory.tier2 import Tier2
+
+#: (row id, uuid, previous row id, next row id in its session): ``EpisodeStore.recall_rows``.
+EpisodeRow = tuple[int, str, int | None, int | None]
+#: ``FactStore.ranking_rows`` of a fact believed when read: (importance, when, recorded_at, superseded_at,
+#: expires_at).
+RankRow = tuple[float, float, float | None, float | None, float | None]
+# Entries per kind before a snapshot starts that kind over (a store far larger than one conversation).
+_MAX_ENTRIES = 50_000
+
+
+class ReadsSnapshot:
+    """Tier 2 reads of one ``data_version``; thread-safe (two recalls may fill it side by side)."""
+
+    def __init__(self, tier2: Tier2, version: int):
+        self.version = version
+        self._tier2 = tier2
+        self._rows_by_id: dict[int, EpisodeRow | None] = {}
+        self._rows_by_uuid: dict[str, EpisodeRow | None] = {}
+        self._ranks: dict[str, RankRow | None] = {}
+        self._facts: dict[str, tuple[Fact, int | None] | None] = {}
+        self._superseded: dict[str, Fact | None] = {}
+
+    def episode_rows(self, ids: Sequence[int], uuids: Sequence[str]) -> list[EpisodeRow]:
+        """``EpisodeStore.recall_rows(ids, uuids)``, the same rows in the same order (by row id the ones
+        found by id, then by uuid the others), reading only those not read before."""
+        by_id, by_uuid = self._rows_by_id, self._rows_by_uuid
+        missing_ids = [i for i in ids if i not in by_id]
+        missing_uuids = [u for u in uuids if u not in by_uuid]
+        if missing_ids or missing_uuids:
+            if max(len(by_id) + len(missing_ids), len(by_uuid) + len(missing_uuids)) > _MAX_ENTRIES:
+                by_id.clear()
+                by_uuid.clear()
+                missing_ids, missing_uuids = list(ids), list(uuids)
+            found = self._tier2.episodes.recall_rows(missing_ids, missing_uuids)
+            for row in found:
+                by_id[row[0]] = row
+                by_uuid[row[1]] = row
+            for row_id in missing_ids:
+                by_id.setdefault(row_id, None)
+            for uuid in missing_uuids:
+                by_uuid.setdefault(uuid, None)
+        out: dict[int, EpisodeRow] = {}
+        for row_id in sorted(ids):
+            known = by_id.get(row_id)
+            if known is not None:
+                out[row_id] = known
+        for uuid in sorted(uuids):
+            known = by_uuid.get(uuid)
+            if known is not None:
+                out.setdefault(known[0], known)
+        return list(out.values())
+
+    def believed_ranks(self, uuids: Sequence[str]) -> dict[str, RankRow]:
+        """``FactStore.ranking_rows(uuids, None)``: what recall ranks each fact believed now by."""
+        known = self._ranks
+        missing = [u for u in dict.fromkeys(uuids) if u not in known]
+        if missing:
+            if len(known) + len(missing) > _MAX_ENTRIES:
+                known.clear()
+                missing = list(dict.fromkeys(uuids))
+            found = self._tier2.facts.ranking_rows(missing, None)
+            for uuid in missing:
+                known[uuid] = found.get(uuid)
+        at = time.time()
+        out: dict[str, RankRow] = {}
+        for uuid in uuids:
+            row = known.get(uuid)
+            # A fact believed when read stops being believed when it expires; nothing else changes
+            # without a commit (and a fact not believed then is not believed later either).
+            if row is not None and (row[4] is None or row[4] > at):
+                out[uuid] = row
+        return out
+
+    def facts_checked(self, uuids: Sequence[str]) -> dict[str, tuple[Fact, int | None]]:
+        """``FactStore.get_many_checked(uuids)``: the facts in the view with their threat verdicts."""
+        known = self._facts
+        missing = [u for u in dict.fromkeys(uuids) if u not in known]
+        if missing:
+            if len(known) + len(missing) > _MAX_ENTRIES:
+                known.clear()
+                missing = list(dict.fromkeys(uuids))
+            found = self._tier2.facts.get_many_checked(missing)
+            for uuid in missing:
+                known[uuid] = found.get(uuid)
+        out: dict[str, tuple[Fact, int | None]] = {}
+        for uuid in uuids:
+            entry = known.get(uuid)
+            if entry is not None:
+                out[uuid] = entry
+        return out
+
+    def superseded_sources(self, episode_uuids: Sequence[str]) -> dict[str, Fact]:
+        """``FactStore.superseded_sources(episode_uuids)``."""
+        known = self._superseded
+        missing = [u for u in dict.fromkeys(episode_uuids) if u not in known]
+        if missing:
+            if len(known) + len(missing) > _MAX_ENTRIES:
+                known.clear()
+                missing = list(dict.fromkeys(episode_uuids))
+            found = self._tier2.facts.superseded_sources(missing)
+            for uuid in missing:
+                known[uuid] = found.get(uuid)
+        out: dict[str, Fact] = {}
+        for uuid in episode_uuids:
+            fact = known.get(uuid)
+            if fact is not None:
+                out[uuid] = fact
+        return out
+
+
+class RecallReads:
+    """The snapshot of the store's current ``data_version`` (a new, empty one after any commit)."""
+
+    def __init__(self, tier2: Tier2):
+        self._tier2 = tier2
+        self._lock = threading.Lock()
+        self._snapshot: ReadsSnapshot | None = None
+
+    def snapshot(self) -> ReadsSnapshot:
+        """For one recall, taken at its start. Raises StorageError when Tier 2 cannot be read."""
+        version = self._tier2.db.data_version()
+        with self._lock:
+            if self._snapshot is None or self._snapshot.version != version:
+                self._snapshot = ReadsSnapshot(self._tier2, version)
+            return self._snapshot
+
+
+__all__ = ["EpisodeRow", "RankRow", "ReadsSnapshot", "RecallReads"]
