@@ -1,20 +1,24 @@
-"""Exact vector search over the Tier 2 vectors, for a process that does not own the ANN engine.
+"""Exact vector search over the Tier 2 vectors: what every process searches below
+``tier3.engine_min_vectors`` (the default: up to 1M chunk vectors), and a process that does not own the
+ANN engine above it.
 
-An embedded engine (qdrant-edge) admits one process; every other process on the store answers
-``search`` from here: the chunk vectors of the current model as int8 rows, kept in step with
-Tier 2 through the change feed (``VectorStore.changes``: new chunk/vector ids above the marks,
-deletions from the tombstones), so a refresh costs three index seeks when nothing changed. Filters are
-the backends' filter language evaluated on column arrays, so a hit set equals the engine's (which is
-exact too below its indexing threshold, and within HNSW's recall above it).
+An embedded engine (qdrant-edge) admits one process; the index answers ``search`` from the chunk
+vectors of the current model, kept in step with Tier 2 through the change feed
+(``VectorStore.changes``: new chunk/vector ids above the marks, deletions from the tombstones), so a
+refresh costs three index seeks when nothing changed. Filters are the backends' filter language
+evaluated on column arrays (the rows matching a filter are kept between searches and extended with
+new rows), so a hit set equals the engine's (which is exact too below its indexing threshold, and
+within HNSW's recall above it).
 
-Memory: one byte per dimension per chunk plus a float32 factor (384-d: 388 B, 155 MB at 400k chunks,
-i.e. 100k stored turns) in blocks of ``BLOCK`` rows (growing never copies the matrix; deleted rows are
-compacted in place), plus a few small column arrays. A row is quantised as ``q = rint(x / s)`` with
-``s = max|x| / 127`` and scored by the cosine of ``q`` (``q . query / |q|``; top-10 agrees with float32
-on 99% of hits). Scoring is two-stage: the first ``HEAD`` dimensions of every row (through a reusable
-float32 buffer of ``SUB`` rows: numpy has no int8 BLAS path), then the full cosine for the best
-``max(4 * limit, 2% of the matching rows)`` of them; up to ``FULL_ALL`` matching rows are all scored
-in full.
+Rows: up to ``FLOAT_ROWS`` rows each is also held as float32 and every search scores every row exactly
+(a small store loses nothing to quantisation). Past it only int8 rows are held: one byte per dimension
+per chunk plus a float32 factor (384-d: 388 B, 110 MB at 284k chunks, i.e. 100k stored turns) in
+blocks of ``BLOCK`` rows (growing never copies the matrix; deleted rows are compacted in place), plus
+a few small column arrays. A row is quantised as ``q = rint(x / s)`` with ``s = max|x| / 127`` and
+scored by the cosine of ``q`` (``q . query / |q|``). Scoring is two-stage: the first ``HEAD``
+dimensions of every row (through a reusable float32 buffer of ``SUB`` rows: numpy has no int8 BLAS
+path), then the full cosine for the best ``max(4 * limit, 2% of the matching rows, FULL_ALL)`` of them
+(top-10 agrees with float32 on 99.8% of hits on real MiniLM vectors; ``bench/exact_index.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import threading
 import uuid as _uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -57,11 +62,17 @@ BLOCK = 8192
 # Dimensions scored for every row in the first stage, and rows per float32 pass of it (1 MB at 128).
 HEAD = 128
 SUB = 2048
-# The second stage scores in full the best max(FULL_MIN * limit, FULL_SHARE of the matching rows), or
-# every matching row when there are at most FULL_ALL (the head alone ranks a small store poorly).
+# The second stage scores in full the best max(FULL_MIN * limit, FULL_SHARE of the matching rows,
+# FULL_ALL) rows (on real MiniLM vectors 512 rows agree with scoring all of them, 256 do not quite).
 FULL_MIN = 4
 FULL_SHARE = 0.02
-FULL_ALL = 16384
+FULL_ALL = 512
+# Up to this many rows the index also keeps each row as float32 (1,536 B at 384-d, 24 MB at 16k) and
+# scores every row exactly in one pass: a small store (LoCoMo-size: 2-3k rows) loses nothing to int8.
+# Past it the float32 rows are dropped (for good, in this index) and the two stages above answer.
+FLOAT_ROWS = 16384
+# Filters whose matching rows are kept between searches (recall asks the same few views every time).
+CACHED_FILTERS = 32
 
 PayloadOf = Callable[[ChunkRow], Mapping[str, Any]]
 Loader = Callable[[Sequence[str]], Mapping[str, ChunkRow]]
@@ -77,7 +88,14 @@ class ExactIndex:
     name = "exact"
 
     def __init__(
-        self, store: VectorStore, model_id: str, dim: int, *, loader: Loader, payload_of: PayloadOf
+        self,
+        store: VectorStore,
+        model_id: str,
+        dim: int,
+        *,
+        loader: Loader,
+        payload_of: PayloadOf,
+        float_rows: int = FLOAT_ROWS,
     ) -> None:
         self._store = store
         self._model_id = model_id
@@ -93,6 +111,9 @@ class ExactIndex:
         # a block and never copies the matrix. _factor[r] = 1 / |q_r| turns a dot product into a cosine.
         self._heads: list[npt.NDArray[np.int8]] = []
         self._tails: list[npt.NDArray[np.int8]] = []
+        # The unit rows as float32 while the index holds at most ``float_rows`` rows (then None).
+        self._float_rows = float_rows
+        self._floats: list[npt.NDArray[np.float32]] | None = [] if float_rows > 0 else None
         self._buffer = np.zeros((0, self._head), dtype=np.float32)
         self._alive = np.zeros(0, dtype=bool)
         self._factor = np.zeros(0, dtype=np.float32)
@@ -110,7 +131,14 @@ class ExactIndex:
         self._sorted_at = np.zeros(0, dtype=np.intp)
         self._indexed = 0
         self._numbers = {f: np.zeros(0, dtype=np.float64) for f in _NUMBERS}
-        self._last: tuple[bytes, npt.NDArray[np.float32]] | None = None  # query -> head cosines of all rows
+        # The rows matching a filter, by its conditions: (epoch, rows seen, removals seen, rows, the
+        # conditions left for loaded payloads). New rows are matched on their own; removed rows are
+        # dropped from it on use; a compaction (rows move) starts a new epoch.
+        self._matching: dict[tuple[Condition, ...], _Matching] = {}
+        self._epoch = 0
+        self._removals = 0
+        # query -> the first stage's cosines of all rows (full cosines when the float32 rows answered)
+        self._last: tuple[bytes, npt.NDArray[np.float32], bool] | None = None
 
     @property
     def dim(self) -> int:
@@ -163,6 +191,7 @@ class ExactIndex:
             self._alive[at] = False
             self._odd_at.pop(uuid, None)
         self._dead += len(found)
+        self._removals += len(found)
         return len(found)
 
     def _find(self, uuids: Iterable[str]) -> dict[str, int]:
@@ -199,7 +228,8 @@ class ExactIndex:
         odd = self._odd.get(at)
         if odd is not None:
             return odd
-        return str(_uuid.UUID(int=(int(self._hi[at]) << 64) | int(self._lo[at])))
+        h = f"{int(self._hi[at]):016x}{int(self._lo[at]):016x}"  # str(UUID(int=...)), 4x faster
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
     def _grow(self, need: int) -> None:
         while len(self._heads) * BLOCK < need:
@@ -233,6 +263,7 @@ class ExactIndex:
         self._factor[start : start + len(fresh)] = 1.0 / norms  # the max entry is +-127: never zero
         self._put_rows(self._heads, start, quantised[:, : self._head])
         self._put_rows(self._tails, start, quantised[:, self._head :])
+        self._put_floats(start, unit)
         for offset, (chunk, _) in enumerate(fresh.values()):
             at = start + offset
             key = _halves(chunk.uuid)
@@ -254,6 +285,17 @@ class ExactIndex:
             self._numbers["message_id"][at] = np.nan if chunk.message_id is None else float(chunk.message_id)
         self._n = start + len(fresh)
 
+    def _put_floats(self, start: int, unit: FloatArray) -> None:
+        """Keep the float32 rows while the index is small; drop them for good once it is not."""
+        if self._floats is None:
+            return
+        if start + len(unit) > self._float_rows:
+            self._floats = None
+            return
+        while len(self._floats) * BLOCK < start + len(unit):
+            self._floats.append(np.zeros((BLOCK, self._dim), dtype=np.float32))
+        self._put_rows(self._floats, start, unit)
+
     def _code(self, field: str, value: str) -> int:
         vocab = self._vocab[field]
         code = vocab.get(value)
@@ -263,7 +305,7 @@ class ExactIndex:
         return code
 
     @staticmethod
-    def _put_rows(blocks: list[npt.NDArray[np.int8]], start: int, rows: npt.NDArray[np.int8]) -> None:
+    def _put_rows(blocks: Sequence[npt.NDArray[Any]], start: int, rows: npt.NDArray[Any]) -> None:
         done = 0
         while done < len(rows):
             block, offset = divmod(start + done, BLOCK)
@@ -272,8 +314,8 @@ class ExactIndex:
             done += take
 
     @staticmethod
-    def _get_rows(blocks: list[npt.NDArray[np.int8]], at: npt.NDArray[np.intp]) -> npt.NDArray[np.int8]:
-        out = np.empty((len(at), blocks[0].shape[1]), dtype=np.int8)
+    def _get_rows(blocks: Sequence[npt.NDArray[Any]], at: npt.NDArray[np.intp]) -> npt.NDArray[Any]:
+        out = np.empty((len(at), blocks[0].shape[1]), dtype=blocks[0].dtype)
         if not len(at):
             return out
         which = at // BLOCK
@@ -294,10 +336,15 @@ class ExactIndex:
         keep = np.flatnonzero(self._alive[: self._n])
         for start in range(0, len(keep), BLOCK):
             part = keep[start : start + BLOCK]
-            for blocks in (self._heads, self._tails):
+            matrices: list[Sequence[npt.NDArray[Any]]] = [self._heads, self._tails]
+            if self._floats:
+                matrices.append(self._floats)
+            for blocks in matrices:
                 self._put_rows(blocks, start, self._get_rows(blocks, part))
         kept = -(-len(keep) // BLOCK)
         del self._heads[kept:], self._tails[kept:]
+        if self._floats is not None:
+            del self._floats[kept:]
         self._alive = np.ones(len(keep), dtype=bool)
         self._factor = self._factor[keep]
         self._codes = {f: a[keep] for f, a in self._codes.items()}
@@ -309,6 +356,8 @@ class ExactIndex:
         self._numbers = {f: a[keep] for f, a in self._numbers.items()}
         self._n = len(keep)
         self._dead = 0
+        self._epoch += 1
+        self._matching.clear()
         self._last = None
 
     # -- searching --------------------------------------------------------------------------------
@@ -332,7 +381,7 @@ class ExactIndex:
         query = check_vectors(vector, self._dim, 1)[0]
         self.refresh()
         with self._lock:
-            picked, rest = self._pick(query, self._head_cosines(query), conditions, limit)
+            picked, rest = self._pick(query, self._first_stage(query), conditions, limit)
         return self._hits(picked, rest, wanted, limit)
 
     def search_many(
@@ -358,7 +407,7 @@ class ExactIndex:
         self.refresh()
         picks: dict[str, tuple[list[tuple[str, float, int]], tuple[Condition, ...], Any, int]] = {}
         with self._lock:
-            heads = self._head_cosines(query)
+            heads = self._first_stage(query)
             for name, (limit, conditions) in parsed.items():
                 picked, rest = self._pick(query, heads, conditions, limit)
                 picks[name] = (picked, rest, wanted, limit)
@@ -367,7 +416,7 @@ class ExactIndex:
     def _pick(
         self,
         query: FloatArray,
-        heads: npt.NDArray[np.float32],
+        first: tuple[npt.NDArray[np.float32], bool],
         conditions: Sequence[Condition],
         limit: int,
     ) -> tuple[list[tuple[str, float, int]], tuple[Condition, ...]]:
@@ -377,34 +426,65 @@ class ExactIndex:
 
         The rows scored in full are the best ``max(FULL_MIN * limit, FULL_SHARE of the matching rows)``
         by their head cosine (all of them when there are few, or when conditions are left for the
-        loaded payloads)."""
-        mask, rest = self._mask(conditions)
-        candidates = np.flatnonzero(mask)
+        loaded payloads). When the float32 rows answered, ``first`` holds every row's full cosine."""
+        heads, full_cosines = first
+        candidates, rest = self._matching_rows(tuple(conditions))
         if not len(candidates):
             return [], rest
-        if not rest and len(candidates) > FULL_ALL:
-            full = max(FULL_MIN * limit, int(np.ceil(FULL_SHARE * len(candidates))))
+        if full_cosines:
+            scores = _scores(heads[candidates])
+        else:
+            candidates, scores = self._second_stage(query, heads, candidates, limit, bool(rest))
+        rows, ranked = self._ranked(candidates, scores, limit if not rest else len(candidates))
+        return [(self._chunk_id(i), s, i) for i, s in zip(rows.tolist(), ranked.tolist(), strict=True)], rest
+
+    def _second_stage(
+        self,
+        query: FloatArray,
+        heads: npt.NDArray[np.float32],
+        candidates: npt.NDArray[np.intp],
+        limit: int,
+        everything: bool,
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        """The rows scored in full (of ``candidates``, by their head cosines) and their scores."""
+        if not everything and len(candidates) > FULL_ALL:
+            full = max(FULL_MIN * limit, int(np.ceil(FULL_SHARE * len(candidates))), FULL_ALL)
             if full < len(candidates):
                 best = np.argpartition(-heads[candidates], full - 1)[:full]
                 candidates = np.sort(candidates[best])
-        scores = self._full_scores(query, heads, candidates)
-        order = self._ranked(candidates, scores, limit if not rest else len(candidates))
-        score_of = dict(zip(candidates.tolist(), scores.tolist(), strict=True))
-        return [(self._chunk_id(i), score_of[i], i) for i in order], rest
+        return candidates, self._full_scores(query, heads, candidates)
 
-    def _ranked(self, rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float32], k: int) -> list[int]:
+    @staticmethod
+    def _ranked(
+        rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float32], k: int
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+        """The best ``k`` of ``rows`` and their scores, best first (equal scores by insertion)."""
         if k < len(rows):
-            top = np.argpartition(-scores, k - 1)[:k]
+            top = np.argpartition(scores, len(scores) - k)[len(scores) - k :]
             rows, scores = rows[top], scores[top]
-        order = np.lexsort((rows, -scores))  # best first; equal scores by insertion
-        return [int(rows[i]) for i in order]
+        order = np.lexsort((rows, -scores))
+        return rows[order], scores[order]
+
+    def _first_stage(self, query: FloatArray) -> tuple[npt.NDArray[np.float32], bool]:
+        """Every row's cosine with the query from its float32 row (True) while the index keeps them,
+        else its head share (False, ``_head_cosines``)."""
+        key = query.tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1], self._last[2]
+        if self._floats is None:
+            cos, full = self._head_cosines(query), False
+        else:
+            cos, full = np.empty(self._n, dtype=np.float32), True
+            with blas_thread_cap().limit(1):
+                for start in range(0, self._n, BLOCK):
+                    rows = min(BLOCK, self._n - start)
+                    np.matmul(self._floats[start // BLOCK][:rows], query, out=cos[start : start + rows])
+        self._last = (key, cos, full)  # recall searches one query vector once per chunk kind
+        return cos, full
 
     def _head_cosines(self, query: FloatArray) -> npt.NDArray[np.float32]:
         """The first stage: each row's dot product with the query over the first ``HEAD`` dimensions,
         times the row's factor (the row's share of its cosine), for every row."""
-        key = query.tobytes()
-        if self._last is not None and self._last[0] == key:
-            return self._last[1]
         part = np.ascontiguousarray(query[: self._head])
         cos = np.empty(self._n, dtype=np.float32)
         if len(self._buffer) != SUB:
@@ -418,7 +498,6 @@ class ExactIndex:
                 np.copyto(buffer[:rows], self._heads[block][offset : offset + rows], casting="unsafe")
                 np.matmul(buffer[:rows], part, out=cos[start : start + rows])
         cos *= self._factor[: self._n]
-        self._last = (key, cos)  # recall searches one query vector once per chunk kind
         return cos
 
     def _full_scores(
@@ -432,8 +511,7 @@ class ExactIndex:
                     at = rows[start : start + SUB]
                     tail = self._get_rows(self._tails, at).astype(np.float32)
                     cos[start : start + len(at)] += (tail @ query[self._head :]) * self._factor[at]
-        scores: npt.NDArray[np.float32] = np.clip((1.0 + cos) / 2.0, 0.0, 1.0).astype(np.float32)
-        return scores
+        return _scores(cos)
 
     def _hits(
         self,
@@ -486,20 +564,51 @@ class ExactIndex:
             return None
         return int(number) if field == "message_id" else number
 
-    def _mask(self, conditions: Sequence[Condition]) -> tuple[npt.NDArray[np.bool_], tuple[Condition, ...]]:
-        """Rows matching the held fields' conditions, and the conditions left for loaded payloads."""
+    def _matching_rows(
+        self, conditions: tuple[Condition, ...]
+    ) -> tuple[npt.NDArray[np.intp], tuple[Condition, ...]]:
+        """The live rows matching the held fields' conditions (ascending), and the conditions left for
+        loaded payloads. Kept per filter (``CACHED_FILTERS``) unless it asks for chunk ids: a search
+        then matches only the rows added since the last one, and drops the rows removed since."""
+        if any(c.field == _ID for c in conditions):
+            mask, rest = self._mask(conditions)
+            return np.flatnonzero(mask), rest
         n = self._n
-        mask = self._alive[:n].copy()
+        cached = self._matching.pop(conditions, None)
+        if cached is None or cached.epoch != self._epoch:
+            mask, rest = self._mask(conditions)
+            cached = _Matching(self._epoch, n, self._removals, np.flatnonzero(mask), rest)
+        else:
+            if cached.removals != self._removals:
+                cached.rows = cached.rows[self._alive[cached.rows]]
+                cached.removals = self._removals
+            if cached.seen < n:
+                mask, _ = self._mask(conditions, cached.seen)
+                cached.rows = np.concatenate((cached.rows, cached.seen + np.flatnonzero(mask)))
+                cached.seen = n
+        self._matching[conditions] = cached  # most recently used last
+        while len(self._matching) > CACHED_FILTERS:
+            del self._matching[next(iter(self._matching))]
+        return cached.rows, cached.rest
+
+    def _mask(
+        self, conditions: Sequence[Condition], start: int = 0
+    ) -> tuple[npt.NDArray[np.bool_], tuple[Condition, ...]]:
+        """Which of the rows from ``start`` on match the held fields' conditions (live rows only), and
+        the conditions left for loaded payloads."""
+        n = self._n
+        mask = self._alive[start:n].copy()
         rest: list[Condition] = []
         for cond in conditions:
             if cond.field not in _PAYLOAD_KEYS:
                 mask[:] = False  # a field no chunk payload has: nothing matches (as in ``matches``)
             elif cond.field in self._codes:
-                mask &= self._coded(cond, self._codes[cond.field][:n], self._vocab[cond.field])
+                mask &= self._coded(cond, self._codes[cond.field][start:n], self._vocab[cond.field])
             elif cond.field == _ID:
-                mask &= self._id_match(cond, n)
+                mask &= self._id_match(cond, n)[start:]
             elif cond.field in self._numbers:
-                mask &= _number_match(cond, self._numbers[cond.field][:n], integer=cond.field == "message_id")
+                values = self._numbers[cond.field][start:n]
+                mask &= _number_match(cond, values, integer=cond.field == "message_id")
             else:
                 rest.append(cond)
         return mask, tuple(rest)
@@ -532,26 +641,49 @@ class ExactIndex:
         conditions = parse_filters(filters)
         self.refresh()
         with self._lock:
-            mask, _ = self._mask(conditions)
-            return int(mask.sum())
+            rows, _ = self._matching_rows(conditions)
+            return len(rows)
 
     def health(self) -> dict[str, Any]:
         with self._lock:
             return {
                 "backend": self.name, "collection": self.collection, "dim": self._dim,
                 "count": int(self._alive[: self._n].sum()), "ok": True,
-                "matrix_bytes": sum(int(b.nbytes) for b in (*self._heads, *self._tails)),
+                "matrix_bytes": sum(int(b.nbytes) for b in self._blocks()),
             }  # fmt: skip
+
+    def _blocks(self) -> list[npt.NDArray[Any]]:
+        return [*self._heads, *self._tails, *(self._floats or ())]
 
     def close(self) -> None:
         with self._lock:
             self._heads, self._tails = [], []
+            self._floats = [] if self._float_rows > 0 else None
             self._n = 0
             self._odd.clear()
             self._odd_at.clear()
             self._sorted_hi, self._sorted_at, self._indexed = self._hi[:0], self._sorted_at[:0], 0
             self._marks = Marks()
+            self._epoch += 1
+            self._matching.clear()
             self._last = None
+
+
+@dataclass(slots=True)
+class _Matching:
+    """The rows matching one filter as of ``epoch``, ``seen`` rows and ``removals`` removals."""
+
+    epoch: int
+    seen: int
+    removals: int
+    rows: npt.NDArray[np.intp]
+    rest: tuple[Condition, ...]
+
+
+def _scores(cos: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Cosines as the engines give scores: ``(1 + cos) / 2`` in [0, 1]."""
+    out: npt.NDArray[np.float32] = np.clip((1.0 + cos) / 2.0, 0.0, 1.0).astype(np.float32)
+    return out
 
 
 def _resized(arr: npt.NDArray[Any], size: int, fill: Any) -> npt.NDArray[Any]:
