@@ -216,7 +216,12 @@ class SemanticMemory:
             if self._mode.engine or self._backends:
                 return True
             index = self._exact.get(CHUNKS_COLLECTION)
-        size = index.size if index is not None else self.vector_store.chunk_vectors(self.model_id)
+        if index is not None:
+            size = index.size
+        elif self.vector_store.heads().chunk < self.cfg.engine_min_vectors:
+            return False  # fewer chunk ids than that (one index seek): no count of every chunk
+        else:
+            size = self.vector_store.chunk_vectors(self.model_id)
         with self._lock:
             self._mode.engine = self._mode.engine or size >= self.cfg.engine_min_vectors
             return self._mode.engine
@@ -387,15 +392,21 @@ class SemanticMemory:
 
     # -- draining (worker side: ``_indexer`` does the work) ----------------------------------------
     def drain(
-        self, *, max_items: int | None = None, progress: Progress | None = None, max_attempts: int = 5
+        self,
+        *,
+        max_items: int | None = None,
+        progress: Progress | None = None,
+        max_attempts: int = 5,
+        count_remaining: bool = True,
     ) -> DrainReport:
         """Embed and write pending queue rows in batches until the queue is empty (or ``max_items``).
 
-        Raises what the embedder or backend raised (see ``_indexer.drain`` for which rows are retired).
+        Raises what the embedder or backend raised (see ``_indexer.drain`` for which rows are retired;
+        ``count_remaining``: ditto).
         """
         return _indexer.drain(
-            self, self._tier2, self._store, batch=self.cfg.embed_batch_size,
-            max_items=max_items, progress=progress, max_attempts=max_attempts,
+            self, self._tier2, self._store, batch=self.cfg.embed_batch_size, max_items=max_items,
+            progress=progress, max_attempts=max_attempts, count_remaining=count_remaining,
         )  # fmt: skip
 
     def reindex(self, *, progress: Progress | None = None) -> DrainReport:
