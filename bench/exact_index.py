@@ -39,6 +39,7 @@ from hermes_memory.tier3._indexer import vector_payload
 KINDS = ("episode", "episode_window", "fact")
 DIM = 384
 K = 20
+TOL = 1e-6  # cosines this close to the 10th best count as ties
 
 
 class _Frozen:
@@ -131,7 +132,7 @@ def run(rows: list[ChunkRow], vecs: npt.NDArray[np.float32], queries: npt.NDArra
                 for kind, hits in found.items():
                     cos, kth = refs[i][kind]
                     got = [at[str(h.payload["chunk_id"])] for h in hits[:10]]
-                    agree.append(sum(1 for g in got if cos[g] >= kth - 1e-6) / 10)
+                    agree.append(sum(1 for g in got if cos[g] >= kth - TOL) / 10)
         times.sort()
         health = index.health()
         p50, p95 = statistics.median(times), times[int(0.95 * (len(times) - 1))]

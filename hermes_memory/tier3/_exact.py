@@ -11,18 +11,20 @@ new rows), so a hit set equals the engine's (which is exact too below its indexi
 within HNSW's recall above it).
 
 Rows: up to ``FLOAT_ROWS`` rows each is also held as float32 and every search scores every row exactly
-(a small store loses nothing to quantisation). Past it only int8 rows are held: one byte per dimension
-per chunk plus a float32 factor (384-d: 388 B, 110 MB at 284k chunks, i.e. 100k stored turns) in
-blocks of ``BLOCK`` rows (growing never copies the matrix; deleted rows are compacted in place), plus
-a few small column arrays. A row is quantised as ``q = rint(x / s)`` with ``s = max|x| / 127`` and
-scored by the cosine of ``q`` (``q . query / |q|``). Scoring is two-stage: the first ``HEAD``
-dimensions of every row (through a reusable float32 buffer of ``SUB`` rows: numpy has no int8 BLAS
-path), then the full cosine for the best ``max(4 * limit, 2% of the matching rows, FULL_ALL)`` of them
-(top-10 agrees with float32 on 99.8% of hits on real MiniLM vectors; ``bench/exact_index.py``).
+(a small store loses nothing to quantisation). Past it only int8 rows are held: every vector is first
+turned by a fixed random rotation (cosines unchanged; every dimension then carries a like share of
+it), then quantised as ``q = rint(x / s)`` with ``s = max|x| / 127`` and scored by the cosine of ``q``
+(``q . query / |q|``), with its sign bits beside it. Scoring is two-stage: the Hamming distance of every
+row's sign bits to the query's (random-hyperplane hashing: XOR and popcount over 48 bytes a row), then
+the int8 cosine of the nearest ``max(4 * limit, 2% of the matching rows, FULL_ALL)`` of them (top-10
+agrees with float32 on 99.7% of hits on real MiniLM vectors; ``bench/exact_index.py``). Memory: 388 +
+48 B a row at 384-d (112 MB at 258k chunks, i.e. 100k stored turns) in blocks of ``BLOCK`` rows
+(growing never copies the matrix; deleted rows are compacted in place), plus a few small column arrays.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import uuid as _uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -59,9 +61,8 @@ _PAYLOAD_KEYS = frozenset((*_CODED, _ID, *_NUMBERS, "content_hash", "text_previe
 _HELD = frozenset((*_CODED, _ID, *_NUMBERS))
 # Rows per matrix block (3 MB at 384-d).
 BLOCK = 8192
-# Dimensions scored for every row in the first stage, and rows per float32 pass of it (1 MB at 128).
-HEAD = 128
-SUB = 2048
+# Rows per float32 pass of the second stage (1.5 MB at 384-d).
+SUB = 1024
 # The second stage scores in full the best max(FULL_MIN * limit, FULL_SHARE of the matching rows,
 # FULL_ALL) rows (on real MiniLM vectors 512 rows agree with scoring all of them, 256 do not quite).
 FULL_MIN = 4
@@ -100,21 +101,22 @@ class ExactIndex:
         self._store = store
         self._model_id = model_id
         self._dim = dim
-        self._head = min(HEAD, dim)
+        self._words = -(-dim // 64)  # uint64 words of a row's sign bits
+        self._rotation = _rotation(dim)
         self._loader = loader
         self._payload_of = payload_of
         self._lock = threading.Lock()
         self._marks = Marks()
         self._n = 0
         self._dead = 0
-        # Row r lives in block r // BLOCK (first HEAD dims in _heads, the rest in _tails): growing adds
+        # Row r lives in block r // BLOCK (its int8 row in _rows8, its sign bits in column r % BLOCK of
+        # _signs, word by word so the first stage reads each word of every row contiguously): growing adds
         # a block and never copies the matrix. _factor[r] = 1 / |q_r| turns a dot product into a cosine.
-        self._heads: list[npt.NDArray[np.int8]] = []
-        self._tails: list[npt.NDArray[np.int8]] = []
+        self._rows8: list[npt.NDArray[np.int8]] = []
+        self._signs: list[npt.NDArray[np.uint64]] = []
         # The unit rows as float32 while the index holds at most ``float_rows`` rows (then None).
         self._float_rows = float_rows
         self._floats: list[npt.NDArray[np.float32]] | None = [] if float_rows > 0 else None
-        self._buffer = np.zeros((0, self._head), dtype=np.float32)
         self._alive = np.zeros(0, dtype=bool)
         self._factor = np.zeros(0, dtype=np.float32)
         self._codes = {f: np.zeros(0, dtype=np.int32) for f in _CODED}
@@ -137,8 +139,8 @@ class ExactIndex:
         self._matching: dict[tuple[Condition, ...], _Matching] = {}
         self._epoch = 0
         self._removals = 0
-        # query -> the first stage's cosines of all rows (full cosines when the float32 rows answered)
-        self._last: tuple[bytes, npt.NDArray[np.float32], bool] | None = None
+        # query -> the first stage for all rows (full cosines when the float32 rows answered)
+        self._last: tuple[bytes, npt.NDArray[Any], bool] | None = None
 
     @property
     def dim(self) -> int:
@@ -232,9 +234,9 @@ class ExactIndex:
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
     def _grow(self, need: int) -> None:
-        while len(self._heads) * BLOCK < need:
-            self._heads.append(np.zeros((BLOCK, self._head), dtype=np.int8))
-            self._tails.append(np.zeros((BLOCK, self._dim - self._head), dtype=np.int8))
+        while len(self._rows8) * BLOCK < need:
+            self._rows8.append(np.zeros((BLOCK, self._dim), dtype=np.int8))
+            self._signs.append(np.zeros((self._words, BLOCK), dtype=np.uint64))
         if need <= len(self._alive):
             return
         new = max(need, len(self._alive) + len(self._alive) // 2, BLOCK)  # the small per-row columns
@@ -256,13 +258,13 @@ class ExactIndex:
             return
         start = self._n
         self._grow(start + len(fresh))
-        unit = check_vectors(np.stack([v for _, v in fresh.values()]), self._dim)
+        unit = self._rotated(np.stack([v for _, v in fresh.values()]))
         scale = np.abs(unit).max(axis=1, keepdims=True) / 127.0
         quantised = np.rint(unit / scale).astype(np.int8)  # |x / s| <= 127: no overflow
         norms = np.linalg.norm(quantised.astype(np.float32), axis=1)
         self._factor[start : start + len(fresh)] = 1.0 / norms  # the max entry is +-127: never zero
-        self._put_rows(self._heads, start, quantised[:, : self._head])
-        self._put_rows(self._tails, start, quantised[:, self._head :])
+        self._put_rows(self._rows8, start, quantised)
+        self._put_signs(start, self._sign_words(unit))
         self._put_floats(start, unit)
         for offset, (chunk, _) in enumerate(fresh.values()):
             at = start + offset
@@ -284,6 +286,21 @@ class ExactIndex:
             self._numbers["timestamp"][at] = float(chunk.timestamp)
             self._numbers["message_id"][at] = np.nan if chunk.message_id is None else float(chunk.message_id)
         self._n = start + len(fresh)
+
+    def _sign_words(self, unit: FloatArray) -> npt.NDArray[np.uint64]:
+        """Each row's sign bits (x > 0) as ``words`` little-endian uint64 words, shape (rows, words)."""
+        packed = np.packbits(unit > 0, axis=1, bitorder="little")
+        padded = np.zeros((len(unit), self._words * 8), dtype=np.uint8)
+        padded[:, : packed.shape[1]] = packed
+        return padded.view("<u8").astype(np.uint64)
+
+    def _put_signs(self, start: int, words: npt.NDArray[np.uint64]) -> None:
+        done = 0
+        while done < len(words):
+            block, offset = divmod(start + done, BLOCK)
+            take = min(BLOCK - offset, len(words) - done)
+            self._signs[block][:, offset : offset + take] = words[done : done + take].T
+            done += take
 
     def _put_floats(self, start: int, unit: FloatArray) -> None:
         """Keep the float32 rows while the index is small; drop them for good once it is not."""
@@ -336,13 +353,19 @@ class ExactIndex:
         keep = np.flatnonzero(self._alive[: self._n])
         for start in range(0, len(keep), BLOCK):
             part = keep[start : start + BLOCK]
-            matrices: list[Sequence[npt.NDArray[Any]]] = [self._heads, self._tails]
+            matrices: list[Sequence[npt.NDArray[Any]]] = [self._rows8]
             if self._floats:
                 matrices.append(self._floats)
             for blocks in matrices:
                 self._put_rows(blocks, start, self._get_rows(blocks, part))
+            which, at = np.divmod(part, BLOCK)
+            words = np.empty((len(part), self._words), dtype=np.uint64)
+            for block in np.unique(which):
+                mine = which == block
+                words[mine] = self._signs[int(block)][:, at[mine]].T
+            self._put_signs(start, words)
         kept = -(-len(keep) // BLOCK)
-        del self._heads[kept:], self._tails[kept:]
+        del self._rows8[kept:], self._signs[kept:]
         if self._floats is not None:
             del self._floats[kept:]
         self._alive = np.ones(len(keep), dtype=bool)
@@ -378,7 +401,7 @@ class ExactIndex:
         check_limit(limit)
         conditions = parse_filters(filters)
         wanted = check_fields(fields)
-        query = check_vectors(vector, self._dim, 1)[0]
+        query = self._rotated(vector)[0]
         self.refresh()
         with self._lock:
             picked, rest = self._pick(query, self._first_stage(query), conditions, limit)
@@ -403,7 +426,7 @@ class ExactIndex:
         for name, (limit, filters) in views.items():
             check_limit(limit)
             parsed[name] = (limit, parse_filters(filters))
-        query = check_vectors(vector, self._dim, 1)[0]
+        query = self._rotated(vector)[0]
         self.refresh()
         picks: dict[str, tuple[list[tuple[str, float, int]], tuple[Condition, ...], Any, int]] = {}
         with self._lock:
@@ -413,10 +436,19 @@ class ExactIndex:
                 picks[name] = (picked, rest, wanted, limit)
         return {name: self._hits(*pick) for name, pick in picks.items()}
 
+    def _rotated(self, vectors: npt.ArrayLike) -> FloatArray:
+        """Unit rows turned by the index's fixed rotation (cosines unchanged): every dimension then
+        carries a like share of a vector, whatever the embedder (hashing vectors are sparse), so the
+        first stage's ``HEAD`` dimensions rank fairly and int8 steps are even."""
+        unit = check_vectors(vectors, self._dim)
+        with blas_thread_cap().limit(1):
+            out: FloatArray = unit @ self._rotation
+        return out
+
     def _pick(
         self,
         query: FloatArray,
-        first: tuple[npt.NDArray[np.float32], bool],
+        first: tuple[npt.NDArray[Any], bool],
         conditions: Sequence[Condition],
         limit: int,
     ) -> tuple[list[tuple[str, float, int]], tuple[Condition, ...]]:
@@ -426,33 +458,34 @@ class ExactIndex:
 
         The rows scored in full are the best ``max(FULL_MIN * limit, FULL_SHARE of the matching rows)``
         by their head cosine (all of them when there are few, or when conditions are left for the
-        loaded payloads). When the float32 rows answered, ``first`` holds every row's full cosine."""
-        heads, full_cosines = first
+        loaded payloads). ``first``: every row's full cosine when the float32 rows answered (True), else
+        every row's sign-bit distance to the query (False)."""
+        stage, full_cosines = first
         candidates, rest = self._matching_rows(tuple(conditions))
         if not len(candidates):
             return [], rest
         if full_cosines:
-            scores = _scores(heads[candidates])
+            scores = _scores(stage[candidates])
         else:
-            candidates, scores = self._second_stage(query, heads, candidates, limit, bool(rest))
+            candidates, scores = self._second_stage(query, stage, candidates, limit, bool(rest))
         rows, ranked = self._ranked(candidates, scores, limit if not rest else len(candidates))
         return [(self._chunk_id(i), s, i) for i, s in zip(rows.tolist(), ranked.tolist(), strict=True)], rest
 
     def _second_stage(
         self,
         query: FloatArray,
-        heads: npt.NDArray[np.float32],
+        distances: npt.NDArray[Any],
         candidates: npt.NDArray[np.intp],
         limit: int,
         everything: bool,
     ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-        """The rows scored in full (of ``candidates``, by their head cosines) and their scores."""
+        """The rows scored in full (of ``candidates``, the nearest by sign bits) and their scores."""
         if not everything and len(candidates) > FULL_ALL:
             full = max(FULL_MIN * limit, int(np.ceil(FULL_SHARE * len(candidates))), FULL_ALL)
             if full < len(candidates):
-                best = np.argpartition(-heads[candidates], full - 1)[:full]
+                best = np.argpartition(distances[candidates], full - 1)[:full]
                 candidates = np.sort(candidates[best])
-        return candidates, self._full_scores(query, heads, candidates)
+        return candidates, self._full_scores(query, candidates)
 
     @staticmethod
     def _ranked(
@@ -465,14 +498,15 @@ class ExactIndex:
         order = np.lexsort((rows, -scores))
         return rows[order], scores[order]
 
-    def _first_stage(self, query: FloatArray) -> tuple[npt.NDArray[np.float32], bool]:
+    def _first_stage(self, query: FloatArray) -> tuple[npt.NDArray[Any], bool]:
         """Every row's cosine with the query from its float32 row (True) while the index keeps them,
-        else its head share (False, ``_head_cosines``)."""
+        else the Hamming distance of its sign bits to the query's (False, ``_sign_distances``)."""
         key = query.tobytes()
         if self._last is not None and self._last[0] == key:
             return self._last[1], self._last[2]
+        cos: npt.NDArray[Any]
         if self._floats is None:
-            cos, full = self._head_cosines(query), False
+            cos, full = self._sign_distances(query), False
         else:
             cos, full = np.empty(self._n, dtype=np.float32), True
             with blas_thread_cap().limit(1):
@@ -482,35 +516,28 @@ class ExactIndex:
         self._last = (key, cos, full)  # recall searches one query vector once per chunk kind
         return cos, full
 
-    def _head_cosines(self, query: FloatArray) -> npt.NDArray[np.float32]:
-        """The first stage: each row's dot product with the query over the first ``HEAD`` dimensions,
-        times the row's factor (the row's share of its cosine), for every row."""
-        part = np.ascontiguousarray(query[: self._head])
-        cos = np.empty(self._n, dtype=np.float32)
-        if len(self._buffer) != SUB:
-            self._buffer = np.empty((SUB, self._head), dtype=np.float32)
-        buffer = self._buffer
-        with blas_thread_cap().limit(1):  # memory-bound: a second thread gains little, the agent needs it
-            step = min(SUB, BLOCK)  # one divides the other: a pass never spans two blocks
-            for start in range(0, self._n, step):
-                rows = min(step, self._n - start)
-                block, offset = divmod(start, BLOCK)
-                np.copyto(buffer[:rows], self._heads[block][offset : offset + rows], casting="unsafe")
-                np.matmul(buffer[:rows], part, out=cos[start : start + rows])
-        cos *= self._factor[: self._n]
-        return cos
+    def _sign_distances(self, query: FloatArray) -> npt.NDArray[np.uint16]:
+        """The first stage: for every row, in how many dimensions its sign differs from the query's (the
+        rotation makes the signs random hyperplanes: the distance estimates the angle over all
+        dimensions, 48 bytes a row at 384-d, XOR and popcount)."""
+        mine = self._sign_words(query[None, :])[0]
+        out = np.zeros(self._n, dtype=np.uint16)
+        for start in range(0, self._n, BLOCK):
+            rows = min(BLOCK, self._n - start)
+            block = self._signs[start // BLOCK]
+            acc = out[start : start + rows]
+            for word in range(self._words):
+                acc += _popcount(block[word, :rows] ^ mine[word])
+        return out
 
-    def _full_scores(
-        self, query: FloatArray, heads: npt.NDArray[np.float32], rows: npt.NDArray[np.intp]
-    ) -> npt.NDArray[np.float32]:
-        """The second stage: the full cosine of ``rows`` (head share plus tail share) as ``(1 + cos) / 2``."""
-        cos = heads[rows].astype(np.float32)
-        if self._dim > self._head and len(rows):
-            with blas_thread_cap().limit(1):
-                for start in range(0, len(rows), SUB):
-                    at = rows[start : start + SUB]
-                    tail = self._get_rows(self._tails, at).astype(np.float32)
-                    cos[start : start + len(at)] += (tail @ query[self._head :]) * self._factor[at]
+    def _full_scores(self, query: FloatArray, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
+        """The second stage: the int8 cosine of ``rows`` as ``(1 + cos) / 2``."""
+        cos = np.empty(len(rows), dtype=np.float32)
+        with blas_thread_cap().limit(1):
+            for start in range(0, len(rows), SUB):
+                at = rows[start : start + SUB]
+                full = self._get_rows(self._rows8, at).astype(np.float32)
+                cos[start : start + len(at)] = (full @ query) * self._factor[at]
         return _scores(cos)
 
     def _hits(
@@ -653,11 +680,11 @@ class ExactIndex:
             }  # fmt: skip
 
     def _blocks(self) -> list[npt.NDArray[Any]]:
-        return [*self._heads, *self._tails, *(self._floats or ())]
+        return [*self._rows8, *self._signs, *(self._floats or ())]
 
     def close(self) -> None:
         with self._lock:
-            self._heads, self._tails = [], []
+            self._rows8, self._signs = [], []
             self._floats = [] if self._float_rows > 0 else None
             self._n = 0
             self._odd.clear()
@@ -678,6 +705,28 @@ class _Matching:
     removals: int
     rows: npt.NDArray[np.intp]
     rest: tuple[Condition, ...]
+
+
+def _popcount_table(words: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
+    """Set bits per uint64 word, for numpy < 2 (no ``np.bitwise_count``): a table of 16-bit counts."""
+    halves = np.ascontiguousarray(words).view(np.uint16).reshape(len(words), 4)
+    out: npt.NDArray[np.uint8] = _BITS16[halves].sum(axis=1, dtype=np.uint8)
+    return out
+
+
+_BITS16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.uint8)
+_popcount: Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.uint8]] = getattr(
+    np, "bitwise_count", _popcount_table
+)
+
+
+@functools.cache
+def _rotation(dim: int) -> FloatArray:
+    """A fixed random orthogonal ``dim`` x ``dim`` matrix (seeded: the same in every process)."""
+    gauss = np.random.default_rng(13).standard_normal((dim, dim))
+    q, r = np.linalg.qr(gauss)
+    out: FloatArray = (q * np.sign(np.diag(r))).astype(np.float32)
+    return out
 
 
 def _scores(cos: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

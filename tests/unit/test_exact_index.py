@@ -121,7 +121,7 @@ def test_growing_past_float_rows_drops_the_float32_rows_and_keeps_the_hits(tier2
         ids += _insert(tier2, vectors[60:], 60)
         index.refresh()
         assert index._floats is None  # 120 rows > float_rows: int8 from now on
-        assert index.health()["matrix_bytes"] == _exact.BLOCK * DIM  # one block of int8 rows
+        assert index.health()["matrix_bytes"] == _exact.BLOCK * (DIM + 8)  # int8 rows and sign bits
         for n in (7, 65, 119):
             best = index.search(vectors[n], limit=3)
             assert best[0].id == f"chunk:{ids[n]}"
@@ -137,8 +137,7 @@ def test_the_rows_matching_a_filter_follow_new_and_removed_rows(
     tier2: Tier2, float_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_exact, "BLOCK", 8)  # compaction after a few deletes, rows across blocks
-    monkeypatch.setattr(_exact, "HEAD", 8)  # int8: a first stage over 8 of the 32 dimensions
-    monkeypatch.setattr(_exact, "FULL_ALL", 2)  # and a second one over a shortlist of the matches
+    monkeypatch.setattr(_exact, "FULL_ALL", 2)  # int8: the second stage scores a shortlist of the matches
     vectors = _vectors(90, 4)
     ids = _insert(tier2, vectors[:40], 0)
     index = _index(tier2, float_rows=float_rows)
