@@ -228,7 +228,7 @@ class SemanticMemory:
 
     def search_path(self) -> str:
         """Which path answers vector searches here, for reindex, health, status and doctor: e.g.
-        "exact over 1800 stored vectors (engine opens at 20000)". Opens nothing; raises StorageError."""
+        "exact over 1800 stored vectors (engine opens at 1000000)". Opens nothing; raises StorageError."""
         with self._lock:
             if CHUNKS_COLLECTION in self._backends:
                 return f"engine {self._backend_name}"
@@ -642,6 +642,9 @@ class SemanticMemory:
             for backend in self._backends.values():
                 backend.close()
             self._backends.clear()
+            for index in self._exact.values():
+                index.close()  # its matrix goes now, not when a reference cycle is collected
+            self._exact.clear()
 
 
 def _chunk_hit(chunk: ChunkRow, score: float, tier: str) -> Hit:
