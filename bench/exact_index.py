@@ -10,10 +10,12 @@ two-stage scoring), prints the index's bytes, and the top-10 agreement of each w
 ranking in numpy: the share of the index's top-10 (per view) whose exact cosine reaches the exact
 10th best, so a tie broken the other way (many chunks of a filled store repeat a text) is no miss.
 
-Synthetic vectors: unit-length points around 2,000 random centres (a clustered cloud, like text
-embeddings, so nearest neighbours are not all ties); ``--home`` reads a filled store's Tier 2 vectors
-instead (queries: stored vectors of random chunks plus a little noise). One BLAS thread, as the index
-runs.
+Synthetic vectors: unit-length points around 2,000 random centres, for timing (their agreement is
+pessimistic: past a query's few cluster mates every cosine is noise around 0, a near tie); ``--home``
+reads a filled store's Tier 2 vectors instead (queries: stored vectors of random chunks plus a little
+noise). Measured on 10,833 real all-MiniLM vectors of the LoCoMo dev turns with 300 real questions,
+int8 agreement was 0.997; on the 100k-turn hashing store (many near-duplicate template sentences)
+0.94. One BLAS thread, as the index runs.
 """
 
 from __future__ import annotations
