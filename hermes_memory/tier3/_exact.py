@@ -25,8 +25,8 @@ agrees with float32 on 99.7% of hits on real MiniLM vectors; ``bench/exact_index
 from __future__ import annotations
 
 import functools
+import re
 import threading
-import uuid as _uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -266,26 +266,33 @@ class ExactIndex:
         self._put_rows(self._rows8, start, quantised)
         self._put_signs(start, self._sign_words(unit))
         self._put_floats(start, unit)
-        for offset, (chunk, _) in enumerate(fresh.values()):
-            at = start + offset
-            key = _halves(chunk.uuid)
+        chunks = [chunk for chunk, _ in fresh.values()]
+        stop = start + len(chunks)
+        keys = [_halves(chunk.uuid) for chunk in chunks]
+        self._hi[start:stop] = np.array([0 if k is None else k[0] for k in keys], dtype=np.uint64)
+        self._lo[start:stop] = np.array([0 if k is None else k[1] for k in keys], dtype=np.uint64)
+        for offset, (chunk, key) in enumerate(zip(chunks, keys, strict=True)):
             if key is None:
-                self._odd[at] = chunk.uuid
-                self._odd_at[chunk.uuid] = at
-            else:
-                self._hi[at], self._lo[at] = key
-            self._alive[at] = True
-            fact_id = chunk.source_uuid if chunk.source_kind == "fact" else None
-            values = {
-                "scope": chunk.scope, "source_kind": chunk.source_kind, "source_type": chunk.source_type,
-                "category": chunk.category, "session_id": chunk.session_id, "fact_id": fact_id,
-                "source_uuid": chunk.source_uuid or "",
-            }  # fmt: skip
-            for field, value in values.items():
-                self._codes[field][at] = -1 if value is None else self._code(field, value)
-            self._numbers["timestamp"][at] = float(chunk.timestamp)
-            self._numbers["message_id"][at] = np.nan if chunk.message_id is None else float(chunk.message_id)
-        self._n = start + len(fresh)
+                self._odd[start + offset] = chunk.uuid
+                self._odd_at[chunk.uuid] = start + offset
+        self._alive[start:stop] = True
+        columns: dict[str, list[str | None]] = {
+            "scope": [c.scope for c in chunks], "source_kind": [c.source_kind for c in chunks],
+            "source_type": [c.source_type for c in chunks], "category": [c.category for c in chunks],
+            "session_id": [c.session_id for c in chunks],
+            "fact_id": [c.source_uuid if c.source_kind == "fact" else None for c in chunks],
+            "source_uuid": [c.source_uuid or "" for c in chunks],
+        }  # fmt: skip
+        for field, values in columns.items():
+            vocab = self._vocab[field]
+            self._codes[field][start:stop] = [
+                -1 if v is None else vocab[v] if v in vocab else self._code(field, v) for v in values
+            ]
+        self._numbers["timestamp"][start:stop] = [float(c.timestamp) for c in chunks]
+        self._numbers["message_id"][start:stop] = [
+            np.nan if c.message_id is None else float(c.message_id) for c in chunks
+        ]
+        self._n = stop
 
     def _sign_words(self, unit: FloatArray) -> npt.NDArray[np.uint64]:
         """Each row's sign bits (x > 0) as ``words`` little-endian uint64 words, shape (rows, words)."""
@@ -761,13 +768,16 @@ def _resized(arr: npt.NDArray[Any], size: int, fill: Any) -> npt.NDArray[Any]:
 
 def _halves(chunk_id: str) -> tuple[int, int] | None:
     """The two uint64 halves of a canonical (lower-case, hyphenated, non-nil) UUID string, else None."""
-    try:
-        value = _uuid.UUID(chunk_id).int
-    except ValueError:
+    if not _CANONICAL.fullmatch(chunk_id):
         return None
-    if value == 0 or str(_uuid.UUID(int=value)) != chunk_id:
+    value = int(chunk_id.replace("-", ""), 16)
+    if value == 0:
         return None
     return value >> 64, value & 0xFFFF_FFFF_FFFF_FFFF
+
+
+# What str(uuid.UUID(...)) gives: an id of this form round-trips through its two halves.
+_CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def _number_match(
