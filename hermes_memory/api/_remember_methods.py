@@ -198,17 +198,16 @@ class RememberMethods:
         if self._sem is None:
             return busy
         batch = max(1, self._sem.cfg.embed_batch_size)
-        left: int | None = None
         while not (stop is not None and stop()):
             if self._ingestor is not None and self._tier2().ingest_queue.count():
                 return True  # new turns came in: they go first (the next step)
-            report = self._sem.drain(max_items=batch)
+            # no count of what is left (it visits every queued row: per batch, quadratic in a backlog)
+            report = self._sem.drain(max_items=batch, count_remaining=False)
             busy = busy or report.upserted > 0 or report.deleted > 0
-            if report.deferred or report.remaining in (0, left):
-                break
+            if report.deferred or report.taken < batch:
+                break  # the queue ran dry (or holds only rows for the engine's holder)
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            left = report.remaining
         return busy
 
     def ingest_pending(self, timeout: float | None = 2.0) -> Envelope:

@@ -313,6 +313,38 @@ def phase_fill(opts: dict[str, Any]) -> dict[str, Any]:
     return {**result, "reused": False}
 
 
+class RealQueryCost:
+    """The store's embedder (hashing, what the store was filled with) that first pays for a real query
+    embedding: each ``embed_query`` embeds the texts with ``real`` too (all-MiniLM, cache off) and
+    discards the result, so a timed recall includes one real query embedding."""
+
+    def __init__(self, inner: Any, real: Any) -> None:
+        self._inner = inner
+        self._real = real
+        self.queries = 0
+
+    def embed_query(self, texts: Sequence[str]) -> Any:
+        self._real.embed_query(texts)
+        self.queries += 1
+        return self._inner.embed_query(texts)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def pay_real_queries(api: Any, real: Any) -> RealQueryCost:
+    """Make every query embedding of ``api``'s Tier 3 also run ``real`` (see ``RealQueryCost``).
+
+    Raises RuntimeError when this build keeps its embedder elsewhere."""
+    sem = api._semantic()
+    inner = sem.embedder  # the public property builds the store's embedder
+    if not hasattr(sem, "_embedder"):
+        raise RuntimeError("SemanticMemory has no _embedder to wrap in this build")
+    wrapper = RealQueryCost(inner, real)
+    sem._embedder = cast(Any, wrapper)
+    return wrapper
+
+
 def _timed_recalls(
     api: Any, queries: list[str], before: Callable[[int], None] | None = None
 ) -> dict[str, float]:
@@ -340,17 +372,31 @@ def phase_scale(opts: dict[str, Any]) -> dict[str, Any]:
     from hermes_memory.api.memory_api import MemoryAPI
     from hermes_memory.bench import traffic
     from hermes_memory.hermes.settings import hermes_profile, load_settings
+    from hermes_memory.tier3.embedder import make_embedder
 
     home = Path(opts["home"])
     queries = traffic.queries(int(opts["queries"]), int(opts["seed"]))
     out: dict[str, Any] = {}
     config = load_settings(home).memory_config(str(home), hermes_profile(home))
+    real = None
+    if opts.get("real_query", True):
+        real = make_embedder("local", cache_size=0)
+        real.embed_query(["warm up: load the model"])
+        out["query_embedding"] = (
+            "each recall also embeds its query with the local all-MiniLM-L6-v2 (cache off) and discards it; "
+            f"the store's vectors and the searched vector are {config.tier3.embedding_model}"
+        )
     with MemoryAPI(config, actor="bench") as api:
+        if real is not None:
+            pay_real_queries(api, real)
         out["episodes"] = api.tier2.episodes.count()
+        out["search_path"] = api._semantic().search_path()
         warm = _check(api.recall("warm up the caches", limit=10), "recall")
         out["tiers_answered"] = warm["meta"].get("tiers_answered")
         out["standalone_ms"] = _timed_recalls(api, queries)
     provider, api = _open_provider(home, "bench-scale")
+    if real is not None:
+        paid = pay_real_queries(api, real)
     _check(api.flush(timeout=300), "flush")
     _check(api.recall("warm up the caches", limit=10), "recall")
     worker = _worker_thread()
@@ -378,6 +424,8 @@ def phase_scale(opts: dict[str, Any]) -> dict[str, Any]:
         provider.sync_turn(user, assistant, session_id="bench-scale")
 
     out["worker_ingesting_ms"] = _timed_recalls(api, queries, before=one_turn)
+    if real is not None:
+        out["real_query_embeddings"] = paid.queries  # on the provider's store (warm-up included)
     out["rss_mb"] = round(proc_status_mb("VmRSS"), 1)
     t0 = time.perf_counter()
     provider.shutdown()

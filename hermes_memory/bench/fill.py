@@ -6,10 +6,12 @@
 Every turn goes in through the public write path (``remember_message``, then ``ingest_pending``: the
 ingestor's batched transactions, rule-based extraction included) in rounds of ``round_turns``, so the
 inbox and queue stay small. Then the embed queue is drained with the chosen embedder (``hashing`` by
-default: the vectors are not meaningful, but the store holds as many of them, in the same engine, as a
-real one; the write path is what is measured). Turns are one message each (as the LoCoMo harness
-remembers them): synthetic ones from a seeded generator, or the turns of a LoCoMo file cycled, each
-round under its own session ids and speaker names.
+default: the vectors are not meaningful, but the store holds as many of them, searched the same way,
+as a real one; the write path is what is measured). 100k turns: ~258k chunks, ~167k distinct texts;
+on 2 busy cores the write path took ~11 min and the hashing embeddings 1.5 min, in < 50 MB RSS (the
+default ``tier3.engine_min_vectors`` keeps the engine, and its index build, closed). Turns are one
+message each (as the LoCoMo harness remembers them): synthetic ones from a seeded generator, or the
+turns of a LoCoMo file cycled, each round under its own session ids and speaker names.
 
 ``fill_store`` returns the timings and the process's peak RSS; ``idle_cycle`` opens the filled store
 and times the background worker's step when both queues are empty (what an idle worker pays each

@@ -198,7 +198,9 @@ def scale_rows(res: dict[str, Any], fill: dict[str, Any], n: int, embedder: str)
             res["standalone_ms"],
             30,
             80,
-            note=f"recall, 10 hits, {res['episodes']:,} episodes{goal}",
+            note=f"recall, 10 hits, {res['episodes']:,} episodes{goal}"
+            + ("; each recall pays a real all-MiniLM query embedding" if res.get("query_embedding") else "")
+            + (f"; vector search: {res['search_path']}" if res.get("search_path") else ""),
         ),
         latency_row("... provider's worker alive, idle", res["worker_idle_ms"], 30, 80),
         latency_row(

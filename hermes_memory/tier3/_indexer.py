@@ -35,12 +35,15 @@ class DrainReport:
     upserted: int
     deleted: int
     failed: int
+    # Queue rows still pending in the caller's view (-1: not counted, ``count_remaining=False``).
     remaining: int
     # True when another process holds the vector store: its entity rows stay queued for it (chunk
     # vectors go to Tier 2 from any process).
     deferred: bool = False
     # Texts embedded (the rest reused a stored vector of the same model and text).
     embedded: int = 0
+    # Queue rows this drain took (and completed): fewer than it asked for means the queue ran dry.
+    taken: int = 0
 
     def to_dict(self) -> dict[str, int]:
         out = {
@@ -89,6 +92,7 @@ def drain(
     max_items: int | None = None,
     progress: Progress | None = None,
     max_attempts: int = 5,
+    count_remaining: bool = True,
 ) -> DrainReport:
     """Embed pending queue rows in batches until the queue is empty (or ``max_items``), then bring the
     engine up to date from Tier 2. A process without the engine embeds the chunk rows into Tier 2 and
@@ -103,12 +107,16 @@ def drain(
     duplicated. Entity vectors go to their collection before the rows complete (a crash re-runs them;
     writes by id are idempotent). Raises what the embedder or backend raised; only item errors
     (EmbeddingError, ValidationError) count against a row's ``max_attempts`` — an unreachable server
-    or a config problem must not retire rows that a later drain can write.
+    or a config problem must not retire rows that a later drain can write. ``count_remaining=False``
+    skips counting what is left (a count in a scoped view visits every queued row: a worker draining a
+    big backlog batch by batch must not pay it per batch; it reads ``taken`` instead).
     """
     # Rows of every scope are drained (pending/complete/fail are store-wide); progress counts them all.
     queue = tier2.embed_queue
-    pending_all = store.embed_queue.count()
-    total = pending_all if max_items is None else min(max_items, pending_all)
+    total = 0
+    if progress is not None:
+        pending_all = store.embed_queue.count()
+        total = pending_all if max_items is None else min(max_items, pending_all)
     upserted = deleted = embedded = done = 0
     deferred = False
     while max_items is None or done < max_items:
@@ -154,7 +162,8 @@ def drain(
         sync_chunks(vectors, store)  # nothing queued here; other processes may have written or deleted
     if _chunks_open(vectors):
         sync_entities(vectors, store)  # a process without the engine may have completed entity rows
-    return DrainReport(upserted, deleted, 0, tier2.embed_queue.count(), deferred, embedded)
+    remaining = tier2.embed_queue.count() if count_remaining else -1
+    return DrainReport(upserted, deleted, 0, remaining, deferred, embedded, done)
 
 
 def sync_chunks(

@@ -222,14 +222,19 @@ class SemanticMemory:
             if self._mode.engine or self._backends:
                 return True
             index = self._exact.get(CHUNKS_COLLECTION)
-        size = index.size if index is not None else self.vector_store.chunk_vectors(self.model_id)
+        if index is not None:
+            size = index.size
+        elif self.vector_store.heads().chunk < self.cfg.engine_min_vectors:
+            return False  # fewer chunk ids than that (one index seek): no count of every chunk
+        else:
+            size = self.vector_store.chunk_vectors(self.model_id)
         with self._lock:
             self._mode.engine = self._mode.engine or size >= self.cfg.engine_min_vectors
             return self._mode.engine
 
     def search_path(self) -> str:
         """Which path answers vector searches here, for reindex, health, status and doctor: e.g.
-        "exact over 1800 stored vectors (engine opens at 20000)". Opens nothing; raises StorageError."""
+        "exact over 1800 stored vectors (engine opens at 1000000)". Opens nothing; raises StorageError."""
         with self._lock:
             if CHUNKS_COLLECTION in self._backends:
                 return f"engine {self._backend_name}"
@@ -428,15 +433,21 @@ class SemanticMemory:
 
     # -- draining (worker side: ``_indexer`` does the work) ----------------------------------------
     def drain(
-        self, *, max_items: int | None = None, progress: Progress | None = None, max_attempts: int = 5
+        self,
+        *,
+        max_items: int | None = None,
+        progress: Progress | None = None,
+        max_attempts: int = 5,
+        count_remaining: bool = True,
     ) -> DrainReport:
         """Embed and write pending queue rows in batches until the queue is empty (or ``max_items``).
 
-        Raises what the embedder or backend raised (see ``_indexer.drain`` for which rows are retired).
+        Raises what the embedder or backend raised (see ``_indexer.drain`` for which rows are retired;
+        ``count_remaining``: ditto).
         """
         return _indexer.drain(
-            self, self._tier2, self._store, batch=self.cfg.embed_batch_size,
-            max_items=max_items, progress=progress, max_attempts=max_attempts,
+            self, self._tier2, self._store, batch=self.cfg.embed_batch_size, max_items=max_items,
+            progress=progress, max_attempts=max_attempts, count_remaining=count_remaining,
         )  # fmt: skip
 
     def reindex(self, *, progress: Progress | None = None) -> DrainReport:
@@ -694,6 +705,9 @@ class SemanticMemory:
             for backend in self._backends.values():
                 backend.close()
             self._backends.clear()
+            for index in self._exact.values():
+                index.close()  # its matrix goes now, not when a reference cycle is collected
+            self._exact.clear()
 
 
 def _chunk_hit(chunk: ChunkRow, score: float, tier: str) -> Hit:

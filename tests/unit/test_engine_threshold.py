@@ -7,6 +7,7 @@ from Tier 2 (chunks through the feed, entities by a refill) and answers exactly 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,10 @@ from typing import Any
 import pytest
 
 from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.config import load_config
 from hermes_memory.hermes.status import search_path_text
-from hermes_memory.tier2.chunks import ENTITIES_COLLECTION
+from hermes_memory.tier2.chunks import ENTITIES_COLLECTION, EmbedQueue
+from hermes_memory.tier2.vectors import VectorStore
 
 FACTS = [
     "The garage door code is 2580",
@@ -118,3 +121,50 @@ def test_crossing_the_threshold_opens_and_fills_the_engine_with_the_exact_answer
     _ok(api.embed_pending())  # from now on this process writes entities straight to its engine
     assert sem.backend(ENTITIES_COLLECTION).count() == len(PEOPLE) + 1
     assert _top(exact) == got  # the exact reader still agrees
+
+
+def test_by_default_a_store_of_100k_turns_searches_exactly_in_every_process(tmp_path: Path) -> None:
+    # 100k stored turns hold ~258k chunk vectors (hermes_memory.bench.fill): the exact index keeps them
+    # in ~112 MB, where the engine would hold >= 0.9 KB a vector and build its HNSW in ~1 GB.
+    assert load_config(hermes_home=tmp_path).tier3.engine_min_vectors >= 400_000
+
+
+def test_below_the_threshold_nothing_counts_every_chunk_to_decide(
+    open_api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = open_api(**{"tier3.engine_min_vectors": 100})
+    _fill(api, FACTS)
+    counted: list[str] = []
+    real = VectorStore.chunk_vectors
+
+    def spy(self: VectorStore, model_id: str) -> int:
+        counted.append(model_id)
+        return real(self, model_id)
+
+    monkeypatch.setattr(VectorStore, "chunk_vectors", spy)
+    sem = api._semantic()
+    assert not sem.uses_engine() and counted == []  # fewer chunk ids than the threshold: no count
+    sem.cfg = dataclasses.replace(sem.cfg, engine_min_vectors=2)  # more chunk ids than that: counted
+    assert sem.uses_engine() and len(counted) == 1
+
+
+def test_the_worker_drains_a_backlog_without_counting_the_queue_per_batch(
+    open_api: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = open_api(**{"tier3.embed_batch_size": 2})
+    for text in FACTS:
+        _ok(api.fact_store(text))
+    assert _ok(api.pending())["embeddings"] == len(FACTS)  # four batches of two
+    counts: list[int] = []
+    real = EmbedQueue.count
+
+    def spy(self: EmbedQueue) -> int:
+        counts.append(1)
+        return real(self)
+
+    monkeypatch.setattr(EmbedQueue, "count", spy)
+    assert api._drain_once()
+    assert counts == []  # a batch that took fewer rows than asked ended the step
+    monkeypatch.setattr(EmbedQueue, "count", real)
+    assert _ok(api.pending())["embeddings"] == 0
+    assert _ok(api.semantic_search("garage code", limit=1, min_score=0.0))[0]["text"] == FACTS[0]
