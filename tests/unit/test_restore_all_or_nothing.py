@@ -135,7 +135,9 @@ def _memories_dir_symlink(b: Path) -> None:
         item.unlink()
     (b / "memories").rmdir()
     (b / "memories").symlink_to(real)
-    _set_manifest(b, files=["tier2.db", "memories/MEMORY.md", *(f"graph/{p.name}" for p in (b / "graph").iterdir())])
+    _set_manifest(
+        b, files=["tier2.db", "memories/MEMORY.md", *(f"graph/{p.name}" for p in (b / "graph").iterdir())]
+    )
 
 
 def _escaping_name(b: Path) -> None:
@@ -191,9 +193,8 @@ def test_a_bad_backup_leaves_the_current_memory_byte_identical(
     assert not [p for p in _files(live) if ".restore" in p]
 
 
-def test_restore_recomputes_threat_verdicts(homes: tuple[Path, Path], tmp_path: Path) -> None:
+def test_restore_recomputes_threat_verdicts(tmp_path: Path) -> None:
     """A backup whose database calls an injection clean: recall would show it unneutralised."""
-    _, good = homes
     source = tmp_path / "flagged"
     with _open(source) as api:
         _ok(api.remember_turn(INJECTION, "I will not do that.", "s1", 1_700_000_000.0))
