@@ -123,7 +123,7 @@ class MemoryAPI(
         self._graph_service: GraphService | None = None
         self._engine: RecallEngine | None = None
         if config.tier2.enabled:
-            recovery.finish_restore(config.db_path)  # a restore cut short mid-swap completes first
+            recovery.finish_restore(config)  # a restore cut short mid-swap completes first
             self._t2 = Tier2.open(
                 config.db_path,
                 wal=config.tier2.wal_mode,

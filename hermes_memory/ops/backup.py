@@ -243,14 +243,6 @@ def _refuse_if_in_use(config: Config) -> None:
         )
 
 
-def _targets(config: Config) -> list[Path]:
-    """Everything of the current memory a restore replaces or removes (the SQLite side files first)."""
-    db, inbox = config.db_path, inbox_path(config.db_path)
-    side = [Path(f"{base}{suffix}") for base in (db, inbox) for suffix in ("-wal", "-shm", "-journal")]
-    return [*side, inbox, db, config.tier3_path, config.graph_path,
-            *(config.memories_dir / name for name in STORE_FILES.values())]  # fmt: skip
-
-
 def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]:
     """Restore a backup into the home/profile of ``config`` (no MemoryAPI may have it open), all or nothing.
 
@@ -271,7 +263,7 @@ def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]
         raise ConflictError(f"the target already holds memory ({occupied[0]}); pass force to overwrite")
     _refuse_if_in_use(config)
     db_path = config.db_path
-    targets = _targets(config)
+    targets = recovery.restore_targets(config)
     try:
         db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with recovery.exclusive(db_path.parent, wait=True):

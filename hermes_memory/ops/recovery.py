@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_memory.errors import ConflictError, StorageError
 
 if TYPE_CHECKING:
+    from hermes_memory.config import Config
     from hermes_memory.tier1.curated_store import CuratedStore
     from hermes_memory.tier2 import Tier2
 
@@ -166,25 +167,40 @@ def discard_staged(targets: Sequence[Path]) -> None:
         _remove(old(target))
 
 
-def finish_restore(db_path: Path) -> None:
-    """Complete a restore cut short after it committed; a no-op (one stat) when there is none.
+def restore_targets(config: Config) -> list[Path]:
+    """Everything of the current memory a restore replaces or removes (the SQLite side files first)."""
+    from hermes_memory.tier1.curated_store import STORE_FILES
+    from hermes_memory.tier2.turn_inbox import inbox_path
+
+    db, inbox = config.db_path, inbox_path(config.db_path)
+    side = [Path(f"{base}{suffix}") for base in (db, inbox) for suffix in ("-wal", "-shm", "-journal")]
+    return [*side, inbox, db, config.tier3_path, config.graph_path,
+            *(config.memories_dir / name for name in STORE_FILES.values())]  # fmt: skip
+
+
+def finish_restore(config: Config) -> None:
+    """Complete a restore cut short after it committed, or remove what one cut short before its commit
+    staged; a few stats when there is nothing to do.
 
     Raises ConflictError while a restore into this store is running, StorageError when it cannot finish.
     """
-    if not _exists(plan_path(db_path)):
+    db_path = config.db_path
+    targets = restore_targets(config)
+    committed = _exists(plan_path(db_path))
+    if not committed and not any(_exists(staged(t)) or _exists(old(t)) for t in targets):
         return
     with exclusive(db_path.parent, wait=False) as mine:
         if not mine:
             raise ConflictError(
                 f"a restore into {db_path.parent} is in progress; open the memory when it ends"
             )
-        if _exists(plan_path(db_path)):
-            try:
+        try:
+            if _exists(plan_path(db_path)):
                 roll_forward(db_path)
-            except OSError as exc:
-                raise StorageError(
-                    f"cannot finish the interrupted restore into {db_path.parent}: {exc}"
-                ) from exc
+            else:
+                discard_staged(targets)
+        except OSError as exc:
+            raise StorageError(f"cannot finish the interrupted restore into {db_path.parent}: {exc}") from exc
 
 
 # -- import ----------------------------------------------------------------------------------------
@@ -208,17 +224,23 @@ def finish_imports(tier2: Tier2, curated: CuratedStore | None) -> int:
     db_path = tier2.db.path
     prefix = f".{db_path.name}.import-"
     try:
-        names = [n for n in os.listdir(db_path.parent) if n.startswith(prefix) and n.endswith(".json")]
+        listed = os.listdir(db_path.parent)
     except FileNotFoundError:
         return 0
     except OSError as exc:
         raise StorageError(f"cannot list {db_path.parent}: {exc}") from exc
-    if not names:
+    names = [n for n in listed if n.startswith(prefix) and n.endswith(".json")]
+    scratch = [
+        n for n in listed if (n.startswith(prefix) and ".staging.db" in n) or n.startswith(".restore-work-")
+    ]
+    if not names and not scratch:
         return 0
     done = 0
     with exclusive(db_path.parent, wait=False) as mine:
         if not mine:
-            return 0  # an import (or restore) is running: its journal is not ours to finish
+            return 0  # an import (or restore) is running: its files are not ours to finish
+        for name in scratch:  # what an import or restore killed while staging left
+            _remove(db_path.parent / name)
         for name in names:
             done += _finish_journal(tier2, curated, db_path.parent / name)
     return done
@@ -249,6 +271,7 @@ __all__ = [
     "journal_path",
     "old",
     "plan_path",
+    "restore_targets",
     "roll_forward",
     "staged",
     "write_durably",
