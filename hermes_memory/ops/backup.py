@@ -269,14 +269,14 @@ def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]
         with recovery.exclusive(db_path.parent, wait=True):
             if os.path.lexists(recovery.plan_path(db_path)):
                 recovery.roll_forward(db_path)  # an earlier restore committed and was cut short
-            recovery.discard_staged(targets)  # what an earlier, uncommitted one left
+            recovery.discard_staged(db_path, targets)  # what an earlier, uncommitted one left
             try:
                 replace, check = _stage(src, files, manifest, config)
                 _refuse_if_in_use(config)
                 remove = [t for t in targets if t not in replace]
                 recovery.write_plan(db_path, replace, remove)
             except BaseException:
-                recovery.discard_staged(targets)
+                recovery.discard_staged(db_path, targets)
                 raise
             recovery.roll_forward(db_path)
     except (OSError, sqlite3.Error) as exc:

@@ -160,11 +160,17 @@ def roll_forward(db_path: Path) -> None:
     fsync_dir(path.parent)
 
 
-def discard_staged(targets: Sequence[Path]) -> None:
+def _scratch(db_path: Path, targets: Sequence[Path]) -> list[Path]:
+    """Every file a restore may leave beside the targets (``write_durably`` writes through ``.tmp``)."""
+    out = [p for t in targets for p in (staged(t), old(t), staged(t).with_name(staged(t).name + ".tmp"))]
+    plan = plan_path(db_path)
+    return [*out, plan.with_name(plan.name + ".tmp")]
+
+
+def discard_staged(db_path: Path, targets: Sequence[Path]) -> None:
     """Remove what an uncommitted restore staged or left aside (no plan: the old files are in place)."""
-    for target in targets:
-        _remove(staged(target))
-        _remove(old(target))
+    for path in _scratch(db_path, targets):
+        _remove(path)
 
 
 def restore_targets(config: Config) -> list[Path]:
@@ -187,7 +193,7 @@ def finish_restore(config: Config) -> None:
     db_path = config.db_path
     targets = restore_targets(config)
     committed = _exists(plan_path(db_path))
-    if not committed and not any(_exists(staged(t)) or _exists(old(t)) for t in targets):
+    if not committed and not any(_exists(p) for p in _scratch(db_path, targets)):
         return
     with exclusive(db_path.parent, wait=False) as mine:
         if not mine:
@@ -198,7 +204,7 @@ def finish_restore(config: Config) -> None:
             if _exists(plan_path(db_path)):
                 roll_forward(db_path)
             else:
-                discard_staged(targets)
+                discard_staged(db_path, targets)
         except OSError as exc:
             raise StorageError(f"cannot finish the interrupted restore into {db_path.parent}: {exc}") from exc
 
@@ -230,9 +236,8 @@ def finish_imports(tier2: Tier2, curated: CuratedStore | None) -> int:
     except OSError as exc:
         raise StorageError(f"cannot list {db_path.parent}: {exc}") from exc
     names = [n for n in listed if n.startswith(prefix) and n.endswith(".json")]
-    scratch = [
-        n for n in listed if (n.startswith(prefix) and ".staging.db" in n) or n.startswith(".restore-work-")
-    ]
+    staging = [n for n in listed if n.startswith(prefix) and (".staging.db" in n or n.endswith(".tmp"))]
+    scratch = [*staging, *(n for n in listed if n.startswith(".restore-work-"))]
     if not names and not scratch:
         return 0
     done = 0
