@@ -59,7 +59,11 @@ def _export(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     def render(d: dict[str, Any]) -> str:
         lines = [f"{t:<15} imported {n}  skipped {d['skipped'][t]}" for t, n in d["imported"].items()]
-        return "\n".join([*lines, f"curated entries added: {d['tier1_added']}", f"vectors: {d['vectors']}"])
+        flagged = ", ".join(f"{t} {n}" for t, n in d["flagged"].items())
+        return "\n".join([
+            *lines, f"curated entries added: {d['tier1_added']}", f"vectors: {d['vectors']}",
+            f"flagged by the threat scan (neutralised when recalled): {flagged}",
+        ])  # fmt: skip
 
     with open_api(args) as api:
         return emit(args, api.import_json(args.file, merge=args.merge), render)
