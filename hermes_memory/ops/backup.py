@@ -247,7 +247,7 @@ def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]
     """Restore a backup into the home/profile of ``config`` (no MemoryAPI may have it open), all or nothing.
 
     Everything is checked first — the files (regular files named by the manifest, no symlinks or
-    hard links), the database (SQLite integrity, foreign keys, row counts against the manifest, the
+    hard links), the database (SQLite integrity, row counts against the manifest, the
     consistency check after migrating), the curated entries (the write-time threat scan) — and the
     restored memory is staged beside the current one, then swapped in (see ``recovery``: a crash during
     the swap is finished on the next open). Until the swap the current memory is untouched; Tier 2 threat
@@ -340,8 +340,6 @@ def _prepare_database(path: Path, counts: dict[str, int], config: Config) -> dic
             row = conn.execute("PRAGMA integrity_check").fetchone()
             if row is None or row[0] != "ok":
                 raise ValidationError(f"the backup's database fails the SQLite integrity check: {row}")
-            if conn.execute("PRAGMA foreign_key_check").fetchone() is not None:
-                raise ValidationError("the backup's database has rows whose references point nowhere")
             found = _counts(conn)
         finally:
             conn.close()

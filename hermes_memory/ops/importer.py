@@ -65,6 +65,7 @@ _SOFT_LISTS = {
     "facts": {"source_episodes": "episodes"},
     "timeline": {"related_entities": "entities", "related_facts": "facts", "source_episodes": "episodes"},
 }
+_NOUN = {"entities": "entity", "facts": "fact", "episodes": "episode"}
 _BATCH = 2000
 _MAX_TIER1_CHARS = 1 << 20
 
@@ -323,7 +324,7 @@ def _resolve(
         if not isinstance(value, str) or not _readable(conn, view, target, value):
             raise ValidationError(
                 f"export table {table!r} row {index}: {column} {row.get(column)!r} names no "
-                f"{target[:-1]} of this export or of this memory"
+                f"{_NOUN[target]} of this export or of this memory"
             )
         out[column] = value
     for column, target in _SOFT.get(table, {}).items():
@@ -365,11 +366,7 @@ def _apply(
                 key = _KEYED.get(table)
                 for index, staged in stage.staged(table):
                     row = _resolve(conn, stage, table, index, staged)
-                    if table == "facts" and row.get("superseded_by") is not None:
-                        stage.conn.execute(
-                            "INSERT INTO later VALUES (?, ?)", (row["uuid"], row["superseded_by"])
-                        )
-                        row["superseded_by"] = None  # set once every fact of the import is in
+                    later = row.pop("superseded_by", None) if table == "facts" else None
                     existing = _duplicate(conn, view, table, row) if merge else None
                     if existing is not None:
                         if key is not None and row.get(key) != existing:
@@ -393,6 +390,8 @@ def _apply(
                         skipped[table] += 1
                         continue
                     imported[table] += 1
+                    if later is not None:  # linked once every fact of the import is in
+                        stage.conn.execute("INSERT INTO later VALUES (?, ?)", (row["uuid"], later))
                     if table == "chunks":
                         tier2.embed_queue.enqueue(conn, CHUNKS_COLLECTION, str(row["uuid"]), "upsert")
                     elif table == "entities":
@@ -448,9 +447,7 @@ def _link_superseded(conn: sqlite3.Connection, stage: _Stage) -> None:
         for fact, ref in batch:
             target = stage.mapped(ref)
             if _readable(conn, stage.view, "facts", target):
-                conn.execute(
-                    "UPDATE facts SET superseded_by = ? WHERE uuid = ?", (target, stage.mapped(fact))
-                )
+                conn.execute("UPDATE facts SET superseded_by = ? WHERE uuid = ?", (target, fact))
 
 
 def _add_vectors(conn: sqlite3.Connection, stage: _Stage) -> int:

@@ -284,3 +284,44 @@ def test_soft_references_into_another_scope_are_dropped_like_unknown_ones(
             "SELECT related_facts, source_episodes, related_entities FROM timeline WHERE uuid = 't-evil'"
         )[0]
         assert tuple(row) == ("[]", "[]", "[]")
+
+
+def test_an_import_cut_short_after_its_commit_gets_its_curated_entries_on_the_next_open(
+    doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Tier 2 part committed, the process died before the curated entries were added: the next open
+    adds them (from the journal the import wrote before its commit)."""
+    from hermes_memory.ops import recovery
+
+    def die(curated: Any, entries: Any) -> int:
+        raise KeyboardInterrupt  # the process dies here
+
+    home = tmp_path / "home"
+    with _open(home) as api:
+        monkeypatch.setattr(recovery, "apply_entries", die)
+        with pytest.raises(KeyboardInterrupt):
+            api.import_json(doc, merge=False)
+        monkeypatch.undo()
+        assert _ok(api.curated_entries("memory")) == []  # half done, for now
+    with _open(home) as api:
+        assert _ok(api.curated_entries("memory")) == ["User prefers short answers"]
+        assert _ok(api.export_json())["tier2"] == doc["tier2"]
+    assert not [p for p in home.rglob("*") if ".import-" in p.name]
+
+
+def test_superseded_facts_keep_their_link_and_duplicates_are_not_touched(tmp_path: Path) -> None:
+    with _open(tmp_path / "a") as src:
+        _ok(src.fact_store("Alice works at Initech"))
+        _ok(src.fact_store("Alice works at Globex"))
+        doc = _ok(src.export_json())
+    first, second = doc["tier2"]["facts"]  # the first superseded by the second: a forward reference
+    first.update(superseded_by=second["uuid"], superseded_at=second["recorded_at"])
+    linked = {f["uuid"]: f["superseded_by"] for f in doc["tier2"]["facts"]}
+    with _open(tmp_path / "b") as dst:
+        _ok(dst.import_json(doc, merge=False))
+        got = {
+            r["uuid"]: r["superseded_by"] for r in dst.tier2.db.query("SELECT uuid, superseded_by FROM facts")
+        }
+        assert got == linked
+        _ok(dst.import_json(doc, merge=True))  # every fact a duplicate: nothing changes
+        assert {r["uuid"]: r["superseded_by"] for r in dst.tier2.db.query("SELECT * FROM facts")} == linked
