@@ -185,9 +185,10 @@ class OpsMethods:
         profile: str | None = None,
         **overrides: Any,
     ) -> Envelope:
-        """Restore a backup into a home/profile that no MemoryAPI has open; refuses to overwrite
-        existing memory unless ``force``. data: manifest + consistency check. Raises ValidationError,
-        ConflictError, StorageError (in the envelope)."""
+        """Restore a backup into a home/profile that no MemoryAPI has open, all or nothing (the backup is
+        checked completely, staged, then swapped in); refuses to overwrite existing memory unless
+        ``force``. data: manifest + consistency check. Raises ValidationError (ThreatDetectedError for a
+        flagged curated entry), ConflictError, StorageError (in the envelope)."""
 
         from hermes_memory.ops import backup as _backup
 

@@ -85,7 +85,9 @@ def _restore(args: argparse.Namespace) -> int:
         check = d["check"]
         return (
             f"restored from {d['restored_from']}; consistency check: {'ok' if check['ok'] else 'FAILED'}\n"
-            f"{_counts(check['counts'])}\nvectors queued for re-embedding: {check['vectors_queued']}"
+            f"{_counts(check['counts'])}\nvectors queued for re-embedding: {check['vectors_queued']}\n"
+            "flagged by the threat scan (neutralised when recalled): "
+            + ", ".join(f"{t} {n}" for t, n in check["flagged"].items())
         )
 
     return emit(args, envelope, render)

@@ -273,7 +273,9 @@ def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]
             try:
                 replace, check = _stage(src, files, manifest, config)
                 _refuse_if_in_use(config)
-                remove = [t for t in targets if t not in replace]
+                # Curated files the backup lacks stay (they are the Hermes home's, shared by profiles).
+                curated = {config.memories_dir / name for name in STORE_FILES.values()}
+                remove = [t for t in targets if t not in replace and t not in curated]
                 recovery.write_plan(db_path, replace, remove)
             except BaseException:
                 recovery.discard_staged(db_path, targets)
@@ -302,6 +304,8 @@ def _stage(
         if f"memories/{store_file}" in files:
             text = _curated_text(src / "memories" / store_file)
             target = config.memories_dir / store_file
+            if target.is_symlink():  # a dotfiles link stays a link: its file is what gets replaced
+                target = Path(os.path.realpath(target))
             target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             recovery.write_durably(recovery.staged(target), text)
             replace.append(target)

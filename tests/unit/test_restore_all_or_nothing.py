@@ -246,3 +246,33 @@ def test_an_interrupted_swap_finishes_on_the_next_open(homes: tuple[Path, Path])
         _ok(api.flush())
         assert _ok(api.doctor())["clean"]
     assert not [p for p in _files(live) if ".restore" in p]
+
+
+def test_a_symlinked_curated_file_of_the_target_stays_a_symlink(
+    homes: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A dotfiles setup links MEMORY.md into a repository: restore writes the linked file, keeps the link."""
+    live, good = homes
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    link = live / "memories" / "MEMORY.md"
+    (dotfiles / "MEMORY.md").write_bytes(link.read_bytes())
+    link.unlink()
+    link.symlink_to(dotfiles / "MEMORY.md")
+    _ok(MemoryAPI.restore(good, hermes_home=live, force=True, **SETTINGS))
+    assert link.is_symlink() and link.resolve() == (dotfiles / "MEMORY.md").resolve()
+    assert (dotfiles / "MEMORY.md").read_text(encoding="utf-8") == "Backed-up curated entry"
+    assert not [p for p in dotfiles.iterdir() if p.name != "MEMORY.md"]
+
+
+def test_curated_files_the_backup_lacks_stay(homes: tuple[Path, Path], tmp_path: Path) -> None:
+    live, _good = homes
+    with _open(tmp_path / "plain") as api:
+        _ok(api.fact_store("Only a fact here"))
+        _ok(api.backup(tmp_path / "plain-backup"))
+    _ok(MemoryAPI.restore(tmp_path / "plain-backup", hermes_home=live, force=True, **SETTINGS))
+    with _open(live) as api:
+        assert _ok(api.curated_entries("memory")) == ["Live curated entry"]
+        assert [f["content"] for f in _ok(api.fact_query(None, limit=10, min_confidence=0.0))] == [
+            "Only a fact here"
+        ]
