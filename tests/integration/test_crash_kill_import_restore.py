@@ -26,7 +26,7 @@ from typing import Any
 from hermes_memory import MemoryAPI
 
 SETTINGS: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
-KILLS = 15  # per operation
+KILLS = 20  # per operation
 MAX_RUNS = 80  # per operation: a bound on the loop (a kill after the child finished is no kill)
 
 CHILD = textwrap.dedent(
@@ -41,12 +41,15 @@ CHILD = textwrap.dedent(
     if op == "import":
         api = MemoryAPI(hermes_home=home, **S)
         mark("go")
+        start = time.monotonic()
         env = api.import_json(arg, merge=False)
         api.close()
     else:
         mark("go")
+        start = time.monotonic()
         env = MemoryAPI.restore(arg, hermes_home=home, force=True, **S)
-    mark("done" if env["success"] else "error " + str(env["error"]))
+    took = time.monotonic() - start
+    mark(f"done {took}" if env["success"] else "error " + str(env["error"]))
     """
 )
 
@@ -81,7 +84,9 @@ def _state(home: Path) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]
     return facts, memory, user
 
 
-def _run(op: str, home: Path, arg: Path, script: Path, markers: Path, delay: float | None) -> str:
+def _run(op: str, home: Path, arg: Path, script: Path, markers: Path, delay: float | None) -> float | None:
+    """Run the operation in a child, killed ``delay`` seconds after it started (None: never); returns
+    how long the operation took, None when the kill landed."""
     markers.unlink(missing_ok=True)
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     child = subprocess.Popen([sys.executable, str(script), op, str(home), str(arg), str(markers)], env=env)
@@ -101,13 +106,22 @@ def _run(op: str, home: Path, arg: Path, script: Path, markers: Path, delay: flo
     lines = markers.read_text().splitlines() if markers.exists() else []
     errors = [line for line in lines if line.startswith("error")]
     assert not errors, errors
-    return "killed" if code == -signal.SIGKILL else "done"
+    if code == -signal.SIGKILL:
+        return None
+    done = [line for line in lines if line.startswith("done ")]
+    assert code == 0 and done, (code, lines)
+    return float(done[-1].split()[1])
+
+
+def _delay(rnd: random.Random, run: int, duration: float) -> float:
+    """Anywhere in the operation on odd runs; near its end (commit, curated entries, swap) on even ones."""
+    return rnd.uniform(0, duration * 1.2) if run % 2 else rnd.uniform(duration * 0.8, duration * 1.05)
 
 
 def _timed(op: str, home: Path, arg: Path, script: Path, markers: Path) -> float:
-    start = time.monotonic()
-    assert _run(op, home, arg, script, markers, None) == "done"
-    return time.monotonic() - start
+    took = _run(op, home, arg, script, markers, None)
+    assert took is not None
+    return took
 
 
 def test_sigkill_during_import_and_restore_leaves_before_or_after(tmp_path: Path) -> None:
@@ -143,10 +157,10 @@ def test_sigkill_during_import_and_restore_leaves_before_or_after(tmp_path: Path
         )
         state = _state(home)
         assert state in (empty, states["alpha"]), "an import left part of itself"
-        if outcome == "killed":
+        if outcome is None:
             landed["import"]["before the commit" if state == empty else "after the commit"] += 1
     if _state(home) == empty:  # the retry after the last kill works
-        assert _run("import", home, tmp_path / "alpha.json", script, markers, None) == "done"
+        assert _run("import", home, tmp_path / "alpha.json", script, markers, None) is not None
     assert _state(home) == states["alpha"]
 
     # -- restore: alternating two backups over each other; after the kill it is one or the other.
@@ -160,14 +174,14 @@ def test_sigkill_during_import_and_restore_leaves_before_or_after(tmp_path: Path
         before = _state(home)
         target = "beta" if before == states["alpha"] else "alpha"
         backup = tmp_path / f"{target}-backup"
-        outcome = _run("restore", home, backup, script, markers, rnd.uniform(0, duration * 1.2))
+        outcome = _run("restore", home, backup, script, markers, _delay(rnd, runs, duration))
         after = _state(home)
         assert after in (before, states[target]), "a restore left a mix of two memories"
-        if outcome == "killed":
+        if outcome is None:
             landed["restore"]["before the commit" if after == before else "after the commit"] += 1
     last = _state(home)
     target = "beta" if last == states["alpha"] else "alpha"
-    assert _run("restore", home, tmp_path / f"{target}-backup", script, markers, None) == "done"
+    assert _run("restore", home, tmp_path / f"{target}-backup", script, markers, None) is not None
     assert _state(home) == states[target]
 
     print("kills: " + json.dumps({op: {"total": sum(c.values()), **dict(c)} for op, c in landed.items()}))
