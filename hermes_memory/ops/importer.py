@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import uuid as uuidlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -80,8 +81,8 @@ class _Stage:
         transform: Transform | None,
     ):  # fmt: skip
         self.path = path
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # owner only from the start
         self.conn = sqlite3.connect(str(path), isolation_level=None)
-        os.chmod(path, 0o600)
         self.conn.execute("PRAGMA journal_mode = OFF")  # scratch: a crash discards it anyway
         self.conn.execute("PRAGMA synchronous = OFF")
         self.conn.executescript(
@@ -538,6 +539,8 @@ def import_file(
 
     def feed(stage: _Stage) -> None:
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block or never end
+                raise ValidationError(f"export file {os.fspath(path)} is not a regular file")
             with open(path, encoding="utf-8") as fh:
                 _feed_stream(JsonStream(fh, os.fspath(path)), stage)
         except (OSError, UnicodeDecodeError) as exc:

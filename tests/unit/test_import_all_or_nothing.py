@@ -325,3 +325,14 @@ def test_superseded_facts_keep_their_link_and_duplicates_are_not_touched(tmp_pat
         assert got == linked
         _ok(dst.import_json(doc, merge=True))  # every fact a duplicate: nothing changes
         assert {r["uuid"]: r["superseded_by"] for r in dst.tier2.db.query("SELECT * FROM facts")} == linked
+
+
+def test_an_export_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    with _open(tmp_path / "home") as api:
+        for path in (fifo, tmp_path):
+            refused = api.import_json(str(path))
+            assert refused["meta"]["error_type"] == "invalid_input", refused
