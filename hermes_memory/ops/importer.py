@@ -1,6 +1,6 @@
 """Import an export all or nothing, within bounded memory, and only into the importing scope.
 
-Two phases. **Stage**: the document is read piece by piece (``_jsonstream``: one row in memory at a
+Two phases. **Stage** (``_import_stage``): the document is read piece by piece (``_jsonstream``: one row at a
 time), every row is checked (columns, types, JSON payloads), moved into the view's scopes, threat-scanned
 (the write-time verdict; a verdict in the document is never taken) and written to a staging database
 beside the store in batches; the curated entries get the write-time threat scan, the stored vectors
@@ -20,28 +20,24 @@ import os
 import sqlite3
 import stat
 import uuid as uuidlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_memory.errors import ConflictError, ThreatDetectedError, ValidationError
+from hermes_memory.errors import ConflictError, ValidationError
 from hermes_memory.ops import recovery
+from hermes_memory.ops._import_stage import BATCH, Stage, Transform, feed_data, feed_stream
 from hermes_memory.ops._jsonstream import JsonStream
 from hermes_memory.ops.export import (
-    FORMAT,
     TABLES,
-    VERSION,
     _duplicate,
     _in_view,
-    _into_view,
     _is_empty,
-    _vector_row,
 )
 from hermes_memory.scoping import ScopeView
-from hermes_memory.security.threats import first_threat
 from hermes_memory.tier1.curated_store import CuratedStore, serialize_entries
-from hermes_memory.tier2 import Tier2, verdicts
-from hermes_memory.tier2._util import dumps, loads_dict, loads_list
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2._util import dumps
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
 
 # Parents before children: every reference names a row already applied (episodes first: facts and
@@ -67,236 +63,6 @@ _SOFT_LISTS = {
     "timeline": {"related_entities": "entities", "related_facts": "facts", "source_episodes": "episodes"},
 }
 _NOUN = {"entities": "entity", "facts": "fact", "episodes": "episode"}
-_BATCH = 2000
-_MAX_TIER1_CHARS = 1 << 20
-
-Transform = Callable[[str, Any], Any]
-
-
-class _Stage:
-    """The staging database of one import and what the document said besides its rows."""
-
-    def __init__(
-        self, path: Path, columns: dict[str, list[str]], required: dict[str, set[str]], view: ScopeView,
-        transform: Transform | None,
-    ):  # fmt: skip
-        self.path = path
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # owner only from the start
-        self.conn = sqlite3.connect(str(path), isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode = OFF")  # scratch: a crash discards it anyway
-        self.conn.execute("PRAGMA synchronous = OFF")
-        self.conn.executescript(
-            "CREATE TABLE rows(seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, body TEXT NOT NULL);"
-            "CREATE INDEX rows_tbl ON rows(tbl, seq);"
-            "CREATE TABLE vectors(model_id TEXT, text_hash TEXT, dim INTEGER, vector BLOB);"
-            "CREATE TABLE remap(old TEXT PRIMARY KEY, new TEXT NOT NULL) WITHOUT ROWID;"
-            "CREATE TABLE later(uuid TEXT NOT NULL, ref TEXT NOT NULL);"
-        )
-        self.conn.execute("BEGIN")
-        self.columns = columns
-        self.required = required
-        self.view = view
-        self.transform = transform
-        self.meta: dict[str, Any] = {}
-        self.tier1: dict[str, list[str]] = {}
-        self.rows: dict[str, int] = dict.fromkeys(TABLES, 0)
-        self.flagged = {"episodes": 0, "facts": 0}
-        self.vectors = 0
-        self._pending = 0
-        self._saw_tier2 = False
-
-    # -- staging ------------------------------------------------------------------------------------
-    def _written(self) -> None:
-        self._pending += 1
-        if self._pending >= _BATCH:
-            self.conn.execute("COMMIT")
-            self.conn.execute("BEGIN")
-            self._pending = 0
-
-    def add_meta(self, key: str, value: Any) -> None:
-        if key == "tier1":
-            self.tier1 = _tier1(value if self.transform is None else self.transform("tier1", value))
-        else:
-            self.meta[key] = value
-            if key == "format" and value != FORMAT:
-                raise ValidationError(f"not a hermes-memory export (expected format {FORMAT!r})")
-
-    def add_row(self, table: str, raw: Any) -> None:
-        self._saw_tier2 = True
-        if table not in TABLES:
-            raise ValidationError(f"export 'tier2' must be an object with tables among {', '.join(TABLES)}")
-        if not isinstance(raw, dict):
-            raise ValidationError(f"export table {table!r} must be a list of objects")
-        if self.transform is not None:
-            raw = self.transform(table, raw)
-        index = self.rows[table]
-        _check_row(self.columns[table], self.required[table], table, index, raw)
-        row = _into_view(self.view, table, raw)
-        if table in ("episodes", "facts"):
-            row["threat"] = _verdict(table, index, row)
-            self.flagged[table] += row["threat"] == verdicts.FLAGGED
-        self.conn.execute(
-            "INSERT INTO rows(tbl, body) VALUES (?, ?)", (table, json.dumps(row, ensure_ascii=False))
-        )
-        self.rows[table] += 1
-        self._written()
-
-    def saw_table(self) -> None:
-        self._saw_tier2 = True
-
-    def add_vector(self, index: int, item: Any) -> None:
-        self.conn.execute("INSERT INTO vectors VALUES (?, ?, ?, ?)", _vector_row(index, item))
-        self.vectors += 1
-        self._written()
-
-    def finish(self) -> None:
-        """Checks that need the whole document. Raises ValidationError."""
-        if self.meta.get("format") != FORMAT:
-            raise ValidationError(f"not a hermes-memory export (expected format {FORMAT!r})")
-        if self.meta.get("version") != VERSION:
-            found = self.meta.get("version")
-            raise ValidationError(f"unsupported export version {found!r} (this release reads {VERSION})")
-        if not self._saw_tier2:
-            raise ValidationError(f"export 'tier2' must be an object with tables among {', '.join(TABLES)}")
-        self.conn.execute("COMMIT")
-
-    # -- reading back --------------------------------------------------------------------------------
-    def staged(self, table: str) -> Iterator[tuple[int, dict[str, Any]]]:
-        cursor = self.conn.execute("SELECT body FROM rows WHERE tbl = ? ORDER BY seq", (table,))
-        index = 0
-        while batch := cursor.fetchmany(_BATCH):
-            for (body,) in batch:
-                yield index, json.loads(body)
-                index += 1
-
-    def remap(self, old: str, new: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO remap VALUES (?, ?)", (old, new))
-
-    def mapped(self, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        row = self.conn.execute("SELECT new FROM remap WHERE old = ?", (value,)).fetchone()
-        return value if row is None else row[0]
-
-    def close(self) -> None:
-        self.conn.close()
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-
-
-def _tier1(value: Any) -> dict[str, list[str]]:
-    """The curated entries of the document after the write-time checks. Raises ValidationError,
-    ThreatDetectedError."""
-    if not isinstance(value, dict) or not all(
-        s in ("memory", "user") and isinstance(e, list) and all(isinstance(x, str) for x in e)
-        for s, e in value.items()
-    ):
-        raise ValidationError("export 'tier1' must map 'memory'/'user' to lists of strings")
-    if sum(len(x) for e in value.values() for x in e) > _MAX_TIER1_CHARS:
-        raise ValidationError(f"export 'tier1' holds more than {_MAX_TIER1_CHARS} characters")
-    out: dict[str, list[str]] = {}
-    for store, entries in value.items():
-        clean = [e.strip() for e in entries]
-        for i, entry in enumerate(clean):
-            if not entry:
-                raise ValidationError(f"export 'tier1' {store!r} entry {i}: an entry cannot be empty")
-            finding = first_threat(entry, "strict")
-            if finding is not None:
-                raise ThreatDetectedError(f"export 'tier1' {store!r} entry {i}: {finding.message}")
-        out[store] = list(dict.fromkeys(clean))
-    return out
-
-
-def _check_row(columns: list[str], required: set[str], table: str, index: int, row: dict[str, Any]) -> None:
-    unknown = set(row) - set(columns)
-    if unknown:
-        raise ValidationError(f"export table {table!r} row {index}: unknown columns {sorted(unknown)}")
-    missing = required - set(row)
-    if missing:
-        raise ValidationError(f"export table {table!r} row {index}: missing columns {sorted(missing)}")
-    for key, value in row.items():
-        if value is not None and not isinstance(value, (str, int, float)):
-            raise ValidationError(f"export table {table!r} row {index}: column {key!r} is not a scalar")
-
-
-def _verdict(table: str, index: int, row: dict[str, Any]) -> int:
-    def text(key: str) -> str:
-        value = row.get(key)
-        return "" if value is None else str(value)
-
-    try:
-        if table == "episodes":
-            meta = loads_dict(row.get("metadata") if isinstance(row.get("metadata"), str) else None)
-            return verdicts.episode_verdict(
-                text("text"), text("speaker"), text("session_id"), text("role"), meta
-            )
-        sources = loads_list(
-            row.get("source_episodes") if isinstance(row.get("source_episodes"), str) else None
-        )
-        return verdicts.fact_verdict(
-            text("content"), text("category"), text("source_type"), text("source_id"), sources
-        )
-    except ValueError as exc:
-        raise ValidationError(
-            f"export table {table!r} row {index}: a JSON column is not JSON: {exc}"
-        ) from exc
-
-
-# -- feeding the stage ------------------------------------------------------------------------------
-
-
-def _feed_stream(stream: JsonStream, stage: _Stage) -> None:
-    for key in stream.members():
-        if key == "tier2":
-            if not stream.at("{"):
-                raise ValidationError(
-                    f"export 'tier2' must be an object with tables among {', '.join(TABLES)}"
-                )
-            for table in stream.members():
-                if table not in TABLES:
-                    raise ValidationError(
-                        f"export 'tier2' must be an object with tables among {', '.join(TABLES)}"
-                    )
-                if not stream.at("["):
-                    raise ValidationError(f"export table {table!r} must be a list of objects")
-                stage.saw_table()
-                for _ in stream.items():
-                    stage.add_row(table, stream.value())
-            stage.saw_table()
-        elif key == "vectors" and stream.at("["):
-            for index, _ in enumerate(stream.items()):
-                stage.add_vector(index, stream.value())
-        else:
-            stage.add_meta(key, stream.value())
-    stream.end()
-
-
-def _feed_data(data: Any, stage: _Stage) -> None:
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValidationError(f"not a hermes-memory export (expected format {FORMAT!r})")
-    for key in ("format", "version", "schema_version"):
-        if key in data:
-            stage.add_meta(key, data[key])
-    if data.get("version") != VERSION:
-        raise ValidationError(
-            f"unsupported export version {data.get('version')!r} (this release reads {VERSION})"
-        )
-    stage.add_meta("tier1", data.get("tier1", {}))
-    tier2 = data.get("tier2")
-    if not isinstance(tier2, dict) or set(tier2) - set(TABLES):
-        raise ValidationError(f"export 'tier2' must be an object with tables among {', '.join(TABLES)}")
-    for table, rows in tier2.items():
-        if not isinstance(rows, list):
-            raise ValidationError(f"export table {table!r} must be a list of objects")
-        stage.saw_table()
-        for row in rows:
-            stage.add_row(table, row)
-    stage.saw_table()
-    items = data.get("vectors")
-    if isinstance(items, list):
-        for index, item in enumerate(items):
-            stage.add_vector(index, item)
-
 
 # -- applying ---------------------------------------------------------------------------------------
 
@@ -310,7 +76,7 @@ def _readable(conn: sqlite3.Connection, view: ScopeView, table: str, value: str)
 
 
 def _resolve(
-    conn: sqlite3.Connection, stage: _Stage, table: str, index: int, row: dict[str, Any]
+    conn: sqlite3.Connection, stage: Stage, table: str, index: int, row: dict[str, Any]
 ) -> dict[str, Any]:
     """``row`` with its references mapped to the rows they became and checked against the view: a hard
     reference that names nothing readable refuses the import (one message whether the uuid is unknown or
@@ -350,7 +116,7 @@ def _resolve(
 
 
 def _apply(
-    tier2: Tier2, curated: CuratedStore | None, stage: _Stage, *, merge: bool, import_id: str, actor: str
+    tier2: Tier2, curated: CuratedStore | None, stage: Stage, *, merge: bool, import_id: str, actor: str
 ) -> dict[str, Any]:
     view = stage.view
     imported = dict.fromkeys(APPLY_ORDER, 0)
@@ -426,7 +192,7 @@ def _apply(
     }
 
 
-def _own_key(conn: sqlite3.Connection, stage: _Stage, table: str, key: str, index: int, value: Any) -> Any:
+def _own_key(conn: sqlite3.Connection, stage: Stage, table: str, key: str, index: int, value: Any) -> Any:
     """The row's own uuid, or a fresh one when the uuid is taken outside the view (never said: that
     would tell the importer the uuid exists elsewhere). Raises ValidationError for a uuid the export
     holds twice."""
@@ -442,19 +208,19 @@ def _own_key(conn: sqlite3.Connection, stage: _Stage, table: str, key: str, inde
     return fresh
 
 
-def _link_superseded(conn: sqlite3.Connection, stage: _Stage) -> None:
+def _link_superseded(conn: sqlite3.Connection, stage: Stage) -> None:
     cursor = stage.conn.execute("SELECT uuid, ref FROM later")
-    while batch := cursor.fetchmany(_BATCH):
+    while batch := cursor.fetchmany(BATCH):
         for fact, ref in batch:
             target = stage.mapped(ref)
             if _readable(conn, stage.view, "facts", target):
                 conn.execute("UPDATE facts SET superseded_by = ? WHERE uuid = ?", (target, fact))
 
 
-def _add_vectors(conn: sqlite3.Connection, stage: _Stage) -> int:
+def _add_vectors(conn: sqlite3.Connection, stage: Stage) -> int:
     before = conn.total_changes
     cursor = stage.conn.execute("SELECT model_id, text_hash, dim, vector FROM vectors")
-    while batch := cursor.fetchmany(_BATCH):
+    while batch := cursor.fetchmany(BATCH):
         conn.executemany(
             "INSERT OR IGNORE INTO vectors(model_id, text_hash, dim, vector, created_at) "
             "VALUES (?, ?, ?, ?, strftime('%s', 'now'))",
@@ -487,7 +253,7 @@ def _entries_to_add(curated: CuratedStore | None, tier1: dict[str, list[str]]) -
 
 
 def _run(
-    tier2: Tier2, curated: CuratedStore | None, feed: Callable[[_Stage], None], *, merge: bool,
+    tier2: Tier2, curated: CuratedStore | None, feed: Callable[[Stage], None], *, merge: bool,
     transform: Transform | None, actor: str,
 ) -> dict[str, Any]:  # fmt: skip
     view = tier2.view
@@ -504,7 +270,7 @@ def _run(
         for stale in db_path.parent.glob(f".{db_path.name}.import-*.staging.db*"):
             stale.unlink()  # an import killed while staging (we hold the lock: none runs now)
         path = db_path.with_name(f".{db_path.name}.import-{import_id}.staging.db")
-        stage = _Stage(path, columns, required, view, transform)
+        stage = Stage(path, columns, required, view, transform)
         try:
             feed(stage)
             stage.finish()
@@ -526,7 +292,7 @@ def import_data(
     entry, ConflictError (not empty without merge; curated limits), StorageError (admin view, the store).
     """
     return _run(
-        tier2, curated, lambda stage: _feed_data(data, stage), merge=merge, transform=transform, actor=actor
+        tier2, curated, lambda stage: feed_data(data, stage), merge=merge, transform=transform, actor=actor
     )
 
 
@@ -537,12 +303,12 @@ def import_file(
     """``import_data`` for an export file, read piece by piece (memory holds one row at a time).
     Raises ValidationError when the file is missing, unreadable or not JSON; what ``import_data`` raises."""
 
-    def feed(stage: _Stage) -> None:
+    def feed(stage: Stage) -> None:
         try:
             if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block or never end
                 raise ValidationError(f"export file {os.fspath(path)} is not a regular file")
             with open(path, encoding="utf-8") as fh:
-                _feed_stream(JsonStream(fh, os.fspath(path)), stage)
+                feed_stream(JsonStream(fh, os.fspath(path)), stage)
         except (OSError, UnicodeDecodeError) as exc:
             raise ValidationError(f"cannot read export file {os.fspath(path)}: {exc}") from exc
 
