@@ -309,8 +309,8 @@ def import_file(
                 raise ValidationError(f"export file {os.fspath(path)} is not a regular file")
             with open(path, encoding="utf-8") as fh:
                 feed_stream(JsonStream(fh, os.fspath(path)), stage)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValidationError(f"cannot read export file {os.fspath(path)}: {exc}") from exc
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: a NUL in the path
+            raise ValidationError(f"cannot read export file {os.fspath(path)!r}: {exc}") from exc
 
     return _run(tier2, curated, feed, merge=merge, transform=transform, actor=actor)
 
