@@ -228,8 +228,8 @@ def cold(home: Path, runs: int) -> None:
                 save = f"  save {r['save_s']:.2f} s ({r['snapshot_mb']} MB)" if "save_s" in r else ""
                 print(
                     f"{label:>14}  rows {r['rows']}  open + first search {r['first_search_s']:6.3f} s  "
-                    f"next {r['second_search_ms']:6.2f} ms  RSS {r['VmRSS']:5.0f} MB (file {r['RssFile']:.0f})"
-                    f"  peak {r['VmHWM']:5.0f} MB{save}{same}",
+                    f"next {r['second_search_ms']:6.2f} ms  RSS {r['VmRSS']:5.0f} MB "
+                    f"(file {r['RssFile']:.0f})  peak {r['VmHWM']:5.0f} MB{save}{same}",
                     flush=True,
                 )
     finally:
