@@ -283,3 +283,50 @@ def test_a_forget_removes_the_snapshots(tmp_path: Path) -> None:
         result = api.forget(episode, confirm=True)
         assert result["success"], result["error"]
         assert not path.exists() and not stale.exists()
+
+
+def test_a_chunk_deleted_while_a_snapshot_is_written_leaves_no_snapshot(
+    tier2: Tier2, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _snapshot.snapshot_path(tmp_path / "tier3", MODEL)
+    ids = _insert(tier2, _vectors(300, 1), 0)
+    real_write = _snapshot.write
+
+    def write_during_a_forget(*args: Any) -> int:
+        size = real_write(*args)
+        _delete(tier2, ids[:1])  # a forget commits after the index caught up and before the check
+        return size
+
+    monkeypatch.setattr(_snapshot, "write", write_during_a_forget)
+    index = _index(tier2, path)
+    try:
+        assert index.save_snapshot() is False
+    finally:
+        index.close()
+    assert not path.exists()
+
+
+def test_a_mapped_snapshot_survives_its_replacement(tier2: Tier2, tmp_path: Path) -> None:
+    path = _snapshot.snapshot_path(tmp_path / "tier3", MODEL)
+    vectors = _vectors(300, 1)
+    ids = _insert(tier2, vectors, 0)
+    first = _index(tier2, path)
+    assert first.save_snapshot() is True
+    first.close()
+    reader = _index(tier2, path)
+    try:
+        assert reader.refresh() == 0  # mapped from the file
+        _insert(tier2, _vectors(100, 2), 300)
+        writer = _index(tier2, path)
+        assert writer.save_snapshot() is False  # 100 rows caught up: below the margin
+        assert writer.save_snapshot(force=True) is True  # another process renames a new file over it
+        writer.close()
+        assert reader.search(vectors[9], 1)[0].id == f"chunk:{ids[9]}"
+        assert reader.refresh() == 100
+    finally:
+        reader.close()
+    latest = _index(tier2, path)
+    try:
+        assert latest.refresh() == 0 and latest.size == 400
+    finally:
+        latest.close()
