@@ -316,13 +316,13 @@ def test_a_mapped_snapshot_survives_its_replacement(tier2: Tier2, tmp_path: Path
     reader = _index(tier2, path)
     try:
         assert reader.refresh() == 0  # mapped from the file
-        _insert(tier2, _vectors(100, 2), 300)
+        new = _insert(tier2, _vectors(100, 2), 300)
         writer = _index(tier2, path)
         assert writer.save_snapshot() is False  # 100 rows caught up: below the margin
         assert writer.save_snapshot(force=True) is True  # another process renames a new file over it
         writer.close()
-        assert reader.search(vectors[9], 1)[0].id == f"chunk:{ids[9]}"
-        assert reader.refresh() == 100
+        assert reader.search(vectors[9], 1)[0].id == f"chunk:{ids[9]}"  # its mapping still reads
+        assert reader.search(_vectors(100, 2)[3], 1)[0].id == f"chunk:{new[3]}"  # caught up meanwhile
     finally:
         reader.close()
     latest = _index(tier2, path)
