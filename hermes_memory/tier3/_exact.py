@@ -22,9 +22,10 @@ agrees with float32 on 99.7% of hits on real MiniLM vectors; ``bench/exact_index
 (growing never copies the matrix; deleted rows are compacted in place), plus a few small column arrays.
 
 Snapshot: an index given a ``snapshot`` path maps its arrays from that file on its first refresh
-(``tier3._snapshot``: checked whole, then against the store: model, dim, rotation, the store's identity,
-the feed marks it was written at and the store's fingerprint there) and catches up from the change feed
-like any refresh, so it then holds what a load from Tier 2 would; a snapshot that fails a check is
+(``tier3._snapshot``: checked whole, then against the store: model, dim, the store's identity, the feed
+marks it was written at and the store's fingerprint there; its rows come with the rotation they were
+turned by, so a cold process computes none) and catches up from the change feed like any refresh, so it
+then holds what a load from Tier 2 would; a snapshot that fails a check is
 ignored (logged once) and the index loads from Tier 2. ``save_snapshot`` writes one (off the recall
 path: at close, or when the index changed by ``SNAPSHOT_MARGIN`` rows since it last loaded or wrote one).
 Only int8 indexes are snapshotted (more than ``float_rows`` rows; a smaller store loads in well under a
@@ -37,7 +38,6 @@ import functools
 import logging
 import re
 import threading
-import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,7 +121,9 @@ class ExactIndex:
         self._model_id = model_id
         self._dim = dim
         self._words = -(-dim // 64)  # uint64 words of a row's sign bits
-        self._rotation = _rotation(dim)
+        # The fixed rotation: built on first use (a QR of dim x dim), or taken from a snapshot (the one
+        # its rows were turned by).
+        self._rotation: FloatArray | None = None
         self._loader = loader
         self._payload_of = payload_of
         self._lock = threading.Lock()
@@ -456,7 +458,7 @@ class ExactIndex:
     def _snapshot_meta(self, identity: str, marks: Marks) -> dict[str, Any]:
         return {
             "model_id": self._model_id, "dim": self._dim, "words": self._words, "block": BLOCK,
-            "rotation": _rotation_crc(self._dim), "identity": identity,
+            "identity": identity,
             "marks": [marks.chunk, marks.vector, marks.tombstone],
             "fingerprint": self._store.fingerprint(marks),
             "n": self._n, "names": self._names, "odd": sorted(self._odd.items()),
@@ -472,7 +474,9 @@ class ExactIndex:
             "hi": ("<u8", (n,), [self._hi[:n]]),
             "lo": ("<u8", (n,), [self._lo[:n]]),
             "sorted_at": ("<i8", (n,), [order]),
-        }
+            "rotation": ("<f4", (self._dim, self._dim), [self._rotation if self._rotation is not None
+                                                          else _rotation(self._dim)]),
+        }  # fmt: skip
         for field in _CODED:
             out[f"code.{field}"] = ("<i4", (n,), [self._codes[field][:n]])
         for field in _NUMBERS:
@@ -507,8 +511,7 @@ class ExactIndex:
         self, meta: Mapping[str, Any], sections: Mapping[str, npt.NDArray[Any]], head: Marks
     ) -> str | None:
         """Why the snapshot cannot stand for this store's index (None: it can)."""
-        mine = {"model_id": self._model_id, "dim": self._dim, "words": self._words, "block": BLOCK,
-                "rotation": _rotation_crc(self._dim)}  # fmt: skip
+        mine = {"model_id": self._model_id, "dim": self._dim, "words": self._words, "block": BLOCK}
         for key, value in mine.items():
             if meta[key] != value:
                 return f"written for {key} {meta[key]!r}, this index has {value!r}"
@@ -524,7 +527,10 @@ class ExactIndex:
         if meta["fingerprint"] != self._store.fingerprint(marks):
             return "written from another history of the store"
         blocks = -(-n // BLOCK)
-        shapes = {"rows8": (blocks * BLOCK, self._dim), "signs": (blocks, self._words, BLOCK)}
+        shapes = {
+            "rows8": (blocks * BLOCK, self._dim), "signs": (blocks, self._words, BLOCK),
+            "rotation": (self._dim, self._dim),
+        }  # fmt: skip
         for name in ("factor", "hi", "lo", "sorted_at", *(f"code.{f}" for f in _CODED),
                      *(f"number.{f}" for f in _NUMBERS)):  # fmt: skip
             shapes[name] = (n,)
@@ -535,6 +541,9 @@ class ExactIndex:
         if n and (int(order.min()) < 0 or int(order.max()) >= n):
             return "row order out of range"
         for field in _CODED:
+            names = meta["names"][field]
+            if not isinstance(names, list) or len(set(names)) != len(names):
+                return f"the names of {field} are not distinct"
             codes = sections[f"code.{field}"]
             if n and (int(codes.min()) < -1 or int(codes.max()) >= len(meta["names"][field])):
                 return f"codes of {field} out of range"
@@ -550,11 +559,12 @@ class ExactIndex:
         self._rows8 = [rows8[b * BLOCK : (b + 1) * BLOCK] for b in range(blocks)]
         self._signs = [signs[b] for b in range(blocks)]
         self._floats = None
+        self._rotation = sections["rotation"]  # the one its rows were turned by (an empty index has none)
         self._alive = np.ones(n, dtype=bool)
         self._factor = sections["factor"]
         self._codes = {f: sections[f"code.{f}"] for f in _CODED}
-        self._names = {f: [str(v) for v in meta["names"][f]] for f in _CODED}
-        self._vocab = {f: {v: i for i, v in enumerate(names)} for f, names in self._names.items()}
+        self._names = {f: list(meta["names"][f]) for f in _CODED}  # JSON strings (CRC-checked)
+        self._vocab = {f: dict(zip(v, range(len(v)), strict=True)) for f, v in self._names.items()}
         self._hi, self._lo = sections["hi"], sections["lo"]
         self._odd = {int(at): str(uuid) for at, uuid in meta["odd"]}
         self._odd_at = {uuid: at for at, uuid in self._odd.items()}
@@ -586,8 +596,9 @@ class ExactIndex:
         check_limit(limit)
         conditions = parse_filters(filters)
         wanted = check_fields(fields)
-        query = self._rotated(vector)[0]
-        self.refresh()
+        unit = check_vectors(vector, self._dim)
+        self.refresh()  # first: a cold index may take its rotation from its snapshot
+        query = self._rotated(unit)[0]
         with self._lock:
             picked, rest = self._pick(query, self._first_stage(query), conditions, limit)
         return self._hits(picked, rest, wanted, limit)
@@ -611,8 +622,9 @@ class ExactIndex:
         for name, (limit, filters) in views.items():
             check_limit(limit)
             parsed[name] = (limit, parse_filters(filters))
-        query = self._rotated(vector)[0]
+        unit = check_vectors(vector, self._dim)
         self.refresh()
+        query = self._rotated(unit)[0]
         picks: dict[str, tuple[list[tuple[str, float, int]], tuple[Condition, ...], Any, int]] = {}
         with self._lock:
             heads = self._first_stage(query)
@@ -626,6 +638,8 @@ class ExactIndex:
         carries a like share of a vector, whatever the embedder (hashing vectors are sparse), so the
         first stage's ``HEAD`` dimensions rank fairly and int8 steps are even."""
         unit = check_vectors(vectors, self._dim)
+        if self._rotation is None:
+            self._rotation = _rotation(self._dim)
         with blas_thread_cap().limit(1):
             out: FloatArray = unit @ self._rotation
         return out
@@ -927,16 +941,10 @@ _popcount: Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.uint8]] = getattr(
 def _rotation(dim: int) -> FloatArray:
     """A fixed random orthogonal ``dim`` x ``dim`` matrix (seeded: the same in every process)."""
     gauss = np.random.default_rng(13).standard_normal((dim, dim))
-    q, r = np.linalg.qr(gauss)
+    with blas_thread_cap().limit(1):  # once per process; more threads only contend with the agent
+        q, r = np.linalg.qr(gauss)
     out: FloatArray = (q * np.sign(np.diag(r))).astype(np.float32)
     return out
-
-
-@functools.cache
-def _rotation_crc(dim: int) -> int:
-    """A checksum of the rotation: a snapshot written where the same seed gave another matrix (another
-    numpy or LAPACK) is not used."""
-    return zlib.crc32(np.ascontiguousarray(_rotation(dim), dtype="<f4").tobytes())
 
 
 def _scores(cos: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -3,8 +3,8 @@ of reading every vector of Tier 2 (at 259k vectors: ~7 s from SQLite, a fraction
 
 A snapshot is a cache, never the truth. The file is checked whole when opened (magic, format version,
 its size, a CRC-32 of the header and of every section) and then by the index against the store it is
-about to serve (``ExactIndex``: model, dim, rotation, the store's identity, the change-feed marks it was
-written at and a fingerprint of the store at those marks), and caught up from the change feed like any
+about to serve (``ExactIndex``: model, dim, the store's identity, the change-feed marks it was written
+at and a fingerprint of the store at those marks), and caught up from the change feed like any
 index; a file failing any check is ignored (the index loads from Tier 2) and replaced by the next write.
 
 Layout: ``MAGIC``, the header's length (uint64 LE), its CRC-32 (uint32 LE), 4 bytes of padding, the
@@ -37,7 +37,7 @@ import numpy.typing as npt
 from hermes_memory.security.permissions import FILE_MODE, private_dir
 
 MAGIC = b"HMXSNAP\x00"
-FORMAT = 1
+FORMAT = 2
 ALIGN = 64
 _PREFIX = struct.Struct("<8sQI4x")
 # The dtypes a section may have (anything else in a header is a foreign or corrupt file).
