@@ -114,9 +114,10 @@ class ExactIndex:
         *,
         loader: Loader,
         payload_of: PayloadOf,
-        float_rows: int = FLOAT_ROWS,
+        float_rows: int | None = None,
         snapshot: Path | None = None,
     ) -> None:
+        float_rows = FLOAT_ROWS if float_rows is None else float_rows
         self._store = store
         self._model_id = model_id
         self._dim = dim

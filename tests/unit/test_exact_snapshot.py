@@ -330,3 +330,43 @@ def test_a_mapped_snapshot_survives_its_replacement(tier2: Tier2, tmp_path: Path
         assert latest.refresh() == 0 and latest.size == 400
     finally:
         latest.close()
+
+
+def test_the_idle_worker_and_close_write_the_snapshot_a_new_process_maps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_exact, "FLOAT_ROWS", 0)  # int8 from the first row: snapshots are written
+    monkeypatch.setattr(_exact, "SNAPSHOT_MARGIN", 8)
+    opts = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    query = "which colour did I like"
+    with MemoryAPI(hermes_home=tmp_path, **opts) as api:
+        for i in range(6):
+            api.remember_turn(f"I like colour number {i}", "Noted.", "s1", 1_700_000_000.0 + 60 * i)
+        api.flush()
+        api.embed_pending()
+        sem = api._semantic()
+        path = _snapshot.snapshot_path(sem.path, sem.model_id)
+        first = api.recall(query, tiers=["tier3"])
+        assert first["success"], first["error"]
+        assert not path.exists()  # recall writes nothing
+        assert api._idle_upkeep() is False  # idle: the worker sleeps after writing it
+        assert path.exists() and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        written = path.stat().st_mtime_ns
+        assert api._idle_upkeep() is False
+        assert path.stat().st_mtime_ns == written  # nothing changed since: not written again
+        for i in range(6, 12):
+            api.remember_turn(f"I like colour number {i}", "Noted.", "s1", 1_700_000_000.0 + 60 * i)
+        api.flush()
+        api.embed_pending()
+        after = api.recall(query, tiers=["tier3"])
+    assert path.stat().st_mtime_ns != written  # close wrote it again: it changed by the margin
+    with MemoryAPI(hermes_home=tmp_path, **opts) as api:
+        sem = api._semantic()
+        index = sem._exact_index()
+        assert index.refresh() == 0  # mapped from the snapshot, nothing to catch up
+        again = api.recall(query, tiers=["tier3"])
+    # the same hits (scores within the drift of recall's recency weight between the two calls)
+    assert [h["id"] for h in again["data"]["hits"]] == [h["id"] for h in after["data"]["hits"]]
+    assert [h["score"] for h in again["data"]["hits"]] == pytest.approx(
+        [h["score"] for h in after["data"]["hits"]]
+    )
