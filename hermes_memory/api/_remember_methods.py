@@ -217,7 +217,7 @@ class RememberMethods:
         seek when there is nothing to do. Returns False (idle: the worker sleeps). Raises StorageError,
         OSError (the worker logs them)."""
         if self._sem is not None:
-            self._sem.save_exact_snapshot()
+            self._sem.save_exact_snapshot(wait=False)  # a search or load in progress: next time
         return False
 
     def ingest_pending(self, timeout: float | None = 2.0) -> Envelope:

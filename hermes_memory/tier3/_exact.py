@@ -195,30 +195,34 @@ class ExactIndex:
         Raises StorageError when Tier 2 cannot be read.
         """
         with self._lock:
-            head = self._store.heads()
-            if head == self._marks:
-                return 0
-            if self._n == 0 and not self._snapshot_tried and self._snapshot is not None:
-                self._snapshot_tried = True
-                self._open_snapshot(self._snapshot, head)
-            if self._n == 0:
-                self._grow(head.chunk)  # a first load: room for every chunk id at once, no regrowth
-            touched = 0
-            while True:
-                page = self._store.changes(self._model_id, self._dim, self._marks)
-                touched += self._remove(page.removed)
-                if page.rows:
-                    self._add(page.rows)
-                    touched += len(page.rows)
-                self._marks = page.marks
-                if not page.more:
-                    break
-            if touched:
-                self._last = None
-                self._snapshot_touched += touched
-            if self._dead > max(BLOCK, self._n // 4) or len(self._alive) > 2 * self._n + BLOCK:
-                self._compact()  # deleted rows, or room for chunk ids that had no vector
-            return touched
+            return self._refresh()
+
+    def _refresh(self) -> int:
+        """``refresh`` with the lock held."""
+        head = self._store.heads()
+        if head == self._marks:
+            return 0
+        if self._n == 0 and not self._snapshot_tried and self._snapshot is not None:
+            self._snapshot_tried = True
+            self._open_snapshot(self._snapshot, head)
+        if self._n == 0:
+            self._grow(head.chunk)  # a first load: room for every chunk id at once, no regrowth
+        touched = 0
+        while True:
+            page = self._store.changes(self._model_id, self._dim, self._marks)
+            touched += self._remove(page.removed)
+            if page.rows:
+                self._add(page.rows)
+                touched += len(page.rows)
+            self._marks = page.marks
+            if not page.more:
+                break
+        if touched:
+            self._last = None
+            self._snapshot_touched += touched
+        if self._dead > max(BLOCK, self._n // 4) or len(self._alive) > 2 * self._n + BLOCK:
+            self._compact()  # deleted rows, or room for chunk ids that had no vector
+        return touched
 
     def _remove(self, uuids: Sequence[str]) -> int:
         found = self._find(uuids)
@@ -424,21 +428,24 @@ class ExactIndex:
         self._last = None
 
     # -- the snapshot -----------------------------------------------------------------------------
-    def save_snapshot(self, *, force: bool = False) -> bool:
+    def save_snapshot(self, *, force: bool = False, wait: bool = True) -> bool:
         """Write this index to its snapshot file after catching up with Tier 2 (deleted rows compacted
-        away first: a forgotten chunk's vector is never written). Only an int8 index, and unless
-        ``force`` only when it loaded or wrote no snapshot yet or changed by ``SNAPSHOT_MARGIN`` rows
-        since. Not for the recall path: it holds the index's lock while it writes (~0.2 s at 259k rows).
-        Returns whether it wrote one.
+        away first: a forgotten chunk's vector is never written). Only an index that was loaded here and
+        holds int8 rows, and unless ``force`` only when it loaded or wrote no snapshot yet or changed by
+        ``SNAPSHOT_MARGIN`` rows since. Not for the recall path: it holds the index's lock while it
+        writes (~0.2-0.4 s at 259k rows); ``wait=False`` gives up at once when a search or a load holds
+        it. Returns whether it wrote one.
 
         Raises StorageError when Tier 2 cannot be read or written (the store's identity), OSError when
         the file cannot be written.
         """
         path = self._snapshot
-        if path is None:
+        if path is None or not self._lock.acquire(blocking=wait):
             return False
-        self.refresh()
-        with self._lock:
+        try:
+            if self._marks == Marks():
+                return False  # never loaded here: nothing to write (and no load for it)
+            self._refresh()
             if self._floats is not None or self.size <= self._float_rows:
                 return False
             if not force and self._snapshot_base is not None and self._snapshot_touched < SNAPSHOT_MARGIN:
@@ -449,6 +456,8 @@ class ExactIndex:
             meta = self._snapshot_meta(self._store.ensure_identity(), marks)
             _snapshot.write(path, meta, self._snapshot_sections())
             self._snapshot_base, self._snapshot_touched = marks, 0
+        finally:
+            self._lock.release()
         if self._store.heads().tombstone > marks.tombstone:
             # A chunk was deleted while this was written (maybe a forget, whose erasure may have removed
             # the snapshots already): no file may keep its vector.

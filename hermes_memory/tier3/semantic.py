@@ -293,15 +293,16 @@ class SemanticMemory:
                 self._exact[CHUNKS_COLLECTION] = index
             return index
 
-    def save_exact_snapshot(self, *, force: bool = False) -> bool:
+    def save_exact_snapshot(self, *, force: bool = False, wait: bool = True) -> bool:
         """Write the exact index's snapshot if this process holds one that changed enough since it was
         loaded or last written (``ExactIndex.save_snapshot``): a cold process then maps it instead of
-        reading every stored vector. Off the recall path (close, an idle worker). Returns whether it wrote.
+        reading every stored vector. Off the recall path (close, an idle worker: ``wait=False`` skips it
+        while a search or a load holds the index). Returns whether it wrote.
 
         Raises StorageError, OSError."""
         with self._lock:
             index = self._exact.get(CHUNKS_COLLECTION)
-        return index.save_snapshot(force=force) if index is not None else False
+        return index.save_snapshot(force=force, wait=wait) if index is not None else False
 
     def drop_exact_snapshots(self) -> int:
         """Delete the exact index's snapshot files (after a forget: no file keeps a forgotten vector; the

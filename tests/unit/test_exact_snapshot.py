@@ -159,6 +159,7 @@ def test_a_damaged_snapshot_is_ignored(
     path = _snapshot.snapshot_path(tmp_path / "tier3", MODEL)
     _insert(tier2, _vectors(300, 1), 0)
     writer = _index(tier2, path)
+    writer.refresh()  # loaded here first: an index never loaded writes nothing
     assert writer.save_snapshot() is True
     writer.close()
     damage(path)
@@ -182,6 +183,7 @@ def test_a_snapshot_of_another_store_or_model_is_ignored(
     try:
         _insert(other, _vectors(300, 1), 0)  # the same rows, ids and vectors: only its identity differs
         writer = _index(other, path)
+        writer.refresh()
         assert writer.save_snapshot() is True
         writer.close()
     finally:
@@ -196,6 +198,7 @@ def test_a_snapshot_of_another_store_or_model_is_ignored(
         cold.close()
     # a snapshot of this store's index under another model's name is not used for this model
     writer = _index(tier2, path)
+    writer.refresh()
     assert writer.save_snapshot() is True
     writer.close()
     foreign = ExactIndex(
@@ -213,6 +216,7 @@ def test_a_restored_store_does_not_trust_an_old_snapshot(tier2: Tier2, tmp_path:
     path = _snapshot.snapshot_path(tmp_path / "tier3", MODEL)
     _insert(tier2, _vectors(300, 1), 0)
     writer = _index(tier2, path)
+    writer.refresh()
     assert writer.save_snapshot() is True
     writer.close()
     with tier2.db.atomic() as conn:
@@ -229,6 +233,7 @@ def test_a_forgotten_chunk_is_not_found_through_a_stale_snapshot(tier2: Tier2, t
     vectors = _vectors(300, 1)
     ids = _insert(tier2, vectors, 0)
     writer = _index(tier2, path)
+    writer.refresh()
     assert writer.save_snapshot() is True
     writer.close()
     with tier2.db.atomic() as conn:
@@ -248,9 +253,15 @@ def test_a_forgotten_chunk_is_not_found_through_a_stale_snapshot(tier2: Tier2, t
     assert not ((sections["hi"] == forgotten >> 64) & (sections["lo"] == forgotten & (2**64 - 1))).any()
 
 
-def test_a_small_index_writes_no_snapshot(tier2: Tier2, tmp_path: Path) -> None:
+def test_a_small_or_unloaded_index_writes_no_snapshot(tier2: Tier2, tmp_path: Path) -> None:
     path = _snapshot.snapshot_path(tmp_path / "tier3", MODEL)
     _insert(tier2, _vectors(100, 1), 0)
+    unloaded = _index(tier2, path)
+    try:
+        assert unloaded.save_snapshot(force=True) is False  # it never searched: no load for a snapshot
+        assert unloaded.size == 0
+    finally:
+        unloaded.close()
     index = ExactIndex(
         VectorStore(tier2.db), MODEL, DIM, loader=tier2.chunks.get_many, payload_of=vector_payload,
         snapshot=path,
@@ -275,6 +286,7 @@ def test_a_forget_removes_the_snapshots(tmp_path: Path) -> None:
             sem.vector_store, sem.model_id, sem.cfg.embedding_dim, loader=api.tier2.chunks.get_many,
             payload_of=vector_payload, float_rows=0, snapshot=path,
         )  # fmt: skip
+        writer.refresh()
         assert writer.save_snapshot() is True
         writer.close()
         stale = path.with_name(f".{path.name}.123.abcd.tmp")  # a temp file a killed writer left
@@ -311,6 +323,7 @@ def test_a_mapped_snapshot_survives_its_replacement(tier2: Tier2, tmp_path: Path
     vectors = _vectors(300, 1)
     ids = _insert(tier2, vectors, 0)
     first = _index(tier2, path)
+    first.refresh()
     assert first.save_snapshot() is True
     first.close()
     reader = _index(tier2, path)
@@ -318,6 +331,7 @@ def test_a_mapped_snapshot_survives_its_replacement(tier2: Tier2, tmp_path: Path
         assert reader.refresh() == 0  # mapped from the file
         new = _insert(tier2, _vectors(100, 2), 300)
         writer = _index(tier2, path)
+        writer.refresh()
         assert writer.save_snapshot() is False  # 100 rows caught up: below the margin
         assert writer.save_snapshot(force=True) is True  # another process renames a new file over it
         writer.close()
