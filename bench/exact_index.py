@@ -22,7 +22,9 @@ int8 agreement was 0.997; on the 100k-turn hashing store (many near-duplicate te
 store, build the index, one recall's ``search_many``; its RSS then and its peak): first with no
 snapshot (the index loads every vector from Tier 2, then writes its snapshot under ``<home>/tier3``,
 timed too), then from that snapshot (mapped, checked, caught up from the change feed). The snapshot is
-removed again at the end.
+removed again at the end. On the 100k-turn hashing store (260,181 chunk vectors; 2 cores, load average
+~2.5): 6.7-8.4 s from Tier 2, 0.16-0.21 s from the snapshot (134 MB file, written in 0.4 s); RSS 212 MB
+(148 MB of it the mapped file) against 230 MB; the same hits.
 """
 
 from __future__ import annotations
