@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import stat
 import uuid
 from collections.abc import Iterator
@@ -384,3 +385,41 @@ def test_the_idle_worker_and_close_write_the_snapshot_a_new_process_maps(
     assert [h["score"] for h in again["data"]["hits"]] == pytest.approx(
         [h["score"] for h in after["data"]["hits"]]
     )
+
+
+def test_an_older_copy_of_the_store_does_not_trust_a_newer_snapshot(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db, old = tmp_path / "t2.db", tmp_path / "old.db"
+    path = _snapshot.snapshot_path(tmp_path / "tier3", MODEL)
+    store = Tier2.open(db, view=ScopeView.all())
+    _insert(store, _vectors(300, 1), 0)
+    VectorStore(store.db).ensure_identity()
+    store.close()
+    shutil.copy(db, old)  # a copy of the file, identity and all (not a restore, which drops it)
+    store = Tier2.open(db, view=ScopeView.all())
+    _insert(store, _vectors(100, 2), 300)
+    writer = _index(store, path)
+    writer.refresh()
+    assert writer.save_snapshot() is True
+    writer.close()
+    store.close()
+    shutil.copy(old, db)  # put back: the snapshot is ahead of it
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    store = Tier2.open(db, view=ScopeView.all())
+    try:
+        cold = _index(store, path)
+        with caplog.at_level(logging.WARNING, logger=_exact.__name__):
+            assert cold.refresh() == 300
+        cold.close()
+        assert any("ahead of the store" in r.message for r in caplog.records)
+        caplog.clear()
+        _insert(store, _vectors(150, 3), 1000)  # grown past the snapshot's marks with other rows
+        cold = _index(store, path)
+        with caplog.at_level(logging.WARNING, logger=_exact.__name__):
+            assert cold.refresh() == 450
+        cold.close()
+        assert any("another history" in r.message for r in caplog.records)
+    finally:
+        store.close()
