@@ -175,7 +175,9 @@ class MemoryAPI(
                 redact=redact_secrets if config.security.redact_secrets else None,
             )  # fmt: skip
             if background:
-                worker = BackgroundWorker(lambda: self._drain_once(stop=lambda: worker.stopping))
+                worker = BackgroundWorker(
+                    lambda: self._drain_once(stop=lambda: worker.stopping) or self._idle_upkeep()
+                )
                 self._worker = worker
                 worker.start()
 
