@@ -170,25 +170,41 @@ class RecallSettings:
 _TURN_CACHE = 20_000
 
 
-@dataclass(frozen=True, slots=True)
 class _Turn:
-    """A cached turn and what recall reads from it, worked out once (a turn row never changes)."""
+    """A cached turn and what recall reads from it, worked out once (a turn row never changes). Its hit
+    (with its strings neutralised unless scanned clean when written) is built on first use: only the few
+    turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
-    episode: Episode
-    threat: int | None
-    chatter: str | None
-    question: bool
-    answers: tuple[bool, tuple[str, ...]]
-    hit: Hit  # the turn as a hit (score 0), its strings neutralised unless scanned clean when written
-    key: str  # ``normalise`` of the hit's text: near-duplicates share it
+    __slots__ = ("answers", "chatter", "episode", "question", "threat", "_hit", "_key")
+
+    def __init__(self, episode: Episode, threat: int | None):
+        self.episode = episode
+        self.threat = threat
+        self.chatter: str | None = cues.chatter_of(episode)
+        self.question: bool = cues.is_question_turn(episode.text)
+        self.answers: tuple[bool, tuple[str, ...]] = cues.answer_cues(episode.text)
+        self._hit: Hit | None = None
+        self._key: str | None = None
+
+    @property
+    def hit(self) -> Hit:
+        """The turn as a hit (score 0). Two threads may build it side by side: both build the same."""
+        hit = self._hit
+        if hit is None:
+            hit = self._hit = _episode_hit(self.episode, 0.0, self.threat)
+        return hit
+
+    @property
+    def key(self) -> str:
+        """``normalise`` of the hit's text: near-duplicates share it."""
+        key = self._key
+        if key is None:
+            key = self._key = normalise(self.hit.text)
+        return key
 
 
 def _turn(episode: Episode, threat: int | None) -> _Turn:
-    hit = _episode_hit(episode, 0.0, threat)
-    return _Turn(
-        episode, threat, cues.chatter_of(episode), cues.is_question_turn(episode.text),
-        cues.answer_cues(episode.text), hit, normalise(hit.text),
-    )  # fmt: skip
+    return _Turn(episode, threat)
 
 
 def _scored(hit: Hit, score: float) -> Hit:
