@@ -175,7 +175,7 @@ class _Turn:
     (with its strings neutralised unless scanned clean when written) is built on first use: only the few
     turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
-    __slots__ = ("answers", "chatter", "episode", "question", "threat", "_hit", "_key")
+    __slots__ = ("_hit", "_key", "answers", "chatter", "episode", "question", "threat")
 
     def __init__(self, episode: Episode, threat: int | None):
         self.episode = episode

@@ -578,10 +578,13 @@ class FactStore:
         if not episode_uuids:
             return {}
         scoped, sp = self._in_view()
-        rows = self._db.query(  # one statement text whatever the count: prepared once, not per call
-            "SELECT f.*, j.value AS episode FROM facts f INDEXED BY idx_facts_superseded, "
-            "json_each(f.source_episodes) j "
-            "WHERE j.value IN (SELECT value FROM json_each(?)) AND f.superseded_at IS NOT NULL "
+        # Through ``fact_sources`` (migration 11): only the links of these turns are read, whatever the
+        # number of superseded facts (CROSS JOIN: links first, as the planner may not guess). One statement
+        # text whatever the count: prepared once, not per call.
+        rows = self._db.query(
+            "SELECT f.*, s.episode_uuid AS episode "
+            "FROM fact_sources s CROSS JOIN facts f ON f.id = s.fact_id "
+            "WHERE s.episode_uuid IN (SELECT value FROM json_each(?)) AND f.superseded_at IS NOT NULL "
             f"AND f.is_archived = 0 AND {scoped} ORDER BY f.superseded_at, f.id",
             (json.dumps(list(dict.fromkeys(episode_uuids))), *sp),
         )
