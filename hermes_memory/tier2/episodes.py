@@ -14,7 +14,7 @@ from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import content_hash, dumps, loads_dict, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.search import bm25_to_score, fts_match, window
 from hermes_memory.tier2.verdicts import episode_verdict
 
 
@@ -229,13 +229,27 @@ class EpisodeStore:
         if match is None:
             return {}
         scoped, sp = self._scoped("e.scope")
-        rows = self._db.query(
+        sql = (
             "SELECT e.id, -bm25(episodes_fts) AS s FROM episodes_fts "
             f"JOIN episodes e ON e.id = episodes_fts.rowid WHERE episodes_fts MATCH ? AND {scoped} "
-            "ORDER BY bm25(episodes_fts) LIMIT ?",
-            (match, *sp, limit),
         )
-        return {int(r["id"]): float(r["s"]) for r in rows}
+        bounded = window(self._db, "episodes_fts", "episodes", query)
+        if bounded is None:
+            rows = self._db.query(sql + "ORDER BY bm25(episodes_fts) LIMIT ?", (match, *sp, limit))
+            return {int(r["id"]): float(r["s"]) for r in rows}
+        # Every term over the newest turns that match; the rare terms alone over every turn (their score
+        # then lacks what the common terms would add: little, a common term's weight is low).
+        rows = self._db.query(
+            sql + "AND episodes_fts.rowid > ? ORDER BY bm25(episodes_fts) LIMIT ?",
+            (match, *sp, bounded.floor, limit),
+        )
+        scores = {int(r["id"]): float(r["s"]) for r in rows}
+        if bounded.rare is not None:
+            rare = self._db.query(sql + "ORDER BY bm25(episodes_fts) LIMIT ?", (bounded.rare, *sp, limit))
+            for r in rare:
+                scores.setdefault(int(r["id"]), float(r["s"]))
+        best = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+        return dict(best)
 
     def latest(
         self, *, count: int = 10, before: float | None = None
