@@ -239,17 +239,35 @@ class EpisodeStore:
             return {int(r["id"]): float(r["s"]) for r in rows}
         # Every term over the newest turns that match; the rare terms alone over every turn (their score
         # then lacks what the common terms would add: little, a common term's weight is low).
-        rows = self._db.query(
-            sql + "AND episodes_fts.rowid > ? ORDER BY bm25(episodes_fts) LIMIT ?",
-            (match, *sp, bounded.floor, limit),
-        )
-        scores = {int(r["id"]): float(r["s"]) for r in rows}
+        scores = self._ranked_in_fts(match, bounded.floor, limit)
         if bounded.rare is not None:
-            rare = self._db.query(sql + "ORDER BY bm25(episodes_fts) LIMIT ?", (bounded.rare, *sp, limit))
-            for r in rare:
-                scores.setdefault(int(r["id"]), float(r["s"]))
+            for row_id, score in self._ranked_in_fts(bounded.rare, None, limit).items():
+                scores.setdefault(row_id, score)
         best = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
         return dict(best)
+
+    def _ranked_in_fts(self, match: str, floor: int | None, limit: int) -> dict[int, float]:
+        """Row id -> -bm25 of the best ``limit`` turns of the view matching ``match`` (rowid above
+        ``floor``): ranked inside the FTS index and joined after (joining every matching row first costs
+        4x at scale); joined first only when the view's filter left fewer than ``limit``."""
+        scoped, sp = self._scoped("e.scope")
+        bound = "AND episodes_fts.rowid > ? " if floor is not None else ""
+        floors = [floor] if floor is not None else []
+        rows = self._db.query(
+            "WITH c AS (SELECT rowid AS id, bm25(episodes_fts) AS b FROM episodes_fts "
+            f"WHERE episodes_fts MATCH ? {bound}ORDER BY b LIMIT ?) "
+            f"SELECT e.id, -c.b FROM c JOIN episodes e ON e.id = c.id WHERE {scoped} ORDER BY c.b",
+            (match, *floors, limit, *sp),
+        )
+        if len(rows) < limit:
+            rows = self._db.query(
+                "SELECT e.id, -bm25(episodes_fts) FROM episodes_fts "
+                "JOIN episodes e ON e.id = episodes_fts.rowid "
+                f"WHERE episodes_fts MATCH ? {bound}AND {scoped} "
+                "ORDER BY bm25(episodes_fts) LIMIT ?",
+                (match, *floors, *sp, limit),
+            )
+        return {int(r[0]): float(r[1]) for r in rows}
 
     def latest(
         self, *, count: int = 10, before: float | None = None

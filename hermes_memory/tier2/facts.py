@@ -16,7 +16,7 @@ from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, window
 from hermes_memory.tier2.verdicts import fact_verdict
 
 _UPDATABLE = frozenset({"content", "category", "confidence", "expires_at", "importance", "valid_from"})
@@ -475,6 +475,14 @@ class FactStore:
         scoped, sp = self._in_view()
         where = f"{visible} AND {scoped} AND f.confidence >= ?"
         params += [*sp, 0.0]
+        bounded = window(self._db, "facts_fts", "facts", query)
+        if bounded is not None:  # at scale: see ``tier2.search.window``
+            ranked = self._windowed(
+                "SELECT f.uuid, bm25(facts_fts) AS bm FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+                f"WHERE facts_fts MATCH ? AND {{floor}} {where} ORDER BY bm LIMIT ?",
+                match, bounded, params, limit,
+            )  # fmt: skip
+            return {str(r["uuid"]): bm25_to_score(r["bm"]) for r in ranked}
         rows = self._db.query(
             "WITH c AS (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT ?) "
             f"SELECT f.uuid, c.rank FROM c JOIN facts f ON f.id = c.rowid WHERE {where} "
@@ -500,6 +508,14 @@ class FactStore:
         if match is None:
             return []
         scoped, sp = self._in_view()
+        bounded = window(self._db, "facts_fts", "facts", query)
+        if bounded is not None:  # at scale: see ``tier2.search.window``
+            sql = (
+                "SELECT f.*, bm25(facts_fts) AS bm FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+                f"WHERE facts_fts MATCH ? AND {{floor}} f.superseded_at IS NOT NULL AND {scoped} "
+                "ORDER BY bm LIMIT ?"
+            )
+            return [_row_to_fact(r) for r in self._windowed(sql, match, bounded, sp, limit)]
         rows = self._db.query(
             "SELECT f.* FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
             f"WHERE facts_fts MATCH ? AND f.superseded_at IS NOT NULL AND {scoped} "
@@ -507,6 +523,21 @@ class FactStore:
             [match, *sp, limit],
         )
         return [_row_to_fact(r) for r in rows]
+
+    def _windowed(
+        self, sql: str, match: str, bounded: Window, params: Sequence[Any], limit: int
+    ) -> list[sqlite3.Row]:
+        """The best ``limit`` rows of a ranked ``sql`` (MATCH as its first parameter, ``{floor}`` where a
+        rowid bound goes, a ``bm`` column: bm25) at scale: every term over the newest rows that match, the
+        rare terms alone over every row (their bm25 then lacks what the common terms add: little)."""
+        rows = self._db.query(sql.format(floor="facts_fts.rowid > ? AND"), [match, bounded.floor, *params,
+                                                                              limit])  # fmt: skip
+        if bounded.rare is not None:
+            seen = {r["uuid"] for r in rows}
+            extra = self._db.query(sql.format(floor=""), [bounded.rare, *params, limit])
+            rows = [*rows, *(r for r in extra if r["uuid"] not in seen)]
+            rows.sort(key=lambda r: float(r["bm"]))
+        return rows[:limit]
 
     def touch(self, uuids: Sequence[str]) -> None:
         """Reinforce facts that were recalled: bump access count and last access."""
