@@ -30,6 +30,7 @@ other is neutralised here (``metadata.neutralised`` says so).
 
 from __future__ import annotations
 
+import heapq
 import logging
 import queue
 import re
@@ -163,6 +164,12 @@ class RecallSettings:
     # A question whose answer is a name or title ("Which cities…", "What movies…") ranks up turns that
     # name something (not a participant): multi-hop +0.018.
     answer_type_boost: float = 0.6
+    # At scale (a store of more turns than ``_TURN_CACHE``, where most candidates are not cached and each
+    # costs a load): only this many turn candidates, the best by their scores before the priors (BM25,
+    # vectors, timeline: read from the index, no text), are loaded with their neighbours and ranked (the
+    # others could only reach the list through the priors, which multiply a score by at most ~4). A
+    # smaller store loads every candidate (cached after the first few recalls), as before.
+    scale_candidates: int = 150
 
 
 # Turns kept per engine (row id -> turn and what the priors read from it): enough for a conversation's
@@ -337,7 +344,8 @@ class RecallEngine:
                 _unavailable(unavailable, "graph", exc)
         # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
         rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
-        if rows:
+        at_scale = self._tier2.episodes.last_row_id() > _TURN_CACHE
+        if rows and not at_scale:
             self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
         stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
         views: dict[str, dict[str, float]] | None = None
@@ -367,6 +375,10 @@ class RecallEngine:
         turns: dict[int, _Turn] = {}
         if turn_scores:
             neighbours = {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
+            if at_scale and len(neighbours) > st.scale_candidates:
+                best = heapq.nlargest(st.scale_candidates, neighbours, key=lambda r: turn_scores.get(r, 0.0))
+                keep = set(best)
+                neighbours = {row_id: pair for row_id, pair in neighbours.items() if row_id in keep}
             turns = self._load_turns(neighbours)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if as_of is None and "tier2" in wanted:

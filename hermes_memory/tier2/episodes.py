@@ -183,6 +183,12 @@ class EpisodeStore:
         rows = self._db.query(sql + " ORDER BY timestamp, id LIMIT ?", [*params, limit])
         return [int(r["id"]) for r in rows]
 
+    def last_row_id(self) -> int:
+        """The highest episode row id of the store, in any scope (0 when empty): a bound on its size read
+        from the end of the primary key."""
+        row = self._db.query_one("SELECT max(id) FROM episodes")
+        return 0 if row is None or row[0] is None else int(row[0])
+
     def latest_time(self) -> float | None:
         scoped, sp = self._scoped()
         row = self._db.query_one(f"SELECT max(timestamp) AS t FROM episodes WHERE {scoped}", sp)
