@@ -376,8 +376,8 @@ class RecallEngine:
         if turn_scores:
             neighbours = {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
             if at_scale and len(neighbours) > st.scale_candidates:
-                best = heapq.nlargest(st.scale_candidates, neighbours, key=lambda r: turn_scores.get(r, 0.0))
-                keep = set(best)
+                keep = set(heapq.nlargest(st.scale_candidates, neighbours,
+                                          key=lambda r: turn_scores.get(r, 0.0)))  # fmt: skip
                 neighbours = {row_id: pair for row_id, pair in neighbours.items() if row_id in keep}
             turns = self._load_turns(neighbours)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}

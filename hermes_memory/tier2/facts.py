@@ -151,6 +151,9 @@ class FactStore:
         self._audit = audit
         self._view = view
         self._auto_dedupe = auto_dedupe
+        # The last ``tier2.search.window`` asked for, while nothing is committed: recall asks twice per
+        # query (``bm25_scores``, ``superseded_matching``). (data_version, query) -> window.
+        self._last_window: tuple[tuple[int, str], Window | None] | None = None
         self.accesses = accesses if accesses is not None else AccessLog()
 
     @property
@@ -475,7 +478,7 @@ class FactStore:
         scoped, sp = self._in_view()
         where = f"{visible} AND {scoped} AND f.confidence >= ?"
         params += [*sp, 0.0]
-        bounded = window(self._db, "facts_fts", "facts", query)
+        bounded = self._window(query)
         if bounded is not None:  # at scale: see ``tier2.search.window``
             ranked = self._windowed(
                 "SELECT f.uuid, bm25(facts_fts) AS bm FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
@@ -508,7 +511,7 @@ class FactStore:
         if match is None:
             return []
         scoped, sp = self._in_view()
-        bounded = window(self._db, "facts_fts", "facts", query)
+        bounded = self._window(query)
         if bounded is not None:  # at scale: see ``tier2.search.window``
             sql = (
                 "SELECT f.*, bm25(facts_fts) AS bm FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
@@ -523,6 +526,15 @@ class FactStore:
             [match, *sp, limit],
         )
         return [_row_to_fact(r) for r in rows]
+
+    def _window(self, query: str) -> Window | None:
+        key = (self._db.data_version(), query)
+        last = self._last_window
+        if last is not None and last[0] == key:
+            return last[1]
+        found = window(self._db, "facts_fts", "facts", query)
+        self._last_window = (key, found)
+        return found
 
     def _windowed(
         self, sql: str, match: str, bounded: Window, params: Sequence[Any], limit: int

@@ -6,15 +6,15 @@ the background worker's access-count flushes and queue bookkeeping."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_memory import MemoryAPI
-from hermes_memory.recall import _reads
-from hermes_memory.tier2 import Database, schema
+from hermes_memory.recall import _reads, engine
+from hermes_memory.tier2 import Database, schema, search
 
 T0 = 1_683_540_000.0  # 2023-05-08
 HASHING: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
@@ -110,3 +110,68 @@ def test_a_snapshot_survives_a_commit_that_changes_nothing_recall_reads(api: Mem
     assert reads.snapshot() is first
     api.tier2.facts.store("Caroline walks Biscuit every morning")
     assert reads.snapshot() is not first
+
+
+def test_a_common_term_is_ranked_over_the_newest_turns_only_a_rare_one_over_all(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(12):
+        api.remember_message(f"Another trip note number {i}.", "s1", T0 + i, speaker="Caroline")
+    api.remember_message("The trip to Seoul was long.", "s1", T0 + 20, speaker="Caroline")  # row 13
+    for i in range(12):
+        api.remember_message(f"One more trip note number {i}.", "s1", T0 + 30 + i, speaker="Caroline")
+    assert api.flush(60)["data"]["drained"]
+    episodes, db = api.tier2.episodes, api.tier2.db
+    assert search.window(db, "episodes_fts", "episodes", "trip seoul") is None  # 25 turns: all ranked
+    exact = episodes.bm25_ranks("trip seoul", limit=50)
+    assert len(exact) == 25
+    monkeypatch.setattr(search, "RANKED_ROWS", 5)
+    bounded = search.window(db, "episodes_fts", "episodes", "trip seoul")
+    assert bounded is not None and bounded.rare == '"seoul"'
+    assert bounded.floor == 25 - 5  # the newest 5 turns that match lie above it
+    assert search.window(db, "episodes_fts", "episodes", "seoul") is None  # no common term
+    ranked = episodes.bm25_ranks("trip seoul", limit=50)
+    assert set(ranked) == {13, 21, 22, 23, 24, 25}  # the old rare match and the newest five
+    assert next(iter(ranked)) == 13  # best first, as before
+    for row_id in (21, 22, 23, 24, 25):
+        assert ranked[row_id] == exact[row_id]  # every term counted over the window
+
+
+def test_facts_at_scale_rank_the_same_window(api: MemoryAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    facts = api.tier2.facts
+    old = facts.store("User went on a trip to Seoul").fact
+    for i in range(8):
+        facts.store(f"User planned trip number {i}")
+    exact = facts.bm25_scores("trip seoul", limit=20)
+    monkeypatch.setattr(search, "RANKED_ROWS", 3)
+    bounded = facts.bm25_scores("seoul trip", limit=20)  # (another query: the last window is kept)
+    assert next(iter(bounded)) == next(iter(exact)) == old.uuid
+    assert len(bounded) == 1 + 3 and set(bounded) < set(exact)
+
+
+def test_at_scale_only_the_strongest_candidates_are_loaded(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(30):
+        api.remember_message(f"Gardening note {i}: basil in the garden.", f"s{i}", T0 + i, speaker="Caroline")
+    api.remember_message("My garden tomatoes won the county fair prize.", "s99", T0 + 99, speaker="Caroline")
+    assert api.flush(60)["data"]["drained"]
+    tier2 = api.tier2
+    loaded: list[int] = []
+    by_ids = tier2.episodes.by_ids_checked
+
+    def counting(ids: Sequence[int]) -> Any:
+        loaded.extend(ids)
+        return by_ids(ids)
+
+    monkeypatch.setattr(tier2.episodes, "by_ids_checked", counting)
+    settings = engine.RecallSettings(scale_candidates=3)
+    small = engine.RecallEngine(tier2, None, None, None, settings)
+    everything = small.recall("garden tomatoes prize", tiers=["tier2"])
+    assert len(set(loaded)) == 31  # a small store: every candidate (and neighbour) is loaded
+    loaded.clear()
+    monkeypatch.setattr(engine, "_TURN_CACHE", 10)  # the same store, "at scale" now
+    large = engine.RecallEngine(tier2, None, None, None, settings)
+    bounded = large.recall("garden tomatoes prize", tiers=["tier2"])
+    assert len(set(loaded)) <= 3 * 3  # three candidates and their neighbours
+    assert bounded[0].id == everything[0].id and bounded[0].text.startswith("My garden tomatoes")
