@@ -632,14 +632,16 @@ class RecallEngine:
         out: list[Hit] = []
         replaced: dict[str, Fact] = {}
         marks: list[tuple[int, Fact, Fact | None]] = []
-        for hit in ranked:
-            old = stale.get(hit.source_ids[0]) if hit.kind == "episode" and hit.source_ids else None
-            if old is not None:
-                current = self._tier2.facts.current_of(old)
-                marks.append((len(out), old, current))
-                if current is not None:
-                    replaced[current.uuid] = current
-            out.append(hit)
+        olds = [(i, stale.get(h.source_ids[0])) for i, h in enumerate(ranked)
+                if h.kind == "episode" and h.source_ids]  # fmt: skip
+        found = [(i, old) for i, old in olds if old is not None]
+        currents = self._tier2.facts.current_of_many([old for _, old in found]) if found else {}
+        for index, old in found:
+            current = currents[old.uuid]
+            marks.append((index, old, current))
+            if current is not None:
+                replaced[current.uuid] = current
+        out.extend(ranked)
         threats = self._tier2.facts.threats(list(replaced)) if replaced else {}
         for index, old, current in marks:
             hit = out[index]

@@ -666,6 +666,30 @@ class FactStore:
             return None
         return current
 
+    def current_of_many(self, facts: Sequence[Fact], *, max_steps: int = 20) -> dict[str, Fact | None]:
+        """``current_of`` of each fact, by its uuid: the chains are walked side by side, one query per
+        step for all of them (recall marks up to 30 hits at once)."""
+        walking: dict[str, tuple[Fact, set[str]]] = {f.uuid: (f, {f.uuid}) for f in facts}
+        out: dict[str, Fact | None] = {}
+        for _ in range(max_steps):
+            moving = {u: walked for u, walked in walking.items() if walked[0].superseded_by is not None}
+            if not moving:
+                break
+            found = self.get_many(list(dict.fromkeys(str(c.superseded_by) for c, _ in moving.values())))
+            for uuid, (current, seen) in moving.items():
+                nxt = found.get(str(current.superseded_by))
+                if nxt is None or nxt.uuid in seen:
+                    out[uuid] = None
+                    del walking[uuid]
+                    continue
+                seen.add(nxt.uuid)
+                walking[uuid] = (nxt, seen)
+        ends = [current.uuid for uuid, (current, _) in walking.items() if current.uuid != uuid]
+        active = self.active_uuids(ends) if ends else set()
+        for uuid, (current, _) in walking.items():
+            out[uuid] = current if current.uuid != uuid and current.uuid in active else None
+        return out
+
     def supersede(self, uuid: str, by_uuid: str, *, actor: str = "user") -> bool:
         """Close a believed fact as replaced by ``by_uuid`` (bitemporal: it stays, with ``valid_to``,
         ``superseded_at`` and ``superseded_by`` set). Returns False when it was not believed any more.

@@ -175,3 +175,20 @@ def test_at_scale_only_the_strongest_candidates_are_loaded(
     bounded = large.recall("garden tomatoes prize", tiers=["tier2"])
     assert len(set(loaded)) <= 3 * 3  # three candidates and their neighbours
     assert bounded[0].id == everything[0].id and bounded[0].text.startswith("My garden tomatoes")
+
+
+def test_current_of_many_walks_every_chain_as_current_of_does(api: MemoryAPI) -> None:
+    facts = api.tier2.facts
+
+    def lives(city: str) -> Any:
+        return facts.store(f"User lives in {city}", subject="user", predicate="lives_in", object=city)
+
+    hamburg, bremen, lisbon = (lives(c).fact for c in ("Hamburg", "Bremen", "Lisbon"))
+    pets = [facts.store(f"User has a {pet}", subject="user", predicate="has_pet", object=pet).fact
+            for pet in ("cat", "dog")]  # fmt: skip
+    assert facts.delete(pets[1].uuid)  # the chain from "cat" ends in an archived fact
+    walked = [facts.get_many([u])[u] for u in (hamburg.uuid, bremen.uuid, lisbon.uuid, pets[0].uuid)]
+    many = facts.current_of_many(walked)
+    assert many == {f.uuid: facts.current_of(f) for f in walked}
+    assert many[hamburg.uuid] is not None and many[hamburg.uuid].uuid == lisbon.uuid  # type: ignore[union-attr]
+    assert many[lisbon.uuid] is None and many[pets[0].uuid] is None
