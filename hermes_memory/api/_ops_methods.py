@@ -190,19 +190,28 @@ class OpsMethods:
         return run("multi", call, tiers=self.enabled_tiers())
 
     def import_json(self, data: Any, merge: bool = True) -> Envelope:
-        """Import an export (a dict, or a path to a file). ``merge`` skips duplicates (same uuid or
-        content hash); without it the home must be empty. Texts without a stored vector (the export's
-        or this home's) are queued for embedding and the graph is rebuilt. Raises ValidationError
-        (malformed), ConflictError (not empty, no merge)."""
+        """Import an export (a dict, or a path to a file) all or nothing, into this scope only. ``merge``
+        skips duplicates (same uuid or content hash); without it the home must be empty. Texts without a
+        stored vector (the export's or this home's) are queued for embedding and the graph is rebuilt.
+        Raises ValidationError (malformed; a reference outside this scope), ThreatDetectedError (a
+        flagged curated entry), ConflictError (not empty, no merge; curated limits)."""
 
-        from hermes_memory.ops import export as _export
+        from hermes_memory.ops import importer
+        from hermes_memory.ops.redact import redact_import_item
 
         def call() -> dict[str, Any]:
             if not isinstance(merge, bool):
                 raise ValidationError("merge must be a boolean")
-            doc = _export.load_file(os.fspath(data)) if isinstance(data, (str, os.PathLike)) else data
-            doc = self._secret_free_document(doc)
-            result = _export.import_data(self._tier2(), self._curated_store, doc, merge=merge)
+            t2, curated = self._tier2(), self._curated_store
+            redact = redact_import_item if self.config.security.redact_secrets else None
+            if isinstance(data, (str, os.PathLike)):  # read piece by piece: any size in bounded memory
+                result = importer.import_file(
+                    t2, curated, data, merge=merge, transform=redact, actor=self.actor
+                )
+            else:
+                result = importer.import_data(
+                    t2, curated, data, merge=merge, transform=redact, actor=self.actor
+                )
             if self._graph_service is not None:
                 self._graph_service.rebuild()
             self._engine = None
@@ -242,9 +251,10 @@ class OpsMethods:
         profile: str | None = None,
         **overrides: Any,
     ) -> Envelope:
-        """Restore a backup into a home/profile that no MemoryAPI has open; refuses to overwrite
-        existing memory unless ``force``. data: manifest + consistency check. Raises ValidationError,
-        ConflictError, StorageError (in the envelope)."""
+        """Restore a backup into a home/profile that no MemoryAPI has open, all or nothing (the backup is
+        checked completely, staged, then swapped in); refuses to overwrite existing memory unless
+        ``force``. data: manifest + consistency check. Raises ValidationError (ThreatDetectedError for a
+        flagged curated entry), ConflictError, StorageError (in the envelope)."""
 
         from hermes_memory.ops import backup as _backup
 
@@ -283,4 +293,3 @@ def _owner_only(path: Path) -> None:
 
 
 __all__ = ["OpsMethods"]
-

@@ -210,6 +210,16 @@ class RememberMethods:
                 break
         return busy
 
+    def _idle_upkeep(self) -> bool:
+        """What the background worker does when the queues are empty: write the exact index's snapshot
+        when this process's index changed enough since it was loaded or written (a cold process then maps
+        it instead of reading every stored vector; ``SemanticMemory.save_exact_snapshot``). One index
+        seek when there is nothing to do. Returns False (idle: the worker sleeps). Raises StorageError,
+        OSError (the worker logs them)."""
+        if self._sem is not None:
+            self._sem.save_exact_snapshot(wait=False)  # a search or load in progress: next time
+        return False
+
     def ingest_pending(self, timeout: float | None = 2.0) -> Envelope:
         """Write the queued turns now, in the caller's thread (up to ``timeout`` s), so a recall right
         after sees them (by keyword; their embeddings follow in the background). A process that exited

@@ -31,6 +31,7 @@ from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Changes, Ingestor
 from hermes_memory.llm.wiring import ingest_hooks
+from hermes_memory.ops import recovery
 from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.scoping import ScopeView, check_scope_name
@@ -137,6 +138,7 @@ class MemoryAPI(
         self._graph_service: GraphService | None = None
         self._engine: RecallEngine | None = None
         if config.tier2.enabled:
+            recovery.finish_restore(config)  # a restore cut short mid-swap completes first
             self._t2 = Tier2.open(
                 config.db_path,
                 wal=config.tier2.wal_mode,
@@ -150,6 +152,13 @@ class MemoryAPI(
                 memory_char_limit=config.tier1.memory_char_limit,
                 user_char_limit=config.tier1.user_char_limit,
             )
+        if self._t2 is not None:  # an import cut short after its commit gets its curated entries
+            try:
+                recovery.finish_imports(self._t2, self._curated_store)
+            except BaseException:
+                self._t2.close()
+                raise
+        if self._curated_store is not None:
             self._snapshot = CuratedSnapshot.capture(self._curated_store)
         if config.tier3.enabled and self._t2 is not None:
             # Cheap: the embedder and the vector collections open on first use.
@@ -166,7 +175,9 @@ class MemoryAPI(
                 redact=redact_secrets if config.security.redact_secrets else None,
             )  # fmt: skip
             if background:
-                worker = BackgroundWorker(lambda: self._drain_once(stop=lambda: worker.stopping))
+                worker = BackgroundWorker(
+                    lambda: self._drain_once(stop=lambda: worker.stopping) or self._idle_upkeep()
+                )
                 self._worker = worker
                 worker.start()
 

@@ -64,7 +64,11 @@ def _export(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     def render(d: dict[str, Any]) -> str:
         lines = [f"{t:<15} imported {n}  skipped {d['skipped'][t]}" for t, n in d["imported"].items()]
-        return "\n".join([*lines, f"curated entries added: {d['tier1_added']}", f"vectors: {d['vectors']}"])
+        flagged = ", ".join(f"{t} {n}" for t, n in d["flagged"].items())
+        return "\n".join([
+            *lines, f"curated entries added: {d['tier1_added']}", f"vectors: {d['vectors']}",
+            f"flagged by the threat scan (neutralised when recalled): {flagged}",
+        ])  # fmt: skip
 
     with open_api(args) as api:
         return emit(args, api.import_json(args.file, merge=args.merge), render)
@@ -86,7 +90,9 @@ def _restore(args: argparse.Namespace) -> int:
         check = d["check"]
         return (
             f"restored from {d['restored_from']}; consistency check: {'ok' if check['ok'] else 'FAILED'}\n"
-            f"{_counts(check['counts'])}\nvectors queued for re-embedding: {check['vectors_queued']}"
+            f"{_counts(check['counts'])}\nvectors queued for re-embedding: {check['vectors_queued']}\n"
+            "flagged by the threat scan (neutralised when recalled): "
+            + ", ".join(f"{t} {n}" for t, n in check["flagged"].items())
         )
 
     return emit(args, envelope, render)

@@ -12,17 +12,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
+import stat
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from hermes_memory.config import Config
-from hermes_memory.errors import ConflictError, StorageError, ValidationError
+from hermes_memory.errors import ConflictError, StorageError, ThreatDetectedError, ValidationError
+from hermes_memory.ops import recovery
 from hermes_memory.scoping import ScopeView
-from hermes_memory.tier1.curated_store import STORE_FILES, CuratedStore
-from hermes_memory.tier2 import Tier2
+from hermes_memory.security.threats import first_threat
+from hermes_memory.tier1.curated_store import STORE_FILES, CuratedStore, parse_entries
+from hermes_memory.tier2 import Tier2, verdicts
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
 from hermes_memory.tier2.turn_inbox import inbox_path
 
@@ -92,8 +97,8 @@ def _owner_only(dest: Path) -> None:
 def read_manifest(src: Path) -> dict[str, Any]:
     """The manifest of a backup directory. Raises ValidationError if ``src`` is not a backup."""
     try:
-        manifest = json.loads((src / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        manifest = json.loads(_read_regular(src / MANIFEST, _MAX_MANIFEST).decode("utf-8"))
+    except (OSError, ValueError, ValidationError) as exc:
         raise ValidationError(f"{src} is not a hermes-memory backup (no readable {MANIFEST}): {exc}") from exc
     kind = (manifest.get("format"), manifest.get("version")) if isinstance(manifest, dict) else None
     if kind != (FORMAT, VERSION):
@@ -101,6 +106,100 @@ def read_manifest(src: Path) -> dict[str, Any]:
     if not (src / DB_NAME).is_file():
         raise ValidationError(f"backup {src} has no {DB_NAME}")
     return dict(manifest)
+
+
+_MAX_MANIFEST = 1 << 20
+_MAX_CURATED = 8 << 20  # far above any curated limit: a bound on what is read, not a policy
+_GRAPH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$")
+
+
+def _open_regular(path: Path) -> int:
+    """A read descriptor of ``path`` when it is a regular file with one link (no symlink, hardlink,
+    device or FIFO). Raises ValidationError otherwise, OSError when it cannot be opened."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if path.is_symlink():
+            raise ValidationError(
+                f"backup file {path} is a symlink; a backup holds regular files only"
+            ) from exc
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        what = "has other hard links" if stat.S_ISREG(info.st_mode) else "is not a regular file"
+        raise ValidationError(f"backup file {path} {what}; a backup holds regular files only")
+    return fd
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    fd = _open_regular(path)
+    try:
+        if os.fstat(fd).st_size > limit:
+            raise ValidationError(f"backup file {path} is larger than {limit} bytes")
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read(limit + 1)
+    finally:
+        if fd != -1:
+            os.close(fd)
+
+
+def _copy_regular(path: Path, dest: Path) -> None:
+    """Copy a regular backup file to ``dest`` (new, 0600, fsynced). Raises ValidationError, OSError."""
+    fd = _open_regular(path)
+    with (
+        os.fdopen(fd, "rb") as src,
+        open(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out,
+    ):
+        shutil.copyfileobj(src, out, 1 << 20)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def _backup_files(src: Path, manifest: dict[str, Any]) -> list[str]:
+    """The files of the backup, checked against its manifest: the names the format allows, each a
+    regular file, folders real folders, nothing unlisted. Raises ValidationError."""
+    files = manifest.get("files")
+    counts = manifest.get("counts")
+    if (
+        not isinstance(files, list)
+        or not all(isinstance(f, str) for f in files)
+        or len(set(files)) != len(files)
+    ):
+        raise ValidationError(f"backup {src}: the manifest's files must be a list of distinct names")
+    if (
+        not isinstance(counts, dict)
+        or set(counts) != set(_COUNTED)
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts.values())
+    ):
+        raise ValidationError(
+            f"backup {src}: the manifest's counts must give a row count for {', '.join(_COUNTED)}"
+        )
+    allowed = {DB_NAME, *(f"memories/{n}" for n in STORE_FILES.values())}
+    for name in files:
+        folder, _, leaf = name.partition("/")
+        if name not in allowed and not (folder == "graph" and _GRAPH_NAME.match(leaf)):
+            raise ValidationError(f"backup {src}: the manifest names {name!r}, which no backup holds")
+    if DB_NAME not in files:
+        raise ValidationError(f"backup {src} has no {DB_NAME}")
+    present: set[str] = set()
+    with os.scandir(src) as entries:
+        for entry in entries:
+            if entry.name in ("memories", "graph"):
+                if not entry.is_dir(follow_symlinks=False):
+                    raise ValidationError(f"backup {src}: {entry.name} is not a folder (a symlink?)")
+                with os.scandir(entry.path) as inner:
+                    present.update(f"{entry.name}/{item.name}" for item in inner)
+            elif entry.name != MANIFEST:
+                present.add(entry.name)
+    if present != set(files):
+        extra, missing = sorted(present - set(files)), sorted(set(files) - present)
+        raise ValidationError(
+            f"backup {src} does not match its manifest (unlisted: {extra}, missing: {missing})"
+        )
+    return list(files)
 
 
 def _occupied(config: Config) -> list[Path]:
@@ -136,64 +235,159 @@ def _in_use(db_path: Path) -> bool:
         probe.close()
 
 
-def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]:
-    """Restore a backup into the home/profile of ``config`` (no MemoryAPI may have it open).
-
-    Refuses (ConflictError) to overwrite existing memory unless ``force``, and always while another
-    process has the store open. After copying, runs the consistency check and re-enqueues every vector.
-    Raises ValidationError for a bad backup, StorageError when files cannot be written or the restored
-    store fails the check.
-    """
-    manifest = read_manifest(src)
-    occupied = _occupied(config)
-    if occupied and not force:
-        raise ConflictError(f"the target already holds memory ({occupied[0]}); pass force to overwrite")
+def _refuse_if_in_use(config: Config) -> None:
     if _in_use(config.db_path):
         raise ConflictError(
             f"the memory at {config.db_path} is open in another process (a running agent or MCP server?); "
             "stop it before restoring"
         )
+
+
+def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]:
+    """Restore a backup into the home/profile of ``config`` (no MemoryAPI may have it open), all or nothing.
+
+    Everything is checked first — the files (regular files named by the manifest, no symlinks or
+    hard links), the database (SQLite integrity, row counts against the manifest, the
+    consistency check after migrating), the curated entries (the write-time threat scan) — and the
+    restored memory is staged beside the current one, then swapped in (see ``recovery``: a crash during
+    the swap is finished on the next open). Until the swap the current memory is untouched; Tier 2 threat
+    verdicts are recomputed, never taken from the backup. Refuses (ConflictError) to overwrite existing
+    memory unless ``force``, and always while another process has the store open. Raises
+    ValidationError for a bad backup (ThreatDetectedError for a flagged curated entry), StorageError when
+    files cannot be written.
+    """
+    manifest = read_manifest(src)
+    files = _backup_files(src, manifest)
+    occupied = _occupied(config)
+    if occupied and not force:
+        raise ConflictError(f"the target already holds memory ({occupied[0]}); pass force to overwrite")
+    _refuse_if_in_use(config)
+    db_path = config.db_path
+    targets = recovery.restore_targets(config)
     try:
-        for base in (config.db_path, inbox_path(config.db_path)):  # the old turn inbox goes too
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{base}{suffix}").unlink(missing_ok=True)
-        for directory in (config.graph_path, config.tier3_path):
-            if directory.exists():
-                shutil.rmtree(directory)
-        config.db_path.parent.mkdir(parents=True, exist_ok=True)
-        with sqlite3.connect(str(src / DB_NAME)) as source, sqlite3.connect(str(config.db_path)) as target:
-            source.backup(target)
-        source.close()
-        target.close()
-        if (src / "memories").is_dir():
-            config.memories_dir.mkdir(parents=True, exist_ok=True)
-            for name in STORE_FILES.values():
-                if (src / "memories" / name).exists():
-                    shutil.copy2(src / "memories" / name, config.memories_dir / name)
-        if (src / "graph").is_dir():
-            config.graph_path.mkdir(parents=True, exist_ok=True)
-            for item in (src / "graph").iterdir():
-                shutil.copy2(item, config.graph_path / item.name)
+        db_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with recovery.exclusive(db_path.parent, wait=True):
+            if os.path.lexists(recovery.plan_path(db_path)):
+                recovery.roll_forward(db_path)  # an earlier restore committed and was cut short
+            recovery.discard_staged(db_path, targets)  # what an earlier, uncommitted one left
+            try:
+                replace, check = _stage(src, files, manifest, config)
+                _refuse_if_in_use(config)
+                # Curated files the backup lacks stay (they are the Hermes home's, shared by profiles).
+                curated = {config.memories_dir / name for name in STORE_FILES.values()}
+                remove = [t for t in targets if t not in replace and t not in curated]
+                recovery.write_plan(db_path, replace, remove)
+            except BaseException:
+                recovery.discard_staged(db_path, targets)
+                raise
+            recovery.roll_forward(db_path)
     except (OSError, sqlite3.Error) as exc:
-        raise StorageError(f"cannot restore {src} into {config.db_path.parent}: {exc}") from exc
+        raise StorageError(f"cannot restore {src} into {db_path.parent}: {exc}") from exc
+    return {"restored_from": str(src), "manifest": manifest, "check": check}
+
+
+def _stage(
+    src: Path, files: list[str], manifest: dict[str, Any], config: Config
+) -> tuple[list[Path], dict[str, Any]]:
+    """Check the backup and write the restored memory beside the current one (``recovery.staged``);
+    returns the paths it replaces and the consistency check. Raises ValidationError, OSError."""
+    db_path = config.db_path
+    replace = [db_path]
+    work = Path(tempfile.mkdtemp(prefix=".restore-work-", dir=db_path.parent))
+    try:
+        _copy_regular(src / DB_NAME, work / DB_NAME)
+        check = _prepare_database(work / DB_NAME, manifest["counts"], config)
+        os.replace(work / DB_NAME, recovery.staged(db_path))
+    finally:
+        shutil.rmtree(work)
+    for store_file in STORE_FILES.values():
+        if f"memories/{store_file}" in files:
+            text = _curated_text(src / "memories" / store_file)
+            target = config.memories_dir / store_file
+            if target.is_symlink():  # a dotfiles link stays a link: its file is what gets replaced
+                target = Path(os.path.realpath(target))
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            recovery.write_durably(recovery.staged(target), text)
+            replace.append(target)
+    graph_files = sorted(f.partition("/")[2] for f in files if f.startswith("graph/"))
+    if graph_files:
+        staged_graph = recovery.staged(config.graph_path)
+        config.graph_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        staged_graph.mkdir(mode=0o700)
+        for name in graph_files:
+            _copy_regular(src / "graph" / name, staged_graph / name)
+        replace.append(config.graph_path)
+    return replace, check
+
+
+def _curated_text(path: Path) -> str:
+    """A backed-up curated file's text after the write-time threat scan of every entry.
+    Raises ValidationError (ThreatDetectedError for a flagged entry)."""
+    try:
+        text = _read_regular(path, _MAX_CURATED).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"backup file {path} is not UTF-8 text: {exc}") from exc
+    for index, entry in enumerate(parse_entries(text)):
+        finding = first_threat(entry, "strict")
+        if finding is not None:
+            raise ThreatDetectedError(f"backup file {path.name}, entry {index + 1}: {finding.message}")
+    return text
+
+
+def _prepare_database(path: Path, counts: dict[str, int], config: Config) -> dict[str, Any]:
+    """Check the copied backup database and make it ready to be the store: migrated, threat verdicts
+    recomputed, every vector queued to be rebuilt. Raises ValidationError when the backup is corrupt
+    or does not match its manifest."""
+    try:
+        conn = sqlite3.connect(str(path), isolation_level=None)
+        try:
+            row = conn.execute("PRAGMA integrity_check").fetchone()
+            if row is None or row[0] != "ok":
+                raise ValidationError(f"the backup's database fails the SQLite integrity check: {row}")
+            found = _counts(conn)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise ValidationError(f"the backup's database is corrupt or not SQLite: {exc}") from exc
+    if found != counts:
+        raise ValidationError(
+            f"the backup's database does not match its manifest: {found} rows, manifest {counts}"
+        )
     settings = config.tier2
-    tier2 = Tier2.open(
-        config.db_path, wal=settings.wal_mode, busy_timeout_ms=settings.busy_timeout_ms, view=ScopeView.all()
-    )
+    try:
+        tier2 = Tier2.open(
+            path, wal=settings.wal_mode, busy_timeout_ms=settings.busy_timeout_ms, view=ScopeView.all()
+        )
+    except StorageError as exc:
+        raise ValidationError(f"the backup's database cannot be opened as a memory store: {exc}") from exc
     try:
         with tier2.db.atomic() as conn:
-            conn.execute("DELETE FROM vector_sync")  # the engines' files are gone: they rebuild from Tier 2
+            # A verdict says "shown without neutralising": never take it from a file we did not write.
+            conn.execute("UPDATE episodes SET threat = NULL")
+            conn.execute("UPDATE facts SET threat = NULL")
+            verdicts.backfill(conn)
+            conn.execute("DELETE FROM vector_sync")  # the engines' files are not restored: they rebuild
             tier2.embed_queue.clear(conn)
             for (uuid,) in conn.execute("SELECT uuid FROM chunks ORDER BY id").fetchall():
                 tier2.embed_queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")
             for (uuid,) in conn.execute("SELECT uuid FROM entities ORDER BY id").fetchall():
                 tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, uuid, "upsert")
-        check = consistency_check(tier2, manifest["counts"])
+        check = consistency_check(tier2, counts)
+        flagged = {
+            t: int(tier2.db.query(f"SELECT count(*) FROM {t} WHERE threat = 1")[0][0])
+            for t in ("episodes", "facts")
+        }
+        tier2.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         tier2.close()
     if not check["ok"]:
-        raise StorageError(f"restored store failed the consistency check: {check['problems']}")
-    return {"restored_from": str(src), "manifest": manifest, "check": check}
+        raise ValidationError(f"the backup's database failed the consistency check: {check['problems']}")
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)  # checkpointed and closed: nothing in them
+    inbox = inbox_path(path)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{inbox}{suffix}").unlink(missing_ok=True)
+    return {**check, "flagged": flagged}
 
 
 def consistency_check(tier2: Tier2, expected: dict[str, int] | None = None) -> dict[str, Any]:

@@ -139,12 +139,14 @@ def _curated(parts: Parts, erasure_id: int) -> bool:
 
 
 def _vectors(parts: Parts) -> bool:
-    """Apply queued vector deletes and delete every stored vector no chunk or entity holds any more."""
+    """Apply queued vector deletes, delete every stored vector no chunk or entity holds any more, and the
+    exact index's snapshot files (a forgotten chunk's vector would stay in them)."""
     sem = parts.semantic
     if sem is None:
         return True
     sem.drain()
     sem.prune_vectors()
+    sem.drop_exact_snapshots()
     return True
 
 

@@ -23,12 +23,11 @@ import sqlite3
 import struct
 from typing import Any
 
-from hermes_memory.errors import ConflictError, ValidationError
+from hermes_memory.errors import ValidationError
 from hermes_memory.scoping import DEFAULT_SCOPE, ScopeView
 from hermes_memory.tier1.curated_store import CuratedStore
-from hermes_memory.tier2 import Tier2, verdicts
+from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import dumps
-from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
 from hermes_memory.tier2.schema import current_version
 
 FORMAT = "hermes-memory/export"
@@ -126,68 +125,24 @@ def export_data(tier2: Tier2, curated: CuratedStore | None) -> dict[str, Any]:
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
-def _vector_rows(data: Any) -> list[tuple[str, str, int, bytes]]:
-    """The export's stored vectors as rows to insert (an export without them, or an older one that said
-    so in words, gives none). Raises ValidationError for a malformed entry."""
-    items = data.get("vectors")
-    if not isinstance(items, list):
-        return []
-    out: list[tuple[str, str, int, bytes]] = []
-    for i, item in enumerate(items):
-        where = f"export 'vectors'[{i}]"
-        if not isinstance(item, dict) or set(item) != {"model_id", "text_hash", "dim", "vector"}:
-            raise ValidationError(f"{where} must be an object with model_id, text_hash, dim and vector")
-        model, digest, dim, text = item["model_id"], item["text_hash"], item["dim"], item["vector"]
-        if not isinstance(model, str) or not model or not isinstance(digest, str) or not _HASH.match(digest):
-            raise ValidationError(f"{where}: model_id must be text and text_hash a sha256 hex digest")
-        bad_dim = isinstance(dim, bool) or not isinstance(dim, int) or not 0 < dim <= 65536
-        if bad_dim or not isinstance(text, str):
-            raise ValidationError(f"{where}: dim must be a positive integer and vector base64 text")
-        try:
-            blob = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise ValidationError(f"{where}: vector is not base64: {exc}") from exc
-        if len(blob) != 4 * dim or not all(math.isfinite(x) for x in struct.unpack(f"<{dim}f", blob)):
-            raise ValidationError(f"{where}: vector must hold {dim} finite float32 values")
-        out.append((model, digest, dim, blob))
-    return out
-
-
-def _check(data: Any) -> tuple[dict[str, list[str]], dict[str, list[dict[str, Any]]]]:
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValidationError(f"not a hermes-memory export (expected format {FORMAT!r})")
-    if data.get("version") != VERSION:
-        found = data.get("version")
-        raise ValidationError(f"unsupported export version {found!r} (this release reads {VERSION})")
-    tier1, tier2 = data.get("tier1", {}), data.get("tier2")
-    if not isinstance(tier1, dict) or not all(
-        s in ("memory", "user") and isinstance(e, list) and all(isinstance(x, str) for x in e)
-        for s, e in tier1.items()
-    ):
-        raise ValidationError("export 'tier1' must map 'memory'/'user' to lists of strings")
-    if not isinstance(tier2, dict) or set(tier2) - set(TABLES):
-        raise ValidationError(f"export 'tier2' must be an object with tables among {', '.join(TABLES)}")
-    for table, rows in tier2.items():
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            raise ValidationError(f"export table {table!r} must be a list of objects")
-    return tier1, tier2
-
-
-def _validate_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]]) -> list[str]:
-    cols = _columns(conn, table)
-    known = {c["name"] for c in cols}
-    required = {c["name"] for c in cols if c["notnull"] and c["dflt_value"] is None}
-    for index, row in enumerate(rows):
-        unknown = set(row) - known
-        if unknown:
-            raise ValidationError(f"export table {table!r} row {index}: unknown columns {sorted(unknown)}")
-        missing = required - set(row)
-        if missing:
-            raise ValidationError(f"export table {table!r} row {index}: missing columns {sorted(missing)}")
-        for key, value in row.items():
-            if value is not None and not isinstance(value, (str, int, float)):
-                raise ValidationError(f"export table {table!r} row {index}: column {key!r} is not a scalar")
-    return [c["name"] for c in cols]
+def _vector_row(index: int, item: Any) -> tuple[str, str, int, bytes]:
+    """One of the export's stored vectors as a row to insert. Raises ValidationError when malformed."""
+    where = f"export 'vectors'[{index}]"
+    if not isinstance(item, dict) or set(item) != {"model_id", "text_hash", "dim", "vector"}:
+        raise ValidationError(f"{where} must be an object with model_id, text_hash, dim and vector")
+    model, digest, dim, text = item["model_id"], item["text_hash"], item["dim"], item["vector"]
+    if not isinstance(model, str) or not model or not isinstance(digest, str) or not _HASH.match(digest):
+        raise ValidationError(f"{where}: model_id must be text and text_hash a sha256 hex digest")
+    bad_dim = isinstance(dim, bool) or not isinstance(dim, int) or not 0 < dim <= 65536
+    if bad_dim or not isinstance(text, str):
+        raise ValidationError(f"{where}: dim must be a positive integer and vector base64 text")
+    try:
+        blob = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValidationError(f"{where}: vector is not base64: {exc}") from exc
+    if len(blob) != 4 * dim or not all(math.isfinite(x) for x in struct.unpack(f"<{dim}f", blob)):
+        raise ValidationError(f"{where}: vector must hold {dim} finite float32 values")
+    return model, digest, dim, blob
 
 
 def _is_empty(conn: sqlite3.Connection, view: ScopeView) -> bool:
@@ -239,91 +194,6 @@ def _duplicate(conn: sqlite3.Connection, view: ScopeView, table: str, row: dict[
     return None
 
 
-# Columns that point at another row's uuid; a merged duplicate is remapped to the row it duplicates.
-_REFS = {
-    "entity_aliases": ("entity_uuid",),
-    "fact_entities": ("fact_uuid", "entity_uuid"),
-    "relations": ("from_entity_id", "to_entity_id", "evidence_fact_id"),
-}
-
-
-def import_data(
-    tier2: Tier2, curated: CuratedStore | None, data: Any, *, merge: bool = True
-) -> dict[str, Any]:
-    """Import an export into this home, Tier 2 in ONE transaction; returns counts per table.
-
-    ``merge=True`` skips rows that duplicate existing ones (same uuid or content hash); ``merge=False``
-    requires an empty home and imports exactly. Every imported chunk and entity is enqueued; the
-    export's stored vectors are imported too, so only texts without one are embedded. Rows land in
-    the Tier 2 view's scopes, and duplicates are looked for within the view. Raises ValidationError
-    for a malformed document, ConflictError when ``merge=False`` and the view already holds memory,
-    StorageError for the admin view.
-    """
-    view = tier2.view
-    tier1, tables = _check(data)
-    vectors = _vector_rows(data)
-    imported: dict[str, int] = {}
-    skipped: dict[str, int] = {}
-    remap: dict[str, str] = {}
-    with tier2.db.atomic() as conn:
-        has_curated = curated is not None and any(curated.entries(s) for s in tier1)
-        if not merge and (has_curated or not _is_empty(conn, view)):
-            raise ConflictError("import without merge needs an empty memory home; use merge mode")
-        for table in TABLES:
-            rows = tables.get(table, [])
-            columns = _validate_rows(conn, table, rows)
-            imported[table] = skipped[table] = 0
-            for raw in rows:
-                row = {k: remap.get(v, v) if k in _REFS.get(table, ()) else v for k, v in raw.items()}
-                row = _into_view(view, table, row)
-                existing = _duplicate(conn, view, table, row) if merge else None
-                if existing is not None:
-                    if table in _KEYED and row.get(_KEYED[table]) != existing:
-                        remap[str(row[_KEYED[table]])] = existing
-                    skipped[table] += 1
-                    continue
-                # A threat verdict is never taken from a document: the rows are scanned here (below).
-                names = [c for c in columns if c in row and c != "threat"]
-                verb = "INSERT OR IGNORE" if merge and table not in _KEYED else "INSERT"
-                try:
-                    cur = conn.execute(
-                        f"{verb} INTO {table}({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                        [row[n] for n in names],
-                    )
-                except sqlite3.IntegrityError as exc:
-                    message = f"export table {table!r}: row rejected by the schema: {exc}"
-                    raise ValidationError(message) from exc
-                if cur.rowcount:
-                    imported[table] += 1
-                    if table == "chunks":
-                        tier2.embed_queue.enqueue(conn, CHUNKS_COLLECTION, str(row["uuid"]), "upsert")
-                    elif table == "entities":
-                        tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, str(row["uuid"]), "upsert")
-                else:
-                    skipped[table] += 1
-        # Before the queue is drained: the imported chunks find their vectors and are not embedded.
-        before = conn.total_changes
-        conn.executemany(
-            "INSERT OR IGNORE INTO vectors(model_id, text_hash, dim, vector, created_at) "
-            "VALUES (?, ?, ?, ?, strftime('%s', 'now'))",
-            vectors,
-        )
-        vectors_added = conn.total_changes - before
-        verdicts.backfill(conn)
-    curated_added = 0
-    if curated is not None:
-        for store, entries in tier1.items():
-            for entry in entries:
-                if curated.add(store, entry).changed:
-                    curated_added += 1
-    return {
-        "imported": imported,
-        "skipped": skipped,
-        "tier1_added": curated_added,
-        "vectors": f"{vectors_added} stored vectors imported; only texts without one are embedded",
-    }
-
-
 def write_private(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` readable by its owner only (0600, also when the file existed).
 
@@ -340,15 +210,4 @@ def write_private(path: str | os.PathLike[str], text: str) -> None:
             os.close(fd)
 
 
-def load_file(path: str) -> Any:
-    """Read an export file. Raises ValidationError when it is missing, unreadable or not JSON."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"cannot read export file {path}: {exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise ValidationError(f"export file {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from exc
-
-
-__all__ = ["FORMAT", "TABLES", "VERSION", "export_data", "import_data", "load_file", "write_private"]
+__all__ = ["FORMAT", "TABLES", "VERSION", "export_data", "write_private"]

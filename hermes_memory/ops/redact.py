@@ -52,6 +52,12 @@ def redact_document(doc: Any) -> tuple[Any, int]:
     return out, changed
 
 
+def redact_import_item(table: str, value: Any) -> Any:
+    """The importer's ``transform``: one Tier 2 row of ``table`` (or the ``"tier1"`` entries) with its
+    credentials redacted, its ``content_hash`` following a changed text."""
+    return redact_data(value) if table == "tier1" else _redacted_row(table, value)
+
+
 def _redacted_row(table: str, row: Any) -> Any:
     if not isinstance(row, dict):
         return row
@@ -64,4 +70,4 @@ def _redacted_row(table: str, row: Any) -> Any:
     return new
 
 
-__all__ = ["redact_document"]
+__all__ = ["redact_document", "redact_import_item"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,8 @@ FloatArray = npt.NDArray[np.float32]
 _ENTITIES = "entity_embeddings"
 # The row of ``vector_sync`` counting entity completions without an engine (no engine is named '').
 _ENTITY_GENERATION = ("", _ENTITIES)
+# The row of ``vector_sync`` holding the store's identity (in its model_id column; see ``identity``).
+_IDENTITY = ("", "store_identity")
 # Rows per feed page: bounds the memory of a full engine build (page * dim * 4 bytes of vectors).
 FEED_PAGE = 2048
 
@@ -193,6 +196,41 @@ class VectorStore:
     @staticmethod
     def _rows(rows: Sequence[sqlite3.Row], dim: int) -> list[tuple[ChunkRow, FloatArray]]:
         return [(_row_to_chunk(r), from_blob(r["_vector"], dim)) for r in rows]
+
+    # -- the store's identity and fingerprint (for caches of the feed kept outside it) -------------
+    def identity(self) -> str | None:
+        """The random id this store was given when a cache of its vectors was first written (None before
+        that). A restore, or a store replaced by another file, has another one (or none): a cache of the
+        old store's vectors never matches it."""
+        row = self._db.query_one(
+            "SELECT model_id FROM vector_sync WHERE engine = ? AND collection = ?", _IDENTITY
+        )
+        return str(row[0]) if row is not None else None
+
+    def ensure_identity(self) -> str:
+        """The store's identity, created (a random UUID) if it has none yet."""
+        with self._db.atomic() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO vector_sync(engine, collection, model_id) VALUES (?, ?, ?)",
+                (*_IDENTITY, str(uuid.uuid4())),
+            )
+            row = conn.execute(
+                "SELECT model_id FROM vector_sync WHERE engine = ? AND collection = ?", _IDENTITY
+            ).fetchone()
+        return str(row[0])
+
+    def fingerprint(self, marks: Marks) -> str:
+        """What the store held at ``marks``: the hash of the newest vector and the uuid of the newest
+        tombstone at or below them (two index seeks; both rows outlive the chunks, which a session's
+        ingest replaces). A cache written at ``marks`` whose fingerprint differs was written from another
+        history of the store (an older copy of the file put back and grown since)."""
+        row = self._db.query_one(
+            "SELECT (SELECT text_hash FROM vectors WHERE id <= ? ORDER BY id DESC LIMIT 1), "
+            "(SELECT chunk_uuid FROM chunk_tombstones WHERE id <= ? ORDER BY id DESC LIMIT 1)",
+            (marks.vector, marks.tombstone),
+        )
+        values = (None, None) if row is None else (row[0], row[1])
+        return "|".join("" if v is None else str(v) for v in values)
 
     # -- engine high-water marks ------------------------------------------------------------------
     def sync_marks(self, engine: str, collection: str, model_id: str) -> Marks:

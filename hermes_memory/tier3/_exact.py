@@ -20,15 +20,27 @@ the int8 cosine of the nearest ``max(4 * limit, 2% of the matching rows, FULL_AL
 agrees with float32 on 99.7% of hits on real MiniLM vectors; ``bench/exact_index.py``). Memory: 388 +
 48 B a row at 384-d (112 MB at 258k chunks, i.e. 100k stored turns) in blocks of ``BLOCK`` rows
 (growing never copies the matrix; deleted rows are compacted in place), plus a few small column arrays.
+
+Snapshot: an index given a ``snapshot`` path maps its arrays from that file on its first refresh
+(``tier3._snapshot``: checked whole, then against the store: model, dim, the store's identity, the feed
+marks it was written at and the store's fingerprint there; its rows come with the rotation they were
+turned by, so a cold process computes none) and catches up from the change feed like any refresh, so it
+then holds what a load from Tier 2 would; a snapshot that fails a check is
+ignored (logged once) and the index loads from Tier 2. ``save_snapshot`` writes one (off the recall
+path: at close, or when the index changed by ``SNAPSHOT_MARGIN`` rows since it last loaded or wrote one).
+Only int8 indexes are snapshotted (more than ``float_rows`` rows; a smaller store loads in well under a
+second from Tier 2 and is scored in float32).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +48,7 @@ import numpy.typing as npt
 
 from hermes_memory.tier2.chunks import ChunkRow
 from hermes_memory.tier2.vectors import FloatArray, Marks, VectorStore
+from hermes_memory.tier3 import _snapshot
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3.backend import (
     Condition,
@@ -74,6 +87,11 @@ FULL_ALL = 512
 FLOAT_ROWS = 16384
 # Filters whose matching rows are kept between searches (recall asks the same few views every time).
 CACHED_FILTERS = 32
+# Rows added or removed since the index last loaded or wrote a snapshot before ``save_snapshot`` writes a
+# new one (a catch-up of this many rows from Tier 2 costs ~0.1 s).
+SNAPSHOT_MARGIN = 4096
+
+_log = logging.getLogger(__name__)
 
 PayloadOf = Callable[[ChunkRow], Mapping[str, Any]]
 Loader = Callable[[Sequence[str]], Mapping[str, ChunkRow]]
@@ -96,13 +114,17 @@ class ExactIndex:
         *,
         loader: Loader,
         payload_of: PayloadOf,
-        float_rows: int = FLOAT_ROWS,
+        float_rows: int | None = None,
+        snapshot: Path | None = None,
     ) -> None:
+        float_rows = FLOAT_ROWS if float_rows is None else float_rows
         self._store = store
         self._model_id = model_id
         self._dim = dim
         self._words = -(-dim // 64)  # uint64 words of a row's sign bits
-        self._rotation = _rotation(dim)
+        # The fixed rotation: built on first use (a QR of dim x dim), or taken from a snapshot (the one
+        # its rows were turned by).
+        self._rotation: FloatArray | None = None
         self._loader = loader
         self._payload_of = payload_of
         self._lock = threading.Lock()
@@ -141,6 +163,13 @@ class ExactIndex:
         self._removals = 0
         # query -> the first stage for all rows (full cosines when the float32 rows answered)
         self._last: tuple[bytes, npt.NDArray[Any], bool] | None = None
+        # The snapshot file; the marks of the snapshot this index last loaded or wrote (None: none) and
+        # the rows touched since; whether the first refresh tried it; whether a bad one was logged.
+        self._snapshot = snapshot
+        self._snapshot_base: Marks | None = None
+        self._snapshot_touched = 0
+        self._snapshot_tried = False
+        self._snapshot_warned = False
 
     @property
     def dim(self) -> int:
@@ -166,26 +195,34 @@ class ExactIndex:
         Raises StorageError when Tier 2 cannot be read.
         """
         with self._lock:
-            head = self._store.heads()
-            if head == self._marks:
-                return 0
-            if self._n == 0:
-                self._grow(head.chunk)  # a first load: room for every chunk id at once, no regrowth
-            touched = 0
-            while True:
-                page = self._store.changes(self._model_id, self._dim, self._marks)
-                touched += self._remove(page.removed)
-                if page.rows:
-                    self._add(page.rows)
-                    touched += len(page.rows)
-                self._marks = page.marks
-                if not page.more:
-                    break
-            if touched:
-                self._last = None
-            if self._dead > max(BLOCK, self._n // 4) or len(self._alive) > 2 * self._n + BLOCK:
-                self._compact()  # deleted rows, or room for chunk ids that had no vector
-            return touched
+            return self._refresh()
+
+    def _refresh(self) -> int:
+        """``refresh`` with the lock held."""
+        head = self._store.heads()
+        if head == self._marks:
+            return 0
+        if self._n == 0 and not self._snapshot_tried and self._snapshot is not None:
+            self._snapshot_tried = True
+            self._open_snapshot(self._snapshot, head)
+        if self._n == 0:
+            self._grow(head.chunk)  # a first load: room for every chunk id at once, no regrowth
+        touched = 0
+        while True:
+            page = self._store.changes(self._model_id, self._dim, self._marks)
+            touched += self._remove(page.removed)
+            if page.rows:
+                self._add(page.rows)
+                touched += len(page.rows)
+            self._marks = page.marks
+            if not page.more:
+                break
+        if touched:
+            self._last = None
+            self._snapshot_touched += touched
+        if self._dead > max(BLOCK, self._n // 4) or len(self._alive) > 2 * self._n + BLOCK:
+            self._compact()  # deleted rows, or room for chunk ids that had no vector
+        return touched
 
     def _remove(self, uuids: Sequence[str]) -> int:
         found = self._find(uuids)
@@ -390,6 +427,167 @@ class ExactIndex:
         self._matching.clear()
         self._last = None
 
+    # -- the snapshot -----------------------------------------------------------------------------
+    def save_snapshot(self, *, force: bool = False, wait: bool = True) -> bool:
+        """Write this index to its snapshot file after catching up with Tier 2 (deleted rows compacted
+        away first: a forgotten chunk's vector is never written). Only an index that was loaded here and
+        holds int8 rows, and unless ``force`` only when it loaded or wrote no snapshot yet or changed by
+        ``SNAPSHOT_MARGIN`` rows since. Not for the recall path: it holds the index's lock while it
+        writes (~0.2-0.4 s at 259k rows); ``wait=False`` gives up at once when a search or a load holds
+        it. Returns whether it wrote one.
+
+        Raises StorageError when Tier 2 cannot be read or written (the store's identity), OSError when
+        the file cannot be written.
+        """
+        path = self._snapshot
+        if path is None or not self._lock.acquire(blocking=wait):
+            return False
+        try:
+            if self._marks == Marks():
+                return False  # never loaded here: nothing to write (and no load for it)
+            self._refresh()
+            if self._floats is not None or self.size <= self._float_rows:
+                return False
+            if not force and self._snapshot_base is not None and self._snapshot_touched < SNAPSHOT_MARGIN:
+                return False
+            if self._dead:
+                self._compact()
+            marks = self._marks
+            meta = self._snapshot_meta(self._store.ensure_identity(), marks)
+            _snapshot.write(path, meta, self._snapshot_sections())
+            self._snapshot_base, self._snapshot_touched = marks, 0
+        finally:
+            self._lock.release()
+        if self._store.heads().tombstone > marks.tombstone:
+            # A chunk was deleted while this was written (maybe a forget, whose erasure may have removed
+            # the snapshots already): no file may keep its vector.
+            path.unlink(missing_ok=True)
+            return False
+        return True
+
+    def _snapshot_meta(self, identity: str, marks: Marks) -> dict[str, Any]:
+        return {
+            "model_id": self._model_id, "dim": self._dim, "words": self._words, "block": BLOCK,
+            "identity": identity,
+            "marks": [marks.chunk, marks.vector, marks.tombstone],
+            "fingerprint": self._store.fingerprint(marks),
+            "n": self._n, "names": self._names, "odd": sorted(self._odd.items()),
+        }  # fmt: skip
+
+    def _snapshot_sections(self) -> _snapshot.Sections:
+        n, blocks = self._n, -(-self._n // BLOCK)
+        order = np.argsort(self._hi[:n], kind="stable")
+        out: dict[str, tuple[str, tuple[int, ...], Iterable[npt.NDArray[Any]]]] = {
+            "rows8": ("|i1", (blocks * BLOCK, self._dim), self._rows8[:blocks]),
+            "signs": ("<u8", (blocks, self._words, BLOCK), self._signs[:blocks]),
+            "factor": ("<f4", (n,), [self._factor[:n]]),
+            "hi": ("<u8", (n,), [self._hi[:n]]),
+            "lo": ("<u8", (n,), [self._lo[:n]]),
+            "sorted_at": ("<i8", (n,), [order]),
+            "rotation": ("<f4", (self._dim, self._dim), [self._rotation if self._rotation is not None
+                                                          else _rotation(self._dim)]),
+        }  # fmt: skip
+        for field in _CODED:
+            out[f"code.{field}"] = ("<i4", (n,), [self._codes[field][:n]])
+        for field in _NUMBERS:
+            out[f"number.{field}"] = ("<f8", (n,), [self._numbers[field][:n]])
+        return out
+
+    def _open_snapshot(self, path: Path, head: Marks) -> None:
+        """Take the index's rows from the snapshot at ``path`` if it passes every check (else log why, once,
+        and leave the index empty: the caller loads from Tier 2). Called with the lock held."""
+        try:
+            meta, sections = _snapshot.read(path)
+        except FileNotFoundError:
+            return
+        except (_snapshot.SnapshotError, OSError) as exc:
+            self._ignore_snapshot(str(exc))
+            return
+        try:
+            problem = self._snapshot_problem(meta, sections, head)
+        except (KeyError, TypeError, ValueError) as exc:
+            problem = f"malformed metadata ({exc!r})"
+        if problem is not None:
+            self._ignore_snapshot(f"{path}: {problem}")
+            return
+        self._restore(meta, sections)
+
+    def _ignore_snapshot(self, why: str) -> None:
+        log = _log.debug if self._snapshot_warned else _log.warning
+        self._snapshot_warned = True
+        log("exact index: snapshot ignored, loading from Tier 2 (%s)", why)
+
+    def _snapshot_problem(
+        self, meta: Mapping[str, Any], sections: Mapping[str, npt.NDArray[Any]], head: Marks
+    ) -> str | None:
+        """Why the snapshot cannot stand for this store's index (None: it can)."""
+        mine = {"model_id": self._model_id, "dim": self._dim, "words": self._words, "block": BLOCK}
+        for key, value in mine.items():
+            if meta[key] != value:
+                return f"written for {key} {meta[key]!r}, this index has {value!r}"
+        n = int(meta["n"])
+        if n <= self._float_rows:
+            return f"{n} rows: the index scores this few rows in float32"
+        identity = self._store.identity()
+        if identity is None or meta["identity"] != identity:
+            return "written for another store (or before a restore)"
+        marks = Marks(*(int(m) for m in meta["marks"]))
+        if marks.chunk > head.chunk or marks.vector > head.vector or marks.tombstone > head.tombstone:
+            return f"written at {marks}, ahead of the store ({head})"
+        if meta["fingerprint"] != self._store.fingerprint(marks):
+            return "written from another history of the store"
+        blocks = -(-n // BLOCK)
+        shapes = {
+            "rows8": (blocks * BLOCK, self._dim), "signs": (blocks, self._words, BLOCK),
+            "rotation": (self._dim, self._dim),
+        }  # fmt: skip
+        for name in ("factor", "hi", "lo", "sorted_at", *(f"code.{f}" for f in _CODED),
+                     *(f"number.{f}" for f in _NUMBERS)):  # fmt: skip
+            shapes[name] = (n,)
+        for name, shape in shapes.items():
+            if name not in sections or sections[name].shape != shape:
+                return f"section {name} missing or not of shape {shape}"
+        order = sections["sorted_at"]
+        if n and (int(order.min()) < 0 or int(order.max()) >= n):
+            return "row order out of range"
+        for field in _CODED:
+            names = meta["names"][field]
+            if not isinstance(names, list) or len(set(names)) != len(names):
+                return f"the names of {field} are not distinct"
+            codes = sections[f"code.{field}"]
+            if n and (int(codes.min()) < -1 or int(codes.max()) >= len(meta["names"][field])):
+                return f"codes of {field} out of range"
+        if any(not 0 <= int(at) < n for at, _ in meta["odd"]):
+            return "odd ids out of range"
+        return None
+
+    def _restore(self, meta: Mapping[str, Any], sections: Mapping[str, npt.NDArray[Any]]) -> None:
+        """Hold the snapshot's rows (views of its copy-on-write mapping: pages are read when touched)."""
+        n = int(meta["n"])
+        blocks = -(-n // BLOCK)
+        rows8, signs = sections["rows8"], sections["signs"]
+        self._rows8 = [rows8[b * BLOCK : (b + 1) * BLOCK] for b in range(blocks)]
+        self._signs = [signs[b] for b in range(blocks)]
+        self._floats = None
+        self._rotation = sections["rotation"]  # the one its rows were turned by (an empty index has none)
+        self._alive = np.ones(n, dtype=bool)
+        self._factor = sections["factor"]
+        self._codes = {f: sections[f"code.{f}"] for f in _CODED}
+        self._names = {f: list(meta["names"][f]) for f in _CODED}  # JSON strings (CRC-checked)
+        self._vocab = {f: dict(zip(v, range(len(v)), strict=True)) for f, v in self._names.items()}
+        self._hi, self._lo = sections["hi"], sections["lo"]
+        self._odd = {int(at): str(uuid) for at, uuid in meta["odd"]}
+        self._odd_at = {uuid: at for at, uuid in self._odd.items()}
+        self._sorted_at = sections["sorted_at"].astype(np.intp, copy=False)
+        self._sorted_hi, self._indexed = self._hi[self._sorted_at], n
+        self._numbers = {f: sections[f"number.{f}"] for f in _NUMBERS}
+        self._n, self._dead = n, 0
+        self._epoch += 1
+        self._matching.clear()
+        self._last = None
+        self._marks = Marks(*(int(m) for m in meta["marks"]))
+        self._snapshot_base, self._snapshot_touched = self._marks, 0
+
     # -- searching --------------------------------------------------------------------------------
     def search(
         self,
@@ -408,8 +606,9 @@ class ExactIndex:
         check_limit(limit)
         conditions = parse_filters(filters)
         wanted = check_fields(fields)
-        query = self._rotated(vector)[0]
-        self.refresh()
+        unit = check_vectors(vector, self._dim)
+        self.refresh()  # first: a cold index may take its rotation from its snapshot
+        query = self._rotated(unit)[0]
         with self._lock:
             picked, rest = self._pick(query, self._first_stage(query), conditions, limit)
         return self._hits(picked, rest, wanted, limit)
@@ -433,8 +632,9 @@ class ExactIndex:
         for name, (limit, filters) in views.items():
             check_limit(limit)
             parsed[name] = (limit, parse_filters(filters))
-        query = self._rotated(vector)[0]
+        unit = check_vectors(vector, self._dim)
         self.refresh()
+        query = self._rotated(unit)[0]
         picks: dict[str, tuple[list[tuple[str, float, int]], tuple[Condition, ...], Any, int]] = {}
         with self._lock:
             heads = self._first_stage(query)
@@ -448,6 +648,8 @@ class ExactIndex:
         carries a like share of a vector, whatever the embedder (hashing vectors are sparse), so the
         first stage's ``HEAD`` dimensions rank fairly and int8 steps are even."""
         unit = check_vectors(vectors, self._dim)
+        if self._rotation is None:
+            self._rotation = _rotation(self._dim)
         with blas_thread_cap().limit(1):
             out: FloatArray = unit @ self._rotation
         return out
@@ -749,7 +951,8 @@ _popcount: Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.uint8]] = getattr(
 def _rotation(dim: int) -> FloatArray:
     """A fixed random orthogonal ``dim`` x ``dim`` matrix (seeded: the same in every process)."""
     gauss = np.random.default_rng(13).standard_normal((dim, dim))
-    q, r = np.linalg.qr(gauss)
+    with blas_thread_cap().limit(1):  # once per process; more threads only contend with the agent
+        q, r = np.linalg.qr(gauss)
     out: FloatArray = (q * np.sign(np.diag(r))).astype(np.float32)
     return out
 

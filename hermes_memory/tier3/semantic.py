@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
 import os
 import threading
 import time
@@ -15,13 +16,13 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from hermes_memory.config import Tier3Config
-from hermes_memory.errors import ConfigError, VectorStoreBusyError
+from hermes_memory.errors import ConfigError, StorageError, VectorStoreBusyError
 from hermes_memory.records import Entity, Fact, Hit
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow
 from hermes_memory.tier2.vectors import Marks, VectorStore
-from hermes_memory.tier3 import _indexer
+from hermes_memory.tier3 import _indexer, _snapshot
 from hermes_memory.tier3._exact import ExactIndex
 
 # Explicit re-exports: callers import the worker side's report and progress types from this module.
@@ -104,6 +105,9 @@ def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
     if cfg.api_key_env:
         opts["api_key_env"] = cfg.api_key_env
     return opts
+
+
+_log = logging.getLogger(__name__)
 
 
 def _unit(score: float) -> float:
@@ -284,9 +288,29 @@ class SemanticMemory:
                 index = ExactIndex(
                     self.vector_store, self.model_id, self.cfg.embedding_dim,
                     loader=self._store.chunks.get_many, payload_of=_indexer.vector_payload,
+                    snapshot=_snapshot.snapshot_path(self.path, self.model_id),
                 )  # fmt: skip
                 self._exact[CHUNKS_COLLECTION] = index
             return index
+
+    def save_exact_snapshot(self, *, force: bool = False, wait: bool = True) -> bool:
+        """Write the exact index's snapshot if this process holds one that changed enough since it was
+        loaded or last written (``ExactIndex.save_snapshot``): a cold process then maps it instead of
+        reading every stored vector. Off the recall path (close, an idle worker: ``wait=False`` skips it
+        while a search or a load holds the index). Returns whether it wrote.
+
+        Raises StorageError, OSError."""
+        with self._lock:
+            index = self._exact.get(CHUNKS_COLLECTION)
+        return index.save_snapshot(force=force, wait=wait) if index is not None else False
+
+    def drop_exact_snapshots(self) -> int:
+        """Delete the exact index's snapshot files (after a forget: no file keeps a forgotten vector; the
+        next writer writes them anew from Tier 2). Returns how many went. Raises StorageError."""
+        try:
+            return _snapshot.remove_snapshots(self.path)
+        except OSError as exc:
+            raise StorageError(f"cannot remove exact-index snapshots in {self.path}: {exc}") from exc
 
     def prune_vectors(self) -> int:
         """Delete stored vectors no chunk or entity holds any more (after a forget: no vector of a
@@ -706,6 +730,10 @@ class SemanticMemory:
                 backend.close()
             self._backends.clear()
             for index in self._exact.values():
+                try:
+                    index.save_snapshot()  # the next cold process maps it instead of loading Tier 2
+                except (StorageError, OSError) as exc:
+                    _log.warning("exact index: snapshot not written (%s)", exc)
                 index.close()  # its matrix goes now, not when a reference cycle is collected
             self._exact.clear()
 

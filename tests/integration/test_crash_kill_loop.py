@@ -216,6 +216,9 @@ def _in_inbox(db: Path) -> set[str]:
 
 def _cheap_checks(db: Path, acked: int) -> dict[str, int]:
     """Nothing acknowledged is lost, nothing is written twice; returns what was pending at the kill."""
+    if not db.exists():
+        assert acked == 0  # killed before the first child created the store's folder
+        return {"turns_pending": 0, "embeds_pending": 0}
     conn = sqlite3.connect(str(db), timeout=30)
     try:
         q = conn.execute

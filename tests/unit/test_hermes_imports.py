@@ -25,6 +25,7 @@ NOT_ON_A_TURN = (
     "hermes_memory.ops.doctor",
     "hermes_memory.ops.backup",
     "hermes_memory.ops.export",
+    "hermes_memory.ops.importer",
     "hermes_memory.ops.forget",
     "hermes_memory.cron",
     "hermes_memory.llm.client",

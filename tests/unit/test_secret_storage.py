@@ -165,6 +165,19 @@ def test_an_import_stores_credentials_redacted(open_api: Callable[..., MemoryAPI
         assert facts and all(r["content_hash"] == content_hash(r["content"]) for r in facts)
     finally:
         target.close()
+    # An export file is read piece by piece (never loaded whole): its rows are redacted on the way in too.
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    from_file = MemoryAPI(
+        hermes_home=tmp_path / "third", **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    )
+    try:
+        result = from_file.import_json(str(path), merge=True)
+        assert result["success"], result
+        assert from_file.tier2.db.query("SELECT content FROM facts")
+        assert not _leaks(_stored_texts(from_file.config.db_path))
+    finally:
+        from_file.close()
 
 
 def test_provider_sync_turn_prefetch_and_tools_never_show_a_credential(home: Path, make: Any) -> None:
