@@ -2,9 +2,12 @@
 
 Recall asks for the same rows again and again: its candidates' row ids and neighbours, the ranking
 columns of candidate facts, the facts it shows, the turns a superseded fact was extracted from. All of it
-changes only when something is committed, so it is kept while ``Database.data_version`` stays the same
-(a commit by this process or by another one starts over). A store written between two recalls (a live
-agent's turn) pays what it paid before; recalls of an unchanged store read only what they have not read
+changes only when a commit changes an episode or a fact (other than its access counts), so it is kept
+while ``tier2.schema.recall_generation`` (bumped by triggers on those rows, migration 11) stays the same;
+``Database.data_version`` (no commit at all since) spares even that read. A commit by this process or by
+another one that changes what recall reads starts over; one that does not (the worker flushing access
+counts, its queue and vector bookkeeping) keeps it. A store written between two recalls (a live agent's
+turn) pays what it paid before; recalls of an unchanged store read only what they have not read
 yet. Each recall takes one ``ReadsSnapshot`` at its start and reads through it: rows it finds are the
 rows it would have read itself, and what it fills in stays with that version.
 """
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 
 from hermes_memory.records import Fact
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.schema import recall_generation
 
 #: (row id, uuid, previous row id, next row id in its session): ``EpisodeStore.recall_rows``.
 EpisodeRow = tuple[int, str, int | None, int | None]
@@ -28,10 +32,12 @@ _MAX_ENTRIES = 50_000
 
 
 class ReadsSnapshot:
-    """Tier 2 reads of one ``data_version``; thread-safe (two recalls may fill it side by side)."""
+    """Tier 2 reads of one ``recall_generation`` (last seen at ``version``); thread-safe (two recalls may
+    fill it side by side)."""
 
-    def __init__(self, tier2: Tier2, version: int):
+    def __init__(self, tier2: Tier2, version: int, generation: int = -1):
         self.version = version
+        self.generation = generation
         self._tier2 = tier2
         self._rows_by_id: dict[int, EpisodeRow | None] = {}
         self._rows_by_uuid: dict[str, EpisodeRow | None] = {}
@@ -128,7 +134,8 @@ class ReadsSnapshot:
 
 
 class RecallReads:
-    """The snapshot of the store's current ``data_version`` (a new, empty one after any commit)."""
+    """The snapshot of the store's current ``recall_generation`` (a new, empty one after a commit that
+    changed a row recall reads)."""
 
     def __init__(self, tier2: Tier2):
         self._tier2 = tier2
@@ -137,11 +144,21 @@ class RecallReads:
 
     def snapshot(self) -> ReadsSnapshot:
         """For one recall, taken at its start. Raises StorageError when Tier 2 cannot be read."""
-        version = self._tier2.db.data_version()
+        db = self._tier2.db
+        version = db.data_version()
         with self._lock:
-            if self._snapshot is None or self._snapshot.version != version:
-                self._snapshot = ReadsSnapshot(self._tier2, version)
-            return self._snapshot
+            current = self._snapshot
+            if current is not None and current.version == version:
+                return current
+        # Something was committed: what recall reads changed only if the generation moved.
+        generation = recall_generation(db)
+        with self._lock:
+            current = self._snapshot
+            if current is None or current.generation != generation:
+                current = self._snapshot = ReadsSnapshot(self._tier2, version, generation)
+            else:
+                current.version = version
+            return current
 
 
 __all__ = ["EpisodeRow", "RankRow", "ReadsSnapshot", "RecallReads"]

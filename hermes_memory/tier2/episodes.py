@@ -14,7 +14,7 @@ from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import content_hash, dumps, loads_dict, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.search import bm25_to_score, fts_match, window
 from hermes_memory.tier2.verdicts import episode_verdict
 
 
@@ -183,6 +183,12 @@ class EpisodeStore:
         rows = self._db.query(sql + " ORDER BY timestamp, id LIMIT ?", [*params, limit])
         return [int(r["id"]) for r in rows]
 
+    def last_row_id(self) -> int:
+        """The highest episode row id of the store, in any scope (0 when empty): a bound on its size read
+        from the end of the primary key."""
+        row = self._db.query_one("SELECT max(id) FROM episodes")
+        return 0 if row is None or row[0] is None else int(row[0])
+
     def latest_time(self) -> float | None:
         scoped, sp = self._scoped()
         row = self._db.query_one(f"SELECT max(timestamp) AS t FROM episodes WHERE {scoped}", sp)
@@ -229,13 +235,45 @@ class EpisodeStore:
         if match is None:
             return {}
         scoped, sp = self._scoped("e.scope")
-        rows = self._db.query(
+        sql = (
             "SELECT e.id, -bm25(episodes_fts) AS s FROM episodes_fts "
             f"JOIN episodes e ON e.id = episodes_fts.rowid WHERE episodes_fts MATCH ? AND {scoped} "
-            "ORDER BY bm25(episodes_fts) LIMIT ?",
-            (match, *sp, limit),
         )
-        return {int(r["id"]): float(r["s"]) for r in rows}
+        bounded = window(self._db, "episodes_fts", "episodes", query)
+        if bounded is None:
+            rows = self._db.query(sql + "ORDER BY bm25(episodes_fts) LIMIT ?", (match, *sp, limit))
+            return {int(r["id"]): float(r["s"]) for r in rows}
+        # Every term over the newest turns that match; the rare terms alone over every turn (their score
+        # then lacks what the common terms would add: little, a common term's weight is low).
+        scores = self._ranked_in_fts(match, bounded.floor, limit)
+        if bounded.rare is not None:
+            for row_id, score in self._ranked_in_fts(bounded.rare, None, limit).items():
+                scores.setdefault(row_id, score)
+        best = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
+        return dict(best)
+
+    def _ranked_in_fts(self, match: str, floor: int | None, limit: int) -> dict[int, float]:
+        """Row id -> -bm25 of the best ``limit`` turns of the view matching ``match`` (rowid above
+        ``floor``): ranked inside the FTS index and joined after (joining every matching row first costs
+        4x at scale); joined first only when the view's filter left fewer than ``limit``."""
+        scoped, sp = self._scoped("e.scope")
+        bound = "AND episodes_fts.rowid > ? " if floor is not None else ""
+        floors = [floor] if floor is not None else []
+        rows = self._db.query(
+            "WITH c AS (SELECT rowid AS id, bm25(episodes_fts) AS b FROM episodes_fts "
+            f"WHERE episodes_fts MATCH ? {bound}ORDER BY b LIMIT ?) "
+            f"SELECT e.id, -c.b FROM c JOIN episodes e ON e.id = c.id WHERE {scoped} ORDER BY c.b",
+            (match, *floors, limit, *sp),
+        )
+        if len(rows) < limit:
+            rows = self._db.query(
+                "SELECT e.id, -bm25(episodes_fts) FROM episodes_fts "
+                "JOIN episodes e ON e.id = episodes_fts.rowid "
+                f"WHERE episodes_fts MATCH ? {bound}AND {scoped} "
+                "ORDER BY bm25(episodes_fts) LIMIT ?",
+                (match, *floors, *sp, limit),
+            )
+        return {int(r[0]): float(r[1]) for r in rows}
 
     def latest(
         self, *, count: int = 10, before: float | None = None

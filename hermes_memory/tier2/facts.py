@@ -16,7 +16,7 @@ from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, window
 from hermes_memory.tier2.verdicts import fact_verdict
 
 _UPDATABLE = frozenset({"content", "category", "confidence", "expires_at", "importance", "valid_from"})
@@ -151,6 +151,9 @@ class FactStore:
         self._audit = audit
         self._view = view
         self._auto_dedupe = auto_dedupe
+        # The last ``tier2.search.window`` asked for, while nothing is committed: recall asks twice per
+        # query (``bm25_scores``, ``superseded_matching``). (data_version, query) -> window.
+        self._last_window: tuple[tuple[int, str], Window | None] | None = None
         self.accesses = accesses if accesses is not None else AccessLog()
 
     @property
@@ -475,6 +478,10 @@ class FactStore:
         scoped, sp = self._in_view()
         where = f"{visible} AND {scoped} AND f.confidence >= ?"
         params += [*sp, 0.0]
+        bounded = self._window(query)
+        if bounded is not None:  # at scale: see ``tier2.search.window``
+            ranked = self._windowed("f.uuid", where, match, bounded, params, limit)
+            return {str(r["uuid"]): bm25_to_score(r["bm"]) for r in ranked}
         rows = self._db.query(
             "WITH c AS (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT ?) "
             f"SELECT f.uuid, c.rank FROM c JOIN facts f ON f.id = c.rowid WHERE {where} "
@@ -500,6 +507,10 @@ class FactStore:
         if match is None:
             return []
         scoped, sp = self._in_view()
+        bounded = self._window(query)
+        if bounded is not None:  # at scale: see ``tier2.search.window``
+            where = f"f.superseded_at IS NOT NULL AND {scoped}"
+            return [_row_to_fact(r) for r in self._windowed("f.*", where, match, bounded, sp, limit)]
         rows = self._db.query(
             "SELECT f.* FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
             f"WHERE facts_fts MATCH ? AND f.superseded_at IS NOT NULL AND {scoped} "
@@ -507,6 +518,54 @@ class FactStore:
             [match, *sp, limit],
         )
         return [_row_to_fact(r) for r in rows]
+
+    def _window(self, query: str) -> Window | None:
+        key = (self._db.data_version(), query)
+        last = self._last_window
+        if last is not None and last[0] == key:
+            return last[1]
+        found = window(self._db, "facts_fts", "facts", query)
+        self._last_window = (key, found)
+        return found
+
+    def _windowed(
+        self, columns: str, where: str, match: str, bounded: Window, params: Sequence[Any], limit: int
+    ) -> list[sqlite3.Row]:
+        """The best ``limit`` facts matching ``match`` and ``where`` (on alias f; ``params`` its
+        parameters) at scale, as ``columns`` and ``bm`` (bm25), best first: every term over the newest
+        rows that match, the rare terms alone over every row (their bm25 then lacks what the common terms
+        add: little)."""
+        rows = self._ranked_in_fts(columns, where, match, bounded.floor, params, limit)
+        if bounded.rare is not None:
+            seen = {r["bm_id"] for r in rows}
+            extra = self._ranked_in_fts(columns, where, bounded.rare, None, params, limit)
+            rows = [*rows, *(r for r in extra if r["bm_id"] not in seen)]
+            rows.sort(key=lambda r: float(r["bm"]))
+        return rows[:limit]
+
+    def _ranked_in_fts(
+        self, columns: str, where: str, match: str, floor: int | None, params: Sequence[Any], limit: int
+    ) -> list[sqlite3.Row]:
+        """Ranked inside the FTS index first (a few times ``limit`` rows), joined and filtered after
+        (joining every matching row first costs 4x at scale); joined first only when the filter left
+        fewer than ``limit``."""
+        bound = "AND facts_fts.rowid > ? " if floor is not None else ""
+        floors = [floor] if floor is not None else []
+        rows = self._db.query(
+            "WITH c AS (SELECT rowid AS id, bm25(facts_fts) AS bm FROM facts_fts "
+            f"WHERE facts_fts MATCH ? {bound}ORDER BY bm LIMIT ?) "
+            f"SELECT {columns}, f.id AS bm_id, c.bm AS bm FROM c JOIN facts f ON f.id = c.id WHERE {where} "
+            "ORDER BY c.bm LIMIT ?",
+            [match, *floors, max(limit * 5, 50), *params, limit],
+        )
+        if len(rows) < limit:
+            rows = self._db.query(
+                f"SELECT {columns}, f.id AS bm_id, bm25(facts_fts) AS bm FROM facts_fts "
+                f"JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ? {bound}AND {where} "
+                "ORDER BY bm LIMIT ?",
+                [match, *floors, *params, limit],
+            )
+        return rows
 
     def touch(self, uuids: Sequence[str]) -> None:
         """Reinforce facts that were recalled: bump access count and last access."""
@@ -578,10 +637,13 @@ class FactStore:
         if not episode_uuids:
             return {}
         scoped, sp = self._in_view()
-        rows = self._db.query(  # one statement text whatever the count: prepared once, not per call
-            "SELECT f.*, j.value AS episode FROM facts f INDEXED BY idx_facts_superseded, "
-            "json_each(f.source_episodes) j "
-            "WHERE j.value IN (SELECT value FROM json_each(?)) AND f.superseded_at IS NOT NULL "
+        # Through ``fact_sources`` (migration 11): only the links of these turns are read, whatever the
+        # number of superseded facts (CROSS JOIN: links first, as the planner may not guess). One statement
+        # text whatever the count: prepared once, not per call.
+        rows = self._db.query(
+            "SELECT f.*, s.episode_uuid AS episode "
+            "FROM fact_sources s CROSS JOIN facts f ON f.id = s.fact_id "
+            "WHERE s.episode_uuid IN (SELECT value FROM json_each(?)) AND f.superseded_at IS NOT NULL "
             f"AND f.is_archived = 0 AND {scoped} ORDER BY f.superseded_at, f.id",
             (json.dumps(list(dict.fromkeys(episode_uuids))), *sp),
         )
@@ -603,6 +665,30 @@ class FactStore:
         if current.uuid == fact.uuid or not self.active_uuids([current.uuid]):
             return None
         return current
+
+    def current_of_many(self, facts: Sequence[Fact], *, max_steps: int = 20) -> dict[str, Fact | None]:
+        """``current_of`` of each fact, by its uuid: the chains are walked side by side, one query per
+        step for all of them (recall marks up to 30 hits at once)."""
+        walking: dict[str, tuple[Fact, set[str]]] = {f.uuid: (f, {f.uuid}) for f in facts}
+        out: dict[str, Fact | None] = {}
+        for _ in range(max_steps):
+            moving = {u: walked for u, walked in walking.items() if walked[0].superseded_by is not None}
+            if not moving:
+                break
+            found = self.get_many(list(dict.fromkeys(str(c.superseded_by) for c, _ in moving.values())))
+            for uuid, (current, seen) in moving.items():
+                nxt = found.get(str(current.superseded_by))
+                if nxt is None or nxt.uuid in seen:
+                    out[uuid] = None
+                    del walking[uuid]
+                    continue
+                seen.add(nxt.uuid)
+                walking[uuid] = (nxt, seen)
+        ends = [current.uuid for uuid, (current, _) in walking.items() if current.uuid != uuid]
+        active = self.active_uuids(ends) if ends else set()
+        for uuid, (current, _) in walking.items():
+            out[uuid] = current if current.uuid != uuid and current.uuid in active else None
+        return out
 
     def supersede(self, uuid: str, by_uuid: str, *, actor: str = "user") -> bool:
         """Close a believed fact as replaced by ``by_uuid`` (bitemporal: it stays, with ``valid_to``,

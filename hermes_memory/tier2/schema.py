@@ -346,6 +346,64 @@ CREATE TABLE threat_detector (
 INSERT INTO threat_detector(id, version, pending) VALUES (1, 1, 0);
 """
 
+# What recall reads, bounded at any size (``recall._reads``, ``FactStore.superseded_sources``):
+# * ``fact_sources``: each fact's source turns (its ``source_episodes`` list as rows, kept by triggers), so
+#   "which superseded facts came from these turns" reads those turns' links, not every superseded fact;
+# * ``recall_generation``: a number bumped by every commit that changes a row recall reads (episodes; facts
+#   except their access counts), so recall's read cache survives the commits that change nothing it reads
+#   (the worker's access-count flushes, queue and vector bookkeeping). A column added to ``facts`` later
+#   must be added to ``recall_generation_facts_au`` when recall reads it.
+_RECALL_READS = """
+CREATE TABLE fact_sources (
+    episode_uuid TEXT NOT NULL,
+    fact_id INTEGER NOT NULL,
+    PRIMARY KEY (episode_uuid, fact_id)
+) WITHOUT ROWID;
+CREATE INDEX idx_fact_sources_fact ON fact_sources(fact_id);
+INSERT OR IGNORE INTO fact_sources(episode_uuid, fact_id)
+    SELECT j.value, f.id FROM facts f, json_each(f.source_episodes) j
+    WHERE json_valid(f.source_episodes) AND j.type = 'text';
+CREATE TRIGGER fact_sources_ai AFTER INSERT ON facts WHEN json_valid(new.source_episodes) BEGIN
+    INSERT OR IGNORE INTO fact_sources(episode_uuid, fact_id)
+        SELECT value, new.id FROM json_each(new.source_episodes) WHERE type = 'text';
+END;
+CREATE TRIGGER fact_sources_au AFTER UPDATE OF source_episodes ON facts BEGIN
+    DELETE FROM fact_sources WHERE fact_id = old.id;
+    INSERT OR IGNORE INTO fact_sources(episode_uuid, fact_id)
+        SELECT value, new.id FROM json_each(CASE WHEN json_valid(new.source_episodes)
+            THEN new.source_episodes ELSE '[]' END) WHERE type = 'text';
+END;
+CREATE TRIGGER fact_sources_ad AFTER DELETE ON facts BEGIN
+    DELETE FROM fact_sources WHERE fact_id = old.id;
+END;
+CREATE TABLE recall_generation (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n INTEGER NOT NULL
+);
+INSERT INTO recall_generation(id, n) VALUES (1, 0);
+CREATE TRIGGER recall_generation_episodes_ai AFTER INSERT ON episodes BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+END;
+CREATE TRIGGER recall_generation_episodes_au AFTER UPDATE ON episodes BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+END;
+CREATE TRIGGER recall_generation_episodes_ad AFTER DELETE ON episodes BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+END;
+CREATE TRIGGER recall_generation_facts_ai AFTER INSERT ON facts BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+END;
+CREATE TRIGGER recall_generation_facts_au AFTER UPDATE OF uuid, content, content_hash, category, confidence,
+    source_type, source_id, created_at, updated_at, expires_at, is_archived, valid_from, valid_to,
+    recorded_at, superseded_at, superseded_by, subject, predicate, object, source_episodes, extractor,
+    importance, scope, threat ON facts BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+END;
+CREATE TRIGGER recall_generation_facts_ad AFTER DELETE ON facts BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+END;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
@@ -357,6 +415,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "threat_verdicts", _THREAT_VERDICTS, then=verdicts.backfill),
     Migration(9, "erasures", _ERASURES),
     Migration(10, "threat_detector_version", _THREAT_DETECTOR, then=verdicts.expire_stale),
+    Migration(11, "recall_reads", _RECALL_READS),
 )
 
 _VERSION_TABLE = """
@@ -407,6 +466,15 @@ def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> lis
             )
             applied.append(migration.version)
     return applied
+
+
+def recall_generation(db: Database) -> int:
+    """The number ``_RECALL_READS`` bumps whenever a row recall reads changes (through the read connection).
+    Raises StorageError when Tier 2 cannot be read."""
+    row = db.query_one("SELECT n FROM recall_generation WHERE id = 1")
+    if row is None:
+        raise StorageError(f"memory database {db.path} has no recall_generation row")
+    return int(row["n"])
 
 
 def _split(script: str) -> list[str]:

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_memory.tier2.db import Database
 
 # Words only: quotes, AND/OR/NOT/NEAR, '*', '-', ':', '^' and parentheses are dropped or quoted away.
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -42,3 +47,53 @@ def bm25_to_score(rank: float) -> float:
     """Map FTS5 bm25() (lower = better, usually negative) onto (0, 1], higher = better."""
     positive = max(0.0, -rank)
     return positive / (1.0 + positive)
+
+
+# At scale (issue 13): ranking a match reads every row it matches, and a word found in a few percent of
+# 100k turns matches thousands ("trip", "move": 7,000 turns each, 8-40 ms per query). The rarest terms,
+# together found in at most this many rows, are ranked over every row; the others only over the newest
+# this many rows that match the whole query: at most twice this many rows are ranked, whatever the query.
+RANKED_ROWS = 1000
+
+
+@dataclass(frozen=True)
+class Window:
+    """How to rank a match that reads more than ``RANKED_ROWS`` rows: the whole expression over the
+    newest ``RANKED_ROWS`` rows that match it (rowid above ``floor``), and the rarest terms alone
+    (``rare``, a MATCH expression, or None when even the rarest term is that common) over every row."""
+
+    floor: int
+    rare: str | None
+
+
+def window(db: Database, fts: str, content: str, query: str) -> Window | None:
+    """The ``Window`` to rank free text over the FTS table ``fts`` (external content table ``content``,
+    rowid ``id``) by, or None when its terms are found in at most ``RANKED_ROWS`` rows together (always
+    on a table of at most that many rows): then ranking every row that matches is bounded already.
+    Raises StorageError when Tier 2 cannot be read."""
+    terms = fts_terms(query)
+    top = db.query_one(f"SELECT max(id) FROM {content}")
+    if not terms or top is None or top[0] is None or int(top[0]) <= RANKED_ROWS:
+        return None
+    counts = db.query_one(
+        "SELECT " + ", ".join(f"(SELECT count(*) FROM {fts} WHERE {fts} MATCH ?)" for _ in terms),
+        [f'"{term}"' for term in terms],
+    )
+    assert counts is not None
+    found = sorted(zip((int(n) for n in counts), range(len(terms)), terms, strict=True))
+    if sum(n for n, _, _ in found) <= RANKED_ROWS:
+        return None
+    rare: list[str] = []
+    total = 0
+    for n, _, term in found:
+        if total + n > RANKED_ROWS:
+            break
+        rare.append(term)
+        total += n
+    floor = db.query_one(
+        f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (" OR ".join(f'"{term}"' for term in terms), RANKED_ROWS),
+    )
+    if floor is None:
+        return None
+    return Window(int(floor[0]), " OR ".join(f'"{term}"' for term in rare) if rare else None)

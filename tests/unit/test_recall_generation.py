@@ -1,0 +1,194 @@
+"""Migration 11 (issue 13, bounded recall at scale): ``fact_sources`` keeps each fact's source turns as
+rows, so ``superseded_sources`` reads only the links of the turns asked about; ``recall_generation`` moves
+with every commit that changes a row recall reads, and only with those, so recall's read cache survives
+the background worker's access-count flushes and queue bookkeeping."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_memory import MemoryAPI
+from hermes_memory.recall import _reads, engine
+from hermes_memory.tier2 import Database, schema, search
+
+T0 = 1_683_540_000.0  # 2023-05-08
+HASHING: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[MemoryAPI]:
+    mem = MemoryAPI(hermes_home=tmp_path, **HASHING)
+    yield mem
+    mem.close()
+
+
+def _links(db: Database) -> set[tuple[str, str]]:
+    rows = db.query("SELECT s.episode_uuid, f.uuid FROM fact_sources s JOIN facts f ON f.id = s.fact_id")
+    return {(str(r[0]), str(r[1])) for r in rows}
+
+
+def test_fact_sources_follow_every_write_of_a_facts_source_turns(api: MemoryAPI) -> None:
+    facts, db = api.tier2.facts, api.tier2.db
+    first = facts.store("Caroline lives in Hamburg", source_episodes=["e1", "e2"]).fact
+    second = facts.store("Caroline has a beagle", source_episodes=["e2"]).fact
+    assert _links(db) == {("e1", first.uuid), ("e2", first.uuid), ("e2", second.uuid)}
+    again = facts.store("Caroline lives in Hamburg", source_episodes=["e3"])  # merged: a new source turn
+    assert not again.created
+    assert ("e3", first.uuid) in _links(db)
+    assert facts.delete(second.uuid, soft=False)
+    assert _links(db) == {("e1", first.uuid), ("e2", first.uuid), ("e3", first.uuid)}
+
+
+def test_migration_11_links_the_facts_written_before_it(tmp_path: Path) -> None:
+    db = Database(tmp_path / "old.db")
+    try:
+        schema.migrate(db, schema.MIGRATIONS[:10])
+        with db.atomic() as conn:
+            for i, sources in enumerate((["a", "b"], [], ["b", 7])):
+                conn.execute(
+                    "INSERT INTO facts(uuid, content, content_hash, source_type, created_at, updated_at, "
+                    "recorded_at, source_episodes) VALUES (?, ?, ?, 'user', 0, 0, 0, ?)",
+                    (f"f{i}", f"fact {i}", f"h{i}", json.dumps(sources)),
+                )
+        assert schema.migrate(db) == [11]
+        assert _links(db) == {("a", "f0"), ("b", "f0"), ("b", "f2")}  # only turn ids (text) are links
+        assert schema.recall_generation(db) == 0
+    finally:
+        db.close()
+
+
+def test_superseded_sources_reads_the_links_of_the_turns_asked_about(api: MemoryAPI) -> None:
+    facts = api.tier2.facts
+    hamburg = facts.store("User lives in Hamburg", subject="user", predicate="lives_in", object="Hamburg",
+                          source_episodes=["t1", "t2"]).fact  # fmt: skip
+    bremen = facts.store("User lives in Bremen", subject="user", predicate="lives_in", object="Bremen",
+                         source_episodes=["t2"])  # fmt: skip
+    assert bremen.superseded == (hamburg.uuid,)
+    lisbon = facts.store("User lives in Lisbon", subject="user", predicate="lives_in", object="Lisbon",
+                         source_episodes=["t3"])  # fmt: skip
+    assert lisbon.superseded == (bremen.fact.uuid,)
+    found = facts.superseded_sources(["t1", "t2", "t3", "nowhere"])
+    assert set(found) == {"t1", "t2"}
+    assert found["t1"].uuid == hamburg.uuid
+    # t2 has two superseded facts: the most recently superseded one (Bremen, replaced by Lisbon).
+    assert found["t2"].uuid == bremen.fact.uuid
+
+
+def test_the_generation_moves_with_what_recall_reads_and_only_with_it(api: MemoryAPI) -> None:
+    db = api.tier2.db
+    api.remember_message("I adopted a beagle puppy named Biscuit.", "s1", T0, speaker="Caroline")
+    assert api.flush(60)["data"]["drained"]
+    fact = api.tier2.facts.store("Caroline's puppy is called Biscuit").fact
+    seen = schema.recall_generation(db)
+    version = db.data_version()
+    api.tier2.facts.touch([fact.uuid])  # an access count: recall does not read it
+    assert db.data_version() != version
+    assert schema.recall_generation(db) == seen
+    api.tier2.facts.note_recalled([fact.uuid])
+    assert api.tier2.flush_accesses() == 1
+    assert schema.recall_generation(db) == seen
+    api.tier2.facts.store("Caroline walks Biscuit every morning")  # a fact: it does
+    assert schema.recall_generation(db) > seen
+    seen = schema.recall_generation(db)
+    api.remember_message("We walk along the river.", "s1", T0 + 60, speaker="Caroline")  # a turn: it does
+    assert api.flush(60)["data"]["drained"]
+    assert schema.recall_generation(db) > seen
+
+
+def test_a_snapshot_survives_a_commit_that_changes_nothing_recall_reads(api: MemoryAPI) -> None:
+    api.remember_message("I adopted a beagle puppy named Biscuit.", "s1", T0, speaker="Caroline")
+    assert api.flush(60)["data"]["drained"]
+    fact = api.tier2.facts.store("Caroline's puppy is called Biscuit").fact
+    reads = _reads.RecallReads(api.tier2)
+    first = reads.snapshot()
+    api.tier2.facts.touch([fact.uuid])
+    assert reads.snapshot() is first
+    api.tier2.facts.store("Caroline walks Biscuit every morning")
+    assert reads.snapshot() is not first
+
+
+def test_a_common_term_is_ranked_over_the_newest_turns_only_a_rare_one_over_all(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(12):
+        api.remember_message(f"Another trip note number {i}.", "s1", T0 + i, speaker="Caroline")
+    api.remember_message("The trip to Seoul was long.", "s1", T0 + 20, speaker="Caroline")  # row 13
+    for i in range(12):
+        api.remember_message(f"One more trip note number {i}.", "s1", T0 + 30 + i, speaker="Caroline")
+    assert api.flush(60)["data"]["drained"]
+    episodes, db = api.tier2.episodes, api.tier2.db
+    assert search.window(db, "episodes_fts", "episodes", "trip seoul") is None  # 25 turns: all ranked
+    exact = episodes.bm25_ranks("trip seoul", limit=50)
+    assert len(exact) == 25
+    monkeypatch.setattr(search, "RANKED_ROWS", 5)
+    bounded = search.window(db, "episodes_fts", "episodes", "trip seoul")
+    assert bounded is not None and bounded.rare == '"seoul"'
+    assert bounded.floor == 25 - 5  # the newest 5 turns that match lie above it
+    assert search.window(db, "episodes_fts", "episodes", "seoul") is None  # no common term
+    ranked = episodes.bm25_ranks("trip seoul", limit=50)
+    assert set(ranked) == {13, 21, 22, 23, 24, 25}  # the old rare match and the newest five
+    assert next(iter(ranked)) == 13  # best first, as before
+    for row_id in (21, 22, 23, 24, 25):
+        assert ranked[row_id] == exact[row_id]  # every term counted over the window
+
+
+def test_facts_at_scale_rank_the_same_window(api: MemoryAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    facts = api.tier2.facts
+    old = facts.store("User went on a trip to Seoul").fact
+    for i in range(8):
+        facts.store(f"User planned trip number {i}")
+    exact = facts.bm25_scores("trip seoul", limit=20)
+    monkeypatch.setattr(search, "RANKED_ROWS", 3)
+    bounded = facts.bm25_scores("seoul trip", limit=20)  # (another query: the last window is kept)
+    assert next(iter(bounded)) == next(iter(exact)) == old.uuid
+    assert len(bounded) == 1 + 3 and set(bounded) < set(exact)
+
+
+def test_at_scale_only_the_strongest_candidates_are_loaded(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(30):
+        api.remember_message(f"Gardening note {i}: basil in the garden.", f"s{i}", T0 + i, speaker="Caroline")
+    api.remember_message("My garden tomatoes won the county fair prize.", "s99", T0 + 99, speaker="Caroline")
+    assert api.flush(60)["data"]["drained"]
+    tier2 = api.tier2
+    loaded: list[int] = []
+    by_ids = tier2.episodes.by_ids_checked
+
+    def counting(ids: Sequence[int]) -> Any:
+        loaded.extend(ids)
+        return by_ids(ids)
+
+    monkeypatch.setattr(tier2.episodes, "by_ids_checked", counting)
+    settings = engine.RecallSettings(scale_candidates=3)
+    small = engine.RecallEngine(tier2, None, None, None, settings)
+    everything = small.recall("garden tomatoes prize", tiers=["tier2"])
+    assert len(set(loaded)) == 31  # a small store: every candidate (and neighbour) is loaded
+    loaded.clear()
+    monkeypatch.setattr(engine, "_TURN_CACHE", 10)  # the same store, "at scale" now
+    large = engine.RecallEngine(tier2, None, None, None, settings)
+    bounded = large.recall("garden tomatoes prize", tiers=["tier2"])
+    assert len(set(loaded)) <= 3 * 3  # three candidates and their neighbours
+    assert bounded[0].id == everything[0].id and bounded[0].text.startswith("My garden tomatoes")
+
+
+def test_current_of_many_walks_every_chain_as_current_of_does(api: MemoryAPI) -> None:
+    facts = api.tier2.facts
+
+    def lives(city: str) -> Any:
+        return facts.store(f"User lives in {city}", subject="user", predicate="lives_in", object=city)
+
+    hamburg, bremen, lisbon = (lives(c).fact for c in ("Hamburg", "Bremen", "Lisbon"))
+    pets = [facts.store(f"User has a {pet}", subject="user", predicate="has_pet", object=pet).fact
+            for pet in ("cat", "dog")]  # fmt: skip
+    assert facts.delete(pets[1].uuid)  # the chain from "cat" ends in an archived fact
+    walked = [facts.get_many([u])[u] for u in (hamburg.uuid, bremen.uuid, lisbon.uuid, pets[0].uuid)]
+    many = facts.current_of_many(walked)
+    assert many == {f.uuid: facts.current_of(f) for f in walked}
+    assert many[hamburg.uuid] is not None and many[hamburg.uuid].uuid == lisbon.uuid  # type: ignore[union-attr]
+    assert many[lisbon.uuid] is None and many[pets[0].uuid] is None
