@@ -211,11 +211,16 @@ class RememberMethods:
         return busy
 
     def _idle_upkeep(self) -> bool:
-        """What the background worker does when the queues are empty: write the exact index's snapshot
-        when this process's index changed enough since it was loaded or written (a cold process then maps
-        it instead of reading every stored vector; ``SemanticMemory.save_exact_snapshot``). One index
-        seek when there is nothing to do. Returns False (idle: the worker sleeps). Raises StorageError,
+        """What the background worker does when the queues are empty: carry on a pending threat re-scan
+        (text stored under an older detector: ``RESCAN_PER_IDLE`` rows a cycle, so a long-lived process
+        finishes what the bounded re-scan at open began), and write the exact index's snapshot when this
+        process's index changed enough since it was loaded or written (a cold process then maps it
+        instead of reading every stored vector; ``SemanticMemory.save_exact_snapshot``). Two primary-key
+        reads when there is nothing to do. Returns False (idle: the worker sleeps). Raises StorageError,
         OSError (the worker logs them)."""
+        from hermes_memory.tier2 import verdicts
+
+        verdicts.refresh(self._tier2().db, verdicts.RESCAN_PER_IDLE)
         if self._sem is not None:
             self._sem.save_exact_snapshot(wait=False)  # a search or load in progress: next time
         return False

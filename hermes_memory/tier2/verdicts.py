@@ -29,6 +29,8 @@ _BATCH = 500
 # Rows re-scanned per open after a detector change (~50-100 us each: a bounded pause at open; the rest
 # waits for the next open and is neutralised when read meanwhile).
 RESCAN_PER_OPEN = 2000
+# Rows an idle background worker re-scans per one-second cycle until none is left (≈ 60 ms of CPU).
+RESCAN_PER_IDLE = 500
 _TABLES = ("episodes", "facts")
 
 
@@ -163,6 +165,7 @@ def refresh(db: Database, limit: int = RESCAN_PER_OPEN) -> int:
 __all__ = [
     "CLEAN",
     "FLAGGED",
+    "RESCAN_PER_IDLE",
     "RESCAN_PER_OPEN",
     "backfill",
     "episode_verdict",

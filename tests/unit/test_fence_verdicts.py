@@ -5,6 +5,7 @@ the rows re-scanned, a bounded number per open, in batches."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hermes_memory.security.threats import DETECTOR_VERSION
 from hermes_memory.tier2 import Database, Tier2, verdicts
@@ -96,3 +97,34 @@ def test_a_newer_detector_expires_verdicts_without_a_schema_change(tmp_path: Pat
 
 def _threats_of(db: Database) -> dict[str, int | None]:
     return {r["text"]: r["threat"] for r in db.query("SELECT text, threat FROM episodes")}
+
+
+def test_an_idle_worker_finishes_a_rescan_the_open_left_pending(tmp_path: Path, monkeypatch: Any) -> None:
+    from hermes_memory import MemoryAPI
+
+    home = tmp_path / "home"
+    with MemoryAPI(hermes_home=home, **{"tier3.enabled": False}) as api:
+        path = api.config.db_path
+    rows = [f"{NEW_THREATS[i % 4]} ({i})" for i in range(9)] + [f"{CLEAN_TEXT} ({i})" for i in range(6)]
+    db = Database(path)
+    try:
+        with db.atomic() as conn:
+            for i, text in enumerate(rows):
+                conn.execute(
+                    "INSERT INTO episodes(uuid, session_id, role, speaker, text, timestamp, content_hash, "
+                    "created_at, threat) VALUES (?, 's', 'user', 'Bob', ?, ?, ?, 0, NULL)",
+                    (f"e{i}", text, T0 + i, f"h{i}"),
+                )
+            conn.execute("UPDATE threat_detector SET pending = 1")
+    finally:
+        db.close()
+    monkeypatch.setattr(verdicts, "RESCAN_PER_OPEN", 4)
+    monkeypatch.setattr(verdicts, "RESCAN_PER_IDLE", 4)
+    monkeypatch.setattr(verdicts.refresh, "__defaults__", (4,))
+    with MemoryAPI(hermes_home=home, **{"tier3.enabled": False}) as api:
+        assert sum(v is None for v in _threats_of(api.tier2.db).values()) == 11  # the open scanned 4
+        for _ in range(3):
+            assert api._idle_upkeep() is False  # idle: the worker sleeps between batches
+        found = _threats_of(api.tier2.db)
+        assert [found[t] for t in rows] == [1] * 9 + [0] * 6
+        assert api.tier2.db.query_one("SELECT pending FROM threat_detector")["pending"] == 0  # type: ignore[index]
