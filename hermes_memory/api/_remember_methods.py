@@ -187,13 +187,28 @@ class RememberMethods:
             envelope["meta"]["degraded"] = degraded
         return envelope
 
-    def _drain_once(self, deadline: float | None = None, stop: Callable[[], bool] | None = None) -> bool:
+    def _drain_once(
+        self,
+        deadline: float | None = None,
+        stop: Callable[[], bool] | None = None,
+        *,
+        background: bool = False,
+    ) -> bool:
         """One pass over both queues in the caller's thread (turns first, then embeddings, a batch at a
-        time so ``stop()`` is seen between batches); True when anything was written."""
+        time so ``stop()`` is seen between batches); True when anything was written. ``background`` (the
+        worker): each batch first waits, briefly, for the recalls running in this process
+        (``recall.foreground``), so they do not share the cores with work nobody waits for."""
+        from hermes_memory.recall.foreground import BACKGROUND_WAIT_S, RECALLS
+
+        def step_aside() -> None:
+            if background:
+                RECALLS.wait_until_clear(BACKGROUND_WAIT_S)
+
         busy = False
         if self._ingestor is not None:  # Tier 2 is open: recall records fact uses, the writer writes them
             self._tier2().flush_accesses()
         if self._ingestor is not None:
+            step_aside()
             busy = self._ingestor.drain(deadline=deadline, stop=stop) > 0
         if self._sem is None:
             return busy
@@ -201,6 +216,7 @@ class RememberMethods:
         while not (stop is not None and stop()):
             if self._ingestor is not None and self._tier2().ingest_queue.count():
                 return True  # new turns came in: they go first (the next step)
+            step_aside()
             # no count of what is left (it visits every queued row: per batch, quadratic in a backlog)
             report = self._sem.drain(max_items=batch, count_remaining=False)
             busy = busy or report.upserted > 0 or report.deleted > 0

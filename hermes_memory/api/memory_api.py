@@ -176,7 +176,9 @@ class MemoryAPI(
             )  # fmt: skip
             if background:
                 worker = BackgroundWorker(
-                    lambda: self._drain_once(stop=lambda: worker.stopping) or self._idle_upkeep()
+                    lambda: (
+                        self._drain_once(stop=lambda: worker.stopping, background=True) or self._idle_upkeep()
+                    )
                 )
                 self._worker = worker
                 worker.start()

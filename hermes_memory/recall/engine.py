@@ -54,6 +54,7 @@ from hermes_memory.graph.service import GraphService
 from hermes_memory.recall import availability
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
+from hermes_memory.recall.foreground import RECALLS
 from hermes_memory.records import Episode, Fact, Hit
 from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier1.curated_store import CuratedStore
@@ -306,7 +307,7 @@ class RecallEngine:
         A failing vector or graph tier does not fail the recall: with ``unavailable`` given, the tier is
         recorded there (tier -> why, in words) and the other tiers answer; without it the error is
         raised. Tier 2 errors (StorageError) are always raised: it is the ground truth."""
-        with self._tier2.db.reading():
+        with RECALLS.running(), self._tier2.db.reading():  # the background worker steps aside meanwhile
             return self._recall(query, limit, set(tiers or TIERS), as_of, session_id, unavailable)
 
     def _recall(
