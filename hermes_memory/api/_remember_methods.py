@@ -196,9 +196,10 @@ class RememberMethods:
     ) -> bool:
         """One pass over both queues in the caller's thread (turns first, then embeddings, a batch at a
         time so ``stop()`` is seen between batches); True when anything was written. ``background`` (the
-        worker): each batch first waits, briefly, for the recalls running in this process
+        worker): new turns settle for ``SETTLE_S`` first (Hermes calls ``queue_prefetch`` right after
+        ``sync_turn``), and each batch waits, briefly, for the recalls running in this process
         (``recall.foreground``), so they do not share the cores with work nobody waits for."""
-        from hermes_memory.recall.foreground import BACKGROUND_WAIT_S, RECALLS
+        from hermes_memory.recall.foreground import BACKGROUND_WAIT_S, RECALLS, SETTLE_S
 
         def step_aside() -> None:
             if background:
@@ -208,6 +209,8 @@ class RememberMethods:
         if self._ingestor is not None:  # Tier 2 is open: recall records fact uses, the writer writes them
             self._tier2().flush_accesses()
         if self._ingestor is not None:
+            if background and self._tier2().ingest_queue.count():
+                time.sleep(SETTLE_S)  # the next turn's prefetch goes first
             step_aside()
             busy = self._ingestor.drain(deadline=deadline, stop=stop) > 0
         if self._sem is None:
