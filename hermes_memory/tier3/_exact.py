@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from hermes_memory.errors import ValidationError
 from hermes_memory.tier2.chunks import ChunkRow
 from hermes_memory.tier2.vectors import FloatArray, Marks, VectorStore
 from hermes_memory.tier3 import _snapshot
@@ -669,16 +670,61 @@ class ExactIndex:
         by their head cosine (all of them when there are few, or when conditions are left for the
         loaded payloads). ``first``: every row's full cosine when the float32 rows answered (True), else
         every row's sign-bit distance to the query (False)."""
+        rows, ranked, rest = self._best_rows(query, first, conditions, limit)
+        return [(self._chunk_id(i), s, i) for i, s in zip(rows.tolist(), ranked.tolist(), strict=True)], rest
+
+    def _best_rows(
+        self,
+        query: FloatArray,
+        first: tuple[npt.NDArray[Any], bool],
+        conditions: Sequence[Condition],
+        limit: int,
+    ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32], tuple[Condition, ...]]:
+        """``_pick``'s rows and scores as arrays, best first, and the conditions left for the payloads."""
         stage, full_cosines = first
         candidates, rest = self._matching_rows(tuple(conditions))
         if not len(candidates):
-            return [], rest
+            return candidates, np.empty(0, dtype=np.float32), rest
         if full_cosines:
             scores = _scores(stage[candidates])
         else:
             candidates, scores = self._second_stage(query, stage, candidates, limit, bool(rest))
         rows, ranked = self._ranked(candidates, scores, limit if not rest else len(candidates))
-        return [(self._chunk_id(i), s, i) for i, s in zip(rows.tolist(), ranked.tolist(), strict=True)], rest
+        return rows, ranked, rest
+
+    def search_values(
+        self, vector: npt.ArrayLike, views: Mapping[str, tuple[int, Mapping[str, Any] | None]], field: str
+    ) -> dict[str, list[tuple[str, float]] | None]:
+        """``search_many`` reduced to what recall reads: per view, each hit's ``field`` (a payload field
+        the index holds as codes, e.g. ``source_uuid``; "" when the chunk has none) and score, best first,
+        without building hits. A view whose filters need the loaded payloads maps to None (ask
+        ``search_many``).
+
+        Raises ValidationError for a field the index does not hold as codes, and what ``search`` raises.
+        """
+        if field not in _CODED:
+            raise ValidationError(f"search_values reads a coded field {sorted(_CODED)}, not {field!r}")
+        parsed = {}
+        for name, (limit, filters) in views.items():
+            check_limit(limit)
+            parsed[name] = (limit, parse_filters(filters))
+        unit = check_vectors(vector, self._dim)
+        self.refresh()
+        query = self._rotated(unit)[0]
+        out: dict[str, list[tuple[str, float]] | None] = {}
+        with self._lock:
+            first = self._first_stage(query)
+            codes, names = self._codes[field], self._names[field]
+            for name, (limit, conditions) in parsed.items():
+                rows, scores, rest = self._best_rows(query, first, conditions, limit)
+                if rest:
+                    out[name] = None
+                    continue
+                out[name] = [
+                    (names[c] if c >= 0 else "", s)
+                    for c, s in zip(codes[rows].tolist(), scores.tolist(), strict=True)
+                ]
+        return out
 
     def _second_stage(
         self,

@@ -525,19 +525,26 @@ class SemanticMemory:
         first: dict[str, list[VectorHit]] = {}
         exact = isinstance(backend, ExactIndex)
         fields: tuple[str, ...] = _SOURCE_FIELDS
-        if isinstance(backend, ExactIndex):  # every kind from one matrix product
+        read: dict[str, list[tuple[str, float]] | None] = {}
+        if isinstance(backend, ExactIndex):  # every kind from one first-stage pass
             # Each view holds one kind, so only the source is read per hit. The index has just applied
             # Tier 2's deletions (its refresh reads the tombstones): every hit's chunk exists, only the
-            # facts' belief is left to check.
+            # facts' belief is left to check (their hits go through ``_nearest``, which refills).
             fields = ("source_uuid",)
             asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
-            first = backend.search_many(vector, asked, fields=fields)
+            plain = {k: v for k, v in asked.items() if k != "fact"}
+            read = backend.search_values(vector, plain, "source_uuid")
+            unread = {k: v for k, v in asked.items() if read.get(k) is None}
+            first = backend.search_many(vector, unread, fields=fields) if unread else {}
         for kind, wanted in views.items():
             best = out[kind]
             raw = first.get(kind)
-            if raw is not None and kind != "fact" and all(h.score >= 0.0 for h in raw):
+            values = read.get(kind)
+            if values is not None:
                 # Nothing of this kind is left out (no belief to check): ``_nearest`` would return the
                 # search as it is, so it is read in one pass.
+                found = [(source, _unit(score)) for source, score in values]
+            elif raw is not None and kind != "fact" and all(h.score >= 0.0 for h in raw):
                 found = [(str(h.payload.get("source_uuid") or ""), _unit(h.score)) for h in raw]
             else:
                 keep = self._recallable_sources

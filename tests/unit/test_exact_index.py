@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from hermes_memory.errors import ValidationError
 from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2.store import Tier2
 from hermes_memory.tier2.vectors import VectorStore, to_blob
@@ -178,5 +179,29 @@ def test_the_rows_matching_a_filter_follow_new_and_removed_rows(
             keep[i] = keep[i] and i % 4 != 1
         check(90)
         assert index._epoch > epoch  # rows moved: the kept matches were rebuilt
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("float_rows", [_exact.FLOAT_ROWS, 0], ids=["float32", "int8"])
+def test_search_values_reads_what_search_many_returns(tier2: Tier2, float_rows: int) -> None:
+    vectors = _vectors(900, seed=11)
+    _insert(tier2, vectors, 0)
+    index = _index(tier2, float_rows=float_rows)
+    try:
+        views: dict[str, tuple[int, dict[str, Any] | None]] = {
+            kind: (limit, {"source_kind": kind}) for kind, limit in zip(KINDS, (60, 40, 20), strict=True)
+        }
+        views["one session"] = (30, {"session_id": "s2"})
+        for query in _vectors(5, seed=12):
+            hits = index.search_many(query, views, fields=("source_uuid",))
+            values = index.search_values(query, views, "source_uuid")
+            assert values == {
+                name: [(str(h.payload.get("source_uuid") or ""), h.score) for h in found]
+                for name, found in hits.items()
+            }
+            assert all(len(values[name] or ()) == limit for name, (limit, _) in views.items())
+        with pytest.raises(ValidationError):
+            index.search_values(vectors[0], views, "text")
     finally:
         index.close()
