@@ -29,6 +29,7 @@ from hermes_memory.ops import recovery
 from hermes_memory.ops._import_stage import BATCH, Stage, Transform, feed_data, feed_stream
 from hermes_memory.ops._jsonstream import JsonStream
 from hermes_memory.ops.export import (
+    _KEYED,
     TABLES,
     _duplicate,
     _in_view,
@@ -46,10 +47,6 @@ APPLY_ORDER = (
     "episodes", "entities", "entity_aliases", "facts", "fact_entities", "relations", "timeline", "chunks",
     "ingest_queue",
 )  # fmt: skip
-_KEYED = {
-    "entities": "uuid", "facts": "uuid", "relations": "uuid", "timeline": "uuid", "episodes": "uuid",
-    "chunks": "uuid", "ingest_queue": "turn_uuid",
-}  # fmt: skip
 # Columns that must name a row (table they point into); a miss refuses the import.
 _HARD = {
     "entity_aliases": {"entity_uuid": "entities"},

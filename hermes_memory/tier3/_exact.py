@@ -629,10 +629,7 @@ class ExactIndex:
         Raises what ``search`` raises.
         """
         wanted = check_fields(fields)
-        parsed = {}
-        for name, (limit, filters) in views.items():
-            check_limit(limit)
-            parsed[name] = (limit, parse_filters(filters))
+        parsed = _parsed_views(views)
         unit = check_vectors(vector, self._dim)
         self.refresh()
         query = self._rotated(unit)[0]
@@ -704,10 +701,7 @@ class ExactIndex:
         """
         if field not in _CODED:
             raise ValidationError(f"search_values reads a coded field {sorted(_CODED)}, not {field!r}")
-        parsed = {}
-        for name, (limit, filters) in views.items():
-            check_limit(limit)
-            parsed[name] = (limit, parse_filters(filters))
+        parsed = _parsed_views(views)
         unit = check_vectors(vector, self._dim)
         self.refresh()
         query = self._rotated(unit)[0]
@@ -1007,6 +1001,17 @@ def _scores(cos: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """Cosines as the engines give scores: ``(1 + cos) / 2`` in [0, 1]."""
     out: npt.NDArray[np.float32] = np.clip((1.0 + cos) / 2.0, 0.0, 1.0).astype(np.float32)
     return out
+
+
+def _parsed_views(
+    views: Mapping[str, tuple[int, Mapping[str, Any] | None]],
+) -> dict[str, tuple[int, tuple[Condition, ...]]]:
+    """Each view's limit and parsed filters. Raises ValidationError for a bad limit or filter."""
+    parsed = {}
+    for name, (limit, filters) in views.items():
+        check_limit(limit)
+        parsed[name] = (limit, tuple(parse_filters(filters)))
+    return parsed
 
 
 def _resized(arr: npt.NDArray[Any], size: int, fill: Any) -> npt.NDArray[Any]:
