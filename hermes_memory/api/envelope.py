@@ -65,3 +65,11 @@ def run(tier: str, fn: Callable[[], Any], *, tiers: Sequence[str] | None = None,
     except HermesMemoryError as exc:
         return failed(exc, tier=tier, started=started, tiers=queried)
     return ok(data, tier=tier, started=started, tiers=queried, **meta)
+
+
+__all__ = [
+    "Envelope",
+    "failed",
+    "ok",
+    "run",
+]

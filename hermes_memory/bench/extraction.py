@@ -770,3 +770,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+__all__ = [
+    "CATEGORIES",
+    "DEFAULT_DATA",
+    "ENTITY_PREDICATES",
+    "ENTITY_TYPES",
+    "KINDS",
+    "ROLES",
+    "Conversation",
+    "Prediction",
+    "Report",
+    "StoredFact",
+    "Tally",
+    "Turn",
+    "canonical",
+    "is_junk_entity",
+    "load_dataset",
+    "main",
+    "norm",
+    "predict",
+    "prediction_from_labels",
+    "print_misses",
+    "run",
+    "score_conversation",
+    "score_resolution",
+    "summary",
+    "table",
+    "user_names",
+]

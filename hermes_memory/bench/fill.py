@@ -277,3 +277,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+__all__ = [
+    "FillReport",
+    "Turn",
+    "fill_store",
+    "idle_cycle",
+    "locomo_turns",
+    "main",
+    "peak_rss_mb",
+    "synthetic_turns",
+]

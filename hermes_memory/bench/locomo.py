@@ -290,3 +290,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+__all__ = [
+    "CATEGORIES",
+    "Stats",
+    "dia_ids_of",
+    "ingest",
+    "main",
+    "normalise_evidence",
+    "parse_session_time",
+    "print_misses",
+    "run_conversation",
+    "summarise",
+    "turn_text",
+    "turns_of",
+]

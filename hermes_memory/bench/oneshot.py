@@ -266,3 +266,17 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+__all__ = [
+    "CONFIG_YAML",
+    "PROMPT",
+    "QUESTION",
+    "REPLY",
+    "SEED",
+    "VARIANTS",
+    "FakeLLM",
+    "main",
+    "memory_block",
+    "oneshot_compare",
+]

@@ -421,3 +421,17 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+__all__ = [
+    "DEFAULT_DATA",
+    "DEFAULT_SCALE_DIR",
+    "LOCOMO_BEFORE",
+    "PARTS",
+    "embedder_rows",
+    "locomo_dev_row",
+    "locomo_rows",
+    "main",
+    "oneshot_rows",
+    "scale_rows",
+]

@@ -82,3 +82,21 @@ def prepare_home(home: Path, embedder: str) -> None:
     if path.exists() and path.read_text(encoding="utf-8") != wanted:
         raise ValueError(f"{home} was filled with other settings; use another --scale-dir or remove it")
     path.write_text(wanted, encoding="utf-8")
+
+
+__all__ = [
+    "ASSISTANT",
+    "BACKEND",
+    "NAMES",
+    "PETS",
+    "PLACES",
+    "PROJECTS",
+    "QUERIES",
+    "THINGS",
+    "USER",
+    "exchange",
+    "prepare_home",
+    "queries",
+    "question",
+    "settings_yaml",
+]

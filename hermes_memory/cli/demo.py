@@ -165,3 +165,18 @@ def _demo(home: Path) -> int:
         print("\n== stats ==")
         print(render_stats(_check(api.stats())))
     return EXIT_OK
+
+
+__all__ = [
+    "QUERIES",
+    "RECALL_QUERIES",
+    "SAMPLE_CURATED",
+    "SAMPLE_ENTITIES",
+    "SAMPLE_EVENTS",
+    "SAMPLE_FACTS",
+    "SAMPLE_RELATIONS",
+    "SAMPLE_TURNS",
+    "SEMANTIC_QUERIES",
+    "register",
+    "run_demo",
+]

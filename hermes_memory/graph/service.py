@@ -154,3 +154,10 @@ class GraphService:
                     self.graph.set_strength(relation_uuid, strength)
                 self._dirty = True
             return updates
+
+
+__all__ = [
+    "REFRESH_S",
+    "GraphService",
+    "view_directory",
+]

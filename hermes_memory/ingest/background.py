@@ -87,3 +87,9 @@ class BackgroundWorker:
 
 def deadline_after(timeout: float | None) -> float | None:
     return None if timeout is None else time.monotonic() + timeout
+
+
+__all__ = [
+    "BackgroundWorker",
+    "deadline_after",
+]

@@ -228,3 +228,10 @@ def _message(episodes: list[Episode], index: int) -> MessageInput:
         addressee=others[0] if others else None,
         replying_to=episodes[index - 1].text if index > 0 else None,
     )
+
+
+__all__ = [
+    "EXTRACTOR",
+    "RuleBasedKnowledge",
+    "implied_state",
+]

@@ -26,3 +26,10 @@ def episode_uuid(turn_uuid: str, index: int) -> str:
 
 def new_turn_uuid() -> str:
     return str(uuid.uuid4())
+
+
+__all__ = [
+    "TurnMessage",
+    "episode_uuid",
+    "new_turn_uuid",
+]

@@ -30,3 +30,11 @@ def sentence_texts(episode: Episode) -> list[str]:
 def window_text(previous_line: str, episode: Episode) -> str:
     """The episode together with the message before it in the session."""
     return f"{previous_line}\n{episode_line(episode)}".strip()
+
+
+__all__ = [
+    "MIN_SENTENCE_WORDS",
+    "episode_line",
+    "sentence_texts",
+    "window_text",
+]

@@ -345,3 +345,15 @@ def to_timestamp(value: float | datetime | str | None) -> float:
         dt = datetime.fromisoformat(value.strip())
         return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).timestamp()
     return float(value)
+
+
+__all__ = [
+    "BATCH_TURNS",
+    "AfterCommit",
+    "Changes",
+    "Ingestor",
+    "KnowledgeWriter",
+    "StagedKnowledge",
+    "episode_metadata",
+    "to_timestamp",
+]

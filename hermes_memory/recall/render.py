@@ -109,3 +109,14 @@ def render(hits: Sequence[Hit], budget_tokens: int | None = None) -> str:
         used += cost
     # Patterns may span lines (an HTML comment opened in one, closed in another): the block is checked.
     return neutralise_composed("\n".join(lines))
+
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "approx_tokens",
+    "clip",
+    "hit_line",
+    "render",
+    "stamp",
+    "superseded_note",
+]

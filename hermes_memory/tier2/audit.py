@@ -99,3 +99,10 @@ class AuditLog:
         visible, vp = visible_entries(self._view)
         row = self._db.query_one(f"SELECT count(*) AS n FROM memory_audit_log WHERE {visible}", vp)
         return int(row["n"]) if row else 0
+
+
+__all__ = [
+    "ADMIN_ONLY",
+    "AuditLog",
+    "visible_entries",
+]

@@ -277,3 +277,13 @@ class ChunkStore:
             (*sp, model_id),
         )
         return int(row["n"]) if row else 0
+
+
+__all__ = [
+    "CHUNKS_COLLECTION",
+    "ENTITIES_COLLECTION",
+    "ChunkRow",
+    "ChunkStore",
+    "EmbedQueue",
+    "QueueItem",
+]

@@ -404,3 +404,8 @@ class Database:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+__all__ = [
+    "Database",
+]

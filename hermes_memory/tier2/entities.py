@@ -368,3 +368,12 @@ def dedupe_aliases(name: str, aliases: Iterable[str]) -> list[str]:
             seen.add(key)
             out.append(alias.strip())
     return out
+
+
+__all__ = [
+    "EnsuredEntity",
+    "EntityStore",
+    "better_type",
+    "dedupe_aliases",
+    "name_key",
+]

@@ -295,3 +295,9 @@ class EpisodeStore:
         scoped, sp = self._scoped()
         row = self._db.query_one(f"SELECT count(*) AS n FROM episodes WHERE {scoped}", sp)
         return int(row["n"]) if row else 0
+
+
+__all__ = [
+    "EpisodeStore",
+    "ScoredEpisode",
+]

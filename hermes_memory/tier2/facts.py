@@ -877,3 +877,12 @@ class FactStore:
                     )
                     merged += 1
         return merged
+
+
+__all__ = [
+    "AccessLog",
+    "FactStore",
+    "ScoredFact",
+    "StoredFact",
+    "subject_names",
+]

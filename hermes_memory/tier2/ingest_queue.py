@@ -150,3 +150,9 @@ class IngestQueue:
         row = self._db.query_one(f"SELECT count(*) AS n FROM ingest_queue WHERE {mine}", params)
         waiting = self._inbox.count(mine, params) if self._inbox is not None else 0
         return (int(row["n"]) if row else 0) + waiting
+
+
+__all__ = [
+    "IngestQueue",
+    "QueuedTurn",
+]

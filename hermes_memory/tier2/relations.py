@@ -153,3 +153,8 @@ class RelationStore:
                 conn, action="relation_delete", tier="tier2", actor=actor, target_uuid=uuid,
                 scope=row["scope"],
             )  # fmt: skip
+
+
+__all__ = [
+    "RelationStore",
+]

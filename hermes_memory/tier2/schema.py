@@ -500,3 +500,12 @@ def _split(script: str) -> list[str]:
     if buf:
         statements.append("\n".join(buf))
     return statements
+
+
+__all__ = [
+    "MIGRATIONS",
+    "Migration",
+    "current_version",
+    "migrate",
+    "recall_generation",
+]

@@ -97,3 +97,14 @@ def window(db: Database, fts: str, content: str, query: str) -> Window | None:
     if floor is None:
         return None
     return Window(int(floor[0]), " OR ".join(f'"{term}"' for term in rare) if rare else None)
+
+
+__all__ = [
+    "MAX_TERMS",
+    "RANKED_ROWS",
+    "Window",
+    "bm25_to_score",
+    "fts_match",
+    "fts_terms",
+    "window",
+]

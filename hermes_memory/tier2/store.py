@@ -134,3 +134,8 @@ class Tier2:
             if self.inbox is not None:
                 self.inbox.close()
             self.db.close()
+
+
+__all__ = [
+    "Tier2",
+]

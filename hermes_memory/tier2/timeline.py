@@ -128,3 +128,8 @@ class TimelineStore:
         scoped, sp = self._view.where("scope")
         row = self._db.query_one(f"SELECT count(*) AS n FROM timeline WHERE {scoped}", sp)
         return int(row["n"]) if row else 0
+
+
+__all__ = [
+    "TimelineStore",
+]

@@ -762,3 +762,13 @@ def _chunk_hit(chunk: ChunkRow, score: float, tier: str) -> Hit:
             "chunk_index": chunk.chunk_index,
         },
     )
+
+
+__all__ = [
+    "BUSY_RETRY_S",
+    "MAX_FETCH",
+    "RRF_K",
+    "SemanticMemory",
+    "SemanticResult",
+    "backend_name",
+]
