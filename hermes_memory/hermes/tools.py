@@ -239,12 +239,6 @@ def _semantic_index(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
     )
 
 
-def _method(api: MemoryAPI, name: str) -> Callable[..., Envelope]:
-    """A MemoryAPI method that newer versions add (checked by ``_memory`` before the call)."""
-    method: Callable[..., Envelope] = getattr(api, name)
-    return method
-
-
 def _forget(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
     """Preview (default) or, with confirm=true, erase a record by uuid or an entity by name; with
     include_related (true, or names from the preview's 'related') the other names it is mentioned under."""
@@ -254,10 +248,10 @@ def _forget(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
     if raw is not None:
         kind, sep, rest = raw.strip().partition(":")
         uuid = rest if sep and kind in ("fact", "episode", "event", "entity", "relation") else raw.strip()
-        return _method(ctx.api, "forget")(uuid, confirm=confirm, include_related=related)
+        return ctx.api.forget(uuid, confirm=confirm, include_related=related)
     name = _opt_str(args, "name")
     if name is not None:
-        return _method(ctx.api, "forget_entity")(name, confirm=confirm, include_related=related)
+        return ctx.api.forget_entity(name, confirm=confirm, include_related=related)
     raise ValidationError(
         "forget needs 'uuid' (a record id from recall or fact_query) or 'name' (an entity); "
         "call it first without 'confirm' to see what would be erased, then with confirm=true"
@@ -304,6 +298,8 @@ _READS: dict[str, Handler] = {
         limit=_int(a, "limit", 10), algorithm=_opt_str(a, "algorithm")
     ),
     "stats": lambda ctx, a: ctx.api.stats(),
+    "why": lambda ctx, a: ctx.api.why(_fact_uuid(a)),
+    "history": lambda ctx, a: ctx.api.fact_history(_str(a, "subject")),
 }
 _WRITES: dict[str, Handler] = {
     "fact_store": _fact_store,
@@ -313,38 +309,20 @@ _WRITES: dict[str, Handler] = {
     "entity_link": _entity_link,
     "timeline_add": _timeline_add,
     "semantic_index": _semantic_index,
-}
-# Actions whose MemoryAPI method is added by other work; they answer "not available yet" until it is.
-_OPTIONAL: dict[str, tuple[str, Handler]] = {
-    "why": ("why", lambda ctx, a: ctx.api.why(_fact_uuid(a))),
-    "history": ("fact_history", lambda ctx, a: ctx.api.fact_history(_str(a, "subject"))),
-    "forget": ("forget", _write_action(lambda ctx, a: _forget(ctx, a))),
-    "consolidate": ("consolidate", _write_action(lambda ctx, a: _method(ctx.api, "consolidate")())),
+    "forget": _write_action(_forget),
+    "consolidate": _write_action(lambda ctx, a: ctx.api.consolidate()),
 }
 
 
 def table_actions() -> set[str]:
     """Every action the dispatch table knows (a unit test checks it equals the schema's enum)."""
-    return set(_READS) | set(_WRITES) | set(_OPTIONAL)
-
-
-def missing_actions(api: object) -> list[str]:
-    """Actions the installed MemoryAPI cannot serve yet."""
-    return [action for action, (method, _) in _OPTIONAL.items() if not hasattr(api, method)]
+    return set(_READS) | set(_WRITES)
 
 
 def _memory(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
     action = args.get("action")
     if not isinstance(action, str) or action not in ACTIONS:
         raise ValidationError(f"'action' must be one of {', '.join(ACTIONS)}; got {v.shown(action)}")
-    if action in _OPTIONAL:
-        method, handler = _OPTIONAL[action]
-        if not hasattr(ctx.api, method):
-            raise ValidationError(
-                f"action '{action}' is not available yet in this hermes-memory version "
-                f"(MemoryAPI.{method} is missing); use fact_query, recall or fact_delete instead"
-            )
-        return handler(ctx, args)
     handler = _READS.get(action) or _WRITES[action]
     return handler(ctx, args)
 
@@ -488,4 +466,4 @@ def _dump(obj: dict[str, Any]) -> str:
     return json.dumps({"error": "result too large to return; narrow the query or lower 'limit'"})
 
 
-__all__ = ["TOOLS", "ToolContext", "call_tool", "error_json", "missing_actions", "table_actions"]
+__all__ = ["TOOLS", "ToolContext", "call_tool", "error_json", "table_actions"]
