@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from hermes_memory.records import Fact
 from hermes_memory.tier2 import Tier2
@@ -29,6 +30,7 @@ EpisodeRow = tuple[int, str, int | None, int | None]
 RankRow = tuple[float, float, float | None, float | None, float | None]
 # Entries per kind before a snapshot starts that kind over (a store far larger than one conversation).
 _MAX_ENTRIES = 50_000
+_V = TypeVar("_V")
 
 
 class ReadsSnapshot:
@@ -77,15 +79,7 @@ class ReadsSnapshot:
 
     def believed_ranks(self, uuids: Sequence[str]) -> dict[str, RankRow]:
         """``FactStore.ranking_rows(uuids, None)``: what recall ranks each fact believed now by."""
-        known = self._ranks
-        missing = [u for u in dict.fromkeys(uuids) if u not in known]
-        if missing:
-            if len(known) + len(missing) > _MAX_ENTRIES:
-                known.clear()
-                missing = list(dict.fromkeys(uuids))
-            found = self._tier2.facts.ranking_rows(missing, None)
-            for uuid in missing:
-                known[uuid] = found.get(uuid)
+        known = _filled(self._ranks, uuids, lambda missing: self._tier2.facts.ranking_rows(missing, None))
         at = time.time()
         out: dict[str, RankRow] = {}
         for uuid in uuids:
@@ -98,15 +92,7 @@ class ReadsSnapshot:
 
     def facts_checked(self, uuids: Sequence[str]) -> dict[str, tuple[Fact, int | None]]:
         """``FactStore.get_many_checked(uuids)``: the facts in the view with their threat verdicts."""
-        known = self._facts
-        missing = [u for u in dict.fromkeys(uuids) if u not in known]
-        if missing:
-            if len(known) + len(missing) > _MAX_ENTRIES:
-                known.clear()
-                missing = list(dict.fromkeys(uuids))
-            found = self._tier2.facts.get_many_checked(missing)
-            for uuid in missing:
-                known[uuid] = found.get(uuid)
+        known = _filled(self._facts, uuids, self._tier2.facts.get_many_checked)
         out: dict[str, tuple[Fact, int | None]] = {}
         for uuid in uuids:
             entry = known.get(uuid)
@@ -116,21 +102,29 @@ class ReadsSnapshot:
 
     def superseded_sources(self, episode_uuids: Sequence[str]) -> dict[str, Fact]:
         """``FactStore.superseded_sources(episode_uuids)``."""
-        known = self._superseded
-        missing = [u for u in dict.fromkeys(episode_uuids) if u not in known]
-        if missing:
-            if len(known) + len(missing) > _MAX_ENTRIES:
-                known.clear()
-                missing = list(dict.fromkeys(episode_uuids))
-            found = self._tier2.facts.superseded_sources(missing)
-            for uuid in missing:
-                known[uuid] = found.get(uuid)
+        known = _filled(self._superseded, episode_uuids, self._tier2.facts.superseded_sources)
         out: dict[str, Fact] = {}
         for uuid in episode_uuids:
             fact = known.get(uuid)
             if fact is not None:
                 out[uuid] = fact
         return out
+
+
+def _filled(
+    known: dict[str, _V | None], keys: Sequence[str], load: Callable[[list[str]], Mapping[str, _V]]
+) -> dict[str, _V | None]:
+    """``known`` with the ``keys`` it lacked read by ``load`` (a key ``load`` does not find is kept as
+    None: read, not there); a kind that would pass ``_MAX_ENTRIES`` starts over with these keys."""
+    missing = [k for k in dict.fromkeys(keys) if k not in known]
+    if missing:
+        if len(known) + len(missing) > _MAX_ENTRIES:
+            known.clear()
+            missing = list(dict.fromkeys(keys))
+        found = load(missing)
+        for key in missing:
+            known[key] = found.get(key)
+    return known
 
 
 class RecallReads:
