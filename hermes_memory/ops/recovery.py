@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory._fsync import fsync_dir
 from hermes_memory.errors import ConflictError, StorageError
 
 if TYPE_CHECKING:
@@ -66,16 +67,6 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     elif _exists(path):
         path.unlink()
-
-
-def fsync_dir(directory: Path) -> None:
-    if sys.platform == "win32":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def write_durably(path: Path, text: str) -> None:

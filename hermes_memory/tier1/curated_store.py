@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from hermes_memory._fsync import fsync_dir
 from hermes_memory.errors import ConfigError, ConflictError, NotFoundError, StorageError, ValidationError
 from hermes_memory.security.permissions import private_dir, private_opener, write_private_text
 from hermes_memory.security.threats import ensure_safe
@@ -195,16 +196,6 @@ def _file_lock(path: Path) -> Iterator[None]:
         handle.close()
 
 
-def _fsync_dir(directory: Path) -> None:
-    if sys.platform == "win32":
-        return  # directories cannot be opened for fsync on Windows
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _atomic_write(path: Path, text: str) -> None:
     # A symlinked MEMORY.md (dotfiles repos) stays a symlink: write through to its target, with the
     # temp file next to the target so os.replace never crosses a filesystem.
@@ -223,7 +214,7 @@ def _atomic_write(path: Path, text: str) -> None:
             with suppress(OSError):  # best-effort cleanup; the original error is re-raised
                 os.unlink(tmp_name)
             raise
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     except OSError as exc:
         raise StorageError(f"failed to write memory file {path}: {exc}") from exc
 
