@@ -189,6 +189,14 @@ class ExactIndex:
         """Chunk vectors held as of the last refresh."""
         return self._n - self._dead
 
+    def rebind(self, store: VectorStore, loader: Loader) -> None:
+        """Read Tier 2 through ``store`` and ``loader`` from now on: the view this index was built
+        through is closing while other users of the shared collections go on (``tier3.shared``). Waits
+        for a search, load or snapshot in progress through the old view to finish first."""
+        with self._lock:
+            self._store = store
+            self._loader = loader
+
     # -- keeping up with Tier 2 -------------------------------------------------------------------
     def refresh(self) -> int:
         """Apply what changed in Tier 2 since the last refresh; returns the number of rows touched.

@@ -722,6 +722,13 @@ class SemanticMemory:
             out[CHUNKS_COLLECTION] = self._tier2.chunks.count_embedded(self.model_id)
         return out
 
+    def inherit_exact(self) -> None:
+        """Have the shared exact index read Tier 2 through this view (``tier3.shared``: the view it was
+        built through is being released and its database closes next)."""
+        with self._lock:
+            for index in self._exact.values():
+                index.rebind(self.vector_store, self._store.chunks.get_many)
+
     def view(self, tier2: Tier2) -> SemanticMemory:
         """The same embedder and open collections seen through another Tier 2 view (another scope of
         the same store, usually through another connection). Closing either closes the shared

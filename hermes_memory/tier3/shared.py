@@ -67,6 +67,10 @@ def release(sem: SemanticMemory) -> bool:
         if entry is not None and key is not None:
             entry.refs -= 1
             if entry.refs > 0:
+                # Whatever the shared collections keep reading Tier 2 through (the exact index) must
+                # not go on through this user's view: its database closes after this release.
+                heir = next(user for user, k in _users.values() if k == key)
+                heir.inherit_exact()
                 return False
             del _open[key]
     sem.close()

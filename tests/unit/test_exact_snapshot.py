@@ -423,3 +423,32 @@ def test_an_older_copy_of_the_store_does_not_trust_a_newer_snapshot(
         assert any("another history" in r.message for r in caplog.records)
     finally:
         store.close()
+
+
+def test_the_shared_exact_index_outlives_the_api_it_was_built_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two MemoryAPIs on one store in one process share the exact index; the first one, through whose
+    # database the index was loaded, closes while the other goes on recalling, writing a snapshot and
+    # closing (the race a CI run of test_concurrent_turns hit: "memory database ... is closed").
+    monkeypatch.setattr(_exact, "FLOAT_ROWS", 0)
+    monkeypatch.setattr(_exact, "SNAPSHOT_MARGIN", 1)
+    opts = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    first, second = MemoryAPI(hermes_home=tmp_path, **opts), MemoryAPI(hermes_home=tmp_path, **opts)
+    try:
+        for i in range(6):
+            first.remember_turn(f"I like colour number {i}", "Noted.", "s1", 1_700_000_000.0 + 60 * i)
+        first.flush()
+        first.embed_pending()
+        assert first.recall("which colour did I like", tiers=["tier3"])["data"]["hits"]  # loads it
+        first.close()
+        second.remember_turn("I like colour number 6", "Noted.", "s1", 1_700_000_400.0)
+        second.flush()
+        second.embed_pending()
+        found = second.recall("colour number 6", tiers=["tier3"])
+        assert found["success"] and not found["meta"].get("degraded"), found
+        sem = second._semantic()
+        assert sem.save_exact_snapshot(force=True) is True
+    finally:
+        first.close()
+        second.close()
