@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import atexit
 import functools
 import inspect
 import logging
 import os
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hermes_memory import validation as v
@@ -26,54 +24,21 @@ from hermes_memory.api._tier2_methods import Tier2Methods
 from hermes_memory.api._tier3_methods import Tier3Methods
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
+from hermes_memory.core.memory import Memory
 from hermes_memory.errors import ConfigError, HermesMemoryError, ValidationError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
-from hermes_memory.ingest.worker import Changes, Ingestor
-from hermes_memory.llm.wiring import ingest_hooks
-from hermes_memory.ops import recovery
+from hermes_memory.ingest.worker import Ingestor
 from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.scoping import ScopeView, check_scope_name
-from hermes_memory.security.secrets import redact_data, redact_secrets
+from hermes_memory.security.secrets import redact_data
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier3 import shared as shared_tier3
 from hermes_memory.tier3.semantic import SemanticMemory
 
-# How long close waits for the worker to finish the item in hand (a turn's transaction is milliseconds;
-# an embedding batch or a model load may be longer, and is then left to finish on its own).
-_STOP_GRACE_S = 0.1
-# How long interpreter exit waits for stores whose close was left to a thread (a worker in the middle of
-# an embedding batch). Native code still running in a daemon thread while the interpreter finalises
-# aborts the process ("terminate called without an active exception"); Hermes' exit watchdog is 30 s.
-_EXIT_WAIT_S = 20.0
-_closing: set[threading.Thread] = set()
-_closing_lock = threading.Lock()
-_exit_hook_registered = False
-
-
 log = logging.getLogger(__name__)
-
-
-def _close_in_background(target: Any, *args: Any) -> None:
-    """Run a deferred close on a daemon thread that interpreter exit still waits for (bounded)."""
-    global _exit_hook_registered
-    thread = threading.Thread(target=target, args=args, name="hermes-memory-close", daemon=True)
-    with _closing_lock:
-        _closing.add(thread)
-        if not _exit_hook_registered:
-            atexit.register(_finish_closing)
-            _exit_hook_registered = True
-    thread.start()
-
-
-def _finish_closing() -> None:
-    with _closing_lock:
-        threads = list(_closing)
-    for thread in threads:
-        thread.join(_EXIT_WAIT_S)
 
 
 class MemoryAPI(
@@ -127,61 +92,60 @@ class MemoryAPI(
         self.actor = actor
         self.view = _scope_view(config, scope)
         self.scope = self.view.own
-        self._max_chars = config.tier2.max_content_chars
-        self._t2: Tier2 | None = None
-        self._curated_store: CuratedStore | None = None
-        self._snapshot: CuratedSnapshot | None = None
-        self._sem: SemanticMemory | None = None
-        self._ingestor: Ingestor | None = None
-        self._worker: BackgroundWorker | None = None
-        self._closed = threading.Event()  # set once every store is closed
-        self._graph_service: GraphService | None = None
-        self._engine: RecallEngine | None = None
-        if config.tier2.enabled:
-            recovery.finish_restore(config)  # a restore cut short mid-swap completes first
-            self._t2 = Tier2.open(
-                config.db_path,
-                wal=config.tier2.wal_mode,
-                busy_timeout_ms=config.tier2.busy_timeout_ms,
-                auto_dedupe=config.tier2.auto_dedupe,
-                view=self.view,
-            )
-        if config.tier1.enabled:
-            self._curated_store = CuratedStore(
-                config.memories_dir,
-                memory_char_limit=config.tier1.memory_char_limit,
-                user_char_limit=config.tier1.user_char_limit,
-            )
-        if self._t2 is not None:  # an import cut short after its commit gets its curated entries
-            try:
-                recovery.finish_imports(self._t2, self._curated_store)
-            except BaseException:
-                self._t2.close()
-                raise
-        if self._curated_store is not None:
-            self._snapshot = CuratedSnapshot.capture(self._curated_store)
-        if config.tier3.enabled and self._t2 is not None:
-            # Cheap: the embedder and the vector collections open on first use.
-            # Shared with every other MemoryAPI of this store in the process (other scopes, same files).
-            self._sem = shared_tier3.acquire(config.tier3, config.tier3_path, self._t2, backend=backend)
-        if config.graph.enabled and self._t2 is not None:
-            self._graph_service = GraphService(self._t2, config.graph_path)
-        if self._t2 is not None:
+        self._core = core = Memory(config, actor=actor, view=self.view, backend=backend)
+        if core.tiers.t2 is not None:
             self._finish_erasures_on_open()
-            # llm.enabled: false (default) gives the rule-based writer and _after_ingest unchanged.
-            knowledge, after_commit = ingest_hooks(config.llm, self._t2, self._sem, self._after_ingest)
-            self._ingestor = Ingestor(
-                self._t2, self._sem, knowledge=knowledge, after_commit=after_commit,
-                redact=redact_secrets if config.security.redact_secrets else None,
-            )  # fmt: skip
             if background:
-                worker = BackgroundWorker(
-                    lambda: (
+                core.start_worker(
+                    lambda worker: (
                         self._drain_once(stop=lambda: worker.stopping, background=True) or self._idle_upkeep()
                     )
                 )
-                self._worker = worker
-                worker.start()
+
+    # -- transitional: the mixins read the core's parts under their old names ----------------------
+    @property
+    def _max_chars(self) -> int:  # type: ignore[override]
+        return self._core.tiers.max_chars
+
+    @property
+    def _t2(self) -> Tier2 | None:  # type: ignore[override]
+        return self._core.tiers.t2
+
+    @property
+    def _curated_store(self) -> CuratedStore | None:  # type: ignore[override]
+        return self._core.tiers.curated
+
+    @property
+    def _snapshot(self) -> CuratedSnapshot | None:
+        return self._core.tiers.snapshot
+
+    @_snapshot.setter
+    def _snapshot(self, value: CuratedSnapshot | None) -> None:
+        self._core.tiers.snapshot = value
+
+    @property
+    def _sem(self) -> SemanticMemory | None:  # type: ignore[override]
+        return self._core.tiers.sem
+
+    @property
+    def _graph_service(self) -> GraphService | None:  # type: ignore[override]
+        return self._core.tiers.graph
+
+    @property
+    def _ingestor(self) -> Ingestor | None:  # type: ignore[override]
+        return self._core.ingestor
+
+    @property
+    def _worker(self) -> BackgroundWorker | None:  # type: ignore[override]
+        return self._core.worker
+
+    @property
+    def _engine(self) -> RecallEngine | None:
+        return self._core._engine
+
+    @_engine.setter
+    def _engine(self, value: RecallEngine | None) -> None:
+        self._core._engine = value
 
     def _finish_erasures_on_open(self) -> None:
         """A forget a crash interrupted is finished by the next process that opens the store (one small
@@ -194,173 +158,79 @@ class MemoryAPI(
             self._finish_erasures()
         except HermesMemoryError as exc:
             log.warning("hermes-memory: an unfinished forget could not be finished yet: %s", exc)
-    # -- secrets (config security.redact_secrets) ------------------------------------------------
+
+    def _run(
+        self, tier: str, fn: Callable[[], Any], *, tiers: Sequence[str] | None = None, **meta: Any
+    ) -> Envelope:
+        """The one envelope edge: ``fn``'s result (records turned into plain data) wrapped by ``run``,
+        its data's credentials redacted when config ``security.redact_secrets`` is on (text stored
+        before redaction existed, imported, or written with the switch off is never shown verbatim)."""
+        envelope = run(tier, fn, tiers=tiers, **meta)
+        if self.config.security.redact_secrets and envelope["success"]:
+            envelope["data"] = redact_data(envelope["data"])
+        return envelope
+
+    # -- transitional: the mixins' shared helpers are the core's ------------------------------------
     def _secret_free(self, text: str) -> str:
-        """``text`` with credentials redacted when config ``security.redact_secrets`` is on."""
-        return redact_secrets(text) if self.config.security.redact_secrets else text
+        return self._core.tiers.secret_free(text)
 
     def _secret_free_data(self, value: dict[str, Any]) -> dict[str, Any]:
-        """``value``'s strings with credentials redacted when config ``security.redact_secrets`` is on."""
-        if not self.config.security.redact_secrets:
-            return value
-        redacted: dict[str, Any] = redact_data(value)
-        return redacted
+        return self._core.tiers.secret_free_data(value)
 
-    # -- tier access (raise when a tier is switched off) ------------------------------------------
     def _tier2(self) -> Tier2:
-        if self._t2 is None:
-            raise ConfigError("tier2 is disabled (config key 'tier2.enabled')")
-        return self._t2
+        return self._core.tiers.tier2()
 
     def _curated(self) -> CuratedStore:
-        if self._curated_store is None:
-            raise ConfigError("tier1 is disabled (config key 'tier1.enabled')")
-        return self._curated_store
+        return self._core.tiers.curated_store()
 
     def _audit_curated(self, action: str, store: str, diff: dict[str, Any]) -> None:
-        # Tier 1 has no database of its own; its writes are logged in this profile's Tier 2 audit log.
-        if self._t2 is not None:
-            with self._t2.db.atomic() as conn:
-                self._t2.audit.record(
-                    conn, action=action, tier="tier1", actor=self.actor, target_uuid=None, diff=diff
-                )
+        self._core.tiers.audit_curated(action, store, diff)
 
     def _semantic(self) -> SemanticMemory:
-        if self._sem is None:
-            raise ConfigError("tier3 is disabled (config key 'tier3.enabled'; it also needs tier2)")
-        return self._sem
+        return self._core.tiers.semantic()
 
-    # -- derived stores follow Tier 2 writes (inside the write's transaction) ---------------------
     def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
-        if self._sem is None:
-            return
-        if removed:
-            self._sem.unindex("fact", fact.uuid)
-        else:
-            self._sem.index_fact(fact)
+        self._core.tiers.on_fact_change(fact, removed=removed)
 
     def _on_entity_change(self, entity: Entity) -> None:
-        if self._sem is not None:
-            self._sem.index_entity(entity)
-        if self._graph_service is not None:
-            self._graph_service.entity_changed(entity)
+        self._core.tiers.on_entity_change(entity)
 
     def _on_relation_change(self, relation: Relation) -> None:
-        if self._graph_service is not None:
-            self._graph_service.relation_changed(relation)
-
-    def _after_ingest(self, changes: Changes) -> None:
-        """Derived stores follow a committed turn."""
-        if self._graph_service is not None:
-            for entity in changes.entities:
-                self._graph_service.entity_changed(entity)
-            for relation in changes.relations:
-                self._graph_service.relation_changed(relation)
+        self._core.tiers.on_relation_change(relation)
 
     def _recall_engine(self) -> RecallEngine:
-        if self._engine is None:
-            self._engine = RecallEngine(self._tier2(), self._sem, self._graph_service, self._curated_store)
-        return self._engine
+        return self._core.recall_engine()
 
     def _graph(self) -> GraphService:
-        if self._graph_service is None:
-            raise ConfigError("the graph is disabled (config key 'graph.enabled'; it also needs tier2)")
-        return self._graph_service
+        return self._core.tiers.graph_service()
 
     @property
     def tier2(self) -> Tier2:
         """The Tier 2 stores, for code that works with records instead of envelopes."""
-        return self._tier2()
+        return self._core.tiers.tier2()
 
     # -- cross-tier -----------------------------------------------------------------------------
     def stats(self) -> Envelope:
         """Counts and sizes of every enabled tier."""
-
-        def call() -> dict[str, Any]:
-            out: dict[str, Any] = {
-                "profile": self.config.profile,
-                "scope": self.scope,
-                "scope_view": self.view.to_dict(),
-            }
-            if self._curated_store is not None:
-                out["tier1"] = {
-                    store: {
-                        "entries": len(state.entries),
-                        "usage_chars": state.usage_chars,
-                        "limit": state.limit,
-                        "usage": state.usage,
-                    }
-                    for store in ("memory", "user")
-                    for state in (self._curated_store.state(store),)
-                }
-            if self._t2 is not None:
-                out["tier2"] = self._t2.stats()
-            if self._sem is not None:
-                out["tier3"] = self._sem.health()
-            return out
-
-        return run("multi", call, tiers=self.enabled_tiers())
+        return run("multi", self._core.stats, tiers=self.enabled_tiers())
 
     def enabled_tiers(self) -> list[str]:
-        tiers = []
-        if self.config.tier1.enabled:
-            tiers.append("tier1")
-        if self.config.tier2.enabled:
-            tiers.append("tier2")
-        if self._sem is not None:
-            tiers.append("tier3")
-        if self._graph_service is not None:
-            tiers.append("graph")
-        return tiers
+        return self._core.tiers.enabled()
 
     def close(self, drain_timeout: float = 5.0, *, build_indexes: bool = True) -> None:
-        """Stop the background worker and close every store.
-
-        With ``drain_timeout`` > 0 the worker first drains the queues (up to that long); with 0 it only
-        finishes the item in hand: the queues are durable, the next process (or the next open) finishes
-        them. A worker still busy after a short grace (loading a model, embedding a batch) is left to end
-        on its own and the stores close after it, in a daemon thread, so close returns at once.
-        ``build_indexes=False`` leaves a vector engine's close-time index build (seconds at 10k points)
-        to a later close or the ``embed_queue`` maintenance job; nothing written is lost either way.
-        """
-        if not build_indexes and self._sem is not None:
-            for backend in self._sem.opened_backends():
-                defer = getattr(backend, "defer_optimize", None)  # only engines that build at close
-                if callable(defer):
-                    defer()
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            if drain_timeout > 0:
-                worker.wait_idle(drain_timeout)
-            if not worker.stop(_STOP_GRACE_S):
-                _close_in_background(self._close_after, worker)
-                return
-        self._close_stores()
+        """Stop the background worker and close every store (``Memory.close``)."""
+        self._core.close(drain_timeout, build_indexes=build_indexes)
 
     def wait_closed(self, timeout: float) -> bool:
         """Wait (up to ``timeout`` s) until a close left to a background thread has finished; True when
         the stores are closed (a reopen in this process can then take the vector store again)."""
-        return self._closed.wait(timeout)
+        return self._core.wait_closed(timeout)
 
-    def _close_after(self, worker: BackgroundWorker) -> None:
-        try:
-            worker.join()
-            self._close_stores()
-        finally:
-            with _closing_lock:
-                _closing.discard(threading.current_thread())
+    # == public methods: recall (core-recall) ======================================================
 
-    def _close_stores(self) -> None:
-        if self._graph_service is not None:
-            self._graph_service.save()
-            self._graph_service = None
-        if self._sem is not None:
-            shared_tier3.release(self._sem)
-            self._sem = None
-        if self._t2 is not None:
-            self._t2.close()
-            self._t2 = None
-        self._closed.set()
+    # == public methods: writes, ingest, tiers 1-3 (core-write) ==================================
+
+    # == public methods: ops, maintenance, doctor, history, graph, llm (core-ops) =================
 
     def __enter__(self) -> MemoryAPI:
         return self

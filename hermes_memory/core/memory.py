@@ -1,0 +1,213 @@
+"""``Memory``: the composed core. It opens the tiers of one profile and scope, wires the collaborators
+(stores, semantic index, graph, ingestor, recall engine) and owns their lifecycle; its services return
+records. ``MemoryAPI`` is the envelope around it."""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from hermes_memory.config import Config
+from hermes_memory.core.tiers import Tiers
+from hermes_memory.graph.service import GraphService
+from hermes_memory.ingest.background import BackgroundWorker
+from hermes_memory.ingest.worker import Ingestor
+from hermes_memory.llm.wiring import ingest_hooks
+from hermes_memory.ops import recovery
+from hermes_memory.recall.engine import RecallEngine
+from hermes_memory.scoping import ScopeView
+from hermes_memory.security.secrets import redact_secrets
+from hermes_memory.tier1.curated_store import CuratedStore
+from hermes_memory.tier1.snapshot import CuratedSnapshot
+from hermes_memory.tier2 import Tier2
+from hermes_memory.tier3 import shared as shared_tier3
+
+# How long close waits for the worker to finish the item in hand (a turn's transaction is milliseconds;
+# an embedding batch or a model load may be longer, and is then left to finish on its own).
+_STOP_GRACE_S = 0.1
+# How long interpreter exit waits for stores whose close was left to a thread (a worker in the middle of
+# an embedding batch). Native code still running in a daemon thread while the interpreter finalises
+# aborts the process ("terminate called without an active exception"); Hermes' exit watchdog is 30 s.
+_EXIT_WAIT_S = 20.0
+_closing: set[threading.Thread] = set()
+_closing_lock = threading.Lock()
+_exit_hook_registered = False
+
+log = logging.getLogger(__name__)
+
+
+def _close_in_background(target: Any, *args: Any) -> None:
+    """Run a deferred close on a daemon thread that interpreter exit still waits for (bounded)."""
+    global _exit_hook_registered
+    thread = threading.Thread(target=target, args=args, name="hermes-memory-close", daemon=True)
+    with _closing_lock:
+        _closing.add(thread)
+        if not _exit_hook_registered:
+            atexit.register(_finish_closing)
+            _exit_hook_registered = True
+    thread.start()
+
+
+def _finish_closing() -> None:
+    with _closing_lock:
+        threads = list(_closing)
+    for thread in threads:
+        thread.join(_EXIT_WAIT_S)
+
+
+class Memory:
+    """The tiers of one profile and scope, opened; every service of the core works on ``tiers``.
+
+    Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot; the
+    embedder and the vector collections open on first use. Raises ConfigError and StorageError.
+    """
+
+    def __init__(self, config: Config, *, actor: str, view: ScopeView, backend: str | None = None) -> None:
+        self.config = config
+        self.tiers = tiers = Tiers(config, actor=actor, view=view)
+        self.ingestor: Ingestor | None = None
+        self.worker: BackgroundWorker | None = None
+        self._engine: RecallEngine | None = None
+        self._closed = threading.Event()  # set once every store is closed
+        if config.tier2.enabled:
+            recovery.finish_restore(config)  # a restore cut short mid-swap completes first
+            tiers.t2 = Tier2.open(
+                config.db_path,
+                wal=config.tier2.wal_mode,
+                busy_timeout_ms=config.tier2.busy_timeout_ms,
+                auto_dedupe=config.tier2.auto_dedupe,
+                view=view,
+            )
+        if config.tier1.enabled:
+            tiers.curated = CuratedStore(
+                config.memories_dir,
+                memory_char_limit=config.tier1.memory_char_limit,
+                user_char_limit=config.tier1.user_char_limit,
+            )
+        if tiers.t2 is not None:  # an import cut short after its commit gets its curated entries
+            try:
+                recovery.finish_imports(tiers.t2, tiers.curated)
+            except BaseException:
+                tiers.t2.close()
+                raise
+        if tiers.curated is not None:
+            tiers.snapshot = CuratedSnapshot.capture(tiers.curated)
+        if config.tier3.enabled and tiers.t2 is not None:
+            # Cheap: the embedder and the vector collections open on first use.
+            # Shared with every other Memory of this store in the process (other scopes, same files).
+            tiers.sem = shared_tier3.acquire(config.tier3, config.tier3_path, tiers.t2, backend=backend)
+        if config.graph.enabled and tiers.t2 is not None:
+            tiers.graph = GraphService(tiers.t2, config.graph_path)
+        if tiers.t2 is not None:
+            # llm.enabled: false (default) gives the rule-based writer and after_ingest unchanged.
+            knowledge, after_commit = ingest_hooks(config.llm, tiers.t2, tiers.sem, tiers.after_ingest)
+            self.ingestor = Ingestor(
+                tiers.t2, tiers.sem, knowledge=knowledge, after_commit=after_commit,
+                redact=redact_secrets if config.security.redact_secrets else None,
+            )  # fmt: skip
+        # -- the services (each owned by one part of the redesign; keep these sections apart) ------
+        # services: recall + rendering (core-recall)
+
+        # services: writes, ingest, tiers 1-3 (core-write)
+
+        # services: ops, maintenance, doctor, history, graph, llm (core-ops)
+
+    def start_worker(self, step: Callable[[BackgroundWorker], bool]) -> None:
+        """Keep the durable queues drained in a background thread: ``step(worker)`` runs whenever woken
+        (or every second) until close; it returns True while it made progress."""
+        worker = BackgroundWorker(lambda: step(worker))
+        self.worker = worker
+        worker.start()
+
+    def recall_engine(self) -> RecallEngine:
+        if self._engine is None:
+            t = self.tiers
+            self._engine = RecallEngine(t.tier2(), t.sem, t.graph, t.curated)
+        return self._engine
+
+    def forget_recall_caches(self) -> None:
+        """Drop the recall engine (its participant cache may hold a name just forgotten or renamed)."""
+        self._engine = None
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and sizes of every enabled tier."""
+        t = self.tiers
+        out: dict[str, Any] = {
+            "profile": self.config.profile,
+            "scope": t.scope,
+            "scope_view": t.view.to_dict(),
+        }
+        if t.curated is not None:
+            out["tier1"] = {
+                store: {
+                    "entries": len(state.entries),
+                    "usage_chars": state.usage_chars,
+                    "limit": state.limit,
+                    "usage": state.usage,
+                }
+                for store in ("memory", "user")
+                for state in (t.curated.state(store),)
+            }
+        if t.t2 is not None:
+            out["tier2"] = t.t2.stats()
+        if t.sem is not None:
+            out["tier3"] = t.sem.health()
+        return out
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def close(self, drain_timeout: float = 5.0, *, build_indexes: bool = True) -> None:
+        """Stop the background worker and close every store.
+
+        With ``drain_timeout`` > 0 the worker first drains the queues (up to that long); with 0 it only
+        finishes the item in hand: the queues are durable, the next process (or the next open) finishes
+        them. A worker still busy after a short grace (loading a model, embedding a batch) is left to end
+        on its own and the stores close after it, in a daemon thread, so close returns at once.
+        ``build_indexes=False`` leaves a vector engine's close-time index build (seconds at 10k points)
+        to a later close or the ``embed_queue`` maintenance job; nothing written is lost either way.
+        """
+        sem = self.tiers.sem
+        if not build_indexes and sem is not None:
+            for backend in sem.opened_backends():
+                defer = getattr(backend, "defer_optimize", None)  # only engines that build at close
+                if callable(defer):
+                    defer()
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            if drain_timeout > 0:
+                worker.wait_idle(drain_timeout)
+            if not worker.stop(_STOP_GRACE_S):
+                _close_in_background(self._close_after, worker)
+                return
+        self._close_stores()
+
+    def wait_closed(self, timeout: float) -> bool:
+        """Wait (up to ``timeout`` s) until a close left to a background thread has finished; True when
+        the stores are closed (a reopen in this process can then take the vector store again)."""
+        return self._closed.wait(timeout)
+
+    def _close_after(self, worker: BackgroundWorker) -> None:
+        try:
+            worker.join()
+            self._close_stores()
+        finally:
+            with _closing_lock:
+                _closing.discard(threading.current_thread())
+
+    def _close_stores(self) -> None:
+        t = self.tiers
+        if t.graph is not None:
+            t.graph.save()
+            t.graph = None
+        if t.sem is not None:
+            shared_tier3.release(t.sem)
+            t.sem = None
+        if t.t2 is not None:
+            t.t2.close()
+            t.t2 = None
+        self._closed.set()
+
+
+__all__ = ["Memory"]
