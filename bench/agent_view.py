@@ -4,8 +4,8 @@
     python bench/agent_view.py --json OUT
 
 A fresh Hermes home where ``hermes-memory install --activate`` put the provider in its default
-configuration, a fake OpenAI-compatible LLM on 127.0.0.1 (``hermes_memory.bench.oneshot.FakeLLM``, it
-always answers the same short line), then one ``hermes -z`` process per message: four statements and
+configuration, a fake OpenAI-compatible LLM on 127.0.0.1 (``hermes_memory.bench.fake_llm``, answering
+every turn with the same short line), then one ``hermes -z`` process per message: four statements and
 three questions. Prints each question's block as the model received it (inside Hermes' fence) and the
 wall time of each process. Needs ``hermes`` (the README's install command puts it on the path).
 """
@@ -20,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hermes_memory.bench.oneshot import FakeLLM, _hermes, _make_home, memory_block
+from hermes_memory.bench.fake_llm import FakeLLM
+from hermes_memory.bench.oneshot import ANSWER, _hermes, _make_home, memory_block
 
 STATEMENTS = (
     "I live in Hamburg.",
@@ -39,16 +40,17 @@ def agent_view(timeout: float = 300.0) -> dict[str, object]:
     """Run the statements and questions; returns each question's block and every process's wall time.
 
     Raises RuntimeError when a ``hermes`` process fails."""
-    with tempfile.TemporaryDirectory(prefix="hm-agent-view-") as tmp, FakeLLM() as llm:
+    with tempfile.TemporaryDirectory(prefix="hm-agent-view-") as tmp, FakeLLM(fixed=ANSWER) as llm:
         home = _make_home(Path(tmp), "home", llm.base_url, provider=True)
         walls: list[float] = []
         for message in STATEMENTS:
             walls.append(round(_hermes(home, message, timeout).wall_s, 2))
         blocks: dict[str, str | None] = {}
         for question in QUESTIONS:
-            before = len(llm.requests)
+            before = len(llm.chat_requests())
             walls.append(round(_hermes(home, question, timeout).wall_s, 2))
-            first = llm.requests[before] if len(llm.requests) > before else None
+            chats = llm.chat_requests()
+            first = chats[before] if len(chats) > before else None
             blocks[question] = None if first is None else memory_block(first)
     return {"statements": list(STATEMENTS), "blocks": blocks, "wall_s": walls}
 

@@ -22,18 +22,18 @@ import os
 import statistics
 import sys
 import tempfile
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from hermes_memory.bench._proc import Finished, run_measured
+from hermes_memory.bench.fake_llm import FakeLLM, text_of
 
 PROMPT = "Hello there"
 SEED = "My sister is called Ana and she lives in Porto."
 QUESTION = "Who are my siblings?"
 REPLY = "Plain answer."
+# The fake LLM answers every turn with REPLY and calls no tool.
+ANSWER: dict[str, Any] = {"rules": [], "default": {"reply": REPLY}}
 # The --breakdown homes: the provider with these nextlevel.yaml settings.
 VARIANTS = {
     "hashing": "memory:\n  tier3:\n    embedding_model: hashing\n",
@@ -52,99 +52,10 @@ memory:
 """
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: FakeLLM
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _send_json(self, payload: dict[str, Any], status: int = 200) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            model = {"id": "fake-model", "object": "model", "owned_by": "bench", "context_length": 128000}
-            self._send_json({"object": "list", "data": [model]})
-        else:
-            self._send_json({"error": {"message": "not found"}}, 404)
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._send_json({"error": {"message": "not found"}}, 404)
-            return
-        self.server.record(body)
-        ident, created = f"chatcmpl-{time.monotonic_ns()}", int(time.time())
-        usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
-        head = {"id": ident, "created": created, "model": "fake-model"}
-        if not body.get("stream"):
-            choice = {"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}
-            self._send_json({**head, "object": "chat.completion", "choices": [choice], "usage": usage})
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}, {"content": REPLY}, {}]
-        for i, delta in enumerate(deltas):
-            last = i == len(deltas) - 1
-            event: dict[str, Any] = {
-                **head,
-                "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": "stop" if last else None}],
-            }
-            if last:
-                event["usage"] = usage
-            self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
-        self.close_connection = True
-
-
-class FakeLLM(ThreadingHTTPServer):
-    """An OpenAI-compatible chat endpoint on 127.0.0.1 that always answers ``REPLY`` and keeps the
-    request bodies that offered tools (the agent's own turns)."""
-
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-
-    def record(self, body: dict[str, Any]) -> None:
-        if body.get("tools"):
-            with self._lock:
-                self.requests.append(body)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeLLM:
-        threading.Thread(target=self.serve_forever, name="fake-llm", daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return str(content or "")
-
-
 def memory_block(request: dict[str, Any]) -> str | None:
     """The <memory-context> block Hermes attached to the last user message, or None."""
     users = [m for m in request.get("messages", []) if m.get("role") == "user"]
-    text = _text(users[-1].get("content")) if users else ""
+    text = text_of(users[-1].get("content")) if users else ""
     start = text.find("<memory-context>")
     return None if start < 0 else text[start:]
 
@@ -194,7 +105,7 @@ def oneshot_compare(runs: int = 3, timeout: float = 300.0, *, breakdown: bool = 
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
-    with tempfile.TemporaryDirectory(prefix="hm-oneshot-") as tmp, FakeLLM() as llm:
+    with tempfile.TemporaryDirectory(prefix="hm-oneshot-") as tmp, FakeLLM(fixed=ANSWER) as llm:
         root = Path(tmp)
         with_home = _make_home(root, "with-provider", llm.base_url, provider=True)
         homes = {
@@ -212,9 +123,10 @@ def oneshot_compare(runs: int = 3, timeout: float = 300.0, *, breakdown: bool = 
             for name, home in homes.items():
                 rows[name].append(_hermes(home, PROMPT, timeout))
         _hermes(with_home, SEED, timeout)
-        before = len(llm.requests)
+        before = len(llm.chat_requests())
         asked = _hermes(with_home, QUESTION, timeout)
-        first = llm.requests[before] if len(llm.requests) > before else None
+        chats = llm.chat_requests()
+        first = chats[before] if len(chats) > before else None
         block = None if first is None else memory_block(first)
     out: dict[str, Any] = {"runs": runs, "prompt": PROMPT}
     for key, done in rows.items():
@@ -269,13 +181,13 @@ if __name__ == "__main__":
 
 
 __all__ = [
+    "ANSWER",
     "CONFIG_YAML",
     "PROMPT",
     "QUESTION",
     "REPLY",
     "SEED",
     "VARIANTS",
-    "FakeLLM",
     "main",
     "memory_block",
     "oneshot_compare",

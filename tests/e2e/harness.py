@@ -30,12 +30,12 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import fake_llm
 import offline_guard
 import pytest
 
 import hermes_memory
 from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.bench import fake_llm
 from hermes_memory.cli import main as hermes_memory_cli
 from hermes_memory.hermes.settings import hermes_profile, load_settings
 

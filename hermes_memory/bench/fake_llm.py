@@ -1,4 +1,5 @@
-"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for driving the real Hermes agent.
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for driving the real Hermes agent
+(the e2e tests and the one-shot benchmarks).
 
 Every request is kept in ``server.requests`` and, when the server was started with a ``log`` path,
 appended to that file as one JSON line (one server and one log per HERMES_HOME). Replies follow a
@@ -157,7 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self.server.record({"method": "GET", "path": self.path})
         if self.path.rstrip("/").endswith("/models"):
-            model = {"id": "fake-model", "object": "model", "owned_by": "tests", "context_length": 128000}
+            model = {"id": "fake-model", "object": "model", "owned_by": "bench", "context_length": 128000}
             self._send_json(200, {"object": "list", "data": [model]})
         else:
             self._send_json(404, {"error": {"message": "not found"}})
@@ -218,19 +219,37 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class FakeLLM(ThreadingHTTPServer):
+    """The server; ``with FakeLLM(...) as llm`` serves on a thread until the block ends. Without a
+    script file, ``fixed`` (a script dict) or else ``DEFAULT_SCRIPT`` answers."""
+
     daemon_threads = True
 
-    def __init__(self, port: int = 0, *, log: Path | None = None, script: Path | None = None):
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        log: Path | None = None,
+        script: Path | None = None,
+        fixed: dict[str, Any] | None = None,
+    ):
         super().__init__(("127.0.0.1", port), _Handler)
         self.requests: list[dict[str, Any]] = []
         self.log = log
         self.script_file = script
+        self._fixed = fixed
         self._lock = threading.Lock()
 
+    def __enter__(self) -> FakeLLM:
+        threading.Thread(target=self.serve_forever, name="fake-llm", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def script(self) -> dict[str, Any] | None:
-        """The scenario's script (re-read on every request), or None for DEFAULT_SCRIPT."""
+        """The scenario's script (re-read on every request), else ``fixed``, else None (DEFAULT_SCRIPT)."""
         if self.script_file is None or not self.script_file.exists():
-            return None
+            return self._fixed
         loaded: dict[str, Any] = json.loads(self.script_file.read_text(encoding="utf-8"))
         return loaded
 
@@ -264,6 +283,19 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 
 
 def start(port: int = 0, *, log: Path | None = None, script: Path | None = None) -> FakeLLM:
-    server = FakeLLM(port, log=log, script=script)
-    threading.Thread(target=server.serve_forever, name="fake-llm", daemon=True).start()
-    return server
+    """A server already serving on a thread; ``stop()`` it when done."""
+    return FakeLLM(port, log=log, script=script).__enter__()
+
+
+__all__ = [
+    "DEFAULT_SCRIPT",
+    "FENCE",
+    "FakeLLM",
+    "call",
+    "own_words",
+    "plan",
+    "read_log",
+    "split_user_text",
+    "start",
+    "text_of",
+]
