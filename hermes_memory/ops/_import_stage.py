@@ -4,8 +4,6 @@ row and written to a scratch database beside the store in batches; nothing of th
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +15,8 @@ from hermes_memory.scoping import ScopeView
 from hermes_memory.security.threats import first_threat
 from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import loads_dict, loads_list
+from hermes_memory.tier2.staging import BATCH, StagingDb
 
-BATCH = 2000
 _MAX_TIER1_CHARS = 1 << 20
 
 Transform = Callable[[str, Any], Any]
@@ -32,18 +30,7 @@ class Stage:
         transform: Transform | None,
     ):  # fmt: skip
         self.path = path
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # owner only from the start
-        self.conn = sqlite3.connect(str(path), isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode = OFF")  # scratch: a crash discards it anyway
-        self.conn.execute("PRAGMA synchronous = OFF")
-        self.conn.executescript(
-            "CREATE TABLE rows(seq INTEGER PRIMARY KEY, tbl TEXT NOT NULL, body TEXT NOT NULL);"
-            "CREATE INDEX rows_tbl ON rows(tbl, seq);"
-            "CREATE TABLE vectors(model_id TEXT, text_hash TEXT, dim INTEGER, vector BLOB);"
-            "CREATE TABLE remap(old TEXT PRIMARY KEY, new TEXT NOT NULL) WITHOUT ROWID;"
-            "CREATE TABLE later(uuid TEXT NOT NULL, ref TEXT NOT NULL);"
-        )
-        self.conn.execute("BEGIN")
+        self.db = StagingDb(path)
         self.columns = columns
         self.required = required
         self.view = view
@@ -53,17 +40,9 @@ class Stage:
         self.rows: dict[str, int] = dict.fromkeys(TABLES, 0)
         self.flagged = {"episodes": 0, "facts": 0}
         self.vectors = 0
-        self._pending = 0
         self._saw_tier2 = False
 
     # -- staging ------------------------------------------------------------------------------------
-    def _written(self) -> None:
-        self._pending += 1
-        if self._pending >= BATCH:
-            self.conn.execute("COMMIT")
-            self.conn.execute("BEGIN")
-            self._pending = 0
-
     def add_meta(self, key: str, value: Any) -> None:
         if key == "tier1":
             self.tier1 = _tier1(value if self.transform is None else self.transform("tier1", value))
@@ -86,19 +65,15 @@ class Stage:
         if table in ("episodes", "facts"):
             row["threat"] = _verdict(table, index, row)
             self.flagged[table] += row["threat"] == verdicts.FLAGGED
-        self.conn.execute(
-            "INSERT INTO rows(tbl, body) VALUES (?, ?)", (table, json.dumps(row, ensure_ascii=False))
-        )
+        self.db.add_row(table, json.dumps(row, ensure_ascii=False))
         self.rows[table] += 1
-        self._written()
 
     def saw_table(self) -> None:
         self._saw_tier2 = True
 
     def add_vector(self, index: int, item: Any) -> None:
-        self.conn.execute("INSERT INTO vectors VALUES (?, ?, ?, ?)", _vector_row(index, item))
+        self.db.add_vector(_vector_row(index, item))
         self.vectors += 1
-        self._written()
 
     def finish(self) -> None:
         """Checks that need the whole document. Raises ValidationError."""
@@ -109,30 +84,24 @@ class Stage:
             raise ValidationError(f"unsupported export version {found!r} (this release reads {VERSION})")
         if not self._saw_tier2:
             raise ValidationError(f"export 'tier2' must be an object with tables among {', '.join(TABLES)}")
-        self.conn.execute("COMMIT")
+        self.db.commit()
 
     # -- reading back --------------------------------------------------------------------------------
     def staged(self, table: str) -> Iterator[tuple[int, dict[str, Any]]]:
-        cursor = self.conn.execute("SELECT body FROM rows WHERE tbl = ? ORDER BY seq", (table,))
-        index = 0
-        while batch := cursor.fetchmany(BATCH):
-            for (body,) in batch:
-                yield index, json.loads(body)
-                index += 1
+        for index, body in enumerate(self.db.rows(table)):
+            yield index, json.loads(body)
 
     def remap(self, old: str, new: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO remap VALUES (?, ?)", (old, new))
+        self.db.remap(old, new)
 
     def mapped(self, value: Any) -> Any:
         if not isinstance(value, str):
             return value
-        row = self.conn.execute("SELECT new FROM remap WHERE old = ?", (value,)).fetchone()
-        return value if row is None else row[0]
+        new = self.db.mapped(value)
+        return value if new is None else new
 
     def close(self) -> None:
-        self.conn.close()
-        for suffix in ("", "-journal", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        self.db.close()
 
 
 def _tier1(value: Any) -> dict[str, list[str]]:

@@ -27,19 +27,15 @@ from hermes_memory.ops import recovery
 from hermes_memory.scoping import ScopeView
 from hermes_memory.security.threats import first_threat
 from hermes_memory.tier1.curated_store import STORE_FILES, CuratedStore, parse_entries
-from hermes_memory.tier2 import Tier2, verdicts
-from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+from hermes_memory.tier2 import Tier2, maintenance
+from hermes_memory.tier2 import files as db_files
 from hermes_memory.tier2.turn_inbox import inbox_path
 
 MANIFEST = "manifest.json"
 FORMAT = "hermes-memory/backup"
 VERSION = 1
 DB_NAME = "tier2.db"
-_COUNTED = ("facts", "entities", "relations", "timeline", "episodes", "chunks")
-
-
-def _counts(conn: sqlite3.Connection) -> dict[str, int]:
-    return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in _COUNTED}
+_COUNTED = db_files.COUNTED
 
 
 def backup(tier2: Tier2, curated: CuratedStore | None, graph_dir: Path | None, dest: Path, *,
@@ -73,9 +69,8 @@ def backup(tier2: Tier2, curated: CuratedStore | None, graph_dir: Path | None, d
                 if src.is_file() and not src.name.startswith("."):
                     shutil.copy2(src, dest / "graph" / src.name)
                     files.append(f"graph/{src.name}")
-        with sqlite3.connect(str(dest / DB_NAME)) as conn:
-            counts = _counts(conn)
-        conn.close()
+        with db_files.DatabaseFile(dest / DB_NAME) as copy:
+            counts = copy.counts()
         manifest = {
             "format": FORMAT, "version": VERSION, "created_at": time.time(), "profile": profile,
             "files": files, "counts": counts,
@@ -208,35 +203,8 @@ def _occupied(config: Config) -> list[Path]:
     return [p for p in paths if p.exists() and (p.is_file() or any(p.iterdir()))]
 
 
-def _in_use(db_path: Path) -> bool:
-    """Whether another process has the memory database open (a running agent, the MCP server).
-
-    In WAL mode every open connection holds a shared lock on the file, so an exclusive lock is granted
-    only when nobody else has it open. Never opens the file with ``open()`` (see ``tier2.db``).
-    Raises StorageError for any SQLite failure but a lock.
-    """
-    if not db_path.exists():
-        return False
-    probe = sqlite3.connect(str(db_path), timeout=0.2, isolation_level=None)
-    try:
-        probe.execute("PRAGMA locking_mode = EXCLUSIVE")
-        probe.execute("BEGIN EXCLUSIVE")
-        probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        probe.execute("ROLLBACK")
-        return False
-    except sqlite3.OperationalError as exc:
-        text = str(exc).lower()
-        if "locked" in text or "busy" in text:
-            return True
-        raise StorageError(f"cannot check whether {db_path} is in use: {exc}") from exc
-    except sqlite3.DatabaseError:
-        return False  # not a database at all (force replaces it): nobody can have it open as one
-    finally:
-        probe.close()
-
-
 def _refuse_if_in_use(config: Config) -> None:
-    if _in_use(config.db_path):
+    if db_files.in_use(config.db_path):
         raise ConflictError(
             f"the memory at {config.db_path} is open in another process (a running agent or MCP server?); "
             "stop it before restoring"
@@ -339,14 +307,11 @@ def _prepare_database(path: Path, counts: dict[str, int], config: Config) -> dic
     recomputed, every vector queued to be rebuilt. Raises ValidationError when the backup is corrupt
     or does not match its manifest."""
     try:
-        conn = sqlite3.connect(str(path), isolation_level=None)
-        try:
-            row = conn.execute("PRAGMA integrity_check").fetchone()
+        with db_files.DatabaseFile(path) as copy:
+            row = copy.integrity()
             if row is None or row[0] != "ok":
                 raise ValidationError(f"the backup's database fails the SQLite integrity check: {row}")
-            found = _counts(conn)
-        finally:
-            conn.close()
+            found = copy.counts()
     except sqlite3.DatabaseError as exc:
         raise ValidationError(f"the backup's database is corrupt or not SQLite: {exc}") from exc
     if found != counts:
@@ -362,22 +327,12 @@ def _prepare_database(path: Path, counts: dict[str, int], config: Config) -> dic
         raise ValidationError(f"the backup's database cannot be opened as a memory store: {exc}") from exc
     try:
         with tier2.db.atomic() as conn:
-            # A verdict says "shown without neutralising": never take it from a file we did not write.
-            conn.execute("UPDATE episodes SET threat = NULL")
-            conn.execute("UPDATE facts SET threat = NULL")
-            verdicts.backfill(conn)
-            conn.execute("DELETE FROM vector_sync")  # the engines' files are not restored: they rebuild
-            tier2.embed_queue.clear(conn)
-            for (uuid,) in conn.execute("SELECT uuid FROM chunks ORDER BY id").fetchall():
-                tier2.embed_queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")
-            for (uuid,) in conn.execute("SELECT uuid FROM entities ORDER BY id").fetchall():
-                tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, uuid, "upsert")
+            # A verdict says "shown without neutralising": never take it from a file we did not write;
+            # the engines' files are not restored: they rebuild from every chunk and entity, queued.
+            db_files.reset_derived(conn, tier2.embed_queue)
         check = consistency_check(tier2, counts)
-        flagged = {
-            t: int(tier2.db.query(f"SELECT count(*) FROM {t} WHERE threat = 1")[0][0])
-            for t in ("episodes", "facts")
-        }
-        tier2.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        flagged = db_files.flagged_counts(tier2.db)
+        db_files.checkpoint(tier2.db)
     finally:
         tier2.close()
     if not check["ok"]:
@@ -395,20 +350,21 @@ def consistency_check(tier2: Tier2, expected: dict[str, int] | None = None) -> d
     and (optionally) row counts equal ``expected``."""
     problems: list[str] = []
     db = tier2.db
-    row = db.query_one("PRAGMA integrity_check")
-    if row is None or row[0] != "ok":
-        problems.append(f"integrity_check: {None if row is None else row[0]}")
-    for table in ("facts", "entities", "timeline", "episodes", "chunks"):
+    messages = db_files.integrity_messages(db)
+    first = messages[0] if messages else None
+    if first != "ok":
+        problems.append(f"integrity_check: {first}")
+    for table in db_files.FTS_TABLES:
         try:
-            db.execute(f"INSERT INTO {table}_fts({table}_fts) VALUES ('integrity-check')")
+            db_files.check_fts(db, table)
         except StorageError as exc:
             problems.append(f"{table}_fts: {exc}")
-    conn_counts = {t: int(db.query(f"SELECT count(*) FROM {t}")[0][0]) for t in _COUNTED}
+    conn_counts = db_files.row_counts(db)
     if expected is not None:
         for table, count in expected.items():
             if conn_counts.get(table) != count:
                 problems.append(f"{table}: {conn_counts.get(table)} rows, backup had {count}")
-    queued = int(db.query("SELECT count(*) FROM embed_queue WHERE op = 'upsert'")[0][0])
+    queued = maintenance.queued(db, op="upsert")
     return {"ok": not problems, "problems": problems, "counts": conn_counts, "vectors_queued": queued}
 
 

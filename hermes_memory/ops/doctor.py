@@ -19,7 +19,7 @@ from hermes_memory.errors import StorageError
 from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES
 from hermes_memory.graph.nx_store import KnowledgeGraph, LoadStatus
 from hermes_memory.graph.service import GraphService
-from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2 import Tier2, files, maintenance
 from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
 from hermes_memory.tier3._indexer import entity_text
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from hermes_memory.api.memory_api import MemoryAPI
 
 Status = Literal["ok", "warn", "error"]
-FTS_TABLES = ("facts", "entities", "timeline", "episodes", "chunks")
+FTS_TABLES = files.FTS_TABLES
 # Same limit the ingest worker and the embed drain use: a row tried this often is retired ("stuck").
 MAX_ATTEMPTS = 5
 DOCTOR_ACTOR = "doctor"
@@ -98,8 +98,7 @@ class _Stores:
 
 
 def _check_sqlite(s: _Stores) -> list[Finding]:
-    rows = s.tier2.db.query("PRAGMA integrity_check")
-    messages = [str(r[0]) for r in rows]
+    messages = files.integrity_messages(s.tier2.db)
     if messages == ["ok"]:
         return [Finding("sqlite", "ok", "integrity_check: ok")]
     # No safe automatic repair for a damaged B-tree: restore a backup (or export what still reads).
@@ -112,9 +111,8 @@ def _check_fts(s: _Stores) -> list[Finding]:
         fts = f"{table}_fts"
         rows = _count(s, table)
         try:
-            # rank = 1 compares the index with the content table too, not only its own consistency.
-            with s.tier2.db.atomic() as conn:
-                conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
+            # Compares the index with the content table too, not only its own consistency.
+            files.check_fts(s.tier2.db, table, with_content=True)
         except StorageError as exc:
             out.append(
                 Finding(
@@ -129,9 +127,8 @@ def _check_fts(s: _Stores) -> list[Finding]:
     return out
 
 
-def _count(s: _Stores, table: str, where: str = "", params: tuple[Any, ...] = ()) -> int:
-    row = s.tier2.db.query_one(f"SELECT count(*) AS n FROM {table} {where}", params)
-    return int(row["n"]) if row is not None else 0
+def _count(s: _Stores, table: str) -> int:
+    return maintenance.row_count(s.tier2.db, table)
 
 
 def _check_vectors(s: _Stores) -> list[Finding]:
@@ -146,8 +143,8 @@ def _check_vectors(s: _Stores) -> list[Finding]:
     out = []
     for collection, table in _VECTOR_TABLES.items():
         rows = _count(s, table)
-        upserts = _count(s, "embed_queue", "WHERE collection = ? AND op = 'upsert'", (collection,))
-        deletes = _count(s, "embed_queue", "WHERE collection = ? AND op = 'delete'", (collection,))
+        upserts = maintenance.queued(s.tier2.db, op="upsert", collection=collection)
+        deletes = maintenance.queued(s.tier2.db, op="delete", collection=collection)
         vectors = s.semantic.backend(collection).count()
         # Pending queue rows explain a gap in either direction until the queue is drained.
         low, high = rows - upserts, rows + deletes
@@ -174,7 +171,7 @@ def _check_stored_vectors(s: _Stores, semantic: SemanticMemory) -> list[Finding]
     out = []
     for collection, table in _VECTOR_TABLES.items():
         rows = _count(s, table)
-        upserts = _count(s, "embed_queue", "WHERE collection = ? AND op = 'upsert'", (collection,))
+        upserts = maintenance.queued(s.tier2.db, op="upsert", collection=collection)
         vectors = counts[collection]
         detail = f"{vectors} stored vectors for {rows} {table} rows ({upserts} upserts pending); {path}"
         if rows - upserts <= vectors <= rows:
@@ -243,11 +240,9 @@ def _check_queues(s: _Stores) -> list[Finding]:
     out = []
     for name, table in (("queue:ingest", "ingest_queue"), ("queue:embed", "embed_queue")):
         total = _count(s, table)
-        stuck = _count(s, table, "WHERE attempts >= ?", (MAX_ATTEMPTS,))
-        row = s.tier2.db.query_one(
-            f"SELECT last_error FROM {table} WHERE last_error IS NOT NULL ORDER BY id DESC LIMIT 1"
-        )
-        last = f"; last error: {str(row['last_error'])[:200]}" if row is not None else ""
+        stuck = maintenance.stuck(s.tier2.db, table, MAX_ATTEMPTS)
+        error = maintenance.last_error(s.tier2.db, table)
+        last = f"; last error: {error[:200]}" if error is not None else ""
         if total == 0:
             out.append(Finding(name, "ok", "empty"))
         elif stuck:
@@ -266,12 +261,7 @@ def _check_queues(s: _Stores) -> list[Finding]:
 
 def _check_facts(s: _Stores) -> list[Finding]:
     out = []
-    dangling = _count(
-        s,
-        "facts f",
-        "WHERE f.superseded_by IS NOT NULL AND NOT EXISTS "
-        "(SELECT 1 FROM facts g WHERE g.uuid = f.superseded_by)",
-    )
+    dangling = maintenance.dangling_superseded(s.tier2.db)
     out.append(
         Finding(
             "facts:superseded_by",
@@ -282,14 +272,7 @@ def _check_facts(s: _Stores) -> list[Finding]:
         if dangling
         else Finding("facts:superseded_by", "ok", "every superseded_by points to a fact")
     )
-    marks = ", ".join("?" for _ in EXCLUSIVE_PREDICATES)
-    row = s.tier2.db.query_one(
-        "SELECT count(*) AS n FROM (SELECT 1 FROM facts WHERE is_archived = 0 AND superseded_at IS NULL "
-        f"AND valid_to IS NULL AND subject IS NOT NULL AND lower(predicate) IN ({marks}) "
-        "GROUP BY scope, lower(subject), lower(predicate) HAVING count(DISTINCT lower(object)) > 1)",
-        tuple(sorted(EXCLUSIVE_PREDICATES)),
-    )
-    conflicts = int(row["n"]) if row is not None else 0
+    conflicts = maintenance.exclusive_conflicts(s.tier2.db, EXCLUSIVE_PREDICATES)
     out.append(
         Finding(
             "facts:exclusive",
@@ -300,12 +283,7 @@ def _check_facts(s: _Stores) -> list[Finding]:
         if conflicts
         else Finding("facts:exclusive", "ok", "single-valued predicates have one active value")
     )
-    orphans = _count(
-        s,
-        "fact_entities fe",
-        "WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.uuid = fe.fact_uuid) "
-        "OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.uuid = fe.entity_uuid)",
-    )
+    orphans = maintenance.orphan_fact_entities(s.tier2.db)
     out.append(
         Finding(
             "facts:fact_entities",
@@ -353,16 +331,7 @@ def _repair(s: _Stores, action: str) -> dict[str, Any]:
         table = action.split(":", 1)[1]
         if table not in FTS_TABLES:
             raise StorageError(f"unknown FTS table {table!r}")
-        with t2.db.atomic() as conn:
-            conn.execute(f"INSERT INTO {table}_fts({table}_fts) VALUES ('rebuild')")
-            t2.audit.record(
-                conn,
-                action="doctor_fts_rebuild",
-                tier="tier2",
-                actor=DOCTOR_ACTOR,
-                target_uuid=None,
-                diff={"table": table},
-            )
+        maintenance.rebuild_fts(t2.db, t2.audit, table, actor=DOCTOR_ACTOR)
         return {"rebuilt": f"{table}_fts"}
     if action == "reindex":
         assert s.semantic is not None
@@ -371,9 +340,7 @@ def _repair(s: _Stores, action: str) -> dict[str, Any]:
         assert s.graph is not None
         return s.graph.rebuild()
     if action == "retry_queues":
-        with t2.db.atomic() as conn:
-            for table in ("ingest_queue", "embed_queue"):
-                conn.execute(f"UPDATE {table} SET attempts = 0 WHERE attempts >= ?", (MAX_ATTEMPTS,))
+        maintenance.retry_stuck(t2.db, MAX_ATTEMPTS)
         return {"flush": s.flush()}
     if action == "drain":
         return {"flush": s.flush()}
@@ -386,34 +353,14 @@ def _repair(s: _Stores, action: str) -> dict[str, Any]:
     if action == "consolidate":
         return {"consolidate": s.consolidate()}
     if action == "delete_orphan_fact_entities":
-        with t2.db.atomic() as conn:
-            cur = conn.execute(
-                "DELETE FROM fact_entities WHERE fact_uuid NOT IN (SELECT uuid FROM facts) "
-                "OR entity_uuid NOT IN (SELECT uuid FROM entities)"
-            )
-            return {"deleted": cur.rowcount}
+        return {"deleted": maintenance.delete_orphan_fact_entities(t2.db)}
     raise StorageError(f"unknown doctor repair {action!r}")
 
 
 def _clear_dangling(t2: Tier2) -> int:
     """The superseding fact is gone; the fact stays closed (the contradiction was real), only the
     pointer that leads nowhere is removed. Each change is audited."""
-    with t2.db.atomic() as conn:
-        rows = conn.execute(
-            "SELECT uuid, superseded_by FROM facts f WHERE superseded_by IS NOT NULL AND NOT EXISTS "
-            "(SELECT 1 FROM facts g WHERE g.uuid = f.superseded_by)"
-        ).fetchall()
-        for row in rows:
-            conn.execute("UPDATE facts SET superseded_by = NULL WHERE uuid = ?", (row[0],))
-            t2.audit.record(
-                conn,
-                action="doctor_clear_superseded_by",
-                tier="tier2",
-                actor=DOCTOR_ACTOR,
-                target_uuid=row[0],
-                diff={"missing_superseded_by": row[1]},
-            )
-        return len(rows)
+    return maintenance.clear_dangling_superseded(t2.db, t2.audit, actor=DOCTOR_ACTOR)
 
 
 def check_and_repair(

@@ -9,15 +9,14 @@ Steps are idempotent: running one twice (a crash after it and before it was stru
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory.errors import StorageError, VectorStoreBusyError
-from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2 import Tier2, erasures, files
+from hermes_memory.tier2.erasures import Erasure
 
 if TYPE_CHECKING:
     import sqlite3
@@ -30,18 +29,7 @@ if TYPE_CHECKING:
 # In the order they run: curated entries first (the row holds them until then), compaction last (it
 # must see every other deletion).
 STEPS = ("curated", "vectors", "engine", "graph", "compact")
-FTS_TABLES = ("facts_fts", "entities_fts", "timeline_fts", "episodes_fts", "chunks_fts")
 GRAPH_FILE = "knowledge_graph.pickle"
-
-
-@dataclass(frozen=True)
-class Erasure:
-    """One recorded erasure; ``steps`` are the ones still to do."""
-
-    id: int
-    target: str
-    started_at: float
-    steps: tuple[str, ...]
 
 
 @dataclass
@@ -62,22 +50,15 @@ def record(conn: sqlite3.Connection, plan: ForgetPlan, *, actor: str, scope: str
     curated = {store: list(entries) for store, entries in plan.curated.items() if entries}
     steps = [s for s in STEPS if s != "curated" or curated]
     vector_ids = [f"chunk:{u}" for u in sorted(plan.chunks)] + [f"entity:{u}" for u in sorted(plan.entities)]
-    cur = conn.execute(
-        "INSERT INTO erasures(target, scope, actor, started_at, steps, vector_ids, curated)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (plan.target, scope, actor, time.time(), json.dumps(steps), json.dumps(vector_ids),
-         json.dumps(curated) if curated else None),
+    return erasures.record(
+        conn, target=plan.target, scope=scope, actor=actor, steps=steps, vector_ids=vector_ids,
+        curated=curated,
     )  # fmt: skip
-    assert cur.lastrowid is not None
-    return int(cur.lastrowid)
 
 
 def unfinished(tier2: Tier2) -> list[Erasure]:
     """Erasures with steps left, oldest first (any scope: the steps are store-wide). Raises StorageError."""
-    rows = tier2.db.query(
-        "SELECT id, target, started_at, steps FROM erasures WHERE finished_at IS NULL ORDER BY id"
-    )
-    return [Erasure(r["id"], r["target"], r["started_at"], tuple(json.loads(r["steps"]))) for r in rows]
+    return erasures.unfinished(tier2.db)
 
 
 def finish(parts: Parts, *, on_step: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
@@ -102,30 +83,16 @@ def finish(parts: Parts, *, on_step: Callable[[str], None] | None = None) -> lis
             else:
                 ok = done[step]
             if ok:
-                _strike(parts.tier2, erasure.id, step)
+                erasures.strike(parts.tier2.db, erasure.id, step)
             else:
                 left.append(step)
         report.append({"id": erasure.id, "target": erasure.target, "left": left})
     return report
 
 
-def _strike(tier2: Tier2, erasure_id: int, step: str) -> None:
-    with tier2.db.atomic() as conn:
-        row = conn.execute("SELECT steps FROM erasures WHERE id = ?", (erasure_id,)).fetchone()
-        if row is None:
-            return
-        steps = [s for s in json.loads(row[0]) if s != step]
-        finished = time.time() if not steps else None
-        conn.execute(
-            "UPDATE erasures SET steps = ?, finished_at = ? WHERE id = ?",
-            (json.dumps(steps), finished, erasure_id),
-        )
-
-
 def _curated(parts: Parts, erasure_id: int) -> bool:
     """Remove the recorded curated entries, then drop them from the record (compaction clears the page)."""
-    row = parts.tier2.db.query_one("SELECT curated FROM erasures WHERE id = ?", (erasure_id,))
-    entries: dict[str, list[str]] = json.loads(row["curated"]) if row is not None and row["curated"] else {}
+    entries = erasures.curated_entries(parts.tier2.db, erasure_id)
     if parts.curated is not None:
         for store, items in entries.items():
             for entry in items:
@@ -133,8 +100,7 @@ def _curated(parts: Parts, erasure_id: int) -> bool:
                     parts.curated.remove(store, entry)
         if parts.on_curated is not None:
             parts.on_curated()
-    with parts.tier2.db.atomic() as conn:
-        conn.execute("UPDATE erasures SET curated = NULL WHERE id = ?", (erasure_id,))
+    erasures.drop_curated(parts.tier2.db, erasure_id)
     return True
 
 
@@ -181,18 +147,12 @@ def _graph(parts: Parts) -> bool:
 
 
 def _compact(parts: Parts) -> bool:
-    """Make removed text unrecoverable from the database files: merge the FTS segments, VACUUM (rewrites
+    """Make removed text unrecoverable from the database files: merge the FTS segments, vacuum (rewrites
     every page, so no free page keeps old text), truncate the WAL; the same for the turn inbox; remove the
     temp files killed curated writes left. False when
     a reader of another process keeps the WAL from being truncated (the next try finishes it)."""
     tier2 = parts.tier2
-    with tier2.db.atomic() as conn:
-        for table in FTS_TABLES:
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is not None:
-                conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
-    tier2.db.execute("VACUUM")
-    row = tier2.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    busy = row is not None and int(row[0]) != 0
+    busy = not files.compact(tier2.db)
     inbox = tier2.inbox
     if inbox is not None:
         busy = not inbox.compact() or busy

@@ -19,14 +19,13 @@ import json
 import math
 import os
 import re
-import sqlite3
 import struct
 from typing import Any
 
 from hermes_memory.errors import ValidationError
 from hermes_memory.scoping import DEFAULT_SCOPE, ScopeView
 from hermes_memory.tier1.curated_store import CuratedStore
-from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2 import Tier2, export_rows
 from hermes_memory.tier2._util import dumps
 from hermes_memory.tier2.schema import current_version
 
@@ -37,33 +36,6 @@ TABLES = (
     "entities", "entity_aliases", "facts", "fact_entities", "relations", "timeline", "episodes", "chunks",
     "ingest_queue",
 )  # fmt: skip
-# Tables whose rows are identified by a uuid (others are link rows identified by all their columns).
-_KEYED = {
-    "entities": "uuid", "facts": "uuid", "relations": "uuid", "timeline": "uuid", "episodes": "uuid",
-    "chunks": "uuid", "ingest_queue": "turn_uuid",
-}  # fmt: skip
-_HASHED = ("facts", "episodes", "chunks")
-
-
-_QUEUED_SCOPE = f"coalesce(json_extract(payload, '$.scope'), '{DEFAULT_SCOPE}')"
-
-
-def _in_view(view: ScopeView, table: str) -> tuple[str, list[str]]:
-    """SQL (no alias) restricting ``table``'s rows to the view, with its parameters."""
-    if view.admin:
-        return "1 = 1", []
-    scoped, sp = view.where("scope")
-    if table == "entity_aliases":
-        return f"entity_uuid IN (SELECT uuid FROM entities WHERE {scoped})", sp
-    if table == "fact_entities":
-        return (
-            f"fact_uuid IN (SELECT uuid FROM facts WHERE {scoped}) "
-            f"AND entity_uuid IN (SELECT uuid FROM entities WHERE {scoped})",
-            sp * 2,
-        )
-    if table == "ingest_queue":
-        return view.where(_QUEUED_SCOPE)
-    return scoped, sp
 
 
 def _into_view(view: ScopeView, table: str, row: dict[str, Any]) -> dict[str, Any]:
@@ -84,10 +56,6 @@ def _into_view(view: ScopeView, table: str, row: dict[str, Any]) -> dict[str, An
     return {**row, "scope": view.write_own if private else view.write_facts}
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> list[sqlite3.Row]:
-    return [c for c in conn.execute(f"PRAGMA table_info({table})").fetchall() if c["name"] != "id"]
-
-
 def export_data(tier2: Tier2, curated: CuratedStore | None) -> dict[str, Any]:
     """Every tier as plain JSON data (one consistent read transaction for Tier 2): the rows of the
     Tier 2 view only; the curated entries (Tier 1) are per Hermes home and shared by design."""
@@ -95,22 +63,13 @@ def export_data(tier2: Tier2, curated: CuratedStore | None) -> dict[str, Any]:
     tier2.ingest_queue.absorb()  # queued turns still in the inbox belong in the export
     with tier2.db.atomic() as conn:
         for table in TABLES:
-            names = [c["name"] for c in _columns(conn, table)]
-            order = "id" if table not in ("entity_aliases", "fact_entities") else ", ".join(names)
-            where, params = _in_view(tier2.view, table)
-            rows = conn.execute(
-                f"SELECT {', '.join(names)} FROM {table} WHERE {where} ORDER BY {order}", params
-            ).fetchall()
-            tables[table] = [dict(zip(names, tuple(row), strict=True)) for row in rows]
-        where, params = _in_view(tier2.view, "chunks")
+            names = [c.name for c in export_rows.columns(conn, table)]
+            tables[table] = export_rows.read_rows(conn, tier2.view, table, names)
         vectors = [
-            {"model_id": r[0], "text_hash": r[1], "dim": r[2], "vector": base64.b64encode(r[3]).decode()}
-            for r in conn.execute(
-                "SELECT v.model_id, v.text_hash, v.dim, v.vector FROM vectors v WHERE v.text_hash IN "
-                f"(SELECT content_hash FROM chunks WHERE {where}) ORDER BY v.model_id, v.text_hash",
-                params,
-            ).fetchall()
-        ]
+            {"model_id": v.model_id, "text_hash": v.text_hash, "dim": v.dim,
+             "vector": base64.b64encode(v.vector).decode()}
+            for v in export_rows.chunk_vectors(conn, tier2.view)
+        ]  # fmt: skip
     tier1 = {s: curated.entries(s) for s in ("memory", "user")} if curated is not None else {}
     return {
         "format": FORMAT,
@@ -143,55 +102,6 @@ def _vector_row(index: int, item: Any) -> tuple[str, str, int, bytes]:
     if len(blob) != 4 * dim or not all(math.isfinite(x) for x in struct.unpack(f"<{dim}f", blob)):
         raise ValidationError(f"{where}: vector must hold {dim} finite float32 values")
     return model, digest, dim, blob
-
-
-def _is_empty(conn: sqlite3.Connection, view: ScopeView) -> bool:
-    """True when the view holds no Tier 2 rows (other scopes may)."""
-    for table in TABLES:
-        where, params = _in_view(view, table)
-        if conn.execute(f"SELECT 1 FROM {table} WHERE {where} LIMIT 1", params).fetchone() is not None:
-            return False
-    return True
-
-
-def _duplicate(conn: sqlite3.Connection, view: ScopeView, table: str, row: dict[str, Any]) -> str | None:
-    """The existing row's key if ``row`` duplicates one of the view (same uuid, content hash, identity)."""
-    key = _KEYED.get(table)
-    if key is not None and row.get(key) is not None:
-        where, where_params = _in_view(view, table)
-        hit = conn.execute(
-            f"SELECT {key} FROM {table} WHERE {key} = ? AND {where}", (row[key], *where_params)
-        ).fetchone()
-        if hit is not None:
-            return str(hit[0])
-    if table in _HASHED and row.get("content_hash"):
-        scope = row.get("scope", "default")
-        extra = " AND source_uuid IS ?" if table == "chunks" else ""
-        params: tuple[Any, ...] = (row["content_hash"], scope)
-        if table == "chunks":
-            params += (row.get("source_uuid"),)
-        hit = conn.execute(
-            f"SELECT uuid FROM {table} WHERE content_hash = ? AND scope = ?{extra}", params
-        ).fetchone()
-        if hit is not None:
-            return str(hit[0])
-    if table == "entities":
-        hit = conn.execute(
-            "SELECT uuid FROM entities WHERE scope = ? AND name_key = ? AND entity_type = ?",
-            (row.get("scope", "default"), row.get("name_key"), row.get("entity_type")),
-        ).fetchone()
-        if hit is not None:
-            return str(hit[0])
-    if table == "relations":
-        where, where_params = _in_view(view, table)
-        hit = conn.execute(
-            "SELECT uuid FROM relations WHERE from_entity_id = ? AND to_entity_id = ? AND relation_type = ?"
-            f" AND {where}",
-            (row.get("from_entity_id"), row.get("to_entity_id"), row.get("relation_type"), *where_params),
-        ).fetchone()
-        if hit is not None:
-            return str(hit[0])
-    return None
 
 
 def write_private(path: str | os.PathLike[str], text: str) -> None:

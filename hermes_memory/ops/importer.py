@@ -26,20 +26,14 @@ from typing import Any
 
 from hermes_memory.errors import ConflictError, ValidationError
 from hermes_memory.ops import recovery
-from hermes_memory.ops._import_stage import BATCH, Stage, Transform, feed_data, feed_stream
+from hermes_memory.ops._import_stage import Stage, Transform, feed_data, feed_stream
 from hermes_memory.ops._jsonstream import JsonStream
-from hermes_memory.ops.export import (
-    _KEYED,
-    TABLES,
-    _duplicate,
-    _in_view,
-    _is_empty,
-)
-from hermes_memory.scoping import ScopeView
+from hermes_memory.ops.export import TABLES
 from hermes_memory.tier1.curated_store import CuratedStore, serialize_entries
-from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2 import Tier2, export_rows
 from hermes_memory.tier2._util import dumps
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+from hermes_memory.tier2.export_rows import KEYED, readable
 
 # Parents before children: every reference names a row already applied (episodes first: facts and
 # timeline events list their source episodes).
@@ -64,14 +58,6 @@ _NOUN = {"entities": "entity", "facts": "fact", "episodes": "episode"}
 # -- applying ---------------------------------------------------------------------------------------
 
 
-def _readable(conn: sqlite3.Connection, view: ScopeView, table: str, value: str) -> bool:
-    where, params = view.where("scope")
-    return (
-        conn.execute(f"SELECT 1 FROM {table} WHERE uuid = ? AND {where}", (value, *params)).fetchone()
-        is not None
-    )
-
-
 def _resolve(
     conn: sqlite3.Connection, stage: Stage, table: str, index: int, row: dict[str, Any]
 ) -> dict[str, Any]:
@@ -85,7 +71,7 @@ def _resolve(
         hard["source_uuid"] = "facts" if row.get("source_kind") == "fact" else "episodes"
     for column, target in hard.items():
         value = stage.mapped(out.get(column))
-        if not isinstance(value, str) or not _readable(conn, view, target, value):
+        if not isinstance(value, str) or not readable(conn, view, target, value):
             raise ValidationError(
                 f"export table {table!r} row {index}: {column} {row.get(column)!r} names no "
                 f"{_NOUN[target]} of this export or of this memory"
@@ -93,7 +79,7 @@ def _resolve(
         out[column] = value
     for column, target in _SOFT.get(table, {}).items():
         value = stage.mapped(out.get(column))
-        out[column] = value if isinstance(value, str) and _readable(conn, view, target, value) else None
+        out[column] = value if isinstance(value, str) and readable(conn, view, target, value) else None
     for column, target in _SOFT_LISTS.get(table, {}).items():
         raw = out.get(column)
         if raw is None:
@@ -106,7 +92,7 @@ def _resolve(
             raise ValidationError(
                 f"export table {table!r} row {index}: {column} must be a JSON list of uuids"
             )
-        kept = [m for m in map(stage.mapped, items) if _readable(conn, view, target, m)]
+        kept = [m for m in map(stage.mapped, items) if readable(conn, view, target, m)]
         if kept != items:
             out[column] = dumps(kept)
     return out
@@ -123,15 +109,15 @@ def _apply(
     try:
         with tier2.db.atomic() as conn:
             has_curated = curated is not None and any(curated.entries(s) for s in stage.tier1)
-            if not merge and (has_curated or not _is_empty(conn, view)):
+            if not merge and (has_curated or not export_rows.is_empty(conn, view, TABLES)):
                 raise ConflictError("import without merge needs an empty memory home; use merge mode")
             for table in APPLY_ORDER:
                 columns = stage.columns[table]
-                key = _KEYED.get(table)
+                key = KEYED.get(table)
                 for index, staged in stage.staged(table):
                     row = _resolve(conn, stage, table, index, staged)
                     later = row.pop("superseded_by", None) if table == "facts" else None
-                    existing = _duplicate(conn, view, table, row) if merge else None
+                    existing = export_rows.duplicate(conn, view, table, row) if merge else None
                     if existing is not None:
                         if key is not None and row.get(key) != existing:
                             stage.remap(str(row[key]), existing)
@@ -140,29 +126,26 @@ def _apply(
                     if key is not None and row.get(key) is not None:
                         row[key] = _own_key(conn, stage, table, key, index, row[key])
                     names = [c for c in columns if c in row]
-                    verb = "INSERT OR IGNORE" if merge and key is None else "INSERT"
+                    ignore = merge and key is None
                     try:
-                        cur = conn.execute(
-                            f"{verb} INTO {table}({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                            [row[n] for n in names],
-                        )
+                        inserted = export_rows.insert(conn, table, row, names, or_ignore=ignore)
                     except sqlite3.IntegrityError as exc:
                         raise ValidationError(
                             f"export table {table!r} row {index}: rejected by the schema: {exc}"
                         ) from exc
-                    if not cur.rowcount:
+                    if not inserted:
                         skipped[table] += 1
                         continue
                     imported[table] += 1
                     if later is not None:  # linked once every fact of the import is in
-                        stage.conn.execute("INSERT INTO later VALUES (?, ?)", (row["uuid"], later))
+                        stage.db.add_later(row["uuid"], later)
                     if table == "chunks":
                         tier2.embed_queue.enqueue(conn, CHUNKS_COLLECTION, str(row["uuid"]), "upsert")
                     elif table == "entities":
                         tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, str(row["uuid"]), "upsert")
                 if table == "facts":
                     _link_superseded(conn, stage)
-            vectors_added = _add_vectors(conn, stage)
+            vectors_added = export_rows.add_vectors(conn, stage.db.vectors())
             entries = _entries_to_add(curated, stage.tier1)
             marker = f"{recovery.IMPORT_TARGET}{import_id}"
             pending = sum(len(e) for e in entries.values())
@@ -193,10 +176,9 @@ def _own_key(conn: sqlite3.Connection, stage: Stage, table: str, key: str, index
     """The row's own uuid, or a fresh one when the uuid is taken outside the view (never said: that
     would tell the importer the uuid exists elsewhere). Raises ValidationError for a uuid the export
     holds twice."""
-    if conn.execute(f"SELECT 1 FROM {table} WHERE {key} = ?", (value,)).fetchone() is None:
+    if not export_rows.key_taken(conn, table, key, value):
         return value
-    where, params = _in_view(stage.view, table)
-    if conn.execute(f"SELECT 1 FROM {table} WHERE {key} = ? AND {where}", (value, *params)).fetchone():
+    if export_rows.key_taken(conn, table, key, value, stage.view):
         raise ValidationError(
             f"export table {table!r} row {index}: {key} {value!r} appears twice in the export"
         )
@@ -206,24 +188,11 @@ def _own_key(conn: sqlite3.Connection, stage: Stage, table: str, key: str, index
 
 
 def _link_superseded(conn: sqlite3.Connection, stage: Stage) -> None:
-    cursor = stage.conn.execute("SELECT uuid, ref FROM later")
-    while batch := cursor.fetchmany(BATCH):
+    for batch in stage.db.later():
         for fact, ref in batch:
             target = stage.mapped(ref)
-            if _readable(conn, stage.view, "facts", target):
-                conn.execute("UPDATE facts SET superseded_by = ? WHERE uuid = ?", (target, fact))
-
-
-def _add_vectors(conn: sqlite3.Connection, stage: Stage) -> int:
-    before = conn.total_changes
-    cursor = stage.conn.execute("SELECT model_id, text_hash, dim, vector FROM vectors")
-    while batch := cursor.fetchmany(BATCH):
-        conn.executemany(
-            "INSERT OR IGNORE INTO vectors(model_id, text_hash, dim, vector, created_at) "
-            "VALUES (?, ?, ?, ?, strftime('%s', 'now'))",
-            batch,
-        )
-    return conn.total_changes - before
+            if readable(conn, stage.view, "facts", target):
+                export_rows.link_superseded(conn, fact, target)
 
 
 def _entries_to_add(curated: CuratedStore | None, tier1: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -256,11 +225,9 @@ def _run(
     view = tier2.view
     view.write_own  # noqa: B018 - the admin view cannot import: raises StorageError before any work
     tier2.ingest_queue.absorb()  # queued turns still in the inbox count as memory (merge, emptiness)
-    info = {t: [r for r in tier2.db.query(f"PRAGMA table_info({t})") if r["name"] != "id"] for t in TABLES}
-    columns = {t: [r["name"] for r in rows] for t, rows in info.items()}
-    required = {
-        t: {r["name"] for r in rows if r["notnull"] and r["dflt_value"] is None} for t, rows in info.items()
-    }
+    info = {t: export_rows.store_columns(tier2.db, t) for t in TABLES}
+    columns = {t: [c.name for c in cols] for t, cols in info.items()}
+    required = {t: {c.name for c in cols if c.required} for t, cols in info.items()}
     db_path = tier2.db.path
     import_id = uuidlib.uuid4().hex
     with recovery.exclusive(db_path.parent, wait=True):

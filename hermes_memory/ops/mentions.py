@@ -8,13 +8,11 @@ Only whole-word matches count (as in ``ops.forget``); a bare surname is not offe
 
 from __future__ import annotations
 
-import json
 import re
-import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from hermes_memory.scoping import ScopeView
+from hermes_memory.tier2.mentions import MentionQueries
 
 _TITLES = ("Mr", "Mrs", "Ms", "Miss", "Mx", "Dr", "Prof", "Sir")
 _ALIAS = r"(?P<alias>[A-Z][\w.&'-]{0,40}?)"
@@ -62,48 +60,26 @@ def candidates(names: list[str], texts: Iterable[str]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def related(
-    conn: sqlite3.Connection,
-    view: ScopeView,
-    names: list[str],
-    planned: dict[str, set[str]],
-    install: Callable[[re.Pattern[str] | None], None],
-    match_fn: str,
-) -> list[dict[str, Any]]:
+def related(q: MentionQueries, names: list[str], planned: dict[str, set[str]]) -> list[dict[str, Any]]:
     """The preview's related names: each candidate with the entities it names and how many rows (not in
-    the plan already) mention it. ``planned`` maps table -> uuids the plan removes; ``install`` binds
-    ``match_fn`` on ``conn`` to a pattern."""
-    scoped, sp = view.where("scope")
-    install(_whole(names))
-    texts = [
-        r[0] for r in conn.execute(
-            f"SELECT text FROM episodes WHERE {scoped} AND {match_fn}(text) UNION ALL "
-            f"SELECT content FROM facts WHERE {scoped} AND {match_fn}(content) LIMIT ?",
-            (*sp, *sp, _LIMIT_TEXTS),
-        )
-    ]  # fmt: skip
+    the plan already) mention it. ``planned`` maps table -> uuids the plan removes; ``q`` reads in the
+    forget's transaction (its pattern is changed here, and cleared at the end)."""
+    q.match(_whole(names))
+    texts = q.texts_mentioning(_LIMIT_TEXTS)
     out = []
     for cand in candidates(names, texts):
-        install(_whole(cand["terms"]))
-        counts = {}
-        for table, text_sql in (("episodes", "text"), ("facts", "content"),
-                                ("timeline", "title || ' ' || coalesce(description, '')")):  # fmt: skip
-            counts[table] = conn.execute(
-                f"SELECT count(*) FROM {table} WHERE {scoped} AND {match_fn}({text_sql})"
-                " AND uuid NOT IN (SELECT value FROM json_each(?))",
-                (*sp, json.dumps(sorted(planned.get(table, set())))),
-            ).fetchone()[0]
+        q.match(_whole(cand["terms"]))
+        counts = {
+            table: q.count_mentioning(table, planned.get(table, set()))
+            for table in ("episodes", "facts", "timeline")
+        }
         entities = [
-            {"uuid": r[0], "name": r[1]} for r in conn.execute(
-                f"SELECT uuid, name FROM entities WHERE {scoped} AND {match_fn}(name || ' ' || aliases)"
-                " AND uuid NOT IN (SELECT value FROM json_each(?)) ORDER BY name LIMIT 50",
-                (*sp, json.dumps(sorted(planned.get("entities", set())))),
-            )
-        ]  # fmt: skip
+            {"uuid": uuid, "name": name} for uuid, name in q.entities_named(planned.get("entities", set()))
+        ]
         mentions = sum(counts.values())
         if mentions or entities:
             out.append({**cand, "mentions": mentions, "entities": entities})
-    install(None)
+    q.match(None)
     return out
 
 

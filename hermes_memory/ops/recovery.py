@@ -251,8 +251,9 @@ def _finish_journal(tier2: Tier2, curated: CuratedStore | None, path: Path) -> i
         target = f"{IMPORT_TARGET}{journal['id']}"
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise StorageError(f"the import journal {path} is unreadable: {exc}") from exc
-    committed = tier2.db.query_one("SELECT 1 FROM memory_audit_log WHERE target_uuid = ? LIMIT 1", (target,))
-    if committed is not None and curated is not None:
+    # The import's audit entry commits with its rows (store-wide: it is looked up in every scope).
+    committed = tier2.admin().audit.entries(target_uuid=target, limit=1)
+    if committed and curated is not None:
         apply_entries(curated, entries)
     path.unlink()
     return 1
