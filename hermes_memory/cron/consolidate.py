@@ -23,6 +23,7 @@ from hermes_memory.tier2.upkeep import FactRow, replace_in_timeline
 
 _EPS = 1e-9  # float slack in threshold arithmetic, always on the side of comparing more pairs
 
+
 @dataclass(frozen=True, slots=True)
 class Merge:
     """Archive ``duplicate`` into ``kept`` (the older fact). ``kind`` is 'exact' or 'near'."""

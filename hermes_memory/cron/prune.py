@@ -25,8 +25,8 @@ from typing import Any
 
 from hermes_memory.cron import importance
 from hermes_memory.cron.context import JobContext, Progress, batches, report
-from hermes_memory.tier2.job_runs import RunLog
 from hermes_memory.errors import NotFoundError
+from hermes_memory.tier2.job_runs import RunLog
 
 DAY_S = 86400.0
 # The run history (maintenance_runs) keeps this long; an embed run every 5 minutes is ~26k rows per quarter.
@@ -53,7 +53,10 @@ def faded_facts(ctx: JobContext, now: float) -> list[str]:
         f.uuid
         for f in ctx.upkeep.active_below(now, min(ceiling, 2.0))
         if importance.decayed(
-            f.importance, f.access_count, f.last_accessed if f.last_accessed is not None else f.created_at, now
+            f.importance,
+            f.access_count,
+            f.last_accessed if f.last_accessed is not None else f.created_at,
+            now,
         )
         < threshold
     ]

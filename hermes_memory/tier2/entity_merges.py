@@ -80,9 +80,9 @@ class EntityMerges:
     def type_candidates(self) -> list[TypeCandidate]:
         """Every (merged, kept) of one name key and scope with different types, in row order."""
         rows = self._db.query(
-            "SELECT b.uuid AS merged, b.entity_type AS merged_type, a.uuid AS kept, a.entity_type AS kept_type "
-            "FROM entities b JOIN entities a ON a.name_key = b.name_key AND a.scope = b.scope "
-            "AND a.entity_type != b.entity_type ORDER BY b.id, a.id"
+            "SELECT b.uuid AS merged, b.entity_type AS merged_type, a.uuid AS kept, "
+            "a.entity_type AS kept_type FROM entities b JOIN entities a ON a.name_key = b.name_key "
+            "AND a.scope = b.scope AND a.entity_type != b.entity_type ORDER BY b.id, a.id"
         )
         return [TypeCandidate(r["merged"], r["merged_type"], r["kept"], r["kept_type"]) for r in rows]
 
@@ -104,7 +104,8 @@ class EntityMerges:
         moved = absorbed = dropped = 0
         touched: list[str] = []
         rows = conn.execute(
-            "SELECT * FROM relations WHERE from_entity_id = ? OR to_entity_id = ? ORDER BY id", (merged, merged)
+            "SELECT * FROM relations WHERE from_entity_id = ? OR to_entity_id = ? ORDER BY id",
+            (merged, merged),
         ).fetchall()
         for row in rows:
             src = kept if row["from_entity_id"] == merged else row["from_entity_id"]

@@ -121,8 +121,8 @@ class FactUpkeep:
             "importance = max(importance, ?), access_count = access_count + ?, last_accessed = ?, "
             "updated_at = ?, threat = ? WHERE uuid = ?",
             (
-                dumps(episodes), dup["confidence"], dup["importance"], dup["access_count"] + 1, max(used), now,
-                verdicts.merged(keep["threat"], dup["threat"]), kept,
+                dumps(episodes), dup["confidence"], dup["importance"], dup["access_count"] + 1, max(used),
+                now, verdicts.merged(keep["threat"], dup["threat"]), kept,
             ),
         )  # fmt: skip
         conn.execute(
@@ -134,7 +134,9 @@ class FactUpkeep:
             "SELECT ?, entity_uuid FROM fact_entities WHERE fact_uuid = ?",
             (kept, duplicate),
         )
-        conn.execute("UPDATE relations SET evidence_fact_id = ? WHERE evidence_fact_id = ?", (kept, duplicate))
+        conn.execute(
+            "UPDATE relations SET evidence_fact_id = ? WHERE evidence_fact_id = ?", (kept, duplicate)
+        )
         return True
 
     def close_superseded(
@@ -147,7 +149,8 @@ class FactUpkeep:
         if old_row is None or new_row is None or not _is_active(old_row, now) or not _is_active(new_row, now):
             return False
         conn.execute(
-            "UPDATE facts SET valid_to = ?, superseded_at = ?, superseded_by = ?, updated_at = ? WHERE uuid = ?",
+            "UPDATE facts SET valid_to = ?, superseded_at = ?, superseded_by = ?, updated_at = ? "
+            "WHERE uuid = ?",
             (valid_to if valid_to is not None else now, now, new, now, old),
         )
         return True
