@@ -186,10 +186,7 @@ def _ours(items: list[Any], questions: list[tuple[str, set[str]]], k: int, acc: 
             for key in ("texts", "tokens", "seconds"):
                 ing["embedded_" + key] += counter.snapshot()[key]
                 ing["embedded_during_write_" + key] += during_write[key]
-        episode_dia = {
-            row["uuid"]: json.loads(row["metadata"]).get("dia_id")
-            for row in api.tier2.db.query("SELECT uuid, metadata FROM episodes")
-        }
+        episode_dia = lm.dia_by_episode(api)
         warm = _check(api.recall("warm up the recall path", limit=k * 3), "recall")
         acc["tiers_answered"] = warm["meta"].get("tiers_answered")
         for question, evidence in questions:

@@ -348,38 +348,38 @@ def _ingest(api: Any, conv: Conversation) -> None:
 
 
 def _read_back(api: Any, conv: Conversation) -> Prediction:
-    db = api.tier2.db
+    from hermes_memory.tier2.readback import all_episodes, all_facts, event_spans
+
+    db, admin = api.tier2.db, api.tier2.admin()
     turn_of: dict[str, int] = {}
-    for row in db.query("SELECT uuid, role, metadata FROM episodes"):
-        index = (json.loads(row["metadata"] or "{}").get("bench_turn") or {}).get(row["role"])
+    for episode in all_episodes(db):
+        index = (episode.metadata.get("bench_turn") or {}).get(episode.role)
         if isinstance(index, int):
-            turn_of[row["uuid"]] = index
+            turn_of[episode.uuid] = index
     pred = Prediction(unmapped_turns=len({t.index for t in conv.turns} - set(turn_of.values())))
     names: dict[str, str] = {}
-    for row in db.query("SELECT uuid, name, entity_type, aliases FROM entities"):
-        names[row["uuid"]] = row["name"]
-        pred.entities.append((row["name"], row["entity_type"], tuple(json.loads(row["aliases"] or "[]"))))
-    for row in db.query("SELECT from_entity_id, to_entity_id, relation_type FROM relations"):
-        src, dst = names.get(row["from_entity_id"]), names.get(row["to_entity_id"])
+    for entity in admin.entities.all():
+        names[entity.uuid] = entity.name
+        pred.entities.append((entity.name, entity.entity_type, entity.aliases))
+    for relation in admin.relations.all():
+        src, dst = names.get(relation.from_entity_id), names.get(relation.to_entity_id)
         if src is not None and dst is not None:
-            pred.relations.append((src, row["relation_type"], dst))
-    for row in db.query("SELECT subject, predicate, object, content, source_episodes FROM facts"):
-        fact = StoredFact(row["subject"] or "", row["predicate"] or "", row["object"], row["content"])
+            pred.relations.append((src, relation.relation_type, dst))
+    for stored in all_facts(db):
+        fact = StoredFact(stored.subject or "", stored.predicate or "", stored.object, stored.content)
         pred.facts_all.append(fact)
-        for episode in json.loads(row["source_episodes"] or "[]"):
-            if episode in turn_of:
-                pred.facts.setdefault(turn_of[episode], []).append(fact)
-    for row in db.query(
-        "SELECT timestamp, end_timestamp, source_episodes FROM timeline WHERE event_type = 'event'"
-    ):
-        start = datetime.fromtimestamp(row["timestamp"], tz=UTC)
-        end = datetime.fromtimestamp(row["end_timestamp"], tz=UTC) if row["end_timestamp"] else start
+        for source in stored.source_episodes:
+            if source in turn_of:
+                pred.facts.setdefault(turn_of[source], []).append(fact)
+    for span in event_spans(db, "event"):
+        start = datetime.fromtimestamp(span.timestamp, tz=UTC)
+        end = datetime.fromtimestamp(span.end_timestamp, tz=UTC) if span.end_timestamp else start
         end_day = (
             end.date() if end > start and end.time() == datetime.min.time() else end.date() + timedelta(1)
         )
-        for episode in json.loads(row["source_episodes"] or "[]"):
-            if episode in turn_of:
-                pred.dates.setdefault(turn_of[episode], set()).add(
+        for source in span.source_episodes:
+            if source in turn_of:
+                pred.dates.setdefault(turn_of[source], set()).add(
                     (start.date().isoformat(), end_day.isoformat())
                 )
     return pred

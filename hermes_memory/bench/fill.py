@@ -175,10 +175,10 @@ def fill_store(
             report.embed_s = time.perf_counter() - started
             if progress is not None:
                 progress("embed", turns, turns)
-        db = api.tier2.db
-        report.chunks = _count(db, "chunks")
-        report.facts = _count(db, "facts")
-        report.entities = _count(db, "entities")
+        admin = api.tier2.admin()
+        report.chunks = admin.chunks.count()
+        report.facts = admin.facts.count()
+        report.entities = admin.entities.count()
     finally:
         started = time.perf_counter()
         api.close()
@@ -229,11 +229,6 @@ def peak_rss_mb() -> float:
 
 def _tier3(embedder: str, backend: str) -> dict[str, Any]:
     return {"tier3.embedding_model": embedder, "tier3.backend": backend}
-
-
-def _count(db: Any, table: str) -> int:
-    row = db.query_one(f"SELECT count(*) AS n FROM {table}")
-    return int(row["n"]) if row is not None else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -92,6 +92,13 @@ def turn_text(turn: dict[str, Any]) -> str:
     return text
 
 
+def dia_by_episode(api: Any) -> dict[str, Any]:
+    """The LoCoMo dialogue id (``dia_id`` metadata) of every stored episode, by episode uuid."""
+    from hermes_memory.tier2.readback import all_episodes
+
+    return {episode.uuid: episode.metadata.get("dia_id") for episode in all_episodes(api.tier2.db)}
+
+
 def dia_ids_of(hits: Sequence[dict[str, Any]], episode_dia: dict[str, str], k: int) -> list[str]:
     """The first k distinct turn ids the hits stand for (a hit may stand for several turns)."""
     out: list[str] = []
@@ -150,10 +157,7 @@ def run_conversation(
         started = time.perf_counter()
         stats.turns += ingest(api, sample)
         stats.ingest_ms += (time.perf_counter() - started) * 1000.0
-        episode_dia = {
-            row["uuid"]: json.loads(row["metadata"]).get("dia_id")
-            for row in api.tier2.db.query("SELECT uuid, metadata FROM episodes")
-        }
+        episode_dia = dia_by_episode(api)
         kmax = max(ks)
         texts = _dia_texts(sample["conversation"])
         for qa in sample["qa"]:

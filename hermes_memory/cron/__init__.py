@@ -7,8 +7,8 @@ from hermes_memory.cron import importance
 from hermes_memory.cron.context import JobContext
 from hermes_memory.cron.expression import CronExpression
 from hermes_memory.cron.jobs import JOB_NAMES, check_job, run_job
-from hermes_memory.cron.runs import RunLog, RunRecord
 from hermes_memory.cron.scheduler import SCHEDULE_KEYS, MaintenanceHost, Scheduler
+from hermes_memory.tier2.job_runs import RunLog, RunRecord
 
 __all__ = [
     "JOB_NAMES",

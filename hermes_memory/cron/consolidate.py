@@ -15,36 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory.cron.context import JobContext, Progress, batches, replace_in_timeline, report
+from hermes_memory.cron.context import JobContext, Progress, batches, report
 from hermes_memory.cron.entity_merge import merge_alias_entities
 from hermes_memory.extract import EXCLUSIVE_PREDICATES
 from hermes_memory.extract.dedup import NEAR_DUPLICATE_THRESHOLD, content_tokens, is_near_duplicate
-from hermes_memory.tier2 import verdicts
-from hermes_memory.tier2._util import dumps, loads_list
+from hermes_memory.tier2.upkeep import FactRow, replace_in_timeline
 
 _EPS = 1e-9  # float slack in threshold arithmetic, always on the side of comparing more pairs
-
-# Believed now: not archived, not superseded, not ended, not expired (FactStore's visibility rule).
-_ACTIVE = (
-    "is_archived = 0 AND superseded_at IS NULL AND valid_to IS NULL "
-    "AND (expires_at IS NULL OR expires_at > ?)"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class FactRow:
-    """The columns consolidation decides on (an active fact)."""
-
-    id: int
-    uuid: str
-    scope: str
-    content: str
-    content_hash: str
-    subject: str | None
-    predicate: str | None
-    object: str | None
-    valid_from: float | None
-    recorded_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +48,7 @@ def _fold(text: str | None) -> str:
 
 def active_facts(ctx: JobContext, now: float) -> list[FactRow]:
     """Every fact believed at ``now``, oldest first (by recorded_at, then id)."""
-    rows = ctx.tier2.db.query(
-        "SELECT id, uuid, scope, content, content_hash, subject, predicate, object, valid_from, recorded_at "
-        f"FROM facts WHERE {_ACTIVE} ORDER BY recorded_at, id",
-        (now,),
-    )
-    return [
-        FactRow(
-            r["id"], r["uuid"], r["scope"], r["content"], r["content_hash"], r["subject"], r["predicate"],
-            r["object"], r["valid_from"], r["recorded_at"],
-        )
-        for r in rows
-    ]  # fmt: skip
+    return ctx.upkeep.active(now)
 
 
 def _may_merge(kept: FactRow, other: FactRow) -> bool:
@@ -174,15 +140,6 @@ def _best_match(
     return best
 
 
-def _is_active(row: sqlite3.Row, now: float) -> bool:
-    return (
-        not row["is_archived"]
-        and row["superseded_at"] is None
-        and row["valid_to"] is None
-        and (row["expires_at"] is None or row["expires_at"] > now)
-    )
-
-
 def merge_fact(conn: sqlite3.Connection, ctx: JobContext, merge: Merge, now: float) -> bool:
     """Archive one duplicate into the fact it repeats (caller's transaction); False if no longer applicable.
 
@@ -191,35 +148,8 @@ def merge_fact(conn: sqlite3.Connection, ctx: JobContext, merge: Merge, now: flo
     evidence, timeline events) move to the kept fact; the duplicate's chunks leave the vector index (its
     meaning is the kept fact's), and it stays archived with ``superseded_by`` pointing at the kept fact.
     """
-    dup = conn.execute("SELECT * FROM facts WHERE uuid = ?", (merge.duplicate,)).fetchone()
-    kept = conn.execute("SELECT * FROM facts WHERE uuid = ?", (merge.kept,)).fetchone()
-    if dup is None or kept is None or not _is_active(dup, now) or not _is_active(kept, now):
+    if not ctx.upkeep.merge_duplicate(conn, merge.duplicate, merge.kept, now):
         return False
-    episodes = list(
-        dict.fromkeys([*loads_list(kept["source_episodes"]), *loads_list(dup["source_episodes"])])
-    )
-    used = [t for t in (kept["last_accessed"], dup["last_accessed"], dup["created_at"]) if t is not None]
-    conn.execute(
-        "UPDATE facts SET source_episodes = ?, confidence = max(confidence, ?), "
-        "importance = max(importance, ?), access_count = access_count + ?, last_accessed = ?, "
-        "updated_at = ?, threat = ? WHERE uuid = ?",
-        (
-            dumps(episodes), dup["confidence"], dup["importance"], dup["access_count"] + 1, max(used), now,
-            verdicts.merged(kept["threat"], dup["threat"]), merge.kept,
-        ),
-    )  # fmt: skip
-    conn.execute(
-        "UPDATE facts SET is_archived = 1, superseded_by = ?, updated_at = ? WHERE uuid = ?",
-        (merge.kept, now, merge.duplicate),
-    )
-    conn.execute(
-        "INSERT OR IGNORE INTO fact_entities(fact_uuid, entity_uuid) "
-        "SELECT ?, entity_uuid FROM fact_entities WHERE fact_uuid = ?",
-        (merge.kept, merge.duplicate),
-    )
-    conn.execute(
-        "UPDATE relations SET evidence_fact_id = ? WHERE evidence_fact_id = ?", (merge.kept, merge.duplicate)
-    )
     replace_in_timeline(conn, "related_facts", merge.duplicate, merge.kept)
     ctx.tier2.chunks.remove_source(conn, "fact", merge.duplicate)
     ctx.tier2.audit.record(
@@ -256,14 +186,8 @@ def find_conflicts(facts: Sequence[FactRow]) -> list[Supersession]:
 
 def supersede_fact(conn: sqlite3.Connection, ctx: JobContext, item: Supersession, now: float) -> bool:
     """Close one conflicting older fact (bitemporal: never deleted); False if no longer applicable."""
-    old = conn.execute("SELECT * FROM facts WHERE uuid = ?", (item.old,)).fetchone()
-    new = conn.execute("SELECT * FROM facts WHERE uuid = ?", (item.new,)).fetchone()
-    if old is None or new is None or not _is_active(old, now) or not _is_active(new, now):
+    if not ctx.upkeep.close_superseded(conn, item.old, item.new, item.valid_to, now):
         return False
-    conn.execute(
-        "UPDATE facts SET valid_to = ?, superseded_at = ?, superseded_by = ?, updated_at = ? WHERE uuid = ?",
-        (item.valid_to if item.valid_to is not None else now, now, item.new, now, item.old),
-    )
     ctx.tier2.audit.record(
         conn,
         action="fact_supersede",

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from hermes_memory.config import Config
 from hermes_memory.graph.service import GraphService
 from hermes_memory.records import Fact
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier2._util import dumps, loads_list
+from hermes_memory.tier2.upkeep import FactUpkeep
 from hermes_memory.tier3.semantic import SemanticMemory
 
 # (done, total) after each batch, like SemanticMemory.drain's progress callback.
@@ -38,6 +37,11 @@ class JobContext:
     fact_removed: Callable[[Fact], None] | None = None
     actor: str = "cron"
 
+    @property
+    def upkeep(self) -> FactUpkeep:
+        """The store-wide fact reads and writes of the jobs (every scope)."""
+        return FactUpkeep(self.tier2.db)
+
 
 def batches(items: Sequence[T], size: int | None = None) -> Iterable[Sequence[T]]:
     """Consecutive slices of at most ``size`` (default: ``BATCH``, read at call time) items."""
@@ -51,24 +55,4 @@ def report(progress: Progress | None, done: int, total: int) -> None:
         progress(done, total)
 
 
-def replace_in_timeline(
-    conn: sqlite3.Connection, column: Literal["related_entities", "related_facts"], old: str, new: str
-) -> int:
-    """Point timeline references (a JSON list column) from ``old`` to ``new``, in the caller's transaction.
-
-    No foreign key can follow a JSON list, so merges rewrite them here. Returns how many events changed.
-    """
-    changed = 0
-    # instr() is a cheap pre-filter: uuids are distinctive, so it only lets real references through.
-    rows = conn.execute(f"SELECT id, {column} AS refs FROM timeline WHERE instr({column}, ?) > 0", (old,))
-    for row in rows.fetchall():
-        refs = loads_list(row["refs"])
-        if old not in refs:
-            continue
-        updated = list(dict.fromkeys(new if ref == old else ref for ref in refs))
-        conn.execute(f"UPDATE timeline SET {column} = ? WHERE id = ?", (dumps(updated), row["id"]))
-        changed += 1
-    return changed
-
-
-__all__ = ["BATCH", "JobContext", "Progress", "batches", "replace_in_timeline", "report"]
+__all__ = ["BATCH", "JobContext", "Progress", "batches", "report"]

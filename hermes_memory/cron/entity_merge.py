@@ -10,16 +10,15 @@ the entity embeddings are re-queued. The graph follows after the commit, through
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
 
-from hermes_memory.cron.context import JobContext, replace_in_timeline
+from hermes_memory.cron.context import JobContext
 from hermes_memory.records import Relation
-from hermes_memory.tier2._util import dumps, loads_dict, loads_list
 from hermes_memory.tier2.chunks import ENTITIES_COLLECTION
-from hermes_memory.tier2.entities import better_type, dedupe_aliases, name_key
+from hermes_memory.tier2.entities import better_type, dedupe_aliases
+from hermes_memory.tier2.entity_merges import AliasCandidate, EntityMerges, MergeOutcome, TypeCandidate
+from hermes_memory.tier2.upkeep import replace_in_timeline
 
 # Each round merges every pair found; a chain (C is an alias of B, B of A) may need another round.
 MAX_ROUNDS = 10
@@ -33,45 +32,30 @@ class EntityMerge:
     retyped: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class MergeOutcome:
-    relations_moved: int
-    relations_absorbed: int
-    relations_dropped: int
-    touched_relations: tuple[str, ...]
-
-
 def find_alias_merges(ctx: JobContext) -> list[EntityMerge]:
     """Pairs (merged, kept) where merged's name is one of kept's aliases, same type and scope.
 
     A name that is an alias of several entities is ambiguous and left alone. When two entities list each
     other's names, the one seen more often (then the older) is kept.
     """
-    rows = ctx.tier2.db.query(
-        "SELECT b.uuid AS merged, a.uuid AS kept, a.occurrence_count AS kept_n, a.id AS kept_id, "
-        "b.occurrence_count AS merged_n, b.id AS merged_id "
-        "FROM entities b JOIN entity_aliases k ON k.alias_key = b.name_key AND k.entity_uuid != b.uuid "
-        "JOIN entities a ON a.uuid = k.entity_uuid "
-        "WHERE a.scope = b.scope AND a.entity_type = b.entity_type ORDER BY b.id, a.id"
-    )
-    targets: dict[str, list[Any]] = defaultdict(list)
-    for row in rows:
-        targets[row["merged"]].append(row)
+    targets: dict[str, list[AliasCandidate]] = defaultdict(list)
+    for row in EntityMerges(ctx.tier2.db).alias_candidates():
+        targets[row.merged].append(row)
     pairs: dict[tuple[str, str], EntityMerge] = {}
     for merged, candidates in targets.items():
         if len(candidates) != 1:
             continue
         row = candidates[0]
-        mutual = (row["kept"], merged)
+        mutual = (row.kept, merged)
         if mutual in pairs:
             # Both name each other: keep the more frequent (then older) one as the survivor.
-            kept_rank = (-row["kept_n"], row["kept_id"])
-            merged_rank = (-row["merged_n"], row["merged_id"])
+            kept_rank = (-row.kept_n, row.kept_id)
+            merged_rank = (-row.merged_n, row.merged_id)
             if kept_rank < merged_rank:
                 del pairs[mutual]
             else:
                 continue
-        pairs[(merged, row["kept"])] = EntityMerge(merged, row["kept"])
+        pairs[(merged, row.kept)] = EntityMerge(merged, row.kept)
     return list(pairs.values())
 
 
@@ -81,58 +65,15 @@ def find_type_merges(ctx: JobContext) -> list[EntityMerge]:
     A name with several more specific candidates of different types ("Jordan" the person and the place)
     is ambiguous and left alone.
     """
-    rows = ctx.tier2.db.query(
-        "SELECT b.uuid AS merged, b.entity_type AS merged_type, a.uuid AS kept, a.entity_type AS kept_type "
-        "FROM entities b JOIN entities a ON a.name_key = b.name_key AND a.scope = b.scope "
-        "AND a.entity_type != b.entity_type ORDER BY b.id, a.id"
-    )
-    targets: dict[str, list[Any]] = defaultdict(list)
-    for row in rows:
-        if better_type(row["merged_type"], row["kept_type"]):
-            targets[row["merged"]].append(row)
+    targets: dict[str, list[TypeCandidate]] = defaultdict(list)
+    for row in EntityMerges(ctx.tier2.db).type_candidates():
+        if better_type(row.merged_type, row.kept_type):
+            targets[row.merged].append(row)
     out = []
     for merged, candidates in targets.items():
-        if len({row["kept_type"] for row in candidates}) == 1:
-            out.append(EntityMerge(merged, candidates[0]["kept"], retyped=True))
+        if len({row.kept_type for row in candidates}) == 1:
+            out.append(EntityMerge(merged, candidates[0].kept, retyped=True))
     return out
-
-
-def _move_relations(conn: sqlite3.Connection, merged: str, kept: str, now: float) -> MergeOutcome:
-    moved = absorbed = dropped = 0
-    touched: list[str] = []
-    rows = conn.execute(
-        "SELECT * FROM relations WHERE from_entity_id = ? OR to_entity_id = ? ORDER BY id", (merged, merged)
-    ).fetchall()
-    for row in rows:
-        src = kept if row["from_entity_id"] == merged else row["from_entity_id"]
-        dst = kept if row["to_entity_id"] == merged else row["to_entity_id"]
-        if src == dst:
-            # "Bob is Robert" between the two names of one entity says nothing once they are one.
-            conn.execute("DELETE FROM relations WHERE id = ?", (row["id"],))
-            dropped += 1
-            continue
-        existing = conn.execute(
-            "SELECT * FROM relations WHERE from_entity_id = ? AND to_entity_id = ? AND relation_type = ? "
-            "AND id != ?",
-            (src, dst, row["relation_type"], row["id"]),
-        ).fetchone()
-        if existing is not None:
-            conn.execute(
-                "UPDATE relations SET strength = max(strength, ?), "
-                "evidence_fact_id = coalesce(evidence_fact_id, ?), updated_at = ? WHERE id = ?",
-                (row["strength"], row["evidence_fact_id"], now, existing["id"]),
-            )
-            conn.execute("DELETE FROM relations WHERE id = ?", (row["id"],))
-            absorbed += 1
-            touched.append(existing["uuid"])
-        else:
-            conn.execute(
-                "UPDATE relations SET from_entity_id = ?, to_entity_id = ?, updated_at = ? WHERE id = ?",
-                (src, dst, now, row["id"]),
-            )
-            moved += 1
-            touched.append(row["uuid"])
-    return MergeOutcome(moved, absorbed, dropped, tuple(dict.fromkeys(touched)))
 
 
 def merge_entity(ctx: JobContext, pair: EntityMerge, now: float) -> MergeOutcome | None:
@@ -142,51 +83,27 @@ def merge_entity(ctx: JobContext, pair: EntityMerge, now: float) -> MergeOutcome
     Raises StorageError if Tier 2 fails (the transaction then leaves both entities as they were).
     """
     tier2 = ctx.tier2
+    store = EntityMerges(tier2.db)
     with tier2.db.atomic() as conn:
-        b = conn.execute("SELECT * FROM entities WHERE uuid = ?", (pair.merged,)).fetchone()
-        a = conn.execute("SELECT * FROM entities WHERE uuid = ?", (pair.kept,)).fetchone()
-        if a is None or b is None or a["scope"] != b["scope"]:
+        merged_side = store.side(conn, pair.merged)
+        kept_side = store.side(conn, pair.kept)
+        if kept_side is None or merged_side is None or kept_side.scope != merged_side.scope:
             return None
+        a, b = kept_side.entity, merged_side.entity
         if pair.retyped:
-            if a["name_key"] != b["name_key"] or not better_type(b["entity_type"], a["entity_type"]):
+            if kept_side.name_key != merged_side.name_key or not better_type(b.entity_type, a.entity_type):
                 return None
         else:
-            if a["entity_type"] != b["entity_type"]:
+            if a.entity_type != b.entity_type:
                 return None
-            still_alias = conn.execute(
-                "SELECT 1 FROM entity_aliases WHERE alias_key = ? AND entity_uuid = ?",
-                (b["name_key"], a["uuid"]),
-            ).fetchone()
-            if still_alias is None:
+            if not store.has_alias_key(conn, a.uuid, merged_side.name_key):
                 return None
-        outcome = _move_relations(conn, pair.merged, pair.kept, now)
-        conn.execute(
-            "INSERT OR IGNORE INTO fact_entities(fact_uuid, entity_uuid) "
-            "SELECT fact_uuid, ? FROM fact_entities WHERE entity_uuid = ?",
-            (pair.kept, pair.merged),
-        )
+        outcome = store.move_relations(conn, pair.merged, pair.kept, now)
+        store.copy_fact_links(conn, pair.merged, pair.kept)
         replace_in_timeline(conn, "related_entities", pair.merged, pair.kept)
-        aliases = dedupe_aliases(
-            a["name"], [*loads_list(a["aliases"]), b["name"], *loads_list(b["aliases"])]
-        )
-        metadata = {**loads_dict(b["metadata"]), **loads_dict(a["metadata"])}
-        conn.execute(
-            "UPDATE entities SET aliases = ?, description = coalesce(description, ?), "
-            "first_seen = min(first_seen, ?), last_seen = max(last_seen, ?), "
-            "occurrence_count = occurrence_count + ?, metadata = ? WHERE uuid = ?",
-            (
-                dumps(aliases), b["description"], b["first_seen"], b["last_seen"], b["occurrence_count"],
-                dumps(metadata), pair.kept,
-            ),
-        )  # fmt: skip
-        # Deleting cascades the merged entity's alias keys and its (already copied) fact links.
-        conn.execute("DELETE FROM entities WHERE uuid = ?", (pair.merged,))
-        conn.execute("DELETE FROM entity_aliases WHERE entity_uuid = ?", (pair.kept,))
-        keys = {name_key(a["name"]), *(name_key(alias) for alias in aliases)}
-        conn.executemany(
-            "INSERT OR IGNORE INTO entity_aliases(alias_key, entity_uuid) VALUES (?, ?)",
-            [(key, pair.kept) for key in sorted(keys) if key],
-        )
+        aliases = dedupe_aliases(a.name, [*a.aliases, b.name, *b.aliases])
+        # Deleting the merged entity cascades its alias keys and its (already copied) fact links.
+        store.fold(conn, a, b, aliases, {**b.metadata, **a.metadata})
         if ctx.semantic is not None:
             tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, pair.kept, "upsert")
             tier2.embed_queue.enqueue(conn, ENTITIES_COLLECTION, pair.merged, "delete")
@@ -198,8 +115,8 @@ def merge_entity(ctx: JobContext, pair: EntityMerge, now: float) -> MergeOutcome
             target_uuid=pair.kept,
             diff={
                 "merged": pair.merged,
-                "name": b["name"],
-                "aliases": {"old": loads_list(a["aliases"]), "new": aliases},
+                "name": b.name,
+                "aliases": {"old": a.aliases, "new": aliases},
                 "relations_moved": outcome.relations_moved,
                 "relations_absorbed": outcome.relations_absorbed,
                 "relations_dropped": outcome.relations_dropped,

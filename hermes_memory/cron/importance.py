@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from hermes_memory.errors import ValidationError
 from hermes_memory.records import Fact
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.upkeep import FactUpkeep
 
 DAY_S = 86400.0
 
@@ -112,13 +113,7 @@ def reinforce(tier2: Tier2, fact_uuids: Sequence[str], *, at: float | None = Non
     unique = list(dict.fromkeys(fact_uuids))
     if not unique:
         return 0
-    with tier2.db.atomic() as conn:
-        cur = conn.executemany(
-            "UPDATE facts SET access_count = access_count + 1, "
-            "last_accessed = max(coalesce(last_accessed, 0), ?) WHERE uuid = ?",
-            [(when, uuid) for uuid in unique],
-        )
-        return int(cur.rowcount)
+    return FactUpkeep(tier2.db).reinforce(unique, when)
 
 
 __all__ = [

@@ -8,8 +8,8 @@ from typing import Any, Protocol
 
 from hermes_memory.cron import consolidate, embed_queue, graph_refresh, prune
 from hermes_memory.cron.context import JobContext, Progress
-from hermes_memory.cron.runs import RunLog, RunRecord
 from hermes_memory.errors import HermesMemoryError, ValidationError
+from hermes_memory.tier2.job_runs import RunLog, RunRecord
 
 
 class JobFn(Protocol):

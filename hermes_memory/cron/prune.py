@@ -25,8 +25,8 @@ from typing import Any
 
 from hermes_memory.cron import importance
 from hermes_memory.cron.context import JobContext, Progress, batches, report
-from hermes_memory.cron.runs import RunLog
 from hermes_memory.errors import NotFoundError
+from hermes_memory.tier2.job_runs import RunLog
 
 DAY_S = 86400.0
 # The run history (maintenance_runs) keeps this long; an embed run every 5 minutes is ~26k rows per quarter.
@@ -35,23 +35,13 @@ RUN_HISTORY_DAYS = 90.0
 
 def expired_facts(ctx: JobContext, now: float) -> list[str]:
     """Facts past their TTL (superseded ones excepted), oldest expiry first."""
-    rows = ctx.tier2.db.query(
-        "SELECT uuid FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ? AND superseded_at IS NULL "
-        "ORDER BY expires_at, id",
-        (now,),
-    )
-    return [r["uuid"] for r in rows]
+    return ctx.upkeep.expired(now)
 
 
 def stale_archived_facts(ctx: JobContext, now: float) -> list[str]:
     """Archived facts unchanged (archiving is a change) for longer than ``limits.fact_ttl_days``."""
     cutoff = now - ctx.config.limits.fact_ttl_days * DAY_S
-    rows = ctx.tier2.db.query(
-        "SELECT uuid FROM facts WHERE is_archived = 1 AND superseded_at IS NULL AND updated_at < ? "
-        "ORDER BY updated_at, id",
-        (cutoff,),
-    )
-    return [r["uuid"] for r in rows]
+    return ctx.upkeep.archived_before(cutoff)
 
 
 def faded_facts(ctx: JobContext, now: float) -> list[str]:
@@ -59,19 +49,13 @@ def faded_facts(ctx: JobContext, now: float) -> list[str]:
     threshold = ctx.config.limits.prune_importance_threshold
     # The floor keeps salient facts above the threshold forever: only lower saliences need scoring.
     ceiling = importance.min_keeping_salience(threshold)
-    rows = ctx.tier2.db.query(
-        "SELECT uuid, importance, access_count, last_accessed, created_at FROM facts "
-        "WHERE is_archived = 0 AND superseded_at IS NULL AND valid_to IS NULL "
-        "AND (expires_at IS NULL OR expires_at > ?) AND importance < ? ORDER BY id",
-        (now, min(ceiling, 2.0)),
-    )
     return [
-        r["uuid"]
-        for r in rows
+        f.uuid
+        for f in ctx.upkeep.active_below(now, min(ceiling, 2.0))
         if importance.decayed(
-            r["importance"],
-            r["access_count"],
-            r["last_accessed"] if r["last_accessed"] is not None else r["created_at"],
+            f.importance,
+            f.access_count,
+            f.last_accessed if f.last_accessed is not None else f.created_at,
             now,
         )
         < threshold
@@ -119,7 +103,7 @@ def _archive(ctx: JobContext, uuids: list[str], now: float) -> int:
             score = importance.score(fact, now)
             if not fact.is_active or score >= threshold:
                 continue
-            conn.execute("UPDATE facts SET is_archived = 1, updated_at = ? WHERE uuid = ?", (now, uuid))
+            ctx.upkeep.archive(conn, uuid, now)
             ctx.tier2.audit.record(
                 conn,
                 action="fact_delete",
@@ -159,9 +143,9 @@ def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dic
         done += len(part)
         report(progress, done, total)
     report(progress, total, total)
-    kept = ctx.tier2.db.query_one("SELECT count(*) AS n FROM facts WHERE superseded_at IS NOT NULL")
+    kept = ctx.upkeep.superseded_count()
     trimmed = RunLog(ctx.tier2.db).trim(now - RUN_HISTORY_DAYS * DAY_S)
-    return {**counts, "superseded_kept": int(kept["n"]) if kept is not None else 0, "runs_trimmed": trimmed}
+    return {**counts, "superseded_kept": kept, "runs_trimmed": trimmed}
 
 
 __all__ = ["expired_facts", "faded_facts", "run", "stale_archived_facts"]

@@ -23,8 +23,8 @@ from hermes_memory.config import CronConfig
 from hermes_memory.cron.context import JobContext
 from hermes_memory.cron.expression import CronExpression
 from hermes_memory.cron.jobs import JOB_NAMES, JobProgress, check_job, run_job
-from hermes_memory.cron.runs import RunLog
 from hermes_memory.errors import ConfigError, ValidationError
+from hermes_memory.tier2.job_runs import RunLog
 
 # Job name -> the key of its schedule under the config's ``cron`` section.
 SCHEDULE_KEYS: dict[str, str] = {

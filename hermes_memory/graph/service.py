@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory.records import Entity, Relation
+from hermes_memory.tier2.graph_marks import graph_state, newest_erasure
 
 if TYPE_CHECKING:
     from hermes_memory.graph.nx_store import KnowledgeGraph
@@ -53,18 +54,10 @@ class GraphService:
         return self._tier2.entities.count(), self._tier2.relations.count()
 
     def fingerprint(self) -> str:
-        scoped, sp = self._tier2.view.where("scope")
-        row = self._tier2.db.query_one(
-            f"SELECT (SELECT count(*) FROM entities WHERE {scoped}) AS e, "
-            f"(SELECT count(*) FROM relations WHERE {scoped}) AS r, "
-            f"max(coalesce((SELECT max(last_seen) FROM entities WHERE {scoped}), 0), "
-            f"coalesce((SELECT max(updated_at) FROM relations WHERE {scoped}), 0)) AS t",
-            sp * 4,
-        )
-        assert row is not None
+        state = graph_state(self._tier2.db, self._tier2.view)
         from hermes_memory.graph.nx_store import graph_fingerprint
 
-        return graph_fingerprint(int(row["e"]), int(row["r"]), float(row["t"]))
+        return graph_fingerprint(state.entities, state.relations, state.last_change)
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -141,8 +134,7 @@ class GraphService:
                 self._dirty = False
 
     def _newest_erasure(self) -> int:
-        row = self._tier2.db.query_one("SELECT coalesce(max(id), 0) AS n FROM erasures")
-        return int(row["n"]) if row is not None else 0
+        return newest_erasure(self._tier2.db)
 
     def reinforce(self, entity_uuids: list[str]) -> list[tuple[str, float]]:
         """Hebbian: strengthen relations among co-recalled entities, in Tier 2 first, then the graph."""

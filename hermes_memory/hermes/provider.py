@@ -13,10 +13,8 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
 from hermes_memory.config import default_hermes_home, load_config
@@ -28,6 +26,7 @@ from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup
 from hermes_memory.security import fence
 from hermes_memory.security.secrets import redact_secrets
 from hermes_memory.security.threats import neutralise
+from hermes_memory.tier2.peek import fts5_available
 from hermes_memory.validation import PROFILE_RE, RESERVED_PROFILES, profile_name
 
 log = logging.getLogger(__name__)
@@ -44,19 +43,6 @@ _MEMORY_ACTIONS = ("add", "replace", "remove")
 # How long initialize may spend writing turns an earlier process left queued (rule-based extraction
 # takes milliseconds a turn; an LLM extractor may take longer, and the worker then finishes the rest).
 _STARTUP_INGEST_S = 2.0
-
-
-@lru_cache(maxsize=1)
-def fts5_available() -> bool:
-    """Whether this Python's SQLite has FTS5 (Tier 2 needs it). An in-memory check, no files."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
-    except sqlite3.OperationalError:
-        return False
-    finally:
-        conn.close()
-    return True
 
 
 def _profile(identity: object) -> str:

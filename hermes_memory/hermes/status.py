@@ -9,7 +9,6 @@ optional packages the configured tiers need, and says plainly what to run when t
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from hermes_memory.hermes.interpreter import (
 from hermes_memory.hermes.settings import load_memory_config, settings_path
 from hermes_memory.hermes.setup import embedder_problem
 from hermes_memory.recall.availability import busy_words
+from hermes_memory.tier2.peek import count_rows, inbox_failure, queue_failures
 from hermes_memory.tier2.turn_inbox import inbox_path
 from hermes_memory.tier3.qdrant_backend import store_owner
 
@@ -166,11 +166,11 @@ def pending_counts(db_path: Path) -> dict[str, int | None]:
     """Work waiting in the durable queues of the store at ``db_path``, read without opening the store
     for writing: turns not yet ingested (the inbox plus the ingest queue) and vector updates not yet
     embedded. A count that cannot be read is None."""
-    turns = _count_rows(inbox_path(db_path), "inbox")
-    queued = _count_rows(db_path, "ingest_queue")
+    turns = count_rows(inbox_path(db_path), "inbox")
+    queued = count_rows(db_path, "ingest_queue")
     return {
         "turns_to_ingest": None if turns is None or queued is None else turns + queued,
-        "embeddings": _count_rows(db_path, "embed_queue"),
+        "embeddings": count_rows(db_path, "embed_queue"),
     }
 
 
@@ -178,73 +178,25 @@ def failing_turns(db_path: Path) -> tuple[int | None, str | None]:
     """How many queued turns of the store at ``db_path`` failed to be written (in the queue with an
     error, or in the inbox when moving them on failed), and the newest error, read without opening the
     store for writing. (None, None) when it cannot be read."""
-    queued = _read_only(
-        db_path, "ingest_queue",
-        "SELECT count(*), (SELECT last_error FROM ingest_queue WHERE last_error IS NOT NULL "
-        "ORDER BY id DESC LIMIT 1) FROM ingest_queue WHERE last_error IS NOT NULL",
-    )  # fmt: skip
-    inbox = _read_only(
-        inbox_path(db_path), "inbox_error", "SELECT (SELECT count(*) FROM inbox), error FROM inbox_error"
-    )
+    queued = queue_failures(db_path)
+    inbox = inbox_failure(inbox_path(db_path))
     if queued is None or inbox is None:
         return None, None
-    count, last = (int(queued[0]), queued[1]) if queued else (0, None)
-    if inbox and inbox[1] is not None:
-        count, last = count + int(inbox[0]), inbox[1]
+    count, last = queued.count, queued.last_error
+    if inbox.last_error is not None:
+        count, last = count + inbox.count, inbox.last_error
     return count, last
-
-
-def _read_only(path: Path, table: str, sql: str) -> tuple[Any, ...] | None:
-    """The first row of ``sql`` on the SQLite file at ``path`` opened read-only; () when the file or
-    ``table`` does not exist or there is no row, None when it cannot be read."""
-    if not path.exists():
-        return ()
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
-    except sqlite3.Error:
-        return None
-    try:
-        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,))
-        if found.fetchone() is None:
-            return ()
-        row = conn.execute(sql).fetchone()
-        return () if row is None else tuple(row)
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
 
 
 def search_path_text(db_path: Path, engine_min_vectors: int, backend: str) -> str:
     """Which path answers vector searches on the store at ``db_path``, read without opening it: exact
     over the stored vectors below ``engine_min_vectors`` chunks, else the engine."""
-    chunks = _count_rows(db_path, "chunks")
+    chunks = count_rows(db_path, "chunks")
     if chunks is None:
         return "unknown (the store cannot be read)"
     if chunks < engine_min_vectors:
         return f"exact over the stored vectors of {chunks} chunks (engine opens at {engine_min_vectors})"
     return f"engine {backend} ({chunks} chunks)"
-
-
-def _count_rows(path: Path, table: str) -> int | None:
-    if not path.exists():
-        return 0
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
-    except sqlite3.Error:
-        return None
-    try:
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)
-        ).fetchone()
-        if exists is None:
-            return 0
-        row = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()  # table: one of ours, not input
-        return int(row[0])
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
 
 
 def check_interpreter(report: StatusReport, needed: list[str], extras: list[str] | None) -> None:

@@ -172,7 +172,7 @@ class Ingestor:
     def _write_turn(self, conn: sqlite3.Connection, staged: _Staged) -> Changes:
         """Store one staged turn and remove its queue row, inside the batch's transaction."""
         item, tier2, changes = staged.item, self._tier2, Changes()
-        if _already_written(conn, item):
+        if _already_written(tier2, conn, item):
             # Re-sent after it was written (the caller never saw the first success): a turn is
             # written whole or not at all, so its first episode proves it; only the row goes.
             tier2.ingest_queue.done(conn, item)
@@ -323,12 +323,11 @@ def episode_metadata(
     return meta
 
 
-def _already_written(conn: sqlite3.Connection, item: QueuedTurn) -> bool:
+def _already_written(tier2: Tier2, conn: sqlite3.Connection, item: QueuedTurn) -> bool:
     first = next((i for i, m in enumerate(item.payload["messages"]) if m["text"].strip()), None)
     if first is None:
         return False
-    uuid = episode_uuid(item.turn_uuid, first)
-    return conn.execute("SELECT 1 FROM episodes WHERE uuid = ?", (uuid,)).fetchone() is not None
+    return tier2.episodes.stored(conn, episode_uuid(item.turn_uuid, first))
 
 
 def to_timestamp(value: float | datetime | str | None) -> float:

@@ -147,6 +147,27 @@ class EmbedQueue:
         else:
             conn.execute("DELETE FROM embed_queue WHERE collection = ?", (collection,))
 
+    def pending_in(self, collection: str, limit: int, *, max_attempts: int) -> list[QueueItem]:
+        """Pending rows of one collection tried fewer than ``max_attempts`` times, oldest first."""
+        rows = self._db.query(
+            "SELECT * FROM embed_queue WHERE collection = ? AND attempts < ? ORDER BY id LIMIT ?",
+            (collection, max_attempts, limit),
+        )
+        return [
+            QueueItem(r["id"], r["collection"], r["item_uuid"], r["op"], r["attempts"], r["enqueued_at"])
+            for r in rows
+        ]
+
+    def enqueue_everything(self, conn: sqlite3.Connection, at: float) -> None:
+        """Queue an upsert of every chunk and every entity (all scopes), in row order, in the caller's
+        transaction: a re-index from scratch."""
+        for collection, table in ((CHUNKS_COLLECTION, "chunks"), (ENTITIES_COLLECTION, "entities")):
+            conn.execute(
+                "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
+                f"SELECT ?, uuid, 'upsert', ? FROM {table} ORDER BY id",
+                (collection, at),
+            )
+
 
 class ChunkStore:
     """Chunks of one ``ScopeView``: chunks of facts go to its fact scope, every other chunk (episodes,

@@ -296,6 +296,10 @@ class EpisodeStore:
         row = self._db.query_one(f"SELECT count(*) AS n FROM episodes WHERE {scoped}", sp)
         return int(row["n"]) if row else 0
 
+    def stored(self, conn: sqlite3.Connection, uuid: str) -> bool:
+        """Whether an episode with this uuid is stored, in any scope, as the caller's transaction sees."""
+        return conn.execute("SELECT 1 FROM episodes WHERE uuid = ?", (uuid,)).fetchone() is not None
+
 
 __all__ = [
     "EpisodeStore",

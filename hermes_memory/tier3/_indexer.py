@@ -251,12 +251,7 @@ def requeue_all(vectors: Vectors, store: Tier2, *, engine: bool = True) -> None:
     with store.db.atomic() as conn:
         vectors.vector_store.reset_sync(conn, vectors.engine_key)
         store.embed_queue.clear(conn)
-        for collection, table in ((CHUNKS_COLLECTION, "chunks"), (ENTITIES_COLLECTION, "entities")):
-            conn.execute(
-                "INSERT INTO embed_queue(collection, item_uuid, op, enqueued_at) "
-                f"SELECT ?, uuid, 'upsert', ? FROM {table} ORDER BY id",
-                (collection, at),
-            )
+        store.embed_queue.enqueue_everything(conn, at)
 
 
 def vector_payload(chunk: ChunkRow) -> dict[str, Any]:
@@ -288,14 +283,7 @@ def _group_size(opened: Sequence[VectorBackend], batch: int) -> int:
 
 def _pending_chunks(store: Tier2, limit: int, max_attempts: int) -> list[QueueItem]:
     """Pending chunk rows only (what a process without the engine can complete), oldest first."""
-    rows = store.db.query(
-        "SELECT * FROM embed_queue WHERE collection = ? AND attempts < ? ORDER BY id LIMIT ?",
-        (CHUNKS_COLLECTION, max_attempts, limit),
-    )
-    return [
-        QueueItem(r["id"], r["collection"], r["item_uuid"], r["op"], r["attempts"], r["enqueued_at"])
-        for r in rows
-    ]
+    return store.embed_queue.pending_in(CHUNKS_COLLECTION, limit, max_attempts=max_attempts)
 
 
 def _chunks_open(vectors: Vectors) -> bool:

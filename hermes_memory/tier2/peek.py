@@ -1,0 +1,106 @@
+"""Looks at a Tier 2 file (or its turn inbox) without opening the store: read-only connections that never
+create, migrate or lock it for writing, for ``hermes-memory status`` and the provider's availability
+check. A file that is missing reads as empty; one that cannot be read gives None."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+# The tables whose rows can be counted here (a table name cannot be a bound parameter).
+_COUNTABLE = frozenset({"chunks", "embed_queue", "inbox", "ingest_queue"})
+
+
+@dataclass(frozen=True, slots=True)
+class Failures:
+    """Queued turns that failed to be written, and the newest error (None: none recorded)."""
+
+    count: int
+    last_error: str | None
+
+
+@lru_cache(maxsize=1)
+def fts5_available() -> bool:
+    """Whether this Python's SQLite has FTS5 (Tier 2 needs it). An in-memory check, no files."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+def count_rows(path: Path, table: str) -> int | None:
+    """Rows of ``table`` (one of the queue/chunk tables) in the SQLite file at ``path``: 0 when the file
+    or the table does not exist, None when it cannot be read. Raises ValueError for another table."""
+    if table not in _COUNTABLE:
+        raise ValueError(f"cannot count rows of {table!r}: one of {sorted(_COUNTABLE)} expected")
+    if not path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)
+        ).fetchone()
+        if exists is None:
+            return 0
+        row = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()  # table: checked above
+        return int(row[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def queue_failures(db_path: Path) -> Failures | None:
+    """Turns in the ingest queue of the store at ``db_path`` with an error, and the newest error; None
+    when the file cannot be read."""
+    row = _first_row(
+        db_path, "ingest_queue",
+        "SELECT count(*), (SELECT last_error FROM ingest_queue WHERE last_error IS NOT NULL "
+        "ORDER BY id DESC LIMIT 1) FROM ingest_queue WHERE last_error IS NOT NULL",
+    )  # fmt: skip
+    if row is None:
+        return None
+    return Failures(int(row[0]), row[1]) if row else Failures(0, None)
+
+
+def inbox_failure(path: Path) -> Failures | None:
+    """The turn inbox at ``path``: how many turns wait in it and the error that stopped moving them on
+    (count 0 and no error when none was recorded); None when the file cannot be read."""
+    row = _first_row(path, "inbox_error", "SELECT (SELECT count(*) FROM inbox), error FROM inbox_error")
+    if row is None:
+        return None
+    return Failures(int(row[0]), row[1]) if row else Failures(0, None)
+
+
+def _first_row(path: Path, table: str, sql: str) -> tuple[Any, ...] | None:
+    """The first row of ``sql`` on the SQLite file at ``path`` opened read-only; () when the file or
+    ``table`` does not exist or there is no row, None when it cannot be read."""
+    if not path.exists():
+        return ()
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,))
+        if found.fetchone() is None:
+            return ()
+        row = conn.execute(sql).fetchone()
+        return () if row is None else tuple(row)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+__all__ = ["Failures", "count_rows", "fts5_available", "inbox_failure", "queue_failures"]
