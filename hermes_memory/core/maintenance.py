@@ -40,11 +40,6 @@ class MaintenanceReport:
         """What failed, one clause per failed job ('' when none did)."""
         return "; ".join(f"{name} failed: {self.jobs[name]['error']}" for name in self.failed)
 
-    def error_type(self) -> str | None:
-        """The error type of the first failed job (None when none failed)."""
-        failed = self.failed
-        return str(self.jobs[failed[0]]["result"]["error_type"]) if failed else None
-
     def to_dict(self) -> dict[str, Any]:
         return {"jobs": self.jobs, "failed": self.failed}
 
