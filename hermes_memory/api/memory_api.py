@@ -7,16 +7,11 @@ import inspect
 import logging
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
-from hermes_memory.api._doctor_methods import DoctorMethods
-from hermes_memory.api._graph_methods import GraphMethods
-from hermes_memory.api._history_methods import HistoryMethods
-from hermes_memory.api._llm_methods import LLMMethods
-from hermes_memory.api._maintenance_methods import MaintenanceMethods
 from hermes_memory.api._mirror_methods import MirrorMethods
-from hermes_memory.api._ops_methods import OpsMethods
 from hermes_memory.api._recall_methods import RecallMethods
 from hermes_memory.api._remember_methods import RememberMethods
 from hermes_memory.api._tier1_methods import Tier1Methods
@@ -24,8 +19,10 @@ from hermes_memory.api._tier2_methods import Tier2Methods
 from hermes_memory.api._tier3_methods import Tier3Methods
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
+from hermes_memory.core.graph import CENTRALITY_ALGORITHMS
 from hermes_memory.core.memory import Memory
-from hermes_memory.errors import ConfigError, HermesMemoryError, ValidationError
+from hermes_memory.core.transfer import Transfer
+from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Ingestor
@@ -38,6 +35,11 @@ from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import SemanticMemory
 
+if TYPE_CHECKING:
+    from hermes_memory.cron.context import JobContext
+    from hermes_memory.cron.jobs import JobProgress
+    from hermes_memory.graph.nx_store import KnowledgeGraph
+
 log = logging.getLogger(__name__)
 
 
@@ -45,15 +47,9 @@ class MemoryAPI(
     Tier1Methods,
     Tier2Methods,
     Tier3Methods,
-    GraphMethods,
     RememberMethods,
-    HistoryMethods,
     RecallMethods,
     MirrorMethods,
-    MaintenanceMethods,
-    LLMMethods,
-    DoctorMethods,
-    OpsMethods,
 ):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
@@ -93,27 +89,17 @@ class MemoryAPI(
         self.view = _scope_view(config, scope)
         self.scope = self.view.own
         self._core = core = Memory(config, actor=actor, view=self.view, backend=backend)
-        if core.tiers.t2 is not None:
-            self._finish_erasures_on_open()
-            if background:
-                core.start_worker(
-                    lambda worker: (
-                        self._drain_once(stop=lambda: worker.stopping, background=True) or self._idle_upkeep()
-                    )
+        if core.tiers.t2 is not None and background:
+            core.start_worker(
+                lambda worker: (
+                    self._drain_once(stop=lambda: worker.stopping, background=True) or self._idle_upkeep()
                 )
+            )
 
     # -- transitional: the mixins read the core's parts under their old names ----------------------
     @property
     def _max_chars(self) -> int:  # type: ignore[override]
         return self._core.tiers.max_chars
-
-    @property
-    def _t2(self) -> Tier2 | None:  # type: ignore[override]
-        return self._core.tiers.t2
-
-    @property
-    def _curated_store(self) -> CuratedStore | None:  # type: ignore[override]
-        return self._core.tiers.curated
 
     @property
     def _snapshot(self) -> CuratedSnapshot | None:
@@ -128,36 +114,12 @@ class MemoryAPI(
         return self._core.tiers.sem
 
     @property
-    def _graph_service(self) -> GraphService | None:  # type: ignore[override]
-        return self._core.tiers.graph
-
-    @property
     def _ingestor(self) -> Ingestor | None:  # type: ignore[override]
         return self._core.ingestor
 
     @property
     def _worker(self) -> BackgroundWorker | None:  # type: ignore[override]
         return self._core.worker
-
-    @property
-    def _engine(self) -> RecallEngine | None:
-        return self._core._engine
-
-    @_engine.setter
-    def _engine(self, value: RecallEngine | None) -> None:
-        self._core._engine = value
-
-    def _finish_erasures_on_open(self) -> None:
-        """A forget a crash interrupted is finished by the next process that opens the store (one small
-        indexed query when there is none). A step that fails stays recorded (``doctor`` reports it, the
-        next open or ``doctor --repair`` retries), so the store still opens."""
-        assert self._t2 is not None
-        if self._t2.db.query_one("SELECT 1 FROM erasures WHERE finished_at IS NULL LIMIT 1") is None:
-            return  # the usual case; hermes_memory.ops is not imported
-        try:
-            self._finish_erasures()
-        except HermesMemoryError as exc:
-            log.warning("hermes-memory: an unfinished forget could not be finished yet: %s", exc)
 
     def _run(
         self, tier: str, fn: Callable[[], Any], *, tiers: Sequence[str] | None = None, **meta: Any
@@ -231,6 +193,352 @@ class MemoryAPI(
     # == public methods: writes, ingest, tiers 1-3 (core-write) ==================================
 
     # == public methods: ops, maintenance, doctor, history, graph, llm (core-ops) =================
+    # -- forget (GDPR erasure) --------------------------------------------------------------------
+    def forget(self, id: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
+        """Forget one fact, episode, timeline event, relation or entity (an entity: every mention).
+
+        Without ``confirm=True`` returns the preview (counts per tier, curated entries affected, and for
+        an entity the ``related`` names it is also mentioned under) and changes nothing;
+        ``include_related`` (True, or a list of related names) adds those. Raises (in the envelope)
+        ValidationError for an empty id or a bad ``include_related``, NotFoundError for an unknown id;
+        VectorStoreBusyError (nothing deleted) while another process holds the vector store.
+        """
+
+        def call() -> dict[str, Any]:
+            sure, include = _confirm(confirm), _include(include_related)
+            return self._core.forgetting.forget(id, confirm=sure, include=include).to_dict()
+
+        return self._run("multi", call, tiers=self.enabled_tiers())
+
+    def forget_entity(self, name: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
+        """Forget an entity by name or alias: every row, entry, vector, graph node and queued turn that
+        mentions it. Preview unless ``confirm=True``; the preview's ``related`` lists other names it is
+        mentioned under (first name, title + surname, possessives, aliases given in the text, related
+        entities) with their row counts, and ``include_related`` (True, or a list of those names) forgets
+        them too. Raises ValidationError for an empty name or a bad ``include_related``, NotFoundError
+        when nothing mentions it, VectorStoreBusyError (nothing deleted) while another process holds the
+        vector store."""
+
+        def call() -> dict[str, Any]:
+            sure, clean = _confirm(confirm), v.text("name", name, max_chars=200).strip()
+            include = _include(include_related)
+            return self._core.forgetting.forget_entity(clean, confirm=sure, include=include).to_dict()
+
+        return self._run("multi", call, tiers=self.enabled_tiers())
+
+    def finish_erasures(self) -> Envelope:
+        """Finish forgets a crash interrupted or another process's vector store held up (``doctor
+        --repair`` calls this). data: [{id, target, left: [steps still to do]}]. Raises StorageError."""
+        return self._run("multi", self._core.forgetting.finish_erasures, tiers=self.enabled_tiers())
+
+    # -- export / import, backup / restore ----------------------------------------------------------
+    def export_json(self, path: str | os.PathLike[str] | None = None) -> Envelope:
+        """Export every tier as JSON; with ``path`` write it there (data: path and counts), else data is
+        the document, with the chunks' stored vectors. Raises StorageError."""
+        transfer = self._core.transfer
+
+        def call() -> dict[str, Any]:
+            if path is None:
+                return transfer.export_document()
+            return transfer.export_file(Path(v.path("path", path)))
+
+        # Not through ``_run``: the document is redacted by the core itself (each changed row's
+        # content_hash stays true, its base64 vectors untouched).
+        return run("multi", call, tiers=self.enabled_tiers())
+
+    def import_json(self, data: Any, merge: bool = True) -> Envelope:
+        """Import an export (a dict, or a path to a file) all or nothing, into this scope only. ``merge``
+        skips duplicates (same uuid or content hash); without it the home must be empty. Texts without a
+        stored vector (the export's or this home's) are queued for embedding and the graph is rebuilt.
+        Raises ValidationError (malformed; a reference outside this scope), ThreatDetectedError (a
+        flagged curated entry), ConflictError (not empty, no merge; curated limits)."""
+
+        def call() -> dict[str, Any]:
+            if not isinstance(merge, bool):
+                raise ValidationError("merge must be a boolean")
+            return self._core.transfer.import_(data, merge=merge)
+
+        return self._run("multi", call, tiers=self.enabled_tiers())
+
+    def backup(self, dest: str | os.PathLike[str]) -> Envelope:
+        """Hot backup (safe while writers run) of Tier 2, the curated files and the graph into the new
+        directory ``dest``; vectors are re-derived on restore. Raises ConflictError if ``dest`` is not
+        empty, StorageError."""
+        transfer = self._core.transfer
+        return self._run(
+            "multi", lambda: transfer.backup(Path(v.path("dest", dest))), tiers=self.enabled_tiers()
+        )
+
+    @staticmethod
+    def restore(
+        src: str | os.PathLike[str],
+        *,
+        force: bool = False,
+        config: Config | None = None,
+        hermes_home: str | os.PathLike[str] | None = None,
+        profile: str | None = None,
+        **overrides: Any,
+    ) -> Envelope:
+        """Restore a backup into a home/profile that no MemoryAPI has open, all or nothing (the backup is
+        checked completely, staged, then swapped in); refuses to overwrite existing memory unless
+        ``force``. data: manifest + consistency check. Raises ValidationError (ThreatDetectedError for a
+        flagged curated entry), ConflictError, StorageError (in the envelope)."""
+
+        def call() -> dict[str, Any]:
+            if profile is not None:
+                overrides["profile"] = v.profile_name("profile", profile)
+            cfg = config if config is not None else load_config(None, hermes_home=hermes_home, **overrides)
+            return Transfer.restore(Path(v.path("src", src)), cfg, force=force)
+
+        return run("multi", call)  # no store of its own: nothing is open to redact with
+
+    # -- maintenance ----------------------------------------------------------------------------------
+    def maintenance_context(self) -> JobContext:
+        """The stores the maintenance jobs work on (for a Scheduler). Raises ConfigError if Tier 2 is off.
+
+        Maintenance is store-wide: its Tier 2 is the admin view (every scope; the jobs group by scope
+        and never merge across scopes). A removed fact's chunks are dropped through that view too.
+        The graph is this agent's view's graph.
+        """
+        return self._core.maintenance.maintenance_context()
+
+    def maintain(
+        self, job: str | None = None, progress: JobProgress | None = None, *, now: float | None = None
+    ) -> Envelope:
+        """Run one maintenance job, or all of them in order (consolidate, prune, embed_queue,
+        graph_refresh); each run is recorded. ``progress(job, done, total)`` follows each job.
+
+        data: {"jobs": {name: run record}, "failed": [names]}; the envelope fails if any job failed.
+        """
+
+        def call() -> dict[str, Any]:
+            from hermes_memory.cron.jobs import JOB_NAMES
+
+            names = JOB_NAMES if job is None else (_job_name(job),)
+            when = v.optional_time("now", now)
+            v.optional_callback("progress", progress)
+            return self._core.maintenance.run(names, progress, now=when).to_dict()
+
+        return self._maintenance_envelope(call)
+
+    def maintain_due(self, progress: JobProgress | None = None, *, now: float | None = None) -> Envelope:
+        """Run the jobs whose cron schedule (config ``cron``) is due now — what a system crontab entry
+        ``hermes-memory maintain --due`` does every few minutes. Same data shape as ``maintain``."""
+
+        def call() -> dict[str, Any]:
+            when = v.optional_time("now", now)
+            v.optional_callback("progress", progress)
+            return self._core.maintenance.run_due(progress, now=when).to_dict()
+
+        return self._maintenance_envelope(call)
+
+    def consolidate(self, *, now: float | None = None) -> Envelope:
+        """Merge duplicate and near-duplicate facts and alias entities, resolve single-valued conflicts.
+
+        data: counts (duplicates_merged, near_duplicates_merged, conflicts_resolved, entities_merged, ...).
+        """
+        return self._one_job("consolidate", now)
+
+    def prune(self, *, now: float | None = None) -> Envelope:
+        """Delete expired and long-archived facts, archive faded ones; superseded facts always stay.
+
+        data: counts (expired_deleted, archived_deleted, faded_archived, superseded_kept).
+        """
+        return self._one_job("prune", now)
+
+    def maintenance_runs(self, limit: int = 20, job: str | None = None) -> Envelope:
+        """The newest maintenance runs (what ran, when, how long, with what result), newest first."""
+
+        def call() -> list[dict[str, Any]]:
+            lim = v.positive_int("limit", limit, maximum=1000)
+            name = None if job is None else _job_name(job)
+            return [r.to_dict() for r in self._core.maintenance.runs(limit=lim, job=name)]
+
+        return self._run("tier2", call)
+
+    def maintenance_status(self, now: float | None = None) -> Envelope:
+        """Per job: its cron schedule, last run, next fire time and whether it is due now."""
+        return self._run("tier2", lambda: self._core.maintenance.status(v.optional_time("now", now)))
+
+    def _maintenance_envelope(self, call: Callable[[], dict[str, Any]]) -> Envelope:
+        envelope = self._run("multi", call, tiers=[t for t in self.enabled_tiers() if t != "tier1"])
+        failed = envelope["data"].get("failed") if envelope["success"] else None
+        if failed:
+            # The jobs that ran keep their results in data; the envelope says the call did not fully succeed.
+            runs = envelope["data"]["jobs"]
+            envelope["success"] = False
+            envelope["error"] = "; ".join(f"{name} failed: {runs[name]['error']}" for name in failed)
+            envelope["meta"]["error_type"] = runs[failed[0]]["result"]["error_type"]
+        return envelope
+
+    def _one_job(self, name: str, now: float | None) -> Envelope:
+        envelope = self.maintain(name, now=now)
+        if envelope["success"]:
+            record = envelope["data"]["jobs"][name]
+            envelope["data"] = record["result"]
+            envelope["meta"]["run_id"] = record["id"]
+            envelope["meta"]["duration_s"] = record["duration_s"]
+        return envelope
+
+    # -- doctor ---------------------------------------------------------------------------------------
+    def doctor(self, repair: bool = False) -> Envelope:
+        """Check the stores (and with ``repair`` fix what can be fixed, then check again).
+
+        data: {"clean", "findings": [{check, status ok|warn|error, detail, repairable}], "initial",
+        "repairs"}. The envelope succeeds even when problems are found; ``clean`` says whether any were.
+        """
+
+        def call() -> dict[str, Any]:
+            if not isinstance(repair, bool):
+                raise ValidationError("repair must be a boolean")
+
+            def flush() -> dict[str, Any]:  # draining the queues is the write path's; the doctor is handed it
+                return _summary(self.flush(timeout=60.0))
+
+            return self._core.doctor.run(repair=repair, flush=flush).to_dict()
+
+        return self._run("multi", call, tiers=[t for t in self.enabled_tiers() if t != "tier1"])
+
+    # -- history ----------------------------------------------------------------------------------------
+    def why(self, fact_uuid: str) -> Envelope:
+        """Where a fact came from: source episodes, extractor, confidence, when it was learned, and
+        what superseded it (or what it superseded)."""
+
+        def call() -> dict[str, Any]:
+            return self._core.history.why(v.text("fact_uuid", fact_uuid, max_chars=100).strip()).to_dict()
+
+        return self._run("tier2", call)
+
+    def fact_history(self, subject: str) -> Envelope:
+        """Every fact about a subject, oldest first, superseded ones included with their validity."""
+
+        def call() -> list[dict[str, Any]]:
+            name = v.text("subject", subject, max_chars=200).strip()
+            return [f.to_dict() for f in self._core.history.fact_history(name)]
+
+        return self._run("tier2", call)
+
+    def contradictions(self, limit: int = 50) -> Envelope:
+        """Facts that were superseded by a contradicting newer fact, newest first, with both sides."""
+
+        def call() -> list[dict[str, Any]]:
+            lim = v.positive_int("limit", limit, maximum=1000)
+            return [c.to_dict() for c in self._core.history.contradictions(lim)]
+
+        return self._run("tier2", call)
+
+    def timeline(self, entity: str, limit: int = 100) -> Envelope:
+        """An entity's story: its timeline events and the facts about it, in time order."""
+
+        def call() -> list[dict[str, Any]]:
+            lim = v.positive_int("limit", limit, maximum=1000)
+            name = v.text("entity", entity, max_chars=200).strip()
+            return [item.to_dict() for item in self._core.history.timeline(name, lim)]
+
+        return self._run("tier2", call)
+
+    # -- the knowledge graph (derived from Tier 2) --------------------------------------------------
+    def knowledge_graph(self) -> KnowledgeGraph:
+        """The loaded graph itself (for drawing and export). Raises ConfigError if the graph is off."""
+        return self._core.graph.knowledge_graph()
+
+    def graph_traverse(
+        self, start_entity: str, depth: int = 2, relation_filter: str | None = None
+    ) -> Envelope:
+        """Entities reachable from an entity (name, alias or uuid) within ``depth`` hops, both directions."""
+
+        def call() -> dict[str, Any]:
+            start = v.text("start_entity", start_entity, max_chars=200).strip()
+            if isinstance(depth, bool) or not isinstance(depth, int):
+                raise ValidationError(f"depth must be an integer, got {type(depth).__name__}")
+            rel = v.optional_text("relation_filter", relation_filter, max_chars=100)
+            return self._core.graph.traverse(start, depth, rel)
+
+        return self._run("graph", call)
+
+    def graph_shortest_path(self, from_entity: str, to_entity: str) -> Envelope:
+        """The fewest-hops path between two entities; an empty list when none exists."""
+
+        def call() -> list[dict[str, Any]]:
+            src = v.text("from_entity", from_entity, max_chars=200).strip()
+            return self._core.graph.shortest_path(src, v.text("to_entity", to_entity, max_chars=200).strip())
+
+        return self._run("graph", call)
+
+    def graph_central_entities(self, limit: int = 10, algorithm: str | None = None) -> Envelope:
+        """The most central entities (configured algorithm: betweenness, pagerank or degree)."""
+
+        def call() -> list[dict[str, Any]]:
+            lim = v.positive_int("limit", limit, maximum=1000)
+            algo = self.config.graph.centrality_algorithm if algorithm is None else algorithm
+            return self._core.graph.central_entities(lim, v.choice("algorithm", algo, CENTRALITY_ALGORITHMS))
+
+        return self._run("graph", call)
+
+    def graph_communities(self) -> Envelope:
+        """Communities of entities (Louvain, seeded: the same graph gives the same answer)."""
+        return self._run("graph", self._core.graph.communities)
+
+    def graph_rebuild(self) -> Envelope:
+        """Rebuild the graph from Tier 2 and save it."""
+        return self._run("graph", self._core.graph.rebuild)
+
+    def graph_spread(self, seeds: list[str], max_hops: int = 3) -> Envelope:
+        """Spreading activation from seed entities (names, aliases or uuids): related entities by score."""
+
+        def call() -> list[dict[str, Any]]:
+            refs = v.string_list("seeds", seeds, max_chars=200)
+            if not refs:
+                raise ValidationError("seeds must name at least one entity")
+            hops = v.positive_int("max_hops", max_hops, maximum=6)
+            return [a.to_dict() for a in self._core.graph.spread([ref.strip() for ref in refs], hops)]
+
+        return self._run("graph", call)
+
+    # -- the optional LLM path --------------------------------------------------------------------------
+    def reconstruct(
+        self,
+        query: str,
+        memories: Sequence[str] | None = None,
+        *,
+        limit: int = 10,
+        tiers: Sequence[str] | None = None,
+        as_of: float | None = None,
+        session_id: str | None = None,
+    ) -> Envelope:
+        """HAEMA's N:M reconstruction: ``memories`` (default: what ``recall`` returns for the query)
+        consolidated by the LLM into statements citing their sources; unchanged when the LLM is off
+        or fails (``fallback: true``)."""
+        hits: list[dict[str, Any]] = []
+        if memories is None:
+            found = self.recall(query, tiers, limit, as_of, session_id=session_id)
+            if not found["success"]:
+                return found
+            hits = list(found["data"]["hits"])
+
+        def call() -> dict[str, Any]:
+            limit = self._core.tiers.max_chars
+            text = v.text("query", query, max_chars=limit).strip()
+            given = None if memories is None else v.string_list("memories", memories, max_chars=limit)
+            return self._core.llm.reconstruct(text, given, hits).to_dict()
+
+        return self._run("multi", call, tiers=["llm"])
+
+    def core_memory(self) -> Envelope:
+        """The core memory: bullets per section, rendered markdown, budget and last update time."""
+        return self._run("core", lambda: self._core.llm.core_memory().to_dict())
+
+    def core_memory_update(self, candidates: Sequence[str] | None = None) -> Envelope:
+        """Let the LLM propose a conservative core-memory update from ``candidates`` (default: facts
+        learned since the last update) and apply it only if valid. Changes are audited; Hermes'
+        MEMORY.md/USER.md are never written."""
+
+        def call() -> dict[str, Any]:
+            limit = self._core.tiers.max_chars
+            given = None if candidates is None else v.string_list("candidates", candidates, max_chars=limit)
+            return self._core.llm.core_memory_update(given).to_dict()
+
+        return self._run("core", call, tiers=["core", "llm"])
 
     def __enter__(self) -> MemoryAPI:
         return self
@@ -284,6 +592,36 @@ def _scope_view(config: Config, name: str | None) -> ScopeView:
         )
     except ValidationError as exc:
         raise ConfigError(f"scope: {exc}") from exc
+
+
+# -- validation of the ops methods' inputs ------------------------------------------------------------
+def _confirm(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError("confirm must be a boolean")
+    return value
+
+
+def _include(value: Any) -> bool | list[str]:
+    """Validate ``include_related``: a bool, or a list of names from the preview's ``related``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (list, tuple)) and value and len(value) <= 100:
+        return [v.text("include_related item", item, max_chars=200).strip() for item in value]
+    raise ValidationError(
+        "include_related must be a boolean or a non-empty list of at most 100 related names"
+    )
+
+
+def _job_name(value: Any) -> str:
+    """A maintenance job's name (ValidationError naming the jobs for any other)."""
+    from hermes_memory.cron.jobs import check_job  # cron is imported only when maintenance runs
+
+    return check_job(v.text("job", value, max_chars=50).strip())
+
+
+def _summary(envelope: Envelope) -> dict[str, Any]:
+    """What a doctor repair step reports of an envelope."""
+    return {"success": envelope["success"], "data": envelope["data"], "error": envelope["error"]}
 
 
 __all__ = ["MemoryAPI"]

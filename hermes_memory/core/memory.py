@@ -11,7 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_memory.config import Config
+from hermes_memory.core.doctor import Doctor
+from hermes_memory.core.forgetting import Forgetting
+from hermes_memory.core.graph import GraphQueries
+from hermes_memory.core.history import History
+from hermes_memory.core.llm import LLMPath
+from hermes_memory.core.maintenance import Maintenance
 from hermes_memory.core.tiers import Tiers
+from hermes_memory.core.transfer import Transfer
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Ingestor
@@ -114,6 +121,15 @@ class Memory:
         # services: writes, ingest, tiers 1-3 (core-write)
 
         # services: ops, maintenance, doctor, history, graph, llm (core-ops)
+        self.forgetting = Forgetting(tiers, self.forget_recall_caches)
+        self.transfer = Transfer(tiers, self.forget_recall_caches)
+        self.maintenance = Maintenance(tiers, self.ingestor)
+        self.doctor = Doctor(tiers, self.maintenance, self.forgetting)
+        self.history = History(tiers)
+        self.graph = GraphQueries(tiers)
+        self.llm = LLMPath(tiers)
+        if tiers.t2 is not None:
+            self.forgetting.finish_on_open()  # a forget a crash interrupted is finished first
 
     def start_worker(self, step: Callable[[BackgroundWorker], bool]) -> None:
         """Keep the durable queues drained in a background thread: ``step(worker)`` runs whenever woken

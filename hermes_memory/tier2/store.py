@@ -135,6 +135,11 @@ class Tier2:
                 self.inbox.close()
             self.db.close()
 
+    def has_unfinished_erasures(self) -> bool:
+        """Whether a recorded forget (any scope) still has steps left: one small indexed query, run
+        at every open so a forget a crash interrupted is finished. Raises StorageError."""
+        return self.db.query_one("SELECT 1 FROM erasures WHERE finished_at IS NULL LIMIT 1") is not None
+
 
 __all__ = [
     "Tier2",

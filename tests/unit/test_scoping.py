@@ -221,13 +221,13 @@ def test_shared_facts_land_in_the_pool_and_episodes_stay_own(tmp_path: Path) -> 
 def test_each_readable_set_has_its_own_graph_and_core_memory_file(tmp_path: Path) -> None:
     with MemoryAPI(hermes_home=tmp_path, **FAST) as default:
         assert view_directory(default.config.graph_path, default.tier2) == default.config.graph_path
-        default_core = default._core_path
+        default_core = default._core.llm.core_path
         assert default_core == default.config.core_memory_path
     with MemoryAPI(hermes_home=tmp_path, scope="agent-a", **FAST) as a:
         ok_a = a.entity_ensure("Quentin", "person")
         assert ok_a["success"]
         a_dir = view_directory(a.config.graph_path, a.tier2)
-        assert a_dir != a.config.graph_path and a._core_path != default_core
+        assert a_dir != a.config.graph_path and a._core.llm.core_path != default_core
         assert a.graph_traverse("Quentin")["success"]
     with MemoryAPI(hermes_home=tmp_path, scope="agent-b", **FAST) as b:
         assert view_directory(b.config.graph_path, b.tier2) not in (a_dir, b.config.graph_path)
