@@ -8,7 +8,7 @@ it due once, not once per missed time. A failed run is retried on a later tick, 
 finished blocks it (a crashed run stops blocking when its lease runs out, and the job runs again: every
 job is idempotent and resumable).
 
-    scheduler = Scheduler(api, api.config.cron)
+    scheduler = Scheduler(memory.maintenance, config.cron)
     results = scheduler.tick()        # call every minute or so; runs what is due
 """
 
@@ -36,7 +36,7 @@ SCHEDULE_KEYS: dict[str, str] = {
 
 
 class MaintenanceHost(Protocol):
-    """What the scheduler needs from its host (MemoryAPI provides it)."""
+    """What the scheduler needs from its host (the core's ``Maintenance`` provides it)."""
 
     def maintenance_context(self) -> JobContext: ...
 
@@ -58,7 +58,7 @@ def parse_schedules(cron: CronConfig) -> dict[str, CronExpression]:
 
 
 class Scheduler:
-    """Decides and runs due maintenance jobs for one MemoryAPI. Not a thread: the host calls ``tick()``.
+    """Decides and runs due maintenance jobs for one store. Not a thread: the host calls ``tick()``.
 
     ``clock`` gives the current Unix time (injectable for tests); ``tz`` is the zone the schedules are
     read in (default: the machine's local zone, like cron); ``since`` overrides the baseline of jobs

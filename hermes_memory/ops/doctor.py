@@ -26,7 +26,7 @@ from hermes_memory.tier3._indexer import entity_text
 from hermes_memory.tier3.semantic import SemanticMemory
 
 if TYPE_CHECKING:
-    from hermes_memory.api.memory_api import MemoryAPI
+    pass
 
 Status = Literal["ok", "warn", "error"]
 FTS_TABLES = files.FTS_TABLES
@@ -397,24 +397,4 @@ def check_and_repair(
     return DoctorReport(_check_all(stores), initial=findings, repairs=repairs)
 
 
-def run_doctor(api: MemoryAPI, repair: bool = False) -> DoctorReport:
-    """Check (and optionally repair) the stores behind ``api``. Raises ConfigError if Tier 2 is off,
-    StorageError when the store cannot be read."""
-    ctx = api.maintenance_context()
-    return check_and_repair(
-        ctx.tier2,
-        ctx.semantic,
-        ctx.graph,
-        graph_dir=ctx.graph.directory if ctx.graph is not None else api.config.graph_path,
-        flush=lambda: _summary(api.flush(timeout=60.0)),
-        consolidate=lambda: _summary(api.maintain("consolidate")),
-        repair=repair,
-        finish_erasures=lambda: _summary(api.finish_erasures()),
-    )
-
-
-def _summary(envelope: dict[str, Any]) -> dict[str, Any]:
-    return {"success": envelope["success"], "data": envelope["data"], "error": envelope["error"]}
-
-
-__all__ = ["DoctorReport", "Finding", "check_and_repair", "run_doctor"]
+__all__ = ["DoctorReport", "Finding", "check_and_repair"]
