@@ -18,6 +18,8 @@ import yaml
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.recall.settings import PRESETS, RecallSettings, setting_fields, settings_for
 from hermes_memory.scoping import check_scope_name
+from hermes_memory.tier3.backend import BACKENDS
+from hermes_memory.tier3.embedder import EMBEDDERS
 from hermes_memory.validation import profile_name
 
 
@@ -188,8 +190,8 @@ _SECTIONS: dict[str, type[Any]] = {
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "tier3.backend": ("qdrant", "chroma", "memory", "qdrant-client"),
-    "tier3.embedding_model": ("local", "minilm", "sentence-transformers", "openai", "hashing"),
+    "tier3.backend": tuple(BACKENDS),
+    "tier3.embedding_model": tuple(EMBEDDERS),
     "graph.centrality_algorithm": ("betweenness", "pagerank", "degree"),
     "scope.facts": ("private", "shared"),
     "recall.preset": tuple(PRESETS),
@@ -241,8 +243,8 @@ def load_config(
 ) -> Config:
     """Build a Config from the defaults, an optional YAML file, and keyword overrides.
 
-    Overrides are nested dicts per section (``tier3={"backend": "memory"}``), dotted keys passed as a
-    mapping (``**{"tier3.backend": "memory"}``) or ``profile="x"``.
+    Overrides are nested dicts per section (``tier3={"backend": NAME}``), dotted keys passed as a
+    mapping (``**{"tier3.backend": NAME}``) or ``profile="x"``.
     Raises ConfigError naming the key for unknown keys, wrong types and bad values, and for an
     unreadable or malformed file.
     """

@@ -94,7 +94,8 @@ def settings_for(preset: str, overrides: Mapping[str, float | int] | None = None
     unknown = sorted(set(overrides or {}) - set(setting_fields()))
     if unknown:
         raise ConfigError(f"unknown recall setting(s) {unknown}; known: {sorted(setting_fields())}")
-    return dataclasses.replace(PRESETS[preset], **(overrides or {}))
+    changes: dict[str, Any] = dict(overrides or {})
+    return dataclasses.replace(PRESETS[preset], **changes)
 
 
 __all__ = ["DEFAULT_PRESET", "PRESETS", "RecallSettings", "setting_fields", "settings_for"]
