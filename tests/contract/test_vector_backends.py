@@ -10,12 +10,19 @@ import numpy.typing as npt
 import pytest
 
 from hermes_memory.errors import BackendError, ConfigError, ConflictError, StorageError, ValidationError
-from hermes_memory.tier3.backend import ENTITY_EMBEDDINGS, VectorBackend, VectorHit, make_backend
+from hermes_memory.tier3.backend import (
+    BACKENDS,
+    ENTITY_EMBEDDINGS,
+    VectorBackend,
+    VectorHit,
+    make_backend,
+    resolve_backend,
+)
 from hermes_memory.tier3.chunks import chunk_payload, entity_payload
 from hermes_memory.tier3.hashing_embedder import HashingEmbedder
 
 if TYPE_CHECKING:
-    from conftest import Case
+    from conftest import Case, CaseSpec
 
 DIM = 8
 
@@ -400,7 +407,23 @@ def _closed_port() -> int:
     return port  # nothing listens once the socket is closed
 
 
-@pytest.mark.parametrize("name", ["chroma", "qdrant", "qdrant-client"])
+# Every registered backend that talks to a server once a url is set (qdrant through its client).
+URL_BACKENDS = [name for name in BACKENDS if BACKENDS[resolve_backend(name, "http://server")].server]
+
+
+def test_every_registered_backend_has_a_contract_case(case_specs: dict[str, CaseSpec]) -> None:
+    covered = {spec.backend for spec in case_specs.values()}
+    assert set(BACKENDS) == covered, f"registered {sorted(BACKENDS)}, with a case {sorted(covered)}"
+
+
+def test_the_url_backends_are_the_server_clients() -> None:
+    # the parametrised test below runs over the server clients and what a url switches to one
+    assert {resolve_backend(name, "http://server") for name in URL_BACKENDS} == {
+        name for name, info in BACKENDS.items() if info.server
+    }
+
+
+@pytest.mark.parametrize("name", URL_BACKENDS)
 def test_unreachable_server_is_a_backend_error_naming_the_url(name: str) -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
     with pytest.raises(BackendError, match=url.replace(".", r"\.")):
