@@ -294,10 +294,8 @@ def _shipped_default(
 
 def _ask_tier3(home: Path, current: Mapping[str, Any], ask: Ask, say: Say) -> dict[str, Any]:
     tier3 = dict(current)
-    embedder = _choose(
-        "Embedder for meaning-level search", EMBEDDERS, str(tier3.get("embedding_model") or DEFAULT_EMBEDDER),
-        ask, say,
-    )  # fmt: skip
+    configured = str(tier3.get("embedding_model") or DEFAULT_EMBEDDER)
+    embedder = _choose("Embedder for meaning-level search", EMBEDDERS, configured, ask, say)
     for key in ("embedding_model_name", "embedding_base_url", "embedding_dim", "api_key_env"):
         if embedder != current.get("embedding_model"):
             tier3.pop(key, None)

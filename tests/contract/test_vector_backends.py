@@ -238,6 +238,17 @@ def test_empty_collection_search_returns_nothing(case: Case, collection_name: st
     assert backend.search(random_unit(1)[0], limit=5, filters={"session_id": "s1"}) == []
 
 
+def test_flush_is_part_of_the_protocol_and_leaves_the_backend_open(case: Case, collection_name: str) -> None:
+    backend = case.open(collection=collection_name)
+    assert isinstance(backend, VectorBackend)  # runtime check of every member, flush and buffered too
+    assert isinstance(backend.buffered, bool)
+    _, vecs = seed_points(backend)
+    backend.flush()
+    backend.flush()  # nothing new: still fine
+    assert backend.count() == 12
+    assert backend.search(vecs[3], limit=1)[0].id == "chunk:3"
+
+
 def test_data_survives_close_and_reopen(case: Case, collection_name: str) -> None:
     durable = case.durable()
     backend = durable.open(collection=collection_name)
