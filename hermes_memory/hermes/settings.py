@@ -26,6 +26,8 @@ import yaml
 from hermes_memory.config import Config, default_hermes_home, load_config, read_config_file
 from hermes_memory.errors import ConfigError
 from hermes_memory.security.permissions import write_private_text
+from hermes_memory.tier3.backend import BACKENDS, DEFAULT_BACKEND
+from hermes_memory.tier3.embedder import DEFAULT_EMBEDDER, EMBEDDERS
 
 SETTINGS_FILE = "nextlevel.yaml"
 
@@ -242,10 +244,19 @@ _MEMORY_FIELDS = {
 }
 
 
+def _asking(what: str) -> str:
+    """The embedder setup asks ``what`` for (the registry's ``asks``)."""
+    return next(name for name, info in EMBEDDERS.items() if info.asks == what)
+
+
 def setup_schema(current: ProviderSettings) -> list[dict[str, Any]]:
     """Fields of the settings (defaults: what is configured now). Hermes' generic wizard would walk
     them, but the provider's ``post_setup`` replaces that wizard (and validates each choice)."""
     tier3 = current.memory.get("tier3") or {}
+    offered_embedders = [name for name, info in EMBEDDERS.items() if info.summary is not None]
+    local = EMBEDDERS[DEFAULT_EMBEDDER]
+    folder = _asking("model_folder")
+    endpoint = _asking("endpoint")
     return [
         {
             "key": "prefetch_budget_tokens",
@@ -254,33 +265,33 @@ def setup_schema(current: ProviderSettings) -> list[dict[str, Any]]:
         },
         {
             "key": "embedding_model",
-            "description": "Embedder for meaning-level search (local = all-MiniLM-L6-v2, offline)",
-            "default": tier3.get("embedding_model", "local"),
-            "choices": ["local", "hashing", "sentence-transformers", "openai"],
+            "description": f"Embedder for meaning-level search ({DEFAULT_EMBEDDER} = {local.label})",
+            "default": tier3.get("embedding_model", DEFAULT_EMBEDDER),
+            "choices": offered_embedders,
         },
         {
             "key": "embedding_model_name",
-            "description": "sentence-transformers: a model folder on this machine; openai: the model id",
+            "description": f"{folder}: a model folder on this machine; {endpoint}: the model id",
             "default": tier3.get("embedding_model_name") or "",
-            "when": {"embedding_model": "sentence-transformers"},
+            "when": {"embedding_model": folder},
         },
         {
             "key": "embedding_base_url",
             "description": "OpenAI-compatible endpoint URL (ending in /v1)",
             "default": tier3.get("embedding_base_url") or "",
-            "when": {"embedding_model": "openai"},
+            "when": {"embedding_model": endpoint},
         },
         {
             "key": "api_key_env",
             "description": "Environment variable holding the endpoint's API key",
             "default": tier3.get("api_key_env") or "OPENAI_API_KEY",
-            "when": {"embedding_model": "openai"},
+            "when": {"embedding_model": endpoint},
         },
         {
             "key": "vector_backend",
-            "description": "Vector store (qdrant = embedded engine, no server)",
-            "default": tier3.get("backend", "qdrant"),
-            "choices": ["qdrant", "chroma"],
+            "description": f"Vector store ({DEFAULT_BACKEND} = embedded engine, no server)",
+            "default": tier3.get("backend", DEFAULT_BACKEND),
+            "choices": [name for name, info in BACKENDS.items() if info.summary is not None],
         },
     ]
 

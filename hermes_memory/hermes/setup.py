@@ -34,21 +34,18 @@ from hermes_memory.hermes.settings import (
     save_settings,
     settings_path,
 )
+from hermes_memory.tier3.backend import BACKENDS as BACKEND_REGISTRY
+from hermes_memory.tier3.backend import DEFAULT_BACKEND
+from hermes_memory.tier3.embedder import DEFAULT_EMBEDDER
+from hermes_memory.tier3.embedder import EMBEDDERS as EMBEDDER_REGISTRY
 from hermes_memory.tier3.openai_embedder import KNOWN_DIMS
 
 Ask = Callable[[str, str], str]
 Say = Callable[[str], None]
 
-EMBEDDERS = {
-    "local": "all-MiniLM-L6-v2, offline, shipped as a package, no torch (recommended)",
-    "sentence-transformers": "another sentence-transformers model you already have on disk (loads torch)",
-    "openai": "an OpenAI-compatible embeddings endpoint (needs its URL and an API key variable)",
-    "hashing": "no model at all: word hashing, weak meaning search (for tests)",
-}
-BACKENDS = {
-    "qdrant": "the embedded Qdrant engine, no server (recommended)",
-    "chroma": "an embedded Chroma store",
-}
+# What the wizard offers: the registry entries with a summary line.
+EMBEDDERS = {name: info.summary for name, info in EMBEDDER_REGISTRY.items() if info.summary is not None}
+BACKENDS = {name: info.summary for name, info in BACKEND_REGISTRY.items() if info.summary is not None}
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 
 
@@ -61,9 +58,10 @@ def embedder_problem(tier3: Tier3Config, hermes_home: str | os.PathLike[str]) ->
     """
     if not tier3.enabled:
         return None
-    if tier3.embedding_model == "sentence-transformers":
+    asks = EMBEDDER_REGISTRY[tier3.embedding_model].asks
+    if asks == "model_folder":
         return _sentence_transformers_problem(tier3)
-    if tier3.embedding_model == "openai":
+    if asks == "endpoint":
         return _openai_problem(tier3, Path(hermes_home))
     return None
 
@@ -284,7 +282,7 @@ def _ask_until_it_works(
 def _shipped_default(
     home: Path, provider: Mapping[str, Any], memory: Mapping[str, Any], say: Say
 ) -> ProviderSettings | None:
-    chosen: dict[str, Any] = {"embedding_model": "local", "backend": "qdrant"}
+    chosen: dict[str, Any] = {"embedding_model": DEFAULT_EMBEDDER, "backend": DEFAULT_BACKEND}
     settings = build_settings(provider, {**memory, "tier3": chosen}, source="hermes memory setup")
     problems = check_settings(settings, home)
     if problems:
@@ -296,14 +294,14 @@ def _shipped_default(
 
 def _ask_tier3(home: Path, current: Mapping[str, Any], ask: Ask, say: Say) -> dict[str, Any]:
     tier3 = dict(current)
-    embedder = _choose(
-        "Embedder for meaning-level search", EMBEDDERS, str(tier3.get("embedding_model") or "local"), ask, say
-    )
+    configured = str(tier3.get("embedding_model") or DEFAULT_EMBEDDER)
+    embedder = _choose("Embedder for meaning-level search", EMBEDDERS, configured, ask, say)
     for key in ("embedding_model_name", "embedding_base_url", "embedding_dim", "api_key_env"):
         if embedder != current.get("embedding_model"):
             tier3.pop(key, None)
     tier3["embedding_model"] = embedder
-    if embedder == "sentence-transformers":
+    asks = EMBEDDER_REGISTRY[embedder].asks
+    if asks == "model_folder":
         name = ask(
             "Model folder (or a model name already in the local cache)",
             str(tier3.get("embedding_model_name") or ""),
@@ -322,7 +320,7 @@ def _ask_tier3(home: Path, current: Mapping[str, Any], ask: Ask, say: Say) -> di
         )
         dim = model_dim(folder)
         tier3["embedding_dim"] = dim if dim is not None else _ask_dim(ask, tier3.get("embedding_dim"))
-    elif embedder == "openai":
+    elif asks == "endpoint":
         url = ask(
             "Endpoint URL (OpenAI-compatible, ending in /v1)", str(tier3.get("embedding_base_url") or "")
         )
@@ -344,7 +342,7 @@ def _ask_tier3(home: Path, current: Mapping[str, Any], ask: Ask, say: Say) -> di
                 )
         known = KNOWN_DIMS.get(tier3["embedding_model_name"])
         tier3["embedding_dim"] = known if known is not None else _ask_dim(ask, tier3.get("embedding_dim"))
-    backend = _choose("Vector store", BACKENDS, str(tier3.get("backend") or "qdrant"), ask, say)
+    backend = _choose("Vector store", BACKENDS, str(tier3.get("backend") or DEFAULT_BACKEND), ask, say)
     tier3["backend"] = backend
     return {k: v for k, v in tier3.items() if v is not None or k == "api_key_env"}
 
@@ -383,10 +381,8 @@ def describe(settings: ProviderSettings, hermes_home: str | os.PathLike[str]) ->
     if not tier3.enabled:
         vectors = "meaning search off"
     else:
-        model = {
-            "local": "local (all-MiniLM-L6-v2, offline)",
-            "hashing": "hashing (no model)",
-        }.get(tier3.embedding_model, f"{tier3.embedding_model} ({tier3.embedding_model_name})")
+        label = EMBEDDER_REGISTRY[tier3.embedding_model].label or tier3.embedding_model_name
+        model = f"{tier3.embedding_model} ({label})"
         vectors = f"embedder {model}, vector store {tier3.backend}"
     return [
         f"settings: {settings_path(home)}",

@@ -26,11 +26,12 @@ from hermes_memory.hermes.interpreter import (
     probe,
 )
 from hermes_memory.hermes.settings import load_memory_config, settings_path
-from hermes_memory.hermes.setup import embedder_problem
+from hermes_memory.hermes.setup import DEFAULT_OPENAI_MODEL, embedder_problem
 from hermes_memory.recall.availability import busy_words
 from hermes_memory.tier2.peek import count_rows, inbox_failure, queue_failures
 from hermes_memory.tier2.turn_inbox import inbox_path
-from hermes_memory.tier3.qdrant_backend import store_owner
+from hermes_memory.tier3.backend import resolve_backend, store_owner
+from hermes_memory.tier3.embedder import EMBEDDERS
 
 
 @dataclass
@@ -129,8 +130,9 @@ def collect(
             )
         if tier3.enabled:
             report.vector_search = search_path_text(config.db_path, tier3.engine_min_vectors, tier3.backend)
-        if tier3.enabled and tier3.backend == "qdrant" and not tier3.url:
-            report.vector_owner = store_owner(config.tier3_path / "qdrant")
+        if tier3.enabled:
+            engine = resolve_backend(tier3.backend, tier3.url)
+            report.vector_owner = store_owner(engine, config.tier3_path / engine)
     if not report.plugin_installed:
         report.problems.append(f"the provider is not installed in {home}")
         report.fixes.append(install.hint("install --activate", home))
@@ -152,14 +154,13 @@ def collect(
 
 def _embedder_text(config: Config) -> str:
     tier3 = config.tier3
-    if tier3.embedding_model in ("local", "minilm"):  # minilm: the local embedder's other name
-        return f"{tier3.embedding_model} (all-MiniLM-L6-v2, offline)"
-    if tier3.embedding_model == "hashing":
-        return "hashing (no model)"
-    if tier3.embedding_model == "openai":
-        model = tier3.embedding_model_name or "text-embedding-3-small"
-        return f"openai ({model} at {tier3.embedding_base_url or '?'})"
-    return f"sentence-transformers ({tier3.embedding_model_name or 'no model set'})"
+    info = EMBEDDERS[tier3.embedding_model]
+    if info.label is not None:
+        return f"{tier3.embedding_model} ({info.label})"
+    if info.asks == "endpoint":
+        model = tier3.embedding_model_name or DEFAULT_OPENAI_MODEL
+        return f"{tier3.embedding_model} ({model} at {tier3.embedding_base_url or '?'})"
+    return f"{tier3.embedding_model} ({tier3.embedding_model_name or 'no model set'})"
 
 
 def pending_counts(db_path: Path) -> dict[str, int | None]:

@@ -25,7 +25,7 @@ from hermes_memory.tier3.chunks import chunk_payload, entity_payload
 from hermes_memory.tier3.embedder import Embedder
 
 Progress = Callable[[int, int], None]
-# A buffering backend (one with ``flush()``, e.g. memory) makes vectors durable only when flushed, and a
+# A buffering backend (``buffered``, e.g. memory) makes vectors durable only when flushed, and a
 # queue row may leave only once its vector is durable: such backends are flushed once per this many rows.
 FLUSH_EVERY = 1024
 
@@ -277,7 +277,7 @@ def _group_size(opened: Sequence[VectorBackend], batch: int) -> int:
 
     Looks only at backends already open, so draining an empty queue opens nothing.
     """
-    buffering = any(callable(getattr(b, "flush", None)) for b in opened)
+    buffering = any(b.buffered for b in opened)
     return max(batch, FLUSH_EVERY) if buffering else batch
 
 
@@ -292,9 +292,7 @@ def _chunks_open(vectors: Vectors) -> bool:
 
 def _flush(opened: Sequence[VectorBackend]) -> None:
     for backend in opened:
-        flush = getattr(backend, "flush", None)
-        if callable(flush):
-            flush()
+        backend.flush()
 
 
 @dataclass

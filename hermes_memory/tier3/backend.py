@@ -20,6 +20,7 @@ Filters (all conditions are ANDed)::
 from __future__ import annotations
 
 import math
+import os
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -30,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.errors import ConfigError, ValidationError
-from hermes_memory.tier3.embedder import construct
+from hermes_memory.tier3.embedder import construct, load_attr
 
 Scalar = str | int | float | bool
 Payload = dict[str, Scalar]
@@ -97,6 +98,8 @@ class VectorBackend(Protocol):
     """One collection of fixed-dimension vectors with payloads, searched by cosine similarity."""
 
     name: str
+    # True when writes are durable only after ``flush`` (the indexer then flushes in larger groups).
+    buffered: bool
 
     @property
     def dim(self) -> int: ...
@@ -128,6 +131,9 @@ class VectorBackend(Protocol):
 
     def health(self) -> dict[str, Any]:
         """A small status dict: backend, collection, dim, count, ok, and backend-specific keys."""
+
+    def flush(self) -> None:
+        """Make every write so far durable (a no-op for a backend that writes through)."""
 
     def close(self) -> None:
         """Persist and release resources; further calls raise."""
@@ -380,15 +386,71 @@ def reindex_hint(where: str, stored: int, wanted: int) -> str:
 
 # ---------------------------------------------------------------- registry
 
-DEFAULT_BACKEND = "qdrant"
-BACKENDS: dict[str, str] = {
-    "memory": "hermes_memory.tier3.memory_backend:MemoryBackend",
-    "chroma": "hermes_memory.tier3.chroma_backend:ChromaBackend",
-    "qdrant": "hermes_memory.tier3.qdrant_backend:QdrantEdgeBackend",
-    "qdrant-client": "hermes_memory.tier3.qdrant_client_backend:QdrantClientBackend",
+
+@dataclass(frozen=True, slots=True)
+class BackendInfo:
+    """What the rest of the package needs to know about a backend without importing it."""
+
+    target: str  # "module:Class", imported only when the backend is opened
+    modules: tuple[str, ...]  # what Python must import for it (``hermes-memory status`` checks them)
+    # A server client (``tier3.url``, ``api_key_env``, ``timeout_s``); without a url it keeps files too.
+    server: bool = False
+    folder_per_collection: bool = False  # its local mode locks its folder: one folder per collection
+    summary: str | None = None  # the setup wizard offers it with this line (None: config only)
+    # "module:function" giving the pid holding its embedded store (folder, collection), if it has one
+    owner: str | None = None
+
+
+# The only list of vector backend names: config, the CLI, the setup wizard, status and the contract
+# suite derive theirs from it. Each backend keeps its files under ``tier3.path/<name>``.
+BACKENDS: dict[str, BackendInfo] = {
+    "qdrant": BackendInfo(
+        "hermes_memory.tier3.qdrant_backend:QdrantEdgeBackend",
+        ("qdrant_edge",),
+        summary="the embedded Qdrant engine, no server (recommended)",
+        owner="hermes_memory.tier3.qdrant_backend:store_owner",
+    ),
+    "chroma": BackendInfo(
+        "hermes_memory.tier3.chroma_backend:ChromaBackend",
+        ("chromadb",),
+        server=True,
+        summary="an embedded Chroma store",
+    ),
+    "memory": BackendInfo("hermes_memory.tier3.memory_backend:MemoryBackend", ()),
+    "qdrant-client": BackendInfo(
+        "hermes_memory.tier3.qdrant_client_backend:QdrantClientBackend",
+        ("qdrant_client",),
+        server=True,
+        folder_per_collection=True,
+    ),
 }
+DEFAULT_BACKEND = "qdrant"
 # config `tier3.url` switches a backend to its client mode (DESIGN: `backend: qdrant` + `url: ...`)
 _URL_ALIASES = {"qdrant": "qdrant-client"}
+
+
+def resolve_backend(name: str, url: str | None) -> str:
+    """The backend that opens for ``name`` (the one rule: with a server url, qdrant is qdrant-client)."""
+    return _URL_ALIASES.get(name, name) if url else name
+
+
+def backend_info(name: str) -> BackendInfo:
+    """The registry entry of ``name``. Raises ConfigError for an unknown name."""
+    info = BACKENDS.get(name)
+    if info is None:
+        raise ConfigError(f"unknown vector backend {name!r}; choose one of {sorted(BACKENDS)}")
+    return info
+
+
+def store_owner(name: str, folder: str | os.PathLike[str], collection: str = MEMORY_CHUNKS) -> int | None:
+    """The pid of the process holding backend ``name``'s embedded store in ``folder`` (0 when it wrote
+    none), or None when none does or the backend has no such store. Imports only that backend's module."""
+    info = backend_info(name)
+    if info.owner is None:
+        return None
+    owner: Any = load_attr(info.owner)
+    found: int | None = owner(folder, collection)
+    return found
 
 
 def make_backend(name: str, *, collection: str, dim: int, **opts: Any) -> VectorBackend:
@@ -398,13 +460,9 @@ def make_backend(name: str, *, collection: str, dim: int, **opts: Any) -> Vector
     DependencyMissingError (extra absent), ConflictError (existing collection has another dim),
     BackendError (server unreachable), StorageError (path locked or unusable).
     """
-    if opts.get("url") and name in _URL_ALIASES:
-        name = _URL_ALIASES[name]
-    target = BACKENDS.get(name)
-    if target is None:
-        raise ConfigError(f"unknown vector backend {name!r}; choose one of {sorted(BACKENDS)}")
+    name = resolve_backend(name, opts.get("url"))
     backend: VectorBackend = construct(
-        target, "backend", name, {"collection": collection, "dim": dim, **opts}
+        backend_info(name).target, "backend", name, {"collection": collection, "dim": dim, **opts}
     )
     return backend
 
@@ -417,12 +475,14 @@ __all__ = [
     "ID_KEY",
     "MEMORY_CHUNKS",
     "TEXT_PREVIEW_CHARS",
+    "BackendInfo",
     "CollectionSpec",
     "Condition",
     "Payload",
     "Scalar",
     "VectorBackend",
     "VectorHit",
+    "backend_info",
     "check_collection_name",
     "check_dim",
     "check_fields",
@@ -437,5 +497,7 @@ __all__ = [
     "parse_filters",
     "point_uuid",
     "reindex_hint",
+    "resolve_backend",
     "select_fields",
+    "store_owner",
 ]

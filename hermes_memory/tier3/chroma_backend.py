@@ -100,6 +100,7 @@ class ChromaBackend:
     """One Chroma collection (cosine) of fixed dim; embedded at ``path`` or on the server at ``url``."""
 
     name = "chroma"
+    buffered = False
 
     def __init__(
         self,
@@ -311,6 +312,9 @@ class ChromaBackend:
             "location": self._where,
             "space": "cosine",
         }
+
+    def flush(self) -> None:
+        """Nothing to do: every write is durable when its call returns."""
 
     def close(self) -> None:
         """Release the client (Chroma refcounts clients per path); idempotent."""

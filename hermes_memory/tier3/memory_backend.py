@@ -48,6 +48,7 @@ class MemoryBackend:
     """Exact cosine search over a growable float32 matrix; thread-safe."""
 
     name = "memory"
+    buffered = True
 
     def __init__(
         self,

@@ -116,6 +116,7 @@ class QdrantEdgeBackend:
     """One embedded Qdrant shard (cosine) of fixed dim under ``{path}/{collection}``."""
 
     name = "qdrant"
+    buffered = False
 
     def __init__(
         self,
@@ -409,6 +410,9 @@ class QdrantEdgeBackend:
         maintenance job): this backend's ``close`` then only flushes and releases the store."""
         with self._lock:
             self._optimize_on_close = False
+
+    def flush(self) -> None:
+        """Nothing to do: every write is durable when its call returns."""
 
     def close(self) -> None:
         """Optimize if anything was written (unless disabled), flush what was written, release the WAL

@@ -65,6 +65,7 @@ class QdrantClientBackend:
     """One Qdrant collection (cosine) of fixed dim, on a server (``url``) or in qdrant-client's local mode."""
 
     name = "qdrant-client"
+    buffered = False
 
     def __init__(
         self,
@@ -251,6 +252,9 @@ class QdrantClientBackend:
             "location": self._where,
             "exact": not self._remote,
         }
+
+    def flush(self) -> None:
+        """Nothing to do: every write is durable when its call returns."""
 
     def close(self) -> None:
         """Release the client (and the local-mode file lock); idempotent. Raises BackendError."""

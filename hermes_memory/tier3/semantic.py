@@ -31,13 +31,16 @@ from hermes_memory.tier3._indexer import Progress as Progress
 from hermes_memory.tier3.backend import (
     VectorBackend,
     VectorHit,
+    backend_info,
     check_limit,
     make_backend,
     matches,
     parse_filters,
+    resolve_backend,
+    store_owner,
 )
 from hermes_memory.tier3.chunks import chunk_text
-from hermes_memory.tier3.embedder import Embedder, make_embedder
+from hermes_memory.tier3.embedder import Embedder, configured_options, make_embedder
 
 RRF_K = 60
 _T = TypeVar("_T")
@@ -81,32 +84,6 @@ class SemanticResult:
     degraded: str | None = None
 
 
-def _embedder_options(cfg: Tier3Config) -> dict[str, Any]:
-    if cfg.embedding_model == "hashing":
-        return {"dim": cfg.embedding_dim}
-    if cfg.embedding_model in ("local", "minilm"):
-        # embed_batch_size texts come per call; the embedder runs them in its own length-grouped forward
-        # passes (8 texts: measured, see bench/embedder.py), so only a model folder is passed
-        return {"model_dir": cfg.embedding_model_name} if cfg.embedding_model_name else {}
-    if cfg.embedding_model == "sentence-transformers":
-        if not cfg.embedding_model_name:
-            raise ConfigError("tier3.embedding_model_name is required for the sentence-transformers embedder")
-        return {"model": cfg.embedding_model_name, "batch_size": cfg.embed_batch_size}
-    opts: dict[str, Any] = {
-        "batch_size": cfg.embed_batch_size,
-        "timeout": cfg.timeout_s,
-        "dim": cfg.embedding_dim,
-    }
-    if cfg.embedding_model_name:
-        opts["model"] = cfg.embedding_model_name
-    if not cfg.embedding_base_url:
-        raise ConfigError("tier3.embedding_base_url is required for the openai embedder")
-    opts["base_url"] = cfg.embedding_base_url
-    if cfg.api_key_env:
-        opts["api_key_env"] = cfg.api_key_env
-    return opts
-
-
 _log = logging.getLogger(__name__)
 
 
@@ -116,11 +93,8 @@ def _unit(score: float) -> float:
 
 
 def backend_name(cfg: Tier3Config, override: str | None = None) -> str:
-    """The backend to open: a server URL turns the embedded qdrant engine into qdrant-client."""
-    name = override or cfg.backend
-    if cfg.url and name == "qdrant":
-        return "qdrant-client"
-    return name
+    """The backend to open (``resolve_backend``: a server URL turns an embedded engine into its client)."""
+    return resolve_backend(override or cfg.backend, cfg.url)
 
 
 class SemanticMemory:
@@ -159,7 +133,8 @@ class SemanticMemory:
     def embedder(self) -> Embedder:
         with self._embedder_lock:
             if self._embedder is None:
-                embedder = make_embedder(self.cfg.embedding_model, **_embedder_options(self.cfg))
+                name = self.cfg.embedding_model
+                embedder = make_embedder(name, **configured_options(name, self.cfg))
                 if embedder.dim != self.cfg.embedding_dim:
                     raise ConfigError(
                         f"config key 'tier3.embedding_dim' is {self.cfg.embedding_dim} but embedder "
@@ -324,12 +299,10 @@ class SemanticMemory:
         """The pid of another process holding this store's embedded engine (0 when it wrote none), or None
         when no other process does (this one may). Opens nothing. Raises StorageError."""
         with self._lock:
-            if self._backends or self._backend_name != "qdrant" or self.cfg.url:
+            if self._backends or backend_info(self._backend_name).owner is None:
                 return None
-        from hermes_memory.tier3.qdrant_backend import store_owner
-
         for collection in _COLLECTIONS:
-            owner = store_owner(self.path / "qdrant", collection)
+            owner = store_owner(self._backend_name, self.path / self._backend_name, collection)
             if owner is not None:
                 return owner
         return None
@@ -345,15 +318,12 @@ class SemanticMemory:
         if self.uses_engine():
             self.reindex()
             return
-        if not self.cfg.url and not (self.path / self._engine_folder()).exists():
+        if not self.cfg.url and not (self.path / self._backend_name).exists():
             return
         for collection in _COLLECTIONS:
             self._open(collection, recreate=True).close()
         with self._store.db.atomic() as conn:
             self.vector_store.reset_sync(conn, self.engine_key)
-
-    def _engine_folder(self) -> str:
-        return self._backend_name if self._backend_name in ("qdrant", "chroma", "qdrant-client") else "memory"
 
     def _take_store(self, wanted: str) -> None:
         if self._busy is not None and time.monotonic() < self._busy_until:
@@ -396,24 +366,14 @@ class SemanticMemory:
 
     def _open(self, collection: str, *, recreate: bool = False) -> VectorBackend:
         opts: dict[str, Any] = {"collection": collection, "dim": self.cfg.embedding_dim}
-        if self._backend_name == "qdrant-client":
-            if self.cfg.url:
-                opts.update(url=self.cfg.url, timeout=self.cfg.timeout_s)
-                if self.cfg.api_key_env:
-                    opts["api_key_env"] = self.cfg.api_key_env
-            else:
-                # qdrant-client's local mode locks its folder per client: one folder per collection
-                opts["path"] = str(self.path / "qdrant-client" / collection)
-        elif self._backend_name == "chroma":
-            opts.update(timeout=self.cfg.timeout_s)
-            if self.cfg.url:
-                opts["url"] = self.cfg.url
-                if self.cfg.api_key_env:
-                    opts["api_key_env"] = self.cfg.api_key_env
-            else:
-                opts["path"] = str(self.path / "chroma")
+        info = backend_info(self._backend_name)
+        folder = self.path / self._backend_name
+        if info.server and self.cfg.url:
+            opts.update(url=self.cfg.url, timeout=self.cfg.timeout_s)
+            if self.cfg.api_key_env:
+                opts["api_key_env"] = self.cfg.api_key_env
         else:
-            opts["path"] = str(self.path / self._backend_name)
+            opts["path"] = str(folder / collection if info.folder_per_collection else folder)
         if recreate:
             opts["recreate"] = True
         return make_backend(self._backend_name, **opts)

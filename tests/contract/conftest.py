@@ -112,41 +112,64 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.wait(timeout=10)
 
 
-CASES = [
-    pytest.param("memory", id="memory"),
-    pytest.param("chroma", id="chroma"),
-    pytest.param("chroma-server", id="chroma-server", marks=[pytest.mark.slow, pytest.mark.server]),
-    pytest.param("qdrant", id="qdrant-edge"),
-    pytest.param("qdrant-client", id="qdrant-client-memory"),
-    pytest.param("qdrant-server", id="qdrant-server", marks=[pytest.mark.server]),
-]
+Factory = Callable[[pytest.FixtureRequest, Path], Case]
+
+
+def _local(backend: str) -> Factory:
+    return lambda request, tmp_path: Case(backend, backend, {"path": tmp_path})
+
+
+def _chroma_server(request: pytest.FixtureRequest, tmp_path: Path) -> Case:
+    return Case("chroma-server", "chroma", {"url": request.getfixturevalue("chroma_server")})
+
+
+def _qdrant_client_memory(request: pytest.FixtureRequest, tmp_path: Path) -> Case:
+    # ':memory:' cannot be re-opened; re-open tests use the client's on-disk local mode instead
+    return Case("qdrant-client", "qdrant-client", {"location": ":memory:"}, False, {"path": tmp_path})
+
+
+def _qdrant_server(request: pytest.FixtureRequest, tmp_path: Path) -> Case:
+    url = os.environ.get("QDRANT_URL")
+    if not url:
+        pytest.skip("QDRANT_URL is not set: no Qdrant server to test against")
+    return Case("qdrant-server", "qdrant-client", {"url": url, "api_key_env": "QDRANT_API_KEY"})
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One contract case: the registered backend it runs, how to build it, and its pytest marks."""
+
+    backend: str
+    build: Factory
+    marks: tuple[pytest.MarkDecorator, ...] = ()
+
+
+# Every registered backend (``tier3.backend.BACKENDS``) needs at least one case here:
+# test_every_registered_backend_has_a_contract_case fails otherwise.
+CASE_SPECS: dict[str, CaseSpec] = {
+    "memory": CaseSpec("memory", _local("memory")),
+    "chroma": CaseSpec("chroma", _local("chroma")),
+    "chroma-server": CaseSpec("chroma", _chroma_server, (pytest.mark.slow, pytest.mark.server)),
+    "qdrant-edge": CaseSpec("qdrant", _local("qdrant")),
+    "qdrant-client-memory": CaseSpec("qdrant-client", _qdrant_client_memory),
+    "qdrant-server": CaseSpec("qdrant-client", _qdrant_server, (pytest.mark.server,)),
+}
+CASES = [pytest.param(case_id, id=case_id, marks=list(spec.marks)) for case_id, spec in CASE_SPECS.items()]
+
+
+@pytest.fixture(scope="session")
+def case_specs() -> dict[str, CaseSpec]:
+    """Every contract case by id (for the test that each registered backend has one)."""
+    return CASE_SPECS
 
 
 @pytest.fixture(params=CASES)
 def case(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Case]:
     """One backend under test; every collection it opens is closed afterwards."""
-    kind: str = request.param
-    built: Case
-    if kind == "memory":
-        built = Case(kind, "memory", {"path": tmp_path})
-    elif kind == "chroma":
-        built = Case(kind, "chroma", {"path": tmp_path})
-    elif kind == "chroma-server":
-        url = request.getfixturevalue("chroma_server")
-        built = Case(kind, "chroma", {"url": url})
-    elif kind == "qdrant":
-        built = Case(kind, "qdrant", {"path": tmp_path})
-    elif kind == "qdrant-client":
-        # ':memory:' cannot be re-opened; re-open tests use the client's on-disk local mode instead
-        built = Case(kind, "qdrant-client", {"location": ":memory:"}, False, {"path": tmp_path})
-    else:
-        url = os.environ.get("QDRANT_URL")
-        if not url:
-            pytest.skip("QDRANT_URL is not set: no Qdrant server to test against")
-        built = Case(kind, "qdrant-client", {"url": url, "api_key_env": "QDRANT_API_KEY"})
+    built = CASE_SPECS[request.param].build(request, tmp_path)
     yield built
     built.close_all()
-    if kind == "qdrant-server":
+    if built.name == "qdrant-server":
         _drop_server_collections(os.environ["QDRANT_URL"], built.collections())
 
 

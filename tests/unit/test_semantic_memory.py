@@ -18,12 +18,13 @@ from hermes_memory.config import Config, load_config
 from hermes_memory.errors import BackendError, ConflictError, EmbeddingError
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION
+from hermes_memory.tier3.backend import BACKENDS as REGISTERED_BACKENDS
 from hermes_memory.tier3.hashing_embedder import HashingEmbedder
 from hermes_memory.tier3.memory_backend import MemoryBackend
 from hermes_memory.tier3.semantic import SemanticMemory, backend_name
 
 Opener = Callable[..., tuple[SemanticMemory, Tier2]]
-BACKENDS = ["memory", "qdrant", "chroma"]
+BACKENDS = list(REGISTERED_BACKENDS)  # every registered backend (embedded or local mode)
 
 
 def _config(home: Path, **overrides: Any) -> Config:

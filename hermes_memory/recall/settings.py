@@ -1,0 +1,101 @@
+"""Recall's search settings as data: the weights and candidate counts of ``RecallEngine``, and named
+presets of them. The config section ``recall`` picks a preset and overrides single keys
+(``Config.recall.settings()``); ``bench/locomo_research.py`` tunes the same fields on the same engine.
+
+Light on purpose (no numpy, no store): ``config`` imports it to validate the section.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from hermes_memory.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    w_bm25: float = 0.35
+    w_sentence: float = 0.5
+    w_window: float = 0.5
+    w_fact: float = 0.6
+    w_graph: float = 0.3
+    w_curated: float = 0.5
+    w_timeline: float = 0.1
+    speaker_boost: float = 1.5
+    date_boost: float = 0.6
+    # A turn whose statement on the question's topic the memory has since superseded ("I live in Hamburg",
+    # then "I moved to Lisbon") loses this share of its score, unless the question asks about the past.
+    superseded_penalty: float = 0.5
+    neighbour: float = 0.4
+    candidates: int = 200
+    # Each view gets its own vector top-k (sentences: several per turn; windows: one per turn; facts).
+    vector_candidates: int = 300
+    window_candidates: int = 200
+    fact_candidates: int = 100
+    # Vector scores are (1 + cos) / 2; a cosine of 0 (unrelated) maps to 0 and the best hit to 1. A fixed
+    # floor keeps the scale independent of how many candidates were fetched (min-max over the top-k
+    # stretched the k-th hit to 0 and over-weighted vectors against BM25: -0.018 recall@10 on LoCoMo).
+    vector_floor: float = 0.5
+    recency_half_life_days: float = 365.0
+    recency_weight: float = 0.05
+    importance_weight: float = 0.15
+    # A fact's best score relative to the best turn's (turns are the ground truth; facts are derived). With
+    # the fact view of the vector search facts had grown too strong: 0.9 -> 0.8 gave LoCoMo recall@10 +0.006
+    # (0.6-0.8 is a plateau; 1.0 loses 0.008).
+    fact_scale: float = 0.8
+    # Redundancy penalty (maximal marginal relevance): a hit loses this much times its word overlap
+    # (Jaccard of content words) with the most similar hit ranked above it, so ten near-copies of one
+    # statement do not push out the other things the memory knows about the question.
+    diversity: float = 0.4
+    # A question that asks for several things ("Which cities has John been to?", "What games does Nate
+    # play?") is usually answered across many sessions: its hits from one session count as this much
+    # more alike (LoCoMo multi-hop recall@10 +0.018, the others unchanged).
+    list_sessions: float = 0.25
+    # A turn that mostly asks ("Seen any good movies lately?") rarely holds the answer; its neighbours still
+    # get its pull. LoCoMo recall@10: open-domain +0.019, multi-hop +0.006, single-hop -0.006.
+    question_turn_penalty: float = 0.2
+    # The AI agent's own words are no evidence about the user; they rank below what a person said.
+    # (No effect on LoCoMo, where both speakers are people.)
+    assistant_turn_penalty: float = 0.3
+    # A question whose answer is a name or title ("Which cities…", "What movies…") ranks up turns that
+    # name something (not a participant): multi-hop +0.018.
+    answer_type_boost: float = 0.6
+    # At scale (a store of more turns than ``_TURN_CACHE``, where most candidates are not cached and each
+    # costs a load): only this many turn candidates, the best by their scores before the priors (BM25,
+    # vectors, timeline: read from the index, no text), are loaded with their neighbours and ranked (the
+    # others could only reach the list through the priors and the neighbour pull: x2.5 for the speaker
+    # named, x1.6 for the period, x1.6 for the answer type; not measured how often that happens at 100k).
+    # A smaller store loads every candidate (cached after the first few recalls), as before.
+    scale_candidates: int = 150
+
+
+# Named presets. ``default`` is the engine's measured configuration (LoCoMo dev recall@10 0.8209).
+PRESETS: MappingProxyType[str, RecallSettings] = MappingProxyType({"default": RecallSettings()})
+DEFAULT_PRESET = "default"
+
+
+def setting_fields() -> dict[str, type[Any]]:
+    """Every tunable key and its type (int or float), in declaration order."""
+    kinds = {"int": int, "float": float}
+    return {f.name: kinds[str(f.type)] for f in dataclasses.fields(RecallSettings)}
+
+
+def settings_for(preset: str, overrides: Mapping[str, float | int] | None = None) -> RecallSettings:
+    """The settings of ``preset`` with ``overrides`` applied.
+
+    Raises ConfigError for an unknown preset or key (``config`` validates both before this is called).
+    """
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown recall preset {preset!r}; choose one of {sorted(PRESETS)}")
+    unknown = sorted(set(overrides or {}) - set(setting_fields()))
+    if unknown:
+        raise ConfigError(f"unknown recall setting(s) {unknown}; known: {sorted(setting_fields())}")
+    changes: dict[str, Any] = dict(overrides or {})
+    return dataclasses.replace(PRESETS[preset], **changes)
+
+
+__all__ = ["DEFAULT_PRESET", "PRESETS", "RecallSettings", "setting_fields", "settings_for"]
