@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_memory.config import Config
+from hermes_memory.core.recall import Recall
+from hermes_memory.core.semantic import Semantic
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
@@ -110,6 +112,8 @@ class Memory:
             )  # fmt: skip
         # -- the services (each owned by one part of the redesign; keep these sections apart) ------
         # services: recall + rendering (core-recall)
+        self.recall = Recall(tiers, self.recall_engine)
+        self.semantic = Semantic(tiers)
 
         # services: writes, ingest, tiers 1-3 (core-write)
 
