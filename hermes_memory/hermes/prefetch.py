@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from hermes_memory import validation as v
 from hermes_memory._exit_guard import finish_before_exit
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.hermes.registry import SharedStore
@@ -91,8 +92,10 @@ def recall_lines(shared: SharedStore, query: str, tiers: Sequence[str] | None, l
     When the recall fails, the answer has no lines, its ``error_type``, and says why for every tier
     asked (the failure is logged too).
     """
+    core = shared.api.core
     try:
-        found = shared.api.core.recall.query(query, tiers=tiers, limit=limit)
+        text = v.text("query", query, max_chars=core.tiers.max_chars).strip()  # as the API checks it
+        found = core.recall.query(text, tiers=tiers, limit=limit)
     except HermesMemoryError as exc:
         if not shared.closed.is_set():
             log.warning("nextlevel: recall failed: %s", exc)
