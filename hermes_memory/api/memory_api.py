@@ -255,16 +255,8 @@ class MemoryAPI(
         meta: dict[str, Any] = query_meta([], {})
 
         def call() -> dict[str, Any]:
-            text = v.text("query", query, max_chars=self._core.tiers.max_chars).strip()
-            args: dict[str, Any] = {
-                "limit": v.positive_int("limit", limit, maximum=200),
-                "as_of": v.optional_time("as_of", as_of),
-                "budget_tokens": None
-                if budget_tokens is None
-                else v.positive_int("budget_tokens", budget_tokens, maximum=MAX_BUDGET_TOKENS),
-                "session_id": v.optional_text("session_id", session_id, max_chars=200),
-            }
-            wanted = None if tiers is None else _recall_tiers(tiers)
+            text, wanted, args = _recall_args(self._core.tiers.max_chars, query, tiers, limit, as_of,
+                                              budget_tokens, session_id)  # fmt: skip
             meta.update(query_meta(self._core.recall.tiers_for(wanted), {}))  # said also if it fails
             found = self._core.recall.query(text, tiers=wanted, **args)
             meta.update(found.meta())
@@ -411,13 +403,32 @@ def _guard_envelopes(cls: type[MemoryAPI]) -> None:
 _guard_envelopes(MemoryAPI)
 
 
-def _recall_tiers(tiers: Sequence[str]) -> list[str]:
-    """``tiers`` checked as recall's tier names. Raises ValidationError."""
-    chosen = v.string_list("tiers", tiers, max_chars=20)
-    unknown = sorted(set(chosen) - set(TIERS))
+def _recall_args(
+    max_chars: int,
+    query: str,
+    tiers: Sequence[str] | None,
+    limit: int,
+    as_of: float | None,
+    budget_tokens: int | None,
+    session_id: str | None,
+) -> tuple[str, list[str] | None, dict[str, Any]]:
+    """``recall``'s input checked (raises ValidationError): the query, the tiers asked for, the rest."""
+    text = v.text("query", query, max_chars=max_chars).strip()
+    args: dict[str, Any] = {
+        "limit": v.positive_int("limit", limit, maximum=200),
+        "as_of": v.optional_time("as_of", as_of),
+        "budget_tokens": None
+        if budget_tokens is None
+        else v.positive_int("budget_tokens", budget_tokens, maximum=MAX_BUDGET_TOKENS),
+        "session_id": v.optional_text("session_id", session_id, max_chars=200),
+    }
+    if tiers is None:
+        return text, None, args
+    wanted = v.string_list("tiers", tiers, max_chars=20)
+    unknown = sorted(set(wanted) - set(TIERS))
     if unknown:
         raise ValidationError(f"unknown tier(s) {', '.join(unknown)}; choose from {', '.join(TIERS)}")
-    return chosen
+    return text, wanted, args
 
 
 def _scope_view(config: Config, name: str | None) -> ScopeView:
