@@ -149,15 +149,16 @@ class Shown:
 
 def select(lines: Iterable[Line], budget_tokens: int | None = None, shown: Shown | None = None) -> list[Line]:
     """The budget rule: lines in rank order (those ``shown`` hides left out) until the next one does
-    not fit ``budget_tokens``; when not even the first fits, it is kept, cut to the budget. The lines
-    chosen are added to ``shown``."""
+    not fit ``budget_tokens``; when not even the first fits, it is kept, cut to the budget (a budget
+    already spent, as the prefetch's can be by its header, shows nothing). The lines chosen are added
+    to ``shown``."""
     chosen: list[Line] = []
     used = 0
     for candidate in lines:
         if shown is not None and shown.hides(candidate):
             continue
         if budget_tokens is not None and used + candidate.tokens > budget_tokens:
-            if not chosen:
+            if not chosen and budget_tokens > 0:
                 keep = max(_MIN_CUT_CHARS, budget_tokens * CHARS_PER_TOKEN - 2)
                 raw = candidate.raw or candidate.text
                 cut = neutralise(raw[:keep])  # a cut can complete a pattern

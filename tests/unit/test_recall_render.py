@@ -51,6 +51,8 @@ def test_a_first_line_that_does_not_fit_is_kept_cut_to_the_budget() -> None:
     chosen = select(render.lines([hit]), 30)
     assert len(chosen) == 1 and chosen[0].key == "episode:long"
     assert len(chosen[0].text) <= 30 * render.CHARS_PER_TOKEN and chosen[0].text.startswith("- [2023-05-08")
+    # A budget already spent (the prefetch's header and footer can take it all) shows nothing.
+    assert select(render.lines([hit]), 0) == [] and select(render.lines([hit]), -12) == []
 
 
 def test_shown_lines_are_not_repeated_and_turns_of_the_running_session_not_shown() -> None:
@@ -125,3 +127,19 @@ def test_recall_result_says_which_tiers_were_queried_answered_and_unavailable(ap
         "tiers_queried": ["tier2", "graph"], "tiers_answered": ["tier2", "graph"], "tiers_unavailable": {},
     }  # fmt: skip
     assert found.to_dict() == {"hits": [], "rendered": ""}
+
+
+def test_the_prefetch_block_shows_a_first_line_too_long_for_its_budget_cut_to_fit() -> None:
+    answered = ("tier1", "tier2")
+    footer = "Tiers answered: notes, facts and past turns (keywords)."
+    overhead = approx_tokens(HEADER) + approx_tokens(footer) + 2
+    settings = ProviderSettings(prefetch_budget_tokens=overhead + 12)
+    shared = SharedStore(key=("h", "p", ""), api=None, settings=settings)  # type: ignore[arg-type]
+    prefetcher = Prefetcher(shared, settings, tier3=False)
+    long = render.lines([_hit("A very long remembered sentence about the lighthouse. " * 4, "episode:l")])
+    block = prefetcher.emit(Recalled(long, 0.0, answered))
+    assert block.splitlines()[0] == HEADER and block.splitlines()[-1] == footer
+    (cut,) = block.splitlines()[1:-1]
+    assert cut.startswith("- [2023-05-08 10:00] Bob: A very long") and cut in long[0].text
+    assert approx_tokens(block) <= settings.prefetch_budget_tokens + 2
+    assert prefetcher.emit(Recalled(long, 0.0, answered)) == ""  # shown (cut) once in this session
