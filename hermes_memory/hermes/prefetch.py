@@ -11,8 +11,10 @@ earlier process left queued, so a cold process's first recall finds its last tur
 until it is done, a recall job waits for it up to half the prefetch wait, then goes without vectors
 (and says they are still loading). The graph tier is left to the background recall of
 ``queue_prefetch``: at 100k turns, entities named in thousands of facts make it take seconds (see
-bench/hermes_hooks.py). Lines already shown in this session are not repeated (Hermes keeps every
-injected block in the conversation), and the block stays within the configured token budget.
+bench/hermes_hooks.py). A job reads the core's recall record (``core.recall.query``: hits whose lines
+are built and quoted once); ``recall.render`` picks the lines, the API's renderer too: lines already
+shown in this session are not repeated (Hermes keeps every injected block in the conversation), and
+the block stays within the configured token budget.
 """
 
 from __future__ import annotations
