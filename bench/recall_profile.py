@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     stats = pstats.Stats(profiler, stream=out)
     stats.sort_stats("cumulative").print_stats(args.top)
     # Where the two recall entry points spend their time, callee by callee.
-    stats.print_callees(r"_recall_methods.py:\d+\(call\)|engine.py:\d+\(recall\)")
+    stats.print_callees(r"core/recall.py:\d+\(query\)|engine.py:\d+\(recall\)")
     text = out.getvalue()
     # Per recall, in ms: pstats prints seconds for the whole run.
     print(f"(cProfile of the {len(asked)} recalls without embedding; divide by {len(asked)} for one)")

@@ -214,9 +214,7 @@ class Tier2Methods:
 
         def call() -> dict[str, Any]:
             tier2 = self._tier2()
-            src = tier2.entities.resolve(
-                v.text("from_name", from_name, max_chars=200).strip()
-            )
+            src = tier2.entities.resolve(v.text("from_name", from_name, max_chars=200).strip())
             dst = tier2.entities.resolve(v.text("to_name", to_name, max_chars=200).strip())
             rel_type = v.text("relation", relation, max_chars=100).strip().lower().replace(" ", "_")
             weight = v.unit_interval("strength", strength)
@@ -246,9 +244,7 @@ class Tier2Methods:
             lim = v.positive_int("limit", limit, maximum=_MAX_LIMIT)
             tier2 = self._tier2()
             out = []
-            for entity, score in tier2.entities.query(
-                text or None, entity_type=entity_type, limit=lim
-            ):
+            for entity, score in tier2.entities.query(text or None, entity_type=entity_type, limit=lim):
                 relations = [r.to_dict() for r in tier2.relations.for_entity(entity.uuid)]
                 out.append({**entity.to_dict(), "score": round(score, 6), "relations": relations})
             return out
@@ -319,9 +315,7 @@ class Tier2Methods:
             tier2 = self._tier2()
             entity_uuid = None
             if entity is not None:
-                entity_uuid = tier2.entities.resolve(
-                    v.text("entity", entity, max_chars=200).strip()
-                ).uuid
+                entity_uuid = tier2.entities.resolve(v.text("entity", entity, max_chars=200).strip()).uuid
             events = tier2.timeline.query(
                 start=lo, end=hi, event_type=event_type, entity_uuid=entity_uuid, limit=lim
             )

@@ -6,34 +6,34 @@ import functools
 import inspect
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
 from hermes_memory.api._mirror_methods import MirrorMethods
-from hermes_memory.api._recall_methods import RecallMethods
 from hermes_memory.api._remember_methods import RememberMethods
 from hermes_memory.api._tier1_methods import Tier1Methods
 from hermes_memory.api._tier2_methods import Tier2Methods
-from hermes_memory.api._tier3_methods import Tier3Methods
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
 from hermes_memory.core.graph import CENTRALITY_ALGORITHMS
 from hermes_memory.core.memory import Memory
+from hermes_memory.core.recall import query_meta
 from hermes_memory.core.transfer import Transfer
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Ingestor
-from hermes_memory.recall.engine import RecallEngine
+from hermes_memory.recall.engine import TIERS, RecallEngine
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.security.secrets import redact_data
+from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier3.semantic import SemanticMemory
+from hermes_memory.tier3.semantic import Progress, SemanticMemory
 
 if TYPE_CHECKING:
     from hermes_memory.cron.context import JobContext
@@ -42,13 +42,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# A rendered block larger than this is no longer a memory block (the largest context windows are ~1M
+# tokens; Hermes asks for 300).
+MAX_BUDGET_TOKENS = 100_000
+_MAX_SEARCH_LIMIT = 1000
+
 
 class MemoryAPI(
     Tier1Methods,
     Tier2Methods,
-    Tier3Methods,
     RememberMethods,
-    RecallMethods,
     MirrorMethods,
 ):
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
@@ -189,6 +192,132 @@ class MemoryAPI(
         return self._core.wait_closed(timeout)
 
     # == public methods: recall (core-recall) ======================================================
+    @property
+    def core(self) -> Memory:
+        """The composed core, for code that works with records instead of envelopes (the Hermes
+        provider's prefetch reads ``core.recall``)."""
+        return self._core
+
+    def recall(
+        self,
+        query: str,
+        tiers: Sequence[str] | None = None,
+        limit: int = 10,
+        as_of: float | None = None,
+        budget_tokens: int | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> Envelope:
+        """What memory knows about the query, from every tier, ranked; ``as_of`` answers what was
+        believed then. Facts it returns are reinforced (access count).
+
+        ``meta.tiers_answered`` lists the tiers that answered; ``meta.tiers_unavailable`` maps each tier
+        that could not (another process owns the vector store, the embedder or graph failed) to why, in
+        words; the others still answer."""
+        meta: dict[str, Any] = query_meta([], {})
+
+        def call() -> dict[str, Any]:
+            text, wanted, args = _recall_args(self._core.tiers.max_chars, query, tiers, limit, as_of,
+                                              budget_tokens, session_id)  # fmt: skip
+            meta.update(query_meta(self._core.recall.tiers_for(wanted), {}))  # said also if it fails
+            found = self._core.recall.query(text, tiers=wanted, **args)
+            meta.update(found.meta())
+            return found.to_dict()
+
+        envelope = self._run("multi", call)
+        envelope["meta"].update(meta)
+        return envelope
+
+    def semantic_index(
+        self,
+        text: str,
+        source_type: str = "session",
+        session_id: str | None = None,
+        message_id: int | None = None,
+        *,
+        category: str | None = None,
+        timestamp: float | None = None,
+        wait: bool = True,
+    ) -> Envelope:
+        """Chunk and index a text; with ``wait`` the embeddings are written before returning."""
+
+        def call() -> dict[str, Any]:
+            body = v.text("text", text, max_chars=self._core.tiers.max_chars).strip()
+            ensure_safe(body)
+            kind = v.choice("source_type", source_type, {"session", "memory", "tool", "fact", "document"})
+            sid = v.optional_text("session_id", session_id, max_chars=200)
+            if message_id is not None and (isinstance(message_id, bool) or not isinstance(message_id, int)):
+                raise ValidationError(f"message_id must be an integer, got {type(message_id).__name__}")
+            if category is not None:
+                v.choice("category", category, v.FACT_CATEGORIES)
+            when = v.optional_time("timestamp", timestamp)
+            return self._core.semantic.index(
+                body, source_type=kind, session_id=sid, message_id=message_id, category=category,
+                timestamp=when, wait=wait,
+            ).to_dict()  # fmt: skip
+
+        return self._run("tier3", call)
+
+    def semantic_search(
+        self,
+        query: str,
+        limit: int = 10,
+        min_score: float | None = None,
+        filters: Mapping[str, Any] | None = None,
+    ) -> Envelope:
+        """Chunks nearest in meaning to the query (score in [0, 1], higher is closer)."""
+        meta: dict[str, Any] = {}
+
+        def call() -> list[dict[str, Any]]:
+            text = v.text("query", query, max_chars=self._core.tiers.max_chars).strip()
+            lim = v.positive_int("limit", limit, maximum=_MAX_SEARCH_LIMIT)
+            floor = self._core.semantic.min_score()  # ConfigError first when Tier 3 is off
+            floor = floor if min_score is None else v.unit_interval("min_score", min_score)
+            if filters is not None and not isinstance(filters, Mapping):
+                raise ValidationError(f"filters must be a mapping, got {type(filters).__name__}")
+            found = self._core.semantic.search(text, limit=lim, min_score=floor, filters=filters)
+            meta.update(found.meta(), min_score=floor)
+            return found.rows()
+
+        envelope = self._run("tier3", call)
+        envelope["meta"].update(meta)
+        return envelope
+
+    def semantic_hybrid(self, query: str, limit: int = 10) -> Envelope:
+        """Full-text (BM25) and vector results fused by reciprocal rank fusion."""
+        meta: dict[str, Any] = {}
+
+        def call() -> list[dict[str, Any]]:
+            text = v.text("query", query, max_chars=self._core.tiers.max_chars).strip()
+            found = self._core.semantic.hybrid(
+                text, limit=v.positive_int("limit", limit, maximum=_MAX_SEARCH_LIMIT)
+            )
+            meta.update(found.meta())
+            return found.rows()
+
+        envelope = self._run("multi", call, tiers=["tier2", "tier3"])
+        envelope["meta"].update(meta)
+        return envelope
+
+    def embed_pending(self, max_items: int | None = None, progress: Progress | None = None) -> Envelope:
+        """Drain the durable embed queue into the vector backend (the ``embed_queue`` job)."""
+
+        def call() -> dict[str, int]:
+            cap = None if max_items is None else v.positive_int("max_items", max_items)
+            v.optional_callback("progress", progress)
+            return self._core.semantic.embed_pending(cap, progress).to_dict()
+
+        return self._run("tier3", call)
+
+    def reindex(self, progress: Progress | None = None) -> Envelope:
+        """Rebuild every vector collection from Tier 2 (after switching backend or embedder)."""
+
+        def call() -> dict[str, Any]:
+            v.optional_callback("progress", progress)
+            report, search = self._core.semantic.reindex(progress)
+            return {**report.to_dict(), "search": search}  # which path answers from now on
+
+        return self._run("tier3", call)
 
     # == public methods: writes, ingest, tiers 1-3 (core-write) ==================================
 
@@ -580,6 +709,34 @@ def _guard_envelopes(cls: type[MemoryAPI]) -> None:
 
 
 _guard_envelopes(MemoryAPI)
+
+
+def _recall_args(
+    max_chars: int,
+    query: str,
+    tiers: Sequence[str] | None,
+    limit: int,
+    as_of: float | None,
+    budget_tokens: int | None,
+    session_id: str | None,
+) -> tuple[str, list[str] | None, dict[str, Any]]:
+    """``recall``'s input checked (raises ValidationError): the query, the tiers asked for, the rest."""
+    text = v.text("query", query, max_chars=max_chars).strip()
+    args: dict[str, Any] = {
+        "limit": v.positive_int("limit", limit, maximum=200),
+        "as_of": v.optional_time("as_of", as_of),
+        "budget_tokens": None
+        if budget_tokens is None
+        else v.positive_int("budget_tokens", budget_tokens, maximum=MAX_BUDGET_TOKENS),
+        "session_id": v.optional_text("session_id", session_id, max_chars=200),
+    }
+    if tiers is None:
+        return text, None, args
+    wanted = v.string_list("tiers", tiers, max_chars=20)
+    unknown = sorted(set(wanted) - set(TIERS))
+    if unknown:
+        raise ValidationError(f"unknown tier(s) {', '.join(unknown)}; choose from {', '.join(TIERS)}")
+    return text, wanted, args
 
 
 def _scope_view(config: Config, name: str | None) -> ScopeView:

@@ -17,6 +17,8 @@ from hermes_memory.core.graph import GraphQueries
 from hermes_memory.core.history import History
 from hermes_memory.core.llm import LLMPath
 from hermes_memory.core.maintenance import Maintenance
+from hermes_memory.core.recall import Recall
+from hermes_memory.core.semantic import Semantic
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.core.transfer import Transfer
 from hermes_memory.graph.service import GraphService
@@ -117,6 +119,8 @@ class Memory:
             )  # fmt: skip
         # -- the services (each owned by one part of the redesign; keep these sections apart) ------
         # services: recall + rendering (core-recall)
+        self.recall = Recall(tiers, self.recall_engine)
+        self.semantic = Semantic(tiers)
 
         # services: writes, ingest, tiers 1-3 (core-write)
 

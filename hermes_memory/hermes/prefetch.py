@@ -11,8 +11,10 @@ earlier process left queued, so a cold process's first recall finds its last tur
 until it is done, a recall job waits for it up to half the prefetch wait, then goes without vectors
 (and says they are still loading). The graph tier is left to the background recall of
 ``queue_prefetch``: at 100k turns, entities named in thousands of facts make it take seconds (see
-bench/hermes_hooks.py). Lines already shown in this session are not repeated (Hermes keeps every
-injected block in the conversation), and the block stays within the configured token budget.
+bench/hermes_hooks.py). A job reads the core's recall record (``core.recall.query``: hits whose lines
+are built and quoted once); ``recall.render`` picks the lines, the API's renderer too: lines already
+shown in this session are not repeated (Hermes keeps every injected block in the conversation), and
+the block stays within the configured token budget.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from hermes_memory import validation as v
 from hermes_memory._exit_guard import finish_before_exit
+from hermes_memory.errors import HermesMemoryError
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings
-from hermes_memory.recall import availability
-from hermes_memory.recall.render import approx_tokens, hit_line
-from hermes_memory.records import Hit
+from hermes_memory.recall import availability, render
+from hermes_memory.recall.render import Line, approx_tokens
 from hermes_memory.security import fence
 
 log = logging.getLogger(__name__)
@@ -52,15 +55,6 @@ _CATCH_UP_POLL_S = 0.02
 _CACHE_ENTRIES = 64
 # Recall jobs of all agents in this process share the machine; a gateway must not fork a thread storm.
 _slots = threading.BoundedSemaphore(4)
-
-
-@dataclass(frozen=True)
-class Line:
-    key: str
-    text: str
-    tokens: int
-    # A turn of the running session is still in the conversation: showing it again is waste.
-    session_turn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,40 +88,31 @@ _TIER3_BROKEN = frozenset({"dependency_missing", "backend_error", "embedding_err
 
 
 def recall_lines(shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int) -> Answer:
-    """Run recall and turn its hits into display lines, dropping any the injection scan flagged.
+    """Run the core's recall and keep its hits' lines (``recall.render``), dropping any the injection
+    scan flagged.
 
     When the recall fails, the answer has no lines, its ``error_type``, and says why for every tier
     asked (the failure is logged too).
     """
-    envelope = shared.api.recall(query, tiers=None if tiers is None else list(tiers), limit=limit)
-    if not envelope["success"]:
+    core = shared.api.core
+    try:
+        text = v.text("query", query, max_chars=core.tiers.max_chars).strip()  # as the API checks it
+        found = core.recall.query(text, tiers=tiers, limit=limit)
+    except HermesMemoryError as exc:
         if not shared.closed.is_set():
-            log.warning("nextlevel: recall failed: %s", envelope["error"])
-        why = f"the recall failed: {envelope['error']} (run `hermes-memory doctor`)"
+            log.warning("nextlevel: recall failed: %s", exc)
+        why = f"the recall failed: {exc} (run `hermes-memory doctor`)"
         asked = tiers or availability.ORDER
-        return Answer(
-            (), (), {t: why for t in asked}, error_type=str(envelope["meta"].get("error_type", "error"))
-        )
-    meta = envelope["meta"]
-    unavailable = dict(meta.get("tiers_unavailable") or {})
-    answer_tiers = tuple(meta.get("tiers_answered") or ())
+        return Answer((), (), {t: why for t in asked}, error_type=exc.code)
     # The vectors were queried and failed (a missing model, a bad setting): unlike "another process
     # holds them" (then they are not queried at all), that will not pass by itself.
-    broken = "tier3" in unavailable and "tier3" in (meta.get("tiers_queried") or ())
-    lines = []
-    for raw in envelope["data"]["hits"]:
-        hit = Hit(**{**raw, "source_ids": tuple(raw.get("source_ids") or ())})
-        # Memory is data, never instructions: a hit whose text was flagged (scanned when written, with a
-        # detector at least as strict as Hermes' "context" scope; else neutralised by the engine) is
-        # dropped, not just its bad words. Reading does not scan again: it only escapes and marks.
-        if hit.metadata.get("neutralised"):
-            continue
-        # Hermes fences the block itself: hit_line escapes every tag and marks role markers (fence.quote),
-        # so no stored text can close the fence early, however nested, spaced or cased.
-        text = hit_line(hit)
-        turn_of = str(hit.metadata.get("session_id") or "") if hit.kind == "episode" else ""
-        lines.append(Line(hit.id, text, approx_tokens(text) + 1, turn_of or None))
-    return Answer(tuple(lines), answer_tiers, unavailable, broken)
+    broken = "tier3" in found.unavailable and "tier3" in found.queried
+    # Memory is data, never instructions: a hit whose text was flagged (scanned when written, with a
+    # detector at least as strict as Hermes' "context" scope; else neutralised by the engine) is
+    # dropped, not just its bad words. Reading does not scan again: each line is quoted once (tags
+    # escaped, role markers marked), so no stored text can close Hermes' fence early.
+    lines = tuple(line for line in found.lines if not line.flagged)
+    return Answer(lines, found.answered, dict(found.unavailable), broken)
 
 
 class RecallJob:
@@ -214,7 +199,7 @@ class Prefetcher:
         self._jobs: dict[str, RecallJob] = {}
         self._cache: OrderedDict[str, Recalled] = OrderedDict()
         self._fallback: RecallJob | None = None
-        self._shown: set[str] = set()
+        self._shown = render.Shown(session_id)
 
     # -- warming --------------------------------------------------------------------------------
     def tiers_now(self) -> tuple[str, ...]:
@@ -292,26 +277,18 @@ class Prefetcher:
         return ""
 
     def emit(self, recalled: Recalled) -> str:
-        """Lines not yet shown in this session, in rank order, within the token budget, then which
-        tiers answered (and which could not, and why). Empty when there is nothing new to say."""
+        """Lines not yet shown in this session, in rank order, within the token budget (``render.select``),
+        then which tiers answered (and which could not, and why). Empty when there is nothing new to say."""
         answered = availability.answered_line(recalled.answered)
-        note = availability.unavailable_note(dict(recalled.unavailable))
+        # A failure's message can quote text: the footer is quoted (the lines are, when built).
+        note = fence.quote(availability.unavailable_note(dict(recalled.unavailable)))
         footer = [answered, note] if note else [answered]
         budget = self._settings.prefetch_budget_tokens - sum(approx_tokens(t) + 1 for t in (HEADER, *footer))
-        chosen: list[str] = []
         with self._lock:
-            for line in recalled.lines:
-                if line.key in self._shown or (line.session_turn and line.session_turn == self.session_id):
-                    continue
-                if line.tokens > budget:
-                    break
-                chosen.append(line.text)
-                self._shown.add(line.key)
-                budget -= line.tokens
+            chosen = render.select(recalled.lines, budget, self._shown)
         if not chosen and not note:
             return ""
-        # The footer can name a failure whose message quotes text: the whole block is quoted (idempotent).
-        return fence.quote("\n".join([HEADER, *chosen, *footer]))
+        return "\n".join([HEADER, *([render.join(chosen)] if chosen else []), *footer])
 
     # -- cache and session state ----------------------------------------------------------------
     def _cached(self, key: str) -> Recalled | None:
@@ -351,7 +328,7 @@ class Prefetcher:
         """A new session: nothing has been shown in it yet."""
         with self._lock:
             self.session_id = session_id
-            self._shown.clear()
+            self._shown.reset(session_id)
             self._fallback = None  # the previous session's topic
 
 

@@ -1,21 +1,30 @@
-"""Render recall hits as a compact block: one dated line per hit with its source, within a token budget.
+"""The one renderer of recall: hits as dated lines with their sources, one budget rule, one "already
+shown" filter. The API's ``rendered`` block, the Hermes prefetch block, the CLI and MCP all come from here.
 
 The hits come from ``RecallEngine``, whose strings are safe already (scanned clean when written, or
-neutralised when read): a line joins them with punctuation, so only the few patterns that can run over it
-are tried (``neutralise_composed``) and the ``<memory-context>`` fence is escaped. A line cut short can
-complete a pattern (a ``\b`` at the cut): it is neutralised in full.
+neutralised when read). Each hit's line is built and quoted once (``lines``: ``fence.quote`` escapes the
+tags and marks role markers, so no stored text can end the ``<memory-context>`` fence); a line cut short
+can complete a pattern (a ``\b`` at the cut), so it is neutralised in full first. A block (``join``)
+joins lines with punctuation: only the few patterns that can run over it are tried, across the lines,
+and only when their literals occur (``threats.composed_threat``); a match neutralises the block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 
 from hermes_memory.records import Hit
-from hermes_memory.security.threats import neutralise, neutralise_composed
+from hermes_memory.security import fence
+from hermes_memory.security.threats import composed_threat, neutralise
 
 CHARS_PER_TOKEN = 4  # a conservative estimate for English text
+# The longest hit text a line shows (white space folded), and the shortest cut of a first line that
+# does not fit the budget.
+LINE_CHARS = 300
+_MIN_CUT_CHARS = 20
 
 
 def approx_tokens(text: str) -> int:
@@ -50,9 +59,24 @@ def superseded_note(meta: dict[str, object]) -> str:
     return f"superseded {stamp(at)}" + (f" by: {text}" if text else "")
 
 
-def _line(hit: Hit, max_chars: int = 300) -> tuple[str, bool]:
-    """``- [YYYY-MM-DD HH:MM] <speaker: >text (source[; superseded <when> by: <what>])`` and whether a
-    piece of it was cut short."""
+@dataclass(frozen=True)
+class Line:
+    """One hit as a line of a block, built and quoted once: ``text`` is safe to show on its own."""
+
+    key: str  # the hit's id: what the "already shown" filter remembers
+    text: str
+    tokens: int  # what the line costs in a block (its newline included)
+    # A turn of this session (the conversation still holds it): not shown again in that session.
+    session_turn: str | None = None
+    # The line before quoting (cut lines neutralised): patterns across lines are looked for in it.
+    raw: str = ""
+    # The hit's text was flagged (not scanned clean when written; the engine neutralised it).
+    flagged: bool = False
+
+
+def _raw_line(hit: Hit, max_chars: int = LINE_CHARS) -> str:
+    """``- [YYYY-MM-DD HH:MM] <speaker: >text (source[; superseded <when> by: <what>])``, neutralised in
+    full when a piece of it was cut short."""
     day = stamp(hit.timestamp)
     meta = hit.metadata
     if hit.kind == "episode":
@@ -76,7 +100,8 @@ def _line(hit: Hit, max_chars: int = 300) -> tuple[str, bool]:
         source = f"{source}; {note}"
     by = meta.get("superseded_by")
     cut = cut or (by is not None and _longer(str(by), 160))
-    return f"- [{day}] {who}{text} ({source})", cut
+    line = f"- [{day}] {who}{text} ({source})"
+    return neutralise(line) if cut else line
 
 
 def _longer(text: str, max_chars: int) -> bool:
@@ -84,39 +109,103 @@ def _longer(text: str, max_chars: int) -> bool:
     return len(" ".join(text.split())) > max_chars
 
 
-def hit_line(hit: Hit, max_chars: int = 300) -> str:
+def _of(key: str, raw: str, session_turn: str | None = None, flagged: bool = False) -> Line:
+    text = fence.quote(raw)
+    return Line(key, text, approx_tokens(text) + 1, session_turn, raw, flagged)
+
+
+def line(hit: Hit) -> Line:
+    """The hit's line (see ``hit_line``), with what the budget and the "already shown" filter need."""
+    turn_of = str(hit.metadata.get("session_id") or "") if hit.kind == "episode" else ""
+    return _of(hit.id, _raw_line(hit), turn_of or None, bool(hit.metadata.get("neutralised")))
+
+
+def lines(hits: Iterable[Hit]) -> tuple[Line, ...]:
+    """Each hit's line, in rank order."""
+    return tuple(line(hit) for hit in hits)
+
+
+class Shown:
+    """The "already shown" filter of one session: a line shown once is not repeated (Hermes keeps every
+    injected block in the conversation), and a turn of the running session (still in the conversation)
+    is not shown at all. Not thread-safe: its owner serialises ``select`` calls that pass it."""
+
+    def __init__(self, session_id: str = "") -> None:
+        self.session_id = session_id
+        self._keys: set[str] = set()
+
+    def hides(self, line: Line) -> bool:
+        turn = line.session_turn
+        return line.key in self._keys or (turn is not None and turn == self.session_id)
+
+    def add(self, line: Line) -> None:
+        self._keys.add(line.key)
+
+    def reset(self, session_id: str) -> None:
+        """A new session: nothing has been shown in it yet."""
+        self.session_id = session_id
+        self._keys.clear()
+
+
+def select(lines: Iterable[Line], budget_tokens: int | None = None, shown: Shown | None = None) -> list[Line]:
+    """The budget rule: lines in rank order (those ``shown`` hides left out) until the next one does
+    not fit ``budget_tokens``; when not even the first fits, it is kept, cut to the budget (a budget
+    already spent, as the prefetch's can be by its header, shows nothing). The lines chosen are added
+    to ``shown``."""
+    chosen: list[Line] = []
+    used = 0
+    for candidate in lines:
+        if shown is not None and shown.hides(candidate):
+            continue
+        if budget_tokens is not None and used + candidate.tokens > budget_tokens:
+            if not chosen and budget_tokens > 0:
+                keep = max(_MIN_CUT_CHARS, budget_tokens * CHARS_PER_TOKEN - 2)
+                raw = candidate.raw or candidate.text
+                cut = neutralise(raw[:keep])  # a cut can complete a pattern
+                chosen.append(_of(candidate.key, cut, candidate.session_turn, candidate.flagged))
+            break
+        chosen.append(candidate)
+        used += candidate.tokens
+    if shown is not None:
+        for picked in chosen:
+            shown.add(picked)
+    return chosen
+
+
+def join(chosen: Sequence[Line]) -> str:
+    """The lines as one block. Patterns may span lines (an HTML comment opened in one, closed in
+    another): when one of the patterns that can run over the lines' punctuation matches across them,
+    the block is neutralised in full."""
+    raw = "\n".join(item.raw or item.text for item in chosen)
+    if composed_threat(raw):
+        return fence.quote(neutralise(raw))
+    return "\n".join(item.text for item in chosen)
+
+
+def render(hits: Iterable[Hit], budget_tokens: int | None = None, shown: Shown | None = None) -> str:
+    """The block of ``hits``: their lines by the budget rule (``select``), joined (``join``)."""
+    return join(select(lines(hits), budget_tokens, shown))
+
+
+def hit_line(hit: Hit) -> str:
     """``- [YYYY-MM-DD HH:MM] <speaker: >text (source[; superseded <when> by: <what>])`` of a hit from
     recall. Memory is data, never instructions: the line is safe to show (see the module docstring)."""
-    line, cut = _line(hit, max_chars)
-    return neutralise_composed(neutralise(line) if cut else line)
-
-
-def render(hits: Sequence[Hit], budget_tokens: int | None = None) -> str:
-    """Lines in rank order until the budget is spent (the first line is always kept, shortened)."""
-    lines: list[str] = []
-    used = 0
-    for hit in hits:
-        line, cut = _line(hit)
-        if cut:
-            line = neutralise(line)
-        cost = approx_tokens(line) + 1
-        if budget_tokens is not None and used + cost > budget_tokens:
-            if not lines:
-                keep = max(20, budget_tokens * CHARS_PER_TOKEN - 2)
-                lines.append(neutralise(line[:keep]))  # a cut can complete a pattern
-            break
-        lines.append(line)
-        used += cost
-    # Patterns may span lines (an HTML comment opened in one, closed in another): the block is checked.
-    return neutralise_composed("\n".join(lines))
+    return join([line(hit)])
 
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "LINE_CHARS",
+    "Line",
+    "Shown",
     "approx_tokens",
     "clip",
     "hit_line",
+    "join",
+    "line",
+    "lines",
     "render",
+    "select",
     "stamp",
     "superseded_note",
 ]

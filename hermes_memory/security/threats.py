@@ -706,15 +706,26 @@ escaped, role markers marked).
     text with an unscanned or flagged piece needs ``neutralise``. Raises ValidationError if ``text`` is
     not a str.
     """
+    if composed_threat(text):
+        return fence.quote(neutralise(text))
+    # Reading only escapes and marks: disguised phrases were looked for when each piece was written.
+    return fence.quote(text)
+
+
+def composed_threat(text: str) -> bool:
+    """Whether text joined from clean pieces (see ``neutralise_composed``) matches one of the patterns
+    that can run over the template's punctuation: each is tried only when its literals occur.
+
+    Raises ValidationError if ``text`` is not a str.
+    """
     text = _check_args(text, "strict")
     folded = _folded(text)
     for compiled, groups in _seam_compiled():
         if all(any(literal in folded for literal in group) for group in groups):
             views = _views(unicodedata.normalize("NFKC", text))
             if any(compiled.search(view) for view, _ in views):
-                return fence.quote(neutralise(text))
-    # Reading only escapes and marks: disguised phrases were looked for when each piece was written.
-    return fence.quote(text)
+                return True
+    return False
 
 
 def neutralise_data(value: Any, scope: str = "strict") -> Any:
@@ -749,6 +760,7 @@ __all__ = [
     "THREAT_PATTERNS",
     "ThreatMatch",
     "ThreatPattern",
+    "composed_threat",
     "ensure_safe",
     "escape_fence",
     "first_threat",

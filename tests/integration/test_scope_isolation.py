@@ -199,7 +199,7 @@ ADMIN = {"backup", "restore", "doctor", "maintain", "maintain_due", "consolidate
          "maintenance_context", "maintenance_runs", "maintenance_status", "finish_erasures"}  # fmt: skip
 TIER1 = {"curated_add", "curated_entries", "curated_get", "curated_remove", "curated_replace",
          "curated_snapshot"}  # fmt: skip
-LIFECYCLE = {"close", "enabled_tiers", "tier2", "wait_closed"}
+LIFECYCLE = {"close", "core", "enabled_tiers", "tier2", "wait_closed"}
 
 
 def _nodes(api: MemoryAPI) -> list[str]:

@@ -249,13 +249,14 @@ def test_prefetch_returns_what_it_has_instead_of_waiting(home: Path, make: Any) 
     remember(provider, home, "The lighthouse keeper is called Ortega.")
     api = api_of(home)
     release = threading.Event()
-    real_recall = api.recall
+    recall = api.core.recall  # the prefetch reads the core's records
+    real_query = recall.query
 
-    def slow_recall(*args: Any, **kwargs: Any) -> Any:
+    def slow_query(*args: Any, **kwargs: Any) -> Any:
         release.wait(30)
-        return real_recall(*args, **kwargs)
+        return real_query(*args, **kwargs)
 
-    api.recall = slow_recall  # type: ignore[method-assign]
+    recall.query = slow_query  # type: ignore[method-assign]
     assert provider.prefetch("lighthouse keeper") == ""  # did not wait for the stuck recall
     release.set()
     job = provider._prefetcher._jobs["lighthouse keeper"]  # type: ignore[union-attr]
@@ -315,16 +316,17 @@ def test_a_failing_store_makes_hooks_quiet_and_tools_explain(home: Path, make: A
     provider = make("s2")
     api = api_of(home)
 
-    def broken(*args: Any, **kwargs: Any) -> Any:
-        from hermes_memory.api.envelope import run
+    def fail(*args: Any, **kwargs: Any) -> Any:
         from hermes_memory.errors import StorageError
 
-        def fail() -> None:
-            raise StorageError("disk I/O error")
+        raise StorageError("disk I/O error")
 
-        return run("multi", fail)
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        from hermes_memory.api.envelope import run
 
-    api.recall = broken  # type: ignore[method-assign]
+        return run("multi", lambda: fail())
+
+    api.core.recall.query = fail  # type: ignore[method-assign]  # the prefetch and the tools' recall
     api.remember_turn = broken  # type: ignore[method-assign]
     provider.sync_turn("hello", "hi", session_id="s2")
     # Nothing recalled, and the block says why rather than staying silent.

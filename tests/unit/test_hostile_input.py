@@ -49,6 +49,7 @@ NOT_ENVELOPES = {
     "knowledge_graph": "takes no input; the graph object itself",
     "maintenance_context": "takes no input; the stores for a Scheduler",
     "tier2": "property: the Tier 2 stores",
+    "core": "property: the composed core (records, no envelopes)",
 }
 _SETTINGS = settings(
     max_examples=API_EXAMPLES,

@@ -140,6 +140,8 @@ def test_text_stored_before_is_redacted_on_the_way_out(open_api: Callable[..., M
     ):
         assert envelope["success"], envelope
         assert not _leaks(envelope), envelope
+    found = api.core.recall.query("Atlas deploy key")  # the record the Hermes prefetch reads
+    assert found.hits and not _leaks([h.to_dict() for h in found.hits]) and not _leaks(found.rendered)
     doc = api.export_json()["data"]
     for row in doc["tier2"]["facts"] + doc["tier2"]["chunks"]:
         text = row["content"] if "content" in row else row["text"]

@@ -1,0 +1,118 @@
+"""Recall across the tiers: ranked hits, which tiers answered, and the rendered block (one record).
+
+``Recall.query`` is what the API's ``recall``, the Hermes prefetch, the CLI and MCP run; the block is
+rendered by ``recall.render`` (the one renderer) from the hits' lines, built once and only when asked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from hermes_memory.core.tiers import Tiers
+from hermes_memory.recall import render
+from hermes_memory.recall.engine import TIERS, RecallEngine
+from hermes_memory.records import Hit
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """What one recall found: the hits in rank order, the tiers queried, tier -> why it could not
+    answer (in words), and the block of the hits' lines within ``budget_tokens`` (``rendered``)."""
+
+    hits: tuple[Hit, ...]
+    queried: tuple[str, ...]
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+    budget_tokens: int | None = None
+
+    @property
+    def answered(self) -> tuple[str, ...]:
+        return tuple(t for t in self.queried if t not in self.unavailable)
+
+    @cached_property
+    def lines(self) -> tuple[render.Line, ...]:
+        """Each hit's line, built and quoted once (the prefetch selects from them per session)."""
+        return render.lines(self.hits)
+
+    @cached_property
+    def rendered(self) -> str:
+        return render.join(render.select(self.lines, self.budget_tokens))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The API envelope's data: ``hits`` and ``rendered``."""
+        return {"hits": [h.to_dict() for h in self.hits], "rendered": self.rendered}
+
+    def meta(self) -> dict[str, Any]:
+        """The API envelope's meta keys: the tiers queried, answered and unavailable (and ``degraded``,
+        the reasons, when a tier could not answer)."""
+        return query_meta(self.queried, self.unavailable)
+
+
+def query_meta(queried: Sequence[str], unavailable: Mapping[str, str]) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "tiers_queried": list(queried),
+        "tiers_answered": [t for t in queried if t not in unavailable],
+        "tiers_unavailable": dict(unavailable),
+    }
+    if unavailable:
+        meta["degraded"] = list(unavailable.values())
+    return meta
+
+
+class Recall:
+    """Recall over the tiers of one ``Tiers``, through the engine ``engine()`` returns (rebuilt when
+    a forget drops it)."""
+
+    def __init__(self, tiers: Tiers, engine: Callable[[], RecallEngine]) -> None:
+        self._tiers = tiers
+        self._engine = engine
+
+    def tiers_for(self, wanted: Sequence[str] | None) -> list[str]:
+        """The tiers a recall over ``wanted`` (None: all) queries: those of them that are on. Names
+        must be recall's tiers (the API checks them)."""
+        enabled = [t for t in self._tiers.enabled() if t in TIERS]
+        return enabled if wanted is None else [t for t in wanted if t in enabled]
+
+    def query(
+        self,
+        text: str,
+        *,
+        tiers: Sequence[str] | None = None,
+        limit: int = 10,
+        as_of: float | None = None,
+        session_id: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> RecallResult:
+        """What memory knows about ``text``, ranked; ``as_of`` answers what was believed then. The facts
+        returned are reinforced (access count, written later by the writer side). A vector or graph
+        tier that fails is reported in ``unavailable`` and the others answer; a Tier 2 failure raises
+        (StorageError). Credentials are redacted from the hits (config ``security.redact_secrets``).
+
+        Another process holding the vector engine is no reason to skip tier3: the exact index over the
+        Tier 2 vectors answers in its place (``SemanticMemory.source_scores``).
+        """
+        chosen = self.tiers_for(tiers)
+        unavailable: dict[str, str] = {}  # tier -> why it could not answer, in words
+        hits = self._engine().recall(
+            text, limit=limit, tiers=chosen, as_of=as_of, session_id=session_id, unavailable=unavailable
+        )
+        facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
+        if facts:  # reinforced later, by the writer side: recall writes nothing
+            self._tiers.tier2().facts.note_recalled(facts)
+        # The engine's hits are safe already (scanned when written, else neutralised): no scan here.
+        if self._tiers.config.security.redact_secrets:
+            hits = [self._secret_free(h) for h in hits]
+        return RecallResult(tuple(hits), tuple(chosen), unavailable, budget_tokens)
+
+    def _secret_free(self, hit: Hit) -> Hit:
+        text = self._tiers.secret_free(hit.text)
+        metadata = self._tiers.secret_free_data(hit.metadata)
+        if text is hit.text and metadata is hit.metadata:
+            return hit
+        return dataclasses.replace(hit, text=text, metadata=metadata)
+
+
+__all__ = ["Recall", "RecallResult", "query_meta"]
