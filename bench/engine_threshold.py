@@ -47,9 +47,18 @@ def _rows(n: int, rng: np.random.Generator) -> tuple[list[ChunkRow], np.ndarray]
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     rows = [
         ChunkRow(
-            uuid=f"c{i:07d}", source_kind=KINDS[i % 3], source_uuid=f"s{i // 3}", chunk_index=0,
-            text="", content_hash=f"h{i}", source_type="session", session_id=f"sess{i // 50}",
-            message_id=i, category=None, timestamp=float(i), scope="default",
+            uuid=f"c{i:07d}",
+            source_kind=KINDS[i % 3],
+            source_uuid=f"s{i // 3}",
+            chunk_index=0,
+            text="",
+            content_hash=f"h{i}",
+            source_type="session",
+            session_id=f"sess{i // 50}",
+            message_id=i,
+            category=None,
+            timestamp=float(i),
+            scope="default",
         )
         for i in range(n)
     ]

@@ -33,7 +33,7 @@ class Turn:
 
 
 def parse_session_time(value: str) -> datetime:
-    """"1:56 pm on 8 May, 2023" -> aware UTC datetime."""
+    """ "1:56 pm on 8 May, 2023" -> aware UTC datetime."""
     return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
@@ -51,12 +51,22 @@ def load_sessions(path: Path) -> list[tuple[str, list[list[Turn]]]]:
             if not turns or not when:
                 continue
             at = parse_session_time(when)
-            sessions.append([
-                Turn(sample["sample_id"], t["dia_id"], MessageInput(
-                    text=t["text"], time=at, speaker=t["speaker"], role="user",
-                    addressee=b if t["speaker"] == a else a))
-                for t in turns
-            ])
+            sessions.append(
+                [
+                    Turn(
+                        sample["sample_id"],
+                        t["dia_id"],
+                        MessageInput(
+                            text=t["text"],
+                            time=at,
+                            speaker=t["speaker"],
+                            role="user",
+                            addressee=b if t["speaker"] == a else a,
+                        ),
+                    )
+                    for t in turns
+                ]
+            )
         conversations.append((sample["sample_id"], sessions))
     return conversations
 
@@ -108,10 +118,12 @@ def main() -> None:
     noise = sum(r.is_noise for _, r in results)
     kinds = ("entities", "facts", "relations", "temporal")
     counts = {k: sum(len(getattr(r, k)) for _, r in results) for k in kinds}
-    print(f"turns: {n}   wall in extract(): {elapsed:.2f} s   turns/s: {n / elapsed:.0f}   "
-          f"mean {1000 * elapsed / n:.3f} ms   p50 {1000 * ranked[n // 2]:.3f} ms   "
-          f"p95 {1000 * ranked[int(n * 0.95)]:.3f} ms   max {1000 * ranked[-1]:.2f} ms   "
-          f"(process CPU for the loop {cpu:.2f} s; load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"turns: {n}   wall in extract(): {elapsed:.2f} s   turns/s: {n / elapsed:.0f}   "
+        f"mean {1000 * elapsed / n:.3f} ms   p50 {1000 * ranked[n // 2]:.3f} ms   "
+        f"p95 {1000 * ranked[int(n * 0.95)]:.3f} ms   max {1000 * ranked[-1]:.2f} ms   "
+        f"(process CPU for the loop {cpu:.2f} s; load average {os.getloadavg()[0]:.1f})"
+    )
     print(f"noise: {noise} ({100 * noise / n:.1f}%)")
     print("per turn: " + "  ".join(f"{k} {v / n:.2f}" for k, v in counts.items()))
     facts = [f for _, r in results for f in r.facts]
@@ -120,19 +132,30 @@ def main() -> None:
     by_category = Counter(f.category for f in facts).most_common()
     print("facts by category: " + ", ".join(f"{p} {c}" for p, c in by_category))
     relations = [x for _, r in results for x in r.relations]
-    print("relations by predicate: " + ", ".join(
-        f"{p} {c}" for p, c in Counter(x.predicate for x in relations).most_common(20)))
+    print(
+        "relations by predicate: "
+        + ", ".join(f"{p} {c}" for p, c in Counter(x.predicate for x in relations).most_common(20))
+    )
     entity_counts = Counter((e.name, e.entity_type) for _, r in results for e in r.entities)
     print("\ntop 30 entities:")
     for (name, etype), c in entity_counts.most_common(30):
         print(f"  {c:5d}  {name} <{etype}>")
     participants = {t.message.speaker for t, _ in results}
-    others = Counter((e.name, e.entity_type) for _, r in results for e in r.entities
-                     if e.name not in participants and not e.owner)
+    others = Counter(
+        (e.name, e.entity_type)
+        for _, r in results
+        for e in r.entities
+        if e.name not in participants and not e.owner
+    )
     print("\ntop 30 entities other than the participants and their relatives:")
     print("  " + ", ".join(f"{name} <{etype}> {c}" for (name, etype), c in others.most_common(30)))
-    print("\nentity types: " + ", ".join(
-        f"{t} {c}" for t, c in Counter(e.entity_type for _, r in results for e in r.entities).most_common()))
+    print(
+        "\nentity types: "
+        + ", ".join(
+            f"{t} {c}"
+            for t, c in Counter(e.entity_type for _, r in results for e in r.entities).most_common()
+        )
+    )
 
     rng = random.Random(args.seed)
     print(f"\nsample of {args.sample} turns (seed {args.seed}):")

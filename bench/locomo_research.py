@@ -31,9 +31,9 @@ from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.bench.locomo import (
     CATEGORIES,
     Stats,
-    dia_ids_of,
+    ask,
+    dia_by_episode,
     ingest,
-    normalise_evidence,
     summarise,
 )
 from hermes_memory.recall.settings import DEFAULT_PRESET, PRESETS, setting_fields
@@ -112,32 +112,15 @@ def evaluate(
     """recall@k / hit@k of ``variant`` overall and per category, with each recall's wall time."""
     stats = Stats()
     rows: dict[str, list[dict[str, float]]] = {cat: [] for cat in CATEGORIES}
-    kmax = max(KS)
     for sample in data:
         if ids is not None and sample.get("sample_id") not in ids:
             continue
         with MemoryAPI(hermes_home=filled(sample, root), actor="bench", **variant.config()) as api:
-            episode_dia = {
-                row["uuid"]: json.loads(row["metadata"]).get("dia_id")
-                for row in api.tier2.db.query("SELECT uuid, metadata FROM episodes")
-            }
+            episode_dia = dia_by_episode(api)
             for qa in sample["qa"]:
-                category = str(qa.get("category"))
-                evidence = normalise_evidence(qa.get("evidence") or [], stats)
-                if category not in CATEGORIES or not evidence:
-                    continue
-                t0 = time.perf_counter()
-                env = api.recall(str(qa["question"]), limit=kmax * 3)
-                stats.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
-                if not env["success"]:
-                    raise RuntimeError(f"recall failed: {env['error']}")
-                ranked = dia_ids_of(env["data"]["hits"], episode_dia, kmax)
-                row: dict[str, float] = {}
-                for k in KS:
-                    found = len(evidence & set(ranked[:k]))
-                    row[f"hit@{k}"] = 1.0 if found else 0.0
-                    row[f"recall@{k}"] = found / len(evidence)
-                rows[category].append(row)
+                answer = ask(api, qa, episode_dia, KS, stats)
+                if answer is not None:
+                    rows[answer.category].append(answer.row)
     every = [row for cat in CATEGORIES for row in rows[cat]]
     return {
         "overall": summarise(every, KS),

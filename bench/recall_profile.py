@@ -1,8 +1,6 @@
 """Where a recall's time goes: one LoCoMo conversation ingested, then its questions recalled under cProfile.
 
     python bench/recall_profile.py --conversation 0 --recalls 50 [--embedder local] [--home ROOT]
-    python bench/recall_profile.py --score ROOT      # LoCoMo recall@5/10 on stores filled once in ROOT
-    python bench/recall_profile.py --score ROOT --settings '{"vector_candidates": 150}'   # try a setting
 
 The conversation's turns go in through ``remember_message`` exactly as in ``hermes_memory.bench.locomo``
 (never the summaries); the filled store is kept under ``--home ROOT`` (``ROOT/conv-<n>``) and re-used on
@@ -13,14 +11,14 @@ asked three times:
   * timed again with each query's vector computed beforehand: recall's own work, with the SQL statements
     each one ran (top level, not FTS5's internal ones);
   * that pass once more under cProfile: the functions with the most cumulative time.
-Numbers are wall-clock on a shared machine: compare runs of this script with each other.
+Numbers are wall-clock on a shared machine: compare runs of this script with each other. (LoCoMo scores
+of a settings change: ``bench/locomo_research.py --set``.)
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
-import dataclasses
 import io
 import json
 import os
@@ -39,11 +37,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never a hub download, whatever t
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.bench.locomo import (
     CATEGORIES,
-    Stats,
-    dia_ids_of,
     ingest,
-    normalise_evidence,
-    summarise,
 )
 
 DEFAULT_DATA = Path("/work/shared/bench/locomo_dev.json")
@@ -65,57 +59,6 @@ def filled(data: list[dict[str, Any]], index: int, root: Path, overrides: dict[s
         (home / "filled").write_text(str(turns), encoding="utf-8")
         print(f"filled {home}: {turns} turns in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return home
-
-
-def score(
-    data: list[dict[str, Any]],
-    root: Path,
-    overrides: dict[str, Any],
-    ks: list[int],
-    settings: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """LoCoMo recall@k and hit@k over every conversation, scored as ``hermes_memory.bench.locomo`` does,
-    on stores filled once (the ingest is not re-run), with each recall's wall time. ``settings``
-    overrides ``RecallSettings`` fields (to try a change without re-ingesting)."""
-    stats = Stats()
-    rows: dict[str, list[dict[str, float]]] = {cat: [] for cat in CATEGORIES}
-    kmax = max(ks)
-    for index, sample in enumerate(data):
-        home = filled(data, index, root, overrides)
-        with MemoryAPI(hermes_home=home, actor="bench", **overrides) as api:
-            episode_dia = {
-                row["uuid"]: json.loads(row["metadata"]).get("dia_id")
-                for row in api.tier2.db.query("SELECT uuid, metadata FROM episodes")
-            }
-            if settings:
-                engine = api._recall_engine()
-                engine.settings = dataclasses.replace(engine.settings, **settings)
-            api.recall("warm up the model and the store", limit=kmax * 3)
-            for qa in sample["qa"]:
-                category = str(qa.get("category"))
-                evidence = normalise_evidence(qa.get("evidence") or [], stats)
-                if category not in CATEGORIES or not evidence:
-                    continue
-                t0 = time.perf_counter()
-                env = api.recall(str(qa["question"]), limit=kmax * 3)
-                stats.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
-                if not env["success"]:
-                    raise RuntimeError(f"recall failed: {env['error']}")
-                ranked = dia_ids_of(env["data"]["hits"], episode_dia, kmax)
-                row: dict[str, float] = {}
-                for k in ks:
-                    found = len(evidence & set(ranked[:k]))
-                    row[f"hit@{k}"] = 1.0 if found else 0.0
-                    row[f"recall@{k}"] = found / len(evidence)
-                rows[category].append(row)
-    every = [row for cat in CATEGORIES for row in rows[cat]]
-    lat = stats.latencies_ms
-    return {
-        "overall": summarise(every, ks),
-        "per_category": {cat: summarise(rows[cat], ks) for cat in CATEGORIES},
-        "latency_ms": {"p50": round(statistics.median(lat), 2), "p95": round(pct(lat, 0.95), 2)},
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-    }
 
 
 def questions(sample: dict[str, Any], n: int) -> list[str]:
@@ -190,17 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", default=None, help="keep (and re-use) the filled store here")
     parser.add_argument("--top", type=int, default=45, help="functions to print")
     parser.add_argument("--json", dest="json_out", help="write the timings here")
-    parser.add_argument(
-        "--score", metavar="ROOT", help="instead: LoCoMo recall@5/10 of all conversations (stores in ROOT)"
-    )
-    parser.add_argument("--settings", default="{}", help="with --score: RecallSettings fields, as JSON")
     args = parser.parse_args(argv)
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
-    if args.score:
-        overrides_ = {"tier3.embedding_model": args.embedder} if args.embedder else {}
-        found = score(data, Path(args.score), overrides_, [5, 10], json.loads(args.settings))
-        print(json.dumps(found, indent=2))
-        return 0
     sample = data[args.conversation]
     overrides: dict[str, Any] = {}
     if args.embedder:

@@ -158,31 +158,55 @@ def run_conversation(
         stats.turns += ingest(api, sample)
         stats.ingest_ms += (time.perf_counter() - started) * 1000.0
         episode_dia = dia_by_episode(api)
-        kmax = max(ks)
         texts = _dia_texts(sample["conversation"])
         for qa in sample["qa"]:
-            category = str(qa.get("category"))
-            if category not in CATEGORIES:
+            answer = ask(api, qa, episode_dia, ks, stats)
+            if answer is None:
                 continue
-            evidence = normalise_evidence(qa.get("evidence") or [], stats)
-            if not evidence:
-                stats.skipped_questions += 1
-                continue
-            t0 = time.perf_counter()
-            env = api.recall(str(qa["question"]), limit=kmax * 3)
-            stats.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
-            if not env["success"]:
-                raise RuntimeError(f"recall failed: {env['error']}")
-            ranked = dia_ids_of(env["data"]["hits"], episode_dia, kmax)
-            if not evidence <= set(ranked):
-                stats.misses.append((category, str(qa["question"]), sorted(evidence), ranked, texts))
-            row: dict[str, float] = {}
-            for k in ks:
-                top = set(ranked[:k])
-                found = len(evidence & top)
-                row[f"hit@{k}"] = 1.0 if found else 0.0
-                row[f"recall@{k}"] = found / len(evidence)
-            scores[category].append(row)
+            if not answer.evidence <= set(answer.ranked):
+                stats.misses.append(
+                    (answer.category, str(qa["question"]), sorted(answer.evidence), answer.ranked, texts)
+                )
+            scores[answer.category].append(answer.row)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One question as the benchmark scores it: the turn ids recall ranked and recall@k / hit@k."""
+
+    category: str
+    evidence: set[str]
+    ranked: list[str]
+    row: dict[str, float]
+
+
+def ask(
+    api: Any, qa: dict[str, Any], episode_dia: dict[str, Any], ks: Sequence[int], stats: Stats
+) -> Answer | None:
+    """Recall one LoCoMo question (``limit`` 3 x the largest k) and score it against its evidence, the
+    recall's wall time added to ``stats``; None for a question not scored (category 5, no evidence).
+
+    Raises RuntimeError when the recall fails."""
+    category = str(qa.get("category"))
+    if category not in CATEGORIES:
+        return None
+    evidence = normalise_evidence(qa.get("evidence") or [], stats)
+    if not evidence:
+        stats.skipped_questions += 1
+        return None
+    kmax = max(ks)
+    t0 = time.perf_counter()
+    env = api.recall(str(qa["question"]), limit=kmax * 3)
+    stats.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
+    if not env["success"]:
+        raise RuntimeError(f"recall failed: {env['error']}")
+    ranked = dia_ids_of(env["data"]["hits"], episode_dia, kmax)
+    row: dict[str, float] = {}
+    for k in ks:
+        found = len(evidence & set(ranked[:k]))
+        row[f"hit@{k}"] = 1.0 if found else 0.0
+        row[f"recall@{k}"] = found / len(evidence)
+    return Answer(category, evidence, ranked, row)
 
 
 def _dia_texts(conversation: dict[str, Any]) -> dict[str, str]:
@@ -298,7 +322,10 @@ if __name__ == "__main__":
 
 __all__ = [
     "CATEGORIES",
+    "Answer",
     "Stats",
+    "ask",
+    "dia_by_episode",
     "dia_ids_of",
     "ingest",
     "main",
