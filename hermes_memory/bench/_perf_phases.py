@@ -408,14 +408,12 @@ def phase_scale(opts: dict[str, Any]) -> dict[str, Any]:
         cpu0 = thread_cpu_ns(worker.native_id)
         time.sleep(idle_s)
         out["worker_idle_cpu_ms_per_s"] = round((thread_cpu_ns(worker.native_id) - cpu0) / 1e6 / idle_s, 3)
-    step = getattr(api, "_drain_once", None)
-    if callable(step):
-        times = []
-        for _ in range(20):
-            t0 = time.perf_counter()
-            step()
-            times.append(_ms(t0))
-        out["idle_step_ms"] = latency_summary(times)
+    times = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        api._core.ingest.drain_once()
+        times.append(_ms(t0))
+    out["idle_step_ms"] = latency_summary(times)
     out["worker_idle_ms"] = _timed_recalls(api, queries)
     rnd = random.Random(int(opts["seed"]) + 2)
 

@@ -163,7 +163,7 @@ def test_the_worker_drains_a_backlog_without_counting_the_queue_per_batch(
         return real(self)
 
     monkeypatch.setattr(EmbedQueue, "count", spy)
-    assert api._drain_once()
+    assert api._core.ingest.drain_once()
     assert counts == []  # a batch that took fewer rows than asked ended the step
     monkeypatch.setattr(EmbedQueue, "count", real)
     assert _ok(api.pending())["embeddings"] == 0

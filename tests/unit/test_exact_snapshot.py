@@ -364,10 +364,10 @@ def test_the_idle_worker_and_close_write_the_snapshot_a_new_process_maps(
         first = api.recall(query, tiers=["tier3"])
         assert first["success"], first["error"]
         assert not path.exists()  # recall writes nothing
-        assert api._idle_upkeep() is False  # idle: the worker sleeps after writing it
+        assert api._core.ingest.idle_upkeep() is False  # idle: the worker sleeps after writing it
         assert path.exists() and stat.S_IMODE(os.stat(path).st_mode) == 0o600
         written = path.stat().st_mtime_ns
-        assert api._idle_upkeep() is False
+        assert api._core.ingest.idle_upkeep() is False
         assert path.stat().st_mtime_ns == written  # nothing changed since: not written again
         for i in range(6, 12):
             api.remember_turn(f"I like colour number {i}", "Noted.", "s1", 1_700_000_000.0 + 60 * i)
