@@ -10,6 +10,7 @@ import pytest
 from store_state import knowledge as store_knowledge
 
 from hermes_memory import MemoryAPI
+from hermes_memory.core.tiers import Tiers
 from hermes_memory.errors import StorageError
 from hermes_memory.ingest import knowledge, worker
 from hermes_memory.tier2 import chunks, episodes, facts
@@ -71,7 +72,7 @@ def test_crash_at_each_step_resumes_to_the_same_state(
         "extraction write": (knowledge.RuleBasedKnowledge, "_write"),
         "fact store": (facts.FactStore, "store"),
         "queue row delete": (IngestQueue, "done"),
-        "after commit": (MemoryAPI, "_after_ingest"),
+        "after commit": (Tiers, "after_ingest"),
     }
     owner, name = targets[step]
     original: Callable[..., Any] = getattr(owner, name)
