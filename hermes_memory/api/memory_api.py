@@ -29,7 +29,7 @@ from hermes_memory.errors import ConfigError, HermesMemoryError, ValidationError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.worker import Ingestor
 from hermes_memory.recall.engine import RecallEngine
-from hermes_memory.records import Entity, Fact, Relation, TurnMessage
+from hermes_memory.records import Fact, TurnMessage
 from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.security.secrets import redact_data
 from hermes_memory.security.threats import neutralise_data
@@ -164,29 +164,14 @@ class MemoryAPI(
     def _secret_free(self, text: str) -> str:
         return self._core.tiers.secret_free(text)
 
-    def _secret_free_data(self, value: dict[str, Any]) -> dict[str, Any]:
-        return self._core.tiers.secret_free_data(value)
-
     def _tier2(self) -> Tier2:
         return self._core.tiers.tier2()
-
-    def _curated(self) -> CuratedStore:
-        return self._core.tiers.curated_store()
-
-    def _audit_curated(self, action: str, store: str, diff: dict[str, Any]) -> None:
-        self._core.tiers.audit_curated(action, store, diff)
 
     def _semantic(self) -> SemanticMemory:
         return self._core.tiers.semantic()
 
     def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
         self._core.tiers.on_fact_change(fact, removed=removed)
-
-    def _on_entity_change(self, entity: Entity) -> None:
-        self._core.tiers.on_entity_change(entity)
-
-    def _on_relation_change(self, relation: Relation) -> None:
-        self._core.tiers.on_relation_change(relation)
 
     def _recall_engine(self) -> RecallEngine:
         return self._core.recall_engine()
