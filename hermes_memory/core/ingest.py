@@ -200,6 +200,13 @@ class Ingest:
         written = self._ingestor.drain(deadline=deadline) if self._ingestor is not None else 0
         return Ingested(written, self.pending())
 
+    def catch_up(self, seconds: float) -> tuple[int, str | None]:
+        """Write the queued turns (for up to ``seconds``), then say how many of them cannot be written
+        (they carry an error and stay queued) and the newest such error. Raises StorageError."""
+        if self._ingestor is not None:
+            self._ingestor.drain(deadline=time.monotonic() + seconds)
+        return self._tiers.tier2().ingest_queue.failing()
+
     def pending(self) -> Pending:
         """Turns (in the turn inbox and queue) and embeddings (0 without Tier 3) not yet written."""
         tier2 = self._tiers.tier2()
