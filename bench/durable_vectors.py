@@ -150,7 +150,7 @@ sys.path.insert(0, sys.argv[3])
 from hermes_memory import MemoryAPI
 home, queries = sys.argv[1], json.loads(sys.argv[2])
 api = MemoryAPI(hermes_home=home)
-sem = api._semantic()
+sem = api.core.tiers.semantic()
 assert sem.busy_reason() is not None, "the bench's owner process should hold the engine"
 vecs = [sem.embedder.embed_query([q])[0] for q in queries]  # query embedding not timed
 index = sem._searchable()
@@ -199,7 +199,7 @@ def run_locomo(conversations: int, home: Path) -> dict[str, Any]:
         assert api.flush(3600)["data"]["drained"]
         out["turns"] = turns
         out["ingest_s"] = round(time.perf_counter() - t0, 1)
-        sem = api._semantic()
+        sem = api.core.tiers.semantic()
         out["chunks"] = api.tier2.chunks.count()
         vecs = [sem.embedder.embed_query([q])[0] for q in questions]
         engine = sem.backend("memory_chunks")

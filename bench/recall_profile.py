@@ -144,10 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     asked = questions(sample, args.recalls)
     with MemoryAPI(hermes_home=home, actor="bench", **overrides) as api:
         api.recall("warm up the model and the store", limit=30)  # the model load is not a recall
-        sem = api._sem
+        sem = api.core.tiers.sem
         assert sem is not None
         lat, _ = timed(api, asked)  # full recalls, each question embedded once
-        stripped = {api._recall_engine()._understand(q, time.time()).stripped for q in asked}
+        stripped = {api.core.recall_engine()._understand(q, time.time()).stripped for q in asked}
         real = sem.embedder
         embed_ms: list[float] = []
         vectors: dict[str, Any] = {}

@@ -165,4 +165,83 @@ def _copied(value: Any) -> Any:
     return value
 
 
-__all__ = ["AuditEntry", "Entity", "Episode", "Event", "Fact", "Hit", "Relation"]
+@dataclass(frozen=True, slots=True)
+class TurnMessage:
+    """One message of a remembered turn, as queued (before it becomes an ``Episode``)."""
+
+    role: str  # "user" | "assistant"
+    text: str
+    speaker: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "text": self.text, "speaker": self.speaker}
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> TurnMessage:
+        """A message read back from the queue (``speaker`` may be absent). Raises ValueError."""
+        if not isinstance(raw, dict):
+            raise ValueError(f"a message must be an object, got {type(raw).__name__}")
+        role, text, speaker = raw.get("role"), raw.get("text"), raw.get("speaker")
+        if not isinstance(role, str) or not isinstance(text, str):
+            raise ValueError("a message needs 'role' and 'text' strings")
+        if speaker is not None and not isinstance(speaker, str):
+            raise ValueError(f"a message's 'speaker' must be a string or null, got {type(speaker).__name__}")
+        return cls(role, text, speaker)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPayload:
+    """A remembered turn as the durable queue holds it (its row's JSON: ``to_dict``/``from_dict``).
+
+    ``scope`` is None for rows queued before scoping (they belong to the default scope); ``metadata``
+    is the caller's (absent in the oldest rows: empty)."""
+
+    session_id: str
+    time: float
+    messages: tuple[TurnMessage, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    scope: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The queue row's JSON object (the same keys as every release wrote)."""
+        out: dict[str, Any] = {
+            "session_id": self.session_id,
+            "time": self.time,
+            "messages": [m.to_dict() for m in self.messages],
+            "metadata": self.metadata,
+        }
+        if self.scope is not None:
+            out["scope"] = self.scope
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> TurnPayload:
+        """A payload read back from the queue, in any format a release wrote. Raises ValueError."""
+        if not isinstance(raw, dict):
+            raise ValueError(f"a turn payload must be an object, got {type(raw).__name__}")
+        session_id, when, messages = raw.get("session_id"), raw.get("time"), raw.get("messages")
+        metadata, scope = raw.get("metadata", {}), raw.get("scope")
+        if not isinstance(session_id, str):
+            raise ValueError("a turn payload needs a 'session_id' string")
+        if isinstance(when, bool) or not isinstance(when, int | float):
+            raise ValueError("a turn payload needs a numeric 'time'")
+        if not isinstance(messages, list):
+            raise ValueError("a turn payload needs a 'messages' list")
+        if not isinstance(metadata, dict):
+            raise ValueError("a turn payload's 'metadata' must be an object")
+        if scope is not None and not isinstance(scope, str):
+            raise ValueError("a turn payload's 'scope' must be a string")
+        return cls(session_id, when, tuple(TurnMessage.from_dict(m) for m in messages), metadata, scope)
+
+
+__all__ = [
+    "AuditEntry",
+    "Entity",
+    "Episode",
+    "Event",
+    "Fact",
+    "Hit",
+    "Relation",
+    "TurnMessage",
+    "TurnPayload",
+]

@@ -7,33 +7,28 @@ import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
-from hermes_memory.api._mirror_methods import MirrorMethods
-from hermes_memory.api._remember_methods import RememberMethods
-from hermes_memory.api._tier1_methods import Tier1Methods
-from hermes_memory.api._tier2_methods import Tier2Methods
+from hermes_memory.api import _write_checks as c
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
 from hermes_memory.core.graph import CENTRALITY_ALGORITHMS
+from hermes_memory.core.ingest import Flushed
 from hermes_memory.core.memory import Memory
+from hermes_memory.core.mirror import ACTIONS as MIRROR_ACTIONS
 from hermes_memory.core.recall import query_meta
 from hermes_memory.core.transfer import Transfer
 from hermes_memory.errors import ConfigError, ValidationError
-from hermes_memory.graph.service import GraphService
-from hermes_memory.ingest.background import BackgroundWorker
-from hermes_memory.ingest.worker import Ingestor
-from hermes_memory.recall.engine import TIERS, RecallEngine
-from hermes_memory.records import Entity, Fact, Relation
+from hermes_memory.recall.engine import TIERS
+from hermes_memory.records import TurnMessage
 from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.security.secrets import redact_data
-from hermes_memory.security.threats import ensure_safe
-from hermes_memory.tier1.curated_store import CuratedStore
-from hermes_memory.tier1.snapshot import CuratedSnapshot
+from hermes_memory.security.threats import ensure_safe, neutralise_data
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier3.semantic import Progress, SemanticMemory
+from hermes_memory.tier3.semantic import Progress
 
 if TYPE_CHECKING:
     from hermes_memory.cron.context import JobContext
@@ -48,12 +43,7 @@ MAX_BUDGET_TOKENS = 100_000
 _MAX_SEARCH_LIMIT = 1000
 
 
-class MemoryAPI(
-    Tier1Methods,
-    Tier2Methods,
-    RememberMethods,
-    MirrorMethods,
-):
+class MemoryAPI:
     """Unified interface for all memory tiers; every public method returns the seed's envelope.
 
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
@@ -91,38 +81,7 @@ class MemoryAPI(
         self.actor = actor
         self.view = _scope_view(config, scope)
         self.scope = self.view.own
-        self._core = core = Memory(config, actor=actor, view=self.view, backend=backend)
-        if core.tiers.t2 is not None and background:
-            core.start_worker(
-                lambda worker: (
-                    self._drain_once(stop=lambda: worker.stopping, background=True) or self._idle_upkeep()
-                )
-            )
-
-    # -- transitional: the mixins read the core's parts under their old names ----------------------
-    @property
-    def _max_chars(self) -> int:  # type: ignore[override]
-        return self._core.tiers.max_chars
-
-    @property
-    def _snapshot(self) -> CuratedSnapshot | None:
-        return self._core.tiers.snapshot
-
-    @_snapshot.setter
-    def _snapshot(self, value: CuratedSnapshot | None) -> None:
-        self._core.tiers.snapshot = value
-
-    @property
-    def _sem(self) -> SemanticMemory | None:  # type: ignore[override]
-        return self._core.tiers.sem
-
-    @property
-    def _ingestor(self) -> Ingestor | None:  # type: ignore[override]
-        return self._core.ingestor
-
-    @property
-    def _worker(self) -> BackgroundWorker | None:  # type: ignore[override]
-        return self._core.worker
+        self._core = Memory(config, actor=actor, view=self.view, backend=backend, background=background)
 
     def _run(
         self, tier: str, fn: Callable[[], Any], *, tiers: Sequence[str] | None = None, **meta: Any
@@ -134,40 +93,6 @@ class MemoryAPI(
         if self.config.security.redact_secrets and envelope["success"]:
             envelope["data"] = redact_data(envelope["data"])
         return envelope
-
-    # -- transitional: the mixins' shared helpers are the core's ------------------------------------
-    def _secret_free(self, text: str) -> str:
-        return self._core.tiers.secret_free(text)
-
-    def _secret_free_data(self, value: dict[str, Any]) -> dict[str, Any]:
-        return self._core.tiers.secret_free_data(value)
-
-    def _tier2(self) -> Tier2:
-        return self._core.tiers.tier2()
-
-    def _curated(self) -> CuratedStore:
-        return self._core.tiers.curated_store()
-
-    def _audit_curated(self, action: str, store: str, diff: dict[str, Any]) -> None:
-        self._core.tiers.audit_curated(action, store, diff)
-
-    def _semantic(self) -> SemanticMemory:
-        return self._core.tiers.semantic()
-
-    def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
-        self._core.tiers.on_fact_change(fact, removed=removed)
-
-    def _on_entity_change(self, entity: Entity) -> None:
-        self._core.tiers.on_entity_change(entity)
-
-    def _on_relation_change(self, relation: Relation) -> None:
-        self._core.tiers.on_relation_change(relation)
-
-    def _recall_engine(self) -> RecallEngine:
-        return self._core.recall_engine()
-
-    def _graph(self) -> GraphService:
-        return self._core.tiers.graph_service()
 
     @property
     def tier2(self) -> Tier2:
@@ -320,6 +245,370 @@ class MemoryAPI(
         return self._run("tier3", call)
 
     # == public methods: writes, ingest, tiers 1-3 (core-write) ==================================
+    # -- remembering turns and the durable queues (Memory.ingest) ---------------------------------
+    def remember_turn(
+        self,
+        user: str | None,
+        assistant: str | None,
+        session_id: str,
+        time_: float | datetime | str | None = None,
+        *,
+        user_name: str | None = None,
+        assistant_name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        turn_id: str | None = None,
+    ) -> Envelope:
+        """Durably queue one exchange (one small insert) and return; the worker stores and extracts it."""
+
+        def call() -> dict[str, Any]:
+            messages = [
+                TurnMessage(role, v.text(role, text, max_chars=c.MAX_TURN_CHARS, allow_empty=True),
+                            v.optional_text(f"{role}_name", name, max_chars=200))
+                for role, text, name in (("user", user, user_name), ("assistant", assistant, assistant_name))
+                if text is not None
+            ]  # fmt: skip
+            return self._core.ingest.remember_turn(
+                messages, c.session_id(session_id), c.turn_time(time_),
+                metadata=c.metadata(metadata), turn_id=c.turn_id(turn_id),
+            ).to_dict()  # fmt: skip
+
+        return self._run("tier2", call)
+
+    def remember_message(
+        self,
+        text: str,
+        session_id: str,
+        time_: float | datetime | str | None = None,
+        *,
+        role: str = "user",
+        speaker: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        turn_id: str | None = None,
+    ) -> Envelope:
+        """Durably queue a single message (the one-sided form of ``remember_turn``)."""
+
+        def call() -> dict[str, Any]:
+            body = v.text("text", text, max_chars=c.MAX_TURN_CHARS)
+            message = TurnMessage(v.choice("role", role, {"user", "assistant"}), body,
+                                  v.optional_text("speaker", speaker, max_chars=200))  # fmt: skip
+            return self._core.ingest.remember_message(
+                message, c.session_id(session_id), c.turn_time(time_),
+                metadata=c.metadata(metadata), turn_id=c.turn_id(turn_id),
+            ).to_dict()  # fmt: skip
+
+        return self._run("tier2", call)
+
+    def flush(self, timeout: float | None = 30.0) -> Envelope:
+        """Wait until every queued turn and embedding is written (or ``timeout`` seconds pass).
+
+        While another process holds the vector store, that process writes the embeddings: flush waits
+        for them while the queue shrinks, and ``meta.degraded`` says why vectors may still be pending.
+        """
+        flushed: list[Flushed] = []
+
+        def call() -> dict[str, Any]:
+            flushed.append(self._core.ingest.flush(c.flush_timeout(timeout)))
+            return flushed[0].to_dict()
+
+        envelope = self._run("tier2", call, tiers=["tier2", "tier3"])
+        if flushed and flushed[0].degraded:
+            envelope["meta"]["degraded"] = list(flushed[0].degraded)
+        return envelope
+
+    def ingest_pending(self, timeout: float | None = 2.0) -> Envelope:
+        """Write the queued turns now, in the caller's thread (up to ``timeout`` s), so a recall right
+        after sees them (by keyword; their embeddings follow in the background). A process that exited
+        left its turns in the durable queue: the next one calls this when it opens the store.
+        data: ``written`` (turns) and ``pending`` (see ``pending``)."""
+        return self._run(
+            "tier2", lambda: self._core.ingest.ingest_pending(c.ingest_timeout(timeout)).to_dict()
+        )
+
+    def pending(self) -> Envelope:
+        """Work queued but not yet written: ``turns`` (in the turn inbox and queue, not yet stored and
+        extracted) and ``embeddings`` (vector writes waiting, 0 without Tier 3). A Hermes process exits
+        without waiting for either; the next process (or a long-lived one) finishes them."""
+        return self._run("tier2", lambda: self._core.ingest.pending().to_dict(), tiers=["tier2", "tier3"])
+
+    def get_latest(self, count: int = 10, begin: float | None = None) -> Envelope:
+        """The newest ``count`` episodes (before ``begin`` if given), oldest first (HAEMA's latest slice);
+        their text is neutralised (memory is data, never instructions)."""
+
+        def call() -> list[dict[str, Any]]:
+            n, before = v.positive_int("count", count, maximum=1000), v.optional_time("begin", begin)
+            return [neutralise_data(e.to_dict()) for e in self._core.ingest.latest(n, before)]
+
+        return self._run("tier2", call)
+
+    # -- the host's curated writes, mirrored as facts (Memory.mirror) ------------------------------
+    def mirror_curated_write(
+        self,
+        action: str,
+        store: str,
+        content: str,
+        old_text: str | None = None,
+        *,
+        speaker: str | None = None,
+        source_id: str | None = None,
+    ) -> Envelope:
+        """Mirror one curated write (``add`` / ``replace`` / ``remove`` of an entry in ``store``).
+
+        The new entry is stored as a fact (source ``memory``) and so are the statements extracted from it
+        (as said by ``speaker``, the user); those supersede older facts they contradict. For replace and
+        remove, the entry that ``old_text`` identifies (a substring, as the host's tool takes it) is found
+        among the mirrored facts and the session-start snapshot, and every fact that came from it is
+        closed: superseded by the new entry (replace) or archived (remove). data: ``stored``,
+        ``superseded``, ``archived`` (fact uuids). Raises ValidationError for a bad action or store,
+        ThreatDetectedError for unsafe content."""
+
+        def call() -> dict[str, Any]:
+            v.choice("action", action, set(MIRROR_ACTIONS))
+            v.choice("store", store, {"memory", "user"})
+            text = v.text("content", content, max_chars=self._core.tiers.max_chars, allow_empty=True).strip()
+            old = v.optional_text("old_text", old_text, max_chars=self._core.tiers.max_chars)
+            who = v.optional_text("speaker", speaker, max_chars=200)
+            sid = v.optional_text("source_id", source_id, max_chars=500)
+            return self._core.mirror.write(action, store, text, old, speaker=who, source_id=sid).to_dict()
+
+        return self._run("tier2", call)
+
+    # -- Tier 1: Hermes' curated MEMORY.md / USER.md (Memory.curated) -----------------------------
+    def curated_get(self, store: str = "memory") -> Envelope:
+        """The live entries of a curated store ("memory" or "user"), as Hermes' file text."""
+        return self._run("tier1", lambda: self._core.curated.get(store))
+
+    def curated_entries(self, store: str = "memory") -> Envelope:
+        """The live entries of a curated store as a list."""
+        return self._run("tier1", lambda: self._core.curated.entries(store))
+
+    def curated_add(self, content: str, store: str = "memory") -> Envelope:
+        """Append an entry (exact duplicates are a no-op; over the limit is refused with the entries)."""
+        return self._run("tier1", lambda: self._core.curated.add(store, _entry("content", content)).to_dict())
+
+    def curated_replace(self, old: str, new: str, store: str = "memory") -> Envelope:
+        """Replace the one entry containing ``old`` with ``new``."""
+
+        def call() -> dict[str, Any]:
+            old_text, new_text = _entry("old", old), _entry("new", new)
+            return self._core.curated.replace(store, old_text, new_text).to_dict()
+
+        return self._run("tier1", call)
+
+    def curated_remove(self, substring: str, store: str = "memory") -> Envelope:
+        """Remove the one entry containing ``substring``."""
+        return self._run(
+            "tier1", lambda: self._core.curated.remove(store, _entry("substring", substring)).to_dict()
+        )
+
+    def curated_snapshot(self) -> Envelope:
+        """The frozen snapshot taken when this API was opened (what the system prompt shows)."""
+        return self._run("tier1", lambda: self._core.curated.snapshot().to_dict())
+
+    # -- Tier 2: facts (Memory.knowledge) ---------------------------------------------------------
+    def fact_store(
+        self,
+        content: str,
+        category: str = "general",
+        confidence: float = 1.0,
+        source: str = "user",
+        *,
+        source_id: str | None = None,
+        expires_at: float | None = None,
+        ttl_days: float | None = None,
+        importance: float = 0.5,
+    ) -> Envelope:
+        """Store a fact (deduplicated by normalised content)."""
+
+        def call() -> dict[str, Any]:
+            stored = self._core.knowledge.store_fact(
+                v.text("content", content, max_chars=self._core.tiers.max_chars).strip(),
+                category=v.choice("category", category, v.FACT_CATEGORIES),
+                confidence=v.unit_interval("confidence", confidence),
+                source=v.choice("source", source, v.SOURCE_TYPES),
+                source_id=v.optional_text("source_id", source_id, max_chars=500),
+                importance=v.unit_interval("importance", importance),
+                expires_at=c.ttl_expiry(expires_at, ttl_days),
+            )
+            return {**stored.fact.to_dict(), "created": stored.created, "superseded": list(stored.superseded)}
+
+        return self._run("tier2", call)
+
+    def fact_query(
+        self,
+        query: str | None = None,
+        category: str | None = None,
+        limit: int = 10,
+        min_confidence: float = 0.5,
+        *,
+        as_of: float | None = None,
+    ) -> Envelope:
+        """Facts matching free text (BM25) and filters; without text, the newest."""
+
+        def call() -> list[dict[str, Any]]:
+            max_chars = self._core.tiers.max_chars
+            text = None if query is None else v.text("query", query, max_chars=max_chars, allow_empty=True)
+            found = self._core.knowledge.query_facts(
+                text.strip() if text else None,
+                category=None if category is None else v.choice("category", category, v.FACT_CATEGORIES),
+                limit=v.positive_int("limit", limit, maximum=c.MAX_LIMIT),
+                min_confidence=v.unit_interval("min_confidence", min_confidence),
+                as_of=v.optional_time("as_of", as_of),
+            )
+            return [{**s.fact.to_dict(), "score": round(s.score, 6)} for s in found]
+
+        return self._run("tier2", call)
+
+    def fact_get(self, uuid: str) -> Envelope:
+        """One fact by uuid."""
+        return self._run(
+            "tier2", lambda: self._core.knowledge.get_fact(v.text("uuid", uuid, max_chars=100)).to_dict()
+        )
+
+    def fact_update(self, uuid: str, **fields: Any) -> Envelope:
+        """Change content, category, confidence, expires_at or importance of a fact."""
+
+        def call() -> dict[str, Any]:
+            ref = v.text("uuid", uuid, max_chars=100)
+            checked = c.fact_fields(fields, self._core.tiers.max_chars)
+            return self._core.knowledge.update_fact(ref, checked).to_dict()
+
+        return self._run("tier2", call)
+
+    def fact_delete(self, uuid: str, soft: bool = True) -> Envelope:
+        """Archive (soft=True) or permanently remove a fact."""
+
+        def call() -> dict[str, Any]:
+            v.text("uuid", uuid, max_chars=100)
+            if not isinstance(soft, bool):
+                raise ValidationError(f"soft must be true or false, got {v.shown(soft)}")
+            self._core.knowledge.delete_fact(uuid, soft=soft)
+            return {"uuid": uuid, "deleted": True, "soft": soft}
+
+        return self._run("tier2", call)
+
+    # -- Tier 2: entities and relations (Memory.knowledge) ----------------------------------------
+    def entity_ensure(
+        self,
+        name: str,
+        entity_type: str,
+        aliases: Sequence[str] | None = None,
+        description: str | None = None,
+    ) -> Envelope:
+        """Create an entity or return the existing one with this name/alias and type."""
+
+        def call() -> dict[str, Any]:
+            ensured = self._core.knowledge.ensure_entity(
+                v.text("name", name, max_chars=200).strip(),
+                v.choice("entity_type", entity_type, v.ENTITY_TYPES),
+                aliases=v.string_list("aliases", aliases, max_chars=200),
+                description=v.optional_text("description", description, max_chars=self._core.tiers.max_chars),
+            )
+            return {**ensured.entity.to_dict(), "created": ensured.created}
+
+        return self._run("tier2", call)
+
+    def entity_link(
+        self,
+        from_name: str,
+        to_name: str,
+        relation: str,
+        strength: float = 1.0,
+        *,
+        evidence_fact_id: str | None = None,
+    ) -> Envelope:
+        """Relate two existing entities (by name, alias or uuid) with a typed, weighted edge."""
+
+        def call() -> dict[str, Any]:
+            return self._core.knowledge.link(
+                v.text("from_name", from_name, max_chars=200).strip(),
+                v.text("to_name", to_name, max_chars=200).strip(),
+                v.text("relation", relation, max_chars=100).strip().lower().replace(" ", "_"),
+                strength=v.unit_interval("strength", strength),
+                evidence_fact_id=v.optional_text("evidence_fact_id", evidence_fact_id, max_chars=100),
+            ).to_dict()
+
+        return self._run("tier2", call)
+
+    def entity_query(
+        self, name: str | None = None, entity_type: str | None = None, limit: int = 10
+    ) -> Envelope:
+        """Entities by name/alias (case-insensitive, then full-text) and/or type."""
+
+        def call() -> list[dict[str, Any]]:
+            text = None if name is None else v.text("name", name, max_chars=200, allow_empty=True).strip()
+            found = self._core.knowledge.query_entities(
+                text or None,
+                entity_type=None
+                if entity_type is None
+                else v.choice("entity_type", entity_type, v.ENTITY_TYPES),
+                limit=v.positive_int("limit", limit, maximum=c.MAX_LIMIT),
+            )
+            return [match.to_dict() for match in found]
+
+        return self._run("tier2", call)
+
+    # -- Tier 2: timeline and audit (Memory.knowledge) --------------------------------------------
+    def timeline_add(
+        self,
+        event_type: str,
+        title: str,
+        description: str | None = None,
+        importance: float = 0.5,
+        related_entities: Sequence[str] | None = None,
+        *,
+        timestamp: float | None = None,
+        session_id: str | None = None,
+    ) -> Envelope:
+        """Record a dated event; related entities are given by name, alias or uuid."""
+
+        def call() -> dict[str, Any]:
+            refs = v.string_list("related_entities", related_entities, max_chars=200)
+            return self._core.knowledge.add_event(
+                v.choice("event_type", event_type, v.EVENT_TYPES),
+                v.text("title", title, max_chars=500).strip(),
+                description=v.optional_text("description", description, max_chars=self._core.tiers.max_chars),
+                importance=v.unit_interval("importance", importance),
+                related_entities=[ref.strip() for ref in refs],
+                timestamp=v.optional_time("timestamp", timestamp),
+                session_id=v.optional_text("session_id", session_id, max_chars=200),
+            ).to_dict()
+
+        return self._run("tier2", call)
+
+    def timeline_query(
+        self,
+        start: float | None = None,
+        end: float | None = None,
+        event_type: str | None = None,
+        limit: int = 20,
+        *,
+        entity: str | None = None,
+    ) -> Envelope:
+        """Events within [start, end], newest first; optionally of one type or about one entity."""
+
+        def call() -> list[dict[str, Any]]:
+            lo, hi = v.optional_time("start", start), v.optional_time("end", end)
+            if lo is not None and hi is not None and lo > hi:
+                raise ValidationError(f"start ({lo}) is after end ({hi})")
+            events = self._core.knowledge.query_events(
+                start=lo, end=hi,
+                event_type=None if event_type is None else v.choice("event_type", event_type, v.EVENT_TYPES),
+                entity=None if entity is None else v.text("entity", entity, max_chars=200).strip(),
+                limit=v.positive_int("limit", limit, maximum=c.MAX_LIMIT),
+            )  # fmt: skip
+            return [e.to_dict() for e in events]
+
+        return self._run("tier2", call)
+
+    def audit_log(self, limit: int = 50, target_uuid: str | None = None) -> Envelope:
+        """The newest audit entries (what was written, by whom, when)."""
+
+        def call() -> list[dict[str, Any]]:
+            lim = v.positive_int("limit", limit, maximum=c.MAX_LIMIT)
+            target = v.optional_text("target_uuid", target_uuid, max_chars=100)
+            return [e.to_dict() for e in self._core.knowledge.audit_log(limit=lim, target_uuid=target)]
+
+        return self._run("tier2", call)
 
     # == public methods: ops, maintenance, doctor, history, graph, llm (core-ops) =================
     # -- forget (GDPR erasure) --------------------------------------------------------------------
@@ -737,6 +1026,11 @@ def _recall_args(
     if unknown:
         raise ValidationError(f"unknown tier(s) {', '.join(unknown)}; choose from {', '.join(TIERS)}")
     return text, wanted, args
+
+
+def _entry(name: str, value: Any) -> str:
+    # NUL bytes and lone surrogates cannot be written to a UTF-8 markdown file: refuse them here.
+    return v.text(name, value).strip()
 
 
 def _scope_view(config: Config, name: str | None) -> ScopeView:

@@ -333,7 +333,7 @@ def pay_real_queries(api: Any, real: Any) -> RealQueryCost:
     """Make every query embedding of ``api``'s Tier 3 also run ``real`` (see ``RealQueryCost``).
 
     Raises RuntimeError when this build keeps its embedder elsewhere."""
-    sem = api._semantic()
+    sem = api.core.tiers.semantic()
     inner = sem.embedder  # the public property builds the store's embedder
     if not hasattr(sem, "_embedder"):
         raise RuntimeError("SemanticMemory has no _embedder to wrap in this build")
@@ -387,7 +387,7 @@ def phase_scale(opts: dict[str, Any]) -> dict[str, Any]:
         if real is not None:
             pay_real_queries(api, real)
         out["episodes"] = api.tier2.episodes.count()
-        out["search_path"] = api._semantic().search_path()
+        out["search_path"] = api.core.tiers.semantic().search_path()
         warm = _check(api.recall("warm up the caches", limit=10), "recall")
         out["tiers_answered"] = warm["meta"].get("tiers_answered")
         out["standalone_ms"] = _timed_recalls(api, queries)
@@ -405,14 +405,12 @@ def phase_scale(opts: dict[str, Any]) -> dict[str, Any]:
         cpu0 = thread_cpu_ns(worker.native_id)
         time.sleep(idle_s)
         out["worker_idle_cpu_ms_per_s"] = round((thread_cpu_ns(worker.native_id) - cpu0) / 1e6 / idle_s, 3)
-    step = getattr(api, "_drain_once", None)
-    if callable(step):
-        times = []
-        for _ in range(20):
-            t0 = time.perf_counter()
-            step()
-            times.append(_ms(t0))
-        out["idle_step_ms"] = latency_summary(times)
+    times = []
+    for _ in range(20):
+        t0 = time.perf_counter()
+        api.core.ingest.drain_once()
+        times.append(_ms(t0))
+    out["idle_step_ms"] = latency_summary(times)
     out["worker_idle_ms"] = _timed_recalls(api, queries)
     rnd = random.Random(int(opts["seed"]) + 2)
 

@@ -198,16 +198,16 @@ def idle_cycle(
         pending = api.pending()["data"]
         if pending["turns"] or pending["embeddings"]:
             raise RuntimeError(f"the store at {home} is not idle: {pending}")
-        api._drain_once()  # first step: opens what a running worker already has open
+        api.core.ingest.drain_once()  # first step: opens what a running worker already has open
         statements: list[str] = []
         conn = api.tier2.db._conn
         conn.set_trace_callback(statements.append)
-        api._drain_once()
+        api.core.ingest.drain_once()
         conn.set_trace_callback(None)
         times = []
         for _ in range(cycles):
             started = time.perf_counter()
-            busy = api._drain_once()
+            busy = api.core.ingest.drain_once()
             times.append((time.perf_counter() - started) * 1000.0)
             if busy:
                 raise RuntimeError("the idle worker step wrote something")

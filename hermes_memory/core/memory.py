@@ -7,16 +7,19 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from hermes_memory.config import Config
+from hermes_memory.core.curated import Curated
 from hermes_memory.core.doctor import Doctor
 from hermes_memory.core.forgetting import Forgetting
 from hermes_memory.core.graph import GraphQueries
 from hermes_memory.core.history import History
+from hermes_memory.core.ingest import Ingest
+from hermes_memory.core.knowledge import Knowledge
 from hermes_memory.core.llm import LLMPath
 from hermes_memory.core.maintenance import Maintenance
+from hermes_memory.core.mirror import Mirror
 from hermes_memory.core.recall import Recall
 from hermes_memory.core.semantic import Semantic
 from hermes_memory.core.tiers import Tiers
@@ -71,10 +74,20 @@ class Memory:
     """The tiers of one profile and scope, opened; every service of the core works on ``tiers``.
 
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot; the
-    embedder and the vector collections open on first use. Raises ConfigError and StorageError.
+    embedder and the vector collections open on first use. With ``background`` a worker thread keeps
+    the durable queues drained until ``close`` (``start_background``). Raises ConfigError and
+    StorageError.
     """
 
-    def __init__(self, config: Config, *, actor: str, view: ScopeView, backend: str | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        actor: str,
+        view: ScopeView,
+        backend: str | None = None,
+        background: bool = False,
+    ) -> None:
         self.config = config
         self.tiers = tiers = Tiers(config, actor=actor, view=view)
         self.ingestor: Ingestor | None = None
@@ -123,6 +136,10 @@ class Memory:
         self.semantic = Semantic(tiers)
 
         # services: writes, ingest, tiers 1-3 (core-write)
+        self.ingest = Ingest(tiers, self.ingestor, lambda: self.worker)
+        self.curated = Curated(tiers)
+        self.mirror = Mirror(tiers)
+        self.knowledge = Knowledge(tiers)
 
         # services: ops, maintenance, doctor, history, graph, llm (core-ops)
         self.forgetting = Forgetting(tiers, self.forget_recall_caches)
@@ -135,10 +152,16 @@ class Memory:
         if tiers.t2 is not None:
             self.forgetting.finish_on_open()  # a forget a crash interrupted is finished first
 
-    def start_worker(self, step: Callable[[BackgroundWorker], bool]) -> None:
-        """Keep the durable queues drained in a background thread: ``step(worker)`` runs whenever woken
-        (or every second) until close; it returns True while it made progress."""
-        worker = BackgroundWorker(lambda: step(worker))
+        # Last: every service is attached (a forget a crash interrupted is finished before it starts).
+        if background:
+            self.start_background()
+
+    def start_background(self) -> None:
+        """Keep the durable queues drained in a background thread (``Ingest.background_step`` whenever
+        woken, or every second) until close. A no-op without Tier 2 or when the worker runs already."""
+        if self.ingestor is None or self.worker is not None:
+            return
+        worker = BackgroundWorker(lambda: self.ingest.background_step(lambda: worker.stopping))
         self.worker = worker
         worker.start()
 

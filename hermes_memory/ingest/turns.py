@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from typing import Any
+
+from hermes_memory.records import TurnMessage, TurnPayload
 
 _NAMESPACE = uuid.UUID("6f1c2a4e-0b7d-4f5e-9a3c-2d8e1b4c7a90")
-
-
-@dataclass(frozen=True, slots=True)
-class TurnMessage:
-    role: str  # "user" | "assistant"
-    text: str
-    speaker: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "text": self.text, "speaker": self.speaker}
 
 
 def episode_uuid(turn_uuid: str, index: int) -> str:
@@ -30,6 +20,7 @@ def new_turn_uuid() -> str:
 
 __all__ = [
     "TurnMessage",
+    "TurnPayload",
     "episode_uuid",
     "new_turn_uuid",
 ]

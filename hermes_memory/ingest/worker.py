@@ -31,7 +31,7 @@ from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.ingest.turns import episode_uuid
 from hermes_memory.ingest.views import episode_line, sentence_texts, window_text
 from hermes_memory.recall.query import CHATTER_KEY
-from hermes_memory.records import Entity, Episode, Relation
+from hermes_memory.records import Entity, Episode, Relation, TurnPayload
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.ingest_queue import QueuedTurn
 from hermes_memory.tier3.semantic import SemanticMemory
@@ -125,17 +125,16 @@ class Ingestor:
         payload = item.payload
         drafts: list[Episode] = []
         previous: str | None = None
-        for index, message in enumerate(payload["messages"]):
-            text = message["text"]
+        for index, message in enumerate(payload.messages):
+            text = message.text
             if not text.strip():
                 continue
             if self._redact is not None:
                 text = self._redact(text)
             drafts.append(
                 Episode(
-                    uuid=episode_uuid(item.turn_uuid, index), session_id=payload["session_id"],
-                    role=message["role"], speaker=message.get("speaker"), text=text,
-                    timestamp=payload["time"],
+                    uuid=episode_uuid(item.turn_uuid, index), session_id=payload.session_id,
+                    role=message.role, speaker=message.speaker, text=text, timestamp=payload.time,
                     metadata=episode_metadata(payload, item.turn_uuid, index, previous),
                 )
             )  # fmt: skip
@@ -311,20 +310,20 @@ class Ingestor:
 
 
 def episode_metadata(
-    payload: dict[str, Any], turn_uuid: str, index: int, previous: str | None
+    payload: TurnPayload, turn_uuid: str, index: int, previous: str | None
 ) -> dict[str, Any]:
     """The stored metadata of message ``index``: the caller's, its place in the turn, and ``chatter``:
     the kind when the message only asks, greets, acknowledges or (the AI) echoes — kept as an episode,
     never recalled as knowledge on its own — else null. ``previous``: the turn's message before it."""
-    message = payload["messages"][index]
-    meta = {**payload.get("metadata", {}), "turn_uuid": turn_uuid, "index": index}
+    message = payload.messages[index]
+    meta = {**payload.metadata, "turn_uuid": turn_uuid, "index": index}
     # Only ingestion decides this (a caller's "chatter" key is overwritten); null: it tells something.
-    meta[CHATTER_KEY] = chatter_kind(message["text"], role=message["role"], replying_to=previous)
+    meta[CHATTER_KEY] = chatter_kind(message.text, role=message.role, replying_to=previous)
     return meta
 
 
 def _already_written(tier2: Tier2, conn: sqlite3.Connection, item: QueuedTurn) -> bool:
-    first = next((i for i, m in enumerate(item.payload["messages"]) if m["text"].strip()), None)
+    first = next((i for i, m in enumerate(item.payload.messages) if m.text.strip()), None)
     if first is None:
         return False
     return tier2.episodes.stored(conn, episode_uuid(item.turn_uuid, first))

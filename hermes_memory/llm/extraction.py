@@ -22,6 +22,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -115,6 +116,83 @@ SYSTEM_PROMPT = (
     "else (an assistant repeating the user adds nothing); use them only for what it says about itself.\n"
     "- Return empty lists when nothing is worth remembering."
 )
+
+
+@dataclass(frozen=True, slots=True)
+class FactDraft:
+    """A fact the LLM proposes (texts with runs of whitespace collapsed); not yet grounded or stored.
+    ``message``: the 1-based number of the message it comes from, None for the whole turn."""
+
+    content: str
+    subject: str
+    predicate: str
+    category: str
+    object: str | None = None
+    confidence: float = DEFAULT_CONFIDENCE
+    message: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntityDraft:
+    """An entity the LLM names (name and aliases with whitespace collapsed, empty aliases dropped)."""
+
+    name: str
+    entity_type: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RelationDraft:
+    """A relation the LLM proposes between two entity names; ``predicate`` as the LLM wrote it."""
+
+    subject: str
+    predicate: str
+    object: str
+    confidence: float = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Drafts:
+    """What the LLM proposes for one turn, read from its reply (checked against ``EXTRACTION_SCHEMA``)."""
+
+    facts: tuple[FactDraft, ...] = ()
+    entities: tuple[EntityDraft, ...] = ()
+    relations: tuple[RelationDraft, ...] = ()
+
+    @classmethod
+    def from_reply(cls, reply: dict[str, Any]) -> Drafts:
+        """The drafts of a reply that passed ``EXTRACTION_SCHEMA`` (a missing list is empty; a
+        confidence that is not a number gets the default)."""
+        facts = tuple(
+            FactDraft(
+                content=_clean(item["content"]),
+                subject=_clean(item["subject"]),
+                predicate=item["predicate"],
+                category=item["category"],
+                object=_clean(item["object"]) if isinstance(item.get("object"), str) else None,
+                confidence=_unit(item.get("confidence"), DEFAULT_CONFIDENCE),
+                message=item.get("message") if isinstance(item.get("message"), int) else None,
+            )
+            for item in reply.get("facts") or []
+        )
+        entities = tuple(
+            EntityDraft(
+                name=_clean(item["name"]),
+                entity_type=item["type"],
+                aliases=tuple(a for a in map(_clean, item.get("aliases") or []) if a),
+            )
+            for item in reply.get("entities") or []
+        )
+        relations = tuple(
+            RelationDraft(
+                subject=_clean(item["subject"]),
+                predicate=item["predicate"],
+                object=_clean(item["object"]),
+                confidence=_unit(item.get("confidence"), 0.6),
+            )
+            for item in reply.get("relations") or []
+        )
+        return cls(facts, entities, relations)
 
 
 def turn_prompt(episodes: Sequence[Episode], known_facts: Sequence[str]) -> str:
@@ -233,7 +311,7 @@ class LLMKnowledge:
             self._audit(tier2, episodes, {"fallback": f"{exc.kind}: {exc}"[:500]}, success=False)
             return extra
         with tier2.db.atomic():
-            counts = self._write(tier2, episodes, changes, known, reply, extra)
+            counts = self._write(tier2, episodes, changes, known, Drafts.from_reply(reply), extra)
             self._audit(tier2, episodes, counts, success=True)
         return extra
 
@@ -244,7 +322,7 @@ class LLMKnowledge:
         episodes: list[Episode],
         changes: Changes,
         known: list[Fact],
-        reply: dict[str, Any],
+        drafts: Drafts,
         extra: Changes,
     ) -> dict[str, Any]:
         first = episodes[0]
@@ -255,18 +333,18 @@ class LLMKnowledge:
             for surface in (entity.name, *entity.aliases):
                 uuids.setdefault(surface.casefold(), entity.uuid)
         added = {"facts": 0, "entities": 0, "relations": 0, "skipped": 0}
-        for item in reply.get("entities") or []:
-            name = _clean(item["name"])
+        for proposed in drafts.entities:
+            name = proposed.name
             if name.casefold() not in haystack and name.casefold() not in speakers:
                 added["skipped"] += 1
                 continue
             if thing_name_problem(name) is not None:  # a sentence, a literal, a tool echo: no thing
                 added["skipped"] += 1
                 continue
-            aliases = [_clean(a) for a in item.get("aliases") or [] if _clean(a)]
             ensured = tier2.entities.ensure(
-                name, item["type"], aliases=aliases, actor="llm", seen_at=first.timestamp, any_type=True
-            )
+                name, proposed.entity_type, aliases=list(proposed.aliases), actor="llm",
+                seen_at=first.timestamp, any_type=True,
+            )  # fmt: skip
             for surface in (ensured.entity.name, *ensured.entity.aliases):
                 uuids.setdefault(surface.casefold(), ensured.entity.uuid)
             if ensured.created:
@@ -274,23 +352,22 @@ class LLMKnowledge:
                 extra.entities.append(ensured.entity)
                 if self._semantic is not None:
                     self._semantic.index_entity(ensured.entity)
-        for item in reply.get("relations") or []:
-            src = _resolve(tier2, uuids, _clean(item["subject"]))
-            dst = _resolve(tier2, uuids, _clean(item["object"]))
+        for draft in drafts.relations:
+            src = _resolve(tier2, uuids, draft.subject)
+            dst = _resolve(tier2, uuids, draft.object)
             if src is None or dst is None or src == dst:
                 added["skipped"] += 1
                 continue
             relation, created = tier2.relations.link(
-                src, dst, _predicate(item["predicate"]), actor="llm",
-                strength=_unit(item.get("confidence"), 0.6),
-            )  # fmt: skip
+                src, dst, _predicate(draft.predicate), actor="llm", strength=draft.confidence
+            )
             if created:
                 added["relations"] += 1
                 extra.relations.append(relation)
         seen = {content_hash(f.content) for f in known}  # punctuation- and case-insensitive
         known_texts = [f.content for f in known]
-        for item in reply.get("facts") or []:
-            content, subject = _clean(item["content"]), _clean(item["subject"])
+        for fact in drafts.facts:
+            content, subject = fact.content, fact.subject
             grounded = subject.casefold() in speakers or subject.casefold() in haystack
             digest = content_hash(content)
             if (
@@ -302,8 +379,8 @@ class LLMKnowledge:
                 continue
             seen.add(digest)
             known_texts.append(content)
-            index = item.get("message")
-            source = (episodes[index - 1],) if isinstance(index, int) else tuple(episodes)
+            index = fact.message
+            source = (episodes[index - 1],) if index is not None else tuple(episodes)
             if (
                 len(source) == 1
                 and source[0].role == "assistant"
@@ -311,18 +388,18 @@ class LLMKnowledge:
             ):
                 added["skipped"] += 1  # the AI's words are no evidence about anyone but itself
                 continue
-            obj = _clean(item["object"]) if isinstance(item.get("object"), str) else None
+            obj = fact.object
             linked = [u for u in (uuids.get(subject.casefold()), uuids.get((obj or "").casefold())) if u]
             stored = tier2.facts.store(
                 content,
-                category=item["category"],
-                confidence=_unit(item.get("confidence"), DEFAULT_CONFIDENCE),
+                category=fact.category,
+                confidence=fact.confidence,
                 source_type="session",
                 source_id=first.session_id,
                 actor="llm",
                 valid_from=source[0].timestamp,
                 subject=subject,
-                predicate=_predicate(item["predicate"]),
+                predicate=_predicate(fact.predicate),
                 object=obj or None,
                 exclusive=False,  # an LLM guess never closes a fact; newer facts may close it
                 source_episodes=tuple(e.uuid for e in source),
@@ -390,4 +467,14 @@ def _unit(value: Any, default: float) -> float:
     return default
 
 
-__all__ = ["EXTRACTION_SCHEMA", "SYSTEM_PROMPT", "CircuitBreaker", "LLMKnowledge", "turn_prompt"]
+__all__ = [
+    "EXTRACTION_SCHEMA",
+    "SYSTEM_PROMPT",
+    "CircuitBreaker",
+    "Drafts",
+    "EntityDraft",
+    "FactDraft",
+    "LLMKnowledge",
+    "RelationDraft",
+    "turn_prompt",
+]

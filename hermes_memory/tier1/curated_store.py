@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from hermes_memory._fsync import fsync_dir
 from hermes_memory.errors import ConfigError, ConflictError, NotFoundError, StorageError, ValidationError
@@ -157,6 +157,17 @@ class CuratedResult:
     def usage(self) -> str:
         """Hermes' usage string, e.g. ``"12% — 264/2,200 chars"``."""
         return f"{self.percent}% — {self.usage_chars:,}/{self.limit:,} chars"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.store,
+            "changed": self.changed,
+            "entries": list(self.entries),
+            "usage": self.usage,
+            "usage_chars": self.usage_chars,
+            "limit": self.limit,
+            "message": self.message,
+        }
 
 
 # -- Locking and atomic writes -----------------------------------------------------------------

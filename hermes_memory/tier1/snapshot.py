@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from hermes_memory.security.threats import scan_for_threats
 from hermes_memory.tier1.curated_store import (
@@ -124,6 +124,15 @@ class CuratedSnapshot:
         """Both blocks (memory first) separated by a blank line; "" when both stores are empty."""
         blocks = (self.render_block(store).strip() for store in STORES)
         return "\n\n".join(block for block in blocks if block)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entries of both stores, how many were blocked, and the rendered prompt block."""
+        return {
+            "memory": list(self.memory_entries),
+            "user": list(self.user_entries),
+            "blocked": len(self.blocked),
+            "rendered": self.render(),
+        }
 
 
 __all__ = [

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hermes_memory.errors import StorageError, StorageFullError
+from hermes_memory.records import TurnPayload
 from hermes_memory.scoping import DEFAULT_SCOPE, ScopeView
 from hermes_memory.tier2._util import dumps, now
 from hermes_memory.tier2.db import Database
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 class QueuedTurn:
     id: int
     turn_uuid: str
-    payload: dict[str, Any]
+    payload: TurnPayload
     attempts: int
 
 
@@ -53,10 +53,10 @@ class IngestQueue:
         own = self._view.write_own
         return turn_id if own == DEFAULT_SCOPE else f"{own}\x1f{turn_id}"
 
-    def enqueue(self, turn_uuid: str, payload: Mapping[str, Any]) -> bool:
+    def enqueue(self, turn_uuid: str, payload: TurnPayload) -> bool:
         """Commit one row under the view's own scope (idempotent per ``turn_uuid`` within the scope);
         returns False if the turn was already queued. Raises StorageError for the admin view."""
-        body = {**dict(payload), "scope": self._view.write_own}
+        body = replace(payload, scope=self._view.write_own).to_dict()
         if self._inbox is not None:
             return self._inbox.add(self.key(turn_uuid), dumps(body), now())
         with self._db.atomic() as conn:
@@ -102,7 +102,7 @@ class IngestQueue:
             sql += " AND attempts < ?"
             params.append(max_attempts)
         rows = self._db.query(sql + " ORDER BY id LIMIT ?", [*params, limit])
-        return [QueuedTurn(r["id"], r["turn_uuid"], json.loads(r["payload"]), r["attempts"]) for r in rows]
+        return [QueuedTurn(r["id"], r["turn_uuid"], _payload(r), r["attempts"]) for r in rows]
 
     def done(self, conn: sqlite3.Connection, item: QueuedTurn) -> None:
         """Remove a processed row inside the transaction that wrote the turn."""
@@ -150,6 +150,15 @@ class IngestQueue:
         row = self._db.query_one(f"SELECT count(*) AS n FROM ingest_queue WHERE {mine}", params)
         waiting = self._inbox.count(mine, params) if self._inbox is not None else 0
         return (int(row["n"]) if row else 0) + waiting
+
+
+def _payload(row: sqlite3.Row) -> TurnPayload:
+    """The typed payload of a queue row (any format a release wrote). Raises StorageError naming the
+    turn when the row is not a turn (its JSON damaged outside this package)."""
+    try:
+        return TurnPayload.from_dict(json.loads(row["payload"]))
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        raise StorageError(f"queued turn {row['turn_uuid']!r} has an unreadable payload: {exc}") from exc
 
 
 __all__ = [

@@ -34,7 +34,7 @@ CHILD = textwrap.dedent(
     stage, write, follow = Ingestor._stage, knowledge.RuleBasedKnowledge.write, Ingestor._follow
 
     def gated(self, item):
-        if item.payload["messages"][0]["text"] == LAST:
+        if item.payload.messages[0].text == LAST:
             ended.wait(30)  # session end writes its event first (it needs the store between turns)
         return stage(self, item)
 

@@ -59,7 +59,7 @@ def test_a_second_process_recalls_by_meaning_from_the_stored_vectors(tmp_path: P
         shared = registry.find(str(home), "default")
         assert shared is not None
         assert shared.api.semantic_search("x")["success"]
-        assert shared.api._semantic().busy_reason() is not None  # the gateway holds the engine
+        assert shared.api.core.tiers.semantic().busy_reason() is not None  # the gateway holds the engine
 
         found = json.loads(provider.handle_tool_call("nextlevel_search", {"query": "Where does Lena live?"}))
         assert [r["text"] for r in found["results"]] == owner_texts  # the owner's answer

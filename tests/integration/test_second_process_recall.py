@@ -65,7 +65,7 @@ SCRIPT = textwrap.dedent(
             api.remember_turn(text, "I see.", "s1", 1_683_540_000.0 + 60 * i, user_name="Caroline",
                               assistant_name="Bot")
         assert api.flush(600)["data"]["drained"]
-    sem = api._semantic()
+    sem = api.core.tiers.semantic()
     out = {"busy": sem.busy_reason(), "search": {}, "recall": {}}
     for query in queries:
         hits = api.semantic_search(query, limit=5, min_score=0.0)

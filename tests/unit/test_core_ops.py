@@ -45,7 +45,7 @@ def api(tmp_path: Path) -> Iterator[MemoryAPI]:
 
 
 def test_history_answers_with_records_the_envelope_renders(api: MemoryAPI) -> None:
-    history = api._core.history
+    history = api.core.history
     states = [s for s in history.fact_history("Caroline") if s.fact.predicate == "lives_in"]
     assert [(s.fact.object, s.status) for s in states] == [("Boston", "superseded"), ("Denver", "active")]
     assert all(isinstance(s, FactState) for s in states)
@@ -66,17 +66,17 @@ def test_history_answers_with_records_the_envelope_renders(api: MemoryAPI) -> No
 
 
 def test_forget_preview_is_a_record_and_changes_nothing(api: MemoryAPI) -> None:
-    forgetting = api._core.forgetting
+    forgetting = api.core.forgetting
     preview = forgetting.forget_entity("Boston", confirm=False)
     assert isinstance(preview, ForgetOutcome) and not preview.confirmed
     assert preview.counts["tier2"]["facts"] >= 1
     assert "curated_entries" in preview.to_dict() and "unfinished" not in preview.to_dict()
     assert forgetting.forget_entity("Boston", confirm=False) == preview  # nothing was deleted
-    api._core.recall_engine()
+    api.core.recall_engine()
     done = forgetting.forget_entity("Boston", confirm=True)
     assert done.confirmed and "curated_entries" not in done.to_dict()
-    assert api._core._engine is None  # the recall caches that may hold the name were dropped
-    assert not api._core.tiers.tier2().has_unfinished_erasures()
+    assert api.core._engine is None  # the recall caches that may hold the name were dropped
+    assert not api.core.tiers.tier2().has_unfinished_erasures()
 
 
 def test_memory_finishes_an_interrupted_forget_when_it_opens(
@@ -101,8 +101,8 @@ def test_memory_finishes_an_interrupted_forget_when_it_opens(
 
 
 def test_maintenance_reports_runs_as_a_record(api: MemoryAPI) -> None:
-    report = api._core.maintenance.run(["prune"], now=_ts("2024-01-01T00:00:00"))
+    report = api.core.maintenance.run(["prune"], now=_ts("2024-01-01T00:00:00"))
     assert isinstance(report, MaintenanceReport)
     assert list(report.jobs) == ["prune"] and report.failed == [] and report.error() == ""
     assert report.jobs["prune"]["status"] == "ok"
-    assert [r.job for r in api._core.maintenance.runs(limit=5)] == ["prune"]
+    assert [r.job for r in api.core.maintenance.runs(limit=5)] == ["prune"]

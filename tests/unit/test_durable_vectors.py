@@ -166,7 +166,7 @@ def test_the_engine_follows_deletes_made_by_another_process(open_api: Opener) ->
 
 def _second(api: MemoryAPI) -> SemanticMemory:
     """Another Tier 3 on the same store, as a second process has it (the engine is taken)."""
-    backend = api._semantic().backend_name
+    backend = api.core.tiers.semantic().backend_name
     return SemanticMemory(api.config.tier3, api.config.tier3_path, api.tier2, backend=backend)
 
 
@@ -195,7 +195,7 @@ def test_a_process_without_the_engine_answers_exactly_like_the_owner(open_api: O
     api = open_api(backend="qdrant")
     _fill(api)
     _ok(api.embed_pending())
-    owner = api._semantic()
+    owner = api.core.tiers.semantic()
     other = _second(api)
     try:
         assert owner.busy_reason() is None and other.busy_reason() is not None
@@ -280,7 +280,7 @@ def test_the_exact_index_compacts_deleted_rows_across_blocks(
     for i, text in enumerate(texts):
         _ok(api.semantic_index(text, session_id=f"s{i}", wait=False))
     _ok(api.embed_pending())
-    owner = api._semantic()
+    owner = api.core.tiers.semantic()
     other = _second(api)
     try:
         assert other.busy_reason() is not None
@@ -325,7 +325,7 @@ def test_a_process_without_the_engine_embeds_its_chunks_and_the_owner_catches_up
     api = open_api(backend="qdrant")
     _fill(api)
     _ok(api.embed_pending())
-    owner = api._semantic()
+    owner = api.core.tiers.semantic()
     other = _second(api)
     try:
         assert other.busy_reason() is not None

@@ -89,7 +89,7 @@ def test_below_the_threshold_nothing_opens_the_engine(open_api: Any) -> None:
     again = _ok(api.reindex())
     assert again["embedded"] == 0 and again["search"].startswith("exact over")
     assert _engine_files(api) == []  # no engine store, no lock file
-    assert api._semantic().opened_backends() == []
+    assert api.core.tiers.semantic().opened_backends() == []
     status = search_path_text(api.config.db_path, limit, "qdrant")  # `hermes-memory status`, store closed
     assert status == f"exact over the stored vectors of {len(FACTS)} chunks (engine opens at {limit})"
 
@@ -110,7 +110,7 @@ def test_crossing_the_threshold_opens_and_fills_the_engine_with_the_exact_answer
     want = _top(exact)
     got = _top(api)
     assert got == want
-    sem = api._semantic()
+    sem = api.core.tiers.semantic()
     assert _ok(api.stats())["tier3"]["search"] == "engine qdrant"
     assert _engine_files(api) != []
     tier3 = _ok(api.stats())["tier3"]
@@ -142,7 +142,7 @@ def test_below_the_threshold_nothing_counts_every_chunk_to_decide(
         return real(self, model_id)
 
     monkeypatch.setattr(VectorStore, "chunk_vectors", spy)
-    sem = api._semantic()
+    sem = api.core.tiers.semantic()
     assert not sem.uses_engine() and counted == []  # fewer chunk ids than the threshold: no count
     sem.cfg = dataclasses.replace(sem.cfg, engine_min_vectors=2)  # more chunk ids than that: counted
     assert sem.uses_engine() and len(counted) == 1
@@ -163,7 +163,7 @@ def test_the_worker_drains_a_backlog_without_counting_the_queue_per_batch(
         return real(self)
 
     monkeypatch.setattr(EmbedQueue, "count", spy)
-    assert api._drain_once()
+    assert api.core.ingest.drain_once()
     assert counts == []  # a batch that took fewer rows than asked ended the step
     monkeypatch.setattr(EmbedQueue, "count", real)
     assert _ok(api.pending())["embeddings"] == 0

@@ -281,7 +281,7 @@ def test_a_forget_removes_the_snapshots(tmp_path: Path) -> None:
             api.remember_turn(f"I like colour number {i}", "Noted.", "s1", 1_700_000_000.0 + 60 * i)
         api.flush()
         api.embed_pending()
-        sem = api._semantic()
+        sem = api.core.tiers.semantic()
         path = _snapshot.snapshot_path(sem.path, sem.model_id)
         writer = ExactIndex(
             sem.vector_store, sem.model_id, sem.cfg.embedding_dim, loader=api.tier2.chunks.get_many,
@@ -359,15 +359,15 @@ def test_the_idle_worker_and_close_write_the_snapshot_a_new_process_maps(
             api.remember_turn(f"I like colour number {i}", "Noted.", "s1", 1_700_000_000.0 + 60 * i)
         api.flush()
         api.embed_pending()
-        sem = api._semantic()
+        sem = api.core.tiers.semantic()
         path = _snapshot.snapshot_path(sem.path, sem.model_id)
         first = api.recall(query, tiers=["tier3"])
         assert first["success"], first["error"]
         assert not path.exists()  # recall writes nothing
-        assert api._idle_upkeep() is False  # idle: the worker sleeps after writing it
+        assert api.core.ingest.idle_upkeep() is False  # idle: the worker sleeps after writing it
         assert path.exists() and stat.S_IMODE(os.stat(path).st_mode) == 0o600
         written = path.stat().st_mtime_ns
-        assert api._idle_upkeep() is False
+        assert api.core.ingest.idle_upkeep() is False
         assert path.stat().st_mtime_ns == written  # nothing changed since: not written again
         for i in range(6, 12):
             api.remember_turn(f"I like colour number {i}", "Noted.", "s1", 1_700_000_000.0 + 60 * i)
@@ -376,7 +376,7 @@ def test_the_idle_worker_and_close_write_the_snapshot_a_new_process_maps(
         after = api.recall(query, tiers=["tier3"])
     assert path.stat().st_mtime_ns != written  # close wrote it again: it changed by the margin
     with MemoryAPI(hermes_home=tmp_path, **opts) as api:
-        sem = api._semantic()
+        sem = api.core.tiers.semantic()
         index = sem._exact_index()
         assert index.refresh() == 0  # mapped from the snapshot, nothing to catch up
         again = api.recall(query, tiers=["tier3"])
@@ -447,7 +447,7 @@ def test_the_shared_exact_index_outlives_the_api_it_was_built_through(
         second.embed_pending()
         found = second.recall("colour number 6", tiers=["tier3"])
         assert found["success"] and not found["meta"].get("degraded"), found
-        sem = second._semantic()
+        sem = second.core.tiers.semantic()
         assert sem.save_exact_snapshot(force=True) is True
     finally:
         first.close()

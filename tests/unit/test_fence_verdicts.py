@@ -124,7 +124,7 @@ def test_an_idle_worker_finishes_a_rescan_the_open_left_pending(tmp_path: Path, 
     with MemoryAPI(hermes_home=home, **{"tier3.enabled": False}) as api:
         assert sum(v is None for v in _threats_of(api.tier2.db).values()) == 11  # the open scanned 4
         for _ in range(3):
-            assert api._idle_upkeep() is False  # idle: the worker sleeps between batches
+            assert api.core.ingest.idle_upkeep() is False  # idle: the worker sleeps between batches
         found = _threats_of(api.tier2.db)
         assert [found[t] for t in rows] == [1] * 9 + [0] * 6
         assert api.tier2.db.query_one("SELECT pending FROM threat_detector")["pending"] == 0  # type: ignore[index]

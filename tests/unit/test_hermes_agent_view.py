@@ -101,7 +101,7 @@ def test_a_memory_replace_closes_the_facts_of_the_old_entry(home: Path, make: An
 
 
 def test_first_person_rewrite_of_a_curated_entry() -> None:
-    from hermes_memory.api._mirror_methods import first_person
+    from hermes_memory.core.mirror import first_person
 
     assert first_person("User lives in Hamburg") == "I live in Hamburg"
     assert first_person("The user is allergic to peanuts.") == "I am allergic to peanuts."

@@ -83,7 +83,7 @@ def _provider_turn(home: Path) -> tuple[NextLevelProvider, list[Any]]:
     shared = registry.find(str(home), "default")
     assert shared is not None
     assert shared.api.flush(timeout=30)["data"]["drained"]
-    sem = shared.api._sem
+    sem = shared.api.core.tiers.sem
     assert sem is not None
     backends = sem.opened_backends()
     assert backends  # the turn's vectors went into the engine
@@ -122,8 +122,8 @@ def test_the_embed_queue_job_builds_what_agents_deferred(tmp_path: Path) -> None
         **{"tier3.embedding_model": "hashing", "tier3.backend": "qdrant", "tier3.engine_min_vectors": 0},
     )
     try:
-        assert api._sem is not None
-        engine = api._sem.backend("memory_chunks")
+        assert api.core.tiers.sem is not None
+        engine = api.core.tiers.sem.backend("memory_chunks")
         # past the engine's indexing threshold (~6.6k points of 384-d), as an agent that deferred leaves it
         n = 7000
         vecs = np.random.default_rng(5).normal(size=(n, 384)).astype(np.float32)

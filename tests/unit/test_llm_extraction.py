@@ -16,7 +16,14 @@ from llm_fakes import FakeChatServer, Scripted, ScriptedLLM
 from hermes_memory import MemoryAPI
 from hermes_memory.llm import wiring
 from hermes_memory.llm.client import LLMError
-from hermes_memory.llm.extraction import CircuitBreaker
+from hermes_memory.llm.extraction import (
+    DEFAULT_CONFIDENCE,
+    CircuitBreaker,
+    Drafts,
+    EntityDraft,
+    FactDraft,
+    RelationDraft,
+)
 
 USER = "I live in Boston. My dog Rex loves the snow and I go skiing in the Alps every winter."
 ASSISTANT = "That sounds lovely! Say hi to Rex."
@@ -302,3 +309,27 @@ def test_the_llm_takes_nothing_about_others_from_the_assistant_and_no_junk_entit
     names = {e["name"] for e in api.entity_query()["data"]}
     assert not names & {"False", "Entry added"}
     assert "the AI" in client.calls[0].system or "is an AI" in client.calls[0].system
+
+
+def test_the_reply_becomes_typed_drafts() -> None:
+    drafts = Drafts.from_reply(
+        {
+            "facts": [
+                {"content": " Caroline  enjoys\nskiing ", "subject": "Caroline", "predicate": "enjoys",
+                 "object": "skiing", "category": "preference", "confidence": 0.8, "message": 1},
+                {"content": "Mel paints", "subject": "Mel", "predicate": "paints", "object": None,
+                 "category": "general"},
+            ],
+            "entities": [{"name": "Mel ", "type": "person", "aliases": ["  ", "Melanie"]}],
+        }
+    )  # fmt: skip
+    assert drafts.facts == (
+        FactDraft("Caroline enjoys skiing", "Caroline", "enjoys", "preference", "skiing", 0.8, 1),
+        FactDraft("Mel paints", "Mel", "paints", "general", None, DEFAULT_CONFIDENCE, None),
+    )
+    assert drafts.entities == (EntityDraft("Mel", "person", ("Melanie",)),)
+    assert drafts.relations == ()
+    (relation,) = Drafts.from_reply(
+        {"facts": [], "relations": [{"subject": "Mel", "predicate": "Friend of", "object": "Caroline"}]}
+    ).relations
+    assert relation == RelationDraft("Mel", "Friend of", "Caroline", 0.6)

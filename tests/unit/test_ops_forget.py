@@ -120,7 +120,7 @@ def test_forget_entity_leaves_no_trace(home: Path, backend: str) -> None:
     log = _ok(api.audit_log(500))
     assert any(entry["action"] == "forget" for entry in log)
     # No vector payload keeps the name (the backend is open in this process).
-    sem = api._semantic()
+    sem = api.core.tiers.semantic()
     for collection in ("memory_chunks", "entity_embeddings"):
         store = sem.backend(collection)
         hits = store.search(np.ones(store.dim, dtype=np.float32) / np.sqrt(store.dim), limit=1000)

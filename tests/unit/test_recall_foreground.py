@@ -22,7 +22,7 @@ def test_a_worker_batch_waits_for_the_running_recall(tmp_path: Path, monkeypatch
         drained = threading.Event()
 
         def drain() -> None:
-            api._drain_once(background=True)
+            api.core.ingest.drain_once(background=True)
             drained.set()
 
         with RECALLS.running():

@@ -6,6 +6,7 @@ maintenance, per-view graph and core-memory files, the turn queue, and the Herme
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from hermes_memory.graph.service import view_directory
 from hermes_memory.hermes import registry
 from hermes_memory.hermes.provider import NextLevelProvider
 from hermes_memory.ingest.turns import episode_uuid
+from hermes_memory.records import TurnPayload
 from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.tier2 import Tier2
 
@@ -180,11 +182,12 @@ def test_the_admin_view_sees_every_scope_and_refuses_to_create(two: tuple[Tier2,
 
 def test_turns_queue_under_their_scope(two: tuple[Tier2, Tier2]) -> None:
     a, b = two
-    assert a.ingest_queue.enqueue("t1", {"messages": [], "scope": "b"})  # the view decides, not the payload
-    assert b.ingest_queue.enqueue("t1", {"messages": []})  # same turn id, another scope: another turn
-    assert not a.ingest_queue.enqueue("t1", {"messages": []})
+    turn = TurnPayload("s1", 1.0, ())
+    assert a.ingest_queue.enqueue("t1", replace(turn, scope="b"))  # the view decides, not the payload
+    assert b.ingest_queue.enqueue("t1", turn)  # same turn id, another scope: another turn
+    assert not a.ingest_queue.enqueue("t1", turn)
     [mine] = a.ingest_queue.pending(10)
-    assert mine.payload["scope"] == "a" and a.ingest_queue.count() == b.ingest_queue.count() == 1
+    assert mine.payload.scope == "a" and a.ingest_queue.count() == b.ingest_queue.count() == 1
     assert a.admin().ingest_queue.count() == 2
     assert mine.turn_uuid == "a\x1ft1" != b.ingest_queue.pending(10)[0].turn_uuid
     default = Tier2.open(a.db.path)
@@ -221,13 +224,13 @@ def test_shared_facts_land_in_the_pool_and_episodes_stay_own(tmp_path: Path) -> 
 def test_each_readable_set_has_its_own_graph_and_core_memory_file(tmp_path: Path) -> None:
     with MemoryAPI(hermes_home=tmp_path, **FAST) as default:
         assert view_directory(default.config.graph_path, default.tier2) == default.config.graph_path
-        default_core = default._core.llm.core_path
+        default_core = default.core.llm.core_path
         assert default_core == default.config.core_memory_path
     with MemoryAPI(hermes_home=tmp_path, scope="agent-a", **FAST) as a:
         ok_a = a.entity_ensure("Quentin", "person")
         assert ok_a["success"]
         a_dir = view_directory(a.config.graph_path, a.tier2)
-        assert a_dir != a.config.graph_path and a._core.llm.core_path != default_core
+        assert a_dir != a.config.graph_path and a.core.llm.core_path != default_core
         assert a.graph_traverse("Quentin")["success"]
     with MemoryAPI(hermes_home=tmp_path, scope="agent-b", **FAST) as b:
         assert view_directory(b.config.graph_path, b.tier2) not in (a_dir, b.config.graph_path)

@@ -1,4 +1,4 @@
-"""MemoryAPI's mirror of a host's curated-memory writes (Hermes' built-in MEMORY.md / USER.md ``memory``
+"""The core's mirror of a host's curated-memory writes (Hermes' built-in MEMORY.md / USER.md ``memory``
 tool): the entry becomes a fact, the statements in it become facts with subject/predicate/object (so a
 new entry supersedes what it contradicts, as a spoken statement would), and a replaced or removed entry
 closes the facts that came from it."""
@@ -6,23 +6,22 @@ closes the facts that came from it."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from hermes_memory import validation as v
-from hermes_memory.api.envelope import Envelope, run
+from hermes_memory.core.tiers import Tiers
 from hermes_memory.errors import ValidationError
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.extract.types import ExtractedFact
 from hermes_memory.ingest.knowledge import EXTRACTOR, implied_state
 from hermes_memory.records import Fact
 from hermes_memory.security.threats import ensure_safe
-from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.facts import StoredFact
 
-_ACTIONS = ("add", "replace", "remove")
+ACTIONS = ("add", "replace", "remove")
 # "User …", "The user …", "User's …" at the start of an entry or of one of its sentences.
 _USER_REF = re.compile(r"(?:(?<=^)|(?<=[.;!]\s))(?:the\s+)?user(?P<own>['’]s)?\b\s*(?P<verb>[a-z]+)?", re.I)
 _IRREGULAR = {"is": "am", "was": "was", "has": "have", "does": "do", "goes": "go"}
@@ -55,24 +54,29 @@ def _base_form(verb: str) -> str:
     return verb
 
 
-class MirrorMethods:
-    """Mixed into MemoryAPI; expects ``_tier2()``, ``_on_fact_change``, ``_snapshot`` and ``actor``."""
+@dataclass(frozen=True, slots=True)
+class Mirrored:
+    """The fact uuids a mirrored curated write ``stored``, ``superseded`` and ``archived``."""
 
-    actor: str
-    _max_chars: int
-    _snapshot: CuratedSnapshot | None
+    stored: tuple[str, ...]
+    superseded: tuple[str, ...]
+    archived: tuple[str, ...]
 
-    def _tier2(self) -> Tier2:
-        raise NotImplementedError
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stored": list(self.stored),
+            "superseded": list(self.superseded),
+            "archived": list(self.archived),
+        }
 
-    def _on_fact_change(self, fact: Fact, *, removed: bool = False) -> None:
-        raise NotImplementedError
 
-    def _secret_free(self, text: str) -> str:
-        """``text`` with credentials redacted (config ``security.redact_secrets``), else unchanged."""
-        raise NotImplementedError
+class Mirror:
+    """Mirrors a host's curated writes into the Tier 2 facts of one ``Tiers``."""
 
-    def mirror_curated_write(
+    def __init__(self, tiers: Tiers) -> None:
+        self._tiers = tiers
+
+    def write(
         self,
         action: str,
         store: str,
@@ -81,62 +85,44 @@ class MirrorMethods:
         *,
         speaker: str | None = None,
         source_id: str | None = None,
-    ) -> Envelope:
-        """Mirror one curated write (``add`` / ``replace`` / ``remove`` of an entry in ``store``).
-
-        The new entry is stored as a fact (source ``memory``) and so are the statements extracted from it
-        (as said by ``speaker``, the user); those supersede older facts they contradict. For replace and
-        remove, the entry that ``old_text`` identifies (a substring, as the host's tool takes it) is found
-        among the mirrored facts and the session-start snapshot, and every fact that came from it is
-        closed: superseded by the new entry (replace) or archived (remove). data: ``stored``,
-        ``superseded``, ``archived`` (fact uuids). Raises ValidationError for a bad action or store,
-        ThreatDetectedError for unsafe content."""
-
-        def call() -> dict[str, Any]:
-            v.choice("action", action, set(_ACTIONS))
-            v.choice("store", store, {"memory", "user"})
-            text = v.text("content", content, max_chars=self._max_chars, allow_empty=True).strip()
-            old = v.optional_text("old_text", old_text, max_chars=self._max_chars)
-            # Mirrored facts hold redacted text: the entry is looked for as stored.
-            old = self._secret_free((old or (text if action == "remove" else "")).strip())
-            if action in ("replace", "remove") and not old:
-                raise ValidationError(f"{action} needs old_text (the entry it changes)")
-            if action != "remove" and not text:
-                raise ValidationError(f"{action} needs the entry's content")
-            if text:
-                ensure_safe(text)
-                text = self._secret_free(text)
-            who = v.optional_text("speaker", speaker, max_chars=200)
-            sid = v.optional_text("source_id", source_id, max_chars=500)
-            t2 = self._tier2()
-            stored: list[StoredFact] = []
-            superseded: list[str] = []
-            archived: list[str] = []
-            with t2.db.atomic():
-                old_facts = self._entry_facts(t2, store, old, who) if old else []
-                if action != "remove":
-                    stored = self._store_entry(t2, store, text, who, sid)
-                kept = {s.fact.uuid for s in stored}
-                main = stored[0].fact.uuid if stored else None
-                for fact in old_facts:
-                    if fact.uuid in kept:
-                        continue  # the new entry says it again
-                    replacement = _replacement(fact, stored) or main
-                    if replacement is not None:
-                        if t2.facts.supersede(fact.uuid, replacement, actor=self.actor):
-                            superseded.append(fact.uuid)
-                    elif t2.facts.delete(fact.uuid, soft=True, actor=self.actor):
-                        archived.append(fact.uuid)
-                for item in stored:
-                    if item.created:
-                        self._on_fact_change(item.fact)
-            return {
-                "stored": [s.fact.uuid for s in stored],
-                "superseded": superseded,
-                "archived": archived,
-            }
-
-        return run("tier2", call)
+    ) -> Mirrored:
+        """Mirror one curated write (``add`` / ``replace`` / ``remove`` of an entry in ``store``; the
+        arguments are checked by the caller, ``content`` stripped). See ``MemoryAPI.mirror_curated_write``.
+        Raises ValidationError when the action lacks its text, ThreatDetectedError for unsafe content."""
+        t = self._tiers
+        # Mirrored facts hold redacted text: the entry is looked for as stored.
+        old = t.secret_free((old_text or (content if action == "remove" else "")).strip())
+        if action in ("replace", "remove") and not old:
+            raise ValidationError(f"{action} needs old_text (the entry it changes)")
+        if action != "remove" and not content:
+            raise ValidationError(f"{action} needs the entry's content")
+        text = content
+        if text:
+            ensure_safe(text)
+            text = t.secret_free(text)
+        t2 = t.tier2()
+        stored: list[StoredFact] = []
+        superseded: list[str] = []
+        archived: list[str] = []
+        with t2.db.atomic():
+            old_facts = self._entry_facts(t2, store, old, speaker) if old else []
+            if action != "remove":
+                stored = self._store_entry(t2, store, text, speaker, source_id)
+            kept = {s.fact.uuid for s in stored}
+            main = stored[0].fact.uuid if stored else None
+            for fact in old_facts:
+                if fact.uuid in kept:
+                    continue  # the new entry says it again
+                replacement = _replacement(fact, stored) or main
+                if replacement is not None:
+                    if t2.facts.supersede(fact.uuid, replacement, actor=t.actor):
+                        superseded.append(fact.uuid)
+                elif t2.facts.delete(fact.uuid, soft=True, actor=t.actor):
+                    archived.append(fact.uuid)
+            for item in stored:
+                if item.created:
+                    t.on_fact_change(item.fact)
+        return Mirrored(tuple(s.fact.uuid for s in stored), tuple(superseded), tuple(archived))
 
     def _store_entry(
         self, t2: Tier2, store: str, text: str, speaker: str | None, source_id: str | None
@@ -149,7 +135,7 @@ class MirrorMethods:
         single = statements[0] if len(statements) == 1 else None
         out = [
             t2.facts.store(
-                text, category=category, source_type="memory", source_id=source_id, actor=self.actor,
+                text, category=category, source_type="memory", source_id=source_id, actor=self._tiers.actor,
                 extractor=MIRROR_EXTRACTOR, subject=single.subject if single else None,
                 predicate=single.predicate if single else None, object=single.object if single else None,
                 exclusive=bool(single and single.exclusive and not single.negated),
@@ -162,7 +148,7 @@ class MirrorMethods:
             out.append(
                 t2.facts.store(
                     fact.content, category=fact.category, confidence=max(0.0, min(1.0, fact.confidence)),
-                    source_type="memory", source_id=source_id, actor=self.actor, subject=fact.subject,
+                    source_type="memory", source_id=source_id, actor=self._tiers.actor, subject=fact.subject,
                     predicate=fact.predicate, object=fact.object,
                     exclusive=fact.exclusive and not fact.negated, extractor=MIRROR_EXTRACTOR,
                     importance=max(0.0, min(1.0, fact.salience)),
@@ -179,7 +165,7 @@ class MirrorMethods:
         predicate, obj, content = state
         return [
             t2.facts.store(
-                content, category="user", source_type="memory", source_id=source_id, actor=self.actor,
+                content, category="user", source_type="memory", source_id=source_id, actor=self._tiers.actor,
                 subject=fact.subject, predicate=predicate, object=obj, exclusive=True,
                 extractor=MIRROR_EXTRACTOR,
             )
@@ -189,8 +175,8 @@ class MirrorMethods:
         """The believed facts that came from the entry ``old_text`` identifies: its mirrored fact(s) and
         the statements extracted from it (only those the mirror stored, source ``memory``)."""
         entries = [f.content for f in t2.facts.mirrored_containing(old_text)]
-        if self._snapshot is not None:
-            entries += [e for e in self._snapshot.entries(store) if old_text in e and e not in entries]
+        if self._tiers.snapshot is not None:
+            entries += [e for e in self._tiers.snapshot.entries(store) if old_text in e and e not in entries]
         if not entries:
             return []
         at = datetime.now(tz=UTC)
@@ -225,4 +211,4 @@ def _replacement(old: Fact, stored: list[StoredFact]) -> str | None:
     return None
 
 
-__all__ = ["MIRROR_EXTRACTOR", "MirrorMethods", "first_person"]
+__all__ = ["ACTIONS", "MIRROR_EXTRACTOR", "Mirror", "Mirrored", "first_person"]

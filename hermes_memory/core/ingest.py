@@ -1,0 +1,284 @@
+"""Durable ingestion in the core: a remembered turn is one small queued insert; the queues (turns, then
+embeddings) are drained by the background worker's step, by ``flush`` (with its hand-off to the process
+that holds the vector store) or by ``ingest_pending``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_memory.core.tiers import Tiers
+from hermes_memory.errors import StorageError, ValidationError
+from hermes_memory.extract.speech import strip_memory_context
+from hermes_memory.ingest.background import BackgroundWorker
+from hermes_memory.ingest.turns import new_turn_uuid
+from hermes_memory.ingest.worker import Ingestor
+from hermes_memory.records import Episode, TurnMessage, TurnPayload
+
+# While another process holds the vector store, it writes our embeddings; flush waits for them only
+# while it sees the queue shrink, and gives up after this long without progress.
+_HANDOFF_WAIT_S = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A remembered turn, durably queued: ``queued`` is False when this turn id was already queued."""
+
+    turn_id: str
+    queued: bool
+    time: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"turn_id": self.turn_id, "queued": self.queued, "time": self.time}
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """Work queued but not yet written: turns, and vector writes (0 without Tier 3)."""
+
+    turns: int
+    embeddings: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"turns": self.turns, "embeddings": self.embeddings}
+
+
+@dataclass(frozen=True, slots=True)
+class Flushed:
+    """What ``flush`` left: ``pending`` work, and ``degraded``: why vectors may still be pending (another
+    process holds the vector store and writes them)."""
+
+    pending: Pending
+    degraded: tuple[str, ...] = ()
+
+    @property
+    def drained(self) -> bool:
+        return self.pending.turns == 0 and self.pending.embeddings == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"drained": self.drained, "pending": self.pending.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    """``written`` turns, and what is still ``pending``."""
+
+    written: int
+    pending: Pending
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"written": self.written, "pending": self.pending.to_dict()}
+
+
+class Ingest:
+    """Remembering turns and draining the durable queues, for one ``Tiers``.
+
+    ``ingestor`` is the Memory's (None without Tier 2); ``worker()`` gives the background worker while
+    one runs. Arguments are checked by the caller (``MemoryAPI`` validates its input); this service
+    applies the store's policy: recalled memory is never stored again, credentials are redacted."""
+
+    def __init__(
+        self,
+        tiers: Tiers,
+        ingestor: Ingestor | None,
+        worker: Callable[[], BackgroundWorker | None],
+    ) -> None:
+        self._tiers = tiers
+        self._ingestor = ingestor
+        self._worker = worker
+
+    # -- remembering ------------------------------------------------------------------------------
+    def remember_turn(
+        self,
+        messages: Sequence[TurnMessage],
+        session_id: str,
+        time_: float,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        turn_id: str | None = None,
+    ) -> Queued:
+        """Durably queue one exchange. Recalled memory (Hermes' ``<memory-context>`` fence) is removed
+        from each message, credentials are redacted. Raises ValidationError when nothing is left to
+        remember, StorageError."""
+        kept = [self._clean(m) for m in messages]
+        if not any(m.text.strip() for m in kept):
+            raise ValidationError("a turn needs a non-empty user or assistant message")
+        return self._enqueue(kept, session_id, time_, metadata, turn_id)
+
+    def remember_message(
+        self,
+        message: TurnMessage,
+        session_id: str,
+        time_: float,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        turn_id: str | None = None,
+    ) -> Queued:
+        """Durably queue a single message (the one-sided form of ``remember_turn``)."""
+        kept = self._clean(message)
+        if not kept.text.strip():
+            raise ValidationError(
+                "text holds only recalled memory context (<memory-context>); nothing to remember"
+            )
+        return self._enqueue([kept], session_id, time_, metadata, turn_id)
+
+    def _clean(self, message: TurnMessage) -> TurnMessage:
+        body = self._tiers.secret_free(strip_memory_context(message.text))
+        return TurnMessage(message.role, body, message.speaker)
+
+    def _enqueue(
+        self,
+        messages: list[TurnMessage],
+        session_id: str,
+        time_: float,
+        metadata: Mapping[str, Any] | None,
+        turn_id: str | None,
+    ) -> Queued:
+        t = self._tiers
+        payload = TurnPayload(
+            session_id=session_id,
+            time=time_,
+            messages=tuple(messages),
+            metadata=t.secret_free_data(dict(metadata or {})),
+            scope=t.scope,
+        )
+        uuid = turn_id if turn_id is not None else new_turn_uuid()
+        queued = t.tier2().ingest_queue.enqueue(uuid, payload)
+        worker = self._worker()
+        if worker is not None:
+            worker.wake()
+        return Queued(uuid, queued, time_)
+
+    # -- draining ---------------------------------------------------------------------------------
+    def flush(self, timeout: float | None = 30.0) -> Flushed:
+        """Wait until every queued turn and embedding is written (or ``timeout`` seconds pass).
+
+        While another process holds the vector store, that process writes the embeddings: flush waits
+        for them while the queue shrinks. Raises StorageError when queued turns could not be written
+        (they stay queued)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        tier2, sem = self._tiers.tier2(), self._tiers.sem
+        degraded: list[str] = []
+        last_embeds, progress_at = -1, time.monotonic()
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            worker = self._worker()
+            if worker is not None and worker.alive:
+                worker.wait_idle(1.0 if left is None else min(left, 1.0))
+            else:
+                self.drain_once(deadline)
+            counts = self.pending()
+            if counts.turns == 0 and counts.embeddings == 0:
+                break
+            reason = sem.busy_reason() if sem is not None and counts.turns == 0 else None
+            if reason is None:
+                continue
+            degraded[:] = [reason]
+            if counts.embeddings != last_embeds:
+                last_embeds, progress_at = counts.embeddings, time.monotonic()
+            elif time.monotonic() - progress_at >= _HANDOFF_WAIT_S:
+                break  # the holder is not draining now; the rows stay queued for it
+            time.sleep(0.05)
+        pending = Pending(tier2.ingest_queue.count(), tier2.embed_queue.count())
+        failing, last = tier2.ingest_queue.failing() if pending.turns else (0, None)
+        if failing:
+            # The worker could not write them (its error is logged there): say so instead of "not yet".
+            raise StorageError(
+                f"{failing} queued turn(s) could not be written and stay queued; last error: {last}"
+            )
+        if pending.embeddings == 0:
+            degraded.clear()  # the vectors were written in the end (by the holder, or after a handover)
+        return Flushed(pending, tuple(degraded))
+
+    def ingest_pending(self, timeout: float | None = 2.0) -> Ingested:
+        """Write the queued turns now, in the caller's thread (up to ``timeout`` s)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        written = self._ingestor.drain(deadline=deadline) if self._ingestor is not None else 0
+        return Ingested(written, self.pending())
+
+    def catch_up(self, seconds: float) -> tuple[int, str | None]:
+        """Write the queued turns (for up to ``seconds``), then say how many of them cannot be written
+        (they carry an error and stay queued) and the newest such error. Raises StorageError."""
+        if self._ingestor is not None:
+            self._ingestor.drain(deadline=time.monotonic() + seconds)
+        return self._tiers.tier2().ingest_queue.failing()
+
+    def pending(self) -> Pending:
+        """Turns (in the turn inbox and queue) and embeddings (0 without Tier 3) not yet written."""
+        tier2 = self._tiers.tier2()
+        return Pending(
+            tier2.ingest_queue.count(), tier2.embed_queue.count() if self._tiers.sem is not None else 0
+        )
+
+    def latest(self, count: int, before: float | None = None) -> list[Episode]:
+        """The newest ``count`` episodes (before ``before`` if given), oldest first."""
+        return self._tiers.tier2().episodes.latest(count=count, before=before)
+
+    def drain_once(
+        self,
+        deadline: float | None = None,
+        stop: Callable[[], bool] | None = None,
+        *,
+        background: bool = False,
+    ) -> bool:
+        """One pass over both queues in the caller's thread (turns first, then embeddings, a batch at a
+        time so ``stop()`` is seen between batches); True when anything was written. ``background`` (the
+        worker): new turns settle for ``SETTLE_S`` first (Hermes calls ``queue_prefetch`` right after
+        ``sync_turn``), and each batch waits, briefly, for the recalls running in this process
+        (``recall.foreground``), so they do not share the cores with work nobody waits for."""
+        from hermes_memory.recall.foreground import BACKGROUND_WAIT_S, RECALLS, SETTLE_S
+
+        def step_aside() -> None:
+            if background:
+                RECALLS.wait_until_clear(BACKGROUND_WAIT_S)
+
+        busy = False
+        ingestor, sem = self._ingestor, self._tiers.sem
+        if ingestor is not None:  # Tier 2 is open: recall records fact uses, the writer writes them
+            self._tiers.tier2().flush_accesses()
+            if background and self._tiers.tier2().ingest_queue.count():
+                time.sleep(SETTLE_S)  # the next turn's prefetch goes first
+            step_aside()
+            busy = ingestor.drain(deadline=deadline, stop=stop) > 0
+        if sem is None:
+            return busy
+        batch = max(1, sem.cfg.embed_batch_size)
+        while not (stop is not None and stop()):
+            if ingestor is not None and self._tiers.tier2().ingest_queue.count():
+                return True  # new turns came in: they go first (the next step)
+            step_aside()
+            # no count of what is left (it visits every queued row: per batch, quadratic in a backlog)
+            report = sem.drain(max_items=batch, count_remaining=False)
+            busy = busy or report.upserted > 0 or report.deleted > 0
+            if report.deferred or report.taken < batch:
+                break  # the queue ran dry (or holds only rows for the engine's holder)
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        return busy
+
+    def idle_upkeep(self) -> bool:
+        """What the background worker does when the queues are empty: carry on a pending threat re-scan
+        (text stored under an older detector: ``RESCAN_PER_IDLE`` rows a cycle, so a long-lived process
+        finishes what the bounded re-scan at open began), and write the exact index's snapshot when this
+        process's index changed enough since it was loaded or written (a cold process then maps it
+        instead of reading every stored vector; ``SemanticMemory.save_exact_snapshot``). Two primary-key
+        reads when there is nothing to do. Returns False (idle: the worker sleeps). Raises StorageError,
+        OSError (the worker logs them)."""
+        from hermes_memory.tier2 import verdicts
+
+        verdicts.refresh(self._tiers.tier2().db, verdicts.RESCAN_PER_IDLE)
+        if self._tiers.sem is not None:
+            self._tiers.sem.save_exact_snapshot(wait=False)  # a search or load in progress: next time
+        return False
+
+    def background_step(self, stopping: Callable[[], bool]) -> bool:
+        """The background worker's step: drain both queues (until ``stopping()``), else idle upkeep;
+        True while it made progress."""
+        return self.drain_once(stop=stopping, background=True) or self.idle_upkeep()
+
+
+__all__ = ["Flushed", "Ingest", "Ingested", "Pending", "Queued"]

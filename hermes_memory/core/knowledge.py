@@ -1,0 +1,227 @@
+"""Tier 2 knowledge in the core: facts, entities and their relations, the timeline and the audit log.
+
+Arguments are checked by the caller (``MemoryAPI`` validates its input). This service applies the
+store's policy to every text it writes — what Hermes' scanner refuses is refused (ThreatDetectedError,
+before any redaction), credentials are redacted — and keeps the derived stores (Tier 3, the graph)
+following each write inside its transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_memory.core.tiers import Tiers
+from hermes_memory.errors import ValidationError
+from hermes_memory.extract.entities import thing_name_problem
+from hermes_memory.records import AuditEntry, Entity, Event, Fact, Relation
+from hermes_memory.security.threats import ensure_safe
+from hermes_memory.tier2.entities import EnsuredEntity
+from hermes_memory.tier2.facts import ScoredFact, StoredFact
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A relation between two entities, with their names; ``created`` is False for an existing edge."""
+
+    relation: Relation
+    from_name: str
+    to_name: str
+    created: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.relation.to_dict(), "from_name": self.from_name, "to_name": self.to_name,
+                "created": self.created}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMatch:
+    """An entity found by name, its match score and its relations."""
+
+    entity: Entity
+    score: float
+    relations: tuple[Relation, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.entity.to_dict(), "score": round(self.score, 6),
+                "relations": [r.to_dict() for r in self.relations]}  # fmt: skip
+
+
+class Knowledge:
+    """Facts, entities, relations, events and the audit log of one ``Tiers``."""
+
+    def __init__(self, tiers: Tiers) -> None:
+        self._tiers = tiers
+
+    # -- facts ----------------------------------------------------------------------------------
+    def store_fact(
+        self,
+        content: str,
+        *,
+        category: str = "general",
+        confidence: float = 1.0,
+        source: str = "user",
+        source_id: str | None = None,
+        expires_at: float | None = None,
+        importance: float = 0.5,
+    ) -> StoredFact:
+        """Store a fact (deduplicated by normalised content)."""
+        t = self._tiers
+        ensure_safe(content)  # first: what Hermes' scanner refuses is refused, never stored redacted
+        text = t.secret_free(content)
+        tier2 = t.tier2()
+        with tier2.db.atomic():
+            stored = tier2.facts.store(
+                text, category=category, confidence=confidence, source_type=source, source_id=source_id,
+                actor=t.actor, expires_at=expires_at, importance=importance,
+            )  # fmt: skip
+            if stored.created:
+                t.on_fact_change(stored.fact)
+        return stored
+
+    def query_facts(
+        self,
+        query: str | None,
+        *,
+        category: str | None = None,
+        limit: int = 10,
+        min_confidence: float = 0.5,
+        as_of: float | None = None,
+    ) -> list[ScoredFact]:
+        """Facts matching free text (BM25) and filters; without text, the newest."""
+        return self._tiers.tier2().facts.query(
+            query, category=category, limit=limit, min_confidence=min_confidence, as_of=as_of
+        )
+
+    def get_fact(self, uuid: str) -> Fact:
+        return self._tiers.tier2().facts.get(uuid)
+
+    def update_fact(self, uuid: str, fields: dict[str, Any]) -> Fact:
+        """Change the given fields of a fact (the store names the allowed ones)."""
+        t = self._tiers
+        checked = dict(fields)
+        if "content" in checked:
+            ensure_safe(checked["content"])
+            checked["content"] = t.secret_free(checked["content"])
+        tier2 = t.tier2()
+        with tier2.db.atomic():
+            fact = tier2.facts.update(uuid, actor=t.actor, **checked)
+            if "content" in checked:
+                t.on_fact_change(fact, removed=True)
+                t.on_fact_change(fact)
+        return fact
+
+    def delete_fact(self, uuid: str, *, soft: bool = True) -> None:
+        """Archive (soft) or permanently remove a fact. Raises NotFoundError."""
+        t = self._tiers
+        tier2 = t.tier2()
+        with tier2.db.atomic():
+            fact = tier2.facts.get(uuid, touch=False)
+            tier2.facts.delete(uuid, soft=soft, actor=t.actor)
+            if not soft:
+                t.on_fact_change(fact, removed=True)
+
+    # -- entities and relations -----------------------------------------------------------------
+    def ensure_entity(
+        self,
+        name: str,
+        entity_type: str,
+        *,
+        aliases: Sequence[str] = (),
+        description: str | None = None,
+    ) -> EnsuredEntity:
+        """Create an entity or return the existing one with this name/alias and type."""
+        t = self._tiers
+        for value in (name, *aliases, *([description] if description else [])):
+            ensure_safe(value)
+        desc = None if description is None else t.secret_free(description)
+        problem = thing_name_problem(name)
+        if problem is not None:  # a sentence, "False", "Entry added": not a thing in the user's world
+            raise ValidationError(f"entity name {name[:80]!r} {problem}")
+        tier2 = t.tier2()
+        with tier2.db.atomic():
+            ensured = tier2.entities.ensure(
+                name, entity_type, aliases=list(aliases), description=desc, actor=t.actor
+            )
+            t.on_entity_change(ensured.entity)
+        return ensured
+
+    def link(
+        self,
+        from_ref: str,
+        to_ref: str,
+        relation: str,
+        *,
+        strength: float = 1.0,
+        evidence_fact_id: str | None = None,
+    ) -> Link:
+        """Relate two existing entities (by name, alias or uuid). Raises NotFoundError."""
+        t = self._tiers
+        tier2 = t.tier2()
+        src = tier2.entities.resolve(from_ref)
+        dst = tier2.entities.resolve(to_ref)
+        rel, created = tier2.relations.link(
+            src.uuid, dst.uuid, relation, strength=strength, evidence_fact_id=evidence_fact_id,
+            actor=t.actor,
+        )  # fmt: skip
+        t.on_relation_change(rel)
+        return Link(rel, src.name, dst.name, created)
+
+    def query_entities(
+        self, name: str | None, *, entity_type: str | None = None, limit: int = 10
+    ) -> list[EntityMatch]:
+        """Entities by name/alias (case-insensitive, then full-text) and/or type, with their relations."""
+        tier2 = self._tiers.tier2()
+        return [
+            EntityMatch(entity, score, tuple(tier2.relations.for_entity(entity.uuid)))
+            for entity, score in tier2.entities.query(name, entity_type=entity_type, limit=limit)
+        ]
+
+    # -- timeline and audit -----------------------------------------------------------------------
+    def add_event(
+        self,
+        event_type: str,
+        title: str,
+        *,
+        description: str | None = None,
+        importance: float = 0.5,
+        related_entities: Sequence[str] = (),
+        timestamp: float | None = None,
+        session_id: str | None = None,
+    ) -> Event:
+        """Record a dated event; related entities by name, alias or uuid (NotFoundError)."""
+        t = self._tiers
+        for value in (title, *([description] if description else [])):
+            ensure_safe(value)
+        tier2 = t.tier2()
+        uuids = [tier2.entities.resolve(ref).uuid for ref in related_entities]
+        return tier2.timeline.add(
+            event_type, t.secret_free(title),
+            description=None if description is None else t.secret_free(description),
+            importance=importance, related_entities=uuids, timestamp=timestamp, session_id=session_id,
+            actor=t.actor,
+        )  # fmt: skip
+
+    def query_events(
+        self,
+        *,
+        start: float | None = None,
+        end: float | None = None,
+        event_type: str | None = None,
+        entity: str | None = None,
+        limit: int = 20,
+    ) -> list[Event]:
+        """Events within [start, end], newest first; optionally of one type or about one entity (by
+        name, alias or uuid: NotFoundError)."""
+        tier2 = self._tiers.tier2()
+        entity_uuid = None if entity is None else tier2.entities.resolve(entity).uuid
+        return tier2.timeline.query(
+            start=start, end=end, event_type=event_type, entity_uuid=entity_uuid, limit=limit
+        )
+
+    def audit_log(self, *, limit: int = 50, target_uuid: str | None = None) -> list[AuditEntry]:
+        """The newest audit entries (what was written, by whom, when)."""
+        return self._tiers.tier2().audit.entries(target_uuid=target_uuid, limit=limit)
+
+
+__all__ = ["EntityMatch", "Knowledge", "Link"]
