@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -102,7 +100,7 @@ class MemoryAPI:
     # -- cross-tier -----------------------------------------------------------------------------
     def stats(self) -> Envelope:
         """Counts and sizes of every enabled tier."""
-        return run("multi", self._core.stats, tiers=self.enabled_tiers())
+        return self._run("multi", self._core.stats, tiers=self.enabled_tiers())
 
     def enabled_tiers(self) -> list[str]:
         return self._core.tiers.enabled()
@@ -963,41 +961,6 @@ class MemoryAPI:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-# Public members that return no envelope (nothing to redact), and export_json, which redacts its
-# document itself (keeping each changed row's content_hash true and its base64 vectors untouched).
-_NOT_GUARDED = frozenset(
-    {"close", "wait_closed", "enabled_tiers", "knowledge_graph", "maintenance_context", "tier2"}
-    | {"export_json"}
-)
-
-
-def _redacting(method: Callable[..., Envelope]) -> Callable[..., Envelope]:
-    """``method`` whose envelope data has credentials redacted when config ``security.redact_secrets``
-    is on: the read-path guard for text stored before redaction existed (or imported, or written with
-    the switch off), so recall, prefetch, the tools, MCP and exports never show one verbatim."""
-
-    @functools.wraps(method)
-    def guarded(self: MemoryAPI, *args: Any, **kwargs: Any) -> Envelope:
-        envelope = method(self, *args, **kwargs)
-        if self.config.security.redact_secrets and isinstance(envelope, dict) and envelope.get("success"):
-            envelope["data"] = redact_data(envelope["data"])
-        return envelope
-
-    return guarded
-
-
-def _guard_envelopes(cls: type[MemoryAPI]) -> None:
-    for name, member in inspect.getmembers(cls):
-        if name.startswith("_") or name in _NOT_GUARDED or not inspect.isfunction(member):
-            continue
-        if isinstance(inspect.getattr_static(cls, name), staticmethod | classmethod):
-            continue  # no store of its own (restore works on files before any MemoryAPI opens them)
-        setattr(cls, name, _redacting(member))
-
-
-_guard_envelopes(MemoryAPI)
 
 
 def _recall_args(
