@@ -199,7 +199,7 @@ def test_hooks_refuse_what_memory_api_refuses_logging_it_and_storing_nothing(
     assert logged[2].startswith("nextlevel: could not queue the turn: session_id ")
     assert logged[3].startswith("nextlevel: could not mirror the user add: content ")
     assert logged[4].startswith("nextlevel: could not store the delegation: text is 1000")
-    assert logged[5].startswith("nextlevel: could not queue turn 1 at session end: user is 1000001 characters")
+    assert logged[5].startswith("nextlevel: could not queue turn 1 at session end: user is 1000001 ")
     flush(home)
     api = api_of(home)
     assert api.get_latest(count=10)["data"] == []
