@@ -1,5 +1,9 @@
 """Input checks of MemoryAPI's write methods (remembered turns, facts, entities, events): each raises
-ValidationError naming the argument, and returns the value as the core takes it."""
+ValidationError naming the argument, and returns the value as the core takes it.
+
+``turn``, ``message``, ``mirror_write`` and ``event`` check a whole write and return the core service's
+keyword arguments (``core.ingest.remember_turn(**turn(...))``): MemoryAPI and the Hermes provider, which
+calls the core directly, refuse the same input the same way."""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import json
 import time
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from hermes_memory import validation as v
+from hermes_memory.core.mirror import ACTIONS as MIRROR_ACTIONS
 from hermes_memory.errors import ValidationError
 from hermes_memory.ingest.worker import to_timestamp
+from hermes_memory.records import TurnMessage
 
 # A turn may be long (pasted logs, code); it is chunked, not refused, up to this size per message.
 MAX_TURN_CHARS = 1_000_000
@@ -22,7 +28,144 @@ _MAX_INGEST_WAIT_S = 86400.0
 MAX_LIMIT = 1000
 
 
-def session_id(value: Any) -> str:
+class TurnArgs(TypedDict):
+    """``Ingest.remember_turn``'s arguments, checked."""
+
+    messages: list[TurnMessage]
+    session_id: str
+    time_: float
+    metadata: dict[str, Any]
+    turn_id: str | None
+
+
+class MessageArgs(TypedDict):
+    """``Ingest.remember_message``'s arguments, checked."""
+
+    message: TurnMessage
+    session_id: str
+    time_: float
+    metadata: dict[str, Any]
+    turn_id: str | None
+
+
+class MirrorArgs(TypedDict):
+    """``Mirror.write``'s arguments, checked (``content`` stripped)."""
+
+    action: str
+    store: str
+    content: str
+    old_text: str | None
+    speaker: str | None
+    source_id: str | None
+
+
+class EventArgs(TypedDict):
+    """``Knowledge.add_event``'s arguments, checked."""
+
+    event_type: str
+    title: str
+    description: str | None
+    importance: float
+    related_entities: list[str]
+    timestamp: float | None
+    session_id: str | None
+
+
+def turn(
+    user: Any,
+    assistant: Any,
+    session_id: Any,
+    time_: Any = None,
+    *,
+    user_name: Any = None,
+    assistant_name: Any = None,
+    metadata: Any = None,
+    turn_id: Any = None,
+) -> TurnArgs:
+    """A remembered exchange (``MemoryAPI.remember_turn``): each message at most ``MAX_TURN_CHARS``, a
+    side that is None is left out. Raises ValidationError."""
+    messages = [
+        TurnMessage(role, v.text(role, text, max_chars=MAX_TURN_CHARS, allow_empty=True),
+                    v.optional_text(f"{role}_name", name, max_chars=200))
+        for role, text, name in (("user", user, user_name), ("assistant", assistant, assistant_name))
+        if text is not None
+    ]  # fmt: skip
+    return TurnArgs(
+        messages=messages, session_id=_session_id(session_id), time_=turn_time(time_),
+        metadata=_metadata(metadata), turn_id=_turn_id(turn_id),
+    )  # fmt: skip
+
+
+def message(
+    text: Any,
+    session_id: Any,
+    time_: Any = None,
+    *,
+    role: Any = "user",
+    speaker: Any = None,
+    metadata: Any = None,
+    turn_id: Any = None,
+) -> MessageArgs:
+    """A single remembered message (``MemoryAPI.remember_message``). Raises ValidationError."""
+    body = v.text("text", text, max_chars=MAX_TURN_CHARS)
+    checked = TurnMessage(v.choice("role", role, {"user", "assistant"}), body,
+                          v.optional_text("speaker", speaker, max_chars=200))  # fmt: skip
+    return MessageArgs(
+        message=checked, session_id=_session_id(session_id), time_=turn_time(time_),
+        metadata=_metadata(metadata), turn_id=_turn_id(turn_id),
+    )  # fmt: skip
+
+
+def mirror_write(
+    action: Any,
+    store: Any,
+    content: Any,
+    old_text: Any = None,
+    *,
+    speaker: Any = None,
+    source_id: Any = None,
+    max_chars: int,
+) -> MirrorArgs:
+    """A mirrored curated write (``MemoryAPI.mirror_curated_write``); ``max_chars`` is the store's
+    limit for a text. Raises ValidationError."""
+    v.choice("action", action, set(MIRROR_ACTIONS))
+    v.choice("store", store, {"memory", "user"})
+    return MirrorArgs(
+        action=action,
+        store=store,
+        content=v.text("content", content, max_chars=max_chars, allow_empty=True).strip(),
+        old_text=v.optional_text("old_text", old_text, max_chars=max_chars),
+        speaker=v.optional_text("speaker", speaker, max_chars=200),
+        source_id=v.optional_text("source_id", source_id, max_chars=500),
+    )
+
+
+def event(
+    event_type: Any,
+    title: Any,
+    description: Any = None,
+    importance: Any = 0.5,
+    related_entities: Any = None,
+    *,
+    timestamp: Any = None,
+    session_id: Any = None,
+    max_chars: int,
+) -> EventArgs:
+    """A timeline event (``MemoryAPI.timeline_add``); ``max_chars`` is the store's limit for the
+    description. Raises ValidationError."""
+    refs = v.string_list("related_entities", related_entities, max_chars=200)
+    return EventArgs(
+        event_type=v.choice("event_type", event_type, v.EVENT_TYPES),
+        title=v.text("title", title, max_chars=500).strip(),
+        description=v.optional_text("description", description, max_chars=max_chars),
+        importance=v.unit_interval("importance", importance),
+        related_entities=[ref.strip() for ref in refs],
+        timestamp=v.optional_time("timestamp", timestamp),
+        session_id=v.optional_text("session_id", session_id, max_chars=200),
+    )
+
+
+def _session_id(value: Any) -> str:
     return v.text("session_id", value, max_chars=200)
 
 
@@ -38,11 +181,11 @@ def turn_time(when: Any) -> float:
     return ts
 
 
-def turn_id(value: Any) -> str | None:
+def _turn_id(value: Any) -> str | None:
     return None if value is None else v.text("turn_id", value, max_chars=200)
 
 
-def metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
+def _metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
     """A copy of the caller's metadata, JSON-serialisable and at most ``_MAX_METADATA_CHARS`` as JSON."""
     if value is None:
         return {}
@@ -104,12 +247,17 @@ def fact_fields(fields: Mapping[str, Any], max_chars: int) -> dict[str, Any]:
 __all__ = [
     "MAX_LIMIT",
     "MAX_TURN_CHARS",
+    "EventArgs",
+    "MessageArgs",
+    "MirrorArgs",
+    "TurnArgs",
+    "event",
     "fact_fields",
     "flush_timeout",
     "ingest_timeout",
-    "metadata",
-    "session_id",
+    "message",
+    "mirror_write",
     "ttl_expiry",
-    "turn_id",
+    "turn",
     "turn_time",
 ]

@@ -16,12 +16,10 @@ from hermes_memory.config import Config, load_config
 from hermes_memory.core.graph import CENTRALITY_ALGORITHMS
 from hermes_memory.core.ingest import Flushed
 from hermes_memory.core.memory import Memory
-from hermes_memory.core.mirror import ACTIONS as MIRROR_ACTIONS
 from hermes_memory.core.recall import query_meta
 from hermes_memory.core.transfer import Transfer
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.recall.engine import TIERS
-from hermes_memory.records import TurnMessage
 from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.security.secrets import redact_data
 from hermes_memory.security.threats import ensure_safe, neutralise_data
@@ -259,16 +257,9 @@ class MemoryAPI:
         """Durably queue one exchange (one small insert) and return; the worker stores and extracts it."""
 
         def call() -> dict[str, Any]:
-            messages = [
-                TurnMessage(role, v.text(role, text, max_chars=c.MAX_TURN_CHARS, allow_empty=True),
-                            v.optional_text(f"{role}_name", name, max_chars=200))
-                for role, text, name in (("user", user, user_name), ("assistant", assistant, assistant_name))
-                if text is not None
-            ]  # fmt: skip
-            return self._core.ingest.remember_turn(
-                messages, c.session_id(session_id), c.turn_time(time_),
-                metadata=c.metadata(metadata), turn_id=c.turn_id(turn_id),
-            ).to_dict()  # fmt: skip
+            checked = c.turn(user, assistant, session_id, time_, user_name=user_name,
+                             assistant_name=assistant_name, metadata=metadata, turn_id=turn_id)  # fmt: skip
+            return self._core.ingest.remember_turn(**checked).to_dict()
 
         return self._run("tier2", call)
 
@@ -286,13 +277,9 @@ class MemoryAPI:
         """Durably queue a single message (the one-sided form of ``remember_turn``)."""
 
         def call() -> dict[str, Any]:
-            body = v.text("text", text, max_chars=c.MAX_TURN_CHARS)
-            message = TurnMessage(v.choice("role", role, {"user", "assistant"}), body,
-                                  v.optional_text("speaker", speaker, max_chars=200))  # fmt: skip
-            return self._core.ingest.remember_message(
-                message, c.session_id(session_id), c.turn_time(time_),
-                metadata=c.metadata(metadata), turn_id=c.turn_id(turn_id),
-            ).to_dict()  # fmt: skip
+            checked = c.message(text, session_id, time_, role=role, speaker=speaker, metadata=metadata,
+                                turn_id=turn_id)  # fmt: skip
+            return self._core.ingest.remember_message(**checked).to_dict()
 
         return self._run("tier2", call)
 
@@ -360,13 +347,9 @@ class MemoryAPI:
         ThreatDetectedError for unsafe content."""
 
         def call() -> dict[str, Any]:
-            v.choice("action", action, set(MIRROR_ACTIONS))
-            v.choice("store", store, {"memory", "user"})
-            text = v.text("content", content, max_chars=self._core.tiers.max_chars, allow_empty=True).strip()
-            old = v.optional_text("old_text", old_text, max_chars=self._core.tiers.max_chars)
-            who = v.optional_text("speaker", speaker, max_chars=200)
-            sid = v.optional_text("source_id", source_id, max_chars=500)
-            return self._core.mirror.write(action, store, text, old, speaker=who, source_id=sid).to_dict()
+            checked = c.mirror_write(action, store, content, old_text, speaker=speaker, source_id=source_id,
+                                     max_chars=self._core.tiers.max_chars)  # fmt: skip
+            return self._core.mirror.write(**checked).to_dict()
 
         return self._run("tier2", call)
 
@@ -560,16 +543,11 @@ class MemoryAPI:
         """Record a dated event; related entities are given by name, alias or uuid."""
 
         def call() -> dict[str, Any]:
-            refs = v.string_list("related_entities", related_entities, max_chars=200)
-            return self._core.knowledge.add_event(
-                v.choice("event_type", event_type, v.EVENT_TYPES),
-                v.text("title", title, max_chars=500).strip(),
-                description=v.optional_text("description", description, max_chars=self._core.tiers.max_chars),
-                importance=v.unit_interval("importance", importance),
-                related_entities=[ref.strip() for ref in refs],
-                timestamp=v.optional_time("timestamp", timestamp),
-                session_id=v.optional_text("session_id", session_id, max_chars=200),
-            ).to_dict()
+            checked = c.event(
+                event_type, title, description, importance, related_entities,
+                timestamp=timestamp, session_id=session_id, max_chars=self._core.tiers.max_chars,
+            )  # fmt: skip
+            return self._core.knowledge.add_event(**checked).to_dict()
 
         return self._run("tier2", call)
 

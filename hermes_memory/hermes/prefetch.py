@@ -359,10 +359,12 @@ def catch_up(shared: SharedStore, limit: float = CATCH_UP_S) -> None:
     deadline = time.monotonic() + limit
     last, progress_at = -1, time.monotonic()
     while not shared.closed.is_set() and time.monotonic() < deadline:
-        counted = shared.api.pending()
-        if not counted["success"]:
+        try:
+            counted = shared.api.core.ingest.pending()
+        except HermesMemoryError as exc:  # nothing to wait for when the store cannot count
+            log.debug("nextlevel: could not count the queued work: %s", exc)
             return
-        turns, embeddings = counted["data"]["turns"], counted["data"]["embeddings"]
+        turns, embeddings = counted.turns, counted.embeddings
         if turns == 0 and embeddings == 0:
             return
         now = time.monotonic()

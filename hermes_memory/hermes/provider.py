@@ -1,11 +1,13 @@
-"""The ``nextlevel`` Hermes memory provider: every MemoryProvider hook, mapped onto MemoryAPI.
+"""The ``nextlevel`` Hermes memory provider: every MemoryProvider hook, mapped onto the core (``Memory``).
 
 ``NextLevelProvider`` implements the hooks without importing Hermes (so it is unit-tested on its own);
 ``provider_class()`` combines it with Hermes' ``MemoryProvider`` ABC when Hermes loads the plugin shim.
 Hook rules (see INTEGRATION_PLAN.md): construction and ``is_available`` do no I/O; the store opens in
 ``initialize`` and is shared per process and profile; ``prefetch`` never waits long; writes are one
 durable queue insert; only the primary agent writes; a failing store never breaks a turn (hooks log and
-return, tools answer ``{"error": ...}``).
+return, tools answer ``{"error": ...}``). The hooks call the core's services and use their records; what
+Hermes hands them is checked as MemoryAPI checks it (``api._write_checks``), so bad input is refused
+(a warning is logged), never stored.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_memory.api import _write_checks as checks
 from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
 from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, tools
@@ -117,9 +120,10 @@ class NextLevelProvider:
         if shared.refs == 1:
             # This process just opened the store: turns an earlier process queued and exited without
             # waiting for are written now, so the first prefetch sees them (embeddings follow later).
-            caught_up = shared.api.ingest_pending(timeout=_STARTUP_INGEST_S)
-            if not caught_up["success"]:
-                log.warning("nextlevel: could not ingest the queued turns: %s", caught_up["error"])
+            try:
+                shared.api.core.ingest.ingest_pending(checks.ingest_timeout(_STARTUP_INGEST_S))
+            except HermesMemoryError as exc:
+                log.warning("nextlevel: could not ingest the queued turns: %s", exc)
         with self._lock:
             self._shared = shared
             self._prefetcher = Prefetcher(shared, self._settings, tier3=tier3, session_id=self._session_id)
@@ -190,6 +194,15 @@ class NextLevelProvider:
         """The store, when this agent may write (only the primary agent does)."""
         return self._store() if self._primary else None
 
+    def _queue_turn(self, shared: SharedStore, user: str, assistant: str, sid: str, turn: str | None) -> None:
+        """Durably queue one exchange. Raises ValidationError for input MemoryAPI refuses, StorageError."""
+        checked = checks.turn(
+            user, assistant, sid,
+            user_name=self._user_name, assistant_name=self._settings.assistant_name,
+            metadata=self._turn_metadata, turn_id=turn,
+        )  # fmt: skip
+        shared.api.core.ingest.remember_turn(**checked)
+
     def sync_turn(
         self,
         user_content: str,
@@ -207,17 +220,10 @@ class NextLevelProvider:
         turn = None
         if messages is not None:
             turn = session.turn_id(sid, session.user_ordinal(messages))
-        envelope = shared.api.remember_turn(
-            user_content,
-            assistant_content,
-            sid,
-            user_name=self._user_name,
-            assistant_name=self._settings.assistant_name,
-            metadata=self._turn_metadata,
-            turn_id=turn,
-        )
-        if not envelope["success"]:
-            log.warning("nextlevel: could not queue the turn: %s", envelope["error"])
+        try:
+            self._queue_turn(shared, user_content, assistant_content, sid, turn)
+        except HermesMemoryError as exc:
+            log.warning("nextlevel: could not queue the turn: %s", exc)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         """Queue any turn not stored yet (one durable insert each) and record the session on the
@@ -226,32 +232,32 @@ class NextLevelProvider:
         shared = self._writer()
         if shared is None:
             return
-        api, sid = shared.api, self._session_id
+        core, sid = shared.api.core, self._session_id
         pairs = session.turn_pairs(messages or [])
         for pair in pairs:
-            api.remember_turn(
-                pair.user,
-                pair.assistant,
-                sid,
-                user_name=self._user_name,
-                assistant_name=self._settings.assistant_name,
-                metadata=self._turn_metadata,
-                turn_id=session.turn_id(sid, pair.ordinal),
-            )
+            try:
+                self._queue_turn(shared, pair.user, pair.assistant, sid, session.turn_id(sid, pair.ordinal))
+            except HermesMemoryError as exc:
+                log.warning("nextlevel: could not queue turn %d at session end: %s", pair.ordinal, exc)
         if self._settings.session_end_flush_s > 0:
-            flushed = api.flush(timeout=self._settings.session_end_flush_s)
-            if not flushed["success"]:
-                log.warning("nextlevel: flush at session end failed: %s", flushed["error"])
-            elif not flushed["data"]["drained"]:
-                log.info(
-                    "nextlevel: still queued at session end (finished later): %s", flushed["data"]["pending"]
-                )
+            try:
+                flushed = core.ingest.flush(checks.flush_timeout(self._settings.session_end_flush_s))
+            except HermesMemoryError as exc:
+                log.warning("nextlevel: flush at session end failed: %s", exc)
+            else:
+                if not flushed.drained:
+                    left = flushed.pending.to_dict()
+                    log.info("nextlevel: still queued at session end (finished later): %s", left)
         if not pairs:
             return
         title, description = session.session_summary(messages or [], sid, self._platform)
-        event = api.timeline_add("session", title, description=description, importance=0.3, session_id=sid)
-        if not event["success"]:
-            log.warning("nextlevel: could not record the session event: %s", event["error"])
+        try:
+            checked = checks.event(
+                "session", title, description, importance=0.3, session_id=sid, max_chars=core.tiers.max_chars
+            )
+            core.knowledge.add_event(**checked)
+        except HermesMemoryError as exc:
+            log.warning("nextlevel: could not record the session event: %s", exc)
 
     def on_session_switch(
         self,
@@ -295,16 +301,15 @@ class NextLevelProvider:
         old_text = str(meta.get("old_text") or "") or None
         if action == "remove" and old_text is None:
             old_text = content
-        mirrored = shared.api.mirror_curated_write(
-            action,
-            "user" if target == "user" else "memory",
-            content or "",
-            old_text,
-            speaker=self._user_name,
-            source_id=source_id,
-        )
-        if not mirrored["success"]:
-            log.warning("nextlevel: could not mirror the %s %s: %s", target, action, mirrored["error"])
+        core = shared.api.core
+        try:
+            checked = checks.mirror_write(
+                action, "user" if target == "user" else "memory", content or "", old_text,
+                speaker=self._user_name, source_id=source_id, max_chars=core.tiers.max_chars,
+            )  # fmt: skip
+            core.mirror.write(**checked)
+        except HermesMemoryError as exc:
+            log.warning("nextlevel: could not mirror the %s %s: %s", target, action, exc)
         self._after_write()
 
     def on_delegation(self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any) -> None:
@@ -312,24 +317,27 @@ class NextLevelProvider:
         shared = self._writer()
         if shared is None:
             return
-        api, sid = shared.api, self._session_id
+        core, sid = shared.api.core, self._session_id
         title = neutralise(" ".join(str(task).split())[:117] + ("…" if len(str(task)) > 117 else ""))
         child = f" (subagent session {child_session_id})" if child_session_id else ""
         description = neutralise(f"Result: {str(result)[:1500]}{child}")
-        event = api.timeline_add(
-            "delegation", f"Delegated: {title}", description=description, importance=0.5, session_id=sid
-        )
-        if not event["success"]:
-            log.warning("nextlevel: could not record the delegation: %s", event["error"])
-        queued = api.remember_message(
-            f"Delegated to a subagent: {task}\nSubagent result: {result}",
-            sid,
-            role="assistant",
-            speaker=self._settings.assistant_name,
-            metadata={**self._turn_metadata, "kind": "delegation", "child_session_id": child_session_id},
-        )
-        if not queued["success"]:
-            log.warning("nextlevel: could not store the delegation: %s", queued["error"])
+        try:
+            event = checks.event(
+                "delegation", f"Delegated: {title}", description,
+                importance=0.5, session_id=sid, max_chars=core.tiers.max_chars,
+            )  # fmt: skip
+            core.knowledge.add_event(**event)
+        except HermesMemoryError as exc:
+            log.warning("nextlevel: could not record the delegation: %s", exc)
+        try:
+            message = checks.message(
+                f"Delegated to a subagent: {task}\nSubagent result: {result}", sid,
+                role="assistant", speaker=self._settings.assistant_name,
+                metadata={**self._turn_metadata, "kind": "delegation", "child_session_id": child_session_id},
+            )  # fmt: skip
+            core.ingest.remember_message(**message)
+        except HermesMemoryError as exc:
+            log.warning("nextlevel: could not store the delegation: %s", exc)
 
     # -- setup, status, backup ------------------------------------------------------------------
     def get_config_schema(self) -> list[dict[str, Any]]:

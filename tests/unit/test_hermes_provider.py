@@ -4,6 +4,7 @@ session boundaries, mirroring, delegation, compression, failure handling, setup 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from hermes_settings import FAST_PROVIDER_YAML, api_of
 
+from hermes_memory.api._write_checks import MAX_TURN_CHARS
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import registry
@@ -177,6 +179,35 @@ def test_delegation_is_recorded_as_event_and_episode(home: Path, make: Any) -> N
     assert any("89 EUR" in s.episode.text for s in api.tier2.episodes.search("Rome flights"))
 
 
+def test_hooks_refuse_what_memory_api_refuses_logging_it_and_storing_nothing(
+    home: Path, make: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    provider = make("s1")
+    huge = "x" * (MAX_TURN_CHARS + 1)
+    with caplog.at_level(logging.WARNING, logger="hermes_memory.hermes.provider"):
+        provider.sync_turn(huge, "ok", session_id="s1")  # no exception reaches Hermes
+        provider.sync_turn("bad \x00 byte", "ok", session_id="s1")
+        provider.sync_turn("fine", "ok", session_id="s" * 201)
+        provider.on_memory_write("add", "user", "User likes \x00 tea.")
+        provider.on_delegation(huge, "done")  # the event takes a clipped title; the episode is refused
+        provider.on_session_end([{"role": "user", "content": huge}, {"role": "assistant", "content": "ok"}])
+    logged = [r.getMessage() for r in caplog.records]
+    assert len(logged) == 6, logged
+    assert logged[0].startswith("nextlevel: could not queue the turn: user is 1000001 characters")
+    assert logged[1].startswith("nextlevel: could not queue the turn: user ")
+    assert "NUL" in logged[1]
+    assert logged[2].startswith("nextlevel: could not queue the turn: session_id ")
+    assert logged[3].startswith("nextlevel: could not mirror the user add: content ")
+    assert logged[4].startswith("nextlevel: could not store the delegation: text is 1000")
+    assert logged[5].startswith("nextlevel: could not queue turn 1 at session end: user is 1000001 ")
+    flush(home)
+    api = api_of(home)
+    assert api.get_latest(count=10)["data"] == []
+    assert api.fact_query(None, min_confidence=0.0)["data"] == []
+    events = api.timeline_query()["data"]
+    assert sorted(e["event_type"] for e in events) == ["delegation", "session"]
+
+
 def test_pre_compress_returns_the_key_facts_of_the_messages() -> None:
     provider = NextLevelProvider()  # pure extraction: works before initialize too
     text = provider.on_pre_compress(
@@ -312,7 +343,9 @@ def test_catch_up_waits_for_the_queued_turns_and_embeddings(home: Path, make: An
     assert shared.api.pending()["data"] == {"turns": 0, "embeddings": 0}
 
 
-def test_a_failing_store_makes_hooks_quiet_and_tools_explain(home: Path, make: Any) -> None:
+def test_a_failing_store_makes_hooks_quiet_and_tools_explain(
+    home: Path, make: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     provider = make("s2")
     api = api_of(home)
 
@@ -321,14 +354,11 @@ def test_a_failing_store_makes_hooks_quiet_and_tools_explain(home: Path, make: A
 
         raise StorageError("disk I/O error")
 
-    def broken(*args: Any, **kwargs: Any) -> Any:
-        from hermes_memory.api.envelope import run
-
-        return run("multi", lambda: fail())
-
     api.core.recall.query = fail  # type: ignore[method-assign]  # the prefetch and the tools' recall
-    api.remember_turn = broken  # type: ignore[method-assign]
-    provider.sync_turn("hello", "hi", session_id="s2")
+    api.core.ingest.remember_turn = fail  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING, logger="hermes_memory.hermes.provider"):
+        provider.sync_turn("hello", "hi", session_id="s2")  # logged, not raised into Hermes
+    assert [r.getMessage() for r in caplog.records] == ["nextlevel: could not queue the turn: disk I/O error"]
     # Nothing recalled, and the block says why rather than staying silent.
     block = provider.prefetch("anything at all").splitlines()
     assert block[1:3] == ["Tiers answered: none.", block[2]] and block[2].startswith(
