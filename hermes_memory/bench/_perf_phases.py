@@ -113,7 +113,7 @@ def instrument(api: Any) -> tuple[CountingEmbedder | None, str]:
 
     Returns (None, why) when this build's SemanticMemory keeps its embedder elsewhere.
     """
-    sem = getattr(api, "_sem", None)
+    sem = api.core.tiers.sem
     if sem is None:
         return None, "tier 3 is off"
     inner = sem.embedder  # the public property loads the model

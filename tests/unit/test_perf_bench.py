@@ -189,3 +189,17 @@ def test_bad_sizes_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         perf._args(["--data", __file__, "--scale", "-1"])
     assert "--scale must be >= 0" in capsys.readouterr().err
+
+
+def test_the_benchmark_counts_what_the_stores_embedder_embeds(tmp_path: Path) -> None:
+    # The per-turn embedding figures come from wrapping the store's own embedder; a store whose
+    # embedder the benchmark cannot reach would silently print "n/a" instead.
+    from hermes_memory import MemoryAPI
+    from hermes_memory.bench._perf_phases import instrument
+
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.embedding_model": "hashing"}) as api:
+        counter, why = instrument(api)
+        assert counter is not None, why
+        api.remember_message("I adopted a beagle called Biscuit.", "s1", 1_700_000_000.0)
+        api.flush(timeout=30)
+        assert counter.snapshot()["texts"] > 0
