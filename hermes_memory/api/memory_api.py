@@ -112,7 +112,7 @@ class MemoryAPI:
         the stores are closed (a reopen in this process can then take the vector store again)."""
         return self._core.wait_closed(timeout)
 
-    # == public methods: recall (core-recall) ======================================================
+    # == recall and search (Memory.recall, Memory.semantic) =========================================
     @property
     def core(self) -> Memory:
         """The composed core, for code that works with records instead of envelopes (the Hermes
@@ -240,7 +240,7 @@ class MemoryAPI:
 
         return self._run("tier3", call)
 
-    # == public methods: writes, ingest, tiers 1-3 (core-write) ==================================
+    # == writes, ingest, tiers 1-3 (Memory.ingest, .curated, .mirror, .knowledge) ====================
     # -- remembering turns and the durable queues (Memory.ingest) ---------------------------------
     def remember_turn(
         self,
@@ -586,7 +586,7 @@ class MemoryAPI:
 
         return self._run("tier2", call)
 
-    # == public methods: ops, maintenance, doctor, history, graph, llm (core-ops) =================
+    # == operations, maintenance, history, graph, LLM (Memory.forgetting, .transfer, ...) =============
     # -- forget (GDPR erasure) --------------------------------------------------------------------
     def forget(self, id: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
         """Forget one fact, episode, timeline event, relation or entity (an entity: every mention).

@@ -130,18 +130,18 @@ class Memory:
                 tiers.t2, tiers.sem, knowledge=knowledge, after_commit=after_commit,
                 redact=redact_secrets if config.security.redact_secrets else None,
             )  # fmt: skip
-        # -- the services (each owned by one part of the redesign; keep these sections apart) ------
-        # services: recall + rendering (core-recall)
+        # -- the services, each given what it works with ---------------------------------------------
+        # recall and search
         self.recall = Recall(tiers, self.recall_engine)
         self.semantic = Semantic(tiers)
 
-        # services: writes, ingest, tiers 1-3 (core-write)
+        # writes: turns and the queues, Tier 1, mirrored curated writes, facts/entities/events
         self.ingest = Ingest(tiers, self.ingestor, lambda: self.worker)
         self.curated = Curated(tiers)
         self.mirror = Mirror(tiers)
         self.knowledge = Knowledge(tiers)
 
-        # services: ops, maintenance, doctor, history, graph, llm (core-ops)
+        # operations, maintenance, history, graph queries, the optional LLM
         self.forgetting = Forgetting(tiers, self.forget_recall_caches)
         self.transfer = Transfer(tiers, self.forget_recall_caches)
         self.maintenance = Maintenance(tiers, self.ingestor)
