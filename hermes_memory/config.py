@@ -369,6 +369,7 @@ def _check_recall(recall: RecallConfig) -> RecallConfig:
         checked[key] = _check_value(name, value, kind)
         if kind is int and checked[key] <= 0:
             raise ConfigError(f"config key {name!r} must be > 0, got {value!r}")
+    settings_for(recall.preset, checked)  # the settings' own range checks (graph_decay <= 1)
     return RecallConfig(recall.preset, checked)
 
 

@@ -290,7 +290,7 @@ class RecallEngine:
                 _unavailable(unavailable, "graph", exc)
         # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
         rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
-        at_scale = self._tier2.episodes.last_row_id() > _TURN_CACHE
+        at_scale = self._tier2.episodes.last_row_id() > st.scale_turns
         if rows and not at_scale:
             self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
         stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
@@ -358,8 +358,8 @@ class RecallEngine:
             ranked.extend((hit.score, len(ranked) + i, "curated", i) for i, hit in enumerate(curated))
         # Best first, ties in the order added (a stable sort reversed keeps equal keys in place).
         ranked.sort(key=itemgetter(0), reverse=True)
-        # Every later step looks at the best 3 * limit distinct hits only: only those are built.
-        best = self._build_hits(ranked, 3 * limit, turns, curated, reads)
+        # Every later step looks at the best hit_pool * limit distinct hits only: only those are built.
+        best = self._build_hits(ranked, st.hit_pool * limit, turns, curated, reads)
         replaced: dict[str, Fact] = {}
         threats: dict[str, int | None] = {}
         if replaced_turns:
@@ -367,7 +367,9 @@ class RecallEngine:
         if st.diversity <= 0:
             chosen = best[:limit]
         else:
-            chosen = _diversify(best, st.diversity, limit, st.list_sessions if q.listing else 0.0)
+            chosen = _diversify(
+                best, st.diversity, limit, st.list_sessions if q.listing else 0.0, depth=st.hit_pool
+            )
         return _current_first(chosen, replaced, threats, limit) if replaced else chosen
 
     def _load_turns(self, neighbours: dict[int, tuple[int | None, int | None]]) -> dict[int, _Turn]:
@@ -443,7 +445,7 @@ class RecallEngine:
         query = " ".join(q.terms)
         if not query:
             return {}
-        return self._tier2.facts.bm25_scores(query, limit=50, as_of=as_of)
+        return self._tier2.facts.bm25_scores(query, limit=self.settings.fact_bm25_candidates, as_of=as_of)
 
     def _graph_facts(self, q: _Query) -> dict[str, float]:
         assert self._graph is not None
@@ -454,9 +456,14 @@ class RecallEngine:
         seeds = self._graph.present(seeds)
         if not seeds:
             return {}
-        activation = self._graph.graph.spread(seeds, max_hops=2)
-        strongest = sorted(activation.items(), key=lambda kv: kv[1], reverse=True)[:20]
-        about = self._tier2.facts.about_entities([uuid for uuid, _ in strongest], per_entity=20)
+        st = self.settings
+        activation = self._graph.graph.spread(
+            seeds, decay=st.graph_decay, max_hops=st.graph_hops, threshold=st.graph_threshold
+        )
+        strongest = sorted(activation.items(), key=lambda kv: kv[1], reverse=True)[: st.graph_entities]
+        about = self._tier2.facts.about_entities(
+            [uuid for uuid, _ in strongest], per_entity=st.graph_facts_per_entity
+        )
         out: dict[str, float] = {}
         for entity_uuid, act in strongest:
             for fact_uuid in about.get(entity_uuid, ()):
@@ -481,7 +488,7 @@ class RecallEngine:
             for uuid in named.get(phrase, ()):
                 if uuid not in found:
                     found.append(uuid)
-        return found[:10]
+        return found[: self.settings.graph_seeds]
 
     def _vectors(self, q: _Query) -> dict[str, dict[str, float]]:
         assert self._semantic is not None
@@ -554,7 +561,7 @@ class RecallEngine:
             if episode.role == "assistant":
                 final[row_id] *= 1.0 - st.assistant_turn_penalty
             if session_id is not None and episode.session_id == session_id:
-                final[row_id] *= 1.05
+                final[row_id] *= 1.0 + st.session_boost
             if turn.question:
                 final[row_id] *= 1.0 - st.question_turn_penalty
             if q.answer and cues.can_answer_with(turn.answers, q.answer, people):
@@ -566,7 +573,8 @@ class RecallEngine:
         or a period)."""
         if q.past or q.span is not None or not q.terms or self.settings.superseded_penalty <= 0:
             return set()
-        old = self._tier2.facts.superseded_matching(" ".join(q.terms))
+        limit = self.settings.superseded_candidates
+        old = self._tier2.facts.superseded_matching(" ".join(q.terms), limit=limit)
         return {uuid for fact in old for uuid in fact.source_episodes}
 
     def _mark_superseded(
@@ -852,11 +860,13 @@ def _content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS)
 
 
-def _diversify(ranked: list[Hit], weight: float, limit: int, same_session: float = 0.0) -> list[Hit]:
-    """Greedy maximal-marginal-relevance order of the best ``3 * limit`` hits; a hit moved down keeps a
+def _diversify(
+    ranked: list[Hit], weight: float, limit: int, same_session: float = 0.0, *, depth: int = 3
+) -> list[Hit]:
+    """Greedy maximal-marginal-relevance order of the best ``depth * limit`` hits; a hit moved down keeps a
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
     overlap of two hits from one conversation session."""
-    pool = ranked[: 3 * limit]
+    pool = ranked[: depth * limit]
     n = len(pool)
     if not n or limit < 1:
         return []

@@ -64,13 +64,40 @@ class RecallSettings:
     # A question whose answer is a name or title ("Which cities…", "What movies…") ranks up turns that
     # name something (not a participant): multi-hop +0.018.
     answer_type_boost: float = 0.6
-    # At scale (a store of more turns than ``_TURN_CACHE``, where most candidates are not cached and each
+    # At scale (a store of more turns than ``scale_turns``, where most candidates are not cached and each
     # costs a load): only this many turn candidates, the best by their scores before the priors (BM25,
     # vectors, timeline: read from the index, no text), are loaded with their neighbours and ranked (the
     # others could only reach the list through the priors and the neighbour pull: x2.5 for the speaker
     # named, x1.6 for the period, x1.6 for the answer type; not measured how often that happens at 100k).
     # A smaller store loads every candidate (cached after the first few recalls), as before.
     scale_candidates: int = 150
+    # A store is "at scale" above this many turns (``scale_candidates`` applies; the engine's turn cache
+    # holds as many).
+    scale_turns: int = 20_000
+    # Facts matched by BM25 (the fact view of the vector search has ``fact_candidates``).
+    fact_bm25_candidates: int = 50
+    # Graph tier: the entities the query names (at most ``graph_seeds``) spread activation over at most
+    # ``graph_hops`` relations, losing ``graph_decay`` per hop and dropped below ``graph_threshold``;
+    # the facts of the ``graph_entities`` most activated entities are candidates, the newest
+    # ``graph_facts_per_entity`` of each (a bound in SQL: an entity with thousands of facts costs the same).
+    graph_seeds: int = 10
+    graph_hops: int = 2
+    graph_decay: float = 0.5
+    graph_threshold: float = 0.01
+    graph_entities: int = 20
+    graph_facts_per_entity: int = 20
+    # Superseded facts matching the question whose source turns ``superseded_penalty`` ranks down.
+    superseded_candidates: int = 20
+    # A turn from the session the recall is made in ranks up by this share.
+    session_boost: float = 0.05
+    # Near-duplicate removal and the diversity pass look at the best ``hit_pool * limit`` distinct hits.
+    hit_pool: int = 3
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.graph_decay <= 1.0:
+            raise ConfigError(
+                f"config key 'recall.overrides.graph_decay' must be in (0, 1], got {self.graph_decay!r}"
+            )
 
 
 # Named presets. ``default`` is the engine's measured configuration (LoCoMo dev recall@10 0.8209).

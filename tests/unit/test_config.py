@@ -205,6 +205,7 @@ def test_nullable_key_accepts_null_and_a_string() -> None:
         ({"recall": {"overrides": {"w_bm25": "high"}}}, "recall.overrides.w_bm25"),
         ({"recall": {"overrides": {"candidates": 2.5}}}, "recall.overrides.candidates"),
         ({"recall": {"overrides": {"candidates": 0}}}, "recall.overrides.candidates"),
+        ({"recall": {"overrides": {"graph_decay": 1.5}}}, "recall.overrides.graph_decay"),
         ({"recall": {"overrides": 3}}, "recall.overrides"),
     ],
 )

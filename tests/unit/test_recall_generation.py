@@ -5,6 +5,7 @@ the background worker's access-count flushes and queue bookkeeping."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -170,8 +171,8 @@ def test_at_scale_only_the_strongest_candidates_are_loaded(
     everything = small.recall("garden tomatoes prize", tiers=["tier2"])
     assert len(set(loaded)) == 31  # a small store: every candidate (and neighbour) is loaded
     loaded.clear()
-    monkeypatch.setattr(engine, "_TURN_CACHE", 10)  # the same store, "at scale" now
-    large = engine.RecallEngine(tier2, None, None, None, settings)
+    at_scale = dataclasses.replace(settings, scale_turns=10)  # the same store, "at scale" now
+    large = engine.RecallEngine(tier2, None, None, None, at_scale)
     bounded = large.recall("garden tomatoes prize", tiers=["tier2"])
     assert len(set(loaded)) <= 3 * 3  # three candidates and their neighbours
     assert bounded[0].id == everything[0].id and bounded[0].text.startswith("My garden tomatoes")
