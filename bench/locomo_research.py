@@ -9,8 +9,15 @@ only, never the summaries; top-k distinct dia_ids, recall@k and hit@k, categorie
     python bench/locomo_research.py --set w_bm25=0.5 --set neighbour=0.3              # try a change
     python bench/locomo_research.py --ablate      # each weight switched off in turn (tune/held/all)
     python bench/locomo_research.py --grid        # coordinate search on the tune split
+    python bench/locomo_research.py --loo         # leave-one-conversation-out beside the plain figure
 
 Stores are filled once under --root (default /tmp/locomo_research_stores) and reused.
+
+``--loo``: for each of the five conversations, the coordinate search (``GRID``, ``--loo-rounds`` rounds)
+chooses the settings on the other four and the fifth is scored with them; the five held-out scores are
+pooled over their questions and printed beside the plain figure (the preset on all five). A gain that
+only fits the dev set shows as a leave-one-out figure below the plain one. Each variant is run once per
+conversation and shared by the folds (``Runs``), so the folds cost little more than one search.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import shutil
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,6 +98,16 @@ class Variant:
         text = ", ".join(f"{k}={v:g}" for k, v in sorted(merged.items()))
         return Variant(text or self.preset, self.preset, tuple(sorted(merged.items())))
 
+    def key(self) -> tuple[str, tuple[tuple[str, float], ...]]:
+        """What the variant runs: its preset and the overrides that differ from it (an override to the
+        preset's own value runs the preset)."""
+        preset = PRESETS[self.preset]
+        return self.preset, tuple((k, v) for k, v in self.overrides if getattr(preset, k) != v)
+
+
+# Per-question rows (hit@k, recall@k) by category.
+Rows = dict[str, list[dict[str, float]]]
+
 
 def filled(sample: dict[str, Any], root: Path) -> Path:
     """The store of one conversation under ``root``, filled on first use (recall settings do not change
@@ -106,27 +123,72 @@ def filled(sample: dict[str, Any], root: Path) -> Path:
     return home
 
 
+def conversation_rows(sample: dict[str, Any], root: Path, variant: Variant, stats: Stats) -> Rows:
+    """The rows of one conversation's questions recalled with ``variant``."""
+    rows: Rows = {cat: [] for cat in CATEGORIES}
+    with MemoryAPI(hermes_home=filled(sample, root), actor="bench", **variant.config()) as api:
+        episode_dia = dia_by_episode(api)
+        for qa in sample["qa"]:
+            answer = ask(api, qa, episode_dia, KS, stats)
+            if answer is not None:
+                rows[answer.category].append(answer.row)
+    return rows
+
+
+def pool(parts: Iterable[Rows]) -> Rows:
+    """Rows of several conversations as one set of questions."""
+    out: Rows = {cat: [] for cat in CATEGORIES}
+    for part in parts:
+        for cat in CATEGORIES:
+            out[cat].extend(part.get(cat, ()))
+    return out
+
+
+def report(rows: Rows, stats: Stats | None = None) -> dict[str, Any]:
+    """recall@k / hit@k overall (every question counts once) and per category; the recalls' p50."""
+    every = [row for cat in CATEGORIES for row in rows[cat]]
+    latencies = stats.latencies_ms if stats is not None else []
+    return {
+        "overall": summarise(every, KS),
+        "per_category": {cat: summarise(rows[cat], KS) for cat in CATEGORIES},
+        "latency_p50_ms": round(statistics.median(latencies), 2) if latencies else 0.0,
+    }
+
+
 def evaluate(
     data: Sequence[dict[str, Any]], root: Path, variant: Variant, ids: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """recall@k / hit@k of ``variant`` overall and per category, with each recall's wall time."""
     stats = Stats()
-    rows: dict[str, list[dict[str, float]]] = {cat: [] for cat in CATEGORIES}
-    for sample in data:
-        if ids is not None and sample.get("sample_id") not in ids:
-            continue
-        with MemoryAPI(hermes_home=filled(sample, root), actor="bench", **variant.config()) as api:
-            episode_dia = dia_by_episode(api)
-            for qa in sample["qa"]:
-                answer = ask(api, qa, episode_dia, KS, stats)
-                if answer is not None:
-                    rows[answer.category].append(answer.row)
-    every = [row for cat in CATEGORIES for row in rows[cat]]
-    return {
-        "overall": summarise(every, KS),
-        "per_category": {cat: summarise(rows[cat], KS) for cat in CATEGORIES},
-        "latency_p50_ms": round(statistics.median(stats.latencies_ms), 2) if stats.latencies_ms else 0.0,
-    }
+    parts = [conversation_rows(sample, root, variant, stats) for sample in data
+             if ids is None or sample.get("sample_id") in ids]  # fmt: skip
+    return report(pool(parts), stats)
+
+
+class Runs:
+    """Each variant's rows per conversation, recalled once and then reused (the leave-one-out folds
+    search overlapping splits and often try the same variants)."""
+
+    def __init__(self, data: Sequence[dict[str, Any]], root: Path):
+        self._samples = {str(sample.get("sample_id")): sample for sample in data}
+        self._root = root
+        self._rows: dict[tuple[Any, str], Rows] = {}
+        self.stats = Stats()
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._samples)
+
+    @property
+    def recalled(self) -> int:
+        """How many (variant, conversation) runs were recalled (the rest came from the cache)."""
+        return len(self._rows)
+
+    def rows(self, variant: Variant, sample_id: str) -> Rows:
+        key = (variant.key(), sample_id)
+        if key not in self._rows:
+            self._rows[key] = conversation_rows(self._samples[sample_id], self._root, variant, self.stats)
+        return self._rows[key]
 
 
 def objective(res: dict[str, Any]) -> float:
@@ -145,19 +207,123 @@ def fmt(res: dict[str, Any], label: str) -> str:
     return "\n".join(lines)
 
 
-def grid(data: Sequence[dict[str, Any]], root: Path, base: Variant) -> Variant:
-    """Coordinate search over ``GRID`` on the tune split only."""
+def coordinate_search(
+    score: Callable[[Variant], float],
+    base: Variant,
+    space: Mapping[str, Sequence[float]],
+    rounds: int,
+    say: Callable[[str], None] | None = None,
+) -> tuple[Variant, float]:
+    """Coordinate search from ``base``: each field of ``space`` in turn takes the value (the preset's own
+    or one of its list) that raises ``score`` most, ``rounds`` times over. The best variant and score."""
     preset = PRESETS[base.preset]
-    best, best_obj = base, objective(evaluate(data, root, base, TUNE_IDS))
-    for rnd in range(2):
-        for key, values in GRID.items():
+    best, best_obj = base, score(base)
+    for rnd in range(rounds):
+        for key, values in space.items():
             for value in [getattr(preset, key), *values]:
                 cand = best.changed(**{key: value})
-                obj = objective(evaluate(data, root, cand, TUNE_IDS))
+                obj = score(cand)
                 if obj > best_obj + 1e-9:
                     best, best_obj = cand, obj
-            print(f"round {rnd} {key:<22} -> {best.label:<60} obj {best_obj:.4f}", flush=True)
+            if say is not None:
+                say(f"round {rnd} {key:<22} -> {best.label:<60} obj {best_obj:.4f}")
+    return best, best_obj
+
+
+def grid(data: Sequence[dict[str, Any]], root: Path, base: Variant) -> Variant:
+    """Coordinate search over ``GRID`` on the tune split only."""
+    best, _ = coordinate_search(
+        lambda v: objective(evaluate(data, root, v, TUNE_IDS)), base, GRID, 2, lambda s: print(s, flush=True)
+    )
     return best
+
+
+@dataclass(frozen=True)
+class Fold:
+    held_out: str
+    tuned_on: tuple[str, ...]
+    chosen: Variant
+
+
+def leave_one_out(
+    ids: Sequence[str],
+    choose: Callable[[tuple[str, ...]], Variant],
+    rows_of: Callable[[Variant, str], Rows],
+) -> tuple[list[Fold], Rows]:
+    """One fold per conversation: ``choose`` picks a variant on the other conversations, ``rows_of``
+    scores the held-out one with it. The folds and the held-out rows pooled over their questions."""
+    folds: list[Fold] = []
+    parts: list[Rows] = []
+    for held in ids:
+        tuned_on = tuple(i for i in ids if i != held)
+        chosen = choose(tuned_on)
+        folds.append(Fold(held, tuned_on, chosen))
+        parts.append(rows_of(chosen, held))
+    return folds, pool(parts)
+
+
+def tuned_on(runs: Runs, base: Variant, space: Mapping[str, Sequence[float]], rounds: int
+             ) -> Callable[[tuple[str, ...]], Variant]:  # fmt: skip
+    """The coordinate search on the given conversations, through ``runs``."""
+
+    def choose(ids: tuple[str, ...]) -> Variant:
+        best, obj = coordinate_search(
+            lambda v: objective(report(pool(runs.rows(v, i) for i in ids))), base, space, rounds
+        )
+        print(f"tuned on {','.join(ids)}: {best.label} (objective {obj:.4f}; {runs.recalled} runs so far)",
+              flush=True)  # fmt: skip
+        return best
+
+    return choose
+
+
+def fmt_loo(plain: dict[str, Any], loo: dict[str, Any]) -> str:
+    """Plain and leave-one-out recall@10 and hit@5 per category and overall, with the differences."""
+    lines = [f"{'':<8} {'n':>4}   {'rec@10':>6} {'loo':>6} {'diff':>7}   {'hit@5':>6} {'loo':>6} {'diff':>7}"]
+    rows = [*(("cat " + c, plain["per_category"][c], loo["per_category"][c]) for c in CATEGORIES),
+            ("all", plain["overall"], loo["overall"])]  # fmt: skip
+    for name, p, o in rows:
+        r, h = (float(o[m]) - float(p[m]) for m in ("recall@10", "hit@5"))
+        lines.append(
+            f"{name:<8} {int(p['n']):>4}   {p['recall@10']:6.4f} {o['recall@10']:6.4f} {r:+7.4f}   "
+            f"{p['hit@5']:6.4f} {o['hit@5']:6.4f} {h:+7.4f}"
+        )
+    return "\n".join(lines)
+
+
+def run_loo(runs: Runs, base: Variant, space: Mapping[str, Sequence[float]], rounds: int) -> dict[str, Any]:
+    """The plain figure (``base`` on every conversation) and the leave-one-out one, printed and returned."""
+    t0 = time.perf_counter()
+    plain = report(pool(runs.rows(base, i) for i in runs.ids))
+    folds, held = leave_one_out(runs.ids, tuned_on(runs, base, space, rounds), runs.rows)
+    loo = report(held)
+    for fold in folds:
+        mine = report(runs.rows(fold.chosen, fold.held_out))["overall"]["recall@10"]
+        theirs = report(runs.rows(base, fold.held_out))["overall"]["recall@10"]
+        print(f"held out {fold.held_out}: recall@10 {mine:.4f} with {fold.chosen.label} "
+              f"({theirs:.4f} with {base.label})")  # fmt: skip
+    print(f"plain: {base.label} on all five; leave-one-out: settings chosen on four, the fifth scored")
+    print(fmt_loo(plain, loo))
+    elapsed = time.perf_counter() - t0
+    print(f"{runs.recalled} (variant, conversation) runs, {elapsed:.0f} s; load average {os.getloadavg()}")
+    sides = [(c, plain["per_category"][c], loo["per_category"][c]) for c in CATEGORIES]
+    sides.append(("overall", plain["overall"], loo["overall"]))
+    folds_out = [
+        {"held_out": f.held_out, "tuned_on": list(f.tuned_on), "chosen": dict(f.chosen.overrides)}
+        for f in folds
+    ]
+    return {
+        "plain": plain,
+        "leave_one_out": loo,
+        "difference": {
+            name: {m: round(float(o[m]) - float(p[m]), 4) for m in o if m != "n"} for name, p, o in sides
+        },
+        "folds": folds_out,
+        "space": {k: list(v) for k, v in space.items()},
+        "rounds": rounds,
+        "runs": runs.recalled,
+        "seconds": round(elapsed, 1),
+    }
 
 
 def parse_set(items: Sequence[str]) -> dict[str, float]:
@@ -179,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", action="append", default=[], help="FIELD=NUMBER: override one setting")
     ap.add_argument("--grid", action="store_true", help="tune the settings on the tune split")
     ap.add_argument("--ablate", action="store_true", help="each component off in turn")
+    ap.add_argument("--loo", action="store_true", help="leave-one-conversation-out beside the plain figure")
+    ap.add_argument("--loo-rounds", type=int, default=1, help="coordinate search rounds per fold (1)")
+    ap.add_argument("--loo-keys", default="", help="comma-separated GRID fields to search (default: all)")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -188,7 +357,13 @@ def main(argv: list[str] | None = None) -> int:
     held = tuple(str(s.get("sample_id")) for s in data if s.get("sample_id") not in TUNE_IDS)
     base = Variant(a.preset, a.preset).changed(**parse_set(a.set))
     out: dict[str, Any] = {}
-    if a.ablate:
+    if a.loo:
+        keys = [k for k in a.loo_keys.split(",") if k] or list(GRID)
+        unknown = sorted(set(keys) - set(GRID))
+        if unknown or a.loo_rounds < 1:
+            raise SystemExit(f"--loo-keys: choose from {', '.join(GRID)}; --loo-rounds >= 1 (got {unknown})")
+        out = run_loo(Runs(data, a.root), base, {k: GRID[k] for k in keys}, a.loo_rounds)
+    elif a.ablate:
         print(f"{'variant':<40} {'tune':>6} {'held':>6} {'all':>6}   c1     c2     c3     c4   (recall@10)")
         for label, change in [(base.label, {}), *ABLATIONS.items()]:
             variant = base.changed(**change)
