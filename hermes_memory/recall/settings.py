@@ -71,13 +71,14 @@ class RecallSettings:
     # named, x1.6 for the period, x1.6 for the answer type; not measured how often that happens at 100k).
     # A smaller store loads every candidate (cached after the first few recalls), as before.
     scale_candidates: int = 150
-    # A store is "at scale" above this many turns (``scale_candidates`` applies; the engine's turn cache
-    # holds as many).
+    # A store is "at scale" above this many turns (``scale_candidates`` applies). The engine caches as
+    # many turns (``engine._TURN_CACHE``, a memory bound): above that most candidates are not cached.
     scale_turns: int = 20_000
     # Facts matched by BM25 (the fact view of the vector search has ``fact_candidates``).
     fact_bm25_candidates: int = 50
     # Graph tier: the entities the query names (at most ``graph_seeds``) spread activation over at most
-    # ``graph_hops`` relations, losing ``graph_decay`` per hop and dropped below ``graph_threshold``;
+    # ``graph_hops`` relations (each entity hands on its activation times ``graph_decay``, split over its
+    # relations; below ``graph_threshold`` it stops);
     # the facts of the ``graph_entities`` most activated entities are candidates, the newest
     # ``graph_facts_per_entity`` of each (a bound in SQL: an entity with thousands of facts costs the same).
     graph_seeds: int = 10
