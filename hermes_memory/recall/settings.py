@@ -71,6 +71,26 @@ class RecallSettings:
     # named, x1.6 for the period, x1.6 for the answer type; not measured how often that happens at 100k).
     # A smaller store loads every candidate (cached after the first few recalls), as before.
     scale_candidates: int = 150
+    # The other stores (issue 16): texts indexed with ``semantic_index`` (chunks without an episode),
+    # timeline events and entity cards are candidates too, each kind scaled against its best possible
+    # score (``*_scale`` is what a perfect match of the kind is worth beside the best turn, 1.0).
+    # Chunks: BM25 over the chunk text and one vector search of their own, weighted as turns are.
+    w_chunk_bm25: float = 0.35
+    w_chunk_vector: float = 0.5
+    chunk_scale: float = 0.9
+    chunk_candidates: int = 50
+    # Events: BM25 over title and description, and the events of the period a question names.
+    w_event_bm25: float = 1.0
+    w_event_period: float = 0.5
+    event_scale: float = 0.5
+    event_candidates: int = 30
+    # Entity cards (name, type, aliases, strongest relations): an entity the question names (whole
+    # words, not a participant of the conversation) scores 1, one found by BM25 over name, aliases
+    # and description ``w_entity_bm25`` times its scaled rank.
+    w_entity_bm25: float = 0.5
+    entity_scale: float = 0.6
+    entity_candidates: int = 10
+    entity_relations: int = 5
 
 
 # Named presets. ``default`` is the engine's measured configuration (LoCoMo dev recall@10 0.8209).
