@@ -298,21 +298,27 @@ class RecallEngine:
         fact_scores: dict[str, float] = {}
         fact_parts: dict[str, dict[str, float]] = {}  # tier -> its share of ``fact_scores``
         others = _Others()
+        matched = False  # whether a turn or fact shares a word with the question (or the graph found facts)
         if "tier2" in wanted:
             # BM25 is 0 for a turn that matches nothing, so it is scaled by its maximum (min 0).
             bm25 = self._tier2.episodes.bm25_ranks(" ".join(q.terms), limit=st.candidates)
             _add(turn_scores, _maxnorm(bm25), st.w_bm25)
+            matched = bool(bm25)
             if q.span is not None:  # the timeline: turns from the period a question names are candidates
                 speaker = q.names[0] if len(q.names) == 1 else None
                 in_period = self._tier2.episodes.in_range(
                     q.span[0], q.span[1] + 86400.0, speaker=speaker, limit=st.candidates
                 )
                 _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
-            _add_part(fact_scores, fact_parts, _minmax(self._bm25_facts(q, as_of)), st.w_fact, "tier2")
+            fact_bm25 = self._bm25_facts(q, as_of)
+            matched = matched or bool(fact_bm25)
+            _add_part(fact_scores, fact_parts, _minmax(fact_bm25), st.w_fact, "tier2")
             self._lexical_others(q, texts, others)
         if "graph" in wanted and self._graph is not None:
             try:
-                _add_part(fact_scores, fact_parts, _minmax(self._graph_facts(q)), st.w_graph, "graph")
+                graph_facts = self._graph_facts(q)
+                matched = matched or bool(graph_facts)
+                _add_part(fact_scores, fact_parts, _minmax(graph_facts), st.w_graph, "graph")
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "graph", exc)
         # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
@@ -343,6 +349,14 @@ class RecallEngine:
             if "text" in views:
                 _add_part(others.chunks, others.chunk_parts, _floornorm(views["text"], floor),
                           st.w_chunk_vector, "tier3")  # fmt: skip
+        # Turns and facts are scaled against their best candidate, so the best is worth 1 even when it
+        # has nothing to do with the question. Without a shared word, their best cosine says how sure
+        # that best is: below ``confident_cosine`` they count for that much less beside the other kinds.
+        sure = 1.0
+        if not matched and views is not None:
+            best = max((s for view in ("episode", "episode_window", "fact") for s in views[view].values()),
+                       default=0.5)  # fmt: skip
+            sure = _clip((2.0 * best - 1.0) / st.confident_cosine)
         ranked: list[tuple[float, int, str, Any, str]] = []  # (score, order, kind, key, tier): hits to be
         replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
         turns: dict[int, _Turn] = {}
@@ -369,7 +383,7 @@ class RecallEngine:
                 if episode is not None and score > 0:
                     age_days = max(0.0, (now - episode.timestamp) / 86400.0)
                     recency = 1.0 + weight * 0.5 ** (age_days / half_life)
-                    shown = max(0.0, min(1.0, score / top * recency / scale))
+                    shown = max(0.0, min(1.0, score / top * recency / scale)) * sure
                     vector = turn_vectors.get(row_id, 0.0)
                     own = turn_scores.get(row_id, 0.0)
                     if own > 0:
@@ -381,11 +395,11 @@ class RecallEngine:
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
             facts_ranked = self._fact_scores(
-                {k: v / top_fact * st.fact_scale for k, v in fact_scores.items()}, as_of, now, reads
+                {k: v / top_fact * st.fact_scale * sure for k, v in fact_scores.items()}, as_of, now, reads
             )
             ranked.extend((score, len(ranked) + i, "fact", uuid, _tier_of(fact_parts[uuid]))
                           for i, (uuid, score) in enumerate(facts_ranked.items()))  # fmt: skip
-        built = self._other_hits(others, now, set(fact_scores))  # chunks, events, entity cards: few
+        built = self._other_hits(others, now, set(fact_scores), as_of)  # chunks, events, entity cards
         if "tier1" in wanted and self._curated is not None:
             built.extend(self._curated_hits(q))
         ranked.extend((hit.score, len(ranked) + i, "built", i, hit.tier) for i, hit in enumerate(built))
@@ -697,10 +711,12 @@ class RecallEngine:
         for uuid in named:
             others.entities[uuid] = 1.0
 
-    def _other_hits(self, others: _Others, now: float, facts: set[str]) -> list[Hit]:
+    def _other_hits(self, others: _Others, now: float, facts: set[str], as_of: float | None) -> list[Hit]:
         """The other stores' candidates as hits, each kind scaled by its ``*_scale`` against its best
         possible score; their text was never scanned when written, so it is neutralised here. An event
-        recorded for a fact that is a candidate itself (a dated statement) is left to the fact."""
+        recorded for a fact that is a candidate itself (a dated statement) is left to the fact. With
+        ``as_of``, only what was known then: chunks of that time, events recorded and entities first
+        seen by then."""
         st = self.settings
         out: list[Hit] = []
         if others.chunks:
@@ -708,7 +724,7 @@ class RecallEngine:
             rows = self._tier2.chunks.get_many(list(others.chunks))
             for uuid, score in others.chunks.items():
                 chunk = rows.get(uuid)
-                if chunk is None:
+                if chunk is None or (as_of is not None and chunk.timestamp > as_of):
                     continue
                 meta = {"session_id": chunk.session_id, "source_type": chunk.source_type,
                         "category": chunk.category, "chunk_index": chunk.chunk_index}  # fmt: skip
@@ -719,8 +735,9 @@ class RecallEngine:
                     kind="chunk", timestamp=chunk.timestamp, source_ids=(f"chunk:{uuid}",), metadata=meta,
                 )))  # fmt: skip
         if others.events:
-            best = st.w_event_bm25 + st.w_event_period
-            for uuid, (event, sources, names) in self._tier2.timeline.for_recall(list(others.events)).items():
+            best = st.w_event_bm25 or 1.0  # a full BM25 match; the period adds to it (clipped at 1)
+            events = self._tier2.timeline.for_recall(list(others.events), recorded_by=as_of)
+            for uuid, (event, sources, names) in events.items():
                 if facts.intersection(event.related_facts):
                     continue
                 text = event.title + (f" — {event.description}" if event.description else "")
@@ -735,6 +752,8 @@ class RecallEngine:
         if others.entities:
             cards = self._tier2.entities.cards(list(others.entities), relations=st.entity_relations)
             for uuid, (entity, links) in cards.items():
+                if as_of is not None and entity.first_seen > as_of:
+                    continue
                 text = _card(entity.name, entity.entity_type, entity.aliases, entity.description, links)
                 card: dict[str, Any] = {"entity_type": entity.entity_type, "aliases": list(entity.aliases)}
                 out.append(_neutralised(Hit(

@@ -140,15 +140,21 @@ class TimelineStore:
         )
         return [str(r[0]) for r in rows]
 
-    def for_recall(self, uuids: Sequence[str]) -> dict[str, tuple[Event, tuple[str, ...], list[str]]]:
+    def for_recall(
+        self, uuids: Sequence[str], *, recorded_by: float | None = None
+    ) -> dict[str, tuple[Event, tuple[str, ...], list[str]]]:
         """By uuid: the event, the episodes it was taken from, and the names of its related entities
-        (those in the view), for the events of ``uuids`` in the view."""
+        (those in the view), for the events of ``uuids`` in the view (recorded by ``recorded_by``)."""
         if not uuids:
             return {}
         scoped, sp = self._view.where("scope", by_key=True)
         query = f"SELECT * FROM timeline WHERE uuid IN ({{keys}}) AND {scoped}"
         rows = self._db.query_keys(query, list(dict.fromkeys(uuids)), sp)
-        events = {r["uuid"]: (_row_to_event(r), tuple(loads_list(r["source_episodes"]))) for r in rows}
+        events = {
+            r["uuid"]: (_row_to_event(r), tuple(loads_list(r["source_episodes"])))
+            for r in rows
+            if recorded_by is None or r["created_at"] <= recorded_by
+        }
         related = sorted({e for event, _ in events.values() for e in event.related_entities})
         names: dict[str, str] = {}
         if related:
