@@ -177,6 +177,7 @@ class _Query:
     present: bool = False
     listing: bool = False
     answer: str | None = None  # what kind of turn can answer it (``query.answer_type``)
+    entities: list[str] | None = None  # the entities it names (``RecallEngine._named``), once looked up
 
 
 @dataclass
@@ -354,9 +355,9 @@ class RecallEngine:
         # that best is: below ``confident_cosine`` they count for that much less beside the other kinds.
         sure = 1.0
         if not matched and views is not None:
-            best = max((s for view in ("episode", "episode_window", "fact") for s in views[view].values()),
-                       default=0.5)  # fmt: skip
-            sure = _clip((2.0 * best - 1.0) / st.confident_cosine)
+            nearest = max((s for view in ("episode", "episode_window", "fact") for s in views[view].values()),
+                          default=0.5)  # fmt: skip
+            sure = _clip((2.0 * nearest - 1.0) / st.confident_cosine)
         ranked: list[tuple[float, int, str, Any, str]] = []  # (score, order, kind, key, tier): hits to be
         replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
         turns: dict[int, _Turn] = {}
@@ -504,7 +505,7 @@ class RecallEngine:
 
     def _graph_facts(self, q: _Query) -> dict[str, float]:
         assert self._graph is not None
-        seeds = self._entities_in(q.text)
+        seeds = self._named(q)
         if not seeds:
             return {}
         # Entities another process wrote may be missing from this process's graph until it refreshes.
@@ -520,17 +521,20 @@ class RecallEngine:
                 out[fact_uuid] = max(out.get(fact_uuid, 0.0), act)
         return out
 
-    def _entities_in(self, text: str, leave_out: set[str] | None = None) -> list[str]:
-        """Entities whose name or alias appears in the text as whole words (longest phrases win);
-        phrases in ``leave_out`` (casefolded) are not looked up."""
+    def _named(self, q: _Query) -> list[str]:
+        """``_entities_in`` the question, looked up once per recall (the graph and the cards ask)."""
+        if q.entities is None:
+            q.entities = self._entities_in(q.text)
+        return q.entities
+
+    def _entities_in(self, text: str) -> list[str]:
+        """Entities whose name or alias appears in the text as whole words (longest phrases win)."""
         words = re.findall(r"[\w'-]+", text)
         phrases: list[str] = []
         for size in (3, 2, 1):
             for i in range(len(words) - size + 1):
                 phrase = " ".join(words[i : i + size])
                 if size == 1 and (len(phrase) < 3 or not phrase[0].isupper()):
-                    continue
-                if leave_out and phrase.casefold() in leave_out:
                     continue
                 phrases.append(phrase)
         if not phrases:
@@ -703,8 +707,7 @@ class RecallEngine:
         if q.span is not None:
             period = self._tier2.timeline.in_period(q.span[0], q.span[1] + 86400.0, limit=st.event_candidates)
             _add(others.events, dict.fromkeys(period, 1.0), st.w_event_period)
-        people = {n.casefold() for n in self._participants()}
-        named = [u for u in self._entities_in(q.stripped, people)][: st.entity_candidates]
+        named = self._named(q)[: st.entity_candidates]
         if terms:
             matched = _maxnorm(self._tier2.entities.bm25_scores(terms, limit=st.entity_candidates))
             _add(others.entities, matched, st.w_entity_bm25)
@@ -751,9 +754,12 @@ class RecallEngine:
                 )))  # fmt: skip
         if others.entities:
             cards = self._tier2.entities.cards(list(others.entities), relations=st.entity_relations)
+            people = {n.casefold() for n in self._participants()}
             for uuid, (entity, links) in cards.items():
                 if as_of is not None and entity.first_seen > as_of:
                     continue
+                if people.intersection(n.casefold() for n in (entity.name, *entity.aliases)):
+                    continue  # a participant of the conversation is its subject, not a topic
                 text = _card(entity.name, entity.entity_type, entity.aliases, entity.description, links)
                 card: dict[str, Any] = {"entity_type": entity.entity_type, "aliases": list(entity.aliases)}
                 out.append(_neutralised(Hit(
