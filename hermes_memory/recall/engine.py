@@ -64,7 +64,7 @@ from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
 from hermes_memory.recall.settings import RecallSettings
-from hermes_memory.records import Episode, Fact, Hit
+from hermes_memory.records import Entity, Episode, Event, Fact, Hit
 from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
@@ -197,6 +197,9 @@ class _Others:
     chunk_parts: dict[str, dict[str, float]] = field(default_factory=dict)
     events: dict[str, float] = field(default_factory=dict)
     entities: dict[str, float] = field(default_factory=dict)
+    # Their rows, read while the vectors are searched: ``TimelineStore.for_recall``, ``EntityStore.cards``.
+    event_rows: dict[str, tuple[Event, tuple[str, ...], list[str]]] = field(default_factory=dict)
+    cards: dict[str, tuple[Entity, list[tuple[str, str]]]] = field(default_factory=dict)
 
 
 class RecallEngine:
@@ -322,7 +325,7 @@ class RecallEngine:
             fact_bm25 = self._bm25_facts(q, as_of)
             matched = matched or bool(fact_bm25)
             _add_part(fact_scores, fact_parts, _minmax(fact_bm25), st.w_fact, "tier2")
-            self._lexical_others(q, texts, others)
+            self._lexical_others(q, texts, others, as_of)
         if "graph" in wanted and self._graph is not None:
             try:
                 graph_facts = self._graph_facts(q)
@@ -700,10 +703,11 @@ class RecallEngine:
         return out
 
 
-    def _lexical_others(self, q: _Query, texts: bool, others: _Others) -> None:
+    def _lexical_others(self, q: _Query, texts: bool, others: _Others, as_of: float | None) -> None:
         """The Tier 2 candidates of the other stores: chunks indexed on their own by BM25, events by
-        BM25 and by the period the question names, entities the question names (not a participant)
-        or whose name, aliases or description match."""
+        BM25 and by the period the question names, entities the question names or whose name, aliases
+        or description match; the events' and entities' rows are read here too (while the vectors are
+        searched), those of events recorded by ``as_of``."""
         st = self.settings
         terms = " ".join(q.terms)
         if texts and terms:
@@ -721,6 +725,10 @@ class RecallEngine:
             _add(others.entities, matched, st.w_entity_bm25)
         for uuid in named:
             others.entities[uuid] = 1.0
+        if others.events:
+            others.event_rows = self._tier2.timeline.for_recall(list(others.events), recorded_by=as_of)
+        if others.entities:
+            others.cards = self._tier2.entities.cards(list(others.entities), relations=st.entity_relations)
 
     def _other_hits(self, others: _Others, now: float, facts: set[str], as_of: float | None) -> list[Hit]:
         """The other stores' candidates as hits, each kind scaled by its ``*_scale`` against its best
@@ -745,10 +753,9 @@ class RecallEngine:
                     id=f"chunk:{uuid}", score=shown, text=chunk.text, tier=_tier_of(others.chunk_parts[uuid]),
                     kind="chunk", timestamp=chunk.timestamp, source_ids=(f"chunk:{uuid}",), metadata=meta,
                 )))  # fmt: skip
-        if others.events:
+        if others.event_rows:
             best = st.w_event_bm25 or 1.0  # a full BM25 match; the period adds to it (clipped at 1)
-            events = self._tier2.timeline.for_recall(list(others.events), recorded_by=as_of)
-            for uuid, (event, sources, names) in events.items():
+            for uuid, (event, sources, names) in others.event_rows.items():
                 if facts.intersection(event.related_facts):
                     continue
                 text = event.title + (f" — {event.description}" if event.description else "")
@@ -760,10 +767,9 @@ class RecallEngine:
                     id=f"event:{uuid}", score=_clip(st.event_scale * score), text=text, tier="tier2",
                     kind="event", timestamp=event.timestamp, source_ids=sources, metadata=about,
                 )))  # fmt: skip
-        if others.entities:
-            cards = self._tier2.entities.cards(list(others.entities), relations=st.entity_relations)
+        if others.cards:
             people = {n.casefold() for n in self._participants()}
-            for uuid, (entity, links) in cards.items():
+            for uuid, (entity, links) in others.cards.items():
                 if as_of is not None and entity.first_seen > as_of:
                     continue
                 if people.intersection(n.casefold() for n in (entity.name, *entity.aliases)):
@@ -1011,8 +1017,8 @@ def _add_part(
 
 
 def _tier_of(parts: dict[str, float]) -> str:
-    """The tier with the largest share (ties: the first in ``TIERS`` order)."""
-    return max(TIERS, key=lambda t: (parts.get(t, 0.0), -TIERS.index(t)))
+    """The tier with the largest share (ties: the tier that added first)."""
+    return max(parts, key=parts.__getitem__)
 
 
 def _clip(x: float) -> float:
