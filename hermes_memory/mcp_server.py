@@ -88,11 +88,21 @@ def build_server(api: MemoryAPI) -> FastMCP:
     """An MCP server whose tools call ``api``. Raises DependencyMissingError without the ``mcp`` extra."""
     server = _fastmcp()(SERVER_NAME, instructions=_INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(description="Ranked, dated memories about a query from every tier (or `tiers`).")
+    @server.tool(
+        description="Ranked, dated memories about a query from every tier (or `tiers`): turns, facts, "
+        "indexed texts, events, entity cards, curated notes. `limit` hits in all (default 10) or "
+        "`limit_per_tier` per tier, not both."
+    )
     def recall(
-        query: str, limit: _Int = 10, tiers: list[str] | None = None, as_of: float | None = None
+        query: str,
+        limit: _Int | None = None,
+        tiers: list[str] | None = None,
+        as_of: float | None = None,
+        limit_per_tier: _Int | None = None,
     ) -> dict[str, Any]:
-        result: dict[str, Any] = _guard(lambda: api.recall(query, tiers=tiers, limit=limit, as_of=as_of))
+        result: dict[str, Any] = _guard(
+            lambda: api.recall(query, tiers=tiers, limit=limit, as_of=as_of, limit_per_tier=limit_per_tier)
+        )
         return result
 
     @server.tool(description="Remember a message (stored as an episode, facts extracted), then flush.")

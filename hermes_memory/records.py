@@ -145,12 +145,36 @@ class Hit:
     source_ids: tuple[str, ...] = ()
     metadata: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def source(self) -> str:
+        """Where the hit comes from, in words (what its rendered line ends with): ``turn, <session>``,
+        ``fact[, <session>]``, ``curated memory|user``, ``indexed text, <source type>[, <session>]``,
+        ``event[ about <entities>][, <session>]``, ``entity card``; other kinds their kind."""
+        meta = self.metadata
+        session = meta.get("session_id")
+        kind = self.kind
+        if kind == "episode":
+            return f"turn, {session}"
+        if kind == "fact":
+            return "fact" + (f", {session}" if session else "")
+        if kind == "curated":
+            return f"curated {meta.get('store', '')}".strip()
+        if kind == "chunk":
+            return f"indexed text, {meta.get('source_type')}" + (f", {session}" if session else "")
+        if kind == "event":
+            about = meta.get("entities")
+            named = f" about {', '.join(str(n) for n in about)}" if isinstance(about, list) and about else ""
+            return f"event{named}" + (f", {session}" if session else "")
+        if kind == "entity":
+            return "entity card"
+        return kind
+
     def to_dict(self) -> dict[str, Any]:
         # What ``dataclasses.asdict`` gives (containers copied, tuples as lists), without its deep
-        # generic walk: recall turns every hit it returns into one.
+        # generic walk: recall turns every hit it returns into one; plus ``source`` (in words).
         return {
             "id": self.id, "score": self.score, "text": self.text, "tier": self.tier, "kind": self.kind,
-            "timestamp": self.timestamp, "source_ids": list(self.source_ids),
+            "source": self.source, "timestamp": self.timestamp, "source_ids": list(self.source_ids),
             "metadata": _copied(self.metadata),
         }  # fmt: skip
 

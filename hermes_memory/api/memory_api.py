@@ -123,14 +123,22 @@ class MemoryAPI:
         self,
         query: str,
         tiers: Sequence[str] | None = None,
-        limit: int = 10,
+        limit: int | None = None,
         as_of: float | None = None,
         budget_tokens: int | None = None,
         *,
         session_id: str | None = None,
+        limit_per_tier: int | None = None,
     ) -> Envelope:
         """What memory knows about the query, from every tier, ranked; ``as_of`` answers what was
         believed then. Facts it returns are reinforced (access count).
+
+        Every store answers: turns, facts, texts indexed with ``semantic_index``, timeline events,
+        entity cards and curated entries, ranked by one fusion; each hit has its ``kind``, ``tier`` (the
+        tier whose search found it) and ``source`` (in words; ``source_ids`` the records behind it).
+        ``limit`` is the number of hits in all (default 10); ``limit_per_tier`` (the seed's form,
+        ``recall(query, tiers=None, limit_per_tier=5)``) returns up to that many hits of each tier
+        queried, still in the one fused order. Giving both is a ValidationError.
 
         ``meta.tiers_answered`` lists the tiers that answered; ``meta.tiers_unavailable`` maps each tier
         that could not (another process owns the vector store, the embedder or graph failed) to why, in
@@ -139,7 +147,7 @@ class MemoryAPI:
 
         def call() -> dict[str, Any]:
             text, wanted, args = _recall_args(self._core.tiers.max_chars, query, tiers, limit, as_of,
-                                              budget_tokens, session_id)  # fmt: skip
+                                              budget_tokens, session_id, limit_per_tier)  # fmt: skip
             meta.update(query_meta(self._core.recall.tiers_for(wanted), {}))  # said also if it fails
             found = self._core.recall.query(text, tiers=wanted, **args)
             meta.update(found.meta())
@@ -945,15 +953,21 @@ def _recall_args(
     max_chars: int,
     query: str,
     tiers: Sequence[str] | None,
-    limit: int,
+    limit: int | None,
     as_of: float | None,
     budget_tokens: int | None,
     session_id: str | None,
+    limit_per_tier: int | None = None,
 ) -> tuple[str, list[str] | None, dict[str, Any]]:
     """``recall``'s input checked (raises ValidationError): the query, the tiers asked for, the rest."""
     text = v.text("query", query, max_chars=max_chars).strip()
+    if limit is not None and limit_per_tier is not None:
+        raise ValidationError("give 'limit' (hits in all) or 'limit_per_tier' (hits per tier), not both")
     args: dict[str, Any] = {
-        "limit": v.positive_int("limit", limit, maximum=200),
+        "limit": 10 if limit is None else v.positive_int("limit", limit, maximum=200),
+        "limit_per_tier": None
+        if limit_per_tier is None
+        else v.positive_int("limit_per_tier", limit_per_tier, maximum=50),
         "as_of": v.optional_time("as_of", as_of),
         "budget_tokens": None
         if budget_tokens is None

@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("recall", help="what memory knows about a query, from every tier, ranked")
     add_global_options(p)
     p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=int, help="hits in all (default 10)")
+    p.add_argument("--limit-per-tier", type=int, help="up to this many hits per tier, instead of --limit")
     p.add_argument("--tiers", nargs="+", choices=["tier1", "tier2", "tier3", "graph"])
     p.add_argument("--as-of", type=float, help="Unix time: what was believed then")
     p.add_argument("--budget", type=int, help="token budget of the rendered block")
@@ -72,7 +73,8 @@ def _remember(args: argparse.Namespace) -> int:
 
 def _recall(args: argparse.Namespace) -> int:
     return with_api(args, lambda api: emit(
-        args, api.recall(args.query, args.tiers, args.limit, args.as_of, args.budget),
+        args, api.recall(args.query, args.tiers, args.limit, args.as_of, args.budget,
+                         limit_per_tier=args.limit_per_tier),
         lambda d: d["rendered"] or "(nothing recalled)",
     ))  # fmt: skip
 

@@ -82,11 +82,14 @@ class Recall:
         *,
         tiers: Sequence[str] | None = None,
         limit: int = 10,
+        limit_per_tier: int | None = None,
         as_of: float | None = None,
         session_id: str | None = None,
         budget_tokens: int | None = None,
     ) -> RecallResult:
-        """What memory knows about ``text``, ranked; ``as_of`` answers what was believed then. The facts
+        """What memory knows about ``text``, ranked; ``as_of`` answers what was believed then; ``limit``
+        hits in all, or with ``limit_per_tier`` up to that many per tier queried (``limit`` ignored;
+        ``RecallEngine.recall`` says what a hit's tier is). The facts
         returned are reinforced (access count, written later by the writer side). A vector or graph
         tier that fails is reported in ``unavailable`` and the others answer; a Tier 2 failure raises
         (StorageError). Credentials are redacted from the hits (config ``security.redact_secrets``).
@@ -97,7 +100,8 @@ class Recall:
         chosen = self.tiers_for(tiers)
         unavailable: dict[str, str] = {}  # tier -> why it could not answer, in words
         hits = self._engine().recall(
-            text, limit=limit, tiers=chosen, as_of=as_of, session_id=session_id, unavailable=unavailable
+            text, limit=limit, limit_per_tier=limit_per_tier, tiers=chosen, as_of=as_of,
+            session_id=session_id, unavailable=unavailable,
         )
         facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
         if facts:  # reinforced later, by the writer side: recall writes nothing

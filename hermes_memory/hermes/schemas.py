@@ -54,6 +54,11 @@ _TIERS = {
     "description": "Limit to these tiers (tier1 curated notes, tier2 facts/turns, tier3 meaning, graph).",
 }
 
+_PER_TIER = {
+    "type": "integer",
+    "description": "recall: up to this many results per tier asked (at most 50), instead of 'limit'.",
+}
+
 SEARCH_SCHEMA: dict[str, Any] = {
     "name": SEARCH,
     "description": (
@@ -67,6 +72,7 @@ SEARCH_SCHEMA: dict[str, Any] = {
         "properties": {
             "query": {"type": "string", "description": "What to recall, in natural language."},
             "limit": {"type": "integer", "description": "Max results (default 8, at most 50)."},
+            "limit_per_tier": _PER_TIER,
             "tiers": _TIERS,
             "as_of": _AS_OF,
         },
@@ -157,6 +163,7 @@ MEMORY_SCHEMA: dict[str, Any] = {
             "depth": {"type": "integer", "description": "graph_traverse: hops (default 2)."},
             "algorithm": {"type": "string", "enum": ["betweenness", "pagerank", "degree"]},
             "tiers": _TIERS,
+            "limit_per_tier": _PER_TIER,
             "as_of": _AS_OF,
             "min_score": {"type": "number", "description": "semantic_search: 0..1 floor."},
             "limit": {"type": "integer", "description": "Max results (default 10, at most 50)."},

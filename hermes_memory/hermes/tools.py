@@ -151,12 +151,16 @@ def _write(ctx: ToolContext) -> None:
 
 # -- handlers ----------------------------------------------------------------------------------------
 def _recall(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
+    per_tier = None if args.get("limit_per_tier") is None else _int(args, "limit_per_tier", 5)
+    # ``limit`` has a default of its own only without ``limit_per_tier`` (both given: the API refuses).
+    limit = _int(args, "limit", 8) if per_tier is None or args.get("limit") is not None else None
     return ctx.api.recall(
         _str(args, "query"),
         tiers=_list(args, "tiers"),
-        limit=_int(args, "limit", 8),
+        limit=limit,
         as_of=_time(args, "as_of"),
         session_id=ctx.session_id or None,
+        limit_per_tier=per_tier,
     )
 
 
@@ -419,6 +423,8 @@ def _hit(hit: Mapping[str, Any]) -> dict[str, Any]:
         "date": _iso(hit.get("timestamp")),
         "id": hit.get("id"),
     }
+    if hit.get("source"):
+        out["source"] = _safe(str(hit["source"]))
     for key in ("speaker", "session_id", "store", "category"):
         if meta.get(key):
             out[key] = _safe(str(meta[key]))

@@ -11,6 +11,14 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * a strong turn pulls in its neighbours (evidence often spans a question and its answer);
   * facts: BM25 and vectors over extracted facts, plus graph spreading activation from the entities the
     query names; curated (Tier 1) entries by term overlap;
+  * the other stores (issue 16): texts indexed with ``semantic_index`` (chunks with no episode; BM25
+    and a vector view of their own), timeline events (BM25, the period named; an event recorded for a
+    fact that is a candidate is left to the fact) and entity cards (name, type, aliases, description,
+    strongest relations: an entity the question names, or a BM25 match; never a participant), each
+    kind scaled by its ``*_scale``; when no turn or fact shares a word with the question, turns and
+    facts count for their best cosine (``confident_cosine``), so the nearest chatter does not outrank
+    what the question names. Every hit says its kind and source (``Hit.source``); its ``tier`` is the
+    tier whose search gave it the larger share of its score;
   * importance and recency act as small priors; near-duplicate texts are dropped;
   * turns marked at ingestion as chatter (only a question, greeting, acknowledgement, or the AI echoing
     the user) are never hits, though their neighbours keep their pull — except a person's question to
@@ -38,7 +46,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import chain, count
@@ -56,7 +64,7 @@ from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
 from hermes_memory.recall.settings import RecallSettings
-from hermes_memory.records import Episode, Fact, Hit
+from hermes_memory.records import Entity, Episode, Event, Fact, Hit
 from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
@@ -160,10 +168,10 @@ def _turn(episode: Episode, threat: int | None) -> _Turn:
     return _Turn(episode, threat)
 
 
-def _scored(hit: Hit, score: float) -> Hit:
-    """``hit`` with another score (``dataclasses.replace`` without its generic field walk) and its own
-    copy of the metadata (a cached hit's dict is never handed out)."""
-    return Hit(hit.id, score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids, dict(hit.metadata))
+def _scored(hit: Hit, score: float, tier: str) -> Hit:
+    """``hit`` with another score and tier (``dataclasses.replace`` without its generic field walk) and
+    its own copy of the metadata (a cached hit's dict is never handed out)."""
+    return Hit(hit.id, score, hit.text, tier, hit.kind, hit.timestamp, hit.source_ids, dict(hit.metadata))
 
 
 @dataclass
@@ -177,6 +185,21 @@ class _Query:
     present: bool = False
     listing: bool = False
     answer: str | None = None  # what kind of turn can answer it (``query.answer_type``)
+    entities: list[str] | None = None  # the entities it names (``RecallEngine._named``), once looked up
+
+
+@dataclass
+class _Others:
+    """The candidates of the other stores (chunks indexed on their own, events, entities), by uuid:
+    their fused scores and each score's share by the tier that found it."""
+
+    chunks: dict[str, float] = field(default_factory=dict)
+    chunk_parts: dict[str, dict[str, float]] = field(default_factory=dict)
+    events: dict[str, float] = field(default_factory=dict)
+    entities: dict[str, float] = field(default_factory=dict)
+    # Their rows, read while the vectors are searched: ``TimelineStore.for_recall``, ``EntityStore.cards``.
+    event_rows: dict[str, tuple[Event, tuple[str, ...], list[str]]] = field(default_factory=dict)
+    cards: dict[str, tuple[Entity, list[tuple[str, str]]]] = field(default_factory=dict)
 
 
 class RecallEngine:
@@ -240,6 +263,7 @@ class RecallEngine:
         query: str,
         *,
         limit: int = 10,
+        limit_per_tier: int | None = None,
         tiers: Sequence[str] | None = None,
         as_of: float | None = None,
         session_id: str | None = None,
@@ -248,16 +272,24 @@ class RecallEngine:
         """Ranked hits across the requested tiers (default: all that are enabled), from the scope view
         the stores are bound to. Reads only (through Tier 2's read connection), writes nothing.
 
+        ``limit`` hits in all, or with ``limit_per_tier`` up to that many of each tier asked (``limit``
+        is then ignored), still in the one fused order. A hit's ``tier`` is the tier whose search gave
+        it the larger share of its score: ``tier2`` full-text (BM25) and the timeline, ``tier3``
+        vectors, ``graph`` spreading activation, ``tier1`` curated entries; a turn that only its
+        neighbour pulled in counts as ``tier2`` (its session's order is a Tier 2 read).
+
         A failing vector or graph tier does not fail the recall: with ``unavailable`` given, the tier is
         recorded there (tier -> why, in words) and the other tiers answer; without it the error is
         raised. Tier 2 errors (StorageError) are always raised: it is the ground truth."""
         with RECALLS.running(), self._tier2.db.reading():  # the background worker steps aside meanwhile
-            return self._recall(query, limit, set(tiers or TIERS), as_of, session_id, unavailable)
+            return self._recall(query, limit, limit_per_tier, set(tiers or TIERS), as_of, session_id,
+                                unavailable)  # fmt: skip
 
     def _recall(
         self,
         query: str,
         limit: int,
+        per_tier: int | None,
         wanted: set[str],
         as_of: float | None,
         session_id: str | None,
@@ -267,25 +299,38 @@ class RecallEngine:
         reads = self._reads.snapshot()
         q = self._understand(query, now)
         st = self.settings
+        if per_tier is not None:
+            limit = per_tier * len(wanted)
         vec_future: Future[dict[str, dict[str, float]]] | None = None
+        texts = self._tier2.chunks.has_kind("text")  # chunks indexed on their own (``semantic_index``)
         if "tier3" in wanted and self._semantic is not None:
-            vec_future = _in_background(lambda: self._vectors(q))
+            vec_future = _in_background(lambda: self._vectors(q, texts))
         turn_scores: dict[int, float] = {}
+        turn_vectors: dict[int, float] = {}  # the vectors' share of ``turn_scores`` (the hit's tier)
         fact_scores: dict[str, float] = {}
+        fact_parts: dict[str, dict[str, float]] = {}  # tier -> its share of ``fact_scores``
+        others = _Others()
+        matched = False  # whether a turn or fact shares a word with the question (or the graph found facts)
         if "tier2" in wanted:
             # BM25 is 0 for a turn that matches nothing, so it is scaled by its maximum (min 0).
             bm25 = self._tier2.episodes.bm25_ranks(" ".join(q.terms), limit=st.candidates)
             _add(turn_scores, _maxnorm(bm25), st.w_bm25)
+            matched = bool(bm25)
             if q.span is not None:  # the timeline: turns from the period a question names are candidates
                 speaker = q.names[0] if len(q.names) == 1 else None
                 in_period = self._tier2.episodes.in_range(
                     q.span[0], q.span[1] + 86400.0, speaker=speaker, limit=st.candidates
                 )
                 _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
-            _add(fact_scores, _minmax(self._bm25_facts(q, as_of)), st.w_fact)
+            fact_bm25 = self._bm25_facts(q, as_of)
+            matched = matched or bool(fact_bm25)
+            _add_part(fact_scores, fact_parts, _minmax(fact_bm25), st.w_fact, "tier2")
+            self._lexical_others(q, texts, others, as_of)
         if "graph" in wanted and self._graph is not None:
             try:
-                _add(fact_scores, _minmax(self._graph_facts(q)), st.w_graph)
+                graph_facts = self._graph_facts(q)
+                matched = matched or bool(graph_facts)
+                _add_part(fact_scores, fact_parts, _minmax(graph_facts), st.w_graph, "graph")
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "graph", exc)
         # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
@@ -308,15 +353,23 @@ class RecallEngine:
         if views is not None:
             ids = {uuid: row_id for row_id, uuid, _, _ in rows}
             floor = st.vector_floor
-            _add(
-                turn_scores,
-                _floornorm({ids[u]: s for u, s in views["episode"].items() if u in ids}, floor),
-                st.w_sentence,
-            )
-            _add(turn_scores, _floornorm({ids[u]: s for u, s in views["episode_window"].items() if u in ids},
-                                         floor), st.w_window)  # fmt: skip
-            _add(fact_scores, _floornorm(views["fact"], floor), st.w_fact)
-        ranked: list[tuple[float, int, str, Any]] = []  # (score, order, kind, key): hits to be
+            for view, weight in (("episode", st.w_sentence), ("episode_window", st.w_window)):
+                scaled = _floornorm({ids[u]: s for u, s in views[view].items() if u in ids}, floor)
+                _add(turn_scores, scaled, weight)
+                _add(turn_vectors, scaled, weight)
+            _add_part(fact_scores, fact_parts, _floornorm(views["fact"], floor), st.w_fact, "tier3")
+            if "text" in views:
+                _add_part(others.chunks, others.chunk_parts, _floornorm(views["text"], floor),
+                          st.w_chunk_vector, "tier3")  # fmt: skip
+        # Turns and facts are scaled against their best candidate, so the best is worth 1 even when it
+        # has nothing to do with the question. Without a shared word, their best cosine says how sure
+        # that best is: below ``confident_cosine`` they count for that much less beside the other kinds.
+        sure = 1.0
+        if not matched and views is not None:
+            nearest = max((s for view in ("episode", "episode_window", "fact") for s in views[view].values()),
+                          default=0.5)  # fmt: skip
+            sure = _clip((2.0 * nearest - 1.0) / st.confident_cosine)
+        ranked: list[tuple[float, int, str, Any, str]] = []  # (score, order, kind, key, tier): hits to be
         replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
         turns: dict[int, _Turn] = {}
         if turn_scores:
@@ -342,33 +395,49 @@ class RecallEngine:
                 if episode is not None and score > 0:
                     age_days = max(0.0, (now - episode.timestamp) / 86400.0)
                     recency = 1.0 + weight * 0.5 ** (age_days / half_life)
-                    shown = max(0.0, min(1.0, score / top * recency / scale))
-                    ranked.append((shown, len(ranked), "episode", row_id))
+                    shown = max(0.0, min(1.0, score / top * recency / scale)) * sure
+                    vector = turn_vectors.get(row_id, 0.0)
+                    own = turn_scores.get(row_id, 0.0)
+                    if own > 0:
+                        tier = "tier3" if vector > own - vector else "tier2"
+                    else:  # pulled in by a neighbour only
+                        tier = "tier2" if "tier2" in wanted else "tier3"
+                    ranked.append((shown, len(ranked), "episode", row_id, tier))
         facts_ranked: dict[str, float] = {}
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
             facts_ranked = self._fact_scores(
-                {k: v / top_fact * st.fact_scale for k, v in fact_scores.items()}, as_of, now, reads
+                {k: v / top_fact * st.fact_scale * sure for k, v in fact_scores.items()}, as_of, now, reads
             )
-            ranked.extend((score, len(ranked) + i, "fact", uuid) for i, (uuid, score) in enumerate(
-                facts_ranked.items()))  # fmt: skip
-        curated: list[Hit] = []
+            ranked.extend((score, len(ranked) + i, "fact", uuid, _tier_of(fact_parts[uuid]))
+                          for i, (uuid, score) in enumerate(facts_ranked.items()))  # fmt: skip
+        built = self._other_hits(others, now, set(fact_scores), as_of)  # chunks, events, entity cards
         if "tier1" in wanted and self._curated is not None:
-            curated = self._curated_hits(q)
-            ranked.extend((hit.score, len(ranked) + i, "curated", i) for i, hit in enumerate(curated))
+            built.extend(self._curated_hits(q))
+        ranked.extend((hit.score, len(ranked) + i, "built", i, hit.tier) for i, hit in enumerate(built))
         # Best first, ties in the order added (a stable sort reversed keeps equal keys in place).
         ranked.sort(key=itemgetter(0), reverse=True)
+        caps: dict[str, int] | None = None
+        if per_tier is not None:  # each tier's best hit_pool * per_tier only, in the fused order
+            caps = dict.fromkeys(wanted, per_tier)
+            taken: dict[str, int] = {}
+            kept = []
+            for item in ranked:
+                taken[item[4]] = taken.get(item[4], 0) + 1
+                if taken[item[4]] <= st.hit_pool * per_tier:
+                    kept.append(item)
+            ranked = kept
         # Every later step looks at the best hit_pool * limit distinct hits only: only those are built.
-        best = self._build_hits(ranked, st.hit_pool * limit, turns, curated, reads)
+        best = self._build_hits(ranked, st.hit_pool * limit, turns, built, reads)
         replaced: dict[str, Fact] = {}
         threats: dict[str, int | None] = {}
         if replaced_turns:
             best, replaced, threats = self._mark_superseded(best, replaced_turns)
-        if st.diversity <= 0:
+        if st.diversity <= 0 and caps is None:
             chosen = best[:limit]
         else:
             chosen = _diversify(
-                best, st.diversity, limit, st.list_sessions if q.listing else 0.0, depth=st.hit_pool
+                best, st.diversity, limit, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
             )
         return _current_first(chosen, replaced, threats, limit) if replaced else chosen
 
@@ -398,14 +467,14 @@ class RecallEngine:
 
     def _build_hits(
         self,
-        ranked: list[tuple[float, int, str, Any]],
+        ranked: list[tuple[float, int, str, Any, str]],
         count: int,
         turns: dict[int, _Turn],
-        curated: list[Hit],
+        built: list[Hit],
         reads: ReadsSnapshot,
     ) -> list[Hit]:
         """The first ``count`` hits of ``ranked`` with distinct texts (near-duplicates dropped), built
-        from the turns, the facts (loaded in batches as they are reached) and the curated hits."""
+        from the turns, the facts (loaded in batches as they are reached) and the hits built already."""
         out: list[Hit] = []
         seen: set[str] = set()
         facts: dict[str, tuple[Fact, int | None]] = {}
@@ -413,24 +482,24 @@ class RecallEngine:
         while start < len(ranked) and len(out) < count:
             batch = ranked[start : start + count + 10]
             start += len(batch)
-            wanted = [key for _, _, kind, key in batch if kind == "fact" and key not in facts]
+            wanted = [key for _, _, kind, key, _ in batch if kind == "fact" and key not in facts]
             if wanted:
                 facts.update(reads.facts_checked(wanted))
-            for score, _, kind, key in batch:
+            for score, _, kind, key, tier in batch:
                 if kind == "episode":
                     turn = turns[key]
                     text = turn.key
                     if text in seen:
                         continue
-                    hit = _scored(turn.hit, score)
+                    hit = _scored(turn.hit, score, tier)
                 else:
                     if kind == "fact":
                         found = facts.get(key)
                         if found is None:
                             continue
-                        hit = _fact_hit(found[0], score, found[1])
+                        hit = _fact_hit(found[0], score, found[1], tier)
                     else:
-                        hit = curated[key]
+                        hit = built[key]
                     text = _dedupe_key(hit.text)
                     if text in seen:
                         continue
@@ -449,7 +518,7 @@ class RecallEngine:
 
     def _graph_facts(self, q: _Query) -> dict[str, float]:
         assert self._graph is not None
-        seeds = self._entities_in(q.text)
+        seeds = self._named(q)
         if not seeds:
             return {}
         # Entities another process wrote may be missing from this process's graph until it refreshes.
@@ -469,6 +538,12 @@ class RecallEngine:
             for fact_uuid in about.get(entity_uuid, ()):
                 out[fact_uuid] = max(out.get(fact_uuid, 0.0), act)
         return out
+
+    def _named(self, q: _Query) -> list[str]:
+        """``_entities_in`` the question, looked up once per recall (the graph and the cards ask)."""
+        if q.entities is None:
+            q.entities = self._entities_in(q.text)
+        return q.entities
 
     def _entities_in(self, text: str) -> list[str]:
         """Entities whose name or alias appears in the text as whole words (longest phrases win)."""
@@ -490,11 +565,13 @@ class RecallEngine:
                     found.append(uuid)
         return found[: self.settings.graph_seeds]
 
-    def _vectors(self, q: _Query) -> dict[str, dict[str, float]]:
+    def _vectors(self, q: _Query, texts: bool) -> dict[str, dict[str, float]]:
         assert self._semantic is not None
         st = self.settings
         limits = {"episode": st.vector_candidates, "episode_window": st.window_candidates,
                   "fact": st.fact_candidates}  # fmt: skip
+        if texts:
+            limits["text"] = st.chunk_candidates
         # One search per view (in a shared top-k the many sentence chunks crowd out windows and facts),
         # all from one query embedding, as {source uuid: best score} without loading chunk text. On its
         # own thread: its Tier 2 reads go through the read connection too.
@@ -547,8 +624,10 @@ class RecallEngine:
         people = set(self._participants()) if q.answer else set()
         for row_id in list(final):
             turn = turns.get(row_id)
-            if turn is None or (as_of is not None and turn.episode.timestamp > as_of) or (
-                turn.episode.uuid in dropped
+            if (
+                turn is None
+                or (as_of is not None and turn.episode.timestamp > as_of)
+                or (turn.episode.uuid in dropped)
             ):
                 final.pop(row_id, None)
                 continue
@@ -633,6 +712,84 @@ class RecallEngine:
             out[uuid] = _clip(score * prior * _recency(when, now, st))
         return out
 
+    def _lexical_others(self, q: _Query, texts: bool, others: _Others, as_of: float | None) -> None:
+        """The Tier 2 candidates of the other stores: chunks indexed on their own by BM25, events by
+        BM25 and by the period the question names, entities the question names or whose name, aliases
+        or description match; the events' and entities' rows are read here too (while the vectors are
+        searched), those of events recorded by ``as_of``."""
+        st = self.settings
+        terms = " ".join(q.terms)
+        if texts and terms:
+            found = self._tier2.chunks.bm25_of_kind(terms, "text", limit=st.chunk_candidates)
+            _add_part(others.chunks, others.chunk_parts, _maxnorm(found), st.w_chunk_bm25, "tier2")
+        if terms:
+            _add(others.events, _maxnorm(self._tier2.timeline.bm25_scores(terms, limit=st.event_candidates)),
+                 st.w_event_bm25)  # fmt: skip
+        if q.span is not None:
+            period = self._tier2.timeline.in_period(q.span[0], q.span[1] + 86400.0, limit=st.event_candidates)
+            _add(others.events, dict.fromkeys(period, 1.0), st.w_event_period)
+        named = self._named(q)[: st.entity_candidates]
+        if terms:
+            matched = _maxnorm(self._tier2.entities.bm25_scores(terms, limit=st.entity_candidates))
+            _add(others.entities, matched, st.w_entity_bm25)
+        for uuid in named:
+            others.entities[uuid] = 1.0
+        if others.events:
+            others.event_rows = self._tier2.timeline.for_recall(list(others.events), recorded_by=as_of)
+        if others.entities:
+            others.cards = self._tier2.entities.cards(list(others.entities), relations=st.entity_relations)
+
+    def _other_hits(self, others: _Others, now: float, facts: set[str], as_of: float | None) -> list[Hit]:
+        """The other stores' candidates as hits, each kind scaled by its ``*_scale`` against its best
+        possible score; their text was never scanned when written, so it is neutralised here. An event
+        recorded for a fact that is a candidate itself (a dated statement) is left to the fact. With
+        ``as_of``, only what was known then: chunks of that time, events recorded and entities first
+        seen by then."""
+        st = self.settings
+        out: list[Hit] = []
+        if others.chunks:
+            best = st.w_chunk_bm25 + st.w_chunk_vector
+            rows = self._tier2.chunks.get_many(list(others.chunks))
+            for uuid, score in others.chunks.items():
+                chunk = rows.get(uuid)
+                if chunk is None or (as_of is not None and chunk.timestamp > as_of):
+                    continue
+                meta = {"session_id": chunk.session_id, "source_type": chunk.source_type,
+                        "category": chunk.category, "chunk_index": chunk.chunk_index}  # fmt: skip
+                shown = _clip(st.chunk_scale * score / best * _recency(chunk.timestamp, now, st) /
+                              (1.0 + st.recency_weight))  # fmt: skip
+                out.append(_neutralised(Hit(
+                    id=f"chunk:{uuid}", score=shown, text=chunk.text, tier=_tier_of(others.chunk_parts[uuid]),
+                    kind="chunk", timestamp=chunk.timestamp, source_ids=(f"chunk:{uuid}",), metadata=meta,
+                )))  # fmt: skip
+        if others.event_rows:
+            best = st.w_event_bm25 or 1.0  # a full BM25 match; the period adds to it (clipped at 1)
+            for uuid, (event, sources, names) in others.event_rows.items():
+                if facts.intersection(event.related_facts):
+                    continue
+                text = event.title + (f" — {event.description}" if event.description else "")
+                about: dict[str, Any] = {"session_id": event.session_id, "event_type": event.event_type,
+                                         "entities": names}  # fmt: skip
+                score = others.events[uuid] / best * ((1.0 - st.importance_weight)
+                                                       + st.importance_weight * event.importance)  # fmt: skip
+                out.append(_neutralised(Hit(
+                    id=f"event:{uuid}", score=_clip(st.event_scale * score), text=text, tier="tier2",
+                    kind="event", timestamp=event.timestamp, source_ids=sources, metadata=about,
+                )))  # fmt: skip
+        if others.cards:
+            people = {n.casefold() for n in self._participants()}
+            for uuid, (entity, links) in others.cards.items():
+                if as_of is not None and entity.first_seen > as_of:
+                    continue
+                if people.intersection(n.casefold() for n in (entity.name, *entity.aliases)):
+                    continue  # a participant of the conversation is its subject, not a topic
+                text = _card(entity.name, entity.entity_type, entity.aliases, entity.description, links)
+                card: dict[str, Any] = {"entity_type": entity.entity_type, "aliases": list(entity.aliases)}
+                out.append(_neutralised(Hit(
+                    id=f"entity:{uuid}", score=_clip(st.entity_scale * others.entities[uuid]), text=text,
+                    tier="tier2", kind="entity", timestamp=entity.last_seen, metadata=card,
+                )))  # fmt: skip
+        return out
 
     def _curated_hits(self, q: _Query) -> list[Hit]:
         assert self._curated is not None
@@ -700,8 +857,10 @@ def _asked_between_people(turn: _Turn, beside: Callable[[int], Iterable[int]], r
         return False
     for other_id in beside(row_id):
         other = turns.get(other_id)
-        if other is not None and other.episode.role != "assistant" and (
-            other.episode.speaker != episode.speaker
+        if (
+            other is not None
+            and other.episode.role != "assistant"
+            and (other.episode.speaker != episode.speaker)
         ):
             return True
     return False
@@ -735,17 +894,28 @@ def _unavailable(into: dict[str, str] | None, tier: str, exc: HermesMemoryError)
     into[tier] = availability.reason_for(exc)
 
 
-def _fact_hit(fact: Fact, score: float, threat: int | None) -> Hit:
+def _fact_hit(fact: Fact, score: float, threat: int | None, tier: str = "tier2") -> Hit:
     """A fact as a hit; a fact not scanned clean when written has its strings neutralised (its source
     turn ids are ids: scanned when written, never per hit)."""
     when = fact.valid_from if fact.valid_from is not None else fact.created_at
     hit = Hit(
-        id=f"fact:{fact.uuid}", score=score, text=fact.content, tier="tier2", kind="fact", timestamp=when,
+        id=f"fact:{fact.uuid}", score=score, text=fact.content, tier=tier, kind="fact", timestamp=when,
         source_ids=fact.source_episodes,
         metadata={"category": fact.category, "confidence": fact.confidence, "source_type": fact.source_type,
                   "session_id": fact.source_id if fact.source_type == "session" else None},
     )  # fmt: skip
     return hit if threat == CLEAN else _neutralised(hit)
+
+
+def _card(name: str, kind: str, aliases: Sequence[str], description: str | None,
+          links: Sequence[tuple[str, str]]) -> str:  # fmt: skip
+    """An entity card: ``Name (type; also: a, b): description; relation Other; Other relation it``."""
+    head = f"{name} ({kind}" + (f"; also: {', '.join(aliases)}" if aliases else "") + ")"
+    parts = [description] if description else []
+    for relation, other in links:
+        words = relation.removeprefix("<-").replace("_", " ")
+        parts.append(f"{other} {words} it" if relation.startswith("<-") else f"{words} {other}")
+    return head + (": " + "; ".join(parts) if parts else "")
 
 
 def _neutralised(hit: Hit) -> Hit:
@@ -846,6 +1016,25 @@ def _add(into: dict[Any, float], scores: dict[Any, float], weight: float) -> Non
         into[key] = into.get(key, 0.0) + weight * value
 
 
+def _add_part(
+    into: dict[Any, float],
+    parts: dict[Any, dict[str, float]],
+    scores: dict[Any, float],
+    weight: float,
+    tier: str,
+) -> None:
+    """``_add``, and each key's share by the tier that found it in ``parts``."""
+    for key, value in scores.items():
+        into[key] = into.get(key, 0.0) + weight * value
+        share = parts.setdefault(key, {})
+        share[tier] = share.get(tier, 0.0) + weight * value
+
+
+def _tier_of(parts: dict[str, float]) -> str:
+    """The tier with the largest share (ties: the tier that added first)."""
+    return max(parts, key=parts.__getitem__)
+
+
 def _clip(x: float) -> float:
     return max(0.0, min(1.0, x))
 
@@ -861,11 +1050,17 @@ def _content_words(text: str) -> frozenset[str]:
 
 
 def _diversify(
-    ranked: list[Hit], weight: float, limit: int, same_session: float = 0.0, *, depth: int = 3
+    ranked: list[Hit],
+    weight: float,
+    limit: int,
+    same_session: float = 0.0,
+    caps: dict[str, int] | None = None,
+    *,
+    depth: int = 3,
 ) -> list[Hit]:
     """Greedy maximal-marginal-relevance order of the best ``depth * limit`` hits; a hit moved down keeps a
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
-    overlap of two hits from one conversation session."""
+    overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier."""
     pool = ranked[: depth * limit]
     n = len(pool)
     if not n or limit < 1:
@@ -876,11 +1071,20 @@ def _diversify(
     # first best of equal values wins, as in a scan in rank order.
     overlap = np.zeros(n)
     chosen: list[int] = []
+    left = dict(caps) if caps is not None else None
+    tiers = np.array([h.tier for h in pool]) if caps is not None else None
     for _ in range(min(limit, n)):
         value = scores - weight * overlap
         value[chosen] = -np.inf
+        if left is not None and tiers is not None:
+            full = [tier for tier, room in left.items() if room > 0]
+            value[~np.isin(tiers, full)] = -np.inf
         best = int(value.argmax())
+        if value[best] == -np.inf:
+            break
         chosen.append(best)
+        if left is not None:
+            left[pool[best].tier] = left.get(pool[best].tier, 0) - 1
         np.maximum(overlap, alike[best], out=overlap)
     out: list[Hit] = []
     for i in chosen:

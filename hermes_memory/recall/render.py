@@ -79,18 +79,8 @@ def _raw_line(hit: Hit, max_chars: int = LINE_CHARS) -> str:
     full when a piece of it was cut short."""
     day = stamp(hit.timestamp)
     meta = hit.metadata
-    if hit.kind == "episode":
-        who = f"{meta.get('speaker')}: " if meta.get("speaker") else ""
-        source = f"turn, {meta.get('session_id')}"
-    elif hit.kind == "fact":
-        who = ""
-        source = "fact" + (f", {meta.get('session_id')}" if meta.get("session_id") else "")
-    elif hit.kind == "curated":
-        who = ""
-        source = f"curated {meta.get('store', '')}".strip()
-    else:
-        who = ""
-        source = hit.kind
+    who = f"{meta.get('speaker')}: " if hit.kind == "episode" and meta.get("speaker") else ""
+    source = hit.source  # every kind says where it comes from (``Hit.source``)
     text = " ".join(hit.text.split())  # ``clip``, folding the white space once
     cut = len(text) > max_chars
     if cut:

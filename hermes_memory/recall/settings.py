@@ -94,6 +94,33 @@ class RecallSettings:
     # Near-duplicate removal and the diversity pass look at the best ``hit_pool * limit`` distinct hits.
     hit_pool: int = 3
 
+    # The other stores (issue 16): texts indexed with ``semantic_index`` (chunks without an episode),
+    # timeline events and entity cards are candidates too, each kind scaled against its best possible
+    # score (``*_scale`` is what a perfect match of the kind is worth beside the best turn, 1.0).
+    # Chunks: BM25 over the chunk text and one vector search of their own, weighted as turns are.
+    w_chunk_bm25: float = 0.35
+    w_chunk_vector: float = 0.5
+    chunk_scale: float = 0.9
+    chunk_candidates: int = 50
+    # Events: BM25 over title and description, and the events of the period a question names (a full
+    # BM25 match is worth ``event_scale``; the period adds to it).
+    w_event_bm25: float = 1.0
+    w_event_period: float = 0.5
+    event_scale: float = 0.8
+    event_candidates: int = 30
+    # Entity cards (name, type, aliases, strongest relations): an entity the question names (whole
+    # words, not a participant of the conversation) scores 1, one found by BM25 over name, aliases
+    # and description ``w_entity_bm25`` times its scaled rank.
+    w_entity_bm25: float = 0.5
+    entity_scale: float = 0.6
+    entity_candidates: int = 10
+    entity_relations: int = 5
+    # Turns and facts are scaled against their best candidate. When none shares a word with the question
+    # (no BM25 match, no graph fact), their best cosine below this counts for that much less (cosine 0.2:
+    # half): chatter that is merely the nearest must not outrank an indexed text, event or entity the
+    # question names. (LoCoMo: every question shares a word with some turn; unchanged.)
+    confident_cosine: float = 0.4
+
     def __post_init__(self) -> None:
         if not 0.0 < self.graph_decay <= 1.0:
             raise ConfigError(

@@ -271,6 +271,27 @@ class ChunkStore:
         )
         return [(_row_to_chunk(r), bm25_to_score(r["rank"])) for r in rows]
 
+    def has_kind(self, source_kind: str) -> bool:
+        """Whether the view holds any chunk of ``source_kind`` (one probe of the source index)."""
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(f"SELECT 1 FROM chunks WHERE source_kind = ? AND {scoped} LIMIT 1",
+                                 (source_kind, *sp))  # fmt: skip
+        return row is not None
+
+    def bm25_of_kind(self, query: str, source_kind: str, *, limit: int) -> dict[str, float]:
+        """``search`` restricted to chunks of one source kind, as chunk uuid -> score, best first."""
+        match = fts_match(query)
+        if match is None:
+            return {}
+        scoped, sp = self._view.where("c.scope")
+        rows = self._db.query(
+            "SELECT c.uuid, bm25(chunks_fts) AS rank FROM chunks_fts "
+            "JOIN chunks c ON c.id = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? AND c.source_kind = ? AND {scoped} ORDER BY rank LIMIT ?",
+            (match, source_kind, *sp, limit),
+        )
+        return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+
     def iter_all(self, batch: int = 512) -> Iterator[list[ChunkRow]]:
         last = 0
         scoped, sp = self._view.where("scope")

@@ -313,6 +313,54 @@ class EntityStore:
                 exact.setdefault(r["uuid"], (_row_to_entity(r), bm25_to_score(r["rank"])))
         return list(exact.values())[:limit]
 
+    def bm25_scores(self, query: str, *, limit: int) -> dict[str, float]:
+        """Entities whose name, aliases or description match free text, as uuid -> BM25 score."""
+        match = fts_match(query)
+        if match is None:
+            return {}
+        scoped, sp = self._view.where("e.scope")
+        rows = self._db.query(
+            "SELECT e.uuid, bm25(entities_fts) AS rank FROM entities_fts JOIN entities e "
+            f"ON e.id = entities_fts.rowid WHERE entities_fts MATCH ? AND {scoped} ORDER BY rank LIMIT ?",
+            (match, *sp, limit),
+        )
+        return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+
+    def cards(
+        self, uuids: Sequence[str], *, relations: int
+    ) -> dict[str, tuple[Entity, list[tuple[str, str]]]]:
+        """By uuid: the entity and its strongest ``relations`` as (relation type, the other entity's name),
+        the type prefixed ``<-`` for a relation pointing at it; for the entities of ``uuids`` in the view."""
+        if not uuids:
+            return {}
+        scoped, sp = self._view.where("scope", by_key=True)
+        rows = self._db.query_keys(
+            f"SELECT * FROM entities WHERE uuid IN ({{keys}}) AND {scoped}", list(dict.fromkeys(uuids)), sp
+        )
+        out: dict[str, tuple[Entity, list[tuple[str, str]]]] = {
+            r["uuid"]: (_row_to_entity(r), []) for r in rows
+        }
+        if not out or relations < 1:
+            return out
+        rscoped, rp = self._view.where("r.scope")
+        oscoped, op = self._view.where("o.scope")
+        linked = self._db.query(
+            "WITH w AS (SELECT value AS uuid FROM json_each(?)), "
+            "l AS (SELECT w.uuid AS me, r.relation_type AS kind, r.to_entity_id AS other, 0 AS incoming, "
+            "r.strength AS strength, r.id AS rid FROM w JOIN relations r ON r.from_entity_id = w.uuid "
+            f"WHERE {rscoped} "
+            "UNION ALL SELECT w.uuid, r.relation_type, r.from_entity_id, 1, r.strength, r.id FROM w "
+            f"JOIN relations r ON r.to_entity_id = w.uuid WHERE {rscoped}) "
+            "SELECT l.me, l.kind, l.incoming, o.name FROM l JOIN entities o ON o.uuid = l.other "
+            f"WHERE {oscoped} ORDER BY l.me, l.strength DESC, l.rid",
+            (json.dumps(sorted(out)), *rp, *rp, *op),
+        )
+        for me, kind, incoming, name in linked:
+            found = out[str(me)][1]
+            if len(found) < relations:
+                found.append((f"<-{kind}" if incoming else str(kind), str(name)))
+        return out
+
     def scopes_of(self, uuids: Sequence[str]) -> dict[str, str]:
         """The scope of each entity in the view (the Entity record does not carry it)."""
         scoped, sp = self._view.where("scope", by_key=True)

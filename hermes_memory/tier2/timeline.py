@@ -12,6 +12,7 @@ from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.search import bm25_to_score, fts_match
 
 
 def _row_to_event(row: sqlite3.Row) -> Event:
@@ -115,6 +116,57 @@ class TimelineStore:
             params.append(entity_uuid)
         sql = f"SELECT * FROM timeline WHERE {' AND '.join(clauses)} ORDER BY timestamp DESC, id DESC LIMIT ?"
         return [_row_to_event(r) for r in self._db.query(sql, [*params, limit])]
+
+    def bm25_scores(self, query: str, *, limit: int) -> dict[str, float]:
+        """Events whose title or description matches free text, as uuid -> BM25 score, best first."""
+        match = fts_match(query)
+        if match is None:
+            return {}
+        scoped, sp = self._view.where("t.scope")
+        rows = self._db.query(
+            "SELECT t.uuid, bm25(timeline_fts) AS rank FROM timeline_fts JOIN timeline t "
+            f"ON t.id = timeline_fts.rowid WHERE timeline_fts MATCH ? AND {scoped} ORDER BY rank LIMIT ?",
+            (match, *sp, limit),
+        )
+        return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+
+    def in_period(self, start: float, end: float, *, limit: int) -> list[str]:
+        """The uuids of events overlapping [start, end], most important first."""
+        scoped, sp = self._view.where("scope")
+        rows = self._db.query(
+            f"SELECT uuid FROM timeline WHERE {scoped} AND coalesce(end_timestamp, timestamp) >= ? "
+            "AND timestamp <= ? ORDER BY importance DESC, timestamp DESC, id DESC LIMIT ?",
+            (*sp, start, end, limit),
+        )
+        return [str(r[0]) for r in rows]
+
+    def for_recall(
+        self, uuids: Sequence[str], *, recorded_by: float | None = None
+    ) -> dict[str, tuple[Event, tuple[str, ...], list[str]]]:
+        """By uuid: the event, the episodes it was taken from, and the names of its related entities
+        (those in the view), for the events of ``uuids`` in the view (recorded by ``recorded_by``)."""
+        if not uuids:
+            return {}
+        scoped, sp = self._view.where("scope", by_key=True)
+        query = f"SELECT * FROM timeline WHERE uuid IN ({{keys}}) AND {scoped}"
+        rows = self._db.query_keys(query, list(dict.fromkeys(uuids)), sp)
+        events = {
+            r["uuid"]: (_row_to_event(r), tuple(loads_list(r["source_episodes"])))
+            for r in rows
+            if recorded_by is None or r["created_at"] <= recorded_by
+        }
+        related = sorted({e for event, _ in events.values() for e in event.related_entities})
+        names: dict[str, str] = {}
+        if related:
+            escoped, ep = self._view.where("scope", by_key=True)
+            found = self._db.query_keys(
+                f"SELECT uuid, name FROM entities WHERE uuid IN ({{keys}}) AND {escoped}", related, ep
+            )
+            names = {str(r[0]): str(r[1]) for r in found}
+        return {
+            uuid: (event, sources, [names[e] for e in event.related_entities if e in names])
+            for uuid, (event, sources) in events.items()
+        }
 
     def get(self, uuid: str) -> Event:
         """The event with this uuid. Raises NotFoundError (also for one outside the view)."""

@@ -46,6 +46,8 @@ RRF_K = 60
 _T = TypeVar("_T")
 # The payload keys recall reads per vector hit (``source_scores``): no text, no other metadata.
 _SOURCE_FIELDS = ("source_kind", "source_uuid")
+# The chunk kind of texts indexed on their own (``semantic_index``): no source, recall keys them by chunk.
+_BY_CHUNK = "text"
 # semantic_search over-fetches when archived/superseded facts fill the top hits, up to this many.
 MAX_FETCH = 1000
 # An embedded vector store (qdrant-edge) admits one process. The others retry taking it at most this
@@ -466,8 +468,9 @@ class SemanticMemory:
     def source_scores(self, query: str, limits: Mapping[str, int]) -> dict[str, dict[str, float]]:
         """Per chunk source kind, the best vector score of each source among the kind's nearest chunks.
 
-        ``limits`` maps a ``source_kind`` ("episode", "episode_window", "fact") to its top-k; the result
-        maps it to ``{source uuid: best score}`` over exactly the chunks and scores that
+        ``limits`` maps a ``source_kind`` ("episode", "episode_window", "fact", "text") to its top-k; the
+        result maps it to ``{source uuid: best score}`` (for "text", chunks indexed on their own with no
+        source, ``{chunk uuid: score}``) over exactly the chunks and scores that
         ``search(query, limit=k, filters={"source_kind": kind})`` returns (same scopes, hidden facts
         left out), but the query is embedded once and each hit loads two payload fields and no chunk
         text (recall's hot path). While another process holds the vector store the exact index over
@@ -492,7 +495,7 @@ class SemanticMemory:
             # facts' belief is left to check (their hits go through ``_nearest``, which refills).
             fields = ("source_uuid",)
             asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
-            plain = {k: v for k, v in asked.items() if k != "fact"}
+            plain = {k: v for k, v in asked.items() if k not in ("fact", _BY_CHUNK)}
             read = backend.search_values(vector, plain, "source_uuid")
             unread = {k: v for k, v in asked.items() if read.get(k) is None}
             first = backend.search_many(vector, unread, fields=fields) if unread else {}
@@ -500,7 +503,13 @@ class SemanticMemory:
             best = out[kind]
             raw = first.get(kind)
             values = read.get(kind)
-            if values is not None:
+            if kind == _BY_CHUNK:  # no source: each chunk is its own
+                if raw is not None:  # the exact index, just refreshed: every hit's chunk exists
+                    found = [(h.id.removeprefix("chunk:"), _unit(h.score)) for h in raw]
+                else:
+                    found = self._nearest(backend, vector, limits[kind], wanted, self._live_chunks,
+                                          fields=fields)  # fmt: skip
+            elif values is not None:
                 # Nothing of this kind is left out (no belief to check): ``_nearest`` would return the
                 # search as it is, so it is read in one pass.
                 found = [(source, _unit(score)) for source, score in values]
@@ -609,6 +618,11 @@ class SemanticMemory:
                 continue  # archived, superseded or expired facts keep their vector but are not recalled
             out.append((source, max(0.0, min(1.0, h.score))))
         return out
+
+    def _live_chunks(self, hits: Sequence[VectorHit]) -> list[tuple[str, float]]:
+        """(chunk uuid, score) of the hits whose chunk still exists in Tier 2."""
+        live = self._tier2.chunks.existing([h.id.removeprefix("chunk:") for h in hits])
+        return [(u, _unit(h.score)) for h in hits if (u := h.id.removeprefix("chunk:")) in live]
 
     def _believed_sources(self, hits: Sequence[VectorHit], kind: str) -> list[tuple[str, float]]:
         """``_recallable_sources`` for hits of one source kind whose chunks are known to exist (the exact

@@ -63,6 +63,12 @@ async def _session_checks(tmp_path: Path) -> dict[str, Any]:
             out["recall"] = _json(
                 await session.call_tool("recall", {"query": "Where did Anna move?", "limit": 5})
             )
+            out["per_tier"] = _json(
+                await session.call_tool("recall", {"query": "Where did Anna move?", "limit_per_tier": 1})
+            )
+            out["both_limits"] = await session.call_tool(
+                "recall", {"query": "Anna", "limit": 2, "limit_per_tier": 1}
+            )
             out["facts"] = _json(await session.call_tool("fact_query", {"query": "Lisbon"}))
             if out["facts"]:
                 out["why"] = _json(await session.call_tool("why", {"fact_uuid": out["facts"][0]["uuid"]}))
@@ -96,6 +102,15 @@ def test_remember_then_recall_returns_the_text(results: dict[str, Any]) -> None:
     texts = [hit["text"] for hit in results["recall"]["hits"]]
     assert any("Lisbon" in text for text in texts), texts
     assert "Lisbon" in results["recall"]["rendered"]
+
+
+def test_recall_passes_limit_per_tier_through(results: dict[str, Any]) -> None:
+    hits = results["per_tier"]["hits"]
+    tiers = [hit["tier"] for hit in hits]
+    assert hits and len(tiers) == len(set(tiers)), tiers  # one hit per tier at most
+    assert all(hit["kind"] and hit["source"] for hit in hits)
+    both = results["both_limits"]
+    assert both.isError and "not both" in both.content[0].text
 
 
 def test_why_explains_an_extracted_fact(results: dict[str, Any]) -> None:

@@ -108,6 +108,7 @@ def bounded(fn: Callable[[], Any]) -> Any:
 API_LIMITS: list[tuple[str, dict[str, Any], str, tuple[int, int | None]]] = [
     ("recall", {"query": "Maya"}, "limit", (1, 200)),
     ("recall", {"query": "Maya"}, "budget_tokens", (1, 100_000)),
+    ("recall", {"query": "Maya"}, "limit_per_tier", (1, 50)),
     ("fact_query", {"query": "Maya"}, "limit", (1, 1000)),
     ("entity_query", {"name": "Maya"}, "limit", (1, 1000)),
     ("timeline", {"entity": "Maya"}, "limit", (1, 1000)),
@@ -190,6 +191,7 @@ def test_tool_limits(api: MemoryAPI, tool: str, fixed: dict[str, Any], param: st
 
 MCP_LIMITS: list[tuple[str, dict[str, Any], str, int]] = [
     ("recall", {"query": "Maya"}, "limit", 200),
+    ("recall", {"query": "Maya"}, "limit_per_tier", 50),
     ("timeline", {"entity": "Maya"}, "limit", 1000),
     ("timeline_query", {}, "limit", 1000),
     ("fact_query", {"query": "Maya"}, "limit", 1000),

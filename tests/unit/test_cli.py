@@ -461,3 +461,12 @@ def test_every_cli_command_is_in_the_readme() -> None:
     readme = readme_path.read_text(encoding="utf-8")
     missing = [" ".join(p) for p in command_paths(build_parser()) if not documented(readme, p)]
     assert missing == [], f"commands not documented in README.md: {missing}"
+
+
+def test_recall_limit_per_tier_and_limit_together_is_one_error_line(cli: Run) -> None:
+    add_fact(cli, "Orion billing runs on Stripe.")
+    code, out, _ = cli("recall", "Orion billing", "--limit-per-tier", "1", "--json")
+    assert code == 0
+    hits = envelope(out)["data"]["hits"]
+    assert hits and len({h["tier"] for h in hits}) == len(hits)
+    assert "not both" in one_error_line(*cli("recall", "Orion", "--limit", "2", "--limit-per-tier", "1"))

@@ -175,6 +175,7 @@ VALID: dict[str, SearchStrategy[Any]] = {
     "opt_text": st.one_of(st.none(), SENTENCES),
     "unit": st.floats(0.0, 1.0),
     "limit": st.integers(1, 50),
+    "opt_limit": st.one_of(st.none(), st.integers(1, 50)),  # beside another limit: both given is refused
     "time": st.floats(0.0, 2_000_000_000.0),
     "opt_time": st.one_of(st.none(), st.floats(0.0, 2_000_000_000.0)),
     "bool": st.booleans(),
@@ -273,7 +274,7 @@ METHODS: dict[str, dict[str, str]] = {
     "pending": {},
     "prune": {"now": "opt_time"},
     "recall": {"query": "text", "tiers": "tiers", "limit": "limit", "as_of": "opt_time",
-               "budget_tokens": "limit", "session_id": "opt_text"},
+               "budget_tokens": "limit", "session_id": "opt_text", "limit_per_tier": "opt_limit"},
     "reconstruct": {"query": "text", "memories": "opt_names", "limit": "limit", "tiers": "tiers",
                     "as_of": "opt_time", "session_id": "opt_text"},
     "reindex": {"progress": "progress"},
@@ -603,7 +604,8 @@ def test_every_tool_action_survives_hostile_arguments(provider: NextLevelProvide
 
 # -- the MCP server's tools, called in process -------------------------------------------------------------
 _MCP_PARAMS: dict[str, dict[str, str]] = {
-    "recall": {"query": "text", "limit": "limit", "tiers": "tiers", "as_of": "opt_time"},
+    "recall": {"query": "text", "limit": "limit", "tiers": "tiers", "as_of": "opt_time",
+              "limit_per_tier": "opt_limit"},
     "remember": {"text": "text", "session_id": "name", "speaker": "opt_text", "role": "role", "time": "when"},
     "timeline": {"entity": "name", "limit": "limit"},
     "timeline_query": {"start": "opt_time", "end": "opt_time", "event_type": "opt_event_type",

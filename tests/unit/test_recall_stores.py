@@ -1,0 +1,178 @@
+"""Recall reaches every store (issue 16): chunks indexed with ``semantic_index``, timeline events and
+entity cards come back beside turns, facts and curated entries, ranked by one fusion; every hit says
+its kind and source; the seed's ``recall(query, tiers=None, limit_per_tier=5)`` works beside ``limit``."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_memory import MemoryAPI
+from hermes_memory.hermes.tools import ToolContext, call_tool
+from hermes_memory.recall import render
+from hermes_memory.records import Hit
+
+T0 = 1_683_540_000.0  # 2023-05-08
+DAY = 86400.0
+KINDS = {"episode", "fact", "curated", "chunk", "event", "entity"}
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[MemoryAPI]:
+    with MemoryAPI(
+        hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    ) as mem:
+        yield mem
+
+
+def _probe(api: MemoryAPI) -> None:
+    """The issue's probe: a chunk, an event and an entity, each naming Orion (no turn, no fact)."""
+    assert api.semantic_index("The Orion invoices are generated on the first of each month.",
+                              source_type="document", timestamp=T0)["success"]  # fmt: skip
+    orion = api.entity_ensure("Orion", "project", aliases=["ORN"], description="the billing rewrite")
+    assert orion["success"]
+    assert api.entity_ensure("Alice", "person")["success"]
+    assert api.entity_link("Alice", "Orion", "works_on")["success"]
+    assert api.timeline_add("milestone", "Orion billing went live", related_entities=["Orion"],
+                            timestamp=T0 + DAY)["success"]  # fmt: skip
+
+
+def _mixed(api: MemoryAPI) -> None:
+    """The probe plus turns, a fact and a curated entry about Orion."""
+    _probe(api)
+    when = T0 + 2 * DAY
+    api.remember_message("Alice said the Orion billing migration is finished.", "s1", when, speaker="Bo")
+    api.remember_message("Great, then Orion can invoice in euros now.", "s1", T0 + 2 * DAY + 60, speaker="Cy")
+    assert api.flush(60)["data"]["drained"]
+    assert api.fact_store("Orion billing runs on Stripe.", category="project")["success"]
+    assert api.curated_add("Orion billing questions go to Alice.", "memory")["success"]
+
+
+def _kinds(hits: list[dict[str, Any]]) -> set[str]:
+    return {h["kind"] for h in hits}
+
+
+def test_a_chunk_an_event_and_an_entity_come_back_from_recall(api: MemoryAPI) -> None:
+    _probe(api)
+    env = api.recall("Orion billing")
+    assert env["success"], env["error"]
+    hits = env["data"]["hits"]
+    assert {"chunk", "event", "entity"} <= _kinds(hits), hits
+    by_kind = {h["kind"]: h for h in hits}
+    assert "invoices" in by_kind["chunk"]["text"] and by_kind["chunk"]["source"] == "indexed text, document"
+    assert by_kind["chunk"]["tier"] in ("tier2", "tier3")
+    event = by_kind["event"]
+    assert event["text"].startswith("Orion billing went live") and event["timestamp"] == T0 + DAY
+    assert event["metadata"]["entities"] == ["Orion"] and event["source"] == "event about Orion"
+    card = by_kind["entity"]["text"]  # name, type, aliases, description, key relations
+    assert card.startswith("Orion (project; also: ORN)") and "billing rewrite" in card
+    assert "Alice works on it" in card
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True)  # one fused ranking
+
+
+def test_a_chunk_an_event_and_an_entity_come_back_from_nextlevel_search(api: MemoryAPI) -> None:
+    _probe(api)
+    ctx = ToolContext(api=api, session_id="sess-1", writable=True, after_write=lambda: None)
+    out = json.loads(call_tool(ctx, "nextlevel_search", {"query": "Orion billing"}))
+    assert out["count"] >= 3, out
+    assert {"chunk", "event", "entity"} <= {r["kind"] for r in out["results"]}
+    assert all(r["source"] and r["kind"] for r in out["results"])
+    per_tier = json.loads(call_tool(ctx, "nextlevel_search", {"query": "Orion billing", "limit_per_tier": 1}))
+    tiers = Counter(r["tier"] for r in per_tier["results"])
+    assert per_tier["count"] >= 2 and max(tiers.values()) == 1, per_tier
+    both = json.loads(call_tool(ctx, "nextlevel_search", {"query": "Orion", "limit": 3, "limit_per_tier": 1}))
+    assert both["error_type"] == "invalid_input" and "not both" in both["error"]
+
+
+def test_the_seed_signature_returns_up_to_n_hits_per_tier_in_one_ranking(api: MemoryAPI) -> None:
+    _mixed(api)
+    env = api.recall("Orion billing", tiers=None, limit_per_tier=2)
+    assert env["success"], env["error"]
+    hits = env["data"]["hits"]
+    counts = Counter(h["tier"] for h in hits)
+    assert set(counts) <= set(env["meta"]["tiers_queried"]) and max(counts.values()) <= 2
+    assert {"tier1", "tier2", "tier3"} <= set(counts), counts  # curated, lexical and vector hits
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    # More per tier gives more hits; one tier asked gives that tier's hits only.
+    assert len(api.recall("Orion billing", limit_per_tier=5)["data"]["hits"]) > len(hits)
+    only = api.recall("Orion billing", tiers=["tier3"], limit_per_tier=3)["data"]["hits"]
+    assert only and len(only) <= 3 and {h["tier"] for h in only} == {"tier3"}
+    # ``limit`` keeps its meaning: hits in all.
+    assert len(api.recall("Orion billing", limit=3)["data"]["hits"]) == 3
+    assert len(api.recall("Orion billing")["data"]["hits"]) > 3  # default 10 in all
+
+
+def test_limit_and_limit_per_tier_together_are_refused(api: MemoryAPI) -> None:
+    _probe(api)
+    env = api.recall("Orion", limit=3, limit_per_tier=2)
+    assert not env["success"] and env["meta"]["error_type"] == "invalid_input"
+    assert "not both" in env["error"]
+    bad = api.recall("Orion", limit_per_tier=0)
+    assert not bad["success"] and "limit_per_tier" in bad["error"]
+
+
+def test_every_hit_says_its_kind_and_source_in_the_dict_and_the_line(api: MemoryAPI) -> None:
+    _mixed(api)
+    env = api.recall("Orion billing", limit=30)
+    hits = env["data"]["hits"]
+    assert {"episode", "fact", "curated", "chunk", "event", "entity"} <= _kinds(hits), _kinds(hits)
+    lines = env["data"]["rendered"].splitlines()
+    assert len(lines) == len(hits)
+    for hit, line in zip(hits, lines, strict=True):
+        assert hit["kind"] in KINDS and hit["source"], hit
+        assert line.endswith(f"({hit['source']})"), (line, hit)
+    sources = {h["kind"]: h["source"] for h in hits}
+    assert sources["episode"] == "turn, s1" and sources["curated"] == "curated memory"
+    assert sources["fact"].startswith("fact") and sources["entity"] == "entity card"
+
+
+def test_source_in_words_for_each_kind() -> None:
+    def hit(kind: str, **meta: Any) -> Hit:
+        return Hit(id="x", score=1.0, text="t", tier="tier2", kind=kind, metadata=meta)
+
+    assert hit("episode", session_id="s9").source == "turn, s9"
+    assert hit("fact").source == "fact" and hit("fact", session_id="s2").source == "fact, s2"
+    assert hit("chunk", source_type="document", session_id="s3").source == "indexed text, document, s3"
+    assert hit("event", entities=["Orion", "Alice"]).source == "event about Orion, Alice"
+    assert hit("entity").source == "entity card" and hit("other").source == "other"
+    shown = render.hit_line(hit("event", entities=["Orion"], session_id="s4"))
+    assert shown.endswith("t (event about Orion, s4)")
+    assert hit("chunk", source_type="tool").to_dict()["source"] == "indexed text, tool"
+
+
+def test_as_of_leaves_out_chunks_events_and_entities_not_known_then(api: MemoryAPI) -> None:
+    _probe(api)
+    env = api.recall("Orion billing", as_of=T0 - DAY)
+    assert env["success"], env["error"]
+    assert not {"chunk", "event", "entity"} & _kinds(env["data"]["hits"])
+
+
+def test_an_entity_card_needs_its_name_or_a_match_and_never_a_participant(api: MemoryAPI) -> None:
+    _probe(api)
+    api.remember_message("I think Orion needs a new logo.", "s1", T0, speaker="Alice")
+    assert api.flush(60)["data"]["drained"]
+    unrelated = api.recall("weather forecast tomorrow")["data"]["hits"]
+    assert "entity" not in _kinds(unrelated)
+    # Alice is a participant of the conversation (a speaker): her card is not a candidate by name.
+    cards = [h["text"] for h in api.recall("What did Alice say?")["data"]["hits"] if h["kind"] == "entity"]
+    assert not any(c.startswith("Alice") for c in cards), cards
+    # Lower case: found through the full-text index over names and aliases.
+    found = api.recall("orn", tiers=["tier2"])["data"]["hits"]
+    assert any(h["kind"] == "entity" and h["text"].startswith("Orion") for h in found), found
+
+
+def test_an_event_of_a_fact_that_is_a_candidate_is_left_to_the_fact(api: MemoryAPI) -> None:
+    api.remember_message("I moved to Lisbon last May.", "s1", T0, speaker="Ana")
+    assert api.flush(60)["data"]["drained"]
+    events = api.timeline_query(limit=10)["data"]
+    assert any("Lisbon" in e["title"] for e in events), events  # the dated statement has its event
+    hits = api.recall("When did Ana move to Lisbon?", limit=20)["data"]["hits"]
+    facts = [h for h in hits if h["kind"] == "fact"]
+    assert facts, hits
+    assert "event" not in _kinds(hits)
