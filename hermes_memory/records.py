@@ -258,7 +258,11 @@ class TurnPayload:
         return cls(session_id, when, tuple(TurnMessage.from_dict(m) for m in messages), metadata, scope)
 
 
+# The timeline event type the Hermes provider records each finished session under.
+SESSION_EVENT = "session"
+
 __all__ = [
+    "SESSION_EVENT",
     "AuditEntry",
     "Entity",
     "Episode",

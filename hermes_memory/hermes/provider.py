@@ -26,6 +26,7 @@ from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, sessi
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
+from hermes_memory.records import SESSION_EVENT
 from hermes_memory.security import fence
 from hermes_memory.security.secrets import redact_secrets
 from hermes_memory.security.threats import neutralise
@@ -253,7 +254,12 @@ class NextLevelProvider:
         title, description = session.session_summary(messages or [], sid, self._platform)
         try:
             checked = checks.event(
-                "session", title, description, importance=0.3, session_id=sid, max_chars=core.tiers.max_chars
+                SESSION_EVENT,
+                title,
+                description,
+                importance=0.3,
+                session_id=sid,
+                max_chars=core.tiers.max_chars,
             )
             core.knowledge.add_event(**checked)
         except HermesMemoryError as exc:

@@ -64,7 +64,7 @@ from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
 from hermes_memory.recall.settings import RecallSettings
-from hermes_memory.records import Entity, Episode, Event, Fact, Hit
+from hermes_memory.records import SESSION_EVENT, Entity, Episode, Event, Fact, Hit
 from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
@@ -767,13 +767,16 @@ class RecallEngine:
             for uuid, (event, sources, names) in others.event_rows.items():
                 if facts.intersection(event.related_facts):
                     continue
+                kept = st.session_event_scale if event.event_type == SESSION_EVENT else 1.0
+                if kept <= 0:
+                    continue  # the provider's record of a session restates turns that are candidates
                 text = event.title + (f" — {event.description}" if event.description else "")
                 about: dict[str, Any] = {"session_id": event.session_id, "event_type": event.event_type,
                                          "entities": names}  # fmt: skip
                 score = others.events[uuid] / best * ((1.0 - st.importance_weight)
                                                        + st.importance_weight * event.importance)  # fmt: skip
                 out.append(_neutralised(Hit(
-                    id=f"event:{uuid}", score=_clip(st.event_scale * score), text=text, tier="tier2",
+                    id=f"event:{uuid}", score=_clip(st.event_scale * kept * score), text=text, tier="tier2",
                     kind="event", timestamp=event.timestamp, source_ids=sources, metadata=about,
                 )))  # fmt: skip
         if others.cards:

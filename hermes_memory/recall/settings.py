@@ -108,6 +108,9 @@ class RecallSettings:
     w_event_period: float = 0.5
     event_scale: float = 0.8
     event_candidates: int = 30
+    # The Hermes provider records every session as a timeline event (type ``session``) whose text restates
+    # the session's first turns: a recall candidate only with a weight above 0 (its score times this).
+    session_event_scale: float = 0.0
     # Entity cards (name, type, aliases, strongest relations): an entity the question names (whole
     # words, not a participant of the conversation) scores 1, one found by BM25 over name, aliases
     # and description ``w_entity_bm25`` times its scaled rank.

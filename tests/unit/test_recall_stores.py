@@ -176,3 +176,21 @@ def test_an_event_of_a_fact_that_is_a_candidate_is_left_to_the_fact(api: MemoryA
     facts = [h for h in hits if h["kind"] == "fact"]
     assert facts, hits
     assert "event" not in _kinds(hits)
+
+
+def test_the_providers_session_records_stay_out_of_recall_unless_weighted_in(tmp_path: Path) -> None:
+    # A session event restates the session's first turns, which are candidates themselves: in the
+    # block it would only repeat them (what a live agent saw before this rule).
+    from hermes_memory.records import SESSION_EVENT
+
+    opts: dict[str, Any] = {"tier3.embedding_model": "hashing"}
+    title = "Hermes session on cli: my sister Ana lives in Porto"
+    with MemoryAPI(hermes_home=tmp_path / "a", **opts) as api:
+        assert api.timeline_add(SESSION_EVENT, title, timestamp=T0)["success"]
+        hits = api.recall("Where does my sister Ana live?", limit=20)["data"]["hits"]
+        assert "event" not in _kinds(hits), hits
+    weighted = {**opts, "recall.overrides": {"session_event_scale": 1.0}}
+    with MemoryAPI(hermes_home=tmp_path / "b", **weighted) as api:
+        assert api.timeline_add(SESSION_EVENT, title, timestamp=T0)["success"]
+        hits = api.recall("Where does my sister Ana live?", limit=20)["data"]["hits"]
+        assert "event" in _kinds(hits), hits
