@@ -11,7 +11,7 @@ from typing import Any
 from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import content_hash, new_uuid, now
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.search import bm25_to_score, bm25_uuid_scores, fts_match
 
 CHUNKS_COLLECTION = "memory_chunks"
 ENTITIES_COLLECTION = "entity_embeddings"
@@ -280,17 +280,9 @@ class ChunkStore:
 
     def bm25_of_kind(self, query: str, source_kind: str, *, limit: int) -> dict[str, float]:
         """``search`` restricted to chunks of one source kind, as chunk uuid -> score, best first."""
-        match = fts_match(query)
-        if match is None:
-            return {}
-        scoped, sp = self._view.where("c.scope")
-        rows = self._db.query(
-            "SELECT c.uuid, bm25(chunks_fts) AS rank FROM chunks_fts "
-            "JOIN chunks c ON c.id = chunks_fts.rowid "
-            f"WHERE chunks_fts MATCH ? AND c.source_kind = ? AND {scoped} ORDER BY rank LIMIT ?",
-            (match, source_kind, *sp, limit),
-        )
-        return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+        scoped, sp = self._view.where("t.scope")
+        where = f"t.source_kind = ? AND {scoped}"
+        return bm25_uuid_scores(self._db, "chunks_fts", "chunks", query, where, (source_kind, *sp), limit)
 
     def iter_all(self, batch: int = 512) -> Iterator[list[ChunkRow]]:
         last = 0

@@ -15,7 +15,7 @@ from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import dumps, loads_dict, loads_list, new_uuid, normalise, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.search import bm25_to_score, bm25_uuid_scores, fts_match
 
 
 @dataclass(frozen=True)
@@ -315,16 +315,8 @@ class EntityStore:
 
     def bm25_scores(self, query: str, *, limit: int) -> dict[str, float]:
         """Entities whose name, aliases or description match free text, as uuid -> BM25 score."""
-        match = fts_match(query)
-        if match is None:
-            return {}
-        scoped, sp = self._view.where("e.scope")
-        rows = self._db.query(
-            "SELECT e.uuid, bm25(entities_fts) AS rank FROM entities_fts JOIN entities e "
-            f"ON e.id = entities_fts.rowid WHERE entities_fts MATCH ? AND {scoped} ORDER BY rank LIMIT ?",
-            (match, *sp, limit),
-        )
-        return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+        scoped, sp = self._view.where("t.scope")
+        return bm25_uuid_scores(self._db, "entities_fts", "entities", query, scoped, sp, limit)
 
     def cards(
         self, uuids: Sequence[str], *, relations: int

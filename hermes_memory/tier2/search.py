@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -47,6 +48,22 @@ def bm25_to_score(rank: float) -> float:
     """Map FTS5 bm25() (lower = better, usually negative) onto (0, 1], higher = better."""
     positive = max(0.0, -rank)
     return positive / (1.0 + positive)
+
+
+def bm25_uuid_scores(
+    db: Database, fts: str, table: str, query: str, where: str, params: Sequence[object], limit: int
+) -> dict[str, float]:
+    """Rows of ``table`` (aliased ``t``) whose FTS5 index ``fts`` matches free text and that satisfy
+    ``where`` (with ``params``; usually the scope view's clause), as uuid -> BM25 score, best first."""
+    match = fts_match(query)
+    if match is None:
+        return {}
+    rows = db.query(
+        f"SELECT t.uuid, bm25({fts}) AS rank FROM {fts} JOIN {table} t ON t.id = {fts}.rowid "
+        f"WHERE {fts} MATCH ? AND {where} ORDER BY rank LIMIT ?",
+        (match, *params, limit),
+    )
+    return {str(r[0]): bm25_to_score(r[1]) for r in rows}
 
 
 # At scale (issue 13): ranking a match reads every row it matches, and a word found in a few percent of
@@ -104,6 +121,7 @@ __all__ = [
     "RANKED_ROWS",
     "Window",
     "bm25_to_score",
+    "bm25_uuid_scores",
     "fts_match",
     "fts_terms",
     "window",

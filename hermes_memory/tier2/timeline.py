@@ -12,7 +12,7 @@ from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import bm25_to_score, fts_match
+from hermes_memory.tier2.search import bm25_uuid_scores
 
 
 def _row_to_event(row: sqlite3.Row) -> Event:
@@ -119,16 +119,8 @@ class TimelineStore:
 
     def bm25_scores(self, query: str, *, limit: int) -> dict[str, float]:
         """Events whose title or description matches free text, as uuid -> BM25 score, best first."""
-        match = fts_match(query)
-        if match is None:
-            return {}
         scoped, sp = self._view.where("t.scope")
-        rows = self._db.query(
-            "SELECT t.uuid, bm25(timeline_fts) AS rank FROM timeline_fts JOIN timeline t "
-            f"ON t.id = timeline_fts.rowid WHERE timeline_fts MATCH ? AND {scoped} ORDER BY rank LIMIT ?",
-            (match, *sp, limit),
-        )
-        return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+        return bm25_uuid_scores(self._db, "timeline_fts", "timeline", query, scoped, sp, limit)
 
     def in_period(self, start: float, end: float, *, limit: int) -> list[str]:
         """The uuids of events overlapping [start, end], most important first."""
