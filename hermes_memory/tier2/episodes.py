@@ -14,7 +14,7 @@ from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import content_hash, dumps, loads_dict, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import bm25_to_score, fts_match, window
+from hermes_memory.tier2.search import bm25_to_score, fts_match, window, windowed
 from hermes_memory.tier2.verdicts import episode_verdict
 
 
@@ -209,9 +209,7 @@ class EpisodeStore:
             raise NotFoundError(f"no episode with uuid {uuid!r}")
         return _row_to_episode(row)
 
-    def search(
-        self, query: str, *, limit: int = 10, session_id: str | None = None
-    ) -> list[ScoredEpisode]:
+    def search(self, query: str, *, limit: int = 10, session_id: str | None = None) -> list[ScoredEpisode]:
         """BM25-ranked episodes matching free text."""
         match = fts_match(query)
         if match is None:
@@ -245,39 +243,12 @@ class EpisodeStore:
             return {int(r["id"]): float(r["s"]) for r in rows}
         # Every term over the newest turns that match; the rare terms alone over every turn (their score
         # then lacks what the common terms would add: little, a common term's weight is low).
-        scores = self._ranked_in_fts(match, bounded.floor, limit)
-        if bounded.rare is not None:
-            for row_id, score in self._ranked_in_fts(bounded.rare, None, limit).items():
-                scores.setdefault(row_id, score)
-        best = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)[:limit]
-        return dict(best)
-
-    def _ranked_in_fts(self, match: str, floor: int | None, limit: int) -> dict[int, float]:
-        """Row id -> -bm25 of the best ``limit`` turns of the view matching ``match`` (rowid above
-        ``floor``): ranked inside the FTS index and joined after (joining every matching row first costs
-        4x at scale); joined first only when the view's filter left fewer than ``limit``."""
-        scoped, sp = self._scoped("e.scope")
-        bound = "AND episodes_fts.rowid > ? " if floor is not None else ""
-        floors = [floor] if floor is not None else []
-        rows = self._db.query(
-            "WITH c AS (SELECT rowid AS id, bm25(episodes_fts) AS b FROM episodes_fts "
-            f"WHERE episodes_fts MATCH ? {bound}ORDER BY b LIMIT ?) "
-            f"SELECT e.id, -c.b FROM c JOIN episodes e ON e.id = c.id WHERE {scoped} ORDER BY c.b",
-            (match, *floors, limit, *sp),
+        rows = windowed(
+            self._db, "episodes_fts", "episodes", "e", "e.id", scoped, match, bounded, sp, limit, pool=limit
         )
-        if len(rows) < limit:
-            rows = self._db.query(
-                "SELECT e.id, -bm25(episodes_fts) FROM episodes_fts "
-                "JOIN episodes e ON e.id = episodes_fts.rowid "
-                f"WHERE episodes_fts MATCH ? {bound}AND {scoped} "
-                "ORDER BY bm25(episodes_fts) LIMIT ?",
-                (match, *floors, *sp, limit),
-            )
-        return {int(r[0]): float(r[1]) for r in rows}
+        return {int(r["bm_id"]): -float(r["bm"]) for r in rows}
 
-    def latest(
-        self, *, count: int = 10, before: float | None = None
-    ) -> list[Episode]:
+    def latest(self, *, count: int = 10, before: float | None = None) -> list[Episode]:
         """The newest episodes (optionally before a time), oldest first."""
         scoped, sp = self._scoped()
         clauses: list[str] = [scoped]

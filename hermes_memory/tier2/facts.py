@@ -16,7 +16,7 @@ from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, window
+from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, window, windowed
 from hermes_memory.tier2.verdicts import fact_verdict
 
 _UPDATABLE = frozenset({"content", "category", "confidence", "expires_at", "importance", "valid_from"})
@@ -532,40 +532,11 @@ class FactStore:
         self, columns: str, where: str, match: str, bounded: Window, params: Sequence[Any], limit: int
     ) -> list[sqlite3.Row]:
         """The best ``limit`` facts matching ``match`` and ``where`` (on alias f; ``params`` its
-        parameters) at scale, as ``columns`` and ``bm`` (bm25), best first: every term over the newest
-        rows that match, the rare terms alone over every row (their bm25 then lacks what the common terms
-        add: little)."""
-        rows = self._ranked_in_fts(columns, where, match, bounded.floor, params, limit)
-        if bounded.rare is not None:
-            seen = {r["bm_id"] for r in rows}
-            extra = self._ranked_in_fts(columns, where, bounded.rare, None, params, limit)
-            rows = [*rows, *(r for r in extra if r["bm_id"] not in seen)]
-            rows.sort(key=lambda r: float(r["bm"]))
-        return rows[:limit]
-
-    def _ranked_in_fts(
-        self, columns: str, where: str, match: str, floor: int | None, params: Sequence[Any], limit: int
-    ) -> list[sqlite3.Row]:
-        """Ranked inside the FTS index first (a few times ``limit`` rows), joined and filtered after
-        (joining every matching row first costs 4x at scale); joined first only when the filter left
-        fewer than ``limit``."""
-        bound = "AND facts_fts.rowid > ? " if floor is not None else ""
-        floors = [floor] if floor is not None else []
-        rows = self._db.query(
-            "WITH c AS (SELECT rowid AS id, bm25(facts_fts) AS bm FROM facts_fts "
-            f"WHERE facts_fts MATCH ? {bound}ORDER BY bm LIMIT ?) "
-            f"SELECT {columns}, f.id AS bm_id, c.bm AS bm FROM c JOIN facts f ON f.id = c.id WHERE {where} "
-            "ORDER BY c.bm LIMIT ?",
-            [match, *floors, max(limit * 5, 50), *params, limit],
+        parameters) at scale, as ``columns`` and ``bm`` (bm25), best first (``tier2.search.windowed``)."""
+        pool = max(limit * 5, 50)
+        return windowed(
+            self._db, "facts_fts", "facts", "f", columns, where, match, bounded, params, limit, pool=pool
         )
-        if len(rows) < limit:
-            rows = self._db.query(
-                f"SELECT {columns}, f.id AS bm_id, bm25(facts_fts) AS bm FROM facts_fts "
-                f"JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ? {bound}AND {where} "
-                "ORDER BY bm LIMIT ?",
-                [match, *floors, *params, limit],
-            )
-        return rows
 
     def touch(self, uuids: Sequence[str]) -> None:
         """Reinforce facts that were recalled: bump access count and last access."""

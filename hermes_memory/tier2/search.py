@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -58,6 +59,10 @@ def bm25_uuid_scores(
     match = fts_match(query)
     if match is None:
         return {}
+    bounded = window(db, fts, table, query)
+    if bounded is not None:  # at scale: see ``window``
+        ranked = windowed(db, fts, table, "t", "t.uuid", where, match, bounded, params, limit, pool=limit * 5)
+        return {str(r["uuid"]): bm25_to_score(r["bm"]) for r in ranked}
     rows = db.query(
         f"SELECT t.uuid, bm25({fts}) AS rank FROM {fts} JOIN {table} t ON t.id = {fts}.rowid "
         f"WHERE {fts} MATCH ? AND {where} ORDER BY rank LIMIT ?",
@@ -116,6 +121,74 @@ def window(db: Database, fts: str, content: str, query: str) -> Window | None:
     return Window(int(floor[0]), " OR ".join(f'"{term}"' for term in rare) if rare else None)
 
 
+def ranked_in_fts(
+    db: Database,
+    fts: str,
+    table: str,
+    alias: str,
+    columns: str,
+    where: str,
+    match: str,
+    floor: int | None,
+    params: Sequence[object],
+    limit: int,
+    *,
+    pool: int,
+) -> list[sqlite3.Row]:
+    """The best ``limit`` rows of ``table`` (aliased ``alias``, rowid ``id``) matching ``match`` (rowid
+    above ``floor``) and ``where`` (with ``params``), as ``columns`` plus ``bm_id`` (the row id) and ``bm``
+    (bm25, lower is better), best first. Ranked inside the FTS index first (the best ``pool`` rows), joined
+    and filtered after (joining every matching row first costs 4x at scale); joined first only when the
+    filter left fewer than ``limit``."""
+    bound = f"AND {fts}.rowid > ? " if floor is not None else ""
+    floors = [floor] if floor is not None else []
+    rows = db.query(
+        f"WITH c AS (SELECT rowid AS id, bm25({fts}) AS bm FROM {fts} "
+        f"WHERE {fts} MATCH ? {bound}ORDER BY bm LIMIT ?) "
+        f"SELECT {columns}, {alias}.id AS bm_id, c.bm AS bm FROM c JOIN {table} {alias} ON {alias}.id = c.id "
+        f"WHERE {where} ORDER BY c.bm LIMIT ?",
+        [match, *floors, pool, *params, limit],
+    )
+    if len(rows) < limit:
+        rows = db.query(
+            f"SELECT {columns}, {alias}.id AS bm_id, bm25({fts}) AS bm FROM {fts} "
+            f"JOIN {table} {alias} ON {alias}.id = {fts}.rowid WHERE {fts} MATCH ? {bound}AND {where} "
+            "ORDER BY bm LIMIT ?",
+            [match, *floors, *params, limit],
+        )
+    return rows
+
+
+def windowed(
+    db: Database,
+    fts: str,
+    table: str,
+    alias: str,
+    columns: str,
+    where: str,
+    match: str,
+    bounded: Window,
+    params: Sequence[object],
+    limit: int,
+    *,
+    pool: int,
+) -> list[sqlite3.Row]:
+    """``ranked_in_fts`` at scale: every term over the newest rows that match (``bounded.floor``), the
+    rare terms alone over every row (their bm25 then lacks what the common terms add: little); merged,
+    best first."""
+    rows = ranked_in_fts(
+        db, fts, table, alias, columns, where, match, bounded.floor, params, limit, pool=pool
+    )
+    if bounded.rare is not None:
+        seen = {r["bm_id"] for r in rows}
+        extra = ranked_in_fts(
+            db, fts, table, alias, columns, where, bounded.rare, None, params, limit, pool=pool
+        )
+        rows = [*rows, *(r for r in extra if r["bm_id"] not in seen)]
+        rows.sort(key=lambda r: float(r["bm"]))
+    return rows[:limit]
+
+
 __all__ = [
     "MAX_TERMS",
     "RANKED_ROWS",
@@ -124,5 +197,7 @@ __all__ = [
     "bm25_uuid_scores",
     "fts_match",
     "fts_terms",
+    "ranked_in_fts",
     "window",
+    "windowed",
 ]

@@ -193,3 +193,22 @@ def test_current_of_many_walks_every_chain_as_current_of_does(api: MemoryAPI) ->
     assert many == {f.uuid: facts.current_of(f) for f in walked}
     assert many[hamburg.uuid] is not None and many[hamburg.uuid].uuid == lisbon.uuid  # type: ignore[union-attr]
     assert many[lisbon.uuid] is None and many[pets[0].uuid] is None
+
+
+def test_events_at_scale_are_ranked_over_the_same_window(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events (and every other ``bm25_uuid_scores`` store) rank a common word over the newest matching rows
+    only, a rare one over all: an old event naming the rare word stays found, the middle ones drop."""
+    timeline = api.tier2.timeline
+    old = timeline.add("note", "Budget review for Orion", timestamp=T0)
+    middle = [timeline.add("note", f"Budget review number {i}", timestamp=T0 + 10 + i) for i in range(6)]
+    newest = [timeline.add("note", f"Budget review later {i}", timestamp=T0 + 40 + i) for i in range(3)]
+    exact = timeline.bm25_scores("budget orion", limit=20)
+    assert set(exact) == {old.uuid, *(e.uuid for e in middle + newest)}
+    monkeypatch.setattr(search, "RANKED_ROWS", 3)
+    bounded = timeline.bm25_scores("budget orion", limit=20)
+    assert next(iter(bounded)) == next(iter(exact)) == old.uuid
+    assert set(bounded) == {old.uuid, *(e.uuid for e in newest)}
+    for event in newest:
+        assert bounded[event.uuid] == exact[event.uuid]  # every term counted over the window
