@@ -305,11 +305,19 @@ class RecallEngine:
         texts = self._tier2.chunks.has_kind("text")  # chunks indexed on their own (``semantic_index``)
         if "tier3" in wanted and self._semantic is not None:
             vec_future = _in_background(lambda: self._vectors(q, texts))
+        others = _Others()
+        # The entity side (the other stores' candidates and the graph's facts) on a thread of its own too:
+        # at scale its reads take as long as the turns' and facts' BM25 below.
+        graph = "graph" in wanted and self._graph is not None
+        side_future: Future[tuple[dict[str, float] | None, HermesMemoryError | None]] | None = None
+        if graph or "tier2" in wanted:
+            side_future = _in_background(
+                lambda: self._entity_side(q, texts, others, as_of, "tier2" in wanted, graph)
+            )
         turn_scores: dict[int, float] = {}
         turn_vectors: dict[int, float] = {}  # the vectors' share of ``turn_scores`` (the hit's tier)
         fact_scores: dict[str, float] = {}
         fact_parts: dict[str, dict[str, float]] = {}  # tier -> its share of ``fact_scores``
-        others = _Others()
         matched = False  # whether a turn or fact shares a word with the question (or the graph found facts)
         if "tier2" in wanted:
             # BM25 is 0 for a turn that matches nothing, so it is scaled by its maximum (min 0).
@@ -325,20 +333,18 @@ class RecallEngine:
             fact_bm25 = self._bm25_facts(q, as_of)
             matched = matched or bool(fact_bm25)
             _add_part(fact_scores, fact_parts, _minmax(fact_bm25), st.w_fact, "tier2")
-            self._lexical_others(q, texts, others, as_of)
-        if "graph" in wanted and self._graph is not None:
-            try:
-                graph_facts = self._graph_facts(q)
-                matched = matched or bool(graph_facts)
-                _add_part(fact_scores, fact_parts, _minmax(graph_facts), st.w_graph, "graph")
-            except HermesMemoryError as exc:
-                _unavailable(unavailable, "graph", exc)
         # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
         rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
         at_scale = self._tier2.episodes.last_row_id() > st.scale_turns
         if rows and not at_scale:
             self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
         stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
+        graph_facts, graph_error = side_future.result() if side_future is not None else (None, None)
+        if graph_error is not None:
+            _unavailable(unavailable, "graph", graph_error)
+        elif graph_facts is not None:
+            matched = matched or bool(graph_facts)
+            _add_part(fact_scores, fact_parts, _minmax(graph_facts), st.w_graph, "graph")
         views: dict[str, dict[str, float]] | None = None
         if vec_future is not None:
             try:
@@ -711,6 +717,21 @@ class RecallEngine:
             prior = (1.0 - st.importance_weight) + st.importance_weight * importance
             out[uuid] = _clip(score * prior * _recency(when, now, st))
         return out
+
+    def _entity_side(
+        self, q: _Query, texts: bool, others: _Others, as_of: float | None, tier2: bool, graph: bool
+    ) -> tuple[dict[str, float] | None, HermesMemoryError | None]:
+        """On a recall thread: the other stores' candidates into ``others`` (with ``tier2``) and the
+        graph's facts (with ``graph``: the facts, or the error that kept the graph from answering)."""
+        with self._tier2.db.reading():
+            if tier2:
+                self._lexical_others(q, texts, others, as_of)
+            if not graph:
+                return None, None
+            try:
+                return self._graph_facts(q), None
+            except HermesMemoryError as exc:
+                return None, exc
 
     def _lexical_others(self, q: _Query, texts: bool, others: _Others, as_of: float | None) -> None:
         """The Tier 2 candidates of the other stores: chunks indexed on their own by BM25, events by
