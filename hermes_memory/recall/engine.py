@@ -758,7 +758,9 @@ class RecallEngine:
         if others.events:
             others.event_rows = self._tier2.timeline.for_recall(list(others.events), recorded_by=as_of)
         if others.entities:
-            others.cards = self._tier2.entities.cards(list(others.entities), relations=st.entity_relations)
+            others.cards = self._tier2.entities.cards(
+                list(others.entities), relations=st.entity_relations, recorded_by=as_of
+            )
 
     def _other_hits(self, others: _Others, now: float, facts: set[str], as_of: float | None) -> list[Hit]:
         """The other stores' candidates as hits, each kind scaled by its ``*_scale`` against its best

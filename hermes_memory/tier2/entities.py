@@ -319,10 +319,11 @@ class EntityStore:
         return bm25_uuid_scores(self._db, "entities_fts", "entities", query, scoped, sp, limit)
 
     def cards(
-        self, uuids: Sequence[str], *, relations: int
+        self, uuids: Sequence[str], *, relations: int, recorded_by: float | None = None
     ) -> dict[str, tuple[Entity, list[tuple[str, str]]]]:
         """By uuid: the entity and its strongest ``relations`` as (relation type, the other entity's name),
-        the type prefixed ``<-`` for a relation pointing at it; for the entities of ``uuids`` in the view."""
+        the type prefixed ``<-`` for a relation pointing at it; for the entities of ``uuids`` in the view.
+        With ``recorded_by``, only relations recorded by then, to entities first seen by then."""
         if not uuids:
             return {}
         scoped, sp = self._view.where("scope", by_key=True)
@@ -334,8 +335,14 @@ class EntityStore:
         }
         if not out or relations < 1:
             return out
-        rscoped, rp = self._view.where("r.scope")
-        oscoped, op = self._view.where("o.scope")
+        rscoped, rsp = self._view.where("r.scope")
+        oscoped, osp = self._view.where("o.scope")
+        rp: list[object] = [*rsp]
+        op: list[object] = [*osp]
+        if recorded_by is not None:
+            rscoped, oscoped = f"{rscoped} AND r.created_at <= ?", f"{oscoped} AND o.first_seen <= ?"
+            rp.append(recorded_by)
+            op.append(recorded_by)
         linked = self._db.query(
             "WITH w AS (SELECT value AS uuid FROM json_each(?)), "
             "l AS (SELECT w.uuid AS me, r.relation_type AS kind, r.to_entity_id AS other, 0 AS incoming, "

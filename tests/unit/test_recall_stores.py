@@ -5,6 +5,7 @@ its kind and source; the seed's ``recall(query, tiers=None, limit_per_tier=5)`` 
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -194,3 +195,19 @@ def test_the_providers_session_records_stay_out_of_recall_unless_weighted_in(tmp
         assert api.timeline_add(SESSION_EVENT, title, timestamp=T0)["success"]
         hits = api.recall("Where does my sister Ana live?", limit=20)["data"]["hits"]
         assert "event" in _kinds(hits), hits
+
+
+def test_an_entity_card_as_of_shows_only_the_relations_known_then(api: MemoryAPI) -> None:
+    _probe(api)  # Alice works_on Orion
+    known = time.time()
+    time.sleep(0.02)
+    assert api.entity_ensure("Bo", "person")["success"]
+    assert api.entity_link("Bo", "Orion", "maintains")["success"]
+    orion = api.tier2.entities.find("Orion")[0].uuid
+    now_card = api.tier2.entities.cards([orion], relations=5)[orion][1]
+    assert sorted(now_card) == [("<-maintains", "Bo"), ("<-works_on", "Alice")]
+    then_card = api.tier2.entities.cards([orion], relations=5, recorded_by=known)[orion][1]
+    assert then_card == [("<-works_on", "Alice")]
+    hits = api.recall("Orion", as_of=known + 0.01)["data"]["hits"]
+    card = next(h["text"] for h in hits if h["kind"] == "entity")
+    assert "Alice" in card and "Bo" not in card, card
