@@ -110,6 +110,18 @@ def is_echo(sentence: str, replying_to: str | None) -> bool:
     return len(own & theirs) >= _ECHO_SHARE * len(own)
 
 
+# An AI reply this short, with no number and no name in it ("Plain answer.", "Done, thanks."), tells
+# the memory nothing: whatever it answered is in the user's message beside it.
+_SHORT_REPLY_WORDS = 3
+
+
+def _says_little(text: str) -> bool:
+    words = re.findall(r"[^\W\d_]+|\d+", text)
+    if not words or len(words) > _SHORT_REPLY_WORDS or any(w.isdigit() for w in words):
+        return False
+    return not any(w[0].isupper() for w in words[1:])
+
+
 @functools.lru_cache(maxsize=256)
 def _content(text: str) -> frozenset[str]:
     tokens = content_tokens(text)
@@ -129,6 +141,8 @@ def chatter_kind(text: str, *, role: str = "user", replying_to: str | None = Non
     sentences = [s.text for s in split_sentences(text) if s.text.strip()]
     if not sentences:
         return None
+    if role == "assistant" and _says_little(text):
+        return "ack"
     kinds: list[str] = []
     for sentence in sentences:
         if is_question(sentence):

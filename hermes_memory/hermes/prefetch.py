@@ -87,9 +87,12 @@ def normalise_query(query: str) -> str:
 _TIER3_BROKEN = frozenset({"dependency_missing", "backend_error", "embedding_error", "config_error"})
 
 
-def recall_lines(shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int) -> Answer:
+def recall_lines(
+    shared: SharedStore, query: str, tiers: Sequence[str] | None, limit: int, min_relative: float = 0.0
+) -> Answer:
     """Run the core's recall and keep its hits' lines (``recall.render``), dropping any the injection
-    scan flagged.
+    scan flagged and those scoring below ``min_relative`` times the best hit's score (on a small store
+    the nearest turns fill the block otherwise, whatever they say).
 
     When the recall fails, the answer has no lines, its ``error_type``, and says why for every tier
     asked (the failure is logged too).
@@ -111,7 +114,12 @@ def recall_lines(shared: SharedStore, query: str, tiers: Sequence[str] | None, l
     # detector at least as strict as Hermes' "context" scope; else neutralised by the engine) is
     # dropped, not just its bad words. Reading does not scan again: each line is quoted once (tags
     # escaped, role markers marked), so no stored text can close Hermes' fence early.
-    lines = tuple(line for line in found.lines if not line.flagged)
+    floor = min_relative * max((hit.score for hit in found.hits), default=0.0)
+    lines = tuple(
+        line
+        for hit, line in zip(found.hits, found.lines, strict=True)
+        if not line.flagged and hit.score >= floor
+    )
     return Answer(lines, found.answered, dict(found.unavailable), broken)
 
 
@@ -127,8 +135,10 @@ class RecallJob:
         *,
         left_out: Mapping[str, str] | None = None,
         vectors_within: float = 0.0,
+        min_relative: float = 0.0,
     ):
         self.key = key
+        self._min_relative = min_relative
         self._shared = shared
         self._tiers = tiers
         self._limit = limit
@@ -156,7 +166,7 @@ class RecallJob:
             if self._vectors_within > 0:
                 self._await_vectors()
             with _slots:
-                answer = recall_lines(self._shared, self.key, self._tiers, self._limit)
+                answer = recall_lines(self._shared, self.key, self._tiers, self._limit, self._min_relative)
             shared = self._shared
             if self._tiers is None or "tier3" in self._tiers:
                 # A recall over Tier 3 that worked proves the embedder is loaded; one that failed for
@@ -231,7 +241,15 @@ class Prefetcher:
         # the vectors are warming up: the job waits for them up to half the wait (the rest is the recall's)
         warming = left_out.get("tier3") == availability.LOADING
         within = self._settings.prefetch_wait_ms / 2000.0 if warming else 0.0
-        job = RecallJob(key, self._shared, tiers, limit, left_out=left_out, vectors_within=within)
+        job = RecallJob(
+            key,
+            self._shared,
+            tiers,
+            limit,
+            left_out=left_out,
+            vectors_within=within,
+            min_relative=self._settings.prefetch_min_relative_score,
+        )
         with self._lock:
             self._jobs[key] = job
             while len(self._jobs) > 8:

@@ -38,6 +38,7 @@ _INT_BOUNDS: dict[str, tuple[int, int]] = {
     "prefetch_wait_ms": (0, 5000),
 }
 _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
+    "prefetch_min_relative_score": (0.0, 1.0),
     "cache_ttl_s": (0.0, 86400.0),
     "session_end_flush_s": (0.0, 60.0),
     "shutdown_drain_s": (0.0, 4.5),
@@ -51,6 +52,9 @@ class ProviderSettings:
     # The <memory-context> block stays in the conversation for the rest of the session: keep it small.
     prefetch_budget_tokens: int = 300
     prefetch_limit: int = 8
+    # A hit scoring below this fraction of the best hit's score stays out of the block: a small store
+    # would otherwise fill it up to ``prefetch_limit`` with whatever is nearest (0 keeps them all).
+    prefetch_min_relative_score: float = 0.25
     # How long prefetch may wait for a recall that is not cached yet (Hermes blocks the turn on it).
     prefetch_wait_ms: int = 150
     cache_ttl_s: float = 120.0

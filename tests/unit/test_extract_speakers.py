@@ -96,6 +96,11 @@ def test_replying_to_must_be_text() -> None:
         ("I moved to Lisbon in May.", "assistant", "I moved to Lisbon in May.", "echo"),
         ("OK (memory-context injected=True)", "assistant", "My dog Biscuit loves the beach.", "echo"),
         ("Done.", "assistant", "Search your memory for Biscuit.", "ack"),
+        ("Plain answer.", "assistant", "Who are my siblings?", "ack"),  # a short reply naming nothing
+        ("Plain answer.", "user", None, None),  # a person's short words may answer the question before
+        ("Call Ana tomorrow.", "assistant", "Who should I call?", None),  # a name: it tells something
+        ("Room 42.", "assistant", "Which room?", None),  # a number: it tells something
+        ("It is a long plain answer.", "assistant", None, None),
         # telling something: knowledge
         ("I moved to Lisbon in May.", "user", None, None),
         ("I moved to Lisbon in May.", "assistant", "Where should I travel?", None),
