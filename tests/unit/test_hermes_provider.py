@@ -480,3 +480,32 @@ def test_mirrored_memory_notes_make_no_sentence_entities(home: Path, make: Any) 
     api = api_of(home)
     assert api.entity_query(None, limit=50)["data"] == []
     assert len(api.fact_query(None, min_confidence=0.0)["data"]) == 2
+
+
+def test_prefetch_leaves_out_hits_far_below_the_best(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``prefetch_min_relative_score``: the block does not fill up with whatever is nearest."""
+    from types import SimpleNamespace
+
+    from hermes_memory.core.recall import RecallResult
+    from hermes_memory.hermes import prefetch as prefetch_mod
+    from hermes_memory.records import Hit
+
+    hits = tuple(
+        Hit(f"e{i}", score, text, "tier3", "episode", 1.7e9, metadata={"session_id": "s"})
+        for i, (score, text) in enumerate(
+            [(1.0, "sister Ana"), (0.3, "moved to Lisbon"), (0.1, "dog Biscuit")]
+        )
+    )
+    found = RecallResult(hits, ("tier2", "tier3"))
+    core = SimpleNamespace(
+        tiers=SimpleNamespace(max_chars=10_000),
+        recall=SimpleNamespace(query=lambda text, tiers, limit: found),
+    )
+    shared: Any = SimpleNamespace(api=SimpleNamespace(core=core), closed=threading.Event())
+    texts = [line.text for line in prefetch_mod.recall_lines(shared, "siblings?", None, 8, 0.25).lines]
+    assert [("Ana" in t, "Lisbon" in t, "Biscuit" in t) for t in texts] == [
+        (True, False, False),
+        (False, True, False),
+    ]
+    assert len(prefetch_mod.recall_lines(shared, "siblings?", None, 8, 0.0).lines) == 3
+    assert ProviderSettings().prefetch_min_relative_score == 0.25
