@@ -38,7 +38,10 @@ def clip(text: str, max_chars: int) -> str:
 
 
 def stamp(timestamp: float | None) -> str:
-    """``YYYY-MM-DD HH:MM`` in UTC (24h), or ``undated``: two statements of one day stay ordered."""
+    """``YYYY-MM-DD HH:MM`` in UTC (24h), or ``undated``: two statements of one day stay ordered. A time
+    of exactly midnight is a date without a time of day (a statement dated "on 8 May": ``YYYY-MM-DD``),
+    the first of a month at midnight a month (dated "in May": ``YYYY-MM``) — not a moment that was
+    never said."""
     if not timestamp:
         return "undated"
     return _stamp(timestamp)
@@ -46,7 +49,10 @@ def stamp(timestamp: float | None) -> str:
 
 @lru_cache(maxsize=4096)
 def _stamp(timestamp: float) -> str:  # the same turns and facts are shown again and again
-    return datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d %H:%M")
+    when = datetime.fromtimestamp(timestamp, tz=UTC)
+    if when.hour or when.minute or when.second or when.microsecond:
+        return when.strftime("%Y-%m-%d %H:%M")
+    return when.strftime("%Y-%m" if when.day == 1 else "%Y-%m-%d")
 
 
 def superseded_note(meta: dict[str, object]) -> str:

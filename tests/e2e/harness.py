@@ -141,9 +141,9 @@ def memory_lines(block: str | None) -> list[str]:
 
 
 LINE = re.compile(
-    r"^- \[(?P<when>\d{4}-\d{2}-\d{2} \d{2}:\d{2}|undated)\] (?P<body>.+) \((?P<source>[^()]*)\)$"
+    r"^- \[(?P<when>\d{4}-\d{2}(?:-\d{2}(?: \d{2}:\d{2})?)?|undated)\] (?P<body>.+) \((?P<source>[^()]*)\)$"
 )
-DAY = re.compile(r"\[(\d{4}-\d{2}-\d{2})(?: (\d{2}):(\d{2}))?\]")
+DAY = re.compile(r"\[(\d{4})-(\d{2})(?:-(\d{2}))?(?: (\d{2}):(\d{2}))?\]")
 ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:T(\d{2}):(\d{2}))?")
 
 
@@ -160,10 +160,13 @@ def source_of(line: str) -> str:
 
 
 def line_day(line: str) -> date | None:
-    """The day a memory line is dated (None when undated). Reads '[YYYY-MM-DD HH:MM]' and the
-    older '[YYYY-MM-DD]', so a date check fails for the date, not for the format."""
+    """The day a memory line is dated (None when undated). Reads '[YYYY-MM-DD HH:MM]', a day alone
+    '[YYYY-MM-DD]' and a month alone '[YYYY-MM]' (its first day), so a date check fails for the date,
+    not for the format."""
     found = DAY.match(line[2:]) if line.startswith("- ") else None
-    return date.fromisoformat(found.group(1)) if found else None
+    if found is None:
+        return None
+    return date(int(found.group(1)), int(found.group(2)), int(found.group(3) or 1))
 
 
 def hit_day(hit: dict[str, Any]) -> date | None:

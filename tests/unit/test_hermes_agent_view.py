@@ -24,7 +24,7 @@ from hermes_memory.ingest.worker import Ingestor
 from hermes_memory.recall.availability import LOADING
 from hermes_memory.tier3.semantic import SemanticMemory
 
-LINE = re.compile(r"^- \[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\] .+ \(.+\)$")
+LINE = re.compile(r"^- \[\d{4}-\d{2}(?:-\d{2}(?: \d{2}:\d{2})?)?\] .+ \(.+\)$")
 
 
 def say(provider: NextLevelProvider, home: Path, text: str, session: str) -> None:

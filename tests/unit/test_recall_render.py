@@ -143,3 +143,18 @@ def test_the_prefetch_block_shows_a_first_line_too_long_for_its_budget_cut_to_fi
     assert cut.startswith("- [2023-05-08 10:00] Bob: A very long") and cut in long[0].text
     assert approx_tokens(block) <= settings.prefetch_budget_tokens + 2
     assert prefetcher.emit(Recalled(long, 0.0, answered)) == ""  # shown (cut) once in this session
+
+
+def test_a_stamp_shows_only_the_precision_the_time_has() -> None:
+    from datetime import UTC, datetime
+
+    from hermes_memory.recall.render import stamp
+
+    def at(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0) -> float:
+        return datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp()
+
+    assert stamp(at(2026, 11, 24, 16, 49, 31)) == "2026-11-24 16:49"
+    assert stamp(at(2026, 11, 24, 0, 0, 7)) == "2026-11-24 00:00"  # a moment: it has seconds
+    assert stamp(at(2023, 5, 8)) == "2023-05-08"  # "on 8 May"
+    assert stamp(at(2026, 5, 1)) == "2026-05"  # "in May"
+    assert stamp(None) == "undated"
