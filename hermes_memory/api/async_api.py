@@ -41,7 +41,7 @@ R = TypeVar("R")
 _CLOSING = frozenset({"close"})
 
 
-def public_methods(sync_class: type) -> dict[str, Any]:
+def _public_methods(sync_class: type) -> dict[str, Any]:
     """The public methods of ``sync_class`` (its ancestors' included) by name, as stored on the class:
     plain functions, staticmethods and classmethods; properties and other attributes are not methods."""
     found: dict[str, Any] = {}
@@ -95,7 +95,7 @@ class _AsyncTwins:
         if of is None:
             of = cls._sync_class  # a subclass without ``of``: its parent's sync class
         cls._sync_class = of
-        for name, member in public_methods(of).items():
+        for name, member in _public_methods(of).items():
             if name in cls.__dict__:
                 continue
             if isinstance(member, (staticmethod, classmethod)):
@@ -185,4 +185,4 @@ def _open_signature() -> inspect.Signature:
 AsyncMemoryAPI.open.__func__.__signature__ = _open_signature()  # type: ignore[attr-defined]
 
 
-__all__ = ["AsyncMemoryAPI", "public_methods"]
+__all__ = ["AsyncMemoryAPI"]
