@@ -21,6 +21,7 @@ from hermes_memory.errors import (
 from hermes_memory.records import AuditEntry, Entity, Episode, Event, Fact, Hit, Relation
 
 if TYPE_CHECKING:
+    from hermes_memory.api.async_api import AsyncMemoryAPI
     from hermes_memory.api.memory_api import MemoryAPI
 
 __version__ = "0.1.0"
@@ -28,10 +29,14 @@ __version__ = "0.1.0"
 
 # MemoryAPI (and every tier behind it) loads on first use, not with the package: importing a submodule
 # (the Hermes provider shim, ``hermes_memory.errors``) must stay cheap.
-__getattr__ = lazy_exports(__name__, {"MemoryAPI": "hermes_memory.api.memory_api"})
+__getattr__ = lazy_exports(
+    __name__,
+    {"AsyncMemoryAPI": "hermes_memory.api.async_api", "MemoryAPI": "hermes_memory.api.memory_api"},
+)
 
 
 __all__ = [
+    "AsyncMemoryAPI",
     "AuditEntry",
     "BackendError",
     "Config",
