@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as c
+from hermes_memory.api._constructor import merge_overrides, seed_overrides
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
 from hermes_memory.core.graph import CENTRALITY_ALGORITHMS
@@ -45,12 +46,15 @@ class MemoryAPI:
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
     ``scope`` (default: config ``scope.name``) selects this agent's scope in a store shared by several
     agents; every store is bound to it, so nothing of another scope is read, counted or exported.
+    The seed's keywords ``tier2_enabled``, ``tier3_enabled``, ``graph_enabled``, ``tier3_backend`` and
+    ``embedding_model`` set ``tier2.enabled``, ``tier3.enabled``, ``graph.enabled``, ``tier3.backend``
+    and ``tier3.embedding_model`` (ValidationError for a non-bool switch or an unregistered name).
     Raises ConfigError for bad configuration and StorageError when the store cannot be opened.
     """
 
     def __init__(
         self,
-        config: Config | None = None,
+        config: Config | str | None = None,
         *,
         profile: str | None = None,
         hermes_home: str | os.PathLike[str] | None = None,
@@ -59,14 +63,32 @@ class MemoryAPI:
         scope: str | None = None,
         backend: str | None = None,
         background: bool = False,
+        tier2_enabled: bool | None = None,
+        tier3_enabled: bool | None = None,
+        graph_enabled: bool | None = None,
+        tier3_backend: str | None = None,
+        embedding_model: str | None = None,
         **overrides: Any,
     ):
         # Names given here are checked as input (ValidationError); the same names read from a config
         # file are checked there (ConfigError naming the key).
+        if isinstance(config, str):  # the seed's signature: MemoryAPI("work") names the profile
+            if profile is not None:
+                raise ValidationError("the profile is given twice (first argument and profile=)")
+            config, profile = None, config
         if profile is not None:
             v.profile_name("profile", profile)
         if scope is not None:
             check_scope_name(scope)
+        # The seed's keywords (HMNL 8.1) are config overrides: tier2_enabled -> tier2.enabled, ...
+        keywords = {
+            "tier2_enabled": tier2_enabled, "tier3_enabled": tier3_enabled, "graph_enabled": graph_enabled,
+            "tier3_backend": tier3_backend, "embedding_model": embedding_model,
+        }  # fmt: skip
+        given = [name for name, value in keywords.items() if value is not None]
+        if config is not None and given:
+            raise ConfigError(f"pass either a Config or the keywords {', '.join(given)}, not both")
+        merge_overrides(overrides, seed_overrides(**keywords))
         if config is None:
             if profile is not None:
                 overrides["profile"] = profile
