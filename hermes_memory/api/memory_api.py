@@ -427,8 +427,14 @@ class MemoryAPI:
         expires_at: float | None = None,
         ttl_days: float | None = None,
         importance: float = 0.5,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
     ) -> Envelope:
-        """Store a fact (deduplicated by normalised content)."""
+        """Store a fact (deduplicated by normalised content). ``subject``/``predicate``/``object`` say
+        what it is about (all three: a newer object for the same subject and predicate supersedes the
+        older fact); without them they are read from the text when it states them, so ``fact_history``
+        finds the fact under its subject."""
 
         def call() -> dict[str, Any]:
             stored = self._core.knowledge.store_fact(
@@ -439,6 +445,7 @@ class MemoryAPI:
                 source_id=v.optional_text("source_id", source_id, max_chars=500),
                 importance=v.unit_interval("importance", importance),
                 expires_at=c.ttl_expiry(expires_at, ttl_days),
+                triple=c.triple(subject, predicate, object),
             )
             return {**stored.fact.to_dict(), "created": stored.created, "superseded": list(stored.superseded)}
 
@@ -764,9 +771,11 @@ class MemoryAPI:
         return self._one_job("consolidate", now)
 
     def prune(self, *, now: float | None = None) -> Envelope:
-        """Delete expired and long-archived facts, archive faded ones; superseded facts always stay.
+        """Delete expired and long-archived facts, archive faded ones and, past ``tier2.max_facts``
+        believed facts, the least important non-curated ones; superseded facts always stay.
 
-        data: counts (expired_deleted, archived_deleted, faded_archived, superseded_kept).
+        data: counts (expired_deleted, archived_deleted, faded_archived, over_cap_archived,
+        over_cap_remaining, superseded_kept).
         """
         return self._one_job("prune", now)
 

@@ -90,7 +90,9 @@ def test_an_unregistered_backend_or_embedder_is_refused_naming_the_registry(tmp_
 
 
 @pytest.mark.parametrize("name", list(BACKENDS))
-def test_every_registered_backend_name_is_accepted(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_registered_backend_name_is_accepted(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Only the mapping is checked here (opening each backend needs its package): the config it builds.
     seen: dict[str, object] = {}
 
