@@ -411,6 +411,19 @@ class MemoryAPI:
             "tier1", lambda: self._core.curated.remove(store, _entry("substring", substring)).to_dict()
         )
 
+    def curated_migrate(self, force: bool = False) -> Envelope:
+        """Read the existing MEMORY.md / USER.md entries into Tier 2 facts (source ``curated``), once per
+        scope (HMNL §14; the Hermes provider runs it when it first opens a store): a user who had curated
+        memory before keeps it searchable as facts. ``force`` runs it again; facts deduplicate, so nothing
+        is stored twice. data: ran, entries, stored, flagged (entries the threat scan refused)."""
+
+        def call() -> dict[str, Any]:
+            if not isinstance(force, bool):
+                raise ValidationError(f"force must be true or false, got {v.shown(force)}")
+            return self._core.mirror.migrate(force=force).to_dict()
+
+        return self._run("tier2", call, tiers=["tier1", "tier2"])
+
     def curated_snapshot(self) -> Envelope:
         """The frozen snapshot taken when this API was opened (what the system prompt shows)."""
         return self._run("tier1", lambda: self._core.curated.snapshot().to_dict())

@@ -243,6 +243,7 @@ METHODS: dict[str, dict[str, str]] = {
                     "evidence_fact_id": "opt_text"},
     "entity_query": {"name": "name", "entity_type": "opt_entity_type", "limit": "limit"},
     "export_json": {"path": "path"},
+    "curated_migrate": {"force": "bool"},
     "fact_delete": {"uuid": "uuid", "soft": "bool"},
     "fact_get": {"uuid": "uuid"},
     "fact_history": {"subject": "name"},
