@@ -82,7 +82,6 @@ class CronConfig:
 @dataclass(frozen=True)
 class LimitsConfig:
     fact_ttl_days: float
-    session_index_max_age_days: float
     max_embedding_queue: int
     prune_importance_threshold: float
 
@@ -196,6 +195,14 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "scope.facts": ("private", "shared"),
     "recall.preset": tuple(PRESETS),
 }
+# Keys of the seed's config that were removed, and why (a file that still sets one is told so).
+_REMOVED = {
+    "limits.session_index_max_age_days": (
+        "turns and their vectors are never aged out (episodes are the ground truth every other record is "
+        "derived from, and old sessions stay searchable); forgetting is by importance (the prune job, "
+        "limits.prune_importance_threshold and limits.fact_ttl_days) or explicit (forget). Delete the key."
+    ),
+}
 # Sections whose mapping-valued keys take any key of their own (checked when the section is built).
 _OPEN_MAPPINGS = {"recall.overrides"}
 
@@ -293,6 +300,8 @@ def _expand_dotted(overrides: Mapping[str, Any]) -> dict[str, Any]:
 def _merge(base: dict[str, Any], extra: Mapping[str, Any], prefix: str) -> None:
     for key, value in extra.items():
         name = f"{prefix}{key}"
+        if name in _REMOVED:
+            raise ConfigError(f"config key {name!r} was removed: {_REMOVED[name]}")
         if not isinstance(key, str) or key not in base:
             raise ConfigError(f"unknown config key {name!r}")
         if isinstance(base[key], dict):

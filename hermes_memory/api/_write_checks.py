@@ -8,6 +8,7 @@ calls the core directly, refuse the same input the same way."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -15,6 +16,7 @@ from typing import Any, TypedDict
 
 from hermes_memory import validation as v
 from hermes_memory.core.mirror import ACTIONS as MIRROR_ACTIONS
+from hermes_memory.core.triples import Triple
 from hermes_memory.errors import ValidationError
 from hermes_memory.ingest.worker import to_timestamp
 from hermes_memory.records import TurnMessage
@@ -26,6 +28,7 @@ _MAX_METADATA_CHARS = 20_000
 _MAX_INGEST_WAIT_S = 86400.0
 # The most rows a query returns.
 MAX_LIMIT = 1000
+_PREDICATE = re.compile(r"^[^\W\d][\w]*(?: [^\W\d][\w]*)*$")
 
 
 class TurnArgs(TypedDict):
@@ -227,6 +230,25 @@ def ttl_expiry(expires_at: Any, ttl_days: Any) -> float | None:
     return expiry
 
 
+def triple(subject: Any, predicate: Any, obj: Any) -> Triple | None:
+    """A fact's subject/predicate/object as given (None when none is): a predicate or object needs the
+    subject; the predicate is a word or snake_case phrase."""
+    if subject is None and predicate is None and obj is None:
+        return None
+    if subject is None:
+        raise ValidationError("subject is required when predicate or object is given")
+    name = v.text("subject", subject, max_chars=200).strip()
+    verb = None if predicate is None else v.text("predicate", predicate, max_chars=100).strip()
+    if verb is not None and not _PREDICATE.match(verb):
+        raise ValidationError(
+            f"predicate must be a word or snake_case phrase (e.g. works_at), got {v.shown(verb)}"
+        )
+    value = None if obj is None else v.text("object", obj, max_chars=500).strip()
+    if value is not None and verb is None:
+        raise ValidationError("predicate is required when object is given")
+    return Triple(name, verb, value, exclusive=value is not None)
+
+
 def fact_fields(fields: Mapping[str, Any], max_chars: int) -> dict[str, Any]:
     """The fields of a fact update, each checked (the store names the allowed fields)."""
     checked: dict[str, Any] = {}
@@ -257,6 +279,7 @@ __all__ = [
     "ingest_timeout",
     "message",
     "mirror_write",
+    "triple",
     "ttl_expiry",
     "turn",
     "turn_time",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as c
+from hermes_memory.api._constructor import merge_overrides, seed_overrides
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
 from hermes_memory.core.graph import CENTRALITY_ALGORITHMS
@@ -45,12 +46,15 @@ class MemoryAPI:
     Construction opens Tier 2 (creating and migrating the DB) and freezes the Tier 1 snapshot.
     ``scope`` (default: config ``scope.name``) selects this agent's scope in a store shared by several
     agents; every store is bound to it, so nothing of another scope is read, counted or exported.
+    The seed's keywords ``tier2_enabled``, ``tier3_enabled``, ``graph_enabled``, ``tier3_backend`` and
+    ``embedding_model`` set ``tier2.enabled``, ``tier3.enabled``, ``graph.enabled``, ``tier3.backend``
+    and ``tier3.embedding_model`` (ValidationError for a non-bool switch or an unregistered name).
     Raises ConfigError for bad configuration and StorageError when the store cannot be opened.
     """
 
     def __init__(
         self,
-        config: Config | None = None,
+        config: Config | str | None = None,
         *,
         profile: str | None = None,
         hermes_home: str | os.PathLike[str] | None = None,
@@ -59,14 +63,32 @@ class MemoryAPI:
         scope: str | None = None,
         backend: str | None = None,
         background: bool = False,
+        tier2_enabled: bool | None = None,
+        tier3_enabled: bool | None = None,
+        graph_enabled: bool | None = None,
+        tier3_backend: str | None = None,
+        embedding_model: str | None = None,
         **overrides: Any,
     ):
         # Names given here are checked as input (ValidationError); the same names read from a config
         # file are checked there (ConfigError naming the key).
+        if isinstance(config, str):  # the seed's signature: MemoryAPI("work") names the profile
+            if profile is not None:
+                raise ValidationError("the profile is given twice (first argument and profile=)")
+            config, profile = None, config
         if profile is not None:
             v.profile_name("profile", profile)
         if scope is not None:
             check_scope_name(scope)
+        # The seed's keywords (HMNL 8.1) are config overrides: tier2_enabled -> tier2.enabled, ...
+        keywords = {
+            "tier2_enabled": tier2_enabled, "tier3_enabled": tier3_enabled, "graph_enabled": graph_enabled,
+            "tier3_backend": tier3_backend, "embedding_model": embedding_model,
+        }  # fmt: skip
+        given = [name for name, value in keywords.items() if value is not None]
+        if config is not None and given:
+            raise ConfigError(f"pass either a Config or the keywords {', '.join(given)}, not both")
+        merge_overrides(overrides, seed_overrides(**keywords))
         if config is None:
             if profile is not None:
                 overrides["profile"] = profile
@@ -389,6 +411,19 @@ class MemoryAPI:
             "tier1", lambda: self._core.curated.remove(store, _entry("substring", substring)).to_dict()
         )
 
+    def curated_migrate(self, force: bool = False) -> Envelope:
+        """Read the existing MEMORY.md / USER.md entries into Tier 2 facts (source ``curated``), once per
+        scope (HMNL §14; the Hermes provider runs it when it first opens a store): a user who had curated
+        memory before keeps it searchable as facts. ``force`` runs it again; facts deduplicate, so nothing
+        is stored twice. data: ran, entries, stored, flagged (entries the threat scan refused)."""
+
+        def call() -> dict[str, Any]:
+            if not isinstance(force, bool):
+                raise ValidationError(f"force must be true or false, got {v.shown(force)}")
+            return self._core.mirror.migrate(force=force).to_dict()
+
+        return self._run("tier2", call, tiers=["tier1", "tier2"])
+
     def curated_snapshot(self) -> Envelope:
         """The frozen snapshot taken when this API was opened (what the system prompt shows)."""
         return self._run("tier1", lambda: self._core.curated.snapshot().to_dict())
@@ -405,8 +440,14 @@ class MemoryAPI:
         expires_at: float | None = None,
         ttl_days: float | None = None,
         importance: float = 0.5,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
     ) -> Envelope:
-        """Store a fact (deduplicated by normalised content)."""
+        """Store a fact (deduplicated by normalised content). ``subject``/``predicate``/``object`` say
+        what it is about (all three: a newer object for the same subject and predicate supersedes the
+        older fact); without them they are read from the text when it states them, so ``fact_history``
+        finds the fact under its subject."""
 
         def call() -> dict[str, Any]:
             stored = self._core.knowledge.store_fact(
@@ -417,6 +458,7 @@ class MemoryAPI:
                 source_id=v.optional_text("source_id", source_id, max_chars=500),
                 importance=v.unit_interval("importance", importance),
                 expires_at=c.ttl_expiry(expires_at, ttl_days),
+                triple=c.triple(subject, predicate, object),
             )
             return {**stored.fact.to_dict(), "created": stored.created, "superseded": list(stored.superseded)}
 
@@ -742,9 +784,11 @@ class MemoryAPI:
         return self._one_job("consolidate", now)
 
     def prune(self, *, now: float | None = None) -> Envelope:
-        """Delete expired and long-archived facts, archive faded ones; superseded facts always stay.
+        """Delete expired and long-archived facts, archive faded ones and, past ``tier2.max_facts``
+        believed facts, the least important non-curated ones; superseded facts always stay.
 
-        data: counts (expired_deleted, archived_deleted, faded_archived, superseded_kept).
+        data: counts (expired_deleted, archived_deleted, faded_archived, over_cap_archived,
+        over_cap_remaining, superseded_kept).
         """
         return self._one_job("prune", now)
 

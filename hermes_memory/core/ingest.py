@@ -229,7 +229,14 @@ class Ingest:
         time so ``stop()`` is seen between batches); True when anything was written. ``background`` (the
         worker): new turns settle for ``SETTLE_S`` first (Hermes calls ``queue_prefetch`` right after
         ``sync_turn``), and each batch waits, briefly, for the recalls running in this process
-        (``recall.foreground``), so they do not share the cores with work nobody waits for."""
+        (``recall.foreground``), so they do not share the cores with work nobody waits for.
+
+        Back-pressure (config ``limits.max_embedding_queue`` = N): new turns normally pre-empt the
+        embeddings (they go first at the next pass); while more than N texts wait to be embedded, they
+        pre-empt only after N more were embedded (or the backlog is back at N), so a steady stream of turns
+        cannot grow the backlog without bound, and a turn waits at most for N embeddings. No turn is lost or
+        refused: the turns queued meanwhile wait in their durable queue (``pending`` and ``status`` show
+        both backlogs) and are written at the next pass."""
         from hermes_memory.recall.foreground import BACKGROUND_WAIT_S, RECALLS, SETTLE_S
 
         def step_aside() -> None:
@@ -246,13 +253,32 @@ class Ingest:
             busy = ingestor.drain(deadline=deadline, stop=stop) > 0
         if sem is None:
             return busy
+        return self._embed(stop, deadline, step_aside) or busy
+
+    def _embed(
+        self,
+        stop: Callable[[], bool] | None,
+        deadline: float | None,
+        step_aside: Callable[[], None],
+    ) -> bool:
+        """Embed queued texts a batch at a time until the queue runs dry, ``stop()`` or the deadline, or
+        new turns come in (over ``limits.max_embedding_queue``, only once that many were embedded: see
+        ``drain_once``). True when anything was written."""
+        sem, busy = self._tiers.sem, False
+        assert sem is not None  # the caller checks
         batch = max(1, sem.cfg.embed_batch_size)
+        cap = self._tiers.config.limits.max_embedding_queue
+        queue = self._tiers.tier2().embed_queue
+        owed = cap if queue.longer_than(cap) else 0  # embeddings this pass owes before turns pre-empt
         while not (stop is not None and stop()):
-            if ingestor is not None and self._tiers.tier2().ingest_queue.count():
+            if owed > 0 and not queue.longer_than(cap):
+                owed = 0
+            if owed <= 0 and self._ingestor is not None and self._tiers.tier2().ingest_queue.count():
                 return True  # new turns came in: they go first (the next step)
             step_aside()
             # no count of what is left (it visits every queued row: per batch, quadratic in a backlog)
             report = sem.drain(max_items=batch, count_remaining=False)
+            owed -= report.taken
             busy = busy or report.upserted > 0 or report.deleted > 0
             if report.deferred or report.taken < batch:
                 break  # the queue ran dry (or holds only rows for the engine's holder)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_memory.core.tiers import Tiers
+from hermes_memory.core.triples import Triple, derive_triple
 from hermes_memory.errors import ValidationError
 from hermes_memory.extract.entities import thing_name_problem
 from hermes_memory.records import AuditEntry, Entity, Event, Fact, Relation
@@ -64,16 +65,23 @@ class Knowledge:
         source_id: str | None = None,
         expires_at: float | None = None,
         importance: float = 0.5,
+        triple: Triple | None = None,
     ) -> StoredFact:
-        """Store a fact (deduplicated by normalised content)."""
+        """Store a fact (deduplicated by normalised content). Its subject/predicate/object are
+        ``triple`` when given (all three: a newer object of the same subject and predicate supersedes the
+        older fact) or read from the text (``derive_triple``; never superseding: the text was not stated
+        as a triple), so ``history`` finds it under its subject."""
         t = self._tiers
         ensure_safe(content)  # first: what Hermes' scanner refuses is refused, never stored redacted
         text = t.secret_free(content)
+        about = triple if triple is not None else derive_triple(text)
         tier2 = t.tier2()
         with tier2.db.atomic():
             stored = tier2.facts.store(
                 text, category=category, confidence=confidence, source_type=source, source_id=source_id,
                 actor=t.actor, expires_at=expires_at, importance=importance,
+                subject=about.subject if about else None, predicate=about.predicate if about else None,
+                object=about.object if about else None, exclusive=bool(triple and triple.exclusive),
             )  # fmt: skip
             if stored.created:
                 t.on_fact_change(stored.fact)

@@ -102,6 +102,7 @@ class Memory:
                 busy_timeout_ms=config.tier2.busy_timeout_ms,
                 auto_dedupe=config.tier2.auto_dedupe,
                 view=view,
+                max_entities=config.tier2.max_entities,
             )
         if config.tier1.enabled:
             tiers.curated = CuratedStore(
@@ -122,7 +123,10 @@ class Memory:
             # Shared with every other Memory of this store in the process (other scopes, same files).
             tiers.sem = shared_tier3.acquire(config.tier3, config.tier3_path, tiers.t2, backend=backend)
         if config.graph.enabled and tiers.t2 is not None:
-            tiers.graph = GraphService(tiers.t2, config.graph_path)
+            tiers.graph = GraphService(
+                tiers.t2, config.graph_path, max_nodes=config.graph.max_nodes,
+                rebuild_interval_h=config.graph.auto_rebuild_interval_hours,
+            )  # fmt: skip
         if tiers.t2 is not None:
             # llm.enabled: false (default) gives the rule-based writer and after_ingest unchanged.
             knowledge, after_commit = ingest_hooks(config.llm, tiers.t2, tiers.sem, tiers.after_ingest)

@@ -11,17 +11,24 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hermes_memory.core.tiers import Tiers
-from hermes_memory.errors import ValidationError
+from hermes_memory.errors import ThreatDetectedError, ValidationError
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.extract.types import ExtractedFact
 from hermes_memory.ingest.knowledge import EXTRACTOR, implied_state
 from hermes_memory.records import Fact
 from hermes_memory.security.threats import ensure_safe
+from hermes_memory.tier1.curated_store import STORE_FILES
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.facts import StoredFact
 
 ACTIONS = ("add", "replace", "remove")
+# The provenance of the facts read from the curated files at first activation (``Mirror.migrate``), and
+# the audit action that marks the migration as done for a fact scope.
+CURATED_SOURCE = "curated"
+MIGRATION_MARK = "curated_migration"
+# Both kinds of fact that came from a curated entry: mirrored writes and the first-activation migration.
+_ENTRY_SOURCES = ("memory", CURATED_SOURCE)
 # "User …", "The user …", "User's …" at the start of an entry or of one of its sentences.
 _USER_REF = re.compile(r"(?:(?<=^)|(?<=[.;!]\s))(?:the\s+)?user(?P<own>['’]s)?\b\s*(?P<verb>[a-z]+)?", re.I)
 _IRREGULAR = {"is": "am", "was": "was", "has": "have", "does": "do", "goes": "go"}
@@ -68,6 +75,21 @@ class Mirrored:
             "superseded": list(self.superseded),
             "archived": list(self.archived),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Migrated:
+    """What ``Mirror.migrate`` did: ``ran`` False when the scope was migrated before (nothing read);
+    ``entries`` read, facts ``stored`` (new ones; an entry already a fact adds none) and the entries
+    ``flagged`` by the threat scan (left in the file, not made facts)."""
+
+    ran: bool
+    entries: int
+    stored: int
+    flagged: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ran": self.ran, "entries": self.entries, "stored": self.stored, "flagged": self.flagged}
 
 
 class Mirror:
@@ -124,8 +146,54 @@ class Mirror:
                     t.on_fact_change(item.fact)
         return Mirrored(tuple(s.fact.uuid for s in stored), tuple(superseded), tuple(archived))
 
+    def migrate(self, *, force: bool = False) -> Migrated:
+        """Read the curated files' entries (MEMORY.md, USER.md) into Tier 2 facts of this scope, source
+        ``curated`` (source_id the file name), as a mirrored write would store them — once per fact scope:
+        an audit mark records it, in the same transaction as the facts; ``force`` runs it again (facts
+        deduplicate by content, so nothing is stored twice). Entries the threat scan flags stay in the
+        file and are counted, not stored. A no-op without Tier 1 or Tier 2."""
+        t = self._tiers
+        if t.curated is None or t.t2 is None:
+            return Migrated(False, 0, 0, 0)
+        t2 = t.t2
+        scope = t2.view.fact_scope
+        marks = t2.audit.entries(action=MIGRATION_MARK)
+        if not force and any((e.diff or {}).get("scope") == scope for e in marks):
+            return Migrated(False, 0, 0, 0)
+        entries = {store: t.curated.entries(store) for store in ("memory", "user")}
+        read = stored = flagged = 0
+        created = []
+        with t2.db.atomic() as conn:
+            for store, texts in entries.items():
+                for entry in texts:
+                    read += 1
+                    try:
+                        ensure_safe(entry)
+                    except ThreatDetectedError:
+                        flagged += 1  # Hermes keeps it in the file (its snapshot blanks it); no fact
+                        continue
+                    facts = self._store_entry(
+                        t2, store, t.secret_free(entry), None, STORE_FILES[store], source_type=CURATED_SOURCE
+                    )
+                    created += [f.fact for f in facts if f.created]
+                    stored += sum(1 for f in facts if f.created)
+            t2.audit.record(
+                conn, action=MIGRATION_MARK, tier="tier1", actor=t.actor, target_uuid=None,
+                diff={"scope": scope, "entries": read, "stored": stored, "flagged": flagged},
+            )  # fmt: skip
+            for fact in created:
+                t.on_fact_change(fact)
+        return Migrated(True, read, stored, flagged)
+
     def _store_entry(
-        self, t2: Tier2, store: str, text: str, speaker: str | None, source_id: str | None
+        self,
+        t2: Tier2,
+        store: str,
+        text: str,
+        speaker: str | None,
+        source_id: str | None,
+        *,
+        source_type: str = "memory",
     ) -> list[StoredFact]:
         category = "user" if store == "user" else "general"
         at = datetime.now(tz=UTC)
@@ -135,29 +203,32 @@ class Mirror:
         single = statements[0] if len(statements) == 1 else None
         out = [
             t2.facts.store(
-                text, category=category, source_type="memory", source_id=source_id, actor=self._tiers.actor,
-                extractor=MIRROR_EXTRACTOR, subject=single.subject if single else None,
-                predicate=single.predicate if single else None, object=single.object if single else None,
+                text, category=category, source_type=source_type, source_id=source_id,
+                actor=self._tiers.actor, extractor=MIRROR_EXTRACTOR,
+                subject=single.subject if single else None, predicate=single.predicate if single else None,
+                object=single.object if single else None,
                 exclusive=bool(single and single.exclusive and not single.negated),
             )
         ]  # fmt: skip
         for fact in statements:
             if fact is single:
-                out.extend(self._implied(t2, fact, source_id))
+                out.extend(self._implied(t2, fact, source_id, source_type))
                 continue
             out.append(
                 t2.facts.store(
                     fact.content, category=fact.category, confidence=max(0.0, min(1.0, fact.confidence)),
-                    source_type="memory", source_id=source_id, actor=self._tiers.actor, subject=fact.subject,
-                    predicate=fact.predicate, object=fact.object,
+                    source_type=source_type, source_id=source_id, actor=self._tiers.actor,
+                    subject=fact.subject, predicate=fact.predicate, object=fact.object,
                     exclusive=fact.exclusive and not fact.negated, extractor=MIRROR_EXTRACTOR,
                     importance=max(0.0, min(1.0, fact.salience)),
                 )
             )  # fmt: skip
-            out.extend(self._implied(t2, fact, source_id))
+            out.extend(self._implied(t2, fact, source_id, source_type))
         return out
 
-    def _implied(self, t2: Tier2, fact: ExtractedFact, source_id: str | None) -> list[StoredFact]:
+    def _implied(
+        self, t2: Tier2, fact: ExtractedFact, source_id: str | None, source_type: str
+    ) -> list[StoredFact]:
         """The current state a change implies ("moved to Porto": lives in Porto), as its own fact."""
         state = implied_state(fact)
         if state is None:
@@ -165,15 +236,16 @@ class Mirror:
         predicate, obj, content = state
         return [
             t2.facts.store(
-                content, category="user", source_type="memory", source_id=source_id, actor=self._tiers.actor,
-                subject=fact.subject, predicate=predicate, object=obj, exclusive=True,
-                extractor=MIRROR_EXTRACTOR,
+                content, category="user", source_type=source_type, source_id=source_id,
+                actor=self._tiers.actor, subject=fact.subject, predicate=predicate, object=obj,
+                exclusive=True, extractor=MIRROR_EXTRACTOR,
             )
         ]  # fmt: skip
 
     def _entry_facts(self, t2: Tier2, store: str, old_text: str, speaker: str | None) -> list[Fact]:
         """The believed facts that came from the entry ``old_text`` identifies: its mirrored fact(s) and
-        the statements extracted from it (only those the mirror stored, source ``memory``)."""
+        the statements extracted from it (only those the mirror or the migration stored, source ``memory``
+        or ``curated``)."""
         entries = [f.content for f in t2.facts.mirrored_containing(old_text)]
         if self._tiers.snapshot is not None:
             entries += [e for e in self._tiers.snapshot.entries(store) if old_text in e and e not in entries]
@@ -187,9 +259,10 @@ class Mirror:
             contents.update(s[2] for f in statements if (s := implied_state(f)))
         found: dict[str, Fact] = {}
         for content in contents:
-            fact = t2.facts.believed_by_hash(content_hash(content), source_type="memory")
-            if fact is not None:
-                found[fact.uuid] = fact
+            for source in _ENTRY_SOURCES:
+                fact = t2.facts.believed_by_hash(content_hash(content), source_type=source)
+                if fact is not None:
+                    found[fact.uuid] = fact
         return list(found.values())
 
 
@@ -211,4 +284,13 @@ def _replacement(old: Fact, stored: list[StoredFact]) -> str | None:
     return None
 
 
-__all__ = ["ACTIONS", "MIRROR_EXTRACTOR", "Mirror", "Mirrored", "first_person"]
+__all__ = [
+    "ACTIONS",
+    "CURATED_SOURCE",
+    "MIGRATION_MARK",
+    "MIRROR_EXTRACTOR",
+    "Migrated",
+    "Mirror",
+    "Mirrored",
+    "first_person",
+]

@@ -6,11 +6,16 @@
    ``limits.prune_importance_threshold`` are archived — not deleted: they leave recall, stay explainable,
    and step 3 removes them a TTL later.
 3. Archived facts not changed for ``limits.fact_ttl_days`` are deleted for good like expired ones.
+4. ``tier2.max_facts``: when more facts than that are believed (store-wide), the least important of them
+   (decayed importance, then oldest) are archived until the count is back at the cap. Curated facts (the
+   mirror of MEMORY.md/USER.md, source ``memory`` or ``curated``) are never archived for the cap: the
+   user keeps them in those files. The result says how many were archived (``over_cap_archived``) and,
+   when curated facts alone exceed the cap, how many remain over it (``over_cap_remaining``).
 
 Superseded facts (closed by a contradicting newer fact, ``superseded_at`` set) are never pruned: they are
 the history that ``as_of``, ``fact_history`` and ``why`` answer from. Episodes (raw turns) and their chunks
-are never pruned either, whatever ``limits.session_index_max_age_days`` says: episodes are the ground
-truth every other record can be re-derived from, and old sessions stay searchable.
+are never pruned either (the seed's ``limits.session_index_max_age_days`` was removed for this reason):
+episodes are the ground truth every other record can be re-derived from, and old sessions stay searchable.
 
 Runs of the maintenance jobs older than ``RUN_HISTORY_DAYS`` leave the run history (each job's latest
 successful run stays: the scheduler counts from it).
@@ -27,6 +32,7 @@ from hermes_memory.cron import importance
 from hermes_memory.cron.context import JobContext, Progress, batches, report
 from hermes_memory.errors import NotFoundError
 from hermes_memory.tier2.job_runs import RunLog
+from hermes_memory.tier2.upkeep import FadingFact
 
 DAY_S = 86400.0
 # The run history (maintenance_runs) keeps this long; an embed run every 5 minutes is ~26k rows per quarter.
@@ -60,6 +66,45 @@ def faded_facts(ctx: JobContext, now: float) -> list[str]:
         )
         < threshold
     ]
+
+
+# Facts the cap never archives: the mirror of the curated files and the facts migrated from them.
+CURATED_SOURCES = ("memory", "curated")
+
+
+def over_cap_facts(ctx: JobContext, now: float) -> tuple[list[str], int]:
+    """(the facts to archive to bring the believed facts down to ``tier2.max_facts``: least important
+    first, then oldest; how many stay over the cap because only curated facts are left)."""
+    excess = ctx.upkeep.active_count(now) - ctx.config.tier2.max_facts
+    if excess <= 0:
+        return [], 0
+    candidates = ctx.upkeep.active_archivable(now, CURATED_SOURCES)
+    def rank(f: FadingFact) -> tuple[float, float]:
+        used = f.last_accessed if f.last_accessed is not None else f.created_at
+        return importance.decayed(f.importance, f.access_count, used, now), f.created_at
+
+    ranked = sorted(candidates, key=rank)
+    chosen = [f.uuid for f in ranked[:excess]]
+    return chosen, excess - len(chosen)
+
+
+def _archive_over_cap(ctx: JobContext, uuids: list[str], now: float) -> int:
+    archived = 0
+    with ctx.tier2.db.atomic() as conn:
+        for uuid in uuids:
+            try:
+                fact = ctx.tier2.facts.get(uuid, touch=False)
+            except NotFoundError:
+                continue
+            if not fact.is_active:
+                continue
+            ctx.upkeep.archive(conn, uuid, now)
+            ctx.tier2.audit.record(
+                conn, action="fact_delete", tier="tier2", actor=ctx.actor, target_uuid=uuid,
+                diff={"soft": True, "reason": "over_cap", "max_facts": ctx.config.tier2.max_facts},
+            )  # fmt: skip
+            archived += 1
+    return archived
 
 
 def _delete(ctx: JobContext, uuids: list[str], now: float, *, archived_only: bool) -> int:
@@ -122,7 +167,7 @@ def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dic
     Order matters for idempotence: facts archived here as faded are archived at ``now``, so the TTL
     step that follows never deletes them in the same run.
     """
-    counts = {"expired_deleted": 0, "faded_archived": 0, "archived_deleted": 0}
+    counts = {"expired_deleted": 0, "faded_archived": 0, "archived_deleted": 0, "over_cap_archived": 0}
     expired = expired_facts(ctx, now)
     total, done = len(expired), 0
     report(progress, done, total)
@@ -136,6 +181,12 @@ def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dic
         counts["faded_archived"] += _archive(ctx, list(part), now)
         done += len(part)
         report(progress, done, total)
+    over, remaining = over_cap_facts(ctx, now)
+    total += len(over)
+    for part in batches(over):
+        counts["over_cap_archived"] += _archive_over_cap(ctx, list(part), now)
+        done += len(part)
+        report(progress, done, total)
     stale = stale_archived_facts(ctx, now)
     total += len(stale)
     for part in batches(stale):
@@ -145,7 +196,7 @@ def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dic
     report(progress, total, total)
     kept = ctx.upkeep.superseded_count()
     trimmed = RunLog(ctx.tier2.db).trim(now - RUN_HISTORY_DAYS * DAY_S)
-    return {**counts, "superseded_kept": kept, "runs_trimmed": trimmed}
+    return {**counts, "over_cap_remaining": remaining, "superseded_kept": kept, "runs_trimmed": trimmed}
 
 
-__all__ = ["expired_facts", "faded_facts", "run", "stale_archived_facts"]
+__all__ = ["CURATED_SOURCES", "expired_facts", "faded_facts", "over_cap_facts", "run", "stale_archived_facts"]

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 # Another process sharing the profile writes entities this process's graph has not seen; a query that
 # meets one rebuilds the graph from Tier 2, at most this often (a rebuild of 10k entities takes ~1 s).
 REFRESH_S = 30.0
+HOUR_S = 3600.0
+_clock = time.monotonic  # the age of a loaded graph (``auto_rebuild_interval_hours``); tests set it
 
 
 def view_directory(directory: Path, tier2: Tier2) -> Path:
@@ -32,11 +34,25 @@ def view_directory(directory: Path, tier2: Tier2) -> Path:
 
 
 class GraphService:
-    """The graph of one ``ScopeView``: built from the view's entities and relations only."""
+    """The graph of one ``ScopeView``: built from the view's entities and relations only.
 
-    def __init__(self, tier2: Tier2, directory: Path):
+    ``max_nodes`` (config ``graph.max_nodes``; None: no cap): past it the graph holds the entities seen
+    most often (then most recently), a new entity joins only at a rebuild that ranks it in, and graph
+    queries for a left-out entity answer as for an unknown one; the rebuild report says how many were left
+    out. ``rebuild_interval_h`` (config ``graph.auto_rebuild_interval_hours``; 0: never): a graph this
+    process has held (loaded, or kept up incrementally) for longer is rebuilt from Tier 2 at its next use,
+    so drift in a long-lived process (a gateway) is repaired.
+    """
+
+    def __init__(
+        self, tier2: Tier2, directory: Path, *, max_nodes: int | None = None, rebuild_interval_h: float = 0.0
+    ):
         self._tier2 = tier2
         self._directory = view_directory(directory, tier2)
+        self._max_nodes = max_nodes
+        self._interval_s = rebuild_interval_h * HOUR_S
+        self._built_at = 0.0
+        self._full = False  # at max_nodes: a missing entity is left out, not a reason to rebuild
         self._kg: KnowledgeGraph | None = None
         self._dirty = False
         self._lock = threading.RLock()
@@ -72,10 +88,14 @@ class GraphService:
                 result = kg.load(expected)
                 self.last_load = result.to_dict()
                 self._kg = kg
+                self._built_at = _clock()
+                self._full = self._max_nodes is not None and kg.entity_count >= self._max_nodes
                 if not result.ok:
                     self.rebuild()
             elif self._newest_erasure() != self._erasures:
                 self.rebuild()  # another process forgot something: its nodes must not answer here
+            elif self._interval_s > 0 and _clock() - self._built_at >= self._interval_s:
+                self.rebuild()  # held for auto_rebuild_interval_hours: rebuilt from the source of truth
             return self._kg
 
     def rebuild(self) -> dict[str, Any]:
@@ -85,8 +105,20 @@ class GraphService:
         with self._lock:
             kg = self._kg if self._kg is not None else KnowledgeGraph(self._directory)
             self._erasures = self._newest_erasure()
-            report = kg.rebuild(self._tier2.entities.all(), self._tier2.relations.all())
+            entities, relations = self._tier2.entities.all(), self._tier2.relations.all()
+            left_out = 0
+            if self._max_nodes is not None and len(entities) > self._max_nodes:
+                ranked = sorted(entities, key=lambda e: (e.occurrence_count, e.last_seen or 0.0))[::-1]
+                entities = ranked[: self._max_nodes]
+                left_out = len(ranked) - len(entities)
+                kept = {e.uuid for e in entities}
+                relations = [r for r in relations if r.from_entity_id in kept and r.to_entity_id in kept]
+            report = kg.rebuild(entities, relations)
+            report["left_out_entities"] = left_out
+            report["max_nodes"] = self._max_nodes
             self._kg = kg
+            self._built_at = _clock()
+            self._full = self._max_nodes is not None and len(entities) >= self._max_nodes
             kg.save(self.fingerprint())
             self._dirty = False
             return report
@@ -96,7 +128,8 @@ class GraphService:
         another process; see REFRESH_S). Raises StorageError when Tier 2 cannot be read."""
         with self._lock:
             kg = self.graph
-            if any(u not in kg for u in uuids) and time.monotonic() >= self._refresh_after:
+            missing = any(u not in kg for u in uuids)
+            if missing and not self._full and time.monotonic() >= self._refresh_after:
                 self._refresh_after = time.monotonic() + REFRESH_S
                 self.rebuild()
                 kg = self.graph
@@ -106,12 +139,18 @@ class GraphService:
     def entity_changed(self, entity: Entity) -> None:
         with self._lock:
             if self._kg is not None:
+                capped = self._max_nodes is not None and self._kg.entity_count >= self._max_nodes
+                if capped and entity.uuid not in self._kg:
+                    self._full = True
+                    return  # left out until a rebuild ranks it in (graph.max_nodes)
                 self._kg.upsert_entity(entity)
                 self._dirty = True
 
     def relation_changed(self, relation: Relation) -> None:
         with self._lock:
             if self._kg is not None:
+                if relation.from_entity_id not in self._kg or relation.to_entity_id not in self._kg:
+                    return  # an end left out by graph.max_nodes
                 self._kg.upsert_relation(relation)
                 self._dirty = True
 

@@ -125,6 +125,12 @@ class NextLevelProvider:
                 shared.api.core.ingest.ingest_pending(checks.ingest_timeout(_STARTUP_INGEST_S))
             except HermesMemoryError as exc:
                 log.warning("nextlevel: could not ingest the queued turns: %s", exc)
+            if self._primary:
+                # First activation (HMNL §14): the curated entries a user had before become facts, once.
+                try:
+                    shared.api.core.mirror.migrate()
+                except HermesMemoryError as exc:
+                    log.warning("nextlevel: could not read MEMORY.md/USER.md into facts: %s", exc)
         with self._lock:
             self._shared = shared
             self._prefetcher = Prefetcher(shared, self._settings, tier3=tier3, session_id=self._session_id)

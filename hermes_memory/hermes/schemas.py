@@ -20,8 +20,11 @@ FACT_CATEGORIES = sorted(v.FACT_CATEGORIES)
 ENTITY_TYPES = sorted(v.ENTITY_TYPES)
 EVENT_TYPES = sorted(v.EVENT_TYPES)
 
+# The curated actions (Hermes' own memory tool: MEMORY.md / USER.md, same files, same arguments).
+CURATED_ACTIONS = ["add", "replace", "remove", "read"]
 # The seed's action set (section 9.1) plus why/history/forget. Order is what the model reads.
 ACTIONS = [
+    *CURATED_ACTIONS,
     "recall",
     "fact_store",
     "fact_query",
@@ -114,7 +117,10 @@ MEMORY_SCHEMA: dict[str, Any] = {
     "name": MEMORY,
     "description": (
         "Precise operations on long-term memory (facts, entities, timeline, semantic index, knowledge "
-        "graph). Prefer nextlevel_search for plain recall. Results are JSON; facts and entities carry "
+        "graph) and on the curated notes: add/replace/remove/read work like the built-in memory tool on "
+        "the same MEMORY.md ('target': memory) and USER.md ('target': user) files — an add over the "
+        "character limit is refused with the current entries, consolidate with replace/remove and retry. "
+        "Prefer nextlevel_search for plain recall. Results are JSON; facts and entities carry "
         "a 'uuid' to use with fact_update, fact_delete, why. 'why' explains where a fact came from; "
         "'history' shows how facts about a subject changed over time; 'forget' erases a record (uuid) or "
         "everything about an entity (name) from every tier: preview first, then confirm=true."
@@ -124,7 +130,20 @@ MEMORY_SCHEMA: dict[str, Any] = {
         "properties": {
             "action": {"type": "string", "enum": ACTIONS},
             "query": {"type": "string", "description": "recall, fact_query, semantic_search: search text."},
-            "content": {"type": "string", "description": "fact_store, fact_update: fact text."},
+            "target": {
+                "type": "string",
+                "enum": ["memory", "user"],
+                "description": "add, replace, remove, read: 'memory' (your notes, default) or 'user' "
+                "(the user profile).",
+            },
+            "content": {
+                "type": "string",
+                "description": "add, replace: the entry; fact_store, fact_update: fact text.",
+            },
+            "old_text": {
+                "type": "string",
+                "description": "replace, remove: a short unique substring of the entry to change.",
+            },
             "text": {"type": "string", "description": "semantic_index: text to index."},
             "uuid": {
                 "type": "string",
@@ -152,7 +171,12 @@ MEMORY_SCHEMA: dict[str, Any] = {
             "to_entity": {"type": "string", "description": "entity_link, graph_path: target."},
             "relation": {"type": "string", "description": "entity_link type; graph_traverse filter."},
             "strength": {"type": "number", "description": "entity_link: 0..1 (default 1)."},
-            "subject": {"type": "string", "description": "history: the subject (e.g. a person)."},
+            "subject": {
+                "type": "string",
+                "description": "history: the subject (e.g. a person); fact_store: what the fact is about.",
+            },
+            "predicate": {"type": "string", "description": "fact_store: e.g. works_at (needs subject)."},
+            "object": {"type": "string", "description": "fact_store: the value (needs predicate)."},
             "event_type": {"type": "string", "enum": EVENT_TYPES},
             "title": {"type": "string", "description": "timeline_add: event title."},
             "importance": {"type": "number", "description": "0..1 (default 0.5)."},
@@ -183,6 +207,7 @@ def tool_schemas() -> list[dict[str, Any]]:
 
 __all__ = [
     "ACTIONS",
+    "CURATED_ACTIONS",
     "MEMORY",
     "MEMORY_SCHEMA",
     "REMEMBER",

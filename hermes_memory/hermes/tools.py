@@ -18,8 +18,8 @@ from hermes_memory import validation as v
 from hermes_memory.api.envelope import Envelope
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import HermesMemoryError, ValidationError
-from hermes_memory.hermes import safety
-from hermes_memory.hermes.schemas import ACTIONS, MEMORY, REMEMBER, SEARCH
+from hermes_memory.hermes import curated_tool, safety
+from hermes_memory.hermes.schemas import ACTIONS, CURATED_ACTIONS, MEMORY, REMEMBER, SEARCH
 from hermes_memory.recall import availability
 from hermes_memory.recall.render import superseded_note
 from hermes_memory.security import fence
@@ -174,6 +174,9 @@ def _fact_store(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
         confidence=_num(args, "confidence", 1.0) or 0.0,
         source="tool",
         source_id=ctx.session_id or None,
+        subject=_opt_str(args, "subject"),
+        predicate=_opt_str(args, "predicate"),
+        object=_opt_str(args, "object"),
     )
 
 
@@ -320,14 +323,16 @@ _WRITES: dict[str, Handler] = {
 
 def table_actions() -> set[str]:
     """Every action the dispatch table knows (a unit test checks it equals the schema's enum)."""
-    return set(_READS) | set(_WRITES)
+    return set(_READS) | set(_WRITES) | set(CURATED_ACTIONS)
 
 
 def _memory(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
     action = args.get("action")
     if not isinstance(action, str) or action not in ACTIONS:
         raise ValidationError(f"'action' must be one of {', '.join(ACTIONS)}; got {v.shown(action)}")
-    handler = _READS.get(action) or _WRITES[action]
+    handler = _READS.get(action) or _WRITES.get(action)
+    if handler is None:  # a curated action: answered by ``_curated`` before any envelope
+        raise ValidationError(f"'{action}' is answered in Hermes' memory-tool shape, not as an envelope")
     return handler(ctx, args)
 
 
@@ -361,6 +366,8 @@ def call_tool(ctx: ToolContext, name: str, args: Mapping[str, Any]) -> str:
         return error_json(f"unknown tool {v.shown(name)}; this provider has {', '.join(sorted(TOOLS))}")
     if not isinstance(args, Mapping):
         return error_json(f"arguments must be a JSON object, got {type(args).__name__}")
+    if name == MEMORY and args.get("action") in CURATED_ACTIONS:
+        return _curated(ctx, str(args["action"]), args)
     try:
         envelope = handler(ctx, args)
     except HermesMemoryError as exc:
@@ -374,6 +381,17 @@ def call_tool(ctx: ToolContext, name: str, args: Mapping[str, Any]) -> str:
     if key in _WRITING:
         ctx.after_write()
     return _dump(_result(name, args, envelope))
+
+
+def _curated(ctx: ToolContext, action: str, args: Mapping[str, Any]) -> str:
+    """A curated action (add/replace/remove/read on MEMORY.md/USER.md) in Hermes' memory-tool shape."""
+    result = curated_tool.run(
+        ctx.api, action, args, source_id=ctx.session_id or None,
+        check_write=lambda: _write(ctx), check_text=safety.ensure_storable,
+    )  # fmt: skip
+    if result.get("changed"):
+        ctx.after_write()
+    return _dump(_clean(result))
 
 
 def error_json(message: str, error_type: str = "invalid_input") -> str:

@@ -4,6 +4,7 @@ Runs inside the turn's transaction (see ``worker.Ingestor``)."""
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from datetime import UTC, datetime
@@ -13,8 +14,10 @@ from hermes_memory.extract.types import ExtractedFact, ExtractionResult
 from hermes_memory.ingest.worker import Changes
 from hermes_memory.records import Episode
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier2.entities import better_type
+from hermes_memory.tier2.entities import EntityLimitError, better_type
 from hermes_memory.tier3.semantic import SemanticMemory
+
+log = logging.getLogger(__name__)
 
 EXTRACTOR = "rules-v1"
 
@@ -52,6 +55,7 @@ class RuleBasedKnowledge:
         self._known: dict[str, KnownEntity] | None = None
         self._lookup: KnownEntities | None = None  # built from ``_known``; reset when it changes
         self._lock = threading.Lock()
+        self.names_over_cap = 0  # names not made entities because of tier2.max_entities (logged once)
 
     def _known_entities(self, tier2: Tier2) -> KnownEntities:
         with self._lock:
@@ -130,10 +134,18 @@ class RuleBasedKnowledge:
         uuids: dict[str, str] = {}
         for found in result.entities:
             # One entity per thing: a name seen before under another (guessed) type is that entity.
-            ensured = tier2.entities.ensure(
-                found.name, found.entity_type, aliases=found.aliases, actor="ingest",
-                seen_at=episode.timestamp, any_type=True,
-            )  # fmt: skip
+            try:
+                ensured = tier2.entities.ensure(
+                    found.name, found.entity_type, aliases=found.aliases, actor="ingest",
+                    seen_at=episode.timestamp, any_type=True,
+                )  # fmt: skip
+            except EntityLimitError as exc:
+                # The cap's policy for turns: the turn, its facts and chunks are stored; a name new past
+                # the cap is not made an entity (its relations are left out with it).
+                if not self.names_over_cap:
+                    log.warning("%s (turns are still stored; later names are counted, not logged)", exc)
+                self.names_over_cap += 1
+                continue
             uuids[found.name.casefold()] = ensured.entity.uuid
             changes.entities.append(ensured.entity)
             entity = ensured.entity

@@ -36,6 +36,7 @@ from hermes_memory.llm.client import JSONSchema, LLMClient, LLMError
 from hermes_memory.llm.structured import StructuredLLM
 from hermes_memory.records import Entity, Episode, Fact
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.entities import EntityLimitError
 from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
@@ -341,10 +342,14 @@ class LLMKnowledge:
             if thing_name_problem(name) is not None:  # a sentence, a literal, a tool echo: no thing
                 added["skipped"] += 1
                 continue
-            ensured = tier2.entities.ensure(
-                name, proposed.entity_type, aliases=list(proposed.aliases), actor="llm",
-                seen_at=first.timestamp, any_type=True,
-            )  # fmt: skip
+            try:
+                ensured = tier2.entities.ensure(
+                    name, proposed.entity_type, aliases=list(proposed.aliases), actor="llm",
+                    seen_at=first.timestamp, any_type=True,
+                )  # fmt: skip
+            except EntityLimitError:  # tier2.max_entities: the name is not made an entity
+                added["skipped"] += 1
+                continue
             for surface in (ensured.entity.name, *ensured.entity.aliases):
                 uuids.setdefault(surface.casefold(), ensured.entity.uuid)
             if ensured.created:

@@ -121,6 +121,12 @@ class EmbedQueue:
                 [(error[:2000], item.id) for item in items],
             )
 
+    def longer_than(self, n: int) -> bool:
+        """True when more than ``n`` rows are pending, store-wide (the queue is shared work; reads at most
+        ``n + 1`` rows of the primary key)."""
+        row = self._db.query_one("SELECT 1 AS x FROM embed_queue LIMIT 1 OFFSET ?", (n,))
+        return row is not None
+
     def count(self) -> int:
         """Pending rows of items in the view (every row for the admin view).
 

@@ -43,13 +43,27 @@ def name_key(name: str) -> str:
     return normalise(name)
 
 
-class EntityStore:
-    """Entities of one ``ScopeView``: reads see its readable scopes, new entities go to its fact scope."""
+class EntityLimitError(ConflictError):
+    """A new entity would take its scope past ``tier2.max_entities``; nothing was written."""
 
-    def __init__(self, db: Database, audit: AuditLog, view: ScopeView):
+    def __init__(self, name: str, limit: int) -> None:
+        super().__init__(
+            f"entity limit reached: {limit:,} entities (config tier2.max_entities); {name!r} was not "
+            "created. Merge duplicates (maintain consolidate), forget entities no longer needed, or raise "
+            "the limit."
+        )
+        self.limit = limit
+
+
+class EntityStore:
+    """Entities of one ``ScopeView``: reads see its readable scopes, new entities go to its fact scope.
+    ``max_entities`` (None: no cap) caps how many entities a scope holds."""
+
+    def __init__(self, db: Database, audit: AuditLog, view: ScopeView, max_entities: int | None = None):
         self._db = db
         self._audit = audit
         self._view = view
+        self.max_entities = max_entities
 
     def ensure(
         self,
@@ -71,6 +85,9 @@ class EntityStore:
         one is more specific (``other`` -> anything, ``person`` -> ``pet``), and an entity named by one
         of the new aliases ("the user's dog", stored before the dog's name was said) takes the new name
         ("Biscuit"), keeping the old one as an alias.
+
+        Raises EntityLimitError (a ConflictError) when the entity is new and its scope already holds
+        ``max_entities``; an existing one is always found and updated.
         """
         at = seen_at if seen_at is not None else now()
         scope = self._view.write_facts
@@ -83,6 +100,10 @@ class EntityStore:
                 if row is not None and better_type(row["entity_type"], entity_type):
                     row = self._retype(conn, row, entity_type, actor)
             if row is None:
+                if self.max_entities is not None:
+                    held = conn.execute("SELECT count(*) FROM entities WHERE scope = ?", (scope,)).fetchone()
+                    if held[0] >= self.max_entities:
+                        raise EntityLimitError(name.strip(), self.max_entities)
                 uuid = new_uuid()
                 alias_list = dedupe_aliases(name, aliases)
                 conn.execute(
@@ -419,6 +440,7 @@ def dedupe_aliases(name: str, aliases: Iterable[str]) -> list[str]:
 
 __all__ = [
     "EnsuredEntity",
+    "EntityLimitError",
     "EntityStore",
     "better_type",
     "dedupe_aliases",

@@ -579,12 +579,14 @@ class FactStore:
         return [_row_to_fact(r) for r in rows]
 
     def mirrored_containing(self, text: str, *, limit: int = 20) -> list[Fact]:
-        """Believed facts mirrored from a curated entry (source ``memory``) whose content contains
-        ``text`` (case-sensitive, as the host's curated tool matches an entry)."""
+        """Believed facts mirrored from a curated entry (source ``memory``, or ``curated`` when read from
+        the files at first activation) whose content contains ``text`` (case-sensitive, as the host's
+        curated tool matches an entry)."""
         visible, params = _visible(None, now())
         scoped, sp = self._in_view()
         rows = self._db.query(
-            f"SELECT * FROM facts f WHERE f.source_type = 'memory' AND instr(f.content, ?) > 0 AND {visible} "
+            "SELECT * FROM facts f WHERE f.source_type IN ('memory', 'curated') AND instr(f.content, ?) > 0 "
+            f"AND {visible} "
             f"AND {scoped} ORDER BY f.id LIMIT ?",
             [text, *params, *sp, limit],
         )

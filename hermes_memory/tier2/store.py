@@ -47,9 +47,11 @@ class Tier2:
         busy_timeout_ms: int = 30000,
         auto_dedupe: bool = True,
         view: ScopeView | None = None,
+        max_entities: int | None = None,
     ) -> Tier2:
         """Open (creating and migrating as needed) the Tier 2 database at ``path``, bound to ``view``
-        (default: the single scope "default").
+        (default: the single scope "default"); ``max_entities`` caps the entities of a scope (config
+        ``tier2.max_entities``, see ``EntityStore.ensure``; None: no cap).
 
         Raises StorageError when the file is not SQLite, is read-only, or cannot be created.
         """
@@ -61,7 +63,9 @@ class Tier2:
             db.close()
             raise
         inbox = TurnInbox(inbox_path(path), wal=wal, busy_timeout_ms=busy_timeout_ms)  # opens on first use
-        return cls._bind(db, view if view is not None else ScopeView.default(), auto_dedupe, inbox)
+        bound = cls._bind(db, view if view is not None else ScopeView.default(), auto_dedupe, inbox)
+        bound.entities.max_entities = max_entities
+        return bound
 
     @classmethod
     def _bind(
@@ -91,7 +95,9 @@ class Tier2:
 
     def scoped(self, view: ScopeView) -> Tier2:
         """The same database (same connection) seen through another view."""
-        return self._bind(self.db, view, self.facts.auto_dedupe, self.inbox, self.facts.accesses)
+        bound = self._bind(self.db, view, self.facts.auto_dedupe, self.inbox, self.facts.accesses)
+        bound.entities.max_entities = self.entities.max_entities
+        return bound
 
     def admin(self) -> Tier2:
         """Store-wide access (every scope) for maintenance jobs, doctor and backup; one per Tier 2. Never

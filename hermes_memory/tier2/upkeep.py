@@ -187,6 +187,24 @@ class FactUpkeep:
             for r in rows
         ]
 
+    def active_count(self, now: float) -> int:
+        """How many facts are believed at ``now``, store-wide."""
+        row = self._db.query_one(f"SELECT count(*) AS n FROM facts WHERE {_ACTIVE}", (now,))
+        return int(row["n"]) if row is not None else 0
+
+    def active_archivable(self, now: float, kept_sources: Sequence[str]) -> list[FadingFact]:
+        """Facts active at ``now`` whose source type is not one of ``kept_sources``, by id."""
+        marks = ",".join("?" * len(kept_sources)) or "NULL"
+        rows = self._db.query(
+            "SELECT uuid, importance, access_count, last_accessed, created_at FROM facts "
+            f"WHERE {_ACTIVE} AND source_type NOT IN ({marks}) ORDER BY id",
+            (now, *kept_sources),
+        )
+        return [
+            FadingFact(r["uuid"], r["importance"], r["access_count"], r["last_accessed"], r["created_at"])
+            for r in rows
+        ]
+
     def archive(self, conn: sqlite3.Connection, uuid: str, now: float) -> None:
         """Archive one fact at ``now`` in the caller's transaction (the audit row is the caller's)."""
         conn.execute("UPDATE facts SET is_archived = 1, updated_at = ? WHERE uuid = ?", (now, uuid))
