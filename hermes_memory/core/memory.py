@@ -7,7 +7,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory.config import Config
 from hermes_memory.core.curated import Curated
@@ -36,6 +36,9 @@ from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3 import shared as shared_tier3
+
+if TYPE_CHECKING:
+    from hermes_memory.llm.client import LLMClient
 
 # How long close waits for the worker to finish the item in hand (a turn's transaction is milliseconds;
 # an embedding batch or a model load may be longer, and is then left to finish on its own).
@@ -87,6 +90,7 @@ class Memory:
         view: ScopeView,
         backend: str | None = None,
         background: bool = False,
+        llm_client: LLMClient | None = None,
     ) -> None:
         self.config = config
         self.tiers = tiers = Tiers(config, actor=actor, view=view)
@@ -124,8 +128,11 @@ class Memory:
         if config.graph.enabled and tiers.t2 is not None:
             tiers.graph = GraphService(tiers.t2, config.graph_path)
         if tiers.t2 is not None:
-            # llm.enabled: false (default) gives the rule-based writer and after_ingest unchanged.
-            knowledge, after_commit = ingest_hooks(config.llm, tiers.t2, tiers.sem, tiers.after_ingest)
+            # LLM off (the default, no llm_client): the rule-based writer and after_ingest unchanged.
+            knowledge, after_commit = ingest_hooks(
+                config.llm, tiers.t2, tiers.sem, tiers.after_ingest, client=llm_client,
+                hermes_home=config.hermes_home,
+            )  # fmt: skip
             self.ingestor = Ingestor(
                 tiers.t2, tiers.sem, knowledge=knowledge, after_commit=after_commit,
                 redact=redact_secrets if config.security.redact_secrets else None,
@@ -148,7 +155,7 @@ class Memory:
         self.doctor = Doctor(tiers, self.maintenance, self.forgetting)
         self.history = History(tiers)
         self.graph = GraphQueries(tiers)
-        self.llm = LLMPath(tiers)
+        self.llm = LLMPath(tiers, llm_client)
         if tiers.t2 is not None:
             self.forgetting.finish_on_open()  # a forget a crash interrupted is finished first
 
@@ -161,7 +168,10 @@ class Memory:
         woken, or every second) until close. A no-op without Tier 2 or when the worker runs already."""
         if self.ingestor is None or self.worker is not None:
             return
-        worker = BackgroundWorker(lambda: self.ingest.background_step(lambda: worker.stopping))
+        worker = BackgroundWorker(
+            lambda: self.ingest.background_step(lambda: worker.stopping)
+            or self.llm.background_step(lambda: worker.stopping)
+        )
         self.worker = worker
         worker.start()
 
