@@ -383,6 +383,8 @@ class MemoryAPI:
         def call() -> dict[str, Any]:
             limit = self._core.tiers.max_chars
             given: str | list[str]
+            if contents is None:
+                raise ValidationError("contents must be a string or a list of strings, got NoneType")
             if isinstance(contents, str):
                 given = v.text("contents", contents, max_chars=limit).strip()
                 ensure_safe(given)

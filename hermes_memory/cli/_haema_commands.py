@@ -52,9 +52,7 @@ def register(sub: Any) -> None:
 
 def _add(args: argparse.Namespace) -> int:
     contents: str | list[str] = list(args.contents) if args.units else " ".join(args.contents)
-    return with_api(
-        args, lambda api: emit(args, api.add(contents, update_core=not args.no_core), _added)
-    )
+    return with_api(args, lambda api: emit(args, api.add(contents, update_core=not args.no_core), _added))
 
 
 def _show(d: dict[str, Any]) -> str:

@@ -45,6 +45,8 @@ _CORE_LOCK = threading.Lock()
 # A session-end core update that failed on the transport is tried again after this long.
 CORE_RETRY_S = 300.0
 _TRANSPORT_FAILURES = ("timeout", "connection", "http", "config", "client")
+# One session-end update at a time in this process (several stores' workers may see one marker).
+_PENDING_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -291,25 +293,41 @@ class LLMPath:
         path = self.pending_path
         if not self.enabled or stopping() or not path.exists():
             return False
+        if not _PENDING_LOCK.acquire(blocking=False):
+            return False
+        try:
+            self._pending_update(path)
+        finally:
+            _PENDING_LOCK.release()
+        return False
+
+    def _pending_update(self, path: Path) -> None:
         try:
             text = path.read_text(encoding="utf-8")
-            marker = json.loads(text)
-        except (OSError, ValueError) as exc:
+        except FileNotFoundError:
+            return  # done meanwhile (another store of this file)
+        except OSError as exc:
             raise StorageError(f"cannot read the core-update request {path}: {exc}") from exc
-        if not isinstance(marker, dict) or float(marker.get("not_before") or 0.0) > time.time():
-            return False
+        try:
+            marker = json.loads(text)
+        except ValueError:
+            marker = {}  # a damaged request still asks for an update
+        if isinstance(marker, dict) and float(marker.get("not_before") or 0.0) > time.time():
+            return
         change = self.core_memory_update(None)
         reason = change.update.reason or ""
         if change.update.fallback and reason.startswith(_TRANSPORT_FAILURES):
             log.warning("core memory update after the session failed (%s); retried later", reason)
-            _write_marker(path, {**marker, "not_before": time.time() + CORE_RETRY_S})
-            return False
+            retry = marker if isinstance(marker, dict) else {}
+            _write_marker(path, {**retry, "not_before": time.time() + CORE_RETRY_S})
+            return
         try:
             if path.read_text(encoding="utf-8") == text:  # a newer request stays for the next pass
                 path.unlink()
+        except FileNotFoundError:
+            return
         except OSError as exc:
             raise StorageError(f"cannot clear the core-update request {path}: {exc}") from exc
-        return False
 
     def _candidates(self, since: float | None) -> list[str]:
         t2 = self._tiers.t2
