@@ -100,6 +100,7 @@ class LLMConfig:
     core_memory_path: str
     core_memory_budget: int
     use_hermes_model: bool
+    write_reconstruction: bool
     merge_top_k: int
     merge_distance_cutoff: float
 

@@ -210,9 +210,11 @@ class LLMPath:
             units = list(split.units)
         else:
             units = normalise_memories([t.secret_free(text) for text in contents])
-        related = self._related(units) if llm is not None else []
+        related = self._related(units, drain=True) if llm is not None else []
         rebuilt = reconstruct_write(llm, [f.content for f in related], units)
-        stored, retired = self._store(rebuilt, related, category, source_id)
+        inputs: list[Fact | None] = [*related, *([None] * len(units))]
+        stored, retired = self._store(rebuilt, inputs, category=category, source_type="user",
+                                      source_id=source_id, actor=t.actor)  # fmt: skip
         if t.sem is not None and stored:
             t.sem.drain()  # the next add finds these by vector
         core = None
@@ -220,15 +222,42 @@ class LLMPath:
             core = self.core_memory_update([f.content for f in stored])
         return Added(split, rebuilt, tuple(stored), tuple(related), retired, core)
 
-    def _related(self, units: Sequence[str]) -> list[Fact]:
+    def reconstruct_facts(self, facts: Sequence[Fact]) -> Added | None:
+        """Write-time reconstruction of facts just stored by a turn's LLM extraction (the worker's
+        after-commit step, never ``sync_turn``): merged with their nearest stored facts, the merged
+        memories stored and every fact they replace — older ones and the turn's own — retired
+        (``superseded_by``). None when the LLM is off, nothing is new, no stored fact is near enough,
+        or the model fell back (the turn's facts then stay as extracted). Raises StorageError."""
+        from hermes_memory.llm.writing import reconstruct_write
+
+        llm = self.structured_llm()
+        new = [f for f in facts if f.is_active]
+        if llm is None or not new:
+            return None
+        mine = {f.uuid for f in new}
+        related = [f for f in self._related([f.content for f in new], drain=False) if f.uuid not in mine]
+        if not related:  # nothing stored to merge with: the facts stay as the LLM extracted them
+            return None
+        rebuilt = reconstruct_write(llm, [f.content for f in related], [f.content for f in new])
+        if rebuilt.fallback:
+            return None
+        stored, retired = self._store(
+            rebuilt, [*related, *new], category=new[0].category, source_type="session",
+            source_id=new[0].source_id, actor="llm",
+        )  # fmt: skip
+        return Added(None, rebuilt, tuple(stored), tuple(related), retired, None)
+
+    def _related(self, units: Sequence[str], *, drain: bool) -> list[Fact]:
         """The believed facts nearest to any unit (top-k each, within the distance cut-off), closest
-        first, each once."""
+        first, each once. ``drain``: embed what is queued first (the caller's thread; not the worker's
+        after-commit step, which drains right after)."""
         t = self._tiers
         if t.sem is None or not units:
             return []
         config = t.config.llm
         floor = 1.0 - config.merge_distance_cutoff / 2.0  # score (1 + cos) / 2, distance 1 - cos
-        t.sem.drain()  # facts stored a moment ago are found too
+        if drain:
+            t.sem.drain()  # facts stored a moment ago are found too
         best: dict[str, float] = {}
         for unit in units:
             for uuid, score in t.sem.source_scores(unit, {"fact": config.merge_top_k})["fact"].items():
@@ -239,10 +268,18 @@ class LLMPath:
         return sorted(believed, key=lambda f: -best[f.uuid])
 
     def _store(
-        self, rebuilt: Reconstruction, related: Sequence[Fact], category: str, source_id: str | None
+        self,
+        rebuilt: Reconstruction,
+        inputs: Sequence[Fact | None],
+        *,
+        category: str,
+        source_type: str,
+        source_id: str | None,
+        actor: str,
     ) -> tuple[list[Fact], dict[str, str]]:
-        """Store each reconstructed memory and retire the related facts it cites, in one transaction
-        with one audit row."""
+        """Store each reconstructed memory and retire the stored facts it cites (``inputs``: the fact
+        behind each input number, None for a text not stored yet), in one transaction with one audit
+        row. A merged memory carries the source episodes of every fact it cites."""
         t = self._tiers
         tier2 = t.tier2()
         extractor = "haema-add" if rebuilt.fallback else "llm-reconstruct"
@@ -250,15 +287,16 @@ class LLMPath:
         retired: dict[str, str] = {}
         with tier2.db.atomic() as conn:
             for statement in rebuilt.statements:
-                cited = [related[i] for i in statement.sources if i < len(related)]
+                behind = (inputs[i] for i in statement.sources if i < len(inputs))
+                cited = [f for f in behind if f is not None]
                 episodes = tuple(dict.fromkeys(e for f in cited for e in f.source_episodes))
                 kinds = {f.category for f in cited}
                 result = tier2.facts.store(
                     t.secret_free(statement.text),
                     category=kinds.pop() if len(kinds) == 1 else category,
-                    source_type="user" if t.actor == "user" else "tool",
-                    source_id=source_id, actor=t.actor, extractor=extractor, exclusive=False,
-                    source_episodes=episodes, importance=max([0.5, *(f.importance for f in cited)]),
+                    source_type=source_type, source_id=source_id, actor=actor, extractor=extractor,
+                    exclusive=False, source_episodes=episodes,
+                    importance=max([0.5, *(f.importance for f in cited)]),
                 )  # fmt: skip
                 if result.created:
                     t.on_fact_change(result.fact)
@@ -266,10 +304,10 @@ class LLMPath:
                 for old in cited:
                     if old.uuid == result.fact.uuid or old.uuid in retired:
                         continue
-                    if tier2.facts.supersede(old.uuid, result.fact.uuid, actor=t.actor):
+                    if tier2.facts.supersede(old.uuid, result.fact.uuid, actor=actor):
                         retired[old.uuid] = result.fact.uuid
             tier2.audit.record(
-                conn, action="memory_reconstruct", tier="tier2", actor=t.actor, target_uuid=None,
+                conn, action="memory_reconstruct", tier="tier2", actor=actor, target_uuid=None,
                 diff={"stored": [f.uuid for f in stored], "retired": retired,
                       "fallback": rebuilt.fallback, "reason": rebuilt.reason},
             )  # fmt: skip

@@ -30,6 +30,7 @@ from hermes_memory.ingest.worker import Ingestor
 from hermes_memory.llm.wiring import ingest_hooks
 from hermes_memory.ops import recovery
 from hermes_memory.recall.engine import RecallEngine
+from hermes_memory.records import Fact
 from hermes_memory.scoping import ScopeView
 from hermes_memory.security.secrets import redact_secrets
 from hermes_memory.tier1.curated_store import CuratedStore
@@ -132,6 +133,7 @@ class Memory:
             knowledge, after_commit = ingest_hooks(
                 config.llm, tiers.t2, tiers.sem, tiers.after_ingest, client=llm_client,
                 hermes_home=config.hermes_home,
+                on_facts=self._reconstruct_turn_facts if config.llm.write_reconstruction else None,
             )  # fmt: skip
             self.ingestor = Ingestor(
                 tiers.t2, tiers.sem, knowledge=knowledge, after_commit=after_commit,
@@ -162,6 +164,10 @@ class Memory:
         # Last: every service is attached (a forget a crash interrupted is finished before it starts).
         if background:
             self.start_background()
+
+    def _reconstruct_turn_facts(self, facts: list[Fact]) -> None:
+        # HAEMA's write-time reconstruction of a turn's LLM facts (worker thread, after their commit).
+        self.llm.reconstruct_facts(facts)
 
     def start_background(self) -> None:
         """Keep the durable queues drained in a background thread (``Ingest.background_step`` whenever

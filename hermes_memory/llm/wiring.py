@@ -5,6 +5,7 @@ With ``llm.enabled: false`` (the default) nothing here builds a client and no LL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hermes_memory.config import LLMConfig
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from hermes_memory.ingest.worker import AfterCommit, KnowledgeWriter
     from hermes_memory.llm.client import LLMClient
     from hermes_memory.llm.structured import StructuredLLM
+    from hermes_memory.records import Fact
     from hermes_memory.tier2 import Tier2
     from hermes_memory.tier3.semantic import SemanticMemory
 
@@ -61,12 +63,14 @@ def ingest_hooks(
     *,
     client: LLMClient | None = None,
     hermes_home: str | None = None,
+    on_facts: Callable[[list[Fact]], object] | None = None,
 ) -> tuple[KnowledgeWriter, AfterCommit]:
     """The ingestor's knowledge writer and after-commit hook.
 
     LLM off (and no ``client`` given): the rule-based writer and ``after_commit`` unchanged. On: an
     ``LLMKnowledge`` (rules inside the transaction) and a hook that runs ``after_commit`` and then the
-    LLM step. Raises ConfigError for a bad endpoint configuration.
+    LLM step (``on_facts`` gets the facts the LLM added to a turn, after their commit). Raises
+    ConfigError for a bad endpoint configuration.
     """
     rules = RuleBasedKnowledge(semantic)
     chosen = client if client is not None else llm_client(config, hermes_home)
@@ -75,7 +79,9 @@ def ingest_hooks(
     from hermes_memory.llm.extraction import LLMKnowledge
 
     model = config.model or str(getattr(chosen, "model", "") or "custom")
-    knowledge = LLMKnowledge(rules, chosen, model=model, semantic=semantic, max_retries=config.max_retries)
+    knowledge = LLMKnowledge(
+        rules, chosen, model=model, semantic=semantic, max_retries=config.max_retries, on_facts=on_facts
+    )
     return knowledge, knowledge.after_commit(tier2, after_commit)
 
 

@@ -212,6 +212,52 @@ def cite_new(system: str, user: str) -> dict[str, Any]:
     return rebuilt(*[(line.partition("] ")[2], [int(line[1 : line.index("]")])]) for line in new])
 
 
+def test_a_turns_llm_facts_are_merged_with_their_nearest_after_the_commit(tmp_path: Path) -> None:
+    """The turn path in LLM mode: the worker's after-commit step (never sync_turn, never inside the
+    write transaction) merges the LLM's new facts with the nearest stored ones and retires both."""
+    draft = "Caroline relocated to Denver for a new job"  # not what the rules find: a new LLM fact
+    drafts = {"facts": [{"content": draft, "subject": "Caroline", "predicate": "relocated_to",
+                         "object": "Denver", "category": "user", "message": 1}]}  # fmt: skip
+    merged = rebuilt(("Caroline moved from Boston to Denver", [1, 2]))
+
+    def reply(system: str, user: str) -> dict[str, Any]:
+        return merged if system.startswith("You maintain an agent's long-term memory") else drafts
+
+    client = ScriptedLLM(default=reply)
+    near = {"llm.merge_distance_cutoff": 2.0}
+    with MemoryAPI(hermes_home=tmp_path, llm_client=client, **BASE, **near) as api:
+        in_tx: list[bool] = []
+        client.on_call = lambda: in_tx.append(api.tier2.db.in_transaction)
+        boston = api.fact_store("Caroline lives in Boston", category="user")["data"]["uuid"]
+        api.embed_pending()
+        assert api.remember_message("I moved to Denver for a new job!", "s1", speaker="Caroline")["success"]
+        assert api.flush(60)["data"]["drained"]
+        assert client.calls[-1].system.startswith("You maintain")
+        assert "[1] Caroline lives in Boston" in client.calls[-1].user
+        assert f"[2] {draft}" in client.calls[-1].user
+        found = api.fact_query("Boston Denver", limit=10)["data"]
+        (now,) = [f for f in found if "from Boston" in f["content"]]
+        assert api.fact_get(boston)["data"]["superseded_by"] == now["uuid"]
+        drafted = [f for f in api.tier2.facts.history("Caroline") if f.content == draft]
+        assert drafted and drafted[0].superseded_by == now["uuid"]  # the turn's own draft, merged in
+        assert set(drafted[0].source_episodes) <= set(api.fact_get(now["uuid"])["data"]["source_episodes"])
+        assert not any(in_tx)
+
+
+def test_write_reconstruction_off_keeps_the_turns_facts_as_extracted(tmp_path: Path) -> None:
+    drafts = {"facts": [{"content": "Caroline relocated to Denver for a new job", "subject": "Caroline",
+                         "predicate": "relocated_to", "object": "Denver", "category": "user"}]}  # fmt: skip
+    client = ScriptedLLM(default=drafts)
+    off = {"llm.merge_distance_cutoff": 2.0, "llm.write_reconstruction": False}
+    with MemoryAPI(hermes_home=tmp_path, llm_client=client, **BASE, **off) as api:
+        api.fact_store("Caroline lives in Boston", category="user")
+        api.embed_pending()
+        api.remember_message("I moved to Denver for a new job!", "s1", speaker="Caroline")
+        assert api.flush(60)["data"]["drained"]
+        assert [c.system[:11] for c in client.calls] == ["You extract"]
+        assert all(f["superseded_by"] is None for f in api.fact_query(None, limit=20)["data"])
+
+
 def test_the_distance_cut_off_and_top_k_bound_the_related_memories(tmp_path: Path) -> None:
     client = ScriptedLLM(default=cite_new)
     far = {"llm.merge_distance_cutoff": 0.0}
