@@ -291,11 +291,13 @@ class LLMPath:
                 cited = [f for f in behind if f is not None]
                 episodes = tuple(dict.fromkeys(e for f in cited for e in f.source_episodes))
                 kinds = {f.category for f in cited}
+                subjects = {f.subject for f in cited}  # one subject in common: history finds the merge
                 result = tier2.facts.store(
                     t.secret_free(statement.text),
                     category=kinds.pop() if len(kinds) == 1 else category,
                     source_type=source_type, source_id=source_id, actor=actor, extractor=extractor,
                     exclusive=False, source_episodes=episodes,
+                    subject=subjects.pop() if len(subjects) == 1 else None,
                     importance=max([0.5, *(f.importance for f in cited)]),
                 )  # fmt: skip
                 if result.created:
