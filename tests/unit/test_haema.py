@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import tools
 from hermes_memory.hermes.provider import SYSTEM_PROMPT_BLOCK, NextLevelProvider
 from hermes_memory.llm.core_memory import SECTIONS, CoreMemory, CoreMemoryStore
+from hermes_memory.llm.hermes_model import hermes_model
 
 BASE: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
 NO_FACTS = {"facts": []}
@@ -374,6 +377,25 @@ def test_hermes_model_from_config_yaml(
         assert api.core_memory_update(["Maya lives in Lisbon"])["data"]["updated"]
     assert server.requests[-1]["headers"]["Authorization"] == "Bearer sk-from-env"
     assert server.requests[-1]["body"]["model"] == "hermes-model"
+
+
+def test_hermes_model_without_base_url_uses_hermes_runtime_resolution(
+    tmp_path: Path, server: FakeChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """config.yaml names a provider only (e.g. openrouter): Hermes' own runtime resolution (importable
+    here) gives the endpoint and key; a provider that is not chat-completions is refused, saying so."""
+    runtime = {"provider": "openrouter", "api_mode": "chat_completions", "base_url": server.url,
+               "api_key": "sk-runtime"}  # fmt: skip
+    fake = types.ModuleType("hermes_cli.runtime_provider")
+    fake.resolve_runtime_provider = lambda: dict(runtime)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "hermes_cli.runtime_provider", fake)
+    (tmp_path / "config.yaml").write_text("model:\n  default: routed-model\n  provider: openrouter\n")
+    found = hermes_model(tmp_path)
+    assert (found.base_url, found.model, found.api_key) == (server.url, "routed-model", "sk-runtime")
+    assert "sk-runtime" not in repr(found)
+    runtime["api_mode"] = "anthropic_messages"
+    with pytest.raises(ConfigError, match="not an OpenAI-compatible chat-completions endpoint"):
+        hermes_model(tmp_path)
 
 
 def test_hermes_model_without_a_usable_config_is_a_config_error(tmp_path: Path) -> None:
