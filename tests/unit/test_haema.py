@@ -261,6 +261,18 @@ def test_write_reconstruction_off_keeps_the_turns_facts_as_extracted(tmp_path: P
         assert all(f["superseded_by"] is None for f in api.fact_query(None, limit=20)["data"])
 
 
+def test_a_merged_memory_keeps_the_subject_it_replaces(llm_api: tuple[MemoryAPI, ScriptedLLM]) -> None:
+    api, client = llm_api
+    old = api.tier2.facts.store(
+        "Caroline lives in Boston", subject="Caroline", predicate="lives_in", object="Boston"
+    ).fact
+    api.core.tiers.on_fact_change(old)  # indexed, as a stored fact is
+    client.replies.append(rebuilt(("Caroline lives in Denver now", [1, 2])))
+    (new,) = api.add(["Caroline moved to Denver"], update_core=False)["data"]["stored"]
+    history = {f.uuid: f for f in api.tier2.facts.history("Caroline")}
+    assert history[new].subject == "Caroline" and history[old.uuid].superseded_by == new
+
+
 def test_the_distance_cut_off_and_top_k_bound_the_related_memories(tmp_path: Path) -> None:
     client = ScriptedLLM(default=cite_new)
     far = {"llm.merge_distance_cutoff": 0.0}
