@@ -98,6 +98,10 @@ class LLMConfig:
     max_retries: int
     core_memory_path: str
     core_memory_budget: int
+    use_hermes_model: bool
+    write_reconstruction: bool
+    merge_top_k: int
+    merge_distance_cutoff: float
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,7 @@ _POSITIVE = {
     "limits.max_embedding_queue",
     "llm.timeout_s",
     "llm.core_memory_budget",
+    "llm.merge_top_k",
 }
 
 
@@ -350,7 +355,11 @@ def _check_llm(llm: LLMConfig) -> None:
         )
     if llm.base_url is not None and not re.match(r"^https?://[^/\s]+", llm.base_url):
         raise ConfigError(f"config key 'llm.base_url' must be an http(s) URL, got {llm.base_url!r}")
-    if llm.enabled:
+    if llm.merge_distance_cutoff > 2.0:  # cosine distance lies in [0, 2]
+        raise ConfigError(
+            f"config key 'llm.merge_distance_cutoff' must be within [0, 2], got {llm.merge_distance_cutoff}"
+        )
+    if llm.enabled and not llm.use_hermes_model:
         for key in ("base_url", "model"):
             if getattr(llm, key) is None:
                 raise ConfigError(f"config key 'llm.{key}' must be set when 'llm.enabled' is true")

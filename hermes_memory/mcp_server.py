@@ -41,6 +41,7 @@ TOOL_NAMES = (
     "fact_query",
     "forget",
     "stats",
+    "core_memory",
 )
 _INSTRUCTIONS = (
     "Long-term memory. Use `recall` before answering questions about the user or past conversations, "
@@ -176,6 +177,14 @@ def build_server(api: MemoryAPI) -> FastMCP:
     @server.tool(description="Counts and sizes of every memory tier.")
     def stats() -> dict[str, Any]:
         result: dict[str, Any] = _guard(api.stats)
+        return result
+
+    @server.tool(
+        description="The core memory: a few durable bullets about the agent (SOUL), tools (TOOLS), "
+        "standing rules (RULE) and the user (USER), as markdown and per section."
+    )
+    def core_memory() -> dict[str, Any]:
+        result: dict[str, Any] = _guard(api.core_memory)
         return result
 
     return server

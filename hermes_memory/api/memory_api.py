@@ -23,7 +23,7 @@ from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.recall.engine import TIERS
 from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.security.secrets import redact_data
-from hermes_memory.security.threats import ensure_safe, neutralise_data
+from hermes_memory.security.threats import ensure_safe, neutralise, neutralise_data
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3.semantic import Progress
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from hermes_memory.cron.context import JobContext
     from hermes_memory.cron.jobs import JobProgress
     from hermes_memory.graph.nx_store import KnowledgeGraph
+    from hermes_memory.llm.client import LLMClient
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,9 @@ class MemoryAPI:
     The seed's keywords ``tier2_enabled``, ``tier3_enabled``, ``graph_enabled``, ``tier3_backend`` and
     ``embedding_model`` set ``tier2.enabled``, ``tier3.enabled``, ``graph.enabled``, ``tier3.backend``
     and ``tier3.embedding_model`` (ValidationError for a non-bool switch or an unregistered name).
+    ``llm_client`` (any object with HAEMA's ``generate_structured(system, user, response_model)``,
+    the ``hermes_memory.llm.LLMClient`` protocol) is the LLM of the optional LLM path; giving one
+    switches that path on whatever config ``llm`` says.
     Raises ConfigError for bad configuration and StorageError when the store cannot be opened.
     """
 
@@ -68,6 +72,7 @@ class MemoryAPI:
         graph_enabled: bool | None = None,
         tier3_backend: str | None = None,
         embedding_model: str | None = None,
+        llm_client: LLMClient | None = None,
         **overrides: Any,
     ):
         # Names given here are checked as input (ValidationError); the same names read from a config
@@ -89,6 +94,11 @@ class MemoryAPI:
         if config is not None and given:
             raise ConfigError(f"pass either a Config or the keywords {', '.join(given)}, not both")
         merge_overrides(overrides, seed_overrides(**keywords))
+        if llm_client is not None and not callable(getattr(llm_client, "generate_structured", None)):
+            raise ConfigError(
+                "llm_client must implement generate_structured(system, user, response_model) "
+                f"(hermes_memory.llm.LLMClient), got {type(llm_client).__name__}"
+            )
         if config is None:
             if profile is not None:
                 overrides["profile"] = profile
@@ -99,7 +109,9 @@ class MemoryAPI:
         self.actor = actor
         self.view = _scope_view(config, scope)
         self.scope = self.view.own
-        self._core = Memory(config, actor=actor, view=self.view, backend=backend, background=background)
+        self._core = Memory(
+            config, actor=actor, view=self.view, backend=backend, background=background, llm_client=llm_client
+        )
 
     def _run(
         self, tier: str, fn: Callable[[], Any], *, tiers: Sequence[str] | None = None, **meta: Any
@@ -354,6 +366,61 @@ class MemoryAPI:
             return [neutralise_data(e.to_dict()) for e in self._core.ingest.latest(n, before)]
 
         return self._run("tier2", call)
+
+    def latest(self, begin: int = 1, count: int = 10) -> Envelope:
+        """HAEMA's ``get_latest(begin, count)``: the texts of the newest episodes, newest first, from
+        the 1-indexed position ``begin`` (1 = the newest). ``count`` <= 0 and a ``begin`` past the end
+        give ``[]``; ``begin`` < 1 is a ValidationError. Text is neutralised (memory is data)."""
+
+        def call() -> list[str]:
+            start = v.positive_int("begin", begin, maximum=1_000_000)
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise ValidationError(f"count must be an integer, got {type(count).__name__}")
+            n = count
+            if n <= 0:
+                return []
+            n = min(n, 1000)
+            episodes = self._core.ingest.latest(start - 1 + n)
+            newest_first = list(reversed(episodes))[start - 1 : start - 1 + n]
+            return [neutralise(e.text) for e in newest_first]
+
+        return self._run("tier2", call)
+
+    def add(
+        self,
+        contents: str | Sequence[str],
+        *,
+        category: str = "general",
+        source_id: str | None = None,
+        update_core: bool = True,
+    ) -> Envelope:
+        """HAEMA's single write API. A str is one raw message: with the LLM it is pre-split into memory
+        units. Each unit is merged with its nearest stored facts (top ``llm.merge_top_k`` by vector,
+        cosine distance <= ``llm.merge_distance_cutoff``) by one N:M reconstruction; the merged
+        memories are stored as facts and the facts they replace retired (``superseded_by``, their
+        source episodes carried over); then core memory is updated once (``update_core``). Without an
+        LLM the contents are stored as facts as given. data: ``memories``, ``stored`` (uuids),
+        ``related``, ``retired``, ``split``, ``fallback``/``reason``, ``core``."""
+
+        def call() -> dict[str, Any]:
+            limit = self._core.tiers.max_chars
+            given: str | list[str]
+            if contents is None:
+                raise ValidationError("contents must be a string or a list of strings, got NoneType")
+            if isinstance(contents, str):
+                given = v.text("contents", contents, max_chars=limit).strip()
+                ensure_safe(given)
+            else:
+                given = [item.strip() for item in v.string_list("contents", contents, max_chars=limit)]
+                for item in given:
+                    ensure_safe(item)
+            kind = v.choice("category", category, v.FACT_CATEGORIES)
+            sid = v.optional_text("source_id", source_id, max_chars=500)
+            if not isinstance(update_core, bool):
+                raise ValidationError("update_core must be true or false")
+            return self._core.llm.add(given, category=kind, source_id=sid, update_core=update_core).to_dict()
+
+        return self._run("tier2", call, tiers=["tier2", "tier3", "llm"])
 
     # -- the host's curated writes, mirrored as facts (Memory.mirror) ------------------------------
     def mirror_curated_write(

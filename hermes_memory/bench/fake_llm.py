@@ -14,7 +14,10 @@ appended to that file as one JSON line (one server and one log per HERMES_HOME).
         {"match": "lisbon", "echo": true}          # "Noted: <the user's own words>"
       ],
       "default": {"reply": "..."} | {"echo": true} | {"status": true},
-      "after_tools": {"reply": "Done."} | {"quote": true}
+      "after_tools": {"reply": "Done."} | {"quote": true},
+      "structured": [                              # JSON-mode requests (response_format json_object,
+        {"match": "core memory", "reply": {...}}   # no tools: memory's own LLM calls): the first rule
+      ]                                            # whose regex is in the system prompt; else {}
     }
 
 The user's own words are the last user message without the ``<memory-context>`` block Hermes
@@ -118,6 +121,12 @@ def plan(
     """(text, tool_calls) for one request."""
     script = script or DEFAULT_SCRIPT
     messages = body.get("messages") or []
+    if not body.get("tools") and (body.get("response_format") or {}).get("type") == "json_object":
+        system = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
+        for rule in script.get("structured") or []:
+            if re.search(str(rule["match"]), system, re.IGNORECASE):
+                return json.dumps(rule.get("reply") or {}), []
+        return "{}", []
     if not body.get("tools"):
         return "Fake session title", []
     if messages and messages[-1].get("role") == "tool":

@@ -7,7 +7,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory.config import Config
 from hermes_memory.core.curated import Curated
@@ -30,12 +30,16 @@ from hermes_memory.ingest.worker import Ingestor
 from hermes_memory.llm.wiring import ingest_hooks
 from hermes_memory.ops import recovery
 from hermes_memory.recall.engine import RecallEngine
+from hermes_memory.records import Fact
 from hermes_memory.scoping import ScopeView
 from hermes_memory.security.secrets import redact_secrets
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3 import shared as shared_tier3
+
+if TYPE_CHECKING:
+    from hermes_memory.llm.client import LLMClient
 
 # How long close waits for the worker to finish the item in hand (a turn's transaction is milliseconds;
 # an embedding batch or a model load may be longer, and is then left to finish on its own).
@@ -87,6 +91,7 @@ class Memory:
         view: ScopeView,
         backend: str | None = None,
         background: bool = False,
+        llm_client: LLMClient | None = None,
     ) -> None:
         self.config = config
         self.tiers = tiers = Tiers(config, actor=actor, view=view)
@@ -128,8 +133,12 @@ class Memory:
                 rebuild_interval_h=config.graph.auto_rebuild_interval_hours,
             )  # fmt: skip
         if tiers.t2 is not None:
-            # llm.enabled: false (default) gives the rule-based writer and after_ingest unchanged.
-            knowledge, after_commit = ingest_hooks(config.llm, tiers.t2, tiers.sem, tiers.after_ingest)
+            # LLM off (the default, no llm_client): the rule-based writer and after_ingest unchanged.
+            knowledge, after_commit = ingest_hooks(
+                config.llm, tiers.t2, tiers.sem, tiers.after_ingest, client=llm_client,
+                hermes_home=config.hermes_home,
+                on_facts=self._reconstruct_turn_facts if config.llm.write_reconstruction else None,
+            )  # fmt: skip
             self.ingestor = Ingestor(
                 tiers.t2, tiers.sem, knowledge=knowledge, after_commit=after_commit,
                 redact=redact_secrets if config.security.redact_secrets else None,
@@ -152,7 +161,7 @@ class Memory:
         self.doctor = Doctor(tiers, self.maintenance, self.forgetting)
         self.history = History(tiers)
         self.graph = GraphQueries(tiers)
-        self.llm = LLMPath(tiers)
+        self.llm = LLMPath(tiers, llm_client)
         if tiers.t2 is not None:
             self.forgetting.finish_on_open()  # a forget a crash interrupted is finished first
 
@@ -160,12 +169,19 @@ class Memory:
         if background:
             self.start_background()
 
+    def _reconstruct_turn_facts(self, facts: list[Fact]) -> None:
+        # HAEMA's write-time reconstruction of a turn's LLM facts (worker thread, after their commit).
+        self.llm.reconstruct_facts(facts)
+
     def start_background(self) -> None:
         """Keep the durable queues drained in a background thread (``Ingest.background_step`` whenever
         woken, or every second) until close. A no-op without Tier 2 or when the worker runs already."""
         if self.ingestor is None or self.worker is not None:
             return
-        worker = BackgroundWorker(lambda: self.ingest.background_step(lambda: worker.stopping))
+        worker = BackgroundWorker(
+            lambda: self.ingest.background_step(lambda: worker.stopping)
+            or self.llm.background_step(lambda: worker.stopping)
+        )
         self.worker = worker
         worker.start()
 

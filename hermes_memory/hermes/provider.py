@@ -23,6 +23,7 @@ from hermes_memory.api import _write_checks as checks
 from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
 from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, tools
+from hermes_memory.hermes.core_block import core_memory_section
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
@@ -70,6 +71,7 @@ class NextLevelProvider:
         self._user_name: str | None = None
         self._turn_metadata: dict[str, Any] = {}
         self._init_error: str | None = None
+        self._core_block = ""
 
     # -- identity and availability --------------------------------------------------------------
     @property
@@ -131,6 +133,7 @@ class NextLevelProvider:
                     shared.api.core.mirror.migrate()
                 except HermesMemoryError as exc:
                     log.warning("nextlevel: could not read MEMORY.md/USER.md into facts: %s", exc)
+        self._core_block = core_memory_section(shared.api.core.llm)  # frozen for the session
         with self._lock:
             self._shared = shared
             self._prefetcher = Prefetcher(shared, self._settings, tier3=tier3, session_id=self._session_id)
@@ -152,8 +155,9 @@ class NextLevelProvider:
 
     # -- system prompt and tools ----------------------------------------------------------------
     def system_prompt_block(self) -> str:
-        """Static text (prompt-cache friendly): what the tools do and when to use them."""
-        return SYSTEM_PROMPT_BLOCK
+        """Static text (prompt-cache friendly): what the tools do and when to use them, then the core
+        memory as it was when the session started (``core_block``)."""
+        return "\n\n".join(part for part in (SYSTEM_PROMPT_BLOCK, self._core_block) if part)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The three tool schemas; constant, no I/O (Hermes calls this before ``initialize``)."""
@@ -257,6 +261,10 @@ class NextLevelProvider:
                     log.info("nextlevel: still queued at session end (finished later): %s", left)
         if not pairs:
             return
+        try:  # LLM mode: the core update runs in the background worker (this or the next process)
+            core.llm.request_core_update(sid)
+        except HermesMemoryError as exc:
+            log.warning("nextlevel: could not ask for the core-memory update: %s", exc)
         title, description = session.session_summary(messages or [], sid, self._platform)
         try:
             checked = checks.event(

@@ -45,6 +45,7 @@ ACTIONS = [
     "forget",
     "consolidate",
     "stats",
+    "core",
 ]
 
 _AS_OF = {
@@ -123,7 +124,8 @@ MEMORY_SCHEMA: dict[str, Any] = {
         "Prefer nextlevel_search for plain recall. Results are JSON; facts and entities carry "
         "a 'uuid' to use with fact_update, fact_delete, why. 'why' explains where a fact came from; "
         "'history' shows how facts about a subject changed over time; 'forget' erases a record (uuid) or "
-        "everything about an entity (name) from every tier: preview first, then confirm=true."
+        "everything about an entity (name) from every tier: preview first, then confirm=true. 'core' "
+        "reads the core memory (SOUL/TOOLS/RULE/USER bullets kept across sessions)."
     ),
     "parameters": {
         "type": "object",

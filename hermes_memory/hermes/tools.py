@@ -307,6 +307,7 @@ _READS: dict[str, Handler] = {
     "stats": lambda ctx, a: ctx.api.stats(),
     "why": lambda ctx, a: ctx.api.why(_fact_uuid(a)),
     "history": lambda ctx, a: ctx.api.fact_history(_str(a, "subject")),
+    "core": lambda ctx, a: ctx.api.core_memory(),
 }
 _WRITES: dict[str, Handler] = {
     "fact_store": _fact_store,

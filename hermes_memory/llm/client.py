@@ -113,7 +113,8 @@ class OpenAICompatibleClient:
     schema spelled out in the system prompt, which every such server understands.
 
     The API key is read from the environment variable *named* by ``api_key_env`` at call time, so the
-    key never sits in a config file. ``timeout_s`` bounds connecting and every read, and the whole
+    key never sits in a config file; ``api_key`` (a value held in memory only, e.g. the key Hermes
+    itself is configured with) takes precedence. ``timeout_s`` bounds connecting and every read, and the whole
     reply is read against a deadline of the same length. Raises ConfigError for a bad URL or model.
     """
 
@@ -123,6 +124,7 @@ class OpenAICompatibleClient:
         model: str,
         *,
         api_key_env: str | None = None,
+        api_key: str | None = None,
         timeout_s: float = 20.0,
         temperature: float = 0.0,
         max_tokens: int | None = None,
@@ -134,6 +136,7 @@ class OpenAICompatibleClient:
         self.url = chat_completions_url(base_url)
         self.model = model.strip()
         self.api_key_env = api_key_env
+        self._api_key = api_key
         self.timeout_s = float(timeout_s)
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -164,7 +167,9 @@ class OpenAICompatibleClient:
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key_env:
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        elif self.api_key_env:
             key = os.environ.get(self.api_key_env)
             if not key:
                 raise LLMError(

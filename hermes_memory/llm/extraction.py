@@ -243,8 +243,10 @@ class LLMKnowledge:
         cooldown_s: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        on_facts: Callable[[list[Fact]], object] | None = None,
     ):
         self._rules = rules
+        self._on_facts = on_facts  # the facts the LLM added to a turn, after their commit
         self._llm = StructuredLLM(client, max_retries=max_retries, sleep=sleep)
         self._semantic = semantic
         self.extractor = f"llm:{model}"
@@ -311,9 +313,12 @@ class LLMKnowledge:
                 self._breaker.trip()
             self._audit(tier2, episodes, {"fallback": f"{exc.kind}: {exc}"[:500]}, success=False)
             return extra
+        new_facts: list[Fact] = []
         with tier2.db.atomic():
-            counts = self._write(tier2, episodes, changes, known, Drafts.from_reply(reply), extra)
+            counts = self._write(tier2, episodes, changes, known, Drafts.from_reply(reply), extra, new_facts)
             self._audit(tier2, episodes, counts, success=True)
+        if new_facts and self._on_facts is not None:
+            self._on_facts(new_facts)  # HAEMA's write-time reconstruction (config llm.write_reconstruction)
         return extra
 
     # -- writing ----------------------------------------------------------------------------------
@@ -325,6 +330,7 @@ class LLMKnowledge:
         known: list[Fact],
         drafts: Drafts,
         extra: Changes,
+        new_facts: list[Fact],
     ) -> dict[str, Any]:
         first = episodes[0]
         haystack = " ".join(e.text for e in episodes).casefold()
@@ -414,6 +420,7 @@ class LLMKnowledge:
             )
             if stored.created:
                 added["facts"] += 1
+                new_facts.append(stored.fact)
                 if self._semantic is not None:
                     self._semantic.index_fact(stored.fact)
             else:

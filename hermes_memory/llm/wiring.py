@@ -5,15 +5,18 @@ With ``llm.enabled: false`` (the default) nothing here builds a client and no LL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hermes_memory.config import LLMConfig
+from hermes_memory.errors import ConfigError
 from hermes_memory.ingest.knowledge import RuleBasedKnowledge
 
 if TYPE_CHECKING:
     from hermes_memory.ingest.worker import AfterCommit, KnowledgeWriter
     from hermes_memory.llm.client import LLMClient
     from hermes_memory.llm.structured import StructuredLLM
+    from hermes_memory.records import Fact
     from hermes_memory.tier2 import Tier2
     from hermes_memory.tier3.semantic import SemanticMemory
 
@@ -21,10 +24,18 @@ if TYPE_CHECKING:
 # default) a Hermes process never imports them.
 
 
-def llm_client(config: LLMConfig) -> LLMClient | None:
-    """The configured client, or None when the LLM is off. Raises ConfigError for a bad endpoint."""
+def llm_client(config: LLMConfig, hermes_home: str | None = None) -> LLMClient | None:
+    """The configured client, or None when the LLM is off: with ``use_hermes_model`` the model Hermes
+    is configured with in ``hermes_home`` (``llm.hermes_model``), else ``base_url``/``model``.
+    Raises ConfigError for a bad endpoint or a Hermes model that cannot be used."""
     if not config.enabled:
         return None
+    if config.use_hermes_model:
+        if hermes_home is None:
+            raise ConfigError("llm.use_hermes_model needs the Hermes home whose config.yaml names the model")
+        from hermes_memory.llm.hermes_model import hermes_model_client
+
+        return hermes_model_client(hermes_home, timeout_s=config.timeout_s)
     from hermes_memory.llm.client import client_from_config
 
     return client_from_config(
@@ -32,9 +43,11 @@ def llm_client(config: LLMConfig) -> LLMClient | None:
     )
 
 
-def structured_llm(config: LLMConfig, client: LLMClient | None = None) -> StructuredLLM | None:
-    """Retries + validation + refinement around the configured (or given) client; None when off."""
-    chosen = client if client is not None else llm_client(config)
+def structured_llm(
+    config: LLMConfig, client: LLMClient | None = None, hermes_home: str | None = None
+) -> StructuredLLM | None:
+    """Retries + validation + refinement around the given (or configured) client; None when off."""
+    chosen = client if client is not None else llm_client(config, hermes_home)
     if chosen is None:
         return None
     from hermes_memory.llm.structured import StructuredLLM
@@ -49,21 +62,25 @@ def ingest_hooks(
     after_commit: AfterCommit,
     *,
     client: LLMClient | None = None,
+    hermes_home: str | None = None,
+    on_facts: Callable[[list[Fact]], object] | None = None,
 ) -> tuple[KnowledgeWriter, AfterCommit]:
     """The ingestor's knowledge writer and after-commit hook.
 
     LLM off (and no ``client`` given): the rule-based writer and ``after_commit`` unchanged. On: an
     ``LLMKnowledge`` (rules inside the transaction) and a hook that runs ``after_commit`` and then the
-    LLM step. Raises ConfigError for a bad endpoint configuration.
+    LLM step (``on_facts`` gets the facts the LLM added to a turn, after their commit). Raises
+    ConfigError for a bad endpoint configuration.
     """
     rules = RuleBasedKnowledge(semantic)
-    chosen = client if client is not None else llm_client(config)
+    chosen = client if client is not None else llm_client(config, hermes_home)
     if chosen is None:
         return rules, after_commit
     from hermes_memory.llm.extraction import LLMKnowledge
 
+    model = config.model or str(getattr(chosen, "model", "") or "custom")
     knowledge = LLMKnowledge(
-        rules, chosen, model=config.model or "custom", semantic=semantic, max_retries=config.max_retries
+        rules, chosen, model=model, semantic=semantic, max_retries=config.max_retries, on_facts=on_facts
     )
     return knowledge, knowledge.after_commit(tier2, after_commit)
 

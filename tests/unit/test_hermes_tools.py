@@ -50,7 +50,7 @@ def test_schemas_are_prefixed_constant_and_match_the_action_table() -> None:
     assert {"fact_store", "fact_query", "fact_update", "fact_delete", "entity_ensure", "entity_link",
             "entity_query", "timeline_add", "timeline_query", "semantic_search", "semantic_index",
             "graph_traverse", "graph_path", "graph_central", "recall", "consolidate", "stats", "why",
-            "history", "forget", "add", "replace", "remove", "read"} == set(enum)  # fmt: skip
+            "history", "forget", "add", "replace", "remove", "read", "core"} == set(enum)  # fmt: skip
     assert second[0]["parameters"]["required"] == ["query"]
 
 

@@ -223,6 +223,7 @@ def _path_kind(tmp: Path) -> SearchStrategy[Any]:
 
 # method -> {parameter: kind}; kinds index VALID (or "path"/"doc", bound per store).
 METHODS: dict[str, dict[str, str]] = {
+    "add": {"contents": "text", "category": "category", "source_id": "opt_text", "update_core": "bool"},
     "audit_log": {"limit": "limit", "target_uuid": "uuid"},
     "backup": {"dest": "path"},
     "consolidate": {"now": "opt_time"},
@@ -260,6 +261,7 @@ METHODS: dict[str, dict[str, str]] = {
     "finish_erasures": {},
     "get_latest": {"count": "limit", "begin": "opt_time"},
     "graph_central_entities": {"limit": "limit", "algorithm": "algorithm"},
+    "latest": {"begin": "limit", "count": "limit"},
     "graph_communities": {},
     "graph_rebuild": {},
     "graph_shortest_path": {"from_entity": "name", "to_entity": "name"},
@@ -616,6 +618,7 @@ _MCP_PARAMS: dict[str, dict[str, str]] = {
     "fact_query": {"query": "opt_text", "limit": "limit", "as_of": "opt_time"},
     "forget": {"id": "uuid", "entity": "name", "confirm": "bool", "include_related": "bool"},
     "stats": {},
+    "core_memory": {},
 }  # fmt: skip
 
 

@@ -68,7 +68,7 @@ def open_api(tmp_path: Path, **overrides: Any) -> MemoryAPI:
 def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[MemoryAPI, ScriptedLLM]]:
     """A MemoryAPI with the LLM on, wired (through the real config path) to a scripted client."""
     client = ScriptedLLM(default={"facts": []})
-    monkeypatch.setattr(wiring, "llm_client", lambda config: client)
+    monkeypatch.setattr(wiring, "llm_client", lambda config, hermes_home=None: client)
     api = open_api(tmp_path, **LLM_OVERRIDES)
     # The LLM must never run inside the turn's write transaction (it would block remember_turn).
     client.on_call = lambda: in_tx.append(api.tier2.db.in_transaction)

@@ -119,7 +119,7 @@ def api_and_client(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[MemoryAPI, ScriptedLLM]]:
     client = ScriptedLLM(default={"facts": []})
-    monkeypatch.setattr(wiring, "llm_client", lambda config: client)
+    monkeypatch.setattr(wiring, "llm_client", lambda config, hermes_home=None: client)
     api = MemoryAPI(hermes_home=tmp_path, **LLM_ON)
     yield api, client
     api.close()
