@@ -231,12 +231,13 @@ def test_a_turns_llm_facts_are_merged_with_their_nearest_after_the_commit(tmp_pa
     with MemoryAPI(hermes_home=tmp_path, llm_client=client, **BASE, **near) as api:
         in_tx: list[bool] = []
         client.on_call = lambda: in_tx.append(api.tier2.db.in_transaction)
-        boston = api.fact_store("Caroline lives in Boston", category="user")["data"]["uuid"]
+        # (not "lives in Boston": the turn's own "lives in Denver" supersedes that one before the LLM step)
+        boston = api.fact_store("Caroline worked as a nurse in Boston", category="user")["data"]["uuid"]
         api.embed_pending()
         assert api.remember_message("I moved to Denver for a new job!", "s1", speaker="Caroline")["success"]
         assert api.flush(60)["data"]["drained"]
         assert client.calls[-1].system.startswith("You maintain")
-        assert "[1] Caroline lives in Boston" in client.calls[-1].user
+        assert "[1] Caroline worked as a nurse in Boston" in client.calls[-1].user
         assert f"[2] {draft}" in client.calls[-1].user
         found = api.fact_query("Boston Denver", limit=10)["data"]
         (now,) = [f for f in found if "from Boston" in f["content"]]
