@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from hermes_memory.cli import (
     _doctor_mcp_commands,
+    _engram_commands,
     _graph_commands,
     _hermes_commands,
     _maintenance_commands,
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     _tier3_commands.register(sub)
     _graph_commands.register(sub)
     _memory_commands.register(sub)
+    _engram_commands.register(sub)
     _hermes_commands.register(sub)
     _maintenance_commands.register(sub)
     _doctor_mcp_commands.register(sub)

@@ -202,6 +202,21 @@ VALID: dict[str, SearchStrategy[Any]] = {
     "when": st.one_of(st.none(), st.floats(0.0, 2e9), st.sampled_from(["2024-05-01", "2024-05-01T10:00Z"])),
     "filters": st.one_of(st.none(), st.just({"source_type": "session"}), st.just({"session_id": "s1"})),
     "timeout": st.sampled_from([None, 0.5, 2.0]),
+    "items": st.lists(
+        st.one_of(
+            st.fixed_dictionaries({"text": SENTENCES},
+                                  optional={"speaker": NAME, "time": st.floats(0.0, 2e9)}),  # fmt: skip
+            st.fixed_dictionaries({"user": SENTENCES}, optional={"assistant": SENTENCES, "turn_id": NAME}),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    "point": st.one_of(st.none(), st.floats(0.0, 2e9), st.sampled_from(["2023-05-08", "2023-05-08T13:56"])),
+    "as_of": st.one_of(
+        st.none(),
+        st.floats(0.0, 2e9),
+        st.fixed_dictionaries({}, optional={"valid": st.floats(0.0, 2e9), "known": st.floats(0.0, 2e9)}),
+    ),
     "max_hops": st.integers(1, 6),
     "fields": st.dictionaries(
         st.sampled_from(["content", "category", "confidence", "importance", "expires_at", "valid_from"]),
@@ -223,10 +238,15 @@ def _path_kind(tmp: Path) -> SearchStrategy[Any]:
 
 # method -> {parameter: kind}; kinds index VALID (or "path"/"doc", bound per store).
 METHODS: dict[str, dict[str, str]] = {
+    "as_of": {"valid": "point", "known": "point", "subject": "name", "query": "opt_text", "limit": "limit"},
+    "assert_fact": {"subject": "name", "predicate": "name", "object": "name", "valid_from": "point",
+                    "valid_to": "point", "category": "opt_category", "confidence": "unit", "source": "source",
+                    "source_id": "opt_text", "importance": "unit"},
     "audit_log": {"limit": "limit", "target_uuid": "uuid"},
     "backup": {"dest": "path"},
     "consolidate": {"now": "opt_time"},
     "contradictions": {"limit": "limit"},
+    "compress": {"session_id": "opt_text", "before": "point", "batch_size": "limit", "limit": "limit"},
     "core_memory": {},
     "core_memory_update": {"candidates": "opt_names"},
     "curated_add": {"content": "text", "store": "store"},
@@ -237,6 +257,7 @@ METHODS: dict[str, dict[str, str]] = {
     "curated_snapshot": {},
     "doctor": {"repair": "bool"},
     "embed_pending": {"max_items": "limit", "progress": "progress"},
+    "end_session": {"session_id": "name"},
     "entity_ensure": {"name": "name", "entity_type": "entity_type", "aliases": "opt_names",
                       "description": "opt_text"},
     "entity_link": {"from_name": "name", "to_name": "name", "relation": "name", "strength": "unit",
@@ -245,9 +266,9 @@ METHODS: dict[str, dict[str, str]] = {
     "export_json": {"path": "path"},
     "fact_delete": {"uuid": "uuid", "soft": "bool"},
     "fact_get": {"uuid": "uuid"},
-    "fact_history": {"subject": "name"},
+    "fact_history": {"subject": "name", "as_of": "as_of"},
     "fact_query": {"query": "opt_text", "category": "opt_category", "limit": "limit",
-                   "min_confidence": "unit", "as_of": "opt_time"},
+                   "min_confidence": "unit", "as_of": "as_of"},
     "fact_store": {"content": "text", "category": "category", "confidence": "unit", "source": "source",
                    "source_id": "opt_text", "expires_at": "opt_time", "ttl_days": "opt_time",
                    "importance": "unit"},
@@ -265,18 +286,21 @@ METHODS: dict[str, dict[str, str]] = {
     "graph_traverse": {"start_entity": "name", "depth": "depth", "relation_filter": "opt_text"},
     "import_json": {"data": "doc", "merge": "bool"},
     "ingest_pending": {"timeout": "timeout"},
+    "list_agents": {},
     "maintain": {"job": "job", "progress": "progress", "now": "opt_time"},
     "maintain_due": {"progress": "progress", "now": "opt_time"},
     "maintenance_runs": {"limit": "limit", "job": "job"},
     "maintenance_status": {"now": "opt_time"},
     "mirror_curated_write": {"action": "curated_action", "store": "store", "content": "text",
                              "old_text": "opt_text", "speaker": "opt_text", "source_id": "opt_text"},
+    "observe_many": {"items": "items", "session_id": "name"},
     "pending": {},
     "prune": {"now": "opt_time"},
-    "recall": {"query": "text", "tiers": "tiers", "limit": "limit", "as_of": "opt_time",
+    "recall": {"query": "text", "tiers": "tiers", "limit": "limit", "as_of": "as_of",
                "budget_tokens": "limit", "session_id": "opt_text", "limit_per_tier": "opt_limit"},
     "reconstruct": {"query": "text", "memories": "opt_names", "limit": "limit", "tiers": "tiers",
                     "as_of": "opt_time", "session_id": "opt_text"},
+    "reflect": {"session_id": "opt_text", "limit": "limit"},
     "reindex": {"progress": "progress"},
     "remember_message": {"text": "text", "session_id": "name", "time_": "when", "role": "role",
                          "speaker": "opt_text", "metadata": "metadata", "turn_id": "opt_text"},
@@ -297,6 +321,7 @@ METHODS: dict[str, dict[str, str]] = {
     "timeline_query": {"start": "opt_time", "end": "opt_time", "event_type": "opt_event_type",
                        "limit": "limit", "entity": "name"},
     "why": {"fact_uuid": "uuid"},
+    "working_memory": {"session_id": "name"},
 }  # fmt: skip
 
 
@@ -605,7 +630,13 @@ def test_every_tool_action_survives_hostile_arguments(provider: NextLevelProvide
 # -- the MCP server's tools, called in process -------------------------------------------------------------
 _MCP_PARAMS: dict[str, dict[str, str]] = {
     "recall": {"query": "text", "limit": "limit", "tiers": "tiers", "as_of": "opt_time",
-              "limit_per_tier": "opt_limit"},
+              "limit_per_tier": "opt_limit", "valid_at": "point"},
+    "observe_many": {"items": "items", "session_id": "name"},
+    "assert_fact": {"subject": "name", "predicate": "name", "object": "name", "valid_from": "point",
+                    "valid_to": "point", "confidence": "unit"},
+    "as_of": {"valid": "point", "known": "point", "subject": "name", "query": "opt_text", "limit": "limit"},
+    "list_agents": {},
+    "reflect": {"session_id": "opt_text", "limit": "limit"},
     "remember": {"text": "text", "session_id": "name", "speaker": "opt_text", "role": "role", "time": "when"},
     "timeline": {"entity": "name", "limit": "limit"},
     "timeline_query": {"start": "opt_time", "end": "opt_time", "event_type": "opt_event_type",
