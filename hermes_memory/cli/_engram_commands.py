@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
     p.add_argument("--session", default="cli")
     p.set_defaults(handler=_observe_many)
 
-    p = sub.add_parser("assert-fact", help="store a fact triple with its valid time (supersedes older values)")
+    p = sub.add_parser("assert-fact", help="store a fact triple with its valid time")
     add_global_options(p)
     p.add_argument("subject")
     p.add_argument("predicate")

@@ -204,8 +204,7 @@ VALID: dict[str, SearchStrategy[Any]] = {
     "timeout": st.sampled_from([None, 0.5, 2.0]),
     "items": st.lists(
         st.one_of(
-            st.fixed_dictionaries({"text": SENTENCES},
-                                  optional={"speaker": NAME, "time": st.floats(0.0, 2e9)}),  # fmt: skip
+            st.fixed_dictionaries({"text": SENTENCES}, optional={"speaker": NAME, "time": st.floats(0, 2e9)}),
             st.fixed_dictionaries({"user": SENTENCES}, optional={"assistant": SENTENCES, "turn_id": NAME}),
         ),
         min_size=1,
