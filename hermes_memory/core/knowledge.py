@@ -87,9 +87,9 @@ class Knowledge:
 
     def salience(self, text: str, *, category: str | None = None) -> Salience:
         """Engram's salience of ``text`` written now: its wording and cues, and its novelty against the
-        three believed facts nearest to it (BM25)."""
-        nearest = self._tiers.tier2().facts.query(text, limit=3, min_confidence=0.0, touch=False)
-        return write_salience(text, category=category, nearest=[s.fact.content for s in nearest])
+        believed facts nearest to it (those sharing its rarest words: ``FactStore.near``)."""
+        nearest = self._tiers.tier2().facts.near(text)
+        return write_salience(text, category=category, nearest=nearest)
 
     def assert_fact(
         self,

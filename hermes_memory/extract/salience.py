@@ -7,7 +7,7 @@ Three parts, added and clamped:
 - explicit cues: "remember this", "don't forget", "important", "keep in mind", ... (+0.3), and emphasis
   (an exclamation mark, +0.05);
 - novelty against the nearest memories already believed (the caller finds them): a statement that only
-  repeats one (word overlap 1.0) loses 0.2, one sharing no words with any gains 0.1.
+  repeats one (word overlap 1.0) loses 0.2, one with nothing near it gains 0.1.
 
 Where it is used: recall ranks a fact by ``importance`` (its prior, ``RecallSettings.importance_weight``)
 and ``prune`` archives facts whose decayed importance (cron/importance.py, which starts from this value)
@@ -48,11 +48,13 @@ def _words(text: str) -> set[str]:
 
 
 def novelty(text: str, nearest: Sequence[str]) -> float | None:
-    """1 minus the largest word overlap (Jaccard) between ``text`` and any of ``nearest``; None when
-    there is nothing to compare with."""
+    """1 minus the largest word overlap (Jaccard) between ``text`` and any of ``nearest`` (1.0: nothing
+    near it); None for a text without words."""
     mine = _words(text)
-    if not nearest or not mine:
+    if not mine:
         return None
+    if not nearest:
+        return 1.0
     overlaps = (len(mine & other) / len(mine | other) for other in map(_words, nearest) if other)
     overlap = max(overlaps, default=0.0)
     return 1.0 - overlap

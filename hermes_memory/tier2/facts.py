@@ -16,7 +16,7 @@ from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, window
+from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, fts_terms, window
 from hermes_memory.tier2.verdicts import fact_verdict
 
 _UPDATABLE = frozenset({"content", "category", "confidence", "expires_at", "importance", "valid_from"})
@@ -583,6 +583,24 @@ class FactStore:
                 [match, *params, limit],
             )
         return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+
+    def near(self, text: str, *, limit: int = 20, key_terms: int = 3) -> list[str]:
+        """The contents of the newest ``limit`` believed facts that contain the ``key_terms`` longest words
+        of ``text`` (long words are the rare ones, so these are its candidate near-copies; the caller
+        compares them). Bounded at any size: read in the index's own (rowid) order, never ranked — it
+        runs on every hand-written fact (salience's novelty)."""
+        terms = sorted(fts_terms(text), key=len, reverse=True)[:key_terms]
+        match = fts_match(" ".join(terms), mode="and") if terms else None
+        if match is None:
+            return []
+        visible, params = _visible(None, now())
+        scoped, sp = self._in_view()
+        rows = self._db.query(
+            "SELECT f.content FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+            f"WHERE facts_fts MATCH ? AND {visible} AND {scoped} ORDER BY facts_fts.rowid DESC LIMIT ?",
+            [match, *params, *sp, limit],
+        )
+        return [str(r[0]) for r in rows]
 
     def superseded_matching(self, query: str, *, limit: int = 20) -> list[Fact]:
         """Superseded facts (a later fact replaced them) that match free text, best BM25 match first.
