@@ -84,6 +84,7 @@ class LimitsConfig:
     fact_ttl_days: float
     max_embedding_queue: int
     prune_importance_threshold: float
+    working_memory_items: int
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ class ScopeConfig:
     facts: str
     shared_pool: str
     per_user: bool
+    # Other scopes this agent may also read (cross-agent recall; never written); empty: isolated.
+    read_also: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -333,7 +336,7 @@ def _build(data: dict[str, Any], hermes_home: str) -> Config:
             f"'tier3.chunk_size' ({tier3.chunk_size})"
         )
     _check_llm(sections["llm"])
-    _check_scope(sections["scope"])
+    sections["scope"] = _check_scope(sections["scope"])
     sections["recall"] = _check_recall(sections["recall"])
     return Config(profile=profile, hermes_home=hermes_home, **sections)
 
@@ -365,7 +368,7 @@ def _check_llm(llm: LLMConfig) -> None:
                 raise ConfigError(f"config key 'llm.{key}' must be set when 'llm.enabled' is true")
 
 
-def _check_scope(scope: ScopeConfig) -> None:
+def _check_scope(scope: ScopeConfig) -> ScopeConfig:
     for key in ("name", "shared_pool"):
         try:
             check_scope_name(getattr(scope, key), f"config key 'scope.{key}'")
@@ -373,6 +376,14 @@ def _check_scope(scope: ScopeConfig) -> None:
             raise ConfigError(str(exc)) from exc
     if scope.facts == "shared" and scope.shared_pool == scope.name:
         raise ConfigError("config key 'scope.shared_pool' must differ from 'scope.name'")
+    others: Any = scope.read_also
+    if not isinstance(others, list | tuple):
+        raise ConfigError(f"config key 'scope.read_also' must be a list of scope names, got {others!r}")
+    try:
+        names = tuple(check_scope_name(n, "config key 'scope.read_also' item") for n in others)
+    except ValidationError as exc:
+        raise ConfigError(str(exc)) from exc
+    return dataclasses.replace(scope, read_also=tuple(dict.fromkeys(names)))
 
 
 def _check_recall(recall: RecallConfig) -> RecallConfig:

@@ -42,6 +42,11 @@ TOOL_NAMES = (
     "forget",
     "stats",
     "core_memory",
+    "observe_many",
+    "assert_fact",
+    "as_of",
+    "list_agents",
+    "reflect",
 )
 _INSTRUCTIONS = (
     "Long-term memory. Use `recall` before answering questions about the user or past conversations, "
@@ -98,11 +103,13 @@ def build_server(api: MemoryAPI) -> FastMCP:
         query: str,
         limit: _Int | None = None,
         tiers: list[str] | None = None,
-        as_of: float | None = None,
+        as_of: float | str | None = None,
         limit_per_tier: _Int | None = None,
+        valid_at: float | str | None = None,
     ) -> dict[str, Any]:
+        point: Any = as_of if valid_at is None else {"valid": valid_at, "known": as_of}
         result: dict[str, Any] = _guard(
-            lambda: api.recall(query, tiers=tiers, limit=limit, as_of=as_of, limit_per_tier=limit_per_tier)
+            lambda: api.recall(query, tiers=tiers, limit=limit, as_of=point, limit_per_tier=limit_per_tier)
         )
         return result
 
@@ -172,6 +179,58 @@ def build_server(api: MemoryAPI) -> FastMCP:
         result: dict[str, Any] = _guard(
             lambda: method(target, confirm=confirm, include_related=include_related)
         )
+        return result
+
+    @server.tool(
+        description="Remember many messages or turns at once, all or nothing: each item {text, speaker?, "
+        "role?} or {user?, assistant?}, with optional session_id, time, metadata, turn_id; then flush."
+    )
+    def observe_many(items: list[dict[str, Any]], session_id: str = "mcp") -> dict[str, Any]:
+        queued: dict[str, Any] = _guard(lambda: api.observe_many(items, session_id))
+        queued["flush"] = _guard(lambda: api.flush(timeout=30.0))
+        return queued
+
+    @server.tool(
+        description="Store a fact triple (subject, predicate, object) true from valid_from until valid_to "
+        "(Unix seconds or ISO dates); an overlapping older value of the same subject+predicate is superseded."
+    )
+    def assert_fact(
+        subject: str,
+        predicate: str,
+        object: str,
+        valid_from: float | str | None = None,
+        valid_to: float | str | None = None,
+        confidence: float = 1.0,
+    ) -> dict[str, Any]:
+        result: dict[str, Any] = _guard(
+            lambda: api.assert_fact(subject, predicate, object, valid_from, valid_to, confidence=confidence)
+        )
+        return result
+
+    @server.tool(
+        description="Facts true at `valid` (world time) as known at `known` (system time; default now), "
+        "about `subject` or matching `query` (times: Unix seconds or ISO dates)."
+    )
+    def as_of(
+        valid: float | str | None = None,
+        known: float | str | None = None,
+        subject: str | None = None,
+        query: str | None = None,
+        limit: _Int = 50,
+    ) -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = _guard(
+            lambda: api.as_of(valid, known, subject=subject, query=query, limit=limit)
+        )
+        return result
+
+    @server.tool(description="The agents (scopes) that share this store, and which of them this one reads.")
+    def list_agents() -> list[dict[str, Any]]:
+        result: list[dict[str, Any]] = _guard(api.list_agents)
+        return result
+
+    @server.tool(description="LLM insights over recent turns, stored as facts citing them (needs the LLM).")
+    def reflect(session_id: str | None = None, limit: _Int = 50) -> dict[str, Any]:
+        result: dict[str, Any] = _guard(lambda: api.reflect(session_id, limit=limit))
         return result
 
     @server.tool(description="Counts and sizes of every memory tier.")

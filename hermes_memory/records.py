@@ -258,11 +258,25 @@ class TurnPayload:
         return cls(session_id, when, tuple(TurnMessage.from_dict(m) for m in messages), metadata, scope)
 
 
+@dataclass(frozen=True, slots=True)
+class AsOf:
+    """A bitemporal point: world time ``valid`` (what was true then) as known at system time ``known``
+    (what memory had recorded by then). None: not fixed (``known`` None is now; ``valid`` None asks only
+    what was believed at ``known``, as a plain ``as_of`` time does)."""
+
+    valid: float | None = None
+    known: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"valid": self.valid, "known": self.known}
+
+
 # The timeline event type the Hermes provider records each finished session under.
 SESSION_EVENT = "session"
 
 __all__ = [
     "SESSION_EVENT",
+    "AsOf",
     "AuditEntry",
     "Entity",
     "Episode",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hermes_memory.errors import StorageError, ValidationError
@@ -58,19 +59,27 @@ class ScopeView:
 
     @classmethod
     def of(
-        cls, name: str = DEFAULT_SCOPE, *, facts: str = "private", shared_pool: str = "shared"
+        cls,
+        name: str = DEFAULT_SCOPE,
+        *,
+        facts: str = "private",
+        shared_pool: str = "shared",
+        read_also: Sequence[str] = (),
     ) -> ScopeView:
         """The view of scope ``name``; with ``facts="shared"`` facts are written to and read from
-        ``shared_pool`` too. Raises ValidationError for a bad name or mode."""
+        ``shared_pool`` too; ``read_also`` names other agents' scopes it may read as well (cross-agent
+        recall: their episodes, facts and the rest are read, never written; empty by default: an agent
+        reads only its own scope). Raises ValidationError for a bad name or mode."""
         own = check_scope_name(name)
         if facts not in FACT_MODES:
             raise ValidationError(f"facts must be one of {', '.join(FACT_MODES)}, got {facts!r}")
+        others = tuple(check_scope_name(n, "read_also item") for n in read_also)
         if facts == "private":
-            return cls(own=own, fact_scope=own, readable=(own,))
+            return cls(own=own, fact_scope=own, readable=tuple(dict.fromkeys((own, *others))))
         pool = check_scope_name(shared_pool, "shared_pool")
         if pool == own:
             raise ValidationError(f"shared_pool {pool!r} must differ from the scope name")
-        return cls(own=own, fact_scope=pool, readable=(own, pool))
+        return cls(own=own, fact_scope=pool, readable=tuple(dict.fromkeys((own, pool, *others))))
 
     @classmethod
     def default(cls) -> ScopeView:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypedDict
 
@@ -19,7 +19,7 @@ from hermes_memory.core.mirror import ACTIONS as MIRROR_ACTIONS
 from hermes_memory.core.triples import Triple
 from hermes_memory.errors import ValidationError
 from hermes_memory.ingest.worker import to_timestamp
-from hermes_memory.records import TurnMessage
+from hermes_memory.records import AsOf, TurnMessage
 
 # A turn may be long (pasted logs, code); it is chunked, not refused, up to this size per message.
 MAX_TURN_CHARS = 1_000_000
@@ -29,6 +29,11 @@ _MAX_INGEST_WAIT_S = 86400.0
 # The most rows a query returns.
 MAX_LIMIT = 1000
 _PREDICATE = re.compile(r"^[^\W\d][\w]*(?: [^\W\d][\w]*)*$")
+# The most turns one ``observe_many`` call queues.
+MAX_OBSERVE_ITEMS = 1000
+_TURN_KEYS = frozenset({"user", "assistant", "user_name", "assistant_name"})
+_MESSAGE_KEYS = frozenset({"text", "role", "speaker"})
+_COMMON_KEYS = frozenset({"session_id", "time", "metadata", "turn_id"})
 
 
 class TurnArgs(TypedDict):
@@ -168,6 +173,140 @@ def event(
     )
 
 
+def observe_items(items: Any, session_id: Any = None) -> list[TurnArgs]:
+    """``MemoryAPI.observe_many``'s items, every one checked before anything is written: each a mapping,
+    either a message (``text``, optional ``role``, ``speaker``) or a turn (``user`` and/or ``assistant``,
+    optional ``user_name``, ``assistant_name``), with optional ``session_id`` (default: the call's),
+    ``time``, ``metadata`` and ``turn_id`` (unique within the call). Raises ValidationError naming the
+    item (``items[i]``)."""
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Sequence):
+        raise ValidationError(f"items must be a list of mappings, got {type(items).__name__}")
+    if not items:
+        raise ValidationError("items must hold at least one message or turn")
+    if len(items) > MAX_OBSERVE_ITEMS:
+        raise ValidationError(f"items holds {len(items)} entries; the limit is {MAX_OBSERVE_ITEMS} a call")
+    default_sid = None if session_id is None else _session_id(session_id)
+    out: list[TurnArgs] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        try:
+            out.append(_observe_item(item, default_sid))
+        except ValidationError as exc:
+            raise ValidationError(f"items[{index}]: {exc}") from exc
+        turn_id = out[-1]["turn_id"]
+        if turn_id is not None:
+            if turn_id in seen:
+                raise ValidationError(f"items[{index}]: turn_id {turn_id!r} is given twice")
+            seen.add(turn_id)
+    return out
+
+
+def _observe_item(item: Any, session_id: str | None) -> TurnArgs:
+    if not isinstance(item, Mapping):
+        raise ValidationError(f"must be a mapping, got {type(item).__name__}")
+    keys = set(item)
+    shape = _MESSAGE_KEYS if "text" in keys else _TURN_KEYS
+    unknown = sorted(str(k) for k in keys - shape - _COMMON_KEYS)
+    if unknown:
+        raise ValidationError(
+            f"unknown key(s) {', '.join(unknown)}; a message takes text, role, speaker and a turn user, "
+            "assistant, user_name, assistant_name (both: session_id, time, metadata, turn_id)"
+        )
+    sid = item.get("session_id", session_id)
+    if sid is None:
+        raise ValidationError("needs a session_id (in the item or given to the call)")
+    common = {"time_": item.get("time"), "metadata": item.get("metadata"), "turn_id": item.get("turn_id")}
+    if "text" in keys:
+        checked = message(item["text"], sid, role=item.get("role", "user"), speaker=item.get("speaker"),
+                          **common)  # fmt: skip
+        return TurnArgs(messages=[checked["message"]], session_id=checked["session_id"],
+                        time_=checked["time_"], metadata=checked["metadata"],
+                        turn_id=checked["turn_id"])  # fmt: skip
+    if item.get("user") is None and item.get("assistant") is None:
+        raise ValidationError("needs text (a message) or user/assistant (a turn)")
+    return turn(item.get("user"), item.get("assistant"), sid, user_name=item.get("user_name"),
+                assistant_name=item.get("assistant_name"), **common)  # fmt: skip
+
+
+def point_in_time(name: str, value: Any) -> float | None:
+    """A point in time as Unix seconds: None, a number, a datetime (naive: UTC) or ISO-8601 text
+    (``2023-05-08``, ``2023-05-08T13:56``, with or without an offset; without one: UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str | datetime):
+        raise ValidationError(
+            f"{name} must be Unix seconds, a datetime or ISO-8601 text, got {v.shown(value)}"
+        )
+    try:
+        ts = to_timestamp(value)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise ValidationError(f"{name} {v.shown(value)} is not a valid time: {exc}") from exc
+    return v.timestamp(name, ts)
+
+
+def as_of(value: Any) -> float | AsOf | None:
+    """``as_of`` of recall, fact queries and history: a time (what was believed then: system time),
+    or a mapping / ``AsOf`` with ``valid`` (world time: what was true then) and/or ``known`` (system time:
+    according to what was recorded by then; default now). Raises ValidationError."""
+    if isinstance(value, AsOf):
+        value = value.to_dict()
+    if isinstance(value, Mapping):
+        unknown = sorted(str(k) for k in set(value) - {"valid", "known"})
+        if unknown:
+            raise ValidationError(f"as_of takes 'valid' and 'known', not {', '.join(unknown)}")
+        return AsOf(
+            point_in_time("as_of.valid", value.get("valid")), point_in_time("as_of.known", value.get("known"))
+        )
+    return point_in_time("as_of", value)
+
+
+class TripleArgs(TypedDict):
+    """``Knowledge.assert_fact``'s arguments, checked."""
+
+    subject: str
+    predicate: str
+    obj: str
+    valid_from: float | None
+    valid_to: float | None
+    category: str | None
+    confidence: float
+    source: str
+    source_id: str | None
+    importance: float | None
+
+
+def asserted_triple(
+    subject: Any,
+    predicate: Any,
+    obj: Any,
+    valid_from: Any = None,
+    valid_to: Any = None,
+    *,
+    category: Any = None,
+    confidence: Any = 1.0,
+    source: Any = "user",
+    source_id: Any = None,
+    importance: Any = None,
+) -> TripleArgs:
+    """A fact triple with its valid time (``MemoryAPI.assert_fact``): the predicate lower-cased with
+    spaces as underscores. Raises ValidationError."""
+    start, end = point_in_time("valid_from", valid_from), point_in_time("valid_to", valid_to)
+    if start is not None and end is not None and end <= start:
+        raise ValidationError(f"valid_to ({end}) must be after valid_from ({start})")
+    return TripleArgs(
+        subject=v.text("subject", subject, max_chars=200).strip(),
+        predicate=v.text("predicate", predicate, max_chars=100).strip().lower().replace(" ", "_"),
+        obj=v.text("object", obj, max_chars=500).strip(),
+        valid_from=start,
+        valid_to=end,
+        category=None if category is None else v.choice("category", category, v.FACT_CATEGORIES),
+        confidence=v.unit_interval("confidence", confidence),
+        source=v.choice("source", source, v.SOURCE_TYPES),
+        source_id=v.optional_text("source_id", source_id, max_chars=500),
+        importance=None if importance is None else v.unit_interval("importance", importance),
+    )
+
+
 def _session_id(value: Any) -> str:
     return v.text("session_id", value, max_chars=200)
 
@@ -268,17 +407,23 @@ def fact_fields(fields: Mapping[str, Any], max_chars: int) -> dict[str, Any]:
 
 __all__ = [
     "MAX_LIMIT",
+    "MAX_OBSERVE_ITEMS",
     "MAX_TURN_CHARS",
     "EventArgs",
     "MessageArgs",
     "MirrorArgs",
+    "TripleArgs",
     "TurnArgs",
+    "as_of",
+    "asserted_triple",
     "event",
     "fact_fields",
     "flush_timeout",
     "ingest_timeout",
     "message",
     "mirror_write",
+    "observe_items",
+    "point_in_time",
     "triple",
     "ttl_expiry",
     "turn",

@@ -21,6 +21,7 @@ from hermes_memory.core.recall import query_meta
 from hermes_memory.core.transfer import Transfer
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.recall.engine import TIERS
+from hermes_memory.records import AsOf
 from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.security.secrets import redact_data
 from hermes_memory.security.threats import ensure_safe, neutralise, neutralise_data
@@ -158,7 +159,7 @@ class MemoryAPI:
         query: str,
         tiers: Sequence[str] | None = None,
         limit: int | None = None,
-        as_of: float | None = None,
+        as_of: float | Mapping[str, Any] | str | None = None,
         budget_tokens: int | None = None,
         *,
         session_id: str | None = None,
@@ -322,6 +323,45 @@ class MemoryAPI:
             checked = c.message(text, session_id, time_, role=role, speaker=speaker, metadata=metadata,
                                 turn_id=turn_id)  # fmt: skip
             return self._core.ingest.remember_message(**checked).to_dict()
+
+        return self._run("tier2", call)
+
+    def observe_many(self, items: Sequence[Mapping[str, Any]], session_id: str | None = None) -> Envelope:
+        """Engram's batch remember: durably queue many messages or turns in one call, all or nothing.
+
+        Each item is a message (``text``, optional ``role``, ``speaker``) or a turn (``user`` and/or
+        ``assistant``, optional ``user_name``, ``assistant_name``), with optional ``session_id`` (default:
+        the call's ``session_id``), ``time`` (Unix seconds, datetime or ISO-8601), ``metadata``, ``turn_id``.
+        Every item is checked first (ValidationError naming ``items[i]``: nothing is queued), then all are
+        committed in ONE transaction. data: ``queued`` (new turns), ``turns`` [{turn_id, queued, time}]."""
+
+        def call() -> dict[str, Any]:
+            turns = self._core.ingest.remember_many(c.observe_items(items, session_id))
+            return {"queued": sum(q.queued for q in turns), "turns": [q.to_dict() for q in turns]}
+
+        return self._run("tier2", call)
+
+    def working_memory(self, session_id: str) -> Envelope:
+        """The session's working memory (Engram's short-term store): the last messages remembered in it
+        by this process (at most config ``limits.working_memory_items``), oldest first; empty after
+        ``end_session``. The Hermes provider's session is Hermes' session id: its ``sync_turn`` fills the
+        buffer and Hermes ending or switching the session clears it."""
+
+        def call() -> dict[str, Any]:
+            sid = v.text("session_id", session_id, max_chars=200)
+            items = self._core.working.items(sid)
+            return {"session_id": sid, "capacity": self._core.working.capacity,
+                    "items": [o.to_dict() for o in items]}  # fmt: skip
+
+        return self._run("tier2", call)
+
+    def end_session(self, session_id: str) -> Envelope:
+        """Clear the session's working memory (its messages stay remembered: queued and stored).
+        data: ``cleared`` (how many observations the buffer held)."""
+
+        def call() -> dict[str, Any]:
+            sid = v.text("session_id", session_id, max_chars=200)
+            return {"session_id": sid, "cleared": self._core.working.end(sid)}
 
         return self._run("tier2", call)
 
@@ -506,7 +546,7 @@ class MemoryAPI:
         source_id: str | None = None,
         expires_at: float | None = None,
         ttl_days: float | None = None,
-        importance: float = 0.5,
+        importance: float | None = None,
         subject: str | None = None,
         predicate: str | None = None,
         object: str | None = None,
@@ -514,7 +554,9 @@ class MemoryAPI:
         """Store a fact (deduplicated by normalised content). ``subject``/``predicate``/``object`` say
         what it is about (all three: a newer object for the same subject and predicate supersedes the
         older fact); without them they are read from the text when it states them, so ``fact_history``
-        finds the fact under its subject."""
+        finds the fact under its subject. Without ``importance`` the fact's salience on write (wording,
+        explicit cues such as "remember this", novelty against the nearest facts) is stored as its
+        importance, which recall ranks by and prune decays from."""
 
         def call() -> dict[str, Any]:
             stored = self._core.knowledge.store_fact(
@@ -523,10 +565,40 @@ class MemoryAPI:
                 confidence=v.unit_interval("confidence", confidence),
                 source=v.choice("source", source, v.SOURCE_TYPES),
                 source_id=v.optional_text("source_id", source_id, max_chars=500),
-                importance=v.unit_interval("importance", importance),
+                importance=None if importance is None else v.unit_interval("importance", importance),
                 expires_at=c.ttl_expiry(expires_at, ttl_days),
                 triple=c.triple(subject, predicate, object),
             )
+            return {**stored.fact.to_dict(), "created": stored.created, "superseded": list(stored.superseded)}
+
+        return self._run("tier2", call)
+
+    def assert_fact(
+        self,
+        subject: str,
+        predicate: str,
+        object: str,
+        valid_from: float | datetime | str | None = None,
+        valid_to: float | datetime | str | None = None,
+        *,
+        category: str | None = None,
+        confidence: float = 1.0,
+        source: str = "user",
+        source_id: str | None = None,
+        importance: float | None = None,
+    ) -> Envelope:
+        """Engram's triple with valid time: (subject, predicate, object) true from ``valid_from``
+        (default now) until ``valid_to`` (default open; times as Unix seconds, datetime or ISO-8601).
+        An older value of the same subject and predicate whose valid time overlaps is superseded (closed
+        at ``valid_from``, kept for history and ``as_of``), as the fact store does for contradictions; a
+        value already known to begin later makes this one the older value (it ends where that begins).
+        data: the fact, ``created``, ``superseded`` (uuids)."""
+
+        def call() -> dict[str, Any]:
+            checked = c.asserted_triple(subject, predicate, object, valid_from, valid_to, category=category,
+                               confidence=confidence, source=source, source_id=source_id,
+                               importance=importance)  # fmt: skip
+            stored = self._core.knowledge.assert_fact(**checked)
             return {**stored.fact.to_dict(), "created": stored.created, "superseded": list(stored.superseded)}
 
         return self._run("tier2", call)
@@ -538,9 +610,10 @@ class MemoryAPI:
         limit: int = 10,
         min_confidence: float = 0.5,
         *,
-        as_of: float | None = None,
+        as_of: float | Mapping[str, Any] | str | None = None,
     ) -> Envelope:
-        """Facts matching free text (BM25) and filters; without text, the newest."""
+        """Facts matching free text (BM25) and filters; without text, the newest. ``as_of``: a time
+        (believed then), or ``{"valid": t, "known": t}`` (true at ``valid`` as known at ``known``)."""
 
         def call() -> list[dict[str, Any]]:
             max_chars = self._core.tiers.max_chars
@@ -550,7 +623,7 @@ class MemoryAPI:
                 category=None if category is None else v.choice("category", category, v.FACT_CATEGORIES),
                 limit=v.positive_int("limit", limit, maximum=c.MAX_LIMIT),
                 min_confidence=v.unit_interval("min_confidence", min_confidence),
-                as_of=v.optional_time("as_of", as_of),
+                as_of=c.as_of(as_of),
             )
             return [{**s.fact.to_dict(), "score": round(s.score, 6)} for s in found]
 
@@ -922,12 +995,40 @@ class MemoryAPI:
 
         return self._run("tier2", call)
 
-    def fact_history(self, subject: str) -> Envelope:
-        """Every fact about a subject, oldest first, superseded ones included with their validity."""
+    def fact_history(self, subject: str, *, as_of: float | Mapping[str, Any] | str | None = None) -> Envelope:
+        """Every fact about a subject, oldest first, superseded ones included with their validity; with
+        ``as_of`` a time, those recorded by then; with ``{"valid": t, "known": t}``, those true at
+        ``valid`` as known at ``known`` (default now)."""
 
         def call() -> list[dict[str, Any]]:
             name = v.text("subject", subject, max_chars=200).strip()
-            return [f.to_dict() for f in self._core.history.fact_history(name)]
+            point = c.as_of(as_of)
+            at = point if isinstance(point, AsOf) or point is None else AsOf(None, point)
+            return [f.to_dict() for f in self._core.history.fact_history(name, at)]
+
+        return self._run("tier2", call)
+
+    def as_of(
+        self,
+        valid: float | datetime | str | None = None,
+        known: float | datetime | str | None = None,
+        *,
+        subject: str | None = None,
+        query: str | None = None,
+        limit: int = 50,
+    ) -> Envelope:
+        """Bitemporal: the facts that were true at ``valid`` (world time; default ``known``) according to
+        what memory knew at ``known`` (system time; default now) — about ``subject`` (name or alias),
+        matching ``query``, or the newest. Times as Unix seconds, datetime or ISO-8601. A fact
+        superseded later was still open-ended as known before its supersession was recorded."""
+
+        def call() -> list[dict[str, Any]]:
+            point = AsOf(c.point_in_time("valid", valid), c.point_in_time("known", known))
+            name = None if subject is None else v.text("subject", subject, max_chars=200).strip()
+            limit_chars = self._core.tiers.max_chars
+            text = None if query is None else v.text("query", query, max_chars=limit_chars).strip()
+            lim = v.positive_int("limit", limit, maximum=c.MAX_LIMIT)
+            return [f.to_dict() for f in self._core.history.as_of(point, subject=name, query=text, limit=lim)]
 
         return self._run("tier2", call)
 
@@ -1016,7 +1117,7 @@ class MemoryAPI:
         *,
         limit: int = 10,
         tiers: Sequence[str] | None = None,
-        as_of: float | None = None,
+        as_of: float | Mapping[str, Any] | str | None = None,
         session_id: str | None = None,
     ) -> Envelope:
         """HAEMA's N:M reconstruction: ``memories`` (default: what ``recall`` returns for the query)
@@ -1036,6 +1137,50 @@ class MemoryAPI:
             return self._core.llm.reconstruct(text, given, hits).to_dict()
 
         return self._run("multi", call, tiers=["llm"])
+
+    def compress(
+        self,
+        session_id: str | None = None,
+        before: float | datetime | str | None = None,
+        *,
+        batch_size: int = 20,
+        limit: int = 200,
+    ) -> Envelope:
+        """Engram's compression (LLM): old episodes not summarised yet — of ``session_id`` (before
+        ``before`` if given), else those before ``before`` (default: older than 7 days) — summarised by the
+        LLM, ``batch_size`` turns of one session per summary, at most ``limit`` episodes a call. Each
+        summary is a fact (extractor ``compress``) whose ``source_episodes`` are its turns (``why``
+        shows them); the turns stay. data: ``facts``, ``episodes`` (read), ``failed`` (batches the LLM
+        could not summarise, with why). Without the LLM: ConfigError saying it needs the LLM."""
+
+        def call() -> dict[str, Any]:
+            sid = v.optional_text("session_id", session_id, max_chars=200)
+            return self._core.reflection.compress(
+                session_id=sid, before=c.point_in_time("before", before),
+                batch_size=v.positive_int("batch_size", batch_size, maximum=100),
+                limit=v.positive_int("limit", limit, maximum=c.MAX_LIMIT),
+            ).to_dict()  # fmt: skip
+
+        return self._run("tier2", call, tiers=["tier2", "llm"])
+
+    def reflect(self, session_id: str | None = None, *, limit: int = 50) -> Envelope:
+        """Engram's explicit reflection (LLM): insights over the newest ``limit`` episodes (of
+        ``session_id``) that no insight cites yet, each stored as a fact (extractor ``reflect``) citing
+        the episodes it rests on. data: ``facts``, ``episodes`` (read), ``failed``. Without the LLM:
+        ConfigError saying it needs the LLM."""
+
+        def call() -> dict[str, Any]:
+            sid = v.optional_text("session_id", session_id, max_chars=200)
+            lim = v.positive_int("limit", limit, maximum=200)
+            return self._core.reflection.reflect(session_id=sid, limit=lim).to_dict()
+
+        return self._run("tier2", call, tiers=["tier2", "llm"])
+
+    def list_agents(self) -> Envelope:
+        """Engram's ``list_agents``: every agent scope holding memory in this store (and this agent's),
+        by name, with ``own``, ``readable`` (its own, the shared fact pool, config ``scope.read_also``)
+        and, for readable scopes only, its episode and fact counts."""
+        return self._run("tier2", lambda: [a.to_dict() for a in self._core.agents.list()])
 
     def core_memory(self) -> Envelope:
         """The core memory: bullets per section, rendered markdown, budget and last update time."""
@@ -1065,7 +1210,7 @@ def _recall_args(
     query: str,
     tiers: Sequence[str] | None,
     limit: int | None,
-    as_of: float | None,
+    as_of: Any,
     budget_tokens: int | None,
     session_id: str | None,
     limit_per_tier: int | None = None,
@@ -1079,7 +1224,7 @@ def _recall_args(
         "limit_per_tier": None
         if limit_per_tier is None
         else v.positive_int("limit_per_tier", limit_per_tier, maximum=50),
-        "as_of": v.optional_time("as_of", as_of),
+        "as_of": c.as_of(as_of),
         "budget_tokens": None
         if budget_tokens is None
         else v.positive_int("budget_tokens", budget_tokens, maximum=MAX_BUDGET_TOKENS),
@@ -1106,6 +1251,7 @@ def _scope_view(config: Config, name: str | None) -> ScopeView:
             config.scope.name if name is None else name,
             facts=config.scope.facts,
             shared_pool=config.scope.shared_pool,
+            read_also=config.scope.read_also,
         )
     except ValidationError as exc:
         raise ConfigError(f"scope: {exc}") from exc

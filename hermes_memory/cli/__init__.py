@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from hermes_memory.cli import (
     _doctor_mcp_commands,
+    _engram_commands,
     _graph_commands,
     _haema_commands,
     _hermes_commands,
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     _graph_commands.register(sub)
     _memory_commands.register(sub)
     _haema_commands.register(sub)
+    _engram_commands.register(sub)
     _hermes_commands.register(sub)
     _maintenance_commands.register(sub)
     _doctor_mcp_commands.register(sub)

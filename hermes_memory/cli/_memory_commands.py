@@ -9,6 +9,7 @@ from typing import Any
 
 from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import add_global_options, emit, with_api
+from hermes_memory.cli._engram_commands import bitemporal, when
 
 
 def register(sub: Any) -> None:
@@ -27,7 +28,9 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=int, help="hits in all (default 10)")
     p.add_argument("--limit-per-tier", type=int, help="up to this many hits per tier, instead of --limit")
     p.add_argument("--tiers", nargs="+", choices=["tier1", "tier2", "tier3", "graph"])
-    p.add_argument("--as-of", type=float, help="Unix time: what was believed then")
+    p.add_argument("--as-of", type=when, help="Unix time or ISO-8601 (2023-05-08, 2023-05-08T13:56): "
+                   "what was believed then")
+    p.add_argument("--valid-at", type=when, help="Unix time or ISO-8601: facts true then (as known --as-of)")
     p.add_argument("--budget", type=int, help="token budget of the rendered block")
     p.set_defaults(handler=_recall)
 
@@ -73,8 +76,8 @@ def _remember(args: argparse.Namespace) -> int:
 
 def _recall(args: argparse.Namespace) -> int:
     return with_api(args, lambda api: emit(
-        args, api.recall(args.query, args.tiers, args.limit, args.as_of, args.budget,
-                         limit_per_tier=args.limit_per_tier),
+        args, api.recall(args.query, args.tiers, args.limit, bitemporal(args.as_of, args.valid_at),
+                         args.budget, limit_per_tier=args.limit_per_tier),
         lambda d: d["rendered"] or "(nothing recalled)",
     ))  # fmt: skip
 

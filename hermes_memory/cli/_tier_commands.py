@@ -8,6 +8,7 @@ from typing import Any
 
 from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import CommandError, add_global_options, emit, with_api
+from hermes_memory.cli._engram_commands import bitemporal, when
 from hermes_memory.tier1.curated_store import STORE_FILES
 
 
@@ -33,7 +34,9 @@ def register(sub: Any) -> None:
     p.add_argument("--category")
     p.add_argument("--limit", type=int, default=10)
     p.add_argument("--min-confidence", type=float, default=0.0)
-    p.add_argument("--as-of", type=float, help="Unix time: what was believed then")
+    p.add_argument("--as-of", type=when, help="Unix time or ISO-8601 (2023-05-08, 2023-05-08T13:56): "
+                   "what was believed then")
+    p.add_argument("--valid-at", type=when, help="Unix time or ISO-8601: facts true then (as known --as-of)")
     p.set_defaults(handler=_fact_query)
     p = _sub(fact_sub, "get", "show one fact")
     p.add_argument("uuid")
@@ -196,7 +199,8 @@ def _fact_query(args: argparse.Namespace) -> int:
         args,
         lambda api: emit(
             args,
-            api.fact_query(args.query, args.category, args.limit, args.min_confidence, as_of=args.as_of),
+            api.fact_query(args.query, args.category, args.limit, args.min_confidence,
+                           as_of=bitemporal(args.as_of, args.valid_at)),
             show.facts,
         ),
     )

@@ -4,12 +4,13 @@ never deleted, so every answer here is read from Tier 2 as it stands."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.errors import NotFoundError
-from hermes_memory.records import AuditEntry, Episode, Event, Fact
+from hermes_memory.records import AsOf, AuditEntry, Episode, Event, Fact
 
 FactStatus = Literal["active", "ended", "superseded", "archived"]
 
@@ -124,18 +125,34 @@ class History:
             audit=tuple(tier2.audit.entries(target_uuid=fact.uuid, limit=50)),
         )
 
-    def fact_history(self, subject: str) -> list[FactState]:
+    def fact_history(self, subject: str, as_of: AsOf | None = None) -> list[FactState]:
         """Every fact about a subject (or the entity an alias names), oldest first, superseded ones
-        included with their validity."""
+        included with their validity; with ``as_of``, only those recorded by its ``known`` time, and
+        with its ``valid`` time only those true then as known at ``known`` (default now)."""
         tier2 = self._tiers.tier2()
-        facts = tier2.facts.history(subject)
+        point = as_of if as_of is not None else AsOf()
+        facts = tier2.facts.history(subject, known=point.known, valid_at=point.valid)
         if not facts:
             # The subject may be an alias: resolve it to the canonical entity name.
             for entity in tier2.entities.find(subject):
-                facts = tier2.facts.history(entity.name)
+                facts = tier2.facts.history(entity.name, known=point.known, valid_at=point.valid)
                 if facts:
                     break
         return [FactState.of(f) for f in facts]
+
+    def as_of(self, point: AsOf, *, subject: str | None = None, query: str | None = None,
+              limit: int = 50) -> list[FactState]:  # fmt: skip
+        """Bitemporal: the facts true at ``point.valid`` (default: ``point.known``) according to what
+        was known at ``point.known`` (default now) — about ``subject`` (name or alias), matching
+        ``query`` (BM25), or the newest; a fact's status is as it stands now."""
+        known = point.known if point.known is not None else time.time()
+        at = AsOf(point.valid if point.valid is not None else known, known)
+        if subject is not None:
+            return self.fact_history(subject, at)[-limit:]
+        found = self._tiers.tier2().facts.query(
+            query, limit=limit, min_confidence=0.0, as_of=at.known, valid_at=at.valid, touch=False
+        )
+        return [FactState.of(s.fact) for s in found]
 
     def contradictions(self, limit: int) -> list[Contradiction]:
         """Facts superseded by a contradicting newer fact, newest first, with both sides."""

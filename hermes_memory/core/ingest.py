@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_memory.core.tiers import Tiers
+from hermes_memory.core.working import WorkingMemory
 from hermes_memory.errors import StorageError, ValidationError
 from hermes_memory.extract.speech import strip_memory_context
 from hermes_memory.ingest.background import BackgroundWorker
@@ -84,10 +85,13 @@ class Ingest:
         tiers: Tiers,
         ingestor: Ingestor | None,
         worker: Callable[[], BackgroundWorker | None],
+        working: WorkingMemory | None = None,
     ) -> None:
         self._tiers = tiers
         self._ingestor = ingestor
         self._worker = worker
+        # Every remembered message is also put in its session's working-memory buffer (``core.working``).
+        self.working = working if working is not None else WorkingMemory(0)
 
     # -- remembering ------------------------------------------------------------------------------
     def remember_turn(
@@ -124,6 +128,35 @@ class Ingest:
             )
         return self._enqueue([kept], session_id, time_, metadata, turn_id)
 
+    def remember_many(self, turns: Sequence[Mapping[str, Any]]) -> list[Queued]:
+        """Durably queue several turns, all or nothing: each is ``remember_turn``'s keyword arguments
+        (``messages``, ``session_id``, ``time_``, ``metadata``, ``turn_id``); every one is cleaned and
+        checked before anything is written, then all are committed in ONE transaction. Raises
+        ValidationError naming the first turn with nothing left to remember (nothing queued),
+        StorageError (nothing queued)."""
+        t = self._tiers
+        staged: list[tuple[str, TurnPayload]] = []
+        for index, turn in enumerate(turns):
+            kept = [self._clean(m) for m in turn["messages"]]
+            if not any(m.text.strip() for m in kept):
+                raise ValidationError(f"items[{index}]: nothing to remember (empty, or only recalled memory)")
+            payload = TurnPayload(
+                session_id=turn["session_id"], time=turn["time_"], messages=tuple(kept),
+                metadata=t.secret_free_data(dict(turn.get("metadata") or {})), scope=t.scope,
+            )  # fmt: skip
+            uuid = turn.get("turn_id") or new_turn_uuid()
+            staged.append((uuid, payload))
+        queued = t.tier2().ingest_queue.enqueue_many(staged)
+        out = []
+        for (uuid, payload), fresh in zip(staged, queued, strict=True):
+            if fresh:
+                self.working.add(payload.session_id, payload.messages, payload.time, uuid)
+            out.append(Queued(uuid, fresh, payload.time))
+        worker = self._worker()
+        if worker is not None:
+            worker.wake()
+        return out
+
     def _clean(self, message: TurnMessage) -> TurnMessage:
         body = self._tiers.secret_free(strip_memory_context(message.text))
         return TurnMessage(message.role, body, message.speaker)
@@ -146,6 +179,8 @@ class Ingest:
         )
         uuid = turn_id if turn_id is not None else new_turn_uuid()
         queued = t.tier2().ingest_queue.enqueue(uuid, payload)
+        if queued:
+            self.working.add(session_id, payload.messages, time_, uuid)
         worker = self._worker()
         if worker is not None:
             worker.wake()

@@ -7,6 +7,7 @@ following each write inside its transaction."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,8 +15,10 @@ from typing import Any
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.core.triples import Triple, derive_triple
 from hermes_memory.errors import ValidationError
+from hermes_memory.extract.classify import category_for
 from hermes_memory.extract.entities import thing_name_problem
-from hermes_memory.records import AuditEntry, Entity, Event, Fact, Relation
+from hermes_memory.extract.salience import Salience, write_salience
+from hermes_memory.records import AsOf, AuditEntry, Entity, Event, Fact, Relation
 from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier2.entities import EnsuredEntity
 from hermes_memory.tier2.facts import ScoredFact, StoredFact
@@ -64,24 +67,73 @@ class Knowledge:
         source: str = "user",
         source_id: str | None = None,
         expires_at: float | None = None,
-        importance: float = 0.5,
+        importance: float | None = None,
         triple: Triple | None = None,
     ) -> StoredFact:
         """Store a fact (deduplicated by normalised content). Its subject/predicate/object are
         ``triple`` when given (all three: a newer object of the same subject and predicate supersedes the
         older fact) or read from the text (``derive_triple``; never superseding: the text was not stated
-        as a triple), so ``history`` finds it under its subject."""
+        as a triple), so ``history`` finds it under its subject. Without ``importance``, its salience on
+        write (``extract.salience``) is stored as its importance."""
         t = self._tiers
         ensure_safe(content)  # first: what Hermes' scanner refuses is refused, never stored redacted
         text = t.secret_free(content)
         about = triple if triple is not None else derive_triple(text)
         tier2 = t.tier2()
+        if importance is None:
+            importance = self.salience(text, category=category).score
         with tier2.db.atomic():
             stored = tier2.facts.store(
                 text, category=category, confidence=confidence, source_type=source, source_id=source_id,
                 actor=t.actor, expires_at=expires_at, importance=importance,
                 subject=about.subject if about else None, predicate=about.predicate if about else None,
                 object=about.object if about else None, exclusive=bool(triple and triple.exclusive),
+            )  # fmt: skip
+            if stored.created:
+                t.on_fact_change(stored.fact)
+        return stored
+
+    def salience(self, text: str, *, category: str | None = None) -> Salience:
+        """Engram's salience of ``text`` written now: its wording and cues, and its novelty against the
+        believed facts nearest to it (those sharing its rarest words: ``FactStore.near``)."""
+        nearest = self._tiers.tier2().facts.near(text)
+        return write_salience(text, category=category, nearest=nearest)
+
+    def assert_fact(
+        self,
+        subject: str,
+        predicate: str,
+        obj: str,
+        *,
+        valid_from: float | None = None,
+        valid_to: float | None = None,
+        category: str | None = None,
+        confidence: float = 1.0,
+        source: str = "user",
+        source_id: str | None = None,
+        importance: float | None = None,
+    ) -> StoredFact:
+        """Store the triple (subject, predicate, object) true from ``valid_from`` (default now) until
+        ``valid_to`` (default open). An older value of the same subject and predicate whose valid time
+        overlaps is superseded (closed at ``valid_from``, never deleted); a value that began later makes
+        this one the older value (it ends where that one begins). Without ``importance``, its salience
+        on write. Raises ValidationError (``valid_to`` not after ``valid_from``), ThreatDetectedError."""
+        t = self._tiers
+        for value in (subject, predicate, obj):
+            ensure_safe(value)
+        if valid_to is not None and valid_to <= (valid_from if valid_from is not None else time.time()):
+            raise ValidationError("valid_to must be after valid_from (default: now)")
+        content = t.secret_free(f"{subject} {predicate.replace('_', ' ')} {obj}")
+        kind = category if category is not None else category_for(predicate, content)
+        if importance is None:
+            importance = self.salience(content, category=kind).score
+        tier2 = t.tier2()
+        with tier2.db.atomic():
+            stored = tier2.facts.store(
+                content, category=kind, confidence=confidence, source_type=source, source_id=source_id,
+                actor=t.actor, valid_from=valid_from, valid_to=valid_to, subject=subject,
+                predicate=predicate, object=t.secret_free(obj), importance=importance, extractor="assert",
+                by_valid_time=True,
             )  # fmt: skip
             if stored.created:
                 t.on_fact_change(stored.fact)
@@ -94,11 +146,18 @@ class Knowledge:
         category: str | None = None,
         limit: int = 10,
         min_confidence: float = 0.5,
-        as_of: float | None = None,
+        as_of: float | AsOf | None = None,
     ) -> list[ScoredFact]:
-        """Facts matching free text (BM25) and filters; without text, the newest."""
+        """Facts matching free text (BM25) and filters; without text, the newest. ``as_of``: believed
+        then, or (an ``AsOf``) true at its valid time as known at its known time."""
+        point = as_of if isinstance(as_of, AsOf) else AsOf(None, as_of)
         return self._tiers.tier2().facts.query(
-            query, category=category, limit=limit, min_confidence=min_confidence, as_of=as_of
+            query,
+            category=category,
+            limit=limit,
+            min_confidence=min_confidence,
+            as_of=point.known,
+            valid_at=point.valid,
         )
 
     def get_fact(self, uuid: str) -> Fact:

@@ -10,6 +10,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory.config import Config
+from hermes_memory.core.agents import Agents
 from hermes_memory.core.curated import Curated
 from hermes_memory.core.doctor import Doctor
 from hermes_memory.core.forgetting import Forgetting
@@ -21,9 +22,11 @@ from hermes_memory.core.llm import LLMPath
 from hermes_memory.core.maintenance import Maintenance
 from hermes_memory.core.mirror import Mirror
 from hermes_memory.core.recall import Recall
+from hermes_memory.core.reflection import Reflection
 from hermes_memory.core.semantic import Semantic
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.core.transfer import Transfer
+from hermes_memory.core.working import WorkingMemory
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Ingestor
@@ -149,7 +152,8 @@ class Memory:
         self.semantic = Semantic(tiers)
 
         # writes: turns and the queues, Tier 1, mirrored curated writes, facts/entities/events
-        self.ingest = Ingest(tiers, self.ingestor, lambda: self.worker)
+        self.working = WorkingMemory(config.limits.working_memory_items)
+        self.ingest = Ingest(tiers, self.ingestor, lambda: self.worker, self.working)
         self.curated = Curated(tiers)
         self.mirror = Mirror(tiers)
         self.knowledge = Knowledge(tiers)
@@ -162,6 +166,8 @@ class Memory:
         self.history = History(tiers)
         self.graph = GraphQueries(tiers)
         self.llm = LLMPath(tiers, llm_client)
+        self.reflection = Reflection(tiers, self.llm, self.knowledge)
+        self.agents = Agents(tiers)
         if tiers.t2 is not None:
             self.forgetting.finish_on_open()  # a forget a crash interrupted is finished first
 
@@ -179,8 +185,10 @@ class Memory:
         if self.ingestor is None or self.worker is not None:
             return
         worker = BackgroundWorker(
-            lambda: self.ingest.background_step(lambda: worker.stopping)
-            or self.llm.background_step(lambda: worker.stopping)
+            lambda: (
+                self.ingest.background_step(lambda: worker.stopping)
+                or self.llm.background_step(lambda: worker.stopping)
+            )
         )
         self.worker = worker
         worker.start()

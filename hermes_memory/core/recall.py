@@ -15,7 +15,7 @@ from typing import Any
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.recall import render
 from hermes_memory.recall.engine import TIERS, RecallEngine
-from hermes_memory.records import Hit
+from hermes_memory.records import AsOf, Hit
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,12 @@ class Recall:
         tiers: Sequence[str] | None = None,
         limit: int = 10,
         limit_per_tier: int | None = None,
-        as_of: float | None = None,
+        as_of: float | AsOf | None = None,
         session_id: str | None = None,
         budget_tokens: int | None = None,
     ) -> RecallResult:
-        """What memory knows about ``text``, ranked; ``as_of`` answers what was believed then; ``limit``
+        """What memory knows about ``text``, ranked; ``as_of`` answers what was believed then (an
+        ``AsOf``: what was true at its ``valid`` time as known at its ``known`` time); ``limit``
         hits in all, or with ``limit_per_tier`` up to that many per tier queried (``limit`` ignored;
         ``RecallEngine.recall`` says what a hit's tier is). The facts
         returned are reinforced (access count, written later by the writer side). A vector or graph
@@ -99,9 +100,10 @@ class Recall:
         """
         chosen = self.tiers_for(tiers)
         unavailable: dict[str, str] = {}  # tier -> why it could not answer, in words
+        point = as_of if isinstance(as_of, AsOf) else AsOf(None, as_of)  # a plain time: the system time
         hits = self._engine().recall(
-            text, limit=limit, limit_per_tier=limit_per_tier, tiers=chosen, as_of=as_of,
-            session_id=session_id, unavailable=unavailable,
+            text, limit=limit, limit_per_tier=limit_per_tier, tiers=chosen, as_of=point.known,
+            session_id=session_id, unavailable=unavailable, valid_at=point.valid,
         )
         facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
         if facts:  # reinforced later, by the writer side: recall writes nothing

@@ -259,6 +259,7 @@ class NextLevelProvider:
                 if not flushed.drained:
                     left = flushed.pending.to_dict()
                     log.info("nextlevel: still queued at session end (finished later): %s", left)
+        core.working.end(sid)  # the session's working memory ends with it (its turns stay remembered)
         if not pairs:
             return
         try:  # LLM mode: the core update runs in the background worker (this or the next process)
@@ -288,8 +289,12 @@ class NextLevelProvider:
         rewound: bool = False,
         **kwargs: Any,
     ) -> None:
-        """A new or resumed session: later writes go to it; nothing has been shown in it yet."""
-        self._session_id = str(new_session_id or self._session_id)
+        """A new or resumed session: later writes go to it; nothing has been shown in it yet. The
+        session left behind rolls out of working memory."""
+        old_sid, self._session_id = self._session_id, str(new_session_id or self._session_id)
+        shared = self._store()
+        if shared is not None and old_sid and old_sid != self._session_id:
+            shared.api.core.working.end(old_sid)
         prefetcher = self._prefetcher
         if prefetcher is not None:
             prefetcher.reset_session(self._session_id)

@@ -268,6 +268,7 @@ class RecallEngine:
         as_of: float | None = None,
         session_id: str | None = None,
         unavailable: dict[str, str] | None = None,
+        valid_at: float | None = None,
     ) -> list[Hit]:
         """Ranked hits across the requested tiers (default: all that are enabled), from the scope view
         the stores are bound to. Reads only (through Tier 2's read connection), writes nothing.
@@ -280,10 +281,13 @@ class RecallEngine:
 
         A failing vector or graph tier does not fail the recall: with ``unavailable`` given, the tier is
         recorded there (tier -> why, in words) and the other tiers answer; without it the error is
-        raised. Tier 2 errors (StorageError) are always raised: it is the ground truth."""
+        raised. Tier 2 errors (StorageError) are always raised: it is the ground truth.
+
+        ``valid_at`` (bitemporal, with ``as_of`` the system time, default now): only facts that were
+        true at that world time as known then (``tier2.facts.true_at``)."""
         with RECALLS.running(), self._tier2.db.reading():  # the background worker steps aside meanwhile
             return self._recall(query, limit, limit_per_tier, set(tiers or TIERS), as_of, session_id,
-                                unavailable)  # fmt: skip
+                                unavailable, valid_at)  # fmt: skip
 
     def _recall(
         self,
@@ -294,8 +298,10 @@ class RecallEngine:
         as_of: float | None,
         session_id: str | None,
         unavailable: dict[str, str] | None,
+        valid_at: float | None = None,
     ) -> list[Hit]:
         now = time.time()
+        current = as_of is None and valid_at is None  # the present as known now (not a bitemporal query)
         reads = self._reads.snapshot()
         q = self._understand(query, now)
         st = self.settings
@@ -330,7 +336,7 @@ class RecallEngine:
                     q.span[0], q.span[1] + 86400.0, speaker=speaker, limit=st.candidates
                 )
                 _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
-            fact_bm25 = self._bm25_facts(q, as_of)
+            fact_bm25 = self._bm25_facts(q, as_of, valid_at)
             matched = matched or bool(fact_bm25)
             _add_part(fact_scores, fact_parts, _minmax(fact_bm25), st.w_fact, "tier2")
         # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
@@ -338,7 +344,7 @@ class RecallEngine:
         at_scale = self._tier2.episodes.last_row_id() > st.scale_turns
         if rows and not at_scale:
             self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
-        stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
+        stale = self._superseded_turns(q) if current and "tier2" in wanted else set()
         graph_facts, graph_error = side_future.result() if side_future is not None else (None, None)
         if graph_error is not None:
             _unavailable(unavailable, "graph", graph_error)
@@ -386,7 +392,7 @@ class RecallEngine:
                 neighbours = {row_id: pair for row_id, pair in neighbours.items() if row_id in keep}
             turns = self._load_turns(neighbours)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
-            if as_of is None and "tier2" in wanted:
+            if current and "tier2" in wanted:
                 replaced_turns = reads.superseded_sources([e.uuid for e in episodes.values()])
             dropped = _off_the_present(replaced_turns, q)
             scored = self._turn_priors(
@@ -413,7 +419,11 @@ class RecallEngine:
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
             facts_ranked = self._fact_scores(
-                {k: v / top_fact * st.fact_scale * sure for k, v in fact_scores.items()}, as_of, now, reads
+                {k: v / top_fact * st.fact_scale * sure for k, v in fact_scores.items()},
+                as_of,
+                now,
+                reads,
+                valid_at,
             )
             ranked.extend((score, len(ranked) + i, "fact", uuid, _tier_of(fact_parts[uuid]))
                           for i, (uuid, score) in enumerate(facts_ranked.items()))  # fmt: skip
@@ -516,11 +526,13 @@ class RecallEngine:
         return out
 
     # -- sources --------------------------------------------------------------------------------
-    def _bm25_facts(self, q: _Query, as_of: float | None) -> dict[str, float]:
+    def _bm25_facts(self, q: _Query, as_of: float | None, valid_at: float | None = None) -> dict[str, float]:
         query = " ".join(q.terms)
         if not query:
             return {}
-        return self._tier2.facts.bm25_scores(query, limit=self.settings.fact_bm25_candidates, as_of=as_of)
+        return self._tier2.facts.bm25_scores(
+            query, limit=self.settings.fact_bm25_candidates, as_of=as_of, valid_at=valid_at
+        )
 
     def _graph_facts(self, q: _Query) -> dict[str, float]:
         assert self._graph is not None
@@ -697,12 +709,22 @@ class RecallEngine:
         return out, replaced, threats
 
     def _fact_scores(
-        self, scores: dict[str, float], as_of: float | None, now: float, reads: ReadsSnapshot
+        self,
+        scores: dict[str, float],
+        as_of: float | None,
+        now: float,
+        reads: ReadsSnapshot,
+        valid_at: float | None = None,
     ) -> dict[str, float]:
         """Each candidate fact's hit score (prior and recency applied), for those believed now (or at
-        ``as_of``); read from a few columns, the facts themselves load only when they make the list."""
+        ``as_of``; with ``valid_at`` those true then as known at ``as_of``); read from a few columns,
+        the facts themselves load only when they make the list."""
         st = self.settings
-        if as_of is None:
+        if valid_at is not None:
+            true = self._tier2.facts.true_at_uuids(list(scores), valid_at, as_of)
+            rows = self._tier2.facts.ranking_rows([u for u in scores if u in true], now)
+            as_of = None  # believed-then is what ``true_at`` checked
+        elif as_of is None:
             rows = reads.believed_ranks(list(scores))
         else:
             rows = self._tier2.facts.ranking_rows(list(scores), as_of)

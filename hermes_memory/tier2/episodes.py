@@ -262,6 +262,33 @@ class EpisodeStore:
         )
         return [_row_to_episode(r) for r in reversed(rows)]
 
+    def not_summarised(
+        self, *, extractor: str, session_id: str | None = None, before: float | None = None,
+        limit: int = 200, newest: bool = False,
+    ) -> list[Episode]:  # fmt: skip
+        """The oldest episodes (``newest``: the newest; of one session, and/or before a time) that no
+        unarchived fact made by ``extractor`` cites as a source (``fact_sources``), by session then time
+        (``newest``: by time)."""
+        scoped, sp = self._scoped("e.scope")
+        clauses: list[str] = [scoped]
+        params: list[Any] = [*sp]
+        if session_id is not None:
+            clauses.append("e.session_id = ?")
+            params.append(session_id)
+        if before is not None:
+            clauses.append("e.timestamp < ?")
+            params.append(before)
+        order = "e.timestamp DESC, e.id DESC" if newest else "e.session_id, e.timestamp, e.id"
+        rows = self._db.query(
+            f"SELECT e.* FROM episodes e WHERE {' AND '.join(clauses)} AND NOT EXISTS ("
+            "SELECT 1 FROM fact_sources s JOIN facts f ON f.id = s.fact_id WHERE s.episode_uuid = e.uuid "
+            "AND f.extractor = ? AND f.is_archived = 0) "
+            f"ORDER BY {order} LIMIT ?",
+            [*params, extractor, limit],
+        )
+        found = [_row_to_episode(r) for r in rows]
+        return found[::-1] if newest else found
+
     def count(self) -> int:
         scoped, sp = self._scoped()
         row = self._db.query_one(f"SELECT count(*) AS n FROM episodes WHERE {scoped}", sp)

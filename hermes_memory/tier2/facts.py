@@ -16,7 +16,7 @@ from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, window, windowed
+from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, fts_terms, window, windowed
 from hermes_memory.tier2.verdicts import fact_verdict
 
 _UPDATABLE = frozenset({"content", "category", "confidence", "expires_at", "importance", "valid_from"})
@@ -72,8 +72,12 @@ def subject_names(subject: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((name, bare, f"the {bare}")))
 
 
-def _visible(as_of: float | None, at: float) -> tuple[str, list[Any]]:
-    """SQL (on alias f) selecting facts that are believed now, or were believed at ``as_of``."""
+def _visible(as_of: float | None, at: float, valid: float | None = None) -> tuple[str, list[Any]]:
+    """SQL (on alias f) selecting facts that are believed now, or were believed at ``as_of``; with
+    ``valid`` (bitemporal): facts that were TRUE at ``valid`` according to what was known at ``as_of``
+    (default now) — see ``true_at``."""
+    if valid is not None:
+        return true_at(valid, as_of if as_of is not None else at)
     if as_of is None:
         return (
             "f.is_archived = 0 AND f.superseded_at IS NULL AND f.valid_to IS NULL "
@@ -83,6 +87,19 @@ def _visible(as_of: float | None, at: float) -> tuple[str, list[Any]]:
     return (
         "f.is_archived = 0 AND f.recorded_at <= ? AND (f.superseded_at IS NULL OR f.superseded_at > ?)",
         [as_of, as_of],
+    )
+
+
+def true_at(valid: float, known: float) -> tuple[str, list[Any]]:
+    """SQL (on alias f) selecting the facts true at world time ``valid`` as known at system time
+    ``known``: recorded by ``known``, not archived, valid from at or before ``valid`` and not ended by
+    then. A fact's end (``valid_to``) counts only once it was known: a fact closed by a supersession
+    recorded after ``known`` was still open-ended then; an end given when the fact was stated (a
+    ``valid_to`` without supersession) was known from the start."""
+    return (
+        "f.is_archived = 0 AND f.recorded_at <= ? AND coalesce(f.valid_from, f.recorded_at) <= ? "
+        "AND (f.valid_to IS NULL OR f.valid_to > ? OR f.superseded_at > ?)",
+        [known, valid, valid, known],
     )
 
 
@@ -182,11 +199,20 @@ class FactStore:
         extractor: str = "manual",
         importance: float = 0.5,
         entity_uuids: Iterable[str] = (),
+        valid_to: float | None = None,
+        by_valid_time: bool = False,
     ) -> StoredFact:
         """Store a fact, or return the active fact with the same normalised content.
 
         With subject, predicate and object set and ``exclusive`` true, an active fact with the same
         subject and predicate but another object is superseded (closed, never deleted).
+
+        ``by_valid_time`` (``assert_fact``: a statement with its world time): only facts whose valid
+        interval overlaps the new one's conflict; one that began earlier (or at the same time: a
+        correction) is closed at the new one's ``valid_from`` and superseded, and when the conflicting
+        fact began later, the new one is the
+        older value: it ends (``valid_to``) where that one begins and supersedes nothing. A duplicate is
+        then only the same content with the same valid interval.
         """
         at = now()
         digest = content_hash(content)
@@ -194,12 +220,16 @@ class FactStore:
         with self._db.atomic() as conn:
             if self._auto_dedupe:
                 # An expired fact is not "known" any more: restating it must make it visible again.
+                same_time = ""
+                if by_valid_time:
+                    same_time = "AND coalesce(f.valid_from, f.recorded_at) = ? AND f.valid_to IS ? "
                 existing = conn.execute(
                     "SELECT * FROM facts f WHERE f.scope = ? AND f.content_hash = ? AND f.is_archived = 0 "
-                    "AND f.superseded_at IS NULL AND (f.expires_at IS NULL OR f.expires_at > ?) "
+                    f"AND f.superseded_at IS NULL AND (f.expires_at IS NULL OR f.expires_at > ?) {same_time}"
                     "ORDER BY f.id LIMIT 1",
-                    (scope, digest, at),
-                ).fetchone()
+                    (scope, digest, at,
+                     *((valid_from if valid_from is not None else at, valid_to) if by_valid_time else ())),
+                ).fetchone()  # fmt: skip
                 if existing is not None:
                     fact = self._merge_duplicate(conn, existing, confidence, source_episodes, actor, at)
                     self._link_entities(conn, fact.uuid, entity_uuids)
@@ -225,8 +255,8 @@ class FactStore:
             conn.execute(
                 "INSERT INTO facts(uuid, content, content_hash, category, confidence, source_type, source_id,"
                 " created_at, updated_at, expires_at, recorded_at, valid_from, subject, predicate, object,"
-                " source_episodes, extractor, importance, scope, threat)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " source_episodes, extractor, importance, scope, threat, valid_to)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     uuid,
                     content,
@@ -248,10 +278,16 @@ class FactStore:
                     importance,
                     scope,
                     fact_verdict(content, category, source_type, source_id, sources),
+                    valid_to,
                 ),
             )
             superseded: list[str] = []
-            if exclusive and subject and predicate and object:
+            if exclusive and subject and predicate and object and by_valid_time:
+                start = valid_from if valid_from is not None else at
+                superseded = self._supersede_in_valid_time(
+                    conn, uuid, (subject, predicate, object), scope, (start, valid_to), at, actor
+                )
+            elif exclusive and subject and predicate and object:
                 superseded = self._supersede_conflicts(
                     conn, uuid, subject, predicate, object, scope, at, actor, valid_from
                 )
@@ -341,6 +377,52 @@ class FactStore:
             closed.append(row["uuid"])
         return closed
 
+    def _supersede_in_valid_time(
+        self,
+        conn: sqlite3.Connection,
+        new_uuid_: str,
+        triple: tuple[str, str, str],
+        scope: str,
+        interval: tuple[float, float | None],
+        at: float,
+        actor: str,
+    ) -> list[str]:
+        """``store(by_valid_time=True)``'s conflicts: the believed facts with the same subject and
+        predicate, another object and a valid interval overlapping ``interval``."""
+        subject, predicate, obj = triple
+        start, end = interval
+        names = subject_names(subject)
+        spelled = ",".join("?" * len(names))
+        rows = conn.execute(
+            "SELECT uuid, object, coalesce(valid_from, recorded_at) AS since, valid_to FROM facts "
+            f"WHERE scope = ? AND lower(subject) IN ({spelled}) AND lower(predicate) = lower(?) "
+            "AND uuid != ? AND is_archived = 0 AND superseded_at IS NULL",
+            (scope, *names, predicate, new_uuid_),
+        ).fetchall()
+        closed: list[str] = []
+        new_end = end
+        for row in rows:
+            since, until = float(row["since"]), row["valid_to"]
+            overlaps = (until is None or until > start) and (end is None or since < end)
+            if (row["object"] or "").casefold() == obj.casefold() or not overlaps:
+                continue
+            if since > start:  # the new statement is the older value: it ends where this one begins
+                new_end = since if new_end is None else min(new_end, since)
+                continue
+            conn.execute(
+                "UPDATE facts SET valid_to = ?, superseded_at = ?, superseded_by = ?, updated_at = ? "
+                "WHERE uuid = ?",
+                (start if until is None else min(float(until), start), at, new_uuid_, at, row["uuid"]),
+            )
+            self._audit.record(
+                conn, action="fact_supersede", tier="tier2", actor=actor, target_uuid=row["uuid"],
+                diff={"superseded_by": new_uuid_, "valid_to": start, "was_valid_to": until},
+            )  # fmt: skip
+            closed.append(row["uuid"])
+        if new_end != end:
+            conn.execute("UPDATE facts SET valid_to = ? WHERE uuid = ?", (new_end, new_uuid_))
+        return closed
+
     def _link_entities(self, conn: sqlite3.Connection, fact_uuid: str, entity_uuids: Iterable[str]) -> None:
         for entity_uuid in entity_uuids:
             conn.execute(
@@ -425,13 +507,15 @@ class FactStore:
         min_confidence: float = 0.0,
         as_of: float | None = None,
         touch: bool = True,
+        valid_at: float | None = None,
     ) -> list[ScoredFact]:
         """Facts matching free text (BM25-ranked) and filters; without text, the most recent first.
 
-        Only facts believed now (or at ``as_of``) are returned. Reading bumps access counts.
+        Only facts believed now (or at ``as_of``) are returned; with ``valid_at``, the facts true then
+        as known at ``as_of`` (default now; ``true_at``). Reading bumps access counts.
         """
         at = now()
-        visible, params = _visible(as_of, at)
+        visible, params = _visible(as_of, at, valid_at)
         scoped, sp = self._in_view()
         clauses = [visible, scoped, "f.confidence >= ?"]
         params += [*sp, min_confidence]
@@ -468,13 +552,16 @@ class FactStore:
             self._touch([r.fact.uuid for r in results], at)
         return results
 
-    def bm25_scores(self, query: str, *, limit: int = 10, as_of: float | None = None) -> dict[str, float]:
-        """``query(query, limit=limit, as_of=as_of, touch=False)`` as uuid -> score, best first, without
-        loading the facts (recall ranks them first and loads only those that make its list)."""
+    def bm25_scores(
+        self, query: str, *, limit: int = 10, as_of: float | None = None, valid_at: float | None = None
+    ) -> dict[str, float]:
+        """``query(query, limit=limit, as_of=as_of, valid_at=valid_at, touch=False)`` as uuid -> score,
+        best first, without loading the facts (recall ranks them first and loads only those that make
+        its list)."""
         match = fts_match(query)
         if match is None:
             return {}
-        visible, params = _visible(as_of, now())
+        visible, params = _visible(as_of, now(), valid_at)
         scoped, sp = self._in_view()
         where = f"{visible} AND {scoped} AND f.confidence >= ?"
         params += [*sp, 0.0]
@@ -496,6 +583,24 @@ class FactStore:
                 [match, *params, limit],
             )
         return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+
+    def near(self, text: str, *, limit: int = 20, key_terms: int = 3) -> list[str]:
+        """The contents of the newest ``limit`` believed facts that contain the ``key_terms`` longest words
+        of ``text`` (long words are the rare ones, so these are its candidate near-copies; the caller
+        compares them). Bounded at any size: read in the index's own (rowid) order, never ranked — it
+        runs on every hand-written fact (salience's novelty)."""
+        terms = sorted(fts_terms(text), key=len, reverse=True)[:key_terms]
+        match = fts_match(" ".join(terms), mode="and") if terms else None
+        if match is None:
+            return []
+        visible, params = _visible(None, now())
+        scoped, sp = self._in_view()
+        rows = self._db.query(
+            "SELECT f.content FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
+            f"WHERE facts_fts MATCH ? AND {visible} AND {scoped} ORDER BY facts_fts.rowid DESC LIMIT ?",
+            [match, *params, *sp, limit],
+        )
+        return [str(r[0]) for r in rows]
 
     def superseded_matching(self, query: str, *, limit: int = 20) -> list[Fact]:
         """Superseded facts (a later fact replaced them) that match free text, best BM25 match first.
@@ -734,15 +839,37 @@ class FactStore:
         )
         return [_row_to_fact(r) for r in rows]
 
-    def history(self, subject: str) -> list[Fact]:
-        """Every fact about a subject, superseded ones included, oldest first."""
+    def history(
+        self, subject: str, *, known: float | None = None, valid_at: float | None = None
+    ) -> list[Fact]:
+        """Every fact about a subject, superseded ones included, oldest first; with ``known``, only
+        those recorded by then; with ``valid_at``, only those true then as known at ``known`` (default
+        now; ``true_at``)."""
         scoped, sp = self._in_view()
+        when, wp = "1 = 1", list[Any]()
+        if valid_at is not None:
+            when, wp = true_at(valid_at, known if known is not None else now())
+        elif known is not None:
+            when, wp = "f.recorded_at <= ?", [known]
         rows = self._db.query(
-            f"SELECT * FROM facts f WHERE {scoped} AND lower(f.subject) = lower(?) "
+            f"SELECT * FROM facts f WHERE {scoped} AND lower(f.subject) = lower(?) AND {when} "
             "ORDER BY f.recorded_at, f.id",
-            (*sp, subject),
+            (*sp, subject, *wp),
         )
         return [_row_to_fact(r) for r in rows]
+
+    def true_at_uuids(self, uuids: Sequence[str], valid_at: float, known: float | None) -> set[str]:
+        """The subset of ``uuids`` true at ``valid_at`` as known at ``known`` (default now; ``true_at``)."""
+        if not uuids:
+            return set()
+        when, wp = true_at(valid_at, known if known is not None else now())
+        scoped, sp = self._in_view(by_key=True)
+        rows = self._db.query(
+            f"SELECT f.uuid FROM facts f WHERE f.uuid IN (SELECT value FROM json_each(?)) AND {when} "
+            f"AND {scoped}",
+            (json.dumps(list(dict.fromkeys(uuids))), *wp, *sp),
+        )
+        return {str(r[0]) for r in rows}
 
     def count(self, *, active_only: bool = False) -> int:
         """Facts in the view (only those believed now with ``active_only``)."""
@@ -858,4 +985,5 @@ __all__ = [
     "ScoredFact",
     "StoredFact",
     "subject_names",
+    "true_at",
 ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -65,6 +66,18 @@ class IngestQueue:
                 (self.key(turn_uuid), dumps(body), now()),
             )
             return cur.rowcount == 1
+
+    def enqueue_many(self, turns: Sequence[tuple[str, TurnPayload]]) -> list[bool]:
+        """``enqueue`` of several turns in ONE transaction (all committed or none); for each, False if
+        it was already queued. Raises StorageError for the admin view."""
+        at = now()
+        rows = [(self.key(uuid), dumps(replace(payload, scope=self._view.write_own).to_dict()), at)
+                for uuid, payload in turns]  # fmt: skip
+        if self._inbox is not None:
+            return self._inbox.add_many(rows)
+        sql = "INSERT OR IGNORE INTO ingest_queue(turn_uuid, payload, enqueued_at) VALUES (?, ?, ?)"
+        with self._db.atomic() as conn:
+            return [conn.execute(sql, row).rowcount == 1 for row in rows]
 
     def absorb(self, batch: int = 512) -> int:
         """Move every inbox row (all scopes) into this table, oldest first; returns how many moved.

@@ -95,6 +95,20 @@ class TurnInbox:
             )
             return cur.rowcount == 1
 
+    def add_many(self, rows: Sequence[tuple[str, str, float]]) -> list[bool]:
+        """Commit (turn key, payload, enqueued_at) rows in ONE transaction, all or none; for each, False
+        when a row with its key was already waiting here."""
+        db = self._open(create=True)
+        assert db is not None
+        with db.atomic() as conn:
+            return [
+                conn.execute(
+                    "INSERT OR IGNORE INTO inbox(turn_uuid, payload, enqueued_at) VALUES (?, ?, ?)", row
+                ).rowcount
+                == 1
+                for row in rows
+            ]
+
     def oldest(self, limit: int, *, after: int = 0) -> list[sqlite3.Row]:
         """Up to ``limit`` rows (id, turn_uuid, payload, enqueued_at) with id > ``after``, oldest first."""
         db = self._open(create=False)

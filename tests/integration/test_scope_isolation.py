@@ -178,6 +178,13 @@ READ_PATHS: dict[str, list[Read]] = {
         lambda w, api: api.audit_log(target_uuid=w.a_fact),
     ],
     "core_memory": [lambda w, api: api.core_memory()],
+    "as_of": [
+        lambda w, api: api.as_of(subject="Quentin Oberholzer"),
+        lambda w, api: api.as_of(valid=T0 + 86400, query="Zanzibar coffee"),
+        lambda w, api: api.as_of(valid="2030-01-01", known="2030-01-01", limit=1000),
+    ],
+    "working_memory": [lambda w, api: api.working_memory("a-s1"), lambda w, api: api.working_memory("a-s2")],
+    "list_agents": [lambda w, api: [row for row in api.list_agents()["data"] if not row["own"]]],
     "reconstruct": [lambda w, api: api.reconstruct("Where does Quentin live?")],
     "forget": [
         lambda w, api: api.forget(w.a_fact),  # preview
@@ -194,7 +201,8 @@ READ_PATHS: dict[str, list[Read]] = {
 # Tier 1 is per Hermes home and shared by design.
 WRITES = {"remember_turn", "remember_message", "fact_store", "fact_update", "fact_delete", "entity_ensure",
           "entity_link", "timeline_add", "semantic_index", "import_json", "core_memory_update", "flush",
-          "embed_pending", "graph_rebuild", "mirror_curated_write", "ingest_pending"}  # fmt: skip
+          "embed_pending", "graph_rebuild", "mirror_curated_write", "ingest_pending", "observe_many",
+          "assert_fact", "end_session", "compress", "reflect"}  # fmt: skip
 ADMIN = {"backup", "restore", "doctor", "maintain", "maintain_due", "consolidate", "prune", "reindex",
          "maintenance_context", "maintenance_runs", "maintenance_status", "finish_erasures"}  # fmt: skip
 TIER1 = {"curated_add", "curated_entries", "curated_get", "curated_remove", "curated_replace",
