@@ -128,7 +128,7 @@ def _scripted(system: str, user: str) -> dict[str, Any]:
 @pytest.fixture
 def llm_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[MemoryAPI, ScriptedLLM]]:
     client = ScriptedLLM(default=_scripted)
-    monkeypatch.setattr(wiring, "llm_client", lambda config: client)
+    monkeypatch.setattr(wiring, "llm_client", lambda config, hermes_home=None: client)
     api = MemoryAPI(hermes_home=tmp_path, **{
         "llm.enabled": True, "llm.base_url": "http://127.0.0.1:9/v1", "llm.model": "fake",
         "tier3.embedding_model": "hashing", "tier3.backend": "memory",
