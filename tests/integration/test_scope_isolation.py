@@ -158,6 +158,7 @@ READ_PATHS: dict[str, list[Read]] = {
     ],
     "timeline": [lambda w, api: api.timeline("Quentin Oberholzer")],
     "get_latest": [lambda w, api: api.get_latest(1000)],
+    "latest": [lambda w, api: api.latest(1, 1000)],
     "semantic_search": [
         lambda w, api: api.semantic_search("Zanzibar Quentin", limit=100, min_score=0.0),
         # a caller-given scope filter cannot widen the view
@@ -202,7 +203,7 @@ READ_PATHS: dict[str, list[Read]] = {
 WRITES = {"remember_turn", "remember_message", "fact_store", "fact_update", "fact_delete", "entity_ensure",
           "entity_link", "timeline_add", "semantic_index", "import_json", "core_memory_update", "flush",
           "embed_pending", "graph_rebuild", "mirror_curated_write", "ingest_pending", "observe_many",
-          "assert_fact", "end_session", "compress", "reflect"}  # fmt: skip
+          "assert_fact", "end_session", "compress", "reflect", "add", "curated_migrate"}  # fmt: skip
 ADMIN = {"backup", "restore", "doctor", "maintain", "maintain_due", "consolidate", "prune", "reindex",
          "maintenance_context", "maintenance_runs", "maintenance_status", "finish_erasures"}  # fmt: skip
 TIER1 = {"curated_add", "curated_entries", "curated_get", "curated_remove", "curated_replace",
