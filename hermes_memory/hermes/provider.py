@@ -384,6 +384,9 @@ class NextLevelProvider:
         out["embedder"] = config.tier3.embedding_model if config.tier3.enabled else "off"
         out["vector_backend"] = config.tier3.backend if config.tier3.enabled else "off"
         out["prefetch_budget_tokens"] = settings.prefetch_budget_tokens
+        from hermes_memory.hermes.status import maintenance_lines
+
+        out["maintenance"] = maintenance_lines(config.db_path, settings)
         out["threat_scanner"] = safety.scanner_name()
         from hermes_memory.hermes import setup
 

@@ -41,6 +41,7 @@ _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
     "cache_ttl_s": (0.0, 86400.0),
     "session_end_flush_s": (0.0, 60.0),
     "shutdown_drain_s": (0.0, 4.5),
+    "maintenance_interval_s": (0.0, 86400.0),
 }
 
 
@@ -60,6 +61,10 @@ class ProviderSettings:
     # Hermes gives shutdown_all 5 s in total; stay under it.
     shutdown_drain_s: float = 0.0
     assistant_name: str = "Hermes"
+    # A long-lived Hermes process (gateway, chat) runs the due maintenance jobs (config ``cron``) itself,
+    # checking this often from the store's background worker; 0 switches that off (then schedule
+    # `hermes-memory maintain --due` in a crontab). The first check is this long after the store opens.
+    maintenance_interval_s: float = 60.0
     memory: Mapping[str, Any] = field(default_factory=dict)
 
     def memory_config(self, hermes_home: str, profile: str) -> Config:
