@@ -93,6 +93,22 @@ class Knowledge:
             query, category=category, limit=limit, min_confidence=min_confidence, as_of=as_of
         )
 
+    def most_important_facts(
+        self,
+        *,
+        limit: int,
+        categories: Sequence[str] | None = None,
+        subjects: Sequence[str] = (),
+        exclude_source_types: Sequence[str] = (),
+        min_confidence: float = 0.0,
+    ) -> list[Fact]:
+        """Facts believed now (in ``categories`` or about ``subjects``), clean by the threat scan, most
+        important first; reading them is not a use (for the system prompt)."""
+        return self._tiers.tier2().facts.most_important(
+            limit=limit, categories=categories, subjects=subjects,
+            exclude_source_types=exclude_source_types, min_confidence=min_confidence,
+        )  # fmt: skip
+
     def get_fact(self, uuid: str) -> Fact:
         return self._tiers.tier2().facts.get(uuid)
 

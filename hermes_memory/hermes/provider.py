@@ -24,6 +24,7 @@ from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
 from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, tools
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
+from hermes_memory.hermes.prompt_context import PromptContext
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
 from hermes_memory.records import SESSION_EVENT
@@ -63,6 +64,7 @@ class NextLevelProvider:
         self._lock = threading.Lock()
         self._shared: SharedStore | None = None
         self._prefetcher: Prefetcher | None = None
+        self._prompt: PromptContext | None = None
         self._settings = ProviderSettings()
         self._session_id = ""
         self._primary = True
@@ -125,9 +127,15 @@ class NextLevelProvider:
                 shared.api.core.ingest.ingest_pending(checks.ingest_timeout(_STARTUP_INGEST_S))
             except HermesMemoryError as exc:
                 log.warning("nextlevel: could not ingest the queued turns: %s", exc)
+        prompt = PromptContext(
+            shared, SYSTEM_PROMPT_BLOCK, user_name=self._user_name,
+            budget_chars=self._settings.prompt_context_chars, wait_s=self._settings.prefetch_wait_ms / 1000,
+        )  # fmt: skip
+        prompt.start()
         with self._lock:
             self._shared = shared
             self._prefetcher = Prefetcher(shared, self._settings, tier3=tier3, session_id=self._session_id)
+            self._prompt = prompt
 
     def shutdown(self) -> None:
         """Release the store at once: queued turns and embeddings stay in the durable queues for the
@@ -136,7 +144,7 @@ class NextLevelProvider:
 
     def _release(self) -> None:
         with self._lock:
-            shared, self._shared, self._prefetcher = self._shared, None, None
+            shared, self._shared, self._prefetcher, self._prompt = self._shared, None, None, None
         if shared is not None:
             registry.release(shared, self._settings.shutdown_drain_s)
 
@@ -146,8 +154,13 @@ class NextLevelProvider:
 
     # -- system prompt and tools ----------------------------------------------------------------
     def system_prompt_block(self) -> str:
-        """Static text (prompt-cache friendly): what the tools do and when to use them."""
-        return SYSTEM_PROMPT_BLOCK
+        """What the tools do and when to use them, then the user's most important facts and the central
+        entities within ``prompt_context_chars`` (``prompt_context``): the same text for the whole
+        session (prompt-cache friendly); never waits longer than ``prefetch_wait_ms`` for a cold store."""
+        prompt = self._prompt
+        if prompt is None:
+            return SYSTEM_PROMPT_BLOCK
+        return prompt.block(self._session_id)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The three tool schemas; constant, no I/O (Hermes calls this before ``initialize``)."""
@@ -279,6 +292,9 @@ class NextLevelProvider:
         prefetcher = self._prefetcher
         if prefetcher is not None:
             prefetcher.reset_session(self._session_id)
+        prompt = self._prompt
+        if prompt is not None and reset:
+            prompt.refresh()  # a new conversation: its prompt may show what the last one taught
 
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
         """Key facts of the messages about to be compressed, for the summariser to keep."""
