@@ -19,10 +19,11 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as checks
 from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
-from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, tools
+from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, session_search, tools
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.prompt_context import PromptContext
 from hermes_memory.hermes.registry import SharedStore
@@ -238,6 +239,26 @@ class NextLevelProvider:
             self._queue_turn(shared, user_content, assistant_content, sid, turn)
         except HermesMemoryError as exc:
             log.warning("nextlevel: could not queue the turn: %s", exc)
+        if messages is not None:
+            self._take_session_search(shared, session_search.last_turn(messages))
+
+    def _take_session_search(self, shared: SharedStore, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Index the messages Hermes' ``session_search`` found in these messages into Tier 3 (seed
+        §9.2; see ``session_search``): checked as ``semantic_index`` checks text, each once; the
+        embedding is the store worker's. A refused or failing one is logged, never raised."""
+        core = shared.api.core
+        if core.tiers.sem is None:
+            return
+        for found in session_search.found_messages(messages):
+            try:
+                body = v.text("session_search result", found.text, max_chars=core.tiers.max_chars).strip()
+                safety.ensure_storable(body)
+                when = v.optional_time("timestamp", found.timestamp)
+                core.semantic.index_session_message(
+                    body, session_id=found.session_id, message_id=found.message_id, timestamp=when
+                )
+            except HermesMemoryError as exc:
+                log.info("nextlevel: session_search result of %s not indexed: %s", found.session_id, exc)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         """Queue any turn not stored yet (one durable insert each) and record the session on the
@@ -247,6 +268,7 @@ class NextLevelProvider:
         if shared is None:
             return
         core, sid = shared.api.core, self._session_id
+        self._take_session_search(shared, messages or [])
         pairs = session.turn_pairs(messages or [])
         for pair in pairs:
             try:

@@ -209,9 +209,7 @@ class EpisodeStore:
             raise NotFoundError(f"no episode with uuid {uuid!r}")
         return _row_to_episode(row)
 
-    def search(
-        self, query: str, *, limit: int = 10, session_id: str | None = None
-    ) -> list[ScoredEpisode]:
+    def search(self, query: str, *, limit: int = 10, session_id: str | None = None) -> list[ScoredEpisode]:
         """BM25-ranked episodes matching free text."""
         match = fts_match(query)
         if match is None:
@@ -275,9 +273,7 @@ class EpisodeStore:
             )
         return {int(r[0]): float(r[1]) for r in rows}
 
-    def latest(
-        self, *, count: int = 10, before: float | None = None
-    ) -> list[Episode]:
+    def latest(self, *, count: int = 10, before: float | None = None) -> list[Episode]:
         """The newest episodes (optionally before a time), oldest first."""
         scoped, sp = self._scoped()
         clauses: list[str] = [scoped]
@@ -295,6 +291,14 @@ class EpisodeStore:
         scoped, sp = self._scoped()
         row = self._db.query_one(f"SELECT count(*) AS n FROM episodes WHERE {scoped}", sp)
         return int(row["n"]) if row else 0
+
+    def has_session(self, session_id: str) -> bool:
+        """Whether the view holds any turn of this session (one probe of the session index)."""
+        scoped, sp = self._scoped()
+        row = self._db.query_one(
+            f"SELECT 1 FROM episodes WHERE session_id = ? AND {scoped} LIMIT 1", (session_id, *sp)
+        )
+        return row is not None
 
     def stored(self, conn: sqlite3.Connection, uuid: str) -> bool:
         """Whether an episode with this uuid is stored, in any scope, as the caller's transaction sees."""
