@@ -23,7 +23,8 @@ from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as checks
 from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
-from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, session_search, tools
+from hermes_memory.hermes import PROVIDER_NAME, access, registry, safety, schemas, session, tools
+from hermes_memory.hermes import session_search as found_by_search
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.prompt_context import PromptContext
 from hermes_memory.hermes.registry import SharedStore
@@ -68,6 +69,8 @@ class NextLevelProvider:
         self._prompt: PromptContext | None = None
         self._settings = ProviderSettings()
         self._session_id = ""
+        self._sessions: set[str] = set()  # every session this agent was bound to (its own, for access)
+        self._profile = "default"
         self._primary = True
         self._platform = ""
         self._user_name: str | None = None
@@ -94,6 +97,7 @@ class NextLevelProvider:
         if self._shared is not None:
             self._release()
         self._session_id = str(session_id or "")
+        self._sessions = {self._session_id}
         self._primary = (kwargs.get("agent_context") or "primary") == "primary"
         self._platform = str(kwargs.get("platform") or "")
         name = kwargs.get("user_name")
@@ -111,6 +115,7 @@ class NextLevelProvider:
             profile = profile_name("agent_identity (the profile)", kwargs.get("agent_identity") or "default")
             self._settings = load_settings(home)
             shared = registry.acquire(home, profile, self._settings, user_id=kwargs.get("user_id"))
+            self._profile = profile
         except HermesMemoryError as exc:
             self._init_error = f"nextlevel memory could not start: {exc}"
             warn = kwargs.get("warning_callback")
@@ -173,10 +178,23 @@ class NextLevelProvider:
         if shared is None:
             reason = self._init_error or "nextlevel memory is not initialised in this agent"
             return tools.error_json(f"{reason}; check `hermes-memory status`", "unavailable")
+        arguments = args if isinstance(args, Mapping) else {}
+        try:
+            access.check_call(self._identity(shared), arguments, kwargs)
+        except HermesMemoryError as exc:  # refused before anything is read or written
+            return tools.error_json(str(exc), exc.code)
         ctx = tools.ToolContext(
             api=shared.api, session_id=self._session_id, writable=self._primary, after_write=self._after_write
         )
-        return tools.call_tool(ctx, tool_name, args if isinstance(args, Mapping) else {})
+        return tools.call_tool(ctx, tool_name, arguments)
+
+    def _identity(self, shared: SharedStore) -> access.CallIdentity:
+        """Whom this agent's tool calls act for (seed §12's access check)."""
+        user = self._turn_metadata.get("user_id")
+        return access.CallIdentity(
+            session_id=self._session_id, sessions=frozenset(self._sessions),
+            user_id=str(user) if user else None, scope=shared.api.scope, profile=self._profile,
+        )  # fmt: skip
 
     def _after_write(self) -> None:
         prefetcher = self._prefetcher
@@ -240,7 +258,7 @@ class NextLevelProvider:
         except HermesMemoryError as exc:
             log.warning("nextlevel: could not queue the turn: %s", exc)
         if messages is not None:
-            self._take_session_search(shared, session_search.last_turn(messages))
+            self._take_session_search(shared, found_by_search.last_turn(messages))
 
     def _take_session_search(self, shared: SharedStore, messages: Sequence[Mapping[str, Any]]) -> None:
         """Index the messages Hermes' ``session_search`` found in these messages into Tier 3 (seed
@@ -249,7 +267,7 @@ class NextLevelProvider:
         core = shared.api.core
         if core.tiers.sem is None:
             return
-        for found in session_search.found_messages(messages):
+        for found in found_by_search.found_messages(messages):
             try:
                 body = v.text("session_search result", found.text, max_chars=core.tiers.max_chars).strip()
                 safety.ensure_storable(body)
@@ -311,6 +329,7 @@ class NextLevelProvider:
     ) -> None:
         """A new or resumed session: later writes go to it; nothing has been shown in it yet."""
         self._session_id = str(new_session_id or self._session_id)
+        self._sessions.add(self._session_id)
         prefetcher = self._prefetcher
         if prefetcher is not None:
             prefetcher.reset_session(self._session_id)
