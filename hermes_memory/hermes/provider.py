@@ -23,7 +23,16 @@ from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as checks
 from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
-from hermes_memory.hermes import PROVIDER_NAME, access, registry, safety, schemas, session, tools
+from hermes_memory.hermes import (
+    PROVIDER_NAME,
+    access,
+    registry,
+    safety,
+    schemas,
+    session,
+    skill_manifest,
+    tools,
+)
 from hermes_memory.hermes import session_search as found_by_search
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.prompt_context import PromptContext
@@ -71,6 +80,7 @@ class NextLevelProvider:
         self._session_id = ""
         self._sessions: set[str] = set()  # every session this agent was bound to (its own, for access)
         self._profile = "default"
+        self._home = ""
         self._primary = True
         self._platform = ""
         self._user_name: str | None = None
@@ -109,6 +119,7 @@ class NextLevelProvider:
         }
         self._turn_metadata["source"] = "hermes"
         home = str(kwargs.get("hermes_home") or default_hermes_home())
+        self._home = home
         try:
             # The profile names a directory of the memory home: a bad one is refused, never replaced by
             # "default" (that would mix this agent's memory into another profile's).
@@ -181,6 +192,10 @@ class NextLevelProvider:
         arguments = args if isinstance(args, Mapping) else {}
         try:
             access.check_call(self._identity(shared), arguments, kwargs)
+            if tool_name == schemas.SEARCH and arguments.get("skill") is not None:
+                # A skill's recall reads the tiers its SKILL.md declares (seed §9.4).
+                manifest = skill_manifest.find(self._home, arguments["skill"])
+                arguments = skill_manifest.recall_args(manifest, arguments)
         except HermesMemoryError as exc:  # refused before anything is read or written
             return tools.error_json(str(exc), exc.code)
         ctx = tools.ToolContext(
