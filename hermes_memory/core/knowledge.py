@@ -109,6 +109,14 @@ class Knowledge:
             exclude_source_types=exclude_source_types, min_confidence=min_confidence,
         )  # fmt: skip
 
+    def central_entities(self, *, limit: int, exclude_names: Sequence[str] = ()) -> list[Entity]:
+        """The entities with the most relations (degree centrality, from Tier 2: no graph is loaded),
+        then the most mentioned."""
+        return [
+            e
+            for e, _ in self._tiers.tier2().entities.most_connected(limit=limit, exclude_names=exclude_names)
+        ]
+
     def get_fact(self, uuid: str) -> Fact:
         return self._tiers.tier2().facts.get(uuid)
 

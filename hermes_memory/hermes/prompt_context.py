@@ -31,6 +31,7 @@ from hermes_memory.security.secrets import redact_secrets
 if TYPE_CHECKING:
     from hermes_memory.core.memory import Memory
     from hermes_memory.hermes.registry import SharedStore
+    from hermes_memory.records import Entity
 
 log = logging.getLogger(__name__)
 
@@ -86,25 +87,15 @@ def memory_sections(core: Memory, *, user_name: str | None, limit: int = _SECTIO
     )  # fmt: skip
     redact = core.config.security.redact_secrets
     fact_lines = tuple(redact_secrets(f.content) if redact else f.content for f in facts)
-    entity_lines: tuple[str, ...] = ()
-    if core.tiers.graph is not None:
-        skip = {n.lower() for n in names}
-        central = core.graph.central_entities(limit + len(skip), None)
-        entity_lines = tuple(_entity_line(c["entity"]) for c in central if _named(c["entity"]) not in skip)
-        entity_lines = entity_lines[:limit]
-    return [Section(FACTS_TITLE, fact_lines), Section(ENTITIES_TITLE, entity_lines)]
+    # Degree centrality read from Tier 2: loading the graph (NetworkX) would cost a one-shot process
+    # more than its whole turn.
+    central = core.knowledge.central_entities(limit=limit, exclude_names=names)
+    return [Section(FACTS_TITLE, fact_lines), Section(ENTITIES_TITLE, tuple(map(_entity_line, central)))]
 
 
-def _named(entity: dict[str, object]) -> str:
-    return str(entity.get("name") or "").lower()
-
-
-def _entity_line(entity: dict[str, object]) -> str:
-    kind = str(entity.get("entity_type") or "other")
-    raw = entity.get("aliases")
-    aliases = [a for a in raw if isinstance(a, str)][:2] if isinstance(raw, list) else []
-    also = f"; also: {', '.join(aliases)}" if aliases else ""
-    return f"{entity.get('name')} ({kind}{also})"
+def _entity_line(entity: Entity) -> str:
+    also = f"; also: {', '.join(entity.aliases[:2])}" if entity.aliases else ""
+    return f"{entity.name} ({entity.entity_type}{also})"
 
 
 class PromptContext:
