@@ -458,7 +458,12 @@ class NextLevelProvider:
         out["prefetch_budget_tokens"] = settings.prefetch_budget_tokens
         from hermes_memory.hermes.status import maintenance_lines
 
-        out["maintenance"] = maintenance_lines(config.db_path, settings)
+        # One `key: value` line each, as `hermes memory status` prints them.
+        first, *rest = maintenance_lines(config.db_path, settings)
+        out["maintenance"] = first.removeprefix("in Hermes: ")
+        for line in rest:
+            what, _, value = line.partition(": ")
+            out[f"maintenance {what}"] = value
         out["threat_scanner"] = safety.scanner_name()
         from hermes_memory.hermes import setup
 
