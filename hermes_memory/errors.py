@@ -80,13 +80,28 @@ class EmbeddingError(HermesMemoryError):
     code = "embedding_error"
 
 
+class AccessDeniedError(HermesMemoryError):
+    """A call names a session, user, scope or profile other than the one it runs for."""
+
+    code = "access_denied"
+
+
+class MaintenanceStoppedError(HermesMemoryError):
+    """A scheduled maintenance job was stopped between batches because its process is shutting down
+    (what it wrote stays; the next run resumes)."""
+
+    code = "stopped"
+
+
 __all__ = [
+    "AccessDeniedError",
     "BackendError",
     "ConfigError",
     "ConflictError",
     "DependencyMissingError",
     "EmbeddingError",
     "HermesMemoryError",
+    "MaintenanceStoppedError",
     "NotFoundError",
     "StorageError",
     "StorageFullError",

@@ -83,7 +83,9 @@ def _maintain(args: argparse.Namespace) -> int:
     if data is None or "jobs" not in data:  # the call itself failed (bad input, store unusable)
         print(f"error: {envelope['error']}", file=sys.stderr)
         return EXIT_FAILED
-    if not data["jobs"]:
+    if data.get("skipped"):
+        print(f"skipped: {data['skipped']}")
+    elif not data["jobs"]:
         print("nothing due")
     for name, run in data["jobs"].items():
         print(_summary(name, run))

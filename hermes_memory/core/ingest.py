@@ -92,6 +92,9 @@ class Ingest:
         self._worker = worker
         # Every remembered message is also put in its session's working-memory buffer (``core.working``).
         self.working = working if working is not None else WorkingMemory(0)
+        # What the background worker does, in order, once the queues are empty (e.g. the scheduled
+        # maintenance): each is given ``stopping`` and returns True while it made progress.
+        self.idle_tasks: list[Callable[[Callable[[], bool]], bool]] = []
 
     # -- remembering ------------------------------------------------------------------------------
     def remember_turn(
@@ -337,9 +340,16 @@ class Ingest:
         return False
 
     def background_step(self, stopping: Callable[[], bool]) -> bool:
-        """The background worker's step: drain both queues (until ``stopping()``), else idle upkeep;
-        True while it made progress."""
-        return self.drain_once(stop=stopping, background=True) or self.idle_upkeep()
+        """The background worker's step: drain both queues (until ``stopping()``), else idle upkeep and
+        the idle tasks; True while it made progress."""
+        if self.drain_once(stop=stopping, background=True) or self.idle_upkeep():
+            return True
+        busy = False
+        for task in list(self.idle_tasks):
+            if stopping():
+                break
+            busy = task(stopping) or busy
+        return busy
 
 
 __all__ = ["Flushed", "Ingest", "Ingested", "Pending", "Queued"]

@@ -160,6 +160,30 @@ class Knowledge:
             valid_at=point.valid,
         )
 
+    def most_important_facts(
+        self,
+        *,
+        limit: int,
+        categories: Sequence[str] | None = None,
+        subjects: Sequence[str] = (),
+        exclude_source_types: Sequence[str] = (),
+        min_confidence: float = 0.0,
+    ) -> list[Fact]:
+        """Facts believed now (in ``categories`` or about ``subjects``), clean by the threat scan, most
+        important first; reading them is not a use (for the system prompt)."""
+        return self._tiers.tier2().facts.most_important(
+            limit=limit, categories=categories, subjects=subjects,
+            exclude_source_types=exclude_source_types, min_confidence=min_confidence,
+        )  # fmt: skip
+
+    def central_entities(self, *, limit: int, exclude_names: Sequence[str] = ()) -> list[Entity]:
+        """The entities with the most relations (degree centrality, from Tier 2: no graph is loaded),
+        then the most mentioned."""
+        return [
+            e
+            for e, _ in self._tiers.tier2().entities.most_connected(limit=limit, exclude_names=exclude_names)
+        ]
+
     def get_fact(self, uuid: str) -> Fact:
         return self._tiers.tier2().facts.get(uuid)
 

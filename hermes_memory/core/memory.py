@@ -19,7 +19,7 @@ from hermes_memory.core.history import History
 from hermes_memory.core.ingest import Ingest
 from hermes_memory.core.knowledge import Knowledge
 from hermes_memory.core.llm import LLMPath
-from hermes_memory.core.maintenance import Maintenance
+from hermes_memory.core.maintenance import AutoMaintenance, Maintenance
 from hermes_memory.core.mirror import Mirror
 from hermes_memory.core.recall import Recall
 from hermes_memory.core.reflection import Reflection
@@ -100,6 +100,7 @@ class Memory:
         self.tiers = tiers = Tiers(config, actor=actor, view=view)
         self.ingestor: Ingestor | None = None
         self.worker: BackgroundWorker | None = None
+        self.auto_maintenance: AutoMaintenance | None = None
         self._engine: RecallEngine | None = None
         self._closed = threading.Event()  # set once every store is closed
         if config.tier2.enabled:
@@ -192,6 +193,17 @@ class Memory:
         )
         self.worker = worker
         worker.start()
+
+    def start_auto_maintenance(self, interval_s: float) -> AutoMaintenance | None:
+        """Run the scheduled maintenance jobs from the background worker when idle, at most every
+        ``interval_s`` (``AutoMaintenance``); the one already started if any. None without a worker."""
+        if self.worker is None:
+            return None
+        if self.auto_maintenance is None:
+            self.auto_maintenance = AutoMaintenance(self.maintenance, interval_s)
+            self.ingest.idle_tasks.append(self.auto_maintenance)
+            self.worker.wake()
+        return self.auto_maintenance
 
     def recall_engine(self) -> RecallEngine:
         if self._engine is None:

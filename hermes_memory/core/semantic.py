@@ -93,6 +93,28 @@ class Semantic:
             tuple(f"chunk:{c.uuid}" for c in chunks), report is not None, semantic.health()["embed_pending"]
         )
 
+    def index_session_message(
+        self, text: str, *, session_id: str, message_id: int | None, timestamp: float | None
+    ) -> bool:
+        """Index one message of an earlier session (a Hermes ``session_search`` result, seed §9.2) for
+        recall, once: skipped when this memory holds that session's turns already (the provider stored
+        them) or indexed the message before. The embedding is left to the background worker. Returns
+        True when it was indexed. Raises StorageError, ConfigError when Tier 3 is off."""
+        semantic = self._tiers.semantic()
+        tier2 = self._tiers.tier2()
+        if tier2.episodes.has_session(session_id):
+            return False
+        body = self._tiers.secret_free(text)
+        with tier2.db.atomic():
+            if tier2.chunks.has_message(session_id, message_id, source_type="session"):
+                return False
+            semantic.index_text(
+                body, source_kind="text", source_type="session",
+                timestamp=timestamp if timestamp is not None else time.time(),
+                session_id=session_id, message_id=message_id,
+            )  # fmt: skip
+        return True
+
     def search(
         self, query: str, *, limit: int = 10, min_score: float, filters: Mapping[str, Any] | None = None
     ) -> Found:

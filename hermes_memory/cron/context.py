@@ -36,6 +36,9 @@ class JobContext:
     graph: GraphService | None = None
     fact_removed: Callable[[Fact], None] | None = None
     actor: str = "cron"
+    # False inside an agent process: the vector engine's index build holds the GIL for seconds, so it is
+    # left to the process's close (long-lived stores build there) or to `hermes-memory maintain`.
+    build_indexes: bool = True
 
     @property
     def upkeep(self) -> FactUpkeep:

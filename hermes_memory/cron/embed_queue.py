@@ -29,7 +29,7 @@ def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dic
     # Build the vector engine's index where an agent left it (short-lived agent processes defer it at
     # exit): a no-op below the engine's indexing threshold. Only engines this process holds.
     indexed = 0
-    for backend in ctx.semantic.opened_backends():
+    for backend in ctx.semantic.opened_backends() if ctx.build_indexes else ():
         optimize = getattr(backend, "optimize", None)
         if callable(optimize) and optimize():
             indexed += 1

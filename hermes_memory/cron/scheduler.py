@@ -125,9 +125,13 @@ class Scheduler:
         return out
 
     def tick(
-        self, now: float | None = None, progress: JobProgress | None = None
+        self,
+        now: float | None = None,
+        progress: JobProgress | None = None,
+        stop: Callable[[], bool] | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """Run every due job; returns each one's run record (``status`` ok / failed / skipped).
+        """Run every due job; returns each one's run record (``status`` ok / failed / skipped). Once
+        ``stop()`` is true no further job starts (the rest stay due).
 
         A job failing with a HermesMemoryError is recorded and reported, and the other jobs still run;
         any other exception is a bug and propagates (after its run was recorded as failed).
@@ -135,6 +139,8 @@ class Scheduler:
         at = self._clock() if now is None else now
         results: dict[str, dict[str, Any]] = {}
         for job in self.due(at):
+            if stop is not None and stop():
+                break
             ctx = self._api.maintenance_context()
             started = at if now is not None else self._clock()
             bound = None if progress is None else _bind(progress, job)

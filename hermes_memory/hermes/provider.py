@@ -19,12 +19,24 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as checks
 from hermes_memory.config import default_hermes_home, load_config
 from hermes_memory.errors import ConfigError, HermesMemoryError
-from hermes_memory.hermes import PROVIDER_NAME, registry, safety, schemas, session, tools
+from hermes_memory.hermes import (
+    PROVIDER_NAME,
+    access,
+    registry,
+    safety,
+    schemas,
+    session,
+    skill_manifest,
+    tools,
+)
+from hermes_memory.hermes import session_search as found_by_search
 from hermes_memory.hermes.core_block import core_memory_section
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
+from hermes_memory.hermes.prompt_context import PromptContext
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
 from hermes_memory.records import SESSION_EVENT
@@ -64,8 +76,12 @@ class NextLevelProvider:
         self._lock = threading.Lock()
         self._shared: SharedStore | None = None
         self._prefetcher: Prefetcher | None = None
+        self._prompt: PromptContext | None = None
         self._settings = ProviderSettings()
         self._session_id = ""
+        self._sessions: set[str] = set()  # every session this agent was bound to (its own, for access)
+        self._profile = "default"
+        self._home = ""
         self._primary = True
         self._platform = ""
         self._user_name: str | None = None
@@ -93,6 +109,7 @@ class NextLevelProvider:
         if self._shared is not None:
             self._release()
         self._session_id = str(session_id or "")
+        self._sessions = {self._session_id}
         self._primary = (kwargs.get("agent_context") or "primary") == "primary"
         self._platform = str(kwargs.get("platform") or "")
         name = kwargs.get("user_name")
@@ -104,12 +121,14 @@ class NextLevelProvider:
         }
         self._turn_metadata["source"] = "hermes"
         home = str(kwargs.get("hermes_home") or default_hermes_home())
+        self._home = home
         try:
             # The profile names a directory of the memory home: a bad one is refused, never replaced by
             # "default" (that would mix this agent's memory into another profile's).
             profile = profile_name("agent_identity (the profile)", kwargs.get("agent_identity") or "default")
             self._settings = load_settings(home)
             shared = registry.acquire(home, profile, self._settings, user_id=kwargs.get("user_id"))
+            self._profile = profile
         except HermesMemoryError as exc:
             self._init_error = f"nextlevel memory could not start: {exc}"
             warn = kwargs.get("warning_callback")
@@ -134,9 +153,15 @@ class NextLevelProvider:
                 except HermesMemoryError as exc:
                     log.warning("nextlevel: could not read MEMORY.md/USER.md into facts: %s", exc)
         self._core_block = core_memory_section(shared.api.core.llm)  # frozen for the session
+        prompt = PromptContext(
+            shared, SYSTEM_PROMPT_BLOCK, user_name=self._user_name,
+            budget_chars=self._settings.prompt_context_chars, wait_s=self._settings.prefetch_wait_ms / 1000,
+        )  # fmt: skip
+        prompt.start()
         with self._lock:
             self._shared = shared
             self._prefetcher = Prefetcher(shared, self._settings, tier3=tier3, session_id=self._session_id)
+            self._prompt = prompt
 
     def shutdown(self) -> None:
         """Release the store at once: queued turns and embeddings stay in the durable queues for the
@@ -145,7 +170,7 @@ class NextLevelProvider:
 
     def _release(self) -> None:
         with self._lock:
-            shared, self._shared, self._prefetcher = self._shared, None, None
+            shared, self._shared, self._prefetcher, self._prompt = self._shared, None, None, None
         if shared is not None:
             registry.release(shared, self._settings.shutdown_drain_s)
 
@@ -155,9 +180,13 @@ class NextLevelProvider:
 
     # -- system prompt and tools ----------------------------------------------------------------
     def system_prompt_block(self) -> str:
-        """Static text (prompt-cache friendly): what the tools do and when to use them, then the core
-        memory as it was when the session started (``core_block``)."""
-        return "\n\n".join(part for part in (SYSTEM_PROMPT_BLOCK, self._core_block) if part)
+        """What the tools do and when to use them, then the user's most important facts and the central
+        entities within ``prompt_context_chars`` (``prompt_context``), then the core memory as it was when
+        the session started (``core_block``): the same text for the whole session (prompt-cache
+        friendly); never waits longer than ``prefetch_wait_ms`` for a cold store."""
+        prompt = self._prompt
+        base = SYSTEM_PROMPT_BLOCK if prompt is None else prompt.block(self._session_id)
+        return "\n\n".join(part for part in (base, self._core_block) if part)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """The three tool schemas; constant, no I/O (Hermes calls this before ``initialize``)."""
@@ -169,10 +198,27 @@ class NextLevelProvider:
         if shared is None:
             reason = self._init_error or "nextlevel memory is not initialised in this agent"
             return tools.error_json(f"{reason}; check `hermes-memory status`", "unavailable")
+        arguments = args if isinstance(args, Mapping) else {}
+        try:
+            access.check_call(self._identity(shared), arguments, kwargs)
+            if tool_name == schemas.SEARCH and arguments.get("skill") is not None:
+                # A skill's recall reads the tiers its SKILL.md declares (seed §9.4).
+                manifest = skill_manifest.find(self._home, arguments["skill"])
+                arguments = skill_manifest.recall_args(manifest, arguments)
+        except HermesMemoryError as exc:  # refused before anything is read or written
+            return tools.error_json(str(exc), exc.code)
         ctx = tools.ToolContext(
             api=shared.api, session_id=self._session_id, writable=self._primary, after_write=self._after_write
         )
-        return tools.call_tool(ctx, tool_name, args if isinstance(args, Mapping) else {})
+        return tools.call_tool(ctx, tool_name, arguments)
+
+    def _identity(self, shared: SharedStore) -> access.CallIdentity:
+        """Whom this agent's tool calls act for (seed §12's access check)."""
+        user = self._turn_metadata.get("user_id")
+        return access.CallIdentity(
+            session_id=self._session_id, sessions=frozenset(self._sessions),
+            user_id=str(user) if user else None, scope=shared.api.scope, profile=self._profile,
+        )  # fmt: skip
 
     def _after_write(self) -> None:
         prefetcher = self._prefetcher
@@ -235,6 +281,26 @@ class NextLevelProvider:
             self._queue_turn(shared, user_content, assistant_content, sid, turn)
         except HermesMemoryError as exc:
             log.warning("nextlevel: could not queue the turn: %s", exc)
+        if messages is not None:
+            self._take_session_search(shared, found_by_search.last_turn(messages))
+
+    def _take_session_search(self, shared: SharedStore, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Index the messages Hermes' ``session_search`` found in these messages into Tier 3 (seed
+        §9.2; see ``session_search``): checked as ``semantic_index`` checks text, each once; the
+        embedding is the store worker's. A refused or failing one is logged, never raised."""
+        core = shared.api.core
+        if core.tiers.sem is None:
+            return
+        for found in found_by_search.found_messages(messages):
+            try:
+                body = v.text("session_search result", found.text, max_chars=core.tiers.max_chars).strip()
+                safety.ensure_storable(body)
+                when = v.optional_time("timestamp", found.timestamp)
+                core.semantic.index_session_message(
+                    body, session_id=found.session_id, message_id=found.message_id, timestamp=when
+                )
+            except HermesMemoryError as exc:
+                log.info("nextlevel: session_search result of %s not indexed: %s", found.session_id, exc)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         """Queue any turn not stored yet (one durable insert each) and record the session on the
@@ -244,6 +310,7 @@ class NextLevelProvider:
         if shared is None:
             return
         core, sid = shared.api.core, self._session_id
+        self._take_session_search(shared, messages or [])
         pairs = session.turn_pairs(messages or [])
         for pair in pairs:
             try:
@@ -292,12 +359,16 @@ class NextLevelProvider:
         """A new or resumed session: later writes go to it; nothing has been shown in it yet. The
         session left behind rolls out of working memory."""
         old_sid, self._session_id = self._session_id, str(new_session_id or self._session_id)
+        self._sessions.add(self._session_id)
         shared = self._store()
         if shared is not None and old_sid and old_sid != self._session_id:
             shared.api.core.working.end(old_sid)
         prefetcher = self._prefetcher
         if prefetcher is not None:
             prefetcher.reset_session(self._session_id)
+        prompt = self._prompt
+        if prompt is not None and reset:
+            prompt.refresh()  # a new conversation: its prompt may show what the last one taught
 
     def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
         """Key facts of the messages about to be compressed, for the summariser to keep."""
@@ -403,6 +474,14 @@ class NextLevelProvider:
         out["embedder"] = config.tier3.embedding_model if config.tier3.enabled else "off"
         out["vector_backend"] = config.tier3.backend if config.tier3.enabled else "off"
         out["prefetch_budget_tokens"] = settings.prefetch_budget_tokens
+        from hermes_memory.hermes.status import maintenance_lines
+
+        # One `key: value` line each, as `hermes memory status` prints them.
+        first, *rest = maintenance_lines(config.db_path, settings)
+        out["maintenance"] = first.removeprefix("in Hermes: ")
+        for line in rest:
+            what, _, value = line.partition(": ")
+            out[f"maintenance {what}"] = value
         out["threat_scanner"] = safety.scanner_name()
         from hermes_memory.hermes import setup
 

@@ -89,6 +89,8 @@ def acquire(
         if shared is None:
             # Several scopes of one profile share the vector collections (tier3.shared).
             api = MemoryAPI(config, actor="hermes", background=True, scope=key[2] or None)
+            if settings.maintenance_interval_s > 0 and config.tier2.enabled:
+                api.core.start_auto_maintenance(settings.maintenance_interval_s)
             shared = SharedStore(key=key, api=api, settings=settings)
             _stores[key] = shared
         shared.refs += 1

@@ -79,6 +79,11 @@ SEARCH_SCHEMA: dict[str, Any] = {
             "limit_per_tier": _PER_TIER,
             "tiers": _TIERS,
             "as_of": _AS_OF,
+            "skill": {
+                "type": "string",
+                "description": "The skill you recall for: only the tiers its SKILL.md declares "
+                "(memory_tiers).",
+            },
         },
         "required": ["query"],
     },

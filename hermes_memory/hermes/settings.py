@@ -36,12 +36,14 @@ _INT_BOUNDS: dict[str, tuple[int, int]] = {
     "prefetch_budget_tokens": (20, 4000),
     "prefetch_limit": (1, 50),
     "prefetch_wait_ms": (0, 5000),
+    "prompt_context_chars": (0, 4000),
 }
 _FLOAT_BOUNDS: dict[str, tuple[float, float]] = {
     "prefetch_min_relative_score": (0.0, 1.0),
     "cache_ttl_s": (0.0, 86400.0),
     "session_end_flush_s": (0.0, 60.0),
     "shutdown_drain_s": (0.0, 4.5),
+    "maintenance_interval_s": (0.0, 86400.0),
 }
 
 
@@ -64,6 +66,13 @@ class ProviderSettings:
     # Hermes gives shutdown_all 5 s in total; stay under it.
     shutdown_drain_s: float = 0.0
     assistant_name: str = "Hermes"
+    # A long-lived Hermes process (gateway, chat) runs the due maintenance jobs (config ``cron``) itself,
+    # checking this often from the store's background worker; 0 switches that off (then schedule
+    # `hermes-memory maintain --due` in a crontab). The first check is this long after the store opens.
+    maintenance_interval_s: float = 60.0
+    # Characters of the system prompt given to the most important facts and central entities (the
+    # instructions come on top); 0 leaves them out.
+    prompt_context_chars: int = 600
     memory: Mapping[str, Any] = field(default_factory=dict)
 
     def memory_config(self, hermes_home: str, profile: str) -> Config:

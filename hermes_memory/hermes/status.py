@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from hermes_memory.config import Config
+from hermes_memory.cron import lock
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import PROVIDER_NAME, config_yaml, install
 from hermes_memory.hermes.interpreter import (
@@ -25,10 +27,10 @@ from hermes_memory.hermes.interpreter import (
     needed_modules,
     probe,
 )
-from hermes_memory.hermes.settings import load_memory_config, settings_path
+from hermes_memory.hermes.settings import ProviderSettings, load_memory_config, settings_path
 from hermes_memory.hermes.setup import DEFAULT_OPENAI_MODEL, embedder_problem
 from hermes_memory.recall.availability import busy_words
-from hermes_memory.tier2.peek import count_rows, inbox_failure, queue_failures
+from hermes_memory.tier2.peek import count_rows, inbox_failure, last_runs, queue_failures
 from hermes_memory.tier2.turn_inbox import inbox_path
 from hermes_memory.tier3.backend import resolve_backend, store_owner
 from hermes_memory.tier3.embedder import EMBEDDERS
@@ -58,6 +60,8 @@ class StatusReport:
     # Queued turns that failed to be written (they stay queued and are retried) and the newest error.
     failing_turns: int | None = 0
     failing_error: str | None = None
+    # The maintenance jobs: whether Hermes runs them itself, who runs them now, each job's last run.
+    maintenance: list[str] = field(default_factory=list)
     extras: list[str] = field(default_factory=list)
     hermes_command: str | None = None
     hermes_python: str | None = None
@@ -95,9 +99,11 @@ def collect(
     except ConfigError as exc:
         report.problems.append(f"Hermes' config.yaml: {exc}")
         report.fixes.append(f"fix {home / 'config.yaml'}")
+    settings = ProviderSettings()
     try:
         # The same loader Hermes' provider, the CLI, MCP and doctor use for this home.
-        config = load_memory_config(home).config
+        resolved = load_memory_config(home)
+        config, settings = resolved.config, resolved.settings
     except ConfigError as exc:
         report.problems.append(f"configuration: {exc}")
         report.fixes.append(f"fix the file named above (settings live in {report.settings_file})")
@@ -118,6 +124,7 @@ def collect(
                 "(it asks for what is needed)"
             )
         report.pending = pending_counts(config.db_path)
+        report.maintenance = maintenance_lines(config.db_path, settings)
         report.failing_turns, report.failing_error = failing_turns(config.db_path)
         if report.failing_turns:
             report.problems.append(
@@ -189,6 +196,40 @@ def failing_turns(db_path: Path) -> tuple[int | None, str | None]:
     return count, last
 
 
+def maintenance_lines(db_path: Path, settings: ProviderSettings) -> list[str]:
+    """The maintenance jobs of the store at ``db_path``, read without opening it: whether a Hermes
+    process runs them itself (``provider.maintenance_interval_s``), who runs them right now, and each
+    job's last run (UTC)."""
+    interval = settings.maintenance_interval_s
+    lines = [
+        f"in Hermes: every {interval:g} s from a long-lived process (provider.maintenance_interval_s)"
+        if interval > 0
+        else "in Hermes: off (provider.maintenance_interval_s: 0); schedule `hermes-memory maintain --due`"
+    ]
+    holder = lock.holder(db_path)
+    if holder is not None:
+        since = f" since {_utc(holder.since)}" if holder.since else ""
+        lines.append(f"running now: {holder.words()}{since}")
+    runs = last_runs(db_path)
+    if runs is None:
+        lines.append("last runs: unknown (the store cannot be read)")
+        return lines
+    from hermes_memory.cron.jobs import JOB_NAMES  # the jobs' modules: only when status is shown
+
+    for job in JOB_NAMES:
+        run = runs.get(job)
+        if run is None:
+            lines.append(f"{job}: never ran")
+            continue
+        error = f": {run.error}" if run.error else ""
+        lines.append(f"{job}: {run.status} {_utc(run.started_at)} ({run.triggered_by}){error}")
+    return lines
+
+
+def _utc(at: float) -> str:
+    return datetime.fromtimestamp(at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def search_path_text(db_path: Path, engine_min_vectors: int, backend: str) -> str:
     """Which path answers vector searches on the store at ``db_path``, read without opening it: exact
     over the stored vectors below ``engine_min_vectors`` chunks, else the engine."""
@@ -251,6 +292,8 @@ def render(report: StatusReport) -> str:
         f"vector store:    {report.vector_backend or '-'}{_owner_text(report.vector_owner)}",
         f"vector search:   {report.vector_search or '-'}",
         f"pending:         {_pending_text(report.pending)}",
+        *(f"maintenance:     {line}" for line in report.maintenance[:1]),
+        *(f"                 {line}" for line in report.maintenance[1:]),
         f"Hermes command:  {report.hermes_command or '-'}",
         f"Hermes Python:   {report.hermes_python or 'not found'}",
     ]
@@ -303,6 +346,7 @@ __all__ = [
     "check_interpreter",
     "collect",
     "find_hermes_python",
+    "maintenance_lines",
     "pending_counts",
     "probe",
     "render",

@@ -284,6 +284,17 @@ class ChunkStore:
                                  (source_kind, *sp))  # fmt: skip
         return row is not None
 
+    def has_message(self, session_id: str, message_id: int | None, *, source_type: str) -> bool:
+        """Whether the view holds a chunk of ``source_type`` indexed from this session's message (one
+        probe of the session index), so a message found again is not indexed twice."""
+        scoped, sp = self._view.where("scope")
+        row = self._db.query_one(
+            f"SELECT 1 FROM chunks WHERE session_id = ? AND message_id IS ? AND source_type = ? AND {scoped} "
+            "LIMIT 1",
+            (session_id, message_id, source_type, *sp),
+        )
+        return row is not None
+
     def bm25_of_kind(self, query: str, source_kind: str, *, limit: int) -> dict[str, float]:
         """``search`` restricted to chunks of one source kind, as chunk uuid -> score, best first."""
         scoped, sp = self._view.where("t.scope")

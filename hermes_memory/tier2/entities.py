@@ -334,6 +334,26 @@ class EntityStore:
                 exact.setdefault(r["uuid"], (_row_to_entity(r), bm25_to_score(r["rank"])))
         return list(exact.values())[:limit]
 
+    def most_connected(self, *, limit: int, exclude_names: Sequence[str] = ()) -> list[tuple[Entity, int]]:
+        """The entities with the most relations in the view (degree centrality of the knowledge graph,
+        read from Tier 2 without loading the graph), then the most mentioned; with their degree. Names
+        in ``exclude_names`` (case-insensitive) are left out."""
+        scoped, sp = self._view.where("e.scope")
+        from_scope, fp = self._view.where("r.scope")
+        to_scope, tp = self._view.where("t.scope")
+        clauses, params = [scoped], [*sp]
+        if exclude_names:
+            clauses.append(f"lower(e.name) NOT IN ({', '.join('?' * len(exclude_names))})")
+            params += [n.lower() for n in exclude_names]
+        rows = self._db.query(
+            f"SELECT e.*, (SELECT count(*) FROM relations r WHERE r.from_entity_id = e.uuid AND {from_scope})"
+            f" + (SELECT count(*) FROM relations t WHERE t.to_entity_id = e.uuid AND {to_scope}) AS degree "
+            f"FROM entities e WHERE {' AND '.join(clauses)} "
+            "ORDER BY degree DESC, e.occurrence_count DESC, e.last_seen DESC, e.id LIMIT ?",
+            [*fp, *tp, *params, limit],
+        )
+        return [(_row_to_entity(r), int(r["degree"])) for r in rows]
+
     def bm25_scores(self, query: str, *, limit: int) -> dict[str, float]:
         """Entities whose name, aliases or description match free text, as uuid -> BM25 score."""
         scoped, sp = self._view.where("t.scope")

@@ -294,6 +294,14 @@ class EpisodeStore:
         row = self._db.query_one(f"SELECT count(*) AS n FROM episodes WHERE {scoped}", sp)
         return int(row["n"]) if row else 0
 
+    def has_session(self, session_id: str) -> bool:
+        """Whether the view holds any turn of this session (one probe of the session index)."""
+        scoped, sp = self._scoped()
+        row = self._db.query_one(
+            f"SELECT 1 FROM episodes WHERE session_id = ? AND {scoped} LIMIT 1", (session_id, *sp)
+        )
+        return row is not None
+
     def stored(self, conn: sqlite3.Connection, uuid: str) -> bool:
         """Whether an episode with this uuid is stored, in any scope, as the caller's transaction sees."""
         return conn.execute("SELECT 1 FROM episodes WHERE uuid = ?", (uuid,)).fetchone() is not None

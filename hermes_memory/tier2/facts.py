@@ -871,6 +871,41 @@ class FactStore:
         )
         return {str(r[0]) for r in rows}
 
+    def most_important(
+        self,
+        *,
+        limit: int,
+        categories: Sequence[str] | None = None,
+        subjects: Sequence[str] = (),
+        exclude_source_types: Sequence[str] = (),
+        min_confidence: float = 0.0,
+    ) -> list[Fact]:
+        """Facts believed now, in ``categories`` or about one of ``subjects`` (case-insensitive), that
+        the threat scan found clean, most important first (importance × confidence, then the newest).
+        Does not count as a use (no access bump): for the system prompt, not for recall."""
+        visible, params = _visible(None, now())
+        scoped, sp = self._in_view()
+        clauses = [visible, scoped, "f.confidence >= ?", "f.threat = 0"]
+        params += [*sp, min_confidence]
+        about: list[str] = []
+        if categories:
+            about.append(f"f.category IN ({', '.join('?' * len(categories))})")
+            params += list(categories)
+        if subjects:
+            about.append(f"lower(f.subject) IN ({', '.join('?' * len(subjects))})")
+            params += [s.lower() for s in subjects]
+        if about:
+            clauses.append(f"({' OR '.join(about)})")
+        if exclude_source_types:
+            clauses.append(f"f.source_type NOT IN ({', '.join('?' * len(exclude_source_types))})")
+            params += list(exclude_source_types)
+        rows = self._db.query(
+            f"SELECT f.* FROM facts f WHERE {' AND '.join(clauses)} "
+            "ORDER BY f.importance * f.confidence DESC, f.updated_at DESC, f.id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [_row_to_fact(r) for r in rows]
+
     def count(self, *, active_only: bool = False) -> int:
         """Facts in the view (only those believed now with ``active_only``)."""
         scoped, sp = self._in_view()

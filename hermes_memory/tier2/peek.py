@@ -82,6 +82,43 @@ def inbox_failure(path: Path) -> Failures | None:
     return Failures(int(row[0]), row[1]) if row else Failures(0, None)
 
 
+@dataclass(frozen=True, slots=True)
+class LastRun:
+    """The latest recorded run of one maintenance job."""
+
+    job: str
+    triggered_by: str
+    started_at: float
+    finished_at: float | None
+    status: str
+    error: str | None
+
+
+def last_runs(db_path: Path) -> dict[str, LastRun] | None:
+    """The latest run of each maintenance job in the store at ``db_path`` (jobs that never ran are
+    absent), read without opening the store for writing; None when the file cannot be read."""
+    if not db_path.exists():
+        return {}
+    try:
+        conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='maintenance_runs'")
+        if found.fetchone() is None:
+            return {}
+        rows = conn.execute(
+            "SELECT job, triggered_by, started_at, finished_at, status, error FROM maintenance_runs r "
+            "WHERE id = (SELECT id FROM maintenance_runs WHERE job = r.job "
+            "ORDER BY started_at DESC, id DESC LIMIT 1) ORDER BY job"
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return {row[0]: LastRun(*row) for row in rows}
+
+
 def _first_row(path: Path, table: str, sql: str) -> tuple[Any, ...] | None:
     """The first row of ``sql`` on the SQLite file at ``path`` opened read-only; () when the file or
     ``table`` does not exist or there is no row, None when it cannot be read."""
@@ -103,4 +140,12 @@ def _first_row(path: Path, table: str, sql: str) -> tuple[Any, ...] | None:
         conn.close()
 
 
-__all__ = ["Failures", "count_rows", "fts5_available", "inbox_failure", "queue_failures"]
+__all__ = [
+    "Failures",
+    "LastRun",
+    "count_rows",
+    "fts5_available",
+    "inbox_failure",
+    "last_runs",
+    "queue_failures",
+]
