@@ -26,7 +26,10 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * cues from ``recall.query``: a turn that mostly asks a question ranks down (its neighbours keep its
     pull), a question asking for a name or title ranks up turns that name something, a turn whose
     statement the memory has since superseded ranks down (unless the question is about the past), and a
-    question asking for several things spreads its hits over sessions.
+    question asking for several things spreads its hits over sessions;
+  * speaker-centred priors from ``recall.aggregate``: a question naming two participants, one as its
+    subject, ranks the subject's turns up; a list question about one person ranks the other
+    participant's turns down once they have lent their neighbours their pull.
 Sources run in parallel threads: the embedding and vector search overlap with the SQLite reads, which go
 through Tier 2's read connection (``Database.reading``), so a recall never waits for a write transaction
 and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one query, turns
