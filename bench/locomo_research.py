@@ -68,6 +68,8 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "- list sessions": {"list_sessions": 0.0},
     "- question-turn penalty": {"question_turn_penalty": 0.0},
     "- answer-type boost": {"answer_type_boost": 0.0},
+    "- subject prior": {"subject_boost": 0.0},
+    "- list: other speaker down": {"list_other_speaker_penalty": 0.0},
     "- superseded penalty": {"superseded_penalty": 0.0},
 }
 # The coordinate search's values per field (the preset's own value is always tried too).
@@ -81,6 +83,8 @@ GRID: dict[str, list[float]] = {
     "neighbour": [0.2, 0.3, 0.4, 0.5],
     "fact_scale": [0.6, 0.8, 1.0],
     "diversity": [0.2, 0.4, 0.6],
+    "subject_boost": [0.0, 0.5, 1.0],
+    "list_other_speaker_penalty": [0.0, 0.3, 0.6],
 }
 
 

@@ -26,7 +26,10 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * cues from ``recall.query``: a turn that mostly asks a question ranks down (its neighbours keep its
     pull), a question asking for a name or title ranks up turns that name something, a turn whose
     statement the memory has since superseded ranks down (unless the question is about the past), and a
-    question asking for several things spreads its hits over sessions.
+    question asking for several things spreads its hits over sessions;
+  * speaker-centred priors from ``recall.aggregate``: a question naming two participants, one as its
+    subject, ranks the subject's turns up; a list question about one person ranks the other
+    participant's turns down once they have lent their neighbours their pull.
 Sources run in parallel threads: the embedding and vector search overlap with the SQLite reads, which go
 through Tier 2's read connection (``Database.reading``), so a recall never waits for a write transaction
 and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one query, turns
@@ -59,7 +62,7 @@ import numpy.typing as npt
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
 from hermes_memory.graph.service import GraphService
-from hermes_memory.recall import availability
+from hermes_memory.recall import aggregate, availability
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
@@ -615,14 +618,16 @@ class RecallEngine:
         if dropped:
             boosted = {k: v for k, v in scores.items()
                        if k not in turns or turns[k].episode.uuid not in dropped}  # fmt: skip
-        speaker = q.names[0].casefold() if len(q.names) == 1 else None
+        # Whose turns answer it: the one person it names, or the subject of two (``recall.aggregate``).
+        speaker, sole = aggregate.question_speaker(q.text, q.names)
+        speaker_boost = st.speaker_boost if sole else st.subject_boost
         for row_id in list(boosted) if speaker or q.span is not None or stale else ():
             turn = turns.get(row_id)
             if turn is None:
                 continue
             episode = turn.episode
             if speaker and (episode.speaker or "").casefold() == speaker:
-                boosted[row_id] *= 1.0 + st.speaker_boost
+                boosted[row_id] *= 1.0 + speaker_boost
             if q.span is not None and q.span[0] <= episode.timestamp < q.span[1] + 86400.0:
                 boosted[row_id] *= 1.0 + st.date_boost
             if episode.uuid in stale:
@@ -640,6 +645,9 @@ class RecallEngine:
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
         beside = _Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
+        # A list question about one person: the other participant's turns rank down once they have lent
+        # their neighbours their pull (their replies fill the list, the person's instances are the answer).
+        other_speaker = 1.0 - st.list_other_speaker_penalty if q.listing and speaker else 1.0
         for row_id in list(final):
             turn = turns.get(row_id)
             if (
@@ -661,6 +669,8 @@ class RecallEngine:
                 final[row_id] *= 1.0 + st.session_boost
             if turn.question:
                 final[row_id] *= 1.0 - st.question_turn_penalty
+            if other_speaker != 1.0 and (episode.speaker or "").casefold() != speaker:
+                final[row_id] *= other_speaker
             if q.answer and cues.can_answer_with(turn.answers, q.answer, people):
                 final[row_id] *= 1.0 + st.answer_type_boost
         return final
