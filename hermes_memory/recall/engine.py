@@ -59,7 +59,7 @@ import numpy.typing as npt
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
 from hermes_memory.graph.service import GraphService
-from hermes_memory.recall import availability
+from hermes_memory.recall import availability, expand
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
@@ -620,6 +620,9 @@ class RecallEngine:
                 pulled[next_id] = max(pulled.get(next_id, 0.0), score)
         for row_id, best in pulled.items():
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
+        # The exchange: the reply to a question, the question a reply answers (``recall.expand``).
+        _add(final, expand.exchange_pulls(boosted, neighbours, turns, st.reply_pull, st.asked_pull,
+                                     st.exchange_strong), 1.0)  # fmt: skip
         beside = _Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         for row_id in list(final):

@@ -31,6 +31,13 @@ class RecallSettings:
     # then "I moved to Lisbon") loses this share of its score, unless the question asks about the past.
     superseded_penalty: float = 0.5
     neighbour: float = 0.4
+    # On top of ``neighbour``, the exchange (``recall.expand``): a turn that asks lends the next turn (another
+    # person's reply) this share of its score, and a turn lends another person's question right before it
+    # ``asked_pull`` of its score.
+    reply_pull: float = 0.0
+    asked_pull: float = 0.0
+    # Only a strong turn lends the exchange pull: one scoring at least this share of the best candidate.
+    exchange_strong: float = 0.0
     candidates: int = 200
     # Each view gets its own vector top-k (sentences: several per turn; windows: one per turn; facts).
     vector_candidates: int = 300
