@@ -1,4 +1,5 @@
-"""Expansion around recall's first matches: the exchange a matching turn belongs to.
+"""Expansion around recall's first matches: the exchange a matching turn belongs to, and feedback from
+the first hits.
 
 In a conversation between people the evidence is often the turn *around* the one the question matches:
 "What dance were you doing?" matches the question, the reply names the dance; "It was a transgender
@@ -7,15 +8,35 @@ of ``RecallEngine`` (``neighbour``) lends every turn a share of its best neighbo
 alike; an exchange is not symmetric, so the reply to a question and the question a reply answers get a
 pull of their own (``reply_pull``, ``asked_pull``) on top.
 
-Pure functions over the turns recall has loaded already: no store read, bounded by the candidates.
+Inference questions ("Would Melanie prefer a national park or a theme park?", "What might John's
+financial status be?") rarely share words with their evidence (a camping trip, "my kids have so much").
+Pseudo-relevance feedback searches the turn vectors again near the query moved toward the first hits'
+stored vectors (Rocchio: ``q + beta * centroid``), no re-embedding (``feedback_vector``); which
+questions get it is a setting (``feedback_route``: every question, or only those ``is_inference``).
+
+Pure functions over what recall has loaded already: no store read, bounded by the candidates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
 
 from hermes_memory.records import Episode
+
+# Questions that ask for a guess rather than a fact: "would / could / might …", "is it likely …",
+# "… probably …", "what … might …". Generic English, nothing from a benchmark's questions.
+_INFERENCE = re.compile(
+    r"^\W*(?:would|could|might|will)\b|\b(?:likely|probably|might|possibly|potential(?:ly)?|"
+    r"would\s+\w+\s+(?:be|want|enjoy|prefer|like|consider)|considered?)\b",
+    re.I,
+)
+# ``feedback_route`` values: feedback for every question, or for inference questions only.
+ROUTE_INFERENCE = 1
+ROUTE_ALL = 2
 
 
 class ExchangeTurn(Protocol):
@@ -87,4 +108,36 @@ def exchange_pulls(
     return out
 
 
-__all__ = ["ExchangeTurn", "asks", "exchange_pulls"]
+def is_inference(question: str) -> bool:
+    """Whether the question asks for a guess ("Would X…", "What might…", "Is it likely…")."""
+    return bool(_INFERENCE.search(question))
+
+
+def wants_feedback(question: str, route: int) -> bool:
+    """Whether ``feedback_route`` gives this question the feedback search.
+
+    Raises ValueError for an unknown route."""
+    if route == ROUTE_ALL:
+        return True
+    if route == ROUTE_INFERENCE:
+        return is_inference(question)
+    raise ValueError(f"feedback_route must be {ROUTE_ALL} (every question) or {ROUTE_INFERENCE} "
+                     f"(inference questions), got {route!r}")  # fmt: skip
+
+
+def feedback_vector(query: Any, seeds: Sequence[Any], beta: float) -> Any:
+    """The query moved toward its first hits: ``unit(unit(query) + beta * unit(mean(seeds)))`` as float32
+    (Rocchio feedback); None without seeds, with ``beta`` 0, or when a vector is all zeros."""
+    if not seeds or beta <= 0:
+        return None
+    q = np.asarray(query, dtype=np.float64)
+    centroid = np.mean(np.asarray(seeds, dtype=np.float64), axis=0)
+    qn, cn = float(np.linalg.norm(q)), float(np.linalg.norm(centroid))
+    if qn == 0.0 or cn == 0.0:
+        return None
+    moved = q / qn + beta * centroid / cn
+    return (moved / np.linalg.norm(moved)).astype(np.float32)
+
+
+__all__ = ["ROUTE_ALL", "ROUTE_INFERENCE", "ExchangeTurn", "asks", "exchange_pulls", "feedback_vector",
+           "is_inference", "wants_feedback"]

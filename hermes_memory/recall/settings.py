@@ -38,6 +38,17 @@ class RecallSettings:
     asked_pull: float = 0.0
     # Only a strong turn lends the exchange pull: one scoring at least this share of the best candidate.
     exchange_strong: float = 0.0
+    # Pseudo-relevance feedback (``recall.expand``): the ``feedback_seeds`` best turns after the first
+    # fusion (BM25 + vectors) move the query vector toward their stored window vectors (``feedback_beta``
+    # times their unit centroid); a second search of the sentence and window views near it
+    # (``feedback_candidates`` each) adds its scores with ``feedback_weight`` times the views' weights.
+    # Off with ``feedback_weight`` 0. ``feedback_route``: 1 only questions asking for a guess
+    # (``expand.is_inference``), 2 every question.
+    feedback_seeds: int = 5
+    feedback_beta: float = 0.6
+    feedback_weight: float = 0.0
+    feedback_candidates: int = 100
+    feedback_route: int = 1
     candidates: int = 200
     # Each view gets its own vector top-k (sentences: several per turn; windows: one per turn; facts).
     vector_candidates: int = 300
@@ -132,6 +143,11 @@ class RecallSettings:
     confident_cosine: float = 0.4
 
     def __post_init__(self) -> None:
+        if self.feedback_route not in (1, 2):
+            raise ConfigError(
+                "config key 'recall.overrides.feedback_route' must be 1 (inference questions) or 2 (every "
+                f"question), got {self.feedback_route!r}"
+            )
         if not 0.0 < self.graph_decay <= 1.0:
             raise ConfigError(
                 f"config key 'recall.overrides.graph_decay' must be in (0, 1], got {self.graph_decay!r}"
