@@ -185,6 +185,7 @@ class _Query:
     present: bool = False
     listing: bool = False
     answer: str | None = None  # what kind of turn can answer it (``query.answer_type``)
+    inference: bool = False  # it asks for a guess (``expand.is_inference``)
     entities: list[str] | None = None  # the entities it names (``RecallEngine._named``), once looked up
 
 
@@ -255,6 +256,7 @@ class RecallEngine:
             cues.asks_about_present(query),
             cues.asks_for_list(query),
             cues.answer_type(query),
+            expand.is_inference(query),
         )
 
     # -- the recall -----------------------------------------------------------------------------
@@ -383,6 +385,9 @@ class RecallEngine:
                 keep = set(heapq.nlargest(st.scale_candidates, neighbours,
                                           key=lambda r: turn_scores.get(r, 0.0)))  # fmt: skip
                 neighbours = {row_id: pair for row_id, pair in neighbours.items() if row_id in keep}
+            if st.thread_pull > 0:  # the strongest candidates' turns two away are read (and loaded)
+                seeds = heapq.nlargest(st.thread_seeds, neighbours, key=lambda r: turn_scores.get(r, 0.0))
+                neighbours.update(self._thread_rows(seeds, neighbours, reads))
             turns = self._load_turns(neighbours)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if as_of is None and "tier2" in wanted:
@@ -442,7 +447,8 @@ class RecallEngine:
             chosen = best[:limit]
         else:
             chosen = _diversify(
-                best, st.diversity, limit, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
+                best, st.diversity, limit, expand.same_session(q.listing, q.inference, st), caps,
+                depth=st.hit_pool,
             )
         return _current_first(chosen, replaced, threats, limit) if replaced else chosen
 
@@ -487,6 +493,18 @@ class RecallEngine:
             return None
         limits = {"episode": st.feedback_candidates, "episode_window": st.feedback_candidates}
         return self._semantic.source_scores(q.stripped, limits, vector=moved)
+
+    @staticmethod
+    def _thread_rows(
+        seeds: list[int], neighbours: dict[int, tuple[int | None, int | None]], reads: ReadsSnapshot
+    ) -> dict[int, tuple[int | None, int | None]]:
+        """The neighbours (with theirs) of the ``seeds`` that are not candidates themselves: one read,
+        bounded by the seeds, so the turns two away from the seeds load too."""
+        beside = {n for r in seeds for n in neighbours[r] if n is not None and n not in neighbours}
+        if not beside:
+            return {}
+        rows = reads.episode_rows(list(beside), [])
+        return {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
 
     def _load_turns(self, neighbours: dict[int, tuple[int | None, int | None]]) -> dict[int, _Turn]:
         """The candidates and their neighbours, from the cache or (those not in it) one query."""
@@ -623,7 +641,7 @@ class RecallEngine:
         # all from one query embedding, as {source uuid: best score} without loading chunk text. On its
         # own thread: its Tier 2 reads go through the read connection too.
         with self._tier2.db.reading():
-            vector = self._semantic.query_vector(q.stripped)
+            vector = self._semantic.query_vector(expand.embedded_query(q.stripped, q.inference, st))
             return self._semantic.source_scores(q.stripped, limits, vector=vector), vector
 
     # -- priors and expansion -------------------------------------------------------------------
@@ -666,9 +684,11 @@ class RecallEngine:
                 pulled[prev_id] = max(pulled.get(prev_id, 0.0), score)
             if next_id is not None and next_id in turns:
                 pulled[next_id] = max(pulled.get(next_id, 0.0), score)
+        pull = expand.neighbour_weight(q.listing, q.inference, st)
         for row_id, best in pulled.items():
-            final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
+            final[row_id] = final.get(row_id, 0.0) + pull * best
         # The exchange: the reply to a question, the question a reply answers (``recall.expand``).
+        _add(final, expand.thread_pulls(boosted, neighbours, turns, st.thread_pull), 1.0)
         _add(final, expand.exchange_pulls(boosted, neighbours, turns, st.reply_pull, st.asked_pull,
                                      st.exchange_strong), 1.0)  # fmt: skip
         beside = _Beside(neighbours, turns)

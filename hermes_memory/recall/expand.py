@@ -25,14 +25,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from hermes_memory.recall.settings import RecallSettings
 from hermes_memory.records import Episode
 
-# Questions that ask for a guess rather than a fact: "would / could / might …", "is it likely …",
-# "… probably …", "what … might …". Generic English, nothing from a benchmark's questions.
+# Questions that ask for a guess rather than a fact: a modal or a word of likelihood ("Would X…", "What
+# might…", "Is it likely…", "… be considered …"). Generic English, nothing from a benchmark's questions.
 _INFERENCE = re.compile(
-    r"^\W*(?:would|could|might|will)\b|\b(?:likely|probably|might|possibly|potential(?:ly)?|"
-    r"would\s+\w+\s+(?:be|want|enjoy|prefer|like|consider)|considered?)\b",
-    re.I,
+    r"\b(?:would|could|might|likely|unlikely|probably|possibly|potential(?:ly)?|considered)\b", re.I
 )
 # ``feedback_route`` values: feedback for every question, or for inference questions only.
 ROUTE_INFERENCE = 1
@@ -108,9 +107,88 @@ def exchange_pulls(
     return out
 
 
+def thread_pulls(
+    scores: Mapping[int, float],
+    neighbours: Mapping[int, tuple[int | None, int | None]],
+    turns: Mapping[int, ExchangeTurn],
+    weight: float,
+) -> dict[int, float]:
+    """The pull of each turn from the same speaker's turn two away in its session (their next or previous
+    turn once the other person has answered), by row id: ``weight`` times the larger score of the two.
+
+    A person goes on about what they said after the other's reply (A: "I went to a poetry reading", B:
+    "What was it about?", A: "It was a transgender poetry reading…"). ``neighbours`` must hold the
+    middle turn's pair too (``RecallEngine._thread_rows`` reads it for the strongest candidates)."""
+    pulls: dict[int, float] = {}
+    if weight <= 0:
+        return pulls
+    for row_id, (prev_id, next_id) in neighbours.items():
+        score = scores.get(row_id, 0.0)
+        turn = turns.get(row_id)
+        if score <= 0 or turn is None:
+            continue
+        for side, middle in ((0, prev_id), (1, next_id)):
+            pair = neighbours.get(middle) if middle is not None else None
+            far = pair[side] if pair is not None else None
+            if far is None:
+                continue
+            other = turns.get(far)
+            if other is not None and other.episode.speaker == turn.episode.speaker:
+                pulls[far] = max(pulls.get(far, 0.0), score)
+    return {row_id: weight * best for row_id, best in pulls.items()}
+
+
 def is_inference(question: str) -> bool:
     """Whether the question asks for a guess ("Would X…", "What might…", "Is it likely…")."""
     return bool(_INFERENCE.search(question))
+
+
+# A guess's frame: the modal and likelihood words, the auxiliaries that open it, "be considered", "is it
+# likely that": what a statement of the evidence never says.
+_FRAME = re.compile(
+    r"\b(?:is it|would|could|might|will|likely|unlikely|probably|possibly|potentially|be considered|"
+    r"considered|that)\b|^\W*(?:does|do|is|are|did|was|were)\b",
+    re.I,
+)
+
+
+def plain_statement(question: str) -> str:
+    """The question without its frame of a guess ("Would likely have Dr. Seuss books on her bookshelf?"
+    -> "have Dr. Seuss books on her bookshelf"): nearer, as a vector, to the statements that answer it.
+    The question itself when nothing is left."""
+    text = re.sub(r"\s+", " ", _FRAME.sub(" ", question)).strip(" ?")
+    return text or question
+
+
+def embedded_query(stripped: str, inference: bool, st: RecallSettings) -> str:
+    """The text whose vector the turns are searched with: a guess without its frame when
+    ``inference_statement`` is 2 (``plain_statement``), any other question as asked.
+
+    Raises ValueError for an unknown ``inference_statement``."""
+    if st.inference_statement not in (1, 2):
+        raise ValueError(f"inference_statement must be 1 or 2, got {st.inference_statement!r}")
+    return plain_statement(stripped) if inference and st.inference_statement == 2 else stripped
+
+
+def neighbour_weight(listing: bool, inference: bool, st: RecallSettings) -> float:
+    """The neighbour pull for this kind of question: a list question's instances are spread over
+    sessions (``list_neighbour``), a guess leans on what the person says (``inference_neighbour``), any
+    other question's answer is often the turn around the matching one (``neighbour``)."""
+    if listing:
+        return st.list_neighbour
+    if inference:
+        return st.inference_neighbour
+    return st.neighbour
+
+
+def same_session(listing: bool, inference: bool, st: RecallSettings) -> float:
+    """How much more alike two hits of one session count in the diversity pass for this kind of
+    question (``list_sessions``, ``inference_sessions``; 0 for any other question)."""
+    if listing:
+        return st.list_sessions
+    if inference:
+        return st.inference_sessions
+    return 0.0
 
 
 def wants_feedback(question: str, route: int) -> bool:
@@ -139,5 +217,18 @@ def feedback_vector(query: Any, seeds: Sequence[Any], beta: float) -> Any:
     return (moved / np.linalg.norm(moved)).astype(np.float32)
 
 
-__all__ = ["ROUTE_ALL", "ROUTE_INFERENCE", "ExchangeTurn", "asks", "exchange_pulls", "feedback_vector",
-           "is_inference", "wants_feedback"]
+__all__ = [
+    "ROUTE_ALL",
+    "ROUTE_INFERENCE",
+    "ExchangeTurn",
+    "asks",
+    "embedded_query",
+    "exchange_pulls",
+    "feedback_vector",
+    "is_inference",
+    "neighbour_weight",
+    "plain_statement",
+    "same_session",
+    "thread_pulls",
+    "wants_feedback",
+]
