@@ -69,6 +69,8 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "- question-turn penalty": {"question_turn_penalty": 0.0},
     "- answer-type boost": {"answer_type_boost": 0.0},
     "- superseded penalty": {"superseded_penalty": 0.0},
+    "- thread pull (same speaker two away)": {"thread_pull": 0.0},
+    "- guess without its frame": {"inference_statement": 1},
 }
 # The coordinate search's values per field (the preset's own value is always tried too).
 GRID: dict[str, list[float]] = {
@@ -81,6 +83,8 @@ GRID: dict[str, list[float]] = {
     "neighbour": [0.2, 0.3, 0.4, 0.5],
     "fact_scale": [0.6, 0.8, 1.0],
     "diversity": [0.2, 0.4, 0.6],
+    "thread_pull": [0.0, 0.1, 0.2, 0.3],
+    "inference_statement": [1, 2],
 }
 
 

@@ -8,7 +8,9 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * participants' names are removed from the lexical terms and from the embedded query (they match
     half of all turns) and used instead as a prior: turns by the one person a question names rank up;
   * a time anchored question ("in May 2023", "last week") ranks up turns from that period (timeline);
-  * a strong turn pulls in its neighbours (evidence often spans a question and its answer);
+  * a strong turn pulls in its neighbours (evidence often spans a question and its answer), and the
+    same speaker's turn two away, after the other's reply (``recall.expand``);
+  * a question asking for a guess ("Would X likely…") is embedded without its frame (``recall.expand``);
   * facts: BM25 and vectors over extracted facts, plus graph spreading activation from the entities the
     query names; curated (Tier 1) entries by term overlap;
   * the other stores (issue 16): texts indexed with ``semantic_index`` (chunks with no episode; BM25
@@ -303,7 +305,7 @@ class RecallEngine:
         st = self.settings
         if per_tier is not None:
             limit = per_tier * len(wanted)
-        vec_future: Future[tuple[dict[str, dict[str, float]], Any]] | None = None
+        vec_future: Future[dict[str, dict[str, float]]] | None = None
         texts = self._tier2.chunks.has_kind("text")  # chunks indexed on their own (``semantic_index``)
         if "tier3" in wanted and self._semantic is not None:
             vec_future = _in_background(lambda: self._vectors(q, texts))
@@ -342,28 +344,23 @@ class RecallEngine:
             self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
         stale = self._superseded_turns(q) if as_of is None and "tier2" in wanted else set()
         views: dict[str, dict[str, float]] | None = None
-        query_vector: Any = None
         if vec_future is not None:
             try:
-                views, query_vector = vec_future.result()
+                views = vec_future.result()
             except HermesMemoryError as exc:
                 _unavailable(unavailable, "tier3", exc)
         if views is not None:
-            rows += self._fresh_rows(rows, views, reads)
-            ids = {uuid: row_id for row_id, uuid, _, _ in rows}
-            self._add_turn_views(views, ids, turn_scores, turn_vectors, 1.0)
-            if st.feedback_weight > 0 and expand.wants_feedback(q.text, st.feedback_route):
-                try:
-                    again = self._feedback(q, query_vector, turn_scores, ids)
-                except HermesMemoryError as exc:
-                    _unavailable(unavailable, "tier3", exc)
-                    again = None
-                if again is not None:
-                    rows += self._fresh_rows(rows, again, reads)
-                    ids = {uuid: row_id for row_id, uuid, _, _ in rows}
-                    self._add_turn_views(again, ids, turn_scores, turn_vectors, st.feedback_weight)
+            known = {uuid for _, uuid, _, _ in rows}
+            fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in known]
+            if fresh:
+                rows += reads.episode_rows([], fresh)
         if views is not None:
+            ids = {uuid: row_id for row_id, uuid, _, _ in rows}
             floor = st.vector_floor
+            for view, weight in (("episode", st.w_sentence), ("episode_window", st.w_window)):
+                scaled = _floornorm({ids[u]: s for u, s in views[view].items() if u in ids}, floor)
+                _add(turn_scores, scaled, weight)
+                _add(turn_vectors, scaled, weight)
             _add_part(fact_scores, fact_parts, _floornorm(views["fact"], floor), st.w_fact, "tier3")
             if "text" in views:
                 _add_part(others.chunks, others.chunk_parts, _floornorm(views["text"], floor),
@@ -447,59 +444,16 @@ class RecallEngine:
             chosen = best[:limit]
         else:
             chosen = _diversify(
-                best, st.diversity, limit, expand.same_session(q.listing, q.inference, st), caps,
-                depth=st.hit_pool,
+                best, st.diversity, limit, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
             )
         return _current_first(chosen, replaced, threats, limit) if replaced else chosen
-
-    @staticmethod
-    def _fresh_rows(rows: list[tuple[int, str, int | None, int | None]], views: dict[str, dict[str, float]],
-                    reads: ReadsSnapshot) -> list[tuple[int, str, int | None, int | None]]:  # fmt: skip
-        """The rows of the turns the vector views found that ``rows`` lacks (one read)."""
-        known = {uuid for _, uuid, _, _ in rows}
-        fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in known]
-        return reads.episode_rows([], fresh) if fresh else []
-
-    def _add_turn_views(
-        self,
-        views: dict[str, dict[str, float]],
-        ids: dict[str, int],
-        turn_scores: dict[int, float],
-        turn_vectors: dict[int, float],
-        scale: float,
-    ) -> None:
-        """The turns' vector views (sentence, window) into their scores, each weighted and scaled."""
-        st = self.settings
-        for view, weight in (("episode", st.w_sentence), ("episode_window", st.w_window)):
-            scaled = _floornorm({ids[u]: s for u, s in views[view].items() if u in ids}, st.vector_floor)
-            _add(turn_scores, scaled, weight * scale)
-            _add(turn_vectors, scaled, weight * scale)
-
-    def _feedback(self, q: _Query, vector: Any, turn_scores: dict[int, float],
-                  ids: dict[str, int]) -> dict[str, dict[str, float]] | None:  # fmt: skip
-        """Pseudo-relevance feedback: the turn views searched again near the query moved toward the
-        first hits (``recall.expand.feedback_vector``; their stored vectors, no embedding). None when
-        there is nothing to move toward."""
-        assert self._semantic is not None
-        st = self.settings
-        seeds = heapq.nlargest(st.feedback_seeds, turn_scores, key=turn_scores.__getitem__)
-        if not seeds or vector is None:
-            return None
-        uuid_of = {row_id: uuid for uuid, row_id in ids.items()}
-        uuids = [uuid_of[r] for r in seeds if r in uuid_of]
-        found = self._semantic.source_vectors("episode_window", uuids)
-        moved = expand.feedback_vector(vector, [found[u] for u in uuids if u in found], st.feedback_beta)
-        if moved is None:
-            return None
-        limits = {"episode": st.feedback_candidates, "episode_window": st.feedback_candidates}
-        return self._semantic.source_scores(q.stripped, limits, vector=moved)
 
     @staticmethod
     def _thread_rows(
         seeds: list[int], neighbours: dict[int, tuple[int | None, int | None]], reads: ReadsSnapshot
     ) -> dict[int, tuple[int | None, int | None]]:
         """The neighbours (with theirs) of the ``seeds`` that are not candidates themselves: one read,
-        bounded by the seeds, so the turns two away from the seeds load too."""
+        bounded by the seeds, so the turns two away from the seeds load too (``expand.thread_pulls``)."""
         beside = {n for r in seeds for n in neighbours[r] if n is not None and n not in neighbours}
         if not beside:
             return {}
@@ -630,7 +584,7 @@ class RecallEngine:
                     found.append(uuid)
         return found[: self.settings.graph_seeds]
 
-    def _vectors(self, q: _Query, texts: bool) -> tuple[dict[str, dict[str, float]], Any]:
+    def _vectors(self, q: _Query, texts: bool) -> dict[str, dict[str, float]]:
         assert self._semantic is not None
         st = self.settings
         limits = {"episode": st.vector_candidates, "episode_window": st.window_candidates,
@@ -641,8 +595,7 @@ class RecallEngine:
         # all from one query embedding, as {source uuid: best score} without loading chunk text. On its
         # own thread: its Tier 2 reads go through the read connection too.
         with self._tier2.db.reading():
-            vector = self._semantic.query_vector(expand.embedded_query(q.stripped, q.inference, st))
-            return self._semantic.source_scores(q.stripped, limits, vector=vector), vector
+            return self._semantic.source_scores(expand.embedded_query(q.stripped, q.inference, st), limits)
 
     # -- priors and expansion -------------------------------------------------------------------
     def _turn_priors(
@@ -684,13 +637,10 @@ class RecallEngine:
                 pulled[prev_id] = max(pulled.get(prev_id, 0.0), score)
             if next_id is not None and next_id in turns:
                 pulled[next_id] = max(pulled.get(next_id, 0.0), score)
-        pull = expand.neighbour_weight(q.listing, q.inference, st)
         for row_id, best in pulled.items():
-            final[row_id] = final.get(row_id, 0.0) + pull * best
-        # The exchange: the reply to a question, the question a reply answers (``recall.expand``).
+            final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
+        # The same speaker two turns away, after the other's reply (``recall.expand``).
         _add(final, expand.thread_pulls(boosted, neighbours, turns, st.thread_pull), 1.0)
-        _add(final, expand.exchange_pulls(boosted, neighbours, turns, st.reply_pull, st.asked_pull,
-                                     st.exchange_strong), 1.0)  # fmt: skip
         beside = _Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         for row_id in list(final):

@@ -84,23 +84,6 @@ class VectorStore:
         )
         return {row[0]: from_blob(row[1], dim) for row in rows}
 
-    def of_sources(
-        self, model_id: str, source_kind: str, source_uuids: Sequence[str], dim: int
-    ) -> dict[str, list[FloatArray]]:
-        """The stored vectors of ``model_id`` of the chunks of each source (``source_kind``, by source
-        uuid): one seek of the chunks' source index per source, so the cost is bounded by how many are
-        asked, not by the store (recall's feedback from its first hits asks for a handful)."""
-        rows = self._db.query_keys(
-            "SELECT c.source_uuid, v.vector FROM chunks c JOIN vectors v ON v.text_hash = c.content_hash "
-            "WHERE c.source_uuid IN ({keys}) AND c.source_kind = ? AND v.model_id = ?",
-            list(dict.fromkeys(source_uuids)),
-            (source_kind, model_id),
-        )
-        out: dict[str, list[FloatArray]] = {}
-        for row in rows:
-            out.setdefault(row[0], []).append(from_blob(row[1], dim))
-        return out
-
     def missing(self, model_id: str, hashes: Sequence[str]) -> set[str]:
         """The hashes with no stored vector of ``model_id``."""
         wanted = list(dict.fromkeys(hashes))

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-import numpy as np
-
 from hermes_memory.config import Tier3Config
 from hermes_memory.errors import ConfigError, StorageError, VectorStoreBusyError
 from hermes_memory.records import Entity, Fact, Hit
@@ -467,19 +465,7 @@ class SemanticMemory:
         out = self._nearest(backend, vector, limit, wanted, self._recallable, min_score=min_score)
         return SemanticResult(out, truncated)
 
-    def query_vector(self, query: str) -> Any:
-        """The query's embedding (what ``source_scores`` searches with), to search again near it."""
-        return self.embedder.embed_query([query])[0]
-
-    def source_vectors(self, source_kind: str, source_uuids: Sequence[str]) -> dict[str, Any]:
-        """Each source's vector in the view ``source_kind``: the mean of its chunks' stored vectors (one
-        Tier 2 read, bounded by the sources asked); a source with none is absent."""
-        found = self.vector_store.of_sources(self.model_id, source_kind, source_uuids, self.embedder.dim)
-        return {uuid: np.mean(vectors, axis=0) for uuid, vectors in found.items()}
-
-    def source_scores(
-        self, query: str, limits: Mapping[str, int], *, vector: Any = None
-    ) -> dict[str, dict[str, float]]:
+    def source_scores(self, query: str, limits: Mapping[str, int]) -> dict[str, dict[str, float]]:
         """Per chunk source kind, the best vector score of each source among the kind's nearest chunks.
 
         ``limits`` maps a ``source_kind`` ("episode", "episode_window", "fact", "text") to its top-k; the
@@ -488,8 +474,7 @@ class SemanticMemory:
         ``search(query, limit=k, filters={"source_kind": kind})`` returns (same scopes, hidden facts
         left out), but the query is embedded once and each hit loads two payload fields and no chunk
         text (recall's hot path). While another process holds the vector store the exact index over
-        the Tier 2 vectors answers. ``vector``: search near it instead of the query's embedding.
-        Raises ValidationError for a bad kind or limit.
+        the Tier 2 vectors answers. Raises ValidationError for a bad kind or limit.
         """
         views = {kind: self._scoped_filters({"source_kind": kind}) for kind in limits}
         for kind, wanted in views.items():
@@ -498,8 +483,7 @@ class SemanticMemory:
         out: dict[str, dict[str, float]] = {kind: {} for kind in views}
         if not views:
             return out
-        if vector is None:
-            vector = self.embedder.embed_query([query])[0]
+        vector = self.embedder.embed_query([query])[0]
         backend = self._searchable()
         first: dict[str, list[VectorHit]] = {}
         exact = isinstance(backend, ExactIndex)
