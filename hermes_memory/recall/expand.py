@@ -56,7 +56,8 @@ def thread_pulls(
 
     ``scores``: the candidates' scores before any pull; ``neighbours``: (previous, next) row ids of each
     candidate, and of the turns between a candidate and the one two away (``RecallEngine._thread_rows``
-    reads them for the strongest candidates); ``turns``: the loaded turns. Never another speaker's turn."""
+    reads them for the strongest candidates); ``turns``: the loaded turns. Never another speaker's (or
+    role's) turn."""
     pulls: dict[int, float] = {}
     if weight <= 0:
         return pulls
@@ -71,9 +72,14 @@ def thread_pulls(
             if far is None:
                 continue
             other = turns.get(far)
-            if other is not None and other.episode.speaker == turn.episode.speaker:
+            if other is not None and _same_voice(other.episode, turn.episode):
                 pulls[far] = max(pulls.get(far, 0.0), score)
     return {row_id: weight * best for row_id, best in pulls.items()}
+
+
+def _same_voice(a: Episode, b: Episode) -> bool:
+    """Said by the same person: the same speaker and role (turns without a speaker: the same role)."""
+    return a.speaker == b.speaker and a.role == b.role
 
 
 def is_inference(question: str) -> bool:

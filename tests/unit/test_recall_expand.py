@@ -21,8 +21,8 @@ class _T:
     episode: Episode
 
 
-def _turn(speaker: str, text: str) -> _T:
-    return _T(Episode(uuid=speaker + text[:8], session_id="s", role="user", text=text, timestamp=T0,
+def _turn(speaker: str | None, text: str, role: str = "user") -> _T:
+    return _T(Episode(uuid=(speaker or role) + text[:8], session_id="s", role=role, text=text, timestamp=T0,
                       speaker=speaker))  # fmt: skip
 
 
@@ -41,6 +41,13 @@ def test_the_same_speaker_two_turns_away_is_pulled() -> None:
     back = {3: (2, 4), 2: (1, 3), 4: (3, 5)}
     assert expand.thread_pulls({3: 0.6}, back, turns, 0.5) == {1: pytest.approx(0.3)}
     assert expand.thread_pulls({3: 0.6}, back, turns, 0.0) == {}
+    # Turns without a speaker (a chat with the AI agent): the same role is the same voice.
+    chat = {1: _turn(None, "I moved to Lisbon."), 2: _turn(None, "Noted.", "assistant"),
+            3: _turn(None, "It is sunny here."), 4: _turn(None, "Nice.", "assistant")}  # fmt: skip
+    assert expand.thread_pulls({1: 1.0}, {1: (None, 2), 2: (1, 3)}, chat, 0.5) == {3: pytest.approx(0.5)}
+    assert expand.thread_pulls({2: 1.0}, {2: (1, 3), 3: (2, 4)}, chat, 0.5) == {4: pytest.approx(0.5)}
+    chat[3] = _turn(None, "Anything else?", "assistant")  # the agent twice in a row: not the user's voice
+    assert expand.thread_pulls({1: 1.0}, {1: (None, 2), 2: (1, 3)}, chat, 0.5) == {}
     # Without the middle turn's pair nothing two away is known.
     assert expand.thread_pulls({1: 0.9}, {1: (None, 2)}, turns, 0.5) == {}
 
