@@ -71,6 +71,8 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "- subject prior": {"subject_boost": 0.0},
     "- list: other speaker down": {"list_other_speaker_penalty": 0.0},
     "- superseded penalty": {"superseded_penalty": 0.0},
+    "- thread pull (same speaker two away)": {"thread_pull": 0.0},
+    "- guess without its frame": {"inference_statement": 1},
 }
 # The coordinate search's values per field (the preset's own value is always tried too).
 GRID: dict[str, list[float]] = {
@@ -85,6 +87,8 @@ GRID: dict[str, list[float]] = {
     "diversity": [0.2, 0.4, 0.6],
     "subject_boost": [0.0, 0.5, 1.0],
     "list_other_speaker_penalty": [0.0, 0.3, 0.6],
+    "thread_pull": [0.0, 0.1, 0.2, 0.3],
+    "inference_statement": [1, 2],
 }
 
 

@@ -8,7 +8,9 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * participants' names are removed from the lexical terms and from the embedded query (they match
     half of all turns) and used instead as a prior: turns by the one person a question names rank up;
   * a time anchored question ("in May 2023", "last week") ranks up turns from that period (timeline);
-  * a strong turn pulls in its neighbours (evidence often spans a question and its answer);
+  * a strong turn pulls in its neighbours (evidence often spans a question and its answer), and the
+    same speaker's turn two away, after the other's reply (``recall.expand``);
+  * a question asking for a guess ("Would X likely…") is embedded without its frame (``recall.expand``);
   * facts: BM25 and vectors over extracted facts, plus graph spreading activation from the entities the
     query names; curated (Tier 1) entries by term overlap;
   * the other stores (issue 16): texts indexed with ``semantic_index`` (chunks with no episode; BM25
@@ -62,7 +64,7 @@ import numpy.typing as npt
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
 from hermes_memory.graph.service import GraphService
-from hermes_memory.recall import aggregate, availability
+from hermes_memory.recall import aggregate, availability, expand
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
@@ -188,6 +190,7 @@ class _Query:
     present: bool = False
     listing: bool = False
     answer: str | None = None  # what kind of turn can answer it (``query.answer_type``)
+    inference: bool = False  # it asks for a guess (``expand.is_inference``)
     entities: list[str] | None = None  # the entities it names (``RecallEngine._named``), once looked up
 
 
@@ -258,6 +261,7 @@ class RecallEngine:
             cues.asks_about_present(query),
             cues.asks_for_list(query),
             cues.answer_type(query),
+            expand.is_inference(query),
         )
 
     # -- the recall -----------------------------------------------------------------------------
@@ -393,6 +397,9 @@ class RecallEngine:
                 keep = set(heapq.nlargest(st.scale_candidates, neighbours,
                                           key=lambda r: turn_scores.get(r, 0.0)))  # fmt: skip
                 neighbours = {row_id: pair for row_id, pair in neighbours.items() if row_id in keep}
+            if st.thread_pull > 0:  # the strongest candidates' turns two away are read (and loaded)
+                seeds = heapq.nlargest(st.thread_seeds, neighbours, key=lambda r: turn_scores.get(r, 0.0))
+                neighbours.update(self._thread_rows(seeds, neighbours, reads))
             turns = self._load_turns(neighbours)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if current and "tier2" in wanted:
@@ -459,6 +466,18 @@ class RecallEngine:
                 best, st.diversity, limit, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
             )
         return _current_first(chosen, replaced, threats, limit) if replaced else chosen
+
+    @staticmethod
+    def _thread_rows(
+        seeds: list[int], neighbours: dict[int, tuple[int | None, int | None]], reads: ReadsSnapshot
+    ) -> dict[int, tuple[int | None, int | None]]:
+        """The neighbours (with theirs) of the ``seeds`` that are not candidates themselves: one read,
+        bounded by the seeds, so the turns two away from the seeds load too (``expand.thread_pulls``)."""
+        beside = {n for r in seeds for n in neighbours[r] if n is not None and n not in neighbours}
+        if not beside:
+            return {}
+        rows = reads.episode_rows(list(beside), [])
+        return {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
 
     def _load_turns(self, neighbours: dict[int, tuple[int | None, int | None]]) -> dict[int, _Turn]:
         """The candidates and their neighbours, from the cache or (those not in it) one query."""
@@ -597,7 +616,7 @@ class RecallEngine:
         # all from one query embedding, as {source uuid: best score} without loading chunk text. On its
         # own thread: its Tier 2 reads go through the read connection too.
         with self._tier2.db.reading():
-            return self._semantic.source_scores(q.stripped, limits)
+            return self._semantic.source_scores(expand.embedded_query(q.stripped, q.inference, st), limits)
 
     # -- priors and expansion -------------------------------------------------------------------
     def _turn_priors(
@@ -643,6 +662,8 @@ class RecallEngine:
                 pulled[next_id] = max(pulled.get(next_id, 0.0), score)
         for row_id, best in pulled.items():
             final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
+        # The same speaker two turns away, after the other's reply (``recall.expand``).
+        _add(final, expand.thread_pulls(boosted, neighbours, turns, st.thread_pull), 1.0)
         beside = _Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         # A list question about one person: the other participant's turns rank down once they have lent

@@ -1,0 +1,105 @@
+"""Expansion around recall's first matches, and questions that ask for a guess.
+
+In a conversation between people the evidence is often a turn *around* the one the question matches.
+The neighbour pull of ``RecallEngine`` (``neighbour``) lends the turn before and after a candidate a
+share of its score; most often, though, the evidence is the same person's next (or previous) turn, once
+the other has answered: A "I went to a poetry reading", B "What was it about?", A "It was a transgender
+poetry reading…". On LoCoMo dev, of the evidence turns missed by the top 10, 53 sat two turns from a top-5
+hit in its session and 25 next to one. ``thread_pulls`` lends that turn ``thread_pull`` of the score.
+
+Inference questions ("Would Caroline likely have Dr. Seuss books on her bookshelf?", "What might John's
+degree be in?") wrap what they ask in a frame of modal and likelihood words that no statement of the
+evidence says; their vector is taken without it (``embedded_query``).
+
+Pure functions over what recall has loaded already: no store read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Protocol
+
+from hermes_memory.recall.settings import RecallSettings
+from hermes_memory.records import Episode
+
+# Questions that ask for a guess rather than a fact: a modal or a word of likelihood ("Would X…", "What
+# might…", "Is it likely…", "… be considered …"). Generic English, nothing from a benchmark's questions.
+_INFERENCE = re.compile(
+    r"\b(?:would|could|might|likely|unlikely|probably|possibly|potential(?:ly)?|considered)\b", re.I
+)
+# A guess's frame: the modal and likelihood words, "is it … that", "be considered", and the auxiliary
+# that opens a yes/no question.
+_FRAME = re.compile(
+    r"\b(?:is it|would|could|might|will|likely|unlikely|probably|possibly|potentially|be considered|"
+    r"considered|that)\b|^\W*(?:does|do|is|are|did|was|were)\b",
+    re.I,
+)
+_SPACES = re.compile(r"\s+")
+
+
+class LoadedTurn(Protocol):
+    """What the thread pull reads from a loaded turn (``engine._Turn``)."""
+
+    @property
+    def episode(self) -> Episode: ...
+
+
+def thread_pulls(
+    scores: Mapping[int, float],
+    neighbours: Mapping[int, tuple[int | None, int | None]],
+    turns: Mapping[int, LoadedTurn],
+    weight: float,
+) -> dict[int, float]:
+    """The pull of each turn from the same speaker's turn two away in its session (their next or previous
+    turn once the other person has answered), by row id: ``weight`` times the larger score of the two.
+
+    ``scores``: the candidates' scores before any pull; ``neighbours``: (previous, next) row ids of each
+    candidate, and of the turns between a candidate and the one two away (``RecallEngine._thread_rows``
+    reads them for the strongest candidates); ``turns``: the loaded turns. Never another speaker's (or
+    role's) turn."""
+    pulls: dict[int, float] = {}
+    if weight <= 0:
+        return pulls
+    for row_id, (prev_id, next_id) in neighbours.items():
+        score = scores.get(row_id, 0.0)
+        turn = turns.get(row_id)
+        if score <= 0 or turn is None:
+            continue
+        for side, middle in ((0, prev_id), (1, next_id)):
+            pair = neighbours.get(middle) if middle is not None else None
+            far = pair[side] if pair is not None else None
+            if far is None:
+                continue
+            other = turns.get(far)
+            if other is not None and _same_voice(other.episode, turn.episode):
+                pulls[far] = max(pulls.get(far, 0.0), score)
+    return {row_id: weight * best for row_id, best in pulls.items()}
+
+
+def _same_voice(a: Episode, b: Episode) -> bool:
+    """Said by the same person: the same speaker and role (turns without a speaker: the same role)."""
+    return a.speaker == b.speaker and a.role == b.role
+
+
+def is_inference(question: str) -> bool:
+    """Whether the question asks for a guess ("Would X…", "What might…", "Is it likely…")."""
+    return bool(_INFERENCE.search(question))
+
+
+def plain_statement(question: str) -> str:
+    """The question without its frame of a guess ("Would likely have Dr. Seuss books on her bookshelf?"
+    -> "have Dr. Seuss books on her bookshelf"): nearer, as a vector, to the statements that answer it.
+    The question itself when nothing is left."""
+    text = _SPACES.sub(" ", _FRAME.sub(" ", question)).strip(" ?")
+    return text or question
+
+
+def embedded_query(stripped: str, inference: bool, st: RecallSettings) -> str:
+    """The text whose vector the stores are searched with: a guess without its frame when
+    ``inference_statement`` is 2 (``plain_statement``), any other question as asked (``stripped``: the
+    question without the participants' names)."""
+    return plain_statement(stripped) if inference and st.inference_statement == 2 else stripped
+
+
+__all__ = ["LoadedTurn", "embedded_query", "is_inference", "plain_statement", "thread_pulls"]

@@ -1,0 +1,108 @@
+"""recall.expand: the thread pull and questions asking for a guess (hashing embedder)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hermes_memory import MemoryAPI
+from hermes_memory.errors import ConfigError
+from hermes_memory.recall import expand
+from hermes_memory.recall.settings import settings_for
+from hermes_memory.records import Episode
+
+T0 = 1_683_540_000.0
+
+
+@dataclass
+class _T:
+    episode: Episode
+
+
+def _turn(speaker: str | None, text: str, role: str = "user") -> _T:
+    return _T(Episode(uuid=(speaker or role) + text[:8], session_id="s", role=role, text=text, timestamp=T0,
+                      speaker=speaker))  # fmt: skip
+
+
+def test_the_same_speaker_two_turns_away_is_pulled() -> None:
+    turns = {
+        1: _turn("Caroline", "I went to a poetry reading last Friday."),
+        2: _turn("Melanie", "What was it about?"),
+        3: _turn("Caroline", "It was a transgender poetry reading."),
+        4: _turn("Melanie", "Sounds amazing."),
+        5: _turn("Melanie", "I baked a pie."),
+    }
+    # Row 1 is the candidate; row 2's pair was read for it (``RecallEngine._thread_rows``).
+    neighbours = {1: (None, 2), 2: (1, 3)}
+    assert expand.thread_pulls({1: 0.9}, neighbours, turns, 0.5) == {3: pytest.approx(0.45)}
+    # Backwards too, and never to another speaker's turn two away.
+    back = {3: (2, 4), 2: (1, 3), 4: (3, 5)}
+    assert expand.thread_pulls({3: 0.6}, back, turns, 0.5) == {1: pytest.approx(0.3)}
+    assert expand.thread_pulls({3: 0.6}, back, turns, 0.0) == {}
+    # Turns without a speaker (a chat with the AI agent): the same role is the same voice.
+    chat = {1: _turn(None, "I moved to Lisbon."), 2: _turn(None, "Noted.", "assistant"),
+            3: _turn(None, "It is sunny here."), 4: _turn(None, "Nice.", "assistant")}  # fmt: skip
+    assert expand.thread_pulls({1: 1.0}, {1: (None, 2), 2: (1, 3)}, chat, 0.5) == {3: pytest.approx(0.5)}
+    assert expand.thread_pulls({2: 1.0}, {2: (1, 3), 3: (2, 4)}, chat, 0.5) == {4: pytest.approx(0.5)}
+    chat[3] = _turn(None, "Anything else?", "assistant")  # the agent twice in a row: not the user's voice
+    assert expand.thread_pulls({1: 1.0}, {1: (None, 2), 2: (1, 3)}, chat, 0.5) == {}
+    # Without the middle turn's pair nothing two away is known.
+    assert expand.thread_pulls({1: 0.9}, {1: (None, 2)}, turns, 0.5) == {}
+
+
+def test_questions_asking_for_a_guess() -> None:
+    assert expand.is_inference("Would Melanie prefer a national park or a theme park?")
+    assert expand.is_inference("What job might Maria pursue in the future?")
+    assert expand.is_inference("Is it likely that Nate has friends besides Joanna?")
+    assert not expand.is_inference("What is the name of Caroline's puppy?")
+    assert not expand.is_inference("What pets wouldn't cause any discomfort?")
+
+
+def test_a_guess_is_embedded_without_its_frame() -> None:
+    assert expand.plain_statement("Would likely have Dr. Seuss books on her bookshelf?") == (
+        "have Dr. Seuss books on her bookshelf"
+    )
+    assert expand.plain_statement("Is it likely that Nate has friends?") == "Nate has friends"
+    assert expand.plain_statement("Would it?") == "it"
+    assert expand.plain_statement("Would?") == "Would?"  # nothing left: the question as asked
+    plain, asked = settings_for("default", {}), settings_for("default", {"inference_statement": 1})
+    assert expand.embedded_query("Would be considered religious?", True, plain) == "religious"
+    assert (
+        expand.embedded_query("Would be considered religious?", True, asked)
+        == "Would be considered religious?"
+    )
+    assert (
+        expand.embedded_query("Would be considered religious?", False, plain)
+        == "Would be considered religious?"
+    )
+    with pytest.raises(ConfigError, match="inference_statement"):
+        settings_for("default", {"inference_statement": 3})
+
+
+def test_recall_reaches_the_speakers_next_turn_with_the_thread_pull(tmp_path: Path) -> None:
+    texts = []
+    for weight in (0.0, 0.5):
+        opts = {
+            "tier3.embedding_model": "hashing",
+            "tier3.backend": "memory",
+            "recall": {"preset": "default", "overrides": {"thread_pull": weight}},
+        }
+        with MemoryAPI(hermes_home=tmp_path / str(weight), **opts) as mem:  # type: ignore[arg-type]
+            mem.remember_message("I went to a poetry reading last Friday.", "s1", T0, speaker="Caroline")
+            mem.remember_message("Nope, never been. What made it special?", "s1", T0 + 60, speaker="Melanie")
+            mem.remember_message(
+                "Everyone shared stories of courage and hope.", "s1", T0 + 120, speaker="Caroline"
+            )
+            for i in range(10):
+                mem.remember_message(
+                    f"Filler talk {i} about gardening tools.", "s2", T0 + 900 + i, speaker="Melanie"
+                )
+            assert mem.flush(60)["data"]["drained"]
+            hits = mem.recall("poetry reading", limit=10, tiers=["tier2"])["data"]["hits"]
+            texts.append([h["text"] for h in hits])
+    without, with_thread = texts
+    assert "I went to a poetry reading last Friday." in without[0]
+    assert "Everyone shared stories of courage and hope." not in without
+    assert "Everyone shared stories of courage and hope." in with_thread
