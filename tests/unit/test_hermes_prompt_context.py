@@ -5,14 +5,14 @@ same for a whole session, never waiting on a cold store, assembled from separate
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hermes_settings import api_of
 
-from hermes_memory.hermes import prompt_context, registry
+from hermes_memory.hermes import prompt_context
 from hermes_memory.hermes.prompt_context import ENTITIES_TITLE, FACTS_TITLE, Section, assemble
 from hermes_memory.hermes.provider import SYSTEM_PROMPT_BLOCK, NextLevelProvider
 
@@ -39,24 +39,6 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def started(home: Path) -> Iterator[Callable[..., NextLevelProvider]]:
-    made: list[NextLevelProvider] = []
-
-    def factory(session_id: str = "s1", **kwargs: Any) -> NextLevelProvider:
-        provider = NextLevelProvider()
-        provider.initialize(
-            session_id, hermes_home=str(home), platform="cli", agent_identity="default", **kwargs
-        )
-        made.append(provider)
-        return provider
-
-    yield factory
-    for provider in made:
-        provider.shutdown()
-    assert registry.open_stores() == {}
-
-
 def teach(provider: NextLevelProvider, home: Path) -> None:
     for user, assistant in TURNS:
         provider.sync_turn(user, assistant, session_id="s0")
@@ -64,11 +46,11 @@ def teach(provider: NextLevelProvider, home: Path) -> None:
 
 
 def test_the_block_carries_the_users_facts_and_central_entities_within_the_budget(
-    started: Callable[..., NextLevelProvider], home: Path
+    make: Callable[..., NextLevelProvider], home: Path
 ) -> None:
-    keeper = started("s0")
+    keeper = make("s0")
     teach(keeper, home)
-    provider = started("s1")  # the next session's agent
+    provider = make("s1")  # the next session's agent
     block = provider.system_prompt_block()
     assert block.startswith(SYSTEM_PROMPT_BLOCK)
     extra = block[len(SYSTEM_PROMPT_BLOCK) :]
@@ -82,9 +64,9 @@ def test_the_block_carries_the_users_facts_and_central_entities_within_the_budge
 
 
 def test_the_block_is_the_same_for_the_whole_session(
-    started: Callable[..., NextLevelProvider], home: Path
+    make: Callable[..., NextLevelProvider], home: Path
 ) -> None:
-    provider = started("s1")
+    provider = make("s1")
     first = provider.system_prompt_block()
     teach(provider, home)  # memory grows during the session...
     assert provider.system_prompt_block() == first  # ...the prompt (and its cache) does not change
@@ -95,23 +77,23 @@ def test_the_block_is_the_same_for_the_whole_session(
 
 
 def test_the_budget_is_a_setting_and_zero_leaves_the_facts_out(
-    started: Callable[..., NextLevelProvider], home: Path
+    make: Callable[..., NextLevelProvider], home: Path
 ) -> None:
-    teach(started("s0"), home)
+    teach(make("s0"), home)
     (home / "nextlevel.yaml").write_text(settings_yaml(120), encoding="utf-8")
-    small = started("s1").system_prompt_block()
+    small = make("s1").system_prompt_block()
     assert 0 < len(small) - len(SYSTEM_PROMPT_BLOCK) <= 120
     (home / "nextlevel.yaml").write_text(settings_yaml(0), encoding="utf-8")
-    assert started("s2").system_prompt_block() == SYSTEM_PROMPT_BLOCK
+    assert make("s2").system_prompt_block() == SYSTEM_PROMPT_BLOCK
 
 
 def test_curated_entries_already_in_the_prompt_are_not_repeated(
-    started: Callable[..., NextLevelProvider], home: Path
+    make: Callable[..., NextLevelProvider], home: Path
 ) -> None:
-    keeper = started("s0")
+    keeper = make("s0")
     keeper.on_memory_write("add", "user", "The user plays chess every Sunday.")
     teach(keeper, home)
-    block = started("s1").system_prompt_block()
+    block = make("s1").system_prompt_block()
     assert "Berlin" in block and "chess" not in block
 
 
@@ -141,7 +123,7 @@ def test_sections_are_separate_and_assembled_in_order_within_one_budget() -> Non
 
 
 def test_a_cold_store_does_not_hold_up_the_prompt(
-    home: Path, started: Callable[..., NextLevelProvider], monkeypatch: pytest.MonkeyPatch
+    home: Path, make: Callable[..., NextLevelProvider], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (home / "nextlevel.yaml").write_text(
         settings_yaml(600).replace("prefetch_wait_ms: 5000", "prefetch_wait_ms: 20"), encoding="utf-8"
@@ -154,8 +136,8 @@ def test_a_cold_store_does_not_hold_up_the_prompt(
         return real(core, user_name=user_name)
 
     monkeypatch.setattr(prompt_context, "memory_sections", slow)
-    teach(started("s0"), home)
-    provider = started("s1")
+    teach(make("s0"), home)
+    provider = make("s1")
     assert provider.system_prompt_block() == SYSTEM_PROMPT_BLOCK  # not ready: the instructions alone
     release.set()
     assert provider._prompt is not None and provider._prompt._ready.wait(30)
