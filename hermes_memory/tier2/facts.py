@@ -16,7 +16,15 @@ from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
-from hermes_memory.tier2.search import Window, bm25_to_score, fts_match, fts_terms, window, windowed
+from hermes_memory.tier2.search import (
+    Window,
+    bm25_to_score,
+    fts_match,
+    fts_terms,
+    ranked_in_fts,
+    window,
+    windowed,
+)
 from hermes_memory.tier2.verdicts import fact_verdict
 
 _UPDATABLE = frozenset({"content", "category", "confidence", "expires_at", "importance", "valid_from"})
@@ -526,24 +534,11 @@ class FactStore:
         if query and match is None:
             return []
         if match is not None:
-            where = " AND ".join(clauses)
-            # Rank inside FTS5 alone first (BM25 over the bare index costs ~40% less than over the join),
-            # then filter the best candidates. If the filters leave fewer than `limit`, rank the whole
-            # join: the answer is the same either way, only the cost differs.
-            rows = self._db.query(
-                "WITH c AS (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT ?) "
-                f"SELECT f.*, c.rank AS rank FROM c JOIN facts f ON f.id = c.rowid WHERE {where} "
-                "ORDER BY c.rank LIMIT ?",
-                [match, max(limit * 5, 50), *params, limit],
-            )
-            if len(rows) < limit:
-                rows = self._db.query(
-                    "SELECT f.*, bm25(facts_fts) AS rank FROM facts_fts "
-                    f"JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ? AND {where} "
-                    "ORDER BY rank LIMIT ?",
-                    [match, *params, limit],
-                )
-            results = [ScoredFact(_row_to_fact(r), bm25_to_score(r["rank"])) for r in rows]
+            # Ranked inside FTS5 alone first (BM25 over the bare index costs ~40% less than over the
+            # join), then filtered; the whole join only when the filters leave fewer than ``limit``: the
+            # answer is the same either way, only the cost differs (``tier2.search.ranked_in_fts``).
+            rows = self._ranked("f.*", " AND ".join(clauses), match, params, limit)
+            results = [ScoredFact(_row_to_fact(r), bm25_to_score(r["bm"])) for r in rows]
         else:
             sql = f"SELECT f.* FROM facts f WHERE {' AND '.join(clauses)} ORDER BY f.created_at DESC LIMIT ?"
             rows = self._db.query(sql, [*params, limit])
@@ -569,20 +564,8 @@ class FactStore:
         if bounded is not None:  # at scale: see ``tier2.search.window``
             ranked = self._windowed("f.uuid", where, match, bounded, params, limit)
             return {str(r["uuid"]): bm25_to_score(r["bm"]) for r in ranked}
-        rows = self._db.query(
-            "WITH c AS (SELECT rowid, rank FROM facts_fts WHERE facts_fts MATCH ? ORDER BY rank LIMIT ?) "
-            f"SELECT f.uuid, c.rank FROM c JOIN facts f ON f.id = c.rowid WHERE {where} "
-            "ORDER BY c.rank LIMIT ?",
-            [match, max(limit * 5, 50), *params, limit],
-        )
-        if len(rows) < limit:  # as ``query``: the filters left too few, the whole join is ranked
-            rows = self._db.query(
-                "SELECT f.uuid, bm25(facts_fts) AS rank FROM facts_fts "
-                f"JOIN facts f ON f.id = facts_fts.rowid WHERE facts_fts MATCH ? AND {where} "
-                "ORDER BY rank LIMIT ?",
-                [match, *params, limit],
-            )
-        return {str(r[0]): bm25_to_score(r[1]) for r in rows}
+        rows = self._ranked("f.uuid", where, match, params, limit)  # as ``query`` ranks them
+        return {str(r["uuid"]): bm25_to_score(r["bm"]) for r in rows}
 
     def near(self, text: str, *, limit: int = 20, key_terms: int = 3) -> list[str]:
         """The contents of the newest ``limit`` believed facts that contain the ``key_terms`` longest words
@@ -633,11 +616,20 @@ class FactStore:
         self._last_window = (key, found)
         return found
 
+    def _ranked(
+        self, columns: str, where: str, match: str, params: Sequence[Any], limit: int
+    ) -> list[sqlite3.Row]:
+        """The best ``limit`` facts matching ``match`` and ``where`` (on alias f; ``params`` its
+        parameters), as ``columns`` and ``bm`` (bm25), best first (``tier2.search.ranked_in_fts``)."""
+        pool = max(limit * 5, 50)
+        return ranked_in_fts(
+            self._db, "facts_fts", "facts", "f", columns, where, match, None, params, limit, pool=pool
+        )
+
     def _windowed(
         self, columns: str, where: str, match: str, bounded: Window, params: Sequence[Any], limit: int
     ) -> list[sqlite3.Row]:
-        """The best ``limit`` facts matching ``match`` and ``where`` (on alias f; ``params`` its
-        parameters) at scale, as ``columns`` and ``bm`` (bm25), best first (``tier2.search.windowed``)."""
+        """``_ranked`` at scale (``tier2.search.windowed``)."""
         pool = max(limit * 5, 50)
         return windowed(
             self._db, "facts_fts", "facts", "f", columns, where, match, bounded, params, limit, pool=pool
