@@ -26,11 +26,13 @@ chunks) or untouched, and the next run finishes the rest.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hermes_memory.cron import importance
 from hermes_memory.cron.context import JobContext, Progress, batches, report
 from hermes_memory.errors import NotFoundError
+from hermes_memory.records import Fact
 from hermes_memory.tier2.job_runs import RunLog
 from hermes_memory.tier2.upkeep import FadingFact
 
@@ -79,6 +81,7 @@ def over_cap_facts(ctx: JobContext, now: float) -> tuple[list[str], int]:
     if excess <= 0:
         return [], 0
     candidates = ctx.upkeep.active_archivable(now, CURATED_SOURCES)
+
     def rank(f: FadingFact) -> tuple[float, float]:
         used = f.last_accessed if f.last_accessed is not None else f.created_at
         return importance.decayed(f.importance, f.access_count, used, now), f.created_at
@@ -86,25 +89,6 @@ def over_cap_facts(ctx: JobContext, now: float) -> tuple[list[str], int]:
     ranked = sorted(candidates, key=rank)
     chosen = [f.uuid for f in ranked[:excess]]
     return chosen, excess - len(chosen)
-
-
-def _archive_over_cap(ctx: JobContext, uuids: list[str], now: float) -> int:
-    archived = 0
-    with ctx.tier2.db.atomic() as conn:
-        for uuid in uuids:
-            try:
-                fact = ctx.tier2.facts.get(uuid, touch=False)
-            except NotFoundError:
-                continue
-            if not fact.is_active:
-                continue
-            ctx.upkeep.archive(conn, uuid, now)
-            ctx.tier2.audit.record(
-                conn, action="fact_delete", tier="tier2", actor=ctx.actor, target_uuid=uuid,
-                diff={"soft": True, "reason": "over_cap", "max_facts": ctx.config.tier2.max_facts},
-            )  # fmt: skip
-            archived += 1
-    return archived
 
 
 def _delete(ctx: JobContext, uuids: list[str], now: float, *, archived_only: bool) -> int:
@@ -134,9 +118,12 @@ def _delete(ctx: JobContext, uuids: list[str], now: float, *, archived_only: boo
     return deleted
 
 
-def _archive(ctx: JobContext, uuids: list[str], now: float) -> int:
-    """Archive faded facts (re-checked inside the transaction); archiving time is the job's ``now``."""
-    threshold = ctx.config.limits.prune_importance_threshold
+def _archive(
+    ctx: JobContext, uuids: list[str], now: float, why: Callable[[Fact], dict[str, Any] | None]
+) -> int:
+    """Archive the facts of ``uuids`` still active that ``why`` (re-checked inside the transaction: a
+    recall between the scan and now may have reinforced one) gives a reason for, at the job's ``now``;
+    the reason goes into each audit entry."""
     archived = 0
     with ctx.tier2.db.atomic() as conn:
         for uuid in uuids:
@@ -144,21 +131,31 @@ def _archive(ctx: JobContext, uuids: list[str], now: float) -> int:
                 fact = ctx.tier2.facts.get(uuid, touch=False)
             except NotFoundError:
                 continue
-            # Re-check: a recall between the scan and now may have reinforced it.
-            score = importance.score(fact, now)
-            if not fact.is_active or score >= threshold:
+            reason = why(fact) if fact.is_active else None
+            if reason is None:
                 continue
             ctx.upkeep.archive(conn, uuid, now)
             ctx.tier2.audit.record(
-                conn,
-                action="fact_delete",
-                tier="tier2",
-                actor=ctx.actor,
-                target_uuid=uuid,
-                diff={"soft": True, "reason": "faded", "importance": round(score, 6)},
-            )
+                conn, action="fact_delete", tier="tier2", actor=ctx.actor, target_uuid=uuid,
+                diff={"soft": True, **reason},
+            )  # fmt: skip
             archived += 1
     return archived
+
+
+def _faded(ctx: JobContext, now: float) -> Callable[[Fact], dict[str, Any] | None]:
+    threshold = ctx.config.limits.prune_importance_threshold
+
+    def why(fact: Fact) -> dict[str, Any] | None:
+        score = importance.score(fact, now)
+        return {"reason": "faded", "importance": round(score, 6)} if score < threshold else None
+
+    return why
+
+
+def _over_cap(ctx: JobContext) -> Callable[[Fact], dict[str, Any] | None]:
+    reason = {"reason": "over_cap", "max_facts": ctx.config.tier2.max_facts}
+    return lambda fact: reason
 
 
 def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dict[str, Any]:
@@ -178,13 +175,13 @@ def run(ctx: JobContext, *, now: float, progress: Progress | None = None) -> dic
     faded = faded_facts(ctx, now)
     total += len(faded)
     for part in batches(faded):
-        counts["faded_archived"] += _archive(ctx, list(part), now)
+        counts["faded_archived"] += _archive(ctx, list(part), now, _faded(ctx, now))
         done += len(part)
         report(progress, done, total)
     over, remaining = over_cap_facts(ctx, now)
     total += len(over)
     for part in batches(over):
-        counts["over_cap_archived"] += _archive_over_cap(ctx, list(part), now)
+        counts["over_cap_archived"] += _archive(ctx, list(part), now, _over_cap(ctx))
         done += len(part)
         report(progress, done, total)
     stale = stale_archived_facts(ctx, now)
