@@ -19,6 +19,12 @@ memory:
 """
 
 
+def fast_provider_yaml(**provider: object) -> str:
+    """FAST_PROVIDER_YAML with more ``provider:`` keys (``maintenance_interval_s=0.2``)."""
+    extra = "".join(f"  {key}: {value}\n" for key, value in provider.items())
+    return FAST_PROVIDER_YAML.replace("provider:\n", "provider:\n" + extra, 1)
+
+
 def api_of(home: Path, profile: str = "default") -> MemoryAPI:
     """The MemoryAPI the providers on ``home`` share."""
     shared = registry.find(str(home), profile)

@@ -11,12 +11,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_settings import api_of
+from hermes_settings import api_of, fast_provider_yaml
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli import main
@@ -24,7 +24,7 @@ from hermes_memory.core.maintenance import AutoMaintenance
 from hermes_memory.cron import RunLog, jobs, lock
 from hermes_memory.cron.context import JobContext
 from hermes_memory.cron.embed_queue import run as embed_queue_run
-from hermes_memory.hermes import registry, status
+from hermes_memory.hermes import status
 from hermes_memory.hermes.provider import NextLevelProvider
 from hermes_memory.hermes.settings import ProviderSettings, build_settings
 
@@ -32,10 +32,7 @@ LONG_AGO = time.time() - 40 * 86400  # every job's last successful run: all of t
 
 
 def settings_yaml(interval: float) -> str:
-    return (
-        f"provider:\n  prefetch_wait_ms: 5000\n  maintenance_interval_s: {interval}\n"
-        "memory:\n  tier3:\n    embedding_model: hashing\n    backend: memory\n"
-    )
+    return fast_provider_yaml(maintenance_interval_s=interval)
 
 
 @pytest.fixture
@@ -44,22 +41,6 @@ def home(tmp_path: Path) -> Path:
     path.mkdir()
     (path / "nextlevel.yaml").write_text(settings_yaml(0.2), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def started(home: Path) -> Iterator[Callable[[], NextLevelProvider]]:
-    made: list[NextLevelProvider] = []
-
-    def factory() -> NextLevelProvider:
-        provider = NextLevelProvider()
-        provider.initialize("s1", hermes_home=str(home), platform="cli", agent_identity="default")
-        made.append(provider)
-        return provider
-
-    yield factory
-    for provider in made:
-        provider.shutdown()
-    assert registry.open_stores() == {}
 
 
 def all_due(api: MemoryAPI) -> None:
@@ -82,7 +63,7 @@ def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
 
 
 def test_a_long_lived_provider_runs_the_due_jobs_off_the_turn_path(
-    started: Callable[[], NextLevelProvider], home: Path, monkeypatch: pytest.MonkeyPatch
+    make: Callable[..., NextLevelProvider], home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     release = threading.Event()
     threads: list[str] = []
@@ -94,7 +75,7 @@ def test_a_long_lived_provider_runs_the_due_jobs_off_the_turn_path(
         return real(ctx, now=now, progress=progress)
 
     monkeypatch.setitem(jobs._JOBS, "consolidate", slow_consolidate)
-    provider = started()
+    provider = make()
     api = api_of(home)
     all_due(api)
     assert wait_for(lambda: bool(threads)), "the provider never ran the due jobs"
@@ -113,9 +94,9 @@ def test_a_long_lived_provider_runs_the_due_jobs_off_the_turn_path(
     assert auto is not None and auto.last is not None and auto.last.skipped is None
 
 
-def test_switched_off_the_provider_runs_nothing(started: Callable[[], NextLevelProvider], home: Path) -> None:
+def test_switched_off_the_provider_runs_nothing(make: Callable[..., NextLevelProvider], home: Path) -> None:
     (home / "nextlevel.yaml").write_text(settings_yaml(0), encoding="utf-8")
-    started()
+    make()
     api = api_of(home)
     all_due(api)
     assert api.core.auto_maintenance is None

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_settings import api_of
+from hermes_settings import api_of, fast_provider_yaml
 
 from hermes_memory.hermes import prompt_context
 from hermes_memory.hermes.prompt_context import ENTITIES_TITLE, FACTS_TITLE, Section, assemble
@@ -25,10 +25,7 @@ TURNS = [
 
 
 def settings_yaml(chars: int) -> str:
-    return (
-        f"provider:\n  prefetch_wait_ms: 5000\n  prompt_context_chars: {chars}\n"
-        "memory:\n  tier3:\n    embedding_model: hashing\n    backend: memory\n"
-    )
+    return fast_provider_yaml(prompt_context_chars=chars)
 
 
 @pytest.fixture
