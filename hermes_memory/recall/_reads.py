@@ -1,27 +1,31 @@
 """What recall reads from Tier 2 that only a commit can change, kept between the recalls of one store.
 
-Recall asks for the same rows again and again: its candidates' row ids and neighbours, the ranking
-columns of candidate facts, the facts it shows, the turns a superseded fact was extracted from. All of it
-changes only when a commit changes an episode or a fact (other than its access counts), so it is kept
-while ``tier2.schema.recall_generation`` (bumped by triggers on those rows, migration 11) stays the same;
-``Database.data_version`` (no commit at all since) spares even that read. A commit by this process or by
-another one that changes what recall reads starts over; one that does not (the worker flushing access
-counts, its queue and vector bookkeeping) keeps it. A store written between two recalls (a live agent's
-turn) pays what it paid before; recalls of an unchanged store read only what they have not read
-yet. Each recall takes one ``ReadsSnapshot`` at its start and reads through it: rows it finds are the
-rows it would have read itself, and what it fills in stays with that version.
+Recall asks for the same rows again and again: its candidates' row ids and neighbours, the turns
+themselves, the ranking columns of candidate facts, the facts it shows, the turns a superseded fact was
+extracted from. All of it changes only when a commit changes an episode or a fact (other than its access
+counts). Such a commit moves ``tier2.schema.recall_generation`` (triggers on those rows, migration 11)
+and logs the rows it changed (``recall_changes``, migration 12): the next recall drops those rows from
+the cache and keeps the rest, so a live agent's turn costs the recall after it only the rows that turn
+changed (its own row and its neighbour's, the facts it wrote or reinforced), not every row it had read.
+When the changes cannot be told row by row (too many, already pruned, a turn moved to another session)
+the cache starts over. ``Database.data_version`` (no commit at all since) spares even the generation
+read; a commit that changes nothing recall reads (the worker flushing access counts, its queue and
+vector bookkeeping) keeps everything. Commits by other processes count the same way.
+
+Each recall takes the ``ReadsSnapshot`` at its start and reads through it: rows it finds are the rows it
+would have read itself. A row read while a change to it was being applied is returned but not kept.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from hermes_memory.records import Fact
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier2.schema import recall_generation
+from hermes_memory.tier2.schema import RecallChange, recall_changes, recall_generation
 
 #: (row id, uuid, previous row id, next row id in its session): ``EpisodeStore.recall_rows``.
 EpisodeRow = tuple[int, str, int | None, int | None]
@@ -30,19 +34,28 @@ EpisodeRow = tuple[int, str, int | None, int | None]
 RankRow = tuple[float, float, float | None, float | None, float | None]
 # Entries per kind before a snapshot starts that kind over (a store far larger than one conversation).
 _MAX_ENTRIES = 50_000
+# Turns kept (row id -> what the engine worked out from a turn): they carry their text, so fewer.
+_MAX_TURNS = 20_000
+# Logged changes applied row by row at most; more start the cache over (an import, a restore).
+_MAX_CHANGES = 5_000
+_K = TypeVar("_K", bound=Hashable)
 _V = TypeVar("_V")
+_ABSENT: Any = object()  # not kept (None is kept: read, not there)
 
 
 class ReadsSnapshot:
-    """Tier 2 reads of one ``recall_generation`` (last seen at ``version``); thread-safe (two recalls may
-    fill it side by side)."""
+    """Tier 2 reads as of ``recall_generation`` ``generation`` (last seen at ``version``); thread-safe
+    (two recalls may fill it side by side while a third applies a change)."""
 
     def __init__(self, tier2: Tier2, version: int, generation: int = -1):
         self.version = version
         self.generation = generation
         self._tier2 = tier2
+        self._lock = threading.Lock()
+        self._epoch = 0  # moves with every change applied: a read begun before it is not kept
         self._rows_by_id: dict[int, EpisodeRow | None] = {}
         self._rows_by_uuid: dict[str, EpisodeRow | None] = {}
+        self._turns: dict[int, Any] = {}
         self._ranks: dict[str, RankRow | None] = {}
         self._facts: dict[str, tuple[Fact, int | None] | None] = {}
         self._superseded: dict[str, Fact | None] = {}
@@ -50,22 +63,28 @@ class ReadsSnapshot:
     def episode_rows(self, ids: Sequence[int], uuids: Sequence[str]) -> list[EpisodeRow]:
         """``EpisodeStore.recall_rows(ids, uuids)``, the same rows in the same order (by row id the ones
         found by id, then by uuid the others), reading only those not read before."""
-        by_id, by_uuid = self._rows_by_id, self._rows_by_uuid
+        by_id = {i: row for i in ids if (row := self._rows_by_id.get(i, _ABSENT)) is not _ABSENT}
+        by_uuid = {u: row for u in uuids if (row := self._rows_by_uuid.get(u, _ABSENT)) is not _ABSENT}
         missing_ids = [i for i in ids if i not in by_id]
         missing_uuids = [u for u in uuids if u not in by_uuid]
         if missing_ids or missing_uuids:
-            if max(len(by_id) + len(missing_ids), len(by_uuid) + len(missing_uuids)) > _MAX_ENTRIES:
-                by_id.clear()
-                by_uuid.clear()
-                missing_ids, missing_uuids = list(ids), list(uuids)
+            epoch = self._epoch
             found = self._tier2.episodes.recall_rows(missing_ids, missing_uuids)
+            read_ids: dict[int, EpisodeRow | None] = dict.fromkeys(missing_ids)
+            read_uuids: dict[str, EpisodeRow | None] = dict.fromkeys(missing_uuids)
             for row in found:
-                by_id[row[0]] = row
-                by_uuid[row[1]] = row
-            for row_id in missing_ids:
-                by_id.setdefault(row_id, None)
-            for uuid in missing_uuids:
-                by_uuid.setdefault(uuid, None)
+                read_ids[row[0]] = row
+                read_uuids[row[1]] = row
+            by_id.update(read_ids)
+            by_uuid.update(read_uuids)
+            with self._lock:
+                if self._epoch == epoch:
+                    if max(len(self._rows_by_id) + len(read_ids),
+                           len(self._rows_by_uuid) + len(read_uuids)) > _MAX_ENTRIES:  # fmt: skip
+                        self._rows_by_id.clear()
+                        self._rows_by_uuid.clear()
+                    self._rows_by_id.update(read_ids)
+                    self._rows_by_uuid.update(read_uuids)
         out: dict[int, EpisodeRow] = {}
         for row_id in sorted(ids):
             known = by_id.get(row_id)
@@ -77,9 +96,16 @@ class ReadsSnapshot:
                 out.setdefault(known[0], known)
         return list(out.values())
 
+    def turns(self, ids: Sequence[int], load: Callable[[list[int]], Mapping[int, _V]]) -> dict[int, _V]:
+        """The turns with these row ids as ``load`` makes them (the engine's per-turn work, done once per
+        version of a turn), loading only those not kept; a row id not found is left out."""
+        known: dict[int, _V | None] = self._filled(self._turns, ids, load, _MAX_TURNS)
+        return {row_id: turn for row_id in ids if (turn := known.get(row_id)) is not None}
+
     def believed_ranks(self, uuids: Sequence[str]) -> dict[str, RankRow]:
         """``FactStore.ranking_rows(uuids, None)``: what recall ranks each fact believed now by."""
-        known = _filled(self._ranks, uuids, lambda missing: self._tier2.facts.ranking_rows(missing, None))
+        facts = self._tier2.facts
+        known = self._filled(self._ranks, uuids, lambda missing: facts.ranking_rows(missing, None))
         at = time.time()
         out: dict[str, RankRow] = {}
         for uuid in uuids:
@@ -92,7 +118,7 @@ class ReadsSnapshot:
 
     def facts_checked(self, uuids: Sequence[str]) -> dict[str, tuple[Fact, int | None]]:
         """``FactStore.get_many_checked(uuids)``: the facts in the view with their threat verdicts."""
-        known = _filled(self._facts, uuids, self._tier2.facts.get_many_checked)
+        known = self._filled(self._facts, uuids, self._tier2.facts.get_many_checked)
         out: dict[str, tuple[Fact, int | None]] = {}
         for uuid in uuids:
             entry = known.get(uuid)
@@ -102,7 +128,7 @@ class ReadsSnapshot:
 
     def superseded_sources(self, episode_uuids: Sequence[str]) -> dict[str, Fact]:
         """``FactStore.superseded_sources(episode_uuids)``."""
-        known = _filled(self._superseded, episode_uuids, self._tier2.facts.superseded_sources)
+        known = self._filled(self._superseded, episode_uuids, self._tier2.facts.superseded_sources)
         out: dict[str, Fact] = {}
         for uuid in episode_uuids:
             fact = known.get(uuid)
@@ -110,26 +136,56 @@ class ReadsSnapshot:
                 out[uuid] = fact
         return out
 
+    def forget(self, changes: Sequence[RecallChange]) -> None:
+        """Drop the rows these logged changes touched (``recall_changes``): read again when asked."""
+        with self._lock:
+            self._epoch += 1
+            for kind, key in changes:
+                if kind == "episode":
+                    row_id = int(key)
+                    self._turns.pop(row_id, None)
+                    row = self._rows_by_id.pop(row_id, None)
+                    if row is not None:
+                        self._rows_by_uuid.pop(row[1], None)
+                elif kind == "turn":
+                    row = self._rows_by_uuid.pop(str(key), None)
+                    if row is not None:
+                        self._rows_by_id.pop(row[0], None)
+                        self._turns.pop(row[0], None)
+                elif kind == "fact":
+                    self._ranks.pop(str(key), None)
+                    self._facts.pop(str(key), None)
+                elif kind == "source":
+                    self._superseded.pop(str(key), None)
 
-def _filled(
-    known: dict[str, _V | None], keys: Sequence[str], load: Callable[[list[str]], Mapping[str, _V]]
-) -> dict[str, _V | None]:
-    """``known`` with the ``keys`` it lacked read by ``load`` (a key ``load`` does not find is kept as
-    None: read, not there); a kind that would pass ``_MAX_ENTRIES`` starts over with these keys."""
-    missing = [k for k in dict.fromkeys(keys) if k not in known]
-    if missing:
-        if len(known) + len(missing) > _MAX_ENTRIES:
-            known.clear()
-            missing = list(dict.fromkeys(keys))
-        found = load(missing)
-        for key in missing:
-            known[key] = found.get(key)
-    return known
+    def _filled(
+        self,
+        known: dict[_K, _V | None],
+        keys: Sequence[_K],
+        load: Callable[[list[_K]], Mapping[_K, _V]],
+        cap: int = _MAX_ENTRIES,
+    ) -> dict[_K, _V | None]:
+        """The ``keys`` from ``known``, those it lacked read by ``load`` (a key ``load`` does not find is
+        None: read, not there) and kept unless a change was applied meanwhile; a kind that would pass
+        ``cap`` starts over with them."""
+        out = {key: value for key in keys if (value := known.get(key, _ABSENT)) is not _ABSENT}
+        missing = [k for k in dict.fromkeys(keys) if k not in out]
+        if missing:
+            epoch = self._epoch
+            found = load(missing)
+            read = {key: found.get(key) for key in missing}
+            out.update(read)
+            with self._lock:
+                if self._epoch == epoch:
+                    if len(known) + len(read) > cap:
+                        known.clear()
+                    known.update(read)
+        return out
 
 
 class RecallReads:
-    """The snapshot of the store's current ``recall_generation`` (a new, empty one after a commit that
-    changed a row recall reads)."""
+    """The read cache of one store: the same ``ReadsSnapshot`` from recall to recall, with the rows a
+    commit changed dropped (a new, empty one when the changes cannot be told row by row)."""
 
     def __init__(self, tier2: Tier2):
         self._tier2 = tier2
@@ -144,13 +200,19 @@ class RecallReads:
             current = self._snapshot
             if current is not None and current.version == version:
                 return current
-        # Something was committed: what recall reads changed only if the generation moved.
-        generation = recall_generation(db)
+        if current is None:
+            generation, changes = recall_generation(db), None
+        else:  # something was committed: what recall reads changed only if the generation moved
+            generation, changes = recall_changes(db, current.generation, _MAX_CHANGES)
         with self._lock:
             current = self._snapshot
-            if current is None or current.generation != generation:
+            if current is None or (changes is None and generation != current.generation):
                 current = self._snapshot = ReadsSnapshot(self._tier2, version, generation)
-            else:
+            elif generation > current.generation and changes is not None:
+                current.forget(changes)
+                current.generation = generation
+                current.version = version
+            elif generation == current.generation:
                 current.version = version
             return current
 

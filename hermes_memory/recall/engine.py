@@ -131,13 +131,9 @@ def _in_background(fn: Callable[[], Any]) -> Future[Any]:
     return future
 
 
-# Turns kept per engine (row id -> turn and what the priors read from it): enough for a conversation's
-# candidates and their neighbours many times over; cleared when full.
-_TURN_CACHE = 20_000
-
-
 class _Turn:
-    """A cached turn and what recall reads from it, worked out once (a turn row never changes). Its hit
+    """A cached turn and what recall reads from it, worked out once per version of its row (the read
+    cache, ``_reads``, drops it when a commit changes the row). Its hit
     (with its strings neutralised unless scanned clean when written) is built on first use: only the few
     turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
@@ -167,10 +163,6 @@ class _Turn:
         if key is None:
             key = self._key = normalise(self.hit.text)
         return key
-
-
-def _turn(episode: Episode, threat: int | None) -> _Turn:
-    return _Turn(episode, threat)
 
 
 def _scored(hit: Hit, score: float, tier: str) -> Hit:
@@ -224,7 +216,6 @@ class RecallEngine:
         self.settings = settings or RecallSettings()
         self._speakers: tuple[float, list[str]] | None = None
         self._lock = threading.Lock()
-        self._turns: dict[int, _Turn] = {}
         self._reads = RecallReads(tier2)
 
     # -- query understanding --------------------------------------------------------------------
@@ -350,7 +341,7 @@ class RecallEngine:
         rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
         at_scale = self._tier2.episodes.last_row_id() > st.scale_turns
         if rows and not at_scale:
-            self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows})
+            self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}, reads)
         stale = self._superseded_turns(q) if current and "tier2" in wanted else set()
         graph_facts, graph_error = side_future.result() if side_future is not None else (None, None)
         if graph_error is not None:
@@ -400,7 +391,7 @@ class RecallEngine:
             if st.thread_pull > 0:  # the strongest candidates' turns two away are read (and loaded)
                 seeds = heapq.nlargest(st.thread_seeds, neighbours, key=lambda r: turn_scores.get(r, 0.0))
                 neighbours.update(self._thread_rows(seeds, neighbours, reads))
-            turns = self._load_turns(neighbours)
+            turns = self._load_turns(neighbours, reads)
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if current and "tier2" in wanted:
                 replaced_turns = reads.superseded_sources([e.uuid for e in episodes.values()])
@@ -479,29 +470,18 @@ class RecallEngine:
         rows = reads.episode_rows(list(beside), [])
         return {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
 
-    def _load_turns(self, neighbours: dict[int, tuple[int | None, int | None]]) -> dict[int, _Turn]:
-        """The candidates and their neighbours, from the cache or (those not in it) one query."""
+    def _load_turns(
+        self, neighbours: dict[int, tuple[int | None, int | None]], reads: ReadsSnapshot
+    ) -> dict[int, _Turn]:
+        """The candidates and their neighbours, from the read cache or (those not in it) one query."""
         wanted = set(neighbours)
         wanted.update(n for pair in neighbours.values() for n in pair if n is not None)
-        cache = self._turns
-        out: dict[int, _Turn] = {}
-        missing: list[int] = []
-        for row_id in wanted:
-            turn = cache.get(row_id)
-            if turn is None:
-                missing.append(row_id)
-            else:
-                out[row_id] = turn
-        if missing:
-            loaded = {
-                row_id: _turn(episode, threat)
-                for row_id, (episode, threat) in self._tier2.episodes.by_ids_checked(missing).items()
-            }
-            if len(cache) + len(loaded) > _TURN_CACHE:
-                cache.clear()  # another recall may be reading it: it only ever uses get()
-            cache.update(loaded)
-            out.update(loaded)
-        return out
+
+        def load(missing: list[int]) -> dict[int, _Turn]:
+            checked = self._tier2.episodes.by_ids_checked(missing)
+            return {row_id: _Turn(episode, threat) for row_id, (episode, threat) in checked.items()}
+
+        return reads.turns(list(wanted), load)
 
     def _build_hits(
         self,

@@ -94,7 +94,7 @@ class RecallSettings:
     # A smaller store loads every candidate (cached after the first few recalls), as before.
     scale_candidates: int = 150
     # A store is "at scale" above this many turns (``scale_candidates`` applies). The engine caches as
-    # many turns (``engine._TURN_CACHE``, a memory bound): above that most candidates are not cached.
+    # many turns (``recall._reads._MAX_TURNS``, a memory bound): above that most candidates are not cached.
     scale_turns: int = 20_000
     # Facts matched by BM25 (the fact view of the vector search has ``fact_candidates``).
     fact_bm25_candidates: int = 50

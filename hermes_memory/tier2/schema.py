@@ -404,6 +404,108 @@ CREATE TRIGGER recall_generation_facts_ad AFTER DELETE ON facts BEGIN
 END;
 """
 
+# What changed, not only that something did (issue 13, recall while the agent writes): every bump of
+# ``recall_generation`` also logs the rows it changed in ``recall_changes`` (the generation after the bump,
+# a kind, a key), so recall's read cache drops those rows only and keeps the rest across a live agent's
+# turns. Kinds: ``episode`` (a turn's row id: the turn itself and the turns next to it in its session, whose
+# neighbour ids move), ``turn`` (a turn's uuid), ``fact`` (a fact's uuid), ``source`` (a turn uuid whose
+# superseded facts changed: logged only when the fact is or was superseded, so reinforcing a current fact
+# does not log its whole source list) and ``all`` (a turn moved to another session or scope: start over).
+# The oldest rows go once 50,000 generations are newer; a reader that far behind starts over.
+_RECALL_CHANGES = """
+CREATE TABLE recall_changes (
+    gen INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    key NOT NULL
+);
+CREATE INDEX idx_recall_changes_gen ON recall_changes(gen);
+DROP TRIGGER recall_generation_episodes_ai;
+DROP TRIGGER recall_generation_episodes_au;
+DROP TRIGGER recall_generation_episodes_ad;
+DROP TRIGGER recall_generation_facts_ai;
+DROP TRIGGER recall_generation_facts_au;
+DROP TRIGGER recall_generation_facts_ad;
+CREATE TRIGGER recall_generation_episodes_ai AFTER INSERT ON episodes BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+    INSERT INTO recall_changes(gen, kind, key)
+        SELECT g.n, c.kind, c.key FROM recall_generation g, (
+            SELECT 'episode' AS kind, new.id AS key
+            UNION ALL SELECT 'turn', new.uuid
+            UNION ALL SELECT 'episode', (SELECT p.id FROM episodes p WHERE p.session_id = new.session_id
+                AND p.scope = new.scope AND p.id < new.id ORDER BY p.id DESC LIMIT 1)
+            UNION ALL SELECT 'episode', (SELECT x.id FROM episodes x WHERE x.session_id = new.session_id
+                AND x.scope = new.scope AND x.id > new.id ORDER BY x.id LIMIT 1)
+        ) c WHERE g.id = 1 AND c.key IS NOT NULL;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+END;
+CREATE TRIGGER recall_generation_episodes_au AFTER UPDATE ON episodes BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+    INSERT INTO recall_changes(gen, kind, key)
+        SELECT g.n, c.kind, c.key FROM recall_generation g, (
+            SELECT 'episode' AS kind, old.id AS key
+            UNION ALL SELECT 'episode', new.id
+            UNION ALL SELECT 'turn', old.uuid
+            UNION ALL SELECT 'turn', new.uuid
+            UNION ALL SELECT 'all', 0 WHERE old.id != new.id OR old.session_id IS NOT new.session_id
+                OR old.scope IS NOT new.scope
+        ) c WHERE g.id = 1;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+END;
+CREATE TRIGGER recall_generation_episodes_ad AFTER DELETE ON episodes BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+    INSERT INTO recall_changes(gen, kind, key)
+        SELECT g.n, c.kind, c.key FROM recall_generation g, (
+            SELECT 'episode' AS kind, old.id AS key
+            UNION ALL SELECT 'turn', old.uuid
+            UNION ALL SELECT 'episode', (SELECT p.id FROM episodes p WHERE p.session_id = old.session_id
+                AND p.scope = old.scope AND p.id < old.id ORDER BY p.id DESC LIMIT 1)
+            UNION ALL SELECT 'episode', (SELECT x.id FROM episodes x WHERE x.session_id = old.session_id
+                AND x.scope = old.scope AND x.id > old.id ORDER BY x.id LIMIT 1)
+        ) c WHERE g.id = 1 AND c.key IS NOT NULL;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+END;
+CREATE TRIGGER recall_generation_facts_ai AFTER INSERT ON facts BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+    INSERT INTO recall_changes(gen, kind, key)
+        SELECT g.n, c.kind, c.key FROM recall_generation g, (
+            SELECT 'fact' AS kind, new.uuid AS key
+            UNION ALL SELECT 'source', j.value FROM json_each(CASE WHEN new.superseded_at IS NOT NULL
+                AND json_valid(new.source_episodes) THEN new.source_episodes ELSE '[]' END) j
+                WHERE j.type = 'text'
+        ) c WHERE g.id = 1;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+END;
+CREATE TRIGGER recall_generation_facts_au AFTER UPDATE OF uuid, content, content_hash, category, confidence,
+    source_type, source_id, created_at, updated_at, expires_at, is_archived, valid_from, valid_to,
+    recorded_at, superseded_at, superseded_by, subject, predicate, object, source_episodes, extractor,
+    importance, scope, threat ON facts BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+    INSERT INTO recall_changes(gen, kind, key)
+        SELECT g.n, c.kind, c.key FROM recall_generation g, (
+            SELECT 'fact' AS kind, old.uuid AS key
+            UNION ALL SELECT 'fact', new.uuid WHERE new.uuid IS NOT old.uuid
+            UNION ALL SELECT 'source', j.value FROM json_each(CASE WHEN old.superseded_at IS NOT NULL
+                AND json_valid(old.source_episodes) THEN old.source_episodes ELSE '[]' END) j
+                WHERE j.type = 'text'
+            UNION ALL SELECT 'source', j.value FROM json_each(CASE WHEN new.superseded_at IS NOT NULL
+                AND json_valid(new.source_episodes) THEN new.source_episodes ELSE '[]' END) j
+                WHERE j.type = 'text'
+        ) c WHERE g.id = 1;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+END;
+CREATE TRIGGER recall_generation_facts_ad AFTER DELETE ON facts BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+    INSERT INTO recall_changes(gen, kind, key)
+        SELECT g.n, c.kind, c.key FROM recall_generation g, (
+            SELECT 'fact' AS kind, old.uuid AS key
+            UNION ALL SELECT 'source', j.value FROM json_each(CASE WHEN old.superseded_at IS NOT NULL
+                AND json_valid(old.source_episodes) THEN old.source_episodes ELSE '[]' END) j
+                WHERE j.type = 'text'
+        ) c WHERE g.id = 1;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+END;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "semantic_chunks_and_embed_queue", _SEMANTIC),
@@ -416,6 +518,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "erasures", _ERASURES),
     Migration(10, "threat_detector_version", _THREAT_DETECTOR, then=verdicts.expire_stale),
     Migration(11, "recall_reads", _RECALL_READS),
+    Migration(12, "recall_changes", _RECALL_CHANGES),
 )
 
 _VERSION_TABLE = """
@@ -477,6 +580,34 @@ def recall_generation(db: Database) -> int:
     return int(row["n"])
 
 
+#: A change ``recall_changes`` logs: (kind, key); see ``_RECALL_CHANGES``.
+RecallChange = tuple[str, "int | str"]
+
+
+def recall_changes(db: Database, since: int, limit: int) -> tuple[int, list[RecallChange] | None]:
+    """The current ``recall_generation`` and what changed after generation ``since`` (one read, through
+    the read connection): None instead of the changes when they cannot be told row by row — more than
+    ``limit`` of them, some already pruned, ``since`` ahead of the store (another file), or a change
+    of kind ``all``. Raises StorageError when Tier 2 cannot be read."""
+    rows = db.query(
+        "SELECT g.n, c.gen, c.kind, c.key FROM recall_generation g LEFT JOIN "
+        "(SELECT gen, kind, key FROM recall_changes WHERE gen > ? ORDER BY gen LIMIT ?) c ON 1 "
+        "WHERE g.id = 1",
+        (since, limit + 1),
+    )
+    if not rows:
+        raise StorageError(f"memory database {db.path} has no recall_generation row")
+    current = int(rows[0][0])
+    changes = [(str(r[2]), r[3]) for r in rows if r[1] is not None]
+    if current == since and not changes:
+        return current, []
+    gens = {int(r[1]) for r in rows if r[1] is not None}
+    complete = len(changes) <= limit and current > since and len(gens) == current - since
+    if not complete or any(kind == "all" for kind, _ in changes):
+        return current, None
+    return current, changes
+
+
 def _split(script: str) -> list[str]:
     """Split a migration into statements; trigger bodies keep their inner semicolons."""
     statements: list[str] = []
@@ -505,7 +636,9 @@ def _split(script: str) -> list[str]:
 __all__ = [
     "MIGRATIONS",
     "Migration",
+    "RecallChange",
     "current_version",
     "migrate",
+    "recall_changes",
     "recall_generation",
 ]

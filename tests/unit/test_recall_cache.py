@@ -1,5 +1,5 @@
 """What recall keeps between recalls (issue 13): Tier 2 reads kept while nothing is committed
-(``Database.data_version``), started over after any commit, by this process or another one; and the
+(``Database.data_version``), brought up to date after any commit, by this process or another one; and the
 vectorised MMR order, equal to the pair-by-pair one it replaced."""
 
 from __future__ import annotations
@@ -59,10 +59,12 @@ def test_a_snapshot_is_kept_until_something_is_committed(api: MemoryAPI) -> None
     assert api.flush(60)["data"]["drained"]
     reads = _reads.RecallReads(api.tier2)
     first = reads.snapshot()
+    seen = (first.version, first.generation)
     api.recall("beagle puppy")
-    assert reads.snapshot() is first
+    assert reads.snapshot() is first and (first.version, first.generation) == seen
     api.fact_store("Caroline's puppy is called Biscuit")
-    assert reads.snapshot() is not first
+    assert reads.snapshot() is first  # kept, without the rows the commit changed (test_recall_changes)
+    assert first.version != seen[0] and first.generation > seen[1]
 
 
 def test_a_turn_appended_after_a_recall_is_its_neighbours_next(api: MemoryAPI, tmp_path: Path) -> None:
