@@ -126,36 +126,87 @@ _UNLINKABLE = frozenset(
 
 
 class KnownEntities:
-    """Read-only lookup of known entities by lower-cased surface form (name or alias).
+    """Lookup of known entities by lower-cased surface form (name or alias).
 
-    Build it once per batch and pass it to every ``extract`` call. Raises ValidationError when an
+    Build it once and pass it to every ``extract`` call; ``update`` keeps it current as entities are
+    written (the ingest's linking cache), where it can do so exactly. Raises ValidationError when an
     item is not a KnownEntity.
     """
 
-    __slots__ = ("_ambiguous", "_by_surface", "_entities", "first_words", "max_tokens")
+    __slots__ = (
+        "_ambiguous",
+        "_by_name",
+        "_by_surface",
+        "_entities",
+        "_rank",
+        "_repeated",
+        "first_words",
+        "max_tokens",
+    )
 
     def __init__(self, entities: Iterable[KnownEntity] = ()) -> None:
-        self._entities: tuple[KnownEntity, ...] = tuple(entities)
+        self._entities: list[KnownEntity] = []
+        self._by_name: dict[str, KnownEntity] = {}  # casefolded name -> the entity (the last one listed)
+        self._rank: dict[str, int] = {}  # casefolded name -> its place in the list (the first one's)
+        self._repeated: set[str] = set()  # casefolded names listed more than once
         self._by_surface: dict[str, KnownEntity] = {}
         self._ambiguous: set[str] = set()
         # first word of every surface -> the most words any surface starting with it has
         self.first_words: dict[str, int] = {}
         self.max_tokens = 1
-        for entity in self._entities:
+        for entity in entities:
             if not isinstance(entity, KnownEntity):
                 raise ValidationError(f"KnownEntities takes KnownEntity items, got {type(entity).__name__}")
-            for surface in (entity.name, *entity.aliases):
-                key = " ".join(surface.casefold().split())
-                if len(key) < 2 or key in _UNLINKABLE:
-                    continue
-                # The first entity claiming a surface keeps it: canonical names are listed first.
-                claimed = self._by_surface.setdefault(key, entity)
-                if claimed is not entity and claimed.name.casefold() != entity.name.casefold():
-                    self._ambiguous.add(key)
-                size = min(6, key.count(" ") + 1)
-                first = key.split(" ", 1)[0]
-                self.first_words[first] = max(self.first_words.get(first, 0), size)
-                self.max_tokens = max(self.max_tokens, size)
+            self._append(entity)
+
+    def _append(self, entity: KnownEntity) -> None:
+        name = entity.name.casefold()
+        if name in self._rank:
+            self._repeated.add(name)
+        self._rank.setdefault(name, len(self._entities))
+        self._by_name[name] = entity
+        self._entities.append(entity)
+        for key in _surface_keys(entity):
+            # The first entity claiming a surface keeps it: canonical names are listed first.
+            claimed = self._by_surface.setdefault(key, entity)
+            if claimed is not entity and claimed.name.casefold() != entity.name.casefold():
+                self._ambiguous.add(key)
+            self._count_words(key)
+
+    def _count_words(self, key: str) -> None:
+        size = min(6, key.count(" ") + 1)
+        first = key.split(" ", 1)[0]
+        self.first_words[first] = max(self.first_words.get(first, 0), size)
+        self.max_tokens = max(self.max_tokens, size)
+
+    def update(self, entity: KnownEntity) -> bool:
+        """Take in a new entity, or a known one (same name) that keeps every surface form it had, with
+        the lookup a fresh build over the list with ``entity`` put in would give (a known one keeps its
+        place). False, and nothing changed, for anything else (a surface form dropped): build anew."""
+        if not isinstance(entity, KnownEntity):
+            raise ValidationError(f"KnownEntities takes KnownEntity items, got {type(entity).__name__}")
+        name = entity.name.casefold()
+        old = self._by_name.get(name)
+        if old is None:
+            self._append(entity)
+            return True
+        old_keys = set(_surface_keys(old))
+        new_keys = _surface_keys(entity)
+        if not old_keys <= set(new_keys) or name in self._repeated:
+            return False
+        rank = self._rank[name]
+        self._entities[rank] = entity
+        self._by_name[name] = entity
+        for key in new_keys:
+            claimed = self._by_surface.get(key)
+            if claimed is None or claimed is old:
+                self._by_surface[key] = entity
+            elif key not in old_keys:  # another entity claims it too: the one listed first keeps it
+                self._ambiguous.add(key)
+                if self._rank[claimed.name.casefold()] > rank:
+                    self._by_surface[key] = entity
+            self._count_words(key)
+        return True
 
     def get(self, surface: str) -> KnownEntity | None:
         """The known entity a surface form (any case) names, or None."""
@@ -169,7 +220,18 @@ class KnownEntities:
         return len(self._entities)
 
     def __iter__(self) -> Iterator[KnownEntity]:
-        return iter(self._entities)
+        return iter(tuple(self._entities))
+
+
+def _surface_keys(entity: KnownEntity) -> list[str]:
+    """The lookup keys of an entity's name and aliases (in that order; too short or unlinkable ones
+    left out)."""
+    keys = []
+    for surface in (entity.name, *entity.aliases):
+        key = " ".join(surface.casefold().split())
+        if len(key) >= 2 and key not in _UNLINKABLE:
+            keys.append(key)
+    return keys
 
 
 @dataclass(frozen=True, slots=True)

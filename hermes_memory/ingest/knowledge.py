@@ -53,7 +53,7 @@ class RuleBasedKnowledge:
     def __init__(self, semantic: SemanticMemory | None):
         self._semantic = semantic
         self._known: dict[str, KnownEntity] | None = None
-        self._lookup: KnownEntities | None = None  # built from ``_known``; reset when it changes
+        self._lookup: KnownEntities | None = None  # built from ``_known``; updated (or reset) with it
         self._lock = threading.Lock()
         self.names_over_cap = 0  # names not made entities because of tier2.max_entities (logged once)
 
@@ -221,7 +221,7 @@ class RuleBasedKnowledge:
             for alias in aliases:  # a placeholder ("the user's dog") that took this name is gone
                 dropped = self._known.pop(alias.casefold(), None) is not None or dropped
             self._known[name.casefold()] = entity
-            if dropped or old != entity:
+            if dropped or (old != entity and self._lookup is not None and not self._lookup.update(entity)):
                 self._lookup = None  # rebuilt on the next extraction
             return old is not None and old != entity
 

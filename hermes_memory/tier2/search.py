@@ -139,17 +139,23 @@ def ranked_in_fts(
     above ``floor``) and ``where`` (with ``params``), as ``columns`` plus ``bm_id`` (the row id) and ``bm``
     (bm25, lower is better), best first. Ranked inside the FTS index first (the best ``pool`` rows), joined
     and filtered after (joining every matching row first costs 4x at scale); joined first only when the
-    filter left fewer than ``limit``."""
+    filter left fewer than ``limit`` of the ``pool`` rows (``pooled``: how many matched, up to ``pool``;
+    fewer means every matching row was ranked, so joining first would find no other row)."""
     bound = f"AND {fts}.rowid > ? " if floor is not None else ""
     floors = [floor] if floor is not None else []
-    rows = db.query(
-        f"WITH c AS (SELECT rowid AS id, bm25({fts}) AS bm FROM {fts} "
+    # One row more than the hits (or one row of NULLs when none): ``pooled`` from the count.
+    found = db.query(
+        f"WITH c AS MATERIALIZED (SELECT rowid AS id, bm25({fts}) AS bm FROM {fts} "
         f"WHERE {fts} MATCH ? {bound}ORDER BY bm LIMIT ?) "
-        f"SELECT {columns}, {alias}.id AS bm_id, c.bm AS bm FROM c JOIN {table} {alias} ON {alias}.id = c.id "
-        f"WHERE {where} ORDER BY c.bm LIMIT ?",
+        "SELECT x.*, p.pooled FROM (SELECT count(*) AS pooled FROM c) p LEFT JOIN "
+        f"(SELECT {columns}, {alias}.id AS bm_id, c.bm AS bm FROM c "
+        f"JOIN {table} {alias} ON {alias}.id = c.id WHERE {where} ORDER BY c.bm LIMIT ?) x ON 1 "
+        "ORDER BY x.bm",
         [match, *floors, pool, *params, limit],
     )
-    if len(rows) < limit:
+    pooled = int(found[0]["pooled"]) if found else 0
+    rows = [r for r in found if r["bm_id"] is not None]
+    if len(rows) < limit and pooled >= pool:
         rows = db.query(
             f"SELECT {columns}, {alias}.id AS bm_id, bm25({fts}) AS bm FROM {fts} "
             f"JOIN {table} {alias} ON {alias}.id = {fts}.rowid WHERE {fts} MATCH ? {bound}AND {where} "
