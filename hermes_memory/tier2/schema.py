@@ -411,7 +411,8 @@ END;
 # neighbour ids move), ``turn`` (a turn's uuid), ``fact`` (a fact's uuid), ``source`` (a turn uuid whose
 # superseded facts changed: logged only when the fact is or was superseded, so reinforcing a current fact
 # does not log its whole source list) and ``all`` (a turn moved to another session or scope: start over).
-# The oldest rows go once 50,000 generations are newer; a reader that far behind starts over.
+# The oldest rows go once 10,000 generations are newer (a few hundred turns); a reader that far behind
+# starts over (it would anyway: more than ``recall._reads._MAX_CHANGES`` rows).
 _RECALL_CHANGES = """
 CREATE TABLE recall_changes (
     gen INTEGER NOT NULL,
@@ -436,7 +437,7 @@ CREATE TRIGGER recall_generation_episodes_ai AFTER INSERT ON episodes BEGIN
             UNION ALL SELECT 'episode', (SELECT x.id FROM episodes x WHERE x.session_id = new.session_id
                 AND x.scope = new.scope AND x.id > new.id ORDER BY x.id LIMIT 1)
         ) c WHERE g.id = 1 AND c.key IS NOT NULL;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
 END;
 CREATE TRIGGER recall_generation_episodes_au AFTER UPDATE ON episodes BEGIN
     UPDATE recall_generation SET n = n + 1 WHERE id = 1;
@@ -449,7 +450,7 @@ CREATE TRIGGER recall_generation_episodes_au AFTER UPDATE ON episodes BEGIN
             UNION ALL SELECT 'all', 0 WHERE old.id != new.id OR old.session_id IS NOT new.session_id
                 OR old.scope IS NOT new.scope
         ) c WHERE g.id = 1;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
 END;
 CREATE TRIGGER recall_generation_episodes_ad AFTER DELETE ON episodes BEGIN
     UPDATE recall_generation SET n = n + 1 WHERE id = 1;
@@ -462,7 +463,7 @@ CREATE TRIGGER recall_generation_episodes_ad AFTER DELETE ON episodes BEGIN
             UNION ALL SELECT 'episode', (SELECT x.id FROM episodes x WHERE x.session_id = old.session_id
                 AND x.scope = old.scope AND x.id > old.id ORDER BY x.id LIMIT 1)
         ) c WHERE g.id = 1 AND c.key IS NOT NULL;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
 END;
 CREATE TRIGGER recall_generation_facts_ai AFTER INSERT ON facts BEGIN
     UPDATE recall_generation SET n = n + 1 WHERE id = 1;
@@ -473,7 +474,7 @@ CREATE TRIGGER recall_generation_facts_ai AFTER INSERT ON facts BEGIN
                 AND json_valid(new.source_episodes) THEN new.source_episodes ELSE '[]' END) j
                 WHERE j.type = 'text'
         ) c WHERE g.id = 1;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
 END;
 CREATE TRIGGER recall_generation_facts_au AFTER UPDATE OF uuid, content, content_hash, category, confidence,
     source_type, source_id, created_at, updated_at, expires_at, is_archived, valid_from, valid_to,
@@ -491,7 +492,7 @@ CREATE TRIGGER recall_generation_facts_au AFTER UPDATE OF uuid, content, content
                 AND json_valid(new.source_episodes) THEN new.source_episodes ELSE '[]' END) j
                 WHERE j.type = 'text'
         ) c WHERE g.id = 1;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
 END;
 CREATE TRIGGER recall_generation_facts_ad AFTER DELETE ON facts BEGIN
     UPDATE recall_generation SET n = n + 1 WHERE id = 1;
@@ -502,7 +503,7 @@ CREATE TRIGGER recall_generation_facts_ad AFTER DELETE ON facts BEGIN
                 AND json_valid(old.source_episodes) THEN old.source_episodes ELSE '[]' END) j
                 WHERE j.type = 'text'
         ) c WHERE g.id = 1;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 50000;
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
 END;
 """
 

@@ -172,9 +172,9 @@ def test_the_log_keeps_only_the_newest_generations(api: MemoryAPI) -> None:
     db = api.tier2.db
     db.execute("UPDATE recall_generation SET n = 100000")
     db.execute(
-        "INSERT INTO recall_changes(gen, kind, key) VALUES (10, 'fact', 'old'), (60000, 'fact', 'kept')"
+        "INSERT INTO recall_changes(gen, kind, key) VALUES (10, 'fact', 'old'), (95000, 'fact', 'kept')"
     )
-    api.tier2.facts.store("Caroline's beagle is called Biscuit")  # generation 100001: prunes <= 50001
+    api.tier2.facts.store("Caroline's beagle is called Biscuit")  # generation 100001: prunes <= 90001
     keys = {r["key"] for r in db.query("SELECT key FROM recall_changes")}
     assert "old" not in keys and "kept" in keys
 
