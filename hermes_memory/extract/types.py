@@ -6,6 +6,7 @@ Times are aware UTC datetimes; a period's ``end`` is exclusive (the first instan
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -128,84 +129,118 @@ _UNLINKABLE = frozenset(
 class KnownEntities:
     """Lookup of known entities by lower-cased surface form (name or alias).
 
-    Build it once and pass it to every ``extract`` call; ``update`` keeps it current as entities are
-    written (the ingest's linking cache), where it can do so exactly. Raises ValidationError when an
-    item is not a KnownEntity.
+    Build it once and pass it to every ``extract`` call. ``update`` and ``remove`` keep it current as
+    entities are written (the ingest's linking cache), giving exactly what a fresh build over the list
+    so changed would give. Raises ValidationError when an item is not a KnownEntity.
     """
 
-    __slots__ = (
-        "_ambiguous",
-        "_by_name",
-        "_by_surface",
-        "_entities",
-        "_rank",
-        "_repeated",
-        "first_words",
-        "max_tokens",
-    )
+    __slots__ = ("_all_sizes", "_ambiguous", "_by_name", "_by_surface", "_claims", "_entities", "_next",
+                 "_sizes", "first_words", "max_tokens")  # fmt: skip
 
     def __init__(self, entities: Iterable[KnownEntity] = ()) -> None:
-        self._entities: list[KnownEntity] = []
-        self._by_name: dict[str, KnownEntity] = {}  # casefolded name -> the entity (the last one listed)
-        self._rank: dict[str, int] = {}  # casefolded name -> its place in the list (the first one's)
-        self._repeated: set[str] = set()  # casefolded names listed more than once
+        self._entities: dict[int, KnownEntity] = {}  # order key -> entity, in list order
+        self._next = 0
+        self._by_name: dict[str, list[int]] = {}  # casefolded name -> its order keys (more: repeated)
+        # surface key -> (order key, entity) of every entity claiming it, in list order
+        self._claims: dict[str, list[tuple[int, KnownEntity]]] = {}
         self._by_surface: dict[str, KnownEntity] = {}
         self._ambiguous: set[str] = set()
         # first word of every surface -> the most words any surface starting with it has
         self.first_words: dict[str, int] = {}
         self.max_tokens = 1
+        self._sizes: dict[str, Counter[int]] = {}  # first word -> how many surfaces have each size
+        self._all_sizes: Counter[int] = Counter()  # the same over every first word
         for entity in entities:
             if not isinstance(entity, KnownEntity):
                 raise ValidationError(f"KnownEntities takes KnownEntity items, got {type(entity).__name__}")
-            self._append(entity)
+            self._place(self._next, entity)
+            self._next += 1
 
-    def _append(self, entity: KnownEntity) -> None:
-        name = entity.name.casefold()
-        if name in self._rank:
-            self._repeated.add(name)
-        self._rank.setdefault(name, len(self._entities))
-        self._by_name[name] = entity
-        self._entities.append(entity)
-        for key in _surface_keys(entity):
-            # The first entity claiming a surface keeps it: canonical names are listed first.
-            claimed = self._by_surface.setdefault(key, entity)
-            if claimed is not entity and claimed.name.casefold() != entity.name.casefold():
-                self._ambiguous.add(key)
-            self._count_words(key)
+    def _place(self, order: int, entity: KnownEntity) -> None:
+        self._entities[order] = entity
+        self._by_name.setdefault(entity.name.casefold(), []).append(order)
+        self._claim(order, entity)
 
-    def _count_words(self, key: str) -> None:
+    def _claim(self, order: int, entity: KnownEntity) -> None:
+        for key in dict.fromkeys(_surface_keys(entity)):
+            claims = self._claims.setdefault(key, [])
+            claims.append((order, entity))
+            if len(claims) > 1 and claims[-2][0] > order:
+                claims.sort(key=lambda claim: claim[0])
+            self._settle(key)
+            self._count(key, 1)
+
+    def _unclaim(self, order: int, entity: KnownEntity) -> None:
+        for key in dict.fromkeys(_surface_keys(entity)):
+            claims = self._claims[key]
+            claims[:] = [claim for claim in claims if claim[0] != order]
+            if not claims:
+                del self._claims[key]
+            self._settle(key)
+            self._count(key, -1)
+
+    def _settle(self, key: str) -> None:
+        """The first entity claiming a surface keeps it (canonical names are listed first); it is
+        ambiguous when a later one has another name."""
+        claims = self._claims.get(key)
+        if not claims:
+            self._by_surface.pop(key, None)
+            self._ambiguous.discard(key)
+            return
+        first = claims[0][1]
+        self._by_surface[key] = first
+        name = first.name.casefold()
+        if any(other.name.casefold() != name for _, other in claims[1:]):
+            self._ambiguous.add(key)
+        else:
+            self._ambiguous.discard(key)
+
+    def _count(self, key: str, step: int) -> None:
         size = min(6, key.count(" ") + 1)
         first = key.split(" ", 1)[0]
-        self.first_words[first] = max(self.first_words.get(first, 0), size)
-        self.max_tokens = max(self.max_tokens, size)
+        sizes = self._sizes.setdefault(first, Counter())
+        for counter in (sizes, self._all_sizes):
+            counter[size] += step
+            if counter[size] <= 0:
+                del counter[size]
+        if sizes:
+            self.first_words[first] = max(sizes)
+        else:
+            del self._sizes[first]
+            self.first_words.pop(first, None)
+        self.max_tokens = max(self._all_sizes, default=1)
 
     def update(self, entity: KnownEntity) -> bool:
-        """Take in a new entity, or a known one (same name) that keeps every surface form it had, with
-        the lookup a fresh build over the list with ``entity`` put in would give (a known one keeps its
-        place). False, and nothing changed, for anything else (a surface form dropped): build anew."""
+        """Put ``entity`` in: in the place of the known one with its name, else last. False, and nothing
+        changed, when several listed entities have its name (build anew)."""
         if not isinstance(entity, KnownEntity):
             raise ValidationError(f"KnownEntities takes KnownEntity items, got {type(entity).__name__}")
-        name = entity.name.casefold()
-        old = self._by_name.get(name)
-        if old is None:
-            self._append(entity)
+        orders = self._by_name.get(entity.name.casefold())
+        if orders is None:
+            self._place(self._next, entity)
+            self._next += 1
             return True
-        old_keys = set(_surface_keys(old))
-        new_keys = _surface_keys(entity)
-        if not old_keys <= set(new_keys) or name in self._repeated:
+        if len(orders) > 1:
             return False
-        rank = self._rank[name]
-        self._entities[rank] = entity
-        self._by_name[name] = entity
-        for key in new_keys:
-            claimed = self._by_surface.get(key)
-            if claimed is None or claimed is old:
-                self._by_surface[key] = entity
-            elif key not in old_keys:  # another entity claims it too: the one listed first keeps it
-                self._ambiguous.add(key)
-                if self._rank[claimed.name.casefold()] > rank:
-                    self._by_surface[key] = entity
-            self._count_words(key)
+        order = orders[0]
+        old = self._entities[order]
+        if old != entity:
+            self._unclaim(order, old)
+            self._entities[order] = entity  # in its place
+            self._claim(order, entity)
+        return True
+
+    def remove(self, name: str) -> bool:
+        """Take out the entity with this name (any case; none: nothing to do). False, and nothing changed,
+        when several listed entities have it (build anew)."""
+        orders = self._by_name.get(name.casefold())
+        if orders is None:
+            return True
+        if len(orders) > 1:
+            return False
+        order = orders[0]
+        del self._by_name[name.casefold()]
+        self._unclaim(order, self._entities.pop(order))
         return True
 
     def get(self, surface: str) -> KnownEntity | None:
@@ -220,7 +255,7 @@ class KnownEntities:
         return len(self._entities)
 
     def __iter__(self) -> Iterator[KnownEntity]:
-        return iter(tuple(self._entities))
+        return iter(tuple(self._entities.values()))
 
 
 def _surface_keys(entity: KnownEntity) -> list[str]:

@@ -217,12 +217,15 @@ class RuleBasedKnowledge:
             if self._known is None:
                 return False
             old = self._known.get(name.casefold())
-            dropped = False
+            lookup = self._lookup
             for alias in aliases:  # a placeholder ("the user's dog") that took this name is gone
-                dropped = self._known.pop(alias.casefold(), None) is not None or dropped
+                gone = self._known.pop(alias.casefold(), None)
+                if gone is not None and lookup is not None and not lookup.remove(gone.name):
+                    lookup = None
             self._known[name.casefold()] = entity
-            if dropped or (old != entity and self._lookup is not None and not self._lookup.update(entity)):
-                self._lookup = None  # rebuilt on the next extraction
+            if lookup is not None and not lookup.update(entity):
+                lookup = None
+            self._lookup = lookup  # kept as a fresh build would make it, else built on the next extraction
             return old is not None and old != entity
 
 
