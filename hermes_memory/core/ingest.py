@@ -275,11 +275,11 @@ class Ingest:
         cannot grow the backlog without bound, and a turn waits at most for N embeddings. No turn is lost or
         refused: the turns queued meanwhile wait in their durable queue (``pending`` and ``status`` show
         both backlogs) and are written at the next pass."""
-        from hermes_memory.recall.foreground import BACKGROUND_WAIT_S, RECALLS, SETTLE_S
+        from hermes_memory.recall.foreground import BACKGROUND_WAIT_S, QUIET_S, RECALLS, SETTLE_S
 
         def step_aside() -> None:
             if background:
-                RECALLS.wait_until_clear(BACKGROUND_WAIT_S)
+                RECALLS.wait_until_clear(BACKGROUND_WAIT_S, QUIET_S)
 
         busy = False
         ingestor, sem = self._ingestor, self._tiers.sem

@@ -61,3 +61,37 @@ def test_waiting_ends_when_the_last_recall_ends_or_times_out() -> None:
         assert gate.active == 2
         assert not gate.wait_until_clear(0.01)  # timed out: the caller goes ahead anyway
     assert gate.active == 0 and gate.wait_until_clear(0.0)
+
+
+def test_background_work_waits_for_a_quiet_moment_after_recalls() -> None:
+    """Recalls back to back (a gap between them, none running) are no quiet moment: the work waits for
+    one, up to its timeout, so it runs in fewer, longer stretches beside fewer recalls."""
+    gate = Foreground()
+    assert gate.wait_until_clear(0.0, quiet=3600.0)  # no recall ever ran
+    with gate.running():
+        pass
+    assert gate.wait_until_clear(0.0)  # none runs now
+    assert not gate.wait_until_clear(0.05, quiet=3600.0)  # but one just ended
+    released = threading.Event()
+
+    def wait() -> None:
+        if gate.wait_until_clear(60.0, quiet=0.05):
+            released.set()
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    waiter.join(30)
+    assert released.is_set()  # the quiet moment came before the timeout
+
+
+def test_the_worker_steps_aside_with_the_quiet_period(tmp_path: Path, monkeypatch: Any) -> None:
+    asked: list[tuple[float, float]] = []
+    def record(timeout: float, quiet: float = 0.0) -> bool:
+        asked.append((timeout, quiet))
+        return True
+
+    monkeypatch.setattr(RECALLS, "wait_until_clear", record)
+    with MemoryAPI(hermes_home=tmp_path, **SETTINGS) as api:
+        assert api.remember_turn("I moved to Lisbon in May.", "Nice!", "s1")["success"]
+        api.core.ingest.drain_once(background=True)
+    assert asked and all(q == foreground.QUIET_S > 0 for _, q in asked)
