@@ -416,7 +416,42 @@ END;
 # Also: a new fact's single-valued conflicts are looked up by subject and predicate in any spelling
 # (``lower``); without an index on those expressions the lookup read every fact of the scope (7-10 ms per
 # stored fact at 50k facts, on the background worker's write path).
-_RECALL_CHANGES = """
+def _logging_trigger(name: str, event: str, rows: str, keep_null: bool = False) -> str:
+    """A trigger that bumps ``recall_generation`` and logs ``rows`` (a SELECT of (kind, key) over the
+    trigger's ``new``/``old`` row) at the new generation, pruning the log to the newest 10,000."""
+    null = "" if keep_null else " AND c.key IS NOT NULL"
+    return f"""CREATE TRIGGER {name} {event} BEGIN
+    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
+    INSERT INTO recall_changes(gen, kind, key)
+        SELECT g.n, c.kind, c.key FROM recall_generation g, ({rows}) c WHERE g.id = 1{null};
+    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
+END;
+"""
+
+
+def _turn_and_neighbours(row: str) -> str:
+    """Turn ``row`` (``new``/``old``) by row id and uuid, and the turns before and after it in its
+    session by row id (NULL where there is none)."""
+    return (
+        f"SELECT 'episode' AS kind, {row}.id AS key UNION ALL SELECT 'turn', {row}.uuid "
+        f"UNION ALL SELECT 'episode', (SELECT p.id FROM episodes p WHERE p.session_id = {row}.session_id "
+        f"AND p.scope = {row}.scope AND p.id < {row}.id ORDER BY p.id DESC LIMIT 1) "
+        f"UNION ALL SELECT 'episode', (SELECT x.id FROM episodes x WHERE x.session_id = {row}.session_id "
+        f"AND x.scope = {row}.scope AND x.id > {row}.id ORDER BY x.id LIMIT 1)"
+    )
+
+
+def _superseded_sources(row: str) -> str:
+    """The source turns of fact ``row`` when it is superseded."""
+    return (
+        f"SELECT 'source', j.value FROM json_each(CASE WHEN {row}.superseded_at IS NOT NULL "
+        f"AND json_valid({row}.source_episodes) THEN {row}.source_episodes ELSE '[]' END) j "
+        "WHERE j.type = 'text'"
+    )
+
+
+_RECALL_CHANGES = (
+    """
 CREATE INDEX idx_facts_subject_key ON facts(scope, lower(subject), lower(predicate));
 CREATE TABLE recall_changes (
     gen INTEGER NOT NULL,
@@ -430,86 +465,44 @@ DROP TRIGGER recall_generation_episodes_ad;
 DROP TRIGGER recall_generation_facts_ai;
 DROP TRIGGER recall_generation_facts_au;
 DROP TRIGGER recall_generation_facts_ad;
-CREATE TRIGGER recall_generation_episodes_ai AFTER INSERT ON episodes BEGIN
-    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
-    INSERT INTO recall_changes(gen, kind, key)
-        SELECT g.n, c.kind, c.key FROM recall_generation g, (
-            SELECT 'episode' AS kind, new.id AS key
-            UNION ALL SELECT 'turn', new.uuid
-            UNION ALL SELECT 'episode', (SELECT p.id FROM episodes p WHERE p.session_id = new.session_id
-                AND p.scope = new.scope AND p.id < new.id ORDER BY p.id DESC LIMIT 1)
-            UNION ALL SELECT 'episode', (SELECT x.id FROM episodes x WHERE x.session_id = new.session_id
-                AND x.scope = new.scope AND x.id > new.id ORDER BY x.id LIMIT 1)
-        ) c WHERE g.id = 1 AND c.key IS NOT NULL;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
-END;
-CREATE TRIGGER recall_generation_episodes_au AFTER UPDATE ON episodes BEGIN
-    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
-    INSERT INTO recall_changes(gen, kind, key)
-        SELECT g.n, c.kind, c.key FROM recall_generation g, (
-            SELECT 'episode' AS kind, old.id AS key
-            UNION ALL SELECT 'episode', new.id
-            UNION ALL SELECT 'turn', old.uuid
-            UNION ALL SELECT 'turn', new.uuid
-            UNION ALL SELECT 'all', 0 WHERE old.id != new.id OR old.session_id IS NOT new.session_id
-                OR old.scope IS NOT new.scope
-        ) c WHERE g.id = 1;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
-END;
-CREATE TRIGGER recall_generation_episodes_ad AFTER DELETE ON episodes BEGIN
-    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
-    INSERT INTO recall_changes(gen, kind, key)
-        SELECT g.n, c.kind, c.key FROM recall_generation g, (
-            SELECT 'episode' AS kind, old.id AS key
-            UNION ALL SELECT 'turn', old.uuid
-            UNION ALL SELECT 'episode', (SELECT p.id FROM episodes p WHERE p.session_id = old.session_id
-                AND p.scope = old.scope AND p.id < old.id ORDER BY p.id DESC LIMIT 1)
-            UNION ALL SELECT 'episode', (SELECT x.id FROM episodes x WHERE x.session_id = old.session_id
-                AND x.scope = old.scope AND x.id > old.id ORDER BY x.id LIMIT 1)
-        ) c WHERE g.id = 1 AND c.key IS NOT NULL;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
-END;
-CREATE TRIGGER recall_generation_facts_ai AFTER INSERT ON facts BEGIN
-    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
-    INSERT INTO recall_changes(gen, kind, key)
-        SELECT g.n, c.kind, c.key FROM recall_generation g, (
-            SELECT 'fact' AS kind, new.uuid AS key
-            UNION ALL SELECT 'source', j.value FROM json_each(CASE WHEN new.superseded_at IS NOT NULL
-                AND json_valid(new.source_episodes) THEN new.source_episodes ELSE '[]' END) j
-                WHERE j.type = 'text'
-        ) c WHERE g.id = 1;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
-END;
-CREATE TRIGGER recall_generation_facts_au AFTER UPDATE OF uuid, content, content_hash, category, confidence,
-    source_type, source_id, created_at, updated_at, expires_at, is_archived, valid_from, valid_to,
-    recorded_at, superseded_at, superseded_by, subject, predicate, object, source_episodes, extractor,
-    importance, scope, threat ON facts BEGIN
-    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
-    INSERT INTO recall_changes(gen, kind, key)
-        SELECT g.n, c.kind, c.key FROM recall_generation g, (
-            SELECT 'fact' AS kind, old.uuid AS key
-            UNION ALL SELECT 'fact', new.uuid WHERE new.uuid IS NOT old.uuid
-            UNION ALL SELECT 'source', j.value FROM json_each(CASE WHEN old.superseded_at IS NOT NULL
-                AND json_valid(old.source_episodes) THEN old.source_episodes ELSE '[]' END) j
-                WHERE j.type = 'text'
-            UNION ALL SELECT 'source', j.value FROM json_each(CASE WHEN new.superseded_at IS NOT NULL
-                AND json_valid(new.source_episodes) THEN new.source_episodes ELSE '[]' END) j
-                WHERE j.type = 'text'
-        ) c WHERE g.id = 1;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
-END;
-CREATE TRIGGER recall_generation_facts_ad AFTER DELETE ON facts BEGIN
-    UPDATE recall_generation SET n = n + 1 WHERE id = 1;
-    INSERT INTO recall_changes(gen, kind, key)
-        SELECT g.n, c.kind, c.key FROM recall_generation g, (
-            SELECT 'fact' AS kind, old.uuid AS key
-            UNION ALL SELECT 'source', j.value FROM json_each(CASE WHEN old.superseded_at IS NOT NULL
-                AND json_valid(old.source_episodes) THEN old.source_episodes ELSE '[]' END) j
-                WHERE j.type = 'text'
-        ) c WHERE g.id = 1;
-    DELETE FROM recall_changes WHERE gen <= (SELECT n FROM recall_generation WHERE id = 1) - 10000;
-END;
 """
+    + _logging_trigger("recall_generation_episodes_ai", "AFTER INSERT ON episodes",
+                       _turn_and_neighbours("new"))
+    + _logging_trigger(
+        "recall_generation_episodes_au",
+        "AFTER UPDATE ON episodes",
+        "SELECT 'episode' AS kind, old.id AS key UNION ALL SELECT 'episode', new.id "
+        "UNION ALL SELECT 'turn', old.uuid UNION ALL SELECT 'turn', new.uuid "
+        "UNION ALL SELECT 'all', 0 WHERE old.id != new.id OR old.session_id IS NOT new.session_id "
+        "OR old.scope IS NOT new.scope",
+        keep_null=True,
+    )
+    + _logging_trigger("recall_generation_episodes_ad", "AFTER DELETE ON episodes",
+                       _turn_and_neighbours("old"))
+    + _logging_trigger(
+        "recall_generation_facts_ai",
+        "AFTER INSERT ON facts",
+        f"SELECT 'fact' AS kind, new.uuid AS key UNION ALL {_superseded_sources('new')}",
+        keep_null=True,
+    )
+    + _logging_trigger(
+        "recall_generation_facts_au",
+        "AFTER UPDATE OF uuid, content, content_hash, category, confidence, source_type, source_id, "
+        "created_at, updated_at, expires_at, is_archived, valid_from, valid_to, recorded_at, superseded_at, "
+        "superseded_by, subject, predicate, object, source_episodes, extractor, importance, scope, threat "
+        "ON facts",
+        "SELECT 'fact' AS kind, old.uuid AS key "
+        "UNION ALL SELECT 'fact', new.uuid WHERE new.uuid IS NOT old.uuid "
+        f"UNION ALL {_superseded_sources('old')} UNION ALL {_superseded_sources('new')}",
+        keep_null=True,
+    )
+    + _logging_trigger(
+        "recall_generation_facts_ad",
+        "AFTER DELETE ON facts",
+        f"SELECT 'fact' AS kind, old.uuid AS key UNION ALL {_superseded_sources('old')}",
+        keep_null=True,
+    )
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
