@@ -191,6 +191,7 @@ class _Query:
     listing: bool = False
     answer: str | None = None  # what kind of turn can answer it (``query.answer_type``)
     inference: bool = False  # it asks for a guess (``expand.is_inference``)
+    across_time: bool = False  # it gathers what happened over time (``query.asks_across_time``)
     entities: list[str] | None = None  # the entities it names (``RecallEngine._named``), once looked up
 
 
@@ -262,6 +263,7 @@ class RecallEngine:
             cues.asks_for_list(query),
             cues.answer_type(query),
             expand.is_inference(query),
+            across_time=cues.asks_across_time(query),
         )
 
     # -- the recall -----------------------------------------------------------------------------
@@ -409,6 +411,10 @@ class RecallEngine:
                 {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
                 session_id, stale, dropped,
             )  # fmt: skip
+            if not q.across_time:  # gathered over time: its evidence spans sessions
+                scored = expand.session_cohesion(
+                    scored, turns, st.cohesion_seeds, st.cohesion_keep, st.session_cohesion
+                )
             top = max(scored.values(), default=0.0) or 1.0
             # ``_episode_score`` of each, inlined (a few hundred turns per recall): the same arithmetic.
             weight, half_life, scale = st.recency_weight, st.recency_half_life_days, 1.0 + st.recency_weight

@@ -16,6 +16,7 @@ Pure functions over what recall has loaded already: no store read.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Mapping
 from typing import Protocol
@@ -77,6 +78,27 @@ def thread_pulls(
     return {row_id: weight * best for row_id, best in pulls.items()}
 
 
+def session_cohesion(
+    scores: Mapping[int, float], turns: Mapping[int, LoadedTurn], seeds: int, keep: int, weight: float
+) -> dict[int, float]:
+    """``scores`` with the other turns of the sessions of the ``seeds`` best turns ranked up by
+    ``weight``: a conversation's answer often spans several turns of one session, so a turn of the
+    session the strongest matches come from is likelier evidence than one of another session that
+    scores the same. The ``keep`` best turns keep their places: a raised turn is held just below the
+    last of them (the cue reorders what follows the first hits, never the first hits)."""
+    if weight <= 0 or not scores:
+        return dict(scores)
+    lead = heapq.nlargest(max(seeds, keep), scores, key=lambda r: scores[r])
+    sessions = {turns[r].episode.session_id for r in lead[:seeds] if r in turns}
+    cap = scores[lead[keep - 1]] * (1.0 - 1e-9) if 0 < keep <= len(lead) else float("inf")
+    out = dict(scores)
+    for row_id in set(scores) - set(lead):
+        turn = turns.get(row_id)
+        if turn is not None and turn.episode.session_id in sessions:
+            out[row_id] = min(cap, scores[row_id] * (1.0 + weight))
+    return out
+
+
 def _same_voice(a: Episode, b: Episode) -> bool:
     """Said by the same person: the same speaker and role (turns without a speaker: the same role)."""
     return a.speaker == b.speaker and a.role == b.role
@@ -102,4 +124,11 @@ def embedded_query(stripped: str, inference: bool, st: RecallSettings) -> str:
     return plain_statement(stripped) if inference and st.inference_statement == 2 else stripped
 
 
-__all__ = ["LoadedTurn", "embedded_query", "is_inference", "plain_statement", "thread_pulls"]
+__all__ = [
+    "LoadedTurn",
+    "embedded_query",
+    "is_inference",
+    "plain_statement",
+    "session_cohesion",
+    "thread_pulls",
+]
