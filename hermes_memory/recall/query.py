@@ -65,8 +65,9 @@ def asks_about_present(question: str) -> bool:
 # or a present perfect ("Where has X camped?", "Which places has X been to?").
 _ACROSS_TIME = re.compile(
     r"\bhow many\b|\b(?:both|in common|each other|together)\b"
-    r"|\b(?:has|have)\s+(?:[\w'’]+\s+){1,3}?(?:been|\w+ed|\w+en|made|done|had|seen|read|met|won|gone|"
-    r"bought|taken|given|found|built|kept|left|lost|taught|thought|told|heard|held|brought|played)\b",
+    r"|\b(?:has|have)\s+(?:[\w'’]+\s+){1,2}?(?:\w+ed|been|seen|taken|given|written|eaten|driven|ridden|"
+    r"spoken|chosen|gotten|broken|grown|known|shown|drawn|begun|done|gone|made|had|read|met|won|bought|"
+    r"found|built|kept|left|lost|taught|thought|told|heard|held|brought|sung|swum)\b",
     re.I,
 )
 
