@@ -10,6 +10,9 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * a time anchored question ("in May 2023", "last week") ranks up turns from that period (timeline);
   * a strong turn pulls in its neighbours (evidence often spans a question and its answer), and the
     same speaker's turn two away, after the other's reply (``recall.expand``);
+  * the other turns of the sessions the best turns come from rank up, below the first hits (session
+    cohesion, ``recall.expand``), unless the question gathers what happened over time ("how many",
+    "both", "Where has X camped?");
   * a question asking for a guess ("Would X likely…") is embedded without its frame (``recall.expand``);
   * facts: BM25 and vectors over extracted facts, plus graph spreading activation from the entities the
     query names; curated (Tier 1) entries by term overlap;

@@ -7,6 +7,11 @@ the other has answered: A "I went to a poetry reading", B "What was it about?", 
 poetry reading…". On LoCoMo dev, of the evidence turns missed by the top 10, 53 sat two turns from a top-5
 hit in its session and 25 next to one. ``thread_pulls`` lends that turn ``thread_pull`` of the score.
 
+A conversation's answer often spans several turns of one session (a story told over a few turns): the
+other turns of the sessions the strongest matches come from rank up (``session_cohesion``), below the
+first hits, so they win over equally scored turns of other sessions. Not for a question that gathers
+what happened over time (``query.asks_across_time``), whose evidence spans sessions.
+
 Inference questions ("Would Caroline likely have Dr. Seuss books on her bookshelf?", "What might John's
 degree be in?") wrap what they ask in a frame of modal and likelihood words that no statement of the
 evidence says; their vector is taken without it (``embedded_query``).
