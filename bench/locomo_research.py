@@ -73,6 +73,7 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "- superseded penalty": {"superseded_penalty": 0.0},
     "- thread pull (same speaker two away)": {"thread_pull": 0.0},
     "- guess without its frame": {"inference_statement": 1},
+    "- session cohesion": {"session_cohesion": 0.0},
 }
 # The coordinate search's values per field (the preset's own value is always tried too).
 GRID: dict[str, list[float]] = {
@@ -89,6 +90,8 @@ GRID: dict[str, list[float]] = {
     "list_other_speaker_penalty": [0.0, 0.3, 0.6],
     "thread_pull": [0.0, 0.1, 0.2, 0.3],
     "inference_statement": [1, 2],
+    "session_cohesion": [0.0, 0.1, 0.2, 0.3],
+    "cohesion_seeds": [2, 3, 5],
 }
 
 

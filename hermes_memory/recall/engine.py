@@ -10,6 +10,9 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * a time anchored question ("in May 2023", "last week") ranks up turns from that period (timeline);
   * a strong turn pulls in its neighbours (evidence often spans a question and its answer), and the
     same speaker's turn two away, after the other's reply (``recall.expand``);
+  * the other turns of the sessions the best turns come from rank up, below the first hits (session
+    cohesion, ``recall.expand``), unless the question gathers what happened over time ("how many",
+    "both", "Where has X camped?");
   * a question asking for a guess ("Would X likely…") is embedded without its frame (``recall.expand``);
   * facts: BM25 and vectors over extracted facts, plus graph spreading activation from the entities the
     query names; curated (Tier 1) entries by term overlap;
@@ -183,6 +186,7 @@ class _Query:
     listing: bool = False
     answer: str | None = None  # what kind of turn can answer it (``query.answer_type``)
     inference: bool = False  # it asks for a guess (``expand.is_inference``)
+    across_time: bool = False  # it gathers what happened over time (``query.asks_across_time``)
     entities: list[str] | None = None  # the entities it names (``RecallEngine._named``), once looked up
 
 
@@ -253,6 +257,7 @@ class RecallEngine:
             cues.asks_for_list(query),
             cues.answer_type(query),
             expand.is_inference(query),
+            across_time=cues.asks_across_time(query),
         )
 
     # -- the recall -----------------------------------------------------------------------------
@@ -400,6 +405,10 @@ class RecallEngine:
                 {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
                 session_id, stale, dropped,
             )  # fmt: skip
+            if not q.across_time:  # gathered over time: its evidence spans sessions
+                scored = expand.session_cohesion(
+                    scored, turns, st.cohesion_seeds, st.cohesion_keep, st.session_cohesion
+                )
             top = max(scored.values(), default=0.0) or 1.0
             # ``_episode_score`` of each, inlined (a few hundred turns per recall): the same arithmetic.
             weight, half_life, scale = st.recency_weight, st.recency_half_life_days, 1.0 + st.recency_weight

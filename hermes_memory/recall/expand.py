@@ -7,6 +7,11 @@ the other has answered: A "I went to a poetry reading", B "What was it about?", 
 poetry reading…". On LoCoMo dev, of the evidence turns missed by the top 10, 53 sat two turns from a top-5
 hit in its session and 25 next to one. ``thread_pulls`` lends that turn ``thread_pull`` of the score.
 
+A conversation's answer often spans several turns of one session (a story told over a few turns): the
+other turns of the sessions the strongest matches come from rank up (``session_cohesion``), below the
+first hits, so they win over equally scored turns of other sessions. Not for a question that gathers
+what happened over time (``query.asks_across_time``), whose evidence spans sessions.
+
 Inference questions ("Would Caroline likely have Dr. Seuss books on her bookshelf?", "What might John's
 degree be in?") wrap what they ask in a frame of modal and likelihood words that no statement of the
 evidence says; their vector is taken without it (``embedded_query``).
@@ -16,6 +21,7 @@ Pure functions over what recall has loaded already: no store read.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Mapping
 from typing import Protocol
@@ -77,6 +83,27 @@ def thread_pulls(
     return {row_id: weight * best for row_id, best in pulls.items()}
 
 
+def session_cohesion(
+    scores: Mapping[int, float], turns: Mapping[int, LoadedTurn], seeds: int, keep: int, weight: float
+) -> dict[int, float]:
+    """``scores`` with the other turns of the sessions of the ``seeds`` best turns ranked up by
+    ``weight``: a conversation's answer often spans several turns of one session, so a turn of the
+    session the strongest matches come from is likelier evidence than one of another session that
+    scores the same. The ``keep`` best turns keep their places: a raised turn is held just below the
+    last of them (the cue reorders what follows the first hits, never the first hits)."""
+    if weight <= 0 or not scores:
+        return dict(scores)
+    lead = heapq.nlargest(max(seeds, keep), scores, key=lambda r: scores[r])
+    sessions = {turns[r].episode.session_id for r in lead[:seeds] if r in turns}
+    cap = scores[lead[keep - 1]] * (1.0 - 1e-9) if 0 < keep <= len(lead) else float("inf")
+    out = dict(scores)
+    for row_id in set(scores) - set(lead):
+        turn = turns.get(row_id)
+        if turn is not None and turn.episode.session_id in sessions:
+            out[row_id] = min(cap, scores[row_id] * (1.0 + weight))
+    return out
+
+
 def _same_voice(a: Episode, b: Episode) -> bool:
     """Said by the same person: the same speaker and role (turns without a speaker: the same role)."""
     return a.speaker == b.speaker and a.role == b.role
@@ -102,4 +129,11 @@ def embedded_query(stripped: str, inference: bool, st: RecallSettings) -> str:
     return plain_statement(stripped) if inference and st.inference_statement == 2 else stripped
 
 
-__all__ = ["LoadedTurn", "embedded_query", "is_inference", "plain_statement", "thread_pulls"]
+__all__ = [
+    "LoadedTurn",
+    "embedded_query",
+    "is_inference",
+    "plain_statement",
+    "session_cohesion",
+    "thread_pulls",
+]

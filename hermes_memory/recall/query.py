@@ -61,6 +61,23 @@ def asks_about_present(question: str) -> bool:
     return not asks_about_past(question) and bool(_PRESENT.search(question))
 
 
+# A question gathering what happened over time: "how many", two people at once ("both", "in common"),
+# or a present perfect ("Where has X camped?", "Which places has X been to?").
+_ACROSS_TIME = re.compile(
+    r"\bhow many\b|\b(?:both|in common|each other|together)\b"
+    r"|\b(?:has|have)\s+(?:[\w'’]+\s+){1,2}?(?:\w+ed|been|seen|taken|given|written|eaten|driven|ridden|"
+    r"spoken|chosen|gotten|broken|grown|known|shown|drawn|begun|done|gone|made|had|read|met|won|bought|"
+    r"found|built|kept|left|lost|taught|thought|told|heard|held|brought|sung|swum)\b",
+    re.I,
+)
+
+
+def asks_across_time(question: str) -> bool:
+    """Whether the question gathers what happened over time ("How many…", "both", "in common", a present
+    perfect: "Where has X camped?"): its evidence is spread over sessions."""
+    return bool(_ACROSS_TIME.search(question))
+
+
 def asks_for_list(question: str) -> bool:
     return bool(_LISTING.search(question))
 
@@ -119,6 +136,7 @@ __all__ = [
     "answer_type",
     "asks_about_past",
     "asks_about_present",
+    "asks_across_time",
     "asks_for_list",
     "can_answer",
     "can_answer_with",

@@ -106,3 +106,66 @@ def test_recall_reaches_the_speakers_next_turn_with_the_thread_pull(tmp_path: Pa
     assert "I went to a poetry reading last Friday." in without[0]
     assert "Everyone shared stories of courage and hope." not in without
     assert "Everyone shared stories of courage and hope." in with_thread
+
+
+def _in(session: str, text: str = "a turn") -> _T:
+    return _T(Episode(uuid=session + text, session_id=session, role="user", text=text, timestamp=T0,
+                      speaker=None))  # fmt: skip
+
+
+def test_session_cohesion_ranks_up_the_sessions_of_the_best_turns() -> None:
+    turns = {1: _in("s1"), 2: _in("s2"), 3: _in("s1", "later"), 4: _in("s3"), 5: _in("s2", "later")}
+    scores = {1: 1.0, 2: 0.9, 3: 0.5, 4: 0.55, 5: 0.3}
+    # The best turn's session: its other turn rises past a turn of another session; the rest stay.
+    out = expand.session_cohesion(scores, turns, 1, 2, 0.2)
+    assert out == {1: 1.0, 2: 0.9, 3: pytest.approx(0.6), 4: 0.55, 5: 0.3}
+    # The first ``keep`` turns keep their places: a raised turn stays below the last of them.
+    held = expand.session_cohesion(scores, turns, 1, 2, 1.0)
+    assert 0.9 > held[3] > 0.89
+    assert held[1] == 1.0 and held[2] == 0.9
+    # Two seeds: both sessions rise; weight 0: nothing changes.
+    both = expand.session_cohesion(scores, turns, 2, 2, 0.2)
+    assert both[3] == pytest.approx(0.6) and both[5] == pytest.approx(0.36) and both[4] == 0.55
+    assert expand.session_cohesion(scores, turns, 2, 2, 0.0) == scores
+
+
+def test_recall_ranks_up_a_turn_of_the_best_turns_session(tmp_path: Path) -> None:
+    orders = []
+    for weight in (0.0, 1.0):
+        opts = {
+            "tier3.embedding_model": "hashing",
+            "tier3.backend": "memory",
+            "recall": {"preset": "default", "overrides": {
+                "session_cohesion": weight, "cohesion_seeds": 1, "cohesion_keep": 1, "diversity": 0.0,
+            }},
+        }  # fmt: skip
+        with MemoryAPI(hermes_home=tmp_path / str(weight), **opts) as mem:  # type: ignore[arg-type]
+            t = T0
+            for session, text in [
+                ("s1", "Roses, roses, more roses: my garden of roses is full of roses."),
+                *[("s1", f"Filler talk {i} about the weather and trains.") for i in range(4)],
+                ("s1", "My roses bloom slowly this year because the spring has been so very cold."),
+                ("s2", "Roses bloom early."),
+                *[("s2", f"More filler {i} about a football match on television.") for i in range(4)],
+            ]:
+                t += 60
+                mem.remember_message(text, session, t, speaker="Ann")
+            assert mem.flush(60)["data"]["drained"]
+            hits = mem.recall("roses", limit=3, tiers=["tier2"])["data"]["hits"]
+            orders.append([h["text"] for h in hits])
+    without, with_cohesion = orders
+    assert "garden of roses" in without[0] and "bloom early" in without[1] and "bloom slowly" in without[2]
+    assert "garden of roses" in with_cohesion[0] and "bloom slowly" in with_cohesion[1]
+
+
+def test_questions_gathered_over_time() -> None:
+    from hermes_memory.recall.query import asks_across_time
+
+    assert asks_across_time("How many children does Melanie have?")
+    assert asks_across_time("What movies have both Joanna and Nate seen?")
+    assert asks_across_time("What do Jon and Gina have in common?")
+    assert asks_across_time("Where has Melanie camped?")
+    assert asks_across_time("Which places has Tim been to?")
+    assert not asks_across_time("What did Nate do while Joanna was on her road trip?")
+    assert not asks_across_time("What genre is the novel that Tim is writing?")
+    assert not asks_across_time("What does Melanie have in her garden?")
