@@ -35,7 +35,7 @@ from hermes_memory.ops import recovery
 from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Fact
 from hermes_memory.scoping import ScopeView
-from hermes_memory.security.secrets import redact_secrets
+from hermes_memory.security.secrets import forget_checked, redact_secrets
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
@@ -212,8 +212,10 @@ class Memory:
         return self._engine
 
     def forget_recall_caches(self) -> None:
-        """Drop the recall engine (its participant cache may hold a name just forgotten or renamed)."""
+        """Drop the recall engine (its participant cache may hold a name just forgotten or renamed) and
+        the texts the secret check remembers as clean."""
         self._engine = None
+        forget_checked()
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes of every enabled tier."""

@@ -223,13 +223,32 @@ def contains_secret(text: str) -> bool:
     return bool(find_secrets(text))
 
 
+# Texts found to hold no credential (recall shows the same turns, dates and names again and again, and
+# every envelope is redacted at the edge): a dict lookup instead of a scan. Bounded (cleared when full);
+# only secret-free texts are kept, and ``forget_checked`` drops them (after a forget).
+_CLEAN: dict[str, None] = {}
+_CLEAN_MAX = 8192
+_CLEAN_LONGEST = 2000
+
+
+def forget_checked() -> None:
+    """Drop the texts ``redact_secrets`` remembers as secret-free."""
+    _CLEAN.clear()
+
+
 def redact_secrets(text: str) -> str:
     """``text`` with every credential replaced by ``[REDACTED:<kind>]``; unchanged when there is none.
 
     Idempotent: redacting a redacted text changes nothing.
     """
+    if not isinstance(text, str) or text in _CLEAN:
+        return text
     matches = find_secrets(text)
     if not matches:
+        if len(text) <= _CLEAN_LONGEST:
+            if len(_CLEAN) >= _CLEAN_MAX:
+                _CLEAN.clear()
+            _CLEAN[text] = None
         return text
     parts: list[str] = []
     at = 0
@@ -264,6 +283,7 @@ __all__ = [
     "SecretMatch",
     "contains_secret",
     "find_secrets",
+    "forget_checked",
     "marker",
     "redact_data",
     "redact_secrets",

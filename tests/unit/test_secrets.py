@@ -3,8 +3,12 @@ redacted, the words around it stay, redaction is idempotent, and ordinary senten
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from hermes_memory import MemoryAPI
+from hermes_memory.security import secrets
 from hermes_memory.security.secrets import (
     MARKER_PREFIX,
     contains_secret,
@@ -217,3 +221,38 @@ def test_no_false_positive_in_the_project_corpora() -> None:
     texts += json.loads((data / "injection_corpus.json").read_text("utf-8"))["benign"]
     assert len(texts) > 2000
     assert [t for t in texts if find_secrets(t)] == []
+
+
+def test_clean_texts_are_remembered_and_secrets_never(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recall shows the same texts again and again: one found clean is not scanned again; one holding a
+    credential is scanned (and redacted) every time; a forget drops what is remembered."""
+    secrets.forget_checked()
+    scans: list[str] = []
+    real = secrets.find_secrets
+
+    def counted(text: str) -> list[secrets.SecretMatch]:
+        scans.append(text)
+        return real(text)
+
+    monkeypatch.setattr(secrets, "find_secrets", counted)
+    clean, leaky = "Caroline adopted a beagle named Biscuit.", "my password is hunter2-Xq9!"
+    for _ in range(3):
+        assert secrets.redact_secrets(clean) == clean
+        assert "hunter2" not in secrets.redact_secrets(leaky)
+    assert scans.count(clean) == 1 and scans.count(leaky) == 3
+    secrets.forget_checked()
+    assert secrets.redact_secrets(clean) == clean and scans.count(clean) == 2
+    secrets.redact_secrets("x" * 5000)  # too long to keep
+    secrets.redact_secrets("x" * 5000)
+    assert scans.count("x" * 5000) == 2
+
+
+def test_a_forget_drops_the_remembered_clean_texts(tmp_path: Path) -> None:
+    settings = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    with MemoryAPI(hermes_home=tmp_path, **settings) as api:
+        api.remember_message("Biscuit sleeps on the sofa.", "s1", 1_683_540_000.0, speaker="Caroline")
+        assert api.flush(60)["data"]["drained"]
+        hit = api.recall("Biscuit sofa", tiers=["tier2"])["data"]["hits"][0]
+        assert hit["text"] == "Biscuit sleeps on the sofa." and hit["text"] in secrets._CLEAN
+        assert api.forget(hit["id"].split(":", 1)[1], confirm=True)["success"]
+        assert "Biscuit sleeps on the sofa." not in secrets._CLEAN
