@@ -151,18 +151,18 @@ class KnownEntities:
         self._sizes: dict[str, Counter[int]] = {}  # first word -> how many surfaces have each size
         self._all_sizes: Counter[int] = Counter()  # the same over every first word
         for entity in entities:
-            if not isinstance(entity, KnownEntity):
-                raise ValidationError(f"KnownEntities takes KnownEntity items, got {type(entity).__name__}")
-            self._place(self._next, entity)
-            self._next += 1
+            self._append(_checked(entity))
 
-    def _place(self, order: int, entity: KnownEntity) -> None:
+    def _append(self, entity: KnownEntity) -> None:
+        """``entity`` listed last."""
+        order = self._next
+        self._next += 1
         self._entities[order] = entity
         self._by_name.setdefault(entity.name.casefold(), []).append(order)
         self._claim(order, entity)
 
     def _claim(self, order: int, entity: KnownEntity) -> None:
-        for key in dict.fromkeys(_surface_keys(entity)):
+        for key in _surface_keys(entity):
             claims = self._claims.setdefault(key, [])
             claims.append((order, entity))
             if len(claims) > 1 and claims[-2][0] > order:
@@ -171,7 +171,7 @@ class KnownEntities:
             self._count(key, 1)
 
     def _unclaim(self, order: int, entity: KnownEntity) -> None:
-        for key in dict.fromkeys(_surface_keys(entity)):
+        for key in _surface_keys(entity):
             claims = self._claims[key]
             claims[:] = [claim for claim in claims if claim[0] != order]
             if not claims:
@@ -213,12 +213,9 @@ class KnownEntities:
     def update(self, entity: KnownEntity) -> bool:
         """Put ``entity`` in: in the place of the known one with its name, else last. False, and nothing
         changed, when several listed entities have its name (build anew)."""
-        if not isinstance(entity, KnownEntity):
-            raise ValidationError(f"KnownEntities takes KnownEntity items, got {type(entity).__name__}")
-        orders = self._by_name.get(entity.name.casefold())
+        orders = self._by_name.get(_checked(entity).name.casefold())
         if orders is None:
-            self._place(self._next, entity)
-            self._next += 1
+            self._append(entity)
             return True
         if len(orders) > 1:
             return False
@@ -258,15 +255,22 @@ class KnownEntities:
         return iter(tuple(self._entities.values()))
 
 
+def _checked(entity: object) -> KnownEntity:
+    """``entity``, when it is a KnownEntity. Raises ValidationError otherwise."""
+    if not isinstance(entity, KnownEntity):
+        raise ValidationError(f"KnownEntities takes KnownEntity items, got {type(entity).__name__}")
+    return entity
+
+
 def _surface_keys(entity: KnownEntity) -> list[str]:
-    """The lookup keys of an entity's name and aliases (in that order; too short or unlinkable ones
-    left out)."""
-    keys = []
+    """The distinct lookup keys of an entity's name and aliases (in that order; too short or
+    unlinkable ones left out)."""
+    keys: dict[str, None] = {}
     for surface in (entity.name, *entity.aliases):
         key = " ".join(surface.casefold().split())
         if len(key) >= 2 and key not in _UNLINKABLE:
-            keys.append(key)
-    return keys
+            keys[key] = None
+    return list(keys)
 
 
 @dataclass(frozen=True, slots=True)
