@@ -158,7 +158,8 @@ def build_server(api: MemoryAPI) -> FastMCP:
         return result
 
     @server.tool(
-        description="Forget a record by uuid (`id`) or everything about an entity (`entity`) in every tier. "
+        description="Forget a record by uuid or recall hit id (`id`, e.g. episode:<uuid>) or everything "
+        "about an entity (`entity`) in every tier. "
         "Without confirm=true it only previews what would go (counts per tier, and 'related': other "
         "names the entity is mentioned under, which include_related=true or a list of them adds); with "
         "it, irreversible."

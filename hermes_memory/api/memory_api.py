@@ -779,12 +779,14 @@ class MemoryAPI:
     # == operations, maintenance, history, graph, LLM (Memory.forgetting, .transfer, ...) =============
     # -- forget (GDPR erasure) --------------------------------------------------------------------
     def forget(self, id: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
-        """Forget one fact, episode, timeline event, relation or entity (an entity: every mention).
+        """Forget one fact, episode, timeline event, relation, entity (every mention) or indexed chunk;
+        ``id`` is its uuid or the id a recall hit carries ("episode:<uuid>", "fact:<uuid>", ...).
 
         Without ``confirm=True`` returns the preview (counts per tier, curated entries affected, and for
         an entity the ``related`` names it is also mentioned under) and changes nothing;
         ``include_related`` (True, or a list of related names) adds those. Raises (in the envelope)
-        ValidationError for an empty id or a bad ``include_related``, NotFoundError for an unknown id;
+        ValidationError for an empty id, a curated entry's id or a bad ``include_related``, NotFoundError
+        for an unknown id;
         VectorStoreBusyError (nothing deleted) while another process holds the vector store.
         """
 

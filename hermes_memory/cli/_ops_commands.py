@@ -39,7 +39,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("forget", help="erase a record or every trace of an entity (preview without --yes)")
     add_global_options(p)
     target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--id", help="uuid of a fact, episode, timeline event, relation or entity")
+    target.add_argument(
+        "--id",
+        help="uuid of a fact, episode, timeline event, relation, entity or indexed chunk, or a recall hit's "
+        "id (episode:<uuid>, fact:<uuid>, ...)",
+    )
     target.add_argument("--entity", help="name or alias of an entity: forget every mention")
     p.add_argument("--yes", action="store_true", help="really forget (default: show what would go)")
     p.add_argument(

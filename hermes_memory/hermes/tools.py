@@ -252,10 +252,8 @@ def _forget(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
     confirm = _bool(args, "confirm", False)
     related = args.get("include_related", False)
     raw = _opt_str(args, "uuid")
-    if raw is not None:
-        kind, sep, rest = raw.strip().partition(":")
-        uuid = rest if sep and kind in ("fact", "episode", "event", "entity", "relation") else raw.strip()
-        return ctx.api.forget(uuid, confirm=confirm, include_related=related)
+    if raw is not None:  # a bare uuid or a recall hit's id ("episode:<uuid>"): forget reads both
+        return ctx.api.forget(raw, confirm=confirm, include_related=related)
     name = _opt_str(args, "name")
     if name is not None:
         return ctx.api.forget_entity(name, confirm=confirm, include_related=related)

@@ -25,7 +25,22 @@ from hermes_memory.tier2.entities import name_key
 from hermes_memory.tier2.mentions import MentionQueries, delete_planned
 
 REDACTED = json.dumps({"redacted": "forget"})
-_PLURAL = {"fact": "facts", "episode": "episodes", "event": "events", "relation": "relations"}
+# A record kind's set in ForgetPlan, and the table it lives in (recall's hit ids name the kind:
+# "episode:<uuid>", "event:<uuid>").
+_PLURAL = {
+    "fact": "facts",
+    "episode": "episodes",
+    "event": "events",
+    "relation": "relations",
+    "chunk": "chunks",
+}
+_TABLES = {
+    "fact": "facts",
+    "episode": "episodes",
+    "event": "timeline",
+    "relation": "relations",
+    "chunk": "chunks",
+}
 
 
 @dataclass
@@ -188,32 +203,52 @@ def plan_uuid(
     *,
     include: bool | Sequence[str] = False,
 ) -> ForgetPlan:
-    """What forgetting one record (fact, episode, timeline event, relation or entity) removes.
+    """What forgetting one record (fact, episode, timeline event, relation, entity or indexed chunk)
+    removes. ``uuid`` is a bare uuid or a recall hit's id, which names the kind ("episode:<uuid>",
+    "fact:<uuid>", "event:", "entity:", "relation:", "chunk:"); a named kind is the only one looked in.
 
     An entity uuid forgets the entity by name (every mention; ``include`` as in ``plan_entity``).
-    Raises ValidationError for an empty id,
-    NotFoundError when no record has it.
+    Raises ValidationError for an empty id, an unknown kind or a curated entry's id (those are removed
+    with the memory tool), NotFoundError when no record has it.
     """
     if not isinstance(uuid, str) or not uuid.strip():
         raise ValidationError("id must be a non-empty string")
-    uuid = uuid.strip()
+    kind, uuid = _split_id(uuid.strip())
     q = MentionQueries(conn, tier2.view)
-    name = q.entity_name(uuid)
-    if name is not None:
-        return _with_related(q, curated, {uuid}, [name], include)
+    if kind in (None, "entity"):
+        name = q.entity_name(uuid)
+        if name is not None:
+            return _with_related(q, curated, {uuid}, [name], include)
     plan = ForgetPlan(target="")
-    kinds = (("facts", "fact"), ("episodes", "episode"), ("timeline", "event"), ("relations", "relation"))
-    for table, kind in kinds:
-        if not q.has_record(table, uuid):
+    for candidate, table in _TABLES.items():
+        if kind not in (None, candidate) or not q.has_record(table, uuid):
             continue
-        plan.target = kind
-        getattr(plan, _PLURAL[kind]).add(uuid)
+        plan.target = candidate
+        getattr(plan, _PLURAL[candidate]).add(uuid)
         # The record's own chunks, windows and audit entries, found by their links — never by its text,
         # which other records may contain ("ok" is in "booked").
         _plan_links(q, plan)
         _chosen([], include)  # only an entity has related names: naming some for a record is an error
         return plan
-    raise NotFoundError(f"no fact, entity, episode, timeline event or relation has id {uuid!r}")
+    what = "fact, entity, episode, timeline event, relation or chunk" if kind is None else kind
+    raise NotFoundError(f"no {what} has id {uuid!r}")
+
+
+def _split_id(given: str) -> tuple[str | None, str]:
+    """("episode", uuid) for a recall hit's "episode:<uuid>", (None, uuid) for a bare uuid."""
+    kind, sep, rest = given.partition(":")
+    if not sep:
+        return None, given
+    if kind == "curated":
+        raise ValidationError(
+            f"{given!r} is a curated entry (MEMORY.md/USER.md): remove it with the memory tool's remove"
+        )
+    if (kind != "entity" and kind not in _TABLES) or not rest.strip():
+        raise ValidationError(
+            f"id {given!r}: expected a uuid or <kind>:<uuid> with kind one of "
+            f"{', '.join(sorted([*_TABLES, 'entity']))}"
+        )
+    return kind, rest.strip()
 
 
 def _plan_links(q: MentionQueries, plan: ForgetPlan) -> None:

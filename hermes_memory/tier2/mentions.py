@@ -24,7 +24,7 @@ _COUNTED_TEXT = {
     "facts": "content",
     "timeline": "title || ' ' || coalesce(description, '')",
 }
-_RECORD_TABLES = frozenset({"facts", "episodes", "timeline", "relations"})
+_RECORD_TABLES = frozenset({"facts", "episodes", "timeline", "relations", "chunks"})
 
 
 def _j(values: Iterable[str | int]) -> str:
@@ -106,7 +106,8 @@ class MentionQueries:
         return None if row is None else str(row["name"])
 
     def has_record(self, table: str, uuid: str) -> bool:
-        """Whether the view has a record ``uuid`` in ``table`` (facts, episodes, timeline, relations)."""
+        """Whether the view has a record ``uuid`` in ``table`` (facts, episodes, timeline, relations,
+        chunks)."""
         if table not in _RECORD_TABLES:
             raise ValueError(f"not a table of records: {table!r}")
         scoped, sp = self._scoped()

@@ -150,6 +150,35 @@ def test_forget_by_fact_id_and_entity_id(api: MemoryAPI) -> None:
     assert _ok(api.entity_query(NAME)) == []
 
 
+def test_forget_takes_the_ids_recall_gives(api: MemoryAPI) -> None:
+    """Each hit's own id ("episode:…", "fact:…", "chunk:…", "event:…") forgets that record."""
+    _ok(api.remember_turn("I booked the Quokkaville trip for March.", "Sounds fun.", "s1", 1_700_000_000.0))
+    _ok(api.flush())
+    _ok(api.fact_store("Quokkaville has a blue harbour"))
+    _ok(api.semantic_index("Quokkaville ferry timetable: boats leave at nine", source_type="document"))
+    _ok(api.timeline_add("event", "Quokkaville harbour festival", timestamp=1_700_000_200.0))
+    _ok(api.embed_pending())
+    hits = [h for h in _ok(api.recall("Quokkaville", limit=20))["hits"] if h["kind"] != "entity"]
+    assert {"episode", "fact", "chunk", "event"} <= {h["kind"] for h in hits}, hits
+    for hit in hits:
+        preview = _ok(api.forget(hit["id"]))
+        assert preview["target"] == hit["kind"], preview
+        _ok(api.forget(hit["id"], confirm=True))
+    left = _ok(api.recall("Quokkaville", limit=20))["hits"]
+    assert not any(h["kind"] in {"episode", "fact", "chunk", "event"} for h in left), left
+
+
+def test_a_hit_id_names_where_to_look(api: MemoryAPI) -> None:
+    ids = _populate(api)
+    wrong = api.forget(f"episode:{ids['fact']}")  # a fact's uuid under another kind is not that fact
+    assert wrong["meta"]["error_type"] == "not_found" and "no episode" in wrong["error"]
+    curated = api.forget("curated:memory:0")
+    assert curated["meta"]["error_type"] == "invalid_input" and "memory tool" in curated["error"]
+    assert api.forget("planet:x")["meta"]["error_type"] == "invalid_input"
+    assert api.forget("fact:  ")["meta"]["error_type"] == "invalid_input"
+    _ok(api.fact_get(ids["fact"]))  # none of them touched anything
+
+
 @pytest.mark.parametrize(
     ("call", "error_type"),
     [
