@@ -103,6 +103,9 @@ class LLMConfig:
     write_reconstruction: bool
     merge_top_k: int
     merge_distance_cutoff: float
+    instance_extraction: bool
+    query_decomposition: bool
+    decomposition_rrf_k: float
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,7 @@ _POSITIVE = {
     "llm.timeout_s",
     "llm.core_memory_budget",
     "llm.merge_top_k",
+    "llm.decomposition_rrf_k",
 }
 
 
