@@ -105,7 +105,6 @@ class LLMConfig:
     merge_distance_cutoff: float
     instance_extraction: bool
     query_decomposition: bool
-    decomposition_rrf_k: float
 
 
 @dataclass(frozen=True)
@@ -232,7 +231,6 @@ _POSITIVE = {
     "llm.timeout_s",
     "llm.core_memory_budget",
     "llm.merge_top_k",
-    "llm.decomposition_rrf_k",
 }
 
 

@@ -130,7 +130,7 @@ class Recall:
 
         ``decompose`` (explicit recalls; never the Hermes prefetch): with ``llm.query_decomposition``
         on, the LLM splits the question into sub-queries, each is recalled, and the question's hits and
-        theirs are fused by reciprocal rank (``recall.fusion``); when the LLM fails, the question is
+        theirs are interleaved by rank (``recall.fusion``); when the LLM fails, the question is
         recalled as asked and ``warnings`` says so.
         """
         chosen = self.tiers_for(tiers)
@@ -154,8 +154,7 @@ class Recall:
             elif split.queries:
                 sub_queries = split.queries
                 lists = [hits, *(recall(query) for query in sub_queries)]
-                k = self._tiers.config.llm.decomposition_rrf_k
-                hits = fuse(lists, k=k, limit=limit, per_tier=limit_per_tier)
+                hits = fuse(lists, limit=limit, per_tier=limit_per_tier)
         facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
         if facts:  # reinforced later, by the writer side: recall writes nothing
             self._tiers.tier2().facts.note_recalled(facts)
