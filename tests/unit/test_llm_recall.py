@@ -263,7 +263,7 @@ def test_without_the_llm_a_decomposition_setting_asks_nothing(tmp_path: Path) ->
         ("llm.instance_extraction", "yes", "must be true or false"),
         ("llm.query_decomposition", 1, "must be true or false"),
         ("llm.instance_extraction", None, "must not be null"),
-        ("llm.query_decompose", True, "unknown config key 'llm.query_decompose'"),
+        ("llm.query_decomposition", "off", "must be true or false"),
     ],
 )
 def test_bad_llm_mode_settings_are_config_errors(tmp_path: Path, key: str, value: Any, words: str) -> None:

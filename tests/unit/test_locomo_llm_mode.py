@@ -104,10 +104,20 @@ def test_a_failing_llm_is_counted_not_hidden(tmp_path: Path) -> None:
     assert result["llm"]["instance_facts"] == 0
 
 
-def test_llm_options_without_an_endpoint_are_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (["--both-modes"], "the LLM options need --llm-base-url and --llm-model"),
+        (["--query-decomposition"], "the LLM options need --llm-base-url and --llm-model"),
+        (["--llm-base-url", "http://127.0.0.1:9/v1"], "--llm-base-url and --llm-model go together"),
+    ],
+)
+def test_llm_options_without_an_endpoint_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], words: str
+) -> None:
     data = tmp_path / "tiny.json"
     data.write_text(json.dumps(SAMPLES), encoding="utf-8")
-    for flags in (["--both-modes"], ["--query-decomposition"], ["--llm-base-url", "http://127.0.0.1:9/v1"]):
-        with pytest.raises(SystemExit) as stopped:
-            locomo.main(["--data", str(data), *flags])
-        assert stopped.value.code == 2
+    with pytest.raises(SystemExit) as stopped:
+        locomo.main(["--data", str(data), *flags])
+    assert stopped.value.code == 2
+    assert words in capsys.readouterr().err
