@@ -13,6 +13,10 @@ what the rules already found are skipped (content hash and near-duplicate test).
 timeout, invalid JSON, wrong schema after retries and refinement — is logged as a warning, audited,
 and leaves the rule-based result as the turn's knowledge. After a transport failure a circuit breaker
 skips the LLM for ``cooldown_s``, so a dead endpoint cannot slow ingestion to a crawl.
+
+With ``instances`` (config ``llm.instance_extraction``, on by default with the LLM) the same call also
+names the turn's instances with their categories, stored as facts citing the turn (``llm.instances``);
+off, the prompt and schema are exactly ``SYSTEM_PROMPT`` and ``EXTRACTION_SCHEMA``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ so. Opt-in: with the defaults recall never calls the LLM, and without the LLM no
 
 from __future__ import annotations
 
+import argparse
+import json
 import logging
 import threading
 import types
@@ -17,9 +19,11 @@ from llm_fakes import FakeChatServer, ScriptedLLM
 
 from hermes_memory import MemoryAPI
 from hermes_memory.bench import locomo
+from hermes_memory.cli._common import emit
 from hermes_memory.config import load_config
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes.prefetch import recall_lines
+from hermes_memory.hermes.tools import ToolContext, call_tool
 from hermes_memory.llm import wiring
 from hermes_memory.llm.client import LLMError
 from hermes_memory.llm.extraction import EXTRACTION_SCHEMA, SYSTEM_PROMPT
@@ -179,7 +183,7 @@ def test_decomposition_fuses_the_sub_queries_hits(open_llm: Callable[..., Any]) 
 
 
 def test_a_failing_decomposition_recalls_the_plain_question_and_says_so(
-    open_llm: Callable[..., Any], caplog: pytest.LogCaptureFixture
+    open_llm: Callable[..., Any], caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def reply(system: str, user: str) -> dict[str, Any]:
         if system.startswith(DECOMPOSER):
@@ -201,6 +205,12 @@ def test_a_failing_decomposition_recalls_the_plain_question_and_says_so(
     again = api.recall(LIST_QUESTION, limit=3)
     assert decompositions(client) == 1
     assert "circuit open" in again["meta"]["warnings"][0]
+    # The edges say it too: the Hermes tool's result the model reads, and the CLI's stderr.
+    tool = ToolContext(api=api, session_id="s9", writable=True, after_write=lambda: None)
+    searched = json.loads(call_tool(tool, "nextlevel_search", {"query": LIST_QUESTION, "limit": 3}))
+    assert searched["results"] and "query decomposition failed" in searched["warnings"][0]
+    assert emit(argparse.Namespace(json=False), again, lambda data: "hits") == 0
+    assert "note: query decomposition failed (skipped" in capsys.readouterr().err
 
 
 def test_an_invalid_reply_after_the_refinement_falls_back_with_a_warning(
