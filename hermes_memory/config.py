@@ -103,6 +103,8 @@ class LLMConfig:
     write_reconstruction: bool
     merge_top_k: int
     merge_distance_cutoff: float
+    instance_extraction: bool
+    query_decomposition: bool
 
 
 @dataclass(frozen=True)

@@ -177,14 +177,18 @@ class MemoryAPI:
 
         ``meta.tiers_answered`` lists the tiers that answered; ``meta.tiers_unavailable`` maps each tier
         that could not (another process owns the vector store, the embedder or graph failed) to why, in
-        words; the others still answer."""
+        words; the others still answer.
+
+        With ``llm.query_decomposition`` on, the LLM splits the question into sub-queries whose hits
+        are fused with the question's (``meta.sub_queries``); when it fails, the question is recalled as
+        asked and ``meta.warnings`` says so."""
         meta: dict[str, Any] = query_meta([], {})
 
         def call() -> dict[str, Any]:
             text, wanted, args = _recall_args(self._core.tiers.max_chars, query, tiers, limit, as_of,
                                               budget_tokens, session_id, limit_per_tier)  # fmt: skip
             meta.update(query_meta(self._core.recall.tiers_for(wanted), {}))  # said also if it fails
-            found = self._core.recall.query(text, tiers=wanted, **args)
+            found = self._core.recall.query(text, tiers=wanted, decompose=True, **args)
             meta.update(found.meta())
             return found.to_dict()
 

@@ -2,6 +2,15 @@
 
     python -m hermes_memory.bench.locomo --data PATH [--k 5 10] [--json OUT] [--limit-conversations N]
                                          [--misses N]
+        [--llm-base-url URL --llm-model NAME [--llm-api-key-env VAR] [--llm-timeout-s S]
+         [--no-instance-extraction] [--query-decomposition] [--both-modes]]
+
+With ``--llm-base-url``/``--llm-model`` (an OpenAI-compatible endpoint: config ``llm``) the memory runs
+in LLM mode: the LLM's extraction after each turn with write-time instances (``llm.instance_extraction``,
+unless ``--no-instance-extraction``) and, with ``--query-decomposition``, read-time query decomposition.
+``--both-modes`` runs every conversation without the LLM and then with it, and prints both side by side
+(the JSON then holds ``no_llm`` and ``llm``). LLM failures are counted in the result (``llm``), never
+hidden: a run whose LLM kept failing measured the fallback.
 
 Per ../shared/bench/README.md: each conversation gets its own fresh memory; every turn goes in through
 ``remember_message`` (the single-message form of ``remember_turn``) with its speaker, its text plus the
@@ -41,6 +50,11 @@ class Stats:
     latencies_ms: list[float] = field(default_factory=list)
     ingest_ms: float = 0.0
     turns: int = 0
+    # LLM mode: extraction calls that failed, instance facts stored, questions split, fallbacks
+    llm_extract_failures: int = 0
+    instance_facts: int = 0
+    decomposed_questions: int = 0
+    decomposition_fallbacks: int = 0
     # (category, question, evidence ids, the top-k ids retrieved, their texts) of imperfect questions
     misses: list[tuple[str, str, list[str], list[str], dict[str, str]]] = field(default_factory=list)
 
@@ -157,6 +171,7 @@ def run_conversation(
         started = time.perf_counter()
         stats.turns += ingest(api, sample)
         stats.ingest_ms += (time.perf_counter() - started) * 1000.0
+        _count_llm_extraction(api, stats)
         episode_dia = dia_by_episode(api)
         texts = _dia_texts(sample["conversation"])
         for qa in sample["qa"]:
@@ -200,6 +215,8 @@ def ask(
     stats.latencies_ms.append((time.perf_counter() - t0) * 1000.0)
     if not env["success"]:
         raise RuntimeError(f"recall failed: {env['error']}")
+    stats.decomposed_questions += bool(env["meta"].get("sub_queries"))
+    stats.decomposition_fallbacks += bool(env["meta"].get("warnings"))
     ranked = dia_ids_of(env["data"]["hits"], episode_dia, kmax)
     row: dict[str, float] = {}
     for k in ks:
@@ -207,6 +224,15 @@ def ask(
         row[f"hit@{k}"] = 1.0 if found else 0.0
         row[f"recall@{k}"] = found / len(evidence)
     return Answer(category, evidence, ranked, row)
+
+
+def _count_llm_extraction(api: Any, stats: Stats) -> None:
+    """The LLM extraction's failures and the instance facts it stored (its audit rows; none without LLM)."""
+    for entry in api.tier2.audit.entries(action="llm_extract", limit=1_000_000):
+        if not entry.success:
+            stats.llm_extract_failures += 1
+        elif isinstance(entry.diff, dict):
+            stats.instance_facts += int(entry.diff.get("instances") or 0)
 
 
 def _dia_texts(conversation: dict[str, Any]) -> dict[str, str]:
@@ -241,6 +267,87 @@ def summarise(rows: list[dict[str, float]], ks: Sequence[int]) -> dict[str, floa
     return out
 
 
+def llm_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``llm`` config of the LLM mode from the command line ({} without ``--llm-base-url``)."""
+    if not args.llm_base_url:
+        return {}
+    out: dict[str, Any] = {
+        "llm.enabled": True,
+        "llm.base_url": args.llm_base_url,
+        "llm.model": args.llm_model,
+        "llm.instance_extraction": not args.no_instance_extraction,
+        "llm.query_decomposition": args.query_decomposition,
+    }
+    if args.llm_api_key_env:
+        out["llm.api_key_env"] = args.llm_api_key_env
+    if args.llm_timeout_s is not None:
+        out["llm.timeout_s"] = args.llm_timeout_s
+    return out
+
+
+def run_mode(
+    data: Sequence[dict[str, Any]], ks: Sequence[int], overrides: dict[str, Any], misses: int, label: str
+) -> dict[str, Any]:
+    """Every conversation in a fresh memory with ``overrides``; the result as ``main`` prints it."""
+    stats = Stats()
+    scores: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for i, sample in enumerate(data):
+        t0 = time.perf_counter()
+        run_conversation(sample, ks, stats, scores, overrides)
+        print(
+            f"[{label} {i + 1}/{len(data)}] {sample.get('sample_id', '?')}: {time.perf_counter() - t0:.1f} s",
+            file=sys.stderr,
+        )
+    if misses > 0:
+        print_misses(stats, misses)
+    every = [row for cat in CATEGORIES for row in scores[cat]]
+    lat = sorted(stats.latencies_ms)
+    from hermes_memory.config import load_config
+
+    embedder = overrides.get("tier3.embedding_model") or load_config().tier3.embedding_model
+    llm: dict[str, Any] | None = None
+    if overrides.get("llm.enabled"):
+        llm = {
+            "model": overrides["llm.model"],
+            "instance_extraction": overrides["llm.instance_extraction"],
+            "query_decomposition": overrides["llm.query_decomposition"],
+            "extraction_failures": stats.llm_extract_failures,
+            "instance_facts": stats.instance_facts,
+            "decomposed_questions": stats.decomposed_questions,
+            "decomposition_fallbacks": stats.decomposition_fallbacks,
+        }
+    return {
+        "overall": summarise(every, ks),
+        "per_category": {cat: summarise(scores[cat], ks) for cat in CATEGORIES},
+        "latency_ms": {
+            "p50": round(statistics.median(lat), 3) if lat else 0.0,
+            "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 3) if lat else 0.0,
+        },
+        "ingest_ms_per_turn": round(stats.ingest_ms / max(1, stats.turns), 3),
+        "embedder": "all-MiniLM-L6-v2" if embedder == "local" else embedder,
+        "llm": llm,
+        "turns": stats.turns,
+        "conversations": len(data),
+        "skipped_questions_without_evidence": stats.skipped_questions,
+        "evidence_ids_repaired": stats.repaired_evidence,
+        "evidence_ids_dropped": stats.dropped_evidence,
+    }
+
+
+def side_by_side(plain: dict[str, Any], llm: dict[str, Any], ks: Sequence[int]) -> str:
+    """A markdown table of both modes: recall@k and hit@k per category and overall."""
+    metrics = [f"{m}@{k}" for k in ks for m in ("recall", "hit")]
+    head = "| category | n | " + " | ".join(f"{m} no LLM | {m} LLM" for m in metrics) + " |"
+    rows = [head, "|" + "---|" * (2 + 2 * len(metrics))]
+    for name, a, b in [
+        *((cat, plain["per_category"][cat], llm["per_category"][cat]) for cat in CATEGORIES),
+        ("overall", plain["overall"], llm["overall"]),
+    ]:
+        cells = " | ".join(f"{a[m]:.4f} | {b[m]:.4f}" for m in metrics)
+        rows.append(f"| {name} | {a['n']} | {cells} |")
+    return "\n".join(rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m hermes_memory.bench.locomo",
@@ -256,12 +363,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--misses", type=int, default=0, help="print N missed questions per category, with what came back"
     )
+    mode = parser.add_argument_group("LLM mode (config llm; off unless --llm-base-url is given)")
+    mode.add_argument("--llm-base-url", help="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    mode.add_argument("--llm-model", help="the model name the endpoint serves")
+    mode.add_argument("--llm-api-key-env", help="NAME of the environment variable holding the API key")
+    mode.add_argument("--llm-timeout-s", type=float, help="per request (default: config llm.timeout_s)")
+    mode.add_argument(
+        "--no-instance-extraction",
+        action="store_true",
+        help="no write-time instances (llm.instance_extraction: false)",
+    )
+    mode.add_argument(
+        "--query-decomposition", action="store_true", help="split questions (llm.query_decomposition)"
+    )
+    mode.add_argument("--both-modes", action="store_true", help="run without the LLM too; print both")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     ks = sorted(set(args.k))
     if any(k < 1 for k in ks):
         parser.error("--k values must be >= 1")
+    if bool(args.llm_base_url) != bool(args.llm_model):
+        parser.error("--llm-base-url and --llm-model go together")
+    llm_only = (
+        args.llm_api_key_env,
+        args.llm_timeout_s,
+        args.no_instance_extraction,
+        args.query_decomposition,
+    )
+    if not args.llm_base_url and (args.both_modes or any(x not in (None, False) for x in llm_only)):
+        parser.error("the LLM options need --llm-base-url and --llm-model")
     try:
         data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -277,38 +408,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides["tier3.embedding_model"] = args.embedder
     if args.backend:
         overrides["tier3.backend"] = args.backend
-    stats = Stats()
-    scores: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for i, sample in enumerate(data):
-        t0 = time.perf_counter()
-        run_conversation(sample, ks, stats, scores, overrides)
-        print(
-            f"[{i + 1}/{len(data)}] {sample.get('sample_id', '?')}: {time.perf_counter() - t0:.1f} s",
-            file=sys.stderr,
-        )
-    if args.misses > 0:
-        print_misses(stats, args.misses)
-    every = [row for cat in CATEGORIES for row in scores[cat]]
-    lat = sorted(stats.latencies_ms)
-    from hermes_memory.config import load_config
-
-    embedder = overrides.get("tier3.embedding_model") or load_config().tier3.embedding_model
-    result: dict[str, Any] = {
-        "overall": summarise(every, ks),
-        "per_category": {cat: summarise(scores[cat], ks) for cat in CATEGORIES},
-        "latency_ms": {
-            "p50": round(statistics.median(lat), 3) if lat else 0.0,
-            "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 3) if lat else 0.0,
-        },
-        "ingest_ms_per_turn": round(stats.ingest_ms / max(1, stats.turns), 3),
-        "embedder": "all-MiniLM-L6-v2" if embedder == "local" else embedder,
-        "llm": None,
-        "turns": stats.turns,
-        "conversations": len(data),
-        "skipped_questions_without_evidence": stats.skipped_questions,
-        "evidence_ids_repaired": stats.repaired_evidence,
-        "evidence_ids_dropped": stats.dropped_evidence,
-    }
+    with_llm = {**overrides, **llm_overrides(args)}
+    result: dict[str, Any]
+    if args.both_modes:
+        plain = run_mode(data, ks, overrides, args.misses, "no LLM")
+        llm = run_mode(data, ks, with_llm, args.misses, "LLM")
+        result = {"no_llm": plain, "llm": llm}
+        print(side_by_side(plain, llm, ks), file=sys.stderr)
+    else:
+        result = run_mode(data, ks, with_llm, args.misses, "LLM" if args.llm_base_url else "no LLM")
     text = json.dumps(result, indent=2)
     print(text)
     if args.json_out:
@@ -328,11 +436,14 @@ __all__ = [
     "dia_by_episode",
     "dia_ids_of",
     "ingest",
+    "llm_overrides",
     "main",
     "normalise_evidence",
     "parse_session_time",
     "print_misses",
     "run_conversation",
+    "run_mode",
+    "side_by_side",
     "summarise",
     "turn_text",
     "turns_of",

@@ -148,6 +148,8 @@ def emit(
     # The answer is complete for what was reachable; say what was not, in the words the model reads.
     unavailable = envelope["meta"].get("tiers_unavailable")
     degraded = envelope["meta"].get("degraded")
+    for warning in envelope["meta"].get("warnings") or []:  # e.g. recall's query decomposition failed
+        print(with_home(args, f"note: {warning}"), file=sys.stderr)
     if unavailable:
         print(with_home(args, f"note: degraded: {unavailable_note(unavailable)}"), file=sys.stderr)
     elif degraded:

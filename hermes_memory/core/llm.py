@@ -28,8 +28,10 @@ from hermes_memory.errors import StorageError
 from hermes_memory.records import Fact
 
 if TYPE_CHECKING:
+    from hermes_memory.llm.breaker import CircuitBreaker
     from hermes_memory.llm.client import LLMClient
     from hermes_memory.llm.core_memory import CoreMemory, CoreUpdate
+    from hermes_memory.llm.decompose import Decomposition
     from hermes_memory.llm.reconstruction import Reconstruction
     from hermes_memory.llm.structured import StructuredLLM
     from hermes_memory.llm.writing import Split
@@ -47,6 +49,8 @@ CORE_RETRY_S = 300.0
 _TRANSPORT_FAILURES = ("timeout", "connection", "http", "config", "client")
 # One session-end update at a time in this process (several stores' workers may see one marker).
 _PENDING_LOCK = threading.Lock()
+# After a transport failure, query decomposition is skipped this long (recall answers without it).
+DECOMPOSE_COOLDOWN_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,7 @@ class LLMPath:
         self._tiers = tiers
         self._client = client
         self._llm: StructuredLLM | None = None
+        self._breaker: CircuitBreaker | None = None  # query decomposition's, built on first use
 
     @property
     def enabled(self) -> bool:
@@ -148,6 +153,24 @@ class LLMPath:
             config = self._tiers.config
             self._llm = structured_llm(config.llm, self._client, config.hermes_home)
         return self._llm
+
+    @property
+    def decomposes(self) -> bool:
+        """Whether explicit recalls split their question (an LLM is on and ``llm.query_decomposition``)."""
+        return self.enabled and self._tiers.config.llm.query_decomposition
+
+    def decompose_query(self, question: str) -> Decomposition:
+        """The question's sub-queries (``llm.decompose``); a fallback with its reason when the LLM is off
+        or fails. Raises ConfigError for a configuration that cannot build a client."""
+        from hermes_memory.llm.breaker import CircuitBreaker
+        from hermes_memory.llm.decompose import Decomposition, decompose
+
+        llm = self.structured_llm()
+        if llm is None:
+            return Decomposition((), fallback=True, reason="llm disabled")
+        if self._breaker is None:
+            self._breaker = CircuitBreaker(DECOMPOSE_COOLDOWN_S)
+        return decompose(llm, question, self._breaker)
 
     def reconstruct(
         self, query: str, memories: Sequence[str] | None, hits: Sequence[Mapping[str, Any]] = ()

@@ -148,8 +148,9 @@ class Memory:
                 redact=redact_secrets if config.security.redact_secrets else None,
             )  # fmt: skip
         # -- the services, each given what it works with ---------------------------------------------
-        # recall and search
-        self.recall = Recall(tiers, self.recall_engine)
+        # recall and search (explicit recalls may split their question with the LLM: llm.query_decomposition)
+        self.llm = LLMPath(tiers, llm_client)
+        self.recall = Recall(tiers, self.recall_engine, self.llm)
         self.semantic = Semantic(tiers)
 
         # writes: turns and the queues, Tier 1, mirrored curated writes, facts/entities/events
@@ -166,7 +167,6 @@ class Memory:
         self.doctor = Doctor(tiers, self.maintenance, self.forgetting)
         self.history = History(tiers)
         self.graph = GraphQueries(tiers)
-        self.llm = LLMPath(tiers, llm_client)
         self.reflection = Reflection(tiers, self.llm, self.knowledge)
         self.agents = Agents(tiers)
         if tiers.t2 is not None:

@@ -10,23 +10,44 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.recall import render
 from hermes_memory.recall.engine import TIERS, RecallEngine
+from hermes_memory.recall.fusion import fuse
 from hermes_memory.records import AsOf, Hit
+
+if TYPE_CHECKING:
+    from hermes_memory.llm.decompose import Decomposition
+
+
+class QueryDecomposer(Protocol):
+    """Splits a question into sub-queries (``LLMPath``; config ``llm.query_decomposition``)."""
+
+    @property
+    def decomposes(self) -> bool:
+        """Whether recall should ask (an LLM is on and decomposition configured)."""
+        ...
+
+    def decompose_query(self, question: str) -> Decomposition:
+        """The question's sub-queries, or a fallback with its reason; never raises for the LLM."""
+        ...
 
 
 @dataclass(frozen=True)
 class RecallResult:
     """What one recall found: the hits in rank order, the tiers queried, tier -> why it could not
-    answer (in words), and the block of the hits' lines within ``budget_tokens`` (``rendered``)."""
+    answer (in words), and the block of the hits' lines within ``budget_tokens`` (``rendered``);
+    ``sub_queries`` the question was split into (query decomposition) and ``warnings`` for the caller
+    (the decomposition failed and the question was recalled as asked)."""
 
     hits: tuple[Hit, ...]
     queried: tuple[str, ...]
     unavailable: Mapping[str, str] = field(default_factory=dict)
     budget_tokens: int | None = None
+    sub_queries: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def answered(self) -> tuple[str, ...]:
@@ -47,8 +68,13 @@ class RecallResult:
 
     def meta(self) -> dict[str, Any]:
         """The API envelope's meta keys: the tiers queried, answered and unavailable (and ``degraded``,
-        the reasons, when a tier could not answer)."""
-        return query_meta(self.queried, self.unavailable)
+        the reasons, when a tier could not answer; ``sub_queries`` and ``warnings`` when there are)."""
+        meta = query_meta(self.queried, self.unavailable)
+        if self.sub_queries:
+            meta["sub_queries"] = list(self.sub_queries)
+        if self.warnings:
+            meta["warnings"] = list(self.warnings)
+        return meta
 
 
 def query_meta(queried: Sequence[str], unavailable: Mapping[str, str]) -> dict[str, Any]:
@@ -64,11 +90,14 @@ def query_meta(queried: Sequence[str], unavailable: Mapping[str, str]) -> dict[s
 
 class Recall:
     """Recall over the tiers of one ``Tiers``, through the engine ``engine()`` returns (rebuilt when
-    a forget drops it)."""
+    a forget drops it); ``decomposer`` splits questions when asked and configured."""
 
-    def __init__(self, tiers: Tiers, engine: Callable[[], RecallEngine]) -> None:
+    def __init__(
+        self, tiers: Tiers, engine: Callable[[], RecallEngine], decomposer: QueryDecomposer | None = None
+    ) -> None:
         self._tiers = tiers
         self._engine = engine
+        self._decomposer = decomposer
 
     def tiers_for(self, wanted: Sequence[str] | None) -> list[str]:
         """The tiers a recall over ``wanted`` (None: all) queries: those of them that are on. Names
@@ -86,6 +115,7 @@ class Recall:
         as_of: float | AsOf | None = None,
         session_id: str | None = None,
         budget_tokens: int | None = None,
+        decompose: bool = False,
     ) -> RecallResult:
         """What memory knows about ``text``, ranked; ``as_of`` answers what was believed then (an
         ``AsOf``: what was true at its ``valid`` time as known at its ``known`` time); ``limit``
@@ -97,21 +127,41 @@ class Recall:
 
         Another process holding the vector engine is no reason to skip tier3: the exact index over the
         Tier 2 vectors answers in its place (``SemanticMemory.source_scores``).
+
+        ``decompose`` (explicit recalls; never the Hermes prefetch): with ``llm.query_decomposition``
+        on, the LLM splits the question into sub-queries, each is recalled, and the question's hits and
+        theirs are interleaved by rank (``recall.fusion``); when the LLM fails, the question is
+        recalled as asked and ``warnings`` says so.
         """
         chosen = self.tiers_for(tiers)
         unavailable: dict[str, str] = {}  # tier -> why it could not answer, in words
         point = as_of if isinstance(as_of, AsOf) else AsOf(None, as_of)  # a plain time: the system time
-        hits = self._engine().recall(
-            text, limit=limit, limit_per_tier=limit_per_tier, tiers=chosen, as_of=point.known,
-            session_id=session_id, unavailable=unavailable, valid_at=point.valid,
-        )
+        engine = self._engine()
+
+        def recall(query: str) -> list[Hit]:
+            return engine.recall(
+                query, limit=limit, limit_per_tier=limit_per_tier, tiers=chosen, as_of=point.known,
+                session_id=session_id, unavailable=unavailable, valid_at=point.valid,
+            )  # fmt: skip
+
+        hits = recall(text)
+        sub_queries: tuple[str, ...] = ()
+        warnings: tuple[str, ...] = ()
+        if decompose and self._decomposer is not None and self._decomposer.decomposes:
+            split = self._decomposer.decompose_query(text)
+            if split.fallback:
+                warnings = (f"query decomposition failed ({split.reason}); recalled the question as asked",)
+            elif split.queries:
+                sub_queries = split.queries
+                lists = [hits, *(recall(query) for query in sub_queries)]
+                hits = fuse(lists, limit=limit, per_tier=limit_per_tier)
         facts = [h.id.removeprefix("fact:") for h in hits if h.kind == "fact"]
         if facts:  # reinforced later, by the writer side: recall writes nothing
             self._tiers.tier2().facts.note_recalled(facts)
         # The engine's hits are safe already (scanned when written, else neutralised): no scan here.
         if self._tiers.config.security.redact_secrets:
             hits = [self._secret_free(h) for h in hits]
-        return RecallResult(tuple(hits), tuple(chosen), unavailable, budget_tokens)
+        return RecallResult(tuple(hits), tuple(chosen), unavailable, budget_tokens, sub_queries, warnings)
 
     def _secret_free(self, hit: Hit) -> Hit:
         text = self._tiers.secret_free(hit.text)
@@ -121,4 +171,4 @@ class Recall:
         return dataclasses.replace(hit, text=text, metadata=metadata)
 
 
-__all__ = ["Recall", "RecallResult", "query_meta"]
+__all__ = ["QueryDecomposer", "Recall", "RecallResult", "query_meta"]

@@ -402,7 +402,8 @@ def _result(name: str, args: Mapping[str, Any], envelope: Envelope) -> dict[str,
     tiers = availability.tool_fields(*_tiers(envelope))
     if isinstance(data, dict) and "hits" in data:  # recall
         results = [_hit(h) for h in data["hits"]]
-        return {"results": results, "count": len(results), **tiers}
+        said = [fence.quote(str(w)) for w in envelope["meta"].get("warnings") or []]  # e.g. decomposition
+        return {"results": results, "count": len(results), **tiers, **({"warnings": said} if said else {})}
     out: dict[str, Any] = {"result": _clean(data)}
     if isinstance(data, list):
         out["count"] = len(data)

@@ -1,6 +1,7 @@
-"""The optional LLM path (off by default, never required): structured extraction after each turn,
-HAEMA's N:M reconstruction and the conservative core-memory update, each with retries, one refinement
-pass and a safe fallback to the rule-based result."""
+"""The optional LLM path (off by default, never required): structured extraction after each turn (with
+the turn's instances and their categories), read-time query decomposition (opt-in), HAEMA's N:M
+reconstruction and the conservative core-memory update, each with retries, one refinement pass and a
+safe fallback to the rule-based result."""
 
 from __future__ import annotations
 

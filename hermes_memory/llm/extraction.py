@@ -13,13 +13,16 @@ what the rules already found are skipped (content hash and near-duplicate test).
 timeout, invalid JSON, wrong schema after retries and refinement — is logged as a warning, audited,
 and leaves the rule-based result as the turn's knowledge. After a transport failure a circuit breaker
 skips the LLM for ``cooldown_s``, so a dead endpoint cannot slow ingestion to a crawl.
+
+With ``instances`` (config ``llm.instance_extraction``, on by default with the LLM) the same call also
+names the turn's instances with their categories, stored as facts citing the turn (``llm.instances``);
+off, the prompt and schema are exactly ``SYSTEM_PROMPT`` and ``EXTRACTION_SCHEMA``.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +35,18 @@ from hermes_memory.extract.prefilter import classify_noise
 from hermes_memory.extract.types import CATEGORIES, ENTITY_TYPES
 from hermes_memory.ingest.knowledge import RuleBasedKnowledge
 from hermes_memory.ingest.worker import AfterCommit, Changes
+from hermes_memory.llm.breaker import TRIPPING_KINDS, CircuitBreaker
 from hermes_memory.llm.client import JSONSchema, LLMClient, LLMError
+from hermes_memory.llm.instances import (
+    FACT_CATEGORY,
+    INSTANCES_PROPERTY,
+    PREDICATE,
+    PROMPT_RULE,
+    InstanceDraft,
+    check_messages,
+    grounded_source,
+    instance_drafts,
+)
 from hermes_memory.llm.structured import StructuredLLM
 from hermes_memory.records import Entity, Episode, Fact
 from hermes_memory.tier2 import Tier2
@@ -45,8 +59,6 @@ MAX_FACTS = 20
 MAX_ENTITIES = 30
 MAX_RELATIONS = 20
 DEFAULT_CONFIDENCE = 0.7
-# Failures that say the endpoint is unusable right now (as opposed to one bad answer).
-_TRIPPING_KINDS = frozenset({"timeout", "connection", "http", "config"})
 _PREDICATE_CHARS = re.compile(r"[^a-z0-9]+")
 _SPACE = re.compile(r"\s+")
 
@@ -119,6 +131,23 @@ SYSTEM_PROMPT = (
 )
 
 
+def extraction_schema(instances: bool) -> JSONSchema:
+    """The reply's schema: ``EXTRACTION_SCHEMA``, with ``instances`` (config ``llm.instance_extraction``)
+    an optional list of instances too."""
+    if not instances:
+        return EXTRACTION_SCHEMA
+    properties = {**EXTRACTION_SCHEMA["properties"], "instances": INSTANCES_PROPERTY}
+    return {**EXTRACTION_SCHEMA, "properties": properties}
+
+
+def system_prompt(instances: bool) -> str:
+    """The system prompt: ``SYSTEM_PROMPT``, with ``instances`` the instance rule before its last line."""
+    if not instances:
+        return SYSTEM_PROMPT
+    head, _, last = SYSTEM_PROMPT.rpartition("\n")
+    return f"{head}\n{PROMPT_RULE}\n{last}"
+
+
 @dataclass(frozen=True, slots=True)
 class FactDraft:
     """A fact the LLM proposes (texts with runs of whitespace collapsed); not yet grounded or stored.
@@ -159,10 +188,11 @@ class Drafts:
     facts: tuple[FactDraft, ...] = ()
     entities: tuple[EntityDraft, ...] = ()
     relations: tuple[RelationDraft, ...] = ()
+    instances: tuple[InstanceDraft, ...] = ()
 
     @classmethod
     def from_reply(cls, reply: dict[str, Any]) -> Drafts:
-        """The drafts of a reply that passed ``EXTRACTION_SCHEMA`` (a missing list is empty; a
+        """The drafts of a reply that passed ``extraction_schema`` (a missing list is empty; a
         confidence that is not a number gets the default)."""
         facts = tuple(
             FactDraft(
@@ -193,7 +223,7 @@ class Drafts:
             )
             for item in reply.get("relations") or []
         )
-        return cls(facts, entities, relations)
+        return cls(facts, entities, relations, instance_drafts(reply))
 
 
 def turn_prompt(episodes: Sequence[Episode], known_facts: Sequence[str]) -> str:
@@ -208,24 +238,6 @@ def turn_prompt(episodes: Sequence[Episode], known_facts: Sequence[str]) -> str:
     lines.extend(f"- {fact}" for fact in known_facts)
     lines.append("</known_facts>")
     return "\n".join(lines)
-
-
-class CircuitBreaker:
-    """Skips the LLM for ``cooldown_s`` after a failure that says the endpoint is unusable."""
-
-    def __init__(self, cooldown_s: float, clock: Callable[[], float] = time.monotonic):
-        self._cooldown_s = cooldown_s
-        self._clock = clock
-        self._open_until = 0.0
-        self._lock = threading.Lock()
-
-    def is_open(self) -> bool:
-        with self._lock:
-            return self._clock() < self._open_until
-
-    def trip(self) -> None:
-        with self._lock:
-            self._open_until = self._clock() + self._cooldown_s
 
 
 class LLMKnowledge:
@@ -244,8 +256,10 @@ class LLMKnowledge:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         on_facts: Callable[[list[Fact]], object] | None = None,
+        instances: bool = False,
     ):
         self._rules = rules
+        self._instances = instances  # config llm.instance_extraction: instances in the same call
         self._on_facts = on_facts  # the facts the LLM added to a turn, after their commit
         self._llm = StructuredLLM(client, max_retries=max_retries, sleep=sleep)
         self._semantic = semantic
@@ -299,23 +313,26 @@ class LLMKnowledge:
         known = _turn_facts(tier2, episodes)
         try:
             reply = self._llm.generate(
-                SYSTEM_PROMPT,
+                system_prompt(self._instances),
                 turn_prompt(episodes, [f.content for f in known]),
-                EXTRACTION_SCHEMA,
-                check=lambda value: _check_reply(value, len(episodes)),
+                extraction_schema(self._instances),
+                check=lambda value: _check_reply(value, len(episodes), self._instances),
             )
         except LLMError as exc:
             log.warning(
                 "LLM extraction failed for turn %s (%s: %s); kept the rule-based knowledge only",
                 _turn_id(episodes), exc.kind, exc,
             )  # fmt: skip
-            if exc.kind in _TRIPPING_KINDS:
+            if exc.kind in TRIPPING_KINDS:
                 self._breaker.trip()
             self._audit(tier2, episodes, {"fallback": f"{exc.kind}: {exc}"[:500]}, success=False)
             return extra
         new_facts: list[Fact] = []
         with tier2.db.atomic():
-            counts = self._write(tier2, episodes, changes, known, Drafts.from_reply(reply), extra, new_facts)
+            drafts = Drafts.from_reply(reply)
+            counts = self._write(tier2, episodes, changes, known, drafts, extra, new_facts)
+            if self._instances:
+                counts["instances"] = self._write_instances(tier2, episodes, known, drafts.instances)
             self._audit(tier2, episodes, counts, success=True)
         if new_facts and self._on_facts is not None:
             self._on_facts(new_facts)  # HAEMA's write-time reconstruction (config llm.write_reconstruction)
@@ -427,6 +444,31 @@ class LLMKnowledge:
                 added["skipped"] += 1
         return {"model": self.extractor, **added}
 
+    def _write_instances(
+        self, tier2: Tier2, episodes: list[Episode], known: list[Fact], drafts: Sequence[InstanceDraft]
+    ) -> int:
+        """Store each grounded instance as a fact citing its message (``llm.instances``); how many were
+        new. Never exclusive; not handed to ``on_facts`` (a reconstruction would retire them)."""
+        seen = {content_hash(f.content) for f in known}
+        added = 0
+        for draft in drafts:
+            source = grounded_source(draft, episodes)
+            text = draft.text
+            if source is None or content_hash(text) in seen:
+                continue
+            seen.add(content_hash(text))
+            stored = tier2.facts.store(
+                text, category=FACT_CATEGORY, confidence=DEFAULT_CONFIDENCE, source_type="session",
+                source_id=episodes[0].session_id, actor="llm", valid_from=source[0].timestamp,
+                subject=draft.who, predicate=PREDICATE, object=draft.instance, exclusive=False,
+                source_episodes=tuple(e.uuid for e in source), extractor=self.extractor, importance=0.5,
+            )  # fmt: skip
+            if stored.created:
+                added += 1
+                if self._semantic is not None:
+                    self._semantic.index_fact(stored.fact)
+        return added
+
     def _audit(self, tier2: Tier2, episodes: list[Episode], diff: dict[str, Any], *, success: bool) -> None:
         with tier2.db.atomic() as conn:
             tier2.audit.record(
@@ -435,8 +477,8 @@ class LLMKnowledge:
             )  # fmt: skip
 
 
-def _check_reply(value: dict[str, Any], messages: int) -> list[str]:
-    errors = []
+def _check_reply(value: dict[str, Any], messages: int, instances: bool) -> list[str]:
+    errors = check_messages(value, messages) if instances else []
     for index, fact in enumerate(value.get("facts") or []):
         number = fact.get("message")
         if isinstance(number, int) and not 1 <= number <= messages:
@@ -488,5 +530,7 @@ __all__ = [
     "FactDraft",
     "LLMKnowledge",
     "RelationDraft",
+    "extraction_schema",
+    "system_prompt",
     "turn_prompt",
 ]

@@ -69,7 +69,8 @@ def ingest_hooks(
 
     LLM off (and no ``client`` given): the rule-based writer and ``after_commit`` unchanged. On: an
     ``LLMKnowledge`` (rules inside the transaction) and a hook that runs ``after_commit`` and then the
-    LLM step (``on_facts`` gets the facts the LLM added to a turn, after their commit). Raises
+    LLM step (``on_facts`` gets the facts the LLM added to a turn, after their commit; with
+    ``instance_extraction`` the same call also names the turn's instances, see ``llm.instances``). Raises
     ConfigError for a bad endpoint configuration.
     """
     rules = RuleBasedKnowledge(semantic)
@@ -80,8 +81,9 @@ def ingest_hooks(
 
     model = config.model or str(getattr(chosen, "model", "") or "custom")
     knowledge = LLMKnowledge(
-        rules, chosen, model=model, semantic=semantic, max_retries=config.max_retries, on_facts=on_facts
-    )
+        rules, chosen, model=model, semantic=semantic, max_retries=config.max_retries, on_facts=on_facts,
+        instances=config.instance_extraction,
+    )  # fmt: skip
     return knowledge, knowledge.after_commit(tier2, after_commit)
 
 

@@ -45,8 +45,9 @@ class ScriptedLLM:
 
 @dataclass
 class Scripted:
-    """One server answer: ``content`` (a dict is sent as JSON text) or a raw ``status``/``body``;
-    ``delay`` seconds of silence first (released early when the server stops)."""
+    """One server answer: ``content`` (a dict is sent as JSON text; a callable is given the request's
+    JSON body and returns the content) or a raw ``status``/``body``; ``delay`` seconds of silence first
+    (released early when the server stops)."""
 
     content: Any = None
     status: int = 200
@@ -77,7 +78,7 @@ class FakeChatServer:
                 if answer.body is not None:
                     payload = answer.body
                 else:
-                    content = answer.content
+                    content = answer.content(body) if callable(answer.content) else answer.content
                     text = content if isinstance(content, str) else json.dumps(content)
                     payload = json.dumps(
                         {
