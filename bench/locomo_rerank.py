@@ -26,11 +26,13 @@ Measured (LoCoMo dev, five conversations, real MiniLM, no LLM; the engine 0.8384
     --with-query): 0.8326-0.8403, hit@5 0.8092-0.8276 (best: docs 10, terms 20, lam 0.15: 0.8403, hit@5
     0.8145); the variant chosen on four conversations and scored on the fifth: 0.8360. Dropped.
   * ltr: the top-100 candidates hold 0.9630 recall@10 (multi-hop 0.9127), but a linear pairwise re-ranker
-    over the engine's components gains at most +0.0053 leave-one-conversation-out (29 features, l2 0.01:
-    0.8437, hit@5 0.8263; multi-hop 0.6063, one fold down) and +0.016 fitted on all five (0.8545); with
-    the shape crosses, hard-negative weights, a direct recall@10 ascent or only list questions: 0.8254-
-    0.8429. Among multi-hop evidence ranked 11-100 the best single feature is the engine's own score
-    (AUC 0.76 against 12,639 others): the engine's features are used up for ranking.
+    over the engine's components gains +0.0053 leave-one-conversation-out (29 features, l2 0.01: 0.8437,
+    hit@5 0.8263; multi-hop 0.6063, conv-26 down); fitted and scored on all five (in-sample) at most
+    0.8583 (with a direct recall@10 ascent, whose leave-one-out is 0.8427). The shape crosses, hard-
+    negative weights or only list questions: 0.8254-0.8429; 13 features picked after seeing the folds:
+    0.8455 (every fold up, multi-hop 0.5913, open-domain 0.6174). Among multi-hop evidence ranked 11-100
+    the best single feature is the engine's own score (AUC 0.76 against 12,639 other candidates): the
+    engine's features are used up for ranking. Dropped.
 """
 
 from __future__ import annotations
