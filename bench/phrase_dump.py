@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo_research import filled  # noqa: E402
 
 
-def ranked(hits: list[dict], episode_dia: dict[str, str]) -> list[tuple[str, float]]:
-    out: list[tuple[str, float]] = []
+def ranked(hits: list[dict], episode_dia: dict[str, str]) -> list[tuple[str, float, str]]:
+    out: list[tuple[str, float, str]] = []
     seen: set[str] = set()
     for hit in hits:
         ids = []
@@ -27,7 +27,7 @@ def ranked(hits: list[dict], episode_dia: dict[str, str]) -> list[tuple[str, flo
         for d in ids:
             if d not in seen:
                 seen.add(d)
-                out.append((d, float(hit["score"])))
+                out.append((d, float(hit["score"]), str(hit.get("kind"))))
     return out
 
 

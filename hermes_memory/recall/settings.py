@@ -62,6 +62,14 @@ class RecallSettings:
     # 2, as asked when 1: the statements that answer it never say "would" or "likely". LoCoMo dev
     # open-domain recall@10 +0.011, hit@5 +0.023.
     inference_statement: int = 2
+    # Category -> instance matching (``recall.instances``): for a question naming a category ("What martial
+    # arts has John done?"), the ``instance_depth`` best turns are matched by their phrases (clauses,
+    # ``instance_window``-word windows) against the category with the embedder's context-free vectors;
+    # the better half rank up by up to this share, held below the ``instance_keep``-th best turn. 0: off.
+    instance_prior: float = 0.1
+    instance_depth: int = 50
+    instance_keep: int = 5
+    instance_window: int = 3
     candidates: int = 200
     # Each view gets its own vector top-k (sentences: several per turn; windows: one per turn; facts).
     vector_candidates: int = 300

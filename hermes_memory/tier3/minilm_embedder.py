@@ -313,6 +313,17 @@ class MiniLMModel:
         """Word pieces of ``text`` including [CLS] and [SEP], without cutting to the window."""
         return len(self._tokenizer.encode(text).ids)
 
+    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
+        """The word-piece ids of each word (no [CLS]/[SEP]; a word the vocabulary lacks is [UNK])."""
+        if not words:
+            return []
+        return [list(e.ids) for e in self._tokenizer.encode_batch(list(words), add_special_tokens=False)]
+
+    @property
+    def piece_vectors(self) -> FloatArray:
+        """The input layer's vector of every word piece (vocabulary x dim, read-only, memory-mapped)."""
+        return self._word
+
     def encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
         """Mean-pooled (not yet normalised) embeddings of a batch of token-id lists."""
         n = len(batch)
@@ -494,6 +505,15 @@ class MiniLMEmbedder(BaseEmbedder):
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
         return self.model.count_tokens(text)
+
+    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
+        """``StaticVectors``: each word's word-piece ids (loads the model)."""
+        return self.model.word_pieces(words)
+
+    @property
+    def piece_vectors(self) -> FloatArray:
+        """``StaticVectors``: the model's input vector of every word piece (loads the model)."""
+        return self.model.piece_vectors
 
     def _embed(self, texts: list[str], kind: Kind) -> Any:
         model = self.model
