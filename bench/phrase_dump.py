@@ -12,7 +12,7 @@ from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.bench.locomo import CATEGORIES, Stats, dia_by_episode, normalise_evidence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from locomo_research import filled  # noqa: E402
+from locomo_research import filled
 
 
 def ranked(hits: list[dict], episode_dia: dict[str, str]) -> list[tuple[str, float, str]]:
