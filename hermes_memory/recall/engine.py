@@ -724,11 +724,15 @@ class RecallEngine:
         scores = instances.instance_order(
             [h.score for h in ranked], matches, st.instance_keep, st.instance_prior
         )
+        order = sorted(range(len(ranked)), key=lambda i: -scores[i])  # stable: ties keep their order
         out: list[Hit] = []
-        for i in sorted(range(len(ranked)), key=lambda i: -scores[i]):  # stable: ties keep their order
+        for i in order:
             hit = ranked[i]
             score = min(scores[i], out[-1].score) if out else scores[i]
-            out.append(hit if score == hit.score else replace(hit, score=score))
+            if score != hit.score:
+                hit = Hit(hit.id, score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+                          hit.metadata)  # fmt: skip
+            out.append(hit)
         return out
 
     def _superseded_turns(self, q: _Query) -> set[str]:

@@ -125,25 +125,39 @@ def phrase_spans(text: str, window: int) -> tuple[list[str], list[tuple[int, int
 
 @dataclass(frozen=True, slots=True)
 class Phrases:
-    """A turn's phrases for one embedder: the word pieces of its words (concatenated), where each word's
-    pieces start and end, the phrases as (first, last + 1) word ranges, and its words casefolded."""
+    """A turn's phrases for one embedder: the word pieces of its words (concatenated), each phrase as a
+    range of words and the range of their pieces, the length of each phrase's vector (the sum of its
+    pieces' rows: it does not depend on the question), and the words casefolded."""
 
     pieces: npt.NDArray[np.int64]
-    word_starts: npt.NDArray[np.int64]  # word i's pieces are pieces[word_starts[i]:word_ends[i]]
-    word_ends: npt.NDArray[np.int64]
-    spans: npt.NDArray[np.int64]  # (phrases, 2)
-    words: tuple[str, ...]
+    spans: npt.NDArray[np.int64]  # (phrases, 2): first word, last word + 1
+    piece_spans: npt.NDArray[np.int64]  # (phrases, 2): first piece, last piece + 1
+    norms: npt.NDArray[np.float32]
+    words: npt.NDArray[np.str_]
 
 
 def phrases(text: str, embedder: StaticVectors, window: int) -> Phrases:
-    """``phrase_spans`` of ``text`` with its words' pieces (``embedder.word_pieces``)."""
+    """``phrase_spans`` of ``text`` with its words' pieces (``embedder.word_pieces``) and its phrases'
+    vector lengths."""
     words, spans = phrase_spans(text, window)
-    per_word = embedder.word_pieces(words)
+    per_word = [p or [0] for p in embedder.word_pieces(words)]  # a word without a piece: row 0
     ends = np.cumsum([len(p) for p in per_word], dtype=np.int64)
     starts = ends - np.fromiter((len(p) for p in per_word), dtype=np.int64, count=len(per_word))
     flat = np.fromiter((i for p in per_word for i in p), dtype=np.int64, count=int(ends[-1]) if words else 0)
     span_array = np.array(spans, dtype=np.int64).reshape(-1, 2)
-    return Phrases(flat, starts, ends, span_array, tuple(w.casefold() for w in words))
+    piece_spans = np.stack((starts[span_array[:, 0]], ends[span_array[:, 1] - 1]), axis=1) if spans else (
+        np.zeros((0, 2), dtype=np.int64))  # fmt: skip
+    norms = np.zeros(len(spans), dtype=np.float32)
+    if spans:
+        # |sum of rows a..b|^2 is the sum of their Gram block: one small product and 2-D prefix sums.
+        rows = np.asarray(embedder.piece_vectors[flat], dtype=np.float32)
+        gram = np.zeros((len(flat) + 1, len(flat) + 1))
+        gram[1:, 1:] = (rows @ rows.T).astype(np.float64).cumsum(axis=0).cumsum(axis=1)
+        a, b = piece_spans[:, 0], piece_spans[:, 1]
+        squared = gram[b, b] - gram[a, b] - gram[b, a] + gram[a, a]
+        norms = np.sqrt(np.maximum(squared, 0.0)).astype(np.float32)
+    words_array = np.array([w.casefold() for w in words], dtype=np.str_)
+    return Phrases(flat, span_array, piece_spans, norms, words_array)
 
 
 def query_vector(category: str, embedder: StaticVectors) -> npt.NDArray[np.float32] | None:
@@ -162,50 +176,37 @@ def best_matches(
 ) -> list[float | None]:  # fmt: skip
     """Per turn, the best cosine between ``qvec`` and its phrases' context-free vectors (the sum of their
     pieces' rows of ``table``), phrases holding a word that starts with a ``lexical`` stem left out; None
-    for a turn with no phrase left. The rows are gathered once; words, then phrases, are summed by a few
-    gathers of at most a word's pieces and a phrase's words (numpy's cumulative sum is far slower)."""
+    for a turn with no phrase left. A phrase's dot product with ``qvec`` is the sum of its pieces' (one
+    gather and one matrix-vector product per recall); its vector's length was worked out with the turn."""
     out: list[float | None] = [None] * len(turns)
     if not turns:
         return out
-    word_base = np.cumsum([0] + [len(t.words) for t in turns[:-1]], dtype=np.int64)
-    spans = np.concatenate([t.spans + word_base[k] for k, t in enumerate(turns)])
+    piece_base = np.cumsum([0] + [len(t.pieces) for t in turns[:-1]], dtype=np.int64)
+    spans = np.concatenate([t.piece_spans + piece_base[k] for k, t in enumerate(turns)])
     if not len(spans):
         return out
     owner = np.concatenate([np.full(len(t.spans), k, dtype=np.int64) for k, t in enumerate(turns)])
+    norms = np.concatenate([t.norms for t in turns])
+    keep = norms > 0
     if lexical:
-        named = np.fromiter((w.startswith(lexical) for t in turns for w in t.words), dtype=np.int64)
+        word_base = np.cumsum([0] + [len(t.words) for t in turns[:-1]], dtype=np.int64)
+        word_spans = np.concatenate([t.spans + word_base[k] for k, t in enumerate(turns)])
+        every = np.concatenate([t.words for t in turns])
+        named = np.zeros(len(every), dtype=np.int64)
+        for stem in lexical:
+            named |= np.strings.startswith(every, stem)
         in_span = np.concatenate(([0], np.cumsum(named)))
-        keep = in_span[spans[:, 1]] == in_span[spans[:, 0]]
-        spans, owner = spans[keep], owner[keep]
-        if not len(spans):
-            return out
-    piece_base = np.cumsum([0] + [len(t.pieces) for t in turns[:-1]], dtype=np.int64)
-    starts = np.concatenate([t.word_starts + piece_base[k] for k, t in enumerate(turns)])
-    ends = np.concatenate([t.word_ends + piece_base[k] for k, t in enumerate(turns)])
+        keep &= in_span[word_spans[:, 1]] == in_span[word_spans[:, 0]]
+    if not keep.any():
+        return out
     pieces = np.concatenate([t.pieces for t in turns])
-    rows = np.zeros((len(pieces) + 1, table.shape[1]), dtype=np.float32)  # the last row stays 0
-    rows[:-1] = table[pieces]
-    words = _sum_ranges(rows, starts, ends)
-    sums = _sum_ranges(np.vstack((words, np.zeros((1, words.shape[1]), dtype=np.float32))),
-                       spans[:, 0], spans[:, 1])  # fmt: skip
-    norms = np.linalg.norm(sums, axis=1)
-    sims = (sums @ qvec) / np.where(norms > 0, norms, 1.0)
+    dots = np.zeros(len(pieces) + 1, dtype=np.float64)
+    np.cumsum(np.asarray(table[pieces], dtype=np.float32) @ qvec, out=dots[1:])
+    spans, owner = spans[keep], owner[keep]
+    sims = (dots[spans[:, 1]] - dots[spans[:, 0]]) / norms[keep]
     best = np.full(len(turns), -np.inf)
     np.maximum.at(best, owner, sims)
     return [b if b > -np.inf else None for b in best.tolist()]
-
-
-def _sum_ranges(
-    rows: npt.NDArray[np.float32], first: npt.NDArray[np.int64], stop: npt.NDArray[np.int64]
-) -> npt.NDArray[np.float32]:
-    """The sums of ``rows[first[i]:stop[i]]``; the last of ``rows`` is zeros (the padding)."""
-    pad = len(rows) - 1
-    longest = int((stop - first).max()) if len(first) else 0
-    acc = np.zeros((len(first), rows.shape[1]), dtype=np.float32)
-    for k in range(longest):
-        at = first + k
-        acc += rows[np.where(at < stop, at, pad)]
-    return acc
 
 
 def instance_order(
