@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import statistics
 import sys
@@ -27,8 +28,9 @@ from typing import Any
 import numpy as np
 
 from hermes_memory.bench.locomo import turn_text, turns_of
+from hermes_memory.recall import instances
 from hermes_memory.recall import query as cues
-from hermes_memory.tier3.embedder import make_embedder
+from hermes_memory.tier3.embedder import StaticVectors, make_embedder
 
 CATS = ("1", "2", "3", "4")
 _STOP = frozenset(
@@ -155,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             key = (cid, str(turn.get("dia_id")))
             text[key], speaker[key], session[key] = turn_text(turn), str(turn.get("speaker")), str(sess)
     for r in dump:
+        r["ranked"] = [(x[0], x[1]) for x in r["ranked"]]  # (dia_id, score[, kind])
         present = [n for n in names[r["conv"]] if re.search(rf"\b{re.escape(n)}\b", r["q"], re.I)]
         r["names"] = present
         r["category"] = category_of(r["q"], present)
@@ -198,12 +201,29 @@ def main(argv: list[str] | None = None) -> int:
     def stems(phrase: str) -> list[str]:
         return [w.lower()[:5] for w in _WORDS.findall(phrase) if w.lower() not in _STOP and len(w) > 2]
 
+    static_phrases: dict[tuple[str, str], instances.Phrases] = {}
+    rng = random.Random(7)
+
     def prior(r: dict[str, Any], which: str, level: str) -> dict[str, float]:
         qtext = r["category"] if which == "cat" else r["content"]
         if which == "cat_or_content":
             qtext = r["category"] or r["content"]
         if not qtext:
             return {}
+        if level == "random":  # control: a prior of the same shape that knows nothing
+            return {dia: rng.random() for dia, _ in r["ranked"][: a.depth]}
+        if level == "static":  # what the engine ships (recall.instances, context-free vectors)
+            assert isinstance(emb, StaticVectors)
+            qs = instances.query_vector(qtext, emb)
+            if qs is None:
+                return {}
+            dias = [d for d, _ in r["ranked"][: a.depth] if (r["conv"], d) in tvec]
+            for d in dias:
+                if (r["conv"], d) not in static_phrases:
+                    static_phrases[(r["conv"], d)] = instances.phrases(text[(r["conv"], d)], emb, 3)
+            found = [static_phrases[(r["conv"], d)] for d in dias]
+            best = instances.best_matches(found, qs, emb.piece_vectors, instances.stems(qtext))
+            return {d: m for d, m in zip(dias, best, strict=True) if m is not None}
         qv = cached[("q", qtext)]
         lexical = stems(qtext)
         out = {}
@@ -217,14 +237,17 @@ def main(argv: list[str] | None = None) -> int:
             w = int(level.split(":")[1])
             sims = pmat[w][k] @ qv
             if level.startswith("nolex"):  # phrases naming the category itself are BM25's job
-                keep = [i for i, p in enumerate(plists[w][k])
-                        if not any(t.lower().startswith(x) for t in _WORDS.findall(p) for x in lexical)]
+                keep = [
+                    i
+                    for i, p in enumerate(plists[w][k])
+                    if not any(t.lower().startswith(x) for t in _WORDS.findall(p) for x in lexical)
+                ]
                 out[dia] = float(sims[keep].max()) if keep else 0.0
             else:
                 out[dia] = float(sims.max())
         return out
 
-    levels = ("phrase:3", "phrase:5", "nolex:3", "nolex:5", "turn")
+    levels = ("phrase:3", "phrase:5", "nolex:3", "nolex:5", "turn", "static", "random")
     priors: dict[tuple[int, str, str], dict[str, float]] = {}
     for i, r in enumerate(dump):
         for which in ("cat", "cat_or_content"):

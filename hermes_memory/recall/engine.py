@@ -35,6 +35,10 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * speaker-centred priors from ``recall.aggregate``: a question naming two participants, one as its
     subject, ranks the subject's turns up; a list question about one person ranks the other
     participant's turns down once they have lent their neighbours their pull.
+  * category -> instance matching (``recall.instances``): for a question naming a category ("What
+    martial arts has John done?"), the turns among the first hits whose short phrases lie near the
+    category (context-free word-piece vectors of the embedder; phrases saying the category word itself
+    left to BM25) rank up behind the first few, after the diversity pass.
 Sources run in parallel threads: the embedding and vector search overlap with the SQLite reads, which go
 through Tier 2's read connection (``Database.reading``), so a recall never waits for a write transaction
 and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one query, turns

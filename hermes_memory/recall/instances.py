@@ -123,41 +123,30 @@ def phrase_spans(text: str, window: int) -> tuple[list[str], list[tuple[int, int
     return words, spans
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Phrases:
     """A turn's phrases for one embedder: the word pieces of its words (concatenated), each phrase as a
-    range of words and the range of their pieces, the length of each phrase's vector (the sum of its
-    pieces' rows: it does not depend on the question), and the words casefolded."""
+    range of words and the range of their pieces, the words casefolded, and the length of each phrase's
+    vector (the sum of its pieces' rows: it does not depend on the question), filled in by the first
+    ``best_matches`` that sees the turn, for all such turns at once."""
 
     pieces: npt.NDArray[np.int64]
     spans: npt.NDArray[np.int64]  # (phrases, 2): first word, last word + 1
     piece_spans: npt.NDArray[np.int64]  # (phrases, 2): first piece, last piece + 1
-    norms: npt.NDArray[np.float32]
     words: npt.NDArray[np.str_]
+    norms: npt.NDArray[np.float32] | None = None
 
 
 def phrases(text: str, embedder: StaticVectors, window: int) -> Phrases:
-    """``phrase_spans`` of ``text`` with its words' pieces (``embedder.word_pieces``) and its phrases'
-    vector lengths."""
+    """``phrase_spans`` of ``text`` with its words' pieces (``embedder.word_pieces``)."""
     words, spans = phrase_spans(text, window)
     per_word = [p or [0] for p in embedder.word_pieces(words)]  # a word without a piece: row 0
-    ends = np.cumsum([len(p) for p in per_word], dtype=np.int64)
-    starts = ends - np.fromiter((len(p) for p in per_word), dtype=np.int64, count=len(per_word))
+    sizes = np.fromiter((len(p) for p in per_word), dtype=np.int64, count=len(per_word))
+    ends = np.cumsum(sizes)
     flat = np.fromiter((i for p in per_word for i in p), dtype=np.int64, count=int(ends[-1]) if words else 0)
     span_array = np.array(spans, dtype=np.int64).reshape(-1, 2)
-    piece_spans = np.stack((starts[span_array[:, 0]], ends[span_array[:, 1] - 1]), axis=1) if spans else (
-        np.zeros((0, 2), dtype=np.int64))  # fmt: skip
-    norms = np.zeros(len(spans), dtype=np.float32)
-    if spans:
-        # |sum of rows a..b|^2 is the sum of their Gram block: one small product and 2-D prefix sums.
-        rows = np.asarray(embedder.piece_vectors[flat], dtype=np.float32)
-        gram = np.zeros((len(flat) + 1, len(flat) + 1))
-        gram[1:, 1:] = (rows @ rows.T).astype(np.float64).cumsum(axis=0).cumsum(axis=1)
-        a, b = piece_spans[:, 0], piece_spans[:, 1]
-        squared = gram[b, b] - gram[a, b] - gram[b, a] + gram[a, a]
-        norms = np.sqrt(np.maximum(squared, 0.0)).astype(np.float32)
-    words_array = np.array([w.casefold() for w in words], dtype=np.str_)
-    return Phrases(flat, span_array, piece_spans, norms, words_array)
+    piece_spans = np.stack(((ends - sizes)[span_array[:, 0]], ends[span_array[:, 1] - 1]), axis=1)
+    return Phrases(flat, span_array, piece_spans, np.array([w.casefold() for w in words], dtype=np.str_))
 
 
 def query_vector(category: str, embedder: StaticVectors) -> npt.NDArray[np.float32] | None:
@@ -186,7 +175,8 @@ def best_matches(
     if not len(spans):
         return out
     owner = np.concatenate([np.full(len(t.spans), k, dtype=np.int64) for k, t in enumerate(turns)])
-    norms = np.concatenate([t.norms for t in turns])
+    _fill_norms([t for t in turns if t.norms is None], table)
+    norms = np.concatenate([t.norms for t in turns if t.norms is not None])
     keep = norms > 0
     if lexical:
         word_base = np.cumsum([0] + [len(t.words) for t in turns[:-1]], dtype=np.int64)
@@ -207,6 +197,32 @@ def best_matches(
     best = np.full(len(turns), -np.inf)
     np.maximum.at(best, owner, sims)
     return [b if b > -np.inf else None for b in best.tolist()]
+
+
+def _fill_norms(turns: Sequence[Phrases], table: npt.NDArray[np.float32]) -> None:
+    """Each turn's phrase vector lengths, for all the turns at once: the phrases' rows summed by a few
+    gathers (one per position, each only over the phrases still that long; numpy's cumulative sums and
+    reductions along rows are far slower here)."""
+    if not turns:
+        return
+    base = np.cumsum([0] + [len(t.pieces) for t in turns[:-1]], dtype=np.int64)
+    spans = np.concatenate([t.piece_spans + base[k] for k, t in enumerate(turns)])
+    pieces = np.concatenate([t.pieces for t in turns])
+    norms = np.zeros(len(spans), dtype=np.float32)
+    if len(spans):
+        first, stop = spans[:, 0], spans[:, 1]
+        acc = np.asarray(table[pieces[first]], dtype=np.float32)  # a phrase has one piece at least
+        longer = np.flatnonzero(stop - first > 1)
+        k = 1
+        while len(longer):
+            acc[longer] += table[pieces[first[longer] + k]]
+            k += 1
+            longer = longer[stop[longer] - first[longer] > k]
+        norms = np.linalg.norm(acc, axis=1).astype(np.float32)
+    at = 0
+    for turn in turns:
+        turn.norms = norms[at : at + len(turn.spans)]
+        at += len(turn.spans)
 
 
 def instance_order(
