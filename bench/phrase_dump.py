@@ -48,8 +48,15 @@ def main() -> int:
                 if not ev:
                     continue
                 env = api.recall(str(qa["question"]), limit=limit)
-                out.append({"conv": sample["sample_id"], "q": qa["question"], "cat": cat,
-                            "evidence": sorted(ev), "ranked": ranked(env["data"]["hits"], episode_dia)})
+                out.append(
+                    {
+                        "conv": sample["sample_id"],
+                        "q": qa["question"],
+                        "cat": cat,
+                        "evidence": sorted(ev),
+                        "ranked": ranked(env["data"]["hits"], episode_dia),
+                    }
+                )
         print(sample["sample_id"], len(out), file=sys.stderr)
     out_path.write_text(json.dumps(out))
     return 0
