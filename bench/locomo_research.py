@@ -74,6 +74,7 @@ ABLATIONS: dict[str, dict[str, float]] = {
     "- thread pull (same speaker two away)": {"thread_pull": 0.0},
     "- guess without its frame": {"inference_statement": 1},
     "- session cohesion": {"session_cohesion": 0.0},
+    "- category -> instance phrases": {"instance_prior": 0.0},
 }
 # The coordinate search's values per field (the preset's own value is always tried too).
 GRID: dict[str, list[float]] = {
@@ -92,6 +93,7 @@ GRID: dict[str, list[float]] = {
     "inference_statement": [1, 2],
     "session_cohesion": [0.0, 0.1, 0.2, 0.3],
     "cohesion_seeds": [2, 3, 5],
+    "instance_prior": [0.0, 0.1, 0.2, 0.3],
 }
 
 

@@ -35,6 +35,10 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
   * speaker-centred priors from ``recall.aggregate``: a question naming two participants, one as its
     subject, ranks the subject's turns up; a list question about one person ranks the other
     participant's turns down once they have lent their neighbours their pull.
+  * category -> instance matching (``recall.instances``): for a question naming a category ("What
+    martial arts has John done?"), the turns among the first hits whose short phrases lie near the
+    category (context-free word-piece vectors of the embedder; phrases saying the category word itself
+    left to BM25) rank up behind the first few, after the diversity pass.
 Sources run in parallel threads: the embedding and vector search overlap with the SQLite reads, which go
 through Tier 2's read connection (``Database.reading``), so a recall never waits for a write transaction
 and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one query, turns
@@ -67,7 +71,7 @@ import numpy.typing as npt
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
 from hermes_memory.graph.service import GraphService
-from hermes_memory.recall import aggregate, availability, expand
+from hermes_memory.recall import aggregate, availability, expand, instances
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
@@ -80,6 +84,7 @@ from hermes_memory.tier2._util import normalise
 from hermes_memory.tier2.search import fts_terms
 from hermes_memory.tier2.verdicts import CLEAN
 from hermes_memory.tier3._blas_threads import blas_thread_cap
+from hermes_memory.tier3.embedder import StaticVectors
 from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
@@ -140,7 +145,7 @@ class _Turn:
     (with its strings neutralised unless scanned clean when written) is built on first use: only the few
     turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
-    __slots__ = ("_hit", "_key", "answers", "chatter", "episode", "question", "threat")
+    __slots__ = ("_hit", "_key", "_phrases", "answers", "chatter", "episode", "question", "threat")
 
     def __init__(self, episode: Episode, threat: int | None):
         self.episode = episode
@@ -150,6 +155,7 @@ class _Turn:
         self.answers: tuple[bool, tuple[str, ...]] = cues.answer_cues(episode.text)
         self._hit: Hit | None = None
         self._key: str | None = None
+        self._phrases: tuple[int, instances.Phrases] | None = None
 
     @property
     def hit(self) -> Hit:
@@ -158,6 +164,14 @@ class _Turn:
         if hit is None:
             hit = self._hit = _episode_hit(self.episode, 0.0, self.threat)
         return hit
+
+    def phrases(self, embedder: StaticVectors, window: int) -> instances.Phrases:
+        """The turn's phrases with their word pieces (``recall.instances``), worked out on first use: a
+        store has one embedder, so only the window is checked."""
+        found = self._phrases
+        if found is None or found[0] != window:
+            found = self._phrases = (window, instances.phrases(self.episode.text, embedder, window))
+        return found[1]
 
     @property
     def key(self) -> str:
@@ -187,6 +201,7 @@ class _Query:
     answer: str | None = None  # what kind of turn can answer it (``query.answer_type``)
     inference: bool = False  # it asks for a guess (``expand.is_inference``)
     across_time: bool = False  # it gathers what happened over time (``query.asks_across_time``)
+    category: str | None = None  # what it asks instances of (``instances.category_of``), when asked for
     entities: list[str] | None = None  # the entities it names (``RecallEngine._named``), once looked up
 
 
@@ -258,6 +273,7 @@ class RecallEngine:
             cues.answer_type(query),
             expand.is_inference(query),
             across_time=cues.asks_across_time(query),
+            category=instances.category_of(query, names) if self.settings.instance_prior > 0 else None,
         )
 
     # -- the recall -----------------------------------------------------------------------------
@@ -459,12 +475,17 @@ class RecallEngine:
         threats: dict[str, int | None] = {}
         if replaced_turns:
             best, replaced, threats = self._mark_superseded(best, replaced_turns)
+        # Category -> instance matching reorders the list after the diversity pass, so it is built deeper.
+        instances_on = q.category is not None and views is not None and caps is None and bool(turns)
+        deep = max(limit, st.instance_depth) if instances_on else limit
         if st.diversity <= 0 and caps is None:
-            chosen = best[:limit]
+            chosen = best[:deep]
         else:
             chosen = _diversify(
-                best, st.diversity, limit, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
+                best, st.diversity, deep, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
             )
+        if instances_on and q.category is not None:
+            chosen = self._instance_prior(chosen, turns, q.category)[:limit]
         return _current_first(chosen, replaced, threats, limit) if replaced else chosen
 
     @staticmethod
@@ -684,6 +705,39 @@ class RecallEngine:
             if q.answer and cues.can_answer_with(turn.answers, q.answer, people):
                 final[row_id] *= 1.0 + st.answer_type_boost
         return final
+
+    def _instance_prior(self, ranked: list[Hit], turns: dict[int, _Turn], category: str) -> list[Hit]:
+        """``ranked`` reordered by ``instances.instance_order``: turns among the ``instance_depth`` first
+        hits whose phrases name an instance of the question's category rank up (behind the first
+        ``instance_keep``); scores still descend. Unchanged for an embedder without context-free vectors."""
+        assert self._semantic is not None
+        embedder = self._semantic.embedder
+        st = self.settings
+        if not isinstance(embedder, StaticVectors) or len(ranked) <= st.instance_keep:
+            return ranked
+        qvec = instances.query_vector(category, embedder)
+        if qvec is None:
+            return ranked
+        by_uuid = {turn.episode.uuid: turn for turn in turns.values()}
+        found = [(i, turn) for i, hit in enumerate(ranked[: st.instance_depth])
+                 if hit.kind == "episode" and hit.source_ids
+                 and (turn := by_uuid.get(hit.source_ids[0])) is not None]  # fmt: skip
+        best = instances.best_matches([turn.phrases(embedder, st.instance_window) for _, turn in found], qvec,
+                                      embedder.piece_vectors, instances.stems(category))  # fmt: skip
+        matches = {i: m for (i, _), m in zip(found, best, strict=True) if m is not None}
+        scores = instances.instance_order(
+            [h.score for h in ranked], matches, st.instance_keep, st.instance_prior
+        )
+        order = sorted(range(len(ranked)), key=lambda i: -scores[i])  # stable: ties keep their order
+        out: list[Hit] = []
+        for i in order:
+            hit = ranked[i]
+            score = min(scores[i], out[-1].score) if out else scores[i]
+            if score != hit.score:
+                hit = Hit(hit.id, score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+                          hit.metadata)  # fmt: skip
+            out.append(hit)
+        return out
 
     def _superseded_turns(self, q: _Query) -> set[str]:
         """Source turns of superseded facts on the question's topic (none for a question about the past

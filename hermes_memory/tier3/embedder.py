@@ -138,6 +138,18 @@ class Embedder(Protocol):
     def truncates(self, text: str) -> bool: ...
 
 
+@runtime_checkable
+class StaticVectors(Protocol):
+    """An embedder that also gives context-free vectors: its input layer's vector of each word piece
+    (recall sums them over a few words, ``recall.instances``: far cheaper than running the model on
+    every phrase of every candidate). Optional; recall leaves that prior out for an embedder without it."""
+
+    def word_pieces(self, words: Sequence[str]) -> list[list[int]]: ...
+
+    @property
+    def piece_vectors(self) -> FloatArray: ...
+
+
 def check_texts(texts: Sequence[str]) -> list[str]:
     """Return ``texts`` as a list after checking each is a non-blank string.
 
@@ -314,6 +326,7 @@ __all__ = [
     "EmbedderInfo",
     "FloatArray",
     "Kind",
+    "StaticVectors",
     "check_texts",
     "configured_options",
     "construct",

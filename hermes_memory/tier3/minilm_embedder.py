@@ -63,6 +63,10 @@ _DTYPES: dict[str, np.dtype[Any]] = {"F32": np.dtype("<f4"), "F16": np.dtype("<f
 Runtime = Literal["numpy", "onnxruntime"]
 
 
+# Words whose pieces ``MiniLMModel.word_pieces`` keeps (a few MB; the cache starts over when full).
+_PIECES_CACHE = 50_000
+
+
 def _require(module: str) -> None:
     if importlib.util.find_spec(module) is None:
         raise DependencyMissingError(f"the local embedder needs {module!r}: {_EXTRA}")
@@ -226,6 +230,8 @@ class MiniLMModel:
         weights = SafetensorsFile(model_dir / "model.safetensors")
         # 30522 x 384 floats (47 MB), of which a text touches a few rows: mapped, not read
         self._word: FloatArray = np.asarray(weights.mapped("embeddings.word_embeddings.weight"))
+        self._pieces: dict[str, tuple[int, ...]] = {}  # word -> its pieces (``word_pieces``)
+        self._pieces_lock = threading.Lock()
         if self._word.dtype != np.float32:
             raise EmbeddingError(f"expected float32 word embeddings, got {self._word.dtype}")
         self._position = _f32(weights.read("embeddings.position_embeddings.weight"))
@@ -312,6 +318,31 @@ class MiniLMModel:
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` including [CLS] and [SEP], without cutting to the window."""
         return len(self._tokenizer.encode(text).ids)
+
+    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
+        """The word-piece ids of each word (no [CLS]/[SEP]; a word the vocabulary lacks is [UNK]). Words
+        seen before come from a bounded cache (a conversation's words repeat; the tokenizer call costs
+        more than the rest of recall's phrase matching)."""
+        known = self._pieces
+        missing = list(dict.fromkeys(w for w in words if w not in known))
+        if missing:
+            encoded = self._tokenizer.encode_batch(missing, add_special_tokens=False)
+            with self._pieces_lock:
+                if len(known) + len(missing) > _PIECES_CACHE:
+                    known.clear()
+                for word, enc in zip(missing, encoded, strict=True):
+                    known[word] = tuple(enc.ids)
+            return [list(known.get(w) or self._word_pieces_now(w)) for w in words]
+        return [list(known[w]) for w in words]
+
+    def _word_pieces_now(self, word: str) -> tuple[int, ...]:
+        """One word's pieces, uncached (another thread cleared the cache meanwhile)."""
+        return tuple(self._tokenizer.encode(word, add_special_tokens=False).ids)
+
+    @property
+    def piece_vectors(self) -> FloatArray:
+        """The input layer's vector of every word piece (vocabulary x dim, read-only, memory-mapped)."""
+        return self._word
 
     def encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
         """Mean-pooled (not yet normalised) embeddings of a batch of token-id lists."""
@@ -494,6 +525,15 @@ class MiniLMEmbedder(BaseEmbedder):
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
         return self.model.count_tokens(text)
+
+    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
+        """``StaticVectors``: each word's word-piece ids (loads the model)."""
+        return self.model.word_pieces(words)
+
+    @property
+    def piece_vectors(self) -> FloatArray:
+        """``StaticVectors``: the model's input vector of every word piece (loads the model)."""
+        return self.model.piece_vectors
 
     def _embed(self, texts: list[str], kind: Kind) -> Any:
         model = self.model

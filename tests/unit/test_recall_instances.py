@@ -1,0 +1,160 @@
+"""Category -> instance matching at phrase level (recall/instances.py) and its place in a recall: the
+hashing embedder given a small table of context-free vectors in which "taekwondo" lies near "martial
+arts" (behaviour, not MiniLM's quality)."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hermes_memory import MemoryAPI
+from hermes_memory.recall import instances
+from hermes_memory.recall.settings import RecallSettings
+from hermes_memory.tier3.embedder import StaticVectors
+from hermes_memory.tier3.hashing_embedder import HashingEmbedder
+
+T0 = 1_683_540_000.0  # 2023-05-08
+DAY = 86400.0
+_NEAR = {"martial": 1, "arts": 2, "taekwondo": 3, "kickboxing": 4}  # one direction, a little noise each
+_OTHERS = 200
+
+
+def _table() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    table = rng.normal(size=(len(_NEAR) + 1 + _OTHERS, 32)).astype(np.float32)
+    axis = rng.normal(size=32).astype(np.float32)
+    for row in _NEAR.values():
+        table[row] = 3.0 * axis + 0.3 * table[row]
+    return table
+
+
+TABLE = _table()
+
+
+class _Static:
+    """``StaticVectors`` for the test: one piece per word, the near words on one axis, the rest hashed
+    to unrelated rows."""
+
+    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
+        return [[_NEAR.get(w.casefold()) or len(_NEAR) + 1 + zlib.crc32(w.casefold().encode()) % _OTHERS]
+                for w in words]  # fmt: skip
+
+    @property
+    def piece_vectors(self) -> np.ndarray:
+        return TABLE
+
+
+@pytest.mark.parametrize(
+    ("question", "names", "category"),
+    [
+        ("What martial arts has John done?", ["John"], "martial arts"),
+        ("What indoor activities has Jon done with his girlfriend?", ["Jon"], "indoor activities"),
+        ("Which cities has Jon visited?", ["Jon"], "cities"),
+        ("What kinds of books does Tim like?", ["Tim"], "books"),
+        ("What LGBTQ+ events has Caroline participated in?", ["Caroline"], "LGBTQ+ events"),
+        ("What are Melanie's pets' names?", ["Melanie"], "pets' names"),
+        ("Where has Melanie camped?", ["Melanie"], "places camped"),
+        ("How many children does Melanie have?", ["Melanie"], "children"),
+        ("What did Caroline research?", ["Caroline"], None),
+        ("When did Melanie go on a hike?", ["Melanie"], None),
+    ],
+)
+def test_the_category_a_question_asks_instances_of(
+    question: str, names: list[str], category: str | None
+) -> None:
+    assert instances.category_of(question, names) == category
+
+
+def test_a_turn_is_cut_into_clauses_and_three_word_windows() -> None:
+    words, spans = instances.phrase_spans("Oh wow, I'm off to do some taekwondo tonight and it was fun!", 3)
+    phrases = [" ".join(words[a:b]) for a, b in spans]
+    # Opening fillers and pronouns go ("Oh wow", "I'm", "it"), windows of function words only too.
+    assert phrases == ["do some taekwondo", "some taekwondo tonight", "was fun"]
+    assert instances.phrase_spans("Yes, it is. And so?", 3) == ([], [])  # function words only: none
+
+
+def test_the_best_phrase_matches_and_phrases_naming_the_category_are_left_out() -> None:
+    static = _Static()
+    assert isinstance(static, StaticVectors)
+    qvec = instances.query_vector("martial arts", static)
+    assert qvec is not None
+    turns = [
+        instances.phrases(text, static, 3)
+        for text in ("I went to a martial arts place", "Tonight I'm off to do some taekwondo", "Dishes done")
+    ]
+    lexical = instances.stems("martial arts")
+    named, instance, unrelated = instances.best_matches(turns, qvec, TABLE, lexical)
+    assert named is not None and instance is not None and unrelated is not None
+    assert instance > 0.5 > unrelated
+    assert named < instance  # its "martial arts" phrases are BM25's: only "went to a" and the like count
+    assert instances.best_matches(turns, qvec, TABLE, ())[0] == pytest.approx(1.0, abs=0.1)
+
+
+def test_the_prior_raises_matches_above_the_median_behind_the_first_hits() -> None:
+    scores = [1.0, 0.9, 0.8, 0.5, 0.4, 0.3]
+    matches = {0: 0.1, 1: 0.9, 3: 0.2, 4: 0.3, 5: 0.8}
+    out = instances.instance_order(scores, matches, keep=2, weight=1.0)
+    assert out[:2] == scores[:2]  # the first two keep their places whatever they match
+    assert out[3] == 0.5 and out[4] == 0.4  # at or below the median (0.3): nothing
+    assert out[5] == pytest.approx(0.3 * (1.0 + 1.0 * (0.8 - 0.3) / (0.9 - 0.3)))
+    held = instances.instance_order(scores, {3: 0.1, 4: 0.2, 5: 0.9}, keep=2, weight=9.0)
+    assert held[5] < scores[1]  # raised, but held below the last of the first hits
+    assert instances.instance_order(scores, matches, keep=2, weight=0.0) == scores
+
+
+# -- in a recall --------------------------------------------------------------------------------------
+
+
+def _api(home: Path, **overrides: float) -> MemoryAPI:
+    return MemoryAPI(
+        hermes_home=home,
+        recall={"preset": "default", "overrides": overrides},
+        **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"},
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setattr(HashingEmbedder, "word_pieces", _Static.word_pieces, raising=False)
+    monkeypatch.setattr(HashingEmbedder, "piece_vectors", _Static.piece_vectors, raising=False)
+    with _api(tmp_path) as api:
+        for i in range(6):
+            api.remember_message(f"The arts fair number {i} was done and dusted.", f"a{i}", T0 + i * DAY,
+                                 speaker="John")  # fmt: skip
+        for i in range(4):
+            api.remember_message(f"Report {i}: the dishes are done.", f"d{i}", T0 + (10 + i) * DAY,
+                                 speaker="John")  # fmt: skip
+        api.remember_message(
+            "After a long week at the office I finally had done some taekwondo with the club tonight.",
+            "k", T0 + 20 * DAY, speaker="John",
+        )  # fmt: skip
+        assert api.flush(60)["data"]["drained"]
+    yield tmp_path
+
+
+def _texts(home: Path, question: str, **overrides: float) -> list[str]:
+    with _api(home, **overrides) as api:
+        env = api.recall(question, limit=12)
+        assert env["success"], env["error"]
+        return [h["text"] for h in env["data"]["hits"] if h["kind"] == "episode"]
+
+
+def _rank(texts: list[str], fragment: str) -> int:
+    return next(i for i, text in enumerate(texts) if fragment in text)
+
+
+def test_a_turn_naming_an_instance_of_the_category_ranks_up(home: Path) -> None:
+    question = "What martial arts has John done?"
+    plain = _texts(home, question, instance_prior=0.0)
+    assert _rank(plain, "taekwondo") > _rank(plain, "dishes")  # the short "done" turns rank above it...
+    raised = _texts(home, question, instance_prior=2.0)
+    assert _rank(raised, "taekwondo") < _rank(raised, "dishes")  # ...until it is matched as an instance
+    keep = RecallSettings().instance_keep
+    assert raised[:keep] == plain[:keep]  # the first hits keep their places
+    # A question naming no category is left as it was.
+    other = "Did John do anything tonight?"
+    assert _texts(home, other, instance_prior=2.0) == _texts(home, other, instance_prior=0.0)
