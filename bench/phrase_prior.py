@@ -44,22 +44,12 @@ from hermes_memory.recall import query as cues
 from hermes_memory.tier3.embedder import StaticVectors, make_embedder
 
 CATS = ("1", "2", "3", "4")
-_STOP = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can cannot could did do does doing down during each few for from further had has
-    have having he her here hers herself him himself his how i if in into is it its itself let me more
-    most my myself no nor not of off on once only or other our ours ourselves out over own same she
-    should so some such than that the their theirs them themselves then there these they this those
-    through to too under until up very was we were what when where which while who whom why with would
-    you your yours yourself also just will shall might must des kind kinds type types sort sorts""".split()
-)
+# The engine's word lists (recall/instances.py); the offline variants below add "des" (a typo in the
+# data) and stop a category at these words.
+_STOP = instances._STOP | {"des"}
 _AUX = re.compile(r"^(?:has|have|had|does|do|did|is|are|was|were|des|might|would|will|can|could|should|"
                   r"shall|for|that|to|in|on|at|from|with)$", re.I)  # fmt: skip
-_CLAUSE = re.compile(r"[.!?;:,()\[\]\"]+|\s[-\u2013\u2014]\s|\b(?:and|but|so|because|when|while|which|"
-                     r"though|although|since|then|or)\b", re.I)  # fmt: skip
-_WORDS = re.compile(r"[\w'’+-]+")
-_LEAD = frozenset("i i'm i've i'd i'll we we're we've it it's that's this there you you're he she they "
-                  "just really also so yeah yes oh wow hey hi well um".split())  # fmt: skip
+_CLAUSE, _WORDS, _LEAD = instances._CLAUSE, instances._WORDS, instances._LEAD
 
 
 def phrases_of(text: str, window: int = 5, step: int = 2) -> list[str]:
