@@ -723,7 +723,7 @@ class RecallEngine:
                  if hit.kind == "episode" and hit.source_ids
                  and (turn := by_uuid.get(hit.source_ids[0])) is not None]  # fmt: skip
         best = instances.best_matches([turn.phrases(embedder, st.instance_window) for _, turn in found], qvec,
-                                      embedder.piece_vectors, instances.stems(category))  # fmt: skip
+                                      instances.stems(category))  # fmt: skip
         matches = {i: m for (i, _), m in zip(found, best, strict=True) if m is not None}
         scores = instances.instance_order(
             [h.score for h in ranked], matches, st.instance_keep, st.instance_prior

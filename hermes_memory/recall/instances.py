@@ -7,8 +7,9 @@ phrase (``category_of``: the words after "what/which" up to the verb, "martial a
 each candidate turn's short phrases (``phrase_spans``: its clauses, long ones as three-word windows) by
 the best cosine over the phrases; phrases that contain a category word themselves are left out (that
 match is BM25's). The vectors are context-free: the sum of the embedder's input vectors of a phrase's
-word pieces (``tier3.embedder.StaticVectors``), so a recall costs a gather and a few matrix products, not
-a model run per phrase. Measured on LoCoMo dev (``bench/phrase_prior.py`` offline re-ranking of the
+word pieces (``tier3.embedder.StaticVectors``), worked out once per turn (``phrases``: one gather and one
+small product, about 0.07 ms) and kept with the cached turn, so a recall costs one matrix-vector product
+over its candidates' phrases, not a model run per phrase. Measured on LoCoMo dev (``bench/phrase_prior.py`` offline re-ranking of the
 engine's top 100, then through the engine with ``bench/locomo_research.py``): the model's own phrase
 vectors gain about as much as the input vectors (offline recall@10 +0.0086 against +0.0073), the same
 prior from whole-turn vectors gains nothing (-0.001), and a random prior of the same strength loses.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,30 +125,37 @@ def phrase_spans(text: str, window: int) -> tuple[list[str], list[tuple[int, int
     return words, spans
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Phrases:
-    """A turn's phrases for one embedder: the word pieces of its words (concatenated), each phrase as a
-    range of words and the range of their pieces, the words casefolded, and the length of each phrase's
-    vector (the sum of its pieces' rows: it does not depend on the question), filled in by the first
-    ``best_matches`` that sees the turn, for all such turns at once."""
+    """A turn's phrases for one embedder, worked out once per turn: each phrase's context-free vector
+    (the sum of its word pieces' input vectors, unit length; a phrase whose sum is zero is left out), its
+    range of words, and the turn's words casefolded (to leave out phrases that say the category word)."""
 
-    pieces: npt.NDArray[np.int64]
+    vectors: npt.NDArray[np.float32]  # (phrases, dim)
     spans: npt.NDArray[np.int64]  # (phrases, 2): first word, last word + 1
-    piece_spans: npt.NDArray[np.int64]  # (phrases, 2): first piece, last piece + 1
-    words: npt.NDArray[np.str_]
-    norms: npt.NDArray[np.float32] | None = None
+    words: tuple[str, ...]
 
 
 def phrases(text: str, embedder: StaticVectors, window: int) -> Phrases:
-    """``phrase_spans`` of ``text`` with its words' pieces (``embedder.word_pieces``)."""
+    """``phrase_spans`` of ``text`` with their vectors: each phrase's sum of the rows of
+    ``embedder.piece_vectors`` of its words' pieces (``embedder.word_pieces``; a word without a piece
+    takes row 0), as one product of a phrase-by-piece 0/1 matrix with the turn's rows."""
+    table = embedder.piece_vectors
     words, spans = phrase_spans(text, window)
-    per_word = [p or [0] for p in embedder.word_pieces(words)]  # a word without a piece: row 0
-    sizes = np.fromiter((len(p) for p in per_word), dtype=np.int64, count=len(per_word))
-    ends = np.cumsum(sizes)
-    flat = np.fromiter((i for p in per_word for i in p), dtype=np.int64, count=int(ends[-1]) if words else 0)
-    span_array = np.array(spans, dtype=np.int64).reshape(-1, 2)
-    piece_spans = np.stack(((ends - sizes)[span_array[:, 0]], ends[span_array[:, 1] - 1]), axis=1)
-    return Phrases(flat, span_array, piece_spans, np.array([w.casefold() for w in words], dtype=np.str_))
+    if not spans:
+        return Phrases(np.zeros((0, table.shape[1]), dtype=np.float32), np.zeros((0, 2), dtype=np.int64), ())
+    per_word = [p or [0] for p in embedder.word_pieces(words)]
+    ends = list(accumulate(len(p) for p in per_word))
+    select = np.zeros((len(spans), ends[-1]), dtype=np.float32)
+    for k, (first, stop) in enumerate(spans):
+        select[k, ends[first] - len(per_word[first]) : ends[stop - 1]] = 1.0
+    vectors = select @ np.asarray(table[[i for p in per_word for i in p]], dtype=np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
+    known = norms > 0
+    if not known.all():
+        vectors, norms, spans = vectors[known], norms[known], [s for s, k in zip(spans, known, strict=True) if k]
+    vectors /= norms[:, None]
+    return Phrases(vectors, np.array(spans, dtype=np.int64).reshape(-1, 2), tuple(w.casefold() for w in words))
 
 
 def query_vector(category: str, embedder: StaticVectors) -> npt.NDArray[np.float32] | None:
@@ -160,69 +169,30 @@ def query_vector(category: str, embedder: StaticVectors) -> npt.NDArray[np.float
 
 
 def best_matches(
-    turns: Sequence[Phrases], qvec: npt.NDArray[np.float32], table: npt.NDArray[np.float32],
-    lexical: tuple[str, ...],
-) -> list[float | None]:  # fmt: skip
-    """Per turn, the best cosine between ``qvec`` and its phrases' context-free vectors (the sum of their
-    pieces' rows of ``table``), phrases holding a word that starts with a ``lexical`` stem left out; None
-    for a turn with no phrase left. A phrase's dot product with ``qvec`` is the sum of its pieces' (one
-    gather and one matrix-vector product per recall); its vector's length was worked out with the turn."""
-    out: list[float | None] = [None] * len(turns)
-    if not turns:
-        return out
-    piece_base = np.cumsum([0] + [len(t.pieces) for t in turns[:-1]], dtype=np.int64)
-    spans = np.concatenate([t.piece_spans + piece_base[k] for k, t in enumerate(turns)])
-    if not len(spans):
-        return out
-    owner = np.concatenate([np.full(len(t.spans), k, dtype=np.int64) for k, t in enumerate(turns)])
-    _fill_norms([t for t in turns if t.norms is None], table)
-    norms = np.concatenate([t.norms for t in turns if t.norms is not None])
-    keep = norms > 0
+    turns: Sequence[Phrases], qvec: npt.NDArray[np.float32], lexical: tuple[str, ...]
+) -> list[float | None]:
+    """Per turn, the best cosine between ``qvec`` and its phrases' vectors, phrases holding a word that
+    starts with a ``lexical`` stem left out; None for a turn with no phrase left. One matrix-vector
+    product over every turn's phrases."""
+    sizes = [len(t.spans) for t in turns]
+    if not sum(sizes):
+        return [None] * len(turns)
+    sims = np.concatenate([t.vectors for t in turns if len(t.spans)]) @ qvec
     if lexical:
-        word_base = np.cumsum([0] + [len(t.words) for t in turns[:-1]], dtype=np.int64)
-        word_spans = np.concatenate([t.spans + word_base[k] for k, t in enumerate(turns)])
-        every = np.concatenate([t.words for t in turns])
-        named = np.zeros(len(every), dtype=np.int64)
-        for stem in lexical:
-            named |= np.strings.startswith(every, stem)
-        in_span = np.concatenate(([0], np.cumsum(named)))
-        keep &= in_span[word_spans[:, 1]] == in_span[word_spans[:, 0]]
-    if not keep.any():
-        return out
-    pieces = np.concatenate([t.pieces for t in turns])
-    dots = np.zeros(len(pieces) + 1, dtype=np.float64)
-    np.cumsum(np.asarray(table[pieces], dtype=np.float32) @ qvec, out=dots[1:])
-    spans, owner = spans[keep], owner[keep]
-    sims = (dots[spans[:, 1]] - dots[spans[:, 0]]) / norms[keep]
-    best = np.full(len(turns), -np.inf)
-    np.maximum.at(best, owner, sims)
-    return [b if b > -np.inf else None for b in best.tolist()]
-
-
-def _fill_norms(turns: Sequence[Phrases], table: npt.NDArray[np.float32]) -> None:
-    """Each turn's phrase vector lengths, for all the turns at once: the phrases' rows summed by a few
-    gathers (one per position, each only over the phrases still that long; numpy's cumulative sums and
-    reductions along rows are far slower here)."""
-    if not turns:
-        return
-    base = np.cumsum([0] + [len(t.pieces) for t in turns[:-1]], dtype=np.int64)
-    spans = np.concatenate([t.piece_spans + base[k] for k, t in enumerate(turns)])
-    pieces = np.concatenate([t.pieces for t in turns])
-    norms = np.zeros(len(spans), dtype=np.float32)
-    if len(spans):
-        first, stop = spans[:, 0], spans[:, 1]
-        acc = np.asarray(table[pieces[first]], dtype=np.float32)  # a phrase has one piece at least
-        longer = np.flatnonzero(stop - first > 1)
-        k = 1
-        while len(longer):
-            acc[longer] += table[pieces[first[longer] + k]]
-            k += 1
-            longer = longer[stop[longer] - first[longer] > k]
-        norms = np.linalg.norm(acc, axis=1).astype(np.float32)
-    at = 0
-    for turn in turns:
-        turn.norms = norms[at : at + len(turn.spans)]
-        at += len(turn.spans)
+        at = 0
+        for turn, size in zip(turns, sizes, strict=True):
+            for i, word in enumerate(turn.words):
+                if word.startswith(lexical):  # the phrases over this word say the category: left out
+                    first, stop = turn.spans[:, 0], turn.spans[:, 1]
+                    sims[at : at + size][(first <= i) & (i < stop)] = -np.inf
+            at += size
+    firsts = np.cumsum([0] + [n for n in sizes if n][:-1], dtype=np.int64)
+    best = iter(np.maximum.reduceat(sims, firsts).tolist())
+    out: list[float | None] = []
+    for size in sizes:
+        value = next(best) if size else -np.inf
+        out.append(value if value > -np.inf else None)
+    return out
 
 
 def instance_order(

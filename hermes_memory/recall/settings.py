@@ -66,14 +66,14 @@ class RecallSettings:
     # arts has John done?"), the ``instance_depth`` first hits' turns are matched by their phrases (clauses,
     # ``instance_window``-word windows) against the category with the embedder's context-free vectors;
     # the better half rank up by up to this share, held below the ``instance_keep``-th hit. Applied to the
-    # list after the diversity pass (a recall then builds ``instance_depth`` hits at least). Off (0) by
-    # default: at 0.1, LoCoMo dev recall@10 0.8384 -> 0.8437 (multi-hop +0.004, temporal +0.006,
-    # single-hop +0.006), hit@5 unchanged, leave-one-out over 0/0.1/0.2/0.3 0.8420; 0.2: 0.8417; depth 30:
-    # 0.8431; list questions only: 0.8405; before the diversity pass: +0.0002 — but the quick perf run's
-    # LoCoMo recall p50 13.7 -> 16.7 ms (depth 30: 15.3), over its 15 ms target (the phrases of each
-    # turn are worked out on first sight). Needs an embedder with ``tier3.embedder.StaticVectors``
-    # (``local``); without one it does nothing.
-    instance_prior: float = 0.0
+    # list after the diversity pass (a recall then builds ``instance_depth`` hits at least). 0 turns it
+    # off. At 0.1, LoCoMo dev recall@10 0.8384 -> 0.8437 (multi-hop +0.004, temporal +0.006, single-hop
+    # +0.006), hit@5 unchanged, leave-one-out over 0/0.1/0.2/0.3 0.8420; 0.2: 0.8417; depth 30: 0.8431;
+    # list questions only: 0.8405; before the diversity pass: +0.0002. Cost: each turn's phrase vectors
+    # are worked out once (about 0.07 ms) and kept with the cached turn; the quick perf run's LoCoMo
+    # recall p50 11.8 -> 12.2-12.8 ms, at 100k turns +1 ms p50. Needs an embedder with
+    # ``tier3.embedder.StaticVectors`` (``local``); without one it does nothing.
+    instance_prior: float = 0.1
     instance_depth: int = 50
     instance_keep: int = 5
     instance_window: int = 3

@@ -34,7 +34,7 @@ def test_a_turn_naming_an_instance_matches_its_category_best(
     qvec = instances.query_vector(category, embedder)
     assert qvec is not None
     turns = [instances.phrases(text, embedder, 3) for text in (instance, *others)]
-    best = instances.best_matches(turns, qvec, embedder.piece_vectors, instances.stems(category))
+    best = instances.best_matches(turns, qvec, instances.stems(category))
     assert all(b is not None for b in best)
     assert best[0] == max(best) and best[0] > 0.15  # type: ignore[operator]
 

@@ -87,11 +87,11 @@ def test_the_best_phrase_matches_and_phrases_naming_the_category_are_left_out() 
         for text in ("I went to a martial arts place", "Tonight I'm off to do some taekwondo", "Dishes done")
     ]
     lexical = instances.stems("martial arts")
-    named, instance, unrelated = instances.best_matches(turns, qvec, TABLE, lexical)
+    named, instance, unrelated = instances.best_matches(turns, qvec, lexical)
     assert named is not None and instance is not None and unrelated is not None
     assert instance > 0.5 > unrelated
     assert named < instance  # its "martial arts" phrases are BM25's: only "went to a" and the like count
-    assert instances.best_matches(turns, qvec, TABLE, ())[0] == pytest.approx(1.0, abs=0.1)
+    assert instances.best_matches(turns, qvec, ())[0] == pytest.approx(1.0, abs=0.1)
 
 
 def test_the_prior_raises_matches_above_the_median_behind_the_first_hits() -> None:
