@@ -9,10 +9,11 @@ the best cosine over the phrases; phrases that contain a category word themselve
 match is BM25's). The vectors are context-free: the sum of the embedder's input vectors of a phrase's
 word pieces (``tier3.embedder.StaticVectors``), worked out once per turn (``phrases``: one gather and one
 small product, about 0.07 ms) and kept with the cached turn, so a recall costs one matrix-vector product
-over its candidates' phrases, not a model run per phrase. Measured on LoCoMo dev (``bench/phrase_prior.py`` offline re-ranking of the
-engine's top 100, then through the engine with ``bench/locomo_research.py``): the model's own phrase
-vectors gain about as much as the input vectors (offline recall@10 +0.0086 against +0.0073), the same
-prior from whole-turn vectors gains nothing (-0.001), and a random prior of the same strength loses.
+over its candidates' phrases, not a model run per phrase. Measured on LoCoMo dev
+(``bench/phrase_prior.py`` offline re-ranking of the engine's top 100, then through the engine with
+``bench/locomo_research.py``): the model's own phrase vectors gain about as much as the input vectors
+(offline recall@10 +0.0086 against +0.0073), the same prior from whole-turn vectors gains nothing
+(-0.001), and a random prior of the same strength loses.
 
 All cues are generic English: nothing here is taken from a benchmark's questions.
 """
@@ -21,8 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import accumulate
 from dataclasses import dataclass
+from itertools import accumulate
 
 import numpy as np
 import numpy.typing as npt
@@ -153,9 +154,11 @@ def phrases(text: str, embedder: StaticVectors, window: int) -> Phrases:
     norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
     known = norms > 0
     if not known.all():
-        vectors, norms, spans = vectors[known], norms[known], [s for s, k in zip(spans, known, strict=True) if k]
+        vectors, norms = vectors[known], norms[known]
+        spans = [span for span, kept in zip(spans, known, strict=True) if kept]
     vectors /= norms[:, None]
-    return Phrases(vectors, np.array(spans, dtype=np.int64).reshape(-1, 2), tuple(w.casefold() for w in words))
+    words_folded = tuple(w.casefold() for w in words)
+    return Phrases(vectors, np.array(spans, dtype=np.int64).reshape(-1, 2), words_folded)
 
 
 def query_vector(category: str, embedder: StaticVectors) -> npt.NDArray[np.float32] | None:
@@ -186,7 +189,7 @@ def best_matches(
                     first, stop = turn.spans[:, 0], turn.spans[:, 1]
                     sims[at : at + size][(first <= i) & (i < stop)] = -np.inf
             at += size
-    firsts = np.cumsum([0] + [n for n in sizes if n][:-1], dtype=np.int64)
+    firsts = np.cumsum([0, *[n for n in sizes if n][:-1]], dtype=np.int64)
     best = iter(np.maximum.reduceat(sims, firsts).tolist())
     out: list[float | None] = []
     for size in sizes:

@@ -94,6 +94,46 @@ def test_the_best_phrase_matches_and_phrases_naming_the_category_are_left_out() 
     assert instances.best_matches(turns, qvec, ())[0] == pytest.approx(1.0, abs=0.1)
 
 
+class _Cancelling(_Static):
+    """``_Static`` where "up" and "down" have opposite vectors: the phrase "up down" sums to zero."""
+
+    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
+        return [[{"up": 0, "down": 1}[w]] if w in ("up", "down") else p
+                for w, p in zip(words, super().word_pieces(words), strict=True)]  # fmt: skip
+
+    @property
+    def piece_vectors(self) -> np.ndarray:
+        table = TABLE.copy()
+        table[1] = -table[0]
+        return table
+
+
+def test_each_phrase_vector_is_the_sum_of_its_words_pieces_and_the_best_is_taken_per_turn() -> None:
+    """Against a direct computation per phrase: the sum of its pieces' rows, unit length; a phrase
+    summing to zero has no vector (left out); a turn without a phrase matches nothing."""
+    static = _Cancelling()
+    texts = ["Tonight I'm off to do some taekwondo, kickboxing too", "up down", "Yes, it is.", "martial arts"]
+    turns = [instances.phrases(text, static, 3) for text in texts]
+    qvec = instances.query_vector("martial arts", static)
+    assert qvec is not None
+    expected: list[float | None] = []
+    for text, turn in zip(texts, turns, strict=True):
+        words, spans = instances.phrase_spans(text, 3)
+        sims = []
+        for first, stop in spans:
+            total = sum(static.piece_vectors[i] for p in static.word_pieces(words[first:stop]) for i in p)
+            if float(np.linalg.norm(total)) > 0:
+                sims.append(float(total @ qvec) / float(np.linalg.norm(total)))
+        assert len(turn.spans) == len(sims)
+        expected.append(max(sims) if sims else None)
+    assert expected[1] is None and expected[2] is None  # "up down" sums to zero; "Yes, it is." has none
+    got = instances.best_matches(turns, qvec, ())
+    assert got[0] == pytest.approx(expected[0], abs=1e-5) and got[3] == pytest.approx(expected[3], abs=1e-5)
+    assert got[1:3] == [None, None]
+    # Left out by the lexical stems, the turn saying only "martial arts" has nothing left.
+    assert instances.best_matches(turns, qvec, instances.stems("martial arts"))[3] is None
+
+
 def test_the_prior_raises_matches_above_the_median_behind_the_first_hits() -> None:
     scores = [1.0, 0.9, 0.8, 0.5, 0.4, 0.3]
     matches = {0: 0.1, 1: 0.9, 3: 0.2, 4: 0.3, 5: 0.8}
