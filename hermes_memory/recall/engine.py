@@ -110,6 +110,9 @@ _WORD = re.compile(r"[a-z0-9']+")
 # for an embedding model still loading in a search nobody needs any more; and not a new thread per
 # recall: starting one waits for it to be scheduled).
 _VECTOR_THREADS = 3
+# The turns' phrase vectors kept for category -> instance matching (``instances.PhraseCache``, a memory
+# bound: about 18 KB for a LoCoMo turn, so some 1,800 turns).
+_PHRASE_BYTES = 32 * 1024 * 1024
 _jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
 _started: list[threading.Thread] = []
 _start_lock = threading.Lock()
@@ -145,7 +148,7 @@ class _Turn:
     (with its strings neutralised unless scanned clean when written) is built on first use: only the few
     turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
-    __slots__ = ("_hit", "_key", "_phrases", "answers", "chatter", "episode", "question", "threat")
+    __slots__ = ("_hit", "_key", "answers", "chatter", "episode", "question", "threat")
 
     def __init__(self, episode: Episode, threat: int | None):
         self.episode = episode
@@ -155,7 +158,6 @@ class _Turn:
         self.answers: tuple[bool, tuple[str, ...]] = cues.answer_cues(episode.text)
         self._hit: Hit | None = None
         self._key: str | None = None
-        self._phrases: tuple[int, instances.Phrases] | None = None
 
     @property
     def hit(self) -> Hit:
@@ -164,14 +166,6 @@ class _Turn:
         if hit is None:
             hit = self._hit = _episode_hit(self.episode, 0.0, self.threat)
         return hit
-
-    def phrases(self, embedder: StaticVectors, window: int) -> instances.Phrases:
-        """The turn's phrases with their word pieces (``recall.instances``), worked out on first use: a
-        store has one embedder, so only the window is checked."""
-        found = self._phrases
-        if found is None or found[0] != window:
-            found = self._phrases = (window, instances.phrases(self.episode.text, embedder, window))
-        return found[1]
 
     @property
     def key(self) -> str:
@@ -236,6 +230,7 @@ class RecallEngine:
         self._speakers: tuple[float, list[str]] | None = None
         self._lock = threading.Lock()
         self._reads = RecallReads(tier2)
+        self._phrases = instances.PhraseCache(_PHRASE_BYTES)
 
     # -- query understanding --------------------------------------------------------------------
     def _participants(self) -> list[str]:
@@ -722,8 +717,10 @@ class RecallEngine:
         found = [(i, turn) for i, hit in enumerate(ranked[: st.instance_depth])
                  if hit.kind == "episode" and hit.source_ids
                  and (turn := by_uuid.get(hit.source_ids[0])) is not None]  # fmt: skip
-        best = instances.best_matches([turn.phrases(embedder, st.instance_window) for _, turn in found], qvec,
-                                      instances.stems(category))  # fmt: skip
+        window, words = st.instance_window, st.instance_words
+        turn_phrases = [self._phrases.get(turn.episode.uuid, turn.episode.text, embedder, window, words)
+                        for _, turn in found]  # fmt: skip
+        best = instances.best_matches(turn_phrases, qvec, instances.stems(category))
         matches = {i: m for (i, _), m in zip(found, best, strict=True) if m is not None}
         scores = instances.instance_order(
             [h.score for h in ranked], matches, st.instance_keep, st.instance_prior

@@ -21,9 +21,11 @@ All cues are generic English: nothing here is taken from a benchmark's questions
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, islice
 
 import numpy as np
 import numpy.typing as npt
@@ -102,10 +104,16 @@ def stems(category: str) -> tuple[str, ...]:
                  if w.casefold() not in _STOP and len(w) > 2)  # fmt: skip
 
 
-def phrase_spans(text: str, window: int) -> tuple[list[str], list[tuple[int, int]]]:
+def phrase_spans(
+    text: str, window: int, max_words: int | None = None
+) -> tuple[list[str], list[tuple[int, int]]]:
     """A turn's words and its phrases as (start, end) word ranges: each clause without its opening
     pronoun and filler words, one of at most ``window`` + 2 words whole, a longer one as ``window``-word
-    windows one word apart; phrases of function words only are left out."""
+    windows one word apart; phrases of function words only are left out. With ``max_words``, only the
+    text's first that many words are looked at (the cost and size of a long text's phrases is bounded)."""
+    if max_words is not None:
+        ends = [m.end() for m in islice(_WORDS.finditer(text), max_words)]
+        text = text[: ends[-1]] if ends else ""
     words: list[str] = []
     spans: list[tuple[int, int]] = []
     for clause in _CLAUSE.split(text):
@@ -128,29 +136,34 @@ def phrase_spans(text: str, window: int) -> tuple[list[str], list[tuple[int, int
 
 @dataclass(frozen=True, slots=True)
 class Phrases:
-    """A turn's phrases for one embedder, worked out once per turn: each phrase's context-free vector
-    (the sum of its word pieces' input vectors, unit length; a phrase whose sum is zero is left out), its
-    range of words, and the turn's words casefolded (to leave out phrases that say the category word)."""
+    """A turn's phrases for one embedder: each phrase's context-free vector (the sum of its word pieces'
+    input vectors, unit length; a phrase whose sum is zero is left out), its range of words, and the
+    turn's words casefolded (to leave out phrases that say the category word)."""
 
     vectors: npt.NDArray[np.float32]  # (phrases, dim)
     spans: npt.NDArray[np.int64]  # (phrases, 2): first word, last word + 1
     words: tuple[str, ...]
 
+    @property
+    def nbytes(self) -> int:
+        """About what it holds in memory."""
+        return self.vectors.nbytes + self.spans.nbytes + sum(len(w) + 56 for w in self.words)
 
-def phrases(text: str, embedder: StaticVectors, window: int) -> Phrases:
+
+def phrases(text: str, embedder: StaticVectors, window: int, max_words: int | None = None) -> Phrases:
     """``phrase_spans`` of ``text`` with their vectors: each phrase's sum of the rows of
     ``embedder.piece_vectors`` of its words' pieces (``embedder.word_pieces``; a word without a piece
-    takes row 0), as one product of a phrase-by-piece 0/1 matrix with the turn's rows."""
+    takes row 0), as the difference of two running sums over the turn's pieces (linear in its length)."""
     table = embedder.piece_vectors
-    words, spans = phrase_spans(text, window)
+    words, spans = phrase_spans(text, window, max_words)
     if not spans:
         return Phrases(np.zeros((0, table.shape[1]), dtype=np.float32), np.zeros((0, 2), dtype=np.int64), ())
     per_word = [p or [0] for p in embedder.word_pieces(words)]
     ends = list(accumulate(len(p) for p in per_word))
-    select = np.zeros((len(spans), ends[-1]), dtype=np.float32)
-    for k, (first, stop) in enumerate(spans):
-        select[k, ends[first] - len(per_word[first]) : ends[stop - 1]] = 1.0
-    vectors = select @ np.asarray(table[[i for p in per_word for i in p]], dtype=np.float32)
+    running = np.zeros((ends[-1] + 1, table.shape[1]), dtype=np.float32)
+    np.cumsum(table[[i for p in per_word for i in p]], axis=0, out=running[1:])
+    piece_spans = np.array([(ends[a] - len(per_word[a]), ends[b - 1]) for a, b in spans], dtype=np.int64)
+    vectors = running[piece_spans[:, 1]] - running[piece_spans[:, 0]]
     norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
     known = norms > 0
     if not known.all():
@@ -159,6 +172,40 @@ def phrases(text: str, embedder: StaticVectors, window: int) -> Phrases:
     vectors /= norms[:, None]
     words_folded = tuple(w.casefold() for w in words)
     return Phrases(vectors, np.array(spans, dtype=np.int64).reshape(-1, 2), words_folded)
+
+
+class PhraseCache:
+    """Each turn's ``Phrases`` (by its uuid, which names one unchanging text), worked out on first use
+    and kept, the most recently used first, within ``max_bytes``: a turn's phrase vectors take about 1.5 KB
+    per phrase, far more than its row, so they are bounded on their own."""
+
+    def __init__(self, max_bytes: int):
+        self._max_bytes = max_bytes
+        self._items: OrderedDict[tuple[str, int, int], Phrases] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, uuid: str, text: str, embedder: StaticVectors, window: int, max_words: int) -> Phrases:
+        key = (uuid, window, max_words)
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                return found
+        made = phrases(text, embedder, window, max_words)
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = made
+                self._bytes += made.nbytes
+                while self._bytes > self._max_bytes and len(self._items) > 1:
+                    _, dropped = self._items.popitem(last=False)
+                    self._bytes -= dropped.nbytes
+        return made
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return self._bytes
 
 
 def query_vector(category: str, embedder: StaticVectors) -> npt.NDArray[np.float32] | None:
@@ -175,26 +222,20 @@ def best_matches(
     turns: Sequence[Phrases], qvec: npt.NDArray[np.float32], lexical: tuple[str, ...]
 ) -> list[float | None]:
     """Per turn, the best cosine between ``qvec`` and its phrases' vectors, phrases holding a word that
-    starts with a ``lexical`` stem left out; None for a turn with no phrase left. One matrix-vector
-    product over every turn's phrases."""
-    sizes = [len(t.spans) for t in turns]
-    if not sum(sizes):
-        return [None] * len(turns)
-    sims = np.concatenate([t.vectors for t in turns if len(t.spans)]) @ qvec
-    if lexical:
-        at = 0
-        for turn, size in zip(turns, sizes, strict=True):
+    starts with a ``lexical`` stem left out; None for a turn with no phrase left."""
+    out: list[float | None] = []
+    for turn in turns:
+        if not len(turn.spans):
+            out.append(None)
+            continue
+        sims = turn.vectors @ qvec
+        if lexical:
+            first, stop = turn.spans[:, 0], turn.spans[:, 1]
             for i, word in enumerate(turn.words):
                 if word.startswith(lexical):  # the phrases over this word say the category: left out
-                    first, stop = turn.spans[:, 0], turn.spans[:, 1]
-                    sims[at : at + size][(first <= i) & (i < stop)] = -np.inf
-            at += size
-    firsts = np.cumsum([0, *[n for n in sizes if n][:-1]], dtype=np.int64)
-    best = iter(np.maximum.reduceat(sims, firsts).tolist())
-    out: list[float | None] = []
-    for size in sizes:
-        value = next(best) if size else -np.inf
-        out.append(value if value > -np.inf else None)
+                    sims[(first <= i) & (i < stop)] = -np.inf
+        best = float(sims.max())
+        out.append(best if best > -np.inf else None)
     return out
 
 
@@ -219,5 +260,5 @@ def instance_order(
     return out
 
 
-__all__ = ["Phrases", "best_matches", "category_of", "instance_order", "phrase_spans", "phrases",
-           "query_vector", "stems"]  # fmt: skip
+__all__ = ["PhraseCache", "Phrases", "best_matches", "category_of", "instance_order", "phrase_spans",
+           "phrases", "query_vector", "stems"]  # fmt: skip

@@ -77,6 +77,9 @@ class RecallSettings:
     instance_depth: int = 50
     instance_keep: int = 5
     instance_window: int = 3
+    # Only a turn's first this many words are matched (a bound on a long text's cost and memory; LoCoMo's
+    # longest turn with its image caption has 81).
+    instance_words: int = 96
     candidates: int = 200
     # Each view gets its own vector top-k (sentences: several per turn; windows: one per turn; facts).
     vector_candidates: int = 300

@@ -134,6 +134,30 @@ def test_each_phrase_vector_is_the_sum_of_its_words_pieces_and_the_best_is_taken
     assert instances.best_matches(turns, qvec, instances.stems("martial arts"))[3] is None
 
 
+def test_a_long_text_is_matched_on_its_first_words_only() -> None:
+    text = " ".join(f"word{i} taekwondo, dishes." for i in range(500))  # 1,500 words, 1,000 clauses
+    words, spans = instances.phrase_spans(text, 3, max_words=96)
+    assert len(words) <= 96 and words[0] == "word0" and max(stop for _, stop in spans) <= len(words)
+    assert instances.phrase_spans(text, 3, max_words=96)[0] == instances.phrase_spans(text, 3)[0][:96]
+    bounded = instances.phrases(text, _Static(), 3, 96)
+    assert 0 < len(bounded.spans) <= 96 and len(bounded.words) <= 96
+
+
+def test_the_phrase_cache_keeps_the_most_recently_used_within_its_bytes() -> None:
+    static = _Static()
+    one = instances.phrases("Tonight I'm off to do some taekwondo", static, 3, 96)
+    cache = instances.PhraseCache(max_bytes=3 * one.nbytes + 10)
+    texts = {f"u{k}": "Tonight I'm off to do some taekwondo" for k in range(6)}
+    first = cache.get("u0", texts["u0"], static, 3, 96)
+    assert cache.get("u0", "another text: not read again", static, 3, 96) is first  # by uuid, once
+    for uuid in ("u1", "u2", "u3"):
+        cache.get(uuid, texts[uuid], static, 3, 96)
+    assert cache.nbytes <= 3 * one.nbytes + 10
+    assert cache.get("u3", "", static, 3, 96).words  # kept: the text is not read again
+    assert not cache.get("u0", "", static, 3, 96).words  # the least recently used went first
+    assert cache.get("u3", "", static, 5, 96) is not cache.get("u3", "", static, 3, 96)  # per window
+
+
 def test_the_prior_raises_matches_above_the_median_behind_the_first_hits() -> None:
     scores = [1.0, 0.9, 0.8, 0.5, 0.4, 0.3]
     matches = {0: 0.1, 1: 0.9, 3: 0.2, 4: 0.3, 5: 0.8}
