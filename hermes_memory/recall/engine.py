@@ -111,8 +111,8 @@ _WORD = re.compile(r"[a-z0-9']+")
 # recall: starting one waits for it to be scheduled).
 _VECTOR_THREADS = 3
 # The turns' phrase vectors kept for category -> instance matching (``instances.PhraseCache``, a memory
-# bound: about 18 KB for a LoCoMo turn, so some 1,800 turns).
-_PHRASE_BYTES = 32 * 1024 * 1024
+# bound: about 18 KB for a LoCoMo turn, so some 900 turns; a turn dropped is worked out again, ~0.1 ms).
+_PHRASE_BYTES = 16 * 1024 * 1024
 _jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
 _started: list[threading.Thread] = []
 _start_lock = threading.Lock()

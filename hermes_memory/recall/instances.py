@@ -7,12 +7,12 @@ phrase (``category_of``: the words after "what/which" up to the verb, "martial a
 each candidate turn's short phrases (``phrase_spans``: its clauses, long ones as three-word windows) by
 the best cosine over the phrases; phrases that contain a category word themselves are left out (that
 match is BM25's). The vectors are context-free: the sum of the embedder's input vectors of a phrase's
-word pieces (``tier3.embedder.StaticVectors``), worked out once per turn (``phrases``: one gather and one
-small product, about 0.07 ms) and kept with the cached turn, so a recall costs one matrix-vector product
-over its candidates' phrases, not a model run per phrase. Measured on LoCoMo dev
-(``bench/phrase_prior.py`` offline re-ranking of the engine's top 100, then through the engine with
-``bench/locomo_research.py``): the model's own phrase vectors gain about as much as the input vectors
-(offline recall@10 +0.0086 against +0.0073), the same prior from whole-turn vectors gains nothing
+word pieces (``tier3.embedder.StaticVectors``), worked out once per turn (``phrases``: one gather and two
+running sums, about 0.07 ms; the first ``max_words`` words) and kept in a ``PhraseCache`` bounded by
+bytes, so a recall costs one matrix-vector product per candidate, not a model run per phrase. Measured
+on LoCoMo dev (``bench/phrase_prior.py`` offline re-ranking of the engine's top 100, then through the
+engine with ``bench/locomo_research.py``): the model's own phrase vectors gain about as much as the input
+vectors (offline recall@10 +0.0086 against +0.0073), the same prior from whole-turn vectors gains nothing
 (-0.001), and a random prior of the same strength loses.
 
 All cues are generic English: nothing here is taken from a benchmark's questions.

@@ -70,9 +70,9 @@ class RecallSettings:
     # off. At 0.1, LoCoMo dev recall@10 0.8384 -> 0.8437 (multi-hop +0.004, temporal +0.006, single-hop
     # +0.006), hit@5 unchanged, leave-one-out over 0/0.1/0.2/0.3 0.8420; 0.2: 0.8417; depth 30: 0.8431;
     # list questions only: 0.8405; before the diversity pass: +0.0002. Cost: each turn's phrase vectors
-    # are worked out once (about 0.07 ms) and kept with the cached turn; the quick perf run's LoCoMo
-    # recall p50 11.8 -> 12.2-12.8 ms, at 100k turns +0.3-1.6 ms p50. Needs an embedder with
-    # ``tier3.embedder.StaticVectors`` (``local``); without one it does nothing.
+    # are worked out once (about 0.07 ms) and cached (``engine._PHRASE_BYTES``); the quick perf run's
+    # LoCoMo recall p50 +0.1 to +1.0 ms (12.2-13.9 ms), at 100k turns within about 1 ms. Needs an
+    # embedder with ``tier3.embedder.StaticVectors`` (``local``); without one it does nothing.
     instance_prior: float = 0.1
     instance_depth: int = 50
     instance_keep: int = 5
