@@ -471,16 +471,16 @@ class RecallEngine:
         if replaced_turns:
             best, replaced, threats = self._mark_superseded(best, replaced_turns)
         # Category -> instance matching reorders the list after the diversity pass, so it is built deeper.
-        instances_on = q.category is not None and views is not None and caps is None and bool(turns)
-        deep = max(limit, st.instance_depth) if instances_on else limit
+        category = q.category if views is not None and caps is None and turns else None
+        deep = max(limit, st.instance_depth) if category is not None else limit
         if st.diversity <= 0 and caps is None:
             chosen = best[:deep]
         else:
             chosen = _diversify(
                 best, st.diversity, deep, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
             )
-        if instances_on and q.category is not None:
-            chosen = self._instance_prior(chosen, turns, q.category)[:limit]
+        if category is not None:
+            chosen = self._instance_prior(chosen, turns, category)[:limit]
         return _current_first(chosen, replaced, threats, limit) if replaced else chosen
 
     @staticmethod
@@ -730,10 +730,7 @@ class RecallEngine:
         for i in order:
             hit = ranked[i]
             score = min(scores[i], out[-1].score) if out else scores[i]
-            if score != hit.score:
-                hit = Hit(hit.id, score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
-                          hit.metadata)  # fmt: skip
-            out.append(hit)
+            out.append(hit if score == hit.score else _scored(hit, score, hit.tier))
         return out
 
     def _superseded_turns(self, q: _Query) -> set[str]:
