@@ -25,21 +25,14 @@ from hermes_memory.tier2.entities import name_key
 from hermes_memory.tier2.mentions import MentionQueries, delete_planned
 
 REDACTED = json.dumps({"redacted": "forget"})
-# A record kind's set in ForgetPlan, and the table it lives in (recall's hit ids name the kind:
-# "episode:<uuid>", "event:<uuid>").
-_PLURAL = {
-    "fact": "facts",
-    "episode": "episodes",
-    "event": "events",
-    "relation": "relations",
-    "chunk": "chunks",
-}
-_TABLES = {
-    "fact": "facts",
-    "episode": "episodes",
-    "event": "timeline",
-    "relation": "relations",
-    "chunk": "chunks",
+# A record kind (recall's hit ids name it: "episode:<uuid>", "event:<uuid>") -> the table it lives in
+# and its set in ForgetPlan.
+_RECORDS = {
+    "fact": ("facts", "facts"),
+    "episode": ("episodes", "episodes"),
+    "event": ("timeline", "events"),
+    "relation": ("relations", "relations"),
+    "chunk": ("chunks", "chunks"),
 }
 
 
@@ -220,11 +213,11 @@ def plan_uuid(
         if name is not None:
             return _with_related(q, curated, {uuid}, [name], include)
     plan = ForgetPlan(target="")
-    for candidate, table in _TABLES.items():
+    for candidate, (table, plural) in _RECORDS.items():
         if kind not in (None, candidate) or not q.has_record(table, uuid):
             continue
         plan.target = candidate
-        getattr(plan, _PLURAL[candidate]).add(uuid)
+        getattr(plan, plural).add(uuid)
         # The record's own chunks, windows and audit entries, found by their links — never by its text,
         # which other records may contain ("ok" is in "booked").
         _plan_links(q, plan)
@@ -243,10 +236,10 @@ def _split_id(given: str) -> tuple[str | None, str]:
         raise ValidationError(
             f"{given!r} is a curated entry (MEMORY.md/USER.md): remove it with the memory tool's remove"
         )
-    if (kind != "entity" and kind not in _TABLES) or not rest.strip():
+    if (kind != "entity" and kind not in _RECORDS) or not rest.strip():
         raise ValidationError(
             f"id {given!r}: expected a uuid or <kind>:<uuid> with kind one of "
-            f"{', '.join(sorted([*_TABLES, 'entity']))}"
+            f"{', '.join(sorted([*_RECORDS, 'entity']))}"
         )
     return kind, rest.strip()
 
