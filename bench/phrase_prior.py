@@ -45,10 +45,8 @@ from hermes_memory.tier3.embedder import StaticVectors, make_embedder
 
 CATS = ("1", "2", "3", "4")
 # The engine's word lists (recall/instances.py); the offline variants below add "des" (a typo in the
-# data) and stop a category at these words.
+# data) to the function words. The category and the names are taken out as the engine does.
 _STOP = instances._STOP | {"des"}
-_AUX = re.compile(r"^(?:has|have|had|does|do|did|is|are|was|were|des|might|would|will|can|could|should|"
-                  r"shall|for|that|to|in|on|at|from|with)$", re.I)  # fmt: skip
 _CLAUSE, _WORDS, _LEAD = instances._CLAUSE, instances._WORDS, instances._LEAD
 
 
@@ -72,44 +70,8 @@ def phrases_of(text: str, window: int = 5, step: int = 2) -> list[str]:
     return out or [text]
 
 
-def strip_names(question: str, names: Sequence[str]) -> str:
-    for name in names:
-        question = re.sub(rf"\b{re.escape(name)}(?:'s)?\b", " ", question, flags=re.I)
-    return re.sub(r"\s+", " ", question).strip()
-
-
-def category_of(question: str, names: Sequence[str]) -> str | None:
-    """The category noun phrase a question asks instances of: the words after "what/which" ("kinds of")
-    up to the first auxiliary or name ("What indoor activities has Jon done" -> "indoor activities");
-    "where has X <verb>" -> "places <verb>"; None when there is none ("What did X research?")."""
-    q = question.strip()
-    m = re.search(r"\b(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(.*)", q, re.I)
-    if m:
-        words: list[str] = []
-        lowered = {n.casefold() for n in names}
-        for w in _WORDS.findall(m.group(1)):
-            if _AUX.match(w) or w.casefold().removesuffix("'s") in lowered:
-                break
-            words.append(w)
-        if words and words[0].lower() not in ("are", "is", "some"):
-            return " ".join(words)
-        m2 = re.match(r"(?:are|is)\s+(?:some\s+)?(?:of\s+)?(?:\w+'s?\s+)?(.*)", m.group(1), re.I)
-        if m2:
-            rest = [w for w in _WORDS.findall(strip_names(m2.group(1), names)) if not _AUX.match(w)]
-            if rest:
-                return " ".join(rest[:4])
-        return None
-    m = re.search(r"\bwhere\s+(?:has|have|did|does|do|is|was)\s+\S+\s+(.*)", q, re.I)
-    if m:
-        return "places " + strip_names(m.group(1).rstrip("?"), names)
-    m = re.search(r"\bhow many\s+(.*?)\s+(?:has|have|does|do|did|is|are)\b", q, re.I)
-    if m:
-        return m.group(1)
-    return None
-
-
 def content_of(question: str, names: Sequence[str]) -> str:
-    words = [w for w in _WORDS.findall(strip_names(question, names)) if w.lower() not in _STOP]
+    words = [w for w in _WORDS.findall(instances._without(question, names)) if w.lower() not in _STOP]
     return " ".join(words) or question
 
 
@@ -174,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         r["ranked"] = [(x[0], x[1]) for x in r["ranked"]]  # (dia_id, score[, kind])
         present = [n for n in names[r["conv"]] if re.search(rf"\b{re.escape(n)}\b", r["q"], re.I)]
         r["names"] = present
-        r["category"] = category_of(r["q"], present)
+        r["category"] = instances.category_of(r["q"], present)
         r["content"] = content_of(r["q"], present)
         r["listing"] = cues.asks_for_list(r["q"])
     if a.show:
