@@ -346,6 +346,18 @@ class MiniLMModel:
 
     def encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
         """Mean-pooled (not yet normalised) embeddings of a batch of token-id lists."""
+        hidden, mask = self.hidden_states(batch)
+        summed = np.einsum("bld,bl->bd", hidden, mask)
+        counts = np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        out: FloatArray = summed / counts
+        return out
+
+    def hidden_states(self, batch: Sequence[Sequence[int]]) -> tuple[FloatArray, FloatArray]:
+        """The last layer's state of every word piece (batch x length x dim, padded) and the mask of
+        real pieces (batch x length): what ``encode`` pools.
+
+        Raises EmbeddingError when onnxruntime fails on the batch.
+        """
         n = len(batch)
         length = max(len(ids) for ids in batch)
         ids = np.zeros((n, length), dtype=np.int64)
@@ -368,11 +380,8 @@ class MiniLMModel:
             with self._blas_limit():
                 for layer in self._layers:
                     x = self._layer(x, layer, n, length, None if mask.all() else bias)
-        hidden = x.reshape(n, length, MINILM_DIM)
-        summed = np.einsum("bld,bl->bd", hidden, mask)
-        counts = np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
-        out: FloatArray = summed / counts
-        return out
+        hidden: FloatArray = x.reshape(n, length, MINILM_DIM)
+        return hidden, mask
 
     def _blas_limit(self) -> AbstractContextManager[None]:
         if self._threads is None:

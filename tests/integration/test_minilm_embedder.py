@@ -150,6 +150,29 @@ def test_single_queries_agree_with_sentence_transformers(
         assert float(ours @ theirs) >= 0.999, text[:40]
 
 
+def test_word_piece_states_agree_with_sentence_transformers(
+    minilm: MiniLMEmbedder, reference: LocalEmbedder
+) -> None:
+    """``hidden_states``: every word piece's last-layer state is sentence-transformers' token embedding,
+    in a padded batch as alone (what ``encode`` pools; bench/locomo_rerank.py ``tokens`` reads them)."""
+    model = minilm.model
+    texts = [t for t in TEXTS[7:20] if not minilm.truncates(t)]
+    batch = [model.token_ids(t) for t in texts]
+    hidden, mask = model.hidden_states(batch)
+    assert hidden.shape == (len(texts), max(map(len, batch)), 384)
+    for row, text in enumerate(texts):
+        n = len(batch[row])
+        assert mask[row].sum() == n and not mask[row, n:].any()
+        theirs = np.asarray(reference.model.encode(text, output_value="token_embeddings"))
+        ours = hidden[row, :n]
+        assert theirs.shape == ours.shape, text
+        norms = np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1)
+        cosines = np.sum(ours * theirs, axis=1) / norms
+        assert cosines.min() >= 0.999, f"{text[:40]!r}: piece {int(np.argmin(cosines))} {cosines.min():.6f}"
+    pooled = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+    assert np.allclose(pooled, model.encode(batch), atol=1e-5)
+
+
 def test_batching_by_length_gives_the_vectors_of_one_text_at_a_time(minilm: MiniLMEmbedder) -> None:
     small_batches = MiniLMEmbedder(runtime=minilm.runtime, batch_size=3, cache_size=0)
     batched = small_batches.embed_document(TEXTS)
