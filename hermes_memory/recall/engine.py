@@ -70,6 +70,7 @@ import numpy.typing as npt
 
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
+from hermes_memory.extract.wording import render
 from hermes_memory.graph.service import GraphService
 from hermes_memory.recall import aggregate, availability, expand, instances
 from hermes_memory.recall import query as cues
@@ -1025,12 +1026,15 @@ def _fact_hit(fact: Fact, score: float, threat: int | None, tier: str = "tier2")
 
 def _card(name: str, kind: str, aliases: Sequence[str], description: str | None,
           links: Sequence[tuple[str, str]]) -> str:  # fmt: skip
-    """An entity card: ``Name (type; also: a, b): description; relation Other; Other relation it``."""
+    """An entity card: ``Name (type; also: a, b): description; Name relation Other; Other relation Name``,
+    each relation worded as a fact is ("the user has Biscuit", "Alice is working on Orion")."""
     head = f"{name} ({kind}" + (f"; also: {', '.join(aliases)}" if aliases else "") + ")"
     parts = [description] if description else []
     for relation, other in links:
-        words = relation.removeprefix("<-").replace("_", " ")
-        parts.append(f"{other} {words} it" if relation.startswith("<-") else f"{words} {other}")
+        if relation.startswith("<-"):
+            parts.append(render(other, relation.removeprefix("<-"), name, False, kind))
+        else:
+            parts.append(render(name, relation, other, False, ""))
     return head + (": " + "; ".join(parts) if parts else "")
 
 

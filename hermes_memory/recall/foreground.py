@@ -22,7 +22,9 @@ class Foreground:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._active = 0
-        self._ended = 0.0  # time.monotonic() when the last recall ended
+        # time.monotonic() when the last recall ended; -inf before any did (the monotonic clock may start
+        # near 0 at boot, so 0 would read as "one just ended" for a while on a fresh machine)
+        self._ended = float("-inf")
 
     @contextmanager
     def running(self) -> Iterator[None]:
