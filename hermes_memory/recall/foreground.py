@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
 class Foreground:
     """A count of the recalls running now and a condition to wait for none."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._cond = threading.Condition()
         self._active = 0
-        # time.monotonic() when the last recall ended; -inf before any did (the monotonic clock may start
-        # near 0 at boot, so 0 would read as "one just ended" for a while on a fresh machine)
+        # the clock when the last recall ended; -inf before any did (the monotonic clock may start near 0
+        # at boot, so 0 would read as "one just ended" for a while on a fresh machine)
         self._ended = float("-inf")
 
     @contextmanager
@@ -37,7 +38,7 @@ class Foreground:
             with self._cond:
                 self._active -= 1
                 if not self._active:
-                    self._ended = time.monotonic()
+                    self._ended = self._clock()
                     self._cond.notify_all()
 
     @property
@@ -48,10 +49,10 @@ class Foreground:
         """Block until no recall runs and none ended in the last ``quiet`` seconds, at most ``timeout``
         seconds; True when so. (Recalls back to back leave no quiet moment: the work then waits for the
         timeout and does a longer stretch at once, so fewer recalls share the cores with it.)"""
-        deadline = time.monotonic() + timeout
+        deadline = self._clock() + timeout
         with self._cond:
             while True:
-                now = time.monotonic()
+                now = self._clock()
                 if not self._active and now - self._ended >= quiet:
                     return True
                 if now >= deadline:

@@ -95,3 +95,13 @@ def test_the_worker_steps_aside_with_the_quiet_period(tmp_path: Path, monkeypatc
         assert api.remember_turn("I moved to Lisbon in May.", "Nice!", "s1")["success"]
         api.core.ingest.drain_once(background=True)
     assert asked and all(q == foreground.QUIET_S > 0 for _, q in asked)
+
+
+def test_no_recall_yet_is_quiet_on_a_freshly_booted_machine() -> None:
+    """The monotonic clock may start near 0 at boot: before any recall, the gate is quiet however long
+    the quiet asked for (it once read the boot as a recall that had just ended)."""
+    gate = Foreground(clock=lambda: 5.0)  # five seconds after boot
+    assert gate.wait_until_clear(0.0, quiet=60.0)
+    with gate.running():
+        pass
+    assert not gate.wait_until_clear(0.0, quiet=60.0)  # one ended "now"
