@@ -126,6 +126,7 @@ class ExactIndex:
         # The fixed rotation: built on first use (a QR of dim x dim), or taken from a snapshot (the one
         # its rows were turned by).
         self._rotation: FloatArray | None = None
+        self._rotation64: tuple[FloatArray, npt.NDArray[np.float64]] | None = None  # (of which, float64)
         self._loader = loader
         self._payload_of = payload_of
         self._lock = threading.Lock()
@@ -656,8 +657,14 @@ class ExactIndex:
         unit = check_vectors(vectors, self._dim)
         if self._rotation is None:
             self._rotation = _rotation(self._dim)
+        rotation = self._rotation
+        if self._rotation64 is None or self._rotation64[0] is not rotation:
+            self._rotation64 = (rotation, rotation.astype(np.float64))
+        # In float64, then rounded: a float32 product may differ in its last bit with the batch it is in
+        # (seen with OpenBLAS on AMD EPYC), and a row's int8 step with it; rounded from float64, a vector
+        # turns the same alone, in a load's batch or in a refresh's.
         with blas_thread_cap().limit(1):
-            out: FloatArray = unit @ self._rotation
+            out: FloatArray = (unit.astype(np.float64) @ self._rotation64[1]).astype(np.float32)
         return out
 
     def _pick(
