@@ -125,8 +125,7 @@ class ExactIndex:
         self._words = -(-dim // 64)  # uint64 words of a row's sign bits
         # The fixed rotation: built on first use (a QR of dim x dim), or taken from a snapshot (the one
         # its rows were turned by).
-        self._rotation: FloatArray | None = None
-        self._rotation64: tuple[FloatArray, npt.NDArray[np.float64]] | None = None  # (of which, float64)
+        self._rotation: npt.NDArray[np.float64] | None = None
         self._loader = loader
         self._payload_of = payload_of
         self._lock = threading.Lock()
@@ -579,7 +578,8 @@ class ExactIndex:
         self._rows8 = [rows8[b * BLOCK : (b + 1) * BLOCK] for b in range(blocks)]
         self._signs = [signs[b] for b in range(blocks)]
         self._floats = None
-        self._rotation = sections["rotation"]  # the one its rows were turned by (an empty index has none)
+        # the one its rows were turned by (an empty index has none), held in float64 as built
+        self._rotation = sections["rotation"].astype(np.float64)
         self._alive = np.ones(n, dtype=bool)
         self._factor = sections["factor"]
         self._codes = {f: sections[f"code.{f}"] for f in _CODED}
@@ -657,14 +657,11 @@ class ExactIndex:
         unit = check_vectors(vectors, self._dim)
         if self._rotation is None:
             self._rotation = _rotation(self._dim)
-        rotation = self._rotation
-        if self._rotation64 is None or self._rotation64[0] is not rotation:
-            self._rotation64 = (rotation, rotation.astype(np.float64))
         # In float64, then rounded: a float32 product may differ in its last bit with the batch it is in
         # (seen with OpenBLAS on AMD EPYC), and a row's int8 step with it; rounded from float64, a vector
         # turns the same alone, in a load's batch or in a refresh's.
         with blas_thread_cap().limit(1):
-            out: FloatArray = (unit.astype(np.float64) @ self._rotation64[1]).astype(np.float32)
+            out: FloatArray = (unit.astype(np.float64) @ self._rotation).astype(np.float32)
         return out
 
     def _pick(
@@ -1003,12 +1000,14 @@ _popcount: Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.uint8]] = getattr(
 
 
 @functools.cache
-def _rotation(dim: int) -> FloatArray:
-    """A fixed random orthogonal ``dim`` x ``dim`` matrix (seeded: the same in every process)."""
+def _rotation(dim: int) -> npt.NDArray[np.float64]:
+    """A fixed random orthogonal ``dim`` x ``dim`` matrix (seeded: the same in every process): float32
+    values (what a snapshot keeps, so a snapshot's rotation is this one exactly) held in float64, the
+    precision vectors are turned in (``ExactIndex._rotated``)."""
     gauss = np.random.default_rng(13).standard_normal((dim, dim))
     with blas_thread_cap().limit(1):  # once per process; more threads only contend with the agent
         q, r = np.linalg.qr(gauss)
-    out: FloatArray = (q * np.sign(np.diag(r))).astype(np.float32)
+    out: npt.NDArray[np.float64] = (q * np.sign(np.diag(r))).astype(np.float32).astype(np.float64)
     return out
 
 
