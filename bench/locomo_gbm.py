@@ -31,11 +31,15 @@ from __future__ import annotations
 import argparse
 import pickle
 import sys
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from locomo_rerank import metrics, table
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "depth3": {"max_iter": 200, "learning_rate": 0.05, "max_depth": 3, "l2_regularization": 1.0},
@@ -51,11 +55,9 @@ def labelled(qs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return x, y, w
 
 
-def scored(q: dict[str, Any], s: np.ndarray) -> tuple[float, float]:
-    """recall@10 and hit@5 of the question's candidates ranked by ``s``."""
-    order = [q["order"][i] for i in np.argsort(-s, kind="stable")]
-    evidence = set(q["evidence"])
-    return len(evidence & set(order[:10])) / len(evidence), float(bool(evidence & set(order[:5])))
+def scored(q: dict[str, Any], s: npt.NDArray[Any]) -> dict[str, float]:
+    """``locomo_rerank.metrics`` of the question's candidates ranked by ``s``."""
+    return metrics([q["order"][i] for i in np.argsort(-s, kind="stable")], set(q["evidence"]))
 
 
 def run(qs: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
@@ -65,7 +67,7 @@ def run(qs: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
         x, y, w = labelled(train)
         return HistGradientBoostingClassifier(random_state=0, **params).fit(x, y, sample_weight=w)
 
-    held: dict[int, tuple[float, float]] = {}
+    held: list[dict[str, float]] = [{}] * len(qs)
     for conv in sorted({q["conv"] for q in qs}):
         model = fit([q for q in qs if q["conv"] != conv])
         for i, q in enumerate(qs):
@@ -73,17 +75,9 @@ def run(qs: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
                 held[i] = scored(q, model.predict_proba(q["x"])[:, 1])
     model = fit(qs)
     inside = [scored(q, model.predict_proba(q["x"])[:, 1]) for q in qs]
-    by: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for i, q in enumerate(qs):
-        by[q["category"]].append(held[i])
-        by["all"].append(held[i])
-    out = {c: _means(rows) for c, rows in sorted(by.items())}
-    out["in-sample"] = _means(inside)
+    out = table(qs, held)
+    out["in-sample"] = table(qs, inside)["all"]
     return out
-
-
-def _means(rows: list[tuple[float, float]]) -> list[float]:
-    return [round(float(np.mean([r[k] for r in rows])), 4) for k in (0, 1)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     with a.dump.open("rb") as fh:
         qs = pickle.load(fh)["questions"]
     for name in a.settings.split(","):
-        print(name, "(recall@10, hit@5) held out per category, then in-sample:", run(qs, SETTINGS[name]))
+        print(name, "held out per category, then in-sample (all):", run(qs, SETTINGS[name]))
     return 0
 
 
