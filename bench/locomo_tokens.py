@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from locomo_research import DEFAULT_DATA
 
-from hermes_memory.bench.locomo import turn_text
+from hermes_memory.bench.locomo import turn_text, turns_of
 from hermes_memory.recall.engine import _FUNCTION_WORDS
 from hermes_memory.recall.instances import category_of
 from hermes_memory.tier3.minilm_embedder import MiniLMModel, load_minilm, packaged_model_dir
@@ -122,10 +122,8 @@ def add_features(dump: dict[str, Any], data: list[dict[str, Any]], states: Piece
     for sample in data:
         conv = sample["conversation"]
         people[sample["sample_id"]] = {conv["speaker_a"].casefold(), conv["speaker_b"].casefold()}
-        for key, turns in conv.items():
-            if key.startswith("session_") and isinstance(turns, list):
-                for turn in turns:
-                    texts[(sample["sample_id"], turn["dia_id"])] = turn_text(turn)
+        for _, _, turn in turns_of(conv):
+            texts[(sample["sample_id"], turn["dia_id"])] = turn_text(turn)
     cache: dict[tuple[str, str], Rows] = {}
     width = len(dump["features"])
     for q in dump["questions"]:
