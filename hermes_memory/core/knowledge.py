@@ -17,6 +17,7 @@ from hermes_memory.core.triples import Triple, derive_triple
 from hermes_memory.errors import ValidationError
 from hermes_memory.extract.classify import category_for
 from hermes_memory.extract.entities import thing_name_problem
+from hermes_memory.extract.phrasing import render
 from hermes_memory.extract.salience import Salience, write_salience
 from hermes_memory.records import AsOf, AuditEntry, Entity, Event, Fact, Relation
 from hermes_memory.security.threats import ensure_safe
@@ -123,7 +124,7 @@ class Knowledge:
             ensure_safe(value)
         if valid_to is not None and valid_to <= (valid_from if valid_from is not None else time.time()):
             raise ValidationError("valid_to must be after valid_from (default: now)")
-        content = t.secret_free(f"{subject} {predicate.replace('_', ' ')} {obj}")
+        content = t.secret_free(render(subject, predicate, obj, False, ""))
         kind = category if category is not None else category_for(predicate, content)
         if importance is None:
             importance = self.salience(content, category=kind).score

@@ -746,12 +746,17 @@ def thing_name_problem(name: str) -> str | None:
     return None
 
 
+#: Every relation a relational mention ("my sister", "my dog") can imply.
+KIN_PREDICATES: frozenset[str] = frozenset(_KIN.values())
+
+
 def kin_predicate(role: str) -> str | None:
     """The relation a relational mention implies (owner -> mention): "sister" -> sibling_of."""
     return _KIN.get(role.split()[-1]) if role else None
 
 
 __all__ = [
+    "KIN_PREDICATES",
     "MAX_NAME_WORDS",
     "EntityContext",
     "Mention",

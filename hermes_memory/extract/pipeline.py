@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from hermes_memory.errors import ValidationError
 from hermes_memory.extract import classify, dedup
 from hermes_memory.extract.entities import EntityContext, Mention, find_entities, thing_name_problem
+from hermes_memory.extract.phrasing import article_for, is_plural, plan_object, render
 from hermes_memory.extract.prefilter import MAX_MESSAGE_CHARS, classify_noise, mask_code, split_sentences
-from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES, HOBBIES, Triple, find_triples
+from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES, HOBBIES, PAST_FORMS, Triple, find_triples
 from hermes_memory.extract.speech import is_echo, is_question
 from hermes_memory.extract.temporal import as_phrase, find_temporal
 from hermes_memory.extract.types import (
@@ -33,8 +34,6 @@ from hermes_memory.extract.wording import (
     clause_subject,
     has_unresolved_reference,
     is_low_value,
-    plan_object,
-    render,
     rewrite_clause,
     split_clauses,
 )
@@ -47,7 +46,6 @@ MAX_FACTS = 8
 _SCENE_SENTENCES = 2
 _FUTURE = re.compile(r"\b(?:will|going to|gonna|plans?|planning|wants?|hopes?|can't wait|would)\b")
 _CONCEPT_PREDICATES = frozenset({"likes", "dislikes", "prefers", "interested_in", "plays", "studies"})
-_PAST_OF = {"lives_in": "lived_in", "works_at": "worked_at", "studies_at": "studied_at"}
 _EMPTY = KnownEntities()
 
 
@@ -247,13 +245,13 @@ def _triple_fact(
     if triple.modality == "planned" and predicate not in ("plans", "wants"):
         predicate, obj = "plans", plan_object(predicate, obj)
     elif triple.modality == "past":
-        predicate = _PAST_OF.get(predicate, predicate)
+        predicate = PAST_FORMS.get(predicate, predicate)
     if triple.specific and predicate not in ("plans", "wants"):
         if rewritten is None:
             return None
         predicate, obj = "states", ""
     content = rewritten
-    if content is not None and triple.subject.lower() not in content.lower():
+    if content is not None and not _names(content, triple.subject):
         content = None  # the rewrite lost who it is about
     if content is None:
         if has_unresolved_reference(obj):
@@ -288,6 +286,14 @@ def _triple_fact(
     )
 
 
+def _names(content: str, subject: str) -> bool:
+    """Whether a rewritten clause names ``subject``: "the user's sister" is also "their sister" once
+    the user is named ("The user thinks their sister is moving")."""
+    low, subject = content.lower(), subject.lower()
+    owner, _, owned = subject.partition("'s ")
+    return subject in low or bool(owned and owner in low and f"their {owned}" in low)
+
+
 def _third_person_words(text: str, speaker: str) -> str:
     """Possessives inside an object phrase: "continue my edu" -> "continue Caroline's edu"."""
     text = re.sub(r"\bme\b(?!-)", speaker, text, flags=re.I)
@@ -300,9 +306,9 @@ def _triple_relation(triple: Triple, state: _State, role_factor: float) -> Extra
         return None
     predicate = triple.predicate
     if triple.modality == "past":
-        if predicate not in _PAST_OF:
+        if predicate not in PAST_FORMS:
             return None
-        predicate = _PAST_OF[predicate]
+        predicate = PAST_FORMS[predicate]
     target = triple.object_mention
     if target is None:
         target = _implied_object(triple)
@@ -402,8 +408,8 @@ def _kin_relations(state: _State) -> None:
             for f in state.facts
         )
         if mention.aliases and mention.role and not stated:  # a named relative or pet
-            content = f"{mention.owner} has a {mention.role} named {mention.name}"
-            if mention.role.endswith("s"):
+            content = f"{mention.owner} has {article_for(mention.role)} {mention.role} named {mention.name}"
+            if is_plural(mention.role):
                 content = f"{mention.owner}'s {mention.role} include {mention.name}"
             state.facts.append(
                 ExtractedFact(

@@ -566,5 +566,17 @@ def _refine(
 
 #: Single-valued predicates: a new object supersedes the old one.
 EXCLUSIVE_PREDICATES: frozenset[str] = frozenset({"lives_in", "works_at", "studies_at", "married_to"})
+#: A state said in the past tense ("I used to live in Oslo") is its own predicate.
+PAST_FORMS: dict[str, str] = {"lives_in": "lived_in", "works_at": "worked_at", "studies_at": "studied_at"}
+#: Every predicate ``find_triples`` can give: its verb patterns' and what ``_refine`` turns them into.
+PREDICATES: frozenset[str] = frozenset({p for _, p, _ in _VERBS} | {"has_pet", "attended"})
 
-__all__ = ["EXCLUSIVE_PREDICATES", "HOBBIES", "Triple", "find_triples", "verb_matches"]
+__all__ = [
+    "EXCLUSIVE_PREDICATES",
+    "HOBBIES",
+    "PAST_FORMS",
+    "PREDICATES",
+    "Triple",
+    "find_triples",
+    "verb_matches",
+]

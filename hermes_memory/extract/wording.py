@@ -1,10 +1,13 @@
-"""How a fact is worded: clauses of a sentence rewritten in the third person, and relation templates.
+"""How a fact is worded: clauses of a sentence rewritten in the third person (relation templates are
+``phrasing``, verb forms ``verbs``).
 
 "I went there yesterday" said by Caroline becomes "Caroline went there on 7 May 2023": "I"/"me"/"my"
-turn into the speaker, "you"/"your" into the addressee, "we" into "<speaker> and others", the verb
-after "I" takes its third-person form, and relative dates become absolute. A rewrite that would not
-read cleanly (an unresolved "he"/"they", too long, too short) is refused so the caller can fall back
-to a template ("Caroline moved to Boston").
+turn into the speaker, "you"/"your" into the addressee, "we" into "<speaker> and others", every verb
+of the speaker's predicate takes its third-person form ("Caroline moved to Boston and now works at
+..."), and relative dates become absolute. Once a person is named in the clause, their later "my" and
+"me" read "their" and "them", as English refers back ("Caroline cooks for all their friends"). A
+rewrite that would not read cleanly (an unresolved "he"/"they", too long, too short) is refused so the
+caller can fall back to a template ("Caroline moved to Boston").
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import re
 from collections.abc import Sequence
 
 from hermes_memory.extract.entities import Mention
+from hermes_memory.extract.phrasing import plan_object, render
 from hermes_memory.extract.temporal import as_phrase
 from hermes_memory.extract.types import TemporalMention
+from hermes_memory.extract.verbs import agree_coordinated, third_person
 
 _I = re.IGNORECASE
 # Pattern sources by name, compiled on first use by _rx() (no work at import time).
@@ -234,75 +239,148 @@ def rewrite_clause(
     if addressee:  # a trailing vocative: "..., Jon!"
         body = re.sub(rf",\s*{re.escape(addressee.split()[0])}\W*$", "", body)
     body = re.sub(r",\s*(?:right|huh|you know|lol|haha|though|too)\W*$", "", body, flags=re.IGNORECASE)
-    text = _rx("first").sub(lambda m: _pronoun(m, speaker, addressee or ""), body)
-    text = " ".join(text.split()).rstrip(" .!?,;:-")
-    leading = [t for t in times if t.span[1] - offset <= cut]
-    if leading:  # "Last week, I built a website": the time sat in the stripped lead-in
-        text = f"{as_phrase(leading[-1])}, {text}"
-    words = text.split()
-    if len(words) < 3 or len(words) > _MAX_FACT_WORDS or _rx("unresolved").search(text.lower()):
+    body = agree_coordinated(body)
+    # Two wordings: the plain one names the speaker at every "I"/"me"/"my" and is what the checks below
+    # read (a "their" of ours is no unresolved reference); the one returned reads as English.
+    others = _other_names(clause, offset, mentions, speaker, addressee)
+    plain, text = (
+        _finish(
+            _rx("first").sub(_Persons(speaker, addressee or "", natural, others), body), times, offset, cut
+        )
+        for natural in (False, True)
+    )
+    words = plain.split()
+    if len(words) < 3 or len(words) > _MAX_FACT_WORDS or _rx("unresolved").search(plain.lower()):
         return None
-    for pronoun in _rx("late_object_pronoun").finditer(text.lower()):
-        preceding = text[: pronoun.start()].split()
+    for pronoun in _rx("late_object_pronoun").finditer(plain.lower()):
+        preceding = plain[: pronoun.start()].split()
         # Only "... my script and printed it": the object of the first verb is the antecedent.
         if len(preceding) < max(_EARLY_WORDS, 2) or preceding[-2].lower() != "and":
             return None
-    if _rx("trailing_quantity").search(text.lower()):
+    if _rx("trailing_quantity").search(plain.lower()):
         return None
     return text[:1].upper() + text[1:]
 
 
-def _pronoun(m: re.Match[str], speaker: str, addressee: str) -> str:
-    if m.group("i"):
-        contraction = (m.group("c") or "").lower()
-        adv, verb = m.group("adv") or "", m.group("verb")
-        if contraction:
-            aux = {"'m": "is", "'ve": "has", "'ll": "will"}.get(contraction)
-            if aux is None:  # 'd: "had" before a participle, else "would"
-                aux = "had" if verb and (verb.endswith("ed") or verb in ("been", "gone", "got")) else "would"
-            return f"{speaker} {aux}{adv}" + (f" {verb}" if verb else "")
-        if m.string[: m.start()].rstrip().lower().endswith("and"):  # "Anthony and I went": plural verb
-            return f"{speaker}{adv}" + (f" {verb}" if verb else "")
-        return f"{speaker}{adv}" + (f" {third_person(verb)}" if verb else "")
-    if m.group("we"):
-        contraction = (m.group("wc") or "").lower()
-        aux = {"'re": " are", "'ve": " have", "'d": " would", "'ll": " will"}.get(contraction, "")
-        return f"{speaker} and others{aux}"
-    if m.group("you"):
-        contraction = (m.group("yc") or "").lower()
-        aux = {"'re": " is", "'ve": " has", "'d": " would", "'ll": " will"}.get(contraction, "")
-        yverb, yword = m.group("yverb"), m.group("yword")
-        if yverb:
-            aux += (
-                " "
-                + {
-                    "are": "is",
-                    "were": "was",
-                    "have": "has",
-                    "do": "does",
-                    "don't": "doesn't",
-                    "aren't": "isn't",
-                    "weren't": "wasn't",
-                    "haven't": "hasn't",
-                }[yverb.lower()]
-            )
-        elif yword:  # a verb only when "you" opens the clause ("You work at ..."), else an object
-            aux += " " + (third_person(yword) if m.start() == 0 and not contraction else yword)
-        return f"{addressee}{aux}"
-    word = m.group("word").lower()
-    return {
-        "me": speaker,
-        "my": f"{speaker}'s",
-        "mine": f"{speaker}'s",
-        "myself": "themself",
-        "us": f"{speaker} and others",
-        "our": f"{speaker}'s",
-        "ours": f"{speaker}'s",
-        "ourselves": "themselves",
-        "your": f"{addressee}'s",
-        "yours": f"{addressee}'s",
-        "yourself": addressee,
-    }[word]
+def _other_names(
+    clause: str, offset: int, mentions: list[Mention], speaker: str, addressee: str | None
+) -> tuple[str, ...]:
+    """The words naming people in the clause other than the speaker and the addressee ("Anna")."""
+    own = {speaker.casefold(), (addressee or "").casefold()}
+    names = {
+        clause[m.start - offset : m.end - offset]
+        for m in mentions
+        if m.entity_type == "person" and m.name.casefold() not in own and 0 <= m.start - offset < len(clause)
+    }
+    return tuple(n for n in names if n[:1].isupper())
+
+
+def _finish(text: str, times: list[TemporalMention], offset: int, cut: int) -> str:
+    text = " ".join(text.split()).rstrip(" .!?,;:-")
+    leading = [t for t in times if t.span[1] - offset <= cut]
+    if leading:  # "Last week, I built a website": the time sat in the stripped lead-in
+        text = f"{as_phrase(leading[-1])}, {text}"
+    return text
+
+
+class _Persons:
+    """Replaces the first and second person of one clause, one match at a time (``re.sub``'s callback).
+
+    ``natural``: once a person is named in the clause, their later "my"/"me" read "their"/"them" ("The
+    user asked their sister to help them"), as English refers back. Before that, or when someone else
+    (``others``: the names in the clause) is named in between, "my" stays the name: in "The user's boss
+    approved the user's leave" or "The user told Anna about the user's trip" a "their" would point at
+    the boss, or at Anna. Not ``natural``: always the name, as the checks of a rewrite read it.
+    """
+
+    def __init__(self, speaker: str, addressee: str, natural: bool, others: Sequence[str]) -> None:
+        self.speaker, self.addressee, self.natural, self.others = speaker, addressee, natural, others
+        self.named: dict[str, int] = {}  # who -> where in the clause they were last named
+
+    def __call__(self, m: re.Match[str]) -> str:
+        if m.group("i"):
+            self.named["speaker"] = m.end()
+            return _first_singular(m, self.speaker)
+        if m.group("we"):
+            self.named["group"] = m.end()
+            contraction = (m.group("wc") or "").lower()
+            aux = {"'re": " are", "'ve": " have", "'d": " would", "'ll": " will"}.get(contraction, "")
+            return f"{self.speaker} and others{aux}"
+        if m.group("you"):
+            self.named["addressee"] = m.end()
+            return _second(m, self.addressee)
+        word = m.group("word").lower()
+        who, after, before = _REFERS[word]
+        if self._refers_back(who, m):
+            return after
+        if word in ("me", "us"):  # named as a person; "my boss" names only the boss
+            self.named[who] = m.end()
+        name = self.addressee if who == "addressee" else self.speaker
+        if before is None:
+            return name
+        return before if word.endswith(("self", "selves")) else f"{name}{before}"
+
+    def _refers_back(self, who: str, m: re.Match[str]) -> bool:
+        # "our" after "I ...": the speaker's group, named by the speaker.
+        since = self.named.get(who, self.named.get("speaker") if who == "group" else None)
+        if not self.natural or since is None:
+            return False
+        between = m.string[since : m.start()]
+        return not any(re.search(rf"\b{re.escape(name)}\b", between) for name in self.others)
+
+
+# "my"/"me"/... -> (who it is, the word once they are named, the word before, or None for the name).
+_REFERS: dict[str, tuple[str, str, str | None]] = {
+    "me": ("speaker", "them", None),
+    "my": ("speaker", "their", "'s"),
+    "mine": ("speaker", "theirs", "'s"),
+    "myself": ("speaker", "themself", "themself"),
+    "us": ("group", "them", " and others"),
+    "our": ("group", "their", "'s"),
+    "ours": ("group", "theirs", "'s"),
+    "ourselves": ("group", "themselves", "themselves"),
+    "your": ("addressee", "their", "'s"),
+    "yours": ("addressee", "theirs", "'s"),
+    "yourself": ("addressee", "themself", "themself"),
+}
+
+
+def _first_singular(m: re.Match[str], speaker: str) -> str:
+    """ "I"/"I'm"/"I really love" as the speaker, the verb after it in the third person."""
+    contraction = (m.group("c") or "").lower()
+    adv, verb = m.group("adv") or "", m.group("verb")
+    if contraction:
+        aux = {"'m": "is", "'ve": "has", "'ll": "will"}.get(contraction)
+        if aux is None:  # 'd: "had" before a participle, else "would"
+            aux = "had" if verb and (verb.endswith("ed") or verb in ("been", "gone", "got")) else "would"
+        return f"{speaker} {aux}{adv}" + (f" {verb}" if verb else "")
+    if m.string[: m.start()].rstrip().lower().endswith("and"):  # "Anthony and I went": plural verb
+        return f"{speaker}{adv}" + (f" {verb}" if verb else "")
+    return f"{speaker}{adv}" + (f" {third_person(verb)}" if verb else "")
+
+
+def _second(m: re.Match[str], addressee: str) -> str:
+    """ "you"/"you're"/"You work" as the addressee, a verb after an opening "you" in the third person."""
+    contraction = (m.group("yc") or "").lower()
+    aux = {"'re": " is", "'ve": " has", "'d": " would", "'ll": " will"}.get(contraction, "")
+    yverb, yword = m.group("yverb"), m.group("yword")
+    if yverb:
+        aux += " " + _YOU_VERBS[yverb.lower()]
+    elif yword:  # a verb only when "you" opens the clause ("You work at ..."), else an object
+        aux += " " + (third_person(yword) if m.start() == 0 and not contraction else yword)
+    return f"{addressee}{aux}"
+
+
+_YOU_VERBS = {
+    "are": "is",
+    "were": "was",
+    "have": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "aren't": "isn't",
+    "weren't": "wasn't",
+    "haven't": "hasn't",
+}
 
 
 def has_unresolved_reference(text: str) -> bool:
@@ -320,111 +398,8 @@ def is_low_value(clause: str) -> bool:
     return len(content) < 2
 
 
-_TEMPLATES: dict[str, tuple[str, str]] = {
-    "works_at": ("{s} works at {o}", "{s} does not work at {o}"),
-    "worked_at": ("{s} worked at {o}", "{s} did not work at {o}"),
-    "works_on": ("{s} is working on {o}", "{s} is not working on {o}"),
-    "is_a": ("{s} is {a} {o}", "{s} is not {a} {o}"),
-    "lives_in": ("{s} lives in {o}", "{s} does not live in {o}"),
-    "lived_in": ("{s} lived in {o}", "{s} did not live in {o}"),
-    "moved_to": ("{s} moved to {o}", "{s} did not move to {o}"),
-    "moved_from": ("{s} moved from {o}", "{s} did not move from {o}"),
-    "is_from": ("{s} is from {o}", "{s} is not from {o}"),
-    "likes": ("{s} likes {o}", "{s} does not like {o}"),
-    "interested_in": ("{s} is interested in {o}", "{s} is not interested in {o}"),
-    "dislikes": ("{s} dislikes {o}", "{s} does not dislike {o}"),
-    "prefers": ("{s} prefers {o}", "{s} does not prefer {o}"),
-    "owns": ("{s} owns {a} {o}", "{s} does not own {a} {o}"),
-    "has_pet": ("{s} has {a} {o}", "{s} does not have {a} {o}"),
-    "bought": ("{s} bought {a} {o}", "{s} did not buy {a} {o}"),
-    "married_to": ("{s} is married to {o}", "{s} is not married to {o}"),
-    "partner_of": ("{s} is in a relationship with {o}", "{s} is not in a relationship with {o}"),
-    "friend_of": ("{s} is friends with {o}", "{s} is not friends with {o}"),
-    "member_of": ("{s} is a member of {o}", "{s} is not a member of {o}"),
-    "uses": ("{s} uses {o}", "{s} does not use {o}"),
-    "depends_on": ("{s} depends on {o}", "{s} does not depend on {o}"),
-    "studies_at": ("{s} studies at {o}", "{s} does not study at {o}"),
-    "studied_at": ("{s} studied at {o}", "{s} did not study at {o}"),
-    "studies": ("{s} studies {o}", "{s} does not study {o}"),
-    "adopted": ("{s} adopted {a} {o}", "{s} did not adopt {a} {o}"),
-    "attended": ("{s} attended {a} {o}", "{s} did not attend {a} {o}"),
-    "visited": ("{s} visited {o}", "{s} did not visit {o}"),
-    "started": ("{s} started {o}", "{s} did not start {o}"),
-    "learned": ("{s} is learning {o}", "{s} is not learning {o}"),
-    "plays": ("{s} plays {o}", "{s} does not play {o}"),
-    "wants": ("{s} wants {o}", "{s} does not want {o}"),
-    "plans": ("{s} plans {o}", "{s} does not plan {o}"),
-}
-_BASE_VERB = {
-    "visited": "go to",
-    "attended": "attend",
-    "moved_to": "move to",
-    "moved_from": "move from",
-    "adopted": "adopt",
-    "started": "start",
-    "learned": "learn",
-    "works_at": "work at",
-    "lives_in": "live in",
-    "member_of": "join",
-    "bought": "buy",
-    "studies_at": "study at",
-    "married_to": "marry",
-}
-
-
-def render(subject: str, predicate: str, obj: str, negated: bool, kind: str) -> str:
-    """A third-person sentence for a triple: (Caroline, moved_to, Boston) -> "Caroline moved to Boston"."""
-    positive, negative = _TEMPLATES.get(predicate, ("{s} " + predicate.replace("_", " ") + " {o}",) * 2)
-    article = (
-        ""
-        if kind in ("place", "person", "org") or obj[:1].isupper() or obj.endswith("s") or "'s " in obj
-        else ("an" if obj[:1].lower() in "aeiou" else "a")
-    )
-    if predicate in ("plans", "wants") and not obj.lower().startswith("to "):
-        obj = f"to {obj}"
-    text = (negative if negated else positive).format(s=subject, o=obj, a=article)
-    return " ".join(text.split())
-
-
-def plan_object(predicate: str, obj: str) -> str:
-    """Object of a "plans" fact made from a planned triple: ("moved_to", "Boston") -> "move to Boston"."""
-    verb = _BASE_VERB.get(predicate)
-    return f"{verb} {obj}" if verb else obj
-
-
-_UNCHANGED = frozenset(
-    """can could will would should might may must shall did was were had used went got made took saw came
-    said told found felt thought bought brought met left ran began won lost wrote kept knew gave grew drew
-    threw flew spent sent built taught caught heard held led paid sat slept stood understood woke wore
-    chose drove ate fell forgot rode sang swam became hung broke spoke stole shot fought sold hid meant
-    dealt read put set cut hit let quit cannot too to and or so not also the a an""".split()
-)
-
-
-def third_person(verb: str) -> str:
-    """The form a verb takes after "she" instead of "I": "love" -> "loves", "am" -> "is", "went" -> "went"."""
-    low = verb.lower()
-    special = {
-        "am": "is",
-        "have": "has",
-        "do": "does",
-        "don't": "doesn't",
-        "dont": "doesn't",
-        "haven't": "hasn't",
-        "go": "goes",
-        "'m": "is",
-    }
-    if low in special:
-        return special[low]
-    if low in _UNCHANGED or low.endswith(("ed", "n't", "'t")) or not low.isalpha():
-        return verb
-    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
+# ``render``, ``plan_object`` (``phrasing``) and ``third_person`` (``verbs``) are named here too, for the
+# callers that read every wording helper from this module.
 __all__ = [
     "clause_subject",
     "has_unresolved_reference",

@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from hermes_memory.extract import KnownEntities, KnownEntity, MessageInput, extract
 from hermes_memory.extract.types import ExtractedFact, ExtractionResult
 from hermes_memory.ingest.worker import Changes
-from hermes_memory.records import Episode
+from hermes_memory.records import Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.entities import EntityLimitError, better_type
 from hermes_memory.tier3.semantic import SemanticMemory
+from hermes_memory.updates import StatementUpdates, update_detector
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,10 @@ class RuleBasedKnowledge:
     turn-by-turn processing would.
     """
 
-    def __init__(self, semantic: SemanticMemory | None):
+    def __init__(self, semantic: SemanticMemory | None, updates: StatementUpdates | None = None):
         self._semantic = semantic
+        # What a user's statement makes no longer true, decided by meaning (see ``updates``).
+        self.updates = updates if updates is not None else StatementUpdates(lambda: update_detector(semantic))
         self._known: dict[str, KnownEntity] | None = None
         self._lookup: KnownEntities | None = None  # built from ``_known``; updated (or reset) with it
         self._lock = threading.Lock()
@@ -160,6 +163,7 @@ class RuleBasedKnowledge:
                 src, dst, rel.predicate, strength=max(0.0, min(1.0, rel.confidence)), actor="ingest",
             )  # fmt: skip
             changes.relations.append(relation)
+        stored_facts: list[tuple[tuple[int, int], Fact]] = []
         for fact in result.facts:
             linked = [
                 u
@@ -186,6 +190,7 @@ class RuleBasedKnowledge:
             )
             if stored.created and self._semantic is not None:
                 self._semantic.index_fact(stored.fact)
+            stored_facts.append((fact.span, stored.fact))
             state = implied_state(fact)
             if state is not None and when is not None and when.start.timestamp() > episode.timestamp:
                 state = None  # "I'm moving to Berlin in March": a plan, not yet where the user lives
@@ -209,6 +214,10 @@ class RuleBasedKnowledge:
                     timestamp=when.start.timestamp(), end_timestamp=when.end.timestamp(),
                     source_episodes=(episode.uuid,), actor="ingest",
                 )  # fmt: skip
+        applied = self.updates.apply(tier2, episode, stored_facts)
+        if self._semantic is not None:
+            for fact in applied.stored:
+                self._semantic.index_fact(fact)
 
     def _remember(self, name: str, entity_type: str, aliases: tuple[str, ...]) -> bool:
         """Keep the linking cache current (new entity, alias or type); True when a known entity changed."""

@@ -760,9 +760,13 @@ class FactStore:
             out[uuid] = current if current.uuid != uuid and current.uuid in active else None
         return out
 
-    def supersede(self, uuid: str, by_uuid: str, *, actor: str = "user") -> bool:
-        """Close a believed fact as replaced by ``by_uuid`` (bitemporal: it stays, with ``valid_to``,
-        ``superseded_at`` and ``superseded_by`` set). Returns False when it was not believed any more.
+    def supersede(
+        self, uuid: str, by_uuid: str, *, actor: str = "user", valid_to: float | None = None,
+        reason: str | None = None,
+    ) -> bool:
+        """Close a believed fact as replaced by ``by_uuid`` (bitemporal: it stays, with ``valid_to`` —
+        ``valid_to`` when given, the new statement's world time, else now — ``superseded_at`` and
+        ``superseded_by`` set). Returns False when it was not believed any more.
         Raises NotFoundError when either fact is unknown in this view."""
         at = now()
         scoped, sp = self._in_view()
@@ -778,15 +782,32 @@ class FactStore:
             cur = conn.execute(
                 "UPDATE facts SET valid_to = ?, superseded_at = ?, superseded_by = ?, updated_at = ? "
                 "WHERE uuid = ? AND is_archived = 0 AND superseded_at IS NULL",
-                (at, at, by_uuid, at, uuid),
+                (valid_to if valid_to is not None else at, at, by_uuid, at, uuid),
             )
             if cur.rowcount == 0:
                 return False
             self._audit.record(
                 conn, action="fact_supersede", tier="tier2", actor=actor, target_uuid=uuid,
-                diff={"superseded_by": by_uuid},
+                diff={"superseded_by": by_uuid, **({"reason": reason} if reason else {})},
             )  # fmt: skip
         return True
+
+    def believed_about(self, names: Sequence[str], *, limit: int = 200) -> list[Fact]:
+        """Believed facts whose subject is one of ``names`` or one of their things ("user's phone"), newest
+        first."""
+        scoped, sp = self._in_view()
+        spelled = [n for name in names for n in subject_names(name)]
+        if not spelled:
+            return []
+        marks = ",".join("?" * len(spelled))
+        likes = " OR ".join(["lower(f.subject) LIKE ?"] * len(spelled))
+        rows = self._db.query(
+            f"SELECT * FROM facts f WHERE {scoped} AND f.is_archived = 0 AND f.superseded_at IS NULL "
+            f"AND f.valid_to IS NULL AND (lower(f.subject) IN ({marks}) OR {likes}) "
+            "ORDER BY coalesce(f.valid_from, f.recorded_at) DESC, f.id DESC LIMIT ?",
+            (*sp, *spelled, *[f"{n}'s %" for n in spelled], limit),
+        )
+        return [_row_to_fact(r) for r in rows]
 
     def superseded(self, *, limit: int = 50) -> list[Fact]:
         """Facts closed by a contradicting newer fact, most recently superseded first."""

@@ -29,6 +29,8 @@ class HashingEmbedder(BaseEmbedder):
     """Signed feature hashing of words and character trigrams into ``dim`` buckets."""
 
     name = "hashing"
+    #: Its vectors share words, not meaning: what reads meaning (update detection) does not use them.
+    carries_meaning = False
 
     def __init__(self, dim: int = 384, max_tokens: int = 512, cache_size: int = 1024) -> None:
         if dim <= 0:

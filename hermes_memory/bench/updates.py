@@ -1,0 +1,266 @@
+"""Update detection on labelled statement pairs, in-sample and leave-one-family-out.
+
+    python -m hermes_memory.bench.updates [--data F] [--json OUT] [--fit] [--misses N]
+
+Each pair of the corpus (``tests/data/updates_corpus.json``) is an earlier and a later statement of the
+user with a label: ``update`` (the earlier one is no longer true), ``addition`` or ``unrelated``. The
+pair goes through the same path as a stored turn: the earlier statement is extracted into facts (what
+the store could close), the later one is read clause by clause, and the detector decides for every
+(fact, clause) pair; the pair is called an update when any of them is one.
+
+Two figures: **in-sample** (cues and decision fitted on the whole corpus: the shipped model) and
+**leave-one-family-out** (for each attribute family, cues and decision fitted on the other families
+only, then scored on it: how the mechanism does on an attribute nobody labelled). ``--fit`` writes the
+in-sample model to ``hermes_memory/updates/model.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hermes_memory.extract import MessageInput, extract
+from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.model import Cues, UpdateModel, features
+from hermes_memory.updates.statement import Statement, clauses, read, same_holder
+from hermes_memory.updates.writer import StatementUpdates
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_corpus.json"
+MODEL_FILE = Path(__file__).resolve().parents[1] / "updates" / "model.json"
+_WHEN = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # when the earlier statement was said
+#: Other families' earlier statements a training pair's later one is read against (negatives), and those
+#: in the store beside a pair's own when it is scored "crowded".
+DISTRACTORS_TRAIN = 4
+DISTRACTORS_EVAL = 20
+_LATER = datetime(2026, 4, 6, 18, 30, tzinfo=UTC)  # and the later one
+
+
+@dataclass
+class Pair:
+    id: str
+    family: str
+    kind: str
+    update: bool
+    earlier: list[Statement]
+    later: list[Statement]
+    raw: dict[str, Any]
+
+
+@dataclass
+class Combo:
+    """One (earlier fact, later clause) pair that passes the gates, with its two cosines."""
+
+    old: Statement
+    new: Statement
+    cos_full: float
+    cos_masked: float
+    new_vec: Any
+
+
+def load(path: Path) -> list[Pair]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for row in data["pairs"]:
+        out.append(
+            Pair(
+                id=row["id"], family=row["family"], kind=row["kind"], update=row["label"] == "update",
+                earlier=stored_statements(row["earlier"]),
+                later=[read(c, when=_LATER) for c in clauses(row["later"])], raw=row,
+            )
+        )
+    return out
+
+
+def stored_statements(text: str) -> list[Statement]:
+    """What the store holds after the user said ``text``: the extracted facts, and a fact for each clause
+    about a holder that extraction had none for (as the ingest writes them, ``StatementUpdates``)."""
+    facts = extract(MessageInput(text=text, time=_WHEN, speaker="user", role="user")).facts
+    out = [read(f.content) for f in facts]
+    flat = text.replace("’", "'")
+    for clause in clauses(flat):
+        statement = read(clause, when=_WHEN)
+        start = flat.find(clause)
+        covered = any(a < start + len(clause) and start < b for a, b in (f.span for f in facts))
+        if statement.asserts and statement.holder and not covered and StatementUpdates.stated(statement, clause):
+            out.append(statement)
+    return out
+
+
+def combos(pairs: list[Pair], detector: UpdateDetector) -> tuple[dict[str, list[Combo]], dict[str, Any]]:
+    texts = [t for p in pairs for s in (*p.earlier, *p.later) for t in (s.normal, s.masked)]
+    vec = detector.vectors(texts)
+    out: dict[str, list[Combo]] = {}
+    for p in pairs:
+        found = []
+        for new in p.later:
+            if not new.asserts:
+                continue
+            for old in p.earlier:
+                if same_holder(old.holder, new.holder):
+                    found.append(
+                        Combo(old, new, float(vec[old.normal] @ vec[new.normal]),
+                              float(vec[old.masked] @ vec[new.masked]), vec[new.masked])
+                    )  # fmt: skip
+        out[p.id] = found
+    return out, vec
+
+
+def fit(train: list[Pair], found: dict[str, list[Combo]], vec: dict[str, Any]) -> UpdateModel:
+    """Cues from the training pairs' later clauses, then the decision on each pair's closest combo, with
+    the later statement against other families' earlier statements as more negatives (in a store, a new
+    statement meets every fact of its holder, most of them about something else)."""
+    cues = Cues.fit([(s, p.update, p.family, vec[s.masked]) for p in train for s in p.later if s.asserts])
+    rows, labels = [], []
+    for n, p in enumerate(train):
+        if found[p.id]:
+            best = max(found[p.id], key=lambda c: c.cos_full)
+            rows.append(features(best.old, best.new, best.cos_full, best.cos_masked, cues, best.new_vec))
+            labels.append(p.update)
+        for other in _others(train, p, n, DISTRACTORS_TRAIN):
+            for c in _pairs_of(p.later, other.earlier, vec):
+                rows.append(features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec))
+                labels.append(False)
+    return UpdateModel.fit(rows, labels, cues)
+
+
+def _others(pairs: list[Pair], p: Pair, n: int, k: int) -> list[Pair]:
+    """``k`` pairs of other families, picked by position (deterministic)."""
+    others = [q for q in pairs if q.family != p.family]
+    if not others:
+        return []
+    step = max(1, len(others) // k)
+    return [others[(n * 7 + i * step) % len(others)] for i in range(min(k, len(others)))]
+
+
+def _pairs_of(later: list[Statement], earlier: list[Statement], vec: dict[str, Any]) -> list[Combo]:
+    return [
+        Combo(old, new, float(vec[old.normal] @ vec[new.normal]), float(vec[old.masked] @ vec[new.masked]),
+              vec[new.masked])
+        for new in later if new.asserts for old in earlier if same_holder(old.holder, new.holder)
+    ]  # fmt: skip
+
+
+def decide(detector: UpdateDetector, p: Pair, distractors: list[Statement]) -> tuple[bool, int]:
+    """Whether the detector closes one of the pair's earlier statements when the store also holds
+    ``distractors``; and how many distractors it closes."""
+    candidates = [*p.earlier, *distractors]
+    own = len(p.earlier)
+    hit, wrong = False, 0
+    for new in p.later:
+        for r in detector.replaced(new, candidates):
+            if r.index < own:
+                hit = True
+            else:
+                wrong += 1
+    return hit, wrong
+
+
+def scores(pairs: list[Pair], called: dict[str, bool]) -> dict[str, Any]:
+    tp = sum(1 for p in pairs if p.update and called[p.id])
+    fp = sum(1 for p in pairs if not p.update and called[p.id])
+    fn = sum(1 for p in pairs if p.update and not called[p.id])
+    kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for p in pairs:
+        kinds[p.kind][0] += 1
+        kinds[p.kind][1] += int(called[p.id])
+    return {
+        "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
+        "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
+        "tp": tp, "fp": fp, "fn": fn,
+        "called_update_by_kind": {k: {"pairs": n, "called_update": c} for k, (n, c) in sorted(kinds.items())},
+    }  # fmt: skip
+
+
+def run(path: Path, detector: UpdateDetector) -> dict[str, Any]:
+    pairs = load(path)
+    found, vec = combos(pairs, detector)
+    crowd = {
+        p.id: [s for q in _others(pairs, p, n, DISTRACTORS_EVAL) for s in q.earlier]
+        for n, p in enumerate(pairs)
+    }
+    detector.vectors([t for group in crowd.values() for s in group for t in (s.normal, s.masked)])
+    model = fit(pairs, found, vec)
+    detector.model = model
+    in_sample = {p.id: decide(detector, p, [])[0] for p in pairs}
+    held: dict[str, bool] = {}
+    crowded: dict[str, bool] = {}
+    wrong = 0
+    families = sorted({p.family for p in pairs})
+    for family in families:
+        detector.model = fit([p for p in pairs if p.family != family], found, vec)
+        for p in pairs:
+            if p.family == family:
+                held[p.id] = decide(detector, p, [])[0]
+                crowded[p.id], closed = decide(detector, p, crowd[p.id])
+                wrong += closed
+    detector.model = model
+    return {
+        "pairs": len(pairs),
+        "families": len(families),
+        "updates": sum(p.update for p in pairs),
+        "no_fact_from_earlier": sum(1 for p in pairs if not p.earlier),
+        "in_sample": scores(pairs, in_sample),
+        "leave_one_family_out": scores(pairs, held),
+        "crowded_leave_one_family_out": {**scores(pairs, crowded), "distractors_closed": wrong,
+                                         "distractors_per_pair": DISTRACTORS_EVAL},
+        "misses": {
+            "in_sample": [p.raw for p in pairs if in_sample[p.id] != p.update],
+            "held_out": [p.raw for p in pairs if held[p.id] != p.update],
+        },
+        "model": model.to_dict(),
+    }
+
+
+def _table(result: dict[str, Any]) -> str:
+    lines = [
+        f"{result['pairs']} pairs, {result['families']} families, {result['updates']} updates "
+        f"({result['no_fact_from_earlier']} earlier statements gave no fact)",
+        "| measure | precision | recall | false updates | missed updates |",
+        "|---|---|---|---|---|",
+    ]
+    for name, key in (
+        ("in-sample", "in_sample"),
+        ("leave-one-family-out", "leave_one_family_out"),
+        (f"leave-one-family-out, {DISTRACTORS_EVAL} other facts in the store", "crowded_leave_one_family_out"),
+    ):
+        s = result[key]
+        lines.append(f"| {name} | {s['precision']:.3f} | {s['recall']:.3f} | {s['fp']} | {s['fn']} |")
+    lines.append(f"other facts closed by mistake (crowded): {result['crowded_leave_one_family_out']['distractors_closed']}")
+    lines += ["", "| kind | pairs | called update (in-sample) | called update (held out) |", "|---|---|---|---|"]
+    ins, out = result["in_sample"]["called_update_by_kind"], result["leave_one_family_out"]["called_update_by_kind"]
+    for kind in ins:
+        lines.append(f"| {kind} | {ins[kind]['pairs']} | {ins[kind]['called_update']} | {out[kind]['called_update']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(DEFAULT_DATA), help="the labelled pairs (JSON)")
+    parser.add_argument("--json", dest="json_out", help="write the numbers here")
+    parser.add_argument("--fit", action="store_true", help=f"write the in-sample model to {MODEL_FILE}")
+    parser.add_argument("--misses", type=int, default=0, help="print this many held-out misses")
+    args = parser.parse_args(argv)
+    from hermes_memory.tier3.minilm_embedder import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    detector = UpdateDetector(embedder.embed_document, model=UpdateModel(Cues(), [], 0.0, [], [], 0.5))  # refitted by run
+    result = run(Path(args.data), detector)
+    print(_table(result))
+    for miss in result["misses"]["held_out"][: args.misses]:
+        print(f"  {miss['label']:9} {miss['kind']:13} {miss['earlier']!r} -> {miss['later']!r}", file=sys.stderr)
+    if args.fit:
+        MODEL_FILE.write_text(json.dumps(result["model"], indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {MODEL_FILE}", file=sys.stderr)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

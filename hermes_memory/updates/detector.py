@@ -1,0 +1,107 @@
+"""Decide whether a new statement replaces earlier ones: same holder, same attribute, a new value.
+
+``UpdateDetector.replaced(new, earlier)`` reads each earlier statement against the new one and returns
+those the new one makes no longer true, with the model's probability. The steps, each general:
+1. the new statement must assert something (``Statement.asserts``: no question, hypothetical, plan or
+   negated event);
+2. it must be about the same holder (``same_holder``: the user, a named person, pet, project);
+3. the learned model (``model.UpdateModel``) weighs how alike the two are in meaning (MiniLM cosine of
+   the statements, and of the statements with their values masked), the words they share, the change
+   cues the new one carries, and whether it names a new value; above its threshold it is an update.
+Vectors come from the embedder the store already runs (all-MiniLM-L6-v2); a small LRU keeps the vectors
+of statements seen recently, so a user's facts are embedded once per process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from hermes_memory.updates.model import UpdateModel, features, packaged
+from hermes_memory.updates.statement import Statement, same_holder
+
+#: Another earlier statement is the same attribute as the one replaced at this cosine or above.
+SAME_ATTRIBUTE = 0.6
+
+Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """An earlier statement the new one replaces, with the model's probability."""
+
+    index: int
+    probability: float
+
+
+class UpdateDetector:
+    """Update decisions over one encoder (texts -> L2-normalised rows) and one fitted model."""
+
+    def __init__(self, encode: Encode, model: UpdateModel | None = None, *, cache_size: int = 4096):
+        self._encode = encode
+        self.model = model if model is not None else packaged()
+        self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    def vectors(self, texts: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """Each text's vector (embedded once, then kept in the LRU)."""
+        with self._lock:
+            found = {t: self._cache[t] for t in texts if t in self._cache}
+            for t in found:
+                self._cache.move_to_end(t)
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            rows = self._encode(missing)
+            with self._lock:
+                for text, row in zip(missing, rows, strict=True):
+                    found[text] = row
+                    self._cache[text] = row
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return found
+
+    def features(self, old: Statement, new: Statement) -> list[float]:
+        vec = self.vectors([old.normal, new.normal, old.masked, new.masked])
+        full = float(vec[old.normal] @ vec[new.normal])
+        masked = float(vec[old.masked] @ vec[new.masked])
+        return features(old, new, full, masked, self.model.cues, vec[new.masked])
+
+    def probability(self, old: Statement, new: Statement) -> float:
+        """The model's probability that ``new`` replaces ``old`` (0 when a gate says it cannot)."""
+        if not new.asserts or not same_holder(old.holder, new.holder):
+            return 0.0
+        return self.model.probability(self.features(old, new))
+
+    def replaced(self, new: Statement, earlier: Sequence[Statement]) -> list[Replacement]:
+        """The earlier statements ``new`` makes no longer true, most probable first.
+
+        One statement updates one attribute: the most probable earlier statement is replaced when it is
+        above the threshold, and others above it only when they say the same thing as that one (their
+        cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement)."""
+        if not new.asserts or new.holder is None:
+            return []
+        mine = [i for i, old in enumerate(earlier) if same_holder(old.holder, new.holder)]
+        if not mine:
+            return []
+        vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),
+                            *(earlier[i].masked for i in mine)])  # fmt: skip
+        scored = sorted(
+            ((self.model.probability(self.features(earlier[i], new)), i) for i in mine), reverse=True
+        )
+        best_p, best = scored[0]
+        if best_p < self.model.threshold:
+            return []
+        anchor = vec[earlier[best].normal]
+        return [
+            Replacement(i, p) for p, i in scored
+            if i == best or (p >= self.model.threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE)
+        ]  # fmt: skip
+
+
+__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector"]

@@ -1,0 +1,232 @@
+"""The learned part of update detection: which words signal a change, and how the signals combine.
+
+Nothing here is a list of phrasings. Two things are learned from labelled statement pairs
+(``tests/data/updates_corpus.json``, by ``python -m hermes_memory.bench.updates --fit``):
+
+- **Change cues**: the log-odds that a word (or two-word sequence) of the later statement belongs to an
+  update rather than to an addition or restatement. Only words seen in the later statements of at least
+  ``min_families`` different attribute families count, so a cue is a way of speaking ("these days",
+  "anymore", "switched", "also"), never a topic ("iPhone", "choir").
+- **The decision**: a logistic model over the pair's features — how alike the two statements are in
+  meaning with and without their values (the embedder's cosine), how many words they share, the cue
+  score, and whether the later one negates a state.
+
+The bench refits both without the family it scores (leave-one-family-out), so its held-out figure says
+how the mechanism does on attributes nobody labelled.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from hermes_memory.updates.statement import Statement
+
+FEATURES: tuple[str, ...] = (
+    "cos_full",
+    "cos_masked",
+    "overlap",
+    "cue",
+    "cue_x_cos",
+    "cue_meaning",
+    "negated",
+    "new_value",
+    "same_value",
+)
+_STOP = frozenset(
+    """the a an user user's is are was were be been am to of in on at for with and or but it it's its that
+    this these those my our i me we us now so just really very""".split()
+)
+_VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
+
+
+def cue_tokens(statement: Statement) -> set[str]:
+    """The words and two-word sequences of a statement's masked form (values masked out)."""
+    words = [w.lower().strip(".,;:!?\"()") for w in statement.masked.split()]
+    words = [w for w in words if w and w != "something"]
+    return set(words) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
+
+
+def values(statement: Statement) -> set[str]:
+    """Names and numbers of a statement (capitalised words after the first, digits)."""
+    out = set()
+    for i, token in enumerate(statement.normal.split()):
+        core = token.strip(".,;:!?\"'()")
+        if core.endswith("'s"):
+            core = core[:-2]
+        if core and _VALUE.match(core) and (i > 0 or core[0].isdigit()) and core.lower() not in ("the", "user"):
+            out.add(core.lower())
+    return out
+
+
+def content(statement: Statement) -> set[str]:
+    return {w for w in statement.words if w not in _STOP and len(w) > 2}
+
+
+@dataclass
+class Cues:
+    """Learned change cues: token -> log-odds of "update" against "not an update"; and a direction in
+    the embedder's space along which a statement (values masked) reads as a change — for ways of saying
+    it that no labelled pair used."""
+
+    weights: dict[str, float] = field(default_factory=dict)
+    direction: list[float] = field(default_factory=list)
+
+    def score(self, statement: Statement) -> float:
+        return sum(self.weights.get(t, 0.0) for t in cue_tokens(statement))
+
+    def meaning(self, masked_vector: Sequence[float]) -> float:
+        if not self.direction:
+            return 0.0
+        return float(np.dot(np.asarray(masked_vector, dtype=np.float64), np.asarray(self.direction)))
+
+    @classmethod
+    def fit(
+        cls, later: Sequence[tuple[Statement, bool, str, Sequence[float]]], *, min_families: int = 3,
+        alpha: float = 1.0, ridge: float = 10.0,
+    ) -> Cues:
+        """From (later statement, is update, family, its masked form's vector) tuples."""
+        pos: Counter[str] = Counter()
+        neg: Counter[str] = Counter()
+        families: dict[str, set[str]] = defaultdict(set)
+        n_pos = sum(1 for _, u, _, _ in later if u)
+        n_neg = len(later) - n_pos
+        for statement, update, family, _ in later:
+            for token in cue_tokens(statement):
+                (pos if update else neg)[token] += 1
+                families[token].add(family)
+        weights = {}
+        for token, fams in families.items():
+            if len(fams) < min_families:
+                continue
+            p = (pos[token] + alpha) / (n_pos + 2 * alpha)
+            q = (neg[token] + alpha) / (n_neg + 2 * alpha)
+            w = math.log(p / q)
+            if abs(w) >= 0.5:
+                weights[token] = round(w, 4)
+        x = np.asarray([v for *_, v in later], dtype=np.float64)
+        y = np.asarray([1.0 if u else -1.0 for _, u, _, _ in later])
+        direction = np.linalg.solve(x.T @ x + ridge * np.eye(x.shape[1]), x.T @ (y - y.mean()))
+        return cls(weights, [round(float(d), 6) for d in direction])
+
+
+def features(
+    old: Statement, new: Statement, cos_full: float, cos_masked: float, cues: Cues,
+    new_masked_vector: Sequence[float],
+) -> list[float]:
+    """The pair's feature vector (``FEATURES``' order)."""
+    a, b = content(old), content(new)
+    overlap = len(a & b) / max(1, min(len(a), len(b)))
+    cue = cues.score(new)
+    old_values, new_values = values(old), values(new)
+    return [
+        cos_full,
+        cos_masked,
+        overlap,
+        cue,
+        cue * cos_full,
+        cues.meaning(new_masked_vector),
+        1.0 if new.negated else 0.0,
+        1.0 if new_values - old_values else 0.0,
+        1.0 if new_values and new_values <= old_values else 0.0,
+    ]
+
+
+@dataclass
+class UpdateModel:
+    """Cues plus a logistic decision over ``features``; ``threshold`` on its probability."""
+
+    cues: Cues
+    weights: list[float]
+    bias: float
+    mean: list[float]
+    scale: list[float]
+    threshold: float
+
+    def probability(self, x: Sequence[float]) -> float:
+        z = self.bias + sum(
+            w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "features": list(FEATURES),
+            "weights": [round(w, 6) for w in self.weights],
+            "bias": round(self.bias, 6),
+            "mean": [round(v, 6) for v in self.mean],
+            "scale": [round(v, 6) for v in self.scale],
+            "threshold": round(self.threshold, 4),
+            "cues": dict(sorted(self.cues.weights.items())),
+            "cue_direction": self.cues.direction,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> UpdateModel:
+        if list(data.get("features", [])) != list(FEATURES):
+            raise ValueError("update model was fitted on other features; refit it")
+        return cls(
+            Cues({str(k): float(v) for k, v in data["cues"].items()}, [float(d) for d in data["cue_direction"]]),
+            [float(w) for w in data["weights"]],
+            float(data["bias"]),
+            [float(v) for v in data["mean"]],
+            [float(v) for v in data["scale"]],
+            float(data["threshold"]),
+        )
+
+    @classmethod
+    def fit(
+        cls, rows: Sequence[Sequence[float]], labels: Sequence[bool], cues: Cues, *, precision: float = 0.98,
+        l2: float = 1.0,
+    ) -> UpdateModel:
+        """Logistic regression (Newton steps, L2) on standardised features; the threshold is the lowest
+        probability that keeps the training precision at ``precision`` or above."""
+        x = np.asarray(rows, dtype=np.float64)
+        y = np.asarray(labels, dtype=np.float64)
+        mean = x.mean(axis=0)
+        scale = x.std(axis=0)
+        scale[scale < 1e-9] = 1.0
+        z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+        w = np.zeros(z.shape[1])
+        reg = l2 * np.eye(z.shape[1])
+        reg[0, 0] = 0.0
+        for _ in range(50):
+            p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
+            grad = z.T @ (p - y) + reg @ w
+            hess = (z.T * (p * (1 - p))) @ z + reg
+            step = np.linalg.solve(hess, grad)
+            w -= step
+            if np.abs(step).max() < 1e-8:
+                break
+        probs = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
+        threshold = _threshold(probs, y, precision)
+        return cls(cues, list(w[1:]), float(w[0]), list(mean), list(scale), threshold)
+
+
+def _threshold(probs: np.ndarray, y: np.ndarray, precision: float) -> float:
+    """The lowest cut whose predictions keep ``precision``; 0.5 when none does."""
+    best = None
+    for cut in sorted(set(np.round(probs, 4)), reverse=True):
+        chosen = probs >= cut
+        if not chosen.any():
+            continue
+        if y[chosen].mean() >= precision:
+            best = float(cut)
+    return best if best is not None else 0.5
+
+
+def packaged() -> UpdateModel:
+    """The model shipped with the package (fitted on the whole corpus)."""
+    text = resources.files("hermes_memory.updates").joinpath("model.json").read_text(encoding="utf-8")
+    return UpdateModel.from_dict(json.loads(text))
+
+
+__all__ = ["FEATURES", "Cues", "UpdateModel", "cue_tokens", "features", "packaged", "values"]
