@@ -25,18 +25,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.model import Cues, UpdateModel, features
-from hermes_memory.updates.statement import Statement, clauses, read, same_holder
-from hermes_memory.updates.writer import StatementUpdates
+from hermes_memory.updates.model import Cues, UpdateModel, features, fit_affinity
+from hermes_memory.updates.statement import Known, Statement, about_same, clauses, read
+from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_corpus.json"
 MODEL_FILE = Path(__file__).resolve().parents[1] / "updates" / "model.json"
 _WHEN = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # when the earlier statement was said
 #: Other families' earlier statements a training pair's later one is read against (negatives), and those
 #: in the store beside a pair's own when it is scored "crowded".
-DISTRACTORS_TRAIN = 4
+DISTRACTORS_TRAIN = 2
+#: The threshold keeps this precision on the training pairs.
+PRECISION = 0.97
+#: The replaced statement is at least this close in meaning (cosine) to the new one, and the new one's
+#: strongest change cue weighs at least CUE_MIN (or it negates a state, or has a one-valued shape).
+FLOOR = 0.25
+CUE_MIN = 0.5
 DISTRACTORS_EVAL = 20
 _LATER = datetime(2026, 4, 6, 18, 30, tzinfo=UTC)  # and the later one
 
@@ -61,33 +69,60 @@ class Combo:
     cos_full: float
     cos_masked: float
     new_vec: Any
+    old_full: Any = None
+    new_full: Any = None
 
 
 def load(path: Path) -> list[Pair]:
     data = json.loads(path.read_text(encoding="utf-8"))
     out = []
     for row in data["pairs"]:
+        holders = known_holders(row["earlier"], row["later"])
         out.append(
             Pair(
-                id=row["id"], family=row["family"], kind=row["kind"], update=row["label"] == "update",
-                earlier=stored_statements(row["earlier"]),
-                later=[read(c, when=_LATER) for c in clauses(row["later"])], raw=row,
+                id=row["id"],
+                family=row["family"],
+                kind=row["kind"],
+                update=row["label"] == "update",
+                earlier=stored_statements(row["earlier"], holders),
+                later=[
+                    read(c, when=_LATER, holders=holders.holders, things=holders.things)
+                    for c in clauses(row["later"])
+                ],
+                raw=row,
             )
         )
     return out
 
 
-def stored_statements(text: str) -> list[Statement]:
+def known_holders(*texts: str) -> Known:
+    """The entities extraction finds in the texts (the store knows them by the time the later statement
+    is written), holders apart."""
+    found = [
+        (e.entity_type in HOLDER_TYPES, n.casefold())
+        for text in texts
+        for e in extract(MessageInput(text=text, time=_WHEN, speaker="user", role="user")).entities
+        for n in (e.name, *e.aliases)
+    ]
+    return Known(frozenset(n for h, n in found if h), frozenset(n for h, n in found if not h))
+
+
+def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Statement]:
     """What the store holds after the user said ``text``: the extracted facts, and a fact for each clause
     about a holder that extraction had none for (as the ingest writes them, ``StatementUpdates``)."""
     facts = extract(MessageInput(text=text, time=_WHEN, speaker="user", role="user")).facts
-    out = [read(f.content) for f in facts]
+    out = [read(f.content, holders=holders.holders, things=holders.things) for f in facts]
     flat = text.replace("’", "'")
     for clause in clauses(flat):
-        statement = read(clause, when=_WHEN)
+        statement = read(clause, when=_WHEN, holders=holders.holders, things=holders.things)
         start = flat.find(clause)
         covered = any(a < start + len(clause) and start < b for a, b in (f.span for f in facts))
-        if statement.asserts and statement.holder and not covered and StatementUpdates.stated(statement, clause):
+        if (
+            statement.asserts
+            and statement.holder
+            and not covered
+            and StatementUpdates.stated(statement, clause)
+        ):
             out.append(statement)
     return out
 
@@ -102,10 +137,11 @@ def combos(pairs: list[Pair], detector: UpdateDetector) -> tuple[dict[str, list[
             if not new.asserts:
                 continue
             for old in p.earlier:
-                if same_holder(old.holder, new.holder):
+                if about_same(old, new):
                     found.append(
                         Combo(old, new, float(vec[old.normal] @ vec[new.normal]),
-                              float(vec[old.masked] @ vec[new.masked]), vec[new.masked])
+                              float(vec[old.masked] @ vec[new.masked]), vec[new.masked], vec[old.normal],
+                              vec[new.normal])
                     )  # fmt: skip
         out[p.id] = found
     return out, vec
@@ -116,23 +152,30 @@ def fit(train: list[Pair], found: dict[str, list[Combo]], vec: dict[str, Any]) -
     the later statement against other families' earlier statements as more negatives (in a store, a new
     statement meets every fact of its holder, most of them about something else)."""
     cues = Cues.fit([(s, p.update, p.family, vec[s.masked]) for p in train for s in p.later if s.asserts])
-    rows, labels = [], []
-    for n, p in enumerate(train):
+    chosen: list[tuple[Combo, bool]] = []
+    for p in train:
         if found[p.id]:
-            best = max(found[p.id], key=lambda c: c.cos_full)
-            rows.append(features(best.old, best.new, best.cos_full, best.cos_masked, cues, best.new_vec))
-            labels.append(p.update)
+            chosen.append((max(found[p.id], key=lambda c: c.cos_full), p.update))
+    own = len(chosen)
+    for n, p in enumerate(train):
         for other in _others(train, p, n, DISTRACTORS_TRAIN):
-            for c in _pairs_of(p.later, other.earlier, vec):
-                rows.append(features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec))
-                labels.append(False)
-    return UpdateModel.fit(rows, labels, cues)
+            chosen.extend((c, False) for c in _pairs_of(p.later, other.earlier, vec))
+    if chosen:
+        products = np.asarray([c.old_full * c.new_full for c, _ in chosen], dtype=np.float64)
+        cues.affinity = fit_affinity(products, [u for _, u in chosen])
+    rows = [features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec, c.old_full, c.new_full)
+            for c, _ in chosen]  # fmt: skip
+    labels = [u for _, u in chosen]
+    model = UpdateModel.fit(rows, labels, cues, precision=PRECISION, calibrate=own)
+    model.floor = FLOOR
+    model.cue_min = CUE_MIN
+    return model
 
 
 def _others(pairs: list[Pair], p: Pair, n: int, k: int) -> list[Pair]:
     """``k`` pairs of other families, picked by position (deterministic)."""
     others = [q for q in pairs if q.family != p.family]
-    if not others:
+    if not others or k <= 0:
         return []
     step = max(1, len(others) // k)
     return [others[(n * 7 + i * step) % len(others)] for i in range(min(k, len(others)))]
@@ -141,8 +184,8 @@ def _others(pairs: list[Pair], p: Pair, n: int, k: int) -> list[Pair]:
 def _pairs_of(later: list[Statement], earlier: list[Statement], vec: dict[str, Any]) -> list[Combo]:
     return [
         Combo(old, new, float(vec[old.normal] @ vec[new.normal]), float(vec[old.masked] @ vec[new.masked]),
-              vec[new.masked])
-        for new in later if new.asserts for old in earlier if same_holder(old.holder, new.holder)
+              vec[new.masked], vec[old.normal], vec[new.normal])
+        for new in later if new.asserts for old in earlier if about_same(old, new)
     ]  # fmt: skip
 
 
@@ -207,8 +250,11 @@ def run(path: Path, detector: UpdateDetector) -> dict[str, Any]:
         "no_fact_from_earlier": sum(1 for p in pairs if not p.earlier),
         "in_sample": scores(pairs, in_sample),
         "leave_one_family_out": scores(pairs, held),
-        "crowded_leave_one_family_out": {**scores(pairs, crowded), "distractors_closed": wrong,
-                                         "distractors_per_pair": DISTRACTORS_EVAL},
+        "crowded_leave_one_family_out": {
+            **scores(pairs, crowded),
+            "distractors_closed": wrong,
+            "distractors_per_pair": DISTRACTORS_EVAL,
+        },
         "misses": {
             "in_sample": [p.raw for p in pairs if in_sample[p.id] != p.update],
             "held_out": [p.raw for p in pairs if held[p.id] != p.update],
@@ -227,20 +273,38 @@ def _table(result: dict[str, Any]) -> str:
     for name, key in (
         ("in-sample", "in_sample"),
         ("leave-one-family-out", "leave_one_family_out"),
-        (f"leave-one-family-out, {DISTRACTORS_EVAL} other facts in the store", "crowded_leave_one_family_out"),
+        (
+            f"leave-one-family-out, {DISTRACTORS_EVAL} other facts in the store",
+            "crowded_leave_one_family_out",
+        ),
     ):
         s = result[key]
         lines.append(f"| {name} | {s['precision']:.3f} | {s['recall']:.3f} | {s['fp']} | {s['fn']} |")
-    lines.append(f"other facts closed by mistake (crowded): {result['crowded_leave_one_family_out']['distractors_closed']}")
-    lines += ["", "| kind | pairs | called update (in-sample) | called update (held out) |", "|---|---|---|---|"]
-    ins, out = result["in_sample"]["called_update_by_kind"], result["leave_one_family_out"]["called_update_by_kind"]
+    closed = result["crowded_leave_one_family_out"]["distractors_closed"]
+    lines.append(f"other facts closed by mistake (crowded): {closed}")
+    lines += [
+        "",
+        "| kind | pairs | called update (in-sample) | called update (held out) |",
+        "|---|---|---|---|",
+    ]
+    ins, out = (
+        result["in_sample"]["called_update_by_kind"],
+        result["leave_one_family_out"]["called_update_by_kind"],
+    )
     for kind in ins:
-        lines.append(f"| {kind} | {ins[kind]['pairs']} | {ins[kind]['called_update']} | {out[kind]['called_update']} |")
+        lines.append(
+            f"| {kind} | {ins[kind]['pairs']} | {ins[kind]['called_update']} | {out[kind]['called_update']} |"
+        )
     return "\n".join(lines)
 
 
+__all__ = ["DEFAULT_DATA", "MODEL_FILE", "Pair", "decide", "fit", "load", "main", "run", "stored_statements"]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="the labelled pairs (JSON)")
     parser.add_argument("--json", dest="json_out", help="write the numbers here")
     parser.add_argument("--fit", action="store_true", help=f"write the in-sample model to {MODEL_FILE}")
@@ -249,11 +313,15 @@ def main(argv: list[str] | None = None) -> int:
     from hermes_memory.tier3.minilm_embedder import MiniLMEmbedder
 
     embedder = MiniLMEmbedder()
-    detector = UpdateDetector(embedder.embed_document, model=UpdateModel(Cues(), [], 0.0, [], [], 0.5))  # refitted by run
+    detector = UpdateDetector(
+        embedder.embed_document, model=UpdateModel(Cues(), [], 0.0, [], [], 0.5)
+    )  # refitted by run
     result = run(Path(args.data), detector)
     print(_table(result))
     for miss in result["misses"]["held_out"][: args.misses]:
-        print(f"  {miss['label']:9} {miss['kind']:13} {miss['earlier']!r} -> {miss['later']!r}", file=sys.stderr)
+        print(
+            f"  {miss['label']:9} {miss['kind']:13} {miss['earlier']!r} -> {miss['later']!r}", file=sys.stderr
+        )
     if args.fit:
         MODEL_FILE.write_text(json.dumps(result["model"], indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_FILE}", file=sys.stderr)

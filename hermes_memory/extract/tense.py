@@ -138,4 +138,9 @@ def clause_tense(text: str, start: int, end: int) -> Tense:
     return tense or "present"
 
 
-__all__ = ["Tense", "clause_tense"]
+def past_forms() -> tuple[str, ...]:
+    """The irregular past forms the tense rules know ("went", "sold", "quit")."""
+    return tuple(_IRREGULAR_PAST)
+
+
+__all__ = ["Tense", "clause_tense", "past_forms"]

@@ -389,6 +389,12 @@ def has_unresolved_reference(text: str) -> bool:
     return _rx("unresolved").search(low) is not None or _rx("late_object_pronoun").search(low) is not None
 
 
+def is_small_talk(clause: str) -> bool:
+    """Whether a first-person clause is small talk ("I agree", "I'm so glad", "I can't wait")."""
+    body = clause[_strip_prefix(clause) :].replace("’", "'").strip()
+    return _rx("low_value").match(body) is not None
+
+
 def is_low_value(clause: str) -> bool:
     """Whether a first-person clause is small talk ("I agree", "I'm so glad") or has too little content."""
     body = clause[_strip_prefix(clause) :].replace("’", "'").strip()

@@ -17,6 +17,8 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.entities import EntityLimitError, better_type
 from hermes_memory.tier3.semantic import SemanticMemory
 from hermes_memory.updates import StatementUpdates, update_detector
+from hermes_memory.updates.statement import Known
+from hermes_memory.updates.writer import HOLDER_TYPES
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ class RuleBasedKnowledge:
         self.updates = updates if updates is not None else StatementUpdates(lambda: update_detector(semantic))
         self._known: dict[str, KnownEntity] | None = None
         self._lookup: KnownEntities | None = None  # built from ``_known``; updated (or reset) with it
+        self._holder_names: Known | None = None  # ``_holders``, until ``_known`` changes
         self._lock = threading.Lock()
         self.names_over_cap = 0  # names not made entities because of tier2.max_entities (logged once)
 
@@ -74,6 +77,7 @@ class RuleBasedKnowledge:
     def forget(self) -> None:
         """Drop the cache (after a rolled-back write: it may name entities that were never stored)."""
         with self._lock:
+            self._holder_names = None
             self._known = None
             self._lookup = None
 
@@ -214,10 +218,23 @@ class RuleBasedKnowledge:
                     timestamp=when.start.timestamp(), end_timestamp=when.end.timestamp(),
                     source_episodes=(episode.uuid,), actor="ingest",
                 )  # fmt: skip
-        applied = self.updates.apply(tier2, episode, stored_facts)
+        applied = self.updates.apply(tier2, episode, stored_facts, self._holders(tier2))
         if self._semantic is not None:
-            for fact in applied.stored:
-                self._semantic.index_fact(fact)
+            for own in applied.stored:
+                self._semantic.index_fact(own)
+
+    def _holders(self, tier2: Tier2) -> Known:
+        """The lower-cased names (and aliases) of the known entities, holders apart (kept until the
+        known entities change)."""
+        self._known_entities(tier2)
+        with self._lock:
+            if self._holder_names is None:
+                known = list((self._known or {}).values())
+                names = [(e.entity_type in HOLDER_TYPES, n.casefold())
+                         for e in known for n in (e.name, *e.aliases)]  # fmt: skip
+                holders = frozenset(n for holder, n in names if holder)
+                self._holder_names = Known(holders, frozenset(n for _, n in names) - holders)
+            return self._holder_names
 
     def _remember(self, name: str, entity_type: str, aliases: tuple[str, ...]) -> bool:
         """Keep the linking cache current (new entity, alias or type); True when a known entity changed."""
@@ -232,6 +249,7 @@ class RuleBasedKnowledge:
                 if gone is not None and lookup is not None and not lookup.remove(gone.name):
                     lookup = None
             self._known[name.casefold()] = entity
+            self._holder_names = None
             if lookup is not None and not lookup.update(entity):
                 lookup = None
             self._lookup = lookup  # kept as a fresh build would make it, else built on the next extraction

@@ -359,7 +359,9 @@ class RecallEngine:
         at_scale = self._tier2.episodes.last_row_id() > st.scale_turns
         if rows and not at_scale:
             self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}, reads)
-        stale = self._superseded_turns(q) if current and "tier2" in wanted else set()
+        # Only a question about the present ranks replaced statements down and puts what replaced them
+        # first; elsewhere ("when did I move?") they keep their place, marked.
+        stale = self._superseded_turns(q) if current and q.present and "tier2" in wanted else set()
         graph_facts, graph_error = side_future.result() if side_future is not None else (None, None)
         if graph_error is not None:
             _unavailable(unavailable, "graph", graph_error)
@@ -482,7 +484,7 @@ class RecallEngine:
             )
         if category is not None:
             chosen = self._instance_prior(chosen, turns, category)[:limit]
-        return _current_first(chosen, replaced, threats, limit) if replaced else chosen
+        return _current_first(chosen, replaced, threats, limit) if replaced and q.present else chosen
 
     @staticmethod
     def _thread_rows(

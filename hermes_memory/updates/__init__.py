@@ -11,16 +11,16 @@ import functools
 import logging
 from typing import TYPE_CHECKING
 
+from hermes_memory.errors import EmbeddingError
 from hermes_memory.updates.detector import Replacement, UpdateDetector
 from hermes_memory.updates.writer import Applied, Closed, StatementUpdates
-
-from hermes_memory.errors import EmbeddingError
 
 if TYPE_CHECKING:
     from hermes_memory.tier3.minilm_embedder import MiniLMEmbedder
     from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
+
 
 def update_detector(semantic: SemanticMemory | None) -> UpdateDetector | None:
     """The detector for a store: over its own embedder when that is all-MiniLM-L6-v2 (the vectors the

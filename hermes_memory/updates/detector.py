@@ -14,6 +14,7 @@ of statements seen recently, so a user's facts are embedded once per process.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -23,7 +24,12 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.updates.model import UpdateModel, features, packaged
-from hermes_memory.updates.statement import Statement, same_holder
+from hermes_memory.updates.statement import Statement, about_same
+
+# The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
+_ONE_VALUED = re.compile(
+    r"^the user's (?:\w+ ){0,2}?(?:is|are)\b|\bis (?:now )?the user's (?:\w+ ){0,2}?\w+\b", re.I
+)
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
@@ -70,13 +76,29 @@ class UpdateDetector:
         vec = self.vectors([old.normal, new.normal, old.masked, new.masked])
         full = float(vec[old.normal] @ vec[new.normal])
         masked = float(vec[old.masked] @ vec[new.masked])
-        return features(old, new, full, masked, self.model.cues, vec[new.masked])
+        return features(
+            old, new, full, masked, self.model.cues, vec[new.masked], vec[old.normal], vec[new.normal]
+        )
 
     def probability(self, old: Statement, new: Statement) -> float:
         """The model's probability that ``new`` replaces ``old`` (0 when a gate says it cannot)."""
-        if not new.asserts or not same_holder(old.holder, new.holder):
+        if not new.asserts or not about_same(old, new):
             return 0.0
         return self.model.probability(self.features(old, new))
+
+    def says_change(self, new: Statement) -> bool:
+        """Whether the new statement carries evidence that something changed, not only that something
+        else is also true: a learned change cue, a negated state ("not ... anymore"), or the shape of a
+        one-valued attribute ("my dentist is ...", "Tobias is my manager", "I'm with Bosch")."""
+        cue = self.model.cues.strongest(new) >= self.model.cue_min
+        return cue or new.negated or _ONE_VALUED.search(new.normal) is not None
+
+    @staticmethod
+    def holds(old: Statement) -> bool:
+        """Whether an earlier statement is a state a newer one can end: one that asserts something in the
+        present ("I work at Siemens", "my phone is a Pixel"); not an event told in the past ("I went to a
+        poetry reading on Friday"), a plan or a wish."""
+        return old.asserts and old.tense != "past"
 
     def replaced(self, new: Statement, earlier: Sequence[Statement]) -> list[Replacement]:
         """The earlier statements ``new`` makes no longer true, most probable first.
@@ -86,21 +108,25 @@ class UpdateDetector:
         cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement)."""
         if not new.asserts or new.holder is None:
             return []
-        mine = [i for i, old in enumerate(earlier) if same_holder(old.holder, new.holder)]
+        mine = [i for i, old in enumerate(earlier) if about_same(old, new) and self.holds(old)]
         if not mine:
             return []
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),
                             *(earlier[i].masked for i in mine)])  # fmt: skip
+        mine = [i for i in mine if float(vec[earlier[i].normal] @ vec[new.normal]) >= self.model.floor]
+        if not mine:
+            return []
         scored = sorted(
             ((self.model.probability(self.features(earlier[i], new)), i) for i in mine), reverse=True
         )
         best_p, best = scored[0]
-        if best_p < self.model.threshold:
+        if best_p < self.model.threshold or not self.says_change(new):
             return []
         anchor = vec[earlier[best].normal]
+        threshold = self.model.threshold
         return [
             Replacement(i, p) for p, i in scored
-            if i == best or (p >= self.model.threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE)
+            if i == best or (p >= threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE)
         ]  # fmt: skip
 
 

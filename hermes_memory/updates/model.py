@@ -17,6 +17,7 @@ how the mechanism does on attributes nobody labelled.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -27,6 +28,7 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from hermes_memory.updates.statement import Statement
 
@@ -37,10 +39,17 @@ FEATURES: tuple[str, ...] = (
     "cue",
     "cue_x_cos",
     "cue_meaning",
+    "affinity",
     "negated",
     "new_value",
     "same_value",
+    "old_named",
+    "novel",
+    "restated",
 )
+#: A vector as this module takes it: a numpy row (float32, as embedders give them) or any floats.
+Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
+
 _STOP = frozenset(
     """the a an user user's is are was were be been am to of in on at for with and or but it it's its that
     this these those my our i me we us now so just really very""".split()
@@ -50,9 +59,9 @@ _VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
 
 def cue_tokens(statement: Statement) -> set[str]:
     """The words and two-word sequences of a statement's masked form (values masked out)."""
-    words = [w.lower().strip(".,;:!?\"()") for w in statement.masked.split()]
+    words = [w.lower().strip('.,;:!?"()') for w in statement.masked.split()]
     words = [w for w in words if w and w != "something"]
-    return set(words) | {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
+    return set(words) | {f"{a} {b}" for a, b in itertools.pairwise(words)}
 
 
 def values(statement: Statement) -> set[str]:
@@ -62,7 +71,12 @@ def values(statement: Statement) -> set[str]:
         core = token.strip(".,;:!?\"'()")
         if core.endswith("'s"):
             core = core[:-2]
-        if core and _VALUE.match(core) and (i > 0 or core[0].isdigit()) and core.lower() not in ("the", "user"):
+        if (
+            core
+            and _VALUE.match(core)
+            and (i > 0 or core[0].isdigit())
+            and core.lower() not in ("the", "user")
+        ):
             out.add(core.lower())
     return out
 
@@ -79,19 +93,36 @@ class Cues:
 
     weights: dict[str, float] = field(default_factory=dict)
     direction: list[float] = field(default_factory=list)
+    affinity: list[float] = field(default_factory=list)
 
     def score(self, statement: Statement) -> float:
         return sum(self.weights.get(t, 0.0) for t in cue_tokens(statement))
 
-    def meaning(self, masked_vector: Sequence[float]) -> float:
+    def strongest(self, statement: Statement) -> float:
+        """The weight of the statement's strongest change cue (0 without one)."""
+        return max((self.weights.get(t, 0.0) for t in cue_tokens(statement)), default=0.0)
+
+    def attribute(self, old_vector: Vector, new_vector: Vector) -> float:
+        """A learned, weighted cosine: which of the embedder's dimensions say "the same attribute" (not
+        the same value) for two statements."""
+        if not self.affinity:
+            return 0.0
+        product = np.asarray(old_vector, dtype=np.float64) * np.asarray(new_vector, dtype=np.float64)
+        return float(product @ np.asarray(self.affinity))
+
+    def meaning(self, masked_vector: Vector) -> float:
         if not self.direction:
             return 0.0
         return float(np.dot(np.asarray(masked_vector, dtype=np.float64), np.asarray(self.direction)))
 
     @classmethod
     def fit(
-        cls, later: Sequence[tuple[Statement, bool, str, Sequence[float]]], *, min_families: int = 3,
-        alpha: float = 1.0, ridge: float = 10.0,
+        cls,
+        later: Sequence[tuple[Statement, bool, str, Vector]],
+        *,
+        min_families: int = 3,
+        alpha: float = 1.0,
+        ridge: float = 10.0,
     ) -> Cues:
         """From (later statement, is update, family, its masked form's vector) tuples."""
         pos: Counter[str] = Counter()
@@ -119,8 +150,14 @@ class Cues:
 
 
 def features(
-    old: Statement, new: Statement, cos_full: float, cos_masked: float, cues: Cues,
-    new_masked_vector: Sequence[float],
+    old: Statement,
+    new: Statement,
+    cos_full: float,
+    cos_masked: float,
+    cues: Cues,
+    new_masked_vector: Vector,
+    old_vector: Vector = (),
+    new_vector: Vector = (),
 ) -> list[float]:
     """The pair's feature vector (``FEATURES``' order)."""
     a, b = content(old), content(new)
@@ -134,9 +171,14 @@ def features(
         cue,
         cue * cos_full,
         cues.meaning(new_masked_vector),
+        cues.attribute(old_vector, new_vector) if len(old_vector) else 0.0,
         1.0 if new.negated else 0.0,
         1.0 if new_values - old_values else 0.0,
         1.0 if new_values and new_values <= old_values else 0.0,
+        len(old_values & set(new.words)) / len(old_values) if old_values else 0.0,
+        len(b - a) / len(b) if b else 0.0,
+        # The old statement's words said again with no negation and no change cue: the same value.
+        (len(a & b) / len(a) if a else 0.0) * (0.0 if new.negated or cue > 0 else 1.0),
     ]
 
 
@@ -150,6 +192,11 @@ class UpdateModel:
     mean: list[float]
     scale: list[float]
     threshold: float
+    #: The replaced statement's cosine to the new one is at least this (a new statement about another
+    #: attribute never closes anything, however its words read).
+    floor: float = 0.0
+    #: A change cue counts as evidence of a change from this learned weight up.
+    cue_min: float = 0.5
 
     def probability(self, x: Sequence[float]) -> float:
         z = self.bias + sum(
@@ -165,8 +212,11 @@ class UpdateModel:
             "mean": [round(v, 6) for v in self.mean],
             "scale": [round(v, 6) for v in self.scale],
             "threshold": round(self.threshold, 4),
+            "floor": round(self.floor, 4),
+            "cue_min": round(self.cue_min, 4),
             "cues": dict(sorted(self.cues.weights.items())),
             "cue_direction": self.cues.direction,
+            "attribute_affinity": self.cues.affinity,
         }
 
     @classmethod
@@ -174,21 +224,34 @@ class UpdateModel:
         if list(data.get("features", [])) != list(FEATURES):
             raise ValueError("update model was fitted on other features; refit it")
         return cls(
-            Cues({str(k): float(v) for k, v in data["cues"].items()}, [float(d) for d in data["cue_direction"]]),
+            Cues(
+                {str(k): float(v) for k, v in data["cues"].items()},
+                [float(d) for d in data["cue_direction"]],
+                [float(d) for d in data["attribute_affinity"]],
+            ),
             [float(w) for w in data["weights"]],
             float(data["bias"]),
             [float(v) for v in data["mean"]],
             [float(v) for v in data["scale"]],
             float(data["threshold"]),
+            float(data["floor"]),
+            float(data["cue_min"]),
         )
 
     @classmethod
     def fit(
-        cls, rows: Sequence[Sequence[float]], labels: Sequence[bool], cues: Cues, *, precision: float = 0.98,
+        cls,
+        rows: Sequence[Sequence[float]],
+        labels: Sequence[bool],
+        cues: Cues,
+        *,
+        precision: float = 0.98,
         l2: float = 1.0,
+        calibrate: int | None = None,
     ) -> UpdateModel:
         """Logistic regression (Newton steps, L2) on standardised features; the threshold is the lowest
-        probability that keeps the training precision at ``precision`` or above."""
+        probability that keeps the training precision at ``precision`` or above, counted over the first
+        ``calibrate`` rows (default: all; the rows after them only shape the weights)."""
         x = np.asarray(rows, dtype=np.float64)
         y = np.asarray(labels, dtype=np.float64)
         mean = x.mean(axis=0)
@@ -207,8 +270,18 @@ class UpdateModel:
             if np.abs(step).max() < 1e-8:
                 break
         probs = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
-        threshold = _threshold(probs, y, precision)
+        n = len(probs) if calibrate is None else calibrate
+        threshold = _threshold(probs[:n], y[:n], precision)
         return cls(cues, list(w[1:]), float(w[0]), list(mean), list(scale), threshold)
+
+
+def fit_affinity(products: np.ndarray, labels: Sequence[bool], ridge: float = 10.0) -> list[float]:
+    """Ridge weights over the elementwise products of two statements' vectors, toward "update"."""
+    y = np.asarray([1.0 if u else -1.0 for u in labels])
+    w = np.linalg.solve(
+        products.T @ products + ridge * np.eye(products.shape[1]), products.T @ (y - y.mean())
+    )
+    return [round(float(v), 6) for v in w]
 
 
 def _threshold(probs: np.ndarray, y: np.ndarray, precision: float) -> float:
@@ -229,4 +302,4 @@ def packaged() -> UpdateModel:
     return UpdateModel.from_dict(json.loads(text))
 
 
-__all__ = ["FEATURES", "Cues", "UpdateModel", "cue_tokens", "features", "packaged", "values"]
+__all__ = ["FEATURES", "Cues", "UpdateModel", "cue_tokens", "features", "fit_affinity", "packaged", "values"]

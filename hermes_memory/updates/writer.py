@@ -13,6 +13,7 @@ The assistant's words are never read here: an update is something the user says.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -20,16 +21,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from hermes_memory.extract import classify
-from hermes_memory.extract.wording import is_low_value
+from hermes_memory.extract.wording import is_low_value, is_small_talk
 from hermes_memory.records import Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.model import values
-from hermes_memory.updates.statement import USER, Statement, clauses, read
+from hermes_memory.updates.model import content, values
+from hermes_memory.updates.statement import USER, Known, Statement, about_same, clauses, read
 
 log = logging.getLogger(__name__)
 
 EXTRACTOR = "updates-v1"
+#: Entity types that hold attributes of their own (a name of one of these at a clause's start is its
+#: holder; any other capitalised word there is part of the user's world: "Jenkins got replaced").
+HOLDER_TYPES = frozenset({"person", "pet", "project"})
+NOTHING_KNOWN = Known()
 #: Candidates per clause: the holder's newest believed facts, and those sharing the clause's words.
 RECENT = 60
 MATCHING = 30
@@ -70,10 +75,16 @@ class StatementUpdates:
                 self._made = True
             return self._detector
 
-    def apply(self, tier2: Tier2, episode: Episode, stored: Sequence[tuple[tuple[int, int], Fact]]) -> Applied:
+    def apply(
+        self,
+        tier2: Tier2,
+        episode: Episode,
+        stored: Sequence[tuple[tuple[int, int], Fact]],
+        known: Known = NOTHING_KNOWN,
+    ) -> Applied:
         """Close the facts the user's ``episode`` replaces; ``stored`` holds the facts extracted from it
-        (their character span in the message, the stored fact). Returns what was closed and the facts
-        it stored for statements extraction had no fact for."""
+        (their character span in the message, the stored fact), ``known`` the names the memory knows.
+        Returns what was closed and the facts it stored for statements extraction had no fact for."""
         if episode.role != "user" or not episode.text.strip():
             return Applied()
         detector = self.detector
@@ -87,30 +98,39 @@ class StatementUpdates:
         said = datetime.fromtimestamp(episode.timestamp, tz=UTC)
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
         for clause in clauses(text):
-            new = read(clause, speaker=speaker, when=said)
-            if not new.asserts or new.holder is None:
-                continue
+            new = read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things)
+            if not new.asserts or new.holder is None or not self.stated(new, clause):
+                continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
                 if f.uuid not in own and episode.uuid not in f.source_episodes
-                and (f.valid_from or f.recorded_at) <= episode.timestamp
+                and _since(f) <= episode.timestamp and _statement(f.content)
             ]  # fmt: skip
-            earlier = [read(f.content, speaker=speaker) for f in candidates]
+            earlier = [_stored(f.content, speaker, known) for f in candidates]
             pending.append((clause, new, candidates, earlier))
         # One encoder call for the whole message (the candidates' vectors are mostly cached).
-        detector.vectors([t for _, new, _, earlier in pending for s in (new, *earlier) for t in (s.normal, s.masked)])
+        detector.vectors(
+            [t for _, new, _, earlier in pending for s in (new, *earlier) for t in (s.normal, s.masked)]
+        )
         for clause, new, candidates, earlier in pending:
             found = detector.replaced(new, earlier)
-            if not found and not self.stated(new, clause):
-                continue
             # A statement about a holder is something a later one can replace: it gets a fact even
             # when extraction found no pattern in it ("My GP is Dr. Lindqvist").
-            start = text.find(clause)
-            by = self._fact_of(tier2, episode, new, stored, (start, start + len(clause)))
-            if by.uuid not in own:
-                own.add(by.uuid)
-                created.append(by)
-            for hit in found:
+            for hit in [None, *found]:
+                said_by = (
+                    clause
+                    if hit is None
+                    else self._replacement(detector, pending, clause, earlier[hit.index])
+                )
+                start = text.find(said_by)
+                stating = read(said_by, speaker=speaker, when=said, holders=known.holders,
+                               things=known.things)  # fmt: skip
+                by = self._fact_of(tier2, episode, stating, stored, (start, start + len(said_by)))
+                if by.uuid not in own:
+                    own.add(by.uuid)
+                    created.append(by)
+                if hit is None:
+                    continue
                 old = candidates[hit.index]
                 if tier2.facts.supersede(
                     old.uuid, by.uuid, actor="ingest", valid_to=episode.timestamp,
@@ -120,10 +140,33 @@ class StatementUpdates:
         return Applied(tuple(closed), tuple(created))
 
     @staticmethod
+    def _replacement(
+        detector: UpdateDetector,
+        pending: Sequence[tuple[str, Statement, list[Fact], list[Statement]]],
+        clause: str,
+        old: Statement,
+    ) -> str:
+        """The clause of the message that states the new value of ``old``'s attribute: in "Traded the
+        Mazda in, and I drive a Volvo now" the first clause ends the old value, the second names the new
+        one. The clause nearest ``old`` in meaning that names a value ``old`` lacks; else ``clause``."""
+        mine = values(old)
+        options = [c for c, n, _, _ in pending if c != clause and about_same(old, n) and values(n) - mine]
+        if not options:
+            return clause
+        vec = detector.vectors([old.normal, *(read(c).normal for c in options)])
+        best = max(options, key=lambda c: float(vec[old.normal] @ vec[read(c).normal]))
+        return best if float(vec[old.normal] @ vec[read(best).normal]) >= detector.model.floor else clause
+
+    @staticmethod
     def stated(new: Statement, clause: str) -> bool:
         """Whether a clause says enough to be a fact of its own: not small talk, and some content or a
         value ("I agree" is none; "My GP is Dr. Lindqvist" is one)."""
-        return not is_low_value(clause) or bool(values(new) and not new.negated)
+        if clause.lstrip().startswith("["):
+            return False  # "[shares an image: ...]": a caption, not the user's words
+        if is_small_talk(clause):
+            return False
+        named = {m.casefold() for m in new.mentions} | {(new.holder or "").casefold()}
+        return not is_low_value(clause) or bool(content(new) - named)
 
     @staticmethod
     def _candidates(tier2: Tier2, new: Statement, speaker: str, clause: str) -> list[Fact]:
@@ -142,21 +185,56 @@ class StatementUpdates:
 
     @staticmethod
     def _fact_of(
-        tier2: Tier2, episode: Episode, new: Statement, stored: Sequence[tuple[tuple[int, int], Fact]],
+        tier2: Tier2,
+        episode: Episode,
+        new: Statement,
+        stored: Sequence[tuple[tuple[int, int], Fact]],
         span: tuple[int, int],
     ) -> Fact:
         """The fact that states the clause: one extracted from it, else a new one in the third person."""
-        inside = [f for (a, b), f in stored if a < span[1] and span[0] < b and f.is_active]
-        if inside:
-            return inside[0]
+        overlap = {f.uuid: min(b, span[1]) - max(a, span[0]) for (a, b), f in stored if f.is_active}
+        inside = [f for _, f in stored if overlap.get(f.uuid, 0) > 0]
+        if inside:  # the extracted fact that covers most of the clause
+            return max(inside, key=lambda f: overlap[f.uuid])
         content = new.normal[:1].upper() + new.normal[1:]
         category = classify.category_for("states", content)
         return tier2.facts.store(
             content, category=category, confidence=0.6, source_type="session", source_id=episode.session_id,
-            actor="ingest", valid_from=episode.timestamp, subject=new.holder, predicate="states",
+            actor="ingest", valid_from=episode.timestamp, subject=_subject(new, episode), predicate="states",
             exclusive=False, source_episodes=(episode.uuid,), extractor=EXTRACTOR,
             importance=classify.salience(content, category, first_person=True, confidence=0.6),
         ).fact  # fmt: skip
 
 
-__all__ = ["EXTRACTOR", "Applied", "Closed", "StatementUpdates"]
+def _since(fact: Fact) -> float:
+    """When a fact began to hold (its world time, else when it was recorded)."""
+    if fact.valid_from is not None:
+        return fact.valid_from
+    return fact.recorded_at if fact.recorded_at is not None else fact.created_at
+
+
+@functools.lru_cache(maxsize=16384)
+def _statement(content: str) -> bool:
+    """Whether a stored fact states something a newer statement can replace: not small talk
+    ("The user is so happy for you"), not a shared picture's caption."""
+    return not content.lstrip().startswith("[") and not is_low_value(content)
+
+
+@functools.lru_cache(maxsize=16384)
+def _stored(content: str, speaker: str, known: Known) -> Statement:
+    """A stored fact read as a statement (the same facts are candidates for many later clauses)."""
+    return read(content, speaker=speaker, holders=known.holders, things=known.things)
+
+
+def _subject(new: Statement, episode: Episode) -> str:
+    """The fact's subject as extraction spells it: the speaker's name ("the user" without one) for the
+    user's own statements, the holder's name otherwise."""
+    speaker = episode.speaker or f"the {episode.role}"
+    if new.holder == USER or new.holder is None:
+        return speaker
+    if new.holder.startswith("user's "):
+        return f"{speaker}'s {new.holder[len(USER) + 3 :]}"
+    return new.holder
+
+
+__all__ = ["EXTRACTOR", "HOLDER_TYPES", "Applied", "Closed", "StatementUpdates"]

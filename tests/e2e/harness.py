@@ -343,6 +343,17 @@ def all_facts(api: MemoryAPI) -> list[dict[str, Any]]:
         conn.close()
 
 
+def all_episodes(api: MemoryAPI) -> list[dict[str, Any]]:
+    """Every stored turn row (uuid, role, text, …), oldest first, read straight from SQLite: what a
+    fact's ``source_episodes`` and a search hit's ``episode:<uuid>`` id point to."""
+    conn = sqlite3.connect(f"file:{api.config.db_path}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(row) for row in conn.execute("SELECT * FROM episodes ORDER BY id")]
+    finally:
+        conn.close()
+
+
 def all_entities(api: MemoryAPI) -> list[dict[str, Any]]:
     found = api.entity_query(None, limit=1000)
     assert found["success"], found
