@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.model import UpdateModel, features, packaged
+from hermes_memory.updates.model import UpdateModel, features, packaged, values
 from hermes_memory.updates.statement import Statement, about_same
 
 # The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
@@ -86,12 +86,17 @@ class UpdateDetector:
             return 0.0
         return self.model.probability(self.features(old, new))
 
-    def says_change(self, new: Statement) -> bool:
-        """Whether the new statement carries evidence that something changed, not only that something
-        else is also true: a learned change cue, a negated state ("not ... anymore"), or the shape of a
-        one-valued attribute ("my dentist is ...", "Tobias is my manager", "I'm with Bosch")."""
-        cue = self.model.cues.strongest(new) >= self.model.cue_min
-        return cue or new.negated or _ONE_VALUED.search(new.normal) is not None
+    def says_change(self, new: Statement, old: Statement) -> bool:
+        """Whether the new statement carries evidence that ``old`` changed, not only that something else
+        is also true: a learned change cue, a negated state ("not ... anymore"), the shape of a one-valued
+        attribute ("my dentist is ...", "Tobias is my manager"), or the old value named again in a
+        statement that does not merely repeat it ("Sold the Golf and bought a Tesla")."""
+        if self.model.cues.strongest(new) >= self.model.cue_min or new.negated:
+            return True
+        if _ONE_VALUED.search(new.normal) is not None:
+            return True
+        old_values = values(old)
+        return bool(old_values & set(new.words)) and bool(values(new) - old_values)
 
     @staticmethod
     def holds(old: Statement) -> bool:
@@ -106,7 +111,7 @@ class UpdateDetector:
         One statement updates one attribute: the most probable earlier statement is replaced when it is
         above the threshold, and others above it only when they say the same thing as that one (their
         cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement)."""
-        if not new.asserts or new.holder is None:
+        if not new.asserts or (new.holder is None and not new.mentions):
             return []
         mine = [i for i, old in enumerate(earlier) if about_same(old, new) and self.holds(old)]
         if not mine:
@@ -120,7 +125,7 @@ class UpdateDetector:
             ((self.model.probability(self.features(earlier[i], new)), i) for i in mine), reverse=True
         )
         best_p, best = scored[0]
-        if best_p < self.model.threshold or not self.says_change(new):
+        if best_p < self.model.threshold or not self.says_change(new, earlier[best]):
             return []
         anchor = vec[earlier[best].normal]
         threshold = self.model.threshold

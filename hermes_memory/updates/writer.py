@@ -99,7 +99,7 @@ class StatementUpdates:
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
         for clause in clauses(text):
             new = read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things)
-            if not new.asserts or new.holder is None or not self.stated(new, clause):
+            if not new.asserts or (new.holder is None and not new.mentions) or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
@@ -150,12 +150,14 @@ class StatementUpdates:
         Mazda in, and I drive a Volvo now" the first clause ends the old value, the second names the new
         one. The clause nearest ``old`` in meaning that names a value ``old`` lacks; else ``clause``."""
         mine = values(old)
-        options = [c for c, n, _, _ in pending if c != clause and about_same(old, n) and values(n) - mine]
+        options = [
+            (c, n) for c, n, _, _ in pending if c != clause and about_same(old, n) and values(n) - mine
+        ]
         if not options:
             return clause
-        vec = detector.vectors([old.normal, *(read(c).normal for c in options)])
-        best = max(options, key=lambda c: float(vec[old.normal] @ vec[read(c).normal]))
-        return best if float(vec[old.normal] @ vec[read(best).normal]) >= detector.model.floor else clause
+        vec = detector.vectors([old.normal, *(n.normal for _, n in options)])
+        near, best = max((float(vec[old.normal] @ vec[n.normal]), c) for c, n in options)
+        return best if near >= detector.model.floor else clause
 
     @staticmethod
     def stated(new: Statement, clause: str) -> bool:
@@ -163,14 +165,18 @@ class StatementUpdates:
         value ("I agree" is none; "My GP is Dr. Lindqvist" is one)."""
         if clause.lstrip().startswith("["):
             return False  # "[shares an image: ...]": a caption, not the user's words
-        if is_small_talk(clause):
-            return False
         named = {m.casefold() for m in new.mentions} | {(new.holder or "").casefold()}
+        if is_small_talk(clause):  # "I keep trying", but not "I keep my notes in Notion"
+            return bool(values(new) - named)
         return not is_low_value(clause) or bool(content(new) - named)
 
     @staticmethod
     def _candidates(tier2: Tier2, new: Statement, speaker: str, clause: str) -> list[Fact]:
-        holder = new.holder or USER
+        if new.holder is None:  # "The vet put Luna on a renal diet": about the holders it names
+            names = sorted(new.mentions)
+            facts = {f.uuid: f for f in tier2.facts.believed_about(names, limit=RECENT)}
+            return list(facts.values())
+        holder = new.holder
         if holder == USER:
             names = [USER, speaker] if speaker.casefold() != USER else [USER]
         elif holder.startswith("user's "):
