@@ -80,12 +80,6 @@ class UpdateDetector:
             old, new, full, masked, self.model.cues, vec[new.masked], vec[old.normal], vec[new.normal]
         )
 
-    def probability(self, old: Statement, new: Statement) -> float:
-        """The model's probability that ``new`` replaces ``old`` (0 when a gate says it cannot)."""
-        if not new.asserts or not about_same(old, new):
-            return 0.0
-        return self.model.probability(self.features(old, new))
-
     def says_change(self, new: Statement, old: Statement) -> bool:
         """Whether the new statement carries evidence that ``old`` changed, not only that something else
         is also true: a learned change cue, a negated state ("not ... anymore"), the shape of a one-valued
