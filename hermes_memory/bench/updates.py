@@ -130,20 +130,7 @@ def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Stateme
 def combos(pairs: list[Pair], detector: UpdateDetector) -> tuple[dict[str, list[Combo]], dict[str, Any]]:
     texts = [t for p in pairs for s in (*p.earlier, *p.later) for t in (s.normal, s.masked)]
     vec = detector.vectors(texts)
-    out: dict[str, list[Combo]] = {}
-    for p in pairs:
-        found = []
-        for new in p.later:
-            if not new.asserts:
-                continue
-            for old in p.earlier:
-                if about_same(old, new):
-                    found.append(
-                        Combo(old, new, float(vec[old.normal] @ vec[new.normal]),
-                              float(vec[old.masked] @ vec[new.masked]), vec[new.masked], vec[old.normal],
-                              vec[new.normal])
-                    )  # fmt: skip
-        out[p.id] = found
+    out = {p.id: _pairs_of(p.later, p.earlier, vec) for p in pairs}
     return out, vec
 
 
