@@ -29,7 +29,7 @@ import numpy as np
 
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.model import Cues, UpdateModel, features, fit_affinity
+from hermes_memory.updates.model import Cues, UpdateModel, evidence, features, fit_affinity
 from hermes_memory.updates.statement import Known, Statement, about_same, clauses, read
 from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates
 
@@ -71,6 +71,7 @@ class Combo:
     new_vec: Any
     old_full: Any = None
     new_full: Any = None
+    context: tuple[Statement, ...] = ()
 
 
 def load(path: Path) -> list[Pair]:
@@ -137,23 +138,29 @@ def combos(pairs: list[Pair], detector: UpdateDetector) -> tuple[dict[str, list[
 def fit(train: list[Pair], found: dict[str, list[Combo]], vec: dict[str, Any]) -> UpdateModel:
     """Cues from the training pairs' later clauses, then the decision on each pair's closest combo, with
     the later statement against other families' earlier statements as more negatives (in a store, a new
-    statement meets every fact of its holder, most of them about something else)."""
+    statement meets every fact of its holder, most of them about something else). The threshold keeps
+    ``PRECISION`` over all of them, among the combos that pass the decision's gates (evidence of a change
+    among them)."""
     cues = Cues.fit([(s, p.update, p.family, vec[s.masked]) for p in train for s in p.later if s.asserts])
     chosen: list[tuple[Combo, bool]] = []
     for p in train:
         if found[p.id]:
             chosen.append((max(found[p.id], key=lambda c: c.cos_full), p.update))
-    own = len(chosen)
     for n, p in enumerate(train):
         for other in _others(train, p, n, DISTRACTORS_TRAIN):
             chosen.extend((c, False) for c in _pairs_of(p.later, other.earlier, vec))
     if chosen:
         products = np.asarray([c.old_full * c.new_full for c, _ in chosen], dtype=np.float64)
         cues.affinity = fit_affinity(products, [u for _, u in chosen])
-    rows = [features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec, c.old_full, c.new_full)
-            for c, _ in chosen]  # fmt: skip
+    rows = [features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec, c.old_full, c.new_full,
+                     c.context) for c, _ in chosen]  # fmt: skip
     labels = [u for _, u in chosen]
-    model = UpdateModel.fit(rows, labels, cues, precision=PRECISION, calibrate=own)
+    passes = [
+        c.cos_full >= FLOOR and UpdateDetector.holds(c.old) and not UpdateDetector.repeats(c.new, c.old)
+        and evidence(c.old, c.new, c.context, cues, CUE_MIN)
+        for c, _ in chosen
+    ]  # fmt: skip
+    model = UpdateModel.fit(rows, labels, cues, precision=PRECISION, passes=passes)
     model.floor = FLOOR
     model.cue_min = CUE_MIN
     return model
@@ -171,7 +178,7 @@ def _others(pairs: list[Pair], p: Pair, n: int, k: int) -> list[Pair]:
 def _pairs_of(later: list[Statement], earlier: list[Statement], vec: dict[str, Any]) -> list[Combo]:
     return [
         Combo(old, new, float(vec[old.normal] @ vec[new.normal]), float(vec[old.masked] @ vec[new.masked]),
-              vec[new.masked], vec[old.normal], vec[new.normal])
+              vec[new.masked], vec[old.normal], vec[new.normal], tuple(s for s in later if s is not new))
         for new in later if new.asserts for old in earlier if about_same(old, new)
     ]  # fmt: skip
 
@@ -183,7 +190,7 @@ def decide(detector: UpdateDetector, p: Pair, distractors: list[Statement]) -> t
     own = len(p.earlier)
     hit, wrong = False, 0
     for new in p.later:
-        for r in detector.replaced(new, candidates):
+        for r in detector.replaced(new, candidates, [s for s in p.later if s is not new]):
             if r.index < own:
                 hit = True
             else:

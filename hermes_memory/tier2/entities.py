@@ -364,7 +364,9 @@ class EntityStore:
     ) -> dict[str, tuple[Entity, list[tuple[str, str]]]]:
         """By uuid: the entity and its strongest ``relations`` as (relation type, the other entity's name),
         the type prefixed ``<-`` for a relation pointing at it; for the entities of ``uuids`` in the view.
-        With ``recorded_by``, only relations recorded by then, to entities first seen by then."""
+        A relation whose evidence fact a newer statement replaced is left out ("Anna lives in Leeds" after
+        "Anna relocated to Bristol"). With ``recorded_by``, only relations recorded by then, to entities
+        first seen by then, and replaced by then."""
         if not uuids:
             return {}
         scoped, sp = self._view.where("scope", by_key=True)
@@ -384,16 +386,20 @@ class EntityStore:
             rscoped, oscoped = f"{rscoped} AND r.created_at <= ?", f"{oscoped} AND o.first_seen <= ?"
             rp.append(recorded_by)
             op.append(recorded_by)
+        # A relation whose evidence was replaced by a newer statement (by then) is no longer believed.
+        replaced_by = recorded_by if recorded_by is not None else float("inf")
         linked = self._db.query(
             "WITH w AS (SELECT value AS uuid FROM json_each(?)), "
             "l AS (SELECT w.uuid AS me, r.relation_type AS kind, r.to_entity_id AS other, 0 AS incoming, "
-            "r.strength AS strength, r.id AS rid FROM w JOIN relations r ON r.from_entity_id = w.uuid "
-            f"WHERE {rscoped} "
-            "UNION ALL SELECT w.uuid, r.relation_type, r.from_entity_id, 1, r.strength, r.id FROM w "
-            f"JOIN relations r ON r.to_entity_id = w.uuid WHERE {rscoped}) "
+            "r.strength AS strength, r.id AS rid, r.evidence_fact_id AS ev FROM w "
+            f"JOIN relations r ON r.from_entity_id = w.uuid WHERE {rscoped} "
+            "UNION ALL SELECT w.uuid, r.relation_type, r.from_entity_id, 1, r.strength, r.id, "
+            f"r.evidence_fact_id FROM w JOIN relations r ON r.to_entity_id = w.uuid WHERE {rscoped}) "
             "SELECT l.me, l.kind, l.incoming, o.name FROM l JOIN entities o ON o.uuid = l.other "
-            f"WHERE {oscoped} ORDER BY l.me, l.strength DESC, l.rid",
-            (json.dumps(sorted(out)), *rp, *rp, *op),
+            "LEFT JOIN facts ev ON ev.uuid = l.ev "
+            f"WHERE {oscoped} AND NOT (ev.superseded_by IS NOT NULL AND ev.superseded_at <= ?) "
+            "ORDER BY l.me, l.strength DESC, l.rid",
+            (json.dumps(sorted(out)), *rp, *rp, *op, replaced_by),
         )
         for me, kind, incoming, name in linked:
             found = out[str(me)][1]

@@ -14,7 +14,6 @@ of statements seen recently, so a user's facts are embedded once per process.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -23,13 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.model import UpdateModel, features, packaged, values
-from hermes_memory.updates.statement import Statement, about_same
-
-# The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
-_ONE_VALUED = re.compile(
-    r"^the user's (?:\w+ ){0,2}?(?:is|are)\b|\bis (?:now )?the user's (?:\w+ ){0,2}?\w+\b", re.I
-)
+from hermes_memory.updates.model import UpdateModel, evidence, features, packaged, values
+from hermes_memory.updates.statement import Statement, about_same, calendar_word
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
@@ -72,25 +66,35 @@ class UpdateDetector:
                     self._cache.popitem(last=False)
         return found
 
-    def features(self, old: Statement, new: Statement) -> list[float]:
+    def features(self, old: Statement, new: Statement, context: Sequence[Statement] = ()) -> list[float]:
         vec = self.vectors([old.normal, new.normal, old.masked, new.masked])
         full = float(vec[old.normal] @ vec[new.normal])
         masked = float(vec[old.masked] @ vec[new.masked])
         return features(
-            old, new, full, masked, self.model.cues, vec[new.masked], vec[old.normal], vec[new.normal]
+            old,
+            new,
+            full,
+            masked,
+            self.model.cues,
+            vec[new.masked],
+            vec[old.normal],
+            vec[new.normal],
+            context,
         )
 
-    def says_change(self, new: Statement, old: Statement) -> bool:
-        """Whether the new statement carries evidence that ``old`` changed, not only that something else
-        is also true: a learned change cue, a negated state ("not ... anymore"), the shape of a one-valued
-        attribute ("my dentist is ...", "Tobias is my manager"), or the old value named again in a
-        statement that does not merely repeat it ("Sold the Golf and bought a Tesla")."""
-        if self.model.cues.strongest(new) >= self.model.cue_min or new.negated:
-            return True
-        if _ONE_VALUED.search(new.normal) is not None:
-            return True
-        old_values = values(old)
-        return bool(old_values & set(new.words)) and bool(values(new) - old_values)
+    def says_change(self, new: Statement, old: Statement, context: Sequence[Statement] = ()) -> bool:
+        """Whether the message carries evidence that ``old`` changed (``model.evidence``)."""
+        return evidence(old, new, context, self.model.cues, self.model.cue_min)
+
+    @staticmethod
+    def repeats(new: Statement, old: Statement) -> bool:
+        """Whether ``new`` names the old value again in the present, unnegated, and no other value:
+        "Ingrid is the person I report to" after "My manager is Ingrid" restates it; only a past event
+        ("the Fiesta died") or a negation ends a value it names."""
+        old_values = {v for v in values(old) if not calendar_word(v)}  # "On Wednesdays": a time, no value
+        if not old_values or new.negated or new.tense == "past":
+            return False
+        return bool(old_values & set(new.words)) and not (values(new) - old_values - _words(old))
 
     @staticmethod
     def holds(old: Statement) -> bool:
@@ -99,15 +103,22 @@ class UpdateDetector:
         poetry reading on Friday"), a plan or a wish."""
         return old.asserts and old.tense != "past"
 
-    def replaced(self, new: Statement, earlier: Sequence[Statement]) -> list[Replacement]:
+    def replaced(
+        self, new: Statement, earlier: Sequence[Statement], context: Sequence[Statement] = ()
+    ) -> list[Replacement]:
         """The earlier statements ``new`` makes no longer true, most probable first.
 
+        ``context``: the other clauses of the same message (evidence of a change may sit in one of them).
         One statement updates one attribute: the most probable earlier statement is replaced when it is
         above the threshold, and others above it only when they say the same thing as that one (their
         cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement)."""
-        if not new.asserts or (new.holder is None and not new.mentions):
+        if not new.asserts or (new.holder is None and not new.mentions and not new.topic):
             return []
-        mine = [i for i, old in enumerate(earlier) if about_same(old, new) and self.holds(old)]
+        mine = [
+            i for i, old in enumerate(earlier)
+            if about_same(old, new) and self.holds(old)
+            and not self.repeats(new, old)
+        ]  # fmt: skip
         if not mine:
             return []
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),
@@ -116,10 +127,10 @@ class UpdateDetector:
         if not mine:
             return []
         scored = sorted(
-            ((self.model.probability(self.features(earlier[i], new)), i) for i in mine), reverse=True
+            ((self.model.probability(self.features(earlier[i], new, context)), i) for i in mine), reverse=True
         )
         best_p, best = scored[0]
-        if best_p < self.model.threshold or not self.says_change(new, earlier[best]):
+        if best_p < self.model.threshold or not self.says_change(new, earlier[best], context):
             return []
         anchor = vec[earlier[best].normal]
         threshold = self.model.threshold
@@ -127,6 +138,10 @@ class UpdateDetector:
             Replacement(i, p) for p, i in scored
             if i == best or (p >= threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE)
         ]  # fmt: skip
+
+
+def _words(statement: Statement) -> set[str]:
+    return {w.removesuffix("'s") for w in statement.words}
 
 
 __all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector"]

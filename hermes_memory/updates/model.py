@@ -46,6 +46,9 @@ FEATURES: tuple[str, ...] = (
     "old_named",
     "novel",
     "restated",
+    "context_cue",
+    "ended",
+    "one_valued",
 )
 #: A vector as this module takes it: a numpy row (float32, as embedders give them) or any floats.
 Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
@@ -53,6 +56,10 @@ Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
 _STOP = frozenset(
     """the a an user user's is are was were be been am to of in on at for with and or but it it's its that
     this these those my our i me we us now so just really very""".split()
+)
+# The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
+_ONE_VALUED = re.compile(
+    r"^the user's (?:\w+ ){0,2}?(?:\w+'s|is|are)\s|(?:\bis|'s) (?:now )?the user's (?:\w+ ){0,2}?\w+\b", re.I
 )
 _VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
 
@@ -149,6 +156,36 @@ class Cues:
         return cls(weights, [round(float(d), 6) for d in direction])
 
 
+def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
+    """Whether the message tells, in the past, an event that befell the old value ("Closed my ING
+    account", "I left nursing last year", "The Fiesta died"): a past clause naming the old statement's
+    value or one of its content words (same stem)."""
+    mine = values(old)
+    return any(s.tense == "past" and s.asserts and bool(mine & set(s.words)) for s in (new, *context))
+
+
+def one_valued(new: Statement) -> bool:
+    """The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager"."""
+    return _ONE_VALUED.search(new.normal) is not None
+
+
+def evidence(
+    old: Statement, new: Statement, context: Sequence[Statement], cues: Cues, cue_min: float
+) -> bool:
+    """Whether the message carries evidence that ``old`` changed, not only that something else is also
+    true: a learned change cue in the clause or in another clause of the same message ("The Fiesta died,
+    so I'm leasing a Niro"), a negated state ("not ... anymore"), the shape of a one-valued attribute,
+    the old value named again in a statement that names a new one ("Sold the Golf and bought a Tesla"),
+    or an event told in the past that befell the old value (``ended``). Between two statements that name
+    no value (no name, no number), only the clause's own cue, negation or shape counts: in chat, another
+    clause's "now" says nothing about "It helps me unwind"."""
+    old_values = values(old)
+    said = (new, *context) if old_values or values(new) else (new,)
+    if new.negated or any(cues.strongest(s) >= cue_min for s in said) or one_valued(new):
+        return True
+    return bool(old_values & set(new.words) and values(new) - old_values) or ended(old, new, context)
+
+
 def features(
     old: Statement,
     new: Statement,
@@ -158,8 +195,9 @@ def features(
     new_masked_vector: Vector,
     old_vector: Vector = (),
     new_vector: Vector = (),
+    context: Sequence[Statement] = (),
 ) -> list[float]:
-    """The pair's feature vector (``FEATURES``' order)."""
+    """The pair's feature vector (``FEATURES``' order); ``context``: the message's other clauses."""
     a, b = content(old), content(new)
     overlap = len(a & b) / max(1, min(len(a), len(b)))
     cue = cues.score(new)
@@ -179,6 +217,9 @@ def features(
         len(b - a) / len(b) if b else 0.0,
         # The old statement's words said again with no negation and no change cue: the same value.
         (len(a & b) / len(a) if a else 0.0) * (0.0 if new.negated or cue > 0 else 1.0),
+        max((cues.strongest(s) for s in context), default=0.0),
+        1.0 if ended(old, new, context) else 0.0,
+        1.0 if one_valued(new) else 0.0,
     ]
 
 
@@ -247,11 +288,11 @@ class UpdateModel:
         *,
         precision: float = 0.98,
         l2: float = 1.0,
-        calibrate: int | None = None,
+        passes: Sequence[bool] | None = None,
     ) -> UpdateModel:
         """Logistic regression (Newton steps, L2) on standardised features; the threshold is the lowest
-        probability that keeps the training precision at ``precision`` or above, counted over the first
-        ``calibrate`` rows (default: all; the rows after them only shape the weights)."""
+        probability that keeps the training precision at ``precision`` or above among the rows that
+        ``passes`` the decision's other gates (default: all)."""
         x = np.asarray(rows, dtype=np.float64)
         y = np.asarray(labels, dtype=np.float64)
         mean = x.mean(axis=0)
@@ -270,8 +311,8 @@ class UpdateModel:
             if np.abs(step).max() < 1e-8:
                 break
         probs = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
-        n = len(probs) if calibrate is None else calibrate
-        threshold = _threshold(probs[:n], y[:n], precision)
+        gate = np.ones(len(probs), dtype=bool) if passes is None else np.asarray(passes, dtype=bool)
+        threshold = _threshold(probs[gate], y[gate], precision)
         return cls(cues, list(w[1:]), float(w[0]), list(mean), list(scale), threshold)
 
 
@@ -284,12 +325,13 @@ def fit_affinity(products: np.ndarray, labels: Sequence[bool], ridge: float = 10
     return [round(float(v), 6) for v in w]
 
 
-def _threshold(probs: np.ndarray, y: np.ndarray, precision: float) -> float:
-    """The lowest cut whose predictions keep ``precision``; 0.5 when none does."""
+def _threshold(probs: np.ndarray, y: np.ndarray, precision: float, *, support: int = 5) -> float:
+    """The lowest cut whose predictions (at least ``support`` of them) keep ``precision``; 0.5 when no
+    cut does."""
     best = None
     for cut in sorted(set(np.round(probs, 4)), reverse=True):
         chosen = probs >= cut
-        if not chosen.any():
+        if chosen.sum() < support:
             continue
         if y[chosen].mean() >= precision:
             best = float(cut)
@@ -302,4 +344,16 @@ def packaged() -> UpdateModel:
     return UpdateModel.from_dict(json.loads(text))
 
 
-__all__ = ["FEATURES", "Cues", "UpdateModel", "cue_tokens", "features", "fit_affinity", "packaged", "values"]
+__all__ = [
+    "FEATURES",
+    "Cues",
+    "UpdateModel",
+    "cue_tokens",
+    "ended",
+    "evidence",
+    "features",
+    "fit_affinity",
+    "one_valued",
+    "packaged",
+    "values",
+]

@@ -65,7 +65,8 @@ _PAST_FORMS = frozenset(past_forms())
 _MODAL = re.compile(
     r"\b(?:might|may|could|would|should|shall|must|maybe|perhaps|possibly|probably|if|whether|unless"
     r"|consider(?:s|ing|ed)?|think(?:s|ing)?\s+(?:about|of)|thought\s+(?:about|of)|plan(?:s|ning|ned)?\s+to"
-    r"|plan(?:s|ning)?\s+on|going\s+to|gonna|about\s+to|want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to"
+    r"|plan(?:s|ning)?\s+on|(?<!been\s)(?<!started\s)(?<!keep\s)going\s+to(?!\s+(?:the|a|an|my|our|his|her|their)\b)"
+    r"|gonna|about\s+to|want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to"
     r"|wish|intend(?:s|ing)?\s+to|tempted|debating|torn|wondering|someday|one\s+day|eventually|will|'ll"
     r"|won't|ought)\b"
 )
@@ -80,7 +81,7 @@ _DURATION = re.compile(
 )
 # A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved".
 _NEGATED_CHANGE = re.compile(
-    r"\b(?:not|n't|never)\s+(?:\w+ing|been\s+\w+ed|\w+ed\s+(?:to|from|off|out))\b"
+    r"(?:\bnot|n't|\bnever)\s+(?:\w+ing|been\s+\w+ed|\w+ed\s+(?:to|from|off|out))\b"
     r"|\b(?:wasn't|weren't)\s+\w+ed\b"
 )
 _NEGATION = re.compile(r"\b(?:not|no|never|n't|don't|doesn't|isn't|aren't|ain't|nobody|nothing|none)\b|n't\b")
@@ -89,6 +90,37 @@ _REPORTED = re.compile(
     r"\b(?:says?|said|told|tells|telling|thinks?|thought|suggest(?:s|ed|ing)?|recommend(?:s|ed|ing)?"
     r"|reckons?|insist(?:s|ed)?|claim(?:s|ed)?|swears?|swore|saying|advised?|urg(?:es|ed|ing)|trying\s+to"
     r"|keeps?\s+\w+ing)\b"
+)
+_TENSE_WORD = re.compile(r"[a-z][a-z'-]*")
+# Auxiliaries and copulas: the tense they carry (a closed class of the grammar).
+_VERB_TENSE = {
+    **dict.fromkeys(
+        "is are am has have 's 're 'm 've do does don't doesn't isn't aren't hasn't haven't".split(),
+        "present",
+    ),
+    **dict.fromkeys("was were did had didn't wasn't weren't hadn't".split(), "past"),
+    **dict.fromkeys("will 'll won't shall".split(), "future"),
+}
+# Pronouns that can stand as a clause's subject (what they refer to lies outside the clause).
+_PRONOUN_SUBJECTS = frozenset("it it's that that's there there's here here's this".split())
+# Words that open a clause without naming what it is about.
+_TOPICLESS = frozenset("the user user's it's it what there here more much lot bit thing things one".split())
+_AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
+_REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
+_ADVERBS = frozenset(
+    """just finally recently also still never already mostly usually really now currently actually only even
+    always sometimes often officially basically mainly kind sort of no longer""".split()
+)
+# A subject that is a former one: "my old team", "our previous landlord", "my ex-boss".
+_FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous|ex|ex-\w+)\b")
+# Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
+_OBJECT_START = frozenset(
+    "the a an my our your his her their its it them this that these those some all".split()
+)
+# A leading adverbial phrase set off by a comma ("After twelve years at Fujitsu, ...", "Since March, ...").
+_LEAD_IN = re.compile(
+    r"^(?:after|since|before|when|once|following|now\s+that|ever\s+since|as\s+of)\b[^,]{0,60},\s*",
+    re.IGNORECASE,
 )
 _USER_WORDS = re.compile(r"\b(?:the\s+)?user(?P<poss>'s)?\b", re.IGNORECASE)
 _SPLIT = re.compile(
@@ -116,8 +148,11 @@ class Statement:
     ``masked``: ``normal`` with its values (names, numbers) replaced by a neutral word.
     ``negated``: a negated state ("I don't ... anymore"), which can end the old value.
     ``mentions``: the known holders the clause names anywhere ("we switched Miso to a new vet": Miso).
-    ``tense``: past, present or future, from its verbs (an event told in the past is no state that a
-    later statement could end: "went to a poetry reading last Friday").
+    ``tense``: past, present or future, from its main verb (an event told in the past is no state that
+    a later statement could end: "went to a poetry reading last Friday").
+    ``topic``: the words of its subject when that is neither the user nor a known holder ("Checkups are
+    with Beth now", "The book club fizzled out"): such a clause speaks about whichever holder has a
+    statement with that word (topic continuity), and about no one else.
     """
 
     text: str
@@ -130,6 +165,7 @@ class Statement:
     words: tuple[str, ...]
     mentions: frozenset[str] = frozenset()
     tense: str = "present"
+    topic: frozenset[str] = frozenset()
 
 
 def clauses(text: str) -> list[str]:
@@ -160,6 +196,7 @@ def read(
     low = normal.lower()
     words = tuple(w.lower() for w in _WORD.findall(normal))
     holder = _holder(normal, speaker, holders, things)
+    spoken_to = _addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
     why_not = _why_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
     if why_not is None and when is not None and any(t.start > when for t in find_temporal(clean, when)):
         why_not = "plan"
@@ -172,11 +209,80 @@ def read(
         masked=_masked(_third_person(normal)),
         negated=_NEGATION.search(low) is not None,
         words=words,
-        tense=clause_tense(low, 0, 0),
+        tense=main_tense(_third_person(normal).lower()),
         mentions=frozenset(
-            w.removesuffix("'s") for w in words if holders is not None and w.removesuffix("'s") in holders
+            w.removesuffix("'s")
+            for w in words
+            if holders is not None
+            and w.removesuffix("'s") in holders
+            and w.removesuffix("'s") not in spoken_to
         ),
+        topic=_topic(normal, holder, holders) - spoken_to,
     )
+
+
+def main_tense(low: str) -> str:
+    """The tense of a clause's main verb (``low``: the clause in the third person, lower case): its first
+    finite verb — an auxiliary or copula, a past form, or the plain verb right after "the user". A
+    participle or relative clause further on ("a girlfriend named Hana", "a fixie the user built") does
+    not make a present state past; a perfect ("has got", "has been seeing") is present. Without a verb
+    it can place, the tense of the clause's markers."""
+    tokens = _TENSE_WORD.findall(_LEAD_IN.sub("", low, count=1))
+    for k, token in enumerate(tokens):
+        tense = _VERB_TENSE.get(token)
+        if tense is None and (token in _PAST_FORMS or _REGULAR_PAST.fullmatch(token)):
+            if k > 0 and tokens[k - 1] in _OBJECT_START:
+                continue  # "a used car", "the retired teacher": a participle before its noun
+            tense = "past"
+        if tense is None and token.endswith("'s") and k <= 1 and token != "user's":
+            tense = "present"  # "Ikenna's in Vancouver"
+        if tense is None and k >= 2 and tokens[k - 2 : k] == ["the", "user"] and token not in _ADVERBS | _AND:
+            tense = "present"  # "the user plays", "the user see": a verb in its plain or -s form
+        if tense is not None:
+            return tense
+    return clause_tense(low, 0, 0)
+
+
+def _topic(text: str, holder: str | None, holders: Collection[str] | None) -> frozenset[str]:
+    """The subject's words of a clause about neither the user nor a known holder (see ``Statement``)."""
+    if holder == USER or (holder is not None and (holders is None or holder.casefold() in holders)):
+        return frozenset()
+    if holder is not None and holder.startswith("user's "):
+        return frozenset()
+    tokens = [(m.group(0), m.start()) for m in _WORD.finditer(text)]
+    low = [t.lower() for t, _ in tokens]
+    if any(t in _FIRST_SINGULAR or t in _FIRST_PLURAL or t in _SECOND or t in _THIRD for t in low):
+        return frozenset()
+    first = _subject_start(tokens)
+    if first >= len(tokens) or low[first] in _TOPICLESS or low[first] in _VERB_TENSE:
+        return frozenset()
+    if any(w in _PRONOUN_SUBJECTS for w in low[:first]):
+        return frozenset()  # "It's a real gift": the subject is a pronoun, what follows is said of it
+    # A two-word subject ("book club", "team chat", "head chef") when a verb or the end follows it.
+    second = first + 1 < len(low) and (
+        first + 2 >= len(low)
+        or low[first + 2] in _VERB_TENSE
+        or low[first + 2] in _PAST_FORMS
+        or _REGULAR_PAST.fullmatch(low[first + 2])
+    )
+    words = low[first : first + (2 if second else 1)]
+    return frozenset(w.removesuffix("'s") for w in words if len(w) > 2)
+
+
+def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
+    """Whether a statement with ``words`` speaks of ``topic`` (a shared stem of four letters or more:
+    "checkups" / "checkup", "nursing" / "nurse")."""
+    return any(
+        t[:4] == w[:4] and (len(t) < 6 or len(w) < 6 or t[:5] == w[:5])
+        for t in topic
+        for w in words
+        if len(w) > 2 and w not in _TOPICLESS
+    )
+
+
+def calendar_word(word: str) -> bool:
+    """A day, month, season or part of a day ("wednesdays", "may", "mornings")."""
+    return _CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
 
 
 def same_holder(a: str | None, b: str | None) -> bool:
@@ -189,6 +295,8 @@ def about_same(old: Statement, new: Statement) -> bool:
     names ("We moved Miso to the cat clinic" speaks about Miso's vet)."""
     if same_holder(old.holder, new.holder):
         return True
+    if new.topic and old.holder is not None and topic_of(new.topic, old.words):
+        return True  # "Checkups are with Beth now" speaks of the user's "Dr. Novak for checkups"
     return old.holder is not None and old.holder != USER and old.holder.casefold() in new.mentions
 
 
@@ -249,6 +357,7 @@ def _holder(
     a clause with the user in it ("I", "me", "my", "we") is the user's; a name at its start is that
     name's; a pronoun alone is nobody known; a clause with no subject ("Sold the Civic") is the
     speaker's, as chat drops "I"."""
+    text = _LEAD_IN.sub("", text, count=1)  # "After twelve years at Fujitsu, Kenji joined LINE"
     tokens = [(m.group(0), m.start()) for m in _WORD.finditer(text)]
     if not tokens:
         return None
@@ -262,7 +371,10 @@ def _holder(
         kin = _STANDALONE_KIN.get(tokens[first][0].removesuffix("'s"))
         if kin is not None:  # "Dad finally upgraded ... and keeps calling me": about Dad
             return f"user's {kin}"
-    if any(t.lower() in _FIRST_SINGULAR or t.lower() in _FIRST_PLURAL for t, _ in tokens):
+    lows = [t.lower() for t, _ in tokens]
+    if _not_the_users(lows, first):
+        return None  # "It brings me so much joy", "Giving kids a home is ...": the user is no subject
+    if any(t in _FIRST_SINGULAR or t in _FIRST_PLURAL for t in lows):
         return USER
     if first >= len(tokens):
         return USER
@@ -283,6 +395,28 @@ def _holder(
     return USER if name.casefold() in things else name
 
 
+def _not_the_users(low: list[str], first: int) -> bool:
+    """Whether a clause's subject is a pronoun ("it", "that", "they") or a gerund ("Giving ...") and the
+    user is in it only as an object or owner: a remark about something else, not the user's attribute."""
+    opener = next((i for i, t in enumerate(low) if t not in _INTERJECTIONS and t not in _GREETINGS), None)
+    if opener is None or any(t in _SUBJECT_PRONOUNS for t in low):
+        return False
+    word = low[opener]
+    return (
+        word in _PRONOUN_SUBJECTS
+        or word in _THIRD
+        or (opener == first and word.endswith("ing") and len(word) > 5)
+    )
+
+
+def _addressees(text: str) -> frozenset[str]:
+    """The lower-cased names a clause speaks to ("Hey Caroline, ...", "Thanks so much, Mel")."""
+    tokens = [(m.group(0), m.start()) for m in _WORD.finditer(text)]
+    return frozenset(
+        t.lower() for i, (t, _) in enumerate(tokens) if _NAME.fullmatch(t) and _vocative(text, tokens, i)
+    )
+
+
 def _vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
     """Whether the name at ``i`` is set off by a comma (before it, or right after it at the start):
     the person spoken to, not the one spoken about."""
@@ -290,6 +424,8 @@ def _vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
     before = text[:start].rstrip()
     after = text[start + len(word) :].lstrip()
     greeted = i > 0 and tokens[i - 1][0].lower() in _INTERJECTIONS | _GREETINGS  # "Hey Caroline", "Wow Mel"
+    if i == 0 and re.match(r",\s*(?:my|our)\s+[^,]+,", after):
+        return False  # "Ana, my sister, lives in Porto": an apposition, not the person spoken to
     return greeted or before.endswith(",") or (i == 0 and after.startswith(","))
 
 
@@ -316,6 +452,8 @@ def _is_name(tokens: list[tuple[str, int]], i: int) -> bool:
     low = word.lower().removesuffix("'s")
     if low in _NOT_NAME or low in _INTERJECTIONS or _CALENDAR.fullmatch(low):
         return False
+    if not word.endswith("'s") and i + 1 < len(tokens) and tokens[i + 1][0].lower() in _OBJECT_START:
+        return False  # "Shut the account down", "Cut it all off": a verb with its object, no subject
     return not (low.endswith(("ed", "ing")) or low in _PAST_FORMS)
 
 
@@ -347,7 +485,18 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     if kin_predicate(role) is None:
         return USER
     after = [t for t, _ in tokens[j + 1 : j + 4]]
-    if len(after) > 1 and after[0].islower() and after[1].lower() in ("is", "was", "are", "were", "'s"):
+    if (
+        tokens[j][0].endswith("'s")
+        and after
+        and (after[0].lower() in ("a", "an", "now") or _NAME.fullmatch(after[0]))
+    ):
+        return USER  # "my roommate's a guy named Tomas", "my manager's Tobias now": "'s" is "is"
+    if (
+        not tokens[j][0].endswith("'s")
+        and len(after) > 1
+        and after[0].islower()
+        and after[1].lower() in ("is", "was", "are", "were", "'s")
+    ):
         return USER  # "my family doctor is ...": the role word is a modifier of the user's thing
     if after and _NAME.fullmatch(after[0]) and after[0].lower() not in _NOT_NAME:
         return after[0]  # "my sister Ana ...", "my dog Biscuit ..."
@@ -362,8 +511,10 @@ def _why_not(text: str, low: str) -> str | None:
     """Why the clause asserts nothing that holds now (None when it does)."""
     if is_question(text):
         return "question"
+    if _FORMER.match(low):
+        return "former"  # "My old team at Zalando tracked ...": about what was, not what is
     for m in _REPORTED.finditer(low):
-        before = low[: m.start()].split()[-4:]
+        before = low[: m.start()].split()  # "I use the shampoo the dermatologist recommended": the user's
         if not any(w in _SUBJECT_PRONOUNS for w in before):
             return "reported"
     if _MODAL.search(low):
@@ -379,4 +530,15 @@ def _why_not(text: str, low: str) -> str | None:
     return None
 
 
-__all__ = ["USER", "Known", "Statement", "about_same", "clauses", "read", "same_holder"]
+__all__ = [
+    "USER",
+    "Known",
+    "Statement",
+    "about_same",
+    "calendar_word",
+    "clauses",
+    "main_tense",
+    "read",
+    "same_holder",
+    "topic_of",
+]

@@ -99,7 +99,11 @@ class StatementUpdates:
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
         for clause in clauses(text):
             new = read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things)
-            if not new.asserts or (new.holder is None and not new.mentions) or not self.stated(new, clause):
+            if (
+                not new.asserts
+                or not (new.holder or new.mentions or new.topic)
+                or not self.stated(new, clause)
+            ):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
@@ -112,11 +116,14 @@ class StatementUpdates:
         detector.vectors(
             [t for _, new, _, earlier in pending for s in (new, *earlier) for t in (s.normal, s.masked)]
         )
+        said_all = [n for _, n, _, _ in pending]
         for clause, new, candidates, earlier in pending:
-            found = detector.replaced(new, earlier)
+            found = detector.replaced(new, earlier, [n for n in said_all if n is not new])
             # A statement about a holder is something a later one can replace: it gets a fact even
             # when extraction found no pattern in it ("My GP is Dr. Lindqvist").
-            for hit in [None, *found]:
+            # A clause about nobody known ("The book club fizzled out") gets one only when it replaced.
+            own_fact = [None] if new.holder is not None or new.mentions else []
+            for hit in [*own_fact, *found]:
                 said_by = (
                     clause
                     if hit is None
@@ -174,7 +181,9 @@ class StatementUpdates:
     def _candidates(tier2: Tier2, new: Statement, speaker: str, clause: str) -> list[Fact]:
         if new.holder is None:  # "The vet put Luna on a renal diet": about the holders it names
             names = sorted(new.mentions)
-            facts = {f.uuid: f for f in tier2.facts.believed_about(names, limit=RECENT)}
+            facts = {f.uuid: f for f in tier2.facts.believed_about(names, limit=RECENT)} if names else {}
+            if new.topic:  # "The book club fizzled out": about whoever's statements speak of it
+                facts.update(tier2.facts.get_many(list(tier2.facts.bm25_scores(clause, limit=MATCHING))))
             return list(facts.values())
         holder = new.holder
         if holder == USER:
@@ -197,9 +206,15 @@ class StatementUpdates:
         stored: Sequence[tuple[tuple[int, int], Fact]],
         span: tuple[int, int],
     ) -> Fact:
-        """The fact that states the clause: one extracted from it, else a new one in the third person."""
+        """The fact that states the clause: one extracted from it that names the clause's values (in "I
+        cancelled my FitX contract; McFit is my gym" a fact of the first clause may span both), else a new
+        one in the third person."""
         overlap = {f.uuid: min(b, span[1]) - max(a, span[0]) for (a, b), f in stored if f.is_active}
-        inside = [f for _, f in stored if overlap.get(f.uuid, 0) > 0]
+        named = values(new)
+        inside = [
+            f for _, f in stored
+            if overlap.get(f.uuid, 0) > 0 and (not named or any(v in f.content.lower() for v in named))
+        ]  # fmt: skip
         if inside:  # the extracted fact that covers most of the clause
             return max(inside, key=lambda f: overlap[f.uuid])
         content = new.normal[:1].upper() + new.normal[1:]

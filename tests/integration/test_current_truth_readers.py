@@ -97,17 +97,7 @@ UPDATES = (
     ),
 )
 
-# Updates the no-LLM mechanism does not detect yet (the readers are then not reached); strict, so a
-# case that starts to pass fails here until its mark is removed.
-MISSED = {
-    "dentist": "'I've changed dentists: Dr. X ... looks after my teeth now' is not scored an update",
-    "car": "'Traded the Mazda in ..., and I get around in a Volvo now' is not scored an update",
-}
-UPDATE_CASES = [
-    pytest.param(u, id=u.name, marks=pytest.mark.xfail(strict=True, reason=MISSED[u.name]))
-    if u.name in MISSED else pytest.param(u, id=u.name)
-    for u in UPDATES
-]
+UPDATE_CASES = [pytest.param(u, id=u.name) for u in UPDATES]
 # Both hold: taking up an instrument does not give up the other one.
 CELLO = "I play the cello in a community orchestra."
 BANJO = "I've taken up the banjo and play it most evenings."

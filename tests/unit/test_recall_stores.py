@@ -211,3 +211,22 @@ def test_an_entity_card_as_of_shows_only_the_relations_known_then(api: MemoryAPI
     hits = api.recall("Orion", as_of=known + 0.01)["data"]["hits"]
     card = next(h["text"] for h in hits if h["kind"] == "entity")
     assert "Alice" in card and "Bo" not in card, card
+
+
+def test_an_entity_card_leaves_out_a_relation_whose_evidence_was_replaced(api: MemoryAPI) -> None:
+    """A card says what is believed of an entity now: "Ines lives in Graz" is gone from Ines' card once a
+    newer statement replaced the fact it came from; as of before the replacement it is still there."""
+    t2 = api.tier2
+    ines = api.entity_ensure("Ines", "person")["data"]["uuid"]
+    graz = api.entity_ensure("Graz", "place")["data"]["uuid"]
+    linz = api.entity_ensure("Linz", "place")["data"]["uuid"]
+    old = t2.facts.store("Ines lives in Graz", subject="Ines", predicate="states").fact
+    t2.relations.link(ines, graz, "lives_in", evidence_fact_id=old.uuid)
+    before = time.time()
+    time.sleep(0.02)
+    new = t2.facts.store("Ines relocated to Linz", subject="Ines", predicate="states").fact
+    t2.relations.link(ines, linz, "lives_in", evidence_fact_id=new.uuid)
+    assert t2.facts.supersede(old.uuid, new.uuid, actor="ingest")
+    assert t2.entities.cards([ines], relations=5)[ines][1] == [("lives_in", "Linz")]
+    then = t2.entities.cards([ines], relations=5, recorded_by=before)[ines][1]
+    assert ("lives_in", "Graz") in then, then

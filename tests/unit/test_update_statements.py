@@ -110,3 +110,77 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
         "Also got a bike",
     ]
     assert clauses("ok") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "tense"),
+    [
+        ("I have a cousin named Ilse", "present"),  # a participle after a noun is no main verb
+        ("my kayak is a sit-on-top I restored myself", "present"),  # nor is a relative clause's verb
+        ("I've been seeing a physio called Bram", "present"),  # a perfect state still holds
+        ("Ditched the Kindle at the airport", "past"),  # a subjectless past event
+        ("Noor started at the bakery", "past"),
+        ("I drive a used van", "present"),  # a participle before its noun
+        ("I will sell the van", "future"),
+    ],
+)
+def test_the_tense_is_the_main_verbs(text: str, tense: str) -> None:
+    assert read(text).tense == tense
+
+
+@pytest.mark.parametrize(
+    ("text", "holder"),
+    [
+        ("Ditched the Kindle at the airport", USER),  # a verb before its object, not a name
+        ("After nine years at Nokia, Aino joined Wolt", "Aino"),  # the lead-in phrase is no subject
+        ("my flatmate's a nurse called Jo", USER),  # "'s" as "is": the user's flatmate, named
+        ("my niece's teacher is Mr Akande", "user's niece"),  # "'s" as a possessive
+    ],
+)
+def test_more_holders_from_structure(text: str, holder: str | None) -> None:
+    assert read(text, holders=frozenset({"aino"})).holder == holder
+
+
+def test_a_clause_about_a_thing_speaks_of_whoever_has_it() -> None:
+    """Topic continuity: "The choir folded in June" is about the user's choir, not about nobody."""
+    from hermes_memory.updates.statement import about_same
+
+    old = read("I sing in a choir on Tuesdays")
+    assert about_same(old, read("The choir folded in June", holders=frozenset()))
+    assert not about_same(old, read("The bakery folded in June", holders=frozenset()))
+    assert not about_same(old, read("Jonas sings in a choir", holders=frozenset({"jonas"})))
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("I've been going to a climbing gym", None),  # going somewhere, habitually: no plan
+        ("I'm going to the market", None),
+        ("I'm going to switch banks", "hypothetical"),  # going to + a verb: a plan
+        ("I take the tablets my doctor recommended", None),  # the report sits in the user's statement
+        ("my old flat had a balcony", "former"),  # about what was, not what is
+        ("Rafa isn't moving out after all", "negated"),
+    ],
+)
+def test_gates_read_the_main_clause(text: str, why: str | None) -> None:
+    assert read(text, when=SAID).why_not == why
+
+
+def test_a_present_statement_naming_the_old_value_again_repeats_it() -> None:
+    from hermes_memory.updates.detector import UpdateDetector
+
+    old = read("my accountant is Lotte Visser")
+    assert UpdateDetector.repeats(read("Lotte Visser still does my taxes"), old)
+    assert not UpdateDetector.repeats(read("Lotte Visser retired last spring"), old)  # a past event
+    assert not UpdateDetector.repeats(read("Lotte handed me over to Sven Berg"), old)  # a new value
+    assert not UpdateDetector.repeats(read("Lotte doesn't do my taxes anymore"), old)  # negated
+
+
+def test_evidence_of_a_change_may_sit_in_another_clause_of_the_message() -> None:
+    from hermes_memory.updates.model import Cues, ended, evidence
+
+    old = read("I ride a Brompton to work")
+    broke, now = read("The Brompton got stolen on Friday"), read("I take the tram to work")
+    assert ended(old, now, [broke])
+    assert evidence(old, now, [broke], Cues(), 0.5)
+    assert not evidence(old, now, [], Cues(), 0.5)
