@@ -60,10 +60,14 @@ class Identity:
 
         return cls(
             platform=text("platform") or "",
-            user_id=text("user_id"), user_id_alt=text("user_id_alt"), user_name=text("user_name"),
-            chat_id=text("chat_id"), chat_name=text("chat_name"), chat_type=text("chat_type"),
+            user_id=text("user_id"),
+            user_id_alt=text("user_id_alt"),
+            user_name=text("user_name"),
+            chat_id=text("chat_id"),
+            chat_name=text("chat_name"),
+            chat_type=text("chat_type"),
             thread_id=text("thread_id"),
-        )  # fmt: skip
+        )
 
     @property
     def in_group(self) -> bool:
@@ -103,16 +107,20 @@ class Sharing:
         for name, handles in linked.items():
             for handle in handles:
                 if handle in owner and owner[handle] != name:
-                    raise ConfigError(f"config key 'scope.people': {handle!r} is linked to both "
-                                      f"{owner[handle]!r} and {name!r}")  # fmt: skip
+                    raise ConfigError(
+                        f"config key 'scope.people': {handle!r} is linked to both "
+                        f"{owner[handle]!r} and {name!r}"
+                    )
                 owner[handle] = name
         checked = tuple(_pool(name, spec) for name, spec in _mapping("scope.pools", pools).items())
         writes: dict[str, str] = {}
         for pool in checked:
             for member in pool.members:
                 if member in writes:
-                    raise ConfigError(f"config key 'scope.pools': {member!r} is a member of both "
-                                      f"{writes[member]!r} and {pool.name!r}; facts go to one pool")  # fmt: skip
+                    raise ConfigError(
+                        f"config key 'scope.pools': {member!r} is a member of both "
+                        f"{writes[member]!r} and {pool.name!r}; facts go to one pool"
+                    )
                 writes[member] = pool.name
         return cls(people=linked, pools=checked)
 
@@ -152,7 +160,7 @@ class Audience:
 
 def audience_of(identity: Identity, sharing: Sharing, per_user: bool) -> Audience:
     """The audience of a session. Raises ConfigError for an id that cannot name a scope."""
-    if not per_user or identity.platform in LOCAL_PLATFORMS and identity.user_id is None:
+    if not per_user or (identity.platform in LOCAL_PLATFORMS and identity.user_id is None):
         return Audience("local", "", None)
     try:
         if identity.in_group and identity.chat_id is not None:
@@ -200,7 +208,9 @@ def _people(value: Any) -> dict[str, tuple[str, ...]]:
         for handle in checked:
             platform, _, uid = handle.partition(":")
             if not platform or not uid:
-                raise ConfigError(f"config key 'scope.people.{name}': {handle!r} must be <platform>:<user_id>")
+                raise ConfigError(
+                    f"config key 'scope.people.{name}': {handle!r} must be <platform>:<user_id>"
+                )
         out[name] = checked
     return out
 
@@ -208,9 +218,14 @@ def _people(value: Any) -> dict[str, tuple[str, ...]]:
 def _pool(name: str, spec: Any) -> Pool:
     key = f"scope.pools.{name}"
     if not isinstance(spec, Mapping) or set(spec) - {"members", "readers"}:
-        raise ConfigError(f"config key {key!r} must be a mapping with 'members' and/or 'readers', got {spec!r}")
-    pool = Pool(name, _handles(f"{key}.members", spec.get("members", [])),
-                _handles(f"{key}.readers", spec.get("readers", [])))  # fmt: skip
+        raise ConfigError(
+            f"config key {key!r} must be a mapping with 'members' and/or 'readers', got {spec!r}"
+        )
+    pool = Pool(
+        name,
+        _handles(f"{key}.members", spec.get("members", [])),
+        _handles(f"{key}.readers", spec.get("readers", [])),
+    )
     try:
         check_scope_name(pool.scope, key)
     except ValidationError as exc:

@@ -15,9 +15,9 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
+from hermes_memory.audience import Sharing
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.recall.settings import PRESETS, RecallSettings, setting_fields, settings_for
-from hermes_memory.audience import Sharing
 from hermes_memory.scoping import check_scope_name
 from hermes_memory.tier3.backend import BACKENDS
 from hermes_memory.tier3.embedder import EMBEDDERS

@@ -21,8 +21,9 @@ from typing import Any
 
 from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as checks
-from hermes_memory.audience import Identity
+from hermes_memory.audience import Identity, Sharing
 from hermes_memory.config import default_hermes_home, load_config
+from hermes_memory.core import people_split
 from hermes_memory.errors import ConfigError, HermesMemoryError
 from hermes_memory.hermes import (
     PROVIDER_NAME,
@@ -157,6 +158,8 @@ class NextLevelProvider:
                 shared.api.core.ingest.ingest_pending(checks.ingest_timeout(_STARTUP_INGEST_S))
             except HermesMemoryError as exc:
                 log.warning("nextlevel: could not ingest the queued turns: %s", exc)
+            if shared.audience.multi_user:
+                _split_once(shared)
             if self._primary and not shared.audience.multi_user:
                 # First activation (HMNL §14): the curated entries a user had before become facts, once.
                 try:
@@ -267,7 +270,9 @@ class NextLevelProvider:
 
     def _queue_turn(self, shared: SharedStore, user: str, assistant: str, sid: str, turn: str | None) -> None:
         """Durably queue one exchange. Raises ValidationError for input MemoryAPI refuses, StorageError."""
-        said = spoken(user, self._identity_seen) if isinstance(user, str) else Spoken(user, self._user_name, None)
+        said = spoken(user, self._identity_seen) if isinstance(user, str) else None
+        if said is None:  # not text: refused by checks.turn below, with its own message
+            said = Spoken(user, self._user_name, self._turn_metadata.get("user_id"))
         metadata = dict(self._turn_metadata)
         if said.user_id is None:
             metadata.pop("user_id", None)
@@ -528,6 +533,25 @@ class NextLevelProvider:
             if os.path.commonpath([real, home]) != home and real not in out:
                 out.append(real)
         return out
+
+
+def _split_once(shared: SharedStore) -> None:
+    """The first time a gateway person's or group's store opens: move what a gateway stored in the
+    local scope before people had scopes to their own scopes (``core.people_split``), once per store
+    (a marker beside the database), logging the counts; ``hermes-memory people split`` runs it again."""
+    api = shared.api
+    marker = api.config.db_path.with_name(api.config.db_path.name + ".people-split")
+    if marker.exists():
+        return
+    scope, local = api.config.scope, shared.local_scope
+    try:
+        report = people_split.split(api.tier2, local, Sharing.of(scope.people, scope.pools))
+    except HermesMemoryError as exc:
+        log.warning("nextlevel: could not split the gateway turns of scope %r by person: %s", local, exc)
+        return
+    for line in report.lines():
+        log.warning("nextlevel: people split: %s", line)
+    marker.write_text("\n".join(report.lines()) + "\n", encoding="utf-8")
 
 
 def _active_profile() -> str:

@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 
 from hermes_memory.api.memory_api import MemoryAPI
-from hermes_memory.config import Config
 from hermes_memory.audience import Audience, Identity, Sharing, audience_of, view_settings
+from hermes_memory.config import Config
 from hermes_memory.hermes.settings import ProviderSettings
 
 StoreKey = tuple[str, str, str]  # (absolute hermes_home, profile, scope)
@@ -30,6 +30,7 @@ class SharedStore:
     api: MemoryAPI
     settings: ProviderSettings
     audience: Audience = field(default_factory=lambda: Audience("local", "", None))
+    local_scope: str = "default"  # the configured scope.name (the local user's)
     refs: int = 0
     # Set once a recall over every tier (the embedder included) has completed: from then on the hot
     # path may use Tier 3 too without risking a model load.
@@ -105,7 +106,9 @@ def acquire(
             api = MemoryAPI(scoped_config(config, who), actor="hermes", background=True)
             if settings.maintenance_interval_s > 0 and config.tier2.enabled:
                 api.core.start_auto_maintenance(settings.maintenance_interval_s)
-            shared = SharedStore(key=key, api=api, settings=settings, audience=who)
+            shared = SharedStore(
+                key=key, api=api, settings=settings, audience=who, local_scope=config.scope.name
+            )
             _stores[key] = shared
         shared.refs += 1
         return shared
@@ -153,4 +156,14 @@ def find(hermes_home: str, profile: str, scope: str = "") -> SharedStore | None:
         return _stores.get(store_key(hermes_home, profile, scope))
 
 
-__all__ = ["SharedStore", "StoreKey", "acquire", "find", "open_stores", "release", "scoped_config", "store_key", "audience"]
+__all__ = [
+    "SharedStore",
+    "StoreKey",
+    "acquire",
+    "audience",
+    "find",
+    "open_stores",
+    "release",
+    "scoped_config",
+    "store_key",
+]

@@ -41,7 +41,7 @@ def spoken(text: str, identity: Identity) -> Spoken:
     if match is None:
         return Spoken(text, own or UNKNOWN_MEMBER, identity.user_id)
     name = match.group(1).strip()
-    body = text[: start] + text[match.end() :]
+    body = text[:start] + text[match.end() :]
     same = name in (identity.user_name, identity.user_id)
     return Spoken(body, name or UNKNOWN_MEMBER, identity.user_id if same else None)
 

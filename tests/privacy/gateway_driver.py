@@ -97,11 +97,15 @@ def open_session(home: Path, person: Person | None, chat: Chat, session_id: str)
     provider.get_tool_schemas()
     user_id = person.ids.get(chat.platform) if person is not None else None
     kwargs: dict[str, Any] = {
-        "platform": chat.platform, "hermes_home": str(home), "agent_context": "primary",
-        "chat_id": chat.chat_id, "chat_type": chat.chat_type,
+        "platform": chat.platform,
+        "hermes_home": str(home),
+        "agent_context": "primary",
+        "chat_id": chat.chat_id,
+        "chat_type": chat.chat_type,
         "gateway_session_key": session_key(chat, user_id),
-        "agent_identity": "default", "agent_workspace": "hermes",
-    }  # fmt: skip
+        "agent_identity": "default",
+        "agent_workspace": "hermes",
+    }
     if user_id:
         kwargs["user_id"] = user_id
     if person is not None:

@@ -100,7 +100,9 @@ def _seed(home: Path) -> dict[str, str]:
             assert shared is not None
             d = token(n)
             n += 1
-            CoreMemoryStore(shared.api.core.llm.core_path).save(CoreMemory(sections={"USER": (f"Codename {d}",)}))
+            CoreMemoryStore(shared.api.core.llm.core_path).save(
+                CoreMemory(sections={"USER": (f"Codename {d}",)})
+            )
             secrets[d] = scope
             sessions.append(s)
     for group, members in GROUP_MEMBERS.items():
@@ -134,13 +136,21 @@ def _observers(home: Path) -> list[tuple[str, Callable[[], Session]]]:
     for person in PEOPLE:
         for platform in ("telegram", "discord"):
             chat = dm(person, platform)
-            out.append((owner_of(chat, person), lambda p=person, c=chat: open_session(home, p, c, f"obs-{c}")))
+            out.append(
+                (owner_of(chat, person), lambda p=person, c=chat: open_session(home, p, c, f"obs-{c}"))
+            )
     for group, members in GROUP_MEMBERS.items():
         for name in members:
             person = BY_NAME[name]
-            out.append((owner_of(group, person),
-                        lambda p=person, g=group: open_session(home, p, g, f"obs-{g.chat_id}-{p.name}")))  # fmt: skip
-    out.append((owner_of(THREAD_TG, PEOPLE[0]), lambda: open_session(home, PEOPLE[1], THREAD_TG, "obs-thread")))
+            out.append(
+                (
+                    owner_of(group, person),
+                    lambda p=person, g=group: open_session(home, p, g, f"obs-{g.chat_id}-{p.name}"),
+                )
+            )
+    out.append(
+        (owner_of(THREAD_TG, PEOPLE[0]), lambda: open_session(home, PEOPLE[1], THREAD_TG, "obs-thread"))
+    )
     return out
 
 
@@ -184,8 +194,10 @@ def test_no_secret_reaches_another_scope_and_owners_get_theirs_back(world: World
                 if hit:
                     leaks += 1
                     found.append(f"{secret} of {owner} in {scope} via {path}")
-    print(f"\nleak suite: {len(PEOPLE)} people x 2 platforms, {len(world.observers)} observer sessions, "
-          f"{probes} cross-scope probes, {leaks} leaks")  # fmt: skip
+    print(
+        f"\nleak suite: {len(PEOPLE)} people x 2 platforms, {len(world.observers)} observer sessions, "
+        f"{probes} cross-scope probes, {leaks} leaks"
+    )
     assert probes >= 300
     assert found == []
     # The same paths do recall each scope's own secrets (so the probes could have found a leak).
@@ -206,7 +218,9 @@ def test_alice_secret_never_reaches_bob(world: World) -> None:
     bob = open_session(home, Person("Bob", {"telegram": "bob"}), Chat("telegram", "222", "dm"), "sb")
     try:
         block = bob.say(PEOPLE[1], "What is my bank PIN hint? Am I interviewing anywhere?")
-        found = bob.provider.handle_tool_call("nextlevel_search", {"query": "bank PIN hint interviewing Globex"})
+        found = bob.provider.handle_tool_call(
+            "nextlevel_search", {"query": "bank PIN hint interviewing Globex"}
+        )
     finally:
         bob.end()
     assert "Rexford" not in block and "Globex" not in block, block
@@ -227,15 +241,19 @@ def test_a_group_line_keeps_its_speaker(world: World, thread: str, name: str) ->
     city = SAID[("-100", thread, name)]
     s = open_session(world.home, BY_NAME["Dave"], GROUP_TG, f"obs-speaker-{thread}-{name}")
     try:
-        found = json.loads(s.provider.handle_tool_call("nextlevel_search", {"query": f"who lives or works in {city}"}))
-        facts = json.loads(s.provider.handle_tool_call(
-            "nextlevel_memory", {"action": "fact_query", "query": city, "min_confidence": 0}))  # fmt: skip
+        found = json.loads(
+            s.provider.handle_tool_call("nextlevel_search", {"query": f"who lives or works in {city}"})
+        )
+        facts = json.loads(
+            s.provider.handle_tool_call(
+                "nextlevel_memory", {"action": "fact_query", "query": city, "min_confidence": 0}
+            )
+        )
     finally:
         s.provider.shutdown()
     lines = [r for r in found["results"] if city in r["text"] and r["kind"] == "episode"]
     assert lines and {r.get("speaker") for r in lines} == {name}, found
     assert all(not r["text"].startswith("[") for r in lines), lines  # the gateway's prefix is not kept
-    stated = [f["content"] if isinstance(f, dict) and "content" in f else str(f)
-              for f in facts["result"]]  # fmt: skip
+    stated = [f["content"] if isinstance(f, dict) and "content" in f else str(f) for f in facts["result"]]
     about = [text for text in stated if city in text]
     assert about and all(name in text and "the user" not in text.casefold() for text in about), facts
