@@ -15,6 +15,7 @@ from hermes_memory.cli._common import (
     open_api,
     resolve,
 )
+from hermes_memory.hermes.people_status import people_status
 
 _MARK = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
 
@@ -64,9 +65,14 @@ def _doctor(args: argparse.Namespace) -> int:
         vectors = f"{tier3.backend}, embedder {tier3.embedding_model}" if tier3.enabled else "off"
         print(f"checking {resolved.config.db_path} (vectors: {vectors}; {origin})")
         print(_table(envelope["data"], f"hermes-memory doctor --repair{home_flag(args)}"))
+    people = people_status(resolved.config)
+    if not args.json:
+        print("\n".join(f"people: {line}" for line in people.lines))
+        for problem, fix in people.problems:
+            print(f"! people: {problem}\n  fix: {fix}")
     if not envelope["success"]:
         return EXIT_FAILED
-    return EXIT_OK if envelope["data"]["clean"] else EXIT_FAILED
+    return EXIT_OK if envelope["data"]["clean"] and not people.problems else EXIT_FAILED
 
 
 def _mcp(args: argparse.Namespace) -> int:

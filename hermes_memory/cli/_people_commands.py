@@ -7,8 +7,9 @@ import argparse
 from typing import Any
 
 from hermes_memory.audience import QUARANTINE_SCOPE, Sharing
-from hermes_memory.cli._common import add_global_options, emit, open_api
+from hermes_memory.cli._common import CommandError, add_global_options, emit, open_api
 from hermes_memory.core import people_split
+from hermes_memory.hermes.people_status import people_status
 from hermes_memory.scoping import check_scope_name
 
 
@@ -29,33 +30,18 @@ def register(sub: Any) -> None:
     q.add_argument("session_id")
     q.add_argument("scope", help="e.g. user:telegram:111 or group:telegram:-100")
     q.set_defaults(handler=_assign)
-
-
-def mode_lines(per_user: bool, sharing: Sharing, read_also: tuple[str, ...]) -> list[str]:
-    """What a gateway's people share, in words (status, doctor and ``people mode`` print it)."""
-    if not per_user:
-        return [
-            "people: ONE memory for everyone (scope.per_user: false): every person's turns are "
-            "recalled into every other person's session"
-        ]
-    out = ["people: private (each person and each group chat has its own memory)"]
-    for name, handles in sharing.people.items():
-        out.append(f"linked: {name} = {', '.join(handles)}")
-    for pool in sharing.pools:
-        out.append(
-            f"WARNING shared pool '{pool.name}': facts of {', '.join(pool.members) or 'nobody'} are "
-            f"read by them and by {', '.join(pool.readers) or 'no one else'}"
-        )
-    if read_also:
-        out.append(f"WARNING scope.read_also: every session also reads {', '.join(read_also)}")
-    return out
+    q = people.add_parser("forget", help="forget everything of one person or group (--scope NAME)")
+    add_global_options(q)
+    q.add_argument("--yes", action="store_true", help="really forget (default: show what would go)")
+    q.set_defaults(handler=_forget)
 
 
 def _mode(args: argparse.Namespace) -> int:
     with open_api(args) as api:
-        scope = api.config.scope
-        lines = mode_lines(scope.per_user, Sharing.of(scope.people, scope.pools), scope.read_also)
-    print("\n".join(lines))
+        status = people_status(api.config)
+    print("\n".join(status.lines))
+    for problem, fix in status.problems:
+        print(f"problem: {problem}\n  fix: {fix}")
     return 0
 
 
@@ -77,4 +63,17 @@ def _assign(args: argparse.Namespace) -> int:
     with open_api(args) as api:
         moved = people_split.assign(api.tier2, args.session_id, target)
     print(", ".join(f"{count} {table}" for table, count in moved.items()) + f" moved to {target}")
+    return 0
+
+
+def _forget(args: argparse.Namespace) -> int:
+    if not args.scope:
+        raise CommandError("error: name the person or group: --scope user:<platform>:<user_id>", 2)
+    with open_api(args) as api:
+        outcome = api.core.forgetting.forget_scope(confirm=args.yes)
+    counts = outcome.counts["tier2"]
+    what = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
+    print(f"{'forgot' if args.yes else 'would forget'} in scope {args.scope}: {what or 'nothing'}")
+    if not args.yes:
+        print("run again with --yes to forget it")
     return 0

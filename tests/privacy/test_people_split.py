@@ -86,6 +86,10 @@ def test_a_mixed_store_is_split_by_person_and_quarantined(
     finally:
         alice.end()
     assert "Rexford" in mine and "flowerpot" not in mine, mine
+    capsys.readouterr()
+    assert cli(["people", "mode", "--home", str(home)]) == 0
+    mode = capsys.readouterr().out
+    assert "private: each person" in mode and "2 turn(s) of gateway sessions" in mode, mode
     # A quarantined session can be given to its person.
     assert cli(["people", "assign", "old-anon", "user:telegram:222", "--home", str(home)]) == 0
     assert "quarantine" not in _by_scope(db)
