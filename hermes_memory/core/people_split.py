@@ -14,12 +14,14 @@ is never recalled into a gateway session. Nothing is deleted; one transaction.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from hermes_memory.audience import LOCAL_PLATFORMS, QUARANTINE_SCOPE, Identity, Sharing, audience_of
 from hermes_memory.errors import ConfigError
+from hermes_memory.tier2 import people as rows
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION
 from hermes_memory.tier2.store import Tier2
 
@@ -90,53 +92,39 @@ def split(tier2: Tier2, local_scope: str, sharing: Sharing, *, dry_run: bool = F
     """Move the gateway rows of ``local_scope`` to their people's and groups' scopes (see the module).
     Raises StorageError when the store cannot be written."""
     store = tier2.admin()
-    moved: dict[str, Counter[str]] = {t: Counter() for t in ("episodes", "facts", "timeline", "chunks")}
+    moved: dict[str, Counter[str]] = {t: Counter() for t in rows.MOVED}
     kept: Counter[str] = Counter()
     with store.db.atomic() as conn:
         episode: dict[str, str | None] = {}
         session_of: dict[str, str] = {}
         by_session: dict[str, set[str | None]] = {}
-        rows = conn.execute("SELECT uuid, session_id, metadata FROM episodes WHERE scope = ?", (local_scope,))
-        for uuid, sid, metadata in rows.fetchall():
+        for uuid, sid, metadata in rows.episode_rows(conn, local_scope):
             episode[uuid], session_of[uuid] = _target(metadata, sharing), sid
             by_session.setdefault(sid, set()).add(episode[uuid])
         session = {sid: _one(set(targets)) for sid, targets in by_session.items()}
         for uuid, target in episode.items():
             if target is not None and session.get(session_of[uuid]) == QUARANTINE_SCOPE:
-                target = QUARANTINE_SCOPE  # a session that mixes scopes is quarantined whole
-                episode[uuid] = target
+                episode[uuid] = QUARANTINE_SCOPE  # a session that mixes scopes is quarantined whole
         moves: dict[str, dict[str, str]] = {"episodes": {u: t for u, t in episode.items() if t is not None}}
         for table in ("facts", "timeline"):
             moves[table] = {}
-            sid_col = "source_id" if table == "facts" else "session_id"
-            rows = conn.execute(
-                f"SELECT uuid, source_episodes, {sid_col} FROM {table} WHERE scope = ?", (local_scope,)
-            )
-            for uuid, sources, sid in rows.fetchall():
+            for uuid, sources, of in rows.derived_rows(conn, table, local_scope):
                 ids = _uuids(sources)
-                target = _one({episode.get(e) for e in ids if e in episode}) if ids else session.get(sid)
-                if target is not None:
-                    moves[table][uuid] = target
-        moves["chunks"] = {}
+                dest = _one({episode.get(e) for e in ids if e in episode}) if ids else session.get(of or "")
+                if dest is not None:
+                    moves[table][uuid] = dest
         owners = {**moves["episodes"], **moves["facts"], **moves["timeline"]}
-        rows = conn.execute(
-            "SELECT uuid, source_uuid, session_id FROM chunks WHERE scope = ?", (local_scope,)
-        )
-        for uuid, source, sid in rows.fetchall():
-            target = owners.get(source) if source in owners else session.get(sid)
-            if target is not None:
-                moves["chunks"][uuid] = target
+        moves["chunks"] = {}
+        for uuid, source, of in rows.derived_rows(conn, "chunks", local_scope):
+            found = owners.get(source or "") or session.get(of or "")
+            if found is not None:
+                moves["chunks"][uuid] = found
         for table, targets in moves.items():
-            total = conn.execute(f"SELECT count(*) FROM {table} WHERE scope = ?", (local_scope,)).fetchone()[
-                0
-            ]
-            kept[table] = total - len(targets)
+            kept[table] = rows.count_rows(conn, table, local_scope) - len(targets)
             for uuid, target in targets.items():
                 moved[table][target] += 1
                 if not dry_run:
-                    conn.execute(f"UPDATE {table} SET scope = ? WHERE uuid = ?", (target, uuid))
-                    if table == "chunks":
-                        store.embed_queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")
+                    _move(store, conn, table, uuid, target)
     return SplitReport({t: dict(c) for t, c in moved.items() if c}, dict(kept), dry_run)
 
 
@@ -146,42 +134,26 @@ def assign(tier2: Tier2, session_id: str, scope: str) -> dict[str, int]:
     store = tier2.admin()
     out: dict[str, int] = {}
     with store.db.atomic() as conn:
-        uuids = [
-            r[0]
-            for r in conn.execute(
-                "SELECT uuid FROM episodes WHERE scope = ? AND session_id = ?", (QUARANTINE_SCOPE, session_id)
-            )
-        ]
-        marks = ",".join("?" * len(uuids))
-        out["episodes"] = conn.execute(
-            f"UPDATE episodes SET scope = ? WHERE scope = ? AND uuid IN ({marks})",
-            (scope, QUARANTINE_SCOPE, *uuids),
-        ).rowcount
-        for table, col in (("facts", "source_id"), ("timeline", "session_id")):
-            rows = conn.execute(
-                f"SELECT uuid, source_episodes, {col} FROM {table} WHERE scope = ?", (QUARANTINE_SCOPE,)
-            ).fetchall()
-            ids = [
-                u
-                for u, src, sid in rows
-                if (set(_uuids(src)) and set(_uuids(src)) <= set(uuids))
-                or (not _uuids(src) and sid == session_id)
-            ]
-            for uuid in ids:
-                conn.execute(f"UPDATE {table} SET scope = ? WHERE uuid = ?", (scope, uuid))
-            out[table] = len(ids)
-        chunks = [
-            r[0]
-            for r in conn.execute(
-                f"SELECT uuid FROM chunks WHERE scope = ? AND (session_id = ? OR source_uuid IN ({marks}))",
-                (QUARANTINE_SCOPE, session_id, *uuids),
-            )
-        ]
-        for uuid in chunks:
-            conn.execute("UPDATE chunks SET scope = ? WHERE uuid = ?", (scope, uuid))
-            store.embed_queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")
-        out["chunks"] = len(chunks)
+        turns = {u for u, sid, _ in rows.episode_rows(conn, QUARANTINE_SCOPE) if sid == session_id}
+        for uuid in turns:
+            _move(store, conn, "episodes", uuid, scope)
+        out["episodes"] = len(turns)
+        for table in ("facts", "timeline", "chunks"):
+            picked = []
+            for uuid, sources, sid in rows.derived_rows(conn, table, QUARANTINE_SCOPE):
+                ids = set(_uuids(sources)) if table != "chunks" else {sources or ""}
+                if (ids and ids <= turns) or sid == session_id:
+                    picked.append(uuid)
+            for uuid in picked:
+                _move(store, conn, table, uuid, scope)
+            out[table] = len(picked)
     return out
+
+
+def _move(store: Tier2, conn: sqlite3.Connection, table: str, uuid: str, scope: str) -> None:
+    rows.set_scope(conn, table, uuid, scope)
+    if table == "chunks":  # its vector carries its scope: written again
+        store.embed_queue.enqueue(conn, CHUNKS_COLLECTION, uuid, "upsert")
 
 
 def _uuids(value: str | None) -> list[str]:

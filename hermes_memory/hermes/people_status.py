@@ -3,17 +3,11 @@ force, what the operator shares, and rows waiting in the quarantine scope (read-
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 
 from hermes_memory.audience import QUARANTINE_SCOPE, Sharing
 from hermes_memory.config import Config
-
-_GATEWAY_TURN = (
-    "SELECT 1 FROM episodes WHERE json_extract(metadata, '$.source') = 'hermes' "
-    "AND coalesce(json_extract(metadata, '$.platform'), '') NOT IN ('', 'cli', 'local') LIMIT 1"
-)
+from hermes_memory.tier2 import people
 
 
 @dataclass(frozen=True)
@@ -43,7 +37,7 @@ def people_status(config: Config) -> PeopleStatus:
     sharing = Sharing.of(scope.people, scope.pools)
     lines = mode_lines(scope.per_user, sharing, scope.read_also)
     problems: list[tuple[str, str]] = []
-    gateway, quarantined = _store_facts(config.db_path)
+    gateway, quarantined = people.peek(config.db_path, QUARANTINE_SCOPE)
     if gateway and not scope.per_user:
         problems.append((
             "this store holds gateway turns and every person reads every other person's memory "
@@ -61,20 +55,6 @@ def people_status(config: Config) -> PeopleStatus:
             "hermes-memory people assign SESSION_ID user:<platform>:<user_id>",
         ))  # fmt: skip
     return PeopleStatus(lines, problems)
-
-
-def _store_facts(db: Path) -> tuple[bool, int]:
-    if not db.exists():
-        return False, 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            gateway = conn.execute(_GATEWAY_TURN).fetchone() is not None
-            row = conn.execute(
-                "SELECT count(*) FROM episodes WHERE scope = ?", (QUARANTINE_SCOPE,)
-            ).fetchone()
-    except sqlite3.Error:
-        return False, 0
-    return gateway, int(row[0])
 
 
 __all__ = ["PeopleStatus", "mode_lines", "people_status"]

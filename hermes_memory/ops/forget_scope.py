@@ -9,27 +9,23 @@ import sqlite3
 
 from hermes_memory.errors import ValidationError
 from hermes_memory.ops.forget import ForgetPlan
-from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2 import Tier2, people
 from hermes_memory.tier2.mentions import MentionQueries
 
-_TABLES = (("entities", "entities"), ("facts", "facts"), ("relations", "relations"),
-           ("timeline", "events"), ("episodes", "episodes"), ("chunks", "chunks"))  # fmt: skip
-_QUEUED = "SELECT id FROM ingest_queue WHERE coalesce(json_extract(payload, '$.scope'), 'default') = ?"
+_PLAN = {"entities": "entities", "facts": "facts", "relations": "relations", "timeline": "events",
+         "episodes": "episodes", "chunks": "chunks"}  # fmt: skip
 
 
 def plan_scope(conn: sqlite3.Connection, tier2: Tier2) -> ForgetPlan:
-    """Everything stored in the view's own scope (and its fact scope when that is private to it).
-    Raises ValidationError for the store-wide (admin) view."""
+    """Everything stored in the view's own scope (facts a pool member wrote into a shared pool stay
+    there: they are the pool's). Raises ValidationError for the store-wide (admin) view."""
     view = tier2.view
     if view.admin:
         raise ValidationError("forgetting a scope needs a scoped view (--scope NAME)")
-    scopes = {view.own, view.fact_scope} if view.fact_scope == view.own else {view.own}
     plan = ForgetPlan(target=f"scope {view.own}")
-    marks = ",".join("?" * len(scopes))
-    for table, plural in _TABLES:
-        rows = conn.execute(f"SELECT uuid FROM {table} WHERE scope IN ({marks})", sorted(scopes))
-        getattr(plan, plural).update(str(r[0]) for r in rows)
-    plan.ingest_ids.update(int(r[0]) for r in conn.execute(_QUEUED, (view.own,)))
+    for table, plural in _PLAN.items():
+        getattr(plan, plural).update(people.scope_uuids(conn, table, [view.own]))
+    plan.ingest_ids.update(people.queued_turns(conn, view.own))
     q = MentionQueries(conn, view)
     records = plan.entities | plan.facts | plan.events | plan.episodes | plan.relations
     plan.audit_ids |= q.audit_about(records | plan.chunks)
