@@ -2,7 +2,10 @@
 two group chats and a thread, on default settings. Every secret said in one scope (a person's direct
 chats, a group with its threads) is probed from every other session through prefetch, every read of
 the three tools, the system-prompt block (prompt context and core memory): it must appear in none of
-them, and its owner must still get it back. A turn said in a group keeps its speaker.
+them, and its owner must still get it back. Everyone also names the same company and colleague, and
+every maintenance job runs over the store before the probes (jobs never merge two people's entities);
+Hermes' built-in memory writes are mirrored into the writer's scope only. A turn said in a group keeps
+its speaker.
 
 The provider is driven as the gateway drives it (``gateway_driver``); hashing embedder and in-process
 vectors keep the suite fast.
@@ -56,6 +59,7 @@ QUESTIONS = (
     "What is my locker code word?",
     "Which doctor am I secretly seeing next week?",
     "Where do I live? Where does everyone live and work?",
+    "What project do I work on with Quentin Hart at Globex? Which codeword do I prefer?",
 )
 TOOL_READS: tuple[tuple[str, dict[str, object]], ...] = (
     ("nextlevel_search", {"query": "locker code word doctor secretly"}),
@@ -65,6 +69,9 @@ TOOL_READS: tuple[tuple[str, dict[str, object]], ...] = (
     ("nextlevel_memory", {"action": "semantic_search", "query": "locker code word doctor"}),
     ("nextlevel_memory", {"action": "timeline_query"}),
     ("nextlevel_memory", {"action": "graph_central"}),
+    ("nextlevel_memory", {"action": "entity_query", "name": "Quentin Hart"}),
+    ("nextlevel_memory", {"action": "graph_traverse", "entity": "Globex"}),
+    ("nextlevel_memory", {"action": "timeline_query", "entity": "Globex"}),
     ("nextlevel_memory", {"action": "stats"}),
     ("nextlevel_memory", {"action": "core"}),
 )
@@ -93,8 +100,14 @@ def _seed(home: Path) -> dict[str, str]:
             s.say(person, f"My locker code word is {a}.")
             s.say(person, f"I'm secretly seeing a doctor named Dr. {b} next week, don't tell anyone.")
             s.say(person, f"Remember that my bank PIN hint is my first dog's name, {c}.")
+            # The same names in everyone's words: a job that merged people's entities would leak here.
+            e, f = token(n), token(n + 1)
+            n += 2
+            s.say(person, f"I work at Globex with Quentin Hart on project {e}.")
+            # A built-in MEMORY.md/USER.md write Hermes mirrors to the provider.
+            s.provider.on_memory_write("add", "user", f"Prefers the codeword {f}.", {"session_id": s.session_id})
             scope = owner_of(chat, person)
-            secrets.update({a: scope, b: scope, c: scope})
+            secrets.update({a: scope, b: scope, c: scope, e: scope, f: scope})
             # Core memory of this person's scope (what an LLM core update would have written).
             shared = s.provider._store()
             assert shared is not None
@@ -125,6 +138,9 @@ def _seed(home: Path) -> dict[str, str]:
     sessions.append(thread)
     for shared in registry._stores.values():
         assert shared.api.flush(timeout=60)["data"]["drained"]
+    # Every maintenance job (consolidate, prune, embeddings, graph) over the whole store.
+    jobs = next(iter(registry._stores.values())).api.maintain()
+    assert jobs["success"], jobs
     for s in sessions:
         s.end()
     assert registry.open_stores() == {}
