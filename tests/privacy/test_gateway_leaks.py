@@ -105,7 +105,9 @@ def _seed(home: Path) -> dict[str, str]:
             n += 2
             s.say(person, f"I work at Globex with Quentin Hart on project {e}.")
             # A built-in MEMORY.md/USER.md write Hermes mirrors to the provider.
-            s.provider.on_memory_write("add", "user", f"Prefers the codeword {f}.", {"session_id": s.session_id})
+            s.provider.on_memory_write(
+                "add", "user", f"Prefers the codeword {f}.", {"session_id": s.session_id}
+            )
             scope = owner_of(chat, person)
             secrets.update({a: scope, b: scope, c: scope, e: scope, f: scope})
             # Core memory of this person's scope (what an LLM core update would have written).

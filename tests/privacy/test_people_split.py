@@ -11,7 +11,7 @@ import pytest
 from gateway_driver import FAST_YAML, Chat, Person, open_session, write_home
 
 from hermes_memory.cli import main as cli
-from hermes_memory.hermes import registry
+from hermes_memory.hermes import registry, status
 
 ALICE = Person("Alice", {"telegram": "111"})
 BOB = Person("Bob", {"telegram": "222"})
@@ -50,6 +50,9 @@ def _mixed_store(tmp_path: Path) -> Path:
         assert shared.api.flush(timeout=60)["data"]["drained"]
     for s in [*sessions, local]:
         s.end()
+    one_memory = status.collect(home, check=False)
+    assert any("every person reads every other person's memory" in p for p in one_memory.problems)
+    assert one_memory.people[0].startswith("ONE memory for everyone")
     (home / "nextlevel.yaml").write_text(FAST_YAML, encoding="utf-8")  # today's default: per person
     return home
 
@@ -86,6 +89,9 @@ def test_a_mixed_store_is_split_by_person_and_quarantined(
     finally:
         alice.end()
     assert "Rexford" in mine and "flowerpot" not in mine, mine
+    report = status.collect(home, check=False)
+    assert report.people[0].startswith("private") and "people:          private" in status.render(report)
+    assert any("wait in scope 'quarantine'" in p for p in report.problems), report.problems
     capsys.readouterr()
     assert cli(["people", "mode", "--home", str(home)]) == 0
     mode = capsys.readouterr().out
