@@ -139,10 +139,16 @@ class Sharing:
         return identity.handles()[0]
 
     def pools_of(self, party: str) -> tuple[Pool | None, tuple[Pool, ...]]:
-        """The pool ``party`` (a person key or ``group:…``) writes into, and every pool it reads."""
-        writes = next((p for p in self.pools if party in p.members), None)
-        reads = tuple(p for p in self.pools if party in p.members or party in p.readers)
-        return writes, reads
+        """The pool ``party`` (a person key or ``group:…``; a linked person also by any of their
+        ``<platform>:<user_id>``) writes into, and every pool it reads. Raises ConfigError when it is a
+        member of two pools under two of its names."""
+        names = {party, *self.people.get(party, ())}
+        writes = [p for p in self.pools if names & set(p.members)]
+        if len(writes) > 1:
+            raise ConfigError(f"config key 'scope.pools': {party!r} is a member of both {writes[0].name!r} "
+                              f"and {writes[1].name!r}; facts go to one pool")  # fmt: skip
+        reads = tuple(p for p in self.pools if names & {*p.members, *p.readers})
+        return (writes[0] if writes else None), reads
 
 
 @dataclass(frozen=True)

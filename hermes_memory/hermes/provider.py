@@ -549,9 +549,13 @@ def _split_once(shared: SharedStore) -> None:
     except HermesMemoryError as exc:
         log.warning("nextlevel: could not split the gateway turns of scope %r by person: %s", local, exc)
         return
-    for line in report.lines():
-        log.warning("nextlevel: people split: %s", line)
-    marker.write_text("\n".join(report.lines()) + "\n", encoding="utf-8")
+    moved = bool(report.moved)
+    for line in report.lines():  # an operator must see what moved (and what is quarantined)
+        log.log(logging.WARNING if moved else logging.DEBUG, "nextlevel: people split: %s", line)
+    try:
+        marker.write_text("\n".join(report.lines()) + "\n", encoding="utf-8")
+    except OSError as exc:  # the split is done; without the marker the next open checks again
+        log.warning("nextlevel: could not write %s: %s", marker, exc)
 
 
 def _active_profile() -> str:
