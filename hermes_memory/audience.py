@@ -4,8 +4,9 @@ A Hermes gateway serves many people from one home. People are the unit of privac
 in a direct chat is stored in their own scope (``user:<person>``) and recalled only into their own
 sessions; what is said in a group chat belongs to that group (``group:<platform>:<chat_id>``, threads
 inside it) and is recalled only there. ``<person>`` is the name the operator linked the identity to
-(config ``scope.people``), else ``<platform>:<user_id>``. The local CLI (no identity) keeps the
-configured scope (``scope.name``) and its behaviour.
+(config ``scope.people``), else ``<platform>:<user_id>``. A session that names nobody (the CLI,
+``hermes -z``, no ``user_id`` outside a group) keeps the configured scope (``scope.name``) and its
+behaviour.
 
 Sharing is explicit (config ``scope.pools``): a pool names its ``members`` (their facts, entities,
 relations and timeline events are written to the pool, which they read) and its ``readers`` (they read
@@ -30,8 +31,6 @@ PERSON_PREFIX = "user:"
 GROUP_PREFIX = "group:"
 POOL_PREFIX = "pool:"
 QUARANTINE_SCOPE = "quarantine"
-# Platforms on which Hermes runs for the one local user (no gateway identity).
-LOCAL_PLATFORMS = frozenset({"", "cli", "local"})
 DM_TYPES = frozenset({"dm", "direct", "private"})
 
 Kind = Literal["local", "person", "group"]
@@ -165,18 +164,16 @@ class Audience:
 
 
 def audience_of(identity: Identity, sharing: Sharing, per_user: bool) -> Audience:
-    """The audience of a session. Raises ConfigError for an id that cannot name a scope."""
-    if not per_user or (identity.platform in LOCAL_PLATFORMS and identity.user_id is None):
-        return Audience("local", "", None)
+    """The audience of a session: a group chat's (by its chat id), else the person's Hermes names by
+    ``user_id``, else the local one (nobody named: the CLI, ``hermes -z``, a one-user API server keep
+    the configured scope). Raises ConfigError for an id that cannot name a scope."""
     try:
-        if identity.in_group and identity.chat_id is not None:
+        if per_user and identity.in_group and identity.chat_id is not None:
             party = check_scope_name(f"{GROUP_PREFIX}{identity.platform}:{identity.chat_id}", "group chat_id")
             return Audience("group", party, party)
         person = sharing.person_of(identity)
-        if person is None and identity.chat_id is not None:  # a direct chat without a user id
-            person = f"{identity.platform}:dm:{identity.chat_id}"
-        if person is None:  # Hermes keeps such chats in one session per platform; so does memory
-            person = f"{identity.platform}:unidentified"
+        if not per_user or person is None:
+            return Audience("local", "", None)
         return Audience("person", check_scope_name(f"{PERSON_PREFIX}{person}", "scope of user_id"), person)
     except ValidationError as exc:
         raise ConfigError(f"scope.per_user: {exc}") from exc

@@ -3,12 +3,13 @@ their own scopes goes to each person's or group's scope, by the identity recorde
 
 Each gateway turn's episodes carry the metadata the provider recorded (``platform``, ``user_id``,
 ``chat_id``, ``chat_type``, ``thread_id``); the scope is the one ``audience`` gives that identity. A
-gateway turn without a user id or chat id, a session whose turns name several scopes, and a fact or
-event drawn from turns of several scopes cannot be attributed: they go to ``quarantine``, which no
-gateway session reads. Facts and timeline events follow their source turns (or their session); chunks
-follow their source and are queued for re-embedding (a vector carries its chunk's scope). Turns of the
-local user (the CLI, no gateway platform), entities and relations stay where they are: the local scope
-is never recalled into a gateway session. Nothing is deleted; one transaction.
+turn whose user id cannot name a scope, the person's turns of a session whose turns name several
+scopes, and a fact or event drawn from turns of several scopes cannot be attributed: they go to
+``quarantine``, which no gateway session reads. Facts and timeline events follow their source turns
+(or their session); chunks follow their source and are queued for re-embedding (a vector carries its
+chunk's scope). Turns that name nobody (the CLI, ``hermes -z``, no user id outside a group: the local
+user's, as ``audience`` keeps them), entities and relations stay where they are: the local scope is
+never recalled into a person's or group's session. Nothing is deleted; one transaction.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_memory.audience import LOCAL_PLATFORMS, QUARANTINE_SCOPE, Identity, Sharing, audience_of
+from hermes_memory.audience import QUARANTINE_SCOPE, Identity, Sharing, audience_of
 from hermes_memory.errors import ConfigError
 from hermes_memory.tier2 import people as rows
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION
@@ -70,14 +71,9 @@ def _target(metadata: str | None, sharing: Sharing) -> str | None:
         return None
     if not isinstance(meta, dict) or meta.get("source") != "hermes":
         return None
-    identity = Identity.from_kwargs(meta)
-    if identity.platform in LOCAL_PLATFORMS and identity.user_id is None:
-        return None
-    if identity.user_id is None and identity.chat_id is None:
-        return QUARANTINE_SCOPE
     try:
-        return audience_of(identity, sharing, per_user=True).scope or QUARANTINE_SCOPE
-    except ConfigError:
+        return audience_of(Identity.from_kwargs(meta), sharing, per_user=True).scope or None
+    except ConfigError:  # an id that cannot name a scope: nobody's to read
         return QUARANTINE_SCOPE
 
 

@@ -50,8 +50,9 @@ def scope(sharing: Sharing = NOTHING_SHARED, per_user: bool = True, **kwargs: An
             "group:telegram:-100",
         ),
         ({"platform": "slack", "user_id": "U1", "chat_id": "C1", "chat_type": "channel"}, "group:slack:C1"),
-        ({"platform": "telegram", "chat_id": "555", "chat_type": "dm"}, "user:telegram:dm:555"),
-        ({"platform": "telegram", "chat_type": "dm"}, "user:telegram:unidentified"),
+        ({"platform": "telegram", "chat_id": "555", "chat_type": "dm"}, ""),  # nobody named: the local user
+        ({"platform": "api_server"}, ""),
+        ({"platform": "telegram", "chat_id": "-5", "chat_type": "group"}, "group:telegram:-5"),
     ],
 )
 def test_each_identity_has_its_scope(kwargs: dict[str, Any], expected: str) -> None:

@@ -15,6 +15,7 @@ from hermes_memory.hermes import registry, status
 
 ALICE = Person("Alice", {"telegram": "111"})
 BOB = Person("Bob", {"telegram": "222"})
+MALLORY = Person("Mallory", {"telegram": "evil/id"})
 TABLES = ("episodes", "facts", "timeline", "chunks")
 
 
@@ -39,12 +40,12 @@ def _mixed_store(tmp_path: Path) -> Path:
     sessions = [
         open_session(home, ALICE, Chat("telegram", "111"), "old-a"),
         open_session(home, BOB, Chat("telegram", "222"), "old-b"),
-        open_session(home, None, Chat("telegram", "", "dm"), "old-anon"),
+        open_session(home, MALLORY, Chat("telegram", "evil/id"), "old-anon"),
     ]
     sessions[0].say(ALICE, "My bank PIN hint is my first dog's name, Rexford.")
     sessions[1].say(BOB, "I keep my spare key under the blue flowerpot.")
-    sessions[2].say(BOB, "The vault phrase is Quillon.")  # no user id, no chat id: unattributable
-    local = open_session(home, None, Chat("cli", "", "dm"), "old-cli")
+    sessions[2].say(MALLORY, "The vault phrase is Quillon.")  # an id that cannot name a scope
+    local = open_session(home, None, Chat("telegram", "", "dm"), "old-cli")  # names nobody: the local user
     local.say(ALICE, "Remember that the build server is named Tarragon.")
     for shared in registry._stores.values():
         assert shared.api.flush(timeout=60)["data"]["drained"]
