@@ -15,6 +15,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
+from hermes_memory.audience import Sharing
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.recall.settings import PRESETS, RecallSettings, setting_fields, settings_for
 from hermes_memory.scoping import check_scope_name
@@ -117,6 +118,10 @@ class ScopeConfig:
     per_user: bool
     # Other scopes this agent may also read (cross-agent recall; never written); empty: isolated.
     read_also: tuple[str, ...]
+    # Gateway people linked across platforms (name -> ["<platform>:<user_id>", ...]) and shared pools
+    # (name -> {members: [...], readers: [...]}); see ``audience``.
+    people: Mapping[str, Any]
+    pools: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -213,7 +218,7 @@ _REMOVED = {
     ),
 }
 # Sections whose mapping-valued keys take any key of their own (checked when the section is built).
-_OPEN_MAPPINGS = {"recall.overrides"}
+_OPEN_MAPPINGS = {"recall.overrides", "scope.people", "scope.pools"}
 
 # Keys whose numbers must be > 0 (the rest of the numbers must be >= 0).
 _POSITIVE = {
@@ -385,6 +390,7 @@ def _check_scope(scope: ScopeConfig) -> ScopeConfig:
         names = tuple(check_scope_name(n, "config key 'scope.read_also' item") for n in others)
     except ValidationError as exc:
         raise ConfigError(str(exc)) from exc
+    Sharing.of(scope.people, scope.pools)  # raises ConfigError naming the bad key
     return dataclasses.replace(scope, read_also=tuple(dict.fromkeys(names)))
 
 

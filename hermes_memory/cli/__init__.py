@@ -16,6 +16,7 @@ from hermes_memory.cli import (
     _maintenance_commands,
     _memory_commands,
     _ops_commands,
+    _people_commands,
     _tier3_commands,
     _tier_commands,
     demo,
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     _maintenance_commands.register(sub)
     _doctor_mcp_commands.register(sub)
     _ops_commands.register(sub)
+    _people_commands.register(sub)
     return parser
 
 

@@ -15,6 +15,7 @@ from hermes_memory.cli._common import (
     open_api,
     resolve,
 )
+from hermes_memory.hermes.people_status import people_status
 
 _MARK = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
 
@@ -52,6 +53,7 @@ def _doctor(args: argparse.Namespace) -> int:
     resolved = resolve(args)
     with open_api(args) as api:
         envelope = api.doctor(repair=args.repair)
+    people = people_status(resolved.config)
     if args.json:
         envelope["meta"]["settings"] = str(resolved.source) if resolved.source else None
         print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))
@@ -63,10 +65,14 @@ def _doctor(args: argparse.Namespace) -> int:
         tier3 = resolved.config.tier3
         vectors = f"{tier3.backend}, embedder {tier3.embedding_model}" if tier3.enabled else "off"
         print(f"checking {resolved.config.db_path} (vectors: {vectors}; {origin})")
+        for line in people.lines:
+            print(f"people: {line}")
+        for problem, fix in people.problems:
+            print(f"! people: {problem}\n  fix: {fix}")
         print(_table(envelope["data"], f"hermes-memory doctor --repair{home_flag(args)}"))
     if not envelope["success"]:
         return EXIT_FAILED
-    return EXIT_OK if envelope["data"]["clean"] else EXIT_FAILED
+    return EXIT_OK if envelope["data"]["clean"] and not people.problems else EXIT_FAILED
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -83,6 +83,14 @@ class Forgetting:
             lambda conn, t2: _forget.plan_entity(conn, t2, curated, name, include=include), confirm
         )
 
+    def forget_scope(self, *, confirm: bool) -> ForgetOutcome:
+        """Forget everything of this view's own scope (one person or group completely; see
+        ``ops.forget_scope``); a preview unless ``confirm``. Raises NotFoundError when the scope holds
+        nothing, ValidationError for the admin view, VectorStoreBusyError as ``forget``."""
+        from hermes_memory.ops import forget_scope as _forget_scope
+
+        return self._run(lambda conn, t2: _forget_scope.plan_scope(conn, t2), confirm)
+
     def finish_erasures(self) -> list[dict[str, Any]]:
         """Finish every recorded erasure (cheap when none is unfinished): [{id, target, left: [steps
         still to do]}]. Raises StorageError (the failing step stays recorded)."""

@@ -21,7 +21,9 @@ from typing import Any
 
 from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as checks
+from hermes_memory.audience import Identity, Sharing
 from hermes_memory.config import default_hermes_home, load_config
+from hermes_memory.core import people_split
 from hermes_memory.errors import ConfigError, HermesMemoryError
 from hermes_memory.hermes import (
     PROVIDER_NAME,
@@ -39,6 +41,7 @@ from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.prompt_context import PromptContext
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
+from hermes_memory.hermes.speakers import Spoken, spoken
 from hermes_memory.records import SESSION_EVENT
 from hermes_memory.security import fence
 from hermes_memory.security.secrets import redact_secrets
@@ -57,6 +60,13 @@ the user would expect you to know later; nextlevel_memory for precise edits, tim
 graph, and why/history of a fact."""
 
 _MEMORY_ACTIONS = ("add", "replace", "remove")
+# In a gateway person's or group's session the curated files are not theirs: Hermes keeps one
+# MEMORY.md/USER.md per home and shows it in every session, so memory never reads or writes them there.
+CURATED_REFUSAL = (
+    "MEMORY.md/USER.md are shared by every person this Hermes home serves, so nextlevel does not read or "
+    "edit them in a person's or group's session; use nextlevel_remember to keep a fact in this "
+    "conversation's own memory"
+)
 # How long initialize may spend writing turns an earlier process left queued (rule-based extraction
 # takes milliseconds a turn; an LLM extractor may take longer, and the worker then finishes the rest).
 _STARTUP_INGEST_S = 2.0
@@ -85,6 +95,7 @@ class NextLevelProvider:
         self._primary = True
         self._platform = ""
         self._user_name: str | None = None
+        self._identity_seen = Identity()
         self._turn_metadata: dict[str, Any] = {}
         self._init_error: str | None = None
         self._core_block = ""
@@ -114,9 +125,10 @@ class NextLevelProvider:
         self._platform = str(kwargs.get("platform") or "")
         name = kwargs.get("user_name")
         self._user_name = str(name) if name else None
+        self._identity_seen = Identity.from_kwargs(kwargs)
         self._turn_metadata = {
             key: str(kwargs[key])
-            for key in ("platform", "chat_id", "chat_type", "thread_id", "user_id")
+            for key in ("platform", "chat_id", "chat_type", "thread_id", "user_id", "user_id_alt")
             if kwargs.get(key)
         }
         self._turn_metadata["source"] = "hermes"
@@ -127,7 +139,7 @@ class NextLevelProvider:
             # "default" (that would mix this agent's memory into another profile's).
             profile = profile_name("agent_identity (the profile)", kwargs.get("agent_identity") or "default")
             self._settings = load_settings(home)
-            shared = registry.acquire(home, profile, self._settings, user_id=kwargs.get("user_id"))
+            shared = registry.acquire(home, profile, self._settings, identity=self._identity_seen)
             self._profile = profile
         except HermesMemoryError as exc:
             self._init_error = f"nextlevel memory could not start: {exc}"
@@ -146,7 +158,9 @@ class NextLevelProvider:
                 shared.api.core.ingest.ingest_pending(checks.ingest_timeout(_STARTUP_INGEST_S))
             except HermesMemoryError as exc:
                 log.warning("nextlevel: could not ingest the queued turns: %s", exc)
-            if self._primary:
+            if shared.audience.multi_user:
+                _split_once(shared)
+            if self._primary and not shared.audience.multi_user:
                 # First activation (HMNL §14): the curated entries a user had before become facts, once.
                 try:
                     shared.api.core.mirror.migrate()
@@ -199,6 +213,9 @@ class NextLevelProvider:
             reason = self._init_error or "nextlevel memory is not initialised in this agent"
             return tools.error_json(f"{reason}; check `hermes-memory status`", "unavailable")
         arguments = args if isinstance(args, Mapping) else {}
+        if (shared.audience.multi_user and tool_name == schemas.MEMORY
+                and arguments.get("action") in schemas.CURATED_ACTIONS):  # fmt: skip
+            return tools.error_json(CURATED_REFUSAL, "access_denied")
         try:
             access.check_call(self._identity(shared), arguments, kwargs)
             if tool_name == schemas.SEARCH and arguments.get("skill") is not None:
@@ -253,10 +270,19 @@ class NextLevelProvider:
 
     def _queue_turn(self, shared: SharedStore, user: str, assistant: str, sid: str, turn: str | None) -> None:
         """Durably queue one exchange. Raises ValidationError for input MemoryAPI refuses, StorageError."""
+        said = spoken(user, self._identity_seen) if isinstance(user, str) else None
+        if said is None:  # not text: refused by checks.turn below, with its own message
+            said = Spoken(user, self._user_name, self._turn_metadata.get("user_id"))
+        metadata = dict(self._turn_metadata)
+        if said.user_id is None:
+            metadata.pop("user_id", None)
+            metadata.pop("user_id_alt", None)
+        if said.speaker is not None:
+            metadata["speaker"] = said.speaker
         checked = checks.turn(
-            user, assistant, sid,
-            user_name=self._user_name, assistant_name=self._settings.assistant_name,
-            metadata=self._turn_metadata, turn_id=turn,
+            said.text, assistant, sid,
+            user_name=said.speaker, assistant_name=self._settings.assistant_name,
+            metadata=metadata, turn_id=turn,
         )  # fmt: skip
         shared.api.core.ingest.remember_turn(**checked)
 
@@ -292,6 +318,10 @@ class NextLevelProvider:
         if core.tiers.sem is None:
             return
         for found in found_by_search.found_messages(messages):
+            if shared.audience.multi_user and found.session_id not in self._sessions:
+                # Hermes' session_search reads every session of the home, other people's too: a
+                # person's or group's memory keeps only what was said in its own sessions.
+                continue
             try:
                 body = v.text("session_search result", found.text, max_chars=core.tiers.max_chars).strip()
                 safety.ensure_storable(body)
@@ -503,6 +533,29 @@ class NextLevelProvider:
             if os.path.commonpath([real, home]) != home and real not in out:
                 out.append(real)
         return out
+
+
+def _split_once(shared: SharedStore) -> None:
+    """The first time a gateway person's or group's store opens: move what a gateway stored in the
+    local scope before people had scopes to their own scopes (``core.people_split``), once per store
+    (a marker beside the database), logging the counts; ``hermes-memory people split`` runs it again."""
+    api = shared.api
+    marker = api.config.db_path.with_name(api.config.db_path.name + ".people-split")
+    if marker.exists():
+        return
+    scope, local = api.config.scope, shared.local_scope
+    try:
+        report = people_split.split(api.tier2, local, Sharing.of(scope.people, scope.pools))
+    except HermesMemoryError as exc:
+        log.warning("nextlevel: could not split the gateway turns of scope %r by person: %s", local, exc)
+        return
+    moved = bool(report.moved)
+    for line in report.lines():  # an operator must see what moved (and what is quarantined)
+        log.log(logging.WARNING if moved else logging.DEBUG, "nextlevel: people split: %s", line)
+    try:
+        marker.write_text("\n".join(report.lines()) + "\n", encoding="utf-8")
+    except OSError as exc:  # the split is done; without the marker the next open checks again
+        log.warning("nextlevel: could not write %s: %s", marker, exc)
 
 
 def _active_profile() -> str:

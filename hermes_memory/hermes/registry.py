@@ -8,16 +8,16 @@ release it on shutdown. The last release drains and closes it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
 from dataclasses import dataclass, field
 
 from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.audience import Audience, Identity, Sharing, audience_of, view_settings
 from hermes_memory.config import Config
-from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.hermes.settings import ProviderSettings
-from hermes_memory.scoping import check_scope_name
 
 StoreKey = tuple[str, str, str]  # (absolute hermes_home, profile, scope)
 
@@ -29,6 +29,8 @@ class SharedStore:
     key: StoreKey
     api: MemoryAPI
     settings: ProviderSettings
+    audience: Audience = field(default_factory=lambda: Audience("local", "", None))
+    local_scope: str = "default"  # the configured scope.name (the local user's)
     refs: int = 0
     # Set once a recall over every tier (the embedder included) has completed: from then on the hot
     # path may use Tier 3 too without risking a model load.
@@ -58,29 +60,42 @@ def store_key(hermes_home: str, profile: str, scope: str = "") -> StoreKey:
     return (os.path.realpath(os.path.expanduser(hermes_home)), profile, scope)
 
 
-def user_scope(config: Config, user_id: object) -> str:
-    """The scope of a Hermes user: ``user:<user_id>`` when config ``scope.per_user`` is on and Hermes
-    passed a user id, else "" (the configured ``scope.name``). Raises ConfigError for an id that is
-    not a valid scope name."""
-    if not config.scope.per_user or user_id is None or user_id == "":
-        return ""
-    try:
-        return check_scope_name(f"user:{user_id}", "scope of user_id")
-    except ValidationError as exc:
-        raise ConfigError(f"scope.per_user: {exc}") from exc
+def audience(config: Config, identity: Identity | None) -> Audience:
+    """Whose store a session with this identity opens (see ``audience``): the local scope without a
+    gateway identity or with ``scope.per_user`` off. Raises ConfigError for an id that cannot name a
+    scope and for bad sharing settings."""
+    sharing = Sharing.of(config.scope.people, config.scope.pools)
+    return audience_of(identity or Identity(), sharing, config.scope.per_user)
+
+
+def scoped_config(config: Config, who: Audience) -> Config:
+    """``config`` with its ``scope`` section for ``who``: the configured one for the local audience; a
+    person's or group's own scope, the pools it writes and reads, and ``scope.read_also``, otherwise
+    (``scope.facts``/``shared_pool`` are the local agent's, never a person's). Raises ConfigError."""
+    if who.kind == "local":
+        return config
+    facts, pool, extra = view_settings(who, Sharing.of(config.scope.people, config.scope.pools))
+    scope = dataclasses.replace(
+        config.scope, name=who.scope, facts=facts, shared_pool=pool,
+        read_also=tuple(dict.fromkeys((*extra, *config.scope.read_also))),
+    )  # fmt: skip
+    # The home's MEMORY.md/USER.md are Hermes' one pair for every session of the home: not a person's.
+    tier1 = dataclasses.replace(config.tier1, enabled=False)
+    return dataclasses.replace(config, scope=scope, tier1=tier1)
 
 
 def acquire(
-    hermes_home: str, profile: str, settings: ProviderSettings, *, user_id: object = None
+    hermes_home: str, profile: str, settings: ProviderSettings, *, identity: Identity | None = None
 ) -> SharedStore:
-    """The shared store for this home/profile and scope (config ``scope.name``, or the user's scope
-    with ``scope.per_user``), opened (with a background worker) on first use.
+    """The shared store for this home/profile and audience (the configured scope, or the person's or
+    group's own scope, see ``audience``), opened (with a background worker) on first use.
 
     Raises what MemoryAPI raises: ConfigError for bad settings, StorageError when the DB cannot open.
     """
     home = store_key(hermes_home, profile)[0]
     config = settings.memory_config(home, profile)
-    key = store_key(hermes_home, profile, user_scope(config, user_id))
+    who = audience(config, identity)
+    key = store_key(hermes_home, profile, who.scope)
     with _registry_lock:
         shared = _stores.get(key)
         closing = _closing.pop(key, None) if shared is None else None
@@ -88,10 +103,12 @@ def acquire(
             closing.wait_closed(_REOPEN_WAIT_S)
         if shared is None:
             # Several scopes of one profile share the vector collections (tier3.shared).
-            api = MemoryAPI(config, actor="hermes", background=True, scope=key[2] or None)
+            api = MemoryAPI(scoped_config(config, who), actor="hermes", background=True)
             if settings.maintenance_interval_s > 0 and config.tier2.enabled:
                 api.core.start_auto_maintenance(settings.maintenance_interval_s)
-            shared = SharedStore(key=key, api=api, settings=settings)
+            shared = SharedStore(
+                key=key, api=api, settings=settings, audience=who, local_scope=config.scope.name
+            )
             _stores[key] = shared
         shared.refs += 1
         return shared
@@ -139,4 +156,14 @@ def find(hermes_home: str, profile: str, scope: str = "") -> SharedStore | None:
         return _stores.get(store_key(hermes_home, profile, scope))
 
 
-__all__ = ["SharedStore", "StoreKey", "acquire", "find", "open_stores", "release", "store_key", "user_scope"]
+__all__ = [
+    "SharedStore",
+    "StoreKey",
+    "acquire",
+    "audience",
+    "find",
+    "open_stores",
+    "release",
+    "scoped_config",
+    "store_key",
+]

@@ -25,6 +25,7 @@ from hermes_memory.config import Config, Tier3Config
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import PROVIDER_NAME
 from hermes_memory.hermes.interpreter import fix_command
+from hermes_memory.hermes.people_status import people_status
 from hermes_memory.hermes.settings import (
     ProviderSettings,
     build_settings,
@@ -388,6 +389,7 @@ def describe(settings: ProviderSettings, hermes_home: str | os.PathLike[str]) ->
         f"settings: {settings_path(home)}",
         f"  {vectors}; memory block {settings.prefetch_budget_tokens} tokens",
         f"  memory store: {config.db_path}",
+        *(f"  people: {line}" for line in people_status(config).lines),
     ]
 
 

@@ -27,6 +27,7 @@ from hermes_memory.hermes.interpreter import (
     needed_modules,
     probe,
 )
+from hermes_memory.hermes.people_status import people_status
 from hermes_memory.hermes.settings import ProviderSettings, load_memory_config, settings_path
 from hermes_memory.hermes.setup import DEFAULT_OPENAI_MODEL, embedder_problem
 from hermes_memory.recall.availability import busy_words
@@ -62,6 +63,7 @@ class StatusReport:
     failing_error: str | None = None
     # The maintenance jobs: whether Hermes runs them itself, who runs them now, each job's last run.
     maintenance: list[str] = field(default_factory=list)
+    people: list[str] = field(default_factory=list)  # the privacy mode of a gateway's people
     extras: list[str] = field(default_factory=list)
     hermes_command: str | None = None
     hermes_python: str | None = None
@@ -125,6 +127,11 @@ def collect(
             )
         report.pending = pending_counts(config.db_path)
         report.maintenance = maintenance_lines(config.db_path, settings)
+        people = people_status(config)
+        report.people = people.lines
+        for problem, fix in people.problems:
+            report.problems.append(problem)
+            report.fixes.append(fix)
         report.failing_turns, report.failing_error = failing_turns(config.db_path)
         if report.failing_turns:
             report.problems.append(
@@ -294,6 +301,8 @@ def render(report: StatusReport) -> str:
         f"pending:         {_pending_text(report.pending)}",
         *(f"maintenance:     {line}" for line in report.maintenance[:1]),
         *(f"                 {line}" for line in report.maintenance[1:]),
+        *(f"people:          {line}" for line in report.people[:1]),
+        *(f"                 {line}" for line in report.people[1:]),
         f"Hermes command:  {report.hermes_command or '-'}",
         f"Hermes Python:   {report.hermes_python or 'not found'}",
     ]

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_settings import api_of
 
 from hermes_memory.errors import AccessDeniedError, ValidationError
+from hermes_memory.hermes import registry
 from hermes_memory.hermes.access import CallIdentity, check_call
 
 ME = CallIdentity(session_id="s2", sessions=frozenset({"s1", "s2"}), user_id="u1", scope="default",
@@ -56,7 +56,9 @@ def test_malformed_identity_arguments_are_bad_input() -> None:
 def test_the_provider_refuses_another_sessions_call_before_touching_memory(make: Any, home: Path) -> None:
     provider = make("s1", user_id="alice")
     provider.on_session_switch("s2", parent_session_id="s1", reset=True)
-    before = api_of(home).core.tiers.tier2().facts.count()
+    alice = registry.find(str(home), "default", "user:cli:alice")  # a named user has their own scope
+    assert alice is not None
+    before = alice.api.core.tiers.tier2().facts.count()
     refused = json.loads(
         provider.handle_tool_call(
             "nextlevel_remember", {"content": "Bob's password hint is 'tulip'.", "session_id": "someone-else"}
@@ -64,7 +66,7 @@ def test_the_provider_refuses_another_sessions_call_before_touching_memory(make:
     )
     assert refused["error_type"] == "access_denied"
     assert "names session 'someone-else'" in refused["error"] and "runs in session 's2'" in refused["error"]
-    assert api_of(home).core.tiers.tier2().facts.count() == before
+    assert alice.api.core.tiers.tier2().facts.count() == before
     other_user = json.loads(provider.handle_tool_call("nextlevel_search", {"query": "x", "user_id": "bob"}))
     assert other_user["error_type"] == "access_denied" and "user 'bob'" in other_user["error"]
     hermes_kwargs = json.loads(

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.audience import Identity
 from hermes_memory.config import load_config
 from hermes_memory.errors import ConfigError, NotFoundError, StorageError, ValidationError
 from hermes_memory.graph.service import view_directory
@@ -74,9 +75,9 @@ def test_the_admin_view_reads_everything_and_creates_nothing() -> None:
 
 # -- config ---------------------------------------------------------------------------------------------
 def test_scope_config_defaults_keep_todays_behaviour(tmp_path: Path) -> None:
-    cfg = load_config(hermes_home=tmp_path)
+    cfg = load_config(hermes_home=tmp_path)  # people private (per_user), the local agent unchanged
     assert (cfg.scope.name, cfg.scope.facts, cfg.scope.shared_pool, cfg.scope.per_user) == (
-        "default", "private", "shared", False
+        "default", "private", "shared", True
     )
     with MemoryAPI(cfg) as api:
         assert api.view == ScopeView.default() and api.scope == "default"
@@ -241,16 +242,18 @@ def test_each_readable_set_has_its_own_graph_and_core_memory_file(tmp_path: Path
 
 # -- the Hermes provider --------------------------------------------------------------------------------
 def test_user_scope_follows_per_user(tmp_path: Path) -> None:
-    off = load_config(hermes_home=tmp_path)
-    per_user: dict[str, Any] = {"scope.per_user": True}
-    on = load_config(hermes_home=tmp_path, **per_user)
-    assert registry.user_scope(off, "42") == ""
-    assert registry.user_scope(on, None) == registry.user_scope(on, "") == ""
-    assert registry.user_scope(on, "42") == "user:42"
+    per_user: dict[str, Any] = {"scope.per_user": False}
+    off = load_config(hermes_home=tmp_path, **per_user)
+    on = load_config(hermes_home=tmp_path)
+    tg = Identity.from_kwargs
+    assert registry.audience(off, tg({"platform": "telegram", "user_id": "42"})).scope == ""
+    assert registry.audience(on, None).scope == registry.audience(on, tg({"platform": "cli"})).scope == ""
+    assert registry.audience(on, tg({"platform": "cli", "user_id": ""})).kind == "local"
+    assert registry.audience(on, tg({"platform": "telegram", "user_id": "42"})).scope == "user:telegram:42"
     with pytest.raises(ConfigError, match="per_user"):
-        registry.user_scope(on, "evil\nid")
+        registry.audience(on, tg({"platform": "telegram", "user_id": "evil\nid"}))
     with pytest.raises(ConfigError, match="per_user"):
-        registry.user_scope(on, "x" * 200)
+        registry.audience(on, tg({"platform": "telegram", "user_id": "x" * 200}))
 
 
 SETTINGS = """\
@@ -278,12 +281,12 @@ def test_the_provider_opens_the_configured_scope_and_one_per_user(tmp_path: Path
     bob = _provider(home, user_id="bob")
     anonymous = _provider(home)
     try:
-        shared_alice = registry.find(str(home), "default", "user:alice")
-        shared_bob = registry.find(str(home), "default", "user:bob")
+        shared_alice = registry.find(str(home), "default", "user:cli:alice")
+        shared_bob = registry.find(str(home), "default", "user:cli:bob")
         shared_anon = registry.find(str(home), "default")
         assert shared_alice is not None and shared_bob is not None and shared_anon is not None
         assert (shared_alice.api.scope, shared_bob.api.scope, shared_anon.api.scope) == (
-            "user:alice", "user:bob", "gateway"
+            "user:cli:alice", "user:cli:bob", "gateway"
         )
         assert shared_alice.api.tier2.db.path == shared_bob.api.tier2.db.path  # one store
         assert shared_alice.api.fact_store("Alice's locker code is 1234")["success"]
