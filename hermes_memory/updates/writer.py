@@ -127,7 +127,7 @@ class StatementUpdates:
                 said_by = (
                     clause
                     if hit is None
-                    else self._replacement(detector, pending, clause, earlier[hit.index])
+                    else self._replacement(detector, pending, clause, earlier[hit.index], known)
                 )
                 start = text.find(said_by)
                 stating = read(said_by, speaker=speaker, when=said, holders=known.holders,
@@ -152,14 +152,18 @@ class StatementUpdates:
         pending: Sequence[tuple[str, Statement, list[Fact], list[Statement]]],
         clause: str,
         old: Statement,
+        known: Known = NOTHING_KNOWN,
     ) -> str:
         """The clause of the message that states the new value of ``old``'s attribute: in "Traded the
         Mazda in, and I drive a Volvo now" the first clause ends the old value, the second names the new
-        one. The clause nearest ``old`` in meaning that names a value ``old`` lacks; else ``clause``."""
-        mine = values(old)
-        options = [
-            (c, n) for c, n, _, _ in pending if c != clause and about_same(old, n) and values(n) - mine
-        ]
+        one. The clause nearest ``old`` in meaning that names a value ``old`` lacks (a name or number, or
+        an entity the memory knows even at the clause's start: "McFit is my gym"); else ``clause``."""
+        mine = values(old) | set(old.words)
+
+        def named(n: Statement) -> set[str]:
+            return values(n) | {w for w in n.words if w in known.things or w in known.holders}
+
+        options = [(c, n) for c, n, _, _ in pending if c != clause and about_same(old, n) and named(n) - mine]
         if not options:
             return clause
         vec = detector.vectors([old.normal, *(n.normal for _, n in options)])

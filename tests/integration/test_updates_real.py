@@ -115,6 +115,20 @@ def test_the_corpus_figures_hold() -> None:
     assert result["pairs"] >= 400 and result["families"] >= 40
     inside, held = result["in_sample"], result["leave_one_family_out"]
     crowded = result["crowded_leave_one_family_out"]
-    assert inside["precision"] >= 0.99 and inside["recall"] >= 0.64, inside
-    assert held["precision"] >= 0.95 and held["recall"] >= 0.62, held
+    assert inside["precision"] >= 0.99 and inside["recall"] >= 0.57, inside
+    assert held["precision"] >= 0.96 and held["recall"] >= 0.55, held
     assert crowded["distractors_closed"] <= 25, crowded
+
+
+def test_the_old_fact_points_at_the_clause_that_names_the_new_value(tmp_path: Path) -> None:
+    """ "I closed my Barclays account; Monzo is my bank." ends the old value in its first clause and names
+    the new one in its second: the replaced fact points at the second, even when extraction's fact of
+    the first clause spans the whole message and the new value opens its clause."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("I bank with Barclays.", "Okay.", "s1", START)
+        api.remember_turn("I closed my Barclays account; Monzo is my bank.", "Okay.", "s2", START + DAY)
+        assert api.flush()["success"]
+        closed = [f for f in _facts(api) if "Barclays" in f["content"] and not _open(f)]
+        assert closed, _facts(api)
+        by = api.tier2.facts.get_many([closed[0]["superseded_by"]])
+        assert "Monzo" in next(iter(by.values())).content, by
