@@ -64,6 +64,8 @@ class Recalled:
     # Which tiers answered, and tier -> why it could not (in words), for the block's last lines.
     answered: tuple[str, ...] = ()
     unavailable: tuple[tuple[str, str], ...] = ()
+    # Stored turns not yet searchable by meaning when the recall ran (their vectors are still queued).
+    behind: int = 0
 
 
 @dataclass(frozen=True)
@@ -180,13 +182,24 @@ class RecallJob:
                     shared.tier3_failed.set()
             unavailable = {**self._left_out, **answer.unavailable}
             self._result = Recalled(
-                answer.lines, time.monotonic(), answer.answered, tuple(unavailable.items())
-            )
+                answer.lines, time.monotonic(), answer.answered, tuple(unavailable.items()),
+                behind=self._turns_behind(),
+            )  # fmt: skip
         except Exception:  # a background thread has no caller to raise to: log it with its traceback
             if not self._shared.closed.is_set():
                 log.exception("nextlevel: background recall failed")
         finally:
             self._done.set()
+
+    def _turns_behind(self) -> int:
+        """How many stored turns meaning search cannot find yet (0 when the vectors are not used)."""
+        if self._tiers is not None and "tier3" not in self._tiers and "tier3" not in self._left_out:
+            return 0
+        try:
+            return self._shared.api.core.ingest.turns_behind()
+        except HermesMemoryError as exc:
+            log.warning("nextlevel: could not count the turns waiting for their vectors: %s", exc)
+            return 0
 
     @property
     def done(self) -> bool:
@@ -300,6 +313,8 @@ class Prefetcher:
         answered = availability.answered_line(recalled.answered)
         # A failure's message can quote text: the footer is quoted (the lines are, when built).
         note = fence.quote(availability.unavailable_note(dict(recalled.unavailable)))
+        if recalled.behind:
+            note = " ".join(filter(None, (note, availability.behind_note(recalled.behind))))
         footer = [answered, note] if note else [answered]
         budget = self._settings.prefetch_budget_tokens - sum(approx_tokens(t) + 1 for t in (HEADER, *footer))
         with self._lock:

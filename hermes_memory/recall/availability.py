@@ -80,6 +80,14 @@ def unavailable_note(unavailable: Mapping[str, str]) -> str:
     return "Could not answer: " + "; ".join(parts) + tail + "."
 
 
+def behind_note(turns: int) -> str:
+    """What the block says while meaning search lags behind the stored turns."""
+    return (
+        f"Meaning search is behind: {turns} stored turn(s) are not yet searchable by meaning "
+        "(keyword search finds them)."
+    )
+
+
 def tool_fields(answered: Iterable[str], unavailable: Mapping[str, str]) -> dict[str, Any]:
     """The keys a tool result carries: ``tiers_answered``, ``tiers_unavailable`` and, when some tier
     could not answer, ``note``."""
@@ -102,6 +110,7 @@ __all__ = [
     "LOADING",
     "TIER_WORDS",
     "answered_line",
+    "behind_note",
     "busy_words",
     "reason_for",
     "tool_fields",

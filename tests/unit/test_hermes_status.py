@@ -165,7 +165,7 @@ def test_status_shows_the_settings_hermes_uses_and_what_is_pending(home: Path) -
     )
     report = status.collect(home, check=False)
     assert report.embedder == "hashing (no model)" and report.vector_backend == "chroma"
-    assert report.pending == {"turns_to_ingest": 0, "embeddings": 0}
+    assert report.pending == {"turns_to_ingest": 0, "embeddings": 0, "turns_behind": 0}
     # A turn queued by a process that exits before ingesting it (no worker here) stays pending.
     config = load_memory_config(home).config
     with MemoryAPI(config) as api:
