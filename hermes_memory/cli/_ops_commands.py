@@ -47,6 +47,10 @@ def register(sub: Any) -> None:
     target.add_argument("--entity", help="name or alias of an entity: forget every mention")
     p.add_argument("--yes", action="store_true", help="really forget (default: show what would go)")
     p.add_argument(
+        "--all-turns", action="store_true",
+        help="with --yes: confirm a large forget (more than a few stored turns), which the preview names",
+    )  # fmt: skip
+    p.add_argument(
         "--include-related", nargs="*", metavar="NAME",
         help="also forget the related names the preview lists (first name, title + surname, aliases given "
         "in the text, related entities): all of them, or the NAMEs given",
@@ -106,9 +110,13 @@ def _forget(args: argparse.Namespace) -> int:
     related: bool | list[str] = False if args.include_related is None else (args.include_related or True)
     with open_api(args) as api:
         if args.id is not None:
-            envelope = api.forget(args.id, confirm=args.yes, include_related=related)
+            envelope = api.forget(
+                args.id, confirm=args.yes, include_related=related, confirm_large=args.all_turns
+            )
         else:
-            envelope = api.forget_entity(args.entity, confirm=args.yes, include_related=related)
+            envelope = api.forget_entity(
+                args.entity, confirm=args.yes, include_related=related, confirm_large=args.all_turns
+            )
     if args.json:
         print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))
         return EXIT_OK if envelope["success"] else EXIT_FAILED
@@ -131,8 +139,11 @@ def _forget(args: argparse.Namespace) -> int:
         left = ", ".join(data["unfinished"])
         lines.append(f"  not finished yet (finished on the next open or by doctor --repair): {left}")
     if not data["confirmed"]:
+        if data.get("warning"):
+            lines.append(f"WARNING: {data['warning']}")
         if any(not item["included"] for item in data.get("related", [])):
             lines.append("related names are kept unless given with --include-related [NAME ...]")
-        lines.append("nothing changed; run again with --yes to forget")
+        again = "--yes --all-turns" if data.get("warning") else "--yes"
+        lines.append(f"nothing changed; run again with {again} to forget")
     print("\n".join(lines))
     return EXIT_OK

@@ -127,21 +127,14 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
     )
 
 
-_NOT_OWN = frozenset({"states", "plans", "wants"})
-
-
 def _own_statements(state: _State, speaker: str) -> None:
-    """The AI agent's message keeps only what it states about itself, and the entities in it: its
-    words are never evidence of facts about the user or anyone else."""
-    own = speaker.casefold()
-    # Only what it is, uses or has: its free-form sentences ("I'd recommend visiting Porto") and its
-    # plans ("I'll remind you") are advice and promises to the user, not facts about the AI.
-    state.facts[:] = [f for f in state.facts if f.subject.casefold() == own and f.predicate not in _NOT_OWN]
-    state.relations[:] = [r for r in state.relations if r.subject.casefold() == own]
-    named = {own} if state.facts or state.relations else set()
-    named.update(r.object.casefold() for r in state.relations)
-    named.update(f.object.casefold() for f in state.facts if f.object)
-    state.mentions[:] = [m for m in state.mentions if m.name.casefold() in named]
+    """The AI agent's message is never evidence: it repeats memory, tool results or the user, so no
+    fact, relation or entity comes of it, and the AI is never a person of the user's world from its own
+    words (``speaker``: its name)."""
+    del speaker  # named for the reader: even what the AI says about itself is no fact
+    state.facts.clear()
+    state.relations.clear()
+    state.mentions.clear()
 
 
 def _unique_relations(relations: list[ExtractedRelation]) -> tuple[ExtractedRelation, ...]:
