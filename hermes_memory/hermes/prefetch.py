@@ -305,7 +305,9 @@ class Prefetcher:
             previous = fallback.wait(0)
             if previous is not None:
                 return self.emit(previous)
-        return ""
+        # The wait ran out (a busy machine): say so, rather than send nothing the model could tell
+        # from "nothing is remembered".
+        return "\n".join([HEADER, availability.late_note(self._settings.prefetch_wait_ms)])
 
     def emit(self, recalled: Recalled) -> str:
         """Lines not yet shown in this session, in rank order, within the token budget (``render.select``),

@@ -112,6 +112,85 @@ def load_settings(hermes_home: str | os.PathLike[str]) -> ProviderSettings:
     return read_settings_file(path)
 
 
+def load_settings_lenient(hermes_home: str | os.PathLike[str]) -> tuple[ProviderSettings, list[str]]:
+    """The settings Hermes' provider runs with: as ``load_settings``, but a bad setting never switches
+    memory off. Each invalid or unknown key falls back to its default, and a ``memory:`` key the
+    hermes-memory config refuses is left out; what was replaced is returned as warnings (for the user).
+    Never raises ConfigError."""
+    try:
+        return load_settings(hermes_home), []
+    except ConfigError as exc:
+        first = str(exc)
+    path = settings_path(hermes_home)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return ProviderSettings(), [f"{first}; every default is used"]
+    if not isinstance(data, dict):
+        return ProviderSettings(), [f"{first}; every default is used"]
+    warnings = [f"{path}: unknown section {k!r} ignored" for k in data if k not in ("provider", "memory")]
+    provider, memory = data.get("provider") or {}, data.get("memory") or {}
+    if not isinstance(provider, Mapping):
+        warnings.append(f"{path}: 'provider' must be a mapping; its defaults are used")
+        provider = {}
+    if not isinstance(memory, Mapping):
+        warnings.append(f"{path}: 'memory' must be a mapping; its defaults are used")
+        memory = {}
+    known = {f.name: f for f in dataclasses.fields(ProviderSettings) if f.name != "memory"}
+    values: dict[str, Any] = {}
+    for key, raw in provider.items():
+        if key not in known:
+            warnings.append(f"{path}: unknown key 'provider.{key}' ignored")
+            continue
+        try:
+            values[key] = _coerce(f"provider.{key}", raw, known[key].default)
+        except ConfigError as exc:
+            warnings.append(f"{path}: {exc}; the default {known[key].default!r} is used")
+    memory = _copy(memory)
+    memory.pop("profile", None)
+    for _ in range(20):  # each round leaves out one refused key
+        try:
+            ProviderSettings(memory=memory).memory_config(os.path.expanduser("~/.hermes"), "default")
+            break
+        except ConfigError as exc:
+            key = _named_key(str(exc), memory)
+            if key is None:
+                warnings.append(f"{path}: {exc}; the 'memory' section's defaults are used")
+                memory = {}
+                break
+            _drop(memory, key)
+            warnings.append(f"{path}: {exc}; 'memory.{key}' is left out (its default is used)")
+    return ProviderSettings(**values, memory=memory), warnings
+
+
+_DOTTED = re.compile(r"'?\b([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+)\b'?")
+
+
+def _named_key(message: str, memory: Mapping[str, Any]) -> str | None:
+    """The dotted key of ``memory`` a config error names, if it names one."""
+    for match in _DOTTED.finditer(message):
+        key = match.group(1)
+        node: Any = memory
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                break
+            node = node[part]
+        else:
+            return key
+    for name in memory:  # a whole section ("config key 'tier3' must be a mapping")
+        if f"'{name}'" in message:
+            return str(name)
+    return None
+
+
+def _drop(memory: dict[str, Any], key: str) -> None:
+    *parents, leaf = key.split(".")
+    node = memory
+    for part in parents:
+        node = node[part]
+    del node[leaf]
+
+
 def read_settings_file(path: str | os.PathLike[str]) -> ProviderSettings:
     """Read a settings file in the ``provider:``/``memory:`` form. Raises ConfigError."""
     path = Path(path)
@@ -372,6 +451,7 @@ __all__ = [
     "hermes_profile",
     "load_memory_config",
     "load_settings",
+    "load_settings_lenient",
     "merge_setup",
     "read_settings_file",
     "resolve_hermes_home",

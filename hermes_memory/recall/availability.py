@@ -80,6 +80,15 @@ def unavailable_note(unavailable: Mapping[str, str]) -> str:
     return "Could not answer: " + "; ".join(parts) + tail + "."
 
 
+def late_note(waited_ms: int) -> str:
+    """What the block says when the recall for the message did not finish within the prefetch wait."""
+    return (
+        f"Could not answer in time: looking up memories for this message took longer than {waited_ms} ms "
+        "(the machine is busy), so none are shown here, not even keyword matches; call "
+        "nextlevel_search(query) to search memory."
+    )
+
+
 def behind_note(turns: int) -> str:
     """What the block says while meaning search lags behind the stored turns."""
     return (
@@ -111,6 +120,7 @@ __all__ = [
     "TIER_WORDS",
     "answered_line",
     "behind_note",
+    "late_note",
     "busy_words",
     "reason_for",
     "tool_fields",
