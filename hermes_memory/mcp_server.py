@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory import __version__
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import DependencyMissingError
 from hermes_memory.hermes.settings import load_memory_config
@@ -93,6 +94,8 @@ def _guard(call: Callable[[], dict[str, Any]]) -> Any:
 def build_server(api: MemoryAPI) -> FastMCP:
     """An MCP server whose tools call ``api``. Raises DependencyMissingError without the ``mcp`` extra."""
     server = _fastmcp()(SERVER_NAME, instructions=_INSTRUCTIONS, log_level="WARNING")
+    # FastMCP takes no version: without one the low-level server reports the mcp library's own.
+    server._mcp_server.version = __version__
 
     @server.tool(
         description="Ranked, dated memories about a query from every tier (or `tiers`): turns, facts, "

@@ -986,8 +986,9 @@ class MemoryAPI:
         return envelope
 
     # -- doctor ---------------------------------------------------------------------------------------
-    def doctor(self, repair: bool = False) -> Envelope:
-        """Check the stores (and with ``repair`` fix what can be fixed, then check again).
+    def doctor(self, repair: bool = False, progress: Callable[[str], None] | None = None) -> Envelope:
+        """Check the stores (and with ``repair`` fix what can be fixed, then check again); ``progress``
+        is told each step as it starts.
 
         data: {"clean", "findings": [{check, status ok|warn|error, detail, repairable}], "initial",
         "repairs"}. The envelope succeeds even when problems are found; ``clean`` says whether any were.
@@ -996,11 +997,12 @@ class MemoryAPI:
         def call() -> dict[str, Any]:
             if not isinstance(repair, bool):
                 raise ValidationError("repair must be a boolean")
+            v.optional_callback("progress", progress)
 
             def flush() -> dict[str, Any]:  # draining the queues is the write path's; the doctor is handed it
                 return _summary(self.flush(timeout=60.0))
 
-            return self._core.doctor.run(repair=repair, flush=flush).to_dict()
+            return self._core.doctor.run(repair=repair, flush=flush, progress=progress).to_dict()
 
         return self._run("multi", call, tiers=[t for t in self.enabled_tiers() if t != "tier1"])
 

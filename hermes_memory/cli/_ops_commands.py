@@ -7,7 +7,6 @@ import json
 import sys
 from typing import Any
 
-from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli._common import EXIT_FAILED, EXIT_OK, add_global_options, emit, open_api, resolve
 
 
@@ -90,6 +89,8 @@ def _backup(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
+    from hermes_memory.api.memory_api import MemoryAPI
+
     # No MemoryAPI is opened here: restore must write the files before anything holds them open.
     config = resolve(args).config
     envelope = MemoryAPI.restore(args.src, force=args.force, config=config)
@@ -98,7 +99,10 @@ def _restore(args: argparse.Namespace) -> int:
         check = d["check"]
         return (
             f"restored from {d['restored_from']}; consistency check: {'ok' if check['ok'] else 'FAILED'}\n"
-            f"{_counts(check['counts'])}\nvectors queued for re-embedding: {check['vectors_queued']}\n"
+            f"{_counts(check['counts'])}\n"
+            f"vector index: {check['vectors_queued']} entries queued to rebuild it; "
+            f"{check.get('vectors_stored', 0)} stored vectors came with the backup and are reused "
+            "(only texts without one are embedded)\n"
             "flagged by the threat scan (neutralised when recalled): "
             + ", ".join(f"{t} {n}" for t, n in check["flagged"].items())
         )

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hermes_memory._names import BACKEND_NAMES
 from hermes_memory.cli._common import CommandError, add_global_options, emit, open_api
 from hermes_memory.cli._progress import ProgressBar
 from hermes_memory.cli._records import when
-from hermes_memory.tier3.backend import BACKENDS
 
 
 def hits(rows: list[dict[str, Any]]) -> str:
@@ -44,7 +44,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("reindex", help="rebuild the vector store from Tier 2 (e.g. to switch backend)")
     add_global_options(p)
-    p.add_argument("--backend", choices=list(BACKENDS))
+    p.add_argument("--backend", choices=BACKEND_NAMES, help="the vector backend to rebuild into")
     p.set_defaults(handler=_reindex)
 
 

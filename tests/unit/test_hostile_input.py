@@ -255,7 +255,7 @@ METHODS: dict[str, dict[str, str]] = {
     "curated_remove": {"substring": "text", "store": "store"},
     "curated_replace": {"old": "text", "new": "text", "store": "store"},
     "curated_snapshot": {},
-    "doctor": {"repair": "bool"},
+    "doctor": {"repair": "bool", "progress": "progress"},
     "embed_pending": {"max_items": "limit", "progress": "progress"},
     "end_session": {"session_id": "name"},
     "entity_ensure": {"name": "name", "entity_type": "entity_type", "aliases": "opt_names",
