@@ -64,6 +64,8 @@ def _render(args: argparse.Namespace) -> int:
         f"wrote {out} ({info['entities_shown']} of {info['entities_total']} entities, "
         f"{info['relations_shown']} of {info['relations_total']} relations)"
     )
+    if suffix == ".png":
+        print(f"for an interactive view (zoom, every name and relation) write {out.with_suffix('.html')}")
     return 0
 
 

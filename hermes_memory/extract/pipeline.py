@@ -93,7 +93,7 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
             state.mentions.extend(mentions)
             state.temporal.extend(times)
             if not (verdict.is_noise or asks):
-                for clause, start in split_clauses(sentence.text):
+                for clause, start in _without_requests(split_clauses(sentence.text)):
                     offset = sentence.start + start
                     _clause_facts(message, clause, offset, mentions, times, state, scene)
                     earlier = [t for t in times if t.span[0] < offset + len(clause)]
@@ -125,6 +125,28 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
         ),
         truncated=len(message.text) > MAX_MESSAGE_CHARS,
     )
+
+
+# "... and please keep answers short": a request joined to a statement is a clause of its own, so the
+# statement's fact does not run on into it.
+_REQUEST = re.compile(
+    r"\s*,?\s+(?:and|but)\s+(?=(?:please|kindly|could you|can you|would you)\b)|\s*,\s*(?=please\b)",
+    re.IGNORECASE,
+)
+
+
+def _without_requests(clauses: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``clauses`` with a request that follows a statement split off into a clause of its own."""
+    out: list[tuple[str, int]] = []
+    for text, start in clauses:
+        begin = 0
+        for match in _REQUEST.finditer(text):
+            if text[begin : match.start()].strip():
+                out.append((text[begin : match.start()], start + begin))
+            begin = match.end()
+        if text[begin:].strip():
+            out.append((text[begin:], start + begin))
+    return out
 
 
 def _own_statements(state: _State, speaker: str) -> None:
@@ -353,7 +375,8 @@ _LIGHT_GERUNDS = frozenset(
     sharing knowing coming helping""".split()
 )
 _NOT_CONCEPT = frozenset(
-    """a an the my your our his her their its this that these those both all any every lots many more most
+    """over than instead rather versus vs
+    a an the my your our his her their its this that these those both all any every lots many more most
     such so too very really just also to of and or with for in on at from about into it them hard well fast
     much lot often together again alone away back out up down off around nonstop constantly regularly
     everyday daily lately recently""".split()

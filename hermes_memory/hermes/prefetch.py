@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from hermes_memory import validation as v
 from hermes_memory._exit_guard import finish_before_exit
 from hermes_memory.errors import HermesMemoryError
+from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings
 from hermes_memory.recall import availability, render
@@ -87,6 +88,11 @@ def normalise_query(query: str) -> str:
 
 # Failures that mean "the semantic tier cannot work here" rather than "this one call failed".
 _TIER3_BROKEN = frozenset({"dependency_missing", "backend_error", "embedding_error", "config_error"})
+
+
+def small_talk(query: str) -> bool:
+    """A greeting or an acknowledgement ("Hello there", "thanks!"): nothing to recall for it."""
+    return chatter_kind(query) in ("greeting", "ack")
 
 
 def recall_lines(
@@ -244,7 +250,7 @@ class Prefetcher:
         """Start a background recall for ``query``: the hot-path tiers, or (``full``) every tier that
         works here, the graph included, even if that loads the embedder."""
         key = normalise_query(query)
-        if not key:
+        if not key or small_talk(key):
             return None
         tiers: tuple[str, ...] | None = self.tiers_now()
         if full:
@@ -281,8 +287,8 @@ class Prefetcher:
         """The memory block for this turn (empty when there is nothing new); never waits longer than
         ``prefetch_wait_ms``."""
         key = normalise_query(query)
-        if not key:
-            return ""
+        if not key or small_talk(key):
+            return ""  # "Hello there" asks nothing: a block of whatever is nearest would only distract
         with self._lock:
             job = self._jobs.get(key)
         if job is None:

@@ -14,6 +14,9 @@ MIN_SENTENCE_WORDS = 4
 # At most this many sentence texts per message: a long reply's sentences are joined into this many runs,
 # so one turn queues a bounded number of embeddings (every word stays indexed).
 MAX_SENTENCE_VIEWS = 6
+# A sentence text is embedded as one chunk (its head: a run-on "sentence" such as a JSON dump is not
+# split into many), a window as at most this many.
+WINDOW_CHUNKS = 2
 
 
 def episode_line(episode: Episode) -> str:
@@ -41,6 +44,7 @@ def window_text(previous_line: str, episode: Episode) -> str:
 __all__ = [
     "MAX_SENTENCE_VIEWS",
     "MIN_SENTENCE_WORDS",
+    "WINDOW_CHUNKS",
     "episode_line",
     "sentence_texts",
     "window_text",

@@ -49,6 +49,13 @@ def test_a_long_reply_queues_a_bounded_number_of_embeddings(
     assert queued <= MAX_SENTENCE_VIEWS + 6, queued
     # every word is still found by keywords and, once embedded, by meaning
     assert api.flush(60)["success"]
+    # a reply with no sentence ends (a tool's JSON read out) is not split into dozens of chunks either
+    items = (f'{{"text": "item {i} about the harbour", "score": 0.{i}}}' for i in range(300))
+    dump = "Results: " + ", ".join(items)
+    assert api.remember_turn("Search your memory for the harbour.", dump, "s1")["success"]
+    api.core.ingest.ingest_pending(30)
+    assert _queued(api.config.db_path) <= MAX_SENTENCE_VIEWS + 6, _queued(api.config.db_path)
+    assert api.flush(60)["success"]
     found = api.semantic_search("point number 37 topic 37", limit=3, min_score=0)
     assert found["success"] and any("37" in h["text"] for h in found["data"]), found
 
