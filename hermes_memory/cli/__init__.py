@@ -33,7 +33,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line. Given the ``argv`` it will parse, it leaves out what only another
+    command needs and is slow to load (the vector backends' names: `reindex`)."""
     # Sub-parsers inherit the parser class, so every level reports usage errors the same way.
     parser = _Parser(
         prog="hermes-memory",
@@ -45,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo.register(sub)
     _tier_commands.register(sub)
-    _tier3_commands.register(sub)
+    _tier3_commands.register(sub, backends=argv is None or "reindex" in argv)
     _graph_commands.register(sub)
     _memory_commands.register(sub)
     _haema_commands.register(sub)
@@ -71,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    parser = build_parser(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -368,8 +368,7 @@ def consistency_check(tier2: Tier2, expected: dict[str, int] | None = None) -> d
             if conn_counts.get(table) != count:
                 problems.append(f"{table}: {conn_counts.get(table)} rows, backup had {count}")
     queued = maintenance.queued(db, op="upsert")
-    row = db.query_one("SELECT count(*) AS n FROM vectors")
-    stored = int(row["n"]) if row else 0
+    stored = maintenance.stored_vectors(db)
     # ``vectors_queued`` index entries are rebuilt; a text with one of the ``vectors_stored`` vectors
     # (of the configured model) is not embedded again.
     return {
