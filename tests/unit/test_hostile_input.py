@@ -646,7 +646,9 @@ _MCP_PARAMS: dict[str, dict[str, str]] = {
                        "entity": "name", "limit": "limit"},
     "why": {"fact_uuid": "uuid"},
     "fact_query": {"query": "opt_text", "limit": "limit", "as_of": "opt_time"},
-    "forget": {"id": "uuid", "entity": "name", "confirm": "bool", "include_related": "bool"},
+    "forget": {
+        "id": "uuid", "entity": "name", "confirm": "bool", "include_related": "bool", "confirm_large": "bool"
+    },
     "stats": {},
     "core_memory": {},
 }  # fmt: skip
