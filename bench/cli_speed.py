@@ -38,10 +38,13 @@ COMMANDS: list[tuple[str, list[str]]] = [
 ]
 
 
-def _run(argv: list[str]) -> float:
+def _run(argv: list[str]) -> float | None:
+    """Seconds one run took; None when this version does not know the command (usage error)."""
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
     seconds = time.perf_counter() - started
+    if done.returncode == 2 and "unrecognized arguments" in done.stderr:
+        return None
     if done.returncode not in (0, 1):
         raise RuntimeError(f"{argv} failed ({done.returncode}): {done.stderr[-800:]}")
     return seconds
@@ -50,12 +53,14 @@ def _run(argv: list[str]) -> float:
 def measure(home: Path, repeat: int) -> dict[str, Any]:
     python = [sys.executable]
     cli = [sys.executable, "-m", "hermes_memory.cli"]
-    base = statistics.median(_run([*python, "-c", "pass"]) for _ in range(repeat))
+    base = statistics.median(_run([*python, "-c", "pass"]) or 0.0 for _ in range(repeat))
     rows: dict[str, Any] = {"python -c pass": {"median_s": round(base, 3), "ratio": 1.0}}
     for label, args in COMMANDS:
         argv = [*cli, *(a.replace("{home}", str(home)) for a in args)]
-        _run(argv)  # the first run warms the page cache
-        median = statistics.median(_run(argv) for _ in range(repeat))
+        if _run(argv) is None:  # the first run warms the page cache
+            rows[label] = {"median_s": None, "ratio": None}
+            continue
+        median = statistics.median(_run(argv) or 0.0 for _ in range(repeat))
         rows[label] = {"median_s": round(median, 3), "ratio": round(median / base, 1)}
     return rows
 
@@ -77,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = measure(home, args.repeat)
     width = max(len(k) for k in rows)
     for label, row in rows.items():
+        if row["median_s"] is None:
+            print(f"{label:<{width}}  (not a command of this version)")
+            continue
         print(f"{label:<{width}}  {row['median_s']:6.3f} s  {row['ratio']:5.1f}x python -c pass")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2), encoding="utf-8")
