@@ -273,23 +273,30 @@ class Ingest:
     def embed_before_exit(self, below: int, budget: float = EXIT_EMBED_S) -> int:
         """Let the background worker embed until fewer than ``below`` rows (or none) are queued, for at
         most ``budget`` s and while the queue keeps shrinking; returns the rows left. The caller then
-        stops the worker: every piece written so far is committed. Raises StorageError."""
+        stops the worker: every piece written so far is committed. Counts on a connection of its own
+        (``queued_embeddings``), so a worker stuck inside a transaction cannot hold it up."""
         worker = self._worker()
         if self._tiers.sem is None or worker is None or not worker.alive:
-            return self.pending().embeddings
-        queue = self._tiers.tier2().embed_queue
+            return 0
         deadline = time.monotonic() + budget
-        last, progress_at = queue.count(), time.monotonic()
+        last, progress_at = self.queued_embeddings(), time.monotonic()
         while last > 0 and last >= below and time.monotonic() < deadline:
             if time.monotonic() - progress_at >= _EXIT_STALL_S:
-                break  # nothing moves (the rows wait for the vector store's holder, or fail)
+                break  # nothing moves (the rows wait for the vector store's holder, a stuck step, or fail)
             worker.wake()
             time.sleep(0.05)
-            now = queue.count()
+            now = self.queued_embeddings()
             if now < last:
                 progress_at = time.monotonic()
             last = now
         return last
+
+    def queued_embeddings(self) -> int:
+        """Rows in the embed queue, store-wide, read on a connection of its own: never waits for the
+        worker (which may be inside a transaction that will not end); 0 when it cannot be read."""
+        from hermes_memory.tier2.peek import count_rows
+
+        return count_rows(self._tiers.config.db_path, "embed_queue") or 0
 
     def latest(self, count: int, before: float | None = None) -> list[Episode]:
         """The newest ``count`` episodes (before ``before`` if given), oldest first."""

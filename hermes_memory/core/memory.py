@@ -27,7 +27,6 @@ from hermes_memory.core.semantic import Semantic
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.core.transfer import Transfer
 from hermes_memory.core.working import WorkingMemory
-from hermes_memory.errors import StorageError
 from hermes_memory.graph.service import GraphService
 from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.worker import Ingestor
@@ -195,7 +194,7 @@ class Memory:
         )
         self.worker = worker
         # At close the worker embeds until the queue is back below this (``Ingest.embed_before_exit``).
-        self._embeds_at_start = self.ingest.pending().embeddings
+        self._embeds_at_start = self.ingest.queued_embeddings()
         worker.start()
 
     def start_auto_maintenance(self, interval_s: float) -> AutoMaintenance | None:
@@ -270,10 +269,7 @@ class Memory:
             else:
                 # A short process leaves the embed queue no longer than it found it (when it can, in
                 # EXIT_EMBED_S): otherwise a stream of one-turn processes never catches up.
-                try:
-                    self.ingest.embed_before_exit(self._embeds_at_start)
-                except StorageError as exc:  # the rows stay queued for the next process
-                    log.warning("hermes-memory: could not count the queued embeddings at close: %s", exc)
+                self.ingest.embed_before_exit(self._embeds_at_start)
             if not worker.stop(_STOP_GRACE_S):
                 _close_in_background(self._close_after, worker)
                 return

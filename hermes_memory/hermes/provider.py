@@ -485,8 +485,11 @@ class NextLevelProvider:
             config = settings.memory_config(home, _profile(_active_profile()))
         except ConfigError as exc:
             out["config_error"] = str(exc)
-            _, replaced = load_settings_lenient(home)
-            out["runs_with"] = "; ".join(replaced) or "the defaults"
+            try:
+                _, replaced = load_settings_lenient(home)
+                out["runs_with"] = "; ".join(replaced) or "the defaults"
+            except ConfigError:
+                out["runs_with"] = "nothing: memory does not start with this file (fix it)"
             self._status_problem = True
             return out
         out["database"] = str(config.db_path)

@@ -113,10 +113,11 @@ def load_settings(hermes_home: str | os.PathLike[str]) -> ProviderSettings:
 
 
 def load_settings_lenient(hermes_home: str | os.PathLike[str]) -> tuple[ProviderSettings, list[str]]:
-    """The settings Hermes' provider runs with: as ``load_settings``, but a bad setting never switches
-    memory off. Each invalid or unknown key falls back to its default, and a ``memory:`` key the
-    hermes-memory config refuses is left out; what was replaced is returned as warnings (for the user).
-    Never raises ConfigError."""
+    """The settings Hermes' provider runs with: as ``load_settings``, but a bad setting does not switch
+    memory off. Each invalid or unknown ``provider:`` key falls back to its default, and a ``memory:`` key
+    the hermes-memory config refuses is left out; what was replaced is returned as warnings (for the
+    user). Raises ConfigError only for what decides where memory lives or who reads it (``profile``, a
+    path, the scope) and for a file that cannot be read as settings at all."""
     try:
         return load_settings(hermes_home), []
     except ConfigError as exc:
@@ -125,9 +126,9 @@ def load_settings_lenient(hermes_home: str | os.PathLike[str]) -> tuple[Provider
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
-        return ProviderSettings(), [f"{first}; every default is used"]
+        raise ConfigError(first) from None  # unreadable: what it says (a path, a scope) is unknown
     if not isinstance(data, dict):
-        return ProviderSettings(), [f"{first}; every default is used"]
+        raise ConfigError(first)
     warnings = [f"{path}: unknown section {k!r} ignored" for k in data if k not in ("provider", "memory")]
     provider, memory = data.get("provider") or {}, data.get("memory") or {}
     if not isinstance(provider, Mapping):
@@ -147,20 +148,27 @@ def load_settings_lenient(hermes_home: str | os.PathLike[str]) -> tuple[Provider
         except ConfigError as exc:
             warnings.append(f"{path}: {exc}; the default {known[key].default!r} is used")
     memory = _copy(memory)
-    memory.pop("profile", None)
+    if "profile" in memory:
+        raise ConfigError(first)  # where memory lives is never guessed: another profile's store is not ours
     for _ in range(20):  # each round leaves out one refused key
         try:
             ProviderSettings(memory=memory).memory_config(os.path.expanduser("~/.hermes"), "default")
             break
         except ConfigError as exc:
             key = _named_key(str(exc), memory)
-            if key is None:
-                warnings.append(f"{path}: {exc}; the 'memory' section's defaults are used")
-                memory = {}
-                break
+            if key is None or _decides_where(key):
+                # A path or the scope decides where turns go and who reads them: a default there could
+                # write into another store or scope, so such an error still stops the provider.
+                raise
             _drop(memory, key)
             warnings.append(f"{path}: {exc}; 'memory.{key}' is left out (its default is used)")
     return ProviderSettings(**values, memory=memory), warnings
+
+
+def _decides_where(key: str) -> bool:
+    """Whether the config key places memory (a path, a directory) or chooses its scope."""
+    leaf = key.rsplit(".", 1)[-1]
+    return key.split(".", 1)[0] == "scope" or leaf.endswith(("path", "_dir")) or leaf == "path"
 
 
 _DOTTED = re.compile(r"'?\b([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+)\b'?")
