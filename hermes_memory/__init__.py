@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hermes_memory._lazy import lazy_exports
-from hermes_memory.config import Config, load_config
 from hermes_memory.errors import (
     BackendError,
     ConfigError,
@@ -23,15 +22,21 @@ from hermes_memory.records import AuditEntry, Entity, Episode, Event, Fact, Hit,
 if TYPE_CHECKING:
     from hermes_memory.api.async_api import AsyncMemoryAPI
     from hermes_memory.api.memory_api import MemoryAPI
+    from hermes_memory.config import Config, load_config
 
 __version__ = "0.1.0"
 
 
-# MemoryAPI (and every tier behind it) loads on first use, not with the package: importing a submodule
-# (the Hermes provider shim, ``hermes_memory.errors``) must stay cheap.
+# MemoryAPI (and every tier behind it) and the config loader (numpy, YAML) load on first use, not with
+# the package: importing a submodule (the Hermes provider shim, the command line) must stay cheap.
 __getattr__ = lazy_exports(
     __name__,
-    {"AsyncMemoryAPI": "hermes_memory.api.async_api", "MemoryAPI": "hermes_memory.api.memory_api"},
+    {
+        "AsyncMemoryAPI": "hermes_memory.api.async_api",
+        "MemoryAPI": "hermes_memory.api.memory_api",
+        "Config": "hermes_memory.config",
+        "load_config": "hermes_memory.config",
+    },
 )
 
 

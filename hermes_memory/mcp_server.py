@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hermes_memory import __version__
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import DependencyMissingError
 from hermes_memory.hermes.settings import load_memory_config
@@ -93,6 +94,8 @@ def _guard(call: Callable[[], dict[str, Any]]) -> Any:
 def build_server(api: MemoryAPI) -> FastMCP:
     """An MCP server whose tools call ``api``. Raises DependencyMissingError without the ``mcp`` extra."""
     server = _fastmcp()(SERVER_NAME, instructions=_INSTRUCTIONS, log_level="WARNING")
+    # FastMCP takes no version: without one the low-level server reports the mcp library's own.
+    server._mcp_server.version = __version__
 
     @server.tool(
         description="Ranked, dated memories about a query from every tier (or `tiers`): turns, facts, "
@@ -162,13 +165,15 @@ def build_server(api: MemoryAPI) -> FastMCP:
         "about an entity (`entity`) in every tier. "
         "Without confirm=true it only previews what would go (counts per tier, and 'related': other "
         "names the entity is mentioned under, which include_related=true or a list of them adds); with "
-        "it, irreversible."
+        "it, irreversible. A forget of more than a few turns has a 'warning' in its preview and also "
+        "needs confirm_large=true."
     )
     def forget(
         id: str | None = None,
         entity: str | None = None,
         confirm: bool = False,
         include_related: bool | list[str] = False,
+        confirm_large: bool = False,
     ) -> dict[str, Any]:
         if (id is None) == (entity is None):
             raise _tool_error("pass exactly one of id or entity")
@@ -178,7 +183,9 @@ def build_server(api: MemoryAPI) -> FastMCP:
             raise _tool_error("forget is not available in this version of hermes-memory")
         target = id if id is not None else entity
         result: dict[str, Any] = _guard(
-            lambda: method(target, confirm=confirm, include_related=include_related)
+            lambda: method(
+                target, confirm=confirm, include_related=include_related, confirm_large=confirm_large
+            )
         )
         return result
 

@@ -782,13 +782,17 @@ class MemoryAPI:
 
     # == operations, maintenance, history, graph, LLM (Memory.forgetting, .transfer, ...) =============
     # -- forget (GDPR erasure) --------------------------------------------------------------------
-    def forget(self, id: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
+    def forget(
+        self, id: str, *, confirm: bool = False, include_related: Any = False, confirm_large: bool = False
+    ) -> Envelope:
         """Forget one fact, episode, timeline event, relation, entity (every mention) or indexed chunk;
         ``id`` is its uuid or the id a recall hit carries ("episode:<uuid>", "fact:<uuid>", ...).
 
         Without ``confirm=True`` returns the preview (counts per tier, curated entries affected, and for
         an entity the ``related`` names it is also mentioned under) and changes nothing;
-        ``include_related`` (True, or a list of related names) adds those. Raises (in the envelope)
+        ``include_related`` (True, or a list of related names) adds those. A forget of more than a few
+        turns is large: its preview has a ``warning`` and it needs ``confirm_large=True`` as well. Raises
+        (in the envelope)
         ValidationError for an empty id, a curated entry's id or a bad ``include_related``, NotFoundError
         for an unknown id;
         VectorStoreBusyError (nothing deleted) while another process holds the vector store.
@@ -796,23 +800,32 @@ class MemoryAPI:
 
         def call() -> dict[str, Any]:
             sure, include = _confirm(confirm), _include(include_related)
-            return self._core.forgetting.forget(id, confirm=sure, include=include).to_dict()
+            large = _confirm(confirm_large, "confirm_large")
+            forgetting = self._core.forgetting
+            return forgetting.forget(id, confirm=sure, include=include, confirm_large=large).to_dict()
 
         return self._run("multi", call, tiers=self.enabled_tiers())
 
-    def forget_entity(self, name: str, *, confirm: bool = False, include_related: Any = False) -> Envelope:
+    def forget_entity(
+        self, name: str, *, confirm: bool = False, include_related: Any = False, confirm_large: bool = False
+    ) -> Envelope:
         """Forget an entity by name or alias: every row, entry, vector, graph node and queued turn that
         mentions it. Preview unless ``confirm=True``; the preview's ``related`` lists other names it is
         mentioned under (first name, title + surname, possessives, aliases given in the text, related
         entities) with their row counts, and ``include_related`` (True, or a list of those names) forgets
-        them too. Raises ValidationError for an empty name or a bad ``include_related``, NotFoundError
+        them too. A turn is never forgotten because of who spoke it; a forget of more than a few turns is
+        large (a ``warning`` in the preview) and needs ``confirm_large=True`` as well. Raises
+        ValidationError for an empty name, a bad ``include_related`` or a large forget without
+        ``confirm_large``, NotFoundError
         when nothing mentions it, VectorStoreBusyError (nothing deleted) while another process holds the
         vector store."""
 
         def call() -> dict[str, Any]:
             sure, clean = _confirm(confirm), v.text("name", name, max_chars=200).strip()
-            include = _include(include_related)
-            return self._core.forgetting.forget_entity(clean, confirm=sure, include=include).to_dict()
+            include, large = _include(include_related), _confirm(confirm_large, "confirm_large")
+            return self._core.forgetting.forget_entity(
+                clean, confirm=sure, include=include, confirm_large=large
+            ).to_dict()
 
         return self._run("multi", call, tiers=self.enabled_tiers())
 
@@ -973,8 +986,9 @@ class MemoryAPI:
         return envelope
 
     # -- doctor ---------------------------------------------------------------------------------------
-    def doctor(self, repair: bool = False) -> Envelope:
-        """Check the stores (and with ``repair`` fix what can be fixed, then check again).
+    def doctor(self, repair: bool = False, progress: Callable[[str], None] | None = None) -> Envelope:
+        """Check the stores (and with ``repair`` fix what can be fixed, then check again); ``progress``
+        is told each step as it starts.
 
         data: {"clean", "findings": [{check, status ok|warn|error, detail, repairable}], "initial",
         "repairs"}. The envelope succeeds even when problems are found; ``clean`` says whether any were.
@@ -983,11 +997,12 @@ class MemoryAPI:
         def call() -> dict[str, Any]:
             if not isinstance(repair, bool):
                 raise ValidationError("repair must be a boolean")
+            v.optional_callback("progress", progress)
 
             def flush() -> dict[str, Any]:  # draining the queues is the write path's; the doctor is handed it
                 return _summary(self.flush(timeout=60.0))
 
-            return self._core.doctor.run(repair=repair, flush=flush).to_dict()
+            return self._core.doctor.run(repair=repair, flush=flush, progress=progress).to_dict()
 
         return self._run("multi", call, tiers=[t for t in self.enabled_tiers() if t != "tier1"])
 
@@ -1264,9 +1279,9 @@ def _scope_view(config: Config, name: str | None) -> ScopeView:
 
 
 # -- validation of the ops methods' inputs ------------------------------------------------------------
-def _confirm(value: Any) -> bool:
+def _confirm(value: Any, name: str = "confirm") -> bool:
     if not isinstance(value, bool):
-        raise ValidationError("confirm must be a boolean")
+        raise ValidationError(f"{name} must be a boolean")
     return value
 
 

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import HermesMemoryError
-from hermes_memory.hermes.settings import ResolvedConfig, load_memory_config
-from hermes_memory.recall.availability import unavailable_note
-from hermes_memory.scoping import check_scope_name
-from hermes_memory.validation import profile_name
+
+if TYPE_CHECKING:
+    from hermes_memory.api.memory_api import MemoryAPI
+    from hermes_memory.hermes.settings import ResolvedConfig
+
+# The parser is built from this module and the command modules only: the store, the config loader and
+# the tiers are imported by a command when it runs (`--help` and a typo answer at once).
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the operation was refused or found nothing (envelope success False)
@@ -89,10 +92,22 @@ def command_name(args: argparse.Namespace) -> str:
 def resolve(args: argparse.Namespace) -> ResolvedConfig:
     """The configuration Hermes' provider uses for this home (see ``load_memory_config``). Raises
     ValidationError for a bad ``--profile`` or ``--scope`` (they name a directory, an agent)."""
+    from hermes_memory.hermes.settings import load_memory_config
+    from hermes_memory.scoping import check_scope_name
+    from hermes_memory.validation import profile_name
+
     if getattr(args, "profile", None) is not None:
         profile_name("--profile", args.profile)
     if getattr(args, "scope", None) is not None:
         check_scope_name(args.scope, "--scope")
+    home = getattr(args, "home", None)
+    if home is not None and not os.path.isdir(os.path.expanduser(str(home))):
+        # A typo would otherwise open (and create) an empty store there and report on it.
+        raise CommandError(
+            f"error: --home {home}: no such directory; for a new memory home create it first "
+            f"(mkdir -p {shlex.quote(str(home))})",
+            EXIT_USAGE,
+        )
     return load_memory_config(
         getattr(args, "home", None),
         config_path=getattr(args, "config", None),
@@ -101,6 +116,8 @@ def resolve(args: argparse.Namespace) -> ResolvedConfig:
 
 
 def open_api(args: argparse.Namespace, *, backend: str | None = None) -> MemoryAPI:
+    from hermes_memory.api.memory_api import MemoryAPI
+
     return MemoryAPI(resolve(args).config, actor="cli", backend=backend, scope=getattr(args, "scope", None))
 
 
@@ -146,6 +163,8 @@ def emit(
     data = envelope["data"]
     print(render(data) if render is not None else json.dumps(data, ensure_ascii=False, indent=2, default=str))
     # The answer is complete for what was reachable; say what was not, in the words the model reads.
+    from hermes_memory.recall.availability import unavailable_note
+
     unavailable = envelope["meta"].get("tiers_unavailable")
     degraded = envelope["meta"].get("degraded")
     for warning in envelope["meta"].get("warnings") or []:  # e.g. recall's query decomposition failed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from hermes_memory.cli._common import (
@@ -51,8 +52,12 @@ def _table(data: dict[str, Any], repair_hint: str = "--repair") -> str:
 
 def _doctor(args: argparse.Namespace) -> int:
     resolved = resolve(args)
+    def progress(step: str) -> None:  # a repair can take many seconds: say what runs (stderr)
+        if args.repair and not args.json:
+            print(f"doctor: {step} ...", file=sys.stderr, flush=True)
+
     with open_api(args) as api:
-        envelope = api.doctor(repair=args.repair)
+        envelope = api.doctor(repair=args.repair, progress=progress)
     people = people_status(resolved.config)
     if args.json:
         envelope["meta"]["settings"] = str(resolved.source) if resolved.source else None

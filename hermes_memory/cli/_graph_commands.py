@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory.cli._common import CommandError, add_global_options, emit, open_api, with_api
-from hermes_memory.graph.render import render_html, render_png
 
 
 def register(sub: Any) -> None:
@@ -49,6 +48,8 @@ def register(sub: Any) -> None:
 
 
 def _render(args: argparse.Namespace) -> int:
+    from hermes_memory.graph.render import render_html, render_png
+
     out = Path(args.out)
     suffix = out.suffix.lower()
     if suffix not in (".html", ".png"):
@@ -63,6 +64,8 @@ def _render(args: argparse.Namespace) -> int:
         f"wrote {out} ({info['entities_shown']} of {info['entities_total']} entities, "
         f"{info['relations_shown']} of {info['relations_total']} relations)"
     )
+    if suffix == ".png":
+        print(f"for an interactive view (zoom, every name and relation) write {out.with_suffix('.html')}")
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import add_global_options, emit, with_api
 
 
@@ -42,12 +43,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("latest", help="the newest remembered messages, newest first (HAEMA's get_latest)")
     add_global_options(p)
     p.add_argument("--begin", type=int, default=1, help="1-indexed start (1 = the newest)")
-    p.add_argument("--count", type=int, default=10)
-    p.set_defaults(
-        handler=lambda a: with_api(
-            a, lambda api: emit(a, api.latest(a.begin, a.count), lambda d: "\n".join(d) or "(nothing)")
-        )
-    )
+    p.add_argument("--count", type=int, default=10, help="how many messages")
+    p.set_defaults(handler=lambda a: with_api(a, lambda api: _latest(a, api)))
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -76,3 +73,20 @@ def _added(d: dict[str, Any]) -> str:
 
 
 __all__ = ["register"]
+
+
+def _latest(args: argparse.Namespace, api: Any) -> int:
+    """The newest messages with when and who said them; --json keeps HAEMA's list of texts."""
+    if args.json or args.count <= 0 or args.begin < 1:
+        return emit(args, api.latest(args.begin, args.count), lambda d: "\n".join(d) or "(nothing)")
+    found = api.get_latest(count=min(1000, args.begin - 1 + args.count))
+    if not found["success"]:
+        return emit(args, found)
+    rows = list(reversed(found["data"]))[args.begin - 1 : args.begin - 1 + args.count]
+
+    def render(episodes: list[dict[str, Any]]) -> str:
+        return "\n".join(
+            f"{show.when(e['timestamp'])}  {e.get('speaker') or e.get('role')}: {e['text']}" for e in episodes
+        ) or "(nothing)"
+
+    return emit(args, {**found, "data": rows}, render)

@@ -7,10 +7,10 @@ import json
 import sys
 from typing import Any
 
+from hermes_memory._names import JOB_NAMES
 from hermes_memory.cli._common import EXIT_FAILED, EXIT_OK, add_global_options, emit, open_api
 from hermes_memory.cli._progress import ProgressBar
 from hermes_memory.cli._records import when
-from hermes_memory.cron.jobs import JOB_NAMES
 
 # Result keys shown on a job's summary line (everything else is in --json).
 _SKIP_KEYS = {"central_entities", "duration_s", "error_type", "skipped_relations"}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 from typing import Any
 
 from hermes_memory.cli import _records as show
@@ -101,51 +100,10 @@ def _why(d: dict[str, Any]) -> str:
 
 # Words that mean the user when asking about facts (facts about the user have the subject "the user",
 # or the user's name when Hermes passed one).
-USER_WORDS = frozenset({"user", "the user", "me", "i", "myself", "my", "mine", "you"})
-_NAME_PATTERNS = (
-    re.compile(r"\b(?:my|user'?s|the user's)\s+name\s+is\s+([A-Z][\w'-]{1,40})", re.IGNORECASE),
-    re.compile(r"^\s*name\s*[:=]\s*([A-Z][\w'-]{1,40})", re.IGNORECASE),
-    re.compile(r"\b(?:user|the user)\s+is\s+(?:called|named)\s+([A-Z][\w'-]{1,40})", re.IGNORECASE),
-    re.compile(r"\b(?:goes by|call (?:me|them|him|her))\s+([A-Z][\w'-]{1,40})", re.IGNORECASE),
-)
-
-
-def user_names(api: Any) -> list[str]:
-    """Names the user goes by: from USER.md (``Name: Maya``, ``The user's name is Maya``) and the
-    aliases of the stored user entity."""
-    names: list[str] = []
-    entries = api.curated_entries("user")
-    for entry in entries["data"] if entries["success"] else []:
-        for pattern in _NAME_PATTERNS:
-            found = pattern.search(entry)
-            if found:
-                names.append(found.group(1))
-    for word in ("the user", "user"):
-        env = api.entity_query(word, limit=5)
-        for entity in env["data"] if env["success"] else []:
-            forms = [entity.get("name", ""), *(entity.get("aliases") or [])]
-            if any(str(form).lower() in USER_WORDS for form in forms):
-                names += [str(form) for form in forms if str(form).lower() not in USER_WORDS]
-    return list(dict.fromkeys(n for n in names if n))
-
-
 def subject_history(api: Any, subject: str) -> dict[str, Any]:
-    """``api.fact_history``; for the user (``user``, ``me``, the user's name) the facts stored under
-    every name the user goes by, oldest first."""
-    first = api.fact_history(subject)
-    wanted = subject.strip().lower()
-    names = user_names(api) if first["success"] else []
-    if wanted not in USER_WORDS and wanted not in {n.lower() for n in names}:
-        return dict(first)
-    rows = {row["uuid"]: row for row in first["data"]}
-    for other in ("the user", "user", *names):
-        if other.lower() == wanted:
-            continue
-        env = api.fact_history(other)
-        if env["success"]:
-            rows.update({row["uuid"]: row for row in env["data"] if row["uuid"] not in rows})
-    merged = sorted(rows.values(), key=lambda r: (r.get("recorded_at") or 0, r.get("valid_from") or 0))
-    return {**first, "data": merged}
+    """``api.fact_history`` (for the user, ``user``, ``me`` or the user's name, the facts stored under
+    every name the user goes by)."""
+    return dict(api.fact_history(subject))
 
 
 def _history(rows: list[dict[str, Any]]) -> str:

@@ -7,7 +7,6 @@ import json
 import sys
 from typing import Any
 
-from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli._common import EXIT_FAILED, EXIT_OK, add_global_options, emit, open_api, resolve
 
 
@@ -46,6 +45,10 @@ def register(sub: Any) -> None:
     )
     target.add_argument("--entity", help="name or alias of an entity: forget every mention")
     p.add_argument("--yes", action="store_true", help="really forget (default: show what would go)")
+    p.add_argument(
+        "--all-turns", action="store_true",
+        help="with --yes: confirm a large forget (more than a few stored turns), which the preview names",
+    )  # fmt: skip
     p.add_argument(
         "--include-related", nargs="*", metavar="NAME",
         help="also forget the related names the preview lists (first name, title + surname, aliases given "
@@ -86,6 +89,8 @@ def _backup(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
+    from hermes_memory.api.memory_api import MemoryAPI
+
     # No MemoryAPI is opened here: restore must write the files before anything holds them open.
     config = resolve(args).config
     envelope = MemoryAPI.restore(args.src, force=args.force, config=config)
@@ -94,7 +99,10 @@ def _restore(args: argparse.Namespace) -> int:
         check = d["check"]
         return (
             f"restored from {d['restored_from']}; consistency check: {'ok' if check['ok'] else 'FAILED'}\n"
-            f"{_counts(check['counts'])}\nvectors queued for re-embedding: {check['vectors_queued']}\n"
+            f"{_counts(check['counts'])}\n"
+            f"vector index: {check['vectors_queued']} entries queued to rebuild it; "
+            f"{check.get('vectors_stored', 0)} stored vectors came with the backup and are reused "
+            "(only texts without one are embedded)\n"
             "flagged by the threat scan (neutralised when recalled): "
             + ", ".join(f"{t} {n}" for t, n in check["flagged"].items())
         )
@@ -106,9 +114,13 @@ def _forget(args: argparse.Namespace) -> int:
     related: bool | list[str] = False if args.include_related is None else (args.include_related or True)
     with open_api(args) as api:
         if args.id is not None:
-            envelope = api.forget(args.id, confirm=args.yes, include_related=related)
+            envelope = api.forget(
+                args.id, confirm=args.yes, include_related=related, confirm_large=args.all_turns
+            )
         else:
-            envelope = api.forget_entity(args.entity, confirm=args.yes, include_related=related)
+            envelope = api.forget_entity(
+                args.entity, confirm=args.yes, include_related=related, confirm_large=args.all_turns
+            )
     if args.json:
         print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))
         return EXIT_OK if envelope["success"] else EXIT_FAILED
@@ -131,8 +143,11 @@ def _forget(args: argparse.Namespace) -> int:
         left = ", ".join(data["unfinished"])
         lines.append(f"  not finished yet (finished on the next open or by doctor --repair): {left}")
     if not data["confirmed"]:
+        if data.get("warning"):
+            lines.append(f"WARNING: {data['warning']}")
         if any(not item["included"] for item in data.get("related", [])):
             lines.append("related names are kept unless given with --include-related [NAME ...]")
-        lines.append("nothing changed; run again with --yes to forget")
+        again = "--yes --all-turns" if data.get("warning") else "--yes"
+        lines.append(f"nothing changed; run again with {again} to forget")
     print("\n".join(lines))
     return EXIT_OK

@@ -8,7 +8,6 @@ from typing import Any
 from hermes_memory.cli._common import CommandError, add_global_options, emit, open_api
 from hermes_memory.cli._progress import ProgressBar
 from hermes_memory.cli._records import when
-from hermes_memory.tier3.backend import BACKENDS
 
 
 def hits(rows: list[dict[str, Any]]) -> str:
@@ -20,7 +19,9 @@ def hits(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def register(sub: Any) -> None:
+def register(sub: Any, *, backends: bool = True) -> None:
+    """The Tier 3 commands; ``backends=False`` leaves the names out of `reindex --backend` (listing
+    them loads the vector backends' registry, numpy included: only `reindex` itself needs them)."""
     p = sub.add_parser("index", help="chunk, embed and index a text (Tier 3)")
     add_global_options(p)
     p.add_argument("text")
@@ -44,7 +45,12 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("reindex", help="rebuild the vector store from Tier 2 (e.g. to switch backend)")
     add_global_options(p)
-    p.add_argument("--backend", choices=list(BACKENDS))
+    choices = None
+    if backends:
+        from hermes_memory.tier3.backend import BACKENDS
+
+        choices = list(BACKENDS)
+    p.add_argument("--backend", choices=choices, help="the vector backend to rebuild into")
     p.set_defaults(handler=_reindex)
 
 

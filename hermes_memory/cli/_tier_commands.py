@@ -9,7 +9,6 @@ from typing import Any
 from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import CommandError, add_global_options, emit, with_api
 from hermes_memory.cli._engram_commands import bitemporal, when
-from hermes_memory.tier1.curated_store import STORE_FILES
 
 
 def _sub(parent: Any, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -218,6 +217,8 @@ def _fact_update(args: argparse.Namespace) -> int:
 
 
 def _curated_get(args: argparse.Namespace, api: Any) -> int:
+    from hermes_memory.tier1.curated_store import STORE_FILES
+
     envelope = api.curated_entries(args.store)
     path = api.config.memories_dir / STORE_FILES[args.store] if args.store in STORE_FILES else None
     if path is not None:
@@ -262,12 +263,14 @@ def _inspect(args: argparse.Namespace) -> int:
             return emit(args, api.audit_log(args.limit), _audit_lines)
         for getter in (api.fact_get,):
             env = getter(args.uuid)
-            if env["success"]:
-                audit = api.audit_log(args.limit, target_uuid=args.uuid)
+            if env["success"]:  # a short id printed by `history` names the whole uuid
+                audit = api.audit_log(args.limit, target_uuid=env["data"]["uuid"])
                 env["data"] = {"record": env["data"], "audit": audit["data"]}
                 return emit(
                     args, env, lambda d: show.fact_line(d["record"]) + "\n" + _audit_lines(d["audit"])
                 )
+            if env["meta"].get("error_type") == "invalid_input":  # a prefix several records share
+                raise CommandError(f"error: {env['error']}")
         audit = api.audit_log(args.limit, target_uuid=args.uuid)
         if audit["success"] and audit["data"]:
             return emit(args, audit, _audit_lines)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import sys
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli import _records as show
 from hermes_memory.cli._common import EXIT_OK, CommandError
 from hermes_memory.cli._progress import ProgressBar
@@ -70,7 +72,11 @@ def register(sub: Any) -> None:
         "--home", "--hermes-home", dest="home", default=argparse.SUPPRESS,
         help="HERMES_HOME to fill (default: a fresh temporary directory)",
     )  # fmt: skip
-    p.set_defaults(_accepts=frozenset({"home"}))
+    p.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS,
+        help="print a JSON summary on stdout (the walk-through goes to stderr)",
+    )  # fmt: skip
+    p.set_defaults(_accepts=frozenset({"home", "json"}))
     p.set_defaults(handler=run_demo)
 
 
@@ -85,14 +91,25 @@ def _check(env: dict[str, Any]) -> Any:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    if args.home:
-        return _demo(Path(args.home))
-    with tempfile.TemporaryDirectory(prefix="hermes-memory-demo-") as tmp:
-        return _demo(Path(tmp))
+    summary: dict[str, Any] = {}
+    as_json = bool(getattr(args, "json", False))
+    with contextlib.ExitStack() as stack:
+        if as_json:
+            stack.enter_context(contextlib.redirect_stdout(sys.stderr))
+        if args.home:
+            home = Path(args.home)
+        else:
+            home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="hermes-memory-demo-")))
+        code = _demo(home, summary)
+    if as_json:
+        print(json.dumps({"success": True, "data": {"home": str(home), **summary}}, indent=2, default=str))
+    return code
 
 
-def _demo(home: Path) -> int:
+def _demo(home: Path, summary: dict[str, Any]) -> int:
     print(f"hermes-memory demo — HERMES_HOME={home}\n")
+    from hermes_memory.api.memory_api import MemoryAPI
+
     with MemoryAPI(hermes_home=home, actor="demo") as api:
         print("== feeding the sample ==")
         for store, text in SAMPLE_CURATED:
@@ -161,9 +178,12 @@ def _demo(home: Path) -> int:
         for query in RECALL_QUERIES:
             env = api.recall(query, limit=4, budget_tokens=120)
             print(f"\n== recall({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
-            print(_check(env)["rendered"] or "(nothing recalled)")
+            rendered = _check(env)["rendered"]
+            summary.setdefault("recall", {})[query] = rendered
+            print(rendered or "(nothing recalled)")
         print("\n== stats ==")
-        print(render_stats(_check(api.stats())))
+        summary["stats"] = _check(api.stats())
+        print(render_stats(summary["stats"]))
     return EXIT_OK
 
 

@@ -26,7 +26,9 @@ class Doctor:
         self._maintenance = maintenance
         self._forgetting = forgetting
 
-    def run(self, *, repair: bool, flush: Callable[[], Summary]) -> DoctorReport:
+    def run(
+        self, *, repair: bool, flush: Callable[[], Summary], progress: Callable[[str], None] | None = None
+    ) -> DoctorReport:
         """Check the stores (and with ``repair`` fix what can be fixed, then check again). ``flush``
         writes every queued turn and embedding (the ``drain`` repair) and summarises the outcome.
         Raises ConfigError when Tier 2 is off, StorageError when the store cannot be read."""
@@ -42,6 +44,7 @@ class Doctor:
             consolidate=self._consolidate,
             repair=repair,
             finish_erasures=lambda: summary(self._forgetting.finish_erasures),
+            progress=progress,
         )
 
     def _consolidate(self) -> Summary:

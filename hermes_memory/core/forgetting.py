@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory.core.tiers import Tiers
-from hermes_memory.errors import HermesMemoryError, NotFoundError, VectorStoreBusyError
+from hermes_memory.errors import HermesMemoryError, NotFoundError, ValidationError, VectorStoreBusyError
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 
 if TYPE_CHECKING:
@@ -40,9 +40,13 @@ class ForgetOutcome:
     curated_entries: dict[str, list[str]] = field(default_factory=dict)
     related: list[dict[str, Any]] = field(default_factory=list)
     unfinished: list[str] = field(default_factory=list)
+    # Set when the forget is large (more than a few turns): it then needs ``confirm_large`` too.
+    warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"confirmed": self.confirmed, "target": self.target, "counts": self.counts}
+        if self.warning:
+            out["warning"] = self.warning
         if not self.confirmed:
             out["curated_entries"] = self.curated_entries
         if self.related:
@@ -60,18 +64,23 @@ class Forgetting:
         self._tiers = tiers
         self._forget_recall_caches = forget_recall_caches
 
-    def forget(self, id: str, *, confirm: bool, include: bool | Sequence[str] = False) -> ForgetOutcome:
+    def forget(
+        self, id: str, *, confirm: bool, include: bool | Sequence[str] = False, confirm_large: bool = False
+    ) -> ForgetOutcome:
         """Forget one fact, episode, timeline event, relation or entity (an entity: every mention);
-        a preview unless ``confirm``. Raises ValidationError for an empty id or an unknown related name,
-        NotFoundError for an unknown id, VectorStoreBusyError (nothing deleted) while another process
-        holds the vector store, ConfigError when Tier 2 is off."""
+        a preview unless ``confirm``; a forget of more than ``LARGE_TURNS`` turns also needs
+        ``confirm_large``. Raises ValidationError for an empty id, an unknown related name or a large
+        forget without ``confirm_large``, NotFoundError for an unknown id, VectorStoreBusyError (nothing
+        deleted) while another process holds the vector store, ConfigError when Tier 2 is off."""
         from hermes_memory.ops import forget as _forget
 
         curated = self._tiers.curated
-        return self._run(lambda conn, t2: _forget.plan_uuid(conn, t2, curated, id, include=include), confirm)
+        return self._run(
+            lambda conn, t2: _forget.plan_uuid(conn, t2, curated, id, include=include), confirm, confirm_large
+        )
 
     def forget_entity(
-        self, name: str, *, confirm: bool, include: bool | Sequence[str] = False
+        self, name: str, *, confirm: bool, include: bool | Sequence[str] = False, confirm_large: bool = False
     ) -> ForgetOutcome:
         """Forget an entity by name or alias: every row, entry, vector, graph node and queued turn that
         mentions it (``include``: related names too); a preview unless ``confirm``. Raises as ``forget``
@@ -80,7 +89,9 @@ class Forgetting:
 
         curated = self._tiers.curated
         return self._run(
-            lambda conn, t2: _forget.plan_entity(conn, t2, curated, name, include=include), confirm
+            lambda conn, t2: _forget.plan_entity(conn, t2, curated, name, include=include),
+            confirm,
+            confirm_large,
         )
 
     def forget_scope(self, *, confirm: bool) -> ForgetOutcome:
@@ -112,7 +123,7 @@ class Forgetting:
             log.warning("hermes-memory: an unfinished forget could not be finished yet: %s", exc)
 
     # -- the steps ----------------------------------------------------------------------------------
-    def _run(self, planner: Planner, confirm: bool) -> ForgetOutcome:
+    def _run(self, planner: Planner, confirm: bool, confirm_large: bool = False) -> ForgetOutcome:
         from hermes_memory.ops import erasure as _erasure
         from hermes_memory.ops import forget as _forget
 
@@ -126,6 +137,9 @@ class Forgetting:
             plan = planner(conn, t2)
             if plan.empty():
                 raise NotFoundError("nothing in memory matches; nothing to forget")
+            warning = _forget.large_warning(plan)
+            if confirm and warning and not confirm_large:
+                raise ValidationError(f"{warning}; nothing was deleted")
             if confirm:
                 # What is left to purge after this transaction is recorded in it: a crash after the
                 # commit leaves a record that the next open (or doctor --repair) finishes.
@@ -135,6 +149,7 @@ class Forgetting:
             return ForgetOutcome(
                 confirmed=False, target=plan.target, counts=plan.counts(),
                 curated_entries={s: list(e) for s, e in plan.curated.items()}, related=plan.related,
+                warning=warning,
             )  # fmt: skip
         left = sorted({step for r in self.finish_erasures() for step in r["left"]})
         self._forget_recall_caches()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hermes_memory.core.tiers import Tiers
+from hermes_memory.core.user_subject import subjects_for, user_names
 from hermes_memory.errors import NotFoundError
 from hermes_memory.records import AsOf, AuditEntry, Episode, Event, Fact
 
@@ -131,14 +132,22 @@ class History:
         with its ``valid`` time only those true then as known at ``known`` (default now)."""
         tier2 = self._tiers.tier2()
         point = as_of if as_of is not None else AsOf()
-        facts = tier2.facts.history(subject, known=point.known, valid_at=point.valid)
-        if not facts:
-            # The subject may be an alias: resolve it to the canonical entity name.
-            for entity in tier2.entities.find(subject):
-                facts = tier2.facts.history(entity.name, known=point.known, valid_at=point.valid)
-                if facts:
-                    break
-        return [FactState.of(f) for f in facts]
+        # The user ("user", "me", the user's name) is asked about under every name the user goes by.
+        subjects = subjects_for(subject, user_names(tier2, self._tiers.curated))
+        found: dict[str, Fact] = {}
+        for name in subjects:
+            facts = tier2.facts.history(name, known=point.known, valid_at=point.valid)
+            if not facts:
+                # The subject may be an alias: resolve it to the canonical entity name.
+                for entity in tier2.entities.find(name):
+                    facts = tier2.facts.history(entity.name, known=point.known, valid_at=point.valid)
+                    if facts:
+                        break
+            found.update((f.uuid, f) for f in facts if f.uuid not in found)
+        ordered = found.values() if len(subjects) == 1 else sorted(
+            found.values(), key=lambda f: (f.recorded_at or f.created_at, f.valid_from or 0)
+        )
+        return [FactState.of(f) for f in ordered]
 
     def as_of(self, point: AsOf, *, subject: str | None = None, query: str | None = None,
               limit: int = 50) -> list[FactState]:  # fmt: skip

@@ -21,6 +21,16 @@ from hermes_memory.records import Episode, TurnMessage, TurnPayload
 # While another process holds the vector store, it writes our embeddings; flush waits for them only
 # while it sees the queue shrink, and gives up after this long without progress.
 _HANDOFF_WAIT_S = 3.0
+# Embedding goes in pieces sized to take about this long each, so a short process (one `hermes -z`)
+# commits its progress piece by piece: a big batch cut off by the process's exit is lost and the next
+# process starts over with the same rows. A piece starts small and grows (at most doubling) while the
+# embedder keeps the pace; ``tier3.embed_batch_size`` caps it.
+PIECE_TARGET_S = 0.5
+_FIRST_PIECE = 4
+# At exit (``Memory.close`` without a drain) the worker goes on embedding until the queue is shorter
+# than when this process opened the store, for at most this long, and while it makes progress.
+EXIT_EMBED_S = 3.0
+_EXIT_STALL_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +105,7 @@ class Ingest:
         # What the background worker does, in order, once the queues are empty (e.g. the scheduled
         # maintenance): each is given ``stopping`` and returns True while it made progress.
         self.idle_tasks: list[Callable[[Callable[[], bool]], bool]] = []
+        self._piece = _FIRST_PIECE  # queue rows per embedding piece (see PIECE_TARGET_S)
 
     # -- remembering ------------------------------------------------------------------------------
     def remember_turn(
@@ -252,6 +263,41 @@ class Ingest:
             tier2.ingest_queue.count(), tier2.embed_queue.count() if self._tiers.sem is not None else 0
         )
 
+    def turns_behind(self) -> int:
+        """Stored turns not yet searchable by meaning (a text of theirs waits for its vector); 0 without
+        Tier 3. Raises StorageError."""
+        if self._tiers.sem is None or self._ingestor is None:
+            return 0
+        return self._tiers.tier2().embed_queue.turns_behind()
+
+    def embed_before_exit(self, below: int, budget: float = EXIT_EMBED_S) -> int:
+        """Let the background worker embed until fewer than ``below`` rows (or none) are queued, for at
+        most ``budget`` s and while the queue keeps shrinking; returns the rows left. The caller then
+        stops the worker: every piece written so far is committed. Counts on a connection of its own
+        (``queued_embeddings``), so a worker stuck inside a transaction cannot hold it up."""
+        worker = self._worker()
+        if self._tiers.sem is None or worker is None or not worker.alive:
+            return 0
+        deadline = time.monotonic() + budget
+        last, progress_at = self.queued_embeddings(), time.monotonic()
+        while last > 0 and last >= below and time.monotonic() < deadline:
+            if time.monotonic() - progress_at >= _EXIT_STALL_S:
+                break  # nothing moves (the rows wait for the vector store's holder, a stuck step, or fail)
+            worker.wake()
+            time.sleep(0.05)
+            now = self.queued_embeddings()
+            if now < last:
+                progress_at = time.monotonic()
+            last = now
+        return last
+
+    def queued_embeddings(self) -> int:
+        """Rows in the embed queue, store-wide, read on a connection of its own: never waits for the
+        worker (which may be inside a transaction that will not end); 0 when it cannot be read."""
+        from hermes_memory.tier2.peek import count_rows
+
+        return count_rows(self._tiers.config.db_path, "embed_queue") or 0
+
     def latest(self, count: int, before: float | None = None) -> list[Episode]:
         """The newest ``count`` episodes (before ``before`` if given), oldest first."""
         return self._tiers.tier2().episodes.latest(count=count, before=before)
@@ -314,11 +360,14 @@ class Ingest:
             if owed <= 0 and self._ingestor is not None and self._tiers.tier2().ingest_queue.count():
                 return True  # new turns came in: they go first (the next step)
             step_aside()
+            piece = min(batch, self._piece)
+            started = time.monotonic()
             # no count of what is left (it visits every queued row: per batch, quadratic in a backlog)
-            report = sem.drain(max_items=batch, count_remaining=False)
+            report = sem.drain(max_items=piece, count_remaining=False)
+            self._piece = next_piece(piece, report.taken, time.monotonic() - started, batch)
             owed -= report.taken
             busy = busy or report.upserted > 0 or report.deleted > 0
-            if report.deferred or report.taken < batch:
+            if report.deferred or report.taken < piece:
                 break  # the queue ran dry (or holds only rows for the engine's holder)
             if deadline is not None and time.monotonic() >= deadline:
                 break
@@ -352,4 +401,15 @@ class Ingest:
         return busy
 
 
-__all__ = ["Flushed", "Ingest", "Ingested", "Pending", "Queued"]
+def next_piece(piece: int, taken: int, seconds: float, cap: int) -> int:
+    """The size of the next embedding piece: what fits in ``PIECE_TARGET_S`` at the pace just seen (a
+    piece at most doubles; at least 1, at most ``cap``)."""
+    if taken <= 0:
+        return piece
+    fits = int(PIECE_TARGET_S * taken / seconds) if seconds > 0 else cap
+    return max(1, min(cap, 2 * piece, fits))
+
+
+__all__ = [
+    "EXIT_EMBED_S", "PIECE_TARGET_S", "Flushed", "Ingest", "Ingested", "Pending", "Queued", "next_piece",
+]  # fmt: skip

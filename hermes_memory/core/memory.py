@@ -103,6 +103,7 @@ class Memory:
         self.auto_maintenance: AutoMaintenance | None = None
         self._engine: RecallEngine | None = None
         self._closed = threading.Event()  # set once every store is closed
+        self._embeds_at_start = 0
         if config.tier2.enabled:
             recovery.finish_restore(config)  # a restore cut short mid-swap completes first
             tiers.t2 = Tier2.open(
@@ -192,6 +193,8 @@ class Memory:
             )
         )
         self.worker = worker
+        # At close the worker embeds until the queue is back below this (``Ingest.embed_before_exit``).
+        self._embeds_at_start = self.ingest.queued_embeddings()
         worker.start()
 
     def start_auto_maintenance(self, interval_s: float) -> AutoMaintenance | None:
@@ -263,6 +266,10 @@ class Memory:
         if worker is not None:
             if drain_timeout > 0:
                 worker.wait_idle(drain_timeout)
+            else:
+                # A short process leaves the embed queue no longer than it found it (when it can, in
+                # EXIT_EMBED_S): otherwise a stream of one-turn processes never catches up.
+                self.ingest.embed_before_exit(self._embeds_at_start)
             if not worker.stop(_STOP_GRACE_S):
                 _close_in_background(self._close_after, worker)
                 return

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from hermes_memory._names import JOB_NAMES
 from hermes_memory.cron import consolidate, embed_queue, graph_refresh, prune
 from hermes_memory.cron.context import JobContext, Progress
 from hermes_memory.errors import HermesMemoryError, ValidationError
@@ -20,7 +21,6 @@ class JobFn(Protocol):
 
 # The order `maintain --all` runs them in: merges and prunes queue vector writes and deletes, which the
 # embed job then drains; the graph is rebuilt last, after entity merges.
-JOB_NAMES: tuple[str, ...] = ("consolidate", "prune", "embed_queue", "graph_refresh")
 _JOBS: dict[str, JobFn] = {
     "consolidate": consolidate.run,
     "prune": prune.run,

@@ -93,7 +93,7 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
             state.mentions.extend(mentions)
             state.temporal.extend(times)
             if not (verdict.is_noise or asks):
-                for clause, start in split_clauses(sentence.text):
+                for clause, start in _without_requests(split_clauses(sentence.text)):
                     offset = sentence.start + start
                     _clause_facts(message, clause, offset, mentions, times, state, scene)
                     earlier = [t for t in times if t.span[0] < offset + len(clause)]
@@ -127,21 +127,36 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
     )
 
 
-_NOT_OWN = frozenset({"states", "plans", "wants"})
+# "... and please keep answers short": a request joined to a statement is a clause of its own, so the
+# statement's fact does not run on into it.
+_REQUEST = re.compile(
+    r"\s*,?\s+(?:and|but)\s+(?=(?:please|kindly|could you|can you|would you)\b)|\s*,\s*(?=please\b)",
+    re.IGNORECASE,
+)
+
+
+def _without_requests(clauses: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``clauses`` with a request that follows a statement split off into a clause of its own."""
+    out: list[tuple[str, int]] = []
+    for text, start in clauses:
+        begin = 0
+        for match in _REQUEST.finditer(text):
+            if text[begin : match.start()].strip():
+                out.append((text[begin : match.start()], start + begin))
+            begin = match.end()
+        if text[begin:].strip():
+            out.append((text[begin:], start + begin))
+    return out
 
 
 def _own_statements(state: _State, speaker: str) -> None:
-    """The AI agent's message keeps only what it states about itself, and the entities in it: its
-    words are never evidence of facts about the user or anyone else."""
-    own = speaker.casefold()
-    # Only what it is, uses or has: its free-form sentences ("I'd recommend visiting Porto") and its
-    # plans ("I'll remind you") are advice and promises to the user, not facts about the AI.
-    state.facts[:] = [f for f in state.facts if f.subject.casefold() == own and f.predicate not in _NOT_OWN]
-    state.relations[:] = [r for r in state.relations if r.subject.casefold() == own]
-    named = {own} if state.facts or state.relations else set()
-    named.update(r.object.casefold() for r in state.relations)
-    named.update(f.object.casefold() for f in state.facts if f.object)
-    state.mentions[:] = [m for m in state.mentions if m.name.casefold() in named]
+    """The AI agent's message is never evidence: it repeats memory, tool results or the user, so no
+    fact, relation or entity comes of it, and the AI is never a person of the user's world from its own
+    words (``speaker``: its name)."""
+    del speaker  # named for the reader: even what the AI says about itself is no fact
+    state.facts.clear()
+    state.relations.clear()
+    state.mentions.clear()
 
 
 def _unique_relations(relations: list[ExtractedRelation]) -> tuple[ExtractedRelation, ...]:
@@ -360,7 +375,8 @@ _LIGHT_GERUNDS = frozenset(
     sharing knowing coming helping""".split()
 )
 _NOT_CONCEPT = frozenset(
-    """a an the my your our his her their its this that these those both all any every lots many more most
+    """over than instead rather versus vs
+    a an the my your our his her their its this that these those both all any every lots many more most
     such so too very really just also to of and or with for in on at from about into it them hard well fast
     much lot often together again alone away back out up down off around nonstop constantly regularly
     everyday daily lately recently""".split()

@@ -132,6 +132,18 @@ def _content(text: str) -> frozenset[str]:
 _PERSON_WORDS = frozenset("i me my mine you your yours we our us im ive youre youve".split())
 
 
+_JSON_START = re.compile(r'[\[{]\s*"')
+
+
+def _quotes_tool_output(text: str) -> bool:
+    """Whether most of an assistant's message is a JSON dump (a tool result read out)."""
+    found = _JSON_START.search(text)
+    if found is None:
+        return False
+    end = max(text.rfind("}"), text.rfind("]"))
+    return end > found.start() and (end - found.start()) >= 0.5 * len(text.strip())
+
+
 def chatter_kind(text: str, *, role: str = "user", replying_to: str | None = None) -> str | None:
     """``"question"``, ``"greeting"``, ``"ack"`` or (an AI assistant's message) ``"echo"`` when the
     message tells nothing on its own; None when it states something worth recalling.
@@ -143,6 +155,8 @@ def chatter_kind(text: str, *, role: str = "user", replying_to: str | None = Non
         return None
     if role == "assistant" and _says_little(text):
         return "ack"
+    if role == "assistant" and _quotes_tool_output(text):
+        return "echo"  # a reply that reads out a tool's JSON result repeats memory, it adds nothing
     kinds: list[str] = []
     for sentence in sentences:
         if is_question(sentence):

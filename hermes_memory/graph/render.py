@@ -101,6 +101,10 @@ def render_html(
     return {"path": str(target), **scene.drawn}
 
 
+# Relations drawn with their type written on them (more would cover the picture).
+EDGE_LABELS = 40
+
+
 def render_png(
     kg: KnowledgeGraph,
     path: Path | str,
@@ -129,7 +133,10 @@ def render_png(
     layout_graph.add_nodes_from(uuid for uuid, _, _ in scene.nodes)
     layout_graph.add_edges_from((s, t) for s, t, _ in links)
     try:
-        positions = nx.spring_layout(layout_graph, seed=42) if scene.nodes else {}
+        # k spreads the nodes over the picture (the default packs a dense cluster into one corner
+        # beside the far-flung unlinked ones)
+        spread = 2.0 / math.sqrt(max(1, len(scene.nodes)))
+        positions = nx.spring_layout(layout_graph, seed=42, k=spread, iterations=100) if scene.nodes else {}
     except ImportError as exc:  # NetworkX lays out 500+ nodes with scipy
         raise DependencyMissingError(
             f"drawing {len(scene.nodes)} entities needs scipy: {_EXTRA_HINT}"
@@ -166,13 +173,24 @@ def render_png(
         # a name in a script the default font lacks draws as boxes; that is not worth failing a picture
         warnings.filterwarnings("ignore", message=r"Glyph .* missing from", category=UserWarning)
         for uuid, attrs, _ in sorted(scene.nodes, key=lambda n: (-n[2], n[0]))[: max(0, labels)]:
-            axes.annotate(attrs["name"], positions[uuid], fontsize=8, zorder=3, ha="center", va="bottom")
+            axes.annotate(
+                attrs["name"], positions[uuid], fontsize=11, zorder=3, ha="center", va="bottom",
+                xytext=(0, 6), textcoords="offset points",
+            )  # fmt: skip
+        # Each relation says what it is, at its middle, while there are few enough to read.
+        labelled = links if len(links) <= EDGE_LABELS else []
+        for one, other, data in labelled:
+            middle = (positions[one] + positions[other]) / 2
+            axes.annotate(
+                str(data.get("relation_type", "")).replace("_", " "), middle, fontsize=9, color="#555555",
+                ha="center", va="center", zorder=3,
+            )  # fmt: skip
         if scene.colours:
-            axes.legend(loc="lower left", fontsize=8, frameon=False)
+            axes.legend(loc="lower left", fontsize=10, frameon=False)
         axes.margins(0.08)
         target = Path(path)
         write_atomically(target, lambda handle: figure.savefig(handle, format="png", dpi=dpi))
-    return {"path": str(target), **scene.drawn}
+    return {"path": str(target), **scene.drawn, "relations_labelled": len(labelled)}
 
 
 def _scene(kg: KnowledgeGraph, around: str | None, depth: int, max_nodes: int) -> _Scene:

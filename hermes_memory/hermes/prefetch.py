@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from hermes_memory import validation as v
 from hermes_memory._exit_guard import finish_before_exit
 from hermes_memory.errors import HermesMemoryError
+from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.hermes.registry import SharedStore
 from hermes_memory.hermes.settings import ProviderSettings
 from hermes_memory.recall import availability, render
@@ -64,6 +65,8 @@ class Recalled:
     # Which tiers answered, and tier -> why it could not (in words), for the block's last lines.
     answered: tuple[str, ...] = ()
     unavailable: tuple[tuple[str, str], ...] = ()
+    # Stored turns not yet searchable by meaning when the recall ran (their vectors are still queued).
+    behind: int = 0
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,11 @@ def normalise_query(query: str) -> str:
 
 # Failures that mean "the semantic tier cannot work here" rather than "this one call failed".
 _TIER3_BROKEN = frozenset({"dependency_missing", "backend_error", "embedding_error", "config_error"})
+
+
+def small_talk(query: str) -> bool:
+    """A greeting or an acknowledgement ("Hello there", "thanks!"): nothing to recall for it."""
+    return chatter_kind(query) in ("greeting", "ack")
 
 
 def recall_lines(
@@ -180,13 +188,24 @@ class RecallJob:
                     shared.tier3_failed.set()
             unavailable = {**self._left_out, **answer.unavailable}
             self._result = Recalled(
-                answer.lines, time.monotonic(), answer.answered, tuple(unavailable.items())
-            )
+                answer.lines, time.monotonic(), answer.answered, tuple(unavailable.items()),
+                behind=self._turns_behind(),
+            )  # fmt: skip
         except Exception:  # a background thread has no caller to raise to: log it with its traceback
             if not self._shared.closed.is_set():
                 log.exception("nextlevel: background recall failed")
         finally:
             self._done.set()
+
+    def _turns_behind(self) -> int:
+        """How many stored turns meaning search cannot find yet (0 when the vectors are not used)."""
+        if self._tiers is not None and "tier3" not in self._tiers and "tier3" not in self._left_out:
+            return 0
+        try:
+            return self._shared.api.core.ingest.turns_behind()
+        except HermesMemoryError as exc:
+            log.warning("nextlevel: could not count the turns waiting for their vectors: %s", exc)
+            return 0
 
     @property
     def done(self) -> bool:
@@ -231,7 +250,7 @@ class Prefetcher:
         """Start a background recall for ``query``: the hot-path tiers, or (``full``) every tier that
         works here, the graph included, even if that loads the embedder."""
         key = normalise_query(query)
-        if not key:
+        if not key or small_talk(key):
             return None
         tiers: tuple[str, ...] | None = self.tiers_now()
         if full:
@@ -268,8 +287,8 @@ class Prefetcher:
         """The memory block for this turn (empty when there is nothing new); never waits longer than
         ``prefetch_wait_ms``."""
         key = normalise_query(query)
-        if not key:
-            return ""
+        if not key or small_talk(key):
+            return ""  # "Hello there" asks nothing: a block of whatever is nearest would only distract
         with self._lock:
             job = self._jobs.get(key)
         if job is None:
@@ -292,7 +311,9 @@ class Prefetcher:
             previous = fallback.wait(0)
             if previous is not None:
                 return self.emit(previous)
-        return ""
+        # The wait ran out (a busy machine): say so, rather than send nothing the model could tell
+        # from "nothing is remembered".
+        return "\n".join([HEADER, availability.late_note(self._settings.prefetch_wait_ms)])
 
     def emit(self, recalled: Recalled) -> str:
         """Lines not yet shown in this session, in rank order, within the token budget (``render.select``),
@@ -300,6 +321,8 @@ class Prefetcher:
         answered = availability.answered_line(recalled.answered)
         # A failure's message can quote text: the footer is quoted (the lines are, when built).
         note = fence.quote(availability.unavailable_note(dict(recalled.unavailable)))
+        if recalled.behind:
+            note = " ".join(filter(None, (note, availability.behind_note(recalled.behind))))
         footer = [answered, note] if note else [answered]
         budget = self._settings.prefetch_budget_tokens - sum(approx_tokens(t) + 1 for t in (HEADER, *footer))
         with self._lock:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,7 +41,7 @@ from hermes_memory.hermes.core_block import core_memory_section
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.prompt_context import PromptContext
 from hermes_memory.hermes.registry import SharedStore
-from hermes_memory.hermes.settings import ProviderSettings, load_settings, setup_schema
+from hermes_memory.hermes.settings import ProviderSettings, load_settings, load_settings_lenient, setup_schema
 from hermes_memory.hermes.speakers import Spoken, spoken
 from hermes_memory.records import SESSION_EVENT
 from hermes_memory.security import fence
@@ -78,6 +79,17 @@ def _profile(identity: object) -> str:
     return name if PROFILE_RE.fullmatch(name) and name.lower() not in RESERVED_PROFILES else "default"
 
 
+def _tell_user(problems: Sequence[str], warn: object) -> None:
+    """Settings that were replaced by their defaults, where the user sees them: Hermes' warning callback
+    (its console), the log, and stderr (a `hermes -z` run shows neither of the others)."""
+    for problem in problems:
+        message = f"nextlevel memory: {problem} (memory stays on; fix the file, see `hermes-memory status`)"
+        log.warning("%s", message)
+        if callable(warn):
+            warn(message)
+        print(message, file=sys.stderr, flush=True)
+
+
 class NextLevelProvider:
     """Hermes MemoryProvider hooks over a shared MemoryAPI. Cheap to construct: no I/O until
     ``initialize``."""
@@ -99,6 +111,7 @@ class NextLevelProvider:
         self._turn_metadata: dict[str, Any] = {}
         self._init_error: str | None = None
         self._core_block = ""
+        self._status_problem = False
 
     # -- identity and availability --------------------------------------------------------------
     @property
@@ -106,8 +119,10 @@ class NextLevelProvider:
         return PROVIDER_NAME
 
     def is_available(self) -> bool:
-        """True when this interpreter can run the store (SQLite with FTS5). No network, no files."""
-        return fts5_available()
+        """True when this interpreter can run the store (SQLite with FTS5). No network, no files. False
+        too once ``get_status_config`` (only `hermes memory status` calls it) found a setting that is not
+        used as written: Hermes then does not print "available" over a configuration it cannot follow."""
+        return fts5_available() and not self._status_problem
 
     # -- lifecycle ------------------------------------------------------------------------------
     def initialize(self, session_id: str, **kwargs: Any) -> None:
@@ -138,7 +153,8 @@ class NextLevelProvider:
             # The profile names a directory of the memory home: a bad one is refused, never replaced by
             # "default" (that would mix this agent's memory into another profile's).
             profile = profile_name("agent_identity (the profile)", kwargs.get("agent_identity") or "default")
-            self._settings = load_settings(home)
+            self._settings, problems = load_settings_lenient(home)
+            _tell_user(problems, kwargs.get("warning_callback"))
             shared = registry.acquire(home, profile, self._settings, identity=self._identity_seen)
             self._profile = profile
         except HermesMemoryError as exc:
@@ -499,6 +515,12 @@ class NextLevelProvider:
             config = settings.memory_config(home, _profile(_active_profile()))
         except ConfigError as exc:
             out["config_error"] = str(exc)
+            try:
+                _, replaced = load_settings_lenient(home)
+                out["runs_with"] = "; ".join(replaced) or "the defaults"
+            except ConfigError:
+                out["runs_with"] = "nothing: memory does not start with this file (fix it)"
+            self._status_problem = True
             return out
         out["database"] = str(config.db_path)
         out["embedder"] = config.tier3.embedding_model if config.tier3.enabled else "off"

@@ -164,6 +164,10 @@ MEMORY_SCHEMA: dict[str, Any] = {
                 "type": "boolean",
                 "description": "forget: false (default) previews what would be erased; true erases it.",
             },
+            "confirm_large": {
+                "type": "boolean",
+                "description": "forget: also needed for a large forget (the preview's 'warning'); ask first.",
+            },
             "name": {"type": "string", "description": "entity_ensure, entity_query, forget: an entity name."},
             "include_related": {
                 "type": "boolean",

@@ -112,6 +112,93 @@ def load_settings(hermes_home: str | os.PathLike[str]) -> ProviderSettings:
     return read_settings_file(path)
 
 
+def load_settings_lenient(hermes_home: str | os.PathLike[str]) -> tuple[ProviderSettings, list[str]]:
+    """The settings Hermes' provider runs with: as ``load_settings``, but a bad setting does not switch
+    memory off. Each invalid or unknown ``provider:`` key falls back to its default, and a ``memory:`` key
+    the hermes-memory config refuses is left out; what was replaced is returned as warnings (for the
+    user). Raises ConfigError only for what decides where memory lives or who reads it (``profile``, a
+    path, the scope) and for a file that cannot be read as settings at all."""
+    try:
+        return load_settings(hermes_home), []
+    except ConfigError as exc:
+        first = str(exc)
+    path = settings_path(hermes_home)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        raise ConfigError(first) from None  # unreadable: what it says (a path, a scope) is unknown
+    if not isinstance(data, dict):
+        raise ConfigError(first)
+    warnings = [f"{path}: unknown section {k!r} ignored" for k in data if k not in ("provider", "memory")]
+    provider, memory = data.get("provider") or {}, data.get("memory") or {}
+    if not isinstance(provider, Mapping):
+        warnings.append(f"{path}: 'provider' must be a mapping; its defaults are used")
+        provider = {}
+    if not isinstance(memory, Mapping):
+        warnings.append(f"{path}: 'memory' must be a mapping; its defaults are used")
+        memory = {}
+    known = {f.name: f for f in dataclasses.fields(ProviderSettings) if f.name != "memory"}
+    values: dict[str, Any] = {}
+    for key, raw in provider.items():
+        if key not in known:
+            warnings.append(f"{path}: unknown key 'provider.{key}' ignored")
+            continue
+        try:
+            values[key] = _coerce(f"provider.{key}", raw, known[key].default)
+        except ConfigError as exc:
+            warnings.append(f"{path}: {exc}; the default {known[key].default!r} is used")
+    memory = _copy(memory)
+    if "profile" in memory:
+        raise ConfigError(first)  # where memory lives is never guessed: another profile's store is not ours
+    for _ in range(20):  # each round leaves out one refused key
+        try:
+            ProviderSettings(memory=memory).memory_config(os.path.expanduser("~/.hermes"), "default")
+            break
+        except ConfigError as exc:
+            key = _named_key(str(exc), memory)
+            if key is None or _decides_where(key):
+                # A path or the scope decides where turns go and who reads them: a default there could
+                # write into another store or scope, so such an error still stops the provider.
+                raise
+            _drop(memory, key)
+            warnings.append(f"{path}: {exc}; 'memory.{key}' is left out (its default is used)")
+    return ProviderSettings(**values, memory=memory), warnings
+
+
+def _decides_where(key: str) -> bool:
+    """Whether the config key places memory (a path, a directory) or chooses its scope."""
+    leaf = key.rsplit(".", 1)[-1]
+    return key.split(".", 1)[0] == "scope" or leaf.endswith(("path", "_dir")) or leaf == "path"
+
+
+_DOTTED = re.compile(r"'?\b([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+)\b'?")
+
+
+def _named_key(message: str, memory: Mapping[str, Any]) -> str | None:
+    """The dotted key of ``memory`` a config error names, if it names one."""
+    for match in _DOTTED.finditer(message):
+        key = match.group(1)
+        node: Any = memory
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                break
+            node = node[part]
+        else:
+            return key
+    for name in memory:  # a whole section ("config key 'tier3' must be a mapping")
+        if f"'{name}'" in message:
+            return str(name)
+    return None
+
+
+def _drop(memory: dict[str, Any], key: str) -> None:
+    *parents, leaf = key.split(".")
+    node = memory
+    for part in parents:
+        node = node[part]
+    del node[leaf]
+
+
 def read_settings_file(path: str | os.PathLike[str]) -> ProviderSettings:
     """Read a settings file in the ``provider:``/``memory:`` form. Raises ConfigError."""
     path = Path(path)
@@ -372,6 +459,7 @@ __all__ = [
     "hermes_profile",
     "load_memory_config",
     "load_settings",
+    "load_settings_lenient",
     "merge_setup",
     "read_settings_file",
     "resolve_hermes_home",

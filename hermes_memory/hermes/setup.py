@@ -5,10 +5,10 @@ Hermes calls the provider's ``post_setup(hermes_home, config)`` on both setup pa
 ``$HERMES_HOME/nextlevel.yaml`` and activates the provider in ``config.yaml`` itself.
 
 Each choice is checked before it is written: an embedder that needs a model is asked for one that
-exists locally (nothing is ever downloaded), the openai embedder is asked for its endpoint and key
-variable, and a choice whose packages this Python lacks is refused with the command that installs
-them. Without a terminal (stdin closed or piped) every question takes its default, so the
-provider-named path writes working defaults and says which.
+exists locally (nothing is ever downloaded), the openai embedder is asked for its endpoint (it must
+accept a connection) and key variable, and a choice whose packages this Python lacks is refused
+with the command that installs them. Without a terminal (stdin closed or piped) every question takes
+its default, so the provider-named path writes working defaults and says which.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import socket
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from hermes_memory.config import Config, Tier3Config
 from hermes_memory.errors import ConfigError
@@ -54,8 +56,9 @@ DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 def embedder_problem(tier3: Tier3Config, hermes_home: str | os.PathLike[str]) -> str | None:
     """Why the configured embedder cannot work, in words (None when nothing rules it out).
 
-    Checks only what can be known without loading a model or calling a server: a model that exists
-    locally, an endpoint and a key variable that is set, vector sizes that match.
+    Checks only what can be known without loading a model or sending a request: a model that exists
+    locally, an endpoint that accepts a connection and a key variable that is set, vector sizes that
+    match.
     """
     if not tier3.enabled:
         return None
@@ -109,6 +112,29 @@ def _openai_problem(tier3: Tier3Config, home: Path) -> str | None:
             f"{model} makes {known}-dimensional vectors but memory.tier3.embedding_dim is "
             f"{tier3.embedding_dim}: set it to {known}"
         )
+    unreachable = _unreachable(tier3.embedding_base_url)
+    if unreachable is not None:
+        return (
+            f"nothing answers at {tier3.embedding_base_url} ({unreachable}): start the embedding server or "
+            "fix memory.tier3.embedding_base_url"
+        )
+    return None
+
+
+def _unreachable(url: str, timeout: float = 1.5) -> str | None:
+    """Why no connection to ``url``'s host and port can be opened (None when one can): a quick TCP
+    connect, no request is sent."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        return f"bad port: {exc}"
+    if not parts.hostname:
+        return "no host in the URL"
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
     return None
 
 

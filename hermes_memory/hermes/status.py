@@ -31,7 +31,7 @@ from hermes_memory.hermes.people_status import people_status
 from hermes_memory.hermes.settings import ProviderSettings, load_memory_config, settings_path
 from hermes_memory.hermes.setup import DEFAULT_OPENAI_MODEL, embedder_problem
 from hermes_memory.recall.availability import busy_words
-from hermes_memory.tier2.peek import count_rows, inbox_failure, last_runs, queue_failures
+from hermes_memory.tier2.peek import count_rows, inbox_failure, last_runs, queue_failures, turns_behind
 from hermes_memory.tier2.turn_inbox import inbox_path
 from hermes_memory.tier3.backend import resolve_backend, store_owner
 from hermes_memory.tier3.embedder import EMBEDDERS
@@ -186,6 +186,7 @@ def pending_counts(db_path: Path) -> dict[str, int | None]:
     return {
         "turns_to_ingest": None if turns is None or queued is None else turns + queued,
         "embeddings": count_rows(db_path, "embed_queue"),
+        "turns_behind": turns_behind(db_path),
     }
 
 
@@ -337,10 +338,18 @@ def _pending_text(pending: dict[str, int | None]) -> str:
         value = pending.get(key)
         return "?" if value is None else str(value)
 
-    return (
+    text = (
         f"{count('turns_to_ingest')} turn(s) waiting to be ingested, {count('embeddings')} embedding(s) "
-        "(the next process that opens this memory finishes them)"
+        "(each Hermes process writes them in small steps while it runs and as it exits; "
+        "`hermes-memory maintain` writes them now)"
     )
+    behind = pending.get("turns_behind")
+    if behind:
+        text += (
+            f"\n                 meaning search is behind: {behind} stored turn(s) not yet searchable by "
+            "meaning (keyword search finds them)"
+        )
+    return text
 
 
 def _plugin_line(report: StatusReport) -> str:

@@ -250,13 +250,14 @@ def _forget(ctx: ToolContext, args: Mapping[str, Any]) -> Envelope:
     """Preview (default) or, with confirm=true, erase a record by uuid or an entity by name; with
     include_related (true, or names from the preview's 'related') the other names it is mentioned under."""
     confirm = _bool(args, "confirm", False)
+    large = _bool(args, "confirm_large", False)
     related = args.get("include_related", False)
     raw = _opt_str(args, "uuid")
     if raw is not None:  # a bare uuid or a recall hit's id ("episode:<uuid>"): forget reads both
-        return ctx.api.forget(raw, confirm=confirm, include_related=related)
+        return ctx.api.forget(raw, confirm=confirm, include_related=related, confirm_large=large)
     name = _opt_str(args, "name")
     if name is not None:
-        return ctx.api.forget_entity(name, confirm=confirm, include_related=related)
+        return ctx.api.forget_entity(name, confirm=confirm, include_related=related, confirm_large=large)
     raise ValidationError(
         "forget needs 'uuid' (a record id from recall or fact_query) or 'name' (an entity); "
         "call it first without 'confirm' to see what would be erased, then with confirm=true"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from hermes_memory.extract import KnownEntities, KnownEntity, MessageInput, extract
@@ -90,7 +91,7 @@ class RuleBasedKnowledge:
         the known entities (the rest is extracted by ``write``, after it)."""
         out: list[ExtractionResult] = []
         for index in range(len(episodes)):
-            result = extract(_message(episodes, index), self._known_entities(tier2))
+            result = _extract(episodes, index, self._known_entities(tier2))
             out.append(result)
             if not self._settles(result):
                 break
@@ -109,7 +110,7 @@ class RuleBasedKnowledge:
             if index < len(prepared):
                 result = prepared[index]
             else:
-                result = extract(_message(episodes, index), self._known_entities(tier2))
+                result = _extract(episodes, index, self._known_entities(tier2))
             if not result.is_noise:
                 self._write(tier2, episode, result, changes)
 
@@ -254,6 +255,34 @@ class RuleBasedKnowledge:
                 lookup = None
             self._lookup = lookup  # kept as a fresh build would make it, else built on the next extraction
             return old is not None and old != entity
+
+
+def _extract(episodes: list[Episode], index: int, known: KnownEntities) -> ExtractionResult:
+    """Extract episode ``index`` of a turn, by role: the assistant is never a person of the user's world
+    unless the user names it (a "you" that resolved to the assistant makes no entity, fact or relation
+    about it); the assistant's own words yield nothing (``extract``)."""
+    result = extract(_message(episodes, index), known)
+    episode = episodes[index]
+    text = episode.text.casefold()
+    ai = {
+        e.speaker.casefold()
+        for e in episodes
+        if e.role == "assistant" and e.speaker and e.speaker.casefold() not in text
+    }
+    if episode.role == "assistant" or not ai:
+        return result
+    return replace(
+        result,
+        entities=tuple(e for e in result.entities if e.name.casefold() not in ai),
+        relations=tuple(
+            r for r in result.relations if r.subject.casefold() not in ai and r.object.casefold() not in ai
+        ),
+        facts=tuple(
+            f
+            for f in result.facts
+            if f.subject.casefold() not in ai and (f.object or "").casefold() not in ai
+        ),
+    )
 
 
 def _message(episodes: list[Episode], index: int) -> MessageInput:

@@ -11,6 +11,12 @@ from hermes_memory.records import Episode
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 MIN_SENTENCE_WORDS = 4
+# At most this many sentence texts per message: a long reply's sentences are joined into this many runs,
+# so one turn queues a bounded number of embeddings (every word stays indexed).
+MAX_SENTENCE_VIEWS = 6
+# A sentence text is embedded as one chunk (its head: a run-on "sentence" such as a JSON dump is not
+# split into many), a window as at most this many.
+WINDOW_CHUNKS = 2
 
 
 def episode_line(episode: Episode) -> str:
@@ -24,6 +30,9 @@ def sentence_texts(episode: Episode) -> list[str]:
     parts = [p for p in _SENTENCE_END.split(episode.text.strip()) if len(p.split()) >= MIN_SENTENCE_WORDS]
     if not parts:
         parts = [episode.text.strip()]
+    if len(parts) > MAX_SENTENCE_VIEWS:
+        size = -(-len(parts) // MAX_SENTENCE_VIEWS)  # sentences per run, rounded up
+        parts = [" ".join(parts[i : i + size]) for i in range(0, len(parts), size)]
     return [prefix + p for p in parts]
 
 
@@ -33,7 +42,9 @@ def window_text(previous_line: str, episode: Episode) -> str:
 
 
 __all__ = [
+    "MAX_SENTENCE_VIEWS",
     "MIN_SENTENCE_WORDS",
+    "WINDOW_CHUNKS",
     "episode_line",
     "sentence_texts",
     "window_text",

@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from hermes_memory.errors import HermesMemoryError, StorageError, StorageFullError
 from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.ingest.turns import episode_uuid
-from hermes_memory.ingest.views import episode_line, sentence_texts, window_text
+from hermes_memory.ingest.views import WINDOW_CHUNKS, episode_line, sentence_texts, window_text
 from hermes_memory.recall.query import CHATTER_KEY
 from hermes_memory.records import Entity, Episode, Relation, TurnPayload
 from hermes_memory.tier2 import Tier2
@@ -199,16 +199,20 @@ class Ingestor:
             self._after_commit(changes)
 
     def _index_episode(self, episode: Episode, previous_line: str) -> None:
-        """Sentence vectors and a with-the-message-before window vector (see ``views``)."""
+        """Sentence vectors and a with-the-message-before window vector (see ``views``); one message
+        queues at most ``MAX_SENTENCE_VIEWS`` + ``WINDOW_CHUNKS`` texts, however long it is (its words
+        all stay in the keyword index). An assistant message that only acknowledges or echoes (a tool's
+        output read out) is never recalled on its own: it gets its window vector only."""
         assert self._semantic is not None
-        texts = [("episode", text) for text in sentence_texts(episode)]
+        quiet = episode.role == "assistant" and episode.metadata.get(CHATTER_KEY) in ("ack", "echo")
+        texts = [] if quiet else [("episode", text, 1) for text in sentence_texts(episode)]
         # Every turn gets a window vector (just the turn when it opens a session), so no turn is
         # missing a signal the others have.
-        texts.append(("episode_window", window_text(previous_line, episode)))
-        for kind, text in texts:
+        texts.append(("episode_window", window_text(previous_line, episode), WINDOW_CHUNKS))
+        for kind, text, chunks in texts:
             self._semantic.index_text(
                 text, source_kind=kind, source_type="session", timestamp=episode.timestamp,
-                source_uuid=episode.uuid, session_id=episode.session_id,
+                source_uuid=episode.uuid, session_id=episode.session_id, max_chunks=chunks,
             )  # fmt: skip
 
     def drain(

@@ -125,8 +125,8 @@ SYSTEM_PROMPT = (
     "- Entities: people, places, organisations, projects, tools named in the messages.\n"
     "- Relations: subject and object are entity names.\n"
     "- Skip greetings, questions, small talk and anything listed under <known_facts>.\n"
-    "- The assistant (role assistant) is an AI: its words are never evidence about the user or anyone "
-    "else (an assistant repeating the user adds nothing); use them only for what it says about itself.\n"
+    "- The assistant (role assistant) is an AI: its words are never evidence (it repeats memory, tool "
+    "results or the user): take no fact from them, and never make the assistant a subject.\n"
     "- Return empty lists when nothing is worth remembering."
 )
 
@@ -357,8 +357,13 @@ class LLMKnowledge:
             for surface in (entity.name, *entity.aliases):
                 uuids.setdefault(surface.casefold(), entity.uuid)
         added = {"facts": 0, "entities": 0, "relations": 0, "skipped": 0}
+        # The AI is never a person of the user's world, nor the subject of a fact.
+        assistants = {(e.speaker or "the assistant").casefold() for e in episodes if e.role == "assistant"}
         for proposed in drafts.entities:
             name = proposed.name
+            if name.casefold() in assistants:
+                added["skipped"] += 1
+                continue
             if name.casefold() not in haystack and name.casefold() not in speakers:
                 added["skipped"] += 1
                 continue
@@ -409,12 +414,8 @@ class LLMKnowledge:
             known_texts.append(content)
             index = fact.message
             source = (episodes[index - 1],) if index is not None else tuple(episodes)
-            if (
-                len(source) == 1
-                and source[0].role == "assistant"
-                and subject.casefold() != (source[0].speaker or "the assistant").casefold()
-            ):
-                added["skipped"] += 1  # the AI's words are no evidence about anyone but itself
+            if (len(source) == 1 and source[0].role == "assistant") or subject.casefold() in assistants:
+                added["skipped"] += 1  # the AI's words are no evidence, and the AI is no subject
                 continue
             obj = fact.object
             linked = [u for u in (uuids.get(subject.casefold()), uuids.get((obj or "").casefold())) if u]

@@ -120,8 +120,8 @@ def check_messages(value: dict[str, Any], messages: int) -> list[str]:
 
 def grounded_source(draft: InstanceDraft, episodes: Sequence[Episode]) -> tuple[Episode, ...] | None:
     """The episodes an instance is grounded in, or None to drop it: its words must be in the message
-    it cites (any message of the turn when it cites none), ``who`` a speaker or a name in the turn, an
-    assistant's message evidence about the assistant only, and no text may carry an injection pattern."""
+    it cites (any message of the turn when it cites none), ``who`` a speaker or a name in the turn but
+    never the assistant, never an assistant's message alone, and no text may carry an injection pattern."""
     index = draft.message
     source = (episodes[index - 1],) if index is not None and index <= len(episodes) else tuple(episodes)
     said = _loose(" ".join(e.text for e in source))
@@ -131,8 +131,9 @@ def grounded_source(draft: InstanceDraft, episodes: Sequence[Episode]) -> tuple[
     who = draft.who.casefold()
     if who not in speakers and _loose(draft.who) not in _loose(" ".join(e.text for e in episodes)):
         return None
-    if len(source) == 1 and source[0].role == "assistant" and who != (source[0].speaker or "").casefold():
-        return None  # the AI's words are no evidence about anyone but itself
+    assistants = {(e.speaker or "the assistant").casefold() for e in episodes if e.role == "assistant"}
+    if (len(source) == 1 and source[0].role == "assistant") or who in assistants:
+        return None  # the AI's words are no evidence, and the AI is no subject
     if first_threat(draft.text, "strict") is not None:
         return None
     return source

@@ -228,7 +228,10 @@ def restore(src: Path, config: Config, *, force: bool = False) -> dict[str, Any]
     files = _backup_files(src, manifest)
     occupied = _occupied(config)
     if occupied and not force:
-        raise ConflictError(f"the target already holds memory ({occupied[0]}); pass force to overwrite")
+        raise ConflictError(
+            f"the target already holds memory ({occupied[0]}); restore with force=True (the CLI's --force) "
+            "to overwrite"
+        )
     _refuse_if_in_use(config)
     db_path = config.db_path
     targets = recovery.restore_targets(config)
@@ -365,7 +368,13 @@ def consistency_check(tier2: Tier2, expected: dict[str, int] | None = None) -> d
             if conn_counts.get(table) != count:
                 problems.append(f"{table}: {conn_counts.get(table)} rows, backup had {count}")
     queued = maintenance.queued(db, op="upsert")
-    return {"ok": not problems, "problems": problems, "counts": conn_counts, "vectors_queued": queued}
+    stored = maintenance.stored_vectors(db)
+    # ``vectors_queued`` index entries are rebuilt; a text with one of the ``vectors_stored`` vectors
+    # (of the configured model) is not embedded again.
+    return {
+        "ok": not problems, "problems": problems, "counts": conn_counts, "vectors_queued": queued,
+        "vectors_stored": stored,
+    }  # fmt: skip
 
 
 __all__ = ["backup", "consistency_check", "read_manifest", "restore"]

@@ -373,13 +373,17 @@ def check_and_repair(
     consolidate: Callable[[], Any],
     repair: bool = False,
     finish_erasures: Callable[[], Any] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> DoctorReport:
     """Run every check (and with ``repair`` each distinct repair once, then check again).
+    ``progress`` is told each step as it starts (a repair can take many seconds).
 
     Raises StorageError when the store cannot be read or a repair fails.
     """
+    say = progress or (lambda _: None)
     stores = _Stores(tier2, semantic, graph, graph_dir, flush, consolidate, finish_erasures)
     tier2.ingest_queue.absorb()  # the queue check then sees turns still in the inbox too
+    say("checking")
     findings = _check_all(stores)
     if not repair:
         return DoctorReport(findings)
@@ -389,11 +393,13 @@ def check_and_repair(
         {f.repair for f in findings if f.repairable and f.repair},
         key=lambda a: (a not in ("retry_queues", "drain"), a == "finish_erasures", a),
     )
-    for action in ordered:
+    for number, action in enumerate(ordered, 1):
+        say(f"repair {number}/{len(ordered)}: {action}")
         try:
             repairs.append({"action": action, "ok": True, "result": _repair(stores, action)})
         except (StorageError, sqlite3.DatabaseError) as exc:
             repairs.append({"action": action, "ok": False, "error": str(exc)})
+    say("checking again")
     return DoctorReport(_check_all(stores), initial=findings, repairs=repairs)
 
 

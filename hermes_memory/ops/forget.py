@@ -81,6 +81,23 @@ class ForgetPlan:
         )  # fmt: skip
 
 
+# More stored turns than this in one forget is a large forget: the preview says so, and it needs an
+# explicit extra confirmation (``confirm_large``; the CLI's --all-turns).
+LARGE_TURNS = 5
+
+
+def large_warning(plan: ForgetPlan) -> str | None:
+    """What the preview of a large forget says (None for a small one)."""
+    turns = len(plan.episodes)
+    if turns <= LARGE_TURNS:
+        return None
+    return (
+        f"this forget deletes {turns} stored turns (every turn whose words name it, with their facts): "
+        f"more than {LARGE_TURNS}, so it needs an extra confirmation (confirm_large=true; the CLI's "
+        "--all-turns)"
+    )
+
+
 def mention_pattern(terms: Iterable[str]) -> re.Pattern[str]:
     """One case-insensitive whole-word pattern for every term (terms may start/end with non-word chars)."""
     parts = sorted({t.strip() for t in terms if t.strip()}, key=len, reverse=True)
@@ -274,4 +291,7 @@ def execute(conn: sqlite3.Connection, tier2: Tier2, plan: ForgetPlan, *, actor: 
 
 Planner = Callable[[sqlite3.Connection], ForgetPlan]
 
-__all__ = ["ForgetPlan", "Planner", "execute", "mention_pattern", "plan_entity", "plan_uuid"]
+__all__ = [
+    "LARGE_TURNS", "ForgetPlan", "Planner", "execute", "large_warning", "mention_pattern", "plan_entity",
+    "plan_uuid",
+]  # fmt: skip

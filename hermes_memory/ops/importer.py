@@ -110,7 +110,10 @@ def _apply(
         with tier2.db.atomic() as conn:
             has_curated = curated is not None and any(curated.entries(s) for s in stage.tier1)
             if not merge and (has_curated or not export_rows.is_empty(conn, view, TABLES)):
-                raise ConflictError("import without merge needs an empty memory home; use merge mode")
+                raise ConflictError(
+                    "import without merge needs an empty memory home; import with merge=True "
+                    "(the CLI's --merge)"
+                )
             for table in APPLY_ORDER:
                 columns = stage.columns[table]
                 key = KEYED.get(table)

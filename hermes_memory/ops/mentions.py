@@ -43,8 +43,8 @@ def candidates(names: list[str], texts: Iterable[str]) -> list[dict[str, Any]]:
 
     for name in names:
         words = name.split()
-        if len(words) < 2:
-            continue
+        if len(words) < 2 or not all(w[:1].isupper() for w in words):
+            continue  # only a proper name has a first name and a surname ("the user's dog" has neither)
         add(words[0], "first_name", [words[0]])
         last = words[-1]
         add(f"Mr. {last}", "title_surname", [f"{t}{dot} {last}" for t in _TITLES for dot in (".", "")])

@@ -80,6 +80,23 @@ def unavailable_note(unavailable: Mapping[str, str]) -> str:
     return "Could not answer: " + "; ".join(parts) + tail + "."
 
 
+def late_note(waited_ms: int) -> str:
+    """What the block says when the recall for the message did not finish within the prefetch wait."""
+    return (
+        f"Could not answer in time: looking up memories for this message took longer than {waited_ms} ms "
+        "(the machine is busy), so none are shown here, not even keyword matches; call "
+        "nextlevel_search(query) to search memory."
+    )
+
+
+def behind_note(turns: int) -> str:
+    """What the block says while meaning search lags behind the stored turns."""
+    return (
+        f"Meaning search is behind: {turns} stored turn(s) are not yet searchable by meaning "
+        "(keyword search finds them)."
+    )
+
+
 def tool_fields(answered: Iterable[str], unavailable: Mapping[str, str]) -> dict[str, Any]:
     """The keys a tool result carries: ``tiers_answered``, ``tiers_unavailable`` and, when some tier
     could not answer, ``note``."""
@@ -102,7 +119,9 @@ __all__ = [
     "LOADING",
     "TIER_WORDS",
     "answered_line",
+    "behind_note",
     "busy_words",
+    "late_note",
     "reason_for",
     "tool_fields",
     "unavailable_note",

@@ -64,6 +64,14 @@ def _row_to_chunk(row: sqlite3.Row) -> ChunkRow:
     )
 
 
+# Stored turns with an episode text still queued for its vector (episodes carry their turn's id).
+TURNS_BEHIND_SQL = (
+    "SELECT count(DISTINCT json_extract(e.metadata, '$.turn_uuid')) AS n FROM embed_queue q "
+    "CROSS JOIN chunks c ON c.uuid = q.item_uuid CROSS JOIN episodes e ON e.uuid = c.source_uuid "
+    "WHERE q.collection = ? AND q.op = 'upsert' AND c.source_kind IN ('episode', 'episode_window')"
+)
+
+
 class EmbedQueue:
     """Pending vector writes. A row is removed only after its vector write succeeded.
 
@@ -145,6 +153,13 @@ class EmbedQueue:
                 f"WHERE q.collection = ? AND {entity_scope}) AS n",
                 (CHUNKS_COLLECTION, *cp, ENTITIES_COLLECTION, *ep),
             )
+        return int(row["n"]) if row else 0
+
+    def turns_behind(self) -> int:
+        """Stored turns of the view with a text still waiting for its vector: not yet found by meaning
+        (keyword search finds them already). Driven by the queue, like ``count``."""
+        chunk_scope, params = self._view.where("c.scope", by_key=True)
+        row = self._db.query_one(TURNS_BEHIND_SQL + f" AND {chunk_scope}", (CHUNKS_COLLECTION, *params))
         return int(row["n"]) if row else 0
 
     def clear(self, conn: sqlite3.Connection, collection: str | None = None) -> None:
@@ -333,6 +348,7 @@ class ChunkStore:
 __all__ = [
     "CHUNKS_COLLECTION",
     "ENTITIES_COLLECTION",
+    "TURNS_BEHIND_SQL",
     "ChunkRow",
     "ChunkStore",
     "EmbedQueue",

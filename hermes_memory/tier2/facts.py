@@ -16,6 +16,7 @@ from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2._util import content_hash, dumps, loads_list, new_uuid, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.id_prefix import complete, is_prefix
 from hermes_memory.tier2.search import (
     Window,
     bm25_to_score,
@@ -441,8 +442,11 @@ class FactStore:
     # -- reads ----------------------------------------------------------------------------------
     def get(self, uuid: str, *, touch: bool = True) -> Fact:
         """The fact with this uuid (archived or superseded included). Raises NotFoundError (also for a
-        fact outside the view)."""
+        fact outside the view); a unique prefix of its uuid names it too (ValidationError when several
+        facts share it)."""
         scoped, sp = self._in_view()
+        if is_prefix(uuid):
+            uuid = complete(self._db, "facts", *self._in_view("t"), uuid, "fact")
         if touch:
             with self._db.atomic() as conn:
                 conn.execute(

@@ -38,6 +38,11 @@ def queued(db: Database, *, op: str, collection: str | None = None) -> int:
     return _n(db, "SELECT count(*) FROM embed_queue WHERE collection = ? AND op = ?", (collection, op))
 
 
+def stored_vectors(db: Database) -> int:
+    """Vectors stored in Tier 2 (every model)."""
+    return _n(db, "SELECT count(*) FROM vectors", ())
+
+
 def stuck(db: Database, queue: str, max_attempts: int) -> int:
     """Rows of the queue table ``queue`` tried ``max_attempts`` times or more."""
     return _n(db, f"SELECT count(*) FROM {_queue(queue)} WHERE attempts >= ?", (max_attempts,))
@@ -146,5 +151,6 @@ __all__ = [
     "rebuild_fts",
     "retry_stuck",
     "row_count",
+    "stored_vectors",
     "stuck",
 ]

@@ -18,6 +18,12 @@ from hermes_memory.tier2.audit import visible_entries
 
 _MATCH_FN = "hm_forget_match"
 _MATCH_JSON_FN = "hm_forget_match_json"
+# What a turn *says*: its words without who said them. A turn is never forgotten because its speaker
+# is the name (every assistant turn would match the assistant's name, every user turn the user's).
+_SAID_FN = "hm_forget_match_said"
+_TURN_FN = "hm_forget_match_turn"
+# "Speaker: " at the start of a line of an indexed turn text ("Hermes: ...", a window's two lines).
+_SPEAKER_PREFIX = re.compile(r"(?m)^[^:\n]{1,80}: ")
 # The text a row of each table is matched on when the forget preview counts related names.
 _COUNTED_TEXT = {
     "episodes": "text",
@@ -68,8 +74,23 @@ class MentionQueries:
                 decoded = value
             return match(decoded)
 
+        def match_said(value: object) -> int:
+            return match(_SPEAKER_PREFIX.sub("", value)) if isinstance(value, str) else 0
+
+        def match_turn(value: object) -> int:
+            # A queued turn's payload: only its messages' texts count, never their speakers.
+            try:
+                messages = json.loads(value).get("messages") if isinstance(value, str) else None
+            except (ValueError, AttributeError):
+                return match(value)
+            if not isinstance(messages, list):
+                return match(value)
+            return int(any(isinstance(m, dict) and match(m.get("text")) for m in messages))
+
         self._conn.create_function(_MATCH_FN, 1, match, deterministic=True)
         self._conn.create_function(_MATCH_JSON_FN, 1, match_json, deterministic=True)
+        self._conn.create_function(_SAID_FN, 1, match_said, deterministic=True)
+        self._conn.create_function(_TURN_FN, 1, match_turn, deterministic=True)
 
     def _ids(self, sql: str, params: Iterable[object] = ()) -> set[Any]:
         return {row[0] for row in self._conn.execute(sql, tuple(params)).fetchall()}
@@ -149,13 +170,9 @@ class MentionQueries:
         )
 
     def episodes_mentioning(self) -> set[str]:
-        """Episodes whose speaker, text or metadata mention the pattern."""
+        """Episodes whose text mentions the pattern (never because of who spoke them)."""
         scoped, sp = self._scoped()
-        return self._ids(
-            f"SELECT uuid FROM episodes WHERE {scoped} AND "
-            f"{_MATCH_FN}(coalesce(speaker, '') || ' ' || text || ' ' || metadata)",
-            sp,
-        )
+        return self._ids(f"SELECT uuid FROM episodes WHERE {scoped} AND {_MATCH_FN}(text)", sp)
 
     def events_mentioning(self, entities: Iterable[str], facts: Iterable[str]) -> set[str]:
         """Timeline events whose title or description mention the pattern, or that relate to one of
@@ -172,14 +189,18 @@ class MentionQueries:
         )
 
     def chunks_mentioning(self) -> set[str]:
-        """Chunks whose text mentions the pattern."""
+        """Chunks whose text mentions the pattern (a turn's chunks: in what it says, not its speaker)."""
         scoped, sp = self._scoped()
-        return self._ids(f"SELECT uuid FROM chunks WHERE {scoped} AND {_MATCH_FN}(text)", sp)
+        return self._ids(
+            f"SELECT uuid FROM chunks WHERE {scoped} AND CASE WHEN source_kind IN ('episode', "
+            f"'episode_window') THEN {_SAID_FN}(text) ELSE {_MATCH_FN}(text) END",
+            sp,
+        )
 
     def queued_mentioning(self) -> set[int]:
         """Queued turns (ingest queue ids) whose payload mentions the pattern."""
         mine, mp = _queued_in(self._view)
-        return self._ids(f"SELECT id FROM ingest_queue WHERE {mine} AND {_MATCH_FN}(payload)", mp)
+        return self._ids(f"SELECT id FROM ingest_queue WHERE {mine} AND {_TURN_FN}(payload)", mp)
 
     def audit_mentioning(self) -> set[int]:
         """Audit entries the view reads whose diff mentions the pattern."""

@@ -82,6 +82,29 @@ def inbox_failure(path: Path) -> Failures | None:
     return Failures(int(row[0]), row[1]) if row else Failures(0, None)
 
 
+def turns_behind(db_path: Path) -> int | None:
+    """Stored turns of the store at ``db_path`` not yet searchable by meaning (a text of theirs waits in
+    the embed queue), read without opening the store; None when the file cannot be read."""
+    from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, TURNS_BEHIND_SQL
+
+    if not db_path.exists():
+        return 0
+    try:
+        conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='embed_queue'")
+        if found.fetchone() is None:
+            return 0
+        row = conn.execute(TURNS_BEHIND_SQL, (CHUNKS_COLLECTION,)).fetchone()
+        return int(row[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
 @dataclass(frozen=True, slots=True)
 class LastRun:
     """The latest recorded run of one maintenance job."""

@@ -392,10 +392,14 @@ class SemanticMemory:
         session_id: str | None = None,
         message_id: int | None = None,
         category: str | None = None,
+        max_chunks: int | None = None,
     ) -> list[ChunkRow]:
         """Chunk a text into Tier 2 and enqueue its embeddings (one transaction); the chunks land in
-        the view's own scope (a fact's chunks in its fact scope)."""
+        the view's own scope (a fact's chunks in its fact scope). ``max_chunks`` keeps only the first
+        chunks (the embeddings one text may queue)."""
         pieces = [c.text for c in chunk_text(text, self.cfg.chunk_size, self.cfg.chunk_overlap)]
+        if max_chunks is not None:
+            pieces = pieces[: max(1, max_chunks)]
         with self._tier2.db.atomic() as conn:
             return self._tier2.chunks.add(
                 conn, pieces, source_kind=source_kind, source_type=source_type, timestamp=timestamp,

@@ -4,6 +4,9 @@ reads the answer rather than a timeout (conftest.py's ``home`` and ``make`` fixt
 
 from __future__ import annotations
 
+import contextlib
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 from hermes_memory.api.memory_api import MemoryAPI
@@ -30,3 +33,14 @@ def api_of(home: Path, profile: str = "default") -> MemoryAPI:
     shared = registry.find(str(home), profile)
     assert shared is not None
     return shared.api
+
+
+@contextlib.contextmanager
+def listening_url() -> Iterator[str]:
+    """An http URL on 127.0.0.1 where something accepts connections (an embedding endpoint that
+    setup and status can reach), for as long as the block runs."""
+    server = socket.create_server(("127.0.0.1", 0))
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    finally:
+        server.close()

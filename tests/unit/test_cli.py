@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from hermes_memory.api import MemoryAPI
-from hermes_memory.cli import build_parser, demo, main
+from hermes_memory.api import MemoryAPI, memory_api
+from hermes_memory.cli import build_parser, main
 
 REPO = Path(__file__).resolve().parents[2]
 Run = Callable[..., tuple[int, str, str]]
@@ -25,6 +25,7 @@ def cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.
     """Run one command against a fresh HERMES_HOME; returns (exit code, stdout, stderr)."""
     monkeypatch.delenv("HERMES_HOME", raising=False)
     home = tmp_path / "home"
+    home.mkdir()  # the CLI refuses a --home that does not exist (a typo)
 
     def run(*args: str, home_flag: bool = True) -> tuple[int, str, str]:
         argv = [*args, "--home", str(home)] if home_flag else list(args)
@@ -99,7 +100,7 @@ def test_demo_prints_tier1_tier2_results_and_stats(
     # The demo's Tier 3 step would load the real embedding model; the hashing embedder keeps this
     # test fast while every tier still runs.
     monkeypatch.setattr(
-        demo,
+        memory_api,
         "MemoryAPI",
         functools.partial(MemoryAPI, tier3={"embedding_model": "hashing", "backend": "memory"}),
     )
@@ -126,7 +127,7 @@ def test_demo_prints_tier1_tier2_results_and_stats(
 def test_demo_without_home_uses_a_temporary_directory(
     cli: Run, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(demo, "MemoryAPI", functools.partial(MemoryAPI, tier3={"enabled": False}))
+    monkeypatch.setattr(memory_api, "MemoryAPI", functools.partial(MemoryAPI, tier3={"enabled": False}))
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     import tempfile

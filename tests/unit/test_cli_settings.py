@@ -69,6 +69,7 @@ def test_config_takes_a_nextlevel_yaml_or_a_plain_config(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     other = tmp_path / "elsewhere"
+    other.mkdir()
     settings_file = str(home / "nextlevel.yaml")
     assert (
         stats_tier3(capsys, "stats", "--json", "--home", str(other), "--config", settings_file)["backend"]

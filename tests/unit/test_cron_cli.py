@@ -22,7 +22,9 @@ Run = Callable[..., tuple[int, str, str]]
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+    path = tmp_path / "home"
+    path.mkdir()  # the CLI refuses a --home that does not exist (a typo)
+    return path
 
 
 @pytest.fixture

@@ -326,6 +326,7 @@ def test_as_of_refuses_what_is_no_time(open_api: Open, value: Any) -> None:
 
 
 def test_cli_as_of_takes_iso_dates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "home").mkdir()  # the CLI refuses a --home that does not exist (a typo)
     home = ["--home", str(tmp_path / "home")]
     assert main(["assert-fact", "Ivan", "works_at", "Acme", "--valid-from", "2020-01-01", *home]) == 0
     assert main(["assert-fact", "Ivan", "works_at", "Globex", "--valid-from", "2022-01-01T09:30", *home]) == 0

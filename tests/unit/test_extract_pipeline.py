@@ -102,12 +102,12 @@ def test_code_blocks_are_skipped() -> None:
     assert all("Paris" not in c for c in contents(result))
 
 
-def test_speaker_unknown_is_the_user_and_assistant_facts_weigh_less() -> None:
+def test_speaker_unknown_is_the_user_and_the_assistant_states_no_facts() -> None:
     user = extract(MessageInput("I live in Boston.", NOW))
     assert contents(user) == ["The user lives in Boston"]
     assert user.facts[0].subject == "the user"
     assistant = extract(MessageInput("I live in Boston.", NOW, speaker="Hermes", role="assistant"))
-    assert assistant.facts[0].confidence < user.facts[0].confidence
+    assert assistant.facts == ()
 
 
 def test_known_entities_are_linked() -> None:

@@ -54,11 +54,11 @@ def test_the_ai_is_never_evidence_of_facts_about_the_user() -> None:
         assert (result.facts, result.relations, result.entities) == ((), (), ()), text
 
 
-def test_the_ai_is_a_subject_when_it_states_something_about_itself() -> None:
-    result = extract(ai("I use Python to run your tools.", "How do you work?", user="Maya"))
-    assert [(f.subject, f.predicate, f.object) for f in result.facts] == [("Hermes", "uses", "Python")]
-    assert {e.name for e in result.entities} == {"Hermes", "Python"}
-    assert [(r.subject, r.predicate, r.object) for r in result.relations] == [("Hermes", "uses", "Python")]
+def test_the_ai_is_no_subject_even_of_what_it_says_about_itself() -> None:
+    # It repeats memory ("From memory: I work at Siemens") as readily as it describes itself.
+    for text in ("I use Python to run your tools.", "From memory: I work at Siemens as an engineer."):
+        result = extract(ai(text, "How do you work?", user="Maya"))
+        assert (result.facts, result.relations, result.entities) == ((), (), ()), text
 
 
 def test_a_second_human_speaker_still_produces_facts() -> None:

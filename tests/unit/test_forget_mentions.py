@@ -76,7 +76,7 @@ def test_the_preview_lists_other_names_and_include_related_forgets_them(tmp_path
         bad = api.forget_entity("Zanzibar Quill", include_related=["Nobody"])
         assert bad["meta"]["error_type"] == "invalid_input" and "ZQ" in bad["error"]
 
-        _ok(api.forget_entity("Zanzibar Quill", confirm=True, include_related=True))
+        _ok(api.forget_entity("Zanzibar Quill", confirm=True, include_related=True, confirm_large=True))
         text = _everything(api)
         for gone in ("zanzibar", "mr. quill", "zq"):
             assert not re.search(rf"(?<![\w.]){re.escape(gone)}(?!\w)", text), gone
@@ -120,6 +120,6 @@ def test_the_memory_tool_takes_include_related(tmp_path: Path) -> None:
 
         preview = memory(name="Zanzibar Quill")["result"]
         assert {"Zanzibar", "Mr. Quill", "ZQ"} <= {r["name"] for r in preview["related"]}
-        done = memory(name="Zanzibar Quill", confirm=True, include_related=True)["result"]
+        done = memory(name="Zanzibar Quill", confirm=True, include_related=True, confirm_large=True)["result"]
         assert done["confirmed"] and all(r["included"] for r in done["related"])
         assert "zanzibar" not in _everything(api)

@@ -14,7 +14,7 @@ from hermes_settings import FAST_PROVIDER_YAML, api_of
 
 from hermes_memory.api._write_checks import MAX_TURN_CHARS
 from hermes_memory.api.memory_api import MemoryAPI
-from hermes_memory.errors import ConfigError
+from hermes_memory.errors import ConfigError, HermesMemoryError
 from hermes_memory.hermes import registry
 from hermes_memory.hermes.prefetch import HEADER, Prefetcher, catch_up
 from hermes_memory.hermes.provider import SYSTEM_PROMPT_BLOCK, NextLevelProvider, provider_class
@@ -288,7 +288,8 @@ def test_prefetch_returns_what_it_has_instead_of_waiting(home: Path, make: Any) 
         return real_query(*args, **kwargs)
 
     recall.query = slow_query  # type: ignore[method-assign]
-    assert provider.prefetch("lighthouse keeper") == ""  # did not wait for the stuck recall
+    late = provider.prefetch("lighthouse keeper")  # did not wait for the stuck recall, and says so
+    assert "Could not answer in time" in late and "Ortega" not in late
     release.set()
     job = provider._prefetcher._jobs["lighthouse keeper"]  # type: ignore[union-attr]
     assert job.wait(30) is not None
@@ -370,15 +371,17 @@ def test_a_failing_store_makes_hooks_quiet_and_tools_explain(
 
 
 # -- initialisation failures, setup, backup --------------------------------------------------------
-def test_bad_settings_fail_initialize_and_tools_say_why(home: Path) -> None:
-    (home / "nextlevel.yaml").write_text("provider:\n  prefetch_limit: 0\n")
+def test_a_store_that_cannot_open_fails_initialize_and_tools_say_why(home: Path) -> None:
+    # (a bad setting does not: it falls back to its default, see test_bad_setting_keeps_memory_on.py)
     provider = NextLevelProvider()
     warnings: list[str] = []
-    with pytest.raises(ConfigError, match="prefetch_limit"):
-        provider.initialize("s", hermes_home=str(home), warning_callback=warnings.append)
-    assert warnings and "prefetch_limit" in warnings[0]
+    with pytest.raises(HermesMemoryError, match="profile"):
+        provider.initialize(
+            "s", hermes_home=str(home), agent_identity="../x", warning_callback=warnings.append
+        )
+    assert warnings and "profile" in warnings[0]
     answer = json.loads(provider.handle_tool_call("nextlevel_search", {"query": "x"}))
-    assert "prefetch_limit" in answer["error"]
+    assert "profile" in answer["error"]
     assert provider.prefetch("x") == ""
     provider.sync_turn("a", "b")  # no store: nothing happens, nothing raises
     provider.shutdown()

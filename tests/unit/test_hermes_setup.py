@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hermes_settings import listening_url
 
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import install, setup
@@ -97,17 +98,32 @@ def test_openai_needs_an_endpoint_and_a_key_that_is_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("HM_SETUP_KEY", raising=False)
-    script = Script("openai", "http://127.0.0.1:9/v1", "", "HM_SETUP_KEY")
+    with listening_url() as url:
+        _openai_setup(tmp_path, url)
+
+
+def test_an_openai_endpoint_nothing_listens_on_is_refused(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("HM_SETUP_KEY=sk-test\n")
+    with listening_url() as url:
+        pass  # closed again: nothing listens there now
+    script = Script("openai", url, "", "HM_SETUP_KEY")
+    assert setup.run_setup(tmp_path, script.ask, script.say, interactive=False) is not None
+    assert f"nothing answers at {url}" in script.text, script.text
+    assert tier3(tmp_path)["embedding_model"] == "local"  # refused, then the default was used
+
+
+def _openai_setup(tmp_path: Path, url: str) -> None:
+    script = Script("openai", url, "", "HM_SETUP_KEY")
     assert setup.run_setup(tmp_path, script.ask, script.say, interactive=False) is not None
     assert "HM_SETUP_KEY is not set" in script.text  # refused, then the default was used
     (tmp_path / ".env").write_text("HM_SETUP_KEY=sk-test\n")  # Hermes loads HERMES_HOME/.env
     script = Script(
-        "openai", "http://127.0.0.1:9/v1", "text-embedding-3-large", "HM_SETUP_KEY", "chroma", "250"
+        "openai", url, "text-embedding-3-large", "HM_SETUP_KEY", "chroma", "250"
     )
     assert setup.run_setup(tmp_path, script.ask, script.say, interactive=True) is not None
     assert tier3(tmp_path) == {
         "embedding_model": "openai",
-        "embedding_base_url": "http://127.0.0.1:9/v1",
+        "embedding_base_url": url,
         "embedding_model_name": "text-embedding-3-large",
         "api_key_env": "HM_SETUP_KEY",
         "embedding_dim": 3072,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hermes_settings import listening_url
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.cli import main
@@ -147,13 +148,18 @@ def test_a_local_model_folder_and_a_key_in_dotenv_can_work(home: Path, tmp_path:
     )
     report = status.collect(home, check=False, hermes_python=sys.executable)
     assert report.problems == [] and report.embedder == f"sentence-transformers ({model})"
-    (home / "nextlevel.yaml").write_text(
-        "memory:\n  tier3:\n    backend: memory\n    embedding_model: openai\n"
-        "    embedding_base_url: http://127.0.0.1:9/v1\n    api_key_env: HM_TEST_DOTENV_KEY\n"
-        "    embedding_dim: 1536\n"
-    )
     (home / ".env").write_text("HM_TEST_DOTENV_KEY=sk-local\n")
-    assert status.collect(home, check=False, hermes_python=sys.executable).problems == []
+    yaml = (
+        "memory:\n  tier3:\n    backend: memory\n    embedding_model: openai\n"
+        "    embedding_base_url: {url}\n    api_key_env: HM_TEST_DOTENV_KEY\n    embedding_dim: 1536\n"
+    )
+    with listening_url() as url:
+        (home / "nextlevel.yaml").write_text(yaml.format(url=url))
+        assert status.collect(home, check=False, hermes_python=sys.executable).problems == []
+    # the same endpoint with nothing listening: status says so instead of "ok"
+    report = status.collect(home, check=False, hermes_python=sys.executable)
+    assert any(f"nothing answers at {url}" in p for p in report.problems), report.problems
+    assert "status:          ok" not in status.render(report)
 
 
 def test_status_shows_the_settings_hermes_uses_and_what_is_pending(home: Path) -> None:
@@ -165,7 +171,7 @@ def test_status_shows_the_settings_hermes_uses_and_what_is_pending(home: Path) -
     )
     report = status.collect(home, check=False)
     assert report.embedder == "hashing (no model)" and report.vector_backend == "chroma"
-    assert report.pending == {"turns_to_ingest": 0, "embeddings": 0}
+    assert report.pending == {"turns_to_ingest": 0, "embeddings": 0, "turns_behind": 0}
     # A turn queued by a process that exits before ingesting it (no worker here) stays pending.
     config = load_memory_config(home).config
     with MemoryAPI(config) as api:

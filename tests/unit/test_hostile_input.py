@@ -255,7 +255,7 @@ METHODS: dict[str, dict[str, str]] = {
     "curated_remove": {"substring": "text", "store": "store"},
     "curated_replace": {"old": "text", "new": "text", "store": "store"},
     "curated_snapshot": {},
-    "doctor": {"repair": "bool"},
+    "doctor": {"repair": "bool", "progress": "progress"},
     "embed_pending": {"max_items": "limit", "progress": "progress"},
     "end_session": {"session_id": "name"},
     "entity_ensure": {"name": "name", "entity_type": "entity_type", "aliases": "opt_names",
@@ -276,8 +276,8 @@ METHODS: dict[str, dict[str, str]] = {
                    "object": "opt_text"},
     "fact_update": {"uuid": "uuid", "**fields": "fields"},
     "flush": {"timeout": "timeout"},
-    "forget": {"id": "uuid", "confirm": "bool", "include_related": "bool"},
-    "forget_entity": {"name": "name", "confirm": "bool", "include_related": "bool"},
+    "forget": {"id": "uuid", "confirm": "bool", "include_related": "bool", "confirm_large": "bool"},
+    "forget_entity": {"name": "name", "confirm": "bool", "include_related": "bool", "confirm_large": "bool"},
     "finish_erasures": {},
     "get_latest": {"count": "limit", "begin": "opt_time"},
     "graph_central_entities": {"limit": "limit", "algorithm": "algorithm"},
@@ -646,7 +646,9 @@ _MCP_PARAMS: dict[str, dict[str, str]] = {
                        "entity": "name", "limit": "limit"},
     "why": {"fact_uuid": "uuid"},
     "fact_query": {"query": "opt_text", "limit": "limit", "as_of": "opt_time"},
-    "forget": {"id": "uuid", "entity": "name", "confirm": "bool", "include_related": "bool"},
+    "forget": {
+        "id": "uuid", "entity": "name", "confirm": "bool", "include_related": "bool", "confirm_large": "bool"
+    },
     "stats": {},
     "core_memory": {},
 }  # fmt: skip

@@ -114,9 +114,10 @@ def test_the_llm_adds_grounded_new_knowledge_next_to_the_rule_based(
     boston = [f for f in facts(api) if f["content"].rstrip(".") == "Caroline lives in Boston"]
     assert len(boston) == 1
     names = {e["name"] for e in api.entity_query()["data"]}
-    assert "Mel" in names and "Zurich" not in names  # Zurich is not in the turn
+    # Zurich is not in the turn; Mel is the assistant (assistant_name), never a person of the user's world
+    assert "Mel" not in names and "Zurich" not in names
     friend = [r for r in api.tier2.relations.all() if r.relation_type == "friend_of"]
-    assert len(friend) == 1
+    assert friend == []
     (entry,) = llm_audit(api)
     assert entry["success"] and entry["diff"]["facts"] == 1 and entry["diff"]["skipped"] >= 3
     # the prompt showed the model what the rules had found, and the numbered messages
@@ -305,7 +306,7 @@ def test_the_llm_takes_nothing_about_others_from_the_assistant_and_no_junk_entit
         }
     )  # fmt: skip
     ingest(api, "I work at Globex.", "Noted: you live in Boston. Entry added, success False.")
-    assert by_extractor(api, "llm:fake") == {"Mel moved to Boston"}  # the AI about itself only
+    assert by_extractor(api, "llm:fake") == set()  # the AI's words are no evidence, even about itself
     names = {e["name"] for e in api.entity_query()["data"]}
     assert not names & {"False", "Entry added"}
     assert "the AI" in client.calls[0].system or "is an AI" in client.calls[0].system

@@ -100,6 +100,8 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def test_cli_ops_commands(tmp_path: Path, config_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     home, other = str(tmp_path / "home"), str(tmp_path / "other")
+    for made in ("home", "other", "new"):  # the CLI refuses a --home that does not exist (a typo)
+        (tmp_path / made).mkdir()
     opts = ["--home", home, "--config", str(config_file)]
     with MemoryAPI(hermes_home=home, config_path=config_file) as api:
         _ok(api.fact_store("Quentin plays the oboe"))

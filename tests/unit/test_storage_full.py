@@ -124,7 +124,8 @@ _CHILD = textwrap.dedent(
 
 def test_a_file_size_limit_is_reported_as_such_and_the_turn_waits(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(tmp_path), LONG_TURN * 3],
+        # long enough that the turn's own text and index pass the limit (it queues few chunks)
+        [sys.executable, "-c", _CHILD, str(tmp_path), LONG_TURN * 8],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
