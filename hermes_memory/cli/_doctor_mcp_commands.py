@@ -16,7 +16,6 @@ from hermes_memory.cli._common import (
     open_api,
     resolve,
 )
-from hermes_memory.hermes.people_status import people_status
 
 _MARK = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
 
@@ -58,6 +57,8 @@ def _doctor(args: argparse.Namespace) -> int:
 
     with open_api(args) as api:
         envelope = api.doctor(repair=args.repair, progress=progress)
+    from hermes_memory.hermes.people_status import people_status
+
     people = people_status(resolved.config)
     if args.json:
         envelope["meta"]["settings"] = str(resolved.source) if resolved.source else None

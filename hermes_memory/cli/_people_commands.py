@@ -8,9 +8,9 @@ from typing import Any
 
 from hermes_memory.audience import QUARANTINE_SCOPE, Sharing
 from hermes_memory.cli._common import CommandError, add_global_options, emit, open_api
-from hermes_memory.core import people_split
-from hermes_memory.hermes.people_status import people_status
 from hermes_memory.scoping import check_scope_name
+
+# The commands' own modules load the store's code: imported when a command runs (``--help`` stays light).
 
 
 def register(sub: Any) -> None:
@@ -38,6 +38,8 @@ def register(sub: Any) -> None:
 
 def _mode(args: argparse.Namespace) -> int:
     with open_api(args) as api:
+        from hermes_memory.hermes.people_status import people_status
+
         status = people_status(api.config)
     print("\n".join(status.lines))
     for problem, fix in status.problems:
@@ -48,6 +50,8 @@ def _mode(args: argparse.Namespace) -> int:
 def _split(args: argparse.Namespace) -> int:
     with open_api(args) as api:
         scope = api.config.scope
+        from hermes_memory.core import people_split
+
         report = people_split.split(
             api.tier2, api.scope, Sharing.of(scope.people, scope.pools), dry_run=args.dry_run
         )
@@ -61,6 +65,8 @@ def _split(args: argparse.Namespace) -> int:
 def _assign(args: argparse.Namespace) -> int:
     target = check_scope_name(args.scope, "scope")
     with open_api(args) as api:
+        from hermes_memory.core import people_split
+
         moved = people_split.assign(api.tier2, args.session_id, target)
     print(", ".join(f"{count} {table}" for table, count in moved.items()) + f" moved to {target}")
     return 0
