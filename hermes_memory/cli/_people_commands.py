@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
     q.set_defaults(handler=_split)
     q = people.add_parser("assign", help=f"move a session of scope '{QUARANTINE_SCOPE}' to a scope")
     add_global_options(q)
-    q.add_argument("session_id")
+    q.add_argument("session_id", help="a session whose turns wait in quarantine (see its export)")
     q.add_argument("scope", help="e.g. user:telegram:111 or group:telegram:-100")
     q.set_defaults(handler=_assign)
     q = people.add_parser("forget", help="forget everything of one person or group (--scope NAME)")
