@@ -87,22 +87,10 @@ def turns_behind(db_path: Path) -> int | None:
     the embed queue), read without opening the store; None when the file cannot be read."""
     from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, TURNS_BEHIND_SQL
 
-    if not db_path.exists():
-        return 0
-    try:
-        conn = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=2.0)
-    except sqlite3.Error:
+    row = _first_row(db_path, "embed_queue", TURNS_BEHIND_SQL, (CHUNKS_COLLECTION,))
+    if row is None:
         return None
-    try:
-        found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='embed_queue'")
-        if found.fetchone() is None:
-            return 0
-        row = conn.execute(TURNS_BEHIND_SQL, (CHUNKS_COLLECTION,)).fetchone()
-        return int(row[0])
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    return int(row[0]) if row else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +130,9 @@ def last_runs(db_path: Path) -> dict[str, LastRun] | None:
     return {row[0]: LastRun(*row) for row in rows}
 
 
-def _first_row(path: Path, table: str, sql: str) -> tuple[Any, ...] | None:
-    """The first row of ``sql`` on the SQLite file at ``path`` opened read-only; () when the file or
-    ``table`` does not exist or there is no row, None when it cannot be read."""
+def _first_row(path: Path, table: str, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """The first row of ``sql`` (with ``params``) on the SQLite file at ``path`` opened read-only; () when
+    the file or ``table`` does not exist or there is no row, None when it cannot be read."""
     if not path.exists():
         return ()
     try:
@@ -155,7 +143,7 @@ def _first_row(path: Path, table: str, sql: str) -> tuple[Any, ...] | None:
         found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,))
         if found.fetchone() is None:
             return ()
-        row = conn.execute(sql).fetchone()
+        row = conn.execute(sql, params).fetchone()
         return () if row is None else tuple(row)
     except sqlite3.Error:
         return None
