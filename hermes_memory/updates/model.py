@@ -158,8 +158,8 @@ class Cues:
 
 def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
     """Whether the message tells, in the past, an event that befell the old value ("Closed my ING
-    account", "I left nursing last year", "The Fiesta died"): a past clause naming the old statement's
-    value or one of its content words (same stem)."""
+    account", "The Fiesta died"): a past clause naming one of the old statement's values (a name or
+    number; a shared common word is no evidence: "Spilled coffee on the XPS" ends no coffee habit)."""
     mine = values(old)
     return any(s.tense == "past" and s.asserts and bool(mine & set(s.words)) for s in (new, *context))
 

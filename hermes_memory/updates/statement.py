@@ -197,6 +197,7 @@ def read(
     words = tuple(w.lower() for w in _WORD.findall(normal))
     holder = _holder(normal, speaker, holders, things)
     spoken_to = _addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
+    third = _third_person(normal)
     why_not = _why_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
     if why_not is None and when is not None and any(t.start > when for t in find_temporal(clean, when)):
         why_not = "plan"
@@ -205,11 +206,11 @@ def read(
         holder=holder,
         asserts=why_not is None,
         why_not=why_not,
-        normal=_third_person(normal),
-        masked=_masked(_third_person(normal)),
+        normal=third,
+        masked=_masked(third),
         negated=_NEGATION.search(low) is not None,
         words=words,
-        tense=main_tense(_third_person(normal).lower()),
+        tense=main_tense(third.lower()),
         mentions=frozenset(
             w.removesuffix("'s")
             for w in words
