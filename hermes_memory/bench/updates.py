@@ -156,7 +156,7 @@ def fit(train: list[Pair], found: dict[str, list[Combo]], vec: dict[str, Any]) -
                      c.context) for c, _ in chosen]  # fmt: skip
     labels = [u for _, u in chosen]
     passes = [
-        c.cos_full >= FLOOR and UpdateDetector.holds(c.old) and not UpdateDetector.repeats(c.new, c.old)
+        c.cos_full >= FLOOR and UpdateDetector.can_replace(c.new, c.old)
         and evidence(c.old, c.new, c.context, cues, CUE_MIN)
         for c, _ in chosen
     ]  # fmt: skip

@@ -96,6 +96,11 @@ class UpdateDetector:
             return False
         return bool(old_values & set(new.words)) and not (values(new) - old_values - _words(old))
 
+    @classmethod
+    def can_replace(cls, new: Statement, old: Statement) -> bool:
+        """Whether ``old`` is a state ``new`` could end (``holds``) and ``new`` does not restate it."""
+        return cls.holds(old) and not cls.repeats(new, old)
+
     @staticmethod
     def holds(old: Statement) -> bool:
         """Whether an earlier statement is a state a newer one can end: one that asserts something in the
@@ -112,13 +117,9 @@ class UpdateDetector:
         One statement updates one attribute: the most probable earlier statement is replaced when it is
         above the threshold, and others above it only when they say the same thing as that one (their
         cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement)."""
-        if not new.asserts or (new.holder is None and not new.mentions and not new.topic):
+        if not new.asserts or not new.about_anyone:
             return []
-        mine = [
-            i for i, old in enumerate(earlier)
-            if about_same(old, new) and self.holds(old)
-            and not self.repeats(new, old)
-        ]  # fmt: skip
+        mine = [i for i, old in enumerate(earlier) if about_same(old, new) and self.can_replace(new, old)]
         if not mine:
             return []
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),

@@ -167,6 +167,12 @@ class Statement:
     tense: str = "present"
     topic: frozenset[str] = frozenset()
 
+    @property
+    def about_anyone(self) -> bool:
+        """Whether it can speak of someone's attribute: it has a holder, names a known holder or has a
+        topic."""
+        return self.holder is not None or bool(self.mentions) or bool(self.topic)
+
 
 def clauses(text: str) -> list[str]:
     """The clauses of a statement: split at sentence ends, semicolons, dashes and "but/and/so I"."""

@@ -99,11 +99,7 @@ class StatementUpdates:
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
         for clause in clauses(text):
             new = read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things)
-            if (
-                not new.asserts
-                or not (new.holder or new.mentions or new.topic)
-                or not self.stated(new, clause)
-            ):
+            if not new.asserts or not new.about_anyone or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
