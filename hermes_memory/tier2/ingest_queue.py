@@ -158,10 +158,13 @@ class IngestQueue:
         return count, last
 
     def count(self) -> int:
-        """Turns waiting (in this table or still in the inbox)."""
+        """Turns waiting (in this table or still in the inbox).
+
+        The inbox is read first: ``absorb`` commits a row here before it deletes it there, so a row
+        moved between the two reads is counted twice, never missed (a flush must not see 0 too early)."""
         mine, params = self._mine()
-        row = self._db.query_one(f"SELECT count(*) AS n FROM ingest_queue WHERE {mine}", params)
         waiting = self._inbox.count(mine, params) if self._inbox is not None else 0
+        row = self._db.query_one(f"SELECT count(*) AS n FROM ingest_queue WHERE {mine}", params)
         return (int(row["n"]) if row else 0) + waiting
 
 

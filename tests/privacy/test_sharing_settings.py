@@ -47,12 +47,14 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = write_home(tmp_path_factory.mktemp("sharing"), SHARING)
     a = open_session(home, ALICE, Chat("telegram", "111"), "a-tg")
     b = open_session(home, BOB, Chat("telegram", "222"), "b-tg")
-    a.say(ALICE, ALICE_SAYS)
-    b.say(BOB, BOB_SAYS)
-    for shared in registry._stores.values():
-        assert shared.api.flush(timeout=60)["data"]["drained"]
-    a.end()
-    b.end()
+    try:
+        a.say(ALICE, ALICE_SAYS)
+        b.say(BOB, BOB_SAYS)
+        for shared in registry._stores.values():
+            assert shared.api.flush(timeout=60)["data"]["drained"]
+    finally:  # a failure here must not leave stores open for every later test
+        a.end()
+        b.end()
     yield home
     assert registry.open_stores() == {}
 
