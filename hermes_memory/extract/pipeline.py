@@ -19,7 +19,7 @@ from hermes_memory.extract.entities import EntityContext, Mention, find_entities
 from hermes_memory.extract.phrasing import article_for, is_plural, plan_object, render
 from hermes_memory.extract.prefilter import MAX_MESSAGE_CHARS, classify_noise, mask_code, split_sentences
 from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES, HOBBIES, PAST_FORMS, Triple, find_triples
-from hermes_memory.extract.speech import is_echo, is_question
+from hermes_memory.extract.speech import is_echo, is_question, split_requests
 from hermes_memory.extract.temporal import as_phrase, find_temporal
 from hermes_memory.extract.types import (
     ExtractedEntity,
@@ -35,6 +35,7 @@ from hermes_memory.extract.wording import (
     has_unresolved_reference,
     is_low_value,
     rewrite_clause,
+    speaker_alone,
     split_clauses,
 )
 
@@ -93,7 +94,7 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
             state.mentions.extend(mentions)
             state.temporal.extend(times)
             if not (verdict.is_noise or asks):
-                for clause, start in _without_requests(split_clauses(sentence.text)):
+                for clause, start in _clauses(sentence.text):
                     offset = sentence.start + start
                     _clause_facts(message, clause, offset, mentions, times, state, scene)
                     earlier = [t for t in times if t.span[0] < offset + len(clause)]
@@ -127,26 +128,14 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
     )
 
 
-# "... and please keep answers short": a request joined to a statement is a clause of its own, so the
-# statement's fact does not run on into it.
-_REQUEST = re.compile(
-    r"\s*,?\s+(?:and|but)\s+(?=(?:please|kindly|could you|can you|would you)\b)|\s*,\s*(?=please\b)",
-    re.IGNORECASE,
-)
-
-
-def _without_requests(clauses: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """``clauses`` with a request that follows a statement split off into a clause of its own."""
-    out: list[tuple[str, int]] = []
-    for text, start in clauses:
-        begin = 0
-        for match in _REQUEST.finditer(text):
-            if text[begin : match.start()].strip():
-                out.append((text[begin : match.start()], start + begin))
-            begin = match.end()
-        if text[begin:].strip():
-            out.append((text[begin:], start + begin))
-    return out
+def _clauses(sentence: str) -> list[tuple[str, int]]:
+    """The clauses of a sentence, a request tacked onto a statement ("... and please keep answers
+    short") split off as its own, so the statement's fact does not run on into it."""
+    return [
+        (piece, start + at)
+        for clause, start in split_clauses(sentence)
+        for piece, at in split_requests(clause)
+    ]
 
 
 def _own_statements(state: _State, speaker: str) -> None:
@@ -212,6 +201,9 @@ def _clause_facts_inner(
     clause_times = [t for t in times if offset <= t.span[0] < offset + len(clause)]
     when = clause_times[0] if clause_times else None
     rewritten = rewrite_clause(clause, offset, clause_times, speaker, addressee, mentions)
+    # "We have two kids", "My wife and I moved": a fact has one holder, the speaker.
+    alone = speaker_alone(rewritten, speaker) if rewritten is not None else None
+    rewritten = alone or rewritten
     stops = tuple(t.span[0] - offset for t in clause_times)
     triples = find_triples(clause, offset, mentions, speaker, addressee, stops)
     role_factor = 0.8 if message.role == "assistant" else 1.0
@@ -225,7 +217,7 @@ def _clause_facts_inner(
             state.relations.append(relation)
     if triples or rewritten is None:
         return
-    subject = clause_subject(clause, speaker, mentions, offset, clause_times)
+    subject = speaker if alone else clause_subject(clause, speaker, mentions, offset, clause_times)
     if subject is None or is_low_value(clause):
         return
     has_time = when is not None

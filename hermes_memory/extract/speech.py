@@ -13,6 +13,7 @@ import re
 
 from hermes_memory.extract.dedup import content_tokens
 from hermes_memory.extract.prefilter import classify_noise, split_sentences
+from hermes_memory.extract.verbs import is_base_verb
 
 #: Chatter kinds: a turn that only asks, only greets, only acknowledges, or (the AI assistant) echoes.
 CHATTER_KINDS: tuple[str, ...] = ("question", "greeting", "ack", "echo")
@@ -55,6 +56,71 @@ _SYSTEM_NOTE = re.compile(
     r"^[ \t]*\[System note:[^\n]*recalled memory context[^\n]*\][ \t]*(?:\n|$)",
     re.IGNORECASE | re.MULTILINE,
 )
+
+
+# Where a clause may go on with a conjunct: ", and", " but", ", so", or a bare comma (a coordinator
+# group is named so the caller can tell "so" from a comma).
+_CONJUNCT = re.compile(r"\s*,\s*(?:(?P<c1>and|but|so)\s+)?|\s+(?P<c2>and|but|so)\s+", re.IGNORECASE)
+_POLITE = re.compile(r"(?:please|kindly|(?:could|can|would|will) you)\b", re.IGNORECASE)
+# What may stand before an imperative's verb ("and always suggest ...", "and don't tell ...").
+_IMPERATIVE_LEAD = re.compile(r"(?:(?:also|just|always|never|do not|don't|do)\s+)*", re.IGNORECASE)
+_WORD = re.compile(r"[a-z]+(?![\w'])")
+# Closed-class words: a conjunct opening with one has a subject or is a noun phrase, never a bare verb.
+_CLOSED = frozenset(
+    """a an the my our your his her their its this that these those some any every each all both no
+    one two three four five six seven eight nine ten i me we us you he him she it they them there here
+    who which what when where why how if then also as at in on for with from by to of not never""".split()
+)
+# The listener or the speaker as a word of a subjectless conjunct: it is said to the listener.
+_ADDRESSED = re.compile(r"\b(?:me|us|you|your|yours)\b", re.IGNORECASE)
+_ABOUT_LISTENER = re.compile(r"\W*(?:\w+\W+){0,2}?you(?:'re|'ve|'d|'ll)?\b", re.IGNORECASE)
+
+
+def is_request(conjunct: str, coordinator: str | None, statement: str = "") -> bool:
+    """Whether ``conjunct``, the words after ``coordinator`` ("and"/"but"/"so", None after a bare
+    comma) in ``statement``, is a request tacked onto it rather than more of the statement.
+
+    A request has no subject of its own: it asks politely ("please ...", "could you ..."), or it opens
+    with a bare verb and either follows "so" (a "so" clause needs its own subject) or speaks to the
+    listener ("let me know", "keep your answers short") in a statement that is not itself about the
+    listener ("You work at Acme and love your job" goes on about them). A bare comma ("I bake, cook
+    and paint") only splits off a polite request.
+    """
+    if _POLITE.match(conjunct):
+        return True
+    if coordinator is None or (coordinator.lower() != "so" and _ABOUT_LISTENER.match(statement)):
+        return False
+    lead = _IMPERATIVE_LEAD.match(conjunct)
+    rest = conjunct[lead.end() if lead else 0 :]
+    verb = _WORD.match(rest)
+    if verb is None or verb.group() in _CLOSED or not _bare(verb.group()):
+        return False
+    return coordinator.lower() == "so" or _ADDRESSED.search(rest[verb.end() :]) is not None
+
+
+def _bare(word: str) -> bool:
+    """Whether a lower-case word can be a verb's bare form: a known one, or not inflected."""
+    return is_base_verb(word) or not word.endswith(("ed", "ing", "s", "ly"))
+
+
+def split_requests(clause: str) -> list[tuple[str, int]]:
+    """``clause`` as (text, start) pieces, a request tacked onto a statement (``is_request``) split off
+    as a piece of its own so the statement's fact does not run on into it ("I moved to Porto, so keep
+    answers short" -> "I moved to Porto" | "keep answers short")."""
+    pieces: list[tuple[str, int]] = []
+    begin = 0
+    for join in _CONJUNCT.finditer(clause):
+        if join.start() == 0 or join.start() < begin:
+            continue
+        coordinator = join.group("c1") or join.group("c2")
+        if not is_request(clause[join.end() :], coordinator, clause[begin : join.start()]):
+            continue
+        if clause[begin : join.start()].strip():
+            pieces.append((clause[begin : join.start()], begin))
+        begin = join.end()
+    if clause[begin:].strip():
+        pieces.append((clause[begin:], begin))
+    return pieces
 
 
 def is_question(sentence: str) -> bool:
@@ -174,4 +240,12 @@ def chatter_kind(text: str, *, role: str = "user", replying_to: str | None = Non
     return "ack"
 
 
-__all__ = ["CHATTER_KINDS", "chatter_kind", "is_echo", "is_question", "strip_memory_context"]
+__all__ = [
+    "CHATTER_KINDS",
+    "chatter_kind",
+    "is_echo",
+    "is_question",
+    "is_request",
+    "split_requests",
+    "strip_memory_context",
+]

@@ -146,6 +146,14 @@ def plural(verb: str) -> str:
     return verb[:-1]
 
 
+_SINGULAR_SPECIAL = {"are": "is", "were": "was", "aren't": "isn't", "weren't": "wasn't"}
+
+
+def singular(verb: str) -> str:
+    """The form a verb of "we" takes after "she": "have" -> "has", "were" -> "was", "moved" -> "moved"."""
+    return _SINGULAR_SPECIAL.get(verb.lower()) or third_person(verb)
+
+
 def is_base_verb(word: str) -> bool:
     """Whether ``word`` is the base form of a common verb ("work", "live", "eat")."""
     low = word.lower()
@@ -217,4 +225,4 @@ def _reads_as_verb(word: str, after_adverb: bool, after: str, head: str) -> bool
     return after in _PREPOSITIONS and (head not in _LIKING or low in _ADJECTIVES_TOO)
 
 
-__all__ = ["agree_coordinated", "is_base_verb", "plural", "third_person"]
+__all__ = ["agree_coordinated", "is_base_verb", "plural", "singular", "third_person"]

@@ -2,9 +2,10 @@
 ``phrasing``, verb forms ``verbs``).
 
 "I went there yesterday" said by Caroline becomes "Caroline went there on 7 May 2023": "I"/"me"/"my"
-turn into the speaker, "you"/"your" into the addressee, "we" into "<speaker> and others", every verb
-of the speaker's predicate takes its third-person form ("Caroline moved to Boston and now works at
-..."), and relative dates become absolute. Once a person is named in the clause, their later "my" and
+turn into the speaker, "you"/"your" into the addressee, "we" into "<speaker> and others" (then worded
+about the speaker alone, a fact's one holder: ``speaker_alone``), every verb of the speaker's
+predicate takes its third-person form ("Caroline moved to Boston and now works at ..."), and relative
+dates become absolute. Once a person is named in the clause, their later "my" and
 "me" read "their" and "them", as English refers back ("Caroline cooks for all their friends"). A
 rewrite that would not read cleanly (an unresolved "he"/"they", too long, too short) is refused so the
 caller can fall back to a template ("Caroline moved to Boston").
@@ -20,7 +21,7 @@ from hermes_memory.extract.entities import Mention
 from hermes_memory.extract.phrasing import plan_object, render
 from hermes_memory.extract.temporal import as_phrase
 from hermes_memory.extract.types import TemporalMention
-from hermes_memory.extract.verbs import agree_coordinated, third_person
+from hermes_memory.extract.verbs import agree_coordinated, singular, third_person
 
 _I = re.IGNORECASE
 # Pattern sources by name, compiled on first use by _rx() (no work at import time).
@@ -383,6 +384,47 @@ _YOU_VERBS = {
 }
 
 
+# A rewritten clause whose subject is a group with the speaker in it: "<speaker> and others <verb>"
+# (from "we") or "<someone> and <speaker> <verb>" (from "my wife and I"); at most four words before
+# "and", none of them a clause break.
+_GROUP_WORDS = r"(?:both|all|together|also|still|now|often|always|never|just|really|finally)"
+
+
+def speaker_alone(text: str, speaker: str) -> str | None:
+    """A clause told of a group that includes the speaker, worded about the speaker: "The user and
+    others have two kids" -> "The user has two kids", "Anna and the user moved to Berlin" -> "The user
+    moved to Berlin with Anna". None when the clause's subject is no such group.
+
+    What a group holds or did holds for each of its members, and a fact's subject must be one holder:
+    the speaker, the person the user's memory is about.
+    """
+    name = re.escape(speaker)
+    group = re.match(
+        rf"(?:(?i:{name})\s+and\s+others|(?P<other>(?:[\w'’-]+\s+){{0,3}}?[\w'’-]+)\s+and\s+(?i:{name}))"
+        rf"(?P<adv>(?:\s+{_GROUP_WORDS})*)\s+(?P<verb>[a-z]+(?:n't)?)(?![\w'])(?P<tail>.*)",
+        text,
+        re.DOTALL,
+    )
+    if group is None:
+        return None
+    adverbs = " ".join(w for w in group.group("adv").split() if w not in ("both", "all", "together"))
+    verb = group.group("verb")
+    # Later verbs of the same predicate agree too ("... moved to Porto and love it" -> "loves").
+    tail = agree_coordinated(f"I {verb}{group.group('tail')}")[len(f"I {verb}") :]
+    out = f"{speaker} {adverbs + ' ' if adverbs else ''}{singular(verb)}{tail}"
+    other = group.group("other")
+    if other:
+        if other.lower().startswith(speaker.lower()):
+            other = speaker + other[len(speaker) :]  # "The user's wife" inside the sentence
+        elif other.split()[0].lower() in ("the", "a", "an"):
+            other = other[:1].lower() + other[1:]
+        if verb.endswith("n't") or "never" in adverbs.split():  # "doesn't eat meat with Tom" says else
+            out = f"{speaker}, like {other}, {out[len(speaker) + 1 :]}"
+        else:
+            out = f"{out.rstrip(' .!?,;:')} with {other}"
+    return out[:1].upper() + out[1:]
+
+
 def has_unresolved_reference(text: str) -> bool:
     """Whether a phrase leans on something said elsewhere ("it", "them", "he", "that")."""
     low = text.lower()
@@ -413,6 +455,7 @@ __all__ = [
     "plan_object",
     "render",
     "rewrite_clause",
+    "speaker_alone",
     "split_clauses",
     "third_person",
 ]

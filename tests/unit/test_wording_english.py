@@ -163,7 +163,7 @@ def test_verbs_outside_the_subject_s_reach_are_left_alone(said: str, expected: s
             "I met a friend of mine for coffee yesterday.",
             "The user met a friend of theirs for coffee on 19 November 2026",
         ),
-        ("We sold our house and moved to Spain.", "The user and others sold their house and moved to Spain"),
+        ("We sold our house and moved to Spain.", "The user sold their house and moved to Spain"),
         (
             "I asked my sister to help me with my move.",
             "The user asked their sister to help them with their move",
