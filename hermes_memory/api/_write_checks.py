@@ -12,14 +12,15 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from hermes_memory import validation as v
-from hermes_memory.core.mirror import ACTIONS as MIRROR_ACTIONS
-from hermes_memory.core.triples import Triple
 from hermes_memory.errors import ValidationError
-from hermes_memory.ingest.worker import to_timestamp
+from hermes_memory.ingest.turns import to_timestamp
 from hermes_memory.records import AsOf, TurnMessage
+
+if TYPE_CHECKING:
+    from hermes_memory.core.triples import Triple
 
 # A turn may be long (pasted logs, code); it is chunked, not refused, up to this size per message.
 MAX_TURN_CHARS = 1_000_000
@@ -136,7 +137,9 @@ def mirror_write(
 ) -> MirrorArgs:
     """A mirrored curated write (``MemoryAPI.mirror_curated_write``); ``max_chars`` is the store's
     limit for a text. Raises ValidationError."""
-    v.choice("action", action, set(MIRROR_ACTIONS))
+    from hermes_memory.core.mirror import ACTIONS  # the write path: a read never imports it
+
+    v.choice("action", action, set(ACTIONS))
     v.choice("store", store, {"memory", "user"})
     return MirrorArgs(
         action=action,
@@ -372,6 +375,8 @@ def ttl_expiry(expires_at: Any, ttl_days: Any) -> float | None:
 def triple(subject: Any, predicate: Any, obj: Any) -> Triple | None:
     """A fact's subject/predicate/object as given (None when none is): a predicate or object needs the
     subject; the predicate is a word or snake_case phrase."""
+    from hermes_memory.core.triples import Triple  # the write path: a read never imports it
+
     if subject is None and predicate is None and obj is None:
         return None
     if subject is None:

@@ -14,25 +14,21 @@ from hermes_memory.api import _write_checks as c
 from hermes_memory.api._constructor import merge_overrides, seed_overrides
 from hermes_memory.api.envelope import Envelope, run
 from hermes_memory.config import Config, load_config
-from hermes_memory.core.graph import CENTRALITY_ALGORITHMS
-from hermes_memory.core.ingest import Flushed
 from hermes_memory.core.memory import Memory
-from hermes_memory.core.recall import query_meta
-from hermes_memory.core.transfer import Transfer
 from hermes_memory.errors import ConfigError, ValidationError
-from hermes_memory.recall.engine import TIERS
 from hermes_memory.records import AsOf
 from hermes_memory.scoping import ScopeView, check_scope_name
 from hermes_memory.security.secrets import redact_data
 from hermes_memory.security.threats import ensure_safe, neutralise, neutralise_data
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier3.semantic import Progress
 
 if TYPE_CHECKING:
+    from hermes_memory.core.ingest import Flushed
     from hermes_memory.cron.context import JobContext
     from hermes_memory.cron.jobs import JobProgress
     from hermes_memory.graph.nx_store import KnowledgeGraph
     from hermes_memory.llm.client import LLMClient
+    from hermes_memory.tier3.semantic import Progress
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +178,8 @@ class MemoryAPI:
         With ``llm.query_decomposition`` on, the LLM splits the question into sub-queries whose hits
         are fused with the question's (``meta.sub_queries``); when it fails, the question is recalled as
         asked and ``meta.warnings`` says so."""
+        from hermes_memory.core.recall import query_meta
+
         meta: dict[str, Any] = query_meta([], {})
 
         def call() -> dict[str, Any]:
@@ -890,6 +888,8 @@ class MemoryAPI:
         def call() -> dict[str, Any]:
             if profile is not None:
                 overrides["profile"] = v.profile_name("profile", profile)
+            from hermes_memory.core.transfer import Transfer
+
             cfg = config if config is not None else load_config(None, hermes_home=hermes_home, **overrides)
             return Transfer.restore(Path(v.path("src", src)), cfg, force=force)
 
@@ -1104,6 +1104,8 @@ class MemoryAPI:
         """The most central entities (configured algorithm: betweenness, pagerank or degree)."""
 
         def call() -> list[dict[str, Any]]:
+            from hermes_memory.core.graph import CENTRALITY_ALGORITHMS
+
             lim = v.positive_int("limit", limit, maximum=1000)
             algo = self.config.graph.centrality_algorithm if algorithm is None else algorithm
             return self._core.graph.central_entities(lim, v.choice("algorithm", algo, CENTRALITY_ALGORITHMS))
@@ -1253,6 +1255,8 @@ def _recall_args(
     }
     if tiers is None:
         return text, None, args
+    from hermes_memory.recall.engine import TIERS
+
     wanted = v.string_list("tiers", tiers, max_chars=20)
     unknown = sorted(set(wanted) - set(TIERS))
     if unknown:

@@ -7,16 +7,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.core.working import WorkingMemory
 from hermes_memory.errors import StorageError, ValidationError
 from hermes_memory.extract.speech import strip_memory_context
-from hermes_memory.ingest.background import BackgroundWorker
 from hermes_memory.ingest.turns import new_turn_uuid
-from hermes_memory.ingest.worker import Ingestor
 from hermes_memory.records import Episode, TurnMessage, TurnPayload
+
+if TYPE_CHECKING:
+    from hermes_memory.ingest.background import BackgroundWorker
+    from hermes_memory.ingest.worker import Ingestor
 
 # While another process holds the vector store, it writes our embeddings; flush waits for them only
 # while it sees the queue shrink, and gives up after this long without progress.
@@ -86,19 +88,20 @@ class Ingested:
 class Ingest:
     """Remembering turns and draining the durable queues, for one ``Tiers``.
 
-    ``ingestor`` is the Memory's (None without Tier 2); ``worker()`` gives the background worker while
-    one runs. Arguments are checked by the caller (``MemoryAPI`` validates its input); this service
-    applies the store's policy: recalled memory is never stored again, credentials are redacted."""
+    ``ingestor()`` gives the Memory's (None without Tier 2), built when a write first needs it so a
+    read never imports the write path; ``worker()`` gives the background worker while one runs.
+    Arguments are checked by the caller (``MemoryAPI`` validates its input); this service applies the
+    store's policy: recalled memory is never stored again, credentials are redacted."""
 
     def __init__(
         self,
         tiers: Tiers,
-        ingestor: Ingestor | None,
+        ingestor: Callable[[], Ingestor | None],
         worker: Callable[[], BackgroundWorker | None],
         working: WorkingMemory | None = None,
     ) -> None:
         self._tiers = tiers
-        self._ingestor = ingestor
+        self._ingestor_of = ingestor
         self._worker = worker
         # Every remembered message is also put in its session's working-memory buffer (``core.working``).
         self.working = working if working is not None else WorkingMemory(0)
@@ -106,6 +109,10 @@ class Ingest:
         # maintenance): each is given ``stopping`` and returns True while it made progress.
         self.idle_tasks: list[Callable[[Callable[[], bool]], bool]] = []
         self._piece = _FIRST_PIECE  # queue rows per embedding piece (see PIECE_TARGET_S)
+
+    @property
+    def _ingestor(self) -> Ingestor | None:
+        return self._ingestor_of()
 
     # -- remembering ------------------------------------------------------------------------------
     def remember_turn(
@@ -246,14 +253,16 @@ class Ingest:
     def ingest_pending(self, timeout: float | None = 2.0) -> Ingested:
         """Write the queued turns now, in the caller's thread (up to ``timeout`` s)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        written = self._ingestor.drain(deadline=deadline) if self._ingestor is not None else 0
+        ingestor = self._ingestor
+        written = ingestor.drain(deadline=deadline) if ingestor is not None else 0
         return Ingested(written, self.pending())
 
     def catch_up(self, seconds: float) -> tuple[int, str | None]:
         """Write the queued turns (for up to ``seconds``), then say how many of them cannot be written
         (they carry an error and stay queued) and the newest such error. Raises StorageError."""
-        if self._ingestor is not None:
-            self._ingestor.drain(deadline=time.monotonic() + seconds)
+        ingestor = self._ingestor
+        if ingestor is not None:
+            ingestor.drain(deadline=time.monotonic() + seconds)
         return self._tiers.tier2().ingest_queue.failing()
 
     def pending(self) -> Pending:
@@ -266,7 +275,7 @@ class Ingest:
     def turns_behind(self) -> int:
         """Stored turns not yet searchable by meaning (a text of theirs waits for its vector); 0 without
         Tier 3. Raises StorageError."""
-        if self._tiers.sem is None or self._ingestor is None:
+        if self._tiers.sem is None or self._tiers.t2 is None:
             return 0
         return self._tiers.tier2().embed_queue.turns_behind()
 
@@ -357,7 +366,7 @@ class Ingest:
         while not (stop is not None and stop()):
             if owed > 0 and not queue.longer_than(cap):
                 owed = 0
-            if owed <= 0 and self._ingestor is not None and self._tiers.tier2().ingest_queue.count():
+            if owed <= 0 and self._tiers.t2 is not None and self._tiers.t2.ingest_queue.count():
                 return True  # new turns came in: they go first (the next step)
             step_aside()
             piece = min(batch, self._piece)

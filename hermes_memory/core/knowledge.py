@@ -10,10 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory.core.tiers import Tiers
-from hermes_memory.core.triples import Triple, derive_triple
 from hermes_memory.errors import ValidationError
 from hermes_memory.extract.classify import category_for
 from hermes_memory.extract.entities import thing_name_problem
@@ -23,6 +22,9 @@ from hermes_memory.records import AsOf, AuditEntry, Entity, Event, Fact, Relatio
 from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier2.entities import EnsuredEntity
 from hermes_memory.tier2.facts import ScoredFact, StoredFact
+
+if TYPE_CHECKING:
+    from hermes_memory.core.triples import Triple
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,8 @@ class Knowledge:
         older fact) or read from the text (``derive_triple``; never superseding: the text was not stated
         as a triple), so ``history`` finds it under its subject. Without ``importance``, its salience on
         write (``extract.salience``) is stored as its importance."""
+        from hermes_memory.core.triples import derive_triple  # the write path: a read never imports it
+
         t = self._tiers
         ensure_safe(content)  # first: what Hermes' scanner refuses is refused, never stored redacted
         text = t.secret_free(content)

@@ -7,42 +7,43 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_memory.config import Config
-from hermes_memory.core.agents import Agents
-from hermes_memory.core.curated import Curated
-from hermes_memory.core.doctor import Doctor
-from hermes_memory.core.forgetting import Forgetting
-from hermes_memory.core.graph import GraphQueries
-from hermes_memory.core.history import History
-from hermes_memory.core.ingest import Ingest
-from hermes_memory.core.knowledge import Knowledge
-from hermes_memory.core.llm import LLMPath
-from hermes_memory.core.maintenance import AutoMaintenance, Maintenance
-from hermes_memory.core.mirror import Mirror
-from hermes_memory.core.recall import Recall
-from hermes_memory.core.reflection import Reflection
-from hermes_memory.core.semantic import Semantic
 from hermes_memory.core.tiers import Tiers
-from hermes_memory.core.transfer import Transfer
-from hermes_memory.core.working import WorkingMemory
 from hermes_memory.graph.service import GraphService
-from hermes_memory.ingest.background import BackgroundWorker
-from hermes_memory.ingest.worker import Ingestor
-from hermes_memory.llm.wiring import ingest_hooks
 from hermes_memory.ops import recovery
-from hermes_memory.recall.engine import RecallEngine
 from hermes_memory.records import Fact
 from hermes_memory.scoping import ScopeView
-from hermes_memory.security.secrets import forget_checked, redact_secrets
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier3 import shared as shared_tier3
 
 if TYPE_CHECKING:
+    from hermes_memory.core.agents import Agents
+    from hermes_memory.core.curated import Curated
+    from hermes_memory.core.doctor import Doctor
+    from hermes_memory.core.forgetting import Forgetting
+    from hermes_memory.core.graph import GraphQueries
+    from hermes_memory.core.history import History
+    from hermes_memory.core.ingest import Ingest
+    from hermes_memory.core.knowledge import Knowledge
+    from hermes_memory.core.llm import LLMPath
+    from hermes_memory.core.maintenance import AutoMaintenance, Maintenance
+    from hermes_memory.core.mirror import Mirror
+    from hermes_memory.core.recall import Recall
+    from hermes_memory.core.reflection import Reflection
+    from hermes_memory.core.semantic import Semantic
+    from hermes_memory.core.transfer import Transfer
+    from hermes_memory.core.working import WorkingMemory
+    from hermes_memory.ingest.background import BackgroundWorker
+    from hermes_memory.ingest.worker import Ingestor
     from hermes_memory.llm.client import LLMClient
+    from hermes_memory.recall.engine import RecallEngine
+
+_T = TypeVar("_T")
 
 # How long close waits for the worker to finish the item in hand (a turn's transaction is milliseconds;
 # an embedding batch or a model load may be longer, and is then left to finish on its own).
@@ -98,12 +99,16 @@ class Memory:
     ) -> None:
         self.config = config
         self.tiers = tiers = Tiers(config, actor=actor, view=view)
-        self.ingestor: Ingestor | None = None
         self.worker: BackgroundWorker | None = None
         self.auto_maintenance: AutoMaintenance | None = None
+        self._llm_client = llm_client
         self._engine: RecallEngine | None = None
         self._closed = threading.Event()  # set once every store is closed
         self._embeds_at_start = 0
+        # The services, each built on first use (a read command never imports the write path:
+        # extraction, update detection, the ingestor), once, under this lock.
+        self._services: dict[str, Any] = {}
+        self._services_lock = threading.RLock()
         if config.tier2.enabled:
             recovery.finish_restore(config)  # a restore cut short mid-swap completes first
             tiers.t2 = Tier2.open(
@@ -138,44 +143,145 @@ class Memory:
                 rebuild_interval_h=config.graph.auto_rebuild_interval_hours,
             )  # fmt: skip
         if tiers.t2 is not None:
-            # LLM off (the default, no llm_client): the rule-based writer and after_ingest unchanged.
-            knowledge, after_commit = ingest_hooks(
-                config.llm, tiers.t2, tiers.sem, tiers.after_ingest, client=llm_client,
-                hermes_home=config.hermes_home,
-                on_facts=self._reconstruct_turn_facts if config.llm.write_reconstruction else None,
-            )  # fmt: skip
-            self.ingestor = Ingestor(
-                tiers.t2, tiers.sem, knowledge=knowledge, after_commit=after_commit,
-                redact=redact_secrets if config.security.redact_secrets else None,
-            )  # fmt: skip
-        # -- the services, each given what it works with ---------------------------------------------
-        # recall and search (explicit recalls may split their question with the LLM: llm.query_decomposition)
-        self.llm = LLMPath(tiers, llm_client)
-        self.recall = Recall(tiers, self.recall_engine, self.llm)
-        self.semantic = Semantic(tiers)
-
-        # writes: turns and the queues, Tier 1, mirrored curated writes, facts/entities/events
-        self.working = WorkingMemory(config.limits.working_memory_items)
-        self.ingest = Ingest(tiers, self.ingestor, lambda: self.worker, self.working)
-        self.curated = Curated(tiers)
-        self.mirror = Mirror(tiers)
-        self.knowledge = Knowledge(tiers)
-
-        # operations, maintenance, history, graph queries, the optional LLM
-        self.forgetting = Forgetting(tiers, self.forget_recall_caches)
-        self.transfer = Transfer(tiers, self.forget_recall_caches)
-        self.maintenance = Maintenance(tiers, self.ingestor)
-        self.doctor = Doctor(tiers, self.maintenance, self.forgetting)
-        self.history = History(tiers)
-        self.graph = GraphQueries(tiers)
-        self.reflection = Reflection(tiers, self.llm, self.knowledge)
-        self.agents = Agents(tiers)
-        if tiers.t2 is not None:
             self.forgetting.finish_on_open()  # a forget a crash interrupted is finished first
 
-        # Last: every service is attached (a forget a crash interrupted is finished before it starts).
+        # Last: a forget a crash interrupted is finished before the worker starts.
         if background:
             self.start_background()
+
+    def _once(self, name: str, build: Callable[[], _T]) -> _T:
+        """The service ``name``, built by ``build`` the first time it is asked for."""
+        with self._services_lock:
+            if name not in self._services:
+                self._services[name] = build()
+            found: _T = self._services[name]
+            return found
+
+    # -- the services, each given what it works with ---------------------------------------------
+    @property
+    def ingestor(self) -> Ingestor | None:
+        """The write path's worker (None without Tier 2): extraction and the derived stores' hooks."""
+        return self._once("ingestor", self._build_ingestor)
+
+    def _build_ingestor(self) -> Ingestor | None:
+        from hermes_memory.ingest.worker import Ingestor
+        from hermes_memory.llm.wiring import ingest_hooks
+        from hermes_memory.security.secrets import redact_secrets
+
+        tiers, config = self.tiers, self.config
+        if tiers.t2 is None:
+            return None
+        # LLM off (the default, no llm_client): the rule-based writer and after_ingest unchanged.
+        knowledge, after_commit = ingest_hooks(
+            config.llm, tiers.t2, tiers.sem, tiers.after_ingest, client=self._llm_client,
+            hermes_home=config.hermes_home,
+            on_facts=self._reconstruct_turn_facts if config.llm.write_reconstruction else None,
+        )  # fmt: skip
+        return Ingestor(
+            tiers.t2, tiers.sem, knowledge=knowledge, after_commit=after_commit,
+            redact=redact_secrets if config.security.redact_secrets else None,
+        )  # fmt: skip
+
+    # recall and search (explicit recalls may split their question with the LLM: llm.query_decomposition)
+    @property
+    def llm(self) -> LLMPath:
+        from hermes_memory.core.llm import LLMPath
+
+        return self._once("llm", lambda: LLMPath(self.tiers, self._llm_client))
+
+    @property
+    def recall(self) -> Recall:
+        from hermes_memory.core.recall import Recall
+
+        return self._once("recall", lambda: Recall(self.tiers, self.recall_engine, self.llm))
+
+    @property
+    def semantic(self) -> Semantic:
+        from hermes_memory.core.semantic import Semantic
+
+        return self._once("semantic", lambda: Semantic(self.tiers))
+
+    # writes: turns and the queues, Tier 1, mirrored curated writes, facts/entities/events
+    @property
+    def working(self) -> WorkingMemory:
+        from hermes_memory.core.working import WorkingMemory
+
+        return self._once("working", lambda: WorkingMemory(self.config.limits.working_memory_items))
+
+    @property
+    def ingest(self) -> Ingest:
+        from hermes_memory.core.ingest import Ingest
+
+        return self._once(
+            "ingest", lambda: Ingest(self.tiers, lambda: self.ingestor, lambda: self.worker, self.working)
+        )
+
+    @property
+    def curated(self) -> Curated:
+        from hermes_memory.core.curated import Curated
+
+        return self._once("curated", lambda: Curated(self.tiers))
+
+    @property
+    def mirror(self) -> Mirror:
+        from hermes_memory.core.mirror import Mirror
+
+        return self._once("mirror", lambda: Mirror(self.tiers))
+
+    @property
+    def knowledge(self) -> Knowledge:
+        from hermes_memory.core.knowledge import Knowledge
+
+        return self._once("knowledge", lambda: Knowledge(self.tiers))
+
+    # operations, maintenance, history, graph queries, the optional LLM
+    @property
+    def forgetting(self) -> Forgetting:
+        from hermes_memory.core.forgetting import Forgetting
+
+        return self._once("forgetting", lambda: Forgetting(self.tiers, self.forget_recall_caches))
+
+    @property
+    def transfer(self) -> Transfer:
+        from hermes_memory.core.transfer import Transfer
+
+        return self._once("transfer", lambda: Transfer(self.tiers, self.forget_recall_caches))
+
+    @property
+    def maintenance(self) -> Maintenance:
+        from hermes_memory.core.maintenance import Maintenance
+
+        return self._once("maintenance", lambda: Maintenance(self.tiers, self.ingestor))
+
+    @property
+    def doctor(self) -> Doctor:
+        from hermes_memory.core.doctor import Doctor
+
+        return self._once("doctor", lambda: Doctor(self.tiers, self.maintenance, self.forgetting))
+
+    @property
+    def history(self) -> History:
+        from hermes_memory.core.history import History
+
+        return self._once("history", lambda: History(self.tiers))
+
+    @property
+    def graph(self) -> GraphQueries:
+        from hermes_memory.core.graph import GraphQueries
+
+        return self._once("graph", lambda: GraphQueries(self.tiers))
+
+    @property
+    def reflection(self) -> Reflection:
+        from hermes_memory.core.reflection import Reflection
+
+        return self._once("reflection", lambda: Reflection(self.tiers, self.llm, self.knowledge))
+
+    @property
+    def agents(self) -> Agents:
+        from hermes_memory.core.agents import Agents
+
+        return self._once("agents", lambda: Agents(self.tiers))
 
     def _reconstruct_turn_facts(self, facts: list[Fact]) -> None:
         # HAEMA's write-time reconstruction of a turn's LLM facts (worker thread, after their commit).
@@ -184,12 +290,15 @@ class Memory:
     def start_background(self) -> None:
         """Keep the durable queues drained in a background thread (``Ingest.background_step`` whenever
         woken, or every second) until close. A no-op without Tier 2 or when the worker runs already."""
+        from hermes_memory.ingest.background import BackgroundWorker
+
         if self.ingestor is None or self.worker is not None:
             return
+        ingest, llm = self.ingest, self.llm  # built here, before the worker thread uses them
         worker = BackgroundWorker(
             lambda: (
-                self.ingest.background_step(lambda: worker.stopping)
-                or self.llm.background_step(lambda: worker.stopping)
+                ingest.background_step(lambda: worker.stopping)
+                or llm.background_step(lambda: worker.stopping)
             )
         )
         self.worker = worker
@@ -202,6 +311,8 @@ class Memory:
         ``interval_s`` (``AutoMaintenance``); the one already started if any. None without a worker."""
         if self.worker is None:
             return None
+        from hermes_memory.core.maintenance import AutoMaintenance
+
         if self.auto_maintenance is None:
             self.auto_maintenance = AutoMaintenance(self.maintenance, interval_s)
             self.ingest.idle_tasks.append(self.auto_maintenance)
@@ -209,6 +320,8 @@ class Memory:
         return self.auto_maintenance
 
     def recall_engine(self) -> RecallEngine:
+        from hermes_memory.recall.engine import RecallEngine
+
         if self._engine is None:
             t = self.tiers
             self._engine = RecallEngine(t.tier2(), t.sem, t.graph, t.curated, self.config.recall.settings())
@@ -217,6 +330,8 @@ class Memory:
     def forget_recall_caches(self) -> None:
         """Drop the recall engine (its participant cache may hold a name just forgotten or renamed) and
         the texts the secret check remembers as clean."""
+        from hermes_memory.security.secrets import forget_checked
+
         self._engine = None
         forget_checked()
 

@@ -6,19 +6,21 @@ keep the derived stores (Tier 3, the graph) following Tier 2 writes, inside the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory.config import Config
 from hermes_memory.errors import ConfigError
-from hermes_memory.graph.service import GraphService
-from hermes_memory.ingest.worker import Changes
 from hermes_memory.records import Entity, Fact, Relation
 from hermes_memory.scoping import ScopeView
 from hermes_memory.security.secrets import redact_data, redact_secrets
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier1.snapshot import CuratedSnapshot
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier3.semantic import SemanticMemory
+
+if TYPE_CHECKING:  # the types only: a read of Tier 2 never imports the write path or the vector stack
+    from hermes_memory.graph.service import GraphService
+    from hermes_memory.ingest.worker import Changes
+    from hermes_memory.tier3.semantic import SemanticMemory
 
 
 class Tiers:

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from hermes_memory.config import Config, default_hermes_home, load_config, read_config_file
+from hermes_memory.config import Config, default_hermes_home, load_config, read_config_file, safe_load_yaml
 from hermes_memory.errors import ConfigError
 from hermes_memory.security.permissions import write_private_text
 from hermes_memory.tier3.backend import BACKENDS, DEFAULT_BACKEND
@@ -124,7 +124,7 @@ def load_settings_lenient(hermes_home: str | os.PathLike[str]) -> tuple[Provider
         first = str(exc)
     path = settings_path(hermes_home)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safe_load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         raise ConfigError(first) from None  # unreadable: what it says (a path, a scope) is unknown
     if not isinstance(data, dict):
@@ -203,7 +203,7 @@ def read_settings_file(path: str | os.PathLike[str]) -> ProviderSettings:
     """Read a settings file in the ``provider:``/``memory:`` form. Raises ConfigError."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safe_load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:

@@ -23,12 +23,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from hermes_memory.errors import HermesMemoryError, StorageError, StorageFullError
 from hermes_memory.extract.speech import chatter_kind
-from hermes_memory.ingest.turns import episode_uuid
+from hermes_memory.ingest.turns import episode_uuid, to_timestamp
 from hermes_memory.ingest.views import WINDOW_CHUNKS, episode_line, sentence_texts, window_text
 from hermes_memory.recall.query import CHATTER_KEY
 from hermes_memory.records import Entity, Episode, Relation, TurnPayload
@@ -331,22 +330,6 @@ def _already_written(tier2: Tier2, conn: sqlite3.Connection, item: QueuedTurn) -
     if first is None:
         return False
     return tier2.episodes.stored(conn, episode_uuid(item.turn_uuid, first))
-
-
-def to_timestamp(value: float | datetime | str | None) -> float:
-    """A turn time as Unix seconds: None is now; naive datetimes are UTC; ISO-8601 strings are parsed.
-
-    Raises ValueError for an unparsable string (the API turns it into a ValidationError).
-    """
-    if value is None:
-        return time.time()
-    if isinstance(value, datetime):
-        dt = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-        return dt.timestamp()
-    if isinstance(value, str):
-        dt = datetime.fromisoformat(value.strip())
-        return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).timestamp()
-    return float(value)
 
 
 __all__ = [

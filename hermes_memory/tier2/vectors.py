@@ -18,15 +18,18 @@ import time
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, TypeAlias
 
 from hermes_memory.errors import StorageError
 from hermes_memory.tier2.chunks import ChunkRow, _row_to_chunk
 from hermes_memory.tier2.db import Database
 
-FloatArray = npt.NDArray[np.float32]
+if TYPE_CHECKING:  # numpy is imported where used: a read that touches no vector never loads it
+    import numpy as np
+    import numpy.typing as npt
+
+
+FloatArray: TypeAlias = "npt.NDArray[np.float32]"
 _ENTITIES = "entity_embeddings"
 # The row of ``vector_sync`` counting entity completions without an engine (no engine is named '').
 _ENTITY_GENERATION = ("", _ENTITIES)
@@ -57,10 +60,14 @@ class Changes:
 
 
 def to_blob(vector: FloatArray) -> bytes:
+    import numpy as np
+
     return np.ascontiguousarray(vector, dtype="<f4").tobytes()
 
 
 def from_blob(blob: bytes, dim: int) -> FloatArray:
+    import numpy as np
+
     out: FloatArray = np.frombuffer(blob, dtype="<f4").astype(np.float32, copy=False)
     if out.shape != (dim,):
         raise StorageError(f"a stored vector has {out.shape[0]} values, expected {dim}")

@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import numpy as np
-
 from hermes_memory.errors import EmbeddingError, HermesMemoryError, ValidationError
 from hermes_memory.records import Entity
 from hermes_memory.tier2 import Tier2
@@ -179,6 +177,8 @@ def sync_chunks(
     from marks this process reached before instead of the stored ones. Returns the marks reached.
     Raises what the backend raised.
     """
+    import numpy as np
+
     backend = vectors.backend(CHUNKS_COLLECTION)
     feed = vectors.vector_store
     model, key, dim = vectors.model_id, vectors.engine_key, backend.dim
@@ -209,6 +209,8 @@ def sync_entities(vectors: Vectors, store: Tier2) -> None:
     vector still have their queue rows (a row completes only with its vector), so a later drain
     writes them. Raises what the backend raised; StorageError.
     """
+    import numpy as np
+
     feed = vectors.vector_store
     model, key = vectors.model_id, vectors.engine_key
     generation = feed.entity_generation()
@@ -353,6 +355,8 @@ def _prepare(vectors: Vectors, store: Tier2, items: Sequence[QueueItem]) -> _Wor
 
 def _write_entities(vectors: Vectors, work: _Work) -> None:
     """Entity vectors go to their collection before their queue rows complete (see ``drain``)."""
+    import numpy as np
+
     if not work.entity_ids and not work.entity_deletes:
         return
     backend = vectors.backend(ENTITIES_COLLECTION)

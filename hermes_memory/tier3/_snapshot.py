@@ -29,12 +29,13 @@ import struct
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from hermes_memory.security.permissions import FILE_MODE, private_dir
+
+if TYPE_CHECKING:  # numpy is imported where used: a read that touches no vector never loads it
+    import numpy.typing as npt
+
 
 MAGIC = b"HMXSNAP\x00"
 FORMAT = 2
@@ -72,12 +73,14 @@ def remove_snapshots(folder: Path) -> int:
     return gone
 
 
-Sections = Mapping[str, tuple[str, tuple[int, ...], Iterable[npt.NDArray[Any]]]]
+Sections: TypeAlias = "Mapping[str, tuple[str, tuple[int, ...], Iterable[npt.NDArray[Any]]]]"
 
 
 def write(path: Path, meta: Mapping[str, Any], sections: Sections) -> int:
     """Write a snapshot of ``meta`` (JSON-able) and ``sections`` (name -> dtype, shape, the array parts
     in order) to ``path`` atomically; returns the file's size. Raises OSError (the temp file is removed)."""
+    import numpy as np
+
     layout: list[dict[str, Any]] = []
     offset = 0
     for name, (dtype, shape, _) in sections.items():
@@ -133,6 +136,8 @@ def read(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
     """The metadata and sections (writable copy-on-write views) of the snapshot at ``path``, every
     section's CRC checked. Raises FileNotFoundError when there is none, SnapshotError when it is not a
     whole snapshot of this format, OSError when it cannot be read."""
+    import numpy as np
+
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         prefix = fh.read(_PREFIX.size)

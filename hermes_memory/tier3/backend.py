@@ -25,13 +25,15 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from hermes_memory.errors import ConfigError, ValidationError
 from hermes_memory.tier3.embedder import construct, load_attr
+
+if TYPE_CHECKING:  # numpy is imported where used: a read that touches no vector never loads it
+    import numpy as np
+    import numpy.typing as npt
+
 
 Scalar = str | int | float | bool
 Payload = dict[str, Scalar]
@@ -307,6 +309,8 @@ def check_vectors(vectors: npt.ArrayLike, dim: int, n: int | None = None) -> npt
 
     Raises ValidationError for a wrong dimension or count, NaN/inf, or a zero vector.
     """
+    import numpy as np
+
     try:
         arr = np.asarray(vectors, dtype=np.float32)
     except (TypeError, ValueError) as exc:

@@ -15,15 +15,17 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from hermes_memory.errors import ConfigError, EmbeddingError, ValidationError
 
+if TYPE_CHECKING:  # numpy is imported where used: a read that touches no vector never loads it
+    import numpy as np
+    import numpy.typing as npt
+
+
 Kind = Literal["query", "document"]
-FloatArray = npt.NDArray[np.float32]
+FloatArray: TypeAlias = "npt.NDArray[np.float32]"
 
 DEFAULT_EMBEDDER = "local"
 
@@ -173,6 +175,8 @@ def finalize_embeddings(raw: Any, n: int, dim: int, source: str) -> FloatArray:
     Raises EmbeddingError when the output is not numeric, has the wrong shape, holds NaN/inf, or
     has an all-zero row (its direction, hence its cosine, is undefined).
     """
+    import numpy as np
+
     try:
         arr = np.asarray(raw, dtype=np.float32)
     except (TypeError, ValueError) as exc:
@@ -261,6 +265,8 @@ class BaseEmbedder(ABC):
 
     def embed_document(self, texts: Sequence[str]) -> FloatArray:
         """Embed texts to be stored. Raises ValidationError (bad texts), EmbeddingError (bad output)."""
+        import numpy as np
+
         items = check_texts(texts)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -271,6 +277,8 @@ class BaseEmbedder(ABC):
 
         Raises ValidationError (bad texts), EmbeddingError (bad output).
         """
+        import numpy as np
+
         items = check_texts(texts)
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         missing: dict[str, list[int]] = {}

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from hermes_memory.config import Tier3Config
 from hermes_memory.errors import ConfigError, StorageError, VectorStoreBusyError
@@ -23,7 +23,6 @@ from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow
 from hermes_memory.tier2.vectors import Marks, VectorStore
 from hermes_memory.tier3 import _indexer, _snapshot
-from hermes_memory.tier3._exact import ExactIndex
 
 # Explicit re-exports: callers import the worker side's report and progress types from this module.
 from hermes_memory.tier3._indexer import DrainReport as DrainReport
@@ -41,6 +40,9 @@ from hermes_memory.tier3.backend import (
 )
 from hermes_memory.tier3.chunks import chunk_text
 from hermes_memory.tier3.embedder import Embedder, configured_options, make_embedder
+
+if TYPE_CHECKING:  # numpy's exact index is imported when it is first built
+    from hermes_memory.tier3._exact import ExactIndex
 
 RRF_K = 60
 _T = TypeVar("_T")
@@ -259,6 +261,8 @@ class SemanticMemory:
         return engine
 
     def _exact_index(self) -> ExactIndex:
+        from hermes_memory.tier3._exact import ExactIndex
+
         with self._lock:
             index = self._exact.get(CHUNKS_COLLECTION)
             if index is None:
@@ -487,6 +491,8 @@ class SemanticMemory:
         out: dict[str, dict[str, float]] = {kind: {} for kind in views}
         if not views:
             return out
+        from hermes_memory.tier3._exact import ExactIndex
+
         vector = self.embedder.embed_query([query])[0]
         backend = self._searchable()
         first: dict[str, list[VectorHit]] = {}
