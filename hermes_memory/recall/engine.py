@@ -63,10 +63,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import chain, count
 from operator import itemgetter
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
@@ -87,6 +84,11 @@ from hermes_memory.tier2.verdicts import CLEAN
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3.embedder import StaticVectors
 from hermes_memory.tier3.semantic import SemanticMemory
+
+if TYPE_CHECKING:  # numpy is imported where used: a read that touches no vector never loads it
+    import numpy as np
+    import numpy.typing as npt
+
 
 log = logging.getLogger(__name__)
 
@@ -1183,6 +1185,7 @@ def _diversify(
     """Greedy maximal-marginal-relevance order of the best ``depth * limit`` hits; a hit moved down keeps a
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
     overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier."""
+    import numpy as np
     pool = ranked[: depth * limit]
     n = len(pool)
     if not n or limit < 1:
@@ -1222,6 +1225,7 @@ def _alike(pool: Sequence[Hit], same_session: float) -> npt.NDArray[np.float64]:
     """How alike each two hits are: the Jaccard overlap of their content words, plus ``same_session``
     for two hits from one conversation session. Word counts are small integers, so the float32 product
     is exact and every value equals the one computed pair by pair."""
+    import numpy as np
     n = len(pool)
     words = [_content_words(h.text) for h in pool]
     flat = list(chain.from_iterable(words))

@@ -26,11 +26,14 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate, islice
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from hermes_memory.tier3.embedder import StaticVectors
+
+if TYPE_CHECKING:  # numpy is imported where used: a read that touches no vector never loads it
+    import numpy as np
+    import numpy.typing as npt
+
 
 _WORDS = re.compile(r"[\w'’+-]+")
 # Function words: a phrase of only these is no phrase; the category's own content words (``stems``) are
@@ -154,6 +157,8 @@ def phrases(text: str, embedder: StaticVectors, window: int, max_words: int | No
     """``phrase_spans`` of ``text`` with their vectors: each phrase's sum of the rows of
     ``embedder.piece_vectors`` of its words' pieces (``embedder.word_pieces``; a word without a piece
     takes row 0), as the difference of two running sums over the turn's pieces (linear in its length)."""
+    import numpy as np
+
     table = embedder.piece_vectors
     words, spans = phrase_spans(text, window, max_words)
     if not spans:
@@ -210,6 +215,8 @@ class PhraseCache:
 
 def query_vector(category: str, embedder: StaticVectors) -> npt.NDArray[np.float32] | None:
     """The category phrase's context-free vector, unit length (None when it has no known piece)."""
+    import numpy as np
+
     pieces = [i for p in embedder.word_pieces(_WORDS.findall(category)) for i in p]
     if not pieces:
         return None
@@ -223,6 +230,8 @@ def best_matches(
 ) -> list[float | None]:
     """Per turn, the best cosine between ``qvec`` and its phrases' vectors, phrases holding a word that
     starts with a ``lexical`` stem left out; None for a turn with no phrase left."""
+    import numpy as np
+
     out: list[float | None] = []
     for turn in turns:
         if not len(turn.spans):
