@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hermes_memory.errors import StorageError
-from hermes_memory.tier2 import verdicts
+from hermes_memory.tier2 import assistant_retire, verdicts
 from hermes_memory.tier2.db import Database
 
 
@@ -517,6 +517,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "threat_detector_version", _THREAT_DETECTOR, then=verdicts.expire_stale),
     Migration(11, "recall_reads", _RECALL_READS),
     Migration(12, "recall_changes_subject_key", _RECALL_CHANGES),
+    # Data only: what earlier releases learned from the assistant's own words (``assistant_retire``).
+    Migration(13, "retire_assistant_knowledge", "", then=assistant_retire.retire),
 )
 
 _VERSION_TABLE = """
