@@ -61,9 +61,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
-from itertools import chain, count
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
@@ -81,14 +80,8 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import normalise
 from hermes_memory.tier2.search import fts_terms
 from hermes_memory.tier2.verdicts import CLEAN
-from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3.embedder import StaticVectors
 from hermes_memory.tier3.semantic import SemanticMemory
-
-if TYPE_CHECKING:  # numpy is imported where used: a read that touches no vector never loads it
-    import numpy as np
-    import numpy.typing as npt
-
 
 log = logging.getLogger(__name__)
 
@@ -1184,33 +1177,41 @@ def _diversify(
 ) -> list[Hit]:
     """Greedy maximal-marginal-relevance order of the best ``depth * limit`` hits; a hit moved down keeps a
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
-    overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier."""
-    import numpy as np
+    overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier.
+
+    Plain Python: only the overlaps with each chosen hit are computed (``limit`` rows of a pool of
+    ``depth * limit``), a few hundred small set intersections, and a recall that needs no vector
+    never loads numpy."""
     pool = ranked[: depth * limit]
     n = len(pool)
     if not n or limit < 1:
         return []
-    alike = _alike(pool, same_session)
-    scores = np.fromiter((h.score for h in pool), dtype=np.float64, count=n)
-    # overlap[i]: hit i's largest word overlap with any hit chosen so far (updated per choice). The
-    # first best of equal values wins, as in a scan in rank order.
-    overlap = np.zeros(n)
+    words = [_content_words(h.text) for h in pool]
+    sessions = [h.metadata.get("session_id") for h in pool]
+    # overlap[i]: hit i's largest word overlap with any hit chosen so far. The first best of equal
+    # values wins, as in a scan in rank order.
+    overlap = [0.0] * n
+    left = list(range(n))
     chosen: list[int] = []
-    left = dict(caps) if caps is not None else None
-    tiers = np.array([h.tier for h in pool]) if caps is not None else None
-    for _ in range(min(limit, n)):
-        value = scores - weight * overlap
-        value[chosen] = -np.inf
-        if left is not None and tiers is not None:
-            full = [tier for tier, room in left.items() if room > 0]
-            value[~np.isin(tiers, full)] = -np.inf
-        best = int(value.argmax())
-        if value[best] == -np.inf:
+    room = dict(caps) if caps is not None else None
+    while left and len(chosen) < limit:
+        open_tiers = None if room is None else {tier for tier, free in room.items() if free > 0}
+        candidates = left if open_tiers is None else [i for i in left if pool[i].tier in open_tiers]
+        if not candidates:
             break
+        best = max(candidates, key=lambda i: pool[i].score - weight * overlap[i])
         chosen.append(best)
-        if left is not None:
-            left[pool[best].tier] = left.get(pool[best].tier, 0) - 1
-        np.maximum(overlap, alike[best], out=overlap)
+        left.remove(best)
+        if room is not None:
+            room[pool[best].tier] = room.get(pool[best].tier, 0) - 1
+        mine, session = words[best], sessions[best]
+        for i in left:
+            common = len(words[i] & mine)
+            value = common / (len(words[i]) + len(mine) - common or 1)
+            if session is not None and sessions[i] == session:
+                value += same_session
+            if value > overlap[i]:
+                overlap[i] = value
     out: list[Hit] = []
     for i in chosen:
         hit = pool[i]
@@ -1219,33 +1220,6 @@ def _diversify(
                       hit.metadata)  # fmt: skip
         out.append(hit)
     return out
-
-
-def _alike(pool: Sequence[Hit], same_session: float) -> npt.NDArray[np.float64]:
-    """How alike each two hits are: the Jaccard overlap of their content words, plus ``same_session``
-    for two hits from one conversation session. Word counts are small integers, so the float32 product
-    is exact and every value equals the one computed pair by pair."""
-    import numpy as np
-    n = len(pool)
-    words = [_content_words(h.text) for h in pool]
-    flat = list(chain.from_iterable(words))
-    vocabulary = dict(zip(dict.fromkeys(flat), count()))
-    sizes = np.fromiter(map(len, words), dtype=np.intp, count=n)
-    incidence = np.zeros((n, len(vocabulary) or 1), dtype=np.float32)
-    columns = np.fromiter(map(vocabulary.__getitem__, flat), dtype=np.intp, count=len(flat))
-    incidence[np.repeat(np.arange(n), sizes), columns] = 1.0
-    with blas_thread_cap().limit(1):  # a tiny product: BLAS threads would only wake up and wait
-        common = (incidence @ incidence.T).astype(np.float64)
-    union = sizes[:, None] + sizes[None, :] - common
-    union[union == 0] = 1.0
-    alike: npt.NDArray[np.float64] = common / union
-    if same_session:
-        codes: dict[Any, int] = {None: -1}
-        ids = (codes.setdefault(h.metadata.get("session_id"), len(codes) - 1) for h in pool)
-        session = np.fromiter(ids, dtype=np.intp, count=n)
-        same = (session[:, None] == session[None, :]) & (session[None, :] >= 0)
-        alike = np.where(same, alike + same_session, alike)
-    return alike
 
 
 __all__ = ["TIERS", "RecallEngine", "RecallSettings"]

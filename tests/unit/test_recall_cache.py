@@ -134,7 +134,7 @@ def _diversify_pairwise(ranked: list[Hit], weight: float, limit: int, same_sessi
     return out
 
 
-def test_the_vectorised_mmr_order_equals_the_pairwise_one() -> None:
+def test_the_mmr_order_equals_the_pairwise_one() -> None:
     rng = random.Random(13)
     vocabulary = [f"word{i}" for i in range(40)] + ["the", "a", "of", ""]
     for _ in range(300):
