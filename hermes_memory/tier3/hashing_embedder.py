@@ -10,8 +10,6 @@ import hashlib
 import re
 from typing import Any
 
-import numpy as np
-
 from hermes_memory.errors import ConfigError
 from hermes_memory.tier3.embedder import BaseEmbedder, Kind
 
@@ -55,6 +53,8 @@ class HashingEmbedder(BaseEmbedder):
         return len(_WORD.findall(text))
 
     def _embed(self, texts: list[str], kind: Kind) -> Any:
+        import numpy as np  # where vectors are made: a store opened only to read never loads it
+
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             lowered = text.lower()
