@@ -57,7 +57,7 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float] | None:
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode == 2 and "unrecognized arguments" in done.stderr:
         return None
-    if done.returncode not in (0, 1):
+    if done.returncode not in (0, 1) or done.stderr.startswith("Error:"):  # a refusal is no timing
         raise RuntimeError(f"{argv} failed ({done.returncode}): {done.stderr[-800:]}")
     return seconds, cpu
 
