@@ -106,3 +106,48 @@ def test_a_feature_imports_its_modules_when_used(tmp_path: Path) -> None:
     before, doctor_ok, after, graph = json.loads(_run(code, str(tmp_path)))
     assert (before, doctor_ok, after) == (False, True, True)
     assert graph == "not_found"
+
+
+# What only writing (or a vector) needs: a read command of the CLI opens the store without them.
+NOT_ON_A_READ = (
+    "numpy",
+    "hermes_memory.extract.pipeline",
+    "hermes_memory.updates",
+    "hermes_memory.ingest.worker",
+    "hermes_memory.ingest.knowledge",
+    "hermes_memory.core.mirror",
+)
+
+READ_COMMANDS = """
+import contextlib, io, json, sys
+from hermes_memory.cli import main
+
+home = sys.argv[1]
+codes = []
+with contextlib.redirect_stdout(io.StringIO()):
+    for argv in (["stats"], ["latest", "--count", "3"], ["history", "user"], ["fact", "query", "Lisbon"],
+                 ["entity", "query", "Ana"], ["timeline", "query"],
+                 ["recall", "Where does Ana live?", "--tiers", "tier1", "tier2"]):
+        codes.append(main([*argv, "--home", home]))
+print(json.dumps({"codes": codes, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_a_read_command_imports_neither_the_write_path_nor_numpy(tmp_path: Path) -> None:
+    home = tmp_path / "hermes"
+    home.mkdir()
+    (home / "nextlevel.yaml").write_text(FAST_PROVIDER_YAML, encoding="utf-8")
+    fill = (
+        "import sys\n"
+        "from hermes_memory import MemoryAPI\n"
+        "api = MemoryAPI(hermes_home=sys.argv[1])\n"
+        "api.remember_turn('My sister Ana lives in Lisbon.', 'Noted.', session_id='s1')\n"
+        "assert api.flush(timeout=30)['success']\n"
+        "api.close()\n"
+    )
+    _run(fill, str(home))
+    out = json.loads(_run(READ_COMMANDS, str(home)))
+    assert out["codes"] == [0] * 7
+    loaded = set(out["modules"])
+    assert "hermes_memory.recall.engine" in loaded  # the reads ran
+    assert sorted(m for m in NOT_ON_A_READ if m in loaded) == []
