@@ -154,7 +154,7 @@ def test_word_piece_states_agree_with_sentence_transformers(
     minilm: MiniLMEmbedder, reference: LocalEmbedder
 ) -> None:
     """``hidden_states``: every word piece's last-layer state is sentence-transformers' token embedding,
-    in a padded batch as alone (what ``encode`` pools; bench/locomo_tokens.py reads them)."""
+    in a padded batch as alone (what ``encode`` pools; the MaxSim experiment read them)."""
     model = minilm.model
     texts = [t for t in TEXTS[7:20] if not minilm.truncates(t)]
     batch = [model.token_ids(t) for t in texts]
