@@ -4,6 +4,7 @@ distribution claims the import package ``hermes_memory`` or the ``hermes-memory`
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import tomllib
 from importlib import metadata
@@ -101,3 +102,27 @@ def test_install_says_it_is_not_active_and_prints_the_fix(
     out = capsys.readouterr().out
     assert "NOT active" in out and "belongs to another distribution (hermes-memory)" in out
     assert f"fix: {sys.executable} -m pip uninstall -y hermes-memory && " in out
+
+
+def test_status_checks_hermes_python_in_another_environment_too(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Hermes' own venv: it sees this environment's packages and, there only, the other project's record.
+    other_site = tmp_path / "other-site"
+    info = other_site / "hermes_memory-0.3.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: hermes-memory\nVersion: 0.3.0\nSummary: {OTHER_SUMMARY}\n"
+    )
+    (info / "top_level.txt").write_text("hermes_memory\n")
+    venv = tmp_path / "hermes-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = next((venv / "lib").glob("python3*/site-packages"))
+    seen = [str(other_site), *(p for p in sys.path if p and Path(p).is_dir())]
+    (purelib / "zz_paths.pth").write_text("\n".join(seen) + "\n", encoding="utf-8")
+    python = str(venv / "bin" / "python")
+    assert main(["status", "--hermes-home", str(home), "--hermes-python", python, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    claimed = "in Hermes' Python, the import package hermes_memory belongs to another distribution"
+    assert any(p.startswith(claimed) for p in report["problems"]), report["problems"]
+    assert any(f.startswith(f"{python} -m pip uninstall -y hermes-memory && ") for f in report["fixes"])
