@@ -1,6 +1,6 @@
 """What the model receives: the <memory-context> blocks of real ``hermes -z`` processes, word for word.
 
-    python bench/agent_view.py            # the README's "What the agent sees" example
+    python bench/agent_view.py            # the "What the agent sees" block of the README
     python bench/agent_view.py --json OUT
 
 A fresh Hermes home where ``hermes-memory install --activate`` put the provider in its default

@@ -60,7 +60,7 @@ def _fastmcp() -> type[FastMCP]:
         from mcp.server.fastmcp import FastMCP
     except ImportError as exc:
         raise DependencyMissingError(
-            "the MCP server needs the 'mcp' package: pip install 'hermes-memory[mcp]'"
+            "the MCP server needs the 'mcp' package: pip install 'hermes-memory-tiers[mcp]'"
         ) from exc
     return FastMCP
 

@@ -687,7 +687,7 @@ def summary(report: Report, seconds: float) -> dict[str, Any]:
 
 
 def table(result: dict[str, Any]) -> str:
-    """The README table (markdown)."""
+    """The table of docs/benchmarks.md (markdown)."""
     lines = [
         "| category | labelled | stored | precision | recall | F1 |",
         "|---|---:|---:|---:|---:|---:|",

@@ -39,7 +39,7 @@ from hermes_memory.bench.perf_report import Row, Target, fmt_number, format_tabl
 
 DEFAULT_DATA = Path("/work/shared/bench/locomo_dev.json")
 DEFAULT_SCALE_DIR = Path(tempfile.gettempdir()) / "hermes-memory-perf"
-# LoCoMo dev recall@10 before issue 13 (README, "Recall quality — LoCoMo dev": 0.8209).
+# LoCoMo dev recall@10 before issue 13 (docs/benchmarks.md, "Recall quality — LoCoMo dev": 0.8209).
 LOCOMO_BEFORE = 0.821
 # What the issue measured before the change, for the notes.
 BEFORE_TEXTS_PER_TURN, BEFORE_TOKENS_PER_TURN = 4.2, 132

@@ -60,8 +60,12 @@ def _doctor(args: argparse.Namespace) -> int:
     from hermes_memory.hermes.people_status import people_status
 
     people = people_status(resolved.config)
+    from hermes_memory.hermes import ownership
+
+    clashes = ownership.clashes(ownership.installed_owners(), sys.executable)
     if args.json:
         envelope["meta"]["settings"] = str(resolved.source) if resolved.source else None
+        envelope["meta"]["clashes"] = [{"problem": c.problem, "fix": c.fix} for c in clashes]
         print(json.dumps(envelope, ensure_ascii=False, indent=2, default=str))
     elif not envelope["success"]:
         raise CommandError(f"error: {envelope['error']}")
@@ -75,10 +79,13 @@ def _doctor(args: argparse.Namespace) -> int:
             print(f"people: {line}")
         for problem, fix in people.problems:
             print(f"! people: {problem}\n  fix: {fix}")
+        for clash in clashes:
+            print(f"! install: {clash.problem}\n  fix: {clash.fix}")
         print(_table(envelope["data"], f"hermes-memory doctor --repair{home_flag(args)}"))
     if not envelope["success"]:
         return EXIT_FAILED
-    return EXIT_OK if envelope["data"]["clean"] and not people.problems else EXIT_FAILED
+    healthy = envelope["data"]["clean"] and not people.problems and not clashes
+    return EXIT_OK if healthy else EXIT_FAILED
 
 
 def _mcp(args: argparse.Namespace) -> int:

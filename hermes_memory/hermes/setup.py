@@ -147,7 +147,7 @@ def missing_packages(config: Config) -> list[str]:
         if module == "agent.memory_provider":
             continue
         if not _importable(module):
-            missing.append(NEEDS[module].removeprefix("hermes-memory[").removesuffix("]"))
+            missing.append(NEEDS[module].removeprefix("hermes-memory-tiers[").removesuffix("]"))
     return list(dict.fromkeys(missing))
 
 
@@ -225,7 +225,7 @@ def check_settings(settings: ProviderSettings, hermes_home: str | os.PathLike[st
     missing = missing_packages(config)
     if missing:
         problems.append(
-            f"this Python ({sys.executable}) lacks hermes-memory[{','.join(missing)}]; "
+            f"this Python ({sys.executable}) lacks hermes-memory-tiers[{','.join(missing)}]; "
             f"fix: {fix_command(sys.executable, missing)}"
         )
     return problems

@@ -18,7 +18,7 @@ from typing import Any
 from hermes_memory.config import Config
 from hermes_memory.cron import lock
 from hermes_memory.errors import ConfigError
-from hermes_memory.hermes import PROVIDER_NAME, config_yaml, install
+from hermes_memory.hermes import PROVIDER_NAME, config_yaml, install, ownership
 from hermes_memory.hermes.interpreter import (
     NEEDS,
     extras_for,
@@ -90,6 +90,7 @@ def collect(
     home = install.resolve_home(hermes_home)
     given = home if hermes_home else None
     report = StatusReport(home, sys.executable, install.package_version())
+    add_clashes(report)
     shim = home / "plugins" / PROVIDER_NAME / "__init__.py"
     report.plugin_installed = shim.exists()
     report.plugin_ours = report.plugin_installed and install.SHIM_MARKER in shim.read_text(errors="replace")
@@ -249,6 +250,14 @@ def search_path_text(db_path: Path, engine_min_vectors: int, backend: str) -> st
     return f"engine {backend} ({chunks} chunks)"
 
 
+def add_clashes(report: StatusReport) -> None:
+    """Another distribution claiming ``hermes_memory`` or the ``hermes-memory`` command in this Python
+    goes into ``report.problems`` with the one command that fixes it."""
+    for clash in ownership.clashes(ownership.installed_owners(), sys.executable):
+        report.problems.append(clash.problem)
+        report.fixes.append(clash.fix)
+
+
 def check_interpreter(report: StatusReport, needed: list[str], extras: list[str] | None) -> None:
     """Probe Hermes' Python (``report.hermes_python``) for hermes_memory and ``needed``; what is
     missing goes into ``report.problems`` with the one command that fixes it."""
@@ -269,6 +278,13 @@ def check_interpreter(report: StatusReport, needed: list[str], extras: list[str]
         )
         report.fixes.append(fix)
         return
+    owners = found.get("owners")
+    same = os.path.realpath(str(found.get("prefix", ""))) == os.path.realpath(sys.prefix)
+    if isinstance(owners, dict) and not same:  # this Python's own owners are add_clashes'
+        seen = ownership.Owners(owners.get("package", {}), owners.get("command", {}))
+        for clash in ownership.clashes(seen, python, "Hermes' Python"):
+            report.problems.append(clash.problem)
+            report.fixes.append(clash.fix)
     theirs = found["hermes_memory"]
     if theirs.get("version") != report.version:
         report.problems.append(

@@ -1,4 +1,4 @@
-"""A LangChain retriever over ``MemoryAPI.recall``: ``pip install 'hermes-memory[langchain]'``.
+"""A LangChain retriever over ``MemoryAPI.recall``: ``pip install 'hermes-memory-tiers[langchain]'``.
 
 ``HermesMemoryRetriever(memory=api)`` turns each recall hit into a ``Document``: ``page_content`` is the
 hit's text, ``metadata`` its ``id``, ``kind``, ``tier``, ``source`` (in words), ``score`` (in [0, 1],
@@ -28,7 +28,7 @@ try:
     from pydantic import PrivateAttr
 except ImportError as exc:
     raise DependencyMissingError(
-        f"the LangChain retriever needs langchain-core ({exc}); pip install 'hermes-memory[langchain]'"
+        f"the LangChain retriever needs langchain-core ({exc}); pip install 'hermes-memory-tiers[langchain]'"
     ) from exc
 
 

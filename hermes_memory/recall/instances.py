@@ -10,7 +10,7 @@ match is BM25's). The vectors are context-free: the sum of the embedder's input 
 word pieces (``tier3.embedder.StaticVectors``), worked out once per turn (``phrases``: one gather and two
 running sums, about 0.07 ms; the first ``max_words`` words) and kept in a ``PhraseCache`` bounded by
 bytes, so a recall costs one matrix-vector product per candidate, not a model run per phrase. Measured
-on LoCoMo dev (``bench/phrase_prior.py`` offline re-ranking of the engine's top 100, then through the
+on LoCoMo dev (an offline re-ranking, docs/research.md, of the engine's top 100, then through the
 engine with ``bench/locomo_research.py``): the model's own phrase vectors gain about as much as the input
 vectors (offline recall@10 +0.0086 against +0.0073), the same prior from whole-turn vectors gains nothing
 (-0.001), and a random prior of the same strength loses.

@@ -185,7 +185,7 @@ class RecallSettings:
             )
 
 
-# Named presets. ``default`` is the engine's measured configuration (LoCoMo dev recall@10: see README).
+# Named presets. ``default``: the measured configuration (LoCoMo dev recall@10: docs/benchmarks.md).
 PRESETS: MappingProxyType[str, RecallSettings] = MappingProxyType({"default": RecallSettings()})
 DEFAULT_PRESET = "default"
 

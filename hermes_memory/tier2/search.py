@@ -17,6 +17,8 @@ _STOPWORDS = frozenset(
     """a an and are as at be but by did do does for from had has have he her hers him his how i if in into
     is it its me my of on or our she so than that the their them then there these they this to too us
     was we were what when where which who whom why will with would you your""".split()
+    # what the index's tokeniser leaves of a possessive or contraction ("Maya's", "we'll")
+    + "s t d m ll re ve".split()
 )
 MAX_TERMS = 32
 

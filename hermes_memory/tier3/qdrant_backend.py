@@ -143,7 +143,7 @@ class QdrantEdgeBackend:
             self._qe = importlib.import_module("qdrant_edge")
         except ImportError as exc:
             raise DependencyMissingError(
-                "the qdrant backend needs qdrant-edge-py: pip install 'hermes-memory[qdrant]'"
+                "the qdrant backend needs qdrant-edge-py: pip install 'hermes-memory-tiers[qdrant]'"
             ) from exc
         self._dir = Path(path).expanduser() / collection
         self._shard_dir = self._dir / "shard"

@@ -91,7 +91,7 @@ class QdrantClientBackend:
             httpx = importlib.import_module("httpx")
         except ImportError as exc:
             raise DependencyMissingError(
-                "the qdrant-client backend needs qdrant-client: pip install 'hermes-memory[qdrant]'"
+                "the qdrant-client backend needs qdrant-client: pip install 'hermes-memory-tiers[qdrant]'"
             ) from exc
         self._errors: tuple[type[BaseException], ...] = (exceptions.ApiException, httpx.HTTPError, OSError)
         self._remote = url is not None

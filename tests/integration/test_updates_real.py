@@ -105,7 +105,7 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 
 def test_the_corpus_figures_hold() -> None:
     """The update detector on the labelled corpus, in-sample and leave-one-family-out, at least as
-    good as the README's table (``python -m hermes_memory.bench.updates`` prints it). The figures the
+    good as docs/benchmarks.md (``python -m hermes_memory.bench.updates`` prints it). The figures the
     project aims at (precision 0.97 / recall 0.90 in-sample, 0.95 / 0.80 held out) are not reached yet;
     this guards what is."""
     from hermes_memory.tier3.minilm_embedder import MiniLMEmbedder

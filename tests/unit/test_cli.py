@@ -1,5 +1,5 @@
 """The `hermes-memory` CLI, run in-process: the demo, every Tier 1/2 command with and without --json,
-errors as exactly one line on stderr with a non-zero exit, and every command documented in README."""
+errors as exactly one line on stderr with a non-zero exit, and every command documented in docs/cli.md."""
 
 from __future__ import annotations
 
@@ -446,7 +446,7 @@ def test_the_parser_knows_the_foundation_commands() -> None:
 
 
 def documented(readme: str, path: tuple[str, ...]) -> bool:
-    """A command counts as documented if README names it ("hermes-memory stats" or a code span
+    """A command counts as documented if the reference names it ("hermes-memory stats" or a code span
     starting with it, "`stats`"), a subcommand as "fact add" or in a list like "fact add/query|get"."""
     text = re.sub(r"\s+", " ", readme)
     if len(path) == 1:
@@ -456,12 +456,12 @@ def documented(readme: str, path: tuple[str, ...]) -> bool:
     return re.search(pattern, text) is not None
 
 
-def test_every_cli_command_is_in_the_readme() -> None:
-    readme_path = REPO / "README.md"
-    assert readme_path.is_file(), "README.md is missing"
-    readme = readme_path.read_text(encoding="utf-8")
-    missing = [" ".join(p) for p in command_paths(build_parser()) if not documented(readme, p)]
-    assert missing == [], f"commands not documented in README.md: {missing}"
+def test_every_cli_command_is_in_the_cli_reference() -> None:
+    reference_path = REPO / "docs" / "cli.md"
+    assert reference_path.is_file(), "docs/cli.md is missing"
+    reference = reference_path.read_text(encoding="utf-8")
+    missing = [" ".join(p) for p in command_paths(build_parser()) if not documented(reference, p)]
+    assert missing == [], f"commands not documented in docs/cli.md: {missing}"
 
 
 def test_recall_limit_per_tier_and_limit_together_is_one_error_line(cli: Run) -> None:

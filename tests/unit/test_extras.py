@@ -16,10 +16,10 @@ def _extras() -> dict[str, list[str]]:
 
 
 def _included(extras: dict[str, list[str]], name: str) -> set[str]:
-    """The extras ``name`` pulls in, through ``hermes-memory[a,b]`` self-references."""
+    """The extras ``name`` pulls in, through ``hermes-memory-tiers[a,b]`` self-references."""
     out: set[str] = set()
     for requirement in extras[name]:
-        match = re.fullmatch(r"hermes-memory\[([^\]]+)\]", requirement)
+        match = re.fullmatch(r"hermes-memory-tiers\[([^\]]+)\]", requirement)
         if match:
             for part in match.group(1).split(","):
                 out |= {part.strip()} | _included(extras, part.strip())

@@ -248,8 +248,8 @@ def test_reasons_are_plain_words_never_a_class_name_only() -> None:
     )
     assert availability.reason_for(busy).startswith("another process (pid 4242) owns the vector store")
     assert availability.busy_words("open elsewhere").startswith("another process owns the vector store")
-    assert availability.reason_for(DependencyMissingError("pip install 'hermes-memory[local]'")) == (
-        "a package it needs is missing: pip install 'hermes-memory[local]'"
+    assert availability.reason_for(DependencyMissingError("pip install 'hermes-memory-tiers[local]'")) == (
+        "a package it needs is missing: pip install 'hermes-memory-tiers[local]'"
     )
     assert availability.reason_for(StorageError("disk I/O error")) == "it failed: disk I/O error"
     assert availability.unavailable_note({}) == ""

@@ -55,7 +55,7 @@ def test_no_module_outside_the_registries_spells_a_backend_or_embedder_name() ->
 def test_the_grep_above_can_fail() -> None:
     assert _LITERAL.search('choices=["qdrant", "chroma"]')
     assert _LITERAL.search("backend == 'qdrant-client'")
-    assert not _LITERAL.search('"hermes-memory[qdrant]"')
+    assert not _LITERAL.search('"hermes-memory-tiers[qdrant]"')
 
 
 @pytest.mark.parametrize("name", list(BACKENDS))

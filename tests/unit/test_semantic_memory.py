@@ -248,6 +248,20 @@ def test_hybrid_keyword_side_skips_archived_facts(open_semantic: Opener) -> None
     assert texts == ["zephyr is the name of the cat"]
 
 
+def test_hybrid_keyword_side_does_not_vote_on_words_most_chunks_share(open_semantic: Opener) -> None:
+    # FTS5 floors the weight of a word in more than half the rows: such a match says nothing, and its
+    # rank (shorter rows first) must not outvote the meaning side.
+    sem, _ = open_semantic()
+    for text in ("Maya works at Nordlicht Labs", "Maya adopted a beagle puppy", "Maya lives in Lisbon"):
+        sem.index_text(text, source_kind="text", source_type="session", timestamp=1.0e9)
+    sem.drain()
+    common = sem.hybrid("Maya's dog", limit=10).hits
+    assert common and all("bm25" not in h.metadata["ranks"] for h in common)
+    rare = sem.hybrid("Maya's beagle", limit=10).hits
+    assert rare[0].text == "Maya adopted a beagle puppy"
+    assert rare[0].metadata["ranks"].get("bm25") == 1
+
+
 def test_backend_name_turns_qdrant_with_url_into_qdrant_client(tmp_path: Path) -> None:
     cfg = _config(tmp_path, **{"tier3.backend": "qdrant", "tier3.url": "http://127.0.0.1:6333"}).tier3
     assert backend_name(cfg) == "qdrant-client"

@@ -446,6 +446,12 @@ def test_fts_terms_drop_stop_words_but_keep_a_stop_word_only_query() -> None:
     assert fts_terms("Python python PYTHON") == ["python"]
     assert fts_terms("  ") == []
     assert fts_match("?!*()") is None
+
+
+def test_fts_terms_drop_what_an_apostrophe_leaves_of_a_possessive_or_contraction() -> None:
+    # The index splits "Maya's" into "maya" and "s": a query's "s" would match every possessive.
+    assert fts_terms("Maya's dog") == ["maya", "dog"]
+    assert fts_terms("Maya’s dog isn't here, we'll see") == ["maya", "dog", "isn", "here", "see"]
     assert fts_match("maya works", mode="and") == '"maya" AND "works"'
 
 

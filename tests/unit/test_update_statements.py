@@ -184,3 +184,23 @@ def test_evidence_of_a_change_may_sit_in_another_clause_of_the_message() -> None
     assert ended(old, now, [broke])
     assert evidence(old, now, [broke], Cues(), 0.5)
     assert not evidence(old, now, [], Cues(), 0.5)
+
+
+def test_an_earlier_one_valued_attribute_is_evidence_that_a_new_value_replaces_it() -> None:
+    from hermes_memory.updates.model import Cues, evidence
+
+    # "My X is Y" says the attribute holds one value, so a later value for it is a change, cue or not.
+    old = read("my go-to climbing gym is Boulderwelt")
+    new = read("I boulder at Urban Apes three times a week")
+    assert evidence(old, new, [], Cues(), 0.5)
+    assert not evidence(read("I boulder at Boulderwelt"), new, [], Cues(), 0.5)  # no such shape: an addition
+
+
+def test_a_correction_names_what_it_sets_right() -> None:
+    from hermes_memory.updates.statement import about_same
+
+    old = read("I drive a Kia Ceed")
+    fixed = read("Oops, it's a Kia Niro, not the Ceed")
+    assert fixed.holder is None and about_same(old, fixed)  # "it" is the thing whose value is set right
+    assert not about_same(old, read("It's not just a car, honestly"))  # "not just" adds, sets nothing right
+    assert not about_same(read("I like the Ceed"), read("It's sunny today"))
