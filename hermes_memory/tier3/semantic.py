@@ -499,7 +499,7 @@ class SemanticMemory:
             # facts' belief is left to check (their hits go through ``_nearest``, which refills).
             fields = ("source_uuid",)
             asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
-            plain = {k: v for k, v in asked.items() if k not in ("fact", _BY_CHUNK)}
+            plain = {k: v for k, v in asked.items() if k != _BY_CHUNK}
             read = backend.search_values(vector, plain, "source_uuid")
             unread = {k: v for k, v in asked.items() if read.get(k) is None}
             first = backend.search_many(vector, unread, fields=fields) if unread else {}
@@ -513,6 +513,8 @@ class SemanticMemory:
                 else:
                     found = self._nearest(backend, vector, limits[kind], wanted, self._live_chunks,
                                           fields=fields)  # fmt: skip
+            elif values is not None and kind == "fact" and isinstance(backend, ExactIndex):
+                found = self._believed_values(backend, vector, limits[kind], wanted, values)
             elif values is not None:
                 # Nothing of this kind is left out (no belief to check): ``_nearest`` would return the
                 # search as it is, so it is read in one pass.
@@ -556,6 +558,35 @@ class SemanticMemory:
                 return out[:limit]
             # hidden facts (archived, superseded, expired) took some of the top hits: look further
             fetch = min(fetch * 4, cap)
+
+    def _believed_values(
+        self,
+        index: ExactIndex,
+        vector: Any,
+        limit: int,
+        wanted: Mapping[str, Any],
+        first: list[tuple[str, float]],
+    ) -> list[tuple[str, float]]:
+        """``_nearest`` with ``_believed_sources`` over the exact index's (source, score) values, without
+        building hits: the first ``limit`` whose fact is believed now, searched 4x deeper (up to
+        ``MAX_FETCH``) while hidden facts took some; ``first``: the ``limit`` nearest, read already."""
+        cap, fetch, values = max(limit, MAX_FETCH), limit, first
+        believed: set[str] = set()
+        checked: set[str] = set()
+        while True:
+            fresh = [source for source, _ in values if source and source not in checked]
+            believed.update(self._tier2.facts.active_uuids(fresh))
+            checked.update(fresh)
+            kept = [(source, score) for source, score in values if score >= 0.0]
+            out = [(source, _unit(score)) for source, score in kept if source in believed]
+            exhausted = len(values) < fetch or fetch >= cap or (bool(values) and values[-1][1] < 0.0)
+            if len(out) >= limit or exhausted:
+                return out[:limit]
+            fetch = min(fetch * 4, cap)
+            deeper = index.search_values(vector, {"fact": (fetch, wanted)}, "source_uuid")["fact"]
+            if deeper is None:  # the view's filters need the loaded payloads (not the case for "fact")
+                raise RuntimeError("the exact index could not read the fact view's values")
+            values = deeper
 
     def lexical_search(
         self,
