@@ -360,7 +360,7 @@ class RecallEngine:
         vector_error: HermesMemoryError | None = None
         if "tier3" in wanted and self._semantic is not None:
             try:
-                views = self._vectors(q, texts)
+                views = self._vectors(q, texts, reads)
             except HermesMemoryError as exc:
                 vector_error = exc
         keywords, graph_facts, graph_error = side.result()
@@ -613,7 +613,7 @@ class RecallEngine:
                     found.append(uuid)
         return found[: self.settings.graph_seeds]
 
-    def _vectors(self, q: _Query, texts: bool) -> dict[str, dict[str, float]]:
+    def _vectors(self, q: _Query, texts: bool, reads: ReadsSnapshot) -> dict[str, dict[str, float]]:
         assert self._semantic is not None
         st = self.settings
         limits = {"episode": st.vector_candidates, "episode_window": st.window_candidates,
@@ -621,10 +621,13 @@ class RecallEngine:
         if texts:
             limits["text"] = st.chunk_candidates
         # One search per view (in a shared top-k the many sentence chunks crowd out windows and facts),
-        # all from one query embedding, as {source uuid: best score} without loading chunk text. On its
-        # own thread: its Tier 2 reads go through the read connection too.
+        # all from one query embedding, as {source uuid: best score} without loading chunk text; which
+        # facts are believed now comes from the read cache.
         with self._tier2.db.reading():
-            return self._semantic.source_scores(expand.embedded_query(q.stripped, q.inference, st), limits)
+            query = expand.embedded_query(q.stripped, q.inference, st)
+            return self._semantic.source_scores(
+                query, limits, lambda uuids: reads.believed_ranks(uuids).keys()
+            )
 
     # -- priors and expansion -------------------------------------------------------------------
     def _turn_priors(
