@@ -39,11 +39,12 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
     martial arts has John done?"), the turns among the first hits whose short phrases lie near the
     category (context-free word-piece vectors of the embedder; phrases saying the category word itself
     left to BM25) rank up behind the first few, after the diversity pass.
-Sources run in parallel threads: the embedding and vector search overlap with the SQLite reads, which go
-through Tier 2's read connection (``Database.reading``), so a recall never waits for a write transaction
-and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one query, turns
-by id from a cache (a turn row never changes and its id is never reused), facts ranked from a few columns
-and loaded only when they make the list; hits are built only for the best of them.
+Sources run side by side: the calling thread embeds the question and searches the vectors while a recall
+thread does the keyword side (its SQLite reads overlap the model, which releases the interpreter lock);
+reads go through Tier 2's read connection (``Database.reading``), so a recall never waits for a write
+transaction and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one
+query, turns by id from a cache (a turn row never changes and its id is never reused), facts ranked from a
+few columns and loaded only when they make the list; hits are built only for the best of them.
 Hits carry safe strings: a row scanned clean when written (``tier2.verdicts``) is shown as stored, any
 other is neutralised here (``metadata.neutralised`` says so).
 """
@@ -106,11 +107,11 @@ _FUNCTION_WORDS = frozenset(
     yourselves s t d ll m re ve also just will shall might must""".split()
 )
 _WORD = re.compile(r"[a-z0-9']+")
-# Vector searches run beside the SQLite reads, on this many long-lived daemon threads (not a
+# The keyword side runs beside the embedding, on one of this many long-lived daemon threads (not a
 # ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would wait
-# for an embedding model still loading in a search nobody needs any more; and not a new thread per
-# recall: starting one waits for it to be scheduled).
-_VECTOR_THREADS = 3
+# for a search nobody needs any more; and not a new thread per recall: starting one waits for it to be
+# scheduled). Several recalls (the prefetch's jobs) may run at once.
+_RECALL_THREADS = 3
 # The turns' phrase vectors kept for category -> instance matching (``instances.PhraseCache``, a memory
 # bound: about 18 KB for a LoCoMo turn, so some 900 turns; a turn dropped is worked out again, ~0.1 ms).
 _PHRASE_BYTES = 16 * 1024 * 1024
@@ -132,9 +133,9 @@ def _serve() -> None:
 
 def _in_background(fn: Callable[[], Any]) -> Future[Any]:
     """Run ``fn`` on a daemon thread; its result (or exception) in the returned future."""
-    if len(_started) < _VECTOR_THREADS:
+    if len(_started) < _RECALL_THREADS:
         with _start_lock:
-            while len(_started) < _VECTOR_THREADS:
+            while len(_started) < _RECALL_THREADS:
                 thread = threading.Thread(target=_serve, name="hermes-memory-recall", daemon=True)
                 thread.start()
                 _started.append(thread)
