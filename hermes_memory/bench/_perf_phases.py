@@ -86,6 +86,12 @@ class CountingEmbedder:
         self.tokens = 0
         self.seconds = 0.0
         self.query_texts = 0
+        self.queried: list[str] = []  # the query texts embedded since the caller last cleared it
+
+    @property
+    def inner(self) -> Any:
+        """The wrapped embedder."""
+        return self._inner
 
     def embed_document(self, texts: Sequence[str]) -> Any:
         t0 = time.perf_counter()
@@ -99,6 +105,7 @@ class CountingEmbedder:
 
     def embed_query(self, texts: Sequence[str]) -> Any:
         self.query_texts += len(texts)
+        self.queried.extend(texts)
         return self._inner.embed_query(texts)
 
     def __getattr__(self, name: str) -> Any:
@@ -123,6 +130,34 @@ def instrument(api: Any) -> tuple[CountingEmbedder | None, str]:
     counter = CountingEmbedder(inner)
     sem._embedder = cast(Any, counter)
     return counter, ""
+
+
+def embedding_alone_ms(embedder: Any, texts: Sequence[str]) -> float:
+    """What embedding ``texts`` as queries costs on its own: the model's pass without the query cache
+    (the floor a recall's own embedding of them cannot go below)."""
+    if not texts:
+        return 0.0
+    t0 = time.perf_counter()
+    embedder._embed(list(texts), "query")
+    return _ms(t0)
+
+
+def timed_recall(
+    api: Any, query: str, limit: int, model: Any | None, queried: list[str], acc: dict[str, Any]
+) -> dict[str, Any]:
+    """``api.recall`` timed into ``acc["latency_ms"]``; with the query embedder ``model`` (whose
+    wrapper appends what it embeds to ``queried``), the same texts embedded again alone right after
+    (``query_embedding_ms``) and the recall's time beyond that (``after_embedding_ms``)."""
+    queried.clear()
+    t0 = time.perf_counter()
+    env = api.recall(query, limit=limit)
+    total = _ms(t0)
+    acc["latency_ms"].append(total)
+    if model is not None and queried:
+        alone = embedding_alone_ms(model, queried)
+        acc["query_embedding_ms"].append(alone)
+        acc["after_embedding_ms"].append(total - alone)
+    return _check(env, "recall")
 
 
 def _score(evidence: set[str], ranked: list[str], k: int) -> float:
@@ -189,11 +224,10 @@ def _ours(items: list[Any], questions: list[tuple[str, set[str]]], k: int, acc: 
         episode_dia = lm.dia_by_episode(api)
         warm = _check(api.recall("warm up the recall path", limit=k * 3), "recall")
         acc["tiers_answered"] = warm["meta"].get("tiers_answered")
+        model = counter.inner if counter is not None else None
+        queried = counter.queried if counter is not None else []
         for question, evidence in questions:
-            t = time.perf_counter()
-            env = api.recall(question, limit=k * 3)
-            acc["latency_ms"].append(_ms(t))
-            _check(env, "recall")
+            env = timed_recall(api, question, k * 3, model, queried, acc)
             acc["recall_at_k"].append(_score(evidence, lm.dia_ids_of(env["data"]["hits"], episode_dia, k), k))
 
 
@@ -230,6 +264,8 @@ def phase_locomo(opts: dict[str, Any]) -> dict[str, Any]:
     zero = ("texts", "tokens", "seconds")
     ours: dict[str, Any] = {
         "latency_ms": [],
+        "query_embedding_ms": [],
+        "after_embedding_ms": [],
         "recall_at_k": [],
         "ingest": {
             "turns": 0,
@@ -261,7 +297,9 @@ def phase_locomo(opts: dict[str, Any]) -> dict[str, Any]:
         scores = side.pop("recall_at_k")
         side["recall_at_k"] = round(sum(scores) / len(scores), 4)
         side["questions"] = len(scores)
-        side["latency_ms"] = latency_summary(side["latency_ms"])
+        for key in ("latency_ms", "query_embedding_ms", "after_embedding_ms"):
+            if key in side:
+                side[key] = latency_summary(side[key]) if side[key] else None
     return {
         "conversations": [s.get("sample_id") for s in samples],
         "k": k,
@@ -317,12 +355,14 @@ class RealQueryCost:
 
     def __init__(self, inner: Any, real: Any) -> None:
         self._inner = inner
-        self._real = real
+        self.real = real
         self.queries = 0
+        self.queried: list[str] = []  # the query texts embedded since the caller last cleared it
 
     def embed_query(self, texts: Sequence[str]) -> Any:
-        self._real.embed_query(texts)
+        self.real.embed_query(texts)
         self.queries += 1
+        self.queried.extend(texts)
         return self._inner.embed_query(texts)
 
     def __getattr__(self, name: str) -> Any:
@@ -343,17 +383,25 @@ def pay_real_queries(api: Any, real: Any) -> RealQueryCost:
 
 
 def _timed_recalls(
-    api: Any, queries: list[str], before: Callable[[int], None] | None = None
+    api: Any,
+    queries: list[str],
+    before: Callable[[int], None] | None = None,
+    paid: RealQueryCost | None = None,
+    split: dict[str, Any] | None = None,
 ) -> dict[str, float]:
-    times = []
+    """Latencies of ``recall`` (10 hits) over ``queries``; with ``paid`` and ``split``, each recall's real
+    query embedding alone and the time beyond it (``timed_recall``) as summaries in ``split``."""
+    acc: dict[str, Any] = {"latency_ms": [], "query_embedding_ms": [], "after_embedding_ms": []}
+    real = paid.real if paid is not None else None
+    queried = paid.queried if paid is not None else []
     for i, query in enumerate(queries):
         if before is not None:
             before(i)
-        t0 = time.perf_counter()
-        env = api.recall(query, limit=10)
-        times.append(_ms(t0))
-        _check(env, "recall")
-    return latency_summary(times)
+        timed_recall(api, query, 10, real, queried, acc)
+    if split is not None and acc["query_embedding_ms"]:
+        split["query_embedding_ms"] = latency_summary(acc["query_embedding_ms"])
+        split["after_embedding_ms"] = latency_summary(acc["after_embedding_ms"])
+    return latency_summary(acc["latency_ms"])
 
 
 def _worker_thread() -> threading.Thread | None:
@@ -384,13 +432,14 @@ def phase_scale(opts: dict[str, Any]) -> dict[str, Any]:
             f"the store's vectors and the searched vector are {config.tier3.embedding_model}"
         )
     with MemoryAPI(config, actor="bench") as api:
-        if real is not None:
-            pay_real_queries(api, real)
+        alone = pay_real_queries(api, real) if real is not None else None
         out["episodes"] = api.tier2.episodes.count()
         out["search_path"] = api.core.tiers.semantic().search_path()
         warm = _check(api.recall("warm up the caches", limit=10), "recall")
         out["tiers_answered"] = warm["meta"].get("tiers_answered")
-        out["standalone_ms"] = _timed_recalls(api, queries)
+        split: dict[str, Any] = {}
+        out["standalone_ms"] = _timed_recalls(api, queries, paid=alone, split=split)
+        out.update({f"standalone_{key}": value for key, value in split.items()})
     provider, api = _open_provider(home, "bench-scale")
     if real is not None:
         paid = pay_real_queries(api, real)

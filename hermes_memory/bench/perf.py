@@ -115,6 +115,26 @@ def locomo_rows(res: dict[str, Any]) -> list[Row]:
             ),
         ),
     ]
+    split = embedding_split_row(
+        f"query embedding alone / recall after it, p50, LoCoMo {convs}",
+        ours.get("query_embedding_ms"),
+        ours.get("after_embedding_ms"),
+        2.0,
+        "ours: each recall's query texts embedded again alone (model pass, no cache) right after it; "
+        "after = recall minus that",
+    )
+    if split is not None:
+        rows.append(split)
+    if ours.get("after_embedding_ms") and holo["latency_ms"]["p50"]:
+        ratio = ours["latency_ms"]["p50"] / holo["latency_ms"]["p50"]
+        rows.append(
+            Row(
+                "recall p50, ours / holographic's",
+                round(ratio, 3),
+                targets=(Target("<=", 0.25),),
+                note=f"{ours['latency_ms']['p50']} / {holo['latency_ms']['p50']} ms, same run",
+            )
+        )
     ing = ours["ingest"]
     turns = ing["turns"]
     write_s = ing["enqueue_s"] + ing["write_s"]
@@ -166,6 +186,27 @@ def locomo_rows(res: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def embedding_split_row(
+    measure: str,
+    embedding: dict[str, float] | None,
+    after: dict[str, float] | None,
+    most: float,
+    note: str,
+) -> Row | None:
+    """``query embedding p50 / recall after it p50 ms (ratio)``, the ratio checked against ``most``;
+    None when the part measured no query embedding."""
+    if not embedding or not after:
+        return None
+    ratio = after["p50"] / embedding["p50"] if embedding["p50"] > 0 else float("nan")
+    return Row(
+        measure,
+        f"{fmt_number(embedding['p50'])} / {fmt_number(after['p50'])} ms ({ratio:.2f}x)",
+        targets=(Target("<=", most),),
+        checks=(ratio,),
+        note=f"{note}; after p95 {fmt_number(after['p95'])} ms",
+    )
+
+
 def embedder_rows(res: dict[str, Any]) -> list[Row]:
     q = res["query_ms"]
     torch = "torch imported" if res["torch_imported"] else "no torch"
@@ -202,6 +243,17 @@ def scale_rows(res: dict[str, Any], fill: dict[str, Any], n: int, embedder: str)
             + ("; each recall pays a real all-MiniLM query embedding" if res.get("query_embedding") else "")
             + (f"; vector search: {res['search_path']}" if res.get("search_path") else ""),
         ),
+    ]
+    split = embedding_split_row(
+        f"... query embedding alone / recall after it, p50, no worker ({where})",
+        res.get("standalone_query_embedding_ms"),
+        res.get("standalone_after_embedding_ms"),
+        3.0,
+        "the real all-MiniLM query embedding of each recall, again alone right after it; "
+        "after = recall minus that",
+    )
+    rows += [split] if split is not None else []
+    rows += [
         latency_row("... provider's worker alive, idle", res["worker_idle_ms"], 30, 80),
         latency_row(
             "... while the worker ingests (sync_turn before each recall)", res["worker_ingesting_ms"], 30, 80
@@ -429,6 +481,7 @@ __all__ = [
     "LOCOMO_BEFORE",
     "PARTS",
     "embedder_rows",
+    "embedding_split_row",
     "locomo_dev_row",
     "locomo_rows",
     "main",

@@ -39,11 +39,12 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
     martial arts has John done?"), the turns among the first hits whose short phrases lie near the
     category (context-free word-piece vectors of the embedder; phrases saying the category word itself
     left to BM25) rank up behind the first few, after the diversity pass.
-Sources run in parallel threads: the embedding and vector search overlap with the SQLite reads, which go
-through Tier 2's read connection (``Database.reading``), so a recall never waits for a write transaction
-and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one query, turns
-by id from a cache (a turn row never changes and its id is never reused), facts ranked from a few columns
-and loaded only when they make the list; hits are built only for the best of them.
+Sources run side by side: the calling thread embeds the question and searches the vectors while a recall
+thread does the keyword side (its SQLite reads overlap the model, which releases the interpreter lock);
+reads go through Tier 2's read connection (``Database.reading``), so a recall never waits for a write
+transaction and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one
+query, turns by id from a cache (a turn row never changes and its id is never reused), facts ranked from a
+few columns and loaded only when they make the list; hits are built only for the best of them.
 Hits carry safe strings: a row scanned clean when written (``tier2.verdicts``) is shown as stored, any
 other is neutralised here (``metadata.neutralised`` says so).
 """
@@ -101,11 +102,11 @@ _FUNCTION_WORDS = frozenset(
     yourselves s t d ll m re ve also just will shall might must""".split()
 )
 _WORD = re.compile(r"[a-z0-9']+")
-# Vector searches run beside the SQLite reads, on this many long-lived daemon threads (not a
+# The keyword side runs beside the embedding, on one of this many long-lived daemon threads (not a
 # ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would wait
-# for an embedding model still loading in a search nobody needs any more; and not a new thread per
-# recall: starting one waits for it to be scheduled).
-_VECTOR_THREADS = 3
+# for a search nobody needs any more; and not a new thread per recall: starting one waits for it to be
+# scheduled). Several recalls (the prefetch's jobs) may run at once.
+_RECALL_THREADS = 3
 # The turns' phrase vectors kept for category -> instance matching (``instances.PhraseCache``, a memory
 # bound: about 18 KB for a LoCoMo turn, so some 900 turns; a turn dropped is worked out again, ~0.1 ms).
 _PHRASE_BYTES = 16 * 1024 * 1024
@@ -127,14 +128,21 @@ def _serve() -> None:
 
 def _in_background(fn: Callable[[], Any]) -> Future[Any]:
     """Run ``fn`` on a daemon thread; its result (or exception) in the returned future."""
-    if len(_started) < _VECTOR_THREADS:
+    if len(_started) < _RECALL_THREADS:
         with _start_lock:
-            while len(_started) < _VECTOR_THREADS:
+            while len(_started) < _RECALL_THREADS:
                 thread = threading.Thread(target=_serve, name="hermes-memory-recall", daemon=True)
                 thread.start()
                 _started.append(thread)
     future: Future[Any] = Future()
     _jobs.put((fn, future))
+    return future
+
+
+def _done(fn: Callable[[], Any]) -> Future[Any]:
+    """``fn`` run here, as a finished future (nothing to overlap: no thread hand-off)."""
+    future: Future[Any] = Future()
+    future.set_result(fn())
     return future
 
 
@@ -207,6 +215,21 @@ class _Others:
     # Their rows, read while the vectors are searched: ``TimelineStore.for_recall``, ``EntityStore.cards``.
     event_rows: dict[str, tuple[Event, tuple[str, ...], list[str]]] = field(default_factory=dict)
     cards: dict[str, tuple[Entity, list[tuple[str, str]]]] = field(default_factory=dict)
+
+
+@dataclass
+class _Keywords:
+    """What the keyword side found (``RecallEngine._keyword_side``): turn and fact scores (each fact's
+    share by tier), whether a turn or fact shares a word with the question, the candidates' episode rows,
+    whether the store is at scale, and the superseded turns on the question's topic."""
+
+    turn_scores: dict[int, float] = field(default_factory=dict)
+    fact_scores: dict[str, float] = field(default_factory=dict)
+    fact_parts: dict[str, dict[str, float]] = field(default_factory=dict)
+    matched: bool = False
+    rows: list[tuple[int, str, int | None, int | None]] = field(default_factory=list)
+    at_scale: bool = False
+    stale: set[str] = field(default_factory=set)
 
 
 class RecallEngine:
@@ -317,58 +340,36 @@ class RecallEngine:
         st = self.settings
         if per_tier is not None:
             limit = per_tier * len(wanted)
-        vec_future: Future[dict[str, dict[str, float]]] | None = None
         texts = self._tier2.chunks.has_kind("text")  # chunks indexed on their own (``semantic_index``)
-        if "tier3" in wanted and self._semantic is not None:
-            vec_future = _in_background(lambda: self._vectors(q, texts))
         others = _Others()
-        # The entity side (the other stores' candidates and the graph's facts) on a thread of its own too:
-        # at scale its reads take as long as the turns' and facts' BM25 below.
+        # The keyword side (BM25 over turns and facts, the other stores' candidates, the graph's facts)
+        # runs on a recall thread while this one embeds the question and searches the vectors: the
+        # embedding starts at once (a thread handed it would first wait for the interpreter lock) and
+        # releases that lock while the model runs, so the keyword side's reads overlap it.
         graph = "graph" in wanted and self._graph is not None
-        side_future: Future[tuple[dict[str, float] | None, HermesMemoryError | None]] | None = None
-        if graph or "tier2" in wanted:
-            side_future = _in_background(
-                lambda: self._entity_side(q, texts, others, as_of, "tier2" in wanted, graph)
-            )
-        turn_scores: dict[int, float] = {}
+
+        def keyword_side() -> tuple[_Keywords, dict[str, float] | None, HermesMemoryError | None]:
+            return self._keyword_side(q, texts, others, wanted, graph, as_of, valid_at, current, reads)
+
+        side = _in_background(keyword_side) if graph or "tier2" in wanted else _done(keyword_side)
+        views: dict[str, dict[str, float]] | None = None
+        vector_error: HermesMemoryError | None = None
+        if "tier3" in wanted and self._semantic is not None:
+            try:
+                views = self._vectors(q, texts, reads)
+            except HermesMemoryError as exc:
+                vector_error = exc
+        keywords, graph_facts, graph_error = side.result()
+        turn_scores, fact_scores, fact_parts = keywords.turn_scores, keywords.fact_scores, keywords.fact_parts
         turn_vectors: dict[int, float] = {}  # the vectors' share of ``turn_scores`` (the hit's tier)
-        fact_scores: dict[str, float] = {}
-        fact_parts: dict[str, dict[str, float]] = {}  # tier -> its share of ``fact_scores``
-        matched = False  # whether a turn or fact shares a word with the question (or the graph found facts)
-        if "tier2" in wanted:
-            # BM25 is 0 for a turn that matches nothing, so it is scaled by its maximum (min 0).
-            bm25 = self._tier2.episodes.bm25_ranks(" ".join(q.terms), limit=st.candidates)
-            _add(turn_scores, _maxnorm(bm25), st.w_bm25)
-            matched = bool(bm25)
-            if q.span is not None:  # the timeline: turns from the period a question names are candidates
-                speaker = q.names[0] if len(q.names) == 1 else None
-                in_period = self._tier2.episodes.in_range(
-                    q.span[0], q.span[1] + 86400.0, speaker=speaker, limit=st.candidates
-                )
-                _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
-            fact_bm25 = self._bm25_facts(q, as_of, valid_at)
-            matched = matched or bool(fact_bm25)
-            _add_part(fact_scores, fact_parts, _minmax(fact_bm25), st.w_fact, "tier2")
-        # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
-        rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
-        at_scale = self._tier2.episodes.last_row_id() > st.scale_turns
-        if rows and not at_scale:
-            self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}, reads)
-        # Only a question about the present ranks replaced statements down and puts what replaced them
-        # first; elsewhere ("when did I move?") they keep their place, marked.
-        stale = self._superseded_turns(q) if current and q.present and "tier2" in wanted else set()
-        graph_facts, graph_error = side_future.result() if side_future is not None else (None, None)
+        matched, rows, at_scale, stale = keywords.matched, keywords.rows, keywords.at_scale, keywords.stale
         if graph_error is not None:
             _unavailable(unavailable, "graph", graph_error)
         elif graph_facts is not None:
             matched = matched or bool(graph_facts)
             _add_part(fact_scores, fact_parts, _minmax(graph_facts), st.w_graph, "graph")
-        views: dict[str, dict[str, float]] | None = None
-        if vec_future is not None:
-            try:
-                views = vec_future.result()
-            except HermesMemoryError as exc:
-                _unavailable(unavailable, "tier3", exc)
+        if vector_error is not None:
+            _unavailable(unavailable, "tier3", vector_error)
         if views is not None:
             known = {uuid for _, uuid, _, _ in rows}
             fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in known]
@@ -467,7 +468,7 @@ class RecallEngine:
         replaced: dict[str, Fact] = {}
         threats: dict[str, int | None] = {}
         if replaced_turns:
-            best, replaced, threats = self._mark_superseded(best, replaced_turns)
+            best, replaced, threats = self._mark_superseded(best, replaced_turns, reads)
         # Category -> instance matching reorders the list after the diversity pass, so it is built deeper.
         category = q.category if views is not None and caps is None and turns else None
         deep = max(limit, st.instance_depth) if category is not None else limit
@@ -608,7 +609,7 @@ class RecallEngine:
                     found.append(uuid)
         return found[: self.settings.graph_seeds]
 
-    def _vectors(self, q: _Query, texts: bool) -> dict[str, dict[str, float]]:
+    def _vectors(self, q: _Query, texts: bool, reads: ReadsSnapshot) -> dict[str, dict[str, float]]:
         assert self._semantic is not None
         st = self.settings
         limits = {"episode": st.vector_candidates, "episode_window": st.window_candidates,
@@ -616,10 +617,13 @@ class RecallEngine:
         if texts:
             limits["text"] = st.chunk_candidates
         # One search per view (in a shared top-k the many sentence chunks crowd out windows and facts),
-        # all from one query embedding, as {source uuid: best score} without loading chunk text. On its
-        # own thread: its Tier 2 reads go through the read connection too.
+        # all from one query embedding, as {source uuid: best score} without loading chunk text; which
+        # facts are believed now comes from the read cache.
         with self._tier2.db.reading():
-            return self._semantic.source_scores(expand.embedded_query(q.stripped, q.inference, st), limits)
+            query = expand.embedded_query(q.stripped, q.inference, st)
+            return self._semantic.source_scores(
+                query, limits, lambda uuids: reads.believed_ranks(uuids).keys()
+            )
 
     # -- priors and expansion -------------------------------------------------------------------
     def _turn_priors(
@@ -741,7 +745,7 @@ class RecallEngine:
         return {uuid for fact in old for uuid in fact.source_episodes}
 
     def _mark_superseded(
-        self, ranked: list[Hit], stale: dict[str, Fact]
+        self, ranked: list[Hit], stale: dict[str, Fact], reads: ReadsSnapshot
     ) -> tuple[list[Hit], dict[str, Fact], dict[str, int | None]]:
         """Mark turns whose statement the memory has since superseded (``metadata.superseded_*``: by
         what, since when). Returns the hits and, by uuid, the current facts that replaced them and
@@ -752,14 +756,16 @@ class RecallEngine:
         olds = [(i, stale.get(h.source_ids[0])) for i, h in enumerate(ranked)
                 if h.kind == "episode" and h.source_ids]  # fmt: skip
         found = [(i, old) for i, old in olds if old is not None]
-        currents = self._tier2.facts.current_of_many([old for _, old in found]) if found else {}
+        currents = reads.current_of_many([old for _, old in found]) if found else {}
         for index, old in found:
             current = currents[old.uuid]
             marks.append((index, old, current))
             if current is not None:
                 replaced[current.uuid] = current
         out.extend(ranked)
-        threats = self._tier2.facts.threats(list(replaced)) if replaced else {}
+        threats = (
+            {u: threat for u, (_, threat) in reads.facts_checked(list(replaced)).items()} if replaced else {}
+        )
         for index, old, current in marks:
             hit = out[index]
             meta = {**hit.metadata, "superseded_at": old.superseded_at}
@@ -805,6 +811,52 @@ class RecallEngine:
             prior = (1.0 - st.importance_weight) + st.importance_weight * importance
             out[uuid] = _clip(score * prior * _recency(when, now, st))
         return out
+
+    def _keyword_side(
+        self,
+        q: _Query,
+        texts: bool,
+        others: _Others,
+        wanted: set[str],
+        graph: bool,
+        as_of: float | None,
+        valid_at: float | None,
+        current: bool,
+        reads: ReadsSnapshot,
+    ) -> tuple[_Keywords, dict[str, float] | None, HermesMemoryError | None]:
+        """On a recall thread: the turns' and facts' BM25 candidates (with the period the question
+        names), their rows and turns, the superseded turns; then ``_entity_side``."""
+        st = self.settings
+        found = _Keywords()
+        turn_scores, fact_scores, fact_parts = found.turn_scores, found.fact_scores, found.fact_parts
+        with self._tier2.db.reading():
+            if "tier2" in wanted:
+                # BM25 is 0 for a turn that matches nothing, so it is scaled by its maximum (min 0).
+                bm25 = self._tier2.episodes.bm25_ranks(" ".join(q.terms), limit=st.candidates)
+                _add(turn_scores, _maxnorm(bm25), st.w_bm25)
+                found.matched = bool(bm25)
+                if q.span is not None:  # the timeline: turns from the period a question names are candidates
+                    speaker = q.names[0] if len(q.names) == 1 else None
+                    in_period = self._tier2.episodes.in_range(
+                        q.span[0], q.span[1] + 86400.0, speaker=speaker, limit=st.candidates
+                    )
+                    _add(turn_scores, {row_id: 1.0 for row_id in in_period}, st.w_timeline)
+                fact_bm25 = self._bm25_facts(q, as_of, valid_at)
+                found.matched = found.matched or bool(fact_bm25)
+                _add_part(fact_scores, fact_parts, _minmax(fact_bm25), st.w_fact, "tier2")
+            # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
+            found.rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
+            found.at_scale = self._tier2.episodes.last_row_id() > st.scale_turns
+            if found.rows and not found.at_scale:
+                self._load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in found.rows},
+                                 reads)  # fmt: skip
+            # Only a question about the present ranks replaced statements down and puts what replaced them
+            # first; elsewhere ("when did I move?") they keep their place, marked.
+            if current and q.present and "tier2" in wanted:
+                found.stale = self._superseded_turns(q)
+            if not graph and "tier2" not in wanted:
+                return found, None, None
+            return (found, *self._entity_side(q, texts, others, as_of, "tier2" in wanted, graph))
 
     def _entity_side(
         self, q: _Query, texts: bool, others: _Others, as_of: float | None, tier2: bool, graph: bool

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from hermes_memory.records import Hit
 from hermes_memory.security import fence
-from hermes_memory.security.threats import composed_threat, neutralise
+from hermes_memory.security.threats import composed_threat_lines, neutralise
 
 CHARS_PER_TOKEN = 4  # a conservative estimate for English text
 # The longest hit text a line shows (white space folded), and the shortest cut of a first line that
@@ -172,9 +172,9 @@ def join(chosen: Sequence[Line]) -> str:
     """The lines as one block. Patterns may span lines (an HTML comment opened in one, closed in
     another): when one of the patterns that can run over the lines' punctuation matches across them,
     the block is neutralised in full."""
-    raw = "\n".join(item.raw or item.text for item in chosen)
-    if composed_threat(raw):
-        return fence.quote(neutralise(raw))
+    raws = [item.raw or item.text for item in chosen]
+    if composed_threat_lines(raws):
+        return fence.quote(neutralise("\n".join(raws)))
     return "\n".join(item.text for item in chosen)
 
 

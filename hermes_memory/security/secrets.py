@@ -260,9 +260,29 @@ def redact_secrets(text: str) -> str:
     return "".join(parts)
 
 
+# Values ``redact_data`` returns as they are without looking further (most of a record's fields).
+_PLAIN: Final = frozenset({int, float, bool, type(None)})
+
+
 def redact_data(value: Any) -> Any:
     """``value`` (JSON-like: dicts, lists, tuples, strings) with every string redacted; other values and
     dict keys as they are. Returns the same object when nothing changed (no copy on the hot path)."""
+    kind = type(value)
+    if kind is str:  # a text known to be clean is a dict lookup, without a call
+        return value if value in _CLEAN else redact_secrets(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict or kind is list or kind is tuple:  # one pass; a copy only once something changed
+        changed: Any = None
+        for key, item in value.items() if kind is dict else enumerate(value):
+            new = redact_data(item)
+            if new is not item:
+                if changed is None:
+                    changed = dict(value) if kind is dict else list(value)
+                changed[key] = new
+        if changed is None:
+            return value
+        return tuple(changed) if kind is tuple else changed
     if isinstance(value, str):
         return redact_secrets(value)
     if isinstance(value, Mapping):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, Final
@@ -728,6 +729,32 @@ def composed_threat(text: str) -> bool:
     return False
 
 
+def composed_threat_lines(lines: Sequence[str]) -> bool:
+    """``composed_threat("\\n".join(lines))``, from each line's folded text and views worked out once
+    per line text (recall renders the same lines again and again). Every step of those (NFKC, the
+    skeleton, the separators, case folding) maps a newline to itself and never combines it with the
+    characters beside it, so the views of the block are the lines' views joined by newlines.
+
+    Raises ValidationError if a line is not a str.
+    """
+    parts = [_line_views(_check_args(line, "strict")) for line in lines]
+    folded = "\n".join(part[0] for part in parts)
+    for compiled, groups in _seam_compiled():
+        if all(any(literal in folded for literal in group) for group in groups) and any(
+            compiled.search("\n".join(part[i] for part in parts)) for i in (1, 2, 3)
+        ):
+            return True
+    return False
+
+
+@lru_cache(maxsize=2048)
+def _line_views(line: str) -> tuple[str, str, str, str]:
+    """A line's folded text and its three views (NFKC, skeleton, separated; equal when unchanged)."""
+    normalised = unicodedata.normalize("NFKC", line)
+    skeleton, _ = _skeleton(normalised)
+    return _folded(line), normalised, skeleton, skeleton.translate(_SEPARATORS)
+
+
 def neutralise_data(value: Any, scope: str = "strict") -> Any:
     """``value`` (JSON-like: dicts, lists, scalars) with every string ``neutralise``d; keys and
     non-strings unchanged. For records leaving the store, whose fields may hold remembered text.
@@ -761,6 +788,7 @@ __all__ = [
     "ThreatMatch",
     "ThreatPattern",
     "composed_threat",
+    "composed_threat_lines",
     "ensure_safe",
     "escape_fence",
     "first_threat",

@@ -10,7 +10,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -93,6 +93,10 @@ class SemanticResult:
 
 
 _log = logging.getLogger(__name__)
+
+
+#: Which of these fact uuids are believed now (``FactStore.active_uuids``, or recall's cached answer).
+Believed = Callable[[Sequence[str]], Collection[str]]
 
 
 def _unit(score: float) -> float:
@@ -477,7 +481,9 @@ class SemanticMemory:
         out = self._nearest(backend, vector, limit, wanted, self._recallable, min_score=min_score)
         return SemanticResult(out, truncated)
 
-    def source_scores(self, query: str, limits: Mapping[str, int]) -> dict[str, dict[str, float]]:
+    def source_scores(
+        self, query: str, limits: Mapping[str, int], believed: Believed | None = None
+    ) -> dict[str, dict[str, float]]:
         """Per chunk source kind, the best vector score of each source among the kind's nearest chunks.
 
         ``limits`` maps a ``source_kind`` ("episode", "episode_window", "fact", "text") to its top-k; the
@@ -486,7 +492,9 @@ class SemanticMemory:
         ``search(query, limit=k, filters={"source_kind": kind})`` returns (same scopes, hidden facts
         left out), but the query is embedded once and each hit loads two payload fields and no chunk
         text (recall's hot path). While another process holds the vector store the exact index over
-        the Tier 2 vectors answers. Raises ValidationError for a bad kind or limit.
+        the Tier 2 vectors answers. ``believed`` tells which facts are believed now, as
+        ``FactStore.active_uuids`` does (recall passes its read cache's; default: that query). Raises
+        ValidationError for a bad kind or limit.
         """
         views = {kind: self._scoped_filters({"source_kind": kind}) for kind in limits}
         for kind, wanted in views.items():
@@ -509,7 +517,7 @@ class SemanticMemory:
             # facts' belief is left to check (their hits go through ``_nearest``, which refills).
             fields = ("source_uuid",)
             asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
-            plain = {k: v for k, v in asked.items() if k not in ("fact", _BY_CHUNK)}
+            plain = {k: v for k, v in asked.items() if k != _BY_CHUNK}
             read = backend.search_values(vector, plain, "source_uuid")
             unread = {k: v for k, v in asked.items() if read.get(k) is None}
             first = backend.search_many(vector, unread, fields=fields) if unread else {}
@@ -523,6 +531,9 @@ class SemanticMemory:
                 else:
                     found = self._nearest(backend, vector, limits[kind], wanted, self._live_chunks,
                                           fields=fields)  # fmt: skip
+            elif values is not None and kind == "fact" and isinstance(backend, ExactIndex):
+                check = believed or self._tier2.facts.active_uuids
+                found = self._believed_values(backend, vector, limits[kind], wanted, values, check)
             elif values is not None:
                 # Nothing of this kind is left out (no belief to check): ``_nearest`` would return the
                 # search as it is, so it is read in one pass.
@@ -566,6 +577,36 @@ class SemanticMemory:
                 return out[:limit]
             # hidden facts (archived, superseded, expired) took some of the top hits: look further
             fetch = min(fetch * 4, cap)
+
+    def _believed_values(
+        self,
+        index: ExactIndex,
+        vector: Any,
+        limit: int,
+        wanted: Mapping[str, Any],
+        first: list[tuple[str, float]],
+        believed: Believed,
+    ) -> list[tuple[str, float]]:
+        """``_nearest`` with ``_believed_sources`` over the exact index's (source, score) values, without
+        building hits: the first ``limit`` whose fact is believed now, searched 4x deeper (up to
+        ``MAX_FETCH``) while hidden facts took some; ``first``: the ``limit`` nearest, read already."""
+        cap, fetch, values = max(limit, MAX_FETCH), limit, first
+        kept_now: set[str] = set()
+        checked: set[str] = set()
+        while True:
+            fresh = [source for source, _ in values if source and source not in checked]
+            kept_now.update(believed(fresh))
+            checked.update(fresh)
+            kept = [(source, score) for source, score in values if score >= 0.0]
+            out = [(source, _unit(score)) for source, score in kept if source in kept_now]
+            exhausted = len(values) < fetch or fetch >= cap or (bool(values) and values[-1][1] < 0.0)
+            if len(out) >= limit or exhausted:
+                return out[:limit]
+            fetch = min(fetch * 4, cap)
+            deeper = index.search_values(vector, {"fact": (fetch, wanted)}, "source_uuid")["fact"]
+            if deeper is None:  # the view's filters need the loaded payloads (not the case for "fact")
+                raise RuntimeError("the exact index could not read the fact view's values")
+            values = deeper
 
     def lexical_search(
         self,

@@ -184,12 +184,12 @@ def test_below_the_threshold_one_exact_pass_answers_every_kind(
     sem, t2 = _open(tmp_path, opened, "qdrant", engine=False)  # a small store: the exact index answers
     hidden = _fill(sem, t2)
     index = sem._exact_index()
-    calls: list[str] = []
-    for name in ("search", "search_many"):
+    calls: list[tuple[str, int]] = []  # (method, views asked)
+    for name in ("search", "search_many", "search_values"):
         real = getattr(index, name)
 
         def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
-            calls.append(_name)
+            calls.append((_name, 1 if _name == "search" else len(args[1])))
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(index, name, counted)
@@ -197,7 +197,9 @@ def test_below_the_threshold_one_exact_pass_answers_every_kind(
         for limits in (LIMITS, {"episode": 50, "fact": 50}, {"fact": 1}):
             calls.clear()
             got = sem.source_scores(query, limits)
-            assert calls[0] == "search_many" and "search_many" not in calls[1:]  # one pass, then refills
+            # one pass over every kind (their values, no hits built), then refills of one view each
+            assert calls[0] == ("search_values", len(limits)), calls
+            assert all(views == 1 for _, views in calls[1:]), calls
             assert got == _by_search(sem, query, limits), (query, limits)
             every = {source for found in got.values() for source in found}
             assert "ep-deleted" not in every and not every & set(hidden.values())
