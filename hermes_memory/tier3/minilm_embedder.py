@@ -160,6 +160,18 @@ class _Layer:
     ffn_ln_b: FloatArray
 
 
+@dataclass(frozen=True)
+class MiniLMArrays:
+    """The weights of an all-MiniLM-L6-v2 encoder as float32 arrays (the word table may be a memory map)."""
+
+    word: FloatArray  # (vocabulary, 384)
+    position: FloatArray  # (positions, 384)
+    token_type0: FloatArray  # (384,): every text is segment 0
+    emb_ln_w: FloatArray
+    emb_ln_b: FloatArray
+    layers: tuple[_Layer, ...]
+
+
 def _f32(arr: npt.NDArray[Any]) -> FloatArray:
     out: FloatArray = arr if arr.dtype == np.float32 else arr.astype(np.float32)
     return out
@@ -209,36 +221,52 @@ class MiniLMModel:
     threads: a per-session limit that leaves the host's other threads alone). None = library default.
     """
 
-    def __init__(self, model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> None:
-        self._max_tokens = self.read_max_tokens(model_dir)
-        self._tokens = WordPieces(model_dir / "tokenizer.json", self._max_tokens, _EXTRA)
-        weights = SafetensorsFile(model_dir / "model.safetensors")
-        # 30522 x 384 floats (47 MB), of which a text touches a few rows: mapped, not read
-        self._word: FloatArray = np.asarray(weights.mapped("embeddings.word_embeddings.weight"))
+    def __init__(
+        self, tokens: WordPieces, arrays: MiniLMArrays, runtime: Runtime = "numpy", threads: int | None = 1
+    ) -> None:
+        self._max_tokens = tokens.max_tokens
+        self._tokens = tokens
+        self._word = arrays.word
         if self._word.dtype != np.float32:
             raise EmbeddingError(f"expected float32 word embeddings, got {self._word.dtype}")
-        self._position = _f32(weights.read("embeddings.position_embeddings.weight"))
-        self._token_type0 = _f32(weights.read("embeddings.token_type_embeddings.weight"))[0]
-        self._emb_ln_w = _f32(weights.read("embeddings.LayerNorm.weight"))
-        self._emb_ln_b = _f32(weights.read("embeddings.LayerNorm.bias"))
-        layers = [self._load_layer(weights, i) for i in range(_LAYERS)]
+        self._position = arrays.position
+        self._token_type0 = arrays.token_type0
+        self._emb_ln_w = arrays.emb_ln_w
+        self._emb_ln_b = arrays.emb_ln_b
         self.runtime: Runtime = runtime
         self._threads = threads
         self._session: Any = None
         self._layers: list[_Layer] = []
         if runtime == "onnxruntime":
-            graph = encoder_graph(layers, MINILM_DIM, _HEADS, _LN_EPS)
-            # the numpy copies (42 MB) go before onnxruntime makes its own: 40 MB less peak RSS
-            del layers
-            self._session = _onnx_session(graph, threads)
+            # the layers' numpy copies (42 MB) are the caller's: they go when it drops ``arrays``
+            self._session = _onnx_session(encoder_graph(arrays.layers, MINILM_DIM, _HEADS, _LN_EPS), threads)
         else:
-            self._layers = layers
+            self._layers = list(arrays.layers)
         if self._word.shape[1] != MINILM_DIM:
             raise EmbeddingError(f"expected {MINILM_DIM}-d MiniLM weights, got {self._word.shape[1]}-d")
         if self._position.shape[0] < self._max_tokens:
             raise EmbeddingError(
                 f"the model has {self._position.shape[0]} positions, fewer than its window {self._max_tokens}"
             )
+
+    @classmethod
+    def from_dir(cls, model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> MiniLMModel:
+        """The model of a directory holding ``model.safetensors`` and ``tokenizer.json``.
+
+        Raises DependencyMissingError without ``tokenizers``; EmbeddingError for missing or bad files.
+        """
+        tokens = WordPieces(model_dir / "tokenizer.json", cls.read_max_tokens(model_dir), _EXTRA)
+        weights = SafetensorsFile(model_dir / "model.safetensors")
+        arrays = MiniLMArrays(
+            # 30522 x 384 floats (47 MB), of which a text touches a few rows: mapped, not read
+            word=np.asarray(weights.mapped("embeddings.word_embeddings.weight")),
+            position=_f32(weights.read("embeddings.position_embeddings.weight")),
+            token_type0=_f32(weights.read("embeddings.token_type_embeddings.weight"))[0],
+            emb_ln_w=_f32(weights.read("embeddings.LayerNorm.weight")),
+            emb_ln_b=_f32(weights.read("embeddings.LayerNorm.bias")),
+            layers=tuple(cls._load_layer(weights, i) for i in range(_LAYERS)),
+        )
+        return cls(tokens, arrays, runtime, threads)
 
     @staticmethod
     def read_max_tokens(model_dir: Path) -> int:
@@ -409,7 +437,7 @@ def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None
     with _models_lock:
         model = _models.get(key)
         if model is None:
-            model = MiniLMModel(model_dir, runtime, threads)
+            model = MiniLMModel.from_dir(model_dir, runtime, threads)
             _models[key] = model
         return model
 
@@ -517,6 +545,7 @@ __all__ = [
     "MINILM_DIM",
     "MINILM_MAX_TOKENS",
     "MINILM_MODEL_ID",
+    "MiniLMArrays",
     "MiniLMEmbedder",
     "MiniLMModel",
     "SafetensorsFile",
