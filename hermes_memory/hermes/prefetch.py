@@ -159,8 +159,10 @@ class RecallJob:
         self._thread = threading.Thread(target=self._run, name="nextlevel-recall", daemon=True)
 
     def start(self) -> RecallJob:
+        """Start the recall, unless the store is closing (then the job is done with no answer)."""
         finish_before_exit(self._thread)  # not in native code while the interpreter finalises
-        self._thread.start()
+        if not self._shared.start_thread(self._thread):
+            self._done.set()
         return self
 
     def _await_vectors(self) -> None:
@@ -390,7 +392,9 @@ def warm_up(shared: SharedStore) -> None:
                 log.exception("nextlevel: waiting for the queued embeddings failed")
         RecallJob("warm up", shared, ("tier3",), 1).start()
 
-    threading.Thread(target=warm, name="nextlevel-warm-up", daemon=True).start()
+    thread = threading.Thread(target=warm, name="nextlevel-warm-up", daemon=True)
+    finish_before_exit(thread)
+    shared.start_thread(thread)
 
 
 def catch_up(shared: SharedStore, limit: float = CATCH_UP_S) -> None:

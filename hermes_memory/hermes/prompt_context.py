@@ -121,7 +121,8 @@ class PromptContext:
             return
         thread = threading.Thread(target=self._compute, name="nextlevel-prompt", daemon=True)
         finish_before_exit(thread)  # not in SQLite or the graph while the interpreter finalises
-        thread.start()
+        if not self._shared.start_thread(thread):
+            self._ready.set()  # the store is closing: the block is the intro alone
 
     def _compute(self) -> None:
         try:

@@ -45,6 +45,20 @@ class SharedStore:
     closed: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     opened_at: float = field(default_factory=time.monotonic)
+    # The provider's background threads on this store (recalls, warm-up, prompt context): the last
+    # release waits for them before it closes the store, and none starts once it is closing.
+    threads: set[threading.Thread] = field(default_factory=set)
+
+    def start_thread(self, thread: threading.Thread) -> bool:
+        """Start ``thread`` as background work on this store, unless the store is closing (then it is
+        not started). Returns whether it started."""
+        with self.lock:
+            if self.closed.is_set():
+                return False
+            self.threads = {t for t in self.threads if t.is_alive()}
+            self.threads.add(thread)
+            thread.start()
+            return True
 
 
 _stores: dict[StoreKey, SharedStore] = {}
@@ -53,6 +67,9 @@ _stores: dict[StoreKey, SharedStore] = {}
 _closing: dict[StoreKey, MemoryAPI] = {}
 _registry_lock = threading.Lock()
 _REOPEN_WAIT_S = 10.0
+# How long the last release waits for the provider's background threads (a recall takes milliseconds; a
+# first recall may load the embedder, about a second). One still running after it meets a closed store.
+_THREADS_WAIT_S = 10.0
 
 
 def store_key(hermes_home: str, profile: str, scope: str = "") -> StoreKey:
@@ -121,8 +138,9 @@ BUILD_INDEXES_AFTER_S = 300.0
 
 
 def release(shared: SharedStore, drain_timeout: float) -> bool:
-    """Drop one reference; the last one drains (up to ``drain_timeout`` s) and closes the store
-    (building vector indexes at close only when the store was open ``BUILD_INDEXES_AFTER_S`` or longer).
+    """Drop one reference; the last one waits for the provider's background threads on the store
+    (``SharedStore.start_thread``, up to ``_THREADS_WAIT_S``), drains (up to ``drain_timeout`` s) and closes
+    it (building vector indexes at close only when it was open ``BUILD_INDEXES_AFTER_S`` or longer).
 
     Returns True when this call closed it.
     """
@@ -132,8 +150,14 @@ def release(shared: SharedStore, drain_timeout: float) -> bool:
             return False
         if _stores.get(shared.key) is shared:
             del _stores[shared.key]
-        shared.closed.set()
+        with shared.lock:  # from here no background thread starts on this store
+            shared.closed.set()
+            running = [t for t in shared.threads if t is not threading.current_thread()]
         _closing[shared.key] = shared.api
+    # The recalls in flight finish on the open store: closed under them, they would fail and log.
+    deadline = time.monotonic() + _THREADS_WAIT_S
+    for thread in running:
+        thread.join(max(0.0, deadline - time.monotonic()))
     long_lived = time.monotonic() - shared.opened_at >= BUILD_INDEXES_AFTER_S
     shared.api.close(drain_timeout=drain_timeout, build_indexes=long_lived)
     if shared.api.wait_closed(0):

@@ -91,6 +91,23 @@ class VectorStore:
         )
         return {row[0]: from_blob(row[1], dim) for row in rows}
 
+    def embedded_by_another(self, model_id: str) -> bool:
+        """Whether the store's oldest chunk has a stored vector of another model and none of ``model_id``:
+        the store was embedded with another encoder (a drain re-embeds oldest first, so this turns false
+        as soon as a re-embedding has started). One index probe when it has one of ``model_id``; else one
+        pass over the (model, hash) index."""
+        row = self._db.query_one(
+            "SELECT c.content_hash AS h, EXISTS (SELECT 1 FROM vectors v WHERE v.model_id = ? "
+            "AND v.text_hash = c.content_hash) AS ours FROM chunks c ORDER BY c.id LIMIT 1",
+            (model_id,),
+        )
+        if row is None or row["ours"]:
+            return False
+        other = self._db.query_one(
+            "SELECT 1 AS x FROM vectors WHERE text_hash = ? AND model_id != ? LIMIT 1", (row["h"], model_id)
+        )
+        return other is not None
+
     def missing(self, model_id: str, hashes: Sequence[str]) -> set[str]:
         """The hashes with no stored vector of ``model_id``."""
         wanted = list(dict.fromkeys(hashes))

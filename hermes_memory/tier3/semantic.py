@@ -135,6 +135,7 @@ class SemanticMemory:
         # Below ``engine_min_vectors`` chunk vectors the exact index answers in every process and the
         # engine is never opened; once the store has grown past it, this process uses the engine.
         self._mode = _Mode(engine=cfg.engine_min_vectors <= 0)
+        self._model_checked = False  # whether this process has looked for vectors of another encoder
 
     # -- lazily opened parts --------------------------------------------------------------------
     @property
@@ -444,19 +445,45 @@ class SemanticMemory:
     ) -> DrainReport:
         """Embed and write pending queue rows in batches until the queue is empty (or ``max_items``).
 
-        Raises what the embedder or backend raised (see ``_indexer.drain`` for which rows are retired;
-        ``count_remaining``: ditto).
+        The first drain of a process re-queues the whole store when it was embedded with another encoder
+        (``requeue_if_another_model``). Raises what the embedder or backend raised (see
+        ``_indexer.drain`` for which rows are retired; ``count_remaining``: ditto).
         """
+        self.requeue_if_another_model()
         return _indexer.drain(
             self, self._tier2, self._store, batch=self.cfg.embed_batch_size, max_items=max_items,
             progress=progress, max_attempts=max_attempts, count_remaining=count_remaining,
         )  # fmt: skip
+
+    def requeue_if_another_model(self) -> bool:
+        """Once per process: when the store's vectors are another encoder's (``model_id`` differs, e.g.
+        a store embedded by ``local-fp32`` opened with the int8 ``local``), queue every chunk and entity
+        again, as ``reindex`` does, so the drains re-embed them (the worker, in the background). Until
+        then keyword recall answers and vector search finds only what is re-embedded so far; nothing is
+        refused and the old vectors stay (switching back finds them). Returns whether it queued.
+
+        Raises StorageError; what opening the engine raises when this process uses it.
+        """
+        with self._lock:
+            if self._model_checked:
+                return False
+            self._model_checked = True
+            if not self.vector_store.embedded_by_another(self.model_id):
+                return False
+            _log.info(
+                "the stored vectors are another encoder's, not %s: re-embedding the store in the background"
+                " (keyword recall answers meanwhile)", self.model_id,
+            )  # fmt: skip
+            _indexer.requeue_all(self, self._store, engine=self.uses_engine())
+            return True
 
     def reindex(self, *, progress: Progress | None = None) -> DrainReport:
         """Rebuild every collection from Tier 2 (e.g. after switching backend or embedder): stored
         vectors of the current model are reused, only texts without one are embedded. Below
         ``engine_min_vectors`` only the Tier 2 vectors are rebuilt; the engine refills from them when
         it is first opened."""
+        with self._lock:
+            self._model_checked = True  # everything is queued here: the drain need not look again
         _indexer.requeue_all(self, self._store, engine=self.uses_engine())
         return self.drain(progress=progress)
 

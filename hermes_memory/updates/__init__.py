@@ -16,36 +16,37 @@ from hermes_memory.updates.detector import Replacement, UpdateDetector
 from hermes_memory.updates.writer import Applied, Closed, StatementUpdates
 
 if TYPE_CHECKING:
-    from hermes_memory.tier3.minilm_embedder import MiniLMEmbedder
+    from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
     from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
 
 
 def update_detector(semantic: SemanticMemory | None) -> UpdateDetector | None:
-    """The detector for a store: over its own embedder when that is all-MiniLM-L6-v2 (the vectors the
-    model was fitted on), else over a MiniLM of its own. None when the store has no Tier 3 (no embedder
-    was chosen), when its embedder carries no meaning (the hashing embedder of fast unit tests) or when
-    no MiniLM can be loaded: then only structured single-valued predicates supersede."""
+    """The detector for a store: over its own embedder when that is all-MiniLM-L6-v2 (int8 or fp32: the
+    vectors the model was fitted on), else over the default int8 MiniLM of its own. None when the store
+    has no Tier 3 (no embedder was chosen), when its embedder carries no meaning (the hashing embedder of
+    fast unit tests) or when no MiniLM can be loaded: then only structured single-valued predicates
+    supersede."""
     if semantic is None:
         return None
     embedder = semantic.embedder
     if not getattr(embedder, "carries_meaning", True):
         return None
-    from hermes_memory.tier3.local_embedder import MINILM_MODEL_ID
+    from hermes_memory.tier3.local_embedder import MINILM_MODEL_IDS
 
-    if embedder.model_id == MINILM_MODEL_ID:
+    if embedder.model_id in MINILM_MODEL_IDS:
         return UpdateDetector(embedder.embed_document)
     encoder = _shared_minilm()
     return None if encoder is None else UpdateDetector(encoder.embed_document)
 
 
 @functools.cache
-def _shared_minilm() -> MiniLMEmbedder | None:
+def _shared_minilm() -> Int8MiniLMEmbedder | None:
     try:
-        from hermes_memory.tier3.minilm_embedder import MiniLMEmbedder
+        from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
 
-        return MiniLMEmbedder()
+        return Int8MiniLMEmbedder()
     except (ImportError, EmbeddingError) as exc:
         log.warning("updates in the user's own words are off: all-MiniLM-L6-v2 cannot load (%s)", exc)
         return None

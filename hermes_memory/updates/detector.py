@@ -108,6 +108,13 @@ class UpdateDetector:
         poetry reading on Friday"), a plan or a wish."""
         return old.asserts and old.tense != "past"
 
+    def comparable(self, new: Statement, earlier: Sequence[Statement]) -> list[int]:
+        """The indices of the ``earlier`` statements ``replaced`` weighs ``new`` against (about the same
+        holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest."""
+        if not new.asserts or not new.about_anyone:
+            return []
+        return [i for i, old in enumerate(earlier) if about_same(old, new) and self.can_replace(new, old)]
+
     def replaced(
         self, new: Statement, earlier: Sequence[Statement], context: Sequence[Statement] = ()
     ) -> list[Replacement]:
@@ -117,9 +124,7 @@ class UpdateDetector:
         One statement updates one attribute: the most probable earlier statement is replaced when it is
         above the threshold, and others above it only when they say the same thing as that one (their
         cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement)."""
-        if not new.asserts or not new.about_anyone:
-            return []
-        mine = [i for i, old in enumerate(earlier) if about_same(old, new) and self.can_replace(new, old)]
+        mine = self.comparable(new, earlier)
         if not mine:
             return []
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),

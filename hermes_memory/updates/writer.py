@@ -108,9 +108,12 @@ class StatementUpdates:
             ]  # fmt: skip
             earlier = [_stored(f.content, speaker, known) for f in candidates]
             pending.append((clause, new, candidates, earlier))
-        # One encoder call for the whole message (the candidates' vectors are mostly cached).
+        # One encoder call for the whole message (the candidates' vectors are mostly cached), for the
+        # statements ``replaced`` will weigh: most clauses have no earlier statement it could end, and
+        # embedding them all cost a third of the texts ingest embedded.
+        weighed = [(new, [olds[i] for i in detector.comparable(new, olds)]) for _, new, _, olds in pending]
         detector.vectors(
-            [t for _, new, _, earlier in pending for s in (new, *earlier) for t in (s.normal, s.masked)]
+            [t for new, olds in weighed if olds for s in (new, *olds) for t in (s.normal, s.masked)]
         )
         said_all = [n for _, n, _, _ in pending]
         for clause, new, candidates, earlier in pending:

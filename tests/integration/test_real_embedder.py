@@ -80,7 +80,7 @@ def test_concurrent_first_loads_build_one_model(monkeypatch: pytest.MonkeyPatch)
 
 def test_sentence_transformers_by_local_path_infers_dim() -> None:
     emb = make_embedder("sentence-transformers", model=minilm_path())
-    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2"  # the same vectors as `local`
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2"  # the same vectors as `local-fp32`
     assert emb.dim == 384
     assert emb.embed_query(["hello"]).shape == (1, 384)
 

