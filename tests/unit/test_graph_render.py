@@ -113,7 +113,7 @@ def test_missing_pyvis_names_the_extra(
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "pyvis" else real_find_spec(name, *a)
     )
-    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[viz\]"):
+    with pytest.raises(DependencyMissingError, match=r"hermes-memory-tiers\[viz\]"):
         render_html(kg, tmp_path / "x.html")
 
 
@@ -122,5 +122,5 @@ def test_missing_matplotlib_names_the_extra(
 ) -> None:
     for module in ("matplotlib.backends.backend_agg", "matplotlib.collections", "matplotlib.figure"):
         monkeypatch.setitem(sys.modules, module, None)
-    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[viz\]"):
+    with pytest.raises(DependencyMissingError, match=r"hermes-memory-tiers\[viz\]"):
         render_png(kg, tmp_path / "x.png")

