@@ -144,6 +144,14 @@ class Memory:
             )  # fmt: skip
         if tiers.t2 is not None:
             self.forgetting.finish_on_open()  # a forget a crash interrupted is finished first
+        if config.llm.enabled and tiers.t2 is not None:
+            # A configured LLM is checked when the store opens (its endpoint settings, or Hermes' own
+            # model): a bad one is refused now, not at the first turn the worker writes.
+            try:
+                self.ingestor  # noqa: B018 - built for its checks
+            except BaseException:
+                self.close()
+                raise
 
         # Last: a forget a crash interrupted is finished before the worker starts.
         if background:

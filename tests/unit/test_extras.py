@@ -32,5 +32,8 @@ def test_all_ships_the_mcp_server() -> None:
 
 def test_all_covers_every_feature_extra() -> None:
     extras = _extras()
-    features = set(extras) - {"all", "hermes", "dev", "minilm"}  # bundles and the alias
+    # bundles, the alias, and the two embedders that bring torch (`all` puts no torch on disk)
+    torch = {"local-fp32", "sentence-transformers"}
+    features = set(extras) - {"all", "hermes", "dev", "minilm"} - torch
     assert features <= _included(extras, "all")
+    assert not torch & _included(extras, "all") and torch <= _included(extras, "dev")

@@ -141,7 +141,7 @@ def test_a_failing_vector_tier_is_named_with_its_reason_and_keywords_still_answe
     provider = make("chat")
     say(provider, home, "My sister Lena lives in Porto.", "old")
 
-    def broken(self: SemanticMemory, query: str, limits: Any) -> Any:
+    def broken(self: SemanticMemory, query: str, limits: Any, *rest: Any) -> Any:
         raise error
 
     monkeypatch.setattr(SemanticMemory, "source_scores", broken)
