@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from hermes_memory.records import Fact
 from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2.facts import current_facts
 from hermes_memory.tier2.schema import RecallChange, recall_changes, recall_generation
 
 #: (row id, uuid, previous row id, next row id in its session): ``EpisodeStore.recall_rows``.
@@ -129,27 +130,11 @@ class ReadsSnapshot:
     def current_of_many(self, facts: Sequence[Fact], *, max_steps: int = 20) -> dict[str, Fact | None]:
         """``FactStore.current_of_many(facts)``: the chains walked through the kept facts, the ends
         checked against the kept believed ones (``believed_ranks``, as ``active_uuids`` checks them)."""
-        walking: dict[str, tuple[Fact, set[str]]] = {f.uuid: (f, {f.uuid}) for f in facts}
-        out: dict[str, Fact | None] = {}
-        for _ in range(max_steps):
-            moving = {u: walked for u, walked in walking.items() if walked[0].superseded_by is not None}
-            if not moving:
-                break
-            wanted = list(dict.fromkeys(str(c.superseded_by) for c, _ in moving.values()))
-            found = {uuid: fact for uuid, (fact, _) in self.facts_checked(wanted).items()}
-            for uuid, (current, seen) in moving.items():
-                nxt = found.get(str(current.superseded_by))
-                if nxt is None or nxt.uuid in seen:
-                    out[uuid] = None
-                    del walking[uuid]
-                    continue
-                seen.add(nxt.uuid)
-                walking[uuid] = (nxt, seen)
-        ends = [current.uuid for uuid, (current, _) in walking.items() if current.uuid != uuid]
-        active = self.believed_ranks(ends) if ends else {}
-        for uuid, (current, _) in walking.items():
-            out[uuid] = current if current.uuid != uuid and current.uuid in active else None
-        return out
+
+        def fetch(uuids: list[str]) -> dict[str, Fact]:
+            return {uuid: fact for uuid, (fact, _) in self.facts_checked(uuids).items()}
+
+        return current_facts(facts, fetch, self.believed_ranks, max_steps=max_steps)
 
     def superseded_sources(self, episode_uuids: Sequence[str]) -> dict[str, Fact]:
         """``FactStore.superseded_sources(episode_uuids)``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -743,26 +743,7 @@ class FactStore:
     def current_of_many(self, facts: Sequence[Fact], *, max_steps: int = 20) -> dict[str, Fact | None]:
         """``current_of`` of each fact, by its uuid: the chains are walked side by side, one query per
         step for all of them (recall marks up to 30 hits at once)."""
-        walking: dict[str, tuple[Fact, set[str]]] = {f.uuid: (f, {f.uuid}) for f in facts}
-        out: dict[str, Fact | None] = {}
-        for _ in range(max_steps):
-            moving = {u: walked for u, walked in walking.items() if walked[0].superseded_by is not None}
-            if not moving:
-                break
-            found = self.get_many(list(dict.fromkeys(str(c.superseded_by) for c, _ in moving.values())))
-            for uuid, (current, seen) in moving.items():
-                nxt = found.get(str(current.superseded_by))
-                if nxt is None or nxt.uuid in seen:
-                    out[uuid] = None
-                    del walking[uuid]
-                    continue
-                seen.add(nxt.uuid)
-                walking[uuid] = (nxt, seen)
-        ends = [current.uuid for uuid, (current, _) in walking.items() if current.uuid != uuid]
-        active = self.active_uuids(ends) if ends else set()
-        for uuid, (current, _) in walking.items():
-            out[uuid] = current if current.uuid != uuid and current.uuid in active else None
-        return out
+        return current_facts(facts, self.get_many, self.active_uuids, max_steps=max_steps)
 
     def supersede(
         self, uuid: str, by_uuid: str, *, actor: str = "user", valid_to: float | None = None,
@@ -1031,11 +1012,44 @@ class FactStore:
         return merged
 
 
+
+def current_facts(
+    facts: Sequence[Fact],
+    fetch: Callable[[list[str]], Mapping[str, Fact]],
+    believed: Callable[[list[str]], Collection[str]],
+    *,
+    max_steps: int = 20,
+) -> dict[str, Fact | None]:
+    """The believed fact at the end of each fact's ``superseded_by`` chain (None when the chain breaks,
+    loops or ends in a fact not believed, or the fact was never replaced), by uuid: the chains walked side
+    by side, ``fetch`` reading each step's next facts at once, ``believed`` checking the ends."""
+    walking: dict[str, tuple[Fact, set[str]]] = {f.uuid: (f, {f.uuid}) for f in facts}
+    out: dict[str, Fact | None] = {}
+    for _ in range(max_steps):
+        moving = {u: walked for u, walked in walking.items() if walked[0].superseded_by is not None}
+        if not moving:
+            break
+        found = fetch(list(dict.fromkeys(str(c.superseded_by) for c, _ in moving.values())))
+        for uuid, (current, seen) in moving.items():
+            nxt = found.get(str(current.superseded_by))
+            if nxt is None or nxt.uuid in seen:
+                out[uuid] = None
+                del walking[uuid]
+                continue
+            seen.add(nxt.uuid)
+            walking[uuid] = (nxt, seen)
+    ends = [current.uuid for uuid, (current, _) in walking.items() if current.uuid != uuid]
+    active = believed(ends) if ends else ()
+    for uuid, (current, _) in walking.items():
+        out[uuid] = current if current.uuid != uuid and current.uuid in active else None
+    return out
+
 __all__ = [
     "AccessLog",
     "FactStore",
     "ScoredFact",
     "StoredFact",
+    "current_facts",
     "subject_names",
     "true_at",
 ]

