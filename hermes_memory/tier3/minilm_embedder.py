@@ -24,7 +24,7 @@ import json
 import math
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -420,8 +420,22 @@ def _onnx_session(graph: bytes, threads: int | None) -> Any:
     return session
 
 
-_models: dict[tuple[Path, Runtime, int | None], MiniLMModel] = {}
+_models: dict[tuple[Hashable, ...], MiniLMModel] = {}
 _models_lock = threading.Lock()
+
+
+def shared_model(key: tuple[Hashable, ...], load: Callable[[], MiniLMModel]) -> MiniLMModel:
+    """The process-wide model for ``key``, built by ``load`` once even under concurrent first use (each
+    encoder of this checkpoint keys its own settings: fp32 here, int8 in ``int8_embedder``)."""
+    model = _models.get(key)
+    if model is not None:
+        return model
+    with _models_lock:
+        model = _models.get(key)
+        if model is None:
+            model = load()
+            _models[key] = model
+        return model
 
 
 def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None = 1) -> MiniLMModel:
@@ -430,16 +444,9 @@ def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None
     Raises DependencyMissingError without ``tokenizers`` (or ``onnxruntime`` for that runtime);
     EmbeddingError for missing or bad files.
     """
-    key = (model_dir, runtime, threads)
-    model = _models.get(key)
-    if model is not None:
-        return model
-    with _models_lock:
-        model = _models.get(key)
-        if model is None:
-            model = MiniLMModel.from_dir(model_dir, runtime, threads)
-            _models[key] = model
-        return model
+    return shared_model(
+        ("fp32", model_dir, runtime, threads), lambda: MiniLMModel.from_dir(model_dir, runtime, threads)
+    )
 
 
 class MiniLMEncoder(BaseEmbedder):

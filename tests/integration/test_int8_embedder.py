@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from hermes_memory.errors import ConfigError, EmbeddingError
-from hermes_memory.tier3 import int8_embedder
+from hermes_memory.tier3 import minilm_embedder
 from hermes_memory.tier3.embedder import StaticVectors, make_embedder
 from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder, load_int8, packaged_model_file
 from hermes_memory.tier3.local_embedder import MINILM_INT8_MODEL_ID, MINILM_MODEL_ID
@@ -142,7 +142,7 @@ def test_concurrent_first_loads_build_one_model(
     monkeypatch: pytest.MonkeyPatch, int8: Int8MiniLMEmbedder
 ) -> None:
     assert Int8MiniLMEmbedder().model is int8.model
-    monkeypatch.setattr(int8_embedder, "_models", {})
+    monkeypatch.setattr(minilm_embedder, "_models", {})
     got: list[object] = []
     path = packaged_model_file().resolve()
     threads = [threading.Thread(target=lambda: got.append(load_int8(path, 1))) for _ in range(3)]
