@@ -84,7 +84,9 @@ class UpdateDetector:
 
     def says_change(self, new: Statement, old: Statement, context: Sequence[Statement] = ()) -> bool:
         """Whether the message carries evidence that ``old`` changed (``model.evidence``)."""
-        return evidence(old, new, context, self.model.cues, self.model.cue_min)
+        model = self.model
+        change = model.cues.meaning(self.vectors([new.masked])[new.masked]) >= model.meaning_min
+        return evidence(old, new, context, model.cues, model.cue_min, change)
 
     @staticmethod
     def repeats(new: Statement, old: Statement) -> bool:
@@ -111,7 +113,7 @@ class UpdateDetector:
     def comparable(self, new: Statement, earlier: Sequence[Statement]) -> list[int]:
         """The indices of the ``earlier`` statements ``replaced`` weighs ``new`` against (about the same
         holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest."""
-        if not new.asserts or not new.about_anyone:
+        if not new.asserts or not (new.about_anyone or new.unattributed):
             return []
         return [i for i, old in enumerate(earlier) if about_same(old, new) and self.can_replace(new, old)]
 

@@ -60,7 +60,8 @@ _STOP = frozenset(
 # The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
 _ONE_VALUED = re.compile(
     r"^the user's (?:[\w-]+ ){0,3}?(?:\w+'s|is|are)\s"
-    r"|(?:\bis|'s) (?:now )?the user's (?:[\w-]+ ){0,2}?\w+\b",
+    r"|(?:\bis|'s) (?:now )?the user's (?:[\w-]+ ){0,2}?\w+\b"
+    r"|(?:\bis|'s) (?:now )?(?:what|where|how|who) the user\b",  # "Zed's what the user codes in"
     re.I,
 )
 _VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
@@ -172,7 +173,12 @@ def one_valued(new: Statement) -> bool:
 
 
 def evidence(
-    old: Statement, new: Statement, context: Sequence[Statement], cues: Cues, cue_min: float
+    old: Statement,
+    new: Statement,
+    context: Sequence[Statement],
+    cues: Cues,
+    cue_min: float,
+    reads_as_change: bool = False,
 ) -> bool:
     """Whether the message carries evidence that ``old`` changed, not only that something else is also
     true: a learned change cue in the clause or in another clause of the same message ("The Fiesta died,
@@ -180,10 +186,14 @@ def evidence(
     the old value named again in a statement that names a new one ("Sold the Golf and bought a Tesla"),
     or an event told in the past that befell the old value (``ended``). Between two statements that name
     no value (no name, no number), only the clause's own cue, negation or shape counts: in chat, another
-    clause's "now" says nothing about "It helps me unwind"."""
+    clause's "now" says nothing about "It helps me unwind". ``reads_as_change``: the clause, values
+    masked, lies along the learned change direction (``Cues.meaning``), a way of saying it that no cue
+    word carries ("Lately my mornings begin with ...")."""
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
-    if new.negated or any(cues.strongest(s) >= cue_min for s in said) or one_valued(new) or one_valued(old):
+    if reads_as_change or new.negated or any(cues.strongest(s) >= cue_min for s in said):
+        return True
+    if one_valued(new) or one_valued(old):
         return True
     return bool(old_values & set(new.words) and values(new) - old_values) or ended(old, new, context)
 
@@ -240,6 +250,8 @@ class UpdateModel:
     floor: float = 0.0
     #: A change cue counts as evidence of a change from this learned weight up.
     cue_min: float = 0.5
+    #: A clause reads as a change (``Cues.meaning`` of its masked vector) from this value up.
+    meaning_min: float = 0.1
 
     def probability(self, x: Sequence[float]) -> float:
         z = self.bias + sum(
@@ -257,6 +269,7 @@ class UpdateModel:
             "threshold": round(self.threshold, 4),
             "floor": round(self.floor, 4),
             "cue_min": round(self.cue_min, 4),
+            "meaning_min": round(self.meaning_min, 4),
             "cues": dict(sorted(self.cues.weights.items())),
             "cue_direction": self.cues.direction,
             "attribute_affinity": self.cues.affinity,
@@ -279,6 +292,7 @@ class UpdateModel:
             float(data["threshold"]),
             float(data["floor"]),
             float(data["cue_min"]),
+            float(data.get("meaning_min", 0.1)),
         )
 
     @classmethod

@@ -99,7 +99,7 @@ class StatementUpdates:
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
         for clause in clauses(text):
             new = read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things)
-            if not new.asserts or not new.about_anyone or not self.stated(new, clause):
+            if not new.asserts or not (new.about_anyone or new.unattributed) or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
@@ -183,14 +183,14 @@ class StatementUpdates:
     @staticmethod
     def _candidates(tier2: Tier2, new: Statement, speaker: str, clause: str) -> list[Fact]:
         if new.holder is None:  # "The vet put Luna on a renal diet": about the holders it names
-            names = sorted(new.mentions)
+            names = sorted(new.mentions) or _speaker_names(speaker)  # "No more Saturday overtime": mine
             facts = {f.uuid: f for f in tier2.facts.believed_about(names, limit=RECENT)} if names else {}
             if new.topic:  # "The book club fizzled out": about whoever's statements speak of it
                 facts.update(tier2.facts.get_many(list(tier2.facts.bm25_scores(clause, limit=MATCHING))))
             return list(facts.values())
         holder = new.holder
         if holder == USER:
-            names = [USER, speaker] if speaker.casefold() != USER else [USER]
+            names = _speaker_names(speaker)
         elif holder.startswith("user's "):
             names = [holder] + ([f"{speaker}'s {holder[7:]}"] if speaker.casefold() != USER else [])
         else:
@@ -262,3 +262,8 @@ def _subject(new: Statement, episode: Episode) -> str:
 
 
 __all__ = ["EXTRACTOR", "HOLDER_TYPES", "Applied", "Closed", "StatementUpdates"]
+
+
+def _speaker_names(speaker: str) -> list[str]:
+    """The names the user's own facts are stored under."""
+    return [USER, speaker] if speaker.casefold() != USER else [USER]
