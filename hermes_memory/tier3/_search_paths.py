@@ -165,6 +165,7 @@ class SearchPaths:
         _indexer.sync_entities(self, self._store)
         self._synced[CHUNKS_COLLECTION] = _indexer.sync_chunks(self, self._store, verify=True)
 
+    # -- which path answers a search ------------------------------------------------------------
     def uses_engine(self) -> bool:
         """Whether this process searches through the ANN engine: the store holds at least
         ``tier3.engine_min_vectors`` chunk vectors, or the engine is open here already. Below that
@@ -243,6 +244,7 @@ class SearchPaths:
                 self._exact[CHUNKS_COLLECTION] = index
             return index
 
+    # -- the exact index's snapshots ------------------------------------------------------------
     def save_exact_snapshot(self, *, force: bool = False, wait: bool = True) -> bool:
         """Write the exact index's snapshot if this process holds one that changed enough since it was
         loaded or last written (``ExactIndex.save_snapshot``): a cold process then maps it instead of
@@ -262,6 +264,7 @@ class SearchPaths:
         except OSError as exc:
             raise StorageError(f"cannot remove exact-index snapshots in {self.path}: {exc}") from exc
 
+    # -- taking the engine's store (one process owns it) ----------------------------------------
     def engine_holder(self) -> int | None:
         """The pid of another process holding this store's embedded engine (0 when it wrote none), or None
         when no other process does (this one may). Opens nothing. Raises StorageError."""
@@ -327,6 +330,7 @@ class SearchPaths:
             opts["recreate"] = True
         return make_backend(self._backend_name, **opts)
 
+    # -- sharing and closing --------------------------------------------------------------------
     def inherit_exact(self) -> None:
         """Have the shared exact index read Tier 2 through this view (``tier3.shared``: the view it was
         built through is being released and its database closes next)."""
