@@ -26,7 +26,8 @@ skeleton, separators), this module (scan, verdict, neutralise) and ``composed`` 
 pieces, the fence escape).
 
 ``DETECTOR_VERSION`` names this detector: a verdict stored with a row by an older one is scanned again
-(``tier2.verdicts``). Raise it whenever a change here can flag text the previous version passed.
+(``tier2.verdicts``). Raise it whenever a change to these rooms can flag text the previous version
+passed.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ from hermes_memory.security.threat_patterns import (
     includes_disguise,
 )
 
-# Version of the detector (the tables and views below): verdicts of an older one are re-scanned.
+# Version of the detector (``threat_patterns``' tables, ``text_views``' views, the scan here): verdicts
+# of an older one are re-scanned.
 # 1: Hermes' table with skeleton views (migration 8). 2: issue 14 (EXTRA_PATTERNS, disguise, confusables).
 DETECTOR_VERSION: Final = 2
 
