@@ -79,7 +79,7 @@ def when(ts: float | None) -> str:
 
 def table(head: Sequence[str], rows: Iterable[Sequence[Html | str]], **attrs: object) -> Html:
     """A table of text cells (``Html`` cells are markup built here)."""
-    header = tag("tr", [tag("th", h) for h in head])
+    header = tag("tr", [tag("th", h) for h in head]) if any(head) else Html("")
     body = [tag("tr", [tag("td", cell) for cell in row]) for row in rows]
     return tag("table", [header, *body], **attrs)
 

@@ -141,7 +141,7 @@ def entity(view: View, params: Params) -> Html:
     relations = [[a, rel.replace("_", " "), b] for a, rel, b in q.relation_rows(view.api, found)]
     about = [
         tag("li", [tag("span", f["content"], class_="memory"), " ", link("history", "/fact", id=f["uuid"])])
-        for f in q.data(view.api.fact_history(name))
+        for f in _mentions(view, name)
     ]
     events = [
         [
@@ -170,7 +170,7 @@ def entity(view: View, params: Params) -> Html:
             ),
             tag("h2", "Relations"),
             table(["from", "relation", "to"], relations),
-            tag("h2", "Facts that mention it"),
+            tag("h2", "Facts about it or naming it"),
             tag("ul", about) if about else notice("None."),
             tag("h2", "Timeline"),
             table(["when", "event", "details"], events),
@@ -180,6 +180,15 @@ def entity(view: View, params: Params) -> Html:
             tag("p", link(f"forget {name} (preview first)", "/forget", name=name)),
         ]
     )
+
+
+def _mentions(view: View, name: str) -> list[dict[str, Any]]:
+    """Facts about the entity (its history), then believed facts that name it (full text)."""
+    found = {f["uuid"]: f for f in q.data(view.api.fact_history(name))}
+    for f in q.data(view.api.fact_query(name, limit=30, min_confidence=0.0)):
+        if name.lower() in str(f["content"]).lower():
+            found.setdefault(f["uuid"], f)
+    return list(found.values())
 
 
 __all__ = ["entities", "entity", "fact"]

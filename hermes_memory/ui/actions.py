@@ -103,9 +103,13 @@ def _forget_preview(preview: Mapping[str, Any]) -> Html:
         if isinstance(c, Mapping)
     ]
     parts: list[Html | str] = [table(["tier", "would go"], rows)]
-    curated = preview.get("curated") or preview.get("curated_entries") or []
-    if curated:
-        parts += [tag("h3", "Curated entries"), tag("ul", [tag("li", str(e)) for e in curated])]
+    curated = preview.get("curated_entries") or {}
+    entries = [f"{store}: {e}" for store, items in curated.items() for e in items or []]
+    if entries:
+        parts += [
+            tag("h3", "Curated entries (MEMORY.md / USER.md)"),
+            tag("ul", [tag("li", tag("span", e, class_="memory")) for e in entries]),
+        ]
     if preview.get("warning"):
         parts.append(notice(str(preview["warning"]), "warn"))
     return join(parts)

@@ -36,6 +36,10 @@ _TIER_WORDS = {
     "graph": "knowledge graph (spreading activation)",
 }
 _WORD = re.compile(r"[\w']+")
+# Words too common to say why a hit ranked.
+_COMMON = frozenset(
+    "the and for you your with that this what who where when was are is did does have has".split()
+)
 
 
 def ask(view: View, params: Params) -> Html:
@@ -50,7 +54,7 @@ def ask(view: View, params: Params) -> Html:
     if not query:
         return form + notice("Type a question: the hits recall ranks, why, and the block the model gets.")
     found = q.data(view.api.recall(query, limit=12))
-    words = {w.lower() for w in _WORD.findall(query) if len(w) > 2}
+    words = {w.lower() for w in _WORD.findall(query) if len(w) > 2} - _COMMON
     rows = []
     for rank, hit in enumerate(found["hits"], 1):
         shared = sorted(words & {w.lower() for w in _WORD.findall(hit["text"])})
@@ -304,14 +308,23 @@ def health(view: View, params: Params) -> Html:
             tag("h2", "hermes-memory status"),
             tag("pre", render(report), class_="status"),
             tag("h2", "Store sizes"),
-            tag(
-                "pre",
-                json.dumps(stats["data"] if stats["success"] else stats["error"], indent=2, default=str),
+            table(
+                ["", ""],
+                _flat(stats["data"]) if stats["success"] else [["error", str(stats["error"])]],
+                class_="record",
             ),
             tag("h2", "Last maintenance runs"),
             table(["job", "started", "took", "result"], run_rows),
         ]
     )
+
+
+def _flat(value: Any, prefix: str = "") -> list[list[Html | str]]:
+    """A nested dict as rows of (dotted key, value)."""
+    if isinstance(value, Mapping):
+        return [row for key, item in value.items() for row in _flat(item, f"{prefix}{key} ")]
+    shown = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    return [[prefix.strip(), shown]]
 
 
 PAGES: dict[str, tuple[str, Callable[[View, Params], Html]]] = {

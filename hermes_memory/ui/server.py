@@ -244,7 +244,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Content-Security-Policy", CSP)
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Referrer-Policy", "same-origin")  # "no-referrer" makes a form's Origin "null"
         self.send_header("X-Frame-Options", "DENY")
         if kind.startswith("text/html"):
             self.send_header("Cache-Control", "no-store")
