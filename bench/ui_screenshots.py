@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
                         page.screenshot(args.out / f"{name}.png")
                         print(f"{name:<10} {time.monotonic() - started:6.2f}s  {args.out / (name + '.png')}")
                     page.goto(served.base + "/facts?subject=the+user")
-                    fact = page.evaluate("document.querySelector('a[href^=\"/fact?id=\"]').getAttribute('href')")
+                    fact = page.evaluate(
+                        "document.querySelector('a[href^=\"/fact?id=\"]').getAttribute('href')"
+                    )
                     page.goto(served.base + fact)
                     page.screenshot(args.out / "fact.png")
                     page.evaluate("document.querySelector('textarea[name=text]').value = "

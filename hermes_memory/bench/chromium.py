@@ -34,7 +34,9 @@ def ensure() -> str:
         return found
     apt = shutil.which("apt-get")
     if apt is None:
-        raise BrowserError("chromium is not installed and apt-get is not available: install Debian's chromium")
+        raise BrowserError(
+            "chromium is not installed and apt-get is not available: install Debian's chromium"
+        )
     done = subprocess.run(
         f"{apt} update -qq && {apt} install -y -qq chromium",
         shell=True, capture_output=True, text=True, timeout=900, check=False,
@@ -56,7 +58,8 @@ class Browser:
         self._profile = tempfile.mkdtemp(prefix="hm-chromium-")
         self._process = subprocess.Popen(
             [
-                command or ensure(), "--headless=new", "--remote-debugging-port=0", f"--user-data-dir={self._profile}",
+                command or ensure(), "--headless=new", "--remote-debugging-port=0",
+                f"--user-data-dir={self._profile}",
                 "--no-sandbox", "--no-first-run", "--no-default-browser-check", "--disable-gpu",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-features=Translate,OptimizationHints,MediaRouter", "--hide-scrollbars",
@@ -183,7 +186,9 @@ class Page:
     def screenshot(self, path: Path, *, full_page: bool = True) -> None:
         params: dict[str, Any] = {"format": "png"}
         if full_page:
-            size = self.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+            size = self.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+            )
             params["clip"] = {"x": 0, "y": 0, "width": 1280, "height": min(int(size[1]), 4000), "scale": 1}
             params["captureBeyondViewport"] = True
         data = self.send("Page.captureScreenshot", **params)["data"]
@@ -191,7 +196,9 @@ class Page:
 
     def requests(self) -> list[str]:
         """Every URL the page asked for (``Network.requestWillBeSent``)."""
-        return [e["params"]["request"]["url"] for e in self.events if e["method"] == "Network.requestWillBeSent"]
+        return [
+            e["params"]["request"]["url"] for e in self.events if e["method"] == "Network.requestWillBeSent"
+        ]
 
     def dialogs(self) -> list[dict[str, Any]]:
         return [e["params"] for e in self.events if e["method"] == "Page.javascriptDialogOpening"]

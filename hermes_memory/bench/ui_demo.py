@@ -16,7 +16,11 @@ if TYPE_CHECKING:
     from hermes_memory.ui.server import App
 
 TURNS = (
-    ("s-2025-03", "I moved to Berlin last year. My dog Biscuit loves the Tiergarten.", "Nice, Biscuit sounds fun."),
+    (
+        "s-2025-03",
+        "I moved to Berlin last year. My dog Biscuit loves the Tiergarten.",
+        "Nice, Biscuit sounds fun.",
+    ),
     ("s-2025-03", "My manager is Tom Baker, he runs the data team.", "Got it."),
     ("s-2025-06", "Tom and I went hiking in the Harz on 2025-06-14.", "Sounds like a great trip."),
     ("s-2025-09", "I now live in Lisbon, I moved there in September.", "Lisbon, lovely."),
@@ -55,7 +59,9 @@ def serve(api: MemoryAPI, settings: ProviderSettings | None = None) -> Iterator[
     from hermes_memory.ui import make_server
 
     server, app = make_server(
-        {"api": api, "settings": settings or ProviderSettings(), "tier3": api.config.tier3.enabled}, "127.0.0.1", 0
+        {"api": api, "settings": settings or ProviderSettings(), "tier3": api.config.tier3.enabled},
+        "127.0.0.1",
+        0,
     )
     thread = threading.Thread(target=server.serve_forever, name="ui-server", daemon=True)
     thread.start()

@@ -39,7 +39,8 @@ def _ui(args: argparse.Namespace) -> int:
     resolved = resolve(args)
     from hermes_memory.api.memory_api import MemoryAPI
 
-    api = MemoryAPI(resolved.config, actor="ui", scope=getattr(args, "scope", None))
+    # It works the turn queue like any process on the store (a Hermes session may have left turns queued).
+    api = MemoryAPI(resolved.config, actor="ui", scope=getattr(args, "scope", None), background=True)
     try:
         try:
             server, app = make_server(

@@ -5,6 +5,7 @@ the graph around it)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hermes_memory.ui import _queries as q
 from hermes_memory.ui._html import (

@@ -4,7 +4,6 @@ Everything shown comes through MemoryAPI (or ``_queries``, built on it); every t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any

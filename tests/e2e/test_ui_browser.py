@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote_plus
 
 import pytest
@@ -24,7 +23,9 @@ from hermes_memory.hermes import seen
 
 PAYLOADS = [
     line
-    for line in (Path(__file__).parents[1] / "data" / "xss_payloads.txt").read_text(encoding="utf-8").splitlines()
+    for line in (Path(__file__).parents[1] / "data" / "xss_payloads.txt")
+    .read_text(encoding="utf-8")
+    .splitlines()
     if line and not line.startswith("#")
 ]
 # Run before every document: the sentinel payloads try to set, dialogs counted, CSP violations kept.
@@ -79,9 +80,14 @@ def assert_clean(page: Page, served: ui_demo.Served) -> None:
     assert page.evaluate("window.__csp") == []
     foreign = [u for u in page.requests() if not (u.startswith(served.base + "/") or u.startswith("data:"))]
     assert foreign == [], foreign
+    foreign_elements = ", ".join([
+        "iframe", "object", "embed", "svg", "style", "base", "meta[http-equiv]",
+        'link:not([href="/static/ui.css"])',
+        'form:not([action="/do"]):not([action="/"]):not([action="/entities"])',
+    ])  # fmt: skip
     injected = page.evaluate(
         "[...document.querySelectorAll('script')].map(s => s.src)"
-        ".concat([...document.querySelectorAll('iframe,object,embed,svg,style,base,meta[http-equiv],link:not([href=\"/static/ui.css\"]),form:not([action=\"/do\"]):not([action=\"/\"]):not([action=\"/entities\"])')].map(e => e.outerHTML))"
+        f".concat([...document.querySelectorAll({json.dumps(foreign_elements)})].map(e => e.outerHTML))"
     )
     assert injected == [served.base + "/static/ui.js"], injected
     links = page.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))")
@@ -106,12 +112,14 @@ def test_ask_shows_hits_why_and_the_exact_block(browser: Browser, demo: ui_demo.
     page.close()
 
 
-def test_history_after_an_update_then_a_correction_that_supersedes(browser: Browser, demo: ui_demo.Served) -> None:
+def test_history_after_an_update_then_a_correction_that_supersedes(
+    browser: Browser, demo: ui_demo.Served
+) -> None:
     page = open_page(browser, demo)
     page.goto(demo.base + "/facts?subject=" + quote_plus("the user"))
     shown = text(page)
     # The move to Lisbon (an update said in a turn) replaced Berlin: current first, the old one with it.
-    lives = shown[shown.index("lives in"):]
+    lives = shown[shown.index("lives in") :]
     assert lives.index("Lisbon") < lives.index("Berlin") and "replaced" in lives
     page.evaluate("[...document.querySelectorAll('li.current a')].find(a => "
                   "a.parentElement.innerText.includes('now lives in Lisbon')).click()")  # fmt: skip
@@ -169,8 +177,9 @@ def test_health_entities_timeline_curated_pages(browser: Browser, demo: ui_demo.
 
 def test_what_the_agent_saw(browser: Browser, demo: ui_demo.Served) -> None:
     config = demo.app.api.config
+    block = "Relevant memories ...\n- Tom Baker runs the data team"
     seen.record(config, session_id="20250914_101500_ab12cd", scope="default", kind=seen.PREFETCH,
-                served="Who is my manager?", text="Relevant memories ...\n- Tom Baker runs the data team")  # fmt: skip
+                served="Who is my manager?", text=block)  # fmt: skip
     page = open_page(browser, demo)
     page.goto(demo.base + "/seen")
     shown = text(page)
@@ -202,7 +211,9 @@ def _store_everywhere(api: MemoryAPI) -> dict[str, int]:
             if api.curated_add(payload, store)["success"]:
                 stored["curated"] += 1
                 break
-        seen.record(api.config, session_id=payload, scope="default", kind=seen.TOOL, served=payload, text=payload)
+        seen.record(
+            api.config, session_id=payload, scope="default", kind=seen.TOOL, served=payload, text=payload
+        )
         stored["seen"] += 1
     api.flush()
     return stored
@@ -235,12 +246,12 @@ def test_stored_xss_renders_as_text(browser: Browser, tmp_path: Path) -> None:
             facts = [f["content"] for f in api.fact_query("probe", limit=500, min_confidence=0)["data"]]
             assert [c for c in facts if c in PAYLOADS and " ".join(c.split()) not in shown] == []
             # The watch itself works: an inline handler added by hand is blocked and reported.
-            page.evaluate("document.body.insertAdjacentHTML('beforeend', '<img src=x onerror=\"window.__xss=1\">')")
+            page.evaluate(
+                "document.body.insertAdjacentHTML('beforeend', '<img src=x onerror=\"window.__xss=1\">')"
+            )
             page.pump(0.5)
             assert page.evaluate("window.__xss") == 0
             assert any("script-src" in v for v in page.evaluate("window.__csp")), json.dumps(page.events[-5:])
             page.close()
     finally:
         api.close()
-
-
