@@ -31,6 +31,7 @@ from hermes_memory.hermes import (
     registry,
     safety,
     schemas,
+    seen,
     session,
     skill_manifest,
     store_open,
@@ -221,7 +222,10 @@ class NextLevelProvider:
         ctx = tools.ToolContext(
             api=shared.api, session_id=self._session_id, writable=self._primary, after_write=self._after_write
         )
-        return tools.call_tool(ctx, tool_name, arguments)
+        result = tools.call_tool(ctx, tool_name, arguments)
+        seen.record(shared.api.config, session_id=self._session_id, scope=shared.api.scope, kind=seen.TOOL,
+                    served=seen.tool_served(tool_name, arguments), text=result)  # fmt: skip
+        return result
 
     def _identity(self, shared: SharedStore) -> access.CallIdentity:
         """Whom this agent's tool calls act for (seed §12's access check)."""
@@ -249,7 +253,12 @@ class NextLevelProvider:
         prefetcher = self._prefetcher
         if prefetcher is None or not isinstance(query, str):
             return ""
-        return prefetcher.prefetch(query)
+        block = prefetcher.prefetch(query)
+        shared = self._store()
+        if shared is not None:
+            seen.record(shared.api.config, session_id=session_id or self._session_id, scope=shared.api.scope,
+                        kind=seen.PREFETCH, served=query, text=block)  # fmt: skip
+        return block
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         """After a turn: recall for it in the background (warms the cache and the embedder)."""
