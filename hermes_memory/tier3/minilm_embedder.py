@@ -37,7 +37,7 @@ from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._onnx_graph import encoder_graph
 from hermes_memory.tier3._wordpieces import WordPieces, require
-from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
+from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind, _LRU
 
 # The model's size and its max_seq_length are the local embedder's (one model; that module imports
 # neither torch nor sentence-transformers).
@@ -452,9 +452,18 @@ def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None
 class MiniLMEncoder(BaseEmbedder):
     """What the encoders of all-MiniLM-L6-v2 (fp32 here, int8 in ``int8_embedder``) share: a
     ``MiniLMModel`` (``model``, loaded on first use) run over texts sorted by token length, in forward
-    passes of at most ``_batch_size`` texts of near-equal length."""
+    passes of at most ``_batch_size`` texts of near-equal length.
 
+    The model embeds a query and a document alike, so one text is run once: a text repeated within a
+    call, or seen in the last ``RECENT_TEXTS`` texts (the update detector's statements are embedded while
+    a turn is written and often come back as the text of a fact embedded right after), is served from
+    the pooled vectors already made. The stored vectors do not change: every pooled vector is what the
+    model gives for the text alone up to float rounding (padding in a batch is masked out).
+    """
+
+    RECENT_TEXTS = 2048  # 3 MB of pooled vectors
     _batch_size: int
+    _recent: _LRU | None = None
 
     @property
     def model(self) -> MiniLMModel:
@@ -477,7 +486,32 @@ class MiniLMEncoder(BaseEmbedder):
         """``StaticVectors``: the model's input vector of every word piece (loads the model)."""
         return self.model.piece_vectors
 
+    @property
+    def recent_texts(self) -> _LRU:
+        """The pooled vectors of the texts run last (created on first use)."""
+        if self._recent is None:
+            self._recent = _LRU(self.RECENT_TEXTS)
+        return self._recent
+
     def _embed(self, texts: list[str], kind: Kind) -> Any:
+        recent = self.recent_texts
+        out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
+        todo: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            known = recent.get(text)
+            if known is None:
+                todo.setdefault(text, []).append(i)
+            else:
+                out[i] = known
+        if todo:
+            fresh = list(todo)
+            for text, vector in zip(fresh, self._run(fresh), strict=True):
+                recent.put(text, vector)
+                out[todo[text]] = vector
+        return out
+
+    def _run(self, texts: list[str]) -> FloatArray:
+        """The pooled vectors of ``texts``: sorted by word pieces, ``_batch_size`` per forward pass."""
         model = self.model
         encoded = [model.token_ids(t) for t in texts]
         out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
