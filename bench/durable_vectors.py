@@ -18,6 +18,7 @@ Times are wall-clock on a shared machine; the load average is printed.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -145,9 +146,10 @@ def measure_synthetic(db_path: Path, dim: int, model_id: str, queries: int) -> d
 # ---------------------------------------------------------------- LoCoMo (real model)
 
 SECOND = """
-import json, sys, time, statistics
+import functools, json, sys, time, statistics
 sys.path.insert(0, sys.argv[3])
 from hermes_memory import MemoryAPI
+from hermes_memory.tier3._recallable import nearest, recallable, recallable_sources
 home, queries = sys.argv[1], json.loads(sys.argv[2])
 api = MemoryAPI(hermes_home=home)
 sem = api.core.tiers.semantic()
@@ -161,10 +163,12 @@ def timed(fn):
     for v in vecs:
         t0 = time.perf_counter(); fn(v); out.append(time.perf_counter() - t0)
     return out
-scores = timed(lambda v: [sem._nearest(index, v, limits[k], sem._scoped_filters({"source_kind": k}),
-                                      sem._recallable_sources, fields=("source_kind", "source_uuid"))
+sources = functools.partial(recallable_sources, sem._tier2)
+scores = timed(lambda v: [nearest(index, v, limits[k], sem._scoped_filters({"source_kind": k}),
+                                  sources, fields=("source_kind", "source_uuid"))
                           for k in limits])
-search = timed(lambda v: sem._nearest(index, v, 10, sem._scoped_filters(None), sem._recallable))
+hits = functools.partial(recallable, sem._tier2)
+search = timed(lambda v: nearest(index, v, 10, sem._scoped_filters(None), hits))
 print(json.dumps({"load_s": load, "scores": scores, "search": search, "count": index.count()}))
 api.close()
 """
@@ -184,6 +188,7 @@ def _turns(sample: dict[str, Any]) -> list[tuple[str, str, str, Any]]:
 
 def run_locomo(conversations: int, home: Path) -> dict[str, Any]:
     from hermes_memory import MemoryAPI
+    from hermes_memory.tier3._recallable import nearest, recallable_sources
 
     data = json.loads(DATA.read_text())[:conversations]
     questions = [qa["question"] for conv in data for qa in conv["qa"]][:100]
@@ -208,8 +213,9 @@ def run_locomo(conversations: int, home: Path) -> dict[str, Any]:
         for v in vecs:
             t1 = time.perf_counter()
             for k in limits:
-                sem._nearest(engine, v, limits[k], sem._scoped_filters({"source_kind": k}),
-                             sem._recallable_sources, fields=("source_kind", "source_uuid"))  # fmt: skip
+                nearest(engine, v, limits[k], sem._scoped_filters({"source_kind": k}),
+                        functools.partial(recallable_sources, sem._tier2),
+                        fields=("source_kind", "source_uuid"))  # fmt: skip
             lat.append(time.perf_counter() - t1)
         out["owner_engine_source_scores"] = _ms(lat)
         root = str(Path(__file__).resolve().parents[1])

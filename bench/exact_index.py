@@ -108,9 +108,9 @@ def build(rows: list[ChunkRow], vecs: npt.NDArray[np.float32], float_rows: int) 
     index = ExactIndex(
         feed, "bench", DIM, loader=lambda _: {}, payload_of=vector_payload, float_rows=float_rows
     )
-    index._grow(len(rows))
+    index._rows.grow(len(rows))
     for start in range(0, len(rows), 4096):
-        index._add(list(zip(rows[start : start + 4096], vecs[start : start + 4096], strict=True)))
+        index._rows.add(list(zip(rows[start : start + 4096], vecs[start : start + 4096], strict=True)))
     return index
 
 

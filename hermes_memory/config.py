@@ -147,6 +147,14 @@ class RecallConfig:
 
 
 @dataclass(frozen=True)
+class UIConfig:
+    """The memory browser: whether the provider keeps what the agent saw, and how many records."""
+
+    record_context: bool
+    record_limit: int
+
+
+@dataclass(frozen=True)
 class Config:
     profile: str
     tier1: Tier1Config
@@ -160,6 +168,7 @@ class Config:
     scope: ScopeConfig
     security: SecurityConfig
     recall: RecallConfig
+    ui: UIConfig
 
     # -- resolved paths -------------------------------------------------------------------------
     def expand(self, template: str) -> Path:
@@ -187,6 +196,11 @@ class Config:
     def core_memory_path(self) -> Path:
         return self.expand(self.llm.core_memory_path)
 
+    @property
+    def seen_path(self) -> Path:
+        """What the agent saw (config ``ui.record_context``): beside the Tier 2 database."""
+        return self.db_path.parent / "seen.jsonl"
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -202,6 +216,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "scope": ScopeConfig,
     "security": SecurityConfig,
     "recall": RecallConfig,
+    "ui": UIConfig,
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -238,6 +253,7 @@ _POSITIVE = {
     "llm.timeout_s",
     "llm.core_memory_budget",
     "llm.merge_top_k",
+    "ui.record_limit",
 }
 
 
@@ -487,6 +503,7 @@ __all__ = [
     "Tier1Config",
     "Tier2Config",
     "Tier3Config",
+    "UIConfig",
     "default_hermes_home",
     "load_config",
     "load_defaults",

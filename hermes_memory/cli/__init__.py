@@ -21,6 +21,7 @@ from hermes_memory.cli import (
     _people_commands,
     _tier3_commands,
     _tier_commands,
+    _ui_commands,
     demo,
 )
 from hermes_memory.cli._common import EXIT_OK, EXIT_USAGE, add_global_options, check_global_options, guarded
@@ -58,6 +59,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _doctor_mcp_commands.register(sub)
     _ops_commands.register(sub)
     _people_commands.register(sub)
+    _ui_commands.register(sub)
     fill_help(parser)
     return parser
 

@@ -21,7 +21,7 @@ from hermes_memory.extract.salience import Salience, write_salience
 from hermes_memory.records import AsOf, AuditEntry, Entity, Event, Fact, Relation
 from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier2.entities import EnsuredEntity
-from hermes_memory.tier2.facts import ScoredFact, StoredFact
+from hermes_memory.tier2.fact_rows import ScoredFact, StoredFact
 
 if TYPE_CHECKING:
     from hermes_memory.core.triples import Triple

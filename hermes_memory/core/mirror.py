@@ -20,7 +20,7 @@ from hermes_memory.security.threats import ensure_safe
 from hermes_memory.tier1.curated_store import STORE_FILES
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import content_hash
-from hermes_memory.tier2.facts import StoredFact
+from hermes_memory.tier2.fact_rows import StoredFact
 
 ACTIONS = ("add", "replace", "remove")
 # The provenance of the facts read from the curated files at first activation (``Mirror.migrate``), and

@@ -10,7 +10,7 @@ user likes their job"), not "the user has the user's dog".
 
 from __future__ import annotations
 
-from hermes_memory.extract.entities import KIN_PREDICATES, kin_predicate
+from hermes_memory.extract.kin import KIN_PREDICATES, kin_predicate
 from hermes_memory.extract.verbs import is_base_verb, plural, third_person
 
 # (positive, negative); {s} subject, {o} object, {a} the object's article.

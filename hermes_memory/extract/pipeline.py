@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 
 from hermes_memory.errors import ValidationError
 from hermes_memory.extract import classify, dedup
-from hermes_memory.extract.entities import EntityContext, Mention, find_entities, thing_name_problem
+from hermes_memory.extract.entities import find_entities, thing_name_problem
+from hermes_memory.extract.mentions import EntityContext, Mention
 from hermes_memory.extract.phrasing import article_for, is_plural, plan_object, render
 from hermes_memory.extract.prefilter import MAX_MESSAGE_CHARS, classify_noise, mask_code, split_sentences
 from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES, HOBBIES, PAST_FORMS, Triple, find_triples

@@ -13,7 +13,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from hermes_memory.extract.entities import Mention
+from hermes_memory.extract.mentions import Mention
 
 # (verb-phrase regex, predicate, object kind). Kinds: place org person concept activity thing tool role.
 # Order matters where one phrase is a prefix of another: longer first.

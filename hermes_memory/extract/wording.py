@@ -17,7 +17,7 @@ import functools
 import re
 from collections.abc import Sequence
 
-from hermes_memory.extract.entities import Mention
+from hermes_memory.extract.mentions import Mention
 from hermes_memory.extract.phrasing import plan_object, render
 from hermes_memory.extract.temporal import as_phrase
 from hermes_memory.extract.types import TemporalMention

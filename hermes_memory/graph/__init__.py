@@ -13,26 +13,20 @@ from hermes_memory._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hermes_memory.graph.builder import BuildReport
-    from hermes_memory.graph.nx_store import (
-        AmbiguousEntityError,
-        EntityNotFoundError,
-        KnowledgeGraph,
-        Link,
-        LoadResult,
-        LoadStatus,
-        graph_fingerprint,
-    )
+    from hermes_memory.graph.nx_store import KnowledgeGraph, Link
+    from hermes_memory.graph.persistence import LoadResult, LoadStatus, graph_fingerprint
     from hermes_memory.graph.render import render_html, render_png
+    from hermes_memory.graph.resolution import AmbiguousEntityError, EntityNotFoundError
 
 _EXPORTS = {
-    "AmbiguousEntityError": "hermes_memory.graph.nx_store",
+    "AmbiguousEntityError": "hermes_memory.graph.resolution",
     "BuildReport": "hermes_memory.graph.builder",
-    "EntityNotFoundError": "hermes_memory.graph.nx_store",
+    "EntityNotFoundError": "hermes_memory.graph.resolution",
     "KnowledgeGraph": "hermes_memory.graph.nx_store",
     "Link": "hermes_memory.graph.nx_store",
-    "LoadResult": "hermes_memory.graph.nx_store",
-    "LoadStatus": "hermes_memory.graph.nx_store",
-    "graph_fingerprint": "hermes_memory.graph.nx_store",
+    "LoadResult": "hermes_memory.graph.persistence",
+    "LoadStatus": "hermes_memory.graph.persistence",
+    "graph_fingerprint": "hermes_memory.graph.persistence",
     "render_html": "hermes_memory.graph.render",
     "render_png": "hermes_memory.graph.render",
 }

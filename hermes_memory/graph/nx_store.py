@@ -1,4 +1,6 @@
-"""KnowledgeGraph: the NetworkX graph derived from Tier 2, its incremental updates, resolution and files.
+"""KnowledgeGraph: the NetworkX graph derived from Tier 2 and its incremental updates; resolution of names
+(``resolution``), its files (``persistence``) and the algorithms (``traversal``, ``centrality``, ...) live
+in their own modules.
 
 Why a ``MultiDiGraph``: Tier 2 may hold several relations between the same two entities (``A works_on B``
 and ``A leads B``), each with its own uuid, strength and evidence. A ``DiGraph`` keeps one edge per ordered
@@ -12,26 +14,16 @@ every entity/relation write) and that can always be rebuilt from the records.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import difflib
-import enum
-import gc
-import io
 import json
-import os
-import pickle
-import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any, NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import networkx as nx
 
-from hermes_memory.errors import ConflictError, NotFoundError, StorageError
+from hermes_memory.errors import NotFoundError, StorageError
 from hermes_memory.graph import centrality as _centrality
 from hermes_memory.graph import communities as _communities
 from hermes_memory.graph import spreading as _spreading
@@ -41,40 +33,23 @@ from hermes_memory.graph.builder import (
     build_from_records,
     clamp_strength,
     entity_node_attrs,
-    normalise_key,
     relation_edge_attrs,
 )
+from hermes_memory.graph.persistence import (
+    CORRUPT_ERRORS,
+    GRAPHML_NAME,
+    PICKLE_NAME,
+    LoadResult,
+    LoadStatus,
+    decode,
+    encode,
+    gc_paused,
+    graphml_copy,
+    read_file,
+    write_atomically,
+)
+from hermes_memory.graph.resolution import EntityNotFoundError, resolve
 from hermes_memory.records import Entity, Relation
-from hermes_memory.security.permissions import private_dir
-
-PICKLE_NAME = "knowledge_graph.pickle"
-GRAPHML_NAME = "knowledge_graph.graphml"
-FILE_FORMAT = "hermes-memory/graph"
-FILE_VERSION = 1
-_MAX_SUGGESTIONS = 5
-
-
-class EntityNotFoundError(NotFoundError):
-    """No entity has this uuid, name or alias; ``suggestions`` holds close names (may be empty)."""
-
-    def __init__(self, ref: str, suggestions: Sequence[str]) -> None:
-        self.ref = ref
-        self.suggestions = list(suggestions)
-        hint = ", ".join(f'"{s}"' for s in self.suggestions) if self.suggestions else "none"
-        super().__init__(f'unknown entity "{ref}"; close matches: {hint}')
-
-
-class AmbiguousEntityError(ConflictError):
-    """Several entities share this name/alias; ``candidates`` lists uuid, name, entity_type, occurrences."""
-
-    def __init__(self, ref: str, candidates: Sequence[Mapping[str, Any]]) -> None:
-        self.ref = ref
-        self.candidates = [dict(c) for c in candidates]
-        listed = "; ".join(f"{c['name']} ({c['entity_type']}, uuid={c['uuid']})" for c in self.candidates)
-        super().__init__(
-            f'ambiguous entity "{ref}": {len(self.candidates)} matches: {listed}. '
-            "Pass entity_type=... or the uuid."
-        )
 
 
 class Link(NamedTuple):
@@ -85,104 +60,6 @@ class Link(NamedTuple):
     relation_type: str
     strength: float
     outgoing: bool
-
-
-class LoadStatus(enum.Enum):
-    LOADED = "loaded"
-    MISSING = "missing"
-    CORRUPT = "corrupt"
-    STALE = "stale"
-    INCOMPATIBLE = "incompatible"
-
-
-@dataclass(frozen=True, slots=True)
-class LoadResult:
-    """Outcome of ``KnowledgeGraph.load``; anything but LOADED means: rebuild from Tier 2."""
-
-    status: LoadStatus
-    path: str
-    detail: str = ""
-    entities: int = 0
-    relations: int = 0
-    fingerprint: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status is LoadStatus.LOADED
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status.value,
-            "ok": self.ok,
-            "path": self.path,
-            "detail": self.detail,
-            "entities": self.entities,
-            "relations": self.relations,
-            "fingerprint": self.fingerprint,
-        }
-
-
-def graph_fingerprint(entity_count: int, relation_count: int, max_updated_at: float | None) -> str:
-    """A stale-file check the caller computes from Tier 2 (counts + newest change time)."""
-    newest = 0.0 if max_updated_at is None else float(max_updated_at)
-    return f"e={entity_count};r={relation_count};t={newest:.6f}"
-
-
-def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
-    """Write via a temp file in the same directory + os.replace (the file is 0600, like the temp file
-    ``tempfile`` creates); raises StorageError on OS failure."""
-    tmp_name: str | None = None
-    try:
-        private_dir(path.parent)
-        with tempfile.NamedTemporaryFile(
-            "wb", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
-        ) as handle:
-            tmp_name = handle.name
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-        tmp_name = None
-    except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc}") from exc
-    finally:
-        if tmp_name is not None and os.path.exists(tmp_name):
-            os.unlink(tmp_name)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Bulk construction allocates ~10^6 containers and none of them is garbage; the cyclic GC would
-    rescan the whole heap several times meanwhile (measured at 10k/50k: load 1.7 s -> 1.0 s)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-class _PlainDataUnpickler(pickle.Unpickler):
-    """Our files hold only dicts/lists/tuples/str/float/int/bool/None: refusing every global means a
-    tampered file cannot run code on load (the classic pickle hazard)."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise pickle.UnpicklingError(f"refusing global {module}.{name}: graph files hold plain data only")
-
-
-# What a truncated/garbled pickle can raise; anything here means "corrupt, rebuild".
-_CORRUPT_ERRORS = (
-    pickle.UnpicklingError,
-    EOFError,
-    ValueError,
-    TypeError,
-    KeyError,
-    IndexError,
-    AttributeError,
-    OverflowError,
-    UnicodeDecodeError,
-)
 
 
 class KnowledgeGraph:
@@ -310,46 +187,7 @@ class KnowledgeGraph:
         narrow with ``entity_type`` or use the uuid).
         """
         with self._lock:
-            if ref in self._graph and (entity_type is None or self._type_matches(ref, entity_type)):
-                return ref
-            for bucket in (self._index.by_name(ref), self._index.by_alias(ref)):
-                if entity_type is not None:
-                    bucket = {u for u in bucket if self._type_matches(u, entity_type)}
-                if len(bucket) == 1:
-                    return next(iter(bucket))
-                if bucket:
-                    candidates = sorted(
-                        (self._candidate(u) for u in bucket),
-                        key=lambda c: (-c["occurrence_count"], c["entity_type"], c["uuid"]),
-                    )
-                    raise AmbiguousEntityError(ref, candidates)
-            raise EntityNotFoundError(ref, self._suggest(ref, entity_type))
-
-    def _type_matches(self, uuid: str, entity_type: str) -> bool:
-        return normalise_key(self._graph.nodes[uuid]["entity_type"]) == normalise_key(entity_type)
-
-    def _candidate(self, uuid: str) -> dict[str, Any]:
-        attrs = self._graph.nodes[uuid]
-        return {
-            "uuid": uuid,
-            "name": attrs["name"],
-            "entity_type": attrs["entity_type"],
-            "occurrence_count": attrs["occurrence_count"],
-        }
-
-    def _suggest(self, ref: str, entity_type: str | None) -> list[str]:
-        close = difflib.get_close_matches(
-            normalise_key(ref), self._index.keys(), n=_MAX_SUGGESTIONS, cutoff=0.6
-        )
-        names: list[str] = []
-        for key in close:
-            for uuid in sorted(self._index.uuids_for_key(key)):
-                if entity_type is not None and not self._type_matches(uuid, entity_type):
-                    continue
-                name = str(self._graph.nodes[uuid]["name"])
-                if name not in names:
-                    names.append(name)
-        return names[:_MAX_SUGGESTIONS]
+            return resolve(self._graph, self._index, ref, entity_type)
 
     # ── incremental updates (called by the API layer on every Tier 2 write) ─────────────────────
     def upsert_entity(self, entity: Entity) -> None:
@@ -428,7 +266,7 @@ class KnowledgeGraph:
         """Replace everything from the records; returns the build report (counts, skipped dangling
         relations, duration). Raises ValidationError on a malformed record (the graph is then unchanged).
         """
-        with _gc_paused():
+        with gc_paused():
             built = build_from_records(entities, relations)
             graph: Any = nx.MultiDiGraph()
             graph.add_nodes_from(built.nodes.items())
@@ -553,23 +391,14 @@ class KnowledgeGraph:
     def save(self, fingerprint: str | None = None, *, graphml: bool = False) -> Path:
         """Write the fast-load file atomically (and GraphML if asked); raises StorageError.
 
-        Format: a pickle of plain containers (NetworkX 3 removed ``write_gpickle``; pickling plain data
-        instead of the graph object lets ``load`` refuse every global, so a tampered file cannot execute
-        code, and it stays independent of NetworkX's private class layout).
+        Format: plain containers, never the graph object, so ``load`` can refuse every global (see
+        ``persistence.encode``).
         """
         path = self.pickle_path
         with self._lock:
             if fingerprint is not None:
                 self.fingerprint = fingerprint
-            payload = {
-                "format": FILE_FORMAT,
-                "version": FILE_VERSION,
-                "fingerprint": self.fingerprint,
-                "saved_at": time.time(),
-                "nodes": list(self._graph.nodes(data=True)),
-                "edges": list(self._graph.edges(keys=True, data=True)),
-            }
-            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+            data = encode(self._graph, self.fingerprint)
             if graphml:
                 self.export_graphml()
         write_atomically(path, lambda handle: handle.write(data))
@@ -582,42 +411,25 @@ class KnowledgeGraph:
         Raises StorageError only when no directory was configured.
         """
         path = self.pickle_path
+        raw = read_file(path)
+        if isinstance(raw, LoadResult):
+            return raw
         try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            return LoadResult(LoadStatus.MISSING, str(path), "no graph file yet")
-        except OSError as exc:
-            return LoadResult(LoadStatus.CORRUPT, str(path), f"unreadable: {exc}")
-        try:
-            with _gc_paused():
-                return self._load_payload(raw, path, expected_fingerprint)
-        except _CORRUPT_ERRORS as exc:
+            with gc_paused():
+                found = decode(raw, path, expected_fingerprint)
+                if isinstance(found, LoadResult):
+                    return found
+                with self._lock:
+                    self._install(found.graph)
+                    self.fingerprint = found.fingerprint
+        except CORRUPT_ERRORS as exc:
             return LoadResult(LoadStatus.CORRUPT, str(path), f"{type(exc).__name__}: {exc}")
-
-    def _load_payload(self, raw: bytes, path: Path, expected_fingerprint: str | None) -> LoadResult:
-        payload = _PlainDataUnpickler(io.BytesIO(raw)).load()
-        if not isinstance(payload, dict) or payload.get("format") != FILE_FORMAT:
-            return LoadResult(LoadStatus.CORRUPT, str(path), "not a hermes-memory graph file")
-        if payload.get("version") != FILE_VERSION:
-            return LoadResult(LoadStatus.INCOMPATIBLE, str(path), f"file version {payload.get('version')!r}")
-        stored = payload.get("fingerprint")
-        if expected_fingerprint is not None and stored != expected_fingerprint:
-            return LoadResult(
-                LoadStatus.STALE,
-                str(path),
-                f"fingerprint {stored!r} != {expected_fingerprint!r}",
-                fingerprint=stored,
-            )
-        graph = _graph_from_payload(payload)
-        with self._lock:
-            self._install(graph)
-            self.fingerprint = stored
         return LoadResult(
             LoadStatus.LOADED,
             str(path),
             entities=self.entity_count,
             relations=self.relation_count,
-            fingerprint=stored,
+            fingerprint=found.fingerprint,
         )
 
     def export_graphml(self, path: Path | str | None = None) -> Path:
@@ -627,46 +439,9 @@ class KnowledgeGraph:
         """
         target = Path(path) if path is not None else self.graphml_path
         with self._lock:
-            graph: Any = nx.MultiDiGraph(format=FILE_FORMAT, fingerprint=self.fingerprint or "")
-            graph.add_nodes_from((u, _graphml_attrs(d)) for u, d in self._graph.nodes(data=True))
-            graph.add_edges_from(
-                (u, v, k, _graphml_attrs(d)) for u, v, k, d in self._graph.edges(keys=True, data=True)
-            )
+            graph = graphml_copy(self._graph, self.fingerprint)
         write_atomically(target, lambda handle: nx.write_graphml(graph, handle))
         return target
-
-
-def _graph_from_payload(payload: Mapping[str, Any]) -> Any:
-    nodes = payload["nodes"]
-    edges = payload["edges"]
-    if not isinstance(nodes, list) or not isinstance(edges, list):
-        raise ValueError("nodes/edges are not lists")
-    known: set[str] = set()
-    for uuid, attrs in nodes:
-        if not isinstance(uuid, str) or not isinstance(attrs, dict) or not isinstance(attrs.get("name"), str):
-            raise ValueError("malformed node entry")
-        known.add(uuid)
-    for source, target, key, attrs in edges:
-        if (
-            source not in known
-            or target not in known
-            or not isinstance(key, str)
-            or not isinstance(attrs, dict)
-        ):
-            raise ValueError(f"edge {key!r} is malformed or has a missing endpoint")
-    graph: Any = nx.MultiDiGraph()
-    graph.add_nodes_from(nodes)
-    graph.add_edges_from(edges)
-    return graph
-
-
-def _graphml_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in attrs.items():
-        if value is None:
-            continue  # GraphML has no null; an absent <data> element means None
-        out[key] = json.dumps(value, sort_keys=True) if isinstance(value, list | dict | tuple) else value
-    return out
 
 
 def _plain_copy(attrs: Mapping[str, Any]) -> dict[str, Any]:
@@ -681,15 +456,4 @@ def _plain_copy(attrs: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = [
-    "GRAPHML_NAME",
-    "PICKLE_NAME",
-    "AmbiguousEntityError",
-    "EntityNotFoundError",
-    "KnowledgeGraph",
-    "Link",
-    "LoadResult",
-    "LoadStatus",
-    "graph_fingerprint",
-    "write_atomically",
-]
+__all__ = ["KnowledgeGraph", "Link"]

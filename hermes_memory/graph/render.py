@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from hermes_memory.errors import DependencyMissingError, ValidationError
-from hermes_memory.graph.nx_store import write_atomically
+from hermes_memory.graph.persistence import write_atomically
 
 if TYPE_CHECKING:
     from hermes_memory.graph.nx_store import KnowledgeGraph

@@ -71,7 +71,7 @@ class GraphService:
 
     def fingerprint(self) -> str:
         state = graph_state(self._tier2.db, self._tier2.view)
-        from hermes_memory.graph.nx_store import graph_fingerprint
+        from hermes_memory.graph.persistence import graph_fingerprint
 
         return graph_fingerprint(state.entities, state.relations, state.last_change)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import os
 import sys
 import threading
 from collections.abc import Mapping, Sequence
@@ -22,18 +21,20 @@ from typing import Any
 
 from hermes_memory import validation as v
 from hermes_memory.api import _write_checks as checks
-from hermes_memory.audience import Identity, Sharing
-from hermes_memory.config import default_hermes_home, load_config
-from hermes_memory.core import people_split
-from hermes_memory.errors import ConfigError, HermesMemoryError
+from hermes_memory.audience import Identity
+from hermes_memory.config import default_hermes_home
+from hermes_memory.errors import HermesMemoryError
 from hermes_memory.hermes import (
     PROVIDER_NAME,
     access,
+    provider_setup,
     registry,
     safety,
     schemas,
+    seen,
     session,
     skill_manifest,
+    store_open,
     tools,
 )
 from hermes_memory.hermes import session_search as found_by_search
@@ -41,14 +42,14 @@ from hermes_memory.hermes.core_block import core_memory_section
 from hermes_memory.hermes.prefetch import Prefetcher, warm_up
 from hermes_memory.hermes.prompt_context import PromptContext
 from hermes_memory.hermes.registry import SharedStore
-from hermes_memory.hermes.settings import ProviderSettings, load_settings, load_settings_lenient, setup_schema
+from hermes_memory.hermes.settings import ProviderSettings, load_settings_lenient
 from hermes_memory.hermes.speakers import Spoken, spoken
 from hermes_memory.records import SESSION_EVENT
 from hermes_memory.security import fence
 from hermes_memory.security.secrets import redact_secrets
 from hermes_memory.security.threats import neutralise
 from hermes_memory.tier2.peek import fts5_available
-from hermes_memory.validation import PROFILE_RE, RESERVED_PROFILES, profile_name
+from hermes_memory.validation import profile_name
 
 log = logging.getLogger(__name__)
 
@@ -68,15 +69,6 @@ CURATED_REFUSAL = (
     "edit them in a person's or group's session; use nextlevel_remember to keep a fact in this "
     "conversation's own memory"
 )
-# How long initialize may spend writing turns an earlier process left queued (rule-based extraction
-# takes milliseconds a turn; an LLM extractor may take longer, and the worker then finishes the rest).
-_STARTUP_INGEST_S = 2.0
-
-
-def _profile(identity: object) -> str:
-    """Hermes' own active profile name (status, backup paths), "default" when it is not usable."""
-    name = str(identity or "default")
-    return name if PROFILE_RE.fullmatch(name) and name.lower() not in RESERVED_PROFILES else "default"
 
 
 def _tell_user(problems: Sequence[str], warn: object) -> None:
@@ -167,21 +159,8 @@ class NextLevelProvider:
         tier3 = shared.api.config.tier3.enabled
         if tier3:
             warm_up(shared)  # the model loads while the queued turns below are written
-        if shared.refs == 1:
-            # This process just opened the store: turns an earlier process queued and exited without
-            # waiting for are written now, so the first prefetch sees them (embeddings follow later).
-            try:
-                shared.api.core.ingest.ingest_pending(checks.ingest_timeout(_STARTUP_INGEST_S))
-            except HermesMemoryError as exc:
-                log.warning("nextlevel: could not ingest the queued turns: %s", exc)
-            if shared.audience.multi_user:
-                _split_once(shared)
-            if self._primary and not shared.audience.multi_user:
-                # First activation (HMNL §14): the curated entries a user had before become facts, once.
-                try:
-                    shared.api.core.mirror.migrate()
-                except HermesMemoryError as exc:
-                    log.warning("nextlevel: could not read MEMORY.md/USER.md into facts: %s", exc)
+        if shared.refs == 1:  # this process just opened the store
+            store_open.first_open(shared, primary=self._primary)
         self._core_block = core_memory_section(shared.api.core.llm)  # frozen for the session
         prompt = PromptContext(
             shared, SYSTEM_PROMPT_BLOCK, user_name=self._user_name,
@@ -243,7 +222,10 @@ class NextLevelProvider:
         ctx = tools.ToolContext(
             api=shared.api, session_id=self._session_id, writable=self._primary, after_write=self._after_write
         )
-        return tools.call_tool(ctx, tool_name, arguments)
+        result = tools.call_tool(ctx, tool_name, arguments)
+        seen.record(shared.api.config, session_id=self._session_id, scope=shared.api.scope, kind=seen.TOOL,
+                    served=seen.tool_served(tool_name, arguments), text=result)  # fmt: skip
+        return result
 
     def _identity(self, shared: SharedStore) -> access.CallIdentity:
         """Whom this agent's tool calls act for (seed §12's access check)."""
@@ -271,7 +253,12 @@ class NextLevelProvider:
         prefetcher = self._prefetcher
         if prefetcher is None or not isinstance(query, str):
             return ""
-        return prefetcher.prefetch(query)
+        block = prefetcher.prefetch(query)
+        shared = self._store()
+        if shared is not None:
+            seen.record(shared.api.config, session_id=session_id or self._session_id, scope=shared.api.scope,
+                        kind=seen.PREFETCH, served=query, text=block)  # fmt: skip
+        return block
 
     def queue_prefetch(self, query: str, *, session_id: str = "") -> None:
         """After a turn: recall for it in the background (warms the cache and the embedder)."""
@@ -481,112 +468,31 @@ class NextLevelProvider:
         except HermesMemoryError as exc:
             log.warning("nextlevel: could not store the delegation: %s", exc)
 
-    # -- setup, status, backup ------------------------------------------------------------------
+    # -- setup, status, backup (no store: see ``provider_setup``) ---------------------------------
     def get_config_schema(self) -> list[dict[str, Any]]:
         """Fields for `hermes memory setup` (defaults: what nextlevel.yaml says now)."""
-        try:
-            current = load_settings(default_hermes_home())
-        except ConfigError:
-            current = ProviderSettings()
-        return setup_schema(current)
+        return provider_setup.config_schema()
 
     def save_config(self, values: dict[str, Any], hermes_home: str) -> None:
         """Write setup answers to ``$HERMES_HOME/nextlevel.yaml``. Raises ConfigError for bad values
         and for a combination that cannot work (saying why)."""
-        from hermes_memory.hermes import setup  # the wizard's code: not needed to run a turn
-
-        setup.save_answers(values, hermes_home)
+        provider_setup.save_config(values, hermes_home)
 
     def post_setup(self, hermes_home: str, config: dict[str, Any]) -> None:
         """`hermes memory setup` (picker or ``setup nextlevel``): ask, validate, write nextlevel.yaml,
         activate in config.yaml, and say what was written (defaults when there is no terminal)."""
-        from hermes_memory.hermes import setup
-
-        setup.post_setup(hermes_home, config)
+        provider_setup.post_setup(hermes_home, config)
 
     def get_status_config(self, cfg: Any) -> dict[str, Any]:
         """What `hermes memory status` shows under the provider: where memory lives and its settings."""
-        home = default_hermes_home()
-        out: dict[str, Any] = {}
-        if isinstance(cfg, Mapping):
-            out.update({str(k): v for k, v in cfg.items()})
-        try:
-            settings = load_settings(home)
-            config = settings.memory_config(home, _profile(_active_profile()))
-        except ConfigError as exc:
-            out["config_error"] = str(exc)
-            try:
-                _, replaced = load_settings_lenient(home)
-                out["runs_with"] = "; ".join(replaced) or "the defaults"
-            except ConfigError:
-                out["runs_with"] = "nothing: memory does not start with this file (fix it)"
+        out, problem = provider_setup.status_config(cfg)
+        if problem:
             self._status_problem = True
-            return out
-        out["database"] = str(config.db_path)
-        out["embedder"] = config.tier3.embedding_model if config.tier3.enabled else "off"
-        out["vector_backend"] = config.tier3.backend if config.tier3.enabled else "off"
-        out["prefetch_budget_tokens"] = settings.prefetch_budget_tokens
-        from hermes_memory.hermes.status import maintenance_lines
-
-        # One `key: value` line each, as `hermes memory status` prints them.
-        first, *rest = maintenance_lines(config.db_path, settings)
-        out["maintenance"] = first.removeprefix("in Hermes: ")
-        for line in rest:
-            what, _, value = line.partition(": ")
-            out[f"maintenance {what}"] = value
-        out["threat_scanner"] = safety.scanner_name()
-        from hermes_memory.hermes import setup
-
-        problem = setup.embedder_problem(config.tier3, home)
-        if problem is not None:  # Hermes would otherwise show "available" and fail every search
-            out["problem"] = f"the embedder cannot work: {problem} (run `hermes memory setup nextlevel`)"
         return out
 
     def backup_paths(self) -> list[str]:
         """Memory files configured outside HERMES_HOME (``hermes backup`` already walks HERMES_HOME)."""
-        home = os.path.realpath(default_hermes_home())
-        try:
-            config = load_settings(home).memory_config(home, _profile(_active_profile()))
-        except ConfigError:
-            config = load_config(hermes_home=home)
-        out = []
-        for path in (config.db_path.parent, config.tier3_path, config.graph_path, config.memories_dir):
-            real = os.path.realpath(path)
-            if os.path.commonpath([real, home]) != home and real not in out:
-                out.append(real)
-        return out
-
-
-def _split_once(shared: SharedStore) -> None:
-    """The first time a gateway person's or group's store opens: move what a gateway stored in the
-    local scope before people had scopes to their own scopes (``core.people_split``), once per store
-    (a marker beside the database), logging the counts; ``hermes-memory people split`` runs it again."""
-    api = shared.api
-    marker = api.config.db_path.with_name(api.config.db_path.name + ".people-split")
-    if marker.exists():
-        return
-    scope, local = api.config.scope, shared.local_scope
-    try:
-        report = people_split.split(api.tier2, local, Sharing.of(scope.people, scope.pools))
-    except HermesMemoryError as exc:
-        log.warning("nextlevel: could not split the gateway turns of scope %r by person: %s", local, exc)
-        return
-    moved = bool(report.moved)
-    for line in report.lines():  # an operator must see what moved (and what is quarantined)
-        log.log(logging.WARNING if moved else logging.DEBUG, "nextlevel: people split: %s", line)
-    try:
-        marker.write_text("\n".join(report.lines()) + "\n", encoding="utf-8")
-    except OSError as exc:  # the split is done; without the marker the next open checks again
-        log.warning("nextlevel: could not write %s: %s", marker, exc)
-
-
-def _active_profile() -> str:
-    """Hermes' profile name when Hermes is importable (status/backup run without ``initialize``)."""
-    try:
-        profiles = importlib.import_module("hermes_cli.profiles")  # Hermes, only inside Hermes
-    except ImportError:
-        return "default"
-    return str(profiles.get_active_profile_name())
+        return provider_setup.backup_paths()
 
 
 _provider_class: list[type[Any]] = []

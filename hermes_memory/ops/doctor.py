@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_memory.errors import StorageError
 from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES
-from hermes_memory.graph.nx_store import KnowledgeGraph, LoadStatus
+from hermes_memory.graph.nx_store import KnowledgeGraph
+from hermes_memory.graph.persistence import LoadStatus
 from hermes_memory.graph.service import GraphService
 from hermes_memory.tier2 import Tier2, files, maintenance
 from hermes_memory.tier2._util import content_hash

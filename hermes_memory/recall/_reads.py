@@ -3,7 +3,7 @@
 Recall asks for the same rows again and again: its candidates' row ids and neighbours, the turns
 themselves, the ranking columns of candidate facts, the facts it shows, the turns a superseded fact was
 extracted from. All of it changes only when a commit changes an episode or a fact (other than its access
-counts). Such a commit moves ``tier2.schema.recall_generation`` (triggers on those rows, migration 11)
+counts). Such a commit moves ``tier2.recall_log.recall_generation`` (triggers on those rows, migration 11)
 and logs the rows it changed (``recall_changes``, migration 12): the next recall drops those rows from
 the cache and keeps the rest, so a live agent's turn costs the recall after it only the rows that turn
 changed (its own row and its neighbour's, the facts it wrote or reinforced), not every row it had read.
@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 
 from hermes_memory.records import Fact
 from hermes_memory.tier2 import Tier2
-from hermes_memory.tier2.facts import current_facts
-from hermes_memory.tier2.schema import RecallChange, recall_changes, recall_generation
+from hermes_memory.tier2.fact_history import current_facts
+from hermes_memory.tier2.recall_log import RecallChange, recall_changes, recall_generation
 
 #: (row id, uuid, previous row id, next row id in its session): ``EpisodeStore.recall_rows``.
 EpisodeRow = tuple[int, str, int | None, int | None]

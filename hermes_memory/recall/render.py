@@ -6,7 +6,7 @@ neutralised when read). Each hit's line is built and quoted once (``lines``: ``f
 tags and marks role markers, so no stored text can end the ``<memory-context>`` fence); a line cut short
 can complete a pattern (a ``\b`` at the cut), so it is neutralised in full first. A block (``join``)
 joins lines with punctuation: only the few patterns that can run over it are tried, across the lines,
-and only when their literals occur (``threats.composed_threat``); a match neutralises the block.
+and only when their literals occur (``composed.composed_threat``); a match neutralises the block.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from functools import lru_cache
 
 from hermes_memory.records import Hit
 from hermes_memory.security import fence
-from hermes_memory.security.threats import composed_threat_lines, neutralise
+from hermes_memory.security.composed import composed_threat_lines
+from hermes_memory.security.threats import neutralise
 
 CHARS_PER_TOKEN = 4  # a conservative estimate for English text
 # The longest hit text a line shows (white space folded), and the shortest cut of a first line that

@@ -10,7 +10,7 @@ from hermes_memory.records import Episode, Fact
 from hermes_memory.tier2._util import loads_list
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.episodes import _row_to_episode
-from hermes_memory.tier2.facts import _row_to_fact
+from hermes_memory.tier2.fact_rows import row_to_fact
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ def all_episodes(db: Database) -> list[Episode]:
 
 def all_facts(db: Database) -> list[Fact]:
     """Every stored fact (archived and superseded ones too), in row order."""
-    return [_row_to_fact(r) for r in db.query("SELECT * FROM facts ORDER BY id")]
+    return [row_to_fact(r) for r in db.query("SELECT * FROM facts ORDER BY id")]
 
 
 def event_spans(db: Database, event_type: str) -> list[EventSpan]:

@@ -14,7 +14,8 @@ from hermes_memory.tier2.chunks import ChunkStore, EmbedQueue
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.entities import EntityStore
 from hermes_memory.tier2.episodes import EpisodeStore
-from hermes_memory.tier2.facts import AccessLog, FactStore
+from hermes_memory.tier2.fact_reads import AccessLog
+from hermes_memory.tier2.facts import FactStore
 from hermes_memory.tier2.ingest_queue import IngestQueue
 from hermes_memory.tier2.relations import RelationStore
 from hermes_memory.tier2.schema import current_version, migrate

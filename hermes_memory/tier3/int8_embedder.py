@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from hermes_memory.errors import ConfigError, EmbeddingError
+from hermes_memory.tier3._minilm_encoder import MiniLMEncoder
 from hermes_memory.tier3._onnx_file import OnnxInitializers
 from hermes_memory.tier3._wordpieces import WordPieces, require
 from hermes_memory.tier3.embedder import FloatArray
@@ -28,7 +29,6 @@ from hermes_memory.tier3.local_embedder import MINILM_DIM, MINILM_INT8_MODEL_ID,
 from hermes_memory.tier3.minilm_embedder import (
     _LAYERS,
     MiniLMArrays,
-    MiniLMEncoder,
     MiniLMModel,
     _Layer,
     shared_model,

@@ -35,9 +35,10 @@ import numpy.typing as npt
 
 from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3._blas_threads import blas_thread_cap
+from hermes_memory.tier3._minilm_encoder import MiniLMEncoder
 from hermes_memory.tier3._onnx_graph import encoder_graph
 from hermes_memory.tier3._wordpieces import WordPieces, require
-from hermes_memory.tier3.embedder import BaseEmbedder, FloatArray, Kind
+from hermes_memory.tier3.embedder import FloatArray
 
 # The model's size and its max_seq_length are the local embedder's (one model; that module imports
 # neither torch nor sentence-transformers).
@@ -447,45 +448,6 @@ def load_minilm(model_dir: Path, runtime: Runtime = "numpy", threads: int | None
     return shared_model(
         ("fp32", model_dir, runtime, threads), lambda: MiniLMModel.from_dir(model_dir, runtime, threads)
     )
-
-
-class MiniLMEncoder(BaseEmbedder):
-    """What the encoders of all-MiniLM-L6-v2 (fp32 here, int8 in ``int8_embedder``) share: a
-    ``MiniLMModel`` (``model``, loaded on first use) run over texts sorted by token length, in forward
-    passes of at most ``_batch_size`` texts of near-equal length."""
-
-    _batch_size: int
-
-    @property
-    def model(self) -> MiniLMModel:
-        raise NotImplementedError
-
-    @property
-    def dim(self) -> int:
-        return MINILM_DIM
-
-    def count_tokens(self, text: str) -> int:
-        """Word pieces of ``text`` including [CLS] and [SEP] (loads the model)."""
-        return self.model.count_tokens(text)
-
-    def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
-        """``StaticVectors``: each word's word-piece ids (loads the model)."""
-        return self.model.word_pieces(words)
-
-    @property
-    def piece_vectors(self) -> FloatArray:
-        """``StaticVectors``: the model's input vector of every word piece (loads the model)."""
-        return self.model.piece_vectors
-
-    def _embed(self, texts: list[str], kind: Kind) -> Any:
-        model = self.model
-        encoded = [model.token_ids(t) for t in texts]
-        out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
-            out[rows] = model.encode([encoded[i] for i in rows])
-        return out
 
 
 class MiniLMEmbedder(MiniLMEncoder):

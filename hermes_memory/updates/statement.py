@@ -23,7 +23,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from hermes_memory.extract.entities import kin_predicate
+from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.speech import is_question
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import clause_tense, past_forms

@@ -30,7 +30,9 @@ def _calls(method: object) -> set[str]:
 
 def _envelope_methods() -> dict[str, object]:
     out = {}
-    for name, member in vars(MemoryAPI).items():
+    # MemoryAPI's methods live in its parts (base classes): every class it is built from counts.
+    members = {name: m for cls in reversed(MemoryAPI.__mro__) for name, m in vars(cls).items()}
+    for name, member in members.items():
         function = member.__func__ if isinstance(member, staticmethod) else member
         if name.startswith("_") or not inspect.isfunction(function):
             continue

@@ -344,7 +344,7 @@ def test_hybrid_fuses_a_keyword_only_and_a_meaning_only_match(
     for i, text in enumerate(distractors):
         table[text] = [0.3] + [0.0] * (i + 1) + [1.0]
     monkeypatch.setattr(
-        "hermes_memory.tier3.semantic.make_embedder", lambda name, **opts: TableEmbedder(table, dim=16)
+        "hermes_memory.tier3._search_paths.make_embedder", lambda name, **opts: TableEmbedder(table, dim=16)
     )
     api = open_api(**{"tier3.embedding_dim": 16})
     ids = {}
@@ -442,7 +442,7 @@ def test_non_finite_embeddings_fail_and_nothing_is_dequeued(
     open_api: Opener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "hermes_memory.tier3.semantic.make_embedder", lambda name, **opts: NaNEmbedder(dim=opts["dim"])
+        "hermes_memory.tier3._search_paths.make_embedder", lambda name, **opts: NaNEmbedder(dim=opts["dim"])
     )
     api = open_api()
     _ok(api.fact_store("a fact the broken embedder cannot embed"))

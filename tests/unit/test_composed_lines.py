@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_memory.security.threats import composed_threat, composed_threat_lines
+from hermes_memory.security.composed import composed_threat, composed_threat_lines
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

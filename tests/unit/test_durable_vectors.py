@@ -20,7 +20,7 @@ from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.schema import MIGRATIONS, migrate
 from hermes_memory.tier2.vectors import Marks, VectorStore
-from hermes_memory.tier3 import _exact, _indexer
+from hermes_memory.tier3 import _exact, _exact_rows, _indexer
 from hermes_memory.tier3.embedder import Kind
 from hermes_memory.tier3.hashing_embedder import HashingEmbedder
 from hermes_memory.tier3.semantic import SemanticMemory
@@ -296,7 +296,7 @@ def test_migration_7_queues_existing_chunks_and_keeps_pending_deletes(tmp_path: 
 def test_the_exact_index_compacts_deleted_rows_across_blocks(
     open_api: Opener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_exact, "BLOCK", 4)  # many blocks from a few rows
+    monkeypatch.setattr(_exact_rows, "BLOCK", 4)  # many blocks from a few rows
     api = open_api(backend="qdrant")
     texts = [f"note {i}: {word} and more {word}" for i, word in enumerate(
         ["apple", "boat", "cello", "dune", "eagle", "fjord", "grape", "harbour", "igloo", "jungle", "kiwi"]
@@ -376,7 +376,7 @@ def test_the_exact_index_keeps_any_chunk_id_through_deletes_and_compaction(
     from hermes_memory.tier2.vectors import to_blob
     from hermes_memory.tier3._indexer import vector_payload
 
-    monkeypatch.setattr(_exact, "BLOCK", 4)  # compaction after a few deletes, rows across blocks
+    monkeypatch.setattr(_exact_rows, "BLOCK", 4)  # compaction after a few deletes, rows across blocks
     model, dim = "test-model", 8
     # canonical UUIDs (held as two integers) and ids that are not (held as strings), the nil UUID too
     ids = [

@@ -16,7 +16,7 @@ from hermes_memory.errors import ValidationError
 from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2.store import Tier2
 from hermes_memory.tier2.vectors import VectorStore, to_blob
-from hermes_memory.tier3 import _exact
+from hermes_memory.tier3 import _exact, _exact_rows, _exact_scoring
 from hermes_memory.tier3._exact import ExactIndex
 from hermes_memory.tier3._indexer import vector_payload
 
@@ -121,8 +121,8 @@ def test_growing_past_float_rows_drops_the_float32_rows_and_keeps_the_hits(tier2
         assert index.search(query, limit=1)[0].score == pytest.approx(1.0, abs=1e-6)  # float32: exact
         ids += _insert(tier2, vectors[60:], 60)
         index.refresh()
-        assert index._floats is None  # 120 rows > float_rows: int8 from now on
-        assert index.health()["matrix_bytes"] == _exact.BLOCK * (DIM + 8)  # int8 rows and sign bits
+        assert index._rows.floats is None  # 120 rows > float_rows: int8 from now on
+        assert index.health()["matrix_bytes"] == _exact_rows.BLOCK * (DIM + 8)  # int8 rows and sign bits
         for n in (7, 65, 119):
             best = index.search(vectors[n], limit=3)
             assert best[0].id == f"chunk:{ids[n]}"
@@ -137,8 +137,8 @@ def test_growing_past_float_rows_drops_the_float32_rows_and_keeps_the_hits(tier2
 def test_the_rows_matching_a_filter_follow_new_and_removed_rows(
     tier2: Tier2, float_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_exact, "BLOCK", 8)  # compaction after a few deletes, rows across blocks
-    monkeypatch.setattr(_exact, "FULL_ALL", 2)  # int8: the second stage scores a shortlist of the matches
+    monkeypatch.setattr(_exact_rows, "BLOCK", 8)  # compaction after a few deletes, rows across blocks
+    monkeypatch.setattr(_exact_scoring, "FULL_ALL", 2)  # int8: the second stage scores a shortlist
     vectors = _vectors(90, 4)
     ids = _insert(tier2, vectors[:40], 0)
     index = _index(tier2, float_rows=float_rows)
@@ -166,19 +166,19 @@ def test_the_rows_matching_a_filter_follow_new_and_removed_rows(
         check(40)  # the second one re-uses the matching rows
         ids += _insert(tier2, vectors[40:70], 40)
         check(70)  # new rows matched on their own
-        epoch = index._epoch
+        epoch = index._rows.epoch
         gone = [i for i in range(70) if i % 10 == 0]
         _delete(tier2, [ids[i] for i in gone])
         for i in gone:
             keep[i] = False
         check(70)  # removed rows dropped from the kept matches (too few to compact)
-        assert index._epoch == epoch
+        assert index._rows.epoch == epoch
         ids += _insert(tier2, vectors[70:], 70)
         _delete(tier2, [ids[i] for i in range(70) if i % 4 == 1])  # and enough of them to compact
         for i in range(70):
             keep[i] = keep[i] and i % 4 != 1
         check(90)
-        assert index._epoch > epoch  # rows moved: the kept matches were rebuilt
+        assert index._rows.epoch > epoch  # rows moved: the kept matches were rebuilt
     finally:
         index.close()
 

@@ -21,7 +21,7 @@ from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2.store import Tier2
 from hermes_memory.tier2.vectors import VectorStore, to_blob
-from hermes_memory.tier3 import _exact, _snapshot
+from hermes_memory.tier3 import _exact, _exact_rows, _snapshot
 from hermes_memory.tier3._exact import ExactIndex
 from hermes_memory.tier3._indexer import vector_payload
 
@@ -33,7 +33,7 @@ FIELDS = ("chunk_id", "source_kind", "session_id", "source_uuid", "message_id", 
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     # Blocks of 64 rows: a few hundred rows span several blocks, a partly filled last one, and compaction.
-    monkeypatch.setattr(_exact, "BLOCK", 64)
+    monkeypatch.setattr(_exact_rows, "BLOCK", 64)
 
 
 @pytest.fixture

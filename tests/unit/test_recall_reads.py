@@ -16,7 +16,8 @@ import pytest
 from hermes_memory import MemoryAPI
 from hermes_memory.recall.render import hit_line, render
 from hermes_memory.records import Hit
-from hermes_memory.security.threats import is_clean, neutralise, neutralise_composed, scan_for_threats
+from hermes_memory.security.composed import neutralise_composed
+from hermes_memory.security.threats import is_clean, neutralise, scan_for_threats
 from hermes_memory.tier2 import Database, Tier2
 from hermes_memory.tier2.schema import MIGRATIONS, migrate
 

@@ -139,7 +139,7 @@ def test_embedding_error_marks_attempts_and_keeps_rows(
     open_semantic: Opener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "hermes_memory.tier3.semantic.make_embedder", lambda name, **opts: NaNEmbedder(dim=opts["dim"])
+        "hermes_memory.tier3._search_paths.make_embedder", lambda name, **opts: NaNEmbedder(dim=opts["dim"])
     )
     sem, t2 = open_semantic()
     sem.index_text("poisoned", source_kind="text", source_type="session", timestamp=1.0e9)

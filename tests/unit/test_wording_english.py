@@ -22,7 +22,7 @@ def facts(text: str, speaker: str | None = None) -> list[str]:
 
 def produced_predicates() -> set[str]:
     """Every relation predicate the extractor and the graph can produce."""
-    from hermes_memory.extract.entities import KIN_PREDICATES
+    from hermes_memory.extract.kin import KIN_PREDICATES
     from hermes_memory.extract.relations import PAST_FORMS, PREDICATES
     from hermes_memory.graph.builder import SYMMETRIC_RELATION_TYPES
 

@@ -1,0 +1,237 @@
+"""Relatives and pets: "my sister Anna", "Biscuit is my dog", "a beagle named Biscuit", "my dog" alone,
+and the relation each implies."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from hermes_memory.extract.lexicon import is_name_word
+from hermes_memory.extract.mentions import EntityContext, Mention, claim, is_free
+
+# Each word for a relative or pet -> the relation it implies (owner -> the relative or pet).
+_KIN: dict[str, str] = {}
+for _pred, _words in (
+    ("sibling_of", "sister sisters brother brothers sibling siblings"),
+    ("child_of", "mom mother mum mommy mama dad father daddy papa parents stepmom stepdad"),
+    ("parent_of", "son sons daughter daughters kid kids child children"),
+    ("married_to", "husband wife spouse"),
+    ("partner_of", "partner boyfriend girlfriend fiance fiancé fiancee fiancée"),
+    ("friend_of", "friend friends bff buddy pal bestie"),
+    (
+        "relative_of",
+        "grandma grandmother grandpa grandfather grandparents granny nana grandson "
+        "granddaughter grandkids grandchildren aunt uncle cousin cousins niece nephew family",
+    ),
+    ("colleague_of", "coworker coworkers co-worker colleague colleagues boss manager teammate teammates"),
+    (
+        "knows",
+        "classmate classmates roommate roommates neighbor neighbors neighbour neighbours mentor "
+        "teacher coach therapist",
+    ),
+    (
+        "has_pet",
+        "dog dogs cat cats puppy puppies pup kitten kittens pet pets horse horses bunny rabbit "
+        "hamster parrot bird fish turtle turtles snake",
+    ),
+):
+    for _w in _words.split():
+        _KIN[_w] = _pred
+_NEXT_WORD = re.compile(r"\s+([a-z]+)")
+_COMPOUND_HEADS = frozenset(
+    """painting paintings photo photos picture pictures pic pics drawing portrait food toy toys bed walker
+    park show group chat tree name names doctor vet business reunion trip vacation dinner house home recipe
+    recipes members member time day stuff sculpture collection sitter sitting training videos video account
+    page room friend friends""".split()
+)
+_KIN_MODIFIERS = (
+    "best|older|younger|little|big|baby|twin|eldest|oldest|youngest|late|step|new|dear|two|three|whole|entire"
+)
+_KIN_KEEP = frozenset({"best", "older", "younger", "little", "big", "twin", "eldest", "oldest", "youngest"})
+_NAME_RE = r"[A-Z][a-z'’\-]{1,20}"
+
+
+# Whose relative or pet: "my", "our", "your", and "the user's" (how notes about the user are written).
+_POSSESSOR = r"(?P<poss>[Mm]y|[Oo]ur|[Yy]our|(?:[Tt]he\s+)?[Uu]ser['’]s)"
+
+
+@functools.cache
+def _kin_words() -> str:
+    return "|".join(sorted((re.escape(k) for k in _KIN), key=len, reverse=True))
+
+
+@functools.cache
+def _kin_pattern() -> re.Pattern[str]:
+    # "my dog Biscuit", "my dog, Biscuit", "my dog named Biscuit", "my dog is called Biscuit",
+    # "my dog's name is Biscuit", "my sisters Anna and Eva".
+    return re.compile(
+        rf"\b{_POSSESSOR}\s+(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b"
+        rf"(?:(?:,?\s+(?:(?:named|called)\s+)?|\s+(?:is|was)\s+(?:named|called)\s+|['’]s\s+name\s+is\s+)"
+        rf"(?P<n1>{_NAME_RE})(?:\s+and\s+(?P<n2>{_NAME_RE}))?\b)?"
+    )
+
+
+@functools.cache
+def _appositive_kin_pattern() -> re.Pattern[str]:
+    # "Biscuit, my dog, ...", "Biscuit is my dog", "Anna is the user's sister".
+    return re.compile(
+        rf"\b(?P<n1>{_NAME_RE})(?:,\s+|\s+(?:is|was)\s+)(?:also\s+)?{_POSSESSOR}\s+"
+        rf"(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b"
+    )
+
+
+# Breeds and kinds that name a pet's species: "a beagle named Biscuit" is a dog.
+_BREEDS = {
+    **dict.fromkeys(
+        """beagle labrador lab retriever poodle terrier husky corgi dachshund spaniel shepherd bulldog
+        chihuahua pug collie boxer greyhound whippet schnauzer rottweiler doberman dalmatian pomeranian
+        shih-tzu maltese mutt""".split(),
+        "dog",
+    ),
+    **dict.fromkeys("tabby siamese persian ragdoll sphynx bengal kitty".split(), "cat"),
+}
+_PLURAL_PETS = {"puppies": "puppy", "kittens": "kitten", "bunnies": "bunny", "fish": "fish"}
+
+
+def _species(word: str) -> str:
+    """The role a pet word gives its named pet: "beagle" -> "dog", "cats" -> "cat"."""
+    low = word.lower()
+    if low in _BREEDS:
+        return _BREEDS[low]
+    if low in _PLURAL_PETS:
+        return _PLURAL_PETS[low]
+    return low[:-1] if low.endswith("s") and low[:-1] in _KIN else low
+
+
+@functools.cache
+def _named_pet_pattern() -> re.Pattern[str]:
+    # "a puppy named Max", "a beagle called Biscuit", "two cats, Pixel and Nova".
+    words = [*(w for w, p in _KIN.items() if p == "has_pet"), *_BREEDS]
+    pets = "|".join(sorted(words, key=len, reverse=True))
+    return re.compile(
+        rf"\b(?:a|an|the|new|two|three|four)\s+(?:\w+\s+)?(?P<kin>{pets})"
+        rf"(?:\s+(?:named|called)\s+|,\s+(?=[A-Z]\w*(?:,?\s+and\s+[A-Z]|[.!?]|$)))"
+        rf"(?P<n1>{_NAME_RE})(?:,?\s+and\s+(?P<n2>{_NAME_RE}))?\b"
+    )
+
+
+# The speaker has the pet named next: "I adopted a ...", "We've got two cats, ...".
+_FIRST_PERSON_HAS = re.compile(
+    r"\b(?:I|[Ww]e)(?:['’]ve)?(?:\s+(?:just|finally|recently|also|now|still|already|got|have|had))*\s+"
+    r"(?:have|has|had|got|adopted|rescued|own|owned|bought|found|took\s+in|brought\s+home)\s+[^.!?]*$"
+)
+
+
+def _owner(possessive: str, ctx: EntityContext) -> str | None:
+    low = possessive.lower()
+    if low == "your":
+        return ctx.addressee
+    if low.endswith(("user's", "user’s")):
+        return ctx.user or "the user"
+    return ctx.speaker
+
+
+def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -> list[Mention]:
+    """Relatives and pets in one sentence, named or not; their spans are claimed in ``taken``."""
+    mentions: list[Mention] = []
+    for m in _appositive_kin_pattern().finditer(text):
+        owner = _owner(m.group("poss"), ctx)
+        name = m.group("n1")
+        if owner is None or not is_name_word(name) or name.casefold() == owner.casefold():
+            continue
+        mentions.append(_named_kin(m, "n1", owner, offset))
+        claim(taken, m.start(), m.end())
+    for m in _kin_pattern().finditer(text):
+        if not is_free(taken, m.start(), m.span("kin")[1]):
+            continue
+        owner = _owner(m.group("poss"), ctx)
+        following = _NEXT_WORD.match(text, m.span("kin")[1])
+        if owner is None or (following and following.group(1).lower() in _COMPOUND_HEADS):
+            continue  # "my horse painting", "my family photo": the relative only qualifies a thing
+        names = [key for key in ("n1", "n2") if m.group(key) and is_name_word(m.group(key))]
+        if names:
+            for key in names:
+                mentions.append(_named_kin(m, key, owner, offset))
+                claim(taken, *m.span(key))
+        else:
+            s, e = m.span("poss")[0], m.span("kin")[1]
+            mentions.append(_relational(m, owner, s + offset, e + offset, ctx))
+        claim(taken, m.start(), m.span("kin")[1])
+    for m in _named_pet_pattern().finditer(text):
+        owned = _FIRST_PERSON_HAS.search(text, 0, m.start()) is not None
+        role = _species(m.group("kin"))
+        for key in ("n1", "n2"):
+            name = m.group(key)
+            if name is None:
+                continue
+            s, e = m.span(key)
+            if not (is_free(taken, s, e) and is_name_word(name)):
+                continue
+            if owned:  # "I adopted a beagle named Biscuit": the speaker's dog, "my dog" from now on
+                mentions.append(
+                    Mention(name, "pet", s + offset, e + offset, 0.8, owner=ctx.speaker, role=role,
+                            kin_predicate="has_pet", aliases=[f"{ctx.speaker}'s {role}"])
+                )  # fmt: skip
+            else:
+                mentions.append(Mention(name, "pet", s + offset, e + offset, 0.75))
+            claim(taken, s, e)
+    return mentions
+
+
+def _role(m: re.Match[str]) -> tuple[str, str]:
+    """(role, predicate) of a kin match: ("best friend", "friend_of")."""
+    kin = m.group("kin").lower()
+    mods = [w for w in m.group("mods").lower().split() if w in _KIN_KEEP]
+    return " ".join([*mods, kin]), _KIN[kin]
+
+
+def _named_kin(m: re.Match[str], key: str, owner: str, offset: int) -> Mention:
+    """A named relative or pet ("my dog Biscuit"), known also as "<owner>'s dog"."""
+    role, predicate = _role(m)
+    s, e = m.span(key)
+    return Mention(
+        m.group(key),
+        "pet" if predicate == "has_pet" else "person",
+        s + offset,
+        e + offset,
+        0.8,
+        owner=owner,
+        role=role,
+        kin_predicate=predicate,
+        aliases=[f"{owner}'s {role}"],
+    )
+
+
+def _relational(m: re.Match[str], owner: str, start: int, end: int, ctx: EntityContext) -> Mention:
+    """An unnamed relative or pet ("my dog"): the named one it is known as, else "<owner>'s dog"."""
+    role, predicate = _role(m)
+    entity_type = "pet" if predicate == "has_pet" else "person"
+    relational = f"{owner}'s {role}"
+    known = ctx.known.get(relational)
+    if (
+        known is not None
+        and not ctx.known.is_ambiguous(relational)
+        and known.name.casefold() != relational.casefold()
+    ):
+        # "my dog" after "my dog is called Biscuit": Biscuit, whose alias this is.
+        return Mention(
+            known.name, known.entity_type, start, end, 0.9, known=True, owner=owner, role=role,
+            kin_predicate=predicate,
+        )  # fmt: skip
+    return Mention(relational, entity_type, start, end, 0.8, owner=owner, role=role, kin_predicate=predicate)
+
+
+#: Every relation a relational mention ("my sister", "my dog") can imply.
+KIN_PREDICATES: frozenset[str] = frozenset(_KIN.values())
+
+
+def kin_predicate(role: str) -> str | None:
+    """The relation a relational mention implies (owner -> mention): "sister" -> sibling_of."""
+    return _KIN.get(role.split()[-1]) if role else None
+
+
+__all__ = [
+    "KIN_PREDICATES",
+    "kin_mentions",
+    "kin_predicate",
+]

@@ -1,0 +1,128 @@
+"""Checks for text joined from pieces each scanned clean (recall's rendered lines), and the fence escape."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from functools import cache, lru_cache
+from typing import Final
+
+from hermes_memory.security import fence
+from hermes_memory.security.text_views import SEPARATORS, folded, skeleton, views_of
+from hermes_memory.security.threat_patterns import checked_text, compiled_patterns
+from hermes_memory.security.threats import neutralise, strip_invisible
+
+# Patterns whose gaps ([^>], [^\n], the secret's "[=:]\s*[\"']") can run over punctuation: only they can
+# match text joined from clean pieces by a template whose seams hold punctuation ("- [date] ", ": ",
+# " (", "; ", ")\n"), which stops every other pattern's word-and-space gaps. Each needs all of its groups
+# of literals (one literal of each group) in the folded text, or it cannot match in any view.
+_SEAM_LITERALS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
+    "html_comment_injection": (("<!--",), ("-->",)),
+    "hidden_div": (("div",), ("display",), ("none",)),
+    "translate_execute": (("translate",), ("into",)),
+    "exfil_curl": (("curl",), ("$",)),
+    "exfil_wget": (("wget",), ("$",)),
+    "read_secrets": (("cat",), (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc")),
+    "send_to_url": (("http",), ("://",)),
+    "agent_config_mod": (("agents.md", "claude.md", ".cursorrules", ".clinerules"),),
+    "hermes_config_mod": ((".hermes/",),),
+    "hardcoded_secret": (("key", "token", "secret", "password"), ('"', "'")),
+}
+# Hermes wraps recalled memory in <memory-context>…</memory-context>: a tag inside it (any case, spacing,
+# separator or full-width bracket) could close the fence early.
+_FENCE_TAG: Final = re.compile(r"[<＜﹤]\s*/?\s*memory\s*[-_‐‑–—\s]?\s*context\s*[>＞﹥]", re.IGNORECASE)
+
+
+def _seam_patterns() -> tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...]], ...]:
+    return tuple(
+        (compiled, _SEAM_LITERALS[pattern.pattern_id])
+        for compiled, pattern in compiled_patterns("strict")
+        if pattern.pattern_id in _SEAM_LITERALS
+    )
+
+
+_seam_compiled = cache(_seam_patterns)
+
+
+def escape_fence(text: str) -> str:
+    """``text`` without anything that could open or close the ``<memory-context>`` fence.
+
+    Raises ValidationError if ``text`` is not a str.
+    """
+    return _escape_fence(checked_text(text, "strict"), None)
+
+
+def _escape_fence(text: str, folded_text: str | None) -> str:
+    folded_text = folded(text) if folded_text is None else folded_text
+    if "memory" not in folded_text or "context" not in folded_text:
+        return text
+    if not _FENCE_TAG.search(text):
+        text = unicodedata.normalize("NFKC", strip_invisible(text))
+    return _FENCE_TAG.sub("", text)
+
+
+def neutralise_composed(text: str) -> str:
+    """Make text that was joined from pieces each scanned clean (``is_clean``) safe for output, cheaply:
+    only the patterns that can run over the template's punctuation are tried, and only when their
+    literals occur; a match makes it ``neutralise`` the whole text. Then it is quoted (``fence.quote``:
+    tags escaped, role markers marked).
+
+    The pieces must be clean and joined by seams holding punctuation (as ``recall.render`` lines are);
+    text with an unscanned or flagged piece needs ``neutralise``. Raises ValidationError if ``text`` is
+    not a str.
+    """
+    if composed_threat(text):
+        return fence.quote(neutralise(text))
+    # Reading only escapes and marks: disguised phrases were looked for when each piece was written.
+    return fence.quote(text)
+
+
+def composed_threat(text: str) -> bool:
+    """Whether text joined from clean pieces (see ``neutralise_composed``) matches one of the patterns
+    that can run over the template's punctuation: each is tried only when its literals occur.
+
+    Raises ValidationError if ``text`` is not a str.
+    """
+    text = checked_text(text, "strict")
+    folded_text = folded(text)
+    for compiled, groups in _seam_compiled():
+        if all(any(literal in folded_text for literal in group) for group in groups):
+            views = views_of(unicodedata.normalize("NFKC", text))
+            if any(compiled.search(view) for view, _ in views):
+                return True
+    return False
+
+
+def composed_threat_lines(lines: Sequence[str]) -> bool:
+    """``composed_threat("\\n".join(lines))``, from each line's folded text and views worked out once
+    per line text (recall renders the same lines again and again). Every step of those (NFKC, the
+    skeleton, the separators, case folding) maps a newline to itself and never combines it with the
+    characters beside it, so the views of the block are the lines' views joined by newlines.
+
+    Raises ValidationError if a line is not a str.
+    """
+    parts = [_line_views(checked_text(line, "strict")) for line in lines]
+    folded_text = "\n".join(part[0] for part in parts)
+    for compiled, groups in _seam_compiled():
+        if all(any(literal in folded_text for literal in group) for group in groups) and any(
+            compiled.search("\n".join(part[i] for part in parts)) for i in (1, 2, 3)
+        ):
+            return True
+    return False
+
+
+@lru_cache(maxsize=2048)
+def _line_views(line: str) -> tuple[str, str, str, str]:
+    """A line's folded text and its three views (NFKC, skeleton, separated; equal when unchanged)."""
+    normalised = unicodedata.normalize("NFKC", line)
+    look_alikes_folded, _ = skeleton(normalised)
+    return folded(line), normalised, look_alikes_folded, look_alikes_folded.translate(SEPARATORS)
+
+
+__all__ = [
+    "composed_threat",
+    "composed_threat_lines",
+    "escape_fence",
+    "neutralise_composed",
+]

@@ -1,0 +1,120 @@
+"""The exact index's two scoring stages: every row's float32 cosine or sign-bit distance to the query,
+then the int8 cosine of the nearest rows; and ranking the scored rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from hermes_memory.tier2.vectors import FloatArray
+from hermes_memory.tier3 import _exact_rows
+from hermes_memory.tier3._blas_threads import blas_thread_cap
+from hermes_memory.tier3._exact_rows import IndexRows, get_rows
+
+# The second stage scores in full the best max(FULL_MIN * limit, FULL_SHARE of the matching rows,
+# FULL_ALL) rows (on real MiniLM vectors 512 rows agree with scoring all of them, 256 do not quite).
+FULL_MIN = 4
+FULL_SHARE = 0.02
+FULL_ALL = 512
+
+
+def first_stage(held: IndexRows, query: FloatArray) -> tuple[npt.NDArray[Any], bool]:
+    """Every row's cosine with the (rotated) query from its float32 row (True) while the index keeps
+    them, else the Hamming distance of its sign bits to the query's (False, ``sign_distances``)."""
+    if held.floats is None:
+        return sign_distances(held, query), False
+    block = _exact_rows.BLOCK
+    cos = np.empty(held.n, dtype=np.float32)
+    with blas_thread_cap().limit(1):
+        for start in range(0, held.n, block):
+            rows = min(block, held.n - start)
+            np.matmul(held.floats[start // block][:rows], query, out=cos[start : start + rows])
+    return cos, True
+
+
+def sign_distances(held: IndexRows, query: FloatArray) -> npt.NDArray[np.uint16]:
+    """The first stage: for every row, in how many dimensions its sign differs from the query's (the
+    rotation makes the signs random hyperplanes: the distance estimates the angle over all
+    dimensions, 48 bytes a row at 384-d, XOR and popcount)."""
+    mine = held.sign_words(query[None, :])[0]
+    out = np.zeros(held.n, dtype=np.uint16)
+    block = _exact_rows.BLOCK
+    for start in range(0, held.n, block):
+        rows = min(block, held.n - start)
+        signs = held.signs[start // block]
+        acc = out[start : start + rows]
+        for word in range(held.words):
+            acc += _popcount(signs[word, :rows] ^ mine[word])
+    return out
+
+
+def second_stage(
+    held: IndexRows,
+    query: FloatArray,
+    distances: npt.NDArray[Any],
+    candidates: npt.NDArray[np.intp],
+    limit: int,
+    everything: bool,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """The rows scored in full (of ``candidates``, the nearest by sign bits) and their scores."""
+    if not everything and len(candidates) > FULL_ALL:
+        full = max(FULL_MIN * limit, int(np.ceil(FULL_SHARE * len(candidates))), FULL_ALL)
+        if full < len(candidates):
+            candidates = _nearest(candidates, distances[candidates], full)
+    return candidates, full_scores(held, query, candidates)
+
+
+def full_scores(held: IndexRows, query: FloatArray, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
+    """The second stage: the int8 cosine of ``rows`` as ``(1 + cos) / 2``."""
+    cos = np.empty(len(rows), dtype=np.float32)
+    sub = _exact_rows.SUB
+    with blas_thread_cap().limit(1):
+        for start in range(0, len(rows), sub):
+            at = rows[start : start + sub]
+            full = get_rows(held.rows8, at).astype(np.float32)
+            cos[start : start + len(at)] = (full @ query) * held.factor[at]
+    return scores(cos)
+
+
+def ranked(
+    rows: npt.NDArray[np.intp], scored: npt.NDArray[np.float32], k: int
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """The best ``k`` of ``rows`` and their scores, best first (equal scores by insertion)."""
+    if k < len(rows):
+        top = np.argpartition(scored, len(scored) - k)[len(scored) - k :]
+        rows, scored = rows[top], scored[top]
+    order = np.lexsort((rows, -scored))
+    return rows[order], scored[order]
+
+
+def scores(cos: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Cosines as the engines give scores: ``(1 + cos) / 2`` in [0, 1]."""
+    out: npt.NDArray[np.float32] = np.clip((1.0 + cos) / 2.0, 0.0, 1.0).astype(np.float32)
+    return out
+
+
+def _nearest(rows: npt.NDArray[np.intp], distances: npt.NDArray[np.uint16], k: int) -> npt.NDArray[np.intp]:
+    """The ``k`` of ``rows`` with the smallest distances (small integers), in row order; among rows
+    at the cut-off distance the first ones. A histogram instead of a partition: one pass, no sort."""
+    counts = np.cumsum(np.bincount(distances))
+    cut = int(np.searchsorted(counts, k))  # the distance at which the k-th row lies
+    below = rows[distances < cut]
+    at_cut = rows[distances == cut][: k - len(below)]
+    out: npt.NDArray[np.intp] = np.sort(np.concatenate((below, at_cut)))
+    return out
+
+
+def _popcount_table(words: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
+    """Set bits per uint64 word, for numpy < 2 (no ``np.bitwise_count``): a table of 16-bit counts."""
+    halves = np.ascontiguousarray(words).view(np.uint16).reshape(len(words), 4)
+    out: npt.NDArray[np.uint8] = _BITS16[halves].sum(axis=1, dtype=np.uint8)
+    return out
+
+
+_BITS16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.uint8)
+_popcount: Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.uint8]] = getattr(
+    np, "bitwise_count", _popcount_table
+)
