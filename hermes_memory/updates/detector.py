@@ -113,7 +113,7 @@ class UpdateDetector:
     def comparable(self, new: Statement, earlier: Sequence[Statement]) -> list[int]:
         """The indices of the ``earlier`` statements ``replaced`` weighs ``new`` against (about the same
         holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest."""
-        if not new.asserts or not (new.about_anyone or new.unattributed):
+        if not new.asserts or not new.about_anyone:
             return []
         return [i for i, old in enumerate(earlier) if about_same(old, new) and self.can_replace(new, old)]
 

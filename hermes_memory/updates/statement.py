@@ -175,12 +175,6 @@ class Statement:
         topic."""
         return self.holder is not None or bool(self.mentions) or bool(self.topic)
 
-    @property
-    def unattributed(self) -> bool:
-        """Whether it names no holder at all ("It's Opera, not GX", "No more Saturday overtime"): said by
-        the user, a statement about the speaker's own world."""
-        return self.holder is None and not self.mentions
-
 
 def clauses(text: str) -> list[str]:
     """The clauses of a statement: split at sentence ends, semicolons, dashes and "but/and/so I"."""
@@ -323,8 +317,6 @@ def about_same(old: Statement, new: Statement) -> bool:
     """Whether ``new`` can speak about ``old``'s holder: the same holder, or a known holder the new clause
     names ("We moved Miso to the cat clinic" speaks about Miso's vet)."""
     if same_holder(old.holder, new.holder):
-        return True
-    if new.unattributed and old.holder == USER:
         return True
     if new.topic and old.holder is not None and topic_of(new.topic, old.words):
         return True  # "Checkups are with Beth now" speaks of the user's "Dr. Novak for checkups"

@@ -99,7 +99,7 @@ class StatementUpdates:
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
         for clause in clauses(text):
             new = read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things)
-            if not new.asserts or not (new.about_anyone or new.unattributed) or not self.stated(new, clause):
+            if not new.asserts or not new.about_anyone or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
@@ -183,7 +183,7 @@ class StatementUpdates:
     @staticmethod
     def _candidates(tier2: Tier2, new: Statement, speaker: str, clause: str) -> list[Fact]:
         if new.holder is None:  # "The vet put Luna on a renal diet": about the holders it names
-            names = sorted(new.mentions) or _speaker_names(speaker)  # "No more Saturday overtime": mine
+            names = sorted(new.mentions)
             facts = {f.uuid: f for f in tier2.facts.believed_about(names, limit=RECENT)} if names else {}
             if new.topic:  # "The book club fizzled out": about whoever's statements speak of it
                 facts.update(tier2.facts.get_many(list(tier2.facts.bm25_scores(clause, limit=MATCHING))))
