@@ -79,8 +79,11 @@ def tool_served(tool_name: str, arguments: Any) -> str:
     """How a tool call is shown as what its result served: its name and arguments."""
     try:
         args = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        args = repr(arguments)
+    except (TypeError, ValueError, RecursionError):  # a hostile call's arguments must not fail the tool
+        try:
+            args = repr(arguments)[:MAX_TEXT_CHARS]
+        except RecursionError:
+            args = "(arguments nested too deep to show)"
     return f"{tool_name} {args}"
 
 

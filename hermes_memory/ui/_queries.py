@@ -104,22 +104,11 @@ def _believed(fact: dict[str, Any]) -> bool:
 
 
 def correct_fact(api: MemoryAPI, uuid: str, text: str) -> dict[str, Any]:
-    """Store ``text`` as a correction of fact ``uuid``: a new fact (same category) that supersedes it
-    (bitemporal: the old one is closed now, kept with ``superseded_by``; never rewritten in place).
-    Returns the new fact and whether the old one was closed. Raises EnvelopeError (validation, a
-    threat in the text, an unknown fact), ValidationError for a fact no longer believed."""
-    old = data(api.fact_get(uuid))
-    if not _believed(old):
-        raise ValidationError("that fact is no longer believed: correct the fact that replaced it")
-    if " ".join(text.split()) == " ".join(str(old["content"]).split()):
-        raise ValidationError("the correction says the same as the fact")
-    new = data(api.fact_store(text, old["category"], 1.0, "user"))
-    closed = new["uuid"] == old["uuid"] or old["uuid"] in new.get("superseded", [])
-    if not closed:
-        closed = api.tier2.facts.supersede(
-            old["uuid"], new["uuid"], actor=ACTOR, reason="corrected in the memory browser"
-        )
-    return {"new": new, "closed": closed, "old": old}
+    """Store ``text`` as a correction of fact ``uuid`` (``MemoryAPI.fact_correct``: a new fact that
+    supersedes it in one transaction, never an in-place rewrite), audited as the browser's. Returns
+    ``fact`` (the correction) and ``replaced``. Raises EnvelopeError (an unknown or no longer believed
+    fact, an empty text, markup or a threat in it, the same statement)."""
+    return dict(data(api.fact_correct(uuid, text, reason="corrected in the memory browser", actor=ACTOR)))
 
 
 def mark_wrong(api: MemoryAPI, uuid: str) -> dict[str, Any]:
