@@ -61,6 +61,7 @@ def ask(view: View, params: Params) -> Html:
         signals = [
             f"score {hit['score']:.3f}",
             f"found by {_TIER_WORDS.get(hit['tier'], hit['tier'])}",
+            *([_parts(meta["signals"])] if isinstance(meta.get("signals"), Mapping) else []),
             *([f"shares words: {', '.join(shared)}"] if shared else ["no shared word (meaning or graph)"]),
             *([f"confidence {meta['confidence']}"] if "confidence" in meta else []),
             *([f"replaced {when(meta['superseded_at'])}"] if meta.get("superseded_at") else []),
@@ -93,6 +94,13 @@ def ask(view: View, params: Params) -> Html:
             tag("pre", block or "(empty: nothing new to show, or a greeting)", class_="block"),
         ]
     )
+
+
+def _parts(signals: Mapping[str, Any]) -> str:
+    """Recall's parts of the score (``recall.signals``): ``keywords 0.60 · meaning 0.41 · context +0.10``."""
+    shown = [f"{name} {value:+.2f}" if name == "context" else f"{name} {value:.2f}"
+             for name, value in signals.items() if isinstance(value, int | float)]  # fmt: skip
+    return " · ".join(shown)
 
 
 def _record_link(hit: Mapping[str, Any]) -> Html:

@@ -10,6 +10,7 @@ One browser process for the module; Chromium is installed with apt-get when it i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote_plus
@@ -105,6 +106,7 @@ def test_ask_shows_hits_why_and_the_exact_block(browser: Browser, demo: ui_demo.
     shown = text(page)
     assert "Lisbon" in shown and "why it ranked" in shown and "score " in shown and "found by" in shown
     assert "shares words: live" in shown
+    assert re.search(r"(keywords|meaning|graph) \d\.\d\d", shown), shown  # recall's parts of the score
     block = page.evaluate("document.querySelector('pre.block').innerText")
     assert block.startswith("Relevant memories (hermes-memory)") and "Lisbon" in block
     assert "Tiers answered" in block
