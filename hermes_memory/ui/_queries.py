@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -170,17 +171,26 @@ def entity(api: MemoryAPI, name: str) -> dict[str, Any]:
     raise NotFoundError(f"no entity named {name!r}")
 
 
+def entity_names(
+    api: MemoryAPI, uuids: Iterable[str], names: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The names of entities by uuid (an unknown one: the start of its uuid), added to ``names``."""
+    out = {} if names is None else names
+    for uuid in uuids:
+        if uuid not in out:
+            try:
+                out[uuid] = api.tier2.entities.get(uuid).name
+            except NotFoundError:
+                out[uuid] = uuid[:8]
+    return out
+
+
 def relation_rows(api: MemoryAPI, found: dict[str, Any]) -> list[tuple[str, str, str]]:
     """An entity's relations as (from name, relation, to name)."""
     names = {found["uuid"]: found["name"]}
     rows = []
     for rel in found.get("relations") or []:
-        for end in (rel["from_entity_id"], rel["to_entity_id"]):
-            if end not in names:
-                try:
-                    names[end] = api.tier2.entities.get(end).name
-                except NotFoundError:
-                    names[end] = end[:8]
+        entity_names(api, (rel["from_entity_id"], rel["to_entity_id"]), names)
         rows.append((names[rel["from_entity_id"]], str(rel["relation_type"]), names[rel["to_entity_id"]]))
     return rows
 
@@ -208,6 +218,7 @@ __all__ = [
     "correct_fact",
     "data",
     "entity",
+    "entity_names",
     "graph_png",
     "mark_wrong",
     "merge_entities",
