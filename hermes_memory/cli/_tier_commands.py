@@ -50,9 +50,9 @@ def register(sub: Any) -> None:
     p.add_argument("--importance", type=float)
     p.set_defaults(handler=_fact_update)
     p = _sub(fact_sub, "correct", "store a correction that supersedes a fact (the old one stays in history)")
-    p.add_argument("uuid")
-    p.add_argument("text")
-    p.add_argument("--reason", default="corrected")
+    p.add_argument("uuid", help="the fact's uuid (or its first 8 characters)")
+    p.add_argument("text", help="the corrected statement (plain text)")
+    p.add_argument("--reason", default="corrected", help="why, kept in the audit trail (default: corrected)")
     p.set_defaults(
         handler=lambda a: with_api(
             a,

@@ -145,6 +145,9 @@ def test_history_after_an_update_then_a_correction_that_supersedes(
 
 
 def test_forget_shows_the_preview_first(browser: Browser, demo: ui_demo.Served) -> None:
+    config = demo.app.api.config
+    seen.record(config, session_id="s-anna", scope="default", kind=seen.PREFETCH, served="Who is Anna?",
+                text="- My sister Anna works as a nurse in Porto.")  # fmt: skip
     page = open_page(browser, demo)
     page.goto(demo.base + "/forget?name=Anna")
     page.submit("form.write")
@@ -154,6 +157,7 @@ def test_forget_shows_the_preview_first(browser: Browser, demo: ui_demo.Served) 
     page.submit("form.write")
     assert "Forgot Anna" in text(page)
     assert not [e for e in demo.app.api.entity_query("Anna")["data"] if e["name"] == "Anna"]
+    assert "Anna" not in config.seen_path.read_text(encoding="utf-8")  # nor in what the agent saw
     assert_clean(page, demo)
     page.close()
 

@@ -5,11 +5,13 @@ step of the erasure, so a forget interrupted before it is finished by the next o
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_memory.api.memory_api import MemoryAPI
+from hermes_memory.cli import main as cli
 from hermes_memory.hermes import seen
 from hermes_memory.ops import seen_file
 from hermes_memory.tier2 import erasures
@@ -88,3 +90,11 @@ def test_a_torn_line_and_a_killed_rewrite_copy_go_too(open_api: Callable[..., Me
     stale.write_text(NAME, encoding="utf-8")
     _ok(api.forget_entity(NAME, confirm=True))
     assert f"torn {NAME}" not in path.read_text(encoding="utf-8") and not stale.exists()
+
+
+def test_the_cli_forget_scrubs_it_too(open_api: Callable[..., MemoryAPI], tmp_path: Path) -> None:
+    api = open_api(**ON)
+    _recorded(api)
+    api.close()
+    assert cli(["forget", "--entity", NAME, "--yes", "--home", str(tmp_path)]) == 0
+    assert f"{NAME} " not in api.config.seen_path.read_text(encoding="utf-8")
