@@ -98,3 +98,12 @@ def test_the_cli_forget_scrubs_it_too(open_api: Callable[..., MemoryAPI], tmp_pa
     api.close()
     assert cli(["forget", "--entity", NAME, "--yes", "--home", str(tmp_path)]) == 0
     assert f"{NAME} " not in api.config.seen_path.read_text(encoding="utf-8")
+
+
+def test_forgetting_a_scope_drops_its_records(open_api: Callable[..., MemoryAPI]) -> None:
+    api = open_api(scope="alice", **ON)
+    _ok(api.fact_store("Alice likes chess"))
+    seen.record(api.config, session_id="s1", scope="alice", kind=seen.PREFETCH, served="hi", text="- chess")
+    seen.record(api.config, session_id="s2", scope="bob", kind=seen.PREFETCH, served="hi", text="- tennis")
+    api.core.forgetting.forget_scope(confirm=True)
+    assert [r.scope for r in seen.read(api.config)] == ["bob"]
