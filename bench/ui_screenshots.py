@@ -42,13 +42,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
-        api = MemoryAPI(hermes_home=home, actor="ui", ui={"record_context": True},
-                        tier3={"backend": "memory", "embedding_model": "hashing"})  # fmt: skip
+        # The default embedder (int8 MiniLM, shipped with the package): the ranking a user gets.
+        api = MemoryAPI(
+            hermes_home=home, actor="ui", ui={"record_context": True}, tier3={"backend": "memory"}
+        )
         try:
             ui_demo.fill(api)
             for question in ("Where do I live now?", "Who is my manager?"):
                 block = ui_demo_block(api, question)
-                seen.record(api.config, session_id="20250914_101500_ab12cd", scope=api.scope,
+                seen.record(api.config, session_id="20251002_090112_5d0e8a", scope=api.scope,
                             kind=seen.PREFETCH, served=question, text=block)  # fmt: skip
             browser = Browser()
             try:
@@ -59,21 +61,28 @@ def main(argv: list[str] | None = None) -> int:
                         started = time.monotonic()
                         page.goto(served.base + path, settle=0.3)
                         page.screenshot(args.out / f"{name}.png")
+                        if name == "ask":  # the README's picture (docs/img/ui.png): what a window shows
+                            page.screenshot(args.out / "readme.png", full_page=False)
                         print(f"{name:<10} {time.monotonic() - started:6.2f}s  {args.out / (name + '.png')}")
                     page.goto(served.base + "/facts?subject=the+user")
+                    # The fact the extractor left vague ("moved there"): the correction a person would make.
                     fact = page.evaluate(
-                        "document.querySelector('a[href^=\"/fact?id=\"]').getAttribute('href')"
+                        "[...document.querySelectorAll('li')]"
+                        ".find(li => li.textContent.includes('moved there'))"
+                        ".querySelector('a[href^=\"/fact?id=\"]').getAttribute('href')"
                     )
                     page.goto(served.base + fact)
                     page.screenshot(args.out / "fact.png")
                     page.evaluate("document.querySelector('textarea[name=text]').value = "
-                                  "'The user lives in Porto since 2026'")  # fmt: skip
+                                  "'The user moved to Lisbon in September 2025'")  # fmt: skip
                     page.submit("form.write")
                     page.screenshot(args.out / "correct-preview.png")
+                    page.submit("form.write")
+                    page.screenshot(args.out / "corrected.png")
                     page.goto(served.base + "/forget?name=Anna")
                     page.submit("form.write")
                     page.screenshot(args.out / "forget-preview.png")
-                    print(f"fact, correct-preview, forget-preview -> {args.out}")
+                    print(f"readme, fact, correct-preview, corrected, forget-preview -> {args.out}")
                     page.close()
             finally:
                 browser.close()

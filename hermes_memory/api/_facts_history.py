@@ -127,6 +127,25 @@ class FactsHistoryAPI(EnvelopeEdge):
 
         return self._run("tier2", call)
 
+    def fact_correct(
+        self, uuid: str, text: str, *, reason: str = "corrected", actor: str | None = None
+    ) -> Envelope:
+        """Correct a believed fact: ``text`` is stored as a new fact (same category) that supersedes it
+        in one transaction (the old one closed now and kept in the history, ``superseded_by`` naming
+        the correction, audited with ``actor`` and ``reason``); never an in-place rewrite. data:
+        ``fact`` (the correction), ``replaced``, ``created``. An unknown uuid, a fact no longer
+        believed, an empty text, text with markup (HTML tags, ``javascript:``) or the same statement
+        is a validation error; a text Hermes' scanner refuses, a threat error."""
+
+        def call() -> dict[str, Any]:
+            ref = v.text("uuid", uuid, max_chars=100).strip()
+            checked = c.correction_text(text, self._core.tiers.max_chars)
+            why = v.text("reason", reason, max_chars=500).strip() or "corrected"
+            who = v.optional_text("actor", actor, max_chars=100)
+            return self._core.knowledge.correct_fact(ref, checked, reason=why, actor=who).to_dict()
+
+        return self._run("tier2", call)
+
     def fact_delete(self, uuid: str, soft: bool = True) -> Envelope:
         """Archive (soft=True) or permanently remove a fact."""
 

@@ -410,6 +410,22 @@ def fact_fields(fields: Mapping[str, Any], max_chars: int) -> dict[str, Any]:
     return checked
 
 
+
+# A correction is a plain statement typed by a person: tags and script links are refused there (stored
+# text is escaped wherever it is shown, but a statement carrying them is a paste gone wrong or an attack).
+_MARKUP = re.compile(r"<\s*/?\s*[A-Za-z!?][^>]*>|javascript\s*:", re.IGNORECASE)
+
+
+def correction_text(text: Any, max_chars: int) -> str:
+    """A correction's text: non-empty, within ``max_chars``, no markup. Raises ValidationError."""
+    checked = v.text("text", text, max_chars=max_chars).strip()
+    if not checked:
+        raise ValidationError("text must say the corrected statement; it is empty")
+    found = _MARKUP.search(checked)
+    if found:
+        raise ValidationError(f"text must be a plain statement; it contains markup ({found.group(0)[:40]!r})")
+    return checked
+
 __all__ = [
     "MAX_LIMIT",
     "MAX_OBSERVE_ITEMS",
@@ -421,6 +437,7 @@ __all__ = [
     "TurnArgs",
     "as_of",
     "asserted_triple",
+    "correction_text",
     "event",
     "fact_fields",
     "flush_timeout",

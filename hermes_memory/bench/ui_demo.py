@@ -15,23 +15,30 @@ if TYPE_CHECKING:
     from hermes_memory.api.memory_api import MemoryAPI
     from hermes_memory.ui.server import App
 
+# (session, when it was said (UTC), what the user said, the answer): sessions months apart,
+# so the pages show when each thing was said, not when the demo store was filled.
 TURNS = (
     (
         "s-2025-03",
+        "2025-03-10T19:12:04Z",
         "I moved to Berlin last year. My dog Biscuit loves the Tiergarten.",
         "Nice, Biscuit sounds fun.",
     ),
-    ("s-2025-03", "My manager is Tom Baker, he runs the data team.", "Got it."),
-    ("s-2025-06", "Tom and I went hiking in the Harz on 2025-06-14.", "Sounds like a great trip."),
-    ("s-2025-09", "I now live in Lisbon, I moved there in September.", "Lisbon, lovely."),
-    ("s-2025-09", "My sister Anna works as a nurse in Porto.", "Thanks for telling me."),
-)
+    ("s-2025-03", "2025-03-10T19:14:40Z", "My manager is Tom Baker, he runs the data team.",
+     "Got it."),
+    ("s-2025-06", "2025-06-16T08:30:10Z", "Tom and I went hiking in the Harz on 2025-06-14.",
+     "Sounds like a great trip."),
+    ("s-2025-09", "2025-09-21T12:04:55Z", "I now live in Lisbon, I moved there in September.",
+     "Lisbon, lovely."),
+    ("s-2025-09", "2025-09-21T12:07:31Z", "My sister Anna works as a nurse in Porto.",
+     "Thanks for telling me."),
+)  # fmt: skip
 
 
 def fill(api: MemoryAPI) -> None:
     """Turns (a move that supersedes an older home), a timeline event, curated entries; flushed."""
-    for session, user, assistant in TURNS:
-        api.remember_turn(user, assistant, session_id=session)
+    for session, said_at, user, assistant in TURNS:
+        api.remember_turn(user, assistant, session_id=session, time_=said_at)
         api.flush()
     api.curated_add("User prefers green tea to coffee.", "user")
     api.curated_add("Project notes live in ~/notes (Markdown).", "memory")

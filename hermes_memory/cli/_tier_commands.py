@@ -19,7 +19,7 @@ def _sub(parent: Any, name: str, help_text: str) -> argparse.ArgumentParser:
 
 def register(sub: Any) -> None:
     # fact ...
-    fact = sub.add_parser("fact", help="store, query, get, update and delete facts (Tier 2)")
+    fact = sub.add_parser("fact", help="store, query, get, update, correct and delete facts (Tier 2)")
     fact_sub = fact.add_subparsers(dest="action", required=True)
     p = _sub(fact_sub, "add", "store a fact")
     p.add_argument("content")
@@ -49,6 +49,20 @@ def register(sub: Any) -> None:
     p.add_argument("--confidence", type=float)
     p.add_argument("--importance", type=float)
     p.set_defaults(handler=_fact_update)
+    p = _sub(fact_sub, "correct", "store a correction that supersedes a fact (the old one stays in history)")
+    p.add_argument("uuid", help="the fact's uuid (or its first 8 characters)")
+    p.add_argument("text", help="the corrected statement (plain text)")
+    p.add_argument("--reason", default="corrected", help="why, kept in the audit trail (default: corrected)")
+    p.set_defaults(
+        handler=lambda a: with_api(
+            a,
+            lambda api: emit(
+                a,
+                api.fact_correct(a.uuid, a.text, reason=a.reason),
+                lambda d: f"{show.fact_line(d['fact'])}\nreplaces {show.fact_line(d['replaced'])}",
+            ),
+        )
+    )
     p = _sub(fact_sub, "delete", "archive a fact (or remove it with --hard)")
     p.add_argument("uuid")
     p.add_argument("--hard", action="store_true")

@@ -180,7 +180,7 @@ class Forgetting:
 
         return _erasure.Parts(
             tier2=tiers.tier2(), curated=tiers.curated, semantic=tiers.sem, graph=tiers.graph,
-            graph_path=tiers.config.graph_path, on_curated=recapture,
+            graph_path=tiers.config.graph_path, seen_path=tiers.config.seen_path, on_curated=recapture,
         )  # fmt: skip
 
 

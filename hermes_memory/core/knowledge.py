@@ -54,6 +54,19 @@ class EntityMatch:
                 "relations": [r.to_dict() for r in self.relations]}  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A correction: the fact now believed and the one it replaced (closed, ``superseded_by`` set);
+    ``created`` is False when the corrected statement was already stored (it is believed again)."""
+
+    fact: Fact
+    replaced: Fact
+    created: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fact": self.fact.to_dict(), "replaced": self.replaced.to_dict(), "created": self.created}
+
+
 class Knowledge:
     """Facts, entities, relations, events and the audit log of one ``Tiers``."""
 
@@ -97,6 +110,38 @@ class Knowledge:
             if stored.created:
                 t.on_fact_change(stored.fact)
         return stored
+
+    def correct_fact(self, uuid: str, content: str, *, reason: str, actor: str | None = None) -> Correction:
+        """Store ``content`` as a correction of the believed fact ``uuid``: a new fact (same category)
+        that supersedes it (closed now, kept with ``superseded_by`` and an audit entry giving ``actor``,
+        default this store's, and ``reason``), both in one transaction; never an in-place rewrite.
+        Raises NotFoundError for an unknown fact, ValidationError for one no longer believed or a
+        correction saying the same, ThreatDetectedError for what Hermes' scanner refuses."""
+        from hermes_memory.core.triples import derive_triple
+
+        t = self._tiers
+        who = actor or t.actor
+        ensure_safe(content)
+        text = t.secret_free(content)
+        tier2 = t.tier2()
+        old = tier2.facts.get(uuid, touch=False)
+        if not old.is_active:
+            raise ValidationError("that fact is no longer believed: correct the fact that replaced it")
+        importance = self.salience(text, category=old.category).score
+        about = derive_triple(text)
+        with tier2.db.atomic():
+            stored = tier2.facts.store(
+                text, category=old.category, confidence=1.0, source_type="user", actor=who,
+                importance=importance, exclusive=False, subject=about.subject if about else None,
+                predicate=about.predicate if about else None, object=about.object if about else None,
+            )  # fmt: skip
+            if stored.fact.uuid == old.uuid:  # deduplicated into itself: the same statement
+                raise ValidationError("the correction says the same as the fact")
+            if old.uuid not in stored.superseded:
+                tier2.facts.supersede(old.uuid, stored.fact.uuid, actor=who, reason=reason)
+            if stored.created:
+                t.on_fact_change(stored.fact)
+        return Correction(stored.fact, tier2.facts.get(old.uuid, touch=False), stored.created)
 
     def salience(self, text: str, *, category: str | None = None) -> Salience:
         """Engram's salience of ``text`` written now: its wording and cues, and its novelty against the

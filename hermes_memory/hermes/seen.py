@@ -6,25 +6,21 @@ Off by default (config ``ui.record_context``): a record quotes what the user sai
 ``Config.seen_path`` (0600, beside the Tier 2 database) with credentials redacted
 (``security.redact_secrets``, whatever ``security.redact_secrets`` says: this file is a copy, not the
 memory), and the file keeps the newest ``ui.record_limit`` records. Several processes share a store:
-every rewrite holds an exclusive ``flock`` on a sidecar lock file and replaces the file atomically.
+every rewrite goes through ``ops.seen_file`` (locked, atomic), as a forget's scrub of the file does.
 
 ``record`` never raises into Hermes: a failure to keep a record is logged and the turn goes on.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_memory.security.permissions import private_dir, private_opener, tighten
+from hermes_memory.ops import seen_file
 from hermes_memory.security.secrets import redact_secrets
 
 if TYPE_CHECKING:
@@ -83,8 +79,11 @@ def tool_served(tool_name: str, arguments: Any) -> str:
     """How a tool call is shown as what its result served: its name and arguments."""
     try:
         args = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        args = repr(arguments)
+    except (TypeError, ValueError, RecursionError):  # a hostile call's arguments must not fail the tool
+        try:
+            args = repr(arguments)[:MAX_TEXT_CHARS]
+        except RecursionError:
+            args = "(arguments nested too deep to show)"
     return f"{tool_name} {args}"
 
 
@@ -117,27 +116,12 @@ def _records(text: str) -> list[SeenRecord]:
     return out
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    private_dir(path.parent)
-    with open(path.with_name(path.name + ".lock"), "a", opener=private_opener) as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-
-
 def _append(path: Path, entry: SeenRecord, limit: int) -> None:
-    with _locked(path):
+    with seen_file.locked(path):
         kept = _records(path.read_text(encoding="utf-8", errors="replace")) if path.exists() else []
         kept = [*kept, entry][-limit:]
-        body = "".join(json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in kept)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(temp, "w", encoding="utf-8", opener=private_opener) as fh:
-            fh.write(body)
-        os.replace(temp, path)
-        tighten(path)
+        lines = [json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in kept]
+        seen_file.rewrite(path, lines, durable=False)
 
 
 __all__ = ["PREFETCH", "TOOL", "SeenRecord", "read", "record", "tool_served"]

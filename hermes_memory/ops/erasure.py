@@ -1,6 +1,7 @@
 """Erasures that finish. A forget deletes its Tier 2 rows in one transaction that also records, in
-``erasures`` (migration 9), what is left to purge outside that transaction: curated entries, vectors, the
-vector engine's files, graph files and the compaction of the database. Each step is struck off once done;
+``erasures`` (migration 9), what is left to purge outside that transaction: curated entries, the file
+of what the agent saw, vectors, the vector engine's files, graph files and the compaction of the
+database. Each step is struck off once done;
 an erasure a crash interrupted (or whose engine step another process's open store blocked) is finished on
 the next open, by the next forget or by ``doctor --repair``.
 
@@ -26,9 +27,11 @@ if TYPE_CHECKING:
     from hermes_memory.tier1.curated_store import CuratedStore
     from hermes_memory.tier3.semantic import SemanticMemory
 
-# In the order they run: curated entries first (the row holds them until then), compaction last (it
-# must see every other deletion).
-STEPS = ("curated", "vectors", "engine", "graph", "compact")
+# In the order they run: curated entries and the seen file first (the row holds their entries and names
+# until then), compaction last (it must see every other deletion, the row's dropped names too).
+STEPS = ("curated", "seen", "vectors", "engine", "graph", "compact")
+# Steps that work on one erasure's own record (the others are store-wide and run once for all).
+_OWN = ("curated", "seen")
 GRAPH_FILE = "knowledge_graph.pickle"
 
 
@@ -41,6 +44,8 @@ class Parts:
     semantic: SemanticMemory | None
     graph: GraphService | None
     graph_path: Path
+    # The file of what the agent saw (``ops.seen_file``); None: there is none to scrub.
+    seen_path: Path | None = None
     # Called after curated entries were removed (the API re-captures its snapshot).
     on_curated: Callable[[], None] | None = None
 
@@ -48,11 +53,12 @@ class Parts:
 def record(conn: sqlite3.Connection, plan: ForgetPlan, *, actor: str, scope: str | None) -> int:
     """Record an erasure in the caller's transaction (the one deleting the plan's rows); returns its id."""
     curated = {store: list(entries) for store, entries in plan.curated.items() if entries}
-    steps = [s for s in STEPS if s != "curated" or curated]
+    seen = plan.seen_match()
+    steps = [s for s in STEPS if (s != "curated" or curated) and (s != "seen" or seen)]
     vector_ids = [f"chunk:{u}" for u in sorted(plan.chunks)] + [f"entity:{u}" for u in sorted(plan.entities)]
     return erasures.record(
         conn, target=plan.target, scope=scope, actor=actor, steps=steps, vector_ids=vector_ids,
-        curated=curated,
+        curated=curated, seen=seen,
     )  # fmt: skip
 
 
@@ -74,12 +80,13 @@ def finish(parts: Parts, *, on_step: Callable[[str], None] | None = None) -> lis
     for erasure in pending:
         left = []
         for step in erasure.steps:
-            if step == "curated" or step not in done:
+            if step in _OWN or step not in done:
                 if on_step is not None:
                     on_step(step)
-                ok = _curated(parts, erasure.id) if step == "curated" else _RUN[step](parts)
-                if step != "curated":
-                    done[step] = ok
+                if step in _OWN:
+                    ok = _OWN_RUN[step](parts, erasure.id)
+                else:
+                    ok = done[step] = _RUN[step](parts)
             else:
                 ok = done[step]
             if ok:
@@ -101,6 +108,24 @@ def _curated(parts: Parts, erasure_id: int) -> bool:
         if parts.on_curated is not None:
             parts.on_curated()
     erasures.drop_curated(parts.tier2.db, erasure_id)
+    return True
+
+
+def _seen(parts: Parts, erasure_id: int) -> bool:
+    """Drop every record of what the agent saw that mentions a forgotten name (or quotes a forgotten
+    record, or belongs to a forgotten scope), then the names from the record."""
+    from hermes_memory.ops import seen_file
+
+    match = erasures.seen_match(parts.tier2.db, erasure_id)
+    if parts.seen_path is not None and match:
+        try:
+            seen_file.scrub(
+                parts.seen_path, terms=match.get("terms", []), texts=match.get("texts", []),
+                scope=match.get("scope"),
+            )  # fmt: skip
+        except OSError as exc:
+            raise StorageError(f"cannot scrub {parts.seen_path}: {exc}") from exc
+    erasures.drop_seen(parts.tier2.db, erasure_id)
     return True
 
 
@@ -161,6 +186,7 @@ def _compact(parts: Parts) -> bool:
     return not busy
 
 
+_OWN_RUN: dict[str, Callable[[Parts, int], bool]] = {"curated": _curated, "seen": _seen}
 _RUN: dict[str, Callable[[Parts], bool]] = {
     "vectors": _vectors,
     "engine": _engine,

@@ -55,6 +55,15 @@ class ForgetPlan:
     # Other names the target is mentioned under (shortened names, possessives, aliases given in the
     # text, related entities), for the preview; the caller may include them (``include_related``).
     related: list[dict[str, Any]] = field(default_factory=list)
+    # For the file of what the agent saw (``ops.seen_file``), beside ``terms``: the forgotten records'
+    # own texts (a forget by id names no one), or the forgotten scope.
+    texts: list[str] = field(default_factory=list)
+    scope: str | None = None
+
+    def seen_match(self) -> dict[str, Any]:
+        """What the erasure scrubs from the file of what the agent saw (empty: nothing)."""
+        match = {"terms": self.terms, "texts": self.texts, "scope": self.scope}
+        return {k: v for k, v in match.items() if v}
 
     def counts(self) -> dict[str, Any]:
         return {
@@ -235,6 +244,7 @@ def plan_uuid(
             continue
         plan.target = candidate
         getattr(plan, plural).add(uuid)
+        plan.texts = q.record_texts(table, uuid)
         # The record's own chunks, windows and audit entries, found by their links — never by its text,
         # which other records may contain ("ok" is in "booked").
         _plan_links(q, plan)

@@ -22,7 +22,7 @@ def plan_scope(conn: sqlite3.Connection, tier2: Tier2) -> ForgetPlan:
     view = tier2.view
     if view.admin:
         raise ValidationError("forgetting a scope needs a scoped view (--scope NAME)")
-    plan = ForgetPlan(target=f"scope {view.own}")
+    plan = ForgetPlan(target=f"scope {view.own}", scope=view.own)
     for table, plural in _PLAN.items():
         getattr(plan, plural).update(people.scope_uuids(conn, table, [view.own]))
     plan.ingest_ids.update(people.queued_turns(conn, view.own))

@@ -69,7 +69,7 @@ from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
 from hermes_memory.extract.wording import render
 from hermes_memory.graph.service import GraphService
-from hermes_memory.recall import aggregate, availability, expand, instances
+from hermes_memory.recall import aggregate, availability, expand, instances, signals
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
@@ -397,6 +397,7 @@ class RecallEngine:
         ranked: list[tuple[float, int, str, Any, str]] = []  # (score, order, kind, key, tier): hits to be
         replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
         turns: dict[int, _Turn] = {}
+        scored: dict[int, float] = {}  # the turns' scores after their priors
         if turn_scores:
             neighbours = {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
             if at_scale and len(neighbours) > st.scale_candidates:
@@ -480,7 +481,12 @@ class RecallEngine:
             )
         if category is not None:
             chosen = self._instance_prior(chosen, turns, category)[:limit]
-        return _current_first(chosen, replaced, threats, limit) if replaced and q.present else chosen
+        if replaced and q.present:
+            chosen = _current_first(chosen, replaced, threats, limit)
+        return signals.explain(
+            chosen, fact_parts=fact_parts, chunk_parts=others.chunk_parts, turns=turns,
+            turn_scores=turn_scores, turn_vectors=turn_vectors, turn_priors=scored,
+        )  # fmt: skip
 
     @staticmethod
     def _thread_rows(

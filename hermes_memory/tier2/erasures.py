@@ -8,6 +8,7 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hermes_memory.tier2.db import Database
 
@@ -31,14 +32,17 @@ def record(
     steps: Sequence[str],
     vector_ids: Sequence[str],
     curated: Mapping[str, Sequence[str]],
+    seen: Mapping[str, Any] | None = None,
 ) -> int:
     """Record an erasure in the caller's transaction (the one deleting its rows); returns its id.
-    ``curated``: the curated entries to remove per store (none: nothing recorded)."""
+    ``curated``: the curated entries to remove per store (none: nothing recorded); ``seen``: what to
+    scrub from the file of what the agent saw (``ops.seen_file.scrub``'s arguments)."""
     cur = conn.execute(
-        "INSERT INTO erasures(target, scope, actor, started_at, steps, vector_ids, curated)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO erasures(target, scope, actor, started_at, steps, vector_ids, curated, seen)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (target, scope, actor, time.time(), json.dumps(list(steps)), json.dumps(list(vector_ids)),
-         json.dumps({s: list(e) for s, e in curated.items()}) if curated else None),
+         json.dumps({s: list(e) for s, e in curated.items()}) if curated else None,
+         json.dumps(dict(seen)) if seen else None),
     )  # fmt: skip
     assert cur.lastrowid is not None
     return int(cur.lastrowid)
@@ -79,4 +83,19 @@ def drop_curated(db: Database, erasure_id: int) -> None:
         conn.execute("UPDATE erasures SET curated = NULL WHERE id = ?", (erasure_id,))
 
 
-__all__ = ["Erasure", "curated_entries", "drop_curated", "record", "strike", "unfinished"]
+def seen_match(db: Database, erasure_id: int) -> dict[str, Any]:
+    """What the erasure still has to scrub from the file of what the agent saw (empty once dropped)."""
+    row = db.query_one("SELECT seen FROM erasures WHERE id = ?", (erasure_id,))
+    match: dict[str, Any] = json.loads(row["seen"]) if row is not None and row["seen"] else {}
+    return match
+
+
+def drop_seen(db: Database, erasure_id: int) -> None:
+    """Drop the names and texts from the record (the file is scrubbed)."""
+    with db.atomic() as conn:
+        conn.execute("UPDATE erasures SET seen = NULL WHERE id = ?", (erasure_id,))
+
+
+__all__ = [
+    "Erasure", "curated_entries", "drop_curated", "drop_seen", "record", "seen_match", "strike", "unfinished",
+]  # fmt: skip

@@ -137,6 +137,18 @@ class MentionQueries:
             is not None
         )
 
+    def record_texts(self, table: str, uuid: str) -> list[str]:
+        """The text of the view's record ``uuid`` in ``table`` as it is shown (a turn's words, a fact's
+        statement, an event's title and description); none for a relation or chunk."""
+        column = _COUNTED_TEXT.get(table)
+        if column is None:
+            return []
+        scoped, sp = self._scoped()
+        row = self._conn.execute(
+            f"SELECT {column} FROM {table} WHERE uuid = ? AND {scoped}", (uuid, *sp)
+        ).fetchone()
+        return [str(row[0]).strip()] if row is not None and str(row[0]).strip() else []
+
     # -- rows that mention the pattern ----------------------------------------------------------------
     def entities_mentioning(self) -> set[str]:
         """Entities whose name, aliases or description mention the pattern."""

@@ -1,5 +1,5 @@
 """Tier 2 schema: numbered migrations, each applied together with its record in one transaction. Their
-SQL is in ``schema_tables`` (1 to 10) and ``recall_log`` (11 and 12)."""
+SQL is in ``schema_tables`` (1 to 10; 14 adds a column when missing) and ``recall_log`` (11 and 12)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from hermes_memory.tier2.schema_tables import (
     SEMANTIC,
     THREAT_DETECTOR,
     THREAT_VERDICTS,
+    add_erasure_seen,
 )
 
 
@@ -56,6 +57,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "recall_changes_subject_key", RECALL_CHANGES),
     # Data only: what earlier releases learned from the assistant's own words (``assistant_retire``).
     Migration(13, "retire_assistant_knowledge", "", then=assistant_retire.retire),
+    Migration(14, "erasure_seen", "", then=add_erasure_seen),
 )
 
 _VERSION_TABLE = """

@@ -3,6 +3,8 @@ external-content indexes kept in sync by triggers (applied by ``schema.migrate``
 
 from __future__ import annotations
 
+import sqlite3
+
 
 def _fts(table: str, columns: tuple[str, ...]) -> str:
     """An external-content FTS5 index over ``table`` kept in sync by triggers."""
@@ -330,6 +332,14 @@ INSERT INTO threat_detector(id, version, pending) VALUES (1, 1, 0);
 """
 
 
+# What a forget scrubs from the file of what the agent saw (``ops.seen_file``): the forgotten names, the
+# forgotten records' texts or the forgotten scope, as JSON; held only until the file is scrubbed.
+def add_erasure_seen(conn: sqlite3.Connection) -> None:
+    """Add ``erasures.seen`` (once: a store whose version rows were rolled back keeps its column)."""
+    if "seen" not in {row[1] for row in conn.execute("PRAGMA table_info(erasures)")}:
+        conn.execute("ALTER TABLE erasures ADD COLUMN seen TEXT")
+
+
 __all__ = [
     "AUDIT_SCOPE",
     "DURABLE_VECTORS",
@@ -341,4 +351,5 @@ __all__ = [
     "SEMANTIC",
     "THREAT_DETECTOR",
     "THREAT_VERDICTS",
+    "add_erasure_seen",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -104,22 +105,11 @@ def _believed(fact: dict[str, Any]) -> bool:
 
 
 def correct_fact(api: MemoryAPI, uuid: str, text: str) -> dict[str, Any]:
-    """Store ``text`` as a correction of fact ``uuid``: a new fact (same category) that supersedes it
-    (bitemporal: the old one is closed now, kept with ``superseded_by``; never rewritten in place).
-    Returns the new fact and whether the old one was closed. Raises EnvelopeError (validation, a
-    threat in the text, an unknown fact), ValidationError for a fact no longer believed."""
-    old = data(api.fact_get(uuid))
-    if not _believed(old):
-        raise ValidationError("that fact is no longer believed: correct the fact that replaced it")
-    if " ".join(text.split()) == " ".join(str(old["content"]).split()):
-        raise ValidationError("the correction says the same as the fact")
-    new = data(api.fact_store(text, old["category"], 1.0, "user"))
-    closed = new["uuid"] == old["uuid"] or old["uuid"] in new.get("superseded", [])
-    if not closed:
-        closed = api.tier2.facts.supersede(
-            old["uuid"], new["uuid"], actor=ACTOR, reason="corrected in the memory browser"
-        )
-    return {"new": new, "closed": closed, "old": old}
+    """Store ``text`` as a correction of fact ``uuid`` (``MemoryAPI.fact_correct``: a new fact that
+    supersedes it in one transaction, never an in-place rewrite), audited as the browser's. Returns
+    ``fact`` (the correction) and ``replaced``. Raises EnvelopeError (an unknown or no longer believed
+    fact, an empty text, markup or a threat in it, the same statement)."""
+    return dict(data(api.fact_correct(uuid, text, reason="corrected in the memory browser", actor=ACTOR)))
 
 
 def mark_wrong(api: MemoryAPI, uuid: str) -> dict[str, Any]:
@@ -181,17 +171,26 @@ def entity(api: MemoryAPI, name: str) -> dict[str, Any]:
     raise NotFoundError(f"no entity named {name!r}")
 
 
+def entity_names(
+    api: MemoryAPI, uuids: Iterable[str], names: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The names of entities by uuid (an unknown one: the start of its uuid), added to ``names``."""
+    out = {} if names is None else names
+    for uuid in uuids:
+        if uuid not in out:
+            try:
+                out[uuid] = api.tier2.entities.get(uuid).name
+            except NotFoundError:
+                out[uuid] = uuid[:8]
+    return out
+
+
 def relation_rows(api: MemoryAPI, found: dict[str, Any]) -> list[tuple[str, str, str]]:
     """An entity's relations as (from name, relation, to name)."""
     names = {found["uuid"]: found["name"]}
     rows = []
     for rel in found.get("relations") or []:
-        for end in (rel["from_entity_id"], rel["to_entity_id"]):
-            if end not in names:
-                try:
-                    names[end] = api.tier2.entities.get(end).name
-                except NotFoundError:
-                    names[end] = end[:8]
+        entity_names(api, (rel["from_entity_id"], rel["to_entity_id"]), names)
         rows.append((names[rel["from_entity_id"]], str(rel["relation_type"]), names[rel["to_entity_id"]]))
     return rows
 
@@ -219,6 +218,7 @@ __all__ = [
     "correct_fact",
     "data",
     "entity",
+    "entity_names",
     "graph_png",
     "mark_wrong",
     "merge_entities",

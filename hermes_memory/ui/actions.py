@@ -62,16 +62,11 @@ def correct(view: View, form: Form, confirmed: bool) -> Html:
     done = q.correct_fact(view.api, uuid, text)
     return join(
         [
-            notice(
-                "Stored. The old statement is closed and kept in the history."
-                if done["closed"]
-                else "Stored; the old statement was no longer believed.",
-                "ok",
-            ),
+            notice("Stored. The old statement is closed and kept in the history.", "ok"),
             tag(
                 "p",
                 [
-                    link("the new fact", "/fact", id=done["new"]["uuid"]),
+                    link("the new fact", "/fact", id=done["fact"]["uuid"]),
                     " · ",
                     link("the old one", "/fact", id=uuid),
                 ],

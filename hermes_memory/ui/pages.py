@@ -61,6 +61,7 @@ def ask(view: View, params: Params) -> Html:
         signals = [
             f"score {hit['score']:.3f}",
             f"found by {_TIER_WORDS.get(hit['tier'], hit['tier'])}",
+            *([_parts(meta["signals"])] if isinstance(meta.get("signals"), Mapping) else []),
             *([f"shares words: {', '.join(shared)}"] if shared else ["no shared word (meaning or graph)"]),
             *([f"confidence {meta['confidence']}"] if "confidence" in meta else []),
             *([f"replaced {when(meta['superseded_at'])}"] if meta.get("superseded_at") else []),
@@ -93,6 +94,13 @@ def ask(view: View, params: Params) -> Html:
             tag("pre", block or "(empty: nothing new to show, or a greeting)", class_="block"),
         ]
     )
+
+
+def _parts(signals: Mapping[str, Any]) -> str:
+    """Recall's parts of the score (``recall.signals``): ``keywords 0.60 · meaning 0.41 · context +0.10``."""
+    numbers = {n: v for n, v in signals.items() if isinstance(v, int | float) and abs(v) >= 0.005}
+    shown = [f"{n} {v:+.2f}" if n == "context" else f"{n} {v:.2f}" for n, v in numbers.items()]
+    return " · ".join(shown)
 
 
 def _record_link(hit: Mapping[str, Any]) -> Html:
@@ -197,13 +205,14 @@ def _since(fact: Mapping[str, Any]) -> float | None:
 
 def timeline(view: View, params: Params) -> Html:
     events = q.data(view.api.timeline_query(limit=200))
+    names = q.entity_names(view.api, {str(u) for e in events for u in e.get("related_entities") or []})
     rows = [
         [
             when(e.get("timestamp")),
             e.get("event_type") or "",
             tag("span", e.get("title") or "", class_="memory"),
             e.get("description") or "",
-            ", ".join(str(x) for x in e.get("related_entities") or []),
+            _entity_links(names, [str(u) for u in e.get("related_entities") or []]),
             e.get("session_id") or "",
         ]
         for e in events
@@ -213,6 +222,14 @@ def timeline(view: View, params: Params) -> Html:
         if rows
         else notice("No events yet.")
     )
+
+
+def _entity_links(names: Mapping[str, str], uuids: list[str]) -> Html:
+    parts: list[Html | str] = []
+    for uuid in uuids:
+        parts += [", "] if parts else []
+        parts.append(link(names[uuid], "/entity", name=uuid))
+    return join(parts)
 
 
 def curated(view: View, params: Params) -> Html:

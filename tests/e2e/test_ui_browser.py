@@ -10,6 +10,7 @@ One browser process for the module; Chromium is installed with apt-get when it i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote_plus
@@ -105,6 +106,7 @@ def test_ask_shows_hits_why_and_the_exact_block(browser: Browser, demo: ui_demo.
     shown = text(page)
     assert "Lisbon" in shown and "why it ranked" in shown and "score " in shown and "found by" in shown
     assert "shares words: live" in shown
+    assert re.search(r"(keywords|meaning|graph) \d\.\d\d", shown), shown  # recall's parts of the score
     block = page.evaluate("document.querySelector('pre.block').innerText")
     assert block.startswith("Relevant memories (hermes-memory)") and "Lisbon" in block
     assert "Tiers answered" in block
@@ -143,6 +145,9 @@ def test_history_after_an_update_then_a_correction_that_supersedes(
 
 
 def test_forget_shows_the_preview_first(browser: Browser, demo: ui_demo.Served) -> None:
+    config = demo.app.api.config
+    seen.record(config, session_id="s-anna", scope="default", kind=seen.PREFETCH, served="Who is Anna?",
+                text="- My sister Anna works as a nurse in Porto.")  # fmt: skip
     page = open_page(browser, demo)
     page.goto(demo.base + "/forget?name=Anna")
     page.submit("form.write")
@@ -152,6 +157,7 @@ def test_forget_shows_the_preview_first(browser: Browser, demo: ui_demo.Served) 
     page.submit("form.write")
     assert "Forgot Anna" in text(page)
     assert not [e for e in demo.app.api.entity_query("Anna")["data"] if e["name"] == "Anna"]
+    assert "Anna" not in config.seen_path.read_text(encoding="utf-8")  # nor in what the agent saw
     assert_clean(page, demo)
     page.close()
 

@@ -1,7 +1,9 @@
 """The memory browser beside a real Hermes: `hermes -z` processes (hermes-agent 0.19.0, the provider in
-its default configuration, a fake LLM on 127.0.0.1) write to the store while the browser holds it open;
-the browser reads what they wrote, a correction made in it reaches the next process's prefetch block,
-and with ``ui.record_context`` on, the page "What the agent saw" shows that block. Two processes.
+its default configuration, a fake LLM on 127.0.0.1) write to the store while the browser holds it open:
+a correction made in the browser reaches the process's prefetch block, the browser reads the turn that
+process wrote, and with ``ui.record_context`` on, the page "What the agent saw" shows that block. One
+process (each ``hermes -z`` costs seconds of the suite): what it needs to find is stored beforehand
+by the browser's own store.
 """
 
 from __future__ import annotations
@@ -78,27 +80,30 @@ def test_a_correction_in_the_browser_reaches_the_next_prefetch(home: Home) -> No
     try:
         with ui_demo.serve(api, settings) as served:
             client = Client(served)
-            home.hermes("Please note: my favourite colour is teal.")
-            # Read live: the turn another process wrote shows up (its fact once the queue is worked).
-            deadline, page = time.monotonic() + 60, ""
-            while time.monotonic() < deadline:
-                page = client.get("/facts?subject=" + quote_plus("the user"))
-                if "teal" in page:
-                    break
-                time.sleep(0.5)
-            assert "teal" in page, page
-            fact = re.search(r'href="/fact\?id=([0-9a-f-]+)"', page[page.index("teal") :])
-            assert fact is not None
-            fields = {"op": "correct", "id": fact.group(1), "text": "The user's favourite colour is crimson"}
+            teal = api.fact_store("The user's favourite colour is teal", category="preference")["data"]
+            page = client.get("/facts?subject=" + quote_plus("the user"))
+            assert teal["uuid"] in page, page
+            fields = {"op": "correct", "id": teal["uuid"], "text": "The user's favourite colour is crimson"}
             assert "will be replaced by" in client.post({**fields, "step": "preview"})
             assert "Stored. The old statement is closed" in client.post({**fields, "step": "confirm"})
 
-            turn = home.hermes("What is my favourite colour?")
+            question = "What is my favourite colour?"
+            turn = home.hermes(question)
             block = turn.block or ""
             assert "crimson" in block, block
-            teal = [line for line in block.splitlines() if "teal" in line.lower()]
-            assert all("superseded" in line for line in teal), teal
+            stale = [line for line in block.splitlines() if "teal" in line.lower()]
+            assert all("superseded" in line for line in stale), stale
             seen = client.get("/seen")
-            assert "What is my favourite colour?" in seen and "crimson" in seen
+            assert question in seen and "crimson" in seen
+            # Read live: a turn of the Hermes process's session shows up (once a worker has stored it);
+            # the browser's own store wrote none.
+            hermes_turn = re.compile(r"<td>turn, \d{8}_\d{6}_[0-9a-f]+</td>")
+            deadline, page = time.monotonic() + 60, ""
+            while time.monotonic() < deadline:
+                page = client.get("/?q=" + quote_plus("favourite colour"))
+                if hermes_turn.search(page):
+                    break
+                time.sleep(0.5)
+            assert hermes_turn.search(page), page
     finally:
         api.close()

@@ -265,6 +265,7 @@ METHODS: dict[str, dict[str, str]] = {
     "entity_query": {"name": "name", "entity_type": "opt_entity_type", "limit": "limit"},
     "export_json": {"path": "path"},
     "curated_migrate": {"force": "bool"},
+    "fact_correct": {"uuid": "uuid", "text": "text", "reason": "text", "actor": "opt_text"},
     "fact_delete": {"uuid": "uuid", "soft": "bool"},
     "fact_get": {"uuid": "uuid"},
     "fact_history": {"subject": "name", "as_of": "as_of"},
