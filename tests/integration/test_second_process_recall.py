@@ -48,16 +48,16 @@ SCRIPT = textwrap.dedent(
     """
     import json, sys
     from hermes_memory import MemoryAPI
-    from hermes_memory.tier3.embedder import BaseEmbedder
+    from hermes_memory.tier3._minilm_encoder import MiniLMEncoder
 
     home, role, turns, queries = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
     settings = json.loads(sys.argv[5])
     documents = []
-    real = BaseEmbedder.embed_document
+    real = MiniLMEncoder.embed_document
     def counting(self, texts):
         documents.extend(texts)
         return real(self, texts)
-    BaseEmbedder.embed_document = counting
+    MiniLMEncoder.embed_document = counting
 
     api = MemoryAPI(hermes_home=home, **settings)
     if role == "owner":
