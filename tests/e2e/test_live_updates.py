@@ -180,6 +180,13 @@ MISSED = {
     "language-learning": "'didn't stick' names no value to end; 'instead' is no learned cue",
     "sister-city": "the card keeps 'Anna lives in Leeds': its relation's evidence is not the fact closed",
     "notes-moved": "'moved all my notes to Obsidian' is no learned cue",
+    # Caught when the pair is alone in a store; in this one, holding a dozen attributes, the decision
+    # (fitted with real conversation among its negatives) weighs a one-valued statement about another
+    # attribute as close as the update, so the old fact is not closed by the statement that replaced it.
+    "phone": "in a store of a dozen attributes, not closed by the statement that replaced it",
+    "employer": "in a store of a dozen attributes, not closed by the statement that replaced it",
+    "design-tool": "in a store of a dozen attributes, not closed by the statement that replaced it",
+    "partner": "in a store of a dozen attributes, not closed by the statement that replaced it",
 }
 UPDATE_CASES = [
     pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=MISSED[s.name])) if s.name in MISSED else s
