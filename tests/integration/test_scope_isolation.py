@@ -203,7 +203,8 @@ READ_PATHS: dict[str, list[Read]] = {
 WRITES = {"remember_turn", "remember_message", "fact_store", "fact_update", "fact_delete", "entity_ensure",
           "entity_link", "timeline_add", "semantic_index", "import_json", "core_memory_update", "flush",
           "embed_pending", "graph_rebuild", "mirror_curated_write", "ingest_pending", "observe_many",
-          "assert_fact", "end_session", "compress", "reflect", "add", "curated_migrate"}  # fmt: skip
+          "assert_fact", "end_session", "compress", "reflect", "add", "curated_migrate",
+          "fact_correct"}  # fmt: skip
 ADMIN = {"backup", "restore", "doctor", "maintain", "maintain_due", "consolidate", "prune", "reindex",
          "maintenance_context", "maintenance_runs", "maintenance_status", "finish_erasures"}  # fmt: skip
 TIER1 = {"curated_add", "curated_entries", "curated_get", "curated_remove", "curated_replace",
@@ -268,6 +269,7 @@ def test_b_counts_only_its_own_rows(world: World) -> None:
 def test_b_cannot_change_or_forget_a(world: World) -> None:
     a, b = world.a, world.b
     not_found(b.fact_update(world.a_fact, confidence=0.1))
+    not_found(b.fact_correct(world.a_fact, "Quentin Oberholzer lives in Oslo"))
     not_found(b.fact_delete(world.a_fact, soft=False))
     not_found(b.entity_link("Quentin Oberholzer", "Bluefinch", "owns"))
     not_found(b.timeline_add("milestone", "Bob's event", related_entities=["Quentin Oberholzer"]))
