@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hermes_memory.bench.locomo import parse_session_time
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.statement import Statement, clauses, read
 from hermes_memory.updates.writer import RECENT, StatementUpdates
@@ -38,8 +38,8 @@ class Conversation:
     that would get no fact)."""
 
     name: str
-    #: speaker -> (statement, the other clauses of its message)
-    said: dict[str, list[tuple[Statement, tuple[Statement, ...]]]]
+    #: speaker -> (statement, the other clauses of its message, how many of ``kept`` were said before it)
+    said: dict[str, list[tuple[Statement, tuple[Statement, ...], int]]]
     kept: dict[str, list[Statement]]  # speaker -> statements a later one could replace, in order
 
 
@@ -53,7 +53,7 @@ def load_conversations(path: Path) -> list[Conversation]:
 def chat_statements(name: str, conversation: dict[str, Any]) -> Conversation:
     speakers = [conversation["speaker_a"], conversation["speaker_b"]]
     holders = frozenset(s.casefold() for s in speakers)
-    said: dict[str, list[tuple[Statement, tuple[Statement, ...]]]] = {s: [] for s in speakers}
+    said: dict[str, list[tuple[Statement, tuple[Statement, ...], int]]] = {s: [] for s in speakers}
     kept: dict[str, list[Statement]] = {s: [] for s in speakers}
     sessions = sorted(
         (int(key.split("_")[1]), turns)
@@ -61,7 +61,8 @@ def chat_statements(name: str, conversation: dict[str, Any]) -> Conversation:
         if key.startswith("session_") and isinstance(turns, list)
     )
     for number, turns in sessions:
-        when = _session_time(conversation.get(f"session_{number}_date_time"))
+        stamp = conversation.get(f"session_{number}_date_time")
+        when = parse_session_time(stamp) if stamp else None
         for turn in turns:
             speaker, text = turn.get("speaker"), (turn.get("text") or "").replace("’", "'")
             if speaker not in said or not text.strip():
@@ -69,7 +70,7 @@ def chat_statements(name: str, conversation: dict[str, Any]) -> Conversation:
             message = [(c, read(c, speaker=speaker, when=when, holders=holders)) for c in clauses(text)]
             for clause, statement in message:
                 others = tuple(s for c, s in message if c != clause)
-                said[speaker].append((statement, others))
+                said[speaker].append((statement, others, len(kept[speaker])))
                 if statement.asserts and statement.holder and StatementUpdates.stated(statement, clause):
                     kept[speaker].append(statement)
     return Conversation(name, said, kept)
@@ -78,24 +79,24 @@ def chat_statements(name: str, conversation: dict[str, Any]) -> Conversation:
 def embed(conversations: Sequence[Conversation], detector: UpdateDetector) -> None:
     """Every statement's two texts into the detector's cache (one batch)."""
     detector.vectors(
-        [t for conv in conversations for group in conv.said.values() for s, _ in group
+        [t for conv in conversations for group in conv.said.values() for s, _, _ in group
          for t in (s.normal, s.masked)]
     )  # fmt: skip
 
 
-def chat_combos(conv: Conversation, detector: UpdateDetector, floor: float) -> list[Any]:
-    """(old, new, cos_full, cos_masked, context) for each asserting statement and the ``NEAREST`` earlier
-    statements of its speaker the detector would weigh it against."""
-    out: list[Any] = []
+def chat_combos(
+    conv: Conversation, detector: UpdateDetector, floor: float
+) -> list[tuple[Statement, Statement, float, tuple[Statement, ...]]]:
+    """(old, new, cos_full, context) for each asserting statement and the ``NEAREST`` earlier statements
+    of its speaker the detector would weigh it against."""
+    out: list[tuple[Statement, Statement, float, tuple[Statement, ...]]] = []
     for speaker, group in conv.said.items():
         earlier = conv.kept[speaker]
         if not earlier:
             continue
         vec = detector.vectors([s.normal for s in earlier])
         matrix = np.stack([vec[s.normal] for s in earlier])
-        position = {id(s): i for i, s in enumerate(earlier)}
-        for new, context in group:
-            before = position.get(id(new), len(earlier))
+        for new, context, before in group:
             if before == 0 or not new.asserts:
                 continue
             new_vec = detector.vectors([new.normal])[new.normal]
@@ -113,21 +114,10 @@ def closures(conv: Conversation, detector: UpdateDetector) -> int:
     closed = 0
     for speaker, group in conv.said.items():
         earlier = conv.kept[speaker]
-        position = {id(s): i for i, s in enumerate(earlier)}
-        for new, context in group:
-            before = position.get(id(new), len(earlier))
+        for new, context, before in group:
             if before and detector.replaced(new, earlier[max(0, before - RECENT) : before], context):
                 closed += 1
     return closed
-
-
-def _session_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
-    except ValueError:
-        return None
 
 
 __all__ = [

@@ -292,7 +292,7 @@ class UpdateModel:
             float(data["threshold"]),
             float(data["floor"]),
             float(data["cue_min"]),
-            float(data.get("meaning_min", 0.1)),
+            float(data.get("meaning_min", cls.meaning_min)),
         )
 
     @classmethod

@@ -190,7 +190,7 @@ class StatementUpdates:
             return list(facts.values())
         holder = new.holder
         if holder == USER:
-            names = _speaker_names(speaker)
+            names = [USER, speaker] if speaker.casefold() != USER else [USER]
         elif holder.startswith("user's "):
             names = [holder] + ([f"{speaker}'s {holder[7:]}"] if speaker.casefold() != USER else [])
         else:
@@ -262,8 +262,3 @@ def _subject(new: Statement, episode: Episode) -> str:
 
 
 __all__ = ["EXTRACTOR", "HOLDER_TYPES", "Applied", "Closed", "StatementUpdates"]
-
-
-def _speaker_names(speaker: str) -> list[str]:
-    """The names the user's own facts are stored under."""
-    return [USER, speaker] if speaker.casefold() != USER else [USER]
