@@ -145,13 +145,18 @@ def combos(pairs: list[Pair], detector: UpdateDetector) -> tuple[dict[str, list[
 def fit(
     train: list[Pair], found: dict[str, list[Combo]], vec: dict[str, Any], chat: Sequence[Combo] = ()
 ) -> UpdateModel:
-    """Cues from the training pairs' later clauses, then the decision on each pair's closest combo, with
-    the later statement against other families' earlier statements as more negatives (in a store, a new
-    statement meets every fact of its holder, most of them about something else), and ``chat``: real
-    conversation's statements against the earlier ones they meet (``updates_chat``), none an update. The
-    threshold keeps ``PRECISION`` over all of them, among the combos that pass the decision's gates
-    (evidence of a change among them)."""
-    cues = Cues.fit([(s, p.update, p.family, vec[s.masked]) for p in train for s in p.later if s.asserts])
+    """Cues from the training pairs' later clauses, weighed against their non-updates and ``chat``'s
+    statements (a cue is a word updates use more than additions and everyday talk do); then the decision
+    on each pair's closest combo, with the later statement against other families' earlier statements
+    as more negatives (in a store, a new statement meets every fact of its holder, most of them about
+    something else), and ``chat``: real conversation's statements against the earlier ones they meet
+    (``updates_chat``), none an update. The threshold keeps ``PRECISION`` over all of them, among the
+    combos that pass the decision's gates (evidence of a change among them)."""
+    heard = {id(c.new): (c.new, c.new_vec) for c in chat}  # each chat statement once
+    cues = Cues.fit(
+        [(s, p.update, p.family, vec[s.masked]) for p in train for s in p.later if s.asserts],
+        list(heard.values()),
+    )
     chosen: list[tuple[Combo, bool]] = []
     for p in train:
         if found[p.id]:
@@ -167,7 +172,7 @@ def fit(
                      c.context) for c, _ in chosen]  # fmt: skip
     labels = [u for _, u in chosen]
     passes = [
-        c.cos_full >= FLOOR and UpdateDetector.can_replace(c.new, c.old)
+        c.cos_full >= FLOOR and UpdateDetector.can_replace(c.new, c.old, cues.strongest(c.new) >= CUE_MIN)
         and evidence(c.old, c.new, c.context, cues, CUE_MIN, cues.meaning(c.new_vec) >= MEANING_MIN)
         for c, _ in chosen
     ]  # fmt: skip
@@ -189,9 +194,7 @@ def fit(
     return model
 
 
-def chat_negatives(
-    conversations: Sequence[Conversation], detector: UpdateDetector
-) -> dict[str, list[Combo]]:
+def chat_negatives(conversations: Sequence[Conversation], detector: UpdateDetector) -> dict[str, list[Combo]]:
     """Each conversation's statements against the earlier ones the detector weighs them against."""
     out: dict[str, list[Combo]] = {}
     for conv in conversations:

@@ -89,19 +89,24 @@ class UpdateDetector:
         return evidence(old, new, context, model.cues, model.cue_min, change)
 
     @staticmethod
-    def repeats(new: Statement, old: Statement) -> bool:
-        """Whether ``new`` names the old value again in the present, unnegated, and no other value:
-        "Ingrid is the person I report to" after "My manager is Ingrid" restates it; only a past event
-        ("the Fiesta died") or a negation ends a value it names."""
+    def repeats(new: Statement, old: Statement, cued: bool = False) -> bool:
+        """Whether ``new`` names the old value again in the present, unnegated, with no change cue
+        (``cued``) and no other value: "Ingrid is the person I report to" after "My manager is Ingrid"
+        restates it; a past event ("the Fiesta died"), a negation or a change cue ("I let my Equinox
+        membership lapse", "Vivaldi has replaced Firefox") ends a value it names."""
         old_values = {v for v in values(old) if not calendar_word(v)}  # "On Wednesdays": a time, no value
-        if not old_values or new.negated or new.tense == "past":
+        if not old_values or new.negated or cued or new.tense == "past":
             return False
         return bool(old_values & set(new.words)) and not (values(new) - old_values - _words(old))
 
     @classmethod
-    def can_replace(cls, new: Statement, old: Statement) -> bool:
+    def can_replace(cls, new: Statement, old: Statement, cued: bool = False) -> bool:
         """Whether ``old`` is a state ``new`` could end (``holds``) and ``new`` does not restate it."""
-        return cls.holds(old) and not cls.repeats(new, old)
+        return cls.holds(old) and not cls.repeats(new, old, cued)
+
+    def cued(self, new: Statement) -> bool:
+        """Whether ``new`` carries one of the model's change cues (read from its words alone)."""
+        return self.model.cues.strongest(new) >= self.model.cue_min
 
     @staticmethod
     def holds(old: Statement) -> bool:
@@ -115,7 +120,10 @@ class UpdateDetector:
         holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest."""
         if not new.asserts or not new.about_anyone:
             return []
-        return [i for i, old in enumerate(earlier) if about_same(old, new) and self.can_replace(new, old)]
+        cued = self.cued(new)
+        return [
+            i for i, old in enumerate(earlier) if about_same(old, new) and self.can_replace(new, old, cued)
+        ]
 
     def replaced(
         self, new: Statement, earlier: Sequence[Statement], context: Sequence[Statement] = ()

@@ -75,7 +75,8 @@ def cue_tokens(statement: Statement) -> set[str]:
 
 
 def values(statement: Statement) -> set[str]:
-    """Names and numbers of a statement (capitalised words after the first, digits)."""
+    """Names and numbers of a statement (capitalised words after the first, digits); not the name of
+    whom it speaks to ("Hey John, been good": John is no value)."""
     out = set()
     for i, token in enumerate(statement.normal.split()):
         core = token.strip(".,;:!?\"'()")
@@ -86,9 +87,15 @@ def values(statement: Statement) -> set[str]:
             and _VALUE.match(core)
             and (i > 0 or core[0].isdigit())
             and core.lower() not in ("the", "user")
+            and core.lower() not in statement.addressed
         ):
             out.add(core.lower())
     return out
+
+
+def named(statement: Statement) -> set[str]:
+    """The words a statement says of something: all but the names of whom it speaks to."""
+    return set(statement.words) - statement.addressed
 
 
 def content(statement: Statement) -> set[str]:
@@ -129,14 +136,19 @@ class Cues:
     def fit(
         cls,
         later: Sequence[tuple[Statement, bool, str, Vector]],
+        talk: Sequence[tuple[Statement, Vector]] = (),
         *,
         min_families: int = 3,
         alpha: float = 1.0,
         ridge: float = 10.0,
     ) -> Cues:
-        """From (later statement, is update, family, its masked form's vector) tuples."""
+        """From (later statement, is update, family, its masked form's vector) tuples, and ``talk``: real
+        conversation's statements (none an update), weighed as much as all the labelled non-updates
+        together. A cue is then a word updates use more than both additions and everyday talk do: "it's"
+        or "so" open corrections in the corpus but are everywhere in chat, "anymore" is not."""
         pos: Counter[str] = Counter()
         neg: Counter[str] = Counter()
+        chat: Counter[str] = Counter()
         families: dict[str, set[str]] = defaultdict(set)
         n_pos = sum(1 for _, u, _, _ in later if u)
         n_neg = len(later) - n_pos
@@ -144,18 +156,29 @@ class Cues:
             for token in cue_tokens(statement):
                 (pos if update else neg)[token] += 1
                 families[token].add(family)
+        for statement, _ in talk:
+            chat.update(cue_tokens(statement))
         weights = {}
         for token, fams in families.items():
             if len(fams) < min_families:
                 continue
             p = (pos[token] + alpha) / (n_pos + 2 * alpha)
             q = (neg[token] + alpha) / (n_neg + 2 * alpha)
+            if talk:
+                q = (q + (chat[token] + alpha) / (len(talk) + 2 * alpha)) / 2
             w = math.log(p / q)
             if abs(w) >= 0.5:
                 weights[token] = round(w, 4)
-        x = np.asarray([v for *_, v in later], dtype=np.float64)
-        y = np.asarray([1.0 if u else -1.0 for _, u, _, _ in later])
-        direction = np.linalg.solve(x.T @ x + ridge * np.eye(x.shape[1]), x.T @ (y - y.mean()))
+        rows = [v for *_, v in later] + [v for _, v in talk]
+        x = np.asarray(rows, dtype=np.float64)
+        y = np.asarray([1.0 if u else -1.0 for _, u, _, _ in later] + [-1.0] * len(talk))
+        # Every talk statement together weighs as much as the labelled non-updates.
+        share = np.ones(len(rows))
+        if talk:
+            share[len(later) :] = max(1, n_neg) / len(talk)
+        xw = x * share[:, None]
+        centred = y - np.average(y, weights=share)
+        direction = np.linalg.solve(xw.T @ x + ridge * np.eye(x.shape[1]), xw.T @ centred)
         return cls(weights, [round(float(d), 6) for d in direction])
 
 
@@ -164,7 +187,7 @@ def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> 
     account", "The Fiesta died"): a past clause naming one of the old statement's values (a name or
     number; a shared common word is no evidence: "Spilled coffee on the XPS" ends no coffee habit)."""
     mine = values(old)
-    return any(s.tense == "past" and s.asserts and bool(mine & set(s.words)) for s in (new, *context))
+    return any(s.tense == "past" and s.asserts and bool(mine & named(s)) for s in (new, *context))
 
 
 def one_valued(new: Statement) -> bool:
@@ -195,7 +218,7 @@ def evidence(
         return True
     if one_valued(new) or one_valued(old):
         return True
-    return bool(old_values & set(new.words) and values(new) - old_values) or ended(old, new, context)
+    return bool(old_values & named(new) and values(new) - old_values) or ended(old, new, context)
 
 
 def features(
@@ -369,6 +392,7 @@ __all__ = [
     "evidence",
     "features",
     "fit_affinity",
+    "named",
     "one_valued",
     "packaged",
     "values",

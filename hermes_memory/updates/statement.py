@@ -107,6 +107,8 @@ _PRONOUN_SUBJECTS = frozenset("it it's that that's there there's here here's thi
 _TOPICLESS = frozenset("the user user's it's it what there here more much lot bit thing things one".split())
 # Focus particles: "not just", "not only" add to what they negate.
 _FOCUS = frozenset("just only merely simply even quite really so too very that".split())
+# A value set right after a comma: "..., not the YMCA", "Bangalore, not Bloodhound" ("not just" adds).
+_CONTRAST = re.compile(rf",\s*not\s+(?!(?:{'|'.join(_FOCUS)})\b)\w", re.IGNORECASE)
 _AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
 _REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
 _ADVERBS = frozenset(
@@ -155,6 +157,7 @@ class Statement:
     ``topic``: the words of its subject when that is neither the user nor a known holder ("Checkups are
     with Beth now", "The book club fizzled out"): such a clause speaks about whichever holder has a
     statement with that word (topic continuity), and about no one else.
+    ``addressed``: the lower-cased names the clause speaks to ("Hey John, ..."): no value of it.
     """
 
     text: str
@@ -168,6 +171,7 @@ class Statement:
     mentions: frozenset[str] = frozenset()
     tense: str = "present"
     topic: frozenset[str] = frozenset()
+    addressed: frozenset[str] = frozenset()
 
     @property
     def about_anyone(self) -> bool:
@@ -227,6 +231,7 @@ def read(
             and w.removesuffix("'s") not in spoken_to
         ),
         topic=_topic(normal, holder, holders) - spoken_to,
+        addressed=spoken_to,
     )
 
 
@@ -260,6 +265,12 @@ def _topic(text: str, holder: str | None, holders: Collection[str] | None) -> fr
         return frozenset()
     tokens = [(m.group(0), m.start()) for m in _WORD.finditer(text)]
     low = [t.lower() for t, _ in tokens]
+    if _CONTRAST.search(text):
+        # "Bangalore, not Bloodhound", "it's a Redmi Note 13, not the 12": a correction, whatever its
+        # subject, speaks of the value it sets right.
+        contrasted = _contrasted(low)
+        if contrasted:
+            return contrasted
     if any(t in _FIRST_SINGULAR or t in _FIRST_PLURAL or t in _SECOND or t in _THIRD for t in low):
         return frozenset()
     first = _subject_start(tokens)
@@ -289,7 +300,7 @@ def _contrasted(low: list[str]) -> frozenset[str]:
     if not after or after[0] in _FOCUS:
         return frozenset()
     return frozenset(w.removesuffix("'s") for w in after if (len(w) > 2 or w.isdigit())
-                     and w not in _TOPICLESS and w not in _OBJECT_START)  # fmt: skip
+                     and w not in _TOPICLESS and w not in _OBJECT_START and w not in _THIRD)  # fmt: skip
 
 
 def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
@@ -299,7 +310,7 @@ def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
         t[:4] == w[:4] and (len(t) < 6 or len(w) < 6 or t[:5] == w[:5])
         for t in topic
         for w in words
-        if len(w) > 2 and w not in _TOPICLESS
+        if (len(w) > 2 or w.isdigit()) and w not in _TOPICLESS
     )
 
 
@@ -320,7 +331,26 @@ def about_same(old: Statement, new: Statement) -> bool:
         return True
     if new.topic and old.holder is not None and topic_of(new.topic, old.words):
         return True  # "Checkups are with Beth now" speaks of the user's "Dr. Novak for checkups"
+    if old.holder == USER and _unknown_subject(new) and _names(old.normal) & set(new.words):
+        return True  # "Leadership ditched Teams" speaks of the user's "We use Teams for chat"
     return old.holder is not None and old.holder != USER and old.holder.casefold() in new.mentions
+
+
+def _unknown_subject(statement: Statement) -> bool:
+    """Whether a clause's subject is a name the memory knows as no holder ("Leadership", "Beehiiv")."""
+    holder = statement.holder
+    return (
+        holder is not None
+        and holder != USER
+        and not holder.startswith("user's ")
+        and holder.casefold() not in statement.mentions
+    )
+
+
+def _names(text: str) -> set[str]:
+    """The lower-cased capitalised words of a clause after its first word (the names it sets)."""
+    words = _WORD.findall(text)[1:]
+    return {w.lower().removesuffix("'s") for w in words if w[0].isupper() and w.lower() not in _NOT_NAME}
 
 
 def _first_person(text: str, speaker: str) -> str:

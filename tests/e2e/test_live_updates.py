@@ -186,7 +186,6 @@ MISSED = {
     "phone": "in a store of a dozen attributes, not closed by the statement that replaced it",
     "employer": "in a store of a dozen attributes, not closed by the statement that replaced it",
     "design-tool": "in a store of a dozen attributes, not closed by the statement that replaced it",
-    "partner": "in a store of a dozen attributes, not closed by the statement that replaced it",
 }
 UPDATE_CASES = [
     pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=MISSED[s.name])) if s.name in MISSED else s

@@ -55,11 +55,6 @@ def _open(fact: dict[str, Any]) -> bool:
     return not (fact.get("superseded_at") or fact.get("valid_to") or fact.get("is_archived"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'My GP is Dr. Lindqvist' closes 'My bike is an old Peugeot racer' first: the decision weighs two "
-    "one-valued statements about different attributes as close as an update (p 0.35, threshold 0.23)",
-)
 def test_an_update_in_new_words_closes_the_old_fact_at_the_statements_time(store: dict[str, Any]) -> None:
     old = _about(store["facts"], "Peugeot racer")
     assert old and not any(_open(f) for f in old), old

@@ -204,3 +204,63 @@ def test_a_correction_names_what_it_sets_right() -> None:
     assert fixed.holder is None and about_same(old, fixed)  # "it" is the thing whose value is set right
     assert not about_same(old, read("It's not just a car, honestly"))  # "not just" adds, sets nothing right
     assert not about_same(read("I like the Ceed"), read("It's sunny today"))
+
+
+def test_a_correction_with_any_subject_names_what_it_sets_right() -> None:
+    from hermes_memory.updates.statement import about_same
+
+    old = read("my go-to pizza place is Luigi's")
+    assert about_same(old, read("Mario's, not Luigi's - the one by the bridge"))  # a name opens it
+    assert about_same(read("I run on a Garmin 255"), read("oh wait, it's the 265, not the 255"))  # a number
+    assert not about_same(old, read("Mario's is great, not gonna lie"))  # "not" + a verb sets nothing right
+
+
+def test_a_named_thing_as_subject_speaks_of_the_attribute_whose_value_it_names() -> None:
+    from hermes_memory.updates.statement import about_same
+
+    old = read("We track bugs in Jira")
+    known = frozenset({"priya"})
+    assert about_same(old, read("Management retired Jira and moved everything to Linear", holders=known))
+    assert not about_same(old, read("Management loves spreadsheets", holders=known))  # names no old value
+    assert not about_same(old, read("Priya retired Jira at her company", holders=known))  # a known person
+
+
+def test_a_change_cue_keeps_a_statement_naming_the_old_value_from_restating_it() -> None:
+    from hermes_memory.updates.detector import UpdateDetector
+
+    old = read("my streaming service is Crunchyroll")
+    dropped = read("Crunchyroll got dropped for Hidive")  # past: no restatement anyway
+    assert not UpdateDetector.repeats(dropped, old)
+    swapped = read("Hidive has taken over from Crunchyroll for me")  # "Hidive" opens it: no value by position
+    assert UpdateDetector.repeats(swapped, old)  # read on its words alone it restates Crunchyroll
+    assert not UpdateDetector.repeats(swapped, old, cued=True)  # a change cue says it does not
+
+
+def test_the_name_spoken_to_is_no_value() -> None:
+    from hermes_memory.updates.model import Cues, ended, evidence, values
+
+    old = read("Hey Marta, I'm good")
+    new = read("Marta, the week went by so fast")
+    assert "marta" not in values(old) and "marta" in new.addressed
+    assert not ended(old, new)  # telling Marta about the past ends nothing about her
+    assert values(read("I'm good, I saw Marta on Friday")) == {"marta", "friday"}  # spoken about: a value
+    thanks, tried = read("Thanks for the tip, Marta"), read("Marta, I tried Rust and Go")
+    assert not evidence(thanks, tried, [], Cues(), 0.5)
+
+
+def test_a_cue_is_a_word_updates_use_more_than_everyday_talk() -> None:
+    """Fitted on labelled statements alone, a word that opens corrections ("honestly") looks like a
+    change cue; everyday talk, where it is everywhere, takes that weight away. A word talk rarely uses
+    ("nowadays") keeps it."""
+    from hermes_memory.updates.model import Cues
+
+    dim = 4
+    vec = [0.5] * dim
+    families = ["phone", "gym", "diet", "band", "bank", "car"]
+    labelled = [
+        (read(f"honestly nowadays it is the {k} one"), True, fam, vec) for k, fam in enumerate(families)
+    ] + [(read(f"I also have the {k} thing"), False, fam, vec) for k, fam in enumerate(families)]
+    talk = [(read(f"honestly that was a fun day {k}"), vec) for k in range(40)]
+    alone, with_talk = Cues.fit(labelled), Cues.fit(labelled, talk)
+    assert alone.weights["honestly"] > 0.5 and "honestly" not in with_talk.weights
+    assert with_talk.weights["nowadays"] > 0.5
