@@ -106,8 +106,9 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 def test_the_shipped_model_on_the_corpus() -> None:
     """The shipped decision (``updates/model.json``) on the labelled corpus, as docs/benchmarks.md reports
     it (``python -m hermes_memory.bench.updates --chat ...`` prints it: in-sample 0.977 / 0.742, held
-    out 0.967 / 0.650; over the int8 encoder in-sample 0.977 / 0.740). The figures the project aims at (0.97 / 0.90 in-sample, 0.95 / 0.80 held out) are met
-    for precision, not for recall; this guards what is reached over the default int8 encoder."""
+    out 0.967 / 0.650; over the int8 encoder in-sample 0.977 / 0.740). The figures the project aims at
+    (0.97 / 0.90 in-sample, 0.95 / 0.80 held out) are met for precision, not for recall; this guards
+    what is reached over the default int8 encoder."""
     from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
     from hermes_memory.updates.detector import UpdateDetector
 
