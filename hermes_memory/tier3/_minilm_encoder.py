@@ -14,7 +14,6 @@ from hermes_memory.tier3.embedder import (
     FloatArray,
     Kind,
     check_texts,
-    finalize_embeddings,
 )
 from hermes_memory.tier3.local_embedder import MINILM_DIM
 
@@ -72,23 +71,7 @@ class MiniLMEncoder(BaseEmbedder):
 
         Raises ValidationError (bad texts), EmbeddingError (bad output).
         """
-        items = check_texts(texts)
-        recent = self.recent_texts
-        out = np.empty((len(items), MINILM_DIM), dtype=np.float32)
-        todo: dict[str, list[int]] = {}
-        for i, text in enumerate(items):
-            known = recent.get(text)
-            if known is None:
-                todo.setdefault(text, []).append(i)
-            else:
-                out[i] = known
-        if todo:
-            fresh = list(todo)
-            vectors = finalize_embeddings(self._embed(fresh, "document"), len(fresh), MINILM_DIM, self.name)
-            for text, vector in zip(fresh, vectors, strict=True):
-                recent.put(text, vector)
-                out[todo[text]] = vector
-        return out
+        return self._embed_through(self.recent_texts, check_texts(texts), "document")
 
     def _embed(self, texts: list[str], kind: Kind) -> Any:
         """The model's pass over ``texts`` (no reuse): sorted by word pieces, ``_batch_size`` per pass."""

@@ -285,24 +285,27 @@ class BaseEmbedder(ABC):
 
         Raises ValidationError (bad texts), EmbeddingError (bad output).
         """
+        return self._embed_through(self._query_cache, check_texts(texts), "query")
+
+    def _embed_through(self, cache: _LRU, items: list[str], kind: Kind) -> FloatArray:
+        """``items``' vectors, each served from ``cache`` when it holds it; the rest run through the model
+        once per distinct text and kept in ``cache``."""
         import numpy as np
 
-        items = check_texts(texts)
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         missing: dict[str, list[int]] = {}
         for i, text in enumerate(items):
-            cached = self._query_cache.get(text)
+            cached = cache.get(text)
             if cached is None:
                 missing.setdefault(text, []).append(i)
             else:
                 out[i] = cached
         if missing:
             todo = list(missing)
-            fresh = finalize_embeddings(self._embed(todo, "query"), len(todo), self.dim, self.name)
+            fresh = finalize_embeddings(self._embed(todo, kind), len(todo), self.dim, self.name)
             for text, vec in zip(todo, fresh, strict=True):
-                self._query_cache.put(text, vec)
-                for i in missing[text]:
-                    out[i] = vec
+                cache.put(text, vec)
+                out[missing[text]] = vec
         return out
 
 
