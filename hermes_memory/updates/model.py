@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.statement import Statement
+from hermes_memory.extract.kin import kin_predicate
+from hermes_memory.updates.statement import USER, Statement, topic_of
 
 FEATURES: tuple[str, ...] = (
     "cos_full",
@@ -49,6 +50,7 @@ FEATURES: tuple[str, ...] = (
     "context_cue",
     "ended",
     "one_valued",
+    "same_slot",
 )
 #: A vector as this module takes it: a numpy row (float32, as embedders give them) or any floats.
 Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
@@ -64,6 +66,10 @@ _ONE_VALUED = re.compile(
     r"|(?:\bis|'s) (?:now )?(?:what|where|how|who) the user\b",  # "Zed's what the user codes in"
     re.I,
 )
+# Where the words naming an attribute end: "the user's gym, ..." / "the user's top artist this year".
+_PAUSE = re.compile(r"[,;:.!?]| (?:in|at|on|for|of|from|with|this|now|these)\b")
+# Words that date an attribute without naming it ("the user's new manager" is the user's manager).
+_TIME_MODIFIERS = frozenset("new old current former latest previous".split())
 _VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
 
 
@@ -191,8 +197,75 @@ def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> 
 
 
 def one_valued(new: Statement) -> bool:
-    """The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager"."""
-    return _ONE_VALUED.search(new.normal) is not None
+    """The shape of a one-valued attribute of the statement's holder: "the user's dentist is ...", "...
+    is the user's manager", "Kenji's employer is ..." (anyone's possessive reads as the user's)."""
+    return _ONE_VALUED.search(_owned(new)) is not None
+
+
+def _owned(statement: Statement) -> str:
+    """The statement with its holder's possessive written "the user's" ("Dad's car is" -> "the user's car
+    is"), so that one shape reads a one-valued attribute of anyone."""
+    holder = statement.holder
+    if holder is None or holder == USER:
+        return statement.normal
+    name = re.escape(holder.split()[-1])
+    return re.sub(rf"(?:\bthe user's )?\b{name}'s\b", "the user's", statement.normal, flags=re.I)
+
+
+def attribute_words(statement: Statement) -> list[tuple[str, ...]]:
+    """The words naming each attribute a statement gives one value, its noun last ("the user's default
+    browser is ..." -> [("default", "browser")]; "McFit is the user's gym" -> [("gym",)]); none when it
+    has no such shape or names no attribute ("Zed's what the user codes in")."""
+    text = _owned(statement)
+    out = []
+    for match in _ONE_VALUED.finditer(text):
+        if match.start() == 0:  # "the user's <attribute> is", "the user's <attribute>'s": before the verb
+            phrase = text[len("the user's ") : match.end()].split()
+            phrase = phrase if phrase[-1].endswith("'s") else phrase[:-1]
+        else:  # "... is the user's <attribute>": the words after it, to a pause or a preposition
+            at = text.find("the user's ", match.start())
+            phrase = _PAUSE.split(text[at + len("the user's ") :])[0].split() if at >= 0 else []
+        words = (w.lower().removesuffix("'s") for w in phrase)
+        kept = tuple(w for w in words if len(w) > 2 and w not in _STOP and w not in _TIME_MODIFIERS)
+        if kept:
+            out.append(kept)
+    return out
+
+
+def same_attribute(one: Statement, other: Statement) -> bool:
+    """Whether two statements can be of one attribute: always when they name a value in common ("Omar
+    is the user's skip-level" speaks of "the user's team lead is Omar"). Otherwise not when both give
+    one-valued attributes with different nouns ("the user's phone is ..." and "the user's laptop is ...";
+    but "the user's favourite is ..." and "the user's favourite author is ..." name one), nor when one
+    names a person by their role to the user ("the user's manager is ...") and the other names no one in
+    that relation ("the user works at Zalando", "the user has a sister named Anna"). A role word after
+    another noun is no person ("the user's password manager")."""
+    if values(one) & _bare(other) or values(other) & _bare(one):
+        return True
+    a, b = attribute_words(one), attribute_words(other)
+    for phrases, that in ((a, other), (b, one)):
+        relations = {kin_predicate(p[0]) for p in phrases if len(p) == 1} - {None}
+        if relations and not relations & {kin_predicate(w) for w in _bare(that)}:
+            return False
+    return not a or not b or any(x[-1] in y or y[-1] in x or topic_of(frozenset(x[-1:]), y[-1:])
+                                 for x in a for y in b)  # fmt: skip
+
+
+def same_slot(old: Statement, new: Statement) -> bool:
+    """Whether a one-valued attribute of one statement is named in the other ("the user's accountant is
+    ..." and "the user's accountant's ..."; "the user's main hobby is ..." and "... is the user's main
+    hobby"; "the user's therapist is ..." and "Started with a different therapist, Anneke"): one slot,
+    which a new value may fill."""
+    return any(
+        topic_of(frozenset(phrase[-1:]), that.words)
+        for this, that in ((old, new), (new, old))
+        for phrase in attribute_words(this)
+    )
+
+
+def _bare(statement: Statement) -> set[str]:
+    """The words a statement says of something, without "'s" ("Kai's out": kai)."""
+    return {w.removesuffix("'s") for w in named(statement)}
 
 
 def evidence(
@@ -206,19 +279,23 @@ def evidence(
     """Whether the message carries evidence that ``old`` changed, not only that something else is also
     true: a learned change cue in the clause or in another clause of the same message ("The Fiesta died,
     so I'm leasing a Niro"), a negated state ("not ... anymore"), the shape of a one-valued attribute,
-    the old value named again in a statement that names a new one ("Sold the Golf and bought a Tesla"),
+    the old value named again in the message while the clause names a new one ("Sold the Golf and bought
+    a Tesla"; "Spanish never clicked, so it's Italian I study now"),
     or an event told in the past that befell the old value (``ended``). Between two statements that name
     no value (no name, no number), only the clause's own cue, negation or shape counts: in chat, another
     clause's "now" says nothing about "It helps me unwind". ``reads_as_change``: the clause, values
     masked, lies along the learned change direction (``Cues.meaning``), a way of saying it that no cue
     word carries ("Lately my mornings begin with ...")."""
+    if not same_attribute(new, old):
+        return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
     if reads_as_change or new.negated or any(cues.strongest(s) >= cue_min for s in said):
         return True
     if one_valued(new) or one_valued(old):
         return True
-    return bool(old_values & named(new) and values(new) - old_values) or ended(old, new, context)
+    named_again = any(old_values & named(s) for s in (new, *context))
+    return bool(named_again and values(new) - old_values) or ended(old, new, context)
 
 
 def features(
@@ -255,6 +332,7 @@ def features(
         max((cues.strongest(s) for s in context), default=0.0),
         1.0 if ended(old, new, context) else 0.0,
         1.0 if one_valued(new) else 0.0,
+        1.0 if same_slot(old, new) else 0.0,
     ]
 
 
@@ -387,6 +465,7 @@ __all__ = [
     "FEATURES",
     "Cues",
     "UpdateModel",
+    "attribute_words",
     "cue_tokens",
     "ended",
     "evidence",
@@ -395,5 +474,7 @@ __all__ = [
     "named",
     "one_valued",
     "packaged",
+    "same_attribute",
+    "same_slot",
     "values",
 ]

@@ -97,8 +97,13 @@ class StatementUpdates:
         closed: list[Closed] = []
         said = datetime.fromtimestamp(episode.timestamp, tz=UTC)
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
-        for clause in clauses(text):
-            new = read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things)
+        # Every clause of the message is context for the others, asserting or not: in "Spanish never
+        # clicked, so I'm on Italian now" the negated first clause names the value the second one ends.
+        heard = [
+            (clause, read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things))
+            for clause in clauses(text)
+        ]
+        for clause, new in heard:
             if not new.asserts or not new.about_anyone or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
@@ -115,9 +120,8 @@ class StatementUpdates:
         detector.vectors(
             [t for new, olds in weighed if olds for s in (new, *olds) for t in (s.normal, s.masked)]
         )
-        said_all = [n for _, n, _, _ in pending]
         for clause, new, candidates, earlier in pending:
-            found = detector.replaced(new, earlier, [n for n in said_all if n is not new])
+            found = detector.replaced(new, earlier, [n for _, n in heard if n is not new])
             # A statement about a holder is something a later one can replace: it gets a fact even
             # when extraction found no pattern in it ("My GP is Dr. Lindqvist").
             # A clause about nobody known ("The book club fizzled out") gets one only when it replaced.

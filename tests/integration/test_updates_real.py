@@ -172,3 +172,26 @@ def test_the_old_fact_points_at_the_clause_that_names_the_new_value(tmp_path: Pa
         assert closed, _facts(api)
         by = api.tier2.facts.get_many([closed[0]["superseded_by"]])
         assert "Monzo" in next(iter(by.values())).content, by
+
+
+def test_a_clause_that_asserts_nothing_is_still_context_for_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Mandarin never clicked, so I'm learning Portuguese" names the old value only in a negated clause,
+    which asserts nothing of its own: the detector still weighs the second clause with it, as the bench
+    that fitted the detector does."""
+    from hermes_memory.updates.detector import UpdateDetector
+
+    weighed: list[tuple[str, list[str]]] = []
+    original = UpdateDetector.replaced
+
+    def spy(self: UpdateDetector, new: Any, earlier: Any, context: Any = ()) -> Any:
+        weighed.append((new.text, [c.text for c in context]))
+        return original(self, new, earlier, context)
+
+    monkeypatch.setattr(UpdateDetector, "replaced", spy)
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("I'm learning Mandarin.", "Okay.", "s1", START)
+        api.remember_turn("Mandarin never clicked, so I'm learning Portuguese.", "Okay.", "s2", START + DAY)
+        assert api.flush()["success"]
+    assert ("I'm learning Portuguese", ["Mandarin never clicked"]) in weighed, weighed

@@ -264,3 +264,56 @@ def test_a_cue_is_a_word_updates_use_more_than_everyday_talk() -> None:
     alone, with_talk = Cues.fit(labelled), Cues.fit(labelled, talk)
     assert alone.weights["honestly"] > 0.5 and "honestly" not in with_talk.weights
     assert with_talk.weights["nowadays"] > 0.5
+
+
+def test_a_one_valued_attribute_names_its_slot() -> None:
+    from hermes_memory.updates.model import attribute_words, one_valued
+
+    assert attribute_words(read("my usual barber is Yusuf on Elm Road")) == [("usual", "barber")]
+    assert attribute_words(read("Kestrel Bank is my bank these days")) == [("bank",)]
+    assert attribute_words(read("my new line manager is Ines")) == [("line", "manager")]  # "new" dates it
+    assert attribute_words(read("Grove Lane is where I park")) == []  # a shape, but no attribute word
+    # Anyone's possessive has the shape, not only the user's.
+    tomas = read("Tomás's employer is Nordlicht GmbH", holders=frozenset({"tomás"}))
+    assert one_valued(tomas) and attribute_words(tomas) == [("employer",)]
+
+
+def test_two_one_valued_attributes_with_different_nouns_are_not_one_attribute() -> None:
+    from hermes_memory.updates.model import Cues, evidence, same_attribute
+
+    tablet = read("my tablet is an iPad Mini")
+    watch = read("my watch is a Garmin Venu now")
+    assert not same_attribute(watch, tablet)
+    assert not evidence(tablet, watch, [], Cues({"now": 2.0}), 0.5)  # a cue does not make it one
+    assert same_attribute(read("my favourite is Ottolenghi"), read("my favourite chef is Nigella"))
+    assert evidence(tablet, read("my tablet is a Galaxy Tab S9"), [], Cues(), 0.5)
+
+
+def test_a_person_by_their_role_is_no_attribute_of_anything_else() -> None:
+    from hermes_memory.updates.model import same_attribute
+
+    coach = read("my coach is Brigitte Olsen")
+    assert not same_attribute(coach, read("I train at the Kelvin Hall track"))  # no one in that role
+    assert not same_attribute(coach, read("I have a cousin named Brianna"))  # a person in another role
+    assert same_attribute(coach, read("I've got a new coach, a guy called Reuben"))
+    assert same_attribute(coach, read("Brigitte and I stopped working together"))  # names her
+    assert same_attribute(read("my password manager is KeyVault"), read("I keep passwords in Enpass"))
+
+
+def test_a_new_value_in_the_slot_of_a_one_valued_attribute() -> None:
+    from hermes_memory.updates.model import same_slot
+
+    old = read("my physio is Ulla Berg")
+    assert same_slot(old, read("I've switched to a different physio, Karim Aziz"))
+    assert same_slot(old, read("Karim Aziz is my physio"))
+    assert not same_slot(old, read("I do my stretches with Karim Aziz"))  # the slot is not named
+
+
+def test_the_old_value_named_in_another_clause_is_evidence_for_the_clause_naming_a_new_one() -> None:
+    from hermes_memory.updates.model import Cues, evidence
+
+    old = read("I'm learning the Cello")
+    gave_up, now = read("the Cello never clicked for me"), read("I'm learning the Oud")
+    assert not evidence(old, now, [], Cues(), 0.5)  # a second instrument, for all it says
+    assert evidence(old, now, [gave_up], Cues(), 0.5)
+    assert not evidence(old, now, [read("my neighbour plays the Tuba")], Cues(), 0.5)  # no old value
