@@ -7,11 +7,12 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
 from hermes_memory.extract import KnownEntities, KnownEntity, MessageInput, extract
-from hermes_memory.extract.types import ExtractedFact, ExtractionResult
+from hermes_memory.extract.types import ExtractedFact, ExtractedRelation, ExtractionResult
 from hermes_memory.ingest.worker import Changes
 from hermes_memory.records import Episode, Fact
 from hermes_memory.tier2 import Tier2
@@ -160,14 +161,6 @@ class RuleBasedKnowledge:
             changed = self._remember(entity.name, entity.entity_type, entity.aliases)
             if (ensured.created or changed) and self._semantic is not None:
                 self._semantic.index_entity(entity)
-        for rel in result.relations:
-            src, dst = uuids.get(rel.subject.casefold()), uuids.get(rel.object.casefold())
-            if rel.negated or src is None or dst is None or src == dst:
-                continue
-            relation, _ = tier2.relations.link(
-                src, dst, rel.predicate, strength=max(0.0, min(1.0, rel.confidence)), actor="ingest",
-            )  # fmt: skip
-            changes.relations.append(relation)
         stored_facts: list[tuple[tuple[int, int], Fact]] = []
         for fact in result.facts:
             linked = [
@@ -219,6 +212,15 @@ class RuleBasedKnowledge:
                     timestamp=when.start.timestamp(), end_timestamp=when.end.timestamp(),
                     source_episodes=(episode.uuid,), actor="ingest",
                 )  # fmt: skip
+        for rel in result.relations:
+            src, dst = uuids.get(rel.subject.casefold()), uuids.get(rel.object.casefold())
+            if rel.negated or src is None or dst is None or src == dst:
+                continue
+            relation, _ = tier2.relations.link(
+                src, dst, rel.predicate, strength=max(0.0, min(1.0, rel.confidence)), actor="ingest",
+                evidence_fact_id=_evidence(rel, result.facts, stored_facts),
+            )  # fmt: skip
+            changes.relations.append(relation)
         applied = self.updates.apply(tier2, episode, stored_facts, self._holders(tier2))
         if self._semantic is not None:
             for own in applied.stored:
@@ -306,3 +308,26 @@ __all__ = [
     "RuleBasedKnowledge",
     "implied_state",
 ]
+
+
+def _evidence(
+    relation: ExtractedRelation,
+    found: Sequence[ExtractedFact],
+    stored: Sequence[tuple[tuple[int, int], Fact]],
+) -> str | None:
+    """The stored fact that states ``relation``: the one with its subject, object and predicate, else its
+    subject and object, else the one whose span overlaps the relation's most. A relation whose evidence
+    a newer statement replaces is then left out of the entity cards ("Anna lives in Leeds" after "Anna
+    relocated to Bristol"). None when no fact says it."""
+
+    def key(pair: tuple[ExtractedFact, tuple[tuple[int, int], Fact]]) -> tuple[bool, bool, int]:
+        fact, ((start, end), _) = pair
+        same = (fact.subject.casefold(), (fact.object or "").casefold()) == (
+            relation.subject.casefold(), relation.object.casefold()
+        )  # fmt: skip
+        overlap = min(end, relation.span[1]) - max(start, relation.span[0])
+        return same and fact.predicate == relation.predicate, same, overlap
+
+    ranked = [(key(pair), pair[1][1].uuid) for pair in zip(found, stored, strict=True)]
+    best = max(ranked, default=None)
+    return best[1] if best is not None and (best[0][1] or best[0][2] > 0) else None

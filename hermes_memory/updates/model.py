@@ -263,6 +263,11 @@ def same_slot(old: Statement, new: Statement) -> bool:
     )
 
 
+def _names_of(old: Statement, said: Statement) -> bool:
+    """Whether a clause names something of ``old``: one of its values, or a content word (a shared stem)."""
+    return bool(values(old) & _bare(said)) or topic_of(frozenset(content(old)), said.words)
+
+
 def _bare(statement: Statement) -> set[str]:
     """The words a statement says of something, without "'s" ("Kai's out": kai)."""
     return {w.removesuffix("'s") for w in named(statement)}
@@ -278,22 +283,27 @@ def evidence(
 ) -> bool:
     """Whether the message carries evidence that ``old`` changed, not only that something else is also
     true: a learned change cue in the clause or in another clause of the same message ("The Fiesta died,
-    so I'm leasing a Niro"), a negated state ("not ... anymore"), the shape of a one-valued attribute,
+    so I'm leasing a Niro"), a negated state ("not ... anymore"), the shape of a one-valued attribute
+    (the old statement's counts only for a clause not told as a past event),
     the old value named again in the message while the clause names a new one ("Sold the Golf and bought
     a Tesla"; "Spanish never clicked, so it's Italian I study now"),
     or an event told in the past that befell the old value (``ended``). Between two statements that name
     no value (no name, no number), only the clause's own cue, negation or shape counts: in chat, another
     clause's "now" says nothing about "It helps me unwind". ``reads_as_change``: the clause, values
     masked, lies along the learned change direction (``Cues.meaning``), a way of saying it that no cue
-    word carries ("Lately my mornings begin with ...")."""
+    word carries ("Lately my mornings begin with ..."). None of it counts between two statements that
+    cannot be of one attribute (``same_attribute``), nor for an event told in the past when nothing in
+    the message names a value or content word of a one-valued earlier statement."""
     if not same_attribute(new, old):
         return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
+    if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
+        return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
     if reads_as_change or new.negated or any(cues.strongest(s) >= cue_min for s in said):
         return True
-    if one_valued(new) or one_valued(old):
-        return True
+    if one_valued(new) or (one_valued(old) and new.tense != "past"):
+        return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot
     named_again = any(old_values & named(s) for s in (new, *context))
     return bool(named_again and values(new) - old_values) or ended(old, new, context)
 

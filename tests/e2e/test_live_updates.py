@@ -177,7 +177,6 @@ MISSED = {
     "manager": "'I report to X' after 'My manager is Y': no cue, and not the shape of 'my manager is'",
     "morning-drink": "'Lately my mornings begin with' is no learned cue",
     "diet": "'went fully vegan' and 'pescatarian' are too far apart for MiniLM",
-    "sister-city": "the card keeps 'Anna lives in Leeds': its relation's evidence is not the fact closed",
     "notes-moved": "'moved all my notes to Obsidian' is no learned cue",
 }
 UPDATE_CASES = [

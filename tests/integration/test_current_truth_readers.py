@@ -98,15 +98,7 @@ UPDATES = (
 )
 
 UPDATE_CASES = [pytest.param(u, id=u.name) for u in UPDATES]
-# The dentist's statement is closed by another statement of this store first: the decision weighs a
-# one-valued statement about another attribute as close as the update (strict: fails once it is fixed).
-CLOSED_BY_ANOTHER = pytest.mark.xfail(
-    strict=True, reason="closed first by a one-valued statement about another attribute"
-)
-CLOSING_CASES = [
-    pytest.param(u, id=u.name, marks=CLOSED_BY_ANOTHER) if u.name == "dentist" else pytest.param(u, id=u.name)
-    for u in UPDATES
-]
+
 # Both hold: taking up an instrument does not give up the other one.
 CELLO = "I play the cello in a community orchestra."
 BANJO = "I've taken up the banjo and play it most evenings."
@@ -313,7 +305,7 @@ def test_only_replaced_statements_are_marked(store: dict[str, Any], reader: str)
         assert not wrong, (question, wrong)
 
 
-@pytest.mark.parametrize("case", CLOSING_CASES)
+@pytest.mark.parametrize("case", UPDATE_CASES)
 def test_the_prefetch_says_when_and_by_what_a_line_was_replaced(store: dict[str, Any], case: Update) -> None:
     lines = [line for line in store["blocks"][case.ask_before].splitlines() if case.old.search(line)]
     assert lines, store["blocks"][case.ask_before]
@@ -322,7 +314,7 @@ def test_the_prefetch_says_when_and_by_what_a_line_was_replaced(store: dict[str,
         assert note and case.new.search(note["by"]), line
 
 
-@pytest.mark.parametrize("case", CLOSING_CASES)
+@pytest.mark.parametrize("case", UPDATE_CASES)
 def test_history_and_why_show_the_old_fact_closed_by_the_new_one(store: dict[str, Any], case: Update) -> None:
     facts = {f["uuid"]: f for f in store["facts"]}
     contents = [f["content"] for f in facts.values()]

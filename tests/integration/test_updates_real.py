@@ -195,3 +195,15 @@ def test_a_clause_that_asserts_nothing_is_still_context_for_the_others(
         api.remember_turn("Mandarin never clicked, so I'm learning Portuguese.", "Okay.", "s2", START + DAY)
         assert api.flush()["success"]
     assert ("I'm learning Portuguese", ["Mandarin never clicked"]) in weighed, weighed
+
+
+def test_an_entity_card_leaves_out_the_relation_a_newer_statement_replaced(tmp_path: Path) -> None:
+    """The relation extraction drew from a statement carries that statement's fact as its evidence; once a
+    newer statement replaces the fact, the person's card no longer says it."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("My cousin Ilse lives in Graz.", "Okay.", "s1", START)
+        api.remember_turn("Ilse relocated to Linz for a new job.", "Okay.", "s2", START + DAY)
+        assert api.flush()["success"]
+        cards = [h["text"] for h in api.recall("Where does my cousin Ilse live?")["data"]["hits"]
+                 if h["kind"] == "entity" and h["text"].startswith("Ilse")]  # fmt: skip
+        assert cards and "Linz" in cards[0] and "Graz" not in cards[0], cards

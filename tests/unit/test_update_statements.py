@@ -317,3 +317,14 @@ def test_the_old_value_named_in_another_clause_is_evidence_for_the_clause_naming
     assert not evidence(old, now, [], Cues(), 0.5)  # a second instrument, for all it says
     assert evidence(old, now, [gave_up], Cues(), 0.5)
     assert not evidence(old, now, [read("my neighbour plays the Tuba")], Cues(), 0.5)  # no old value
+
+
+def test_a_past_event_sets_no_present_value_of_an_earlier_one_valued_attribute() -> None:
+    from hermes_memory.updates.model import Cues, evidence
+
+    old = read("my barber is Yusuf at Fade Lab")
+    ramen = read("We tried the new ramen place on Canal Street")
+    assert not evidence(old, ramen, [], Cues(), 0.5)
+    assert not evidence(old, ramen, [], Cues({"new": 2.0}), 0.5)  # names nothing of the barber: no cue helps
+    assert evidence(old, read("I get my hair cut at Sharp & Co on Canal Street"), [], Cues(), 0.5)
+    assert evidence(old, read("Yusuf closed Fade Lab in March"), [], Cues(), 0.5)  # befell the old value
