@@ -303,13 +303,6 @@ def _message(episodes: list[Episode], index: int) -> MessageInput:
     )
 
 
-__all__ = [
-    "EXTRACTOR",
-    "RuleBasedKnowledge",
-    "implied_state",
-]
-
-
 def _evidence(
     relation: ExtractedRelation,
     found: Sequence[ExtractedFact],
@@ -331,3 +324,10 @@ def _evidence(
     ranked = [(key(pair), pair[1][1].uuid) for pair in zip(found, stored, strict=True)]
     best = max(ranked, default=None)
     return best[1] if best is not None and (best[0][1] or best[0][2] > 0) else None
+
+
+__all__ = [
+    "EXTRACTOR",
+    "RuleBasedKnowledge",
+    "implied_state",
+]
