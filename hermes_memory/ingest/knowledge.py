@@ -321,8 +321,8 @@ def _evidence(
         overlap = min(end, relation.span[1]) - max(start, relation.span[0])
         return same and fact.predicate == relation.predicate, same, overlap
 
-    ranked = [(key(pair), pair[1][1].uuid) for pair in zip(found, stored, strict=True)]
-    best = max(ranked, default=None)
+    scored = [(key(pair), pair[1][1].uuid) for pair in zip(found, stored, strict=True)]
+    best = max(scored, key=lambda row: row[0], default=None)  # the first of equals, in the message's order
     return best[1] if best is not None and (best[0][1] or best[0][2] > 0) else None
 
 
