@@ -273,8 +273,12 @@ class AsOf:
 
 # The timeline event type the Hermes provider records each finished session under.
 SESSION_EVENT = "session"
+#: The extractor of the facts that restate a user's clause in the third person (stored by the update
+#: writer so that a later statement can close them; recall finds their turns instead).
+RESTATEMENT = "updates-v1"
 
 __all__ = [
+    "RESTATEMENT",
     "SESSION_EVENT",
     "AsOf",
     "AuditEntry",

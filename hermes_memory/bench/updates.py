@@ -31,8 +31,9 @@ import numpy as np
 from hermes_memory.bench.updates_chat import Conversation, chat_combos, closures, embed, load_conversations
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.holders import about_same
 from hermes_memory.updates.model import Cues, UpdateModel, evidence, features, fit_affinity
-from hermes_memory.updates.statement import Known, Statement, about_same, clauses, read
+from hermes_memory.updates.statement import Known, Statement, clauses, read
 from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_corpus.json"

@@ -221,10 +221,9 @@ class RuleBasedKnowledge:
                 evidence_fact_id=_evidence(rel, result.facts, stored_facts),
             )  # fmt: skip
             changes.relations.append(relation)
-        applied = self.updates.apply(tier2, episode, stored_facts, self._holders(tier2))
-        if self._semantic is not None:
-            for own in applied.stored:
-                self._semantic.index_fact(own)
+        # The facts it stores restate the user's clauses: their turns carry the same words into recall,
+        # so they are not embedded (recall's fact search passes them by as well).
+        self.updates.apply(tier2, episode, stored_facts, self._holders(tier2))
 
     def _holders(self, tier2: Tier2) -> Known:
         """The lower-cased names (and aliases) of the known entities, holders apart (kept until the

@@ -74,7 +74,7 @@ from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
 from hermes_memory.recall.settings import RecallSettings
-from hermes_memory.records import SESSION_EVENT, Entity, Episode, Event, Fact, Hit
+from hermes_memory.records import RESTATEMENT, SESSION_EVENT, Entity, Episode, Event, Fact, Hit
 from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
@@ -543,8 +543,8 @@ class RecallEngine:
                 else:
                     if kind == "fact":
                         found = facts.get(key)
-                        if found is None:
-                            continue
+                        if found is None or found[0].extractor == RESTATEMENT:
+                            continue  # gone, or a restatement found by its vector (a store of before)
                         hit = _fact_hit(found[0], score, found[1], tier)
                     else:
                         hit = built[key]
@@ -562,9 +562,12 @@ class RecallEngine:
         query = " ".join(q.terms)
         if not query:
             return {}
+        # A fact that restates one of the user's clauses (kept so that a later statement can close it)
+        # is no hit of its own: its turn is, with the same words.
         return self._tier2.facts.bm25_scores(
-            query, limit=self.settings.fact_bm25_candidates, as_of=as_of, valid_at=valid_at
-        )
+            query, limit=self.settings.fact_bm25_candidates, as_of=as_of, valid_at=valid_at,
+            skip_extractor=RESTATEMENT,
+        )  # fmt: skip
 
     def _graph_facts(self, q: _Query) -> dict[str, float]:
         assert self._graph is not None

@@ -71,11 +71,17 @@ class FactSearch(FactReads):
         return results
 
     def bm25_scores(
-        self, query: str, *, limit: int = 10, as_of: float | None = None, valid_at: float | None = None
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        as_of: float | None = None,
+        valid_at: float | None = None,
+        skip_extractor: str | None = None,
     ) -> dict[str, float]:
         """``query(query, limit=limit, as_of=as_of, valid_at=valid_at, touch=False)`` as uuid -> score,
         best first, without loading the facts (recall ranks them first and loads only those that make
-        its list)."""
+        its list); without the facts of ``skip_extractor``."""
         match = fts_match(query)
         if match is None:
             return {}
@@ -83,6 +89,9 @@ class FactSearch(FactReads):
         scoped, sp = self._in_view()
         where = f"{visible} AND {scoped} AND f.confidence >= ?"
         params += [*sp, 0.0]
+        if skip_extractor is not None:
+            where += " AND f.extractor != ?"
+            params.append(skip_extractor)
         bounded = self._window(query)
         if bounded is not None:  # at scale: see ``tier2.search.window``
             ranked = self._windowed("f.uuid", where, match, bounded, params, limit)

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from hermes_memory.updates.holders import about_same
 from hermes_memory.updates.model import UpdateModel, evidence, features, packaged, values
-from hermes_memory.updates.statement import Statement, about_same, calendar_word
+from hermes_memory.updates.statement import Statement, calendar_word
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6

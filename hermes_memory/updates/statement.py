@@ -314,43 +314,20 @@ def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
     )
 
 
-def calendar_word(word: str) -> bool:
-    """A day, month, season or part of a day ("wednesdays", "may", "mornings")."""
-    return _CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
-
-
-def same_holder(a: str | None, b: str | None) -> bool:
-    """Whether two holders are the same one (never when either is unknown)."""
-    return a is not None and b is not None and a.casefold() == b.casefold()
-
-
-def about_same(old: Statement, new: Statement) -> bool:
-    """Whether ``new`` can speak about ``old``'s holder: the same holder, or a known holder the new clause
-    names ("We moved Miso to the cat clinic" speaks about Miso's vet)."""
-    if same_holder(old.holder, new.holder):
-        return True
-    if new.topic and old.holder is not None and topic_of(new.topic, old.words):
-        return True  # "Checkups are with Beth now" speaks of the user's "Dr. Novak for checkups"
-    if old.holder == USER and _unknown_subject(new) and _names(old.normal) & set(new.words):
-        return True  # "Leadership ditched Teams" speaks of the user's "We use Teams for chat"
-    return old.holder is not None and old.holder != USER and old.holder.casefold() in new.mentions
-
-
-def _unknown_subject(statement: Statement) -> bool:
-    """Whether a clause's subject is a name the memory knows as no holder ("Leadership", "Beehiiv")."""
-    holder = statement.holder
-    return (
-        holder is not None
-        and holder != USER
-        and not holder.startswith("user's ")
-        and holder.casefold() not in statement.mentions
-    )
-
-
-def _names(text: str) -> set[str]:
+def names_in(text: str) -> set[str]:
     """The lower-cased capitalised words of a clause after its first word (the names it sets)."""
     words = _WORD.findall(text)[1:]
     return {w.lower().removesuffix("'s") for w in words if w[0].isupper() and w.lower() not in _NOT_NAME}
+
+
+def subject_words(statement: Statement) -> frozenset[str]:
+    """The words of a statement that can name what it is about (four letters or more, no "user", "it's")."""
+    return frozenset(w for w in statement.words if len(w) > 3 and w not in _TOPICLESS)
+
+
+def calendar_word(word: str) -> bool:
+    """A day, month, season or part of a day ("wednesdays", "may", "mornings")."""
+    return _CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
 
 
 def _first_person(text: str, speaker: str) -> str:
@@ -425,6 +402,8 @@ def _holder(
         if kin is not None:  # "Dad finally upgraded ... and keeps calling me": about Dad
             return f"user's {kin}"
     lows = [t.lower() for t, _ in tokens]
+    if _fragment([t for t, _ in tokens], first):
+        return USER  # "Wearing the new Garmin everywhere", "Not doing Pilates anymore": chat drops "I'm"
     if _not_the_users(lows, first):
         return None  # "It brings me so much joy", "Giving kids a home is ...": the user is no subject
     if any(t in _FIRST_SINGULAR or t in _FIRST_PLURAL for t in lows):
@@ -446,6 +425,26 @@ def _holder(
     # "Jenkins got replaced" names one of the user's things; any other name ("Kenji works at Honda",
     # "Art is such a joy") is its own holder, matched only by statements about the same name.
     return USER if name.casefold() in things else name
+
+
+def _fragment(words: list[str], first: int) -> bool:
+    """Whether a clause opens with a gerund or a participle ("Wearing ...", "Been using ...", "Not doing
+    ...") and no finite verb follows it: a fragment whose dropped subject is the speaker, not a gerund
+    subject ("Baking helps me unwind", "Giving kids a home is a gift")."""
+    low = [w.lower() for w in words]
+    at = first + 1 if first < len(low) and low[first] == "not" else first
+    if at >= len(low):
+        return False
+    word = low[at]
+    gerund = word.endswith("ing") and len(word) > 4 and not word.endswith("thing")
+    if not (gerund or word in ("been", "gone")):
+        return False
+    rest = low[at + 1 :]
+    after = rest[0] if rest and words[at + 1][:1].islower() else ""
+    if after.endswith("s") and not after.endswith("ss") and after not in _OBJECT_START:
+        return False  # a verb in the third person follows the gerund subject
+    return not any(w in _VERB_TENSE or w in _PAST_FORMS or w in _SUBJECT_PRONOUNS
+                   or _REGULAR_PAST.fullmatch(w) for w in rest)  # fmt: skip
 
 
 def _not_the_users(low: list[str], first: int) -> bool:
@@ -587,11 +586,11 @@ __all__ = [
     "USER",
     "Known",
     "Statement",
-    "about_same",
     "calendar_word",
     "clauses",
     "main_tense",
+    "names_in",
     "read",
-    "same_holder",
+    "subject_words",
     "topic_of",
 ]

@@ -22,15 +22,16 @@ from datetime import UTC, datetime
 
 from hermes_memory.extract import classify
 from hermes_memory.extract.wording import is_low_value, is_small_talk
-from hermes_memory.records import Episode, Fact
+from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.holders import about_same
 from hermes_memory.updates.model import content, values
-from hermes_memory.updates.statement import USER, Known, Statement, about_same, clauses, read
+from hermes_memory.updates.statement import USER, Known, Statement, clauses, read
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR = "updates-v1"
+EXTRACTOR = RESTATEMENT
 #: Entity types that hold attributes of their own (a name of one of these at a clause's start is its
 #: holder; any other capitalised word there is part of the user's world: "Jenkins got replaced").
 HOLDER_TYPES = frozenset({"person", "pet", "project"})

@@ -89,6 +89,25 @@ def test_recall_marks_the_replaced_turn_and_puts_the_current_first(store: dict[s
         assert hits[i]["metadata"].get("superseded_at"), hits[i]
 
 
+def test_a_fact_that_restates_a_clause_is_kept_but_recall_shows_its_turn(tmp_path: Path) -> None:
+    """The writer keeps a fact for a clause extraction found no pattern in ("Anneke cuts my hair"),
+    so that a later statement can close it; recall returns the turn, which says the same in the user's
+    own words, not a third-person copy that would crowd other turns out of the list."""
+    from hermes_memory.records import RESTATEMENT
+
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("Anneke cuts my hair.", "Noted.", "s1", START)
+        api.remember_turn("I wash my hair every other day.", "Fair enough.", "s1", START + DAY)
+        assert api.flush()["success"]
+        copies = [f.fact for f in api.tier2.facts.query(None, limit=100) if f.fact.extractor == RESTATEMENT]
+        assert any("Anneke" in f.content for f in copies), copies
+        env = api.recall("Who cuts my hair?")
+        assert env["success"], env
+        hits = env["data"]["hits"]
+        assert not {h["id"] for h in hits} & {f"fact:{f.uuid}" for f in copies}, hits
+        assert hits[0]["kind"] == "episode" and "Anneke" in hits[0]["text"], hits
+
+
 def test_the_raw_turn_stays_as_it_was(store: dict[str, Any]) -> None:
     env = store["api"].recall("Peugeot racer", tiers=["tier2"])
     assert any(h["text"] == "My bike is an old Peugeot racer." for h in env["data"]["hits"]), env
@@ -105,8 +124,8 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 
 def test_the_shipped_model_on_the_corpus() -> None:
     """The shipped decision (``updates/model.json``) on the labelled corpus, as docs/benchmarks.md reports
-    it (``python -m hermes_memory.bench.updates --chat ...`` prints it: in-sample 0.977 / 0.742, held
-    out 0.967 / 0.650; over the int8 encoder in-sample 0.977 / 0.740). The figures the project aims at
+    it (``python -m hermes_memory.bench.updates --chat ...`` prints it: in-sample 0.976 / 0.783, held
+    out 0.967 / 0.698; over the int8 encoder in-sample 0.975 / 0.779). The figures the project aims at
     (0.97 / 0.90 in-sample, 0.95 / 0.80 held out) are met for precision, not for recall; this guards
     what is reached over the default int8 encoder."""
     from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
@@ -119,7 +138,7 @@ def test_the_shipped_model_on_the_corpus() -> None:
     tp = sum(1 for p in pairs if p.update and called[p.id])
     fp = sum(1 for p in pairs if not p.update and called[p.id])
     updates = sum(1 for p in pairs if p.update)
-    assert tp / (tp + fp) >= 0.97 and tp / updates >= 0.72, (tp, fp, updates)
+    assert tp / (tp + fp) >= 0.97 and tp / updates >= 0.77, (tp, fp, updates)
 
 
 # Two friends catching up: feelings, compliments, stories and plans, none of them a change of anything the

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hermes_memory.updates.statement import USER, clauses, read, same_holder
+from hermes_memory.updates.holders import same_holder
+from hermes_memory.updates.statement import USER, clauses, read
 
 SAID = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
 
@@ -143,7 +144,7 @@ def test_more_holders_from_structure(text: str, holder: str | None) -> None:
 
 def test_a_clause_about_a_thing_speaks_of_whoever_has_it() -> None:
     """Topic continuity: "The choir folded in June" is about the user's choir, not about nobody."""
-    from hermes_memory.updates.statement import about_same
+    from hermes_memory.updates.holders import about_same
 
     old = read("I sing in a choir on Tuesdays")
     assert about_same(old, read("The choir folded in June", holders=frozenset()))
@@ -197,7 +198,7 @@ def test_an_earlier_one_valued_attribute_is_evidence_that_a_new_value_replaces_i
 
 
 def test_a_correction_names_what_it_sets_right() -> None:
-    from hermes_memory.updates.statement import about_same
+    from hermes_memory.updates.holders import about_same
 
     old = read("I drive a Kia Ceed")
     fixed = read("Oops, it's a Kia Niro, not the Ceed")
@@ -207,7 +208,7 @@ def test_a_correction_names_what_it_sets_right() -> None:
 
 
 def test_a_correction_with_any_subject_names_what_it_sets_right() -> None:
-    from hermes_memory.updates.statement import about_same
+    from hermes_memory.updates.holders import about_same
 
     old = read("my go-to pizza place is Luigi's")
     assert about_same(old, read("Mario's, not Luigi's - the one by the bridge"))  # a name opens it
@@ -216,13 +217,53 @@ def test_a_correction_with_any_subject_names_what_it_sets_right() -> None:
 
 
 def test_a_named_thing_as_subject_speaks_of_the_attribute_whose_value_it_names() -> None:
-    from hermes_memory.updates.statement import about_same
+    from hermes_memory.updates.holders import about_same
 
     old = read("We track bugs in Jira")
     known = frozenset({"priya"})
     assert about_same(old, read("Management retired Jira and moved everything to Linear", holders=known))
     assert not about_same(old, read("Management loves spreadsheets", holders=known))  # names no old value
     assert not about_same(old, read("Priya retired Jira at her company", holders=known))  # a known person
+
+
+def test_a_thing_as_subject_speaks_of_the_attribute_whose_words_it_names() -> None:
+    from hermes_memory.updates.holders import about_same
+
+    old = read("I keep my recipes in a paper notebook")
+    assert about_same(old, read("Paprika holds all the recipes now", holders=frozenset()))
+    assert not about_same(old, read("Paprika raised its prices again", holders=frozenset()))
+
+
+def test_an_event_of_a_value_speaks_of_the_attribute_it_fills() -> None:
+    from hermes_memory.updates.holders import about_same
+
+    known = frozenset({"priyanka", "tomasz"})
+    moved = read("Priyanka got transferred to Denver", holders=known)
+    assert about_same(read("I carpool with Priyanka every day", holders=known), moved)
+    assert not about_same(read("I carpool with Tomasz every day", holders=known), moved)
+
+
+def test_a_role_the_earlier_statement_calls_its_holder_by_is_that_holder() -> None:
+    from hermes_memory.updates.holders import about_same
+
+    known = frozenset({"mateo"})
+    old = read("My cousin Mateo lives in Cork", holders=known)
+    assert about_same(old, read("My cousin's flat is in Galway now", holders=known))
+    assert not about_same(old, read("My brother's flat is in Galway now", holders=known))
+
+
+@pytest.mark.parametrize(
+    ("text", "holder"),
+    [
+        ("Wearing my new Garmin on every run", USER),
+        ("Not cooking at home much these days", USER),
+        ("Been listening to a lot of jazz lately", USER),
+        ("Baking helps me unwind", None),  # a gerund subject with its verb: a remark about baking
+        ("Nothing much going on", None),
+    ],
+)
+def test_a_fragment_opening_with_a_gerund_is_the_speakers(text: str, holder: str | None) -> None:
+    assert read(text).holder == holder
 
 
 def test_a_change_cue_keeps_a_statement_naming_the_old_value_from_restating_it() -> None:

@@ -1,0 +1,74 @@
+"""Whether a new clause can speak about an earlier statement's holder (the user, a named person, pet,
+project): the comparison step of update detection, read from structure alone.
+
+A clause speaks about the holder of an earlier statement when it has the same holder, or when its subject
+ties it to that statement: the subject is a word of it ("Checkups are with Beth now"), a thing the memory
+knows as no holder that names a word of it ("Leadership ditched Teams"), one of its values ("Lucy moved
+out" after "I share a flat with Lucy"), or the role it calls its holder by ("my sister's place is in
+Braga" after "my sister Ana lives in Coimbra").
+"""
+
+from __future__ import annotations
+
+import re
+
+from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
+
+
+def same_holder(a: str | None, b: str | None) -> bool:
+    """Whether two holders are the same one (never when either is unknown)."""
+    return a is not None and b is not None and a.casefold() == b.casefold()
+
+
+def about_same(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` can speak about ``old``'s holder (see the module's docstring)."""
+    if same_holder(old.holder, new.holder):
+        return True
+    if new.topic and old.holder is not None and topic_of(new.topic, old.words):
+        return True  # "Checkups are with Beth now" speaks of the user's "Dr. Novak for checkups"
+    if (
+        old.holder == USER
+        and _unknown_subject(new)
+        and (names_in(old.normal) & set(new.words) or topic_of(subject_words(old), new.words))
+    ):
+        return True  # "Leadership ditched Teams" speaks of the user's "We use Teams for chat"
+    if _valued_subject(old, new) or _apposed(old, new.holder) or _apposed(new, old.holder):
+        return True
+    return old.holder is not None and old.holder != USER and old.holder.casefold() in new.mentions
+
+
+def _unknown_subject(statement: Statement) -> bool:
+    """Whether a clause's subject is a name the memory knows as no holder ("Leadership", "Beehiiv")."""
+    holder = statement.holder
+    return (
+        holder is not None
+        and holder != USER
+        and not holder.startswith("user's ")
+        and holder.casefold() not in statement.mentions
+    )
+
+
+def _valued_subject(old: Statement, new: Statement) -> bool:
+    """Whether ``new``'s subject is a name ``old`` gives as a value ("Lucy moved out" after "the user
+    shares a flat with Lucy"): an event of the value speaks of the attribute it fills."""
+    subject = new.holder
+    if subject is None or subject == USER or subject.startswith("user's "):
+        return False
+    return subject.casefold() in names_in(old.normal)
+
+
+def _apposed(named: Statement, role: str | None) -> bool:
+    """Whether a statement about a named holder also calls them by ``role`` ("the user's sister Ana",
+    "Ana, the user's sister"): a clause about that role speaks of them."""
+    holder = named.holder
+    return (
+        holder is not None
+        and role is not None
+        and role.startswith("user's ")
+        and holder != USER
+        and not holder.startswith("user's ")
+        and re.search(rf"\b{re.escape(role)}\b", named.normal, re.I) is not None
+    )
+
+
+__all__ = ["about_same", "same_holder"]
