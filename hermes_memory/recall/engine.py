@@ -1240,39 +1240,42 @@ def _diversify(
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
     overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier.
 
-    Plain Python: only the overlaps with each chosen hit are computed (``limit`` rows of a pool of
-    ``depth * limit``), a few hundred small set intersections, and a recall that needs no vector
-    never loads numpy."""
+    Lazy greedy, plain Python: a hit's value (its score less ``weight`` times its largest word overlap
+    with a chosen hit) only falls as hits are chosen, so the value it was last given is an upper bound.
+    The best in the heap is brought up to date against the hits chosen since; it is taken when it is still
+    the best (the first in rank order among equals, as a scan would take it), else it goes back. Only the
+    overlaps of hits that reach the top are computed, and a recall that needs no vector never loads numpy."""
     pool = ranked[: depth * limit]
     n = len(pool)
     if not n or limit < 1:
         return []
     words = [_content_words(h.text) for h in pool]
     sessions = [h.metadata.get("session_id") for h in pool]
-    # overlap[i]: hit i's largest word overlap with any hit chosen so far. The first best of equal
-    # values wins, as in a scan in rank order.
     overlap = [0.0] * n
-    left = list(range(n))
+    heap = [(-hit.score, i, 0) for i, hit in enumerate(pool)]  # (-value, rank, chosen hits counted)
+    heapq.heapify(heap)
     chosen: list[int] = []
     room = dict(caps) if caps is not None else None
-    while left and len(chosen) < limit:
-        open_tiers = None if room is None else {tier for tier, free in room.items() if free > 0}
-        candidates = left if open_tiers is None else [i for i in left if pool[i].tier in open_tiers]
-        if not candidates:
-            break
-        best = max(candidates, key=lambda i: pool[i].score - weight * overlap[i])
-        chosen.append(best)
-        left.remove(best)
+    while heap and len(chosen) < limit:
+        _, i, counted = heapq.heappop(heap)
+        if room is not None and room.get(pool[i].tier, 0) <= 0:
+            continue  # its tier is full, and stays so
+        if counted < len(chosen):
+            mine, session = words[i], sessions[i]
+            for c in chosen[counted:]:
+                common = len(words[c] & mine)
+                value = common / (len(mine) + len(words[c]) - common or 1)
+                if sessions[c] is not None and session == sessions[c]:
+                    value += same_session
+                if value > overlap[i]:
+                    overlap[i] = value
+            fresh = (-(pool[i].score - weight * overlap[i]), i, len(chosen))
+            if heap and fresh[:2] > heap[0][:2]:
+                heapq.heappush(heap, fresh)
+                continue
+        chosen.append(i)
         if room is not None:
-            room[pool[best].tier] = room.get(pool[best].tier, 0) - 1
-        mine, session = words[best], sessions[best]
-        for i in left:
-            common = len(words[i] & mine)
-            value = common / (len(words[i]) + len(mine) - common or 1)
-            if session is not None and sessions[i] == session:
-                value += same_session
-            if value > overlap[i]:
-                overlap[i] = value
+            room[pool[i].tier] -= 1
     out: list[Hit] = []
     for i in chosen:
         hit = pool[i]

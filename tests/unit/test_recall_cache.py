@@ -109,7 +109,13 @@ def test_a_fact_that_expires_between_two_recalls_is_left_out(
     assert api.recall("sister Ana visits", tiers=["tier2"])["data"]["hits"] == []
 
 
-def _diversify_pairwise(ranked: list[Hit], weight: float, limit: int, same_session: float = 0.0) -> list[Hit]:
+def _diversify_pairwise(
+    ranked: list[Hit],
+    weight: float,
+    limit: int,
+    same_session: float = 0.0,
+    caps: dict[str, int] | None = None,
+) -> list[Hit]:
     """The MMR order as it was computed before, pair by pair: the reference for ``_diversify``."""
     pool = ranked[: 3 * limit]
     words = [_content_words(h.text) for h in pool]
@@ -117,10 +123,16 @@ def _diversify_pairwise(ranked: list[Hit], weight: float, limit: int, same_sessi
     overlap = [0.0] * len(pool)
     chosen: list[int] = []
     left = list(range(len(pool)))
+    room = dict(caps) if caps is not None else None
     while left and len(chosen) < limit:
-        best = max(left, key=lambda i: pool[i].score - weight * overlap[i])
+        open_left = [i for i in left if room is None or room.get(pool[i].tier, 0) > 0]
+        if not open_left:
+            break
+        best = max(open_left, key=lambda i: pool[i].score - weight * overlap[i])
         chosen.append(best)
         left.remove(best)
+        if room is not None:
+            room[pool[best].tier] -= 1
         for i in left:
             common = len(words[i] & words[best])
             value = common / (len(words[i]) + len(words[best]) - common or 1)
@@ -144,15 +156,17 @@ def test_the_mmr_order_equals_the_pairwise_one() -> None:
         for weight in (0.0, 0.4, 2.0):
             for limit in (1, 3, 10):
                 for same in (0.0, 0.25):
-                    expected = _diversify_pairwise(hits, weight, limit, same)
-                    assert _diversify(hits, weight, limit, same) == expected
+                    for caps in (None, {"tier2": 2, "tier3": 4}):
+                        expected = _diversify_pairwise(hits, weight, limit, same, caps)
+                        assert _diversify(hits, weight, limit, same, caps) == expected
 
 
 def _random_hit(rng: random.Random, i: int, vocabulary: list[str]) -> Hit:
     text = " ".join(rng.choice(vocabulary) for _ in range(rng.randrange(0, 12)))
     meta = {"session_id": rng.choice(["s1", "s2", "s3", None])}
     score = round(rng.random(), rng.choice([1, 2, 6]))
-    return Hit(id=f"h{i}", score=score, text=text, tier="tier2", kind="episode", metadata=meta)
+    return Hit(id=f"h{i}", score=score, text=text, tier=rng.choice(["tier2", "tier3"]), kind="episode",
+               metadata=meta)  # fmt: skip
 
 
 def test_recall_rows_come_by_id_then_by_uuid(api: MemoryAPI) -> None:
