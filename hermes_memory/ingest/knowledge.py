@@ -221,8 +221,7 @@ class RuleBasedKnowledge:
                 evidence_fact_id=_evidence(rel, result.facts, stored_facts),
             )  # fmt: skip
             changes.relations.append(relation)
-        # The facts it stores restate the user's clauses: their turns carry the same words into recall,
-        # so they are not embedded (recall's fact search passes them by as well).
+        # The facts it stores restate the user's clauses and are not embedded (``StatementUpdates.apply``).
         self.updates.apply(tier2, episode, stored_facts, self._holders(tier2))
 
     def _holders(self, tier2: Tier2) -> Known:

@@ -11,6 +11,7 @@ Braga" after "my sister Ana lives in Coimbra").
 from __future__ import annotations
 
 import re
+from typing import TypeGuard
 
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
 
@@ -37,36 +38,31 @@ def about_same(old: Statement, new: Statement) -> bool:
     return old.holder is not None and old.holder != USER and old.holder.casefold() in new.mentions
 
 
+def _a_name(holder: str | None) -> TypeGuard[str]:
+    """Whether a holder is a name (neither the user nor one of the user's roles: "user's sister")."""
+    return holder is not None and holder != USER and not holder.startswith("user's ")
+
+
 def _unknown_subject(statement: Statement) -> bool:
     """Whether a clause's subject is a name the memory knows as no holder ("Leadership", "Beehiiv")."""
     holder = statement.holder
-    return (
-        holder is not None
-        and holder != USER
-        and not holder.startswith("user's ")
-        and holder.casefold() not in statement.mentions
-    )
+    return _a_name(holder) and holder.casefold() not in statement.mentions
 
 
 def _valued_subject(old: Statement, new: Statement) -> bool:
     """Whether ``new``'s subject is a name ``old`` gives as a value ("Lucy moved out" after "the user
     shares a flat with Lucy"): an event of the value speaks of the attribute it fills."""
     subject = new.holder
-    if subject is None or subject == USER or subject.startswith("user's "):
-        return False
-    return subject.casefold() in names_in(old.normal)
+    return _a_name(subject) and subject.casefold() in names_in(old.normal)
 
 
 def _apposed(named: Statement, role: str | None) -> bool:
     """Whether a statement about a named holder also calls them by ``role`` ("the user's sister Ana",
     "Ana, the user's sister"): a clause about that role speaks of them."""
-    holder = named.holder
     return (
-        holder is not None
+        _a_name(named.holder)
         and role is not None
         and role.startswith("user's ")
-        and holder != USER
-        and not holder.startswith("user's ")
         and re.search(rf"\b{re.escape(role)}\b", named.normal, re.I) is not None
     )
 

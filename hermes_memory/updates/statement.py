@@ -402,7 +402,7 @@ def _holder(
         if kin is not None:  # "Dad finally upgraded ... and keeps calling me": about Dad
             return f"user's {kin}"
     lows = [t.lower() for t, _ in tokens]
-    if _fragment([t for t, _ in tokens], first):
+    if _fragment([t for t, _ in tokens], lows, first):
         return USER  # "Wearing the new Garmin everywhere", "Not doing Pilates anymore": chat drops "I'm"
     if _not_the_users(lows, first):
         return None  # "It brings me so much joy", "Giving kids a home is ...": the user is no subject
@@ -427,11 +427,10 @@ def _holder(
     return USER if name.casefold() in things else name
 
 
-def _fragment(words: list[str], first: int) -> bool:
+def _fragment(words: list[str], low: list[str], first: int) -> bool:
     """Whether a clause opens with a gerund or a participle ("Wearing ...", "Been using ...", "Not doing
     ...") and no finite verb follows it: a fragment whose dropped subject is the speaker, not a gerund
-    subject ("Baking helps me unwind", "Giving kids a home is a gift")."""
-    low = [w.lower() for w in words]
+    subject ("Baking helps me unwind", "Giving kids a home is a gift"). ``low``: ``words`` lower-cased."""
     at = first + 1 if first < len(low) and low[first] == "not" else first
     if at >= len(low):
         return False

@@ -31,7 +31,6 @@ from hermes_memory.updates.statement import USER, Known, Statement, clauses, rea
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR = RESTATEMENT
 #: Entity types that hold attributes of their own (a name of one of these at a clause's start is its
 #: holder; any other capitalised word there is part of the user's world: "Jenkins got replaced").
 HOLDER_TYPES = frozenset({"person", "pet", "project"})
@@ -52,10 +51,9 @@ class Closed:
 
 @dataclass(frozen=True, slots=True)
 class Applied:
-    """What one message changed: the facts it closed, the facts it stored for its own statements."""
+    """What one message changed: the facts it closed."""
 
     closed: tuple[Closed, ...] = ()
-    stored: tuple[Fact, ...] = ()
 
 
 class StatementUpdates:
@@ -85,7 +83,8 @@ class StatementUpdates:
     ) -> Applied:
         """Close the facts the user's ``episode`` replaces; ``stored`` holds the facts extracted from it
         (their character span in the message, the stored fact), ``known`` the names the memory knows.
-        Returns what was closed and the facts it stored for statements extraction had no fact for."""
+        Returns what was closed. A fact it stores for a statement extraction had no fact for restates the
+        clause (``records.RESTATEMENT``): it is not embedded, its turn is what recall finds."""
         if episode.role != "user" or not episode.text.strip():
             return Applied()
         detector = self.detector
@@ -94,7 +93,6 @@ class StatementUpdates:
         speaker = episode.speaker or USER
         text = episode.text.replace("’", "'")
         own = {fact.uuid for _, fact in stored}
-        created: list[Fact] = []
         closed: list[Closed] = []
         said = datetime.fromtimestamp(episode.timestamp, tz=UTC)
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
@@ -137,9 +135,6 @@ class StatementUpdates:
                 stating = read(said_by, speaker=speaker, when=said, holders=known.holders,
                                things=known.things)  # fmt: skip
                 by = self._fact_of(tier2, episode, stating, stored, (start, start + len(said_by)))
-                if by.uuid not in own:
-                    own.add(by.uuid)
-                    created.append(by)
                 if hit is None:
                     continue
                 old = candidates[hit.index]
@@ -148,7 +143,7 @@ class StatementUpdates:
                     reason=f"replaced by a newer statement (p={hit.probability:.2f})",
                 ):  # fmt: skip
                     closed.append(Closed(old.uuid, by, hit.probability))
-        return Applied(tuple(closed), tuple(created))
+        return Applied(tuple(closed))
 
     @staticmethod
     def _replacement(
@@ -230,7 +225,7 @@ class StatementUpdates:
         return tier2.facts.store(
             content, category=category, confidence=0.6, source_type="session", source_id=episode.session_id,
             actor="ingest", valid_from=episode.timestamp, subject=_subject(new, episode), predicate="states",
-            exclusive=False, source_episodes=(episode.uuid,), extractor=EXTRACTOR,
+            exclusive=False, source_episodes=(episode.uuid,), extractor=RESTATEMENT,
             importance=classify.salience(content, category, first_person=True, confidence=0.6),
         ).fact  # fmt: skip
 
@@ -266,4 +261,4 @@ def _subject(new: Statement, episode: Episode) -> str:
     return new.holder
 
 
-__all__ = ["EXTRACTOR", "HOLDER_TYPES", "Applied", "Closed", "StatementUpdates"]
+__all__ = ["HOLDER_TYPES", "Applied", "Closed", "StatementUpdates"]
