@@ -176,19 +176,40 @@ def _looks_like_password(value: str, after: str) -> bool:
     return not rest or rest[0] in ".,;!?)\n"
 
 
-# Every pattern needs one of these; a text without any (most of them) costs one scan.
-_TRIGGER: Final = re.compile(
-    r"sk-|[sr]k_|akia|asia|agpa|aida|aroa|anpa|anva|aipa|gh[pousr]_|github_pat_|glpat-|xox|aiza|hf_|npm_|"
-    r"eyj|private key|bearer|authorization|://|"
-    # a credential word only where it labels a value ("password: …", "api_key=…", "pin is …")
+# Every pattern needs one of these; a text without any (most of them) costs a few substring scans. Matched
+# against the lower-cased text (three times faster than IGNORECASE): the fixed prefixes and phrases are
+# looked for as substrings, which takes far less than one regular expression with them all as
+# alternatives (that tries each one at every position of a long text, such as a rendered recall block).
+_TRIGGER_WORDS: Final = (
+    "sk-", "sk_", "rk_", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "ghp_", "gho_",
+    "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "aiza", "hf_", "npm_", "eyj", "private key",
+    "bearer", "authorization", "://",
+)  # fmt: skip
+# A credential word only where it labels a value ("password: …", "api_key=…", "pin is …"); tried only
+# where one of ``_LABEL_STARTS`` occurs.
+_LABEL: Final = re.compile(
     r"(?:pass(?:\s?word)?|pw|pin(?:\s?code)?|secret|token|key)[\w-]*[\"']?\s{0,4}"
     r"(?:[:=]|is\b|was\b|will\b|reads\b|changed\b)"
-)  # matched against the lower-cased text: three times faster than IGNORECASE
+)
+_LABEL_STARTS: Final = ("pass", "pw", "pin", "secret", "token", "key")
+
+
+def _triggered(low: str) -> bool:
+    """Whether the lower-cased text holds anything a pattern of ``_PATTERNS`` could match."""
+    if any(word in low for word in _TRIGGER_WORDS):
+        return True
+    for start in _LABEL_STARTS:
+        at = low.find(start)
+        while at >= 0:
+            if _LABEL.match(low, at):
+                return True
+            at = low.find(start, at + 1)
+    return False
 
 
 def find_secrets(text: str) -> list[SecretMatch]:
     """Every credential in ``text``, sorted by position, overlaps merged (the widest kind wins)."""
-    if not isinstance(text, str) or not text or _TRIGGER.search(text.lower()) is None:
+    if not isinstance(text, str) or not text or not _triggered(text.lower()):
         return []
     found: list[SecretMatch] = []
     for pattern in _PATTERNS:

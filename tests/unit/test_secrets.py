@@ -256,3 +256,24 @@ def test_a_forget_drops_the_remembered_clean_texts(tmp_path: Path) -> None:
         assert hit["text"] == "Biscuit sleeps on the sofa." and hit["text"] in secrets._CLEAN
         assert api.forget(hit["id"].split(":", 1)[1], confirm=True)["success"]
         assert "Biscuit sleeps on the sofa." not in secrets._CLEAN
+
+
+def test_the_trigger_scan_agrees_with_one_regular_expression() -> None:
+    # The quick scan (substrings, then the label pattern where a credential word starts) answers exactly
+    # as the single expression with every trigger as an alternative would, on texts built to sit at its
+    # edges: prefixes inside words, labels split by spaces or quotes, words that only start like a label.
+    import random
+    import re
+
+    reference = re.compile(
+        r"sk-|[sr]k_|akia|asia|agpa|aida|aroa|anpa|anva|aipa|gh[pousr]_|github_pat_|glpat-|xox|aiza|hf_|npm_|"
+        r"eyj|private key|bearer|authorization|://|"
+        r"(?:pass(?:\s?word)?|pw|pin(?:\s?code)?|secret|token|key)[\w-]*[\"']?\s{0,4}"
+        r"(?:[:=]|is\b|was\b|will\b|reads\b|changed\b)"
+    )
+    words = "pass word pw pin code secret token key s _ - : = is was will reads changed isle ' \" gh p o k r"
+    pieces = [*words.split(), *"a kia nva :// hf npm eyj bearer monkey spinning x ox .".split(), " ", "\n"]
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(20_000)]
+    assert sum(1 for t in texts if reference.search(t)) > 2000  # both answers occur often
+    assert [t for t in texts if secrets._triggered(t) != (reference.search(t) is not None)] == []
