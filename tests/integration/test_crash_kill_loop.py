@@ -49,9 +49,10 @@ PHASES = ("open", "insert", "insert", "flush", "flush", "close")
 # Random kill delay after a phase marker, per phase (seconds): roughly each phase's duration, so some
 # kills land late in the phase, some early, and a few after the child already moved on.
 DELAY = {"open": 0.1, "insert": 0.06, "flush": 0.25, "close": 0.1}
-# Pause between a child's turns. A run aimed at the inserts paces them so the phase outlasts its kill
-# delay even where a turn is remembered in a millisecond (otherwise every such kill lands in the flush).
-PACE = {"open": 0.003, "insert": 0.02, "flush": 0.003, "close": 0.003}
+# Pause between a child's turns. A run aimed at the inserts paces them further apart, so the phase outlasts
+# its kill delay even where a turn is remembered in a millisecond (else every such kill lands in the flush).
+PACE = 0.003
+INSERT_PACE = 0.02
 # default backend: embedded Qdrant, opened from the first vector (a small store would search exactly
 # and never open it; the engine's catch-up from Tier 2 is what the kills must not break)
 OVERRIDES: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.engine_min_vectors": 0}
@@ -291,7 +292,7 @@ def test_sigkill_loop_loses_and_duplicates_nothing(tmp_path: Path) -> None:
             if run % len(PHASES) == 0:  # every phase is aimed at in each round of runs, in random order
                 rounds = rnd.sample(PHASES, len(PHASES))
             phase = rounds[run % len(PHASES)]
-            pace = PACE[phase] if killing else 0.003
+            pace = INSERT_PACE if killing and phase == "insert" else PACE
             pid = zygote.spawn(str(home), str(markers), str(acks), per_run, TOTAL_TURNS, pace)
             delay = rnd.uniform(0.0, DELAY[phase])
             if killing and _wait_for(markers, phase):
