@@ -80,10 +80,10 @@ def synthetic(n: int, rng: np.random.Generator) -> tuple[list[ChunkRow], npt.NDA
 
 def stored(home: Path) -> tuple[list[ChunkRow], npt.NDArray[np.float32]]:
     """Every chunk vector of the store under ``home`` (a ``.../memory`` folder with tier2.db)."""
-    from hermes_memory.tier2.db import Database
+    from hermes_memory.tier2.db import SqliteDatabase
     from hermes_memory.tier2.vectors import VectorStore
 
-    db = Database(home / "tier2.db")
+    db = SqliteDatabase(home / "tier2.db")
     store = VectorStore(db)
     model = db.query_one("SELECT model_id FROM vectors LIMIT 1")
     if model is None:
@@ -171,12 +171,12 @@ def _rss_mb() -> dict[str, float]:
 
 def cold_child(home: Path, use_snapshot: bool, save: bool) -> None:
     """One cold open: the store, the index (from its snapshot or from Tier 2), one recall's searches."""
-    from hermes_memory.tier2.db import Database
+    from hermes_memory.tier2.db import SqliteDatabase
     from hermes_memory.tier2.vectors import VectorStore
     from hermes_memory.tier3._snapshot import snapshot_path
 
     t0 = time.perf_counter()
-    db = Database(home / "tier2.db")
+    db = SqliteDatabase(home / "tier2.db")
     store = VectorStore(db)
     model = db.query_one("SELECT model_id FROM vectors LIMIT 1")
     scope = db.query_one("SELECT scope FROM chunks LIMIT 1")

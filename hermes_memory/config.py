@@ -44,6 +44,9 @@ class Tier2Config:
     auto_dedupe: bool
     busy_timeout_ms: int
     max_content_chars: int
+    # A PostgreSQL server holding the store (``postgresql://user:password@host:port/db``); None: SQLite
+    # at db_path. ``HERMES_MEMORY_TIER2_URL`` fills it when the config leaves it null.
+    url: str | None
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,10 @@ _POSITIVE = {
 _UNIT_INTERVAL = {"tier3.min_score", "limits.prune_importance_threshold"}
 
 
+# Where Tier 2 lives when the config does not say (``tier2.url``): a PostgreSQL server's URL.
+TIER2_URL_ENV = "HERMES_MEMORY_TIER2_URL"
+
+
 def default_hermes_home() -> str:
     """``$HERMES_HOME`` if set, else ``~/.hermes`` (read at call time, never at import)."""
     return os.environ.get("HERMES_HOME") or os.path.expanduser("~/.hermes")
@@ -372,6 +379,8 @@ def _build(data: dict[str, Any], hermes_home: str) -> Config:
             f"'tier3.chunk_size' ({tier3.chunk_size})"
         )
     _check_llm(sections["llm"])
+    if sections["tier2"].url is None and os.environ.get(TIER2_URL_ENV):
+        sections["tier2"] = dataclasses.replace(sections["tier2"], url=os.environ[TIER2_URL_ENV])
     sections["scope"] = _check_scope(sections["scope"])
     sections["recall"] = _check_recall(sections["recall"])
     return Config(profile=profile, hermes_home=hermes_home, **sections)

@@ -200,7 +200,7 @@ def idle_cycle(
             raise RuntimeError(f"the store at {home} is not idle: {pending}")
         api.core.ingest.drain_once()  # first step: opens what a running worker already has open
         statements: list[str] = []
-        conn = api.tier2.db._conn
+        conn = api.tier2.db._conn  # type: ignore[attr-defined]  # SQLite's trace hook: this bench is SQLite's
         conn.set_trace_callback(statements.append)
         api.core.ingest.drain_once()
         conn.set_trace_callback(None)

@@ -23,6 +23,7 @@ distinct turn ids are scored: recall@k = |evidence ∩ top-k| / |evidence|, hit@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -30,8 +31,9 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -166,7 +168,8 @@ def run_conversation(
 
     with (
         tempfile.TemporaryDirectory(prefix="hm-locomo-") as home,
-        MemoryAPI(hermes_home=home, actor="bench", **overrides) as api,
+        _fresh_store(overrides) as fresh,
+        MemoryAPI(hermes_home=home, actor="bench", **fresh) as api,
     ):
         started = time.perf_counter()
         stats.turns += ingest(api, sample)
@@ -183,6 +186,20 @@ def run_conversation(
                     (answer.category, str(qa["question"]), sorted(answer.evidence), answer.ranked, texts)
                 )
             scores[answer.category].append(answer.row)
+
+
+@contextlib.contextmanager
+def _fresh_store(overrides: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """``overrides`` for a conversation's own, empty store: with ``tier2.url`` (a PostgreSQL database),
+    a schema of its own there, dropped afterwards."""
+    url = overrides.get("tier2.url")
+    if not url:
+        yield overrides
+        return
+    from hermes_memory.tier2.pg.database import scratch_schema
+
+    with scratch_schema(url, f"hm_locomo_{uuid.uuid4().hex[:12]}") as scoped:
+        yield {**overrides, "tier2.url": scoped}
 
 
 @dataclass(frozen=True)
@@ -361,6 +378,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", default=None, help="override tier3.embedding_model (default: config)")
     parser.add_argument("--backend", default=None, help="override tier3.backend (default: config)")
     parser.add_argument(
+        "--tier2-url",
+        default=None,
+        help="Tier 2 on this PostgreSQL database (each conversation in a schema of its own, dropped after)",
+    )
+    parser.add_argument(
         "--misses", type=int, default=0, help="print N missed questions per category, with what came back"
     )
     mode = parser.add_argument_group("LLM mode (config llm; off unless --llm-base-url is given)")
@@ -408,6 +430,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides["tier3.embedding_model"] = args.embedder
     if args.backend:
         overrides["tier3.backend"] = args.backend
+    if args.tier2_url:
+        overrides["tier2.url"] = args.tier2_url
     with_llm = {**overrides, **llm_overrides(args)}
     result: dict[str, Any]
     if args.both_modes:

@@ -74,7 +74,10 @@ def _doctor(args: argparse.Namespace) -> int:
         origin = f"settings {resolved.source}" if resolved.source else "default settings (no nextlevel.yaml)"
         tier3 = resolved.config.tier3
         vectors = f"{tier3.backend}, embedder {tier3.embedding_model}" if tier3.enabled else "off"
-        print(f"checking {resolved.config.db_path} (vectors: {vectors}; {origin})")
+        from hermes_memory.tier2.engines import where
+
+        store = where(resolved.config.db_path, resolved.config.tier2.url)
+        print(f"checking {store} (vectors: {vectors}; {origin})")
         for line in people.lines:
             print(f"people: {line}")
         for problem, fix in people.problems:

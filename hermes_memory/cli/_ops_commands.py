@@ -1,4 +1,4 @@
-"""CLI commands `export`, `import`, `backup`, `restore`, `forget`: whole-home operations."""
+"""CLI commands `export`, `import`, `backup`, `restore`, `migrate`, `forget`: whole-home operations."""
 
 from __future__ import annotations
 
@@ -34,6 +34,16 @@ def register(sub: Any) -> None:
     p.add_argument("src", help="the backup directory")
     p.add_argument("--force", action="store_true", help="overwrite memory that already exists")
     p.set_defaults(handler=_restore)
+
+    p = sub.add_parser(
+        "migrate", help="copy this profile's store to another engine (SQLite <-> PostgreSQL), all or nothing"
+    )
+    add_global_options(p)
+    p.add_argument(
+        "--to", required=True, metavar="URL|sqlite",
+        help="a PostgreSQL URL (postgresql://user:password@host:port/db), or sqlite: the profile's file",
+    )  # fmt: skip
+    p.set_defaults(handler=_migrate)
 
     p = sub.add_parser("forget", help="erase a record or every trace of an entity (preview without --yes)")
     add_global_options(p)
@@ -79,6 +89,24 @@ def _import(args: argparse.Namespace) -> int:
 
     with open_api(args) as api:
         return emit(args, api.import_json(args.file, merge=args.merge), render)
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    from hermes_memory.api.envelope import run
+    from hermes_memory.ops.migrate import migrate
+    from hermes_memory.tier2.engines import safe_url
+
+    def render(d: dict[str, Any]) -> str:
+        switch = (
+            f"set tier2.url: {safe_url(args.to)!r} (with its password) in the settings, or "
+            "HERMES_MEMORY_TIER2_URL"
+            if args.to != "sqlite"
+            else "remove tier2.url from the settings (and HERMES_MEMORY_TIER2_URL)"
+        )
+        return f"copied {d['from']} -> {d['to']}\n{_counts(d['copied'])}\nto use the copy: {switch}"
+
+    config = resolve(args).config
+    return emit(args, run("tier2", lambda: migrate(config, args.to), tiers=["tier2"]), render)
 
 
 def _backup(args: argparse.Namespace) -> int:

@@ -262,7 +262,8 @@ def render_stats(d: dict[str, Any]) -> str:
             f"relations {t2['relations']}, events {t2['timeline_events']}, episodes {t2['episodes']}"
         )
         lines.append(
-            f"tier2 db {t2['db_path']} ({t2['db_bytes']:,} bytes, schema v{t2['schema_version']}, "
+            f"tier2 db {t2['db_engine']} {t2['db_path']} ({t2['db_bytes']:,} bytes, "
+            f"schema v{t2['schema_version']}, "
             f"{t2['audit_entries']} audit entries)"
         )
     for key in ("tier3", "graph"):

@@ -118,6 +118,8 @@ class Memory:
                 auto_dedupe=config.tier2.auto_dedupe,
                 view=view,
                 max_entities=config.tier2.max_entities,
+                url=config.tier2.url,
+                profile=config.profile,
             )
         if config.tier1.enabled:
             tiers.curated = CuratedStore(

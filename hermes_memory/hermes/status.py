@@ -111,8 +111,10 @@ def collect(
         report.problems.append(f"configuration: {exc}")
         report.fixes.append(f"fix the file named above (settings live in {report.settings_file})")
     if config is not None:
-        report.database = str(config.db_path)
-        report.database_exists = config.db_path.exists()
+        from hermes_memory.tier2.engines import where
+
+        report.database = where(config.db_path, config.tier2.url)  # a server's URL without its password
+        report.database_exists = config.tier2.url is None and config.db_path.exists()
         tier3 = config.tier3
         report.embedder = _embedder_text(config) if tier3.enabled else "off"
         report.vector_backend = (

@@ -3,6 +3,7 @@ and a second, read-only connection that readers use so they never queue behind a
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
 import shutil
@@ -87,7 +88,106 @@ def _open_error(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
     return StorageError(f"cannot open memory database {path}: {exc}")
 
 
-class Database:
+class Database(abc.ABC):
+    """What the stores use of Tier 2's database, whatever engine holds it (``tier2.engines``): write
+    transactions (``atomic``, nesting as savepoints), reads (``query``…; inside ``reading()`` through
+    connections that never wait for a writer), a number that moves with every commit (``data_version``)
+    and the engine's upkeep. ``path`` is where this host keeps the store's local files (the SQLite file
+    itself, or beside it); ``location`` is what status lines and errors name."""
+
+    engine: str
+    path: Path
+    location: str
+
+    @abc.abstractmethod
+    def atomic(self) -> contextlib.AbstractContextManager[Any]:
+        """A write transaction; everything inside commits together or not at all."""
+
+    @abc.abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """Run one statement (a read, or a single-statement write)."""
+
+    _local: threading.local  # .reading: how deep this thread is in reading()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """Within it, this thread's ``query``/``query_one``/``query_keys`` use a read connection of
+        its own: for a reader that must never wait for the writer (recall). Nests; affects only this
+        thread."""
+        depth = getattr(self._local, "reading", 0)
+        self._local.reading = depth + 1
+        try:
+            yield
+        finally:
+            self._local.reading = depth
+
+    @abc.abstractmethod
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        """Every row of a read."""
+
+    @abc.abstractmethod
+    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """The first row of a read, or None."""
+
+    def query_keys(
+        self, sql: str, keys: Sequence[Any], params: Sequence[Any] = (), *, batch: int = 500
+    ) -> list[Any]:
+        """Run a read whose ``{keys}`` placeholder is an ``IN`` list of ``keys``, in batches (engines cap
+        the number of parameters); ``keys`` bind before ``params``. Rows of every batch, in order."""
+        rows: list[Any] = []
+        for start in range(0, len(keys), batch):
+            part = list(keys[start : start + batch])
+            rows.extend(self.query(sql.replace("{keys}", ",".join("?" * len(part))), [*part, *params]))
+        return rows
+
+    @abc.abstractmethod
+    def data_version(self) -> int:
+        """A number that stays the same while nothing is committed, by any connection of any process."""
+
+    @abc.abstractmethod
+    def size_bytes(self) -> int:
+        """How much room the store takes."""
+
+    @abc.abstractmethod
+    def backup_to(self, dest: str | os.PathLike[str]) -> None:
+        """A hot copy of the store into the SQLite file ``dest``."""
+
+    @abc.abstractmethod
+    def integrity_messages(self) -> list[str]:
+        """The engine's own integrity check (``["ok"]`` when sound)."""
+
+    @abc.abstractmethod
+    def check_fts(self, table: str, *, with_content: bool = False) -> None:
+        """Check ``table``'s full-text index (``with_content``: against the table too)."""
+
+    @abc.abstractmethod
+    def checkpoint(self) -> bool:
+        """Bring the engine's log into its files; False when another process kept it from it."""
+
+    @abc.abstractmethod
+    def compact(self, fts_tables: Sequence[str]) -> bool:
+        """Make removed text unrecoverable from the engine's files (``fts_tables``: the content tables
+        with a full-text index); False when another process kept part of it from happening."""
+
+    @property
+    @abc.abstractmethod
+    def closed(self) -> bool: ...
+
+    @property
+    @abc.abstractmethod
+    def in_transaction(self) -> bool: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SqliteDatabase(Database):
     """Owns the connections to a Tier 2 file. Thread-safe; ``atomic()`` nests via savepoints.
 
     Writes (and reads outside ``reading()``) share one connection under one lock. Inside ``reading()``
@@ -101,8 +201,11 @@ class Database:
     Raises StorageError when the file is not a SQLite database or cannot be opened/created.
     """
 
+    engine = "sqlite"
+
     def __init__(self, path: str | os.PathLike[str], *, wal: bool = True, busy_timeout_ms: int = 30000):
         self.path = Path(path)
+        self.location = str(self.path)  # what status lines and errors name
         self._lock = threading.RLock()
         self._depth = 0
         self._writer: int | None = None  # the thread inside atomic(), if any
@@ -256,19 +359,6 @@ class Database:
 
     # -- reading -------------------------------------------------------------------------------
     @contextlib.contextmanager
-    def reading(self) -> Iterator[None]:
-        """Within it, this thread's ``query``/``query_one``/``query_keys`` use the read connection.
-
-        For a reader that must never wait for the writer (recall). Nests; affects only this thread.
-        """
-        depth = getattr(self._local, "reading", 0)
-        self._local.reading = depth + 1
-        try:
-            yield
-        finally:
-            self._local.reading = depth
-
-    @contextlib.contextmanager
     def _read_connection(self) -> Iterator[sqlite3.Connection]:
         """The connection a read of this thread goes through, held for the read: the writer's (under
         its lock) outside ``reading()``, else a pooled read connection of its own."""
@@ -335,17 +425,6 @@ class Database:
             rows: list[sqlite3.Row] = self._retry(lambda: conn.execute(sql, params).fetchall())
             return rows
 
-    def query_keys(
-        self, sql: str, keys: Sequence[Any], params: Sequence[Any] = (), *, batch: int = 500
-    ) -> list[sqlite3.Row]:
-        """Run a read whose ``{keys}`` placeholder is an ``IN`` list of ``keys``, in batches (SQLite caps
-        the number of parameters); ``keys`` bind before ``params``. Rows of every batch, in order."""
-        rows: list[sqlite3.Row] = []
-        for start in range(0, len(keys), batch):
-            part = list(keys[start : start + batch])
-            rows.extend(self.query(sql.replace("{keys}", ",".join("?" * len(part))), [*part, *params]))
-        return rows
-
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
         with self._read_connection() as conn:
             row: sqlite3.Row | None = self._retry(lambda: conn.execute(sql, params).fetchone())
@@ -362,6 +441,40 @@ class Database:
             except sqlite3.DatabaseError as exc:
                 raise _storage_error(self.path, exc) from exc
         raise AssertionError("unreachable")
+
+    def size_bytes(self) -> int:
+        """The database file's size (0 before it exists)."""
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    # -- upkeep (``tier2.files``) ---------------------------------------------------------------
+    def integrity_messages(self) -> list[str]:
+        """Every row of SQLite's ``integrity_check`` (``["ok"]`` for a sound file)."""
+        return [str(r[0]) for r in self.query("PRAGMA integrity_check")]
+
+    def check_fts(self, table: str, *, with_content: bool = False) -> None:
+        """FTS5's integrity check of ``table``'s index; ``with_content`` also compares the index with
+        its content table (in a transaction of its own)."""
+        fts = f"{table}_fts"
+        if with_content:
+            with self.atomic() as conn:
+                conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
+        else:
+            self.execute(f"INSERT INTO {fts}({fts}) VALUES ('integrity-check')")
+
+    def checkpoint(self) -> bool:
+        """Checkpoint the WAL into the file and truncate it."""
+        row = self.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return row is None or int(row[0]) == 0
+
+    def compact(self, fts_tables: Sequence[str]) -> bool:
+        """Merge the FTS segments, VACUUM (rewrites every page, so no free page keeps old text), truncate
+        the WAL."""
+        with self.atomic() as conn:
+            for name in (f"{t}_fts" for t in fts_tables):
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None:
+                    conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")
+        self.execute("VACUUM")
+        return self.checkpoint()
 
     def _ensure_open(self) -> None:
         if self._closed:
@@ -399,13 +512,7 @@ class Database:
                 self._idle.clear()
                 self._conn.close()
 
-    def __enter__(self) -> Database:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 __all__ = [
     "Database",
+    "SqliteDatabase",
 ]

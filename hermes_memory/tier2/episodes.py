@@ -135,15 +135,15 @@ class EpisodeStore:
         scoped, sp = self._scoped("e.scope")
         by_id = json.dumps(list(ids))
         rows = self._db.query(
-            "SELECT e.id, e.uuid, "
+            "SELECT r.id, r.uuid, r.prev, r.next FROM (SELECT e.id, e.uuid, "
             "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
-            " AND p.id < e.id ORDER BY p.id DESC LIMIT 1), "
+            " AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev, "
             "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
-            " AND n.id > e.id ORDER BY n.id LIMIT 1), "
+            " AND n.id > e.id ORDER BY n.id LIMIT 1) AS next, "
             "e.id IN (SELECT value FROM json_each(?)) AS found "
             "FROM episodes e WHERE (e.id IN (SELECT value FROM json_each(?)) "
-            f"OR e.uuid IN (SELECT value FROM json_each(?))) AND {scoped} "
-            "ORDER BY found DESC, CASE WHEN found THEN e.id END, e.uuid",
+            f"OR e.uuid IN (SELECT value FROM json_each(?))) AND {scoped}) r "
+            "ORDER BY r.found DESC, CASE WHEN r.found THEN r.id END, r.uuid",
             (by_id, by_id, json.dumps(list(uuids)), *sp),
         )
         return [(int(r[0]), str(r[1]), r[2], r[3]) for r in rows]

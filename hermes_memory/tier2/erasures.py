@@ -39,13 +39,14 @@ def record(
     scrub from the file of what the agent saw (``ops.seen_file.scrub``'s arguments)."""
     cur = conn.execute(
         "INSERT INTO erasures(target, scope, actor, started_at, steps, vector_ids, curated, seen)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (target, scope, actor, time.time(), json.dumps(list(steps)), json.dumps(list(vector_ids)),
          json.dumps({s: list(e) for s, e in curated.items()}) if curated else None,
          json.dumps(dict(seen)) if seen else None),
     )  # fmt: skip
-    assert cur.lastrowid is not None
-    return int(cur.lastrowid)
+    row = cur.fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def unfinished(db: Database) -> list[Erasure]:

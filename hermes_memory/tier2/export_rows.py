@@ -189,14 +189,15 @@ def link_superseded(conn: sqlite3.Connection, fact_uuid: str, by_uuid: str) -> N
 def add_vectors(conn: sqlite3.Connection, batches: Iterable[Sequence[tuple[Any, ...]]]) -> int:
     """Store the vectors of ``batches`` ((model_id, text_hash, dim, blob) rows) not stored yet; returns
     how many were added."""
-    before = conn.total_changes
+    added = 0
     for batch in batches:
-        conn.executemany(
+        cursor = conn.executemany(
             "INSERT OR IGNORE INTO vectors(model_id, text_hash, dim, vector, created_at) "
             "VALUES (?, ?, ?, ?, strftime('%s', 'now'))",
             batch,
         )
-    return conn.total_changes - before
+        added += max(0, cursor.rowcount)
+    return added
 
 
 __all__ = [

@@ -116,7 +116,7 @@ class FactReads:
         or, with ``as_of``, for every fact in the view (the caller checks what was believed then). One
         query."""
         scoped, sp = self._in_view(by_key=True)
-        believed, params = visible_where(None, now()) if as_of is None else ("1", [])
+        believed, params = visible_where(None, now()) if as_of is None else ("1 = 1", [])
         rows = self._db.query(
             "SELECT f.uuid, f.importance, coalesce(f.valid_from, f.created_at), f.recorded_at, "
             "f.superseded_at, f.expires_at "
@@ -210,7 +210,7 @@ class FactReads:
         part = (
             "SELECT * FROM (SELECT fe.entity_uuid, fe.fact_uuid FROM fact_entities fe "
             f"JOIN facts f ON f.uuid = fe.fact_uuid WHERE fe.entity_uuid = ? AND {scoped} "
-            "ORDER BY fe.rowid DESC LIMIT ?)"
+            "ORDER BY fe.rowid DESC LIMIT ?) AS linked"
         )
         unique = list(dict.fromkeys(entity_uuids))
         out: dict[str, list[str]] = {uuid: [] for uuid in unique}

@@ -79,19 +79,15 @@ def in_use(db_path: Path) -> bool:
 
 
 def integrity_messages(db: Database) -> list[str]:
-    """Every row of SQLite's ``integrity_check`` (``["ok"]`` for a sound file). Raises StorageError."""
-    return [str(r[0]) for r in db.query("PRAGMA integrity_check")]
+    """Every row of SQLite's ``integrity_check`` (``["ok"]`` for a sound file); the engine's own check
+    on another engine. Raises StorageError."""
+    return db.integrity_messages()
 
 
 def check_fts(db: Database, table: str, *, with_content: bool = False) -> None:
     """Run FTS5's integrity check of ``table``'s index; ``with_content`` also compares the index with
     its content table (in a transaction of its own). Raises StorageError naming the mismatch."""
-    fts = f"{table}_fts"
-    if with_content:
-        with db.atomic() as conn:
-            conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
-    else:
-        db.execute(f"INSERT INTO {fts}({fts}) VALUES ('integrity-check')")
+    db.check_fts(table, with_content=with_content)
 
 
 def row_counts(db: Database) -> dict[str, int]:
@@ -122,20 +118,15 @@ def reset_derived(conn: sqlite3.Connection, queue: EmbedQueue) -> None:
 def checkpoint(db: Database) -> bool:
     """Checkpoint the WAL into the database and truncate it; False when a reader (of another process)
     kept it from being truncated. Raises StorageError."""
-    row = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    return row is None or int(row[0]) == 0
+    return db.checkpoint()
 
 
 def compact(db: Database) -> bool:
     """Make removed text unrecoverable from the database files: merge the FTS segments, VACUUM (rewrites
     every page, so no free page keeps old text), truncate the WAL. False when a reader of another
-    process keeps the WAL from being truncated. Raises StorageError."""
-    with db.atomic() as conn:
-        for name in (f"{t}_fts" for t in FTS_TABLES):
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None:
-                conn.execute(f"INSERT INTO {name}({name}) VALUES ('optimize')")
-    db.execute("VACUUM")
-    return checkpoint(db)
+    process keeps the WAL from being truncated. On another engine, the engine's own compaction. Raises
+    StorageError."""
+    return db.compact(FTS_TABLES)
 
 
 __all__ = [

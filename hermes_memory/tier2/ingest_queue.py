@@ -65,7 +65,7 @@ class IngestQueue:
                 "INSERT OR IGNORE INTO ingest_queue(turn_uuid, payload, enqueued_at) VALUES (?, ?, ?)",
                 (self.key(turn_uuid), dumps(body), now()),
             )
-            return cur.rowcount == 1
+            return bool(cur.rowcount == 1)
 
     def enqueue_many(self, turns: Sequence[tuple[str, TurnPayload]]) -> list[bool]:
         """``enqueue`` of several turns in ONE transaction (all committed or none); for each, False if

@@ -69,12 +69,13 @@ class RunLog:
                     return None
             cur = conn.execute(
                 "INSERT INTO maintenance_runs(job, triggered_by, started_at, status) "
-                "VALUES (?, ?, ?, 'running')",
+                "VALUES (?, ?, ?, 'running') RETURNING id",
                 (job, triggered_by, at),
             )
-            if cur.lastrowid is None:
+            row = cur.fetchone()
+            if row is None:
                 raise StorageError("maintenance_runs: the insert returned no row id")
-            return int(cur.lastrowid)
+            return int(row[0])
 
     def finish(
         self,

@@ -100,7 +100,8 @@ def exclusive_conflicts(db: Database, predicates: Collection[str]) -> int:
         db,
         "SELECT count(*) AS n FROM (SELECT 1 FROM facts WHERE is_archived = 0 AND superseded_at IS NULL "
         f"AND valid_to IS NULL AND subject IS NOT NULL AND lower(predicate) IN ({marks}) "
-        "GROUP BY scope, lower(subject), lower(predicate) HAVING count(DISTINCT lower(object)) > 1)",
+        "GROUP BY scope, lower(subject), lower(predicate) HAVING count(DISTINCT lower(object)) > 1) "
+        "AS clashes",
         tuple(sorted(predicates)),
     )
 
@@ -122,7 +123,7 @@ def delete_orphan_fact_entities(db: Database) -> int:
             "DELETE FROM fact_entities WHERE fact_uuid NOT IN (SELECT uuid FROM facts) "
             "OR entity_uuid NOT IN (SELECT uuid FROM entities)"
         )
-        return cur.rowcount
+        return int(cur.rowcount)
 
 
 def rebuild_fts(db: Database, audit: AuditLog, table: str, *, actor: str) -> None:

@@ -1,9 +1,11 @@
-"""The reads a forget plans with, and the write that carries the plan out (``ops.forget``,
+r"""The reads a forget plans with, and the write that carries the plan out (``ops.forget``,
 ``ops.mentions``): rows of one ``ScopeView`` that mention a name, or that belong by link to rows
 already planned, all in the caller's transaction.
 
 A mention is a match of a compiled pattern (``match``), bound on the connection as an SQL function, so
-SQLite filters the rows and only the uuids come back."""
+SQLite filters the rows and only the uuids come back. On PostgreSQL the same pattern (a case-insensitive
+alternation of escaped literals between ``(?<!\w)`` and ``(?!\w)``, which the server's regular
+expressions read alike) is a transaction setting the schema's functions of the same names match."""
 
 from __future__ import annotations
 
@@ -60,6 +62,14 @@ class MentionQueries:
 
     def match(self, pattern: re.Pattern[str] | None) -> None:
         """Match ``pattern`` from now on (None: nothing matches)."""
+
+        if not hasattr(self._conn, "create_function"):
+            # PostgreSQL: the schema's functions of these names match the transaction's setting, the
+            # same pattern in the server's regular expressions (``pg.schema.FORGET_MATCH``).
+            self._conn.execute(
+                "SELECT set_config('hm.forget_re', ?, true)", ("" if pattern is None else pattern.pattern,)
+            )
+            return
 
         def match(value: object) -> int:
             return int(pattern is not None and isinstance(value, str) and pattern.search(value) is not None)

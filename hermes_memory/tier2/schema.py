@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hermes_memory.errors import StorageError
+from hermes_memory.security.threats import DETECTOR_VERSION
 from hermes_memory.tier2 import assistant_retire, verdicts
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.recall_log import (
@@ -88,9 +89,11 @@ def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> lis
     found = current_version(db)
     if found > latest:
         raise StorageError(
-            f"memory database {db.path} has schema version {found}, newer than this release "
+            f"memory database {db.location} has schema version {found}, newer than this release "
             f"supports ({latest}); upgrade hermes-memory"
         )
+    if db.engine == "postgresql":
+        return _baseline(db, migrations)
     for migration in migrations:
         with db.atomic() as conn:
             # Re-read inside the write lock: another process may have migrated meanwhile.
@@ -108,6 +111,27 @@ def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> lis
             )
             applied.append(migration.version)
     return applied
+
+
+def _baseline(db: Database, migrations: tuple[Migration, ...]) -> list[int]:
+    """PostgreSQL: the whole schema at once (``pg.schema``) in an empty store, recorded as every
+    migration's version; a store already at a version is left as it is. Later migrations get a
+    PostgreSQL form under the same number when they are added."""
+    from hermes_memory.tier2.pg.schema import baseline
+
+    with db.atomic() as conn:
+        row = conn.execute("SELECT max(version) FROM memory_schema_version").fetchone()
+        if row is not None and row[0] is not None:
+            return []
+        for statement in baseline(DETECTOR_VERSION):
+            conn.script(statement)  # PostgreSQL's own SQL: not translated
+        at = time.time()
+        for migration in migrations:
+            conn.execute(
+                "INSERT INTO memory_schema_version(version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, at),
+            )
+    return [m.version for m in migrations]
 
 
 def _split(script: str) -> list[str]:

@@ -12,6 +12,7 @@ from hermes_memory.tier2 import verdicts
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.chunks import ChunkStore, EmbedQueue
 from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.engines import open_database
 from hermes_memory.tier2.entities import EntityStore
 from hermes_memory.tier2.episodes import EpisodeStore
 from hermes_memory.tier2.fact_reads import AccessLog
@@ -49,14 +50,19 @@ class Tier2:
         auto_dedupe: bool = True,
         view: ScopeView | None = None,
         max_entities: int | None = None,
+        url: str | None = None,
+        profile: str = "default",
     ) -> Tier2:
         """Open (creating and migrating as needed) the Tier 2 database at ``path``, bound to ``view``
         (default: the single scope "default"); ``max_entities`` caps the entities of a scope (config
-        ``tier2.max_entities``, see ``EntityStore.ensure``; None: no cap).
+        ``tier2.max_entities``, see ``EntityStore.ensure``; None: no cap). With ``url`` (a PostgreSQL
+        server's, config ``tier2.url``) the store lives there and ``path`` only says where this host
+        keeps its local files (the turn inbox), and the store is the profile's own schema there.
 
-        Raises StorageError when the file is not SQLite, is read-only, or cannot be created.
+        Raises StorageError when the file is not SQLite, is read-only, or cannot be created, or when the
+        server is unreachable, refuses the credentials or holds a newer schema.
         """
-        db = Database(path, wal=wal, busy_timeout_ms=busy_timeout_ms)
+        db = open_database(path, url, wal=wal, busy_timeout_ms=busy_timeout_ms, profile=profile)
         try:
             migrate(db)
             verdicts.refresh(db)  # verdicts of an older threat detector: expired, re-scanned (bounded)
@@ -123,8 +129,9 @@ class Tier2:
             "ingest_pending": self.ingest_queue.count(),
             "audit_entries": self.audit.count(),
             "schema_version": current_version(self.db),
-            "db_path": str(self.db.path),
-            "db_bytes": self.db.path.stat().st_size if self.db.path.exists() else 0,
+            "db_engine": self.db.engine,
+            "db_path": self.db.location,
+            "db_bytes": self.db.size_bytes(),
         }
 
     def flush_accesses(self) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory.errors import StorageError
-from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.db import Database, SqliteDatabase
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS inbox (
@@ -73,7 +73,7 @@ class TurnInbox:
             if self._db is None:
                 if not create and not self.path.exists():
                     return None  # nothing was ever added (by any process)
-                db = Database(self.path, wal=self._wal, busy_timeout_ms=self._busy_timeout_ms)
+                db = SqliteDatabase(self.path, wal=self._wal, busy_timeout_ms=self._busy_timeout_ms)
                 try:
                     with db.atomic() as conn:
                         conn.execute(_SCHEMA)
@@ -93,7 +93,7 @@ class TurnInbox:
                 "INSERT OR IGNORE INTO inbox(turn_uuid, payload, enqueued_at) VALUES (?, ?, ?)",
                 (turn_key, payload, enqueued_at),
             )
-            return cur.rowcount == 1
+            return bool(cur.rowcount == 1)
 
     def add_many(self, rows: Sequence[tuple[str, str, float]]) -> list[bool]:
         """Commit (turn key, payload, enqueued_at) rows in ONE transaction, all or none; for each, False

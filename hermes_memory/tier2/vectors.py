@@ -121,13 +121,12 @@ class VectorStore:
         """Store vectors by text hash in the caller's transaction; a hash already stored keeps its
         vector (same model, same text). Returns how many were new."""
         at = time.time()
-        before = conn.total_changes
-        conn.executemany(
+        cursor = conn.executemany(
             "INSERT OR IGNORE INTO vectors(model_id, text_hash, dim, vector, created_at) "
             "VALUES (?, ?, ?, ?, ?)",
             [(model_id, h, int(v.shape[-1]), to_blob(v), at) for h, v in vectors.items()],
         )
-        return conn.total_changes - before
+        return max(0, cursor.rowcount)  # over every row of executemany, on both engines
 
     def count(self, model_id: str) -> int:
         row = self._db.query_one("SELECT count(*) AS n FROM vectors WHERE model_id = ?", (model_id,))
@@ -296,7 +295,7 @@ class VectorStore:
         vectors were stored without reaching any engine."""
         conn.execute(
             "INSERT INTO vector_sync(engine, collection, model_id, chunk_mark) VALUES (?, ?, '', 1) "
-            "ON CONFLICT(engine, collection) DO UPDATE SET chunk_mark = chunk_mark + 1",
+            "ON CONFLICT(engine, collection) DO UPDATE SET chunk_mark = vector_sync.chunk_mark + 1",
             _ENTITY_GENERATION,
         )
 

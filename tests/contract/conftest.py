@@ -196,3 +196,29 @@ def collection_name(case: Case) -> str:
 
 
 OpenFn = Callable[..., VectorBackend]
+
+
+@pytest.fixture(scope="session")
+def pg_server_running() -> Iterator[Any]:
+    """One throw-away PostgreSQL cluster for the session (``pg_server``), with a database holding the
+    migrated, empty schema that every test's database is copied from."""
+    import tempfile
+
+    import pg_server
+
+    from hermes_memory.tier2 import Tier2
+
+    with pg_server.running() as server:
+        template = server.database()
+        with tempfile.TemporaryDirectory() as local:
+            Tier2.open(Path(local) / "tier2.db", url=template).close()
+        server.template = template.rsplit("/", 1)[1]
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_server_running: Any) -> Iterator[str]:
+    """A new database on the session's PostgreSQL server, with the schema in it; dropped after."""
+    url: str = pg_server_running.database(template=pg_server_running.template)
+    yield url
+    pg_server_running.drop(url)

@@ -17,7 +17,7 @@ import pytest
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.tier2._util import content_hash
-from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.db import SqliteDatabase
 from hermes_memory.tier2.schema import MIGRATIONS, migrate
 from hermes_memory.tier2.vectors import Marks, VectorStore
 from hermes_memory.tier3 import _exact, _exact_rows, _indexer
@@ -272,7 +272,7 @@ def test_forget_leaves_no_vector_of_the_forgotten_text(open_api: Opener) -> None
 
 
 def test_migration_7_queues_existing_chunks_and_keeps_pending_deletes(tmp_path: Path) -> None:
-    db = Database(tmp_path / "old.db")
+    db = SqliteDatabase(tmp_path / "old.db")
     try:
         migrate(db, MIGRATIONS[:6])
         with db.atomic() as conn:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory.security.threats import DETECTOR_VERSION
-from hermes_memory.tier2 import Database, Tier2, verdicts
+from hermes_memory.tier2 import Database, SqliteDatabase, Tier2, verdicts
 from hermes_memory.tier2.schema import MIGRATIONS, migrate
 
 T0 = 1_683_540_000.0
@@ -23,7 +23,7 @@ CLEAN_TEXT = "We went hiking on Sunday and saw a heron."
 
 
 def _db_at_migration_8(path: Path, rows: list[str]) -> None:
-    db = Database(path)
+    db = SqliteDatabase(path)
     migrate(db, tuple(m for m in MIGRATIONS if m.version <= 8))
     with db.atomic() as conn:
         for i, text in enumerate(rows):
@@ -36,7 +36,7 @@ def _db_at_migration_8(path: Path, rows: list[str]) -> None:
 
 
 def _threats(path: Path) -> dict[str, int | None]:
-    db = Database(path)
+    db = SqliteDatabase(path)
     try:
         return {r["text"]: r["threat"] for r in db.query("SELECT text, threat FROM episodes")}
     finally:
@@ -49,7 +49,7 @@ def test_text_stored_under_the_old_detector_gets_the_new_verdict(tmp_path: Path)
     assert set(_threats(path).values()) == {0}
     Tier2.open(path).close()  # migration 10, then refresh at open
     assert _threats(path) == {**dict.fromkeys(NEW_THREATS, 1), CLEAN_TEXT: 0}
-    db = Database(path)
+    db = SqliteDatabase(path)
     try:
         row = db.query_one("SELECT version, pending FROM threat_detector")
         assert row is not None and (row["version"], row["pending"]) == (DETECTOR_VERSION, 0)
@@ -61,7 +61,7 @@ def test_the_rescan_is_bounded_per_open_and_finishes_on_later_opens(tmp_path: Pa
     path = tmp_path / "many.db"
     rows = [f"{NEW_THREATS[i % 4]} ({i})" for i in range(12)] + [f"{CLEAN_TEXT} ({i})" for i in range(8)]
     _db_at_migration_8(path, rows)
-    db = Database(path)
+    db = SqliteDatabase(path)
     try:
         migrate(db)  # migration 10 expires every verdict (NULL: neutralised when read meanwhile)
         assert set(_threats_of(db).values()) == {None}
@@ -106,7 +106,7 @@ def test_an_idle_worker_finishes_a_rescan_the_open_left_pending(tmp_path: Path, 
     with MemoryAPI(hermes_home=home, **{"tier3.enabled": False}) as api:
         path = api.config.db_path
     rows = [f"{NEW_THREATS[i % 4]} ({i})" for i in range(9)] + [f"{CLEAN_TEXT} ({i})" for i in range(6)]
-    db = Database(path)
+    db = SqliteDatabase(path)
     try:
         with db.atomic() as conn:
             for i, text in enumerate(rows):

@@ -17,7 +17,7 @@ from hermes_memory import MemoryAPI
 from hermes_memory.recall import _reads
 from hermes_memory.recall.engine import _content_words, _diversify
 from hermes_memory.records import Hit
-from hermes_memory.tier2 import Database
+from hermes_memory.tier2 import SqliteDatabase
 
 T0 = 1_683_540_000.0  # 2023-05-08
 HASHING: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
@@ -31,8 +31,8 @@ def api(tmp_path: Path) -> Iterator[MemoryAPI]:
 
 
 def test_data_version_changes_with_every_commit_of_any_connection(tmp_path: Path) -> None:
-    db = Database(tmp_path / "v.db")
-    other = Database(tmp_path / "v.db")
+    db = SqliteDatabase(tmp_path / "v.db")
+    other = SqliteDatabase(tmp_path / "v.db")
     try:
         db.execute("CREATE TABLE t (x INTEGER)")
         seen = db.data_version()

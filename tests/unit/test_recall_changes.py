@@ -15,7 +15,7 @@ import pytest
 
 from hermes_memory import MemoryAPI
 from hermes_memory.recall import _reads
-from hermes_memory.tier2 import Database, schema
+from hermes_memory.tier2 import SqliteDatabase, schema
 from hermes_memory.tier2.episodes import EpisodeStore
 from hermes_memory.tier2.facts import FactStore
 
@@ -95,7 +95,7 @@ def test_another_process_changing_a_turn_drops_that_turn_only(
     api.recall("beagle", tiers=["tier2"])
     turns.take()
     ids = _ids(api)
-    other = Database(api.tier2.db.path)  # another process's connection: a verdict rescan, say
+    other = SqliteDatabase(api.tier2.db.path)  # another process's connection: a verdict rescan, say
     try:
         other.execute("UPDATE episodes SET threat = 0 WHERE id = ?", (ids[SESSION[1]],))
     finally:
@@ -180,7 +180,7 @@ def test_the_log_keeps_only_the_newest_generations(api: MemoryAPI) -> None:
 
 
 def test_migration_12_logs_the_writes_after_it(tmp_path: Path) -> None:
-    db = Database(tmp_path / "old.db")
+    db = SqliteDatabase(tmp_path / "old.db")
     try:
         schema.migrate(db, schema.MIGRATIONS[:11])
         with db.atomic() as conn:

@@ -15,7 +15,7 @@ import pytest
 
 from hermes_memory import MemoryAPI
 from hermes_memory.recall import _reads, engine
-from hermes_memory.tier2 import Database, schema, search
+from hermes_memory.tier2 import Database, SqliteDatabase, schema, search
 
 T0 = 1_683_540_000.0  # 2023-05-08
 HASHING: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
@@ -46,7 +46,7 @@ def test_fact_sources_follow_every_write_of_a_facts_source_turns(api: MemoryAPI)
 
 
 def test_migration_11_links_the_facts_written_before_it(tmp_path: Path) -> None:
-    db = Database(tmp_path / "old.db")
+    db = SqliteDatabase(tmp_path / "old.db")
     try:
         schema.migrate(db, schema.MIGRATIONS[:10])
         with db.atomic() as conn:

@@ -18,7 +18,7 @@ from hermes_memory.recall.render import hit_line, render
 from hermes_memory.records import Hit
 from hermes_memory.security.composed import neutralise_composed
 from hermes_memory.security.threats import is_clean, neutralise, scan_for_threats
-from hermes_memory.tier2 import Database, Tier2
+from hermes_memory.tier2 import SqliteDatabase, Tier2
 from hermes_memory.tier2.schema import MIGRATIONS, migrate
 
 T0 = 1_683_540_000.0
@@ -61,7 +61,7 @@ def test_recall_answers_while_another_thread_holds_a_write_transaction(api: Memo
 
 
 def test_the_read_connection_refuses_writes(tmp_path: Path) -> None:
-    db = Database(tmp_path / "r.db")
+    db = SqliteDatabase(tmp_path / "r.db")
     try:
         db.execute("CREATE TABLE t (x INTEGER)")
         with db.reading():
@@ -99,7 +99,7 @@ def test_verdicts_are_written_with_episodes_and_facts(api: MemoryAPI) -> None:
 
 def test_migration_8_scans_the_rows_written_before_it(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    db = Database(path)
+    db = SqliteDatabase(path)
     migrate(db, tuple(m for m in MIGRATIONS if m.version < 8))
     with db.atomic() as conn:
         for i, (text, speaker) in enumerate([(HOSTILE, "Eve"), ("We went hiking on Sunday.", "Bob")]):
@@ -202,7 +202,7 @@ def test_recall_writes_nothing_through_the_read_connection(api: MemoryAPI) -> No
 
 
 def test_readers_do_not_wait_for_each_other(tmp_path: Path) -> None:
-    db = Database(tmp_path / "p.db")
+    db = SqliteDatabase(tmp_path / "p.db")
     try:
         db.execute("CREATE TABLE t (x INTEGER)")
         db.execute("INSERT INTO t VALUES (7)")

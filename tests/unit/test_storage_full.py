@@ -20,7 +20,7 @@ import pytest
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.errors import StorageError
 from hermes_memory.hermes import status
-from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.db import SqliteDatabase
 
 LONG_TURN = "Tom works at Nordlicht Labs in Berlin and walks along the Spree every evening. " * 60
 
@@ -79,7 +79,7 @@ def test_a_full_store_keeps_the_turn_queued_and_every_report_says_so(
 
 
 def test_a_whole_transaction_rolled_back_by_sqlite_is_not_committed(tmp_path: Path) -> None:
-    db = Database(tmp_path / "t.db")
+    db = SqliteDatabase(tmp_path / "t.db")
     try:
         db.execute("CREATE TABLE t (x TEXT)")
         with pytest.raises(StorageError, match="rolled back by SQLite"), db.atomic() as conn:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hermes_memory.errors import StorageError
-from hermes_memory.tier2 import Database, Tier2
+from hermes_memory.tier2 import Database, SqliteDatabase, Tier2
 from hermes_memory.tier2.schema import MIGRATIONS, Migration, current_version, migrate
 from hermes_memory.tier2.search import MAX_TERMS, bm25_to_score, fts_match, fts_terms
 
@@ -23,7 +23,7 @@ LATEST = MIGRATIONS[-1].version
 
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(tmp_path / "scratch.db")
+    database = SqliteDatabase(tmp_path / "scratch.db")
     database.execute("CREATE TABLE t (x INTEGER NOT NULL CHECK (x < 100))")
     yield database
     database.close()
@@ -128,7 +128,7 @@ def test_query_keys_runs_an_in_list_in_batches(db: Database) -> None:
 
 
 def test_wal_mode_and_a_closed_database(tmp_path: Path) -> None:
-    database = Database(tmp_path / "w.db")
+    database = SqliteDatabase(tmp_path / "w.db")
     row = database.query_one("PRAGMA journal_mode")
     assert row is not None and row[0] == "wal"
     database.close()
@@ -161,7 +161,7 @@ def test_migrations_are_numbered_from_one_without_gaps() -> None:
 
 def test_migrating_an_empty_database_builds_the_whole_schema(tmp_path: Path) -> None:
     path = tmp_path / "fresh.db"
-    database = Database(path)
+    database = SqliteDatabase(path)
     try:
         assert current_version(database) == 0
         assert migrate(database) == [m.version for m in MIGRATIONS]
@@ -226,7 +226,7 @@ def test_reopening_keeps_data_and_applies_nothing(tmp_path: Path) -> None:
 
 
 def test_only_newer_migrations_are_applied(tmp_path: Path) -> None:
-    database = Database(tmp_path / "m.db")
+    database = SqliteDatabase(tmp_path / "m.db")
     try:
         migrate(database)
         extra = Migration(LATEST + 1, "add_notes", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);")
@@ -239,7 +239,7 @@ def test_only_newer_migrations_are_applied(tmp_path: Path) -> None:
 
 
 def test_a_failing_migration_leaves_the_previous_version_intact(tmp_path: Path) -> None:
-    database = Database(tmp_path / "m.db")
+    database = SqliteDatabase(tmp_path / "m.db")
     try:
         migrate(database)
         broken = Migration(
@@ -306,9 +306,9 @@ def test_a_second_open_in_this_process_keeps_the_first_connections_locks(tmp_pat
     # Database did that, another process closing its last connection would think it was alone, and
     # checkpoint and delete the WAL under our live connection (its later commits were lost that way).
     path = tmp_path / "tier2.db"
-    first = Database(path)
+    first = SqliteDatabase(path)
     first.execute("CREATE TABLE t(x)")
-    second = Database(path)
+    second = SqliteDatabase(path)
     try:
         other = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('INSERT INTO t VALUES (1)')"
         subprocess.run([sys.executable, "-c", other + "; c.commit(); c.close()", str(path)], check=True)

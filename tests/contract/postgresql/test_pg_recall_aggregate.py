@@ -1,0 +1,3 @@
+"""``tests/unit/test_recall_aggregate.py`` on PostgreSQL: recall over many records of one kind."""
+
+from test_recall_aggregate import *  # noqa: F403
