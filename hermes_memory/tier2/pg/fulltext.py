@@ -75,7 +75,8 @@ class MatchSyntaxError(ValueError):
 
 
 _PHRASE = r'"(?:[^"]|"")*"'
-MATCH_GRAMMAR = rf"^\s*{_PHRASE}(?:\s+(?:AND|OR)\s+{_PHRASE})*\s*$"
+_SPACE = r"[ \t\n\r\f\v]"  # ASCII white space: the same in Python and in PostgreSQL's regexes
+MATCH_GRAMMAR = rf"^{_SPACE}*{_PHRASE}(?:{_SPACE}+(?:AND|OR){_SPACE}+{_PHRASE})*{_SPACE}*$"
 _MATCH_RE = re.compile(MATCH_GRAMMAR)
 _PART_RE = re.compile(r'"((?:[^"]|"")*)"|(AND|OR)')
 
