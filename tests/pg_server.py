@@ -63,8 +63,8 @@ class PgServer:
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
-        log = str(self.root / "log")
-        self._run(_binary("pg_ctl"), "-D", str(data), "-o", options, "-l", log, "-w", "start")
+        self._log = str(self.root / "log")  # the server's output goes there, never to our pipes
+        self._run(_binary("pg_ctl"), "-D", str(data), "-o", options, "-l", self._log, "-w", "start")
         self._data = data
 
     def _run(self, *argv: str) -> None:
@@ -93,6 +93,11 @@ class PgServer:
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(sql.encode())
+
+    def restart(self) -> None:
+        """Stop the server (every connection cut, as by a restart or a network cut) and start it again."""
+        pg_ctl = _binary("pg_ctl")
+        self._run(pg_ctl, "-D", str(self._data), "-l", self._log, "-m", "fast", "-w", "restart")
 
     def stop(self) -> None:
         with contextlib.suppress(RuntimeError):  # already stopped: the directory goes all the same

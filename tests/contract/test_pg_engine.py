@@ -35,6 +35,25 @@ def test_an_unreachable_server_is_a_clear_error_without_the_password(tmp_path: P
     assert "s3cret-pw" not in text
 
 
+def test_a_store_works_again_once_a_restarted_server_answers(
+    pg_server_running: Any, pg_url: str, tmp_path: Path
+) -> None:
+    api = MemoryAPI(hermes_home=tmp_path, **FAST, **{"tier2.url": pg_url})
+    try:
+        assert api.fact_store("The boiler was serviced in March.")["success"]
+        pg_server_running.restart()  # every connection of the store is cut
+        first = api.fact_query("boiler serviced")
+        if not first["success"]:  # the call that meets the cut says so
+            assert first["meta"]["error_type"] == "storage_error" and "unreachable" in first["error"]
+        assert api.fact_store("The boiler needs a new valve.")["success"]
+        found = [f["content"] for f in api.fact_query("boiler")["data"]]
+        assert sorted(found) == ["The boiler needs a new valve.", "The boiler was serviced in March."]
+        recalled = api.recall("When was the boiler serviced?")
+        assert recalled["success"] and recalled["meta"]["tiers_unavailable"] == {}
+    finally:
+        api.close()
+
+
 def test_a_schema_newer_than_the_code_is_refused(pg_url: str, tmp_path: Path) -> None:
     Tier2.open(tmp_path / "tier2.db", url=pg_url).close()
     with psycopg.connect(pg_url, autocommit=True) as conn:

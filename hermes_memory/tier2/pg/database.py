@@ -218,8 +218,7 @@ class PgDatabase(Database):
     def atomic(self) -> Iterator[Connection]:
         """A write transaction holding the store's write lock; nested calls become savepoints."""
         with self._lock:
-            self._ensure_open()
-            wrapped = Connection(self._conn, self.location)
+            wrapped = Connection(self._writer_conn() if self._depth == 0 else self._conn, self.location)
             if self._depth == 0:
                 self._run("BEGIN")
                 self._depth = 1
@@ -261,19 +260,19 @@ class PgDatabase(Database):
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Cursor:
         """Run one statement (reads, or a single-statement write) under the connection lock."""
         with self._lock:
-            self._ensure_open()
             if self._depth == 0 and not sql.lstrip().upper().startswith(("SELECT", "WITH")):
                 with self.atomic() as conn:
                     return conn.execute(sql, params)
-            return Connection(self._conn, self.location).execute(sql, params)
+            return Connection(self._writer_conn() if self._depth == 0 else self._conn, self.location).execute(
+                sql, params
+            )
 
     # -- reading -------------------------------------------------------------------------------
     @contextlib.contextmanager
     def _read_connection(self) -> Iterator[psycopg.Connection[Row]]:
         if not getattr(self._local, "reading", 0) or self._writer == threading.get_ident():
             with self._lock:
-                self._ensure_open()
-                yield self._conn
+                yield self._writer_conn() if self._depth == 0 else self._conn
             return
         with self._reader_lock:
             self._ensure_open()
@@ -303,7 +302,7 @@ class PgDatabase(Database):
         """The server's WAL insert position: it moves with every commit of any connection."""
         with self._watch_lock:
             self._ensure_open()
-            if self._watch is None:
+            if self._watch is None or self._watch.closed:
                 self._watch = self._connect()
             try:
                 row = self._watch.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
@@ -347,6 +346,15 @@ class PgDatabase(Database):
     def _ensure_open(self) -> None:
         if self._closed:
             raise StorageError(f"memory database {self.location} is closed")
+
+    def _writer_conn(self) -> psycopg.Connection[Row]:
+        """The writer's connection (under ``_lock``, outside a transaction), connected again when the
+        server dropped it (a restart, a network cut): the call that met the cut failed and said so, the
+        next one works once the server answers. Raises StorageError while it does not."""
+        self._ensure_open()
+        if self._conn.closed:
+            self._conn = self._connect()
+        return self._conn
 
     @property
     def closed(self) -> bool:

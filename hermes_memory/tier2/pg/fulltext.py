@@ -4,8 +4,9 @@ FTS5 SQL is rewritten mechanically (``pg.dialect``): ``FROM x_fts … WHERE x_ft
 
 The index of content table ``x`` (``fts_ddl``; ``x`` has an ``id BIGINT`` key and the text columns):
 * ``x_fts_postings(term, rowid, tf, dl)``, key (term, rowid) INCLUDE (tf, dl): a row's distinct terms,
-  ``tf`` summed over its columns, ``dl`` its token count (so ranking a term is one index-only scan);
-  ``x_fts_docs(rowid, dl, terms)``: what each row put there (a delete does not re-tokenise).
+  ``tf`` summed over its columns, ``dl`` its token count, so ranking a term is one index-only scan (fast
+  once autovacuum has set the visibility map: VACUUM after a bulk load); ``x_fts_docs(rowid, dl,
+  terms)``: what each row put there (a delete does not re-tokenise).
 * ``x_fts_stats(slot, n, len)``: row count and total tokens as 64 counters summed on read; a writer adds
   to the first slot no other transaction holds (``SKIP LOCKED``, its pid's first), so concurrent writers
   neither queue on one hot row nor deadlock (under REPEATABLE READ a slot another transaction committed
@@ -20,11 +21,12 @@ tf over all columns, the row's length over all columns, avgdl = total / N; summe
 phrase counts in a row only when its AND-group matched it (``"a" AND "b" OR "c"`` scores a row with a and
 c by c alone), and a repeated phrase counts twice.
 
-Grammar (all ``tier2.search`` builds): ``"phrase"`` (``""`` a quote inside) joined by ``AND`` / ``OR``, AND
-binding tighter. A phrase is its text's tokens, adjacent, in order, in one column ("foo_bar" is foo bar);
-without tokens it matches nothing; with two or more, the rows holding them all are re-tokenised (no
-positions are stored: rare, and slower). Anything else (bare words, ``*``, ``col:``, NEAR, NOT,
-parentheses, implicit AND) raises SQLSTATE 42601 naming the expression (``parse_match``: MatchSyntaxError).
+Grammar (all ``tier2.search`` builds): ``"phrase"`` (``""`` a quote inside) joined by ``AND`` / ``OR`` and
+ASCII white space, AND binding tighter. A phrase is its text's tokens, adjacent, in order, in one column
+("foo_bar" is foo bar); without tokens it matches nothing; with two or more, the rows holding them all are
+re-tokenised (no positions are stored: rare, and slower). Anything else (bare words, ``*``, ``col:``,
+NEAR, NOT, parentheses, implicit AND) raises SQLSTATE 42601 naming the expression (``parse_match``:
+MatchSyntaxError).
 
 Tokenizer (``TEXT_SEARCH_SETUP``, as ``porter unicode61``): lower-case (ICU); a Latin letter with one of
 the 25 diacritics unicode61 removes loses it, a lone such mark goes; tokens are runs of letters and digits
