@@ -493,7 +493,8 @@ def test_nothing_inside_a_memory_context_fence_is_stored(pets: dict[str, Any]) -
 def test_an_unclosed_fence_is_stripped_to_the_end_of_the_message(pets: dict[str, Any]) -> None:
     text = stored_text(pets)
     assert "Here is a note for you." in text
-    assert "Eldorado" not in text and "9931" not in text
+    # "9931" on its own: the tool results stored with a turn carry random uuids (…-a620-9931ce17…).
+    assert "Eldorado" not in text and not re.search(r"(?<![\w-])9931(?![\w-])", text)
 
 
 def test_search_for_the_dog_finds_it(pets: dict[str, Any]) -> None:
