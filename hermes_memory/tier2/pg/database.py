@@ -178,7 +178,6 @@ class PgDatabase(Database):
         self._writer: int | None = None
         self._closed = False
         self._idle: list[psycopg.Connection[Row]] = []
-        self._readers: list[psycopg.Connection[Row]] = []
         self._reader_lock = threading.Lock()
         self._local = threading.local()
         self._watch: psycopg.Connection[Row] | None = None
@@ -279,8 +278,6 @@ class PgDatabase(Database):
             conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = self._connect()
-            with self._reader_lock:
-                self._readers.append(conn)
         try:
             yield conn
         finally:
