@@ -9,8 +9,10 @@ the steps then run, and a crash between them leaves a record the next open finis
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory.core.tiers import Tiers
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     import sqlite3
 
     from hermes_memory.ops import erasure as _erasure_t
+    from hermes_memory.ops import erasure_follow as _follow_t
     from hermes_memory.ops.forget import ForgetPlan
     from hermes_memory.tier2 import Tier2
 
@@ -63,6 +66,11 @@ class Forgetting:
     def __init__(self, tiers: Tiers, forget_recall_caches: Callable[[], None]) -> None:
         self._tiers = tiers
         self._forget_recall_caches = forget_recall_caches
+        # Following erasures recorded elsewhere (``ops.erasure_follow``): this home's cursor (read from
+        # its file on first use) and the store's data version it was last brought up to date at.
+        self._follow_lock = threading.Lock()
+        self._cursor: _follow_t.Cursor | None = None
+        self._followed_at: int | None = None
 
     def forget(
         self, id: str, *, confirm: bool, include: bool | Sequence[str] = False, confirm_large: bool = False
@@ -115,12 +123,73 @@ class Forgetting:
         """A forget a crash interrupted is finished by the next process that opens the store (one small
         indexed query when there is none). A step that fails stays recorded (``doctor`` reports it, the
         next open or ``doctor --repair`` retries), so the store still opens."""
-        if not self._tiers.tier2().has_unfinished_erasures():
-            return  # the usual case; hermes_memory.ops is not imported
         try:
-            self.finish_erasures()
+            if self._tiers.tier2().has_unfinished_erasures():
+                self.finish_erasures()
+            self.follow()
         except HermesMemoryError as exc:
             log.warning("hermes-memory: an unfinished forget could not be finished yet: %s", exc)
+
+    def follow(self) -> None:
+        """Apply to this home's own files and caches every erasure recorded since it last looked (by
+        another host of a shared store, or another process of this one). Cheap when nothing was
+        committed since the last call (one small read), and one indexed query when no forget was.
+        Raises StorageError when a step fails (this home follows again on the next call)."""
+        t2 = self._tiers.tier2()
+        version = t2.db.data_version()
+        # Its reads never wait for a write transaction of this process (a recall runs it first).
+        with self._follow_lock, t2.db.reading():
+            if version == self._followed_at:
+                return
+            from hermes_memory.tier2.graph_marks import newest_erasure
+
+            cursor = self._cursor_now()
+            newest = newest_erasure(t2.db)
+            if newest != cursor.id:
+                cursor = self._cursor = self._cursor_now(reread=True)  # another process may have
+            if newest != cursor.id:
+                from hermes_memory.ops import erasure_follow
+
+                followed = erasure_follow.follow(self._erasure_parts(), cursor)
+                self._move_cursor(followed)
+                self._forget_recall_caches()
+                if followed.id != newest:
+                    return  # a step must be retried: not marked as up to date
+            self._followed_at = version
+
+    def _cursor_now(self, *, reread: bool = False) -> _follow_t.Cursor:
+        from hermes_memory.ops import erasure_follow
+
+        if self._cursor is None or reread:
+            self._cursor = erasure_follow.read_cursor(self._cursor_path())
+        return self._cursor
+
+    def _move_cursor(self, cursor: _follow_t.Cursor) -> None:
+        from hermes_memory.ops import erasure_follow
+
+        if cursor != self._cursor:
+            erasure_follow.write_cursor(self._cursor_path(), cursor)
+            self._cursor = cursor
+
+    def _cursor_path(self) -> Path:
+        from hermes_memory.ops import erasure_follow
+
+        return erasure_follow.cursor_path(self._tiers.config.db_path)
+
+    def _followed_own(self, erasure_id: int) -> None:
+        """After this home's own forget: its steps ran here, so the cursor moves past it without
+        matching again, unless another erasure came before it that this home has not followed."""
+        from hermes_memory.ops import erasure_follow
+        from hermes_memory.tier2 import erasures
+
+        with self._follow_lock:
+            cursor = self._cursor_now(reread=True)
+            rows = erasures.recorded_after(self._tiers.tier2().db, cursor.id, limit=2)
+            if [r.id for r in rows] == [erasure_id]:
+                self._move_cursor(erasure_follow.Cursor(rows[0].id, rows[0].started_at))
+                return
+            self._followed_at = None
+        self.follow()
 
     # -- the steps ----------------------------------------------------------------------------------
     def _run(self, planner: Planner, confirm: bool, confirm_large: bool = False) -> ForgetOutcome:
@@ -143,7 +212,7 @@ class Forgetting:
             if confirm:
                 # What is left to purge after this transaction is recorded in it: a crash after the
                 # commit leaves a record that the next open (or doctor --repair) finishes.
-                _erasure.record(conn, plan, actor=actor, scope=t2.view.own)
+                erasure_id = _erasure.record(conn, plan, actor=actor, scope=t2.view.own)
                 _forget.execute(conn, t2, plan, actor=actor)
         if not confirm:
             return ForgetOutcome(
@@ -152,6 +221,7 @@ class Forgetting:
                 warning=warning,
             )  # fmt: skip
         left = sorted({step for r in self.finish_erasures() for step in r["left"]})
+        self._followed_own(erasure_id)
         self._forget_recall_caches()
         return ForgetOutcome(
             confirmed=True, target=plan.target, counts=plan.counts(), related=plan.related, unfinished=left

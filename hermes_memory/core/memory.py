@@ -330,8 +330,12 @@ class Memory:
         return self.auto_maintenance
 
     def recall_engine(self) -> RecallEngine:
+        """The engine a recall runs on, after this home followed the erasures recorded since the last
+        commit it saw (a forget on another host of a shared store; ``Forgetting.follow``)."""
         from hermes_memory.recall.engine import RecallEngine
 
+        if self.tiers.t2 is not None:
+            self.forgetting.follow()
         if self._engine is None:
             t = self.tiers
             self._engine = RecallEngine(t.tier2(), t.sem, t.graph, t.curated, self.config.recall.settings())

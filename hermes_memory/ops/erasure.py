@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory.errors import StorageError, VectorStoreBusyError
+from hermes_memory.ops.erasure_words import ErasureWords
 from hermes_memory.tier2 import Tier2, erasures, files
 from hermes_memory.tier2.erasures import Erasure
 
@@ -56,9 +57,10 @@ def record(conn: sqlite3.Connection, plan: ForgetPlan, *, actor: str, scope: str
     seen = plan.seen_match()
     steps = [s for s in STEPS if (s != "curated" or curated) and (s != "seen" or seen)]
     vector_ids = [f"chunk:{u}" for u in sorted(plan.chunks)] + [f"entity:{u}" for u in sorted(plan.entities)]
+    words = ErasureWords.of([*plan.terms, *plan.texts], scope=plan.scope)  # for every other host
     return erasures.record(
         conn, target=plan.target, scope=scope, actor=actor, steps=steps, vector_ids=vector_ids,
-        curated=curated, seen=seen,
+        curated=curated, seen=seen, words=None if words.empty() else words.to_json(),
     )  # fmt: skip
 
 
@@ -186,6 +188,14 @@ def _compact(parts: Parts) -> bool:
     return not busy
 
 
+def run_local(parts: Parts, step: str) -> bool:
+    """Run one store-wide step that works on this host's own files ("engine", "graph") for a host that
+    follows an erasure recorded elsewhere (``ops.erasure_follow``); False as the step."""
+    if step not in ("engine", "graph"):
+        raise ValueError(f"{step!r} is not a step on a host's own files")
+    return _RUN[step](parts)
+
+
 _OWN_RUN: dict[str, Callable[[Parts, int], bool]] = {"curated": _curated, "seen": _seen}
 _RUN: dict[str, Callable[[Parts], bool]] = {
     "vectors": _vectors,
@@ -195,4 +205,4 @@ _RUN: dict[str, Callable[[Parts], bool]] = {
 }
 
 
-__all__ = ["STEPS", "Erasure", "Parts", "finish", "record", "unfinished"]
+__all__ = ["STEPS", "Erasure", "Parts", "finish", "record", "run_local", "unfinished"]

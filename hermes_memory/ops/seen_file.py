@@ -10,7 +10,7 @@ import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -47,10 +47,18 @@ def rewrite(path: Path, lines: Sequence[str], *, durable: bool = True) -> None:
         fsync_dir(path.parent)
 
 
-def scrub(path: Path, *, terms: Sequence[str], texts: Sequence[str], scope: str | None) -> int:
+def scrub(
+    path: Path,
+    *,
+    terms: Sequence[str],
+    texts: Sequence[str],
+    scope: str | None,
+    matches: Callable[[str], bool] | None = None,
+) -> int:
     """Drop every record whose text or served query mentions one of ``terms`` (whole words, any case,
-    as forget matches), contains one of ``texts`` (a forgotten record's text, any case and spacing), or
-    was kept for ``scope``; also every line that is not a record, and temp files a killed rewrite left.
+    as forget matches), contains one of ``texts`` (a forgotten record's text, any case and spacing),
+    ``matches`` (an erasure's hashed words, ``ops.erasure_words``) or was kept for ``scope``; also every
+    line that is not a record, and temp files a killed rewrite left.
     Returns how many lines were dropped; nothing is written when none is. Raises OSError."""
     from hermes_memory.ops.forget import mention_pattern
 
@@ -62,13 +70,19 @@ def scrub(path: Path, *, terms: Sequence[str], texts: Sequence[str], scope: str 
         for stale in path.parent.glob(f".{path.name}.*.tmp"):
             stale.unlink(missing_ok=True)  # under the lock no rewrite is under way: a killed one's copy
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-        kept = [line for line in lines if not _drops(line, pattern, needles, scope)]
+        kept = [line for line in lines if not _drops(line, pattern, needles, scope, matches)]
         if len(kept) != len(lines):
             rewrite(path, kept)
     return len(lines) - len(kept)
 
 
-def _drops(line: str, pattern: re.Pattern[str] | None, needles: list[str], scope: str | None) -> bool:
+def _drops(
+    line: str,
+    pattern: re.Pattern[str] | None,
+    needles: list[str],
+    scope: str | None,
+    matches: Callable[[str], bool] | None,
+) -> bool:
     try:
         record: Any = json.loads(line)
         said = f"{record['served']}\n{record['text']}"
@@ -77,6 +91,8 @@ def _drops(line: str, pattern: re.Pattern[str] | None, needles: list[str], scope
     if scope is not None and record.get("scope") == scope:
         return True
     if pattern is not None and pattern.search(said):
+        return True
+    if matches is not None and matches(said):
         return True
     folded = _folded(said)
     return any(n in folded for n in needles)

@@ -33,16 +33,18 @@ def record(
     vector_ids: Sequence[str],
     curated: Mapping[str, Sequence[str]],
     seen: Mapping[str, Any] | None = None,
+    words: str | None = None,
 ) -> int:
     """Record an erasure in the caller's transaction (the one deleting its rows); returns its id.
     ``curated``: the curated entries to remove per store (none: nothing recorded); ``seen``: what to
-    scrub from the file of what the agent saw (``ops.seen_file.scrub``'s arguments)."""
+    scrub from the file of what the agent saw (``ops.seen_file.scrub``'s arguments); ``words``: what
+    every host matches its own files against (``ops.erasure_words``, as JSON; kept)."""
     cur = conn.execute(
-        "INSERT INTO erasures(target, scope, actor, started_at, steps, vector_ids, curated, seen)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO erasures(target, scope, actor, started_at, steps, vector_ids, curated, seen, words)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (target, scope, actor, time.time(), json.dumps(list(steps)), json.dumps(list(vector_ids)),
          json.dumps({s: list(e) for s, e in curated.items()}) if curated else None,
-         json.dumps(dict(seen)) if seen else None),
+         json.dumps(dict(seen)) if seen else None, words),
     )  # fmt: skip
     row = cur.fetchone()
     assert row is not None
@@ -97,6 +99,30 @@ def drop_seen(db: Database, erasure_id: int) -> None:
         conn.execute("UPDATE erasures SET seen = NULL WHERE id = ?", (erasure_id,))
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """An erasure as a host that follows it sees it: ``words`` (JSON, None in a record older than them)."""
+
+    id: int
+    started_at: float
+    words: str | None
+
+
+def recorded_after(db: Database, after: int, limit: int = 100) -> list[Recorded]:
+    """Up to ``limit`` erasures with an id above ``after``, oldest first. Raises StorageError."""
+    rows = db.query(
+        "SELECT id, started_at, words FROM erasures WHERE id > ? ORDER BY id LIMIT ?", (after, limit)
+    )
+    return [Recorded(r["id"], r["started_at"], r["words"]) for r in rows]
+
+
+def started_at(db: Database, erasure_id: int) -> float | None:
+    """When the erasure was recorded; None when the store has none with that id."""
+    row = db.query_one("SELECT started_at FROM erasures WHERE id = ?", (erasure_id,))
+    return None if row is None else float(row["started_at"])
+
+
 __all__ = [
-    "Erasure", "curated_entries", "drop_curated", "drop_seen", "record", "seen_match", "strike", "unfinished",
+    "Erasure", "Recorded", "curated_entries", "drop_curated", "drop_seen", "record", "recorded_after",
+    "seen_match", "started_at", "strike", "unfinished",
 ]  # fmt: skip

@@ -31,6 +31,7 @@ from hermes_memory.tier2.schema_tables import (
     THREAT_DETECTOR,
     THREAT_VERDICTS,
     add_erasure_seen,
+    add_erasure_words,
 )
 
 
@@ -59,6 +60,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # Data only: what earlier releases learned from the assistant's own words (``assistant_retire``).
     Migration(13, "retire_assistant_knowledge", "", then=assistant_retire.retire),
     Migration(14, "erasure_seen", "", then=add_erasure_seen),
+    Migration(15, "erasure_words", "", then=add_erasure_words),
 )
 
 _VERSION_TABLE = """
@@ -93,7 +95,10 @@ def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> lis
             f"supports ({latest}); upgrade hermes-memory"
         )
     if db.engine == "postgresql":
-        return _baseline(db, migrations)
+        from hermes_memory.tier2.pg.schema import BASELINE_VERSION
+
+        applied = _baseline(db, tuple(m for m in migrations if m.version <= BASELINE_VERSION))
+        migrations = tuple(m for m in migrations if m.version > BASELINE_VERSION)
     for migration in migrations:
         with db.atomic() as conn:
             # Re-read inside the write lock: another process may have migrated meanwhile.
@@ -114,9 +119,9 @@ def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> lis
 
 
 def _baseline(db: Database, migrations: tuple[Migration, ...]) -> list[int]:
-    """PostgreSQL: the whole schema at once (``pg.schema``) in an empty store, recorded as every
-    migration's version; a store already at a version is left as it is. Later migrations get a
-    PostgreSQL form under the same number when they are added."""
+    """PostgreSQL: the schema up to ``BASELINE_VERSION`` at once (``pg.schema``) in an empty store,
+    recorded as those migrations' versions; a store already at a version is left as it is. Later
+    migrations run as on SQLite (their SQL translated by ``pg.dialect``)."""
     from hermes_memory.tier2.pg.schema import baseline
 
     with db.atomic() as conn:

@@ -340,6 +340,14 @@ def add_erasure_seen(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE erasures ADD COLUMN seen TEXT")
 
 
+# What every host matches its own files against after a forget (``ops.erasure_words``): the forgotten names'
+# and records' words as keyed hashes, kept for hosts that follow the erasure later (never the names).
+def add_erasure_words(conn: sqlite3.Connection) -> None:
+    """Add ``erasures.words`` (once, as ``add_erasure_seen``)."""
+    if "words" not in {row[1] for row in conn.execute("PRAGMA table_info(erasures)")}:
+        conn.execute("ALTER TABLE erasures ADD COLUMN words TEXT")
+
+
 __all__ = [
     "AUDIT_SCOPE",
     "DURABLE_VECTORS",
@@ -352,4 +360,5 @@ __all__ = [
     "THREAT_DETECTOR",
     "THREAT_VERDICTS",
     "add_erasure_seen",
+    "add_erasure_words",
 ]

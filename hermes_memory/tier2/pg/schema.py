@@ -470,6 +470,10 @@ FULLTEXT = (
 )
 
 
+# The migrations ``baseline`` stands for (1 to 14); later ones run one by one, as on SQLite.
+BASELINE_VERSION = 14
+
+
 def baseline(detector_version: int) -> list[str]:
     """The statements that create the whole schema in an empty database, in order (each one a whole
     statement; function bodies keep their semicolons), with the threat detector's row at
@@ -501,4 +505,4 @@ def _statements(script: str) -> list[str]:
     return out
 
 
-__all__ = ["baseline"]
+__all__ = ["BASELINE_VERSION", "baseline"]
