@@ -222,16 +222,18 @@ class Ingest:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 break
-            worker = self._worker()
+            worker, wrote = self._worker(), True
             if worker is not None and worker.alive:
                 worker.wait_idle(1.0 if left is None else min(left, 1.0))
             else:
-                self.drain_once(deadline)
+                wrote = self.drain_once(deadline)
             counts = self.pending()
             if counts.turns == 0 and counts.embeddings == 0:
                 break
             reason = sem.busy_reason() if sem is not None and counts.turns == 0 else None
             if reason is None:
+                if not wrote:
+                    time.sleep(0.05)  # another process drains the queues now (it holds their leases)
                 continue
             degraded[:] = [reason]
             if counts.embeddings != last_embeds:

@@ -102,17 +102,17 @@ class Maintenance:
         build_indexes: bool = True,
     ) -> MaintenanceReport:
         """Run the jobs whose cron schedule (config ``cron``) is due at ``now`` (default: the clock),
-        holding the store's maintenance lock: while another process holds it nothing runs and the
-        report says so (``skipped``). Once ``stop()`` is true no further job starts.
-        ``build_indexes=False`` leaves the vector engine's index build out of ``embed_queue``.
-        Raises StorageError when the lock file cannot be opened."""
-        from hermes_memory.cron import lock
+        holding the store's maintenance lease (``tier2.leases``): while another process (of any host)
+        holds it nothing runs and the report says so (``skipped``). Once ``stop()`` is true no further
+        job starts. ``build_indexes=False`` leaves the vector engine's index build out of
+        ``embed_queue``. Raises StorageError when the lease cannot be asked for."""
         from hermes_memory.cron.scheduler import Scheduler
+        from hermes_memory.tier2.leases import JOBS
 
-        db_path = self._tiers.tier2().db.path
-        with lock.hold(db_path) as held:
+        db = self._tiers.tier2().db
+        with db.lease(JOBS) as held:
             if not held:
-                who = lock.holder(db_path)
+                who = db.lease_holder(JOBS)
                 return MaintenanceReport(
                     {}, skipped=f"maintenance is running in {who.words() if who else 'another process'}"
                 )

@@ -58,14 +58,22 @@ def status_config(cfg: Any) -> tuple[dict[str, Any], bool]:
         except ConfigError:
             out["runs_with"] = "nothing: memory does not start with this file (fix it)"
         return out, True
-    out["database"] = str(config.db_path)
+    from hermes_memory.tier2.engines import where
+
+    out["database"] = where(config.db_path, config.tier2.url)  # a server's URL without its password
     out["embedder"] = config.tier3.embedding_model if config.tier3.enabled else "off"
     out["vector_backend"] = config.tier3.backend if config.tier3.enabled else "off"
     out["prefetch_budget_tokens"] = settings.prefetch_budget_tokens
-    from hermes_memory.hermes.status import maintenance_lines
+    from hermes_memory.hermes.status import maintenance_lines, store_state
 
     # One `key: value` line each, as `hermes memory status` prints them.
-    first, *rest = maintenance_lines(config.db_path, settings)
+    state = store_state(config)
+    if state.error is not None:
+        out["problem"] = f"the memory store cannot be read: {state.error}"
+    for line in state.queues:  # a store on a server: the shared queues and this host's inbox
+        what, _, value = line.partition(": ")
+        out[f"queue {what}"] = value
+    first, *rest = maintenance_lines(state, settings)
     out["maintenance"] = first.removeprefix("in Hermes: ")
     for line in rest:
         what, _, value = line.partition(": ")

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from hermes_memory.config import Config
-from hermes_memory.cron import lock
 from hermes_memory.errors import ConfigError
 from hermes_memory.hermes import PROVIDER_NAME, config_yaml, install, ownership
 from hermes_memory.hermes.interpreter import (
@@ -31,7 +30,15 @@ from hermes_memory.hermes.people_status import people_status
 from hermes_memory.hermes.settings import ProviderSettings, load_memory_config, settings_path
 from hermes_memory.hermes.setup import DEFAULT_OPENAI_MODEL, embedder_problem
 from hermes_memory.recall.availability import busy_words
-from hermes_memory.tier2.peek import count_rows, inbox_failure, last_runs, queue_failures, turns_behind
+from hermes_memory.tier2 import leases
+from hermes_memory.tier2.peek import (
+    LastRun,
+    count_rows,
+    inbox_failure,
+    last_runs,
+    queue_failures,
+    turns_behind,
+)
 from hermes_memory.tier2.turn_inbox import inbox_path
 from hermes_memory.tier3.backend import resolve_backend, store_owner
 from hermes_memory.tier3.embedder import EMBEDDERS
@@ -63,6 +70,8 @@ class StatusReport:
     failing_error: str | None = None
     # The maintenance jobs: whether Hermes runs them itself, who runs them now, each job's last run.
     maintenance: list[str] = field(default_factory=list)
+    # A store on a server: the shared queues, this host's inbox, who drains them now, the schema version.
+    queues: list[str] = field(default_factory=list)
     people: list[str] = field(default_factory=list)  # the privacy mode of a gateway's people
     extras: list[str] = field(default_factory=list)
     hermes_command: str | None = None
@@ -128,14 +137,21 @@ def collect(
                 f"edit {report.settings_file}, or run `hermes memory setup {PROVIDER_NAME}` "
                 "(it asks for what is needed)"
             )
-        report.pending = pending_counts(config.db_path)
-        report.maintenance = maintenance_lines(config.db_path, settings)
+        state = store_state(config)
+        report.pending = state.pending
+        report.queues = state.queues
+        report.maintenance = maintenance_lines(state, settings)
+        if state.error is not None:
+            report.problems.append(f"the memory store cannot be read: {state.error}")
+            report.fixes.append(
+                "start the server, or fix tier2.url (or HERMES_MEMORY_TIER2_URL) and its credentials"
+            )
         people = people_status(config)
         report.people = people.lines
         for problem, fix in people.problems:
             report.problems.append(problem)
             report.fixes.append(fix)
-        report.failing_turns, report.failing_error = failing_turns(config.db_path)
+        report.failing_turns, report.failing_error = state.failing
         if report.failing_turns:
             report.problems.append(
                 f"the turn queue is stuck: {report.failing_turns} queued turn(s) could not be written "
@@ -146,7 +162,7 @@ def collect(
                 "if the error names the turn itself, report it"
             )
         if tier3.enabled:
-            report.vector_search = search_path_text(config.db_path, tier3.engine_min_vectors, tier3.backend)
+            report.vector_search = search_path_text(state.chunks, tier3.engine_min_vectors, tier3.backend)
         if tier3.enabled:
             engine = resolve_backend(tier3.backend, tier3.url)
             report.vector_owner = store_owner(engine, config.tier3_path / engine)
@@ -207,21 +223,76 @@ def failing_turns(db_path: Path) -> tuple[int | None, str | None]:
     return count, last
 
 
-def maintenance_lines(db_path: Path, settings: ProviderSettings) -> list[str]:
-    """The maintenance jobs of the store at ``db_path``, read without opening it: whether a Hermes
-    process runs them itself (``provider.maintenance_interval_s``), who runs them right now, and each
-    job's last run (UTC)."""
+@dataclass
+class StoreState:
+    """What status reads of a store without opening it: the queues (``pending``, and per host on a
+    server: ``queues``), failed turns, the maintenance lease's holder and each job's last run (None:
+    unreadable), the stored chunks; ``error`` when the store cannot be read at all."""
+
+    pending: dict[str, int | None]
+    failing: tuple[int | None, str | None]
+    holder: leases.Holder | None
+    runs: dict[str, LastRun] | None
+    chunks: int | None
+    queues: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def store_state(config: Config) -> StoreState:
+    """Read the store of ``config`` without opening it: the SQLite file read-only, or one read-only
+    session on the server (``tier2.pg.peek``)."""
+    db_path = config.db_path
+    if not config.tier2.url:
+        return StoreState(
+            pending_counts(db_path), failing_turns(db_path), leases.holder(db_path, leases.JOBS),
+            last_runs(db_path), count_rows(db_path, "chunks"),
+        )  # fmt: skip
+    from hermes_memory.tier2.pg.peek import peek
+
+    found = peek(config.tier2.url, config.profile)
+    inbox = inbox_failure(inbox_path(db_path))
+    mine = count_rows(inbox_path(db_path), "inbox")
+    failing: tuple[int | None, str | None] = (None, None)
+    if found.failures is not None and inbox is not None:
+        failing = (found.failures.count, found.failures.last_error)
+        if inbox.last_error is not None:
+            failing = (found.failures.count + inbox.count, inbox.last_error)
+    queued = None if found.queued_turns is None or mine is None else found.queued_turns + mine
+    pending = {"turns_to_ingest": queued, "embeddings": found.embeddings, "turns_behind": found.turns_behind}
+    queues = [
+        f"shared by every host: {_num(found.queued_turns)} turn(s), {_num(found.embeddings)} embedding(s)",
+        f"this host's inbox: {_num(mine)} turn(s) not yet moved to the shared queue",
+        *(f"{what} drained now by: {found.holders[name].words()}"
+          for name, what in ((leases.TURNS, "turns"), (leases.EMBEDDINGS, "embeddings"))
+          if name in found.holders),
+    ]  # fmt: skip
+    if found.schema_version is not None:
+        queues.append(f"schema version: {found.schema_version}")
+    return StoreState(
+        pending, failing, found.holders.get(leases.JOBS), None if found.error else found.last_runs,
+        found.chunks, queues, found.error,
+    )  # fmt: skip
+
+
+def _num(value: int | None) -> str:
+    return "?" if value is None else str(value)
+
+
+def maintenance_lines(state: StoreState, settings: ProviderSettings) -> list[str]:
+    """The maintenance jobs of a store (``store_state``): whether a Hermes process runs them itself
+    (``provider.maintenance_interval_s``), who runs them right now (on any host of a shared store), and
+    each job's last run (UTC)."""
     interval = settings.maintenance_interval_s
     lines = [
         f"in Hermes: every {interval:g} s from a long-lived process (provider.maintenance_interval_s)"
         if interval > 0
         else "in Hermes: off (provider.maintenance_interval_s: 0); schedule `hermes-memory maintain --due`"
     ]
-    holder = lock.holder(db_path)
+    holder = state.holder
     if holder is not None:
         since = f" since {_utc(holder.since)}" if holder.since else ""
         lines.append(f"running now: {holder.words()}{since}")
-    runs = last_runs(db_path)
+    runs = state.runs
     if runs is None:
         lines.append("last runs: unknown (the store cannot be read)")
         return lines
@@ -241,10 +312,9 @@ def _utc(at: float) -> str:
     return datetime.fromtimestamp(at, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def search_path_text(db_path: Path, engine_min_vectors: int, backend: str) -> str:
-    """Which path answers vector searches on the store at ``db_path``, read without opening it: exact
-    over the stored vectors below ``engine_min_vectors`` chunks, else the engine."""
-    chunks = count_rows(db_path, "chunks")
+def search_path_text(chunks: int | None, engine_min_vectors: int, backend: str) -> str:
+    """Which path answers vector searches on a store of ``chunks`` stored chunks (None: unreadable):
+    exact over the stored vectors below ``engine_min_vectors`` chunks, else the engine."""
     if chunks is None:
         return "unknown (the store cannot be read)"
     if chunks < engine_min_vectors:
@@ -318,6 +388,8 @@ def render(report: StatusReport) -> str:
         f"vector store:    {report.vector_backend or '-'}{_owner_text(report.vector_owner)}",
         f"vector search:   {report.vector_search or '-'}",
         f"pending:         {_pending_text(report.pending)}",
+        *(f"queues:          {line}" for line in report.queues[:1]),
+        *(f"                 {line}" for line in report.queues[1:]),
         *(f"maintenance:     {line}" for line in report.maintenance[:1]),
         *(f"                 {line}" for line in report.maintenance[1:]),
         *(f"people:          {line}" for line in report.people[:1]),
@@ -379,6 +451,7 @@ def _plugin_line(report: StatusReport) -> str:
 
 __all__ = [
     "StatusReport",
+    "StoreState",
     "check_interpreter",
     "collect",
     "find_hermes_python",
@@ -386,4 +459,5 @@ __all__ = [
     "pending_counts",
     "probe",
     "render",
+    "store_state",
 ]

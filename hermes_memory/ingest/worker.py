@@ -33,6 +33,7 @@ from hermes_memory.recall.query import CHATTER_KEY
 from hermes_memory.records import Entity, Episode, Relation, TurnPayload
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2.ingest_queue import QueuedTurn
+from hermes_memory.tier2.leases import TURNS
 from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
@@ -228,7 +229,8 @@ class Ingestor:
         turns are always written in order; the next drain retries it. After ``max_attempts`` failures it
         is left in the queue with its error and skipped. When the store has no room to write (disk full,
         file size limit) no attempt is counted and StorageFullError is raised: every turn stays queued.
-        Returns the number of turns written (0 when another drain held the queue until ``deadline``).
+        Returns the number of turns written (0 when another drain held the queue until ``deadline``, or
+        another process holds the store's turn lease, ``tier2.leases``: it writes them, in order).
         """
         written = 0
         wait = -1.0 if deadline is None else min(threading.TIMEOUT_MAX, max(0.0, deadline - time.monotonic()))
@@ -243,26 +245,29 @@ class Ingestor:
             )
 
         try:
-            while not done():
-                room = BATCH_TURNS if max_turns is None else min(BATCH_TURNS, max_turns - written)
-                items = self._tier2.ingest_queue.pending(room, max_attempts=self._max_attempts)
-                if not items:
-                    break
-                batch = self._take(items, stop=done)
-                if not batch:
-                    break
-                try:
-                    _, failure = self._write_batch(batch)
-                except HermesMemoryError:
-                    # Find the turn that fails: the batch again, turn by turn, as before batching.
-                    wrote, stopped = self._one_by_one([s.item for s in batch], done)
-                    written += wrote
-                    if stopped:
-                        return written
-                    continue
-                written += len(batch)
-                if failure is not None:
-                    return written  # stored; a derived store did not follow (logged): stop here
+            with self._tier2.db.lease(TURNS) as held:
+                if not held:
+                    return 0  # another process drains the queue (in order): it writes these turns
+                while not done():
+                    room = BATCH_TURNS if max_turns is None else min(BATCH_TURNS, max_turns - written)
+                    items = self._tier2.ingest_queue.pending(room, max_attempts=self._max_attempts)
+                    if not items:
+                        break
+                    batch = self._take(items, stop=done)
+                    if not batch:
+                        break
+                    try:
+                        _, failure = self._write_batch(batch)
+                    except HermesMemoryError:
+                        # Find the turn that fails: the batch again, turn by turn, as before batching.
+                        wrote, stopped = self._one_by_one([s.item for s in batch], done)
+                        written += wrote
+                        if stopped:
+                            return written
+                        continue
+                    written += len(batch)
+                    if failure is not None:
+                        return written  # stored; a derived store did not follow (logged): stop here
         finally:
             self._lock.release()
         return written

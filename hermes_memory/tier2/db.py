@@ -16,6 +16,8 @@ from typing import Any
 
 from hermes_memory.errors import StorageError, StorageFullError
 from hermes_memory.security.permissions import private_dir, tighten
+from hermes_memory.tier2 import leases
+from hermes_memory.tier2.leases import Holder
 
 # Retries on top of SQLite's own busy handler: a WAL checkpoint or schema change can still surface
 # SQLITE_BUSY without waiting, and that must never reach a caller as "database is locked".
@@ -168,6 +170,31 @@ class Database(abc.ABC):
     def compact(self, fts_tables: Sequence[str]) -> bool:
         """Make removed text unrecoverable from the engine's files (``fts_tables``: the content tables
         with a full-text index); False when another process kept part of it from happening."""
+
+    def lease(self, name: str) -> contextlib.AbstractContextManager[bool]:
+        """Try to take the store-wide lease ``name`` (``leases.TURNS``, ``EMBEDDINGS``, ``JOBS``) without
+        waiting: True while this process holds it, False while another process does (see ``leases``).
+        Raises StorageError when the engine cannot be asked."""
+        from hermes_memory.tier2.leases import hold_lease
+
+        return hold_lease(self, name)
+
+    @abc.abstractmethod
+    def lease_scope(self) -> str:
+        """What names this store among the stores of one process (the leases are shared within it)."""
+
+    @abc.abstractmethod
+    def take_lease(self, name: str) -> Any | None:
+        """Take the lease ``name`` for this process without waiting: a handle, or None when another
+        process holds it (``lease`` calls this)."""
+
+    @abc.abstractmethod
+    def drop_lease(self, handle: Any) -> None:
+        """Let go of a lease ``take_lease`` took."""
+
+    @abc.abstractmethod
+    def lease_holder(self, name: str) -> Holder | None:
+        """Who holds the lease ``name`` now (None: nobody)."""
 
     @property
     @abc.abstractmethod
@@ -487,6 +514,18 @@ class SqliteDatabase(Database):
     @property
     def in_transaction(self) -> bool:
         return self._depth > 0
+
+    def lease_scope(self) -> str:
+        return str(self.path.resolve())
+
+    def take_lease(self, name: str) -> Any | None:
+        return leases.take_file(leases.lock_path(self.path, name))
+
+    def drop_lease(self, handle: Any) -> None:
+        leases.drop_file(handle)
+
+    def lease_holder(self, name: str) -> Holder | None:
+        return leases.holder(self.path, name)
 
     def backup_to(self, dest: str | os.PathLike[str]) -> None:
         """Hot copy through SQLite's online backup API (safe while writers run)."""

@@ -42,6 +42,8 @@ class DrainReport:
     embedded: int = 0
     # Queue rows this drain took (and completed): fewer than it asked for means the queue ran dry.
     taken: int = 0
+    # True when another process held the store's embedding lease (``tier2.leases``): it drains the queue.
+    elsewhere: bool = False
 
     def to_dict(self) -> dict[str, int]:
         out = {
@@ -53,6 +55,8 @@ class DrainReport:
         }
         if self.deferred:  # only then: the usual report keeps its shape
             out["deferred"] = 1
+        if self.elsewhere:
+            out["elsewhere"] = 1
         return out
 
 

@@ -19,6 +19,7 @@ from hermes_memory.records import Entity, Fact, Hit
 from hermes_memory.tier2 import Tier2
 from hermes_memory.tier2._util import content_hash
 from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, ENTITIES_COLLECTION, ChunkRow
+from hermes_memory.tier2.leases import EMBEDDINGS
 from hermes_memory.tier3 import _indexer
 
 # Explicit re-exports: callers import the worker side's report and progress types from this module.
@@ -150,14 +151,20 @@ class SemanticMemory(SearchPaths):
         """Embed and write pending queue rows in batches until the queue is empty (or ``max_items``).
 
         The first drain of a process re-queues the whole store when it was embedded with another encoder
-        (``requeue_if_another_model``). Raises what the embedder or backend raised (see
-        ``_indexer.drain`` for which rows are retired; ``count_remaining``: ditto).
+        (``requeue_if_another_model``). While another process holds the store's embedding lease
+        (``tier2.leases``) nothing is embedded here and the report says ``elsewhere``: that process drains
+        the queue. Raises what the embedder or backend raised (see ``_indexer.drain`` for which rows are
+        retired; ``count_remaining``: ditto).
         """
         self.requeue_if_another_model()
-        return _indexer.drain(
-            self, self._tier2, self._store, batch=self.cfg.embed_batch_size, max_items=max_items,
-            progress=progress, max_attempts=max_attempts, count_remaining=count_remaining,
-        )  # fmt: skip
+        with self._tier2.db.lease(EMBEDDINGS) as held:
+            if not held:  # another process drains the queue now (any host of a shared store)
+                remaining = self._tier2.embed_queue.count() if count_remaining else -1
+                return DrainReport(0, 0, 0, remaining, elsewhere=True)
+            return _indexer.drain(
+                self, self._tier2, self._store, batch=self.cfg.embed_batch_size, max_items=max_items,
+                progress=progress, max_attempts=max_attempts, count_remaining=count_remaining,
+            )  # fmt: skip
 
     def requeue_if_another_model(self) -> bool:
         """Once per process: when the store's vectors are another encoder's (``model_id`` differs, e.g.

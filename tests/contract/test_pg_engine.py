@@ -49,7 +49,7 @@ def test_a_store_works_again_once_a_restarted_server_answers(
         found = [f["content"] for f in api.fact_query("boiler")["data"]]
         assert sorted(found) == ["The boiler needs a new valve.", "The boiler was serviced in March."]
         recalled = api.recall("When was the boiler serviced?")
-        assert recalled["success"] and recalled["meta"]["tiers_unavailable"] == {}
+        assert recalled["success"] and recalled["meta"]["tiers_unavailable"] == {}, recalled
     finally:
         api.close()
 

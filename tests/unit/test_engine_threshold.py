@@ -16,7 +16,7 @@ import pytest
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.config import load_config
-from hermes_memory.hermes.status import search_path_text
+from hermes_memory.hermes.status import search_path_text, store_state
 from hermes_memory.tier2.chunks import ENTITIES_COLLECTION, EmbedQueue
 from hermes_memory.tier2.vectors import VectorStore
 
@@ -90,7 +90,8 @@ def test_below_the_threshold_nothing_opens_the_engine(open_api: Any) -> None:
     assert again["embedded"] == 0 and again["search"].startswith("exact over")
     assert _engine_files(api) == []  # no engine store, no lock file
     assert api.core.tiers.semantic().opened_backends() == []
-    status = search_path_text(api.config.db_path, limit, "qdrant")  # `hermes-memory status`, store closed
+    # `hermes-memory status`, store closed
+    status = search_path_text(store_state(api.config).chunks, limit, "qdrant")
     assert status == f"exact over the stored vectors of {len(FACTS)} chunks (engine opens at {limit})"
 
 

@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,14 @@ from hermes_memory.errors import StorageError
 from hermes_memory.security.permissions import private_dir
 from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.engines import safe_url, with_schema
+from hermes_memory.tier2.leases import Holder
 from hermes_memory.tier2.pg.dialect import translate
 
 # Every writer of one store serialises on this key (pg_advisory_xact_lock: released by COMMIT/ROLLBACK).
 _WRITE_LOCK = 0x686D_7432  # "hmt2"
+# The store-wide leases (``tier2.leases``): session advisory locks keyed by this and the schema and name.
+_LEASE = 0x686D_744C  # "hmtL"
+_LEASE_KEY = "hashtext(current_schema() || ':' || %s)"
 _CONNECT_TIMEOUT_S = 10
 _IDLE = psycopg.pq.TransactionStatus.IDLE
 
@@ -288,23 +292,38 @@ class PgDatabase(Database):
                     self._idle.append(conn)
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
-        with self._read_connection() as conn:
-            return Connection(conn, self.location).execute(sql, params).fetchall()
+        rows: list[Row] = self._read(sql, params, lambda cursor: cursor.fetchall())
+        return rows
 
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Row | None:
-        with self._read_connection() as conn:
-            return Connection(conn, self.location).execute(sql, params).fetchone()
+        row: Row | None = self._read(sql, params, lambda cursor: cursor.fetchone())
+        return row
+
+    def _read(self, sql: str, params: Sequence[Any] | dict[str, Any], fetch: Callable[[Cursor], Any]) -> Any:
+        """Run a read; a connection the server dropped while it sat idle (a restart) is replaced and the
+        read runs once more (outside a transaction: nothing of it was lost)."""
+        for attempt in (1, 2):
+            with self._read_connection() as conn:
+                try:
+                    return fetch(Connection(conn, self.location).execute(sql, params))
+                except StorageError:
+                    if attempt == 2 or not conn.closed or (conn is self._conn and self._depth > 0):
+                        raise
+        raise AssertionError("unreachable")
 
     def data_version(self) -> int:
         """The server's WAL insert position: it moves with every commit of any connection."""
         with self._watch_lock:
             self._ensure_open()
-            if self._watch is None or self._watch.closed:
-                self._watch = self._connect()
-            try:
-                row = self._watch.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
-            except psycopg.Error as exc:
-                raise _error(self.location, exc) from exc
+            for attempt in (1, 2):  # a connection the server dropped while idle is replaced once
+                if self._watch is None or self._watch.closed:
+                    self._watch = self._connect()
+                try:
+                    row = self._watch.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+                    break
+                except psycopg.Error as exc:
+                    if attempt == 2 or not self._watch.closed:
+                        raise _error(self.location, exc) from exc
             assert row is not None
             high, low = str(row[0]).split("/")
             return (int(high, 16) << 32) | int(low, 16)
@@ -361,6 +380,40 @@ class PgDatabase(Database):
     def in_transaction(self) -> bool:
         return self._depth > 0
 
+    def lease_scope(self) -> str:
+        return f"{self.url}#{self._schema}"
+
+    def take_lease(self, name: str) -> Any | None:
+        """A session advisory lock on a connection of its own (the handle): the server drops it with the
+        connection, so a holder that dies loses it."""
+        self._ensure_open()
+        conn = self._connect()
+        try:
+            row = conn.execute(f"SELECT pg_try_advisory_lock({_LEASE}, {_LEASE_KEY})", (name,)).fetchone()
+        except psycopg.Error as exc:
+            conn.close()
+            raise _error(self.location, exc) from exc
+        if row is None or not row[0]:
+            conn.close()
+            return None
+        return conn
+
+    def drop_lease(self, handle: Any) -> None:
+        handle.close()  # ending the session releases its advisory locks
+
+    def lease_holder(self, name: str) -> Holder | None:
+        """The connection holding the lease: its client's address, program and server pid."""
+        from hermes_memory.tier2.pg.peek import holder_words
+
+        with self._read_connection() as conn:
+            try:
+                row = conn.execute(lease_holder_sql().encode(), (name,)).fetchone()
+            except psycopg.Error as exc:
+                raise _error(self.location, exc) from exc
+        if row is None:
+            return None
+        return Holder(None, row[3], holder_words(row[1], row[2], row[0]))
+
     def backup_to(self, dest: str | os.PathLike[str]) -> None:
         raise StorageError(
             f"memory database {self.location} is on PostgreSQL: back it up with the server's tools "
@@ -379,6 +432,19 @@ class PgDatabase(Database):
                 self._idle.clear()
                 self._conn.close()
 
+def lease_holder_sql() -> str:
+    """The query of who holds a lease of the store (one parameter: the lease's name): (server pid,
+    application name, client address, since when)."""
+    return (
+        "SELECT a.pid, a.application_name, a.client_addr::text,"
+        " extract(epoch FROM a.backend_start)::float8"
+        " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        f" WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = {_LEASE}"
+        f" AND l.objid = ({_LEASE_KEY}::bigint & 4294967295)::oid"
+        " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    )
+
+
 @contextlib.contextmanager
 def scratch_schema(url: str, schema: str) -> Iterator[str]:
     """A new, empty schema ``schema`` in the database of ``url`` for as long as the block runs (dropped
@@ -396,4 +462,4 @@ def scratch_schema(url: str, schema: str) -> Iterator[str]:
             conn.execute(pg_sql.SQL("DROP SCHEMA {} CASCADE").format(named))
 
 
-__all__ = ["IntegrityError", "PgDatabase", "Row", "scratch_schema"]
+__all__ = ["IntegrityError", "PgDatabase", "Row", "lease_holder_sql", "scratch_schema"]
