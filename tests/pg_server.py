@@ -59,9 +59,13 @@ class PgServer:
             _binary("initdb"), "-D", str(data), "-A", "trust", "-U", _USER, "-E", "UTF8",
             "--locale=C.UTF-8", "--no-sync",
         )
+        # wal_level=minimal (no WAL senders): the server writes no WAL record of its own every 15 s (a
+        # standby snapshot), so the WAL position (``PgDatabase.data_version``) moves only with the
+        # tests' writes; checkpoints are as rare.
         options = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 "
+            "-c wal_level=minimal -c max_wal_senders=0 -c checkpoint_timeout=1d"
         )
         self._log = str(self.root / "log")  # the server's output goes there, never to our pipes
         self._run(_binary("pg_ctl"), "-D", str(data), "-o", options, "-l", self._log, "-w", "start")

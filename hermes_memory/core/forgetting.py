@@ -121,14 +121,15 @@ class Forgetting:
 
     def finish_on_open(self) -> None:
         """A forget a crash interrupted is finished by the next process that opens the store (one small
-        indexed query when there is none). A step that fails stays recorded (``doctor`` reports it, the
-        next open or ``doctor --repair`` retries), so the store still opens."""
+        indexed query when there is none), and this home follows the forgets recorded since it last
+        looked (``follow``). A step that fails stays recorded (``doctor`` reports it, the next open or
+        ``doctor --repair`` retries), so the store still opens."""
         try:
             if self._tiers.tier2().has_unfinished_erasures():
                 self.finish_erasures()
             self.follow()
         except HermesMemoryError as exc:
-            log.warning("hermes-memory: an unfinished forget could not be finished yet: %s", exc)
+            log.warning("hermes-memory: a forget could not be finished or followed here yet: %s", exc)
 
     def follow(self) -> None:
         """Apply to this home's own files and caches every erasure recorded since it last looked (by
@@ -146,7 +147,7 @@ class Forgetting:
             cursor = self._cursor_now()
             newest = newest_erasure(t2.db)
             if newest != cursor.id:
-                cursor = self._cursor = self._cursor_now(reread=True)  # another process may have
+                cursor = self._cursor_now(reread=True)  # another process of this home may have followed
             if newest != cursor.id:
                 from hermes_memory.ops import erasure_follow
 

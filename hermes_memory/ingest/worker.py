@@ -245,6 +245,8 @@ class Ingestor:
             )
 
         try:
+            if not self._tier2.ingest_queue.pending(1, max_attempts=self._max_attempts):
+                return 0  # nothing queued (the idle worker's usual case): no lease to take
             with self._tier2.db.lease(TURNS) as held:
                 if not held:
                     return 0  # another process drains the queue (in order): it writes these turns

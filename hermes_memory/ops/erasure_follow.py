@@ -76,15 +76,15 @@ def follow(parts: Parts, cursor: Cursor) -> Cursor:
         cursor = Cursor()  # another store than the one followed (replaced, restored): follow it all
     while batch := erasures.recorded_after(db, cursor.id):
         found = [_words(r) for r in batch if r.words]
-        if found:
+        if found:  # (a record older than the words was applied where it was made: one host then)
             _curated(parts, found)
             _seen(parts, found)
             if not _inbox(parts.tier2.inbox, found):
                 return cursor  # compacted on the next call
-        if parts.semantic is not None:
-            parts.semantic.drop_exact_snapshots()
-        if not _erasure.run_local(parts, "engine") or not _erasure.run_local(parts, "graph"):
-            return cursor
+            if parts.semantic is not None:
+                parts.semantic.drop_exact_snapshots()
+            if not _erasure.run_local(parts, "engine") or not _erasure.run_local(parts, "graph"):
+                return cursor
         cursor = Cursor(batch[-1].id, batch[-1].started_at)
     return cursor
 

@@ -110,6 +110,46 @@ class Database(abc.ABC):
         """Run one statement (a read, or a single-statement write)."""
 
     _local: threading.local  # .reading: how deep this thread is in reading()
+    # The read connections ``reading()`` hands out, kept for the next read (``_pooled``).
+    _idle: list[Any]
+    _reader_lock: threading.Lock
+    _closed: bool
+
+    @contextlib.contextmanager
+    def _pooled(self) -> Iterator[Any]:
+        """A read connection of this thread's own for one read: an idle one from the pool, else a new
+        one (``_open_reader``); back to the pool after, closed instead when the store was closed
+        meanwhile or the connection was lost (``_reader_lost``)."""
+        with self._reader_lock:
+            self._ensure_open()
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._open_reader()
+            self._opened_reader(conn)
+        try:
+            yield conn
+        finally:
+            with self._reader_lock:
+                if self._closed or self._reader_lost(conn):
+                    conn.close()
+                else:
+                    self._idle.append(conn)
+
+    @abc.abstractmethod
+    def _ensure_open(self) -> None:
+        """Raise StorageError when the store was closed."""
+
+    @abc.abstractmethod
+    def _open_reader(self) -> Any:
+        """A new read connection."""
+
+    def _opened_reader(self, conn: Any) -> None:
+        """Told of each read connection ``_pooled`` opened (nothing to do unless an engine keeps them)."""
+        del conn
+
+    def _reader_lost(self, conn: Any) -> bool:
+        """Whether a pooled read connection can no longer be used."""
+        return False
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -394,21 +434,12 @@ class SqliteDatabase(Database):
                 self._ensure_open()
                 yield self._conn
             return
-        with self._reader_lock:
-            self._ensure_open()
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._open_reader()
-            with self._reader_lock:
-                self._readers.append(conn)
-        try:
+        with self._pooled() as conn:
             yield conn
-        finally:
-            with self._reader_lock:
-                if self._closed:
-                    conn.close()
-                else:
-                    self._idle.append(conn)
+
+    def _opened_reader(self, conn: Any) -> None:
+        with self._reader_lock:
+            self._readers.append(conn)
 
     def _open_reader(self) -> sqlite3.Connection:
         try:

@@ -5,6 +5,7 @@ what of a hit may be recalled is ``_recallable``."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import logging
@@ -157,7 +158,9 @@ class SemanticMemory(SearchPaths):
         retired; ``count_remaining``: ditto).
         """
         self.requeue_if_another_model()
-        with self._tier2.db.lease(EMBEDDINGS) as held:
+        # Nothing queued (the idle worker's usual case): the engine is brought up to date without the lease.
+        waiting = self._tier2.embed_queue.longer_than(0)
+        with self._tier2.db.lease(EMBEDDINGS) if waiting else contextlib.nullcontext(True) as held:
             if not held:  # another process drains the queue now (any host of a shared store)
                 remaining = self._tier2.embed_queue.count() if count_remaining else -1
                 return DrainReport(0, 0, 0, remaining, elsewhere=True)

@@ -163,3 +163,20 @@ def test_a_home_on_a_shared_server_follows_a_forget_issued_from_another(
     finally:
         a.close()
         b.close()
+
+
+def test_an_erasure_recorded_before_its_words_were_kept_is_passed_over(
+    open_api: Callable[..., MemoryAPI], tmp_path: Path
+) -> None:
+    from hermes_memory.tier2 import erasures
+
+    api = open_api()
+    with api.tier2.db.atomic() as conn:  # as a release before the words recorded it (applied there)
+        old = erasures.record(
+            conn, target="entity", scope=None, actor="test", steps=[], vector_ids=[], curated={}
+        )
+    b = _home_b(api, tmp_path / "b")
+    assert b.curated is not None
+    b.curated.add("memory", f"{NAME} prefers calls after 10")
+    cursor = erasure_follow.follow(b, Cursor())
+    assert cursor.id == old and b.curated.entries("memory") == [f"{NAME} prefers calls after 10"]

@@ -58,21 +58,29 @@ def test_turns_and_embeddings_wait_for_the_process_that_holds_their_lease(
 ) -> None:
     api = open_api()
     db = api.tier2.db
-    others = [db.take_lease(leases.TURNS), db.take_lease(leases.EMBEDDINGS)]
+    other = db.take_lease(leases.TURNS)
     try:
         _ok(api.remember_turn("I adopted a greyhound called Pixel last spring.", "What a lovely name!", "s1"))
         assert _ok(api.flush(timeout=0.5))["pending"]["turns"] == 1  # not written here, not lost
         assert db.query_one("SELECT count(*) AS n FROM episodes")["n"] == 0
+    finally:
+        db.drop_lease(other)
+    assert _ok(api.flush(timeout=60))["pending"] == {"turns": 0, "embeddings": 0}
+    assert db.query_one("SELECT count(*) AS n FROM episodes")["n"] == 2
+
+    other = db.take_lease(leases.EMBEDDINGS)
+    try:
+        _ok(api.fact_store("Pixel is afraid of thunderstorms."))
+        waiting = _ok(api.pending())["embeddings"]
+        assert waiting > 0
         sem = api.core.tiers.sem
         assert sem is not None
         report = sem.drain()
-        assert report.elsewhere and report.taken == 0
+        assert report.elsewhere and report.taken == 0 and report.remaining == waiting
+        assert _ok(api.flush(timeout=0.5))["pending"]["embeddings"] == waiting
     finally:
-        for handle in others:
-            db.drop_lease(handle)
-    flushed = _ok(api.flush(timeout=60))
-    assert flushed["pending"] == {"turns": 0, "embeddings": 0}
-    assert db.query_one("SELECT count(*) AS n FROM episodes")["n"] == 2
+        db.drop_lease(other)
+    assert _ok(api.flush(timeout=60))["pending"] == {"turns": 0, "embeddings": 0}
 
 
 _CHILD = """

@@ -12,6 +12,7 @@ server's WAL insert position: it moves with every commit, from any host.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import sqlite3
@@ -32,6 +33,8 @@ from hermes_memory.tier2.db import Database
 from hermes_memory.tier2.engines import safe_url, with_schema
 from hermes_memory.tier2.leases import Holder
 from hermes_memory.tier2.pg.dialect import translate
+
+log = logging.getLogger(__name__)
 
 # Every writer of one store serialises on this key (pg_advisory_xact_lock: released by COMMIT/ROLLBACK).
 _WRITE_LOCK = 0x686D_7432  # "hmt2"
@@ -277,19 +280,14 @@ class PgDatabase(Database):
             with self._lock:
                 yield self._writer_conn() if self._depth == 0 else self._conn
             return
-        with self._reader_lock:
-            self._ensure_open()
-            conn = self._idle.pop() if self._idle else None
-        if conn is None:
-            conn = self._connect()
-        try:
+        with self._pooled() as conn:
             yield conn
-        finally:
-            with self._reader_lock:
-                if self._closed or conn.closed:
-                    conn.close()
-                else:
-                    self._idle.append(conn)
+
+    def _open_reader(self) -> psycopg.Connection[Row]:
+        return self._connect()
+
+    def _reader_lost(self, conn: Any) -> bool:
+        return bool(conn.closed)
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
         rows: list[Row] = self._read(sql, params, lambda cursor: cursor.fetchall())
@@ -396,10 +394,18 @@ class PgDatabase(Database):
         if row is None or not row[0]:
             conn.close()
             return None
-        return conn
+        return conn, name
 
     def drop_lease(self, handle: Any) -> None:
-        handle.close()  # ending the session releases its advisory locks
+        """Unlock at once (a closed session's locks go only when the server has ended it), then close."""
+        conn, name = handle
+        try:
+            if not conn.closed:
+                conn.execute(f"SELECT pg_advisory_unlock({_LEASE}, {_LEASE_KEY})", (name,))
+        except psycopg.OperationalError as exc:  # the session was cut meanwhile: its lock went with it
+            log.info("hermes-memory: the %s lease's session ended before its unlock: %s", name, exc)
+        finally:
+            conn.close()
 
     def lease_holder(self, name: str) -> Holder | None:
         """The connection holding the lease: its client's address, program and server pid."""
