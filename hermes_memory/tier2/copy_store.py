@@ -40,6 +40,10 @@ def _rows(db: Database, table: str, names: list[str]) -> Iterator[list[tuple[obj
         yield [tuple(r)[1:] for r in rows]
 
 
+def _flat(batch: list[tuple[object, ...]]) -> list[object]:
+    return [value for row in batch for value in row]
+
+
 def copy_store(source: Database, target: Database) -> dict[str, int]:
     """Copy every row of ``TABLES`` from ``source`` into ``target`` in one transaction of ``target``
     (all or nothing), then check the target holds as many rows of each as the source; returns the
@@ -50,17 +54,20 @@ def copy_store(source: Database, target: Database) -> dict[str, int]:
             f"the store at {target.location} is not empty: migrate copies into an empty store only"
         )
     before = counts(source)
-    with target.atomic() as conn:
+    with target.atomic() as conn, target.bulk_load(conn):
         for table in TABLES:
             names = [c.name for c in store_columns(source, table)]
-            insert = f"INSERT INTO {table}({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-            for batch in _rows(source, table, names):
-                if batch:
-                    conn.executemany(insert, batch)
+            row = f"({', '.join('?' * len(names))})"
+            for rows in _rows(source, table, names):
+                for at in range(0, len(rows), _BATCH):  # one statement a batch: the engine's
+                    batch = rows[at : at + _BATCH]  # per-statement index upkeep runs once for it
+                    values = ", ".join([row] * len(batch))
+                    conn.execute(f"INSERT INTO {table}({', '.join(names)}) VALUES {values}", _flat(batch))
         copied = {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}
         if copied != before:
             wrong = {t: (before[t], copied[t]) for t in TABLES if before[t] != copied[t]}
             raise ConflictError(f"the copy does not hold what the source does (source, copy): {wrong}")
+    target.after_bulk_load()
     return copied
 
 

@@ -215,9 +215,17 @@ class Database(abc.ABC):
         """Try to take the store-wide lease ``name`` (``leases.TURNS``, ``EMBEDDINGS``, ``JOBS``) without
         waiting: True while this process holds it, False while another process does (see ``leases``).
         Raises StorageError when the engine cannot be asked."""
-        from hermes_memory.tier2.leases import hold_lease
+        return leases.hold_lease(self, name)
 
-        return hold_lease(self, name)
+    def bulk_load(self, conn: Any) -> contextlib.AbstractContextManager[None]:
+        """Around many inserts in the transaction of ``conn`` into an empty store (``migrate``): what the
+        engine keeps per row for readers' caches may be kept once for the whole load instead (nothing on
+        SQLite: its triggers cost the same per row in any transaction)."""
+        return contextlib.nullcontext()
+
+    @abc.abstractmethod
+    def after_bulk_load(self) -> None:
+        """After a ``bulk_load`` committed: let the engine learn the new tables."""
 
     @abc.abstractmethod
     def lease_scope(self) -> str:
@@ -545,6 +553,10 @@ class SqliteDatabase(Database):
     @property
     def in_transaction(self) -> bool:
         return self._depth > 0
+
+    def after_bulk_load(self) -> None:
+        """Nothing: SQLite's planner needs no statistics for the stores' queries."""
+        return None
 
     def lease_scope(self) -> str:
         return str(self.path.resolve())

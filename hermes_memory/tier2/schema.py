@@ -24,6 +24,7 @@ from hermes_memory.tier2.schema_tables import (
     DURABLE_VECTORS,
     EPISODE_NEIGHBOURS,
     ERASURES,
+    FACT_ENTITIES_IN_ORDER,
     INGEST,
     INITIAL,
     MAINTENANCE,
@@ -42,6 +43,8 @@ class Migration:
     sql: str
     # Runs after the SQL, in the same transaction (a data backfill the SQL cannot express).
     then: Callable[[sqlite3.Connection], object] | None = None
+    # The engine the migration is for (None: both); on the other one only its version is recorded.
+    engine: str | None = None
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -61,6 +64,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "retire_assistant_knowledge", "", then=assistant_retire.retire),
     Migration(14, "erasure_seen", "", then=add_erasure_seen),
     Migration(15, "erasure_words", "", then=add_erasure_words),
+    # PostgreSQL only: the newest facts of an entity by one index probe (SQLite's rowid order is its
+    # index's own).
+    Migration(16, "fact_entities_in_order", FACT_ENTITIES_IN_ORDER, engine="postgresql"),
 )
 
 _VERSION_TABLE = """
@@ -106,10 +112,11 @@ def migrate(db: Database, migrations: tuple[Migration, ...] = MIGRATIONS) -> lis
             version = int(row[0]) if row[0] is not None else 0
             if migration.version <= version:
                 continue
-            for statement in _split(migration.sql):
-                conn.execute(statement)
-            if migration.then is not None:
-                migration.then(conn)
+            if migration.engine in (None, db.engine):
+                for statement in _split(migration.sql):
+                    conn.execute(statement)
+                if migration.then is not None:
+                    migration.then(conn)
             conn.execute(
                 "INSERT INTO memory_schema_version(version, name, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.name, time.time()),

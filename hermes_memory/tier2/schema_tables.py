@@ -340,6 +340,13 @@ def add_erasure_seen(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE erasures ADD COLUMN seen TEXT")
 
 
+# PostgreSQL only (migration 16): an entity's newest links by one index probe (SQLite's index on
+# entity_uuid holds its rows in rowid order already).
+FACT_ENTITIES_IN_ORDER = """
+CREATE INDEX IF NOT EXISTS idx_fact_entities_entity_rowid ON fact_entities(entity_uuid, rowid);
+"""
+
+
 # What every host matches its own files against after a forget (``ops.erasure_words``): the forgotten names'
 # and records' words as keyed hashes, kept for hosts that follow the erasure later (never the names).
 def add_erasure_words(conn: sqlite3.Connection) -> None:
@@ -353,6 +360,7 @@ __all__ = [
     "DURABLE_VECTORS",
     "EPISODE_NEIGHBOURS",
     "ERASURES",
+    "FACT_ENTITIES_IN_ORDER",
     "INGEST",
     "INITIAL",
     "MAINTENANCE",
