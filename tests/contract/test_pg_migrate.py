@@ -1,5 +1,6 @@
 """``hermes-memory migrate``: a filled store copied SQLite -> PostgreSQL -> SQLite exports the same file,
-byte for byte, and a copy into a store that holds records is refused without writing anything."""
+byte for byte; an export imports into a store on the server and exports the same; a copy into a store that
+holds records is refused without writing anything."""
 
 from __future__ import annotations
 
@@ -71,6 +72,24 @@ def test_a_store_round_trips_sqlite_postgresql_sqlite_with_an_identical_export(
     _migrate(second, "sqlite", capsys)
     monkeypatch.delenv(TIER2_URL_ENV)
     assert _export(second, tmp_path / "after.json") == before
+    monkeypatch.setenv(TIER2_URL_ENV, pg_url)
+    _changes_are_logged_again(second)
+
+
+def _changes_are_logged_again(home: Path) -> None:
+    """The copy paused the change log of recall's caches for its load only: a turn written after it is
+    logged (the generation moves, and the turn is among the changes)."""
+    from hermes_memory.tier2.recall_log import recall_changes, recall_generation
+
+    api = MemoryAPI(hermes_home=home, **FAST)
+    try:
+        before = recall_generation(api.tier2.db)
+        assert api.remember_turn("We adopted a grey cat called Miso.", "Lovely.", session_id="s5")["success"]
+        assert api.flush()["data"]["drained"]
+        generation, changes = recall_changes(api.tier2.db, before, 1000)
+        assert generation > before and changes is not None and changes
+    finally:
+        api.close()
 
 
 def test_a_copy_into_a_store_with_records_is_refused_and_writes_nothing(
@@ -94,3 +113,25 @@ def test_a_copy_into_a_store_with_records_is_refused_and_writes_nothing(
     finally:
         api.close()
     assert (stats["facts"], stats["episodes"]) == (1, 0)
+
+
+def test_an_export_imports_into_a_store_on_the_server_and_exports_the_same(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, server = tmp_path / "source", tmp_path / "server"
+    _fill(source)
+    path = tmp_path / "export.json"
+    before = _export(source, path)
+    monkeypatch.setenv(TIER2_URL_ENV, pg_url)
+    api = MemoryAPI(hermes_home=server, **FAST)
+    try:
+        result = api.import_json(str(path), merge=False)
+        assert result["success"], result["error"]
+    finally:
+        api.close()
+    assert _export(server, tmp_path / "again.json") == before
+    api = MemoryAPI(hermes_home=server, **FAST)
+    try:  # (after the export: a query counts as a use of the fact it finds)
+        assert api.fact_query("Nordlicht", min_confidence=0.0)["data"]  # in the server's full-text index
+    finally:
+        api.close()

@@ -40,23 +40,24 @@ def _files_naming(home: Path) -> list[str]:
     )
 
 
-def _two_hosts(tmp_path: Path, settings: dict[str, Any]) -> tuple[MemoryAPI, MemoryAPI]:
-    return (
-        MemoryAPI(hermes_home=tmp_path / "a", **settings),
-        MemoryAPI(hermes_home=tmp_path / "b", **settings),
-    )
-
-
-def _forget_reaches_host_b(a: MemoryAPI, b: MemoryAPI, home_b: Path) -> None:
-    _ok(a.fact_store(FACT))
-    _ok(a.flush(timeout=60))
-    _ok(b.flush(timeout=60))  # b's own engine (if any) catches up from the shared table
-    assert any(NAME in t for t in _vector_texts(b)), _vector_texts(b)
-    _ok(a.forget_entity(NAME, confirm=True))
-    assert not any(NAME in t for t in _vector_texts(b))  # b follows the forget on this recall
-    assert not any(NAME in t for t in _vector_texts(a))
-    b.close()
-    assert _files_naming(home_b) == []
+def _forget_reaches_host_b(tmp_path: Path, settings: dict[str, Any]) -> None:
+    """Host A stores a fact; host B recalls it by meaning; A forgets the name; B recalls it no more and no
+    file of B's home holds it."""
+    a = MemoryAPI(hermes_home=tmp_path / "a", **settings)
+    b = MemoryAPI(hermes_home=tmp_path / "b", **settings)
+    try:
+        _ok(a.fact_store(FACT))
+        _ok(a.flush(timeout=60))
+        _ok(b.flush(timeout=60))  # b's own engine (if any) catches up from the shared table
+        assert any(NAME in t for t in _vector_texts(b)), _vector_texts(b)
+        _ok(a.forget_entity(NAME, confirm=True))
+        assert not any(NAME in t for t in _vector_texts(b))  # b follows the forget on this recall
+        assert not any(NAME in t for t in _vector_texts(a))
+        b.close()
+        assert _files_naming(tmp_path / "b") == []
+    finally:
+        a.close()
+        b.close()
 
 
 @pytest.mark.parametrize(
@@ -69,13 +70,7 @@ def _forget_reaches_host_b(a: MemoryAPI, b: MemoryAPI, home_b: Path) -> None:
 def test_a_forget_reaches_the_vectors_of_every_host(
     pg_url: str, tmp_path: Path, backend: dict[str, Any]
 ) -> None:
-    settings = {"tier2.url": pg_url, "tier3.embedding_model": "hashing", **backend}
-    a, b = _two_hosts(tmp_path, settings)
-    try:
-        _forget_reaches_host_b(a, b, tmp_path / "b")
-    finally:
-        a.close()
-        b.close()
+    _forget_reaches_host_b(tmp_path, {"tier2.url": pg_url, "tier3.embedding_model": "hashing", **backend})
 
 
 @pytest.mark.slow
@@ -84,9 +79,4 @@ def test_two_hosts_share_a_vector_server(pg_url: str, chroma_server: str, tmp_pa
         "tier2.url": pg_url, "tier3.embedding_model": "hashing", "tier3.backend": "chroma",
         "tier3.url": chroma_server, "tier3.engine_min_vectors": 0,
     }  # fmt: skip
-    a, b = _two_hosts(tmp_path, settings)
-    try:
-        _forget_reaches_host_b(a, b, tmp_path / "b")
-    finally:
-        a.close()
-        b.close()
+    _forget_reaches_host_b(tmp_path, settings)
