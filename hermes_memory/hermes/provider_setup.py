@@ -68,6 +68,8 @@ def status_config(cfg: Any) -> tuple[dict[str, Any], bool]:
 
     # One `key: value` line each, as `hermes memory status` prints them.
     state = store_state(config)
+    if state.schema_version is not None:
+        out["schema_version"] = state.schema_version
     if state.error is not None:
         out["problem"] = f"the memory store cannot be read: {state.error}"
     for line in state.queues:  # a store on a server: the shared queues and this host's inbox

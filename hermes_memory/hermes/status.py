@@ -70,7 +70,7 @@ class StatusReport:
     failing_error: str | None = None
     # The maintenance jobs: whether Hermes runs them itself, who runs them now, each job's last run.
     maintenance: list[str] = field(default_factory=list)
-    # A store on a server: the shared queues, this host's inbox, who drains them now, the schema version.
+    # A store on a server: the shared queues, this host's inbox, who drains them now.
     queues: list[str] = field(default_factory=list)
     people: list[str] = field(default_factory=list)  # the privacy mode of a gateway's people
     extras: list[str] = field(default_factory=list)
@@ -138,6 +138,8 @@ def collect(
                 "(it asks for what is needed)"
             )
         state = store_state(config)
+        if state.schema_version is not None:
+            report.database += f" (schema version {state.schema_version})"
         report.pending = state.pending
         report.queues = state.queues
         report.maintenance = maintenance_lines(state, settings)
@@ -236,6 +238,7 @@ class StoreState:
     chunks: int | None
     queues: list[str] = field(default_factory=list)
     error: str | None = None
+    schema_version: int | None = None  # (read on a server only)
 
 
 def store_state(config: Config) -> StoreState:
@@ -266,11 +269,9 @@ def store_state(config: Config) -> StoreState:
           for name, what in ((leases.TURNS, "turns"), (leases.EMBEDDINGS, "embeddings"))
           if name in found.holders),
     ]  # fmt: skip
-    if found.schema_version is not None:
-        queues.append(f"schema version: {found.schema_version}")
     return StoreState(
         pending, failing, found.holders.get(leases.JOBS), None if found.error else found.last_runs,
-        found.chunks, queues, found.error,
+        found.chunks, queues, found.error, found.schema_version,
     )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ import pytest
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.tier2 import leases
 from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.schema import MIGRATIONS
 
 
 def _ok(envelope: dict[str, Any]) -> Any:
@@ -142,4 +143,4 @@ def test_status_reads_the_queues_and_who_holds_each_lease(open_api: Callable[...
     assert state.queues[0] == "shared by every host: 0 turn(s), 0 embedding(s)"
     assert state.queues[1] == "this host's inbox: 1 turn(s) not yet moved to the shared queue"
     assert state.queues[2].startswith("turns drained now by: ") and "server pid" in state.queues[2]
-    assert state.queues[-1].startswith("schema version: ")
+    assert state.schema_version == MIGRATIONS[-1].version
