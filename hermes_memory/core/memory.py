@@ -312,9 +312,19 @@ class Memory:
             )
         )
         self.worker = worker
+        # Once the queues are empty, this home follows the forgets recorded elsewhere (another host of a
+        # shared store): its files are scrubbed before a new session of this process loads MEMORY.md.
+        self.ingest.idle_tasks.append(self._follow_forgets)
         # At close the worker embeds until the queue is back below this (``Ingest.embed_before_exit``).
         self._embeds_at_start = self.ingest.queued_embeddings()
         worker.start()
+
+    def _follow_forgets(self, stopping: Callable[[], bool]) -> bool:
+        """The idle task of ``start_background`` (``Forgetting.follow``: one small read when nothing was
+        committed); never counts as progress."""
+        if not stopping():
+            self.forgetting.follow()
+        return False
 
     def start_auto_maintenance(self, interval_s: float) -> AutoMaintenance | None:
         """Run the scheduled maintenance jobs from the background worker when idle, at most every

@@ -180,3 +180,28 @@ def test_an_erasure_recorded_before_its_words_were_kept_is_passed_over(
     b.curated.add("memory", f"{NAME} prefers calls after 10")
     cursor = erasure_follow.follow(b, Cursor())
     assert cursor.id == old and b.curated.entries("memory") == [f"{NAME} prefers calls after 10"]
+
+
+def test_an_idle_worker_follows_a_forget_issued_from_another_home(tmp_path: Path) -> None:
+    """A long-lived process (a gateway) scrubs its home without a recall: a new session it starts then
+    loads a MEMORY.md without the name (Hermes reads that file before the provider opens)."""
+    if not os.environ.get(TIER2_URL_ENV):
+        pytest.skip("homes share a store on a server (run by tests/contract/postgresql)")
+    import time
+
+    fast = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
+    a = MemoryAPI(hermes_home=tmp_path / "a", **fast)
+    b = MemoryAPI(hermes_home=tmp_path / "b", background=True, **fast)
+    try:
+        _ok(a.fact_store(f"{NAME} runs the Oslo office"))
+        _ok(b.curated_add(f"{NAME} prefers calls after 10"))
+        memory_md = tmp_path / "b" / "memories" / "MEMORY.md"
+        assert NAME in memory_md.read_text(encoding="utf-8")
+        _ok(a.forget_entity(NAME, confirm=True))
+        deadline = time.monotonic() + 30
+        while NAME in memory_md.read_text(encoding="utf-8"):
+            assert time.monotonic() < deadline, "the idle worker never followed the forget"
+            time.sleep(0.1)
+    finally:
+        a.close()
+        b.close()

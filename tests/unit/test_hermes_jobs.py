@@ -103,7 +103,9 @@ def test_switched_off_the_provider_runs_nothing(make: Callable[..., NextLevelPro
     api = api_of(home)
     all_due(api)
     assert api.core.auto_maintenance is None
-    assert api.core.ingest.idle_tasks == []
+    from hermes_memory.core.maintenance import AutoMaintenance
+
+    assert not [t for t in api.core.ingest.idle_tasks if isinstance(t, AutoMaintenance)]
     assert scheduled_runs(api) == {}
     state = status.store_state(api.config)
     lines = status.maintenance_lines(state, ProviderSettings(maintenance_interval_s=0))
