@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import threading
 import time
@@ -32,6 +33,8 @@ from hermes_memory.errors import StorageError
 
 if TYPE_CHECKING:
     from hermes_memory.tier2.db import Database
+
+log = logging.getLogger(__name__)
 
 TURNS = "turns"
 EMBEDDINGS = "embeddings"
@@ -122,8 +125,11 @@ def take_file(path: Path) -> int | None:
     except BlockingIOError:
         os.close(fd)
         return None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()} {time.time():.3f}\n".encode(), 0)
+    try:  # who holds it, for status (a full disk must not cost the lease: status then says less)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {time.time():.3f}\n".encode(), 0)
+    except OSError as exc:
+        log.debug("cannot record the holder's pid in %s: %s", path, exc)
     return fd
 
 
