@@ -476,6 +476,7 @@ class PgDatabase(Database):
                 self._idle.clear()
                 self._conn.close()
 
+
 def lease_holder_sql() -> str:
     """The query of who holds a lease of the store (one parameter: the lease's name): (server pid,
     application name, client address, since when)."""
