@@ -32,6 +32,7 @@ from hermes_memory.hermes.setup import DEFAULT_OPENAI_MODEL, embedder_problem
 from hermes_memory.recall.availability import busy_words
 from hermes_memory.tier2 import leases
 from hermes_memory.tier2.peek import (
+    Failures,
     LastRun,
     count_rows,
     inbox_failure,
@@ -215,8 +216,12 @@ def failing_turns(db_path: Path) -> tuple[int | None, str | None]:
     """How many queued turns of the store at ``db_path`` failed to be written (in the queue with an
     error, or in the inbox when moving them on failed), and the newest error, read without opening the
     store for writing. (None, None) when it cannot be read."""
-    queued = queue_failures(db_path)
-    inbox = inbox_failure(inbox_path(db_path))
+    return _failing(queue_failures(db_path), inbox_failure(inbox_path(db_path)))
+
+
+def _failing(queued: Failures | None, inbox: Failures | None) -> tuple[int | None, str | None]:
+    """The failed turns of the queue, and of the inbox when moving them on failed (its error is then the
+    newest); (None, None) when either cannot be read."""
     if queued is None or inbox is None:
         return None, None
     count, last = queued.count, queued.last_error
@@ -253,13 +258,8 @@ def store_state(config: Config) -> StoreState:
     from hermes_memory.tier2.pg.peek import peek
 
     found = peek(config.tier2.url, config.profile)
-    inbox = inbox_failure(inbox_path(db_path))
+    failing = _failing(found.failures, inbox_failure(inbox_path(db_path)))
     mine = count_rows(inbox_path(db_path), "inbox")
-    failing: tuple[int | None, str | None] = (None, None)
-    if found.failures is not None and inbox is not None:
-        failing = (found.failures.count, found.failures.last_error)
-        if inbox.last_error is not None:
-            failing = (found.failures.count + inbox.count, inbox.last_error)
     queued = None if found.queued_turns is None or mine is None else found.queued_turns + mine
     pending = {"turns_to_ingest": queued, "embeddings": found.embeddings, "turns_behind": found.turns_behind}
     queues = [

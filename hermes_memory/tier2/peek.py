@@ -60,14 +60,22 @@ def count_rows(path: Path, table: str) -> int | None:
         conn.close()
 
 
+# The reads status makes of a store, in SQL both engines run as written (``tier2.pg.peek`` too).
+QUEUE_FAILURES_SQL = (
+    "SELECT count(*), (SELECT last_error FROM ingest_queue WHERE last_error IS NOT NULL "
+    "ORDER BY id DESC LIMIT 1) FROM ingest_queue WHERE last_error IS NOT NULL"
+)
+LAST_RUNS_SQL = (
+    "SELECT job, triggered_by, started_at, finished_at, status, error FROM maintenance_runs r "
+    "WHERE id = (SELECT id FROM maintenance_runs WHERE job = r.job "
+    "ORDER BY started_at DESC, id DESC LIMIT 1) ORDER BY job"
+)
+
+
 def queue_failures(db_path: Path) -> Failures | None:
     """Turns in the ingest queue of the store at ``db_path`` with an error, and the newest error; None
     when the file cannot be read."""
-    row = _first_row(
-        db_path, "ingest_queue",
-        "SELECT count(*), (SELECT last_error FROM ingest_queue WHERE last_error IS NOT NULL "
-        "ORDER BY id DESC LIMIT 1) FROM ingest_queue WHERE last_error IS NOT NULL",
-    )  # fmt: skip
+    row = _first_row(db_path, "ingest_queue", QUEUE_FAILURES_SQL)
     if row is None:
         return None
     return Failures(int(row[0]), row[1]) if row else Failures(0, None)
@@ -118,11 +126,7 @@ def last_runs(db_path: Path) -> dict[str, LastRun] | None:
         found = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='maintenance_runs'")
         if found.fetchone() is None:
             return {}
-        rows = conn.execute(
-            "SELECT job, triggered_by, started_at, finished_at, status, error FROM maintenance_runs r "
-            "WHERE id = (SELECT id FROM maintenance_runs WHERE job = r.job "
-            "ORDER BY started_at DESC, id DESC LIMIT 1) ORDER BY job"
-        ).fetchall()
+        rows = conn.execute(LAST_RUNS_SQL).fetchall()
     except sqlite3.Error:
         return None
     finally:
@@ -152,6 +156,8 @@ def _first_row(path: Path, table: str, sql: str, params: tuple[Any, ...] = ()) -
 
 
 __all__ = [
+    "LAST_RUNS_SQL",
+    "QUEUE_FAILURES_SQL",
     "Failures",
     "LastRun",
     "count_rows",

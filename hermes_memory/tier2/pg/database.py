@@ -447,16 +447,12 @@ class PgDatabase(Database):
 
     def lease_holder(self, name: str) -> Holder | None:
         """The connection holding the lease: its client's address, program and server pid."""
-        from hermes_memory.tier2.pg.peek import holder_words
-
         with self._read_connection() as conn:
             try:
                 row = conn.execute(lease_holder_sql().encode(), (name,)).fetchone()
             except psycopg.Error as exc:
                 raise _error(self.location, exc) from exc
-        if row is None:
-            return None
-        return Holder(None, row[3], holder_words(row[1], row[2], row[0]))
+        return None if row is None else lease_holder(row)
 
     def backup_to(self, dest: str | os.PathLike[str]) -> None:
         raise StorageError(
@@ -490,6 +486,13 @@ def lease_holder_sql() -> str:
     )
 
 
+def lease_holder(row: Sequence[Any]) -> Holder:
+    """A row of ``lease_holder_sql`` as status names the holder: its program, its host's address and its
+    server process, since when its session began."""
+    pid, app, addr, since = row[0], row[1], row[2], row[3]
+    return Holder(None, since, f"{app or 'a process'} at {addr or 'the server host'} (server pid {pid})")
+
+
 @contextlib.contextmanager
 def scratch_schema(url: str, schema: str) -> Iterator[str]:
     """A new, empty schema ``schema`` in the database of ``url`` for as long as the block runs (dropped
@@ -507,4 +510,4 @@ def scratch_schema(url: str, schema: str) -> Iterator[str]:
             conn.execute(pg_sql.SQL("DROP SCHEMA {} CASCADE").format(named))
 
 
-__all__ = ["IntegrityError", "PgDatabase", "Row", "lease_holder_sql", "scratch_schema"]
+__all__ = ["IntegrityError", "PgDatabase", "Row", "lease_holder", "lease_holder_sql", "scratch_schema"]

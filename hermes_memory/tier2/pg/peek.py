@@ -15,7 +15,7 @@ from psycopg import sql as pg_sql
 
 from hermes_memory.tier2.engines import profile_schema, safe_url
 from hermes_memory.tier2.leases import NAMES, Holder
-from hermes_memory.tier2.peek import Failures, LastRun
+from hermes_memory.tier2.peek import LAST_RUNS_SQL, QUEUE_FAILURES_SQL, Failures, LastRun
 from hermes_memory.tier2.pg.dialect import translate
 
 _CONNECT_TIMEOUT_S = 5
@@ -41,7 +41,7 @@ def peek(url: str, profile: str) -> ServerPeek:
     """Read the store of ``profile`` (its schema, unless the URL names one) at ``url``. Never raises for
     the server: an unreachable server, refused credentials or a missing store go into ``error``."""
     from hermes_memory.tier2.chunks import CHUNKS_COLLECTION, TURNS_BEHIND_SQL
-    from hermes_memory.tier2.pg.database import lease_holder_sql
+    from hermes_memory.tier2.pg.database import lease_holder, lease_holder_sql
 
     out = ServerPeek()
     try:
@@ -60,29 +60,16 @@ def peek(url: str, profile: str) -> ServerPeek:
             out.embeddings = _count(conn, "SELECT count(*) FROM embed_queue")
             out.chunks = _count(conn, "SELECT count(*) FROM chunks")
             out.turns_behind = _count(conn, translate(TURNS_BEHIND_SQL).sql, (CHUNKS_COLLECTION,))
-            failed = conn.execute(
-                "SELECT count(*), (SELECT last_error FROM ingest_queue WHERE last_error IS NOT NULL "
-                "ORDER BY id DESC LIMIT 1) FROM ingest_queue WHERE last_error IS NOT NULL"
-            ).fetchone()
+            failed = conn.execute(QUEUE_FAILURES_SQL).fetchone()
             out.failures = Failures(int(failed[0]), failed[1]) if failed else Failures(0, None)
-            runs = conn.execute(
-                "SELECT job, triggered_by, started_at, finished_at, status, error FROM maintenance_runs r "
-                "WHERE id = (SELECT id FROM maintenance_runs WHERE job = r.job "
-                "ORDER BY started_at DESC, id DESC LIMIT 1) ORDER BY job"
-            ).fetchall()
-            out.last_runs = {r[0]: LastRun(*r) for r in runs}
+            out.last_runs = {r[0]: LastRun(*r) for r in conn.execute(LAST_RUNS_SQL).fetchall()}
             for name in NAMES:
                 held = conn.execute(lease_holder_sql().encode(), (name,)).fetchone()
                 if held is not None:
-                    out.holders[name] = Holder(None, held[3], holder_words(held[1], held[2], held[0]))
+                    out.holders[name] = lease_holder(held)
     except psycopg.Error as exc:
         out.error = f"{safe_url(url)} cannot be read: {str(exc).strip() or type(exc).__name__}"
     return out
-
-
-def holder_words(app: str | None, addr: str | None, pid: int) -> str:
-    """A lease holder as status names it: its program, its host's address and its server process."""
-    return f"{app or 'a process'} at {addr or 'the server host'} (server pid {pid})"
 
 
 def _count(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...] = ()) -> int:
@@ -90,4 +77,4 @@ def _count(conn: psycopg.Connection[Any], sql: str, params: tuple[Any, ...] = ()
     return int(row[0]) if row is not None else 0
 
 
-__all__ = ["ServerPeek", "holder_words", "peek"]
+__all__ = ["ServerPeek", "peek"]
