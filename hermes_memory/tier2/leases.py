@@ -140,20 +140,6 @@ def drop_file(fd: int) -> None:
         os.close(fd)
 
 
-@contextlib.contextmanager
-def hold(db_path: str | os.PathLike[str], name: str = JOBS) -> Iterator[bool]:
-    """Try to take the file lock of lease ``name`` directly (not shared within the process); yields True
-    while held. Raises StorageError when the lock file cannot be opened."""
-    fd = take_file(lock_path(db_path, name))
-    if fd is None:
-        yield False
-        return
-    try:
-        yield True
-    finally:
-        drop_file(fd)
-
-
 def holder(db_path: str | os.PathLike[str], name: str = JOBS) -> Holder | None:
     """Who holds the file lock of lease ``name`` now, or None when nobody does (a probe: takes and drops
     it at once). Never creates the lock file; a file that cannot be read reads as not held."""
@@ -182,6 +168,6 @@ def _read_holder(fd: int) -> Holder:
 
 
 __all__ = [
-    "EMBEDDINGS", "JOBS", "NAMES", "TURNS", "Holder", "drop_file", "hold", "hold_lease", "holder",
+    "EMBEDDINGS", "JOBS", "NAMES", "TURNS", "Holder", "drop_file", "hold_lease", "holder",
     "lock_path", "take_file",
 ]  # fmt: skip

@@ -122,9 +122,9 @@ def test_the_interval_is_a_checked_setting() -> None:
 HOLD = """
 import sys, time
 from hermes_memory.tier2 import leases as lock
-with lock.hold(sys.argv[1]) as held:
-    print("held" if held else "busy", flush=True)
-    time.sleep(600)
+held = lock.take_file(lock.lock_path(sys.argv[1]))
+print("held" if held is not None else "busy", flush=True)
+time.sleep(600)
 """
 
 
@@ -168,9 +168,12 @@ def test_maintain_due_in_a_crontab_says_when_another_process_runs_them(
         hermes_home=home, **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
     ) as api:
         db = api.config.db_path
-    with lock.hold(db) as held:  # this process, through another open of the lock file
-        assert held
+    held = lock.take_file(lock.lock_path(db))  # this process, through another open of the lock file
+    assert held is not None
+    try:
         code = main(["maintain", "--due", "--home", str(home), "--config", str(config)])
+    finally:
+        lock.drop_file(held)
     out = capsys.readouterr().out
     assert code == 0 and out.strip() == "skipped: maintenance is running in this process"
 
