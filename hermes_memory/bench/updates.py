@@ -43,10 +43,12 @@ _WHEN = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)  # when the earlier statement wa
 #: in the store beside a pair's own when it is scored "crowded".
 DISTRACTORS_TRAIN = 2
 #: The threshold keeps this precision on the training pairs.
-PRECISION = 0.90
+PRECISION = 0.85
+#: The decision's L2 penalty (it weighs 153 features: 17 and their pairwise products).
+L2 = 5.0
 #: The replaced statement is at least this close in meaning (cosine) to the new one, and the new one's
 #: strongest change cue weighs at least CUE_MIN (or it negates a state, or has a one-valued shape).
-FLOOR = 0.25
+FLOOR = 0.15
 CUE_MIN = 0.5
 #: ... or the clause, values masked, lies at least this far along the learned change direction.
 MEANING_MIN = 0.1
@@ -178,7 +180,7 @@ def fit(
         for c, _ in chosen
     ]  # fmt: skip
     talk = len(chosen) - len(chat)  # the chat combos are the last ones
-    model = UpdateModel.fit(rows, labels, cues, precision=PRECISION,
+    model = UpdateModel.fit(rows, labels, cues, precision=PRECISION, l2=L2,
                             passes=[ok and i < talk for i, ok in enumerate(passes)])  # fmt: skip
     if chat:  # and real talk closes at most CHAT_RATE of its statements
         closing: dict[int, float] = {}

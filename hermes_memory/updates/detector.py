@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.updates.holders import about_same
-from hermes_memory.updates.model import UpdateModel, evidence, features, packaged, values
+from hermes_memory.updates.model import UpdateModel, evidence, features, fills_slot, packaged, values
 from hermes_memory.updates.statement import Statement, calendar_word
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
@@ -133,8 +133,12 @@ class UpdateDetector:
 
         ``context``: the other clauses of the same message (evidence of a change may sit in one of them).
         One statement updates one attribute: the most probable earlier statement is replaced when it is
-        above the threshold, and others above it only when they say the same thing as that one (their
-        cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement)."""
+        above the threshold or the new one gives its one-valued slot another value (``fills_slot``), and
+        others above the threshold only when they say the same thing as that one (their cosine to it at
+        least ``SAME_ATTRIBUTE``: two facts drawn from one old statement). The clause speaks of the
+        attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
+        says the same thing ("I'm the bassist of The Loose Screws" is nearest to the band the user played
+        in, and replaces no gym membership, however its words read)."""
         mine = self.comparable(new, earlier)
         if not mine:
             return []
@@ -146,11 +150,17 @@ class UpdateDetector:
         scored = sorted(
             ((self.model.probability(self.features(earlier[i], new, context)), i) for i in mine), reverse=True
         )
-        best_p, best = scored[0]
-        if best_p < self.model.threshold or not self.says_change(new, earlier[best], context):
-            return []
-        anchor = vec[earlier[best].normal]
         threshold = self.model.threshold
+        sure = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
+        if not sure:
+            return []
+        best = sure[0][1]
+        anchor = vec[earlier[best].normal]
+        near = max(mine, key=lambda i: float(vec[earlier[i].normal] @ vec[new.normal]))
+        if float(vec[earlier[near].normal] @ anchor) < SAME_ATTRIBUTE:
+            return []  # the clause is nearest to another attribute than the one it would replace
+        if not self.says_change(new, earlier[best], context):
+            return []
         return [
             Replacement(i, p) for p, i in scored
             if i == best or (p >= threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE)

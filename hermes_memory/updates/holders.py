@@ -5,7 +5,8 @@ A clause speaks about the holder of an earlier statement when it has the same ho
 ties it to that statement: the subject is a word of it ("Checkups are with Beth now"), a thing the memory
 knows as no holder that names a word of it ("Leadership ditched Teams"), one of its values ("Lucy moved
 out" after "I share a flat with Lucy"), or the role it calls its holder by ("my sister's place is in
-Braga" after "my sister Ana lives in Coimbra").
+Braga" after "my sister Ana lives in Coimbra"); or when it names a named holder anywhere ("Swapped
+Biscuit's wet food ..." after "Biscuit has wet food in the evenings").
 """
 
 from __future__ import annotations
@@ -35,7 +36,16 @@ def about_same(old: Statement, new: Statement) -> bool:
         return True  # "Leadership ditched Teams" speaks of the user's "We use Teams for chat"
     if _valued_subject(old, new) or _apposed(old, new.holder) or _apposed(new, old.holder):
         return True
-    return old.holder is not None and old.holder != USER and old.holder.casefold() in new.mentions
+    return _a_name(old.holder) and _names(new, old.holder)
+
+
+def _names(statement: Statement, name: str) -> bool:
+    """Whether a clause names ``name`` (a holder of a stored statement, so one the memory knows), as a
+    word or possessive: "Swapped Biscuit's wet food ..." speaks of Biscuit."""
+    folded = name.casefold()
+    if folded in statement.mentions:
+        return True
+    return re.search(rf"\b{re.escape(folded)}(?:'s)?\b", statement.normal.casefold()) is not None
 
 
 def _a_name(holder: str | None) -> TypeGuard[str]:

@@ -7,9 +7,9 @@ Nothing here is a list of phrasings. Two things are learned from labelled statem
   update rather than to an addition or restatement. Only words seen in the later statements of at least
   ``min_families`` different attribute families count, so a cue is a way of speaking ("these days",
   "anymore", "switched", "also"), never a topic ("iPhone", "choir").
-- **The decision**: a logistic model over the pair's features — how alike the two statements are in
-  meaning with and without their values (the embedder's cosine), how many words they share, the cue
-  score, and whether the later one negates a state.
+- **The decision**: a logistic model over the pair's features and their pairwise products — how alike
+  the two statements are in meaning with and without their values (the embedder's cosine), how many
+  words they share, the cue score, and whether the later one negates a state.
 
 The bench refits both without the family it scores (leave-one-family-out), so its held-out figure says
 how the mechanism does on attributes nobody labelled.
@@ -263,6 +263,19 @@ def same_slot(old: Statement, new: Statement) -> bool:
     )
 
 
+def fills_slot(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` gives another value to the one-valued attribute ``old`` gives one, both said in
+    that shape ("the user's main hobby is chess", then "Warhammer painting is the user's main hobby"):
+    the same slot, a present state, unnegated, and no word in common beyond the attribute's own. A slot
+    the speaker calls theirs with "is" holds one value at a time, whatever the attribute."""
+    if new.negated or new.tense == "past" or not (one_valued(old) and one_valued(new)):
+        return False
+    if not same_slot(old, new):
+        return False
+    attribute = {w for phrase in (*attribute_words(old), *attribute_words(new)) for w in phrase}
+    return not (content(old) - attribute) & (content(new) - attribute)
+
+
 def _names_of(old: Statement, said: Statement) -> bool:
     """Whether a clause names something of ``old``: one of its values, or a content word (a shared stem)."""
     return bool(values(old) & _bare(said)) or topic_of(frozenset(content(old)), said.words)
@@ -366,7 +379,8 @@ class UpdateModel:
 
     def probability(self, x: Sequence[float]) -> float:
         z = self.bias + sum(
-            w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True)
+            w * (v - m) / s
+            for w, v, m, s in zip(self.weights, interactions(x), self.mean, self.scale, strict=True)
         )
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
@@ -388,7 +402,8 @@ class UpdateModel:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> UpdateModel:
-        if list(data.get("features", [])) != list(FEATURES):
+        expanded = len(interactions([0.0] * len(FEATURES)))
+        if list(data.get("features", [])) != list(FEATURES) or len(data["weights"]) != expanded:
             raise ValueError("update model was fitted on other features; refit it")
         return cls(
             Cues(
@@ -420,7 +435,7 @@ class UpdateModel:
         """Logistic regression (Newton steps, L2) on standardised features; the threshold is the lowest
         probability that keeps the training precision at ``precision`` or above among the rows that
         ``passes`` the decision's other gates (default: all)."""
-        x = np.asarray(rows, dtype=np.float64)
+        x = np.asarray([interactions(r) for r in rows], dtype=np.float64)
         y = np.asarray(labels, dtype=np.float64)
         mean = x.mean(axis=0)
         scale = x.std(axis=0)
@@ -441,6 +456,14 @@ class UpdateModel:
         gate = np.ones(len(probs), dtype=bool) if passes is None else np.asarray(passes, dtype=bool)
         threshold = _threshold(probs[gate], y[gate], precision)
         return cls(cues, list(w[1:]), float(w[0]), list(mean), list(scale), threshold)
+
+
+def interactions(x: Sequence[float]) -> list[float]:
+    """The features and every product of two of them: a logistic decision over these can weigh a signal
+    by another ("a change cue, between two statements alike in meaning"; "a new value, in the shape of a
+    one-valued attribute") without a rule saying which pairs matter."""
+    base = list(x)
+    return base + [a * b for a, b in itertools.combinations(base, 2)]
 
 
 def fit_affinity(products: np.ndarray, labels: Sequence[bool], ridge: float = 10.0) -> list[float]:
@@ -480,7 +503,9 @@ __all__ = [
     "ended",
     "evidence",
     "features",
+    "fills_slot",
     "fit_affinity",
+    "interactions",
     "named",
     "one_valued",
     "packaged",

@@ -92,6 +92,13 @@ _REPORTED = re.compile(
     r"|keeps?\s+\w+ing)\b"
 )
 _TENSE_WORD = re.compile(r"[a-z][a-z'-]*")
+# A finite verb in a lower-cased clause: an auxiliary or copula (also "'s", "'re", "'m"), the word after
+# a subject pronoun, or an -s form after a one-word subject that no determiner opens ("mirela cuts").
+_VERB_BEFORE = re.compile(
+    r"\b(?:is|are|am|was|were|has|have|had|does|do|did)\b|\w'(?:s|re|m|ve)\b"
+    r"|\b(?:i|we|you|they)\s+\w|\b(?:he|she|it)\s+\w+s\b"
+    r"|^(?!(?:my|our|your|his|her|their|the|a|an|this|that)\b)\w+\s+\w+s\b"
+)
 # Auxiliaries and copulas: the tense they carry (a closed class of the grammar).
 _VERB_TENSE = {
     **dict.fromkeys(
@@ -121,9 +128,12 @@ _FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous
 _OBJECT_START = frozenset(
     "the a an my our your his her their its it them this that these those some all".split()
 )
-# A leading adverbial phrase set off by a comma ("After twelve years at Fujitsu, ...", "Since March, ...").
+# A leading adverbial phrase or clause, set off by a comma ("After twelve years at Fujitsu, ...", "Since
+# March, ...") or ending where the speaker comes in as the main clause's subject ("Since the new patch
+# dropped I've been ...", "When the clocks went back the user started ...").
 _LEAD_IN = re.compile(
-    r"^(?:after|since|before|when|once|following|now\s+that|ever\s+since|as\s+of)\b[^,]{0,60},\s*",
+    r"^(?:after|since|before|when|once|following|now\s+that|ever\s+since|as\s+of)\b"
+    r"(?:[^,]{0,60},\s*|[^,]{3,60}?\s(?=(?:i|we|my|our|the\s+user(?:'s)?)\b))",
     re.IGNORECASE,
 )
 _USER_WORDS = re.compile(r"\b(?:the\s+)?user(?P<poss>'s)?\b", re.IGNORECASE)
@@ -558,6 +568,15 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     return f"user's {role}"
 
 
+def _said_after(low: str, at: int) -> bool:
+    """Whether the words at ``at`` come after a comma that ends a whole clause of the speaker's own:
+    "Ikenna's in Vancouver these days, said he ..." and "Sanna does my hair now, someone at work
+    recommended her" assert their first clause; the report is a remark on it. "Dr. Nakamura, my
+    therapist, thinks ..." has no verb before its comma: the report is the clause."""
+    comma = low.find(",", 0, at)
+    return comma > 0 and _VERB_BEFORE.search(low[:comma]) is not None
+
+
 def _why_not(text: str, low: str) -> str | None:
     """Why the clause asserts nothing that holds now (None when it does)."""
     if is_question(text):
@@ -566,7 +585,7 @@ def _why_not(text: str, low: str) -> str | None:
         return "former"  # "My old team at Zalando tracked ...": about what was, not what is
     for m in _REPORTED.finditer(low):
         before = low[: m.start()].split()  # "I use the shampoo the dermatologist recommended": the user's
-        if not any(w in _SUBJECT_PRONOUNS for w in before):
+        if not any(w in _SUBJECT_PRONOUNS for w in before) and not _said_after(low, m.start()):
             return "reported"
     if _MODAL.search(low):
         return "hypothetical"

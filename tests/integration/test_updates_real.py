@@ -124,8 +124,8 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 
 def test_the_shipped_model_on_the_corpus() -> None:
     """The shipped decision (``updates/model.json``) on the labelled corpus, as docs/benchmarks.md reports
-    it (``python -m hermes_memory.bench.updates --chat ...`` prints it: in-sample 0.976 / 0.783, held
-    out 0.967 / 0.698; over the int8 encoder in-sample 0.975 / 0.779). The figures the project aims at
+    it (``python -m hermes_memory.bench.updates --chat ...`` prints it: in-sample 0.970 / 0.840, held
+    out 0.962 / 0.781; over the int8 encoder in-sample 0.972 / 0.838). The figures the project aims at
     (0.97 / 0.90 in-sample, 0.95 / 0.80 held out) are met for precision, not for recall; this guards
     what is reached over the default int8 encoder."""
     from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
@@ -138,7 +138,7 @@ def test_the_shipped_model_on_the_corpus() -> None:
     tp = sum(1 for p in pairs if p.update and called[p.id])
     fp = sum(1 for p in pairs if not p.update and called[p.id])
     updates = sum(1 for p in pairs if p.update)
-    assert tp / (tp + fp) >= 0.97 and tp / updates >= 0.77, (tp, fp, updates)
+    assert tp / (tp + fp) >= 0.97 and tp / updates >= 0.83, (tp, fp, updates)
 
 
 # Two friends catching up: feelings, compliments, stories and plans, none of them a change of anything the

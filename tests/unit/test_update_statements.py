@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.statement import USER, clauses, read
+from hermes_memory.updates.statement import USER, Statement, clauses, read
 
 SAID = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
 
@@ -123,6 +123,9 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
         ("Noor started at the bakery", "past"),
         ("I drive a used van", "present"),  # a participle before its noun
         ("I will sell the van", "future"),
+        # a leading clause with no comma ends where the speaker comes in: its verb is not the main one
+        ("Once the heatwave broke I've been cycling to work", "present"),
+        ("When the lease ran out we sold the van", "past"),
     ],
 )
 def test_the_tense_is_the_main_verbs(text: str, tense: str) -> None:
@@ -134,6 +137,7 @@ def test_the_tense_is_the_main_verbs(text: str, tense: str) -> None:
     [
         ("Ditched the Kindle at the airport", USER),  # a verb before its object, not a name
         ("After nine years at Nokia, Aino joined Wolt", "Aino"),  # the lead-in phrase is no subject
+        ("Since the studio shut my sister has been teaching online", "user's sister"),  # with no comma too
         ("my flatmate's a nurse called Jo", USER),  # "'s" as "is": the user's flatmate, named
         ("my niece's teacher is Mr Akande", "user's niece"),  # "'s" as a possessive
     ],
@@ -161,6 +165,10 @@ def test_a_clause_about_a_thing_speaks_of_whoever_has_it() -> None:
         ("I take the tablets my doctor recommended", None),  # the report sits in the user's statement
         ("my old flat had a balcony", "former"),  # about what was, not what is
         ("Rafa isn't moving out after all", "negated"),
+        # a report after a whole clause of the speaker's is a remark on it; before one, it is the clause
+        ("Mirela cuts my hair these days, a neighbour suggested her", None),
+        ("Jonas is in Leeds now, says the commute is fine", None),
+        ("Our landlord, the one upstairs, says the rent goes up", "reported"),
     ],
 )
 def test_gates_read_the_main_clause(text: str, why: str | None) -> None:
@@ -241,6 +249,17 @@ def test_an_event_of_a_value_speaks_of_the_attribute_it_fills() -> None:
     moved = read("Priyanka got transferred to Denver", holders=known)
     assert about_same(read("I carpool with Priyanka every day", holders=known), moved)
     assert not about_same(read("I carpool with Tomasz every day", holders=known), moved)
+
+
+def test_a_clause_naming_a_named_holder_anywhere_speaks_of_them() -> None:
+    """"Switched Pepper's harness to a softer one" speaks of Pepper, though the user is its subject; a
+    name that only begins with the holder's is no mention."""
+    from hermes_memory.updates.holders import about_same
+
+    old = read("Pepper wears a leather harness", holders=frozenset({"pepper"}))
+    assert about_same(old, read("Switched Pepper's harness to a softer one", holders=frozenset()))
+    assert not about_same(old, read("Switched Peppermint's harness to a softer one", holders=frozenset()))
+    assert not about_same(old, read("Switched the harness to a softer one", holders=frozenset()))
 
 
 def test_a_role_the_earlier_statement_calls_its_holder_by_is_that_holder() -> None:
@@ -350,6 +369,17 @@ def test_a_new_value_in_the_slot_of_a_one_valued_attribute() -> None:
     assert not same_slot(old, read("I do my stretches with Karim Aziz"))  # the slot is not named
 
 
+def test_another_value_in_a_one_valued_slot_said_in_that_shape_fills_it() -> None:
+    from hermes_memory.updates.model import fills_slot
+
+    old = read("my go-to takeaway is bibimbap")
+    assert fills_slot(old, read("Jollof rice is my go-to takeaway, hands down"))
+    assert not fills_slot(old, read("bibimbap is still my go-to takeaway"))  # the same value
+    assert not fills_slot(old, read("jollof rice isn't my go-to takeaway"))  # negated
+    assert not fills_slot(old, read("my go-to dessert is mochi"))  # another slot
+    assert not fills_slot(old, read("I had jollof rice at Tunde's"))  # not in the slot's shape
+
+
 def test_the_old_value_named_in_another_clause_is_evidence_for_the_clause_naming_a_new_one() -> None:
     from hermes_memory.updates.model import Cues, evidence
 
@@ -369,3 +399,34 @@ def test_a_past_event_sets_no_present_value_of_an_earlier_one_valued_attribute()
     assert not evidence(old, ramen, [], Cues({"new": 2.0}), 0.5)  # names nothing of the barber: no cue helps
     assert evidence(old, read("I get my hair cut at Sharp & Co on Canal Street"), [], Cues(), 0.5)
     assert evidence(old, read("Yusuf closed Fade Lab in March"), [], Cues(), 0.5)  # befell the old value
+
+
+def test_a_clause_replaces_only_the_attribute_it_is_nearest_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new value for the band the user plays in is nearest in meaning to the band, not to the rowing
+    club: however the model weighs the club, the clause replaces the band or nothing."""
+    from collections.abc import Sequence
+
+    import numpy as np
+
+    from hermes_memory.updates.detector import UpdateDetector
+
+    directions = {"cellist": (1.0, 0.0, 0.0), "cello": (0.9, 0.436, 0.0), "rowing": (0.3, 0.0, 0.954)}
+
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        rows = np.zeros((len(texts), 384), dtype=np.float32)  # MiniLM's width; three dimensions used
+        for row, text in zip(rows, texts, strict=True):
+            row[:3] = next(v for k, v in directions.items() if k in text)
+        return rows
+
+    club = read("I'm a member of the Harbour rowing club")
+    band = read("I play cello in a quartet called Fenwick")
+    new = read("I'm the cellist of the Lindqvist Ensemble now")
+    detector = UpdateDetector(encode)
+    monkeypatch.setattr(detector.model, "probability", lambda x: x[0])
+    for weights, replaced in (({"rowing": 0.9, "cello": 0.05}, []), ({"rowing": 0.05, "cello": 0.9}, [1])):
+
+        def weigh(old: Statement, *_: object, w: dict[str, float] = weights) -> list[float]:
+            return [next(p for k, p in w.items() if k in old.normal)]
+
+        monkeypatch.setattr(detector, "features", weigh)
+        assert [r.index for r in detector.replaced(new, [club, band])] == replaced
