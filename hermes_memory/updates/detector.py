@@ -137,8 +137,8 @@ class UpdateDetector:
         others above the threshold only when they say the same thing as that one (their cosine to it at
         least ``SAME_ATTRIBUTE``: two facts drawn from one old statement). The clause speaks of the
         attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
-        says the same thing ("I'm the bassist of The Loose Screws" is nearest to the band the user played
-        in, and replaces no gym membership, however its words read)."""
+        says the same thing ("I'm the cellist of the Lindqvist Ensemble now" is nearest to the quartet
+        the user played in, and replaces no rowing club membership, however its words read)."""
         mine = self.comparable(new, earlier)
         if not mine:
             return []

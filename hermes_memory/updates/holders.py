@@ -5,8 +5,8 @@ A clause speaks about the holder of an earlier statement when it has the same ho
 ties it to that statement: the subject is a word of it ("Checkups are with Beth now"), a thing the memory
 knows as no holder that names a word of it ("Leadership ditched Teams"), one of its values ("Lucy moved
 out" after "I share a flat with Lucy"), or the role it calls its holder by ("my sister's place is in
-Braga" after "my sister Ana lives in Coimbra"); or when it names a named holder anywhere ("Swapped
-Biscuit's wet food ..." after "Biscuit has wet food in the evenings").
+Braga" after "my sister Ana lives in Coimbra"); or when it names a named holder anywhere ("Switched
+Pepper's harness to a softer one" after "Pepper wears a leather harness").
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def about_same(old: Statement, new: Statement) -> bool:
 
 def _names(statement: Statement, name: str) -> bool:
     """Whether a clause names ``name`` (a holder of a stored statement, so one the memory knows), as a
-    word or possessive: "Swapped Biscuit's wet food ..." speaks of Biscuit."""
+    word or possessive: "Switched Pepper's harness to a softer one" speaks of Pepper."""
     folded = name.casefold()
     if folded in statement.mentions:
         return True

@@ -265,7 +265,7 @@ def same_slot(old: Statement, new: Statement) -> bool:
 
 def fills_slot(old: Statement, new: Statement) -> bool:
     """Whether ``new`` gives another value to the one-valued attribute ``old`` gives one, both said in
-    that shape ("the user's main hobby is chess", then "Warhammer painting is the user's main hobby"):
+    that shape ("the user's go-to takeaway is bibimbap", then "Jollof rice is the user's go-to takeaway"):
     the same slot, a present state, unnegated, and no word in common beyond the attribute's own. A slot
     the speaker calls theirs with "is" holds one value at a time, whatever the attribute."""
     if new.negated or new.tense == "past" or not (one_valued(old) and one_valued(new)):

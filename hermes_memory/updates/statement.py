@@ -129,8 +129,8 @@ _OBJECT_START = frozenset(
     "the a an my our your his her their its it them this that these those some all".split()
 )
 # A leading adverbial phrase or clause, set off by a comma ("After twelve years at Fujitsu, ...", "Since
-# March, ...") or ending where the speaker comes in as the main clause's subject ("Since the new patch
-# dropped I've been ...", "When the clocks went back the user started ...").
+# March, ...") or ending where the speaker comes in as the main clause's subject ("Once the heatwave
+# broke I've been ...", "When the lease ran out we sold ...").
 _LEAD_IN = re.compile(
     r"^(?:after|since|before|when|once|following|now\s+that|ever\s+since|as\s+of)\b"
     r"(?:[^,]{0,60},\s*|[^,]{3,60}?\s(?=(?:i|we|my|our|the\s+user(?:'s)?)\b))",
@@ -570,9 +570,9 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
 
 def _said_after(low: str, at: int) -> bool:
     """Whether the words at ``at`` come after a comma that ends a whole clause of the speaker's own:
-    "Ikenna's in Vancouver these days, said he ..." and "Sanna does my hair now, someone at work
-    recommended her" assert their first clause; the report is a remark on it. "Dr. Nakamura, my
-    therapist, thinks ..." has no verb before its comma: the report is the clause."""
+    "Jonas is in Leeds now, says the commute is fine" and "Mirela cuts my hair these days, a neighbour
+    suggested her" assert their first clause; the report is a remark on it. "Our landlord, the one
+    upstairs, says ..." has no verb before its comma: the report is the clause."""
     comma = low.find(",", 0, at)
     return comma > 0 and _VERB_BEFORE.search(low[:comma]) is not None
 
