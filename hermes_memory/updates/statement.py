@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hermes_memory.extract.kin import kin_predicate
-from hermes_memory.extract.speech import is_question
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import clause_tense, past_forms
+from hermes_memory.updates.asserting import SUBJECT_PRONOUNS
+from hermes_memory.updates.asserting import why_not as _reason_not
 
 USER = "user"
 
@@ -34,7 +35,6 @@ _APOS = str.maketrans({"’": "'", "‘": "'"})
 _WORD = re.compile(r"[A-Za-z][\w'-]*|\d[\w.,:-]*")
 _FIRST_SINGULAR = frozenset("i i'm i've i'd i'll me my mine myself".split())
 _FIRST_PLURAL = frozenset("we we're we've we'd we'll us our ours ourselves".split())
-_SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
 _SECOND = frozenset("you you're you've you'd you'll your yours yourself".split())
 _THIRD = frozenset("he he's she she's they they're his her hers their theirs him them".split())
 # Function words that can open a sentence capitalised without being a name (a closed class).
@@ -60,45 +60,8 @@ _CALENDAR = re.compile(
 )
 _STANDALONE_KIN = {w: w.lower() for w in "Mom Mum Dad Mother Father Grandma Grandpa Nana Papa Mama".split()}
 _PAST_FORMS = frozenset(past_forms())
-# Grammatical markers of modality and intention (modal verbs and their periphrases): a clause with one
-# before its main verb tells a possibility, wish or plan, not what holds.
-_MODAL = re.compile(
-    r"\b(?:might|may|could|would|should|shall|must|maybe|perhaps|possibly|probably|if|whether|unless"
-    r"|consider(?:s|ing|ed)?|think(?:s|ing)?\s+(?:about|of)|thought\s+(?:about|of)|plan(?:s|ning|ned)?\s+to"
-    r"|plan(?:s|ning)?\s+on|(?<!been\s)(?<!started\s)(?<!keep\s)going\s+to(?!\s+(?:the|a|an|my|our|his|her|their)\b)"
-    r"|gonna|about\s+to|want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to"
-    r"|wish|intend(?:s|ing)?\s+to|tempted|debating|torn|wondering|someday|one\s+day|eventually|will|'ll"
-    r"|won't|ought)\b"
-)
-# A negated event: "didn't leave", "never switched", "haven't sold" (the change did not happen). A
-# duration after it ("haven't had coffee in weeks", "since March") makes it a state that ended.
-_NEGATED_EVENT = re.compile(
-    r"\b(?:didn't|did\s+not|never|haven't|have\s+not|hasn't|has\s+not|hadn't|had\s+not|wasn't\s+able)\b"
-)
-_DURATION = re.compile(
-    r"\b(?:since|(?:for|in)\s+(?:ages|years|months|weeks|days|(?:a|an|one|two|three|four|five|six|several|a\s+few"
-    r"|\d+)\s+(?:years?|months?|weeks?|days?)))\b"
-)
-# A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved".
-_NEGATED_CHANGE = re.compile(
-    r"(?:\bnot|n't|\bnever)\s+(?:\w+ing|been\s+\w+ed|\w+ed\s+(?:to|from|off|out))\b"
-    r"|\b(?:wasn't|weren't)\s+\w+ed\b"
-)
 _NEGATION = re.compile(r"\b(?:not|no|never|n't|don't|doesn't|isn't|aren't|ain't|nobody|nothing|none)\b|n't\b")
-# Someone else's words: "my mom keeps telling me ...", "a friend said ..." (not the user's own "I said").
-_REPORTED = re.compile(
-    r"\b(?:says?|said|told|tells|telling|thinks?|thought|suggest(?:s|ed|ing)?|recommend(?:s|ed|ing)?"
-    r"|reckons?|insist(?:s|ed)?|claim(?:s|ed)?|swears?|swore|saying|advised?|urg(?:es|ed|ing)|trying\s+to"
-    r"|keeps?\s+\w+ing)\b"
-)
 _TENSE_WORD = re.compile(r"[a-z][a-z'-]*")
-# A finite verb in a lower-cased clause: an auxiliary or copula (also "'s", "'re", "'m"), the word after
-# a subject pronoun, or an -s form after a one-word subject that no determiner opens ("mirela cuts").
-_VERB_BEFORE = re.compile(
-    r"\b(?:is|are|am|was|were|has|have|had|does|do|did)\b|\w'(?:s|re|m|ve)\b"
-    r"|\b(?:i|we|you|they)\s+\w|\b(?:he|she|it)\s+\w+s\b"
-    r"|^(?!(?:my|our|your|his|her|their|the|a|an|this|that)\b)\w+\s+\w+s\b"
-)
 # Auxiliaries and copulas: the tense they carry (a closed class of the grammar).
 _VERB_TENSE = {
     **dict.fromkeys(
@@ -122,8 +85,6 @@ _ADVERBS = frozenset(
     """just finally recently also still never already mostly usually really now currently actually only even
     always sometimes often officially basically mainly kind sort of no longer""".split()
 )
-# A subject that is a former one: "my old team", "our previous landlord", "my ex-boss".
-_FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous|ex|ex-\w+)\b")
 # Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
 _OBJECT_START = frozenset(
     "the a an my our your his her their its it them this that these those some all".split()
@@ -220,7 +181,7 @@ def read(
     holder = _holder(normal, speaker, holders, things)
     spoken_to = _addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
     third = _third_person(normal)
-    why_not = _why_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
+    why_not = _reason_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
     if why_not is None and when is not None and any(t.start > when for t in find_temporal(clean, when)):
         why_not = "plan"
     return Statement(
@@ -452,7 +413,7 @@ def _fragment(words: list[str], low: list[str], first: int) -> bool:
     after = rest[0] if rest and words[at + 1][:1].islower() else ""
     if after.endswith("s") and not after.endswith("ss") and after not in _OBJECT_START:
         return False  # a verb in the third person follows the gerund subject
-    return not any(w in _VERB_TENSE or w in _PAST_FORMS or w in _SUBJECT_PRONOUNS
+    return not any(w in _VERB_TENSE or w in _PAST_FORMS or w in SUBJECT_PRONOUNS
                    or _REGULAR_PAST.fullmatch(w) for w in rest)  # fmt: skip
 
 
@@ -460,7 +421,7 @@ def _not_the_users(low: list[str], first: int) -> bool:
     """Whether a clause's subject is a pronoun ("it", "that", "they") or a gerund ("Giving ...") and the
     user is in it only as an object or owner: a remark about something else, not the user's attribute."""
     opener = next((i for i, t in enumerate(low) if t not in _INTERJECTIONS and t not in _GREETINGS), None)
-    if opener is None or any(t in _SUBJECT_PRONOUNS for t in low):
+    if opener is None or any(t in SUBJECT_PRONOUNS for t in low):
         return False
     word = low[opener]
     return (
@@ -566,38 +527,6 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     if after and after[0].lower() in ("is", "was") and len(after) > 1 and _NAME.fullmatch(after[1]):
         return USER  # "my manager is Tobias": the user's manager, named
     return f"user's {role}"
-
-
-def _said_after(low: str, at: int) -> bool:
-    """Whether the words at ``at`` come after a comma that ends a whole clause of the speaker's own:
-    "Jonas is in Leeds now, says the commute is fine" and "Mirela cuts my hair these days, a neighbour
-    suggested her" assert their first clause; the report is a remark on it. "Our landlord, the one
-    upstairs, says ..." has no verb before its comma: the report is the clause."""
-    comma = low.find(",", 0, at)
-    return comma > 0 and _VERB_BEFORE.search(low[:comma]) is not None
-
-
-def _why_not(text: str, low: str) -> str | None:
-    """Why the clause asserts nothing that holds now (None when it does)."""
-    if is_question(text):
-        return "question"
-    if _FORMER.match(low):
-        return "former"  # "My old team at Zalando tracked ...": about what was, not what is
-    for m in _REPORTED.finditer(low):
-        before = low[: m.start()].split()  # "I use the shampoo the dermatologist recommended": the user's
-        if not any(w in _SUBJECT_PRONOUNS for w in before) and not _said_after(low, m.start()):
-            return "reported"
-    if _MODAL.search(low):
-        return "hypothetical"
-    if clause_tense(low, 0, len(low)) == "future":
-        return "plan"
-    ended = re.search(r"\b(?:anymore|any\s+more|longer)\b", low) is not None
-    event = _NEGATED_EVENT.search(low)
-    if event and not _DURATION.search(low, event.end()) and not ended:
-        return "negated"
-    if _NEGATED_CHANGE.search(low) and not ended:
-        return "negated"
-    return None
 
 
 __all__ = [

@@ -1,0 +1,87 @@
+"""Whether a clause asserts anything that holds now: not a question, a former state, someone else's
+words, a possibility or plan, or a negated change. Read from grammatical markers (modal verbs, negation,
+reporting verbs, tense), each a closed class of the language, not from phrasings."""
+
+from __future__ import annotations
+
+import re
+
+from hermes_memory.extract.speech import is_question
+from hermes_memory.extract.tense import clause_tense
+
+#: Pronouns the speaker is the subject of.
+SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
+# Grammatical markers of modality and intention (modal verbs and their periphrases): a clause with one
+# before its main verb tells a possibility, wish or plan, not what holds.
+_MODAL = re.compile(
+    r"\b(?:might|may|could|would|should|shall|must|maybe|perhaps|possibly|probably|if|whether|unless"
+    r"|consider(?:s|ing|ed)?|think(?:s|ing)?\s+(?:about|of)|thought\s+(?:about|of)|plan(?:s|ning|ned)?\s+to"
+    r"|plan(?:s|ning)?\s+on|(?<!been\s)(?<!started\s)(?<!keep\s)going\s+to(?!\s+(?:the|a|an|my|our|his|her|their)\b)"
+    r"|gonna|about\s+to|want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to"
+    r"|wish|intend(?:s|ing)?\s+to|tempted|debating|torn|wondering|someday|one\s+day|eventually|will|'ll"
+    r"|won't|ought)\b"
+)
+# A negated event: "didn't leave", "never switched", "haven't sold" (the change did not happen). A
+# duration after it ("haven't had coffee in weeks", "since March") makes it a state that ended.
+_NEGATED_EVENT = re.compile(
+    r"\b(?:didn't|did\s+not|never|haven't|have\s+not|hasn't|has\s+not|hadn't|had\s+not|wasn't\s+able)\b"
+)
+_DURATION = re.compile(
+    r"\b(?:since|(?:for|in)\s+(?:ages|years|months|weeks|days|(?:a|an|one|two|three|four|five|six|several|a\s+few"
+    r"|\d+)\s+(?:years?|months?|weeks?|days?)))\b"
+)
+# A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved".
+_NEGATED_CHANGE = re.compile(
+    r"(?:\bnot|n't|\bnever)\s+(?:\w+ing|been\s+\w+ed|\w+ed\s+(?:to|from|off|out))\b"
+    r"|\b(?:wasn't|weren't)\s+\w+ed\b"
+)
+# Someone else's words: "my mom keeps telling me ...", "a friend said ..." (not the user's own "I said").
+_REPORTED = re.compile(
+    r"\b(?:says?|said|told|tells|telling|thinks?|thought|suggest(?:s|ed|ing)?|recommend(?:s|ed|ing)?"
+    r"|reckons?|insist(?:s|ed)?|claim(?:s|ed)?|swears?|swore|saying|advised?|urg(?:es|ed|ing)|trying\s+to"
+    r"|keeps?\s+\w+ing)\b"
+)
+# A finite verb in a lower-cased clause: an auxiliary or copula (also "'s", "'re", "'m"), the word after
+# a subject pronoun, or an -s form after a one-word subject that no determiner opens ("mirela cuts").
+_VERB_BEFORE = re.compile(
+    r"\b(?:is|are|am|was|were|has|have|had|does|do|did)\b|\w'(?:s|re|m|ve)\b"
+    r"|\b(?:i|we|you|they)\s+\w|\b(?:he|she|it)\s+\w+s\b"
+    r"|^(?!(?:my|our|your|his|her|their|the|a|an|this|that)\b)\w+\s+\w+s\b"
+)
+# A subject that is a former one: "my old team", "our previous landlord", "my ex-boss".
+_FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous|ex|ex-\w+)\b")
+
+
+def _said_after(low: str, at: int) -> bool:
+    """Whether the words at ``at`` come after a comma that ends a whole clause of the speaker's own:
+    "Jonas is in Leeds now, says the commute is fine" and "Mirela cuts my hair these days, a neighbour
+    suggested her" assert their first clause; the report is a remark on it. "Our landlord, the one
+    upstairs, says ..." has no verb before its comma: the report is the clause."""
+    comma = low.find(",", 0, at)
+    return comma > 0 and _VERB_BEFORE.search(low[:comma]) is not None
+
+
+def why_not(text: str, low: str) -> str | None:
+    """Why the clause asserts nothing that holds now (None when it does)."""
+    if is_question(text):
+        return "question"
+    if _FORMER.match(low):
+        return "former"  # "My old team at Zalando tracked ...": about what was, not what is
+    for m in _REPORTED.finditer(low):
+        before = low[: m.start()].split()  # "I use the shampoo the dermatologist recommended": the user's
+        if not any(w in SUBJECT_PRONOUNS for w in before) and not _said_after(low, m.start()):
+            return "reported"
+    if _MODAL.search(low):
+        return "hypothetical"
+    if clause_tense(low, 0, len(low)) == "future":
+        return "plan"
+    ended = re.search(r"\b(?:anymore|any\s+more|longer)\b", low) is not None
+    event = _NEGATED_EVENT.search(low)
+    if event and not _DURATION.search(low, event.end()) and not ended:
+        return "negated"
+    if _NEGATED_CHANGE.search(low) and not ended:
+        return "negated"
+    return None
+
+
+__all__ = ["SUBJECT_PRONOUNS", "why_not"]
