@@ -144,7 +144,8 @@ class UpdateDetector:
             return []
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),
                             *(earlier[i].masked for i in mine)])  # fmt: skip
-        mine = [i for i in mine if float(vec[earlier[i].normal] @ vec[new.normal]) >= self.model.floor]
+        alike = {i: float(vec[earlier[i].normal] @ vec[new.normal]) for i in mine}
+        mine = [i for i in mine if alike[i] >= self.model.floor]
         if not mine:
             return []
         scored = sorted(
@@ -156,7 +157,7 @@ class UpdateDetector:
             return []
         best = sure[0][1]
         anchor = vec[earlier[best].normal]
-        near = max(mine, key=lambda i: float(vec[earlier[i].normal] @ vec[new.normal]))
+        near = max(mine, key=alike.__getitem__)
         if float(vec[earlier[near].normal] @ anchor) < SAME_ATTRIBUTE:
             return []  # the clause is nearest to another attribute than the one it would replace
         if not self.says_change(new, earlier[best], context):
