@@ -32,7 +32,7 @@ from hermes_memory.bench.updates_chat import Conversation, chat_combos, closures
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import about_same
-from hermes_memory.updates.model import Cues, UpdateModel, evidence, features, fit_affinity
+from hermes_memory.updates.model import CUE_MIN, Cues, UpdateModel, evidence, features, fit_affinity
 from hermes_memory.updates.statement import Known, Statement, clauses, read
 from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates
 
@@ -49,7 +49,6 @@ L2 = 5.0
 #: The replaced statement is at least this close in meaning (cosine) to the new one, and the new one's
 #: strongest change cue weighs at least CUE_MIN (or it negates a state, or has a one-valued shape).
 FLOOR = 0.15
-CUE_MIN = 0.5
 #: ... or the clause, values masked, lies at least this far along the learned change direction.
 MEANING_MIN = 0.1
 DISTRACTORS_EVAL = 20

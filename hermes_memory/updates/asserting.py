@@ -30,9 +30,10 @@ _DURATION = re.compile(
     r"\b(?:since|(?:for|in)\s+(?:ages|years|months|weeks|days|(?:a|an|one|two|three|four|five|six|several|a\s+few"
     r"|\d+)\s+(?:years?|months?|weeks?|days?)))\b"
 )
-# A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved".
+# A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved" (but after a
+# comma "not" sets a value right: "it's bouldering, not climbing").
 _NEGATED_CHANGE = re.compile(
-    r"(?:\bnot|n't|\bnever)\s+(?:\w+ing|been\s+\w+ed|\w+ed\s+(?:to|from|off|out))\b"
+    r"(?:(?<!,\s)\bnot|n't|\bnever)\s+(?:\w+ing|been\s+\w+ed|\w+ed\s+(?:to|from|off|out))\b"
     r"|\b(?:wasn't|weren't)\s+\w+ed\b"
 )
 # Someone else's words: "my mom keeps telling me ...", "a friend said ..." (not the user's own "I said").

@@ -23,7 +23,16 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.updates.holders import about_same
-from hermes_memory.updates.model import UpdateModel, evidence, features, fills_slot, packaged, values
+from hermes_memory.updates.model import (
+    UpdateModel,
+    corrects,
+    evidence,
+    features,
+    fills_slot,
+    packaged,
+    restates,
+    values,
+)
 from hermes_memory.updates.statement import Statement, calendar_word
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
@@ -94,9 +103,15 @@ class UpdateDetector:
         """Whether ``new`` names the old value again in the present, unnegated, with no change cue
         (``cued``) and no other value: "Ingrid is the person I report to" after "My manager is Ingrid"
         restates it; a past event ("the Fiesta died"), a negation or a change cue ("I let my Equinox
-        membership lapse", "Vivaldi has replaced Firefox") ends a value it names."""
+        membership lapse", "Vivaldi has replaced Firefox") ends a value it names. Between statements
+        that name no value, it restates the old one when it says nothing the old one does not
+        (``restates``: "Woodwork is what I love" after "I'm passionate about woodworking")."""
+        if new.negated or new.tense == "past":
+            return False
         old_values = {v for v in values(old) if not calendar_word(v)}  # "On Wednesdays": a time, no value
-        if not old_values or new.negated or cued or new.tense == "past":
+        if not old_values:
+            return restates(new, old)  # a change said in words would be a word the old one lacks
+        if cued:
             return False
         return bool(old_values & set(new.words)) and not (values(new) - old_values - _words(old))
 
@@ -123,8 +138,9 @@ class UpdateDetector:
             return []
         cued = self.cued(new)
         return [
-            i for i, old in enumerate(earlier) if about_same(old, new) and self.can_replace(new, old, cued)
-        ]
+            i for i, old in enumerate(earlier)
+            if (about_same(old, new) and self.can_replace(new, old, cued)) or corrects(old, new)
+        ]  # fmt: skip
 
     def replaced(
         self, new: Statement, earlier: Sequence[Statement], context: Sequence[Statement] = ()
@@ -132,16 +148,22 @@ class UpdateDetector:
         """The earlier statements ``new`` makes no longer true, most probable first.
 
         ``context``: the other clauses of the same message (evidence of a change may sit in one of them).
-        One statement updates one attribute: the most probable earlier statement is replaced when it is
-        above the threshold or the new one gives its one-valued slot another value (``fills_slot``), and
-        others above the threshold only when they say the same thing as that one (their cosine to it at
-        least ``SAME_ATTRIBUTE``: two facts drawn from one old statement). The clause speaks of the
+        A correction ("..., not <old value>": ``model.corrects``) replaces the statements it sets right.
+        Otherwise one statement updates one attribute: the most probable earlier statement is replaced
+        when it is above the threshold or the new one gives its one-valued slot another value
+        (``fills_slot``), and others above the threshold only when they say the same thing as that one
+        (their cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement). The
+        clause speaks of the
         attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
         says the same thing ("I'm the cellist of the Lindqvist Ensemble now" is nearest to the quartet
         the user played in, and replaces no rowing club membership, however its words read)."""
         mine = self.comparable(new, earlier)
         if not mine:
             return []
+        set_right = [i for i in mine if corrects(earlier[i], new)]
+        if set_right:  # a correction ends what it names as wrong, whatever the model reads
+            return [Replacement(i, self.model.probability(self.features(earlier[i], new, context)))
+                    for i in set_right]  # fmt: skip
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),
                             *(earlier[i].masked for i in mine)])  # fmt: skip
         alike = {i: float(vec[earlier[i].normal] @ vec[new.normal]) for i in mine}

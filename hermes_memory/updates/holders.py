@@ -31,7 +31,7 @@ def about_same(old: Statement, new: Statement) -> bool:
     if (
         old.holder == USER
         and _unknown_subject(new)
-        and (names_in(old.normal) & set(new.words) or topic_of(subject_words(old), new.words))
+        and (_named(old) & set(new.words) - new.addressed or topic_of(subject_words(old), new.words))
     ):
         return True  # "Leadership ditched Teams" speaks of the user's "We use Teams for chat"
     if _valued_subject(old, new) or _apposed(old, new.holder) or _apposed(new, old.holder):
@@ -45,6 +45,8 @@ def _names(statement: Statement, name: str) -> bool:
     folded = name.casefold()
     if folded in statement.mentions:
         return True
+    if folded in statement.addressed:
+        return False  # "No worries, Nate": Nate is spoken to, not spoken about
     return re.search(rf"\b{re.escape(folded)}(?:'s)?\b", statement.normal.casefold()) is not None
 
 
@@ -63,7 +65,12 @@ def _valued_subject(old: Statement, new: Statement) -> bool:
     """Whether ``new``'s subject is a name ``old`` gives as a value ("Lucy moved out" after "the user
     shares a flat with Lucy"): an event of the value speaks of the attribute it fills."""
     subject = new.holder
-    return _a_name(subject) and subject.casefold() in names_in(old.normal)
+    return _a_name(subject) and subject.casefold() in _named(old)
+
+
+def _named(statement: Statement) -> set[str]:
+    """The names a statement sets (``names_in``), not those of whom it speaks to ("Hey Tim, ...")."""
+    return names_in(statement.normal) - statement.addressed
 
 
 def _apposed(named: Statement, role: str | None) -> bool:

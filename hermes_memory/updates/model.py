@@ -52,6 +52,8 @@ FEATURES: tuple[str, ...] = (
     "one_valued",
     "same_slot",
 )
+#: A learned change cue counts as evidence of a change from this weight up (``UpdateModel.cue_min``).
+CUE_MIN = 0.5
 #: A vector as this module takes it: a numpy row (float32, as embedders give them) or any floats.
 Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
 
@@ -106,6 +108,13 @@ def named(statement: Statement) -> set[str]:
 
 def content(statement: Statement) -> set[str]:
     return {w for w in statement.words if w not in _STOP and len(w) > 2}
+
+
+def restates(new: Statement, old: Statement) -> bool:
+    """Whether ``new`` names no value and every content word of it is one of ``old``'s (a shared stem:
+    "passion" / "passionate"): it says the same thing again in other words, and sets nothing new."""
+    said = content(new)
+    return bool(said) and not values(new) and all(topic_of(frozenset({w}), content(old)) for w in said)
 
 
 @dataclass
@@ -276,6 +285,15 @@ def fills_slot(old: Statement, new: Statement) -> bool:
     return not (content(old) - attribute) & (content(new) - attribute)
 
 
+def corrects(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a comma and a bare
+    "not" (``Statement.set_right``) and names something else in its place ("It's the 19:10, not the 18:40"
+    after "I take the 18:40 home"). Whatever the attribute, a correction ends what it contrasts."""
+    if not new.asserts or not new.set_right & _bare(old):
+        return False
+    return bool((content(new) | values(new)) - new.set_right - _bare(old) - {"not"})
+
+
 def _names_of(old: Statement, said: Statement) -> bool:
     """Whether a clause names something of ``old``: one of its values, or a content word (a shared stem)."""
     return bool(values(old) & _bare(said)) or topic_of(frozenset(content(old)), said.words)
@@ -373,7 +391,7 @@ class UpdateModel:
     #: attribute never closes anything, however its words read).
     floor: float = 0.0
     #: A change cue counts as evidence of a change from this learned weight up.
-    cue_min: float = 0.5
+    cue_min: float = CUE_MIN
     #: A clause reads as a change (``Cues.meaning`` of its masked vector) from this value up.
     meaning_min: float = 0.1
 

@@ -53,6 +53,8 @@ _INTERJECTIONS = frozenset(
     correction update typo btw fyi psst wow whoa phew meh welp huh please thanks cheers oops whoops""".split()
 )
 _GREETINGS = frozenset("hi hey hello bye goodbye thanks thank congrats congratulations dear yo".split())
+# Capitalised words that are never the person spoken to ("Yeah, I ...": neither "Yeah" nor "I").
+_NOT_SPOKEN_TO = _NOT_NAME | _INTERJECTIONS | _GREETINGS | _FIRST_SINGULAR
 _CALENDAR = re.compile(
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -79,6 +81,7 @@ _TOPICLESS = frozenset("the user user's it's it what there here more much lot bi
 _FOCUS = frozenset("just only merely simply even quite really so too very that".split())
 # A value set right after a comma: "..., not the YMCA", "Bangalore, not Bloodhound" ("not just" adds).
 _CONTRAST = re.compile(rf",\s*not\s+(?!(?:{'|'.join(_FOCUS)})\b)\w", re.IGNORECASE)
+_SET_RIGHT = re.compile(rf",\s*not\s+(?!(?:{'|'.join(_FOCUS)})\b)([^,;:.!?()]+)", re.IGNORECASE)
 _AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
 _REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
 _ADVERBS = frozenset(
@@ -100,7 +103,7 @@ _LEAD_IN = re.compile(
 _USER_WORDS = re.compile(r"\b(?:the\s+)?user(?P<poss>'s)?\b", re.IGNORECASE)
 _SPLIT = re.compile(
     r";|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
-    r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs))(?<!\bMrs)(?<!\bProf)[.!?]+\s+"
+    r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<=[.!?])\s+"
 )
 
 
@@ -129,6 +132,8 @@ class Statement:
     with Beth now", "The book club fizzled out"): such a clause speaks about whichever holder has a
     statement with that word (topic continuity), and about no one else.
     ``addressed``: the lower-cased names the clause speaks to ("Hey John, ..."): no value of it.
+    ``set_right``: the words a correction sets right after a comma and a bare "not" ("It's Ghent, not
+    Gent" -> {"gent"}): a value the clause says is wrong.
     """
 
     text: str
@@ -143,12 +148,13 @@ class Statement:
     tense: str = "present"
     topic: frozenset[str] = frozenset()
     addressed: frozenset[str] = frozenset()
+    set_right: frozenset[str] = frozenset()
 
     @property
     def about_anyone(self) -> bool:
-        """Whether it can speak of someone's attribute: it has a holder, names a known holder or has a
-        topic."""
-        return self.holder is not None or bool(self.mentions) or bool(self.topic)
+        """Whether it can speak of someone's attribute: it has a holder, names a known holder, has a
+        topic or sets a value right."""
+        return self.holder is not None or bool(self.mentions) or bool(self.topic) or bool(self.set_right)
 
 
 def clauses(text: str) -> list[str]:
@@ -201,8 +207,9 @@ def read(
             and w.removesuffix("'s") in holders
             and w.removesuffix("'s") not in spoken_to
         ),
-        topic=_topic(normal, holder, holders) - spoken_to,
+        topic=_topic(normal, holder, holders, spoken_to),
         addressed=spoken_to,
+        set_right=_set_right(third),
     )
 
 
@@ -228,8 +235,11 @@ def main_tense(low: str) -> str:
     return clause_tense(low, 0, 0)
 
 
-def _topic(text: str, holder: str | None, holders: Collection[str] | None) -> frozenset[str]:
-    """The subject's words of a clause about neither the user nor a known holder (see ``Statement``)."""
+def _topic(
+    text: str, holder: str | None, holders: Collection[str] | None, spoken_to: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The subject's words of a clause about neither the user nor a known holder (see ``Statement``);
+    the names of whom it speaks to (``spoken_to``) are none of them."""
     if holder == USER or (holder is not None and (holders is None or holder.casefold() in holders)):
         return frozenset()
     if holder is not None and holder.startswith("user's "):
@@ -245,6 +255,8 @@ def _topic(text: str, holder: str | None, holders: Collection[str] | None) -> fr
     if any(t in _FIRST_SINGULAR or t in _FIRST_PLURAL or t in _SECOND or t in _THIRD for t in low):
         return frozenset()
     first = _subject_start(tokens)
+    while first < len(low) and low[first] in spoken_to:
+        first += 1  # "Hey Maria, haven't talked in ages": the subject comes after whom it greets
     if any(w in _PRONOUN_SUBJECTS for w in low[: first + 1]):
         # "It's a real gift": the subject is a pronoun, what follows is said of it; but "It's the JCC,
         # not the YMCA" names what "it" is by the value it sets right: that value is the topic.
@@ -259,7 +271,7 @@ def _topic(text: str, holder: str | None, holders: Collection[str] | None) -> fr
         or _REGULAR_PAST.fullmatch(low[first + 2])
     )
     words = low[first : first + (2 if second else 1)]
-    return frozenset(w.removesuffix("'s") for w in words if len(w) > 2)
+    return frozenset(w.removesuffix("'s") for w in words if len(w) > 2) - spoken_to
 
 
 def _contrasted(low: list[str]) -> frozenset[str]:
@@ -272,6 +284,15 @@ def _contrasted(low: list[str]) -> frozenset[str]:
         return frozenset()
     return frozenset(w.removesuffix("'s") for w in after if (len(w) > 2 or w.isdigit())
                      and w not in _TOPICLESS and w not in _OBJECT_START and w not in _THIRD)  # fmt: skip
+
+
+def _set_right(text: str) -> frozenset[str]:
+    """The words after a comma and a bare "not", to the next pause (see ``Statement.set_right``)."""
+    match = _SET_RIGHT.search(text)
+    if match is None:
+        return frozenset()
+    words = (w.lower().removesuffix("'s") for w in _WORD.findall(match.group(1)))
+    return frozenset(w for w in words if w not in _OBJECT_START and w not in _TOPICLESS and w not in _THIRD)
 
 
 def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
@@ -435,8 +456,9 @@ def _addressees(text: str) -> frozenset[str]:
     """The lower-cased names a clause speaks to ("Hey Caroline, ...", "Thanks so much, Mel")."""
     tokens = [(m.group(0), m.start()) for m in _WORD.finditer(text)]
     return frozenset(
-        t.lower() for i, (t, _) in enumerate(tokens) if _NAME.fullmatch(t) and _vocative(text, tokens, i)
-    )
+        t.lower() for i, (t, _) in enumerate(tokens)
+        if _NAME.fullmatch(t) and t.lower() not in _NOT_SPOKEN_TO and _vocative(text, tokens, i)
+    )  # fmt: skip
 
 
 def _vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
@@ -458,7 +480,7 @@ def _subject_start(tokens: list[tuple[str, int]]) -> int:
     while i < len(tokens):
         word = tokens[i][0]
         low = word.lower()
-        if low in _NOT_NAME or low in _INTERJECTIONS or _CALENDAR.fullmatch(low):
+        if low in _NOT_NAME or low in _INTERJECTIONS or low in _GREETINGS or _CALENDAR.fullmatch(low):
             i += 1
             continue
         return i

@@ -185,7 +185,7 @@ class StatementUpdates:
         if new.holder is None:  # "The vet put Luna on a renal diet": about the holders it names
             names = sorted(new.mentions)
             facts = {f.uuid: f for f in tier2.facts.believed_about(names, limit=RECENT)} if names else {}
-            if new.topic:  # "The book club fizzled out": about whoever's statements speak of it
+            if new.topic or new.set_right:  # "The book club fizzled out": whoever's statements speak of it
                 facts.update(tier2.facts.get_many(list(tier2.facts.bm25_scores(clause, limit=MATCHING))))
             return list(facts.values())
         holder = new.holder

@@ -5,10 +5,12 @@ The sentences here are written for these tests; none is taken from the labelled 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
 
+from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.statement import USER, Statement, clauses, read
 
@@ -404,7 +406,6 @@ def test_a_past_event_sets_no_present_value_of_an_earlier_one_valued_attribute()
 def test_a_clause_replaces_only_the_attribute_it_is_nearest_to(monkeypatch: pytest.MonkeyPatch) -> None:
     """A new value for the band the user plays in is nearest in meaning to the band, not to the rowing
     club: however the model weighs the club, the clause replaces the band or nothing."""
-    from collections.abc import Sequence
 
     import numpy as np
 
@@ -430,3 +431,57 @@ def test_a_clause_replaces_only_the_attribute_it_is_nearest_to(monkeypatch: pyte
 
         monkeypatch.setattr(detector, "features", weigh)
         assert [r.index for r in detector.replaced(new, [club, band])] == replaced
+
+
+def test_a_name_spoken_to_ties_a_clause_to_no_ones_statements() -> None:
+    """"So long, Edda" is said to Edda: it speaks of nothing Edda said, and its greeting is no holder."""
+    from hermes_memory.updates.holders import about_same
+
+    known = frozenset({"edda", "ruben"})
+    hers = read("Edda is restoring an old sailboat", holders=known)
+    for said in ("Bye Edda", "No rush, Edda", "Hey Edda, it's been a week", "Cheers Edda"):
+        new = read(said, speaker="Ruben", holders=known)
+        assert "edda" in new.addressed and not about_same(hers, new), said
+    assert read("Bye Edda", speaker="Ruben", holders=known).holder is None
+    assert about_same(hers, read("Edda sold the sailboat", speaker="Ruben", holders=known))
+    # a name in the clause that is no one spoken to still ties it to the earlier statement
+    assert about_same(hers, read("Went sailing on Edda's boat today", speaker="Ruben", holders=known))
+
+
+def test_a_question_keeps_its_question_mark_when_the_message_goes_on() -> None:
+    parts = clauses("Funny story. By the way, which mechanic fixed your van? No idea myself.")
+    assert parts[1] == "By the way, which mechanic fixed your van?"
+    assert read(parts[1]).why_not == "question"
+    assert clauses("My GP is Dr. Osei. She's great.") == ["My GP is Dr. Osei", "She's great"]
+
+
+def test_saying_the_same_thing_again_in_other_words_replaces_nothing() -> None:
+    """With no value named, a clause whose every content word is one of the earlier statement's restates
+    it, change cue or not; a word it adds ("anymore", "quit") or a negation can end it."""
+    old = read("I'm passionate about gardening")
+    assert UpdateDetector.repeats(read("Gardening is my passion"), old, cued=True)
+    assert not UpdateDetector.repeats(read("Gardening was my passion once"), old)  # told in the past
+    assert not UpdateDetector.repeats(read("I'm not passionate about gardening"), old)
+    assert not UpdateDetector.repeats(read("Pottery is my passion"), old)
+    assert not UpdateDetector.repeats(read("I quit gardening"), old)
+
+
+def test_a_correction_ends_the_statement_whose_word_it_says_is_wrong() -> None:
+    """"..., not <word>" sets an earlier statement right whatever the attribute and whoever the clause's
+    subject: it replaces the statement with that word, and no other."""
+    from hermes_memory.updates.model import corrects
+
+    said = read("Sorry, it's bouldering I do, not climbing")
+    assert said.asserts and said.set_right == {"climbing"}  # a contrast, not a negated change
+    assert corrects(read("I go climbing on Thursdays"), said)
+    assert not corrects(read("I go swimming on Thursdays"), said)
+    assert not corrects(read("I go climbing"), read("I go climbing, not just hiking"))  # "not just" adds
+    assert not corrects(read("I go climbing"), read("Climbing, not climbing"))  # names nothing in its place
+    import numpy as np
+
+    def orthogonal(texts: Sequence[str]) -> np.ndarray:  # no two texts alike in meaning
+        return np.eye(len(texts), 384, dtype=np.float32)
+
+    swim, granddad = read("I go swimming on Thursdays"), read("My granddad's name is Bill")
+    fixed = read("Oh, my mistake, Granddad's called Wim, not Bill")
+    assert [r.index for r in UpdateDetector(orthogonal).replaced(fixed, [swim, granddad])] == [1]
