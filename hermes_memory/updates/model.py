@@ -130,9 +130,12 @@ class Cues:
     def score(self, statement: Statement) -> float:
         return sum(self.weights.get(t, 0.0) for t in cue_tokens(statement))
 
-    def strongest(self, statement: Statement) -> float:
-        """The weight of the statement's strongest change cue (0 without one)."""
-        return max((self.weights.get(t, 0.0) for t in cue_tokens(statement)), default=0.0)
+    def strongest(self, statement: Statement, since: Statement | None = None) -> float:
+        """The weight of the statement's strongest change cue (0 without one); with ``since``, of a cue
+        that statement does not carry itself ("I'm learning the cello now" after "I'm learning Greek now":
+        each was news when said, and "now" tells no change from the other)."""
+        old = cue_tokens(since) if since is not None else set()
+        return max((self.weights.get(t, 0.0) for t in cue_tokens(statement) - old), default=0.0)
 
     def attribute(self, old_vector: Vector, new_vector: Vector) -> float:
         """A learned, weighted cosine: which of the embedder's dimensions say "the same attribute" (not
@@ -331,7 +334,7 @@ def evidence(
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
-    if reads_as_change or new.negated or any(cues.strongest(s) >= cue_min for s in said):
+    if reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past"):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot

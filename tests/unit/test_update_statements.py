@@ -485,3 +485,14 @@ def test_a_correction_ends_the_statement_whose_word_it_says_is_wrong() -> None:
     swim, granddad = read("I go swimming on Thursdays"), read("My granddad's name is Bill")
     fixed = read("Oh, my mistake, Granddad's called Wim, not Bill")
     assert [r.index for r in UpdateDetector(orthogonal).replaced(fixed, [swim, granddad])] == [1]
+
+
+def test_a_cue_the_earlier_statement_carries_too_tells_no_change_from_it() -> None:
+    """Both said "these days": each was news when said, and the later one ends nothing by that word."""
+    from hermes_memory.updates.model import Cues, evidence
+
+    cues = Cues({"these days": 1.5})
+    old, new = read("These days I'm learning the oboe"), read("These days I'm learning Greek")
+    assert cues.strongest(new) == 1.5 and cues.strongest(new, old) == 0.0
+    assert not evidence(old, new, [], cues, 0.5)
+    assert evidence(read("I'm learning the oboe"), new, [], cues, 0.5)
