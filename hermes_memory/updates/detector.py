@@ -26,6 +26,7 @@ from hermes_memory.updates.holders import about_same
 from hermes_memory.updates.model import (
     UpdateModel,
     corrects,
+    denies,
     evidence,
     features,
     fills_slot,
@@ -148,7 +149,8 @@ class UpdateDetector:
         """The earlier statements ``new`` makes no longer true, most probable first.
 
         ``context``: the other clauses of the same message (evidence of a change may sit in one of them).
-        A correction ("..., not <old value>": ``model.corrects``) replaces the statements it sets right.
+        A correction ("..., not <old value>": ``model.corrects``) replaces the statements it sets right,
+        a denial (the old statement said again negated: ``model.denies``) the statements it denies.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value
         (``fills_slot``), and others above the threshold only when they say the same thing as that one
@@ -160,10 +162,10 @@ class UpdateDetector:
         mine = self.comparable(new, earlier)
         if not mine:
             return []
-        set_right = [i for i in mine if corrects(earlier[i], new)]
-        if set_right:  # a correction ends what it names as wrong, whatever the model reads
+        ends = [i for i in mine if corrects(earlier[i], new) or denies(earlier[i], new)]
+        if ends:  # a correction or a denial ends what it names, whatever the model reads
             return [Replacement(i, self.model.probability(self.features(earlier[i], new, context)))
-                    for i in set_right]  # fmt: skip
+                    for i in ends]  # fmt: skip
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),
                             *(earlier[i].masked for i in mine)])  # fmt: skip
         alike = {i: float(vec[earlier[i].normal] @ vec[new.normal]) for i in mine}

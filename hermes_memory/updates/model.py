@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.extract.kin import kin_predicate
+from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.statement import USER, Statement, topic_of
 
 FEATURES: tuple[str, ...] = (
@@ -60,6 +61,11 @@ Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
 _STOP = frozenset(
     """the a an user user's is are was were be been am to of in on at for with and or but it it's its that
     this these those my our i me we us now so just really very""".split()
+)
+# Words that negate or say a state ended (a closed class of the grammar).
+_NEGATION_WORDS = frozenset(
+    """not no never longer anymore any more don't doesn't isn't aren't wasn't weren't won't can't haven't
+    hasn't didn't nobody nothing none""".split()
 )
 # The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
 _ONE_VALUED = re.compile(
@@ -295,6 +301,21 @@ def corrects(old: Statement, new: Statement) -> bool:
     if not new.asserts or not new.set_right & _bare(old):
         return False
     return bool((content(new) | values(new)) - new.set_right - _bare(old) - {"not"})
+
+
+def denies(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` is ``old`` said again negated, in the present ("I don't eat meat anymore" after
+    "I eat meat most days"): every word it says, negation aside, is a word of ``old`` (a shared stem),
+    and it names no value ``old`` lacks. It ends ``old`` whatever the attribute; an earlier negated state
+    ("I don't drive") is no state this ends. Both are about one holder, said outright: "No worries" is
+    an interjection, no denial of a statement about worries."""
+    if not (new.asserts and new.negated and new.tense != "past") or old.negated:
+        return False
+    if not same_holder(old.holder, new.holder):
+        return False
+    said = content(new) - _NEGATION_WORDS
+    mine = frozenset(content(old) | values(old))
+    return bool(said) and values(new) <= values(old) and all(topic_of(frozenset({w}), mine) for w in said)
 
 
 def _names_of(old: Statement, said: Statement) -> bool:

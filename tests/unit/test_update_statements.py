@@ -496,3 +496,19 @@ def test_a_cue_the_earlier_statement_carries_too_tells_no_change_from_it() -> No
     assert cues.strongest(new) == 1.5 and cues.strongest(new, old) == 0.0
     assert not evidence(old, new, [], cues, 0.5)
     assert evidence(read("I'm learning the oboe"), new, [], cues, 0.5)
+
+
+def test_a_statement_said_again_negated_ends_it() -> None:
+    """"I no longer ..." with nothing new but the negation denies the earlier statement, whatever the
+    attribute; an interjection ("No worries") or another holder's negation denies nothing."""
+    from hermes_memory.updates.model import denies
+
+    old = read("I take the ferry to the island on weekends")
+    assert denies(old, read("I don't take the ferry anymore"))
+    assert not denies(old, read("I don't take the bus anymore"))  # another thing
+    assert not denies(old, read("I didn't take the ferry last weekend"))  # a past event, not a state
+    assert not denies(read("I don't eat sugar"), read("I don't eat sugar anymore"))  # both negated
+    known = frozenset({"ines", "paolo"})
+    hers = read("Worries about the move keep Ines awake", holders=known)
+    assert not denies(hers, read("No worries", speaker="Paolo", holders=known))
+    assert not denies(hers, read("Paolo doesn't worry about the move", holders=known))
