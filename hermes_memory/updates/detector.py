@@ -8,6 +8,8 @@ those the new one makes no longer true, with the model's probability. The steps,
 3. the learned model (``model.UpdateModel``) weighs how alike the two are in meaning (MiniLM cosine of
    the statements, and of the statements with their values masked), the words they share, the change
    cues the new one carries, and whether it names a new value; above its threshold it is an update.
+   A correction (", not <old word>") or a denial (the old statement said again negated) ends what it
+   names without the model.
 Vectors come from the embedder the store already runs (all-MiniLM-L6-v2); a small LRU keeps the vectors
 of statements seen recently, so a user's facts are embedded once per process.
 """
