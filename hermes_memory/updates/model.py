@@ -119,8 +119,12 @@ def content(statement: Statement) -> set[str]:
 def restates(new: Statement, old: Statement) -> bool:
     """Whether ``new`` names no value and every content word of it is one of ``old``'s (a shared stem:
     "passion" / "passionate"): it says the same thing again in other words, and sets nothing new."""
-    said = content(new)
-    return bool(said) and not values(new) and all(topic_of(frozenset({w}), content(old)) for w in said)
+    return not values(new) and _said_in(content(new), content(old))
+
+
+def _said_in(said: set[str], words: set[str]) -> bool:
+    """Whether there is something ``said`` and every word of it is one of ``words`` (a shared stem)."""
+    return bool(said) and all(topic_of(frozenset({w}), words) for w in said)
 
 
 @dataclass
@@ -313,9 +317,7 @@ def denies(old: Statement, new: Statement) -> bool:
         return False
     if not same_holder(old.holder, new.holder):
         return False
-    said = content(new) - _NEGATION_WORDS
-    mine = frozenset(content(old) | values(old))
-    return bool(said) and values(new) <= values(old) and all(topic_of(frozenset({w}), mine) for w in said)
+    return values(new) <= values(old) and _said_in(content(new) - _NEGATION_WORDS, content(old) | values(old))
 
 
 def _names_of(old: Statement, said: Statement) -> bool:

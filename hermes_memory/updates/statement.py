@@ -79,9 +79,11 @@ _PRONOUN_SUBJECTS = frozenset("it it's that that's there there's here here's thi
 _TOPICLESS = frozenset("the user user's it's it what there here more much lot bit thing things one".split())
 # Focus particles: "not just", "not only" add to what they negate.
 _FOCUS = frozenset("just only merely simply even quite really so too very that".split())
-# A value set right after a comma: "..., not the YMCA", "Bangalore, not Bloodhound" ("not just" adds).
-_CONTRAST = re.compile(rf",\s*not\s+(?!(?:{'|'.join(_FOCUS)})\b)\w", re.IGNORECASE)
-_SET_RIGHT = re.compile(rf",\s*not\s+(?!(?:{'|'.join(_FOCUS)})\b)([^,;:.!?()]+)", re.IGNORECASE)
+# A value set right after a comma: "..., not the YMCA", "Bangalore, not Bloodhound" ("not just" adds);
+# ``_SET_RIGHT`` holds the words set right, to the next pause.
+_BARE_NOT = rf",\s*not\s+(?!(?:{'|'.join(_FOCUS)})\b)"
+_CONTRAST = re.compile(rf"{_BARE_NOT}\w", re.IGNORECASE)
+_SET_RIGHT = re.compile(rf"{_BARE_NOT}([^,;:.!?()]+)", re.IGNORECASE)
 _AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
 _REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
 _ADVERBS = frozenset(
