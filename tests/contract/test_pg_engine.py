@@ -4,6 +4,7 @@ errors a user sees when the server is not there, the schema is newer or the URL 
 from __future__ import annotations
 
 import socket
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,27 @@ def test_each_profile_is_a_schema_of_its_own(pg_url: str, tmp_path: Path) -> Non
     finally:
         for api in stores.values():
             api.close()
+
+
+def test_hosts_opening_a_new_store_at_once_all_open_it(pg_url: str, tmp_path: Path) -> None:
+    # Six hosts start against a profile whose schema nobody made yet, released at the same instant.
+    def open_store(profile: str, host: int, start: threading.Barrier, failures: list[BaseException]) -> None:
+        start.wait()
+        try:
+            Tier2.open(tmp_path / f"{profile}h{host}" / "tier2.db", url=pg_url, profile=profile).close()
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            failures.append(exc)
+
+    for round_ in range(5):
+        start, failures = threading.Barrier(6), []
+        hosts = [
+            threading.Thread(target=open_store, args=(f"fresh{round_}", n, start, failures)) for n in range(6)
+        ]
+        for thread in hosts:
+            thread.start()
+        for thread in hosts:
+            thread.join()
+        assert failures == []
 
 
 def test_a_url_may_name_the_schema_itself(pg_url: str, tmp_path: Path) -> None:

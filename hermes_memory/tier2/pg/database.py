@@ -223,7 +223,13 @@ class PgDatabase(Database):
                 if create and conn.execute(
                     "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self._schema,)
                 ).fetchone() is None:
-                    conn.execute(pg_sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(named))
+                    # CREATE SCHEMA IF NOT EXISTS is not safe against itself: two hosts opening a new
+                    # store at once can both pass the check, and one fails on the catalog's unique
+                    # index. The store's write lock (the same key, by the schema's name) orders them.
+                    with conn.transaction():
+                        lock = f"SELECT pg_advisory_xact_lock({_WRITE_LOCK}, hashtext(%s))"
+                        conn.execute(lock.encode(), (self._schema,))
+                        conn.execute(pg_sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(named))
                 conn.execute(pg_sql.SQL("SET search_path TO {}").format(named))
         except psycopg.Error as exc:
             conn.close()
