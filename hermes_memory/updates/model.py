@@ -63,6 +63,8 @@ _STOP = frozenset(
     this these those my our i me we us now so just really very""".split()
 )
 # Words that negate or say a state ended (a closed class of the grammar).
+# Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
+_ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".split())
 _NEGATION_WORDS = frozenset(
     """not no never longer anymore any more don't doesn't isn't aren't wasn't weren't won't can't haven't
     hasn't didn't nobody nothing none""".split()
@@ -309,15 +311,32 @@ def corrects(old: Statement, new: Statement) -> bool:
 
 def denies(old: Statement, new: Statement) -> bool:
     """Whether ``new`` is ``old`` said again negated, in the present ("I don't eat meat anymore" after
-    "I eat meat most days"): every word it says, negation aside, is a word of ``old`` (a shared stem),
-    and it names no value ``old`` lacks. It ends ``old`` whatever the attribute; an earlier negated state
-    ("I don't drive") is no state this ends. Both are about one holder, said outright: "No worries" is
-    an interjection, no denial of a statement about worries."""
-    if not (new.asserts and new.negated and new.tense != "past") or old.negated:
+    "I eat meat most days"), or as a habit of the past ("I used to eat meat"): every word it says,
+    negation and "used" aside, is a word of ``old`` (a shared stem), and it names no value ``old`` lacks.
+    It ends ``old`` whatever the attribute; an earlier negated state ("I don't drive") is no state this
+    ends. Both are about one holder, said outright: "No worries" is an interjection, no denial of a
+    statement about worries."""
+    if not new.asserts or old.negated or not same_holder(old.holder, new.holder):
         return False
-    if not same_holder(old.holder, new.holder):
+    if new.negated:
+        if new.tense == "past":
+            return False
+    elif not past_habit(new):
         return False
-    return values(new) <= values(old) and _said_in(content(new) - _NEGATION_WORDS, content(old) | values(old))
+    said = content(new) - _NEGATION_WORDS - {"used"}
+    return values(new) <= values(old) and _said_in(said, content(old) | values(old))
+
+
+def past_habit(statement: Statement) -> bool:
+    """Whether a clause tells a habit or state of the past as over: "used to" before a verb, the past
+    habitual of the grammar ("I used to run", not "I'm used to it", "it got used to")."""
+    words = statement.words
+    return any(
+        words[i] == "used"
+        and words[i + 1] == "to"
+        and (i == 0 or (words[i - 1] not in _ACCUSTOMED and not words[i - 1].endswith(("'m", "'re", "'s"))))
+        for i in range(len(words) - 1)
+    )
 
 
 def _names_of(old: Statement, said: Statement) -> bool:
@@ -553,6 +572,7 @@ __all__ = [
     "named",
     "one_valued",
     "packaged",
+    "past_habit",
     "same_attribute",
     "same_slot",
     "values",

@@ -512,3 +512,18 @@ def test_a_statement_said_again_negated_ends_it() -> None:
     hers = read("Worries about the move keep Ines awake", holders=known)
     assert not denies(hers, read("No worries", speaker="Paolo", holders=known))
     assert not denies(hers, read("Paolo doesn't worry about the move", holders=known))
+
+
+def test_a_state_said_again_as_a_habit_of_the_past_ends_it() -> None:
+    """"Used to" is the past habitual: said of the earlier statement by its holder, the state is over;
+    "used to" after a copula or "get" (accustomed) is not, and neither is a negated past habit."""
+    from hermes_memory.updates.model import denies, past_habit
+
+    old = read("I knit scarves for the market stall")
+    assert past_habit(read("Used to knit scarves")) and denies(old, read("Used to knit scarves"))
+    assert denies(old, read("I used to knit scarves for the stall"))
+    assert not denies(old, read("I used to knit hats"))  # another thing
+    assert not past_habit(read("I'm used to knitting scarves")) and not past_habit(read("We got used to it"))
+    assert not denies(old, read("I never used to knit scarves"))
+    assert not denies(old, read("My aunt used to knit scarves"))  # another holder
+
