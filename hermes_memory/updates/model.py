@@ -63,12 +63,12 @@ _STOP = frozenset(
     this these those my our i me we us now so just really very""".split()
 )
 # Words that negate or say a state ended (a closed class of the grammar).
-# Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
-_ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".split())
 _NEGATION_WORDS = frozenset(
     """not no never longer anymore any more don't doesn't isn't aren't wasn't weren't won't can't haven't
     hasn't didn't nobody nothing none""".split()
 )
+# Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
+_ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".split())
 # The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
 _ONE_VALUED = re.compile(
     r"^the user's (?:[\w-]+ ){0,3}?(?:\w+'s|is|are)\s"

@@ -526,4 +526,3 @@ def test_a_state_said_again_as_a_habit_of_the_past_ends_it() -> None:
     assert not past_habit(read("I'm used to knitting scarves")) and not past_habit(read("We got used to it"))
     assert not denies(old, read("I never used to knit scarves"))
     assert not denies(old, read("My aunt used to knit scarves"))  # another holder
-
