@@ -318,11 +318,8 @@ def denies(old: Statement, new: Statement) -> bool:
     statement about worries."""
     if not new.asserts or old.negated or not same_holder(old.holder, new.holder):
         return False
-    if new.negated:
-        if new.tense == "past":
-            return False
-    elif not past_habit(new):
-        return False
+    if not (new.tense != "past" if new.negated else past_habit(new)):
+        return False  # a negated past event ("I didn't take the ferry") or no habit said over
     said = content(new) - _NEGATION_WORDS - {"used"}
     return values(new) <= values(old) and _said_in(said, content(old) | values(old))
 
