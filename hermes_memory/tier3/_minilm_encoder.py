@@ -13,6 +13,7 @@ from hermes_memory.tier3.embedder import (
     BaseEmbedder,
     FloatArray,
     Kind,
+    PieceTable,
     check_texts,
 )
 from hermes_memory.tier3.local_embedder import MINILM_DIM
@@ -55,7 +56,7 @@ class MiniLMEncoder(BaseEmbedder):
         return self.model.word_pieces(words)
 
     @property
-    def piece_vectors(self) -> FloatArray:
+    def piece_vectors(self) -> PieceTable:
         """``StaticVectors``: the model's input vector of every word piece (loads the model)."""
         return self.model.piece_vectors
 

@@ -157,7 +157,17 @@ class StaticVectors(Protocol):
     def word_pieces(self, words: Sequence[str]) -> list[list[int]]: ...
 
     @property
-    def piece_vectors(self) -> FloatArray: ...
+    def piece_vectors(self) -> PieceTable: ...
+
+
+class PieceTable(Protocol):
+    """Word-piece vectors read by row: ``table[ids]`` is float32 rows (a float32 array is one; the int8
+    model keeps its rows int8 and scales the ones read)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    def __getitem__(self, ids: Any, /) -> FloatArray: ...
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:
@@ -345,6 +355,7 @@ __all__ = [
     "EmbedderInfo",
     "FloatArray",
     "Kind",
+    "PieceTable",
     "StaticVectors",
     "check_texts",
     "configured_options",

