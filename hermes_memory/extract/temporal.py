@@ -527,6 +527,15 @@ _SPAN_NOT_DATE_BEFORE = re.compile(r"\b(?:time|ever|once|twice|best|worst|most|l
 _NOT_A_DATE_BEFORE = re.compile(r"(?:every|each|black|good|cyber|easter|palm|ash|super)\s+$")
 
 
+def _named(text: str, pos: int) -> bool:
+    """Whether the word at ``pos`` is capitalised inside a sentence, as a name is ("a book called
+    Tomorrow"); not at a sentence's start, nor in text written in capitals."""
+    if not (text[pos].isupper() and text[pos + 1 : pos + 2].islower()):
+        return False
+    before = text[:pos].rstrip(" \t'\"\u2018\u201c(")
+    return bool(before) and before[-1] not in ".!?:;\n\u2014-"
+
+
 def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMention]:
     """Time expressions in ``text`` resolved against ``now`` (aware) and the tense of their clause;
     spans are shifted by ``offset``.
@@ -549,6 +558,8 @@ def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMen
             continue
         if match.lastgroup.startswith("weekday") and _NOT_A_DATE_BEFORE.search(low[max(0, pos - 12) : pos]):
             continue
+        if match.lastgroup == "dayword" and _named(text, pos):
+            continue  # "I'm reading Tomorrow, and Tomorrow, and Tomorrow": a title
         consumed = match.end()
         s0, e0 = match.span()
         resolved = _RESOLVERS[match.lastgroup](

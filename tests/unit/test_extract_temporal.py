@@ -205,3 +205,28 @@ def test_a_fact_from_a_past_statement_is_dated_in_the_past() -> None:
     facts = extract(message).facts
     assert facts and all(f.when is not None and f.when.start < said for f in facts)
     assert any("May 2026" in f.content for f in facts)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("I'm halfway through Tomorrow, and Tomorrow, and Tomorrow.", []),  # a title, inside a sentence
+        ("She was interviewed on the Today programme.", []),
+        ("Tomorrow the movers come at eight.", ["Tomorrow"]),  # a sentence's first word
+        ("Big week. Tonight we celebrate.", ["Tonight"]),
+        ('"Yesterday," he said, "was a mess."', ["Yesterday"]),
+        ("CALL ME TOMORROW", ["TOMORROW"]),  # written in capitals: no name
+        ("the dentist moved my check-up to tomorrow", ["tomorrow"]),
+    ],
+)
+def test_a_day_word_capitalised_inside_a_sentence_is_a_name_not_a_date(text: str, found: list[str]) -> None:
+    assert [m.text for m in find_temporal(text, at(2026, 3, 2))] == found
+
+
+def test_a_title_that_reads_like_a_day_is_kept_in_the_fact() -> None:
+    message = MessageInput(
+        text="I'm reading Tomorrow, and Tomorrow, and Tomorrow by Gabrielle Zevin.",
+        time=at(2026, 3, 2), speaker="user", role="user",
+    )  # fmt: skip
+    contents = [f.content for f in extract(message).facts]
+    assert not any("2026" in c for c in contents), contents
