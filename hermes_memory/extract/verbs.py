@@ -28,6 +28,8 @@ _SPECIAL = {
     "dont": "doesn't",
     "haven't": "hasn't",
     "go": "goes",
+    "wanna": "wants to",  # the spoken contractions of a verb and "to"
+    "gotta": "has got to",
     "'m": "is",
 }
 _PLURAL_SPECIAL = {
@@ -78,6 +80,9 @@ _ADVERBS = (
     "|then|even|already|finally|regularly|occasionally|actually|generally|typically|normally|frequently"
     "|constantly|hardly|nowadays|today"
 )
+#: Any adverb in -ly before a verb ("I genuinely love", "I slowly started"), read by its ending; not the
+#: few verbs that end so ("apply", "rely", "reply", "supply", "multiply", "comply", "imply", "rally").
+LY_ADVERB = r"(?!(?:app|re|rep|supp|multip|comp|imp|al|ral|tal|bul)ly\b)[a-z]{2,}ly"
 _TIME_ADVERBS = frozenset({"now", "currently", "still", "nowadays", "today"})
 _MODALS = frozenset(
     "can could will would should might may must shall can't cannot couldn't won't wouldn't shouldn't "
@@ -101,7 +106,7 @@ def _rx(name: str) -> re.Pattern[str]:
         "subject": (
             r"(?<!\band )(?<!\bAnd )\b(?:[Ii](?![.\w])(?P<c>'(?:m|ve|d|ll|s))?"
             r"|^[Yy]ou(?P<yc>'(?:re|ve|d|ll))?)"
-            rf"(?P<adv>(?:\s+(?:{_ADVERBS}|not|no\s+longer|totally|definitely|absolutely|truly|literally))*)"
+            rf"(?P<adv>(?:\s+(?:{_ADVERBS}|not|no\s+longer|{LY_ADVERB}))*)"
             r"(?:\s+(?P<verb>[a-z]+n't|[a-z]+)(?![\w']))?"
         ),
         # Where the subject's reach ends: another subject or a subordinate clause.
@@ -225,4 +230,4 @@ def _reads_as_verb(word: str, after_adverb: bool, after: str, head: str) -> bool
     return after in _PREPOSITIONS and (head not in _LIKING or low in _ADJECTIVES_TOO)
 
 
-__all__ = ["agree_coordinated", "is_base_verb", "plural", "singular", "third_person"]
+__all__ = ["LY_ADVERB", "agree_coordinated", "is_base_verb", "plural", "singular", "third_person"]

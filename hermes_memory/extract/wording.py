@@ -21,7 +21,7 @@ from hermes_memory.extract.mentions import Mention
 from hermes_memory.extract.phrasing import plan_object, render
 from hermes_memory.extract.temporal import as_phrase
 from hermes_memory.extract.types import TemporalMention
-from hermes_memory.extract.verbs import agree_coordinated, singular, third_person
+from hermes_memory.extract.verbs import LY_ADVERB, agree_coordinated, singular, third_person
 
 _I = re.IGNORECASE
 # Pattern sources by name, compiled on first use by _rx() (no work at import time).
@@ -65,10 +65,9 @@ _SOURCES: dict[str, tuple[str, int]] = {
     ),
     # First and second person, with the verb after "I" so it can be conjugated.
     "first": (
-        r"\b(?:(?P<i>I|i)(?![.\w])(?P<c>['’](?:m|ve|d|ll))?(?P<adv>(?:\s+(?:really|just|also|still|always"
-        r"|never|no\s+longer|actually|totally|finally|recently|usually|often|sometimes|even|only|definitely"
-        r"|truly|absolutely|already|now|mostly|currently|too|personally|honestly|officially|seriously"
-        r"|literally))*)(?:\s+(?P<verb>[a-z]+n['’]t|[a-z]+)(?![\w'’]))?"
+        r"\b(?:(?P<i>I|i)(?![.\w])(?P<c>['’](?:m|ve|d|ll))?(?P<adv>(?:\s+(?:just|also|still|always"
+        r"|never|no\s+longer|often|sometimes|even|already|now|too|" + LY_ADVERB + r"))*)"
+        r"(?:\s+(?P<verb>[a-z]+n['’]t|[a-z]+)(?![\w'’]))?"
         r"|(?P<we>we)(?P<wc>['’](?:re|ve|d|ll))?|(?P<you>you)(?P<yc>['’](?:re|ve|d|ll))?"
         r"(?:\s+(?P<yverb>are|were|have|do|don't|aren't|weren't|haven't)\b|\s+(?P<yword>[a-z]+)(?![\w'’]))?"
         r"|(?P<word>me|my|mine|myself|us|our|ours|ourselves|your|yours|yourself))\b(?![-'’]\w)",

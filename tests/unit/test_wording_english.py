@@ -140,6 +140,21 @@ def test_every_verb_after_a_third_person_subject_agrees(said: str, expected: str
 
 @pytest.mark.parametrize(
     ("said", "expected"),
+    [  # an adverb in -ly is read by its ending, whichever it is; a verb in -ly is still the verb
+        ("I genuinely adore pottery.", "The user genuinely adores pottery"),
+        ("I gradually stopped cycling to work.", "The user gradually stopped cycling to work"),
+        ("I occasionally teach yoga at the lido.", "The user occasionally teaches yoga at the lido"),
+        ("I rely on my bike to get around.", "The user relies on their bike to get around"),
+        ("I apply for two jobs every week.", "The user applies for two jobs every week"),
+        ("I wanna learn Portuguese.", "The user wants to learn Portuguese"),
+    ],
+)
+def test_the_verb_after_an_adverb_agrees_and_the_adverb_keeps_its_form(said: str, expected: str) -> None:
+    assert expected in facts(said)
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
     [  # verbs under "to" or a modal, and nouns after "and", keep their form
         ("I like to cook and bake on weekends.", "The user likes to cook and bake on weekends"),
         ("I can swim and dance.", "The user can swim and dance"),
