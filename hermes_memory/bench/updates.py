@@ -228,14 +228,17 @@ def _pairs_of(later: list[Statement], earlier: list[Statement], vec: dict[str, A
     ]  # fmt: skip
 
 
-def decide(detector: UpdateDetector, p: Pair, distractors: list[Statement]) -> tuple[bool, int]:
+def decide(
+    detector: UpdateDetector, p: Pair, distractors: Sequence[tuple[Statement, str]] = ()
+) -> tuple[bool, int]:
     """Whether the detector closes one of the pair's earlier statements when the store also holds
-    ``distractors``; and how many distractors it closes."""
-    candidates = [*p.earlier, *distractors]
+    ``distractors`` (each with the pair it was said in); and how many distractors it closes."""
+    candidates = [*p.earlier, *(s for s, _ in distractors)]
+    sources = [frozenset({p.id})] * len(p.earlier) + [frozenset({said}) for _, said in distractors]
     own = len(p.earlier)
     hit, wrong = False, 0
     for new in p.later:
-        for r in detector.replaced(new, candidates, [s for s in p.later if s is not new]):
+        for r in detector.replaced(new, candidates, [s for s in p.later if s is not new], sources):
             if r.index < own:
                 hit = True
             else:
@@ -270,13 +273,13 @@ def run(path: Path, detector: UpdateDetector, chat_path: Path | None = None) -> 
     chat = chat_negatives(conversations, detector)
     every = [c for group in chat.values() for c in group]
     crowd = {
-        p.id: [s for q in _others(pairs, p, n, DISTRACTORS_EVAL) for s in q.earlier]
+        p.id: [(s, q.id) for q in _others(pairs, p, n, DISTRACTORS_EVAL) for s in q.earlier]
         for n, p in enumerate(pairs)
     }
-    detector.vectors([t for group in crowd.values() for s in group for t in (s.normal, s.masked)])
+    detector.vectors([t for group in crowd.values() for s, _ in group for t in (s.normal, s.masked)])
     model = fit(pairs, found, vec, every)
     detector.model = model
-    in_sample = {p.id: decide(detector, p, [])[0] for p in pairs}
+    in_sample = {p.id: decide(detector, p)[0] for p in pairs}
     talk: dict[str, dict[str, int]] = {}
     for conv in conversations:
         statements = sum(len(group) for group in conv.said.values())
@@ -293,7 +296,7 @@ def run(path: Path, detector: UpdateDetector, chat_path: Path | None = None) -> 
         detector.model = fit([p for p in pairs if p.family != family], found, vec, every)
         for p in pairs:
             if p.family == family:
-                held[p.id] = decide(detector, p, [])[0]
+                held[p.id] = decide(detector, p)[0]
                 crowded[p.id], closed = decide(detector, p, crowd[p.id])
                 wrong += closed
     detector.model = model

@@ -146,17 +146,26 @@ class UpdateDetector:
         ]  # fmt: skip
 
     def replaced(
-        self, new: Statement, earlier: Sequence[Statement], context: Sequence[Statement] = ()
+        self,
+        new: Statement,
+        earlier: Sequence[Statement],
+        context: Sequence[Statement] = (),
+        sources: Sequence[frozenset[str]] | None = None,
     ) -> list[Replacement]:
         """The earlier statements ``new`` makes no longer true, most probable first.
 
         ``context``: the other clauses of the same message (evidence of a change may sit in one of them).
+        ``sources``: where each earlier statement was said (the turns a fact was drawn from); given, the
+        others replaced with the most probable one must also have been said with it.
         A correction ("..., not <old value>": ``model.corrects``) replaces the statements it sets right,
         a denial (the old statement said again negated: ``model.denies``) the statements it denies.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value
         (``fills_slot``), and others above the threshold only when they say the same thing as that one
-        (their cosine to it at least ``SAME_ATTRIBUTE``: two facts drawn from one old statement). The
+        (their cosine to it at least ``SAME_ATTRIBUTE``) and were said with it (``sources``): two facts
+        drawn from one old statement. In a store, many facts of a holder say much the same thing ("Jon
+        is still searching for a place for his dance studio", "Jon is prepping for his dance studio"),
+        and a new value replaces the one statement that held it, not all of them. The
         clause speaks of the
         attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
         says the same thing ("I'm the cellist of the Lindqvist Ensemble now" is nearest to the quartet
@@ -190,7 +199,8 @@ class UpdateDetector:
             return []
         return [
             Replacement(i, p) for p, i in scored
-            if i == best or (p >= threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE)
+            if i == best or (p >= threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE
+                             and (sources is None or bool(sources[i] & sources[best])))
         ]  # fmt: skip
 
 

@@ -120,7 +120,10 @@ class StatementUpdates:
             [t for new, olds in weighed if olds for s in (new, *olds) for t in (s.normal, s.masked)]
         )
         for clause, new, candidates, earlier in pending:
-            found = detector.replaced(new, earlier, [n for _, n in heard if n is not new])
+            found = detector.replaced(
+                new, earlier, [n for _, n in heard if n is not new],
+                [frozenset(f.source_episodes) for f in candidates],
+            )  # fmt: skip
             # A statement about a holder is something a later one can replace: it gets a fact even
             # when extraction found no pattern in it ("My GP is Dr. Lindqvist").
             # A clause about nobody known ("The book club fizzled out") gets one only when it replaced.

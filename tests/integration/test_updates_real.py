@@ -179,6 +179,25 @@ def test_small_talk_between_friends_closes_nothing(tmp_path: Path) -> None:
         assert not closed, [f.content for f in closed]
 
 
+def test_a_statement_replaces_one_earlier_turn_of_many_alike(tmp_path: Path) -> None:
+    """Someone talks about one project for days; a new state of it closes at most the statement it
+    replaces (and facts drawn from the same turn), not every fact that resembles it."""
+    said = [
+        "I'm fitting out my pottery studio in the evenings.",
+        "Still hunting for a cheap lease for the pottery studio.",
+        "My pottery studio is coming along, I've ordered the wheels.",
+        "Getting the pottery studio ready is taking all my time.",
+        "The pottery studio is on shaky ground right now, the landlord wants it back.",
+    ]
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        for i, text in enumerate(said):
+            assert api.remember_message(text, "chat", START + i * DAY, speaker="Ilse")["success"]
+        assert api.flush()["success"]
+        closed = api.tier2.facts.superseded(limit=100)
+        turns = {episode for fact in closed for episode in fact.source_episodes}
+        assert len(turns) <= 1, [f.content for f in closed]
+
+
 def test_the_old_fact_points_at_the_clause_that_names_the_new_value(tmp_path: Path) -> None:
     """ "I closed my Barclays account; Monzo is my bank." ends the old value in its first clause and names
     the new one in its second: the replaced fact points at the second, even when extraction's fact of

@@ -433,6 +433,35 @@ def test_a_clause_replaces_only_the_attribute_it_is_nearest_to(monkeypatch: pyte
         assert [r.index for r in detector.replaced(new, [club, band])] == replaced
 
 
+def test_a_clause_replaces_with_the_best_only_what_was_said_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Facts of one holder often say much the same thing, said on different days; a new value replaces
+    the most probable one and the facts drawn from the same turn as it, not every fact alike to it."""
+    import numpy as np
+
+    from hermes_memory.updates.detector import UpdateDetector
+
+    def alike(texts: Sequence[str]) -> np.ndarray:  # every text the same in meaning
+        return np.tile(np.eye(1, 384, dtype=np.float32), (len(texts), 1))
+
+    earlier = [
+        read("I'm fitting out my pottery studio"),
+        read("My pottery studio has two wheels and a kiln"),
+        read("I'm still hunting for a lease for my pottery studio"),
+    ]
+    new = read("The pottery studio is in the old mill on Weir Street now")
+    detector = UpdateDetector(alike)
+    chances = iter([0.9, 0.8, 0.85])
+    weights = {id(old): next(chances) for old in earlier}
+    monkeypatch.setattr(detector, "features", lambda old, *_: [weights[id(old)]])
+    monkeypatch.setattr(detector.model, "probability", lambda x: x[0])
+    monkeypatch.setattr(detector, "says_change", lambda *_: True)
+    assert [r.index for r in detector.replaced(new, earlier)] == [0, 2, 1]  # no sources: all alike
+    turns = [frozenset({"t1"}), frozenset({"t1"}), frozenset({"t7"})]
+    assert [r.index for r in detector.replaced(new, earlier, (), turns)] == [0, 1]
+    turns = [frozenset({"t1"}), frozenset({"t4"}), frozenset({"t7"})]
+    assert [r.index for r in detector.replaced(new, earlier, (), turns)] == [0]
+
+
 def test_a_name_spoken_to_ties_a_clause_to_no_ones_statements() -> None:
     """"So long, Edda" is said to Edda: it speaks of nothing Edda said, and its greeting is no holder."""
     from hermes_memory.updates.holders import about_same
