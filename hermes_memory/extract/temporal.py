@@ -430,10 +430,8 @@ def _r_partnow(m: _Match, today: date) -> _Resolved | None:
 
 
 def _r_dayword(m: _Match, today: date) -> _Resolved | None:
-    offset = {
-        "yesterday": -1, "last night": -1, "tomorrow": 1, "the day before yesterday": -2,
-        "the day after tomorrow": 2,
-    }.get(m.low("dayword"), 0)  # fmt: skip
+    offset = {"yesterday": -1, "last night": -1, "tomorrow": 1, "the day before yesterday": -2,
+              "the day after tomorrow": 2}.get(m.low("dayword"), 0)  # fmt: skip
     return P.day(today + timedelta(days=offset)), True, m.match.span()
 
 
@@ -528,12 +526,11 @@ _NOT_A_DATE_BEFORE = re.compile(r"(?:every|each|black|good|cyber|easter|palm|ash
 
 
 def _named(text: str, pos: int) -> bool:
-    """Whether the word at ``pos`` is capitalised inside a sentence, as a name is ("a book called
+    """Whether the word at ``pos`` is capitalised inside a sentence, as a name ("reading Tomorrow, and
     Tomorrow"); not at a sentence's start, nor in text written in capitals."""
-    if not (text[pos].isupper() and text[pos + 1 : pos + 2].islower()):
-        return False
     before = text[:pos].rstrip(" \t'\"\u2018\u201c(")
-    return bool(before) and before[-1] not in ".!?:;\n\u2014-"
+    capitalised = text[pos].isupper() and text[pos + 1 : pos + 2].islower()
+    return capitalised and bool(before) and before[-1] not in ".!?:;\n\u2014-"
 
 
 def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMention]:
@@ -559,7 +556,7 @@ def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMen
         if match.lastgroup.startswith("weekday") and _NOT_A_DATE_BEFORE.search(low[max(0, pos - 12) : pos]):
             continue
         if match.lastgroup == "dayword" and _named(text, pos):
-            continue  # "I'm reading Tomorrow, and Tomorrow, and Tomorrow": a title
+            continue  # a title
         consumed = match.end()
         s0, e0 = match.span()
         resolved = _RESOLVERS[match.lastgroup](
