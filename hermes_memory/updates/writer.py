@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -109,6 +110,7 @@ class StatementUpdates:
                 f for f in self._candidates(tier2, new, speaker, clause)
                 if f.uuid not in own and episode.uuid not in f.source_episodes
                 and _since(f) <= episode.timestamp and _statement(f.content)
+                and not _someone_elses(f, new, speaker, known)
             ]  # fmt: skip
             earlier = [_stored(f.content, speaker, known) for f in candidates]
             pending.append((clause, new, candidates, earlier))
@@ -223,7 +225,7 @@ class StatementUpdates:
         ]  # fmt: skip
         if inside:  # the extracted fact that covers most of the clause
             return max(inside, key=lambda f: overlap[f.uuid])
-        content = new.normal[:1].upper() + new.normal[1:]
+        content = _said_by(new.normal, episode.speaker)
         category = classify.category_for("states", content)
         return tier2.facts.store(
             content, category=category, confidence=0.6, source_type="session", source_id=episode.session_id,
@@ -251,6 +253,30 @@ def _statement(content: str) -> bool:
 def _stored(content: str, speaker: str, known: Known) -> Statement:
     """A stored fact read as a statement (the same facts are candidates for many later clauses)."""
     return read(content, speaker=speaker, holders=known.holders, things=known.things)
+
+
+def _someone_elses(fact: Fact, new: Statement, speaker: str, known: Known) -> bool:
+    """Whether ``fact`` is what another person said of themself (or of their own people) while ``new`` is
+    what the speaker says of their own: where several people speak, Alice's "My GP is Dr. Osei now" ends
+    nothing Bob said of his GP. The fact is read as its subject would say it."""
+    owner = fact.subject or ""
+    if not _own(new.holder) or owner.casefold() in (speaker.casefold(), USER, f"the {USER}"):
+        return False
+    return _own(_stored(fact.content, owner, known).holder)
+
+
+def _own(holder: str | None) -> bool:
+    """Whether a statement's holder is its speaker or one of the speaker's people ("user's sister")."""
+    return holder == USER or (holder or "").startswith(f"{USER}'s ")
+
+
+def _said_by(normal: str, speaker: str | None) -> str:
+    """A statement's normal form as a fact, the user named as extraction names them: "Bob's GP is Dr.
+    Lindqvist" when Bob said "My GP is Dr. Lindqvist" (in a store where several people speak, "the user"
+    would be whoever reads it next), "The user's GP is ..." when the speaker has no name."""
+    if speaker and speaker.casefold() not in (USER, f"the {USER}"):
+        normal = re.sub(r"\bthe user\b", lambda _: speaker, normal, flags=re.IGNORECASE)
+    return normal[:1].upper() + normal[1:]
 
 
 def _subject(new: Statement, episode: Episode) -> str:

@@ -198,6 +198,29 @@ def test_a_statement_replaces_one_earlier_turn_of_many_alike(tmp_path: Path) -> 
         assert len(turns) <= 1, [f.content for f in closed]
 
 
+def test_where_several_people_speak_each_updates_only_their_own(tmp_path: Path) -> None:
+    """In one store with two speakers, what Alice says of herself ends nothing Bob said of himself, even
+    a statement of his with no subject; Bob's own new value does. A statement kept as a fact names its
+    speaker, as extraction does ("Bob's GP is ..."), not "the user"."""
+    said = [
+        ("Bob", "My GP is Dr. Lindqvist."),
+        ("Bob", "Learning the cello on Sunday mornings."),
+        ("Alice", "My GP is Dr. Osei now."),
+        ("Alice", "Learning the banjo on Sunday mornings these days, not the cello anymore."),
+    ]
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        for i, (speaker, text) in enumerate(said):
+            assert api.remember_message(text, "chat", START + i * DAY, speaker=speaker)["success"]
+        assert api.flush()["success"]
+        assert not api.tier2.facts.superseded(limit=100)
+        facts = [f.content for f in api.tier2.facts.believed_about(["Bob", "Alice"], limit=50)]
+        assert "Bob's GP is Dr. Lindqvist" in facts and "Alice's GP is Dr. Osei now" in facts, facts
+        api.remember_message("Dr. Osei is my GP as well now.", "chat", START + 5 * DAY, speaker="Bob")
+        assert api.flush()["success"]
+        closed = [f.content for f in api.tier2.facts.superseded(limit=100)]
+        assert closed == ["Bob's GP is Dr. Lindqvist"], closed
+
+
 def test_the_old_fact_points_at_the_clause_that_names_the_new_value(tmp_path: Path) -> None:
     """ "I closed my Barclays account; Monzo is my bank." ends the old value in its first clause and names
     the new one in its second: the replaced fact points at the second, even when extraction's fact of
@@ -223,9 +246,9 @@ def test_a_clause_that_asserts_nothing_is_still_context_for_the_others(
     weighed: list[tuple[str, list[str]]] = []
     original = UpdateDetector.replaced
 
-    def spy(self: UpdateDetector, new: Any, earlier: Any, context: Any = ()) -> Any:
+    def spy(self: UpdateDetector, new: Any, earlier: Any, context: Any = (), sources: Any = None) -> Any:
         weighed.append((new.text, [c.text for c in context]))
-        return original(self, new, earlier, context)
+        return original(self, new, earlier, context, sources)
 
     monkeypatch.setattr(UpdateDetector, "replaced", spy)
     with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
