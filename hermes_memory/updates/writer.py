@@ -110,10 +110,10 @@ class StatementUpdates:
                 f for f in self._candidates(tier2, new, speaker, clause)
                 if f.uuid not in own and episode.uuid not in f.source_episodes
                 and _since(f) <= episode.timestamp and _statement(f.content)
-                and not _someone_elses(f, new, speaker, known)
             ]  # fmt: skip
-            earlier = [_stored(f.content, speaker, known) for f in candidates]
-            pending.append((clause, new, candidates, earlier))
+            read_back = [(f, _stored(f.content, speaker, known)) for f in candidates]
+            mine = [(f, old) for f, old in read_back if not _someone_elses(f, old, new, speaker)]
+            pending.append((clause, new, [f for f, _ in mine], [old for _, old in mine]))
         # One encoder call for the whole message (the candidates' vectors are mostly cached), for the
         # statements ``replaced`` will weigh: most clauses have no earlier statement it could end, and
         # embedding them all cost a third of the texts ingest embedded.
@@ -255,14 +255,16 @@ def _stored(content: str, speaker: str, known: Known) -> Statement:
     return read(content, speaker=speaker, holders=known.holders, things=known.things)
 
 
-def _someone_elses(fact: Fact, new: Statement, speaker: str, known: Known) -> bool:
-    """Whether ``fact`` is what another person said of themself (or of their own people) while ``new`` is
-    what the speaker says of their own: where several people speak, Alice's "My GP is Dr. Osei now" ends
-    nothing Bob said of his GP. The fact is read as its subject would say it."""
-    owner = fact.subject or ""
-    if not _own(new.holder) or owner.casefold() in (speaker.casefold(), USER, f"the {USER}"):
+def _someone_elses(fact: Fact, old: Statement, new: Statement, speaker: str) -> bool:
+    """Whether ``fact`` reads (as ``old``) as the speaker's own, as ``new`` does, while its subject is
+    someone else: a statement with no subject ("Learning the cello on Sundays") or an older one kept as
+    "the user ..." that another person made. Where several people speak, Alice's "My GP is Dr. Osei now"
+    ends nothing Bob said of his GP; her own and her people's ("Alice's dad") stay hers to update."""
+    if not (_own(new.holder) and _own(old.holder)):
         return False
-    return _own(_stored(fact.content, owner, known).holder)
+    owner = (fact.subject or "").casefold()
+    mine = (speaker.casefold(), USER, f"the {USER}")
+    return owner not in mine and not owner.startswith(tuple(f"{name}'s " for name in mine))
 
 
 def _own(holder: str | None) -> bool:

@@ -205,6 +205,7 @@ def test_where_several_people_speak_each_updates_only_their_own(tmp_path: Path) 
     said = [
         ("Bob", "My GP is Dr. Lindqvist."),
         ("Bob", "Learning the cello on Sunday mornings."),
+        ("Bob", "My dad drives a Volvo estate."),
         ("Alice", "My GP is Dr. Osei now."),
         ("Alice", "Learning the banjo on Sunday mornings these days, not the cello anymore."),
     ]
@@ -215,10 +216,12 @@ def test_where_several_people_speak_each_updates_only_their_own(tmp_path: Path) 
         assert not api.tier2.facts.superseded(limit=100)
         facts = [f.content for f in api.tier2.facts.believed_about(["Bob", "Alice"], limit=50)]
         assert "Bob's GP is Dr. Lindqvist" in facts and "Alice's GP is Dr. Osei now" in facts, facts
-        api.remember_message("Dr. Osei is my GP as well now.", "chat", START + 5 * DAY, speaker="Bob")
+        later = ["Dr. Osei is my GP as well now.", "Dad sold the Volvo, he drives a Kia now."]
+        for i, text in enumerate(later):
+            api.remember_message(text, "chat", START + (5 + i) * DAY, speaker="Bob")
         assert api.flush()["success"]
-        closed = [f.content for f in api.tier2.facts.superseded(limit=100)]
-        assert closed == ["Bob's GP is Dr. Lindqvist"], closed
+        closed = sorted(f.content for f in api.tier2.facts.superseded(limit=100))
+        assert closed == ["Bob's GP is Dr. Lindqvist", "Bob's dad drives a Volvo estate"], closed
 
 
 def test_the_old_fact_points_at_the_clause_that_names_the_new_value(tmp_path: Path) -> None:
