@@ -165,9 +165,8 @@ class UpdateDetector:
         (their cosine to it at least ``SAME_ATTRIBUTE``) and were said with it (``sources``): two facts
         drawn from one old statement. In a store, many facts of a holder say much the same thing ("Jon
         is still searching for a place for his dance studio", "Jon is prepping for his dance studio"),
-        and a new value replaces the one statement that held it, not all of them. The
-        clause speaks of the
-        attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
+        and a new value replaces the one statement that held it, not all of them. The clause speaks of
+        the attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
         says the same thing ("I'm the cellist of the Lindqvist Ensemble now" is nearest to the quartet
         the user played in, and replaces no rowing club membership, however its words read)."""
         mine = self.comparable(new, earlier)
