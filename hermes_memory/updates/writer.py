@@ -260,9 +260,9 @@ def _someone_elses(fact: Fact, old: Statement, new: Statement, speaker: str) -> 
     someone else: a statement with no subject ("Learning the cello on Sundays") or an older one kept as
     "the user ..." that another person made. Where several people speak, Alice's "My GP is Dr. Osei now"
     ends nothing Bob said of his GP; her own and her people's ("Alice's dad") stay hers to update."""
-    if not (_own(new.holder) and _own(old.holder)):
-        return False
     owner = (fact.subject or "").casefold()
+    if not owner or not (_own(new.holder) and _own(old.holder)):
+        return False  # a curated entry or a tool's write names no one: the user's, as ever
     mine = (speaker.casefold(), USER, f"the {USER}")
     return owner not in mine and not owner.startswith(tuple(f"{name}'s " for name in mine))
 

@@ -224,6 +224,17 @@ def test_where_several_people_speak_each_updates_only_their_own(tmp_path: Path) 
         assert closed == ["Bob's GP is Dr. Lindqvist", "Bob's dad drives a Volvo estate"], closed
 
 
+def test_a_written_fact_that_names_no_one_is_the_users_to_update(tmp_path: Path) -> None:
+    """A fact a tool or the curated memory wrote has no subject: whoever speaks, it is the user's, and
+    their new value ends it."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        assert api.add("My phone is a Pixel 6.")["success"]
+        said = "My phone is an iPhone 16 now, the Pixel finally died."
+        api.remember_message(said, "chat", time.time() + 60.0, speaker="Dana")
+        assert api.flush()["success"]
+        assert [f.content for f in api.tier2.facts.superseded(limit=10)] == ["My phone is a Pixel 6."]
+
+
 def test_the_old_fact_points_at_the_clause_that_names_the_new_value(tmp_path: Path) -> None:
     """ "I closed my Barclays account; Monzo is my bank." ends the old value in its first clause and names
     the new one in its second: the replaced fact points at the second, even when extraction's fact of
