@@ -50,9 +50,14 @@ def _names(statement: Statement, name: str) -> bool:
     return re.search(rf"\b{re.escape(folded)}(?:'s)?\b", statement.normal.casefold()) is not None
 
 
+def users_own(holder: str | None) -> bool:
+    """Whether a holder is the user (the speaker) or one of the user's roles ("user's sister")."""
+    return holder == USER or (holder or "").startswith(f"{USER}'s ")
+
+
 def _a_name(holder: str | None) -> TypeGuard[str]:
-    """Whether a holder is a name (neither the user nor one of the user's roles: "user's sister")."""
-    return holder is not None and holder != USER and not holder.startswith("user's ")
+    """Whether a holder is a name (neither the user nor one of the user's roles: ``users_own``)."""
+    return holder is not None and not users_own(holder)
 
 
 def _unknown_subject(statement: Statement) -> bool:
@@ -84,4 +89,4 @@ def _apposed(named: Statement, role: str | None) -> bool:
     )
 
 
-__all__ = ["about_same", "same_holder"]
+__all__ = ["about_same", "same_holder", "users_own"]

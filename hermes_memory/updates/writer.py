@@ -26,7 +26,7 @@ from hermes_memory.extract.wording import is_low_value, is_small_talk
 from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.holders import about_same
+from hermes_memory.updates.holders import about_same, users_own
 from hermes_memory.updates.model import content, values
 from hermes_memory.updates.statement import USER, Known, Statement, clauses, read
 
@@ -261,15 +261,10 @@ def _someone_elses(fact: Fact, old: Statement, new: Statement, speaker: str) -> 
     "the user ..." that another person made. Where several people speak, Alice's "My GP is Dr. Osei now"
     ends nothing Bob said of his GP; her own and her people's ("Alice's dad") stay hers to update."""
     owner = (fact.subject or "").casefold()
-    if not owner or not (_own(new.holder) and _own(old.holder)):
+    if not owner or not (users_own(new.holder) and users_own(old.holder)):
         return False  # a curated entry or a tool's write names no one: the user's, as ever
     mine = (speaker.casefold(), USER, f"the {USER}")
     return owner not in mine and not owner.startswith(tuple(f"{name}'s " for name in mine))
-
-
-def _own(holder: str | None) -> bool:
-    """Whether a statement's holder is its speaker or one of the speaker's people ("user's sister")."""
-    return holder == USER or (holder or "").startswith(f"{USER}'s ")
 
 
 def _said_by(normal: str, speaker: str | None) -> str:
