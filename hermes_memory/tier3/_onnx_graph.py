@@ -12,7 +12,7 @@ pooling stay in numpy (cheap gathers and sums).
 
 With ``quantized`` matrices the four weight products of each layer run in integer arithmetic: each
 input row (one word piece) is divided by the matrix's smoothing vector, scaled to int8 by its own
-largest value and multiplied by the int8 weights (``MatMulInteger``), and the int32 result is scaled
+largest value and multiplied by the int8 weights (``MatMulIntegerToFloat``), and the result is scaled
 back by the row's and the column's scales. A row's scale depends on that row alone, so a text's vector
 does not depend on the texts batched with it.
 """
@@ -97,10 +97,10 @@ def _attr_ints(name: str, values: Sequence[int]) -> bytes:
     return _str(1, name) + b"".join(_int(8, v) for v in values) + _int(20, _ATTR_INTS)
 
 
-def _node(op: str, inputs: Sequence[str], outputs: Sequence[str], *attrs: bytes) -> bytes:
+def _node(op: str, inputs: Sequence[str], outputs: Sequence[str], *attrs: bytes, domain: str = "") -> bytes:
     body = b"".join(_str(1, i) for i in inputs) + b"".join(_str(2, o) for o in outputs)
     body += _str(3, outputs[0]) + _str(4, op) + b"".join(_bytes(5, a) for a in attrs)
-    return _bytes(1, body)
+    return _bytes(1, body + (_str(7, domain) if domain else b""))
 
 
 def _tensor(name: str, array: npt.NDArray[Any]) -> list[bytes | memoryview]:
@@ -122,21 +122,22 @@ def _value_info(field: int, name: str, elem_type: int, dims: Sequence[int | str]
 
 def _integer_product(x: str, w: str, out: str) -> list[bytes]:
     """``out = x @ w`` for the ``QuantMatrix`` stored as ``w_q``, ``w_s`` and ``w_inv`` (see the module
-    docstring): symmetric int8 rows carried as uint8 with the fixed zero point 128."""
+    docstring): each row divided by its largest value, then symmetric int8 carried as uint8 with the
+    fixed zero point 128; the product is scaled back by 1/127, the columns' scales and the row's value."""
     return [
         _node("Mul", [x, w + "_inv"], [out + "_x"]),
         _node("Abs", [out + "_x"], [out + "_abs"]),
         _node("ReduceMax", [out + "_abs"], [out + "_max"], _attr_ints("axes", [1]), _attr_int("keepdims", 1)),
-        _node("Mul", [out + "_max", "inv127"], [out + "_s0"]),
-        _node("Max", [out + "_s0", "tiny"], [out + "_s"]),  # an all-zero row divides by 1e-12, not 0
-        _node("Div", [out + "_x", out + "_s"], [out + "_r"]),
-        _node("Round", [out + "_r"], [out + "_rr"]),
-        _node("Add", [out + "_rr", "f128"], [out + "_u"]),
-        _node("Cast", [out + "_u"], [out + "_q"], _attr_int("to", _UINT8)),
-        _node("MatMulInteger", [out + "_q", w + "_q", "zp128", "zp0"], [out + "_i"]),
-        _node("Cast", [out + "_i"], [out + "_f"], _attr_int("to", _FLOAT)),
-        _node("Mul", [out + "_f", out + "_s"], [out + "_rows"]),
-        _node("Mul", [out + "_rows", w + "_s"], [out]),
+        _node("Max", [out + "_max", "tiny"], [out + "_m"]),  # an all-zero row divides by 1e-12, not 0
+        _node("Div", [out + "_x", out + "_m"], [out + "_r"]),  # each row within [-1, 1]
+        _node("QuantizeLinear", [out + "_r", "inv127", "zp128"], [out + "_q"]),  # round(127 r) + 128
+        _node(
+            "MatMulIntegerToFloat",
+            [out + "_q", w + "_q", "inv127", w + "_s", "zp128"],
+            [out + "_f"],
+            domain="com.microsoft",  # onnxruntime's: the integer product scaled back to float in one op
+        ),
+        _node("Mul", [out + "_f", out + "_m"], [out]),
     ]
 
 
@@ -170,9 +171,7 @@ def encoder_graph(
         *((f"idx{i}", np.array(i, dtype=np.int64)) for i in range(3)),
         ("inv127", np.array(1.0 / 127.0, dtype=np.float32)),
         ("tiny", np.array(1e-12, dtype=np.float32)),
-        ("f128", np.array(128.0, dtype=np.float32)),
         ("zp128", np.array(128, dtype=np.uint8)),
-        ("zp0", np.array(0, dtype=np.int8)),
     ]
     for name, value in constants:
         inits += _tensor(name, value)
@@ -254,7 +253,7 @@ def encoder_graph(
     graph.append(_value_info(11, "heads", _INT64, [5]))
     graph.append(_value_info(12, "out", _FLOAT, ["N", dim]))
     graph_len = sum(part.nbytes if isinstance(part, memoryview) else len(part) for part in graph)
-    opset = _bytes(8, _str(1, "") + _int(2, _OPSET))
+    opset = _bytes(8, _str(1, "") + _int(2, _OPSET)) + _bytes(8, _str(1, "com.microsoft") + _int(2, 1))
     head = _int(1, _IR_VERSION) + _str(2, "hermes-memory") + opset + _varint(7 << 3 | 2) + _varint(graph_len)
     return b"".join([head, *graph])
 
