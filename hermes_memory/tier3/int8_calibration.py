@@ -9,11 +9,12 @@ by ``s_j = a_j ** alpha / w_j ** (1 - alpha)`` and the weights' row ``j`` multip
 ``a_j`` is the largest input seen in that channel and ``w_j`` the row's largest weight; the product is
 unchanged, and both sides quantize with less loss.
 
-``a_j`` comes from running the float encoder over calibration texts: made up here from the tokenizer's
-own vocabulary (random words of 1 to 55, punctuation between some, a fixed seed), so no corpus is
-involved and anyone can make the file again: ``python -m hermes_memory.tier3.int8_calibration``. The
-maxima are shipped (``data/minilm-int8-activations.npz``, 37 KB) under the fingerprint of the weights
-they were measured on; another model file has no calibration and runs in float (``int8_embedder``).
+``a_j`` comes from running the float encoder over calibration texts made up here (``calibration_texts``:
+random words of the tokenizer's own vocabulary, one word repeated, characters of other scripts, marks
+alone; a fixed seed), so no corpus is involved and anyone can make the file again:
+``python -m hermes_memory.tier3.int8_calibration``. The maxima are shipped
+(``data/minilm-int8-activations.npz``, 33 KB, float16) under the fingerprint of the weights they were
+measured on; another model file has no calibration and runs in float (``int8_embedder``).
 """
 
 from __future__ import annotations

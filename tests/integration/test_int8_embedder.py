@@ -176,12 +176,15 @@ def test_a_corrupt_model_file_is_an_embedding_error_on_first_use(tmp_path: Path)
 
 
 def test_the_shipped_calibration_is_what_the_model_measures(tmp_path: Path) -> None:
-    """``python -m hermes_memory.tier3.int8_calibration`` makes the shipped file again, bit for bit."""
+    """``python -m hermes_memory.tier3.int8_calibration`` makes the shipped file again: the same weights'
+    fingerprint and the same ranges (to the float16 they are stored in; another BLAS may round a last
+    digit otherwise)."""
     assert int8_calibration.main([str(tmp_path / "again.npz")]) == 0
     with np.load(tmp_path / "again.npz") as again, np.load(int8_calibration.CALIBRATION_PATH) as shipped:
         assert sorted(again.files) == sorted(shipped.files)
-        for name in shipped.files:
-            assert np.array_equal(again[name], shipped[name]), name
+        assert again["fingerprint"].item() == shipped["fingerprint"].item()
+        for name in (n for n in shipped.files if n != "fingerprint"):
+            assert np.allclose(again[name], shipped[name], rtol=2e-3, atol=1e-4), name
 
 
 def test_other_weights_than_the_calibration_was_measured_on_are_refused(
