@@ -52,6 +52,10 @@ class WordPieces:
         self._pieces: dict[str, tuple[int, ...]] = {}  # word -> its pieces (``word_pieces``)
         self._pieces_lock = threading.Lock()
 
+    def vocabulary(self) -> list[str]:
+        """Every word piece of the tokenizer (special tokens and ``##`` continuations included)."""
+        return list(self._tokenizer.get_vocab())
+
     def token_ids(self, text: str) -> list[int]:
         """Word-piece ids of ``text`` with [CLS]/[SEP], cut to the window as the model's tokenizer cuts."""
         ids: list[int] = self._tokenizer.encode(text).ids

