@@ -69,7 +69,7 @@ from hermes_memory.errors import HermesMemoryError
 from hermes_memory.extract import find_temporal
 from hermes_memory.extract.wording import render
 from hermes_memory.graph.service import GraphService
-from hermes_memory.recall import aggregate, availability, expand, instances, signals
+from hermes_memory.recall import aggregate, availability, expand, instances, present, signals
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall.foreground import RECALLS
@@ -87,21 +87,6 @@ from hermes_memory.tier3.semantic import SemanticMemory
 log = logging.getLogger(__name__)
 
 TIERS = ("tier1", "tier2", "tier3", "graph")
-# Function words a question is made of ("what", "does", "some", "other"...): as BM25 terms they match
-# most turns and only add noise. A generic English list (tokens as ``fts_terms`` yields them), nothing
-# taken from a benchmark's questions; broader than the store-level FTS stop-words on purpose. Tokens
-# that are also content words ("won", "don", "may") stay searchable.
-_FUNCTION_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can cannot could couldn did didn do does doesn doing down during each few for
-    from further had hadn has hasn have haven having he her here hers herself him himself his how i if in
-    into is isn it its itself let me more most mustn my myself no nor not of off on once only or other
-    ought our ours ourselves out over own same shan she should shouldn so some such than that the their
-    theirs them themselves then there these they this those through to too under until up very was wasn
-    we were weren what when where which while who whom why with would wouldn you your yours yourself
-    yourselves s t d ll m re ve also just will shall might must""".split()
-)
-_WORD = re.compile(r"[a-z0-9']+")
 # The keyword side runs beside the embedding, on one of this many long-lived daemon threads (not a
 # ThreadPoolExecutor: Python joins an executor's threads at exit, so a one-shot Hermes process would wait
 # for a search nobody needs any more; and not a new thread per recall: starting one waits for it to be
@@ -266,7 +251,7 @@ class RecallEngine:
         stripped = re.sub(r"\s+", " ", stripped).strip() or query
         name_words = {w.casefold() for n in names for w in n.split()}
         terms = [t for t in fts_terms(query) if t not in name_words] or fts_terms(query)
-        terms = [t for t in terms if t not in _FUNCTION_WORDS] or terms
+        terms = [t for t in terms if t not in present.FUNCTION_WORDS] or terms
         span = None
         # Relative dates ("last May") are read against the present conversation: the newest memory,
         # which is "now" for a live agent and the right anchor for an imported history.
@@ -411,10 +396,13 @@ class RecallEngine:
             episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if current and "tier2" in wanted:
                 replaced_turns = reads.superseded_sources([e.uuid for e in episodes.values()])
-            dropped = _off_the_present(replaced_turns, q)
+            dropped = present.off_the_present(replaced_turns, q.present, q.terms)
+            stand_ins: dict[int, list[int]] = {}
+            if dropped:
+                dropped, stand_ins = self._stand_ins(dropped, replaced_turns, neighbours, turns, reads)
             scored = self._turn_priors(
                 {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
-                session_id, stale, dropped,
+                session_id, stale, dropped, stand_ins,
             )  # fmt: skip
             if not q.across_time:  # gathered over time: its evidence spans sessions
                 scored = expand.session_cohesion(
@@ -499,6 +487,33 @@ class RecallEngine:
             return {}
         rows = reads.episode_rows(list(beside), [])
         return {row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in rows}
+
+    def _stand_ins(
+        self,
+        dropped: set[str],
+        stale: dict[str, Fact],
+        neighbours: dict[int, tuple[int | None, int | None]],
+        turns: dict[int, _Turn],
+        reads: ReadsSnapshot,
+    ) -> tuple[set[str], dict[int, list[int]]]:
+        """The turns left out after all, and by row id the turns that stand in for each: those stating
+        what replaced its statement (``present.replacing_turns``), loaded into ``neighbours`` and
+        ``turns`` when they are not candidates. A turn that states a replacement itself stays in ("not
+        Hamburg any more: Berlin")."""
+        replacing = present.replacing_turns(dropped, stale, reads)
+        rows = {turn.episode.uuid: row_id for row_id, turn in turns.items()}
+        missing = list({u for uuids in replacing.values() for u in uuids if u not in rows})
+        if missing:
+            found = {row: (prev, after) for row, _, prev, after in reads.episode_rows([], missing)}
+            neighbours.update(found)
+            turns.update(self._load_turns(found, reads))
+            rows.update({turns[row_id].episode.uuid: row_id for row_id in found if row_id in turns})
+        stating = {u for uuids in replacing.values() for u in uuids}
+        stand_ins = {
+            rows[uuid]: [rows[u] for u in replacing[uuid] if u in rows]
+            for uuid in replacing if uuid in rows and uuid not in stating
+        }  # fmt: skip
+        return dropped - stating, stand_ins
 
     def _load_turns(
         self, neighbours: dict[int, tuple[int | None, int | None]], reads: ReadsSnapshot
@@ -645,18 +660,15 @@ class RecallEngine:
         session_id: str | None,
         stale: set[str],
         dropped: set[str],
+        stand_ins: dict[int, list[int]],
     ) -> dict[int, float]:
         st = self.settings
-        # A turn left out (superseded, and the question is about the present) lends its neighbours
-        # nothing either: the acknowledgement after "I live in Hamburg" is not news about where one lives.
         boosted = dict(scores)
-        if dropped:
-            boosted = {k: v for k, v in scores.items()
-                       if k not in turns or turns[k].episode.uuid not in dropped}  # fmt: skip
+        lent: dict[int, float] = {}  # what the turns left out leave their stand-ins
         # Whose turns answer it: the one person it names, or the subject of two (``recall.aggregate``).
         speaker, sole = aggregate.question_speaker(q.text, q.names)
         speaker_boost = st.speaker_boost if sole else st.subject_boost
-        for row_id in list(boosted) if speaker or q.span is not None or stale else ():
+        for row_id in list(boosted) if speaker or q.span is not None or stale or dropped else ():
             turn = turns.get(row_id)
             if turn is None:
                 continue
@@ -665,8 +677,17 @@ class RecallEngine:
                 boosted[row_id] *= 1.0 + speaker_boost
             if q.span is not None and q.span[0] <= episode.timestamp < q.span[1] + 86400.0:
                 boosted[row_id] *= 1.0 + st.date_boost
-            if episode.uuid in stale:
+            if episode.uuid in dropped:
+                # A turn left out (superseded, the question about the present) lends its neighbours
+                # nothing: the acknowledgement after "I live in Hamburg" is not news about where one
+                # lives. What replaced its statement answers in its place, with its score.
+                score = boosted.pop(row_id)
+                for other in stand_ins.get(row_id, ()):
+                    lent[other] = max(lent.get(other, 0.0), score)
+            elif episode.uuid in stale:
                 boosted[row_id] *= 1.0 - st.superseded_penalty
+        for row_id, score in lent.items():
+            boosted[row_id] = max(boosted.get(row_id, 0.0), score)
         # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
         final = dict(boosted)
         pulled: dict[int, float] = {}
@@ -1052,15 +1073,6 @@ def _episode_hit(episode: Episode, score: float, threat: int | None) -> Hit:
     return hit if threat == CLEAN else _neutralised(hit)
 
 
-def _off_the_present(stale: dict[str, Fact], q: _Query) -> set[str]:
-    """Turns left out of the answer to a question about the present: those whose superseded statement
-    is on the question's topic ("where do I live now?" is not answered by where the user used to live)."""
-    if not q.present or not stale:
-        return set()
-    topic = {_stem(t) for t in q.terms}
-    return {uuid for uuid, fact in stale.items() if topic & _fact_topic(fact)}
-
-
 def _unavailable(into: dict[str, str] | None, tier: str, exc: HermesMemoryError) -> None:
     """Record why a tier could not answer; without a place to record it, the error propagates."""
     if into is None:
@@ -1133,28 +1145,6 @@ def _current_first(
     return list(ordered.values())[:limit]
 
 
-def _stem(word: str) -> str:
-    """A crude English stem, enough to see that "live", "lives" and "living" share a topic."""
-    word = word.casefold()
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 3 else word
-
-
-def _fact_topic(fact: Fact) -> set[str]:
-    """What a fact is about, as stems: its predicate and object (or, without them, its content without
-    the subject), never the subject itself ("user" is in half the questions)."""
-    if fact.predicate:
-        text = f"{fact.predicate.replace('_', ' ')} {fact.object or ''}"
-    else:
-        text = fact.content
-        if fact.subject:
-            text = re.sub(re.escape(fact.subject), " ", text, flags=re.I)
-    return {_stem(w) for w in _content_words(text) if w not in {"user"}}
-
-
 def _believed_then(recorded_at: float | None, superseded_at: float | None, as_of: float) -> bool:
     if recorded_at is not None and recorded_at > as_of:
         return False
@@ -1222,11 +1212,6 @@ def _dedupe_key(text: str) -> str:
     return normalise(text)
 
 
-@lru_cache(maxsize=8192)
-def _content_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS)
-
-
 def _diversify(
     ranked: list[Hit],
     weight: float,
@@ -1249,7 +1234,7 @@ def _diversify(
     n = len(pool)
     if not n or limit < 1:
         return []
-    words = [_content_words(h.text) for h in pool]
+    words = [present.content_words(h.text) for h in pool]
     sessions = [h.metadata.get("session_id") for h in pool]
     overlap = [0.0] * n
     heap = [(-hit.score, i, 0) for i, hit in enumerate(pool)]  # (-value, rank, chosen hits counted)

@@ -241,3 +241,28 @@ def test_list_questions_are_recognised(question: str, listing: bool) -> None:
     from hermes_memory.recall.query import asks_for_list
 
     assert asks_for_list(question) is listing
+
+
+def test_what_replaced_a_statement_takes_its_place_for_a_present_question(api: MemoryAPI) -> None:
+    # The later statement shares little with the question and is long; turns that only share the
+    # question's word rank above it. Left out for the present, the replaced turn leaves its score to it.
+    api.remember_message("I live in Hamburg.", "s1", T0, speaker="Maya")
+    for i in range(8):
+        api.remember_message(f"Storm note {i}: the radio ran a live report on the weather.", "s2", T0 + DAY + i,
+                             speaker="Maya")  # fmt: skip
+    api.remember_message(
+        "Big news from the family: after months of boxes and paperwork we finally moved, and I live in "
+        "Lisbon these days, close to the river.", "s3", T0 + 200 * DAY, speaker="Maya",
+    )  # fmt: skip
+    assert api.flush(60)["data"]["drained"]
+    assert any(f["object"] == "Lisbon" for f in api.fact_query("Maya lives in Lisbon")["data"])
+
+    def turns(query: str) -> list[str]:
+        hits = api.recall(query, limit=3, tiers=["tier2"])["data"]["hits"]
+        return [h["text"] for h in hits if h["kind"] == "episode"]
+
+    now = turns("Where does Maya live?")
+    assert any("Lisbon" in t for t in now) and not any("Hamburg" in t for t in now), now
+    # A question that is not about the present keeps the old statement and puts nothing in its place.
+    before = turns("Where did Maya live before?")
+    assert any("Hamburg" in t for t in before), before

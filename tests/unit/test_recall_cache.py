@@ -15,7 +15,8 @@ import pytest
 
 from hermes_memory import MemoryAPI
 from hermes_memory.recall import _reads
-from hermes_memory.recall.engine import _content_words, _diversify
+from hermes_memory.recall.engine import _diversify
+from hermes_memory.recall.present import content_words
 from hermes_memory.records import Hit
 from hermes_memory.tier2 import SqliteDatabase
 
@@ -118,7 +119,7 @@ def _diversify_pairwise(
 ) -> list[Hit]:
     """The MMR order as it was computed before, pair by pair: the reference for ``_diversify``."""
     pool = ranked[: 3 * limit]
-    words = [_content_words(h.text) for h in pool]
+    words = [content_words(h.text) for h in pool]
     sessions = [h.metadata.get("session_id") for h in pool]
     overlap = [0.0] * len(pool)
     chosen: list[int] = []
