@@ -65,6 +65,10 @@ _ALSO_NOUNS = frozenset(
 )
 # Also adjectives ("live music"), which a preposition never follows: "... and live in Ohio" is the verb.
 _ADJECTIVES_TOO = frozenset({"live"})
+# Verbs that are also adjectives taking a preposition ("close to", "open to", "clean of"): after a bare
+# comma and before a preposition they describe ("I live in Lisbon, close to the river"), not act.
+_ADJECTIVE_BEFORE_PREPOSITION = frozenset({"close", "open", "clean", "live"})
+_ADJECTIVE_PREPOSITIONS = frozenset({"to", "from", "of", "with", "by"})
 # Words that, right after the verb, show it is one: what a verb takes and a noun does not.
 _VERB_FOLLOWERS = frozenset(
     """a an the my our your his her their its this that these those some every each all two three four
@@ -202,6 +206,8 @@ def _coordinated(clause: str, start: int, stop: int, bound: bool, head: str) -> 
             or (head == "don't" and conj in ("or", "nor"))
             or _infinitive_before(clause, start, m.start())
         )
+        if not conj and word.lower() in _ADJECTIVE_BEFORE_PREPOSITION and after in _ADJECTIVE_PREPOSITIONS:
+            continue  # ", close to the river": a description, though "close" is a verb too
         # "I never smoke or drink": two verbs side by side, the second ending the clause.
         paired = m.start() == start and not after and head not in _LIKING and is_base_verb(head)
         if (under and not fresh) or not (paired or _reads_as_verb(word, bool(adverbs), after, head)):

@@ -248,8 +248,8 @@ def test_what_replaced_a_statement_takes_its_place_for_a_present_question(api: M
     # question's word rank above it. Left out for the present, the replaced turn leaves its score to it.
     api.remember_message("I live in Hamburg.", "s1", T0, speaker="Maya")
     for i in range(8):
-        api.remember_message(f"Storm note {i}: the radio ran a live report on the weather.", "s2", T0 + DAY + i,
-                             speaker="Maya")  # fmt: skip
+        note = f"Storm note {i}: the radio ran a live report on the weather."
+        api.remember_message(note, "s2", T0 + DAY + i, speaker="Maya")
     api.remember_message(
         "Big news from the family: after months of boxes and paperwork we finally moved, and I live in "
         "Lisbon these days, close to the river.", "s3", T0 + 200 * DAY, speaker="Maya",

@@ -127,6 +127,9 @@ def test_an_entity_card_words_its_relations_as_english(open_api: Callable[..., M
             "The user works from home and rarely leaves their apartment",
         ),
         ("I have two kids and live in Ohio.", "The user has two kids and lives in Ohio"),
+        # after a bare comma, a word that is a verb and an adjective describes when a preposition follows
+        ("I rent a flat in Porto, close to the sea.", "The user rents a flat in Porto, close to the sea"),
+        ("I rent a flat, open to the garden.", "The user rents a flat, open to the garden"),
         ("I don't eat meat and avoid dairy too.", "The user doesn't eat meat and avoids dairy too"),
         (
             "I've lived here for years and know everyone.",
