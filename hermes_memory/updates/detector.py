@@ -151,12 +151,16 @@ class UpdateDetector:
         earlier: Sequence[Statement],
         context: Sequence[Statement] = (),
         sources: Sequence[frozenset[str]] | None = None,
+        *,
+        comparable: Sequence[int] | None = None,
     ) -> list[Replacement]:
         """The earlier statements ``new`` makes no longer true, most probable first.
 
         ``context``: the other clauses of the same message (evidence of a change may sit in one of them).
         ``sources``: where each earlier statement was said (the turns a fact was drawn from); given, the
         others replaced with the most probable one must also have been said with it.
+        ``comparable``: ``comparable(new, earlier)``, when the caller has it already (it embeds the
+        statements weighed for all the clauses of a message at once).
         A correction ("..., not <old value>": ``model.corrects``) replaces the statements it sets right,
         a denial (the old statement said again negated: ``model.denies``) the statements it denies.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
@@ -169,7 +173,7 @@ class UpdateDetector:
         the attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
         says the same thing ("I'm the cellist of the Lindqvist Ensemble now" is nearest to the quartet
         the user played in, and replaces no rowing club membership, however its words read)."""
-        mine = self.comparable(new, earlier)
+        mine = list(self.comparable(new, earlier) if comparable is None else comparable)
         if not mine:
             return []
         ends = [i for i in mine if corrects(earlier[i], new) or denies(earlier[i], new)]

@@ -17,6 +17,7 @@ how the mechanism does on attributes nobody labelled.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -32,6 +33,7 @@ import numpy.typing as npt
 
 from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.updates.holders import same_holder
+from hermes_memory.updates.readings import MEMO, STOP, content, cue_tokens, masked_cues, named, values
 from hermes_memory.updates.statement import USER, Statement, topic_of
 
 FEATURES: tuple[str, ...] = (
@@ -58,10 +60,6 @@ CUE_MIN = 0.5
 #: A vector as this module takes it: a numpy row (float32, as embedders give them) or any floats.
 Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
 
-_STOP = frozenset(
-    """the a an user user's is are was were be been am to of in on at for with and or but it it's its that
-    this these those my our i me we us now so just really very""".split()
-)
 # Words that negate or say a state ended (a closed class of the grammar).
 _NEGATION_WORDS = frozenset(
     """not no never longer anymore any more don't doesn't isn't aren't wasn't weren't won't can't haven't
@@ -80,42 +78,6 @@ _ONE_VALUED = re.compile(
 _PAUSE = re.compile(r"[,;:.!?]| (?:in|at|on|for|of|from|with|this|now|these)\b")
 # Words that date an attribute without naming it ("the user's new manager" is the user's manager).
 _TIME_MODIFIERS = frozenset("new old current former latest previous".split())
-_VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
-
-
-def cue_tokens(statement: Statement) -> set[str]:
-    """The words and two-word sequences of a statement's masked form (values masked out)."""
-    words = [w.lower().strip('.,;:!?"()') for w in statement.masked.split()]
-    words = [w for w in words if w and w != "something"]
-    return set(words) | {f"{a} {b}" for a, b in itertools.pairwise(words)}
-
-
-def values(statement: Statement) -> set[str]:
-    """Names and numbers of a statement (capitalised words after the first, digits); not the name of
-    whom it speaks to ("Hey John, been good": John is no value)."""
-    out = set()
-    for i, token in enumerate(statement.normal.split()):
-        core = token.strip(".,;:!?\"'()")
-        if core.endswith("'s"):
-            core = core[:-2]
-        if (
-            core
-            and _VALUE.match(core)
-            and (i > 0 or core[0].isdigit())
-            and core.lower() not in ("the", "user")
-            and core.lower() not in statement.addressed
-        ):
-            out.add(core.lower())
-    return out
-
-
-def named(statement: Statement) -> set[str]:
-    """The words a statement says of something: all but the names of whom it speaks to."""
-    return set(statement.words) - statement.addressed
-
-
-def content(statement: Statement) -> set[str]:
-    return {w for w in statement.words if w not in _STOP and len(w) > 2}
 
 
 def restates(new: Statement, old: Statement) -> bool:
@@ -129,6 +91,29 @@ def _said_in(said: set[str], words: set[str]) -> bool:
     return bool(said) and all(topic_of(frozenset({w}), words) for w in said)
 
 
+class _Rows:
+    """A model's lists of floats as arrays, each made once per list: scoring one pair converted every
+    list on every call. A list assigned anew (the bench sets a fitted affinity) is converted anew.
+    Likewise each statement's strongest cue under one dict of cue weights."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, tuple[Sequence[float], npt.NDArray[np.float64]]] = {}
+        self._strongest: tuple[dict[str, float], dict[str, float]] = ({}, {})
+
+    def strongest(self, weights: dict[str, float]) -> dict[str, float]:
+        """The masked forms' strongest cues read under ``weights`` so far (to be filled by the caller)."""
+        if self._strongest[0] is not weights or len(self._strongest[1]) > MEMO:
+            self._strongest = (weights, {})
+        return self._strongest[1]
+
+    def row(self, name: str, values: Sequence[float]) -> npt.NDArray[np.float64]:
+        made = self._made.get(name)
+        if made is None or made[0] is not values or len(made[1]) != len(values):
+            made = (values, np.asarray(values, dtype=np.float64))
+            self._made[name] = made
+        return made[1]
+
+
 @dataclass
 class Cues:
     """Learned change cues: token -> log-odds of "update" against "not an update"; and a direction in
@@ -138,16 +123,23 @@ class Cues:
     weights: dict[str, float] = field(default_factory=dict)
     direction: list[float] = field(default_factory=list)
     affinity: list[float] = field(default_factory=list)
+    _rows: _Rows = field(default_factory=_Rows, init=False, repr=False, compare=False)
 
     def score(self, statement: Statement) -> float:
-        return sum(self.weights.get(t, 0.0) for t in cue_tokens(statement))
+        return sum(self.weights.get(t, 0.0) for t in masked_cues(statement.masked))
 
     def strongest(self, statement: Statement, since: Statement | None = None) -> float:
         """The weight of the statement's strongest change cue (0 without one); with ``since``, of a cue
         that statement does not carry itself ("I'm learning the cello now" after "I'm learning Greek now":
         each was news when said, and "now" tells no change from the other)."""
-        old = cue_tokens(since) if since is not None else set()
-        return max((self.weights.get(t, 0.0) for t in cue_tokens(statement) - old), default=0.0)
+        tokens = masked_cues(statement.masked)
+        if since is not None:
+            return max((self.weights.get(t, 0.0) for t in tokens - masked_cues(since.masked)), default=0.0)
+        known = self._rows.strongest(self.weights)
+        found = known.get(statement.masked)
+        if found is None:
+            found = known[statement.masked] = max((self.weights.get(t, 0.0) for t in tokens), default=0.0)
+        return found
 
     def attribute(self, old_vector: Vector, new_vector: Vector) -> float:
         """A learned, weighted cosine: which of the embedder's dimensions say "the same attribute" (not
@@ -155,12 +147,13 @@ class Cues:
         if not self.affinity:
             return 0.0
         product = np.asarray(old_vector, dtype=np.float64) * np.asarray(new_vector, dtype=np.float64)
-        return float(product @ np.asarray(self.affinity))
+        return float(product @ self._rows.row("affinity", self.affinity))
 
     def meaning(self, masked_vector: Vector) -> float:
         if not self.direction:
             return 0.0
-        return float(np.dot(np.asarray(masked_vector, dtype=np.float64), np.asarray(self.direction)))
+        direction = self._rows.row("direction", self.direction)
+        return float(np.dot(np.asarray(masked_vector, dtype=np.float64), direction))
 
     @classmethod
     def fit(
@@ -223,24 +216,33 @@ def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> 
 def one_valued(new: Statement) -> bool:
     """The shape of a one-valued attribute of the statement's holder: "the user's dentist is ...", "...
     is the user's manager", "Kenji's employer is ..." (anyone's possessive reads as the user's)."""
-    return _ONE_VALUED.search(_owned(new)) is not None
+    return _one_valued(new.normal, new.holder)
 
 
-def _owned(statement: Statement) -> str:
-    """The statement with its holder's possessive written "the user's" ("Dad's car is" -> "the user's car
-    is"), so that one shape reads a one-valued attribute of anyone."""
-    holder = statement.holder
+@functools.lru_cache(maxsize=MEMO)
+def _one_valued(normal: str, holder: str | None) -> bool:
+    return _ONE_VALUED.search(_owned(normal, holder)) is not None
+
+
+def _owned(normal: str, holder: str | None) -> str:
+    """A statement's normal form with its holder's possessive written "the user's" ("Dad's car is" ->
+    "the user's car is"), so that one shape reads a one-valued attribute of anyone."""
     if holder is None or holder == USER:
-        return statement.normal
+        return normal
     name = re.escape(holder.split()[-1])
-    return re.sub(rf"(?:\bthe user's )?\b{name}'s\b", "the user's", statement.normal, flags=re.I)
+    return re.sub(rf"(?:\bthe user's )?\b{name}'s\b", "the user's", normal, flags=re.I)
 
 
 def attribute_words(statement: Statement) -> list[tuple[str, ...]]:
     """The words naming each attribute a statement gives one value, its noun last ("the user's default
     browser is ..." -> [("default", "browser")]; "McFit is the user's gym" -> [("gym",)]); none when it
     has no such shape or names no attribute ("Zed's what the user codes in")."""
-    text = _owned(statement)
+    return list(_attribute_words(statement.normal, statement.holder))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _attribute_words(normal: str, holder: str | None) -> tuple[tuple[str, ...], ...]:
+    text = _owned(normal, holder)
     out = []
     for match in _ONE_VALUED.finditer(text):
         if match.start() == 0:  # "the user's <attribute> is", "the user's <attribute>'s": before the verb
@@ -250,10 +252,10 @@ def attribute_words(statement: Statement) -> list[tuple[str, ...]]:
             at = text.find("the user's ", match.start())
             phrase = _PAUSE.split(text[at + len("the user's ") :])[0].split() if at >= 0 else []
         words = (w.lower().removesuffix("'s") for w in phrase)
-        kept = tuple(w for w in words if len(w) > 2 and w not in _STOP and w not in _TIME_MODIFIERS)
+        kept = tuple(w for w in words if len(w) > 2 and w not in STOP and w not in _TIME_MODIFIERS)
         if kept:
             out.append(kept)
-    return out
+    return tuple(out)
 
 
 def same_attribute(one: Statement, other: Statement) -> bool:
@@ -436,12 +438,15 @@ class UpdateModel:
     cue_min: float = CUE_MIN
     #: A clause reads as a change (``Cues.meaning`` of its masked vector) from this value up.
     meaning_min: float = 0.1
+    _rows: _Rows = field(default_factory=_Rows, init=False, repr=False, compare=False)
 
     def probability(self, x: Sequence[float]) -> float:
-        z = self.bias + sum(
-            w * (v - m) / s
-            for w, v, m, s in zip(self.weights, interactions(x), self.mean, self.scale, strict=True)
-        )
+        # Each term ``w * (v - m) / s`` is taken elementwise (the same IEEE operations, in the same
+        # order, as on Python floats) and summed by ``sum`` in feature order, as ever: the same float.
+        rows = self._rows
+        terms = rows.row("weights", self.weights) * (_interactions(x) - rows.row("mean", self.mean))
+        terms /= rows.row("scale", self.scale)
+        z = self.bias + sum(terms.tolist())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     def to_dict(self) -> dict[str, Any]:
@@ -524,6 +529,20 @@ def interactions(x: Sequence[float]) -> list[float]:
     one-valued attribute") without a rule saying which pairs matter."""
     base = list(x)
     return base + [a * b for a, b in itertools.combinations(base, 2)]
+
+
+def _interactions(x: Sequence[float]) -> npt.NDArray[np.float64]:
+    """``interactions(x)`` as an array: each product the same IEEE product of the same two floats, in
+    the same order (``triu_indices`` walks the pairs as ``itertools.combinations`` does)."""
+    base = np.asarray(x, dtype=np.float64)
+    first, second = _pairs(len(base))
+    return np.concatenate([base, base[first] * base[second]])
+
+
+@functools.cache
+def _pairs(n: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    first, second = np.triu_indices(n, k=1)
+    return first, second
 
 
 def fit_affinity(products: np.ndarray, labels: Sequence[bool], ridge: float = 10.0) -> list[float]:

@@ -17,7 +17,8 @@ import functools
 import logging
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -27,7 +28,7 @@ from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import about_same, users_own
-from hermes_memory.updates.model import content, values
+from hermes_memory.updates.readings import content, values
 from hermes_memory.updates.statement import USER, Known, Statement, clauses, read
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ class StatementUpdates:
             (clause, read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things))
             for clause in clauses(text)
         ]
+        reading = dict(heard)  # the clause a replacement is stated by is one of these, read alike
         for clause, new in heard:
             if not new.asserts or not new.about_anyone or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
@@ -111,20 +113,21 @@ class StatementUpdates:
                 if f.uuid not in own and episode.uuid not in f.source_episodes
                 and _since(f) <= episode.timestamp and _statement(f.content)
             ]  # fmt: skip
-            read_back = [(f, _stored(f.content, speaker, known)) for f in candidates]
+            read_back = [(f, _READ_BACK.read(f.content, speaker, known)) for f in candidates]
             mine = [(f, old) for f, old in read_back if not _someone_elses(f, old, new, speaker)]
             pending.append((clause, new, [f for f, _ in mine], [old for _, old in mine]))
         # One encoder call for the whole message (the candidates' vectors are mostly cached), for the
         # statements ``replaced`` will weigh: most clauses have no earlier statement it could end, and
         # embedding them all cost a third of the texts ingest embedded.
-        weighed = [(new, [olds[i] for i in detector.comparable(new, olds)]) for _, new, _, olds in pending]
-        detector.vectors(
-            [t for new, olds in weighed if olds for s in (new, *olds) for t in (s.normal, s.masked)]
-        )
-        for clause, new, candidates, earlier in pending:
+        weighed = [detector.comparable(new, olds) for _, new, _, olds in pending]
+        detector.vectors([
+            t for (_, new, _, olds), weighs in zip(pending, weighed, strict=True) if weighs
+            for s in (new, *(olds[i] for i in weighs)) for t in (s.normal, s.masked)
+        ])  # fmt: skip
+        for (clause, new, candidates, earlier), weighs in zip(pending, weighed, strict=True):
             found = detector.replaced(
                 new, earlier, [n for _, n in heard if n is not new],
-                [frozenset(f.source_episodes) for f in candidates],
+                [frozenset(f.source_episodes) for f in candidates], comparable=weighs,
             )  # fmt: skip
             # A statement about a holder is something a later one can replace: it gets a fact even
             # when extraction found no pattern in it ("My GP is Dr. Lindqvist").
@@ -137,9 +140,7 @@ class StatementUpdates:
                     else self._replacement(detector, pending, clause, earlier[hit.index], known)
                 )
                 start = text.find(said_by)
-                stating = read(said_by, speaker=speaker, when=said, holders=known.holders,
-                               things=known.things)  # fmt: skip
-                by = self._fact_of(tier2, episode, stating, stored, (start, start + len(said_by)))
+                by = self._fact_of(tier2, episode, reading[said_by], stored, (start, start + len(said_by)))
                 if hit is None:
                     continue
                 old = candidates[hit.index]
@@ -249,10 +250,74 @@ def _statement(content: str) -> bool:
     return not content.lstrip().startswith("[") and not is_low_value(content)
 
 
-@functools.lru_cache(maxsize=16384)
-def _stored(content: str, speaker: str, known: Known) -> Statement:
-    """A stored fact read as a statement (the same facts are candidates for many later clauses)."""
-    return read(content, speaker=speaker, holders=known.holders, things=known.things)
+class _Asked(Collection[str]):
+    """Known names as ``read`` takes them, noting each name it asks about and the answer: a reading
+    depends on the known names only through these answers."""
+
+    def __init__(self, names: frozenset[str]):
+        self._names = names
+        self.known: set[object] = set()  # the names asked about that it holds
+        self.unknown: set[object] = set()  # and those it does not
+        self.whole = False  # listed or counted: the reading may depend on every name
+
+    def __contains__(self, name: object) -> bool:
+        found = name in self._names
+        (self.known if found else self.unknown).add(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        self.whole = True
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        self.whole = True
+        return len(self._names)
+
+    def same_for(self, names: frozenset[str]) -> bool:
+        """Whether ``names`` answer every question this reading asked as its own names did."""
+        if self.whole:
+            return names == self._names
+        return self.known <= names and names.isdisjoint(self.unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    statement: Statement
+    holders: _Asked
+    things: _Asked
+
+
+class _ReadBack:
+    """Stored facts read as statements: the same facts are candidates for many later clauses, while
+    the names the memory knows grow with every turn. A reading is reused while the known names answer
+    every name it asked about as before (most facts name none of the names learned since)."""
+
+    def __init__(self, size: int = 16384, variants: int = 4):
+        self._readings: OrderedDict[tuple[str, str], list[_Reading]] = OrderedDict()
+        self._size = size
+        self._variants = variants
+        self._lock = threading.Lock()
+
+    def read(self, content: str, speaker: str, known: Known) -> Statement:
+        key = (content, speaker)
+        with self._lock:
+            seen = list(self._readings.get(key, ()))
+        for r in seen:
+            if r.holders.same_for(known.holders) and r.things.same_for(known.things):
+                return r.statement
+        holders, things = _Asked(known.holders), _Asked(known.things)
+        statement = read(content, speaker=speaker, holders=holders, things=things)
+        with self._lock:
+            kept = self._readings.setdefault(key, [])
+            kept.insert(0, _Reading(statement, holders, things))
+            del kept[self._variants :]
+            self._readings.move_to_end(key)
+            while len(self._readings) > self._size:
+                self._readings.popitem(last=False)
+        return statement
+
+
+_READ_BACK = _ReadBack()
 
 
 def _someone_elses(fact: Fact, old: Statement, new: Statement, speaker: str) -> bool:

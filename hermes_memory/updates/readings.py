@@ -1,0 +1,76 @@
+"""What update detection reads off a statement's words: its values, its content words, its change-cue
+tokens. Each reading is memoised by the text it reads: one new clause is weighed against dozens of
+stored statements, and each stored statement against every later clause about its holder.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Set as AbstractSet
+
+from hermes_memory.updates.statement import Statement
+
+STOP = frozenset(
+    """the a an user user's is are was were be been am to of in on at for with and or but it it's its that
+    this these those my our i me we us now so just really very""".split()
+)
+_VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
+#: Readings memoised per text (a store's statements and the clauses weighed against them).
+MEMO = 16384
+
+
+def cue_tokens(statement: Statement) -> set[str]:
+    """The words and two-word sequences of a statement's masked form (values masked out)."""
+    return set(masked_cues(statement.masked))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def masked_cues(masked: str) -> AbstractSet[str]:
+    """``cue_tokens`` of a masked form; the set as built (a copy could iterate in another order, and
+    ``Cues.score`` sums floats in that order). Read only."""
+    words = [w.lower().strip('.,;:!?"()') for w in masked.split()]
+    words = [w for w in words if w and w != "something"]
+    return set(words) | {f"{a} {b}" for a, b in itertools.pairwise(words)}
+
+
+def values(statement: Statement) -> set[str]:
+    """Names and numbers of a statement (capitalised words after the first, digits); not the name of
+    whom it speaks to ("Hey John, been good": John is no value)."""
+    return set(_values(statement.normal, statement.addressed))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
+    out = set()
+    for i, token in enumerate(normal.split()):
+        core = token.strip(".,;:!?\"'()")
+        if core.endswith("'s"):
+            core = core[:-2]
+        if (
+            core
+            and _VALUE.match(core)
+            and (i > 0 or core[0].isdigit())
+            and core.lower() not in ("the", "user")
+            and core.lower() not in addressed
+        ):
+            out.add(core.lower())
+    return frozenset(out)
+
+
+def named(statement: Statement) -> set[str]:
+    """The words a statement says of something: all but the names of whom it speaks to."""
+    return set(statement.words) - statement.addressed
+
+
+def content(statement: Statement) -> set[str]:
+    return set(_content(statement.words))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _content(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(w for w in words if w not in STOP and len(w) > 2)
+
+
+__all__ = ["MEMO", "STOP", "content", "cue_tokens", "masked_cues", "named", "values"]
