@@ -196,9 +196,9 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
     ``IntegerMiniLMEmbedder``, runs them in integers). ``embed_document`` takes any number of texts:
     they are sorted by token length and run in forward passes of at most ``batch_size`` texts of
     near-equal length (8: 16 ran no faster on two threads and held twice the activations, 128 MB more
-    RSS after a batch of long texts). ``threads`` caps onnxruntime's intra-op threads for queries and
-    short calls (1: a query must not fight the agent for cores; in integers one thread is also the
-    faster for one text); more texts than one pass holds run on ``batch_threads`` (default two, or one
+    RSS after a batch of long texts). ``threads`` caps onnxruntime's intra-op threads for queries (1: a
+    query must not fight the agent for cores; in integers one thread is also the faster for one text);
+    texts to be stored, and more queries than one pass holds, run on ``batch_threads`` (default two, or one
     on a one-core machine: 1.5-1.9x the texts/s of one here, and still faster than one with another
     process busy on one of the two cores, as the threads wait without spinning). Raises ConfigError for
     bad options, DependencyMissingError when a package of ``[local]`` is absent.

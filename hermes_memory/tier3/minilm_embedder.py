@@ -195,7 +195,7 @@ class MiniLMModel:
     ``onnxruntime`` (the same layers as a graph built in memory, one session with ``threads`` intra-op
     threads: a per-session limit that leaves the host's other threads alone). None = library default.
     ``batch_threads`` (onnxruntime, when it differs from ``threads``): a second session of the same
-    graph with that many threads, for passes asked with ``wide`` (stored texts in bulk).
+    graph with that many threads, for passes asked with ``wide`` (texts to be stored).
     """
 
     def __init__(

@@ -97,10 +97,12 @@ def test_texts_run_sorted_by_word_pieces_in_passes_of_the_batch_size() -> None:
     assert np.allclose(out[0], alone[0])
 
 
-def test_only_calls_of_more_texts_than_a_pass_run_wide() -> None:
-    """A call that needs several passes runs on the model's bulk threads; a query or a short call not."""
+def test_texts_to_store_and_many_queries_run_wide_a_question_not() -> None:
+    """Texts to be stored run on the model's bulk threads, however few; queries only when they need
+    several passes: a question stays on one thread."""
     enc = _Encoder(batch_size=2)
     enc.embed_document(["one two", "three four", "five six"])
     enc.embed_document(["seven", "eight nine"])
     enc.embed_query(["ten eleven twelve thirteen"])
-    assert enc.model.wide == [True, True, False, False]
+    enc.embed_query(["fourteen", "fifteen sixteen", "seventeen"])
+    assert enc.model.wide == [True, True, True, False, True, True]
