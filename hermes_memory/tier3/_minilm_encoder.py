@@ -36,6 +36,8 @@ class MiniLMEncoder(BaseEmbedder):
     """
 
     RECENT_TEXTS = 2048  # 3 MB of vectors
+    #: Whether a few texts to be stored also run on the bulk threads (``_embed``).
+    FEW_TO_STORE_WIDE = True
     _batch_size: int
     _recent: _LRU | None = None
 
@@ -76,14 +78,15 @@ class MiniLMEncoder(BaseEmbedder):
 
     def _embed(self, texts: list[str], kind: Kind) -> Any:
         """The model's pass over ``texts`` (no reuse): sorted by word pieces, ``_batch_size`` per pass.
-        Texts to be stored run wide (the model's ``batch_threads``), as do more queries than one pass
-        holds: the write path's few short statements at a time also ran 1.6x faster on two threads; a
-        question stays on one, beside whatever else the machine runs."""
+        More texts than one pass holds run wide (the model's ``batch_threads``), and with
+        ``FEW_TO_STORE_WIDE`` any texts to be stored: in float products the write path's few short
+        statements at a time ran 1.6x faster on two threads. A question stays on one thread, beside
+        whatever else the machine runs."""
         model = self.model
         encoded = [model.token_ids(t) for t in texts]
         out = np.empty((len(texts), MINILM_DIM), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-        wide = kind == "document" or len(texts) > self._batch_size
+        wide = len(texts) > self._batch_size or (kind == "document" and self.FEW_TO_STORE_WIDE)
         for start in range(0, len(order), self._batch_size):
             rows = order[start : start + self._batch_size]
             out[rows] = model.encode([encoded[i] for i in rows], wide)

@@ -263,6 +263,7 @@ class IntegerMiniLMEmbedder(Int8MiniLMEmbedder):
     name = "local-int8"
     model_id = MINILM_W8A8_MODEL_ID
     _integer = True
+    FEW_TO_STORE_WIDE = False  # a few short texts in integer products: one thread is the faster
 
 
 __all__ = [

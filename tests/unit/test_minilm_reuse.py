@@ -106,3 +106,19 @@ def test_texts_to_store_and_many_queries_run_wide_a_question_not() -> None:
     enc.embed_query(["ten eleven twelve thirteen"])
     enc.embed_query(["fourteen", "fifteen sixteen", "seventeen"])
     assert enc.model.wide == [True, True, True, False, True, True]
+
+
+def test_an_encoder_may_keep_a_few_texts_to_store_on_one_thread() -> None:
+    """The integer encoder (``FEW_TO_STORE_WIDE`` off) runs a few texts to store on one thread, and
+    still more than one pass holds on the bulk threads."""
+
+    class _Narrow(_Encoder):
+        FEW_TO_STORE_WIDE = False
+
+    enc = _Narrow(batch_size=2)
+    enc.embed_document(["seven", "eight nine"])
+    enc.embed_document(["one two", "three four", "five six"])
+    assert enc.model.wide == [False, True, True]
+    from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder, IntegerMiniLMEmbedder
+
+    assert Int8MiniLMEmbedder.FEW_TO_STORE_WIDE and not IntegerMiniLMEmbedder.FEW_TO_STORE_WIDE
