@@ -260,9 +260,11 @@ def test_a_clause_that_asserts_nothing_is_still_context_for_the_others(
     weighed: list[tuple[str, list[str]]] = []
     original = UpdateDetector.replaced
 
-    def spy(self: UpdateDetector, new: Any, earlier: Any, context: Any = (), sources: Any = None) -> Any:
+    def spy(
+        self: UpdateDetector, new: Any, earlier: Any, context: Any = (), sources: Any = None, **kw: Any
+    ) -> Any:
         weighed.append((new.text, [c.text for c in context]))
-        return original(self, new, earlier, context, sources)
+        return original(self, new, earlier, context, sources, **kw)
 
     monkeypatch.setattr(UpdateDetector, "replaced", spy)
     with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
