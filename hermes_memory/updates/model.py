@@ -18,7 +18,6 @@ how the mechanism does on attributes nobody labelled.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import math
 import re
@@ -444,7 +443,7 @@ class UpdateModel:
         # Each term ``w * (v - m) / s`` is taken elementwise (the same IEEE operations, in the same
         # order, as on Python floats) and summed by ``sum`` in feature order, as ever: the same float.
         rows = self._rows
-        terms = rows.row("weights", self.weights) * (_interactions(x) - rows.row("mean", self.mean))
+        terms = rows.row("weights", self.weights) * (interactions(x) - rows.row("mean", self.mean))
         terms /= rows.row("scale", self.scale)
         z = self.bias + sum(terms.tolist())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
@@ -523,17 +522,11 @@ class UpdateModel:
         return cls(cues, list(w[1:]), float(w[0]), list(mean), list(scale), threshold)
 
 
-def interactions(x: Sequence[float]) -> list[float]:
-    """The features and every product of two of them: a logistic decision over these can weigh a signal
-    by another ("a change cue, between two statements alike in meaning"; "a new value, in the shape of a
-    one-valued attribute") without a rule saying which pairs matter."""
-    base = list(x)
-    return base + [a * b for a, b in itertools.combinations(base, 2)]
-
-
-def _interactions(x: Sequence[float]) -> npt.NDArray[np.float64]:
-    """``interactions(x)`` as an array: each product the same IEEE product of the same two floats, in
-    the same order (``triu_indices`` walks the pairs as ``itertools.combinations`` does)."""
+def interactions(x: Sequence[float]) -> npt.NDArray[np.float64]:
+    """The features and every product of two of them, in ``itertools.combinations`` order (as
+    ``triu_indices`` walks the pairs): a logistic decision over these can weigh a signal by another ("a
+    change cue, between two statements alike in meaning"; "a new value, in the shape of a one-valued
+    attribute") without a rule saying which pairs matter."""
     base = np.asarray(x, dtype=np.float64)
     first, second = _pairs(len(base))
     return np.concatenate([base, base[first] * base[second]])
