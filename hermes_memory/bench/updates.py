@@ -32,8 +32,9 @@ from hermes_memory.bench.updates_chat import Conversation, chat_combos, closures
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import about_same
+from hermes_memory.updates.message import read_message
 from hermes_memory.updates.model import CUE_MIN, Cues, UpdateModel, evidence, features, fit_affinity
-from hermes_memory.updates.statement import Known, Statement, clauses, read
+from hermes_memory.updates.statement import Known, Statement, read
 from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_corpus.json"
@@ -96,8 +97,10 @@ def load(path: Path) -> list[Pair]:
                 update=row["label"] == "update",
                 earlier=stored_statements(row["earlier"], holders),
                 later=[
-                    read(c, when=_LATER, holders=holders.holders, things=holders.things)
-                    for c in clauses(row["later"])
+                    s
+                    for _, s in read_message(
+                        row["later"], when=_LATER, holders=holders.holders, things=holders.things
+                    )
                 ],
                 raw=row,
             )
@@ -123,10 +126,11 @@ def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Stateme
     facts = extract(MessageInput(text=text, time=_WHEN, speaker="user", role="user")).facts
     out = [read(f.content, holders=holders.holders, things=holders.things) for f in facts]
     flat = text.replace("’", "'")
-    for clause in clauses(flat):
-        statement = read(clause, when=_WHEN, holders=holders.holders, things=holders.things)
+    for clause, statement in read_message(flat, when=_WHEN, holders=holders.holders, things=holders.things):
         start = flat.find(clause)
-        covered = any(a < start + len(clause) and start < b for a, b in (f.span for f in facts))
+        covered = statement.text == clause and any(
+            a < start + len(clause) and start < b for a, b in (f.span for f in facts)
+        )  # a reading the clause does not say word for word (an apposition's) is a fact of its own
         if (
             statement.asserts
             and statement.holder

@@ -25,7 +25,8 @@ import numpy as np
 
 from hermes_memory.bench.locomo import parse_session_time
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.statement import Statement, clauses, read
+from hermes_memory.updates.message import read_message
+from hermes_memory.updates.statement import Statement
 from hermes_memory.updates.writer import RECENT, StatementUpdates
 
 #: The closest earlier statements each new one is paired with (the detector decides on the closest few).
@@ -67,7 +68,7 @@ def chat_statements(name: str, conversation: dict[str, Any]) -> Conversation:
             speaker, text = turn.get("speaker"), (turn.get("text") or "").replace("’", "'")
             if speaker not in said or not text.strip():
                 continue
-            message = [(c, read(c, speaker=speaker, when=when, holders=holders)) for c in clauses(text)]
+            message = read_message(text, speaker=speaker, when=when, holders=holders)
             for clause, statement in message:
                 others = tuple(s for c, s in message if c != clause)
                 said[speaker].append((statement, others, len(kept[speaker])))

@@ -319,6 +319,19 @@ def subject_words(statement: Statement) -> frozenset[str]:
     return frozenset(w for w in statement.words if len(w) > 3 and w not in _TOPICLESS)
 
 
+def a_name(word: str) -> bool:
+    """Whether a word can be a name: capitalised, and no word of the grammar's closed classes
+    (``closed_word``) or of the calendar."""
+    low = word.lower().removesuffix("'s")
+    return bool(_NAME.fullmatch(word)) and not closed_word(low) and not _CALENDAR.fullmatch(low)
+
+
+def closed_word(word: str) -> bool:
+    """Whether a lower-case word is a function word, an interjection, a greeting or a word of address
+    ("dear"), or the speaker: never a name, nor a role."""
+    return word in _NOT_SPOKEN_TO
+
+
 def calendar_word(word: str) -> bool:
     """A day, month, season or part of a day ("wednesdays", "may", "mornings")."""
     return _CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
@@ -557,8 +570,10 @@ __all__ = [
     "USER",
     "Known",
     "Statement",
+    "a_name",
     "calendar_word",
     "clauses",
+    "closed_word",
     "main_tense",
     "names_in",
     "read",

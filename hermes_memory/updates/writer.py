@@ -28,8 +28,9 @@ from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import about_same, users_own
+from hermes_memory.updates.message import read_message
 from hermes_memory.updates.readings import content, values
-from hermes_memory.updates.statement import USER, Known, Statement, clauses, read
+from hermes_memory.updates.statement import USER, Known, Statement, read
 
 log = logging.getLogger(__name__)
 
@@ -100,11 +101,9 @@ class StatementUpdates:
         pending: list[tuple[str, Statement, list[Fact], list[Statement]]] = []
         # Every clause of the message is context for the others, asserting or not: in "Spanish never
         # clicked, so I'm on Italian now" the negated first clause names the value the second one ends.
-        heard = [
-            (clause, read(clause, speaker=speaker, when=said, holders=known.holders, things=known.things))
-            for clause in clauses(text)
-        ]
-        reading = dict(heard)  # the clause a replacement is stated by is one of these, read alike
+        # A clause may be read twice: as said, and as what an apposition in it sets ("My partner, Alex,
+        # says hi": "my partner is Alex"); each reading is weighed, each stated by the clause.
+        heard = read_message(text, speaker=speaker, when=said, holders=known.holders, things=known.things)
         for clause, new in heard:
             if not new.asserts or not new.about_anyone or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
@@ -134,13 +133,15 @@ class StatementUpdates:
             # A clause about nobody known ("The book club fizzled out") gets one only when it replaced.
             own_fact = [None] if new.holder is not None or new.mentions else []
             for hit in [*own_fact, *found]:
-                said_by = (
-                    clause
+                said_by, reading = (
+                    (clause, new)
                     if hit is None
-                    else self._replacement(detector, pending, clause, earlier[hit.index], known)
+                    else self._replacement(detector, pending, clause, new, earlier[hit.index], known)
                 )
                 start = text.find(said_by)
-                by = self._fact_of(tier2, episode, reading[said_by], stored, (start, start + len(said_by)))
+                # A reading the clause does not say word for word (an apposition's) states its own fact.
+                extracted = stored if reading.text == said_by else ()
+                by = self._fact_of(tier2, episode, reading, extracted, (start, start + len(said_by)))
                 if hit is None:
                     continue
                 old = candidates[hit.index]
@@ -156,13 +157,15 @@ class StatementUpdates:
         detector: UpdateDetector,
         pending: Sequence[tuple[str, Statement, list[Fact], list[Statement]]],
         clause: str,
+        new: Statement,
         old: Statement,
         known: Known = NOTHING_KNOWN,
-    ) -> str:
+    ) -> tuple[str, Statement]:
         """The clause of the message that states the new value of ``old``'s attribute: in "Traded the
         Mazda in, and I drive a Volvo now" the first clause ends the old value, the second names the new
         one. The clause nearest ``old`` in meaning that names a value ``old`` lacks (a name or number, or
-        an entity the memory knows even at the clause's start: "McFit is my gym"); else ``clause``."""
+        an entity the memory knows even at the clause's start: "McFit is my gym"), with its reading; else
+        ``clause`` and ``new``, the reading that replaced ``old``."""
         mine = values(old) | set(old.words)
 
         def named(n: Statement) -> set[str]:
@@ -170,10 +173,10 @@ class StatementUpdates:
 
         options = [(c, n) for c, n, _, _ in pending if c != clause and about_same(old, n) and named(n) - mine]
         if not options:
-            return clause
+            return clause, new
         vec = detector.vectors([old.normal, *(n.normal for _, n in options)])
-        near, best = max((float(vec[old.normal] @ vec[n.normal]), c) for c, n in options)
-        return best if near >= detector.model.floor else clause
+        near, best = max((float(vec[old.normal] @ vec[n.normal]), k) for k, (_, n) in enumerate(options))
+        return options[best] if near >= detector.model.floor else (clause, new)
 
     @staticmethod
     def stated(new: Statement, clause: str) -> bool:

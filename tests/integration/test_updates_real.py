@@ -39,6 +39,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         "I might swap the Kindle for a Kobo.",  # a hypothetical
         "Dr. Osei is my GP now.",
         "Do you think I should quit bouldering?",  # a question
+        "My physio is Dr. Halvorsen.",
+        "Dr. Mensah, my physio, reckons my knee is healing well.",  # an apposition names the new one
     ]
     with MemoryAPI(hermes_home=home, **{"tier3.backend": "memory"}) as api:
         for i, text in enumerate(said):
@@ -68,6 +70,13 @@ def test_an_update_in_new_words_closes_the_old_fact_at_the_statements_time(store
 def test_a_new_gp_replaces_the_old_one(store: dict[str, Any]) -> None:
     old = _about(store["facts"], "Lindqvist")
     assert old and not any(_open(f) for f in old), old
+
+
+def test_a_role_named_in_an_apposition_replaces_its_earlier_holder(store: dict[str, Any]) -> None:
+    old = _about(store["facts"], "Halvorsen")
+    assert old and not any(_open(f) for f in old), old
+    by = [f for f in store["facts"] if f["uuid"] == old[0]["superseded_by"]]
+    assert by and "mensah" in by[0]["content"].lower() and "physio" in by[0]["content"].lower(), by
 
 
 def test_additions_others_hypotheticals_and_questions_close_nothing(store: dict[str, Any]) -> None:
@@ -124,8 +133,9 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 
 def test_the_shipped_model_on_the_corpus() -> None:
     """The shipped decision (``updates/model.json``) on the labelled corpus, as docs/benchmarks.md reports
-    it (``python -m hermes_memory.bench.updates --chat ...`` prints it: in-sample 0.970 / 0.840, held
-    out 0.962 / 0.781; over the int8 encoder in-sample 0.972 / 0.838). The figures the project aims at
+    it: in-sample 0.972 / 0.847 over the fp32 encoder and over the int8 one (``python -m
+    hermes_memory.bench.updates --chat ...`` refits it and scores held out 0.960 / 0.794). The figures
+    the project aims at
     (0.97 / 0.90 in-sample, 0.95 / 0.80 held out) are met for precision, not for recall; this guards
     what is reached over the default int8 encoder."""
     from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
@@ -138,7 +148,7 @@ def test_the_shipped_model_on_the_corpus() -> None:
     tp = sum(1 for p in pairs if p.update and called[p.id])
     fp = sum(1 for p in pairs if not p.update and called[p.id])
     updates = sum(1 for p in pairs if p.update)
-    assert tp / (tp + fp) >= 0.97 and tp / updates >= 0.83, (tp, fp, updates)
+    assert tp / (tp + fp) >= 0.97 and tp / updates >= 0.84, (tp, fp, updates)
 
 
 # Two friends catching up: feelings, compliments, stories and plans, none of them a change of anything the

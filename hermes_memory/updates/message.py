@@ -1,0 +1,59 @@
+"""A message as update detection reads it: its clauses, and what the grammar of one says besides.
+
+``read_message`` reads each clause (``statement.read``) and adds a statement for what an apposition
+sets: "My partner, Alex, says hi" and "Dr. Nakamura, my therapist, thinks ..." say who holds the role
+("my partner is Alex", "my therapist is Dr. Nakamura") whatever the clause goes on to say, as a
+statement of that shape does. The role is any noun the speaker calls theirs; the name is what stands
+beside it between commas.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from datetime import datetime
+
+from hermes_memory.updates.statement import USER, Statement, a_name, clauses, closed_word, read
+
+# "my <role>, <Name>," / "<Name>, my <role>,": a role of one to three lower-case words and a name of one
+# to three capitalised words (a title first: "Dr. Nakamura"), set off by commas or the clause's ends.
+_ROLE = r"(?:[Mm]y|[Oo]ur)\s+(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})"
+_NAMED = r"(?P<name>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})"
+_APPOSED = (
+    re.compile(rf"(?:^|,\s*){_ROLE},\s+{_NAMED}\s*(?:,|$)"),
+    re.compile(rf"(?:^|,\s*){_NAMED},\s+{_ROLE}\s*(?:,|$)"),
+)
+
+
+def apposed(clause: str) -> list[str]:
+    """The statements the appositions of a clause make ("Dr. Nakamura, my therapist, thinks ..." ->
+    ["my therapist is Dr. Nakamura"]): a role the speaker calls theirs, and a name beside it."""
+    out = []
+    for pattern in _APPOSED:
+        for match in pattern.finditer(clause):
+            role, name = match.group("role"), match.group("name")
+            if closed_word(role.split()[-1]) or not a_name(name.split()[-1]):
+                continue
+            out.append(f"my {role} is {name}")
+    return out
+
+
+def read_message(
+    text: str,
+    *,
+    speaker: str = USER,
+    when: datetime | None = None,
+    holders: Collection[str] | None = None,
+    things: Collection[str] = (),
+) -> list[tuple[str, Statement]]:
+    """Each clause of ``text`` with its reading, and after it the statements its appositions make
+    (``apposed``), each paired with the clause that says it."""
+    out: list[tuple[str, Statement]] = []
+    for clause in clauses(text):
+        out.append((clause, read(clause, speaker=speaker, when=when, holders=holders, things=things)))
+        for said in apposed(clause):
+            out.append((clause, read(said, speaker=speaker, when=when, holders=holders, things=things)))
+    return out
+
+
+__all__ = ["apposed", "read_message"]

@@ -1,0 +1,44 @@
+"""How a message is read for updates beyond its clauses: what an apposition in it sets.
+
+The sentences here are written for these tests; none is taken from the labelled corpus.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_memory.updates.message import apposed, read_message
+from hermes_memory.updates.model import fills_slot
+from hermes_memory.updates.statement import USER, read
+
+
+@pytest.mark.parametrize(
+    ("clause", "said"),
+    [
+        ("My landlady, Mrs Okonkwo, fixed the boiler", ["my landlady is Mrs Okonkwo"]),
+        ("Prof. Varga, my thesis supervisor, wants a draft by May", ["my thesis supervisor is Prof. Varga"]),
+        ("our new vet, Hannah Berg, was lovely with the cat", ["our new vet is Hannah Berg"]),
+        ("Thanks, my friend, that was kind", []),  # a word of address, no name beside it
+        ("Lovely, my dear, see you soon", []),
+        ("my team is great, Jonas says so", []),  # no role set off by commas beside the name
+        ("I told my manager about it", []),
+    ],
+)
+def test_an_apposition_says_who_holds_a_role(clause: str, said: list[str]) -> None:
+    assert [s.replace("our ", "my ") for s in apposed(clause)] == [s.replace("our ", "my ") for s in said]
+
+
+def test_the_reading_of_an_apposition_is_stated_by_its_clause() -> None:
+    message = read_message("Hi! Dr. Ferreira, my physio, reckons my knee is fine. Back to running soon.")
+    readings = [(clause, statement.normal, statement.holder) for clause, statement in message]
+    clause = "Dr. Ferreira, my physio, reckons my knee is fine"
+    assert (clause, "the user's physio is Dr. Ferreira", USER) in readings
+    assert [c for c, _, _ in readings].count(clause) == 2  # the clause as said, and what it sets
+
+
+def test_a_role_named_by_an_apposition_fills_the_slot_its_earlier_holder_had() -> None:
+    earlier = read("My physio is Dr. Lindgren")
+    (_, as_said), (_, said) = read_message("Dr. Ferreira, my physio, says hi")
+    assert not as_said.asserts  # what the physio says is reported speech
+    assert fills_slot(earlier, said)
+    assert not fills_slot(read("My dentist is Dr. Lindgren"), said)  # another role
