@@ -21,9 +21,14 @@ _PAST = re.compile(
     re.I,
 )
 # A question about how things are now: superseded statements on its topic are left out of its answer.
+# Present tense is an auxiliary ("Where do I live?") or a verb in its -s form right after "who" or after
+# "what"/"which" and a noun ("Who teaches me piano?", "What app holds my notes?"); a word in -s with an
+# auxiliary after it is a plural noun ("What special items did ...", "Which towns has ...").
+_AUXILIARY = r"(?:has|have|had|did|do|does|is|are|was|were|can|could|may|might|will|would|shall|should|must)"
 _PRESENT = re.compile(
     r"\b(?:now|currently|current|nowadays|these days|at the moment|at present|today|still)\b"
-    r"|^\W*(?:where|what|who|which|how|whom)\b[^?.!]*?\b(?:do|does|am|is|are|'s)\b",
+    r"|^\W*(?:where|what|who|which|how|whom)\b[^?.!]*?\b(?:do|does|am|is|are|'s)\b"
+    rf"|^\W*(?:who|(?:what|which)\s+[a-z]+)\s+(?!{_AUXILIARY}\b)[a-z]+[^s\W']s(?=[\s?])(?!\s+{_AUXILIARY}\b)",
     re.I,
 )
 # A question asking for several things: a plural noun right after "what"/"which" ("what video games",

@@ -1,12 +1,14 @@
 """Whether a new clause can speak about an earlier statement's holder (the user, a named person, pet,
 project): the comparison step of update detection, read from structure alone.
 
-A clause speaks about the holder of an earlier statement when it has the same holder, or when its subject
-ties it to that statement: the subject is a word of it ("Checkups are with Beth now"), a thing the memory
-knows as no holder that names a word of it ("Leadership ditched Teams"), one of its values ("Lucy moved
-out" after "I share a flat with Lucy"), or the role it calls its holder by ("my sister's place is in
-Braga" after "my sister Ana lives in Coimbra"); or when it names a named holder anywhere ("Switched
-Pepper's harness to a softer one" after "Pepper wears a leather harness").
+A clause speaks about the holder of an earlier statement when it has the same holder (kinship words that
+name one relation are one holder: "Dad", "my father"), or when its subject ties it to that statement: the
+subject is a word of it ("Checkups are with Beth now"), a thing the memory knows as no holder that names
+a word of it ("Leadership ditched Teams"), one of its values ("Lucy moved out" after "I share a flat with
+Lucy"), the role it calls its holder by ("my sister's place is in Braga" after "my sister Ana lives in
+Coimbra"; "Dad got a new job" after "my dad's a chef"); when, about no one in particular, it names one of
+its values ("the Sauconys are retired" after "I run in Saucony Endorphins"); or when it names a named
+holder anywhere ("Switched Pepper's harness to a softer one" after "Pepper wears a leather harness").
 """
 
 from __future__ import annotations
@@ -16,10 +18,43 @@ from typing import TypeGuard
 
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
 
+# Personal pronouns: a clause with one is about a person it does not name (a closed class).
+_PERSONAL = frozenset("he he's him his she she's her hers they they're them their you you're your".split())
+
+# Kinship words that name one relation (a closed class of the lexicon): "Dad" and "my father" are one
+# holder, "user's father".
+_KIN_GROUPS = {
+    "father": ("father", "dad", "daddy", "papa"),
+    "mother": ("mother", "mum", "mom", "mummy", "mommy", "mama"),
+    "grandmother": ("grandmother", "grandma", "granny", "nana", "gran"),
+    "grandfather": ("grandfather", "grandpa", "granddad", "grandad"),
+}
+_KIN_SAME = {word: same for same, words in _KIN_GROUPS.items() for word in words}
+_ROLE = f"{USER}'s "
+
 
 def same_holder(a: str | None, b: str | None) -> bool:
-    """Whether two holders are the same one (never when either is unknown)."""
-    return a is not None and b is not None and a.casefold() == b.casefold()
+    """Whether two holders are the same one (never when either is unknown); kinship words that name one
+    relation are one holder ("user's dad", "user's father")."""
+    return a is not None and b is not None and _canonical(a) == _canonical(b)
+
+
+def _canonical(holder: str) -> str:
+    folded = holder.casefold()
+    if folded.startswith(_ROLE):
+        role = folded[len(_ROLE) :]
+        return _ROLE + _KIN_SAME.get(role, role)
+    return folded
+
+
+def holder_forms(holder: str) -> list[str]:
+    """The ways a holder is written in the store: itself, and a kinship role by each word that names the
+    same relation ("user's dad" -> also "user's father", "user's daddy", "user's papa")."""
+    folded = holder.casefold()
+    if not folded.startswith(_ROLE):
+        return [holder]
+    group = _KIN_GROUPS.get(_canonical(folded)[len(_ROLE) :], ())
+    return [holder, *(_ROLE + w for w in group if _ROLE + w != folded)]
 
 
 def about_same(old: Statement, new: Statement) -> bool:
@@ -36,6 +71,12 @@ def about_same(old: Statement, new: Statement) -> bool:
         return True  # "Leadership ditched Teams" speaks of the user's "We use Teams for chat"
     if _valued_subject(old, new) or _apposed(old, new.holder) or _apposed(new, old.holder):
         return True
+    if _called_by(old, new.holder) or _called_by(new, old.holder):
+        return True
+    if new.holder is None and not new.mentions and not set(new.words) & _PERSONAL:
+        # "As of May the Sauconys are retired" after "I run in Saucony Endorphins": a clause about no
+        # one in particular that names an old value (a shared stem) speaks of its attribute
+        return topic_of(frozenset(_named(old)), new.words)
     return _a_name(old.holder) and _names(new, old.holder)
 
 
@@ -78,6 +119,15 @@ def _named(statement: Statement) -> set[str]:
     return names_in(statement.normal) - statement.addressed
 
 
+def _called_by(statement: Statement, role: str | None) -> bool:
+    """Whether a statement's subject is a role of the user's ("the user's dad's a chef", "the user's
+    roommate is Kai"): it speaks of whoever holds the role, as a clause about that role does."""
+    if role is None or not role.casefold().startswith(_ROLE):
+        return False
+    normal = statement.normal.casefold()
+    return any(normal.startswith(f"the {form}") for form in holder_forms(role.casefold()))
+
+
 def _apposed(named: Statement, role: str | None) -> bool:
     """Whether a statement about a named holder also calls them by ``role`` ("the user's sister Ana",
     "Ana, the user's sister"): a clause about that role speaks of them."""
@@ -89,4 +139,4 @@ def _apposed(named: Statement, role: str | None) -> bool:
     )
 
 
-__all__ = ["about_same", "same_holder", "users_own"]
+__all__ = ["about_same", "holder_forms", "same_holder", "users_own"]

@@ -4,13 +4,15 @@
 sets: "My partner, Alex, says hi" and "Dr. Nakamura, my therapist, thinks ..." say who holds the role
 ("my partner is Alex", "my therapist is Dr. Nakamura") whatever the clause goes on to say, as a
 statement of that shape does. The role is any noun the speaker calls theirs; the name is what stands
-beside it between commas.
+beside it between commas. A clause whose subject is "he", "she" or "they" goes on about the person the
+clause before it was about (``go_on``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from dataclasses import replace
 from datetime import datetime
 
 from hermes_memory.updates.statement import USER, Statement, a_name, clauses, closed_word, read
@@ -23,6 +25,9 @@ _APPOSED = (
     re.compile(rf"(?:^|,\s*){_ROLE},\s+{_NAMED}\s*(?:,|$)"),
     re.compile(rf"(?:^|,\s*){_NAMED},\s+{_ROLE}\s*(?:,|$)"),
 )
+
+# Subject pronouns that refer to a person named before them (a closed class).
+_ANAPHORS = frozenset("he he's she she's they they're".split())
 
 
 def apposed(clause: str) -> list[str]:
@@ -49,11 +54,25 @@ def read_message(
     """Each clause of ``text`` with its reading, and after it the statements its appositions make
     (``apposed``), each paired with the clause that says it."""
     out: list[tuple[str, Statement]] = []
+    before: str | None = None  # the holder of the clause before
     for clause in clauses(text):
-        out.append((clause, read(clause, speaker=speaker, when=when, holders=holders, things=things)))
+        statement = go_on(read(clause, speaker=speaker, when=when, holders=holders, things=things), before)
+        out.append((clause, statement))
+        before = statement.holder
         for said in apposed(clause):
             out.append((clause, read(said, speaker=speaker, when=when, holders=holders, things=things)))
     return out
 
 
-__all__ = ["apposed", "read_message"]
+def go_on(statement: Statement, before: str | None) -> Statement:
+    """A clause read as going on from the one before it, whose holder is ``before``: a clause whose
+    subject is "he", "she" or "they" is about that holder when the clause before was about someone
+    other than the speaker ("Dad got headhunted - he's head chef now")."""
+    if before is None or before == USER or statement.holder is not None or statement.mentions:
+        return statement
+    if statement.words and statement.words[0] in _ANAPHORS:
+        return replace(statement, holder=before, topic=frozenset())
+    return statement
+
+
+__all__ = ["apposed", "go_on", "read_message"]

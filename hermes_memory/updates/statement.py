@@ -61,7 +61,10 @@ _CALENDAR = re.compile(
     r"|spring|summer|autumn|fall|winter|weekend|morning|evening|tonight|week|month|year|days?)"
 )
 _STANDALONE_KIN = {w: w.lower() for w in "Mom Mum Dad Mother Father Grandma Grandpa Nana Papa Mama".split()}
-_PAST_FORMS = frozenset(past_forms())
+# Irregular past forms, also with the prefixes that make a verb of a verb ("outgrew", "overtook").
+_PAST_FORMS = frozenset(
+    f"{prefix}{form}" for form in past_forms() for prefix in ("", "out", "over", "under", "with", "mis", "up")
+)
 _NEGATION = re.compile(r"\b(?:not|no|never|n't|don't|doesn't|isn't|aren't|ain't|nobody|nothing|none)\b|n't\b")
 _TENSE_WORD = re.compile(r"[a-z][a-z'-]*")
 # Auxiliaries and copulas: the tense they carry (a closed class of the grammar).
@@ -190,7 +193,13 @@ def read(
     spoken_to = _addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
     third = _third_person(normal)
     why_not = _reason_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
-    if why_not is None and when is not None and any(t.start > when for t in find_temporal(clean, when)):
+    tense = main_tense(third.lower())
+    if (
+        why_not is None
+        and when is not None
+        and tense != "past"  # "Noor started at a new school this fall": done, whichever fall it names
+        and any(t.start > when for t in find_temporal(clean, when))
+    ):
         why_not = "plan"
     return Statement(
         text=clean,
@@ -201,7 +210,7 @@ def read(
         masked=_masked(third),
         negated=_NEGATION.search(low) is not None,
         words=words,
-        tense=main_tense(third.lower()),
+        tense=tense,
         mentions=frozenset(
             w.removesuffix("'s")
             for w in words
@@ -482,7 +491,11 @@ def _vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
     word, start = tokens[i]
     before = text[:start].rstrip()
     after = text[start + len(word) :].lstrip()
-    greeted = i > 0 and tokens[i - 1][0].lower() in _INTERJECTIONS | _GREETINGS  # "Hey Caroline", "Wow Mel"
+    greeted = (  # "Hey Caroline", "Wow Mel"; not "Correction: Lumen's on DuckDB"
+        i > 0
+        and tokens[i - 1][0].lower() in _INTERJECTIONS | _GREETINGS
+        and not text[tokens[i - 1][1] + len(tokens[i - 1][0]) : start].strip()
+    )
     if i == 0 and re.match(r",\s*(?:my|our)\s+[^,]+,", after):
         return False  # "Ana, my sister, lives in Porto": an apposition, not the person spoken to
     return greeted or before.endswith(",") or (i == 0 and after.startswith(","))

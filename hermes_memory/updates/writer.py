@@ -27,7 +27,7 @@ from hermes_memory.extract.wording import is_low_value, is_small_talk
 from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.holders import about_same, users_own
+from hermes_memory.updates.holders import about_same, holder_forms, users_own
 from hermes_memory.updates.message import read_message
 from hermes_memory.updates.readings import content, values
 from hermes_memory.updates.statement import USER, Known, Statement, read
@@ -201,7 +201,8 @@ class StatementUpdates:
         if holder == USER:
             names = [USER, speaker] if speaker.casefold() != USER else [USER]
         elif holder.startswith("user's "):
-            names = [holder] + ([f"{speaker}'s {holder[7:]}"] if speaker.casefold() != USER else [])
+            forms = holder_forms(holder)  # "Dad ..." speaks of what was said of "my father"
+            names = forms + ([f"{speaker}'s {f[7:]}" for f in forms] if speaker.casefold() != USER else [])
         else:
             names = [holder]
         facts = {f.uuid: f for f in tier2.facts.believed_about(names, limit=RECENT)}

@@ -148,6 +148,10 @@ SCENARIOS = [
              "My dentist is Dr Keller.",
              "My dentist is Dr Osei.",
              "Who is my dentist?", r"\bkeller\b", r"\bosei\b"),
+    Scenario("piano-teacher", FIRST, "piano teacher", UPDATE,
+             "My piano teacher is Mrs Ferreira.",
+             "Mr Adeyemi, my piano teacher, says my scales are getting cleaner.",
+             "Who teaches me piano?", r"\bferreira\b", r"\badeyemi\b"),
     Scenario("dogs", SECOND, "pets", ADDITION,
              "I have a dog called Rex.",
              "We adopted a second dog, a beagle named Bella.",
@@ -463,7 +467,7 @@ def test_the_scenario_table_is_what_it_says() -> None:
     for home in processes:
         mine = [s for s in SCENARIOS if s.home == home]
         processes[home] = len({s.earlier for s in mine}) + 2 * len(mine)
-    assert sum(processes.values()) <= 70, processes
+    assert sum(processes.values()) <= 73, processes  # one hermes process each: the suite stays near 4 min
 
 
 def test_the_processes_ran_the_code_under_test_and_stayed_on_the_machine(

@@ -133,11 +133,10 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 
 def test_the_shipped_model_on_the_corpus() -> None:
     """The shipped decision (``updates/model.json``) on the labelled corpus, as docs/benchmarks.md reports
-    it: in-sample 0.972 / 0.847 over the fp32 encoder and over the int8 one (``python -m
-    hermes_memory.bench.updates --chat ...`` refits it and scores held out 0.960 / 0.794). The figures
-    the project aims at
-    (0.97 / 0.90 in-sample, 0.95 / 0.80 held out) are met for precision, not for recall; this guards
-    what is reached over the default int8 encoder."""
+    it: in-sample 0.973 / 0.856 over the fp32 encoder and over the int8 one (``python -m
+    hermes_memory.bench.updates --chat ...`` refits it and scores held out 0.958 / 0.801). Of the
+    figures the project aims at (0.97 / 0.90 in-sample, 0.95 / 0.80 held out) in-sample recall is not
+    met; this guards what is reached over the default int8 encoder."""
     from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
     from hermes_memory.updates.detector import UpdateDetector
 
@@ -148,7 +147,7 @@ def test_the_shipped_model_on_the_corpus() -> None:
     tp = sum(1 for p in pairs if p.update and called[p.id])
     fp = sum(1 for p in pairs if not p.update and called[p.id])
     updates = sum(1 for p in pairs if p.update)
-    assert tp / (tp + fp) >= 0.97 and tp / updates >= 0.84, (tp, fp, updates)
+    assert tp / (tp + fp) >= 0.97 and tp / updates >= 0.85, (tp, fp, updates)
 
 
 # Two friends catching up: feelings, compliments, stories and plans, none of them a change of anything the

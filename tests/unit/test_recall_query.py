@@ -66,6 +66,22 @@ def test_past_questions() -> None:
     assert not cues.asks_about_past("Where does Maya live?")
 
 
+@pytest.mark.parametrize(
+    ("question", "present"),
+    [
+        ("Who fixes my bike?", True),  # a verb in its -s form: how things are
+        ("Which bakery sells my favourite rye?", True),
+        ("Where does Maya live?", True),
+        ("Who fixed my bike?", False),  # the past
+        ("Which bakeries did I try?", False),  # a plural noun is no verb
+        ("Who was my first coach?", False),
+        ("Which towns has Maya lived in?", False),  # over time, not now
+    ],
+)
+def test_present_questions(question: str, present: bool) -> None:
+    assert cues.asks_about_present(question) is present
+
+
 @pytest.fixture
 def api(tmp_path: Path) -> MemoryAPI:
     mem = MemoryAPI(hermes_home=tmp_path, **{"tier3.enabled": False})

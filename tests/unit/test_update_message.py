@@ -42,3 +42,19 @@ def test_a_role_named_by_an_apposition_fills_the_slot_its_earlier_holder_had() -
     assert not as_said.asserts  # what the physio says is reported speech
     assert fills_slot(earlier, said)
     assert not fills_slot(read("My dentist is Dr. Lindgren"), said)  # another role
+
+
+@pytest.mark.parametrize(
+    ("message", "holders"),
+    [
+        # "he" / "she" after a clause about someone else is that someone
+        ("My brother Idris moved to Leeds. He's a paramedic there now.", ["Idris", "Idris"]),
+        ("Mum retired in May - she teaches pottery now", ["user's mum", "user's mum"]),
+        # but not after a clause about the speaker: whoever "she" is, the message does not say
+        ("I met up with the team. She's a paramedic now.", [USER, None]),
+        # a clause with its own subject keeps its own holder
+        ("My brother Idris moved to Leeds. I stayed in York.", ["Idris", USER]),
+    ],
+)
+def test_a_clause_goes_on_from_the_one_before_it(message: str, holders: list[str | None]) -> None:
+    assert [s.holder for _, s in read_message(message)] == holders

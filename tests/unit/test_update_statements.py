@@ -555,3 +555,44 @@ def test_a_state_said_again_as_a_habit_of_the_past_ends_it() -> None:
     assert not past_habit(read("I'm used to knitting scarves")) and not past_habit(read("We got used to it"))
     assert not denies(old, read("I never used to knit scarves"))
     assert not denies(old, read("My aunt used to knit scarves"))  # another holder
+
+
+def test_kinship_words_for_one_relation_are_one_holder() -> None:
+    from hermes_memory.updates.holders import about_same, holder_forms
+
+    assert same_holder("user's dad", "user's father") and same_holder("user's Mum", "user's mother")
+    assert not same_holder("user's dad", "user's mother")
+    assert "user's father" in holder_forms("user's dad") and holder_forms("Idris") == ["Idris"]
+    assert about_same(read("my father drives a Volvo XC60"), read("Dad sold the Volvo last month"))
+
+
+def test_a_statement_whose_subject_is_a_role_speaks_of_whoever_holds_it() -> None:
+    from hermes_memory.updates.holders import about_same
+
+    old = read("my aunt's a midwife in Cork")  # "'s" is "is": read as the user's, its subject the aunt
+    assert about_same(old, read("my aunt retrained as a florist"))
+    assert not about_same(old, read("my uncle retrained as a florist"))
+
+
+def test_a_clause_about_no_one_that_names_an_old_value_speaks_of_it() -> None:
+    from hermes_memory.updates.holders import about_same
+
+    old = read("I ride a Brompton to work")
+    assert about_same(old, read("by now the Bromptons in our office outnumber the cars"))
+    assert not about_same(old, read("she rides a Brompton too"))  # about a person it does not name
+
+
+def test_a_clause_told_in_the_past_is_no_plan_whatever_time_it_names() -> None:
+    said = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
+    assert read("Ines started at the new nursery this autumn", when=said).asserts  # done: last autumn
+    assert not read("Ines starts at the new nursery this autumn", when=said).asserts  # still to come
+
+
+def test_a_prefixed_irregular_verb_is_past() -> None:
+    assert read("the bakery outgrew its kitchen").tense == "past"
+    assert read("my sister overtook me at chess").tense == "past"
+
+
+def test_an_interjection_with_a_colon_greets_no_one() -> None:
+    assert read("Correction: Bruno's in Lyon, not Lille", holders={"bruno"}).holder == "Bruno"
+    assert read("Hey Bruno, how was Lyon", holders={"bruno"}).holder is None
