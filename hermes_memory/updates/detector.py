@@ -24,18 +24,18 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.holders import about_same
+from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.model import (
     UpdateModel,
     corrects,
     denies,
     evidence,
     features,
-    fills_slot,
     packaged,
     restates,
     values,
 )
+from hermes_memory.updates.shape import fills_slot
 from hermes_memory.updates.statement import Statement, calendar_word
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
@@ -137,7 +137,7 @@ class UpdateDetector:
     def comparable(self, new: Statement, earlier: Sequence[Statement]) -> list[int]:
         """The indices of the ``earlier`` statements ``replaced`` weighs ``new`` against (about the same
         holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest."""
-        if not new.asserts or not new.about_anyone:
+        if not new.asserts or not speaks_of_any(new):
             return []
         cued = self.cued(new)
         return [

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import TypeGuard
 
+from hermes_memory.updates.readings import values
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
 
 # Personal pronouns: a clause with one is about a person it does not name (a closed class).
@@ -55,6 +56,13 @@ def holder_forms(holder: str) -> list[str]:
         return [holder]
     group = _KIN_GROUPS.get(_canonical(folded)[len(_ROLE) :], ())
     return [holder, *(_ROLE + w for w in group if _ROLE + w != folded)]
+
+
+def speaks_of_any(statement: Statement) -> bool:
+    """Whether a clause can speak of some holder's attribute: it is about someone (``about_anyone``) or,
+    about no one in particular, names something ("Correction: it's Ghent for the meetup", "As of May
+    the Sauconys are retired"), which ties it to the statements naming that."""
+    return statement.about_anyone or bool(values(statement))
 
 
 def about_same(old: Statement, new: Statement) -> bool:
@@ -139,4 +147,4 @@ def _apposed(named: Statement, role: str | None) -> bool:
     )
 
 
-__all__ = ["about_same", "holder_forms", "same_holder", "users_own"]
+__all__ = ["about_same", "holder_forms", "same_holder", "speaks_of_any", "users_own"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,10 +29,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.readings import MEMO, STOP, content, cue_tokens, masked_cues, named, values
-from hermes_memory.updates.statement import USER, Statement, topic_of
+from hermes_memory.updates.readings import MEMO, content, cue_tokens, masked_cues, named, values
+from hermes_memory.updates.shape import (
+    IDENTITY,
+    attribute_words,
+    bare,
+    one_valued,
+    same_attribute,
+    same_slot,
+)
+from hermes_memory.updates.statement import Statement, topic_of
 
 FEATURES: tuple[str, ...] = (
     "cos_full",
@@ -66,17 +72,6 @@ _NEGATION_WORDS = frozenset(
 )
 # Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
 _ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".split())
-# The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
-_ONE_VALUED = re.compile(
-    r"^the user's (?:[\w-]+ ){0,3}?(?:\w+'s|is|are)\s"
-    r"|(?:\bis|'s) (?:now )?the user's (?:[\w-]+ ){0,2}?\w+\b"
-    r"|(?:\bis|'s) (?:now )?(?:what|where|how|who) the user\b",  # "Zed's what the user codes in"
-    re.I,
-)
-# Where the words naming an attribute end: "the user's gym, ..." / "the user's top artist this year".
-_PAUSE = re.compile(r"[,;:.!?]| (?:in|at|on|for|of|from|with|this|now|these)\b")
-# Words that date an attribute without naming it ("the user's new manager" is the user's manager).
-_TIME_MODIFIERS = frozenset("new old current former latest previous".split())
 
 
 def restates(new: Statement, old: Statement) -> bool:
@@ -212,102 +207,13 @@ def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> 
     return any(s.tense == "past" and s.asserts and bool(mine & named(s)) for s in (new, *context))
 
 
-def one_valued(new: Statement) -> bool:
-    """The shape of a one-valued attribute of the statement's holder: "the user's dentist is ...", "...
-    is the user's manager", "Kenji's employer is ..." (anyone's possessive reads as the user's)."""
-    return _one_valued(new.normal, new.holder)
-
-
-@functools.lru_cache(maxsize=MEMO)
-def _one_valued(normal: str, holder: str | None) -> bool:
-    return _ONE_VALUED.search(_owned(normal, holder)) is not None
-
-
-def _owned(normal: str, holder: str | None) -> str:
-    """A statement's normal form with its holder's possessive written "the user's" ("Dad's car is" ->
-    "the user's car is"), so that one shape reads a one-valued attribute of anyone."""
-    if holder is None or holder == USER:
-        return normal
-    name = re.escape(holder.split()[-1])
-    return re.sub(rf"(?:\bthe user's )?\b{name}'s\b", "the user's", normal, flags=re.I)
-
-
-def attribute_words(statement: Statement) -> list[tuple[str, ...]]:
-    """The words naming each attribute a statement gives one value, its noun last ("the user's default
-    browser is ..." -> [("default", "browser")]; "McFit is the user's gym" -> [("gym",)]); none when it
-    has no such shape or names no attribute ("Zed's what the user codes in")."""
-    return list(_attribute_words(statement.normal, statement.holder))
-
-
-@functools.lru_cache(maxsize=MEMO)
-def _attribute_words(normal: str, holder: str | None) -> tuple[tuple[str, ...], ...]:
-    text = _owned(normal, holder)
-    out = []
-    for match in _ONE_VALUED.finditer(text):
-        if match.start() == 0:  # "the user's <attribute> is", "the user's <attribute>'s": before the verb
-            phrase = text[len("the user's ") : match.end()].split()
-            phrase = phrase if phrase[-1].endswith("'s") else phrase[:-1]
-        else:  # "... is the user's <attribute>": the words after it, to a pause or a preposition
-            at = text.find("the user's ", match.start())
-            phrase = _PAUSE.split(text[at + len("the user's ") :])[0].split() if at >= 0 else []
-        words = (w.lower().removesuffix("'s") for w in phrase)
-        kept = tuple(w for w in words if len(w) > 2 and w not in STOP and w not in _TIME_MODIFIERS)
-        if kept:
-            out.append(kept)
-    return tuple(out)
-
-
-def same_attribute(one: Statement, other: Statement) -> bool:
-    """Whether two statements can be of one attribute: always when they name a value in common ("Omar
-    is the user's skip-level" speaks of "the user's team lead is Omar"). Otherwise not when both give
-    one-valued attributes with different nouns ("the user's phone is ..." and "the user's laptop is ...";
-    but "the user's favourite is ..." and "the user's favourite author is ..." name one), nor when one
-    names a person by their role to the user ("the user's manager is ...") and the other names no one in
-    that relation ("the user works at Zalando", "the user has a sister named Anna"). A role word after
-    another noun is no person ("the user's password manager")."""
-    if values(one) & _bare(other) or values(other) & _bare(one):
-        return True
-    a, b = attribute_words(one), attribute_words(other)
-    for phrases, that in ((a, other), (b, one)):
-        relations = {kin_predicate(p[0]) for p in phrases if len(p) == 1} - {None}
-        if relations and not relations & {kin_predicate(w) for w in _bare(that)}:
-            return False
-    return not a or not b or any(x[-1] in y or y[-1] in x or topic_of(frozenset(x[-1:]), y[-1:])
-                                 for x in a for y in b)  # fmt: skip
-
-
-def same_slot(old: Statement, new: Statement) -> bool:
-    """Whether a one-valued attribute of one statement is named in the other ("the user's accountant is
-    ..." and "the user's accountant's ..."; "the user's main hobby is ..." and "... is the user's main
-    hobby"; "the user's therapist is ..." and "Started with a different therapist, Anneke"): one slot,
-    which a new value may fill."""
-    return any(
-        topic_of(frozenset(phrase[-1:]), that.words)
-        for this, that in ((old, new), (new, old))
-        for phrase in attribute_words(this)
-    )
-
-
-def fills_slot(old: Statement, new: Statement) -> bool:
-    """Whether ``new`` gives another value to the one-valued attribute ``old`` gives one, both said in
-    that shape ("the user's go-to takeaway is bibimbap", then "Jollof rice is the user's go-to takeaway"):
-    the same slot, a present state, unnegated, and no word in common beyond the attribute's own. A slot
-    the speaker calls theirs with "is" holds one value at a time, whatever the attribute."""
-    if new.negated or new.tense == "past" or not (one_valued(old) and one_valued(new)):
-        return False
-    if not same_slot(old, new):
-        return False
-    attribute = {w for phrase in (*attribute_words(old), *attribute_words(new)) for w in phrase}
-    return not (content(old) - attribute) & (content(new) - attribute)
-
-
 def corrects(old: Statement, new: Statement) -> bool:
     """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a comma and a bare
     "not" (``Statement.set_right``) and names something else in its place ("It's the 19:10, not the 18:40"
     after "I take the 18:40 home"). Whatever the attribute, a correction ends what it contrasts."""
-    if not new.asserts or not new.set_right & _bare(old):
+    if not new.asserts or not new.set_right & bare(old):
         return False
-    return bool((content(new) | values(new)) - new.set_right - _bare(old) - {"not"})
+    return bool((content(new) | values(new)) - new.set_right - bare(old) - {"not"})
 
 
 def denies(old: Statement, new: Statement) -> bool:
@@ -339,12 +245,19 @@ def past_habit(statement: Statement) -> bool:
 
 def _names_of(old: Statement, said: Statement) -> bool:
     """Whether a clause names something of ``old``: one of its values, or a content word (a shared stem)."""
-    return bool(values(old) & _bare(said)) or topic_of(frozenset(content(old)), said.words)
+    return bool(values(old) & bare(said)) or topic_of(frozenset(content(old)), said.words)
 
 
-def _bare(statement: Statement) -> set[str]:
-    """The words a statement says of something, without "'s" ("Kai's out": kai)."""
-    return {w.removesuffix("'s") for w in named(statement)}
+def _may_name_anew(old: Statement, new: Statement) -> bool:
+    """Whether a present clause may give the one-valued ``old`` another value by its shape alone: any
+    clause may, unless the value is someone the memory knows ("the user's physio is Ms Lund"). Then it
+    takes someone to take their place: the clause names another person the memory knows, or the role
+    itself ("I've signed up for a pottery course" names no one; "Now I see Kofi Mensah" does)."""
+
+    def others(s: Statement) -> set[str]:
+        return {m for m in s.mentions if m != (s.holder or "").casefold()}
+
+    return not others(old) or bool(others(new) - others(old)) or same_slot(old, new)
 
 
 def evidence(
@@ -365,18 +278,27 @@ def evidence(
     no value (no name, no number), only the clause's own cue, negation or shape counts: in chat, another
     clause's "now" says nothing about "It helps me unwind". ``reads_as_change``: the clause, values
     masked, lies along the learned change direction (``Cues.meaning``), a way of saying it that no cue
-    word carries ("Lately my mornings begin with ..."). None of it counts between two statements that
-    cannot be of one attribute (``same_attribute``), nor for an event told in the past when nothing in
-    the message names a value or content word of a one-valued earlier statement."""
+    word carries ("Lately my mornings begin with ..."). A clause about no one in particular counts only
+    when it names a value, negates, tells a past event or gives the old slot a new identity. The shape
+    of a one-valued old statement whose value is someone the memory knows counts only for a clause
+    naming someone else or the role (``_may_name_anew``). None of it counts between two
+    statements that cannot be of one attribute (``same_attribute``), nor for an event told in the past
+    when nothing in the message names a value or content word of a one-valued earlier statement."""
     if not same_attribute(new, old):
         return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
     if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
+    # A clause about no one in particular that names nothing ("Searching for a venue has been slow", "the
+    # studio's on shaky ground right now") tells how something goes, whatever its cues; it sets no value.
+    # It may set one by naming the old slot with a new identity ("actually the landlord's a private guy").
+    names_the_slot = same_slot(old, new) and IDENTITY.search(new.normal) is not None
+    if new.holder is None and not (values(new) or new.negated or new.tense == "past" or names_the_slot):
+        return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
     if reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
         return True
-    if one_valued(new) or (one_valued(old) and new.tense != "past"):
+    if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot
     named_again = any(old_values & named(s) for s in (new, *context))
     return bool(named_again and values(new) - old_values) or ended(old, new, context)
@@ -570,19 +492,14 @@ __all__ = [
     "FEATURES",
     "Cues",
     "UpdateModel",
-    "attribute_words",
     "cue_tokens",
     "ended",
     "evidence",
     "features",
-    "fills_slot",
     "fit_affinity",
     "interactions",
     "named",
-    "one_valued",
     "packaged",
     "past_habit",
-    "same_attribute",
-    "same_slot",
     "values",
 ]

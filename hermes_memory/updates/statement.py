@@ -25,84 +25,46 @@ from datetime import datetime
 
 from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.temporal import find_temporal
-from hermes_memory.extract.tense import clause_tense, past_forms
+from hermes_memory.extract.tense import clause_tense
 from hermes_memory.updates.asserting import SUBJECT_PRONOUNS
 from hermes_memory.updates.asserting import why_not as _reason_not
+from hermes_memory.updates.lexicon import (
+    ADVERBS,
+    AND,
+    APOS,
+    CALENDAR,
+    CONTRAST,
+    FIRST_PLURAL,
+    FIRST_SINGULAR,
+    FOCUS,
+    GREETINGS,
+    INTERJECTIONS,
+    NAME,
+    NEGATION,
+    NOT_NAME,
+    NOT_SPOKEN_TO,
+    OBJECT_START,
+    PAST_FORMS,
+    PRONOUN_SUBJECTS,
+    REGULAR_PAST,
+    SECOND,
+    SET_RIGHT,
+    STANDALONE_KIN,
+    TENSE_WORD,
+    THIRD,
+    TOPICLESS,
+    VERB_TENSE,
+    WORD,
+)
 
 USER = "user"
 
-_APOS = str.maketrans({"’": "'", "‘": "'"})
-_WORD = re.compile(r"[A-Za-z][\w'-]*|\d[\w.,:-]*")
-_FIRST_SINGULAR = frozenset("i i'm i've i'd i'll me my mine myself".split())
-_FIRST_PLURAL = frozenset("we we're we've we'd we'll us our ours ourselves".split())
-_SECOND = frozenset("you you're you've you'd you'll your yours yourself".split())
-_THIRD = frozenset("he he's she she's they they're his her hers their theirs him them".split())
-# Function words that can open a sentence capitalised without being a name (a closed class).
-_NOT_NAME = frozenset(
-    """a an the this that these those it it's its there there's here so well now then finally actually also
-    and but or nor yet just still both all every each some any no not yes oh ok okay hey what when where
-    who whom whose which why how if because though although since after before as at on in by for from
-    with without about into over under until while once today tonight tomorrow yesterday lately recently
-    nowadays currently instead anyway anyways honestly basically luckily sadly unfortunately fortunately
-    apparently last next this quick fun guess update news ever never always usually sometimes big""".split()
-)
-_NAME = re.compile(r"[A-Z][\w'-]*")
-# Interjections and discourse words that open chat messages (a closed class).
-_INTERJECTIONS = frozenset(
-    """sorry wait ah ahh oh ohh hmm hm um uh er ugh lol haha yeah yep yup nope nah ok okay alright right
-    correction update typo btw fyi psst wow whoa phew meh welp huh please thanks cheers oops whoops""".split()
-)
-_GREETINGS = frozenset("hi hey hello bye goodbye thanks thank congrats congratulations dear yo".split())
-# Capitalised words that are never the person spoken to ("Yeah, I ...": neither "Yeah" nor "I").
-_NOT_SPOKEN_TO = _NOT_NAME | _INTERJECTIONS | _GREETINGS | _FIRST_SINGULAR
-_CALENDAR = re.compile(
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
-    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-    r"|spring|summer|autumn|fall|winter|weekend|morning|evening|tonight|week|month|year|days?)"
-)
-_STANDALONE_KIN = {w: w.lower() for w in "Mom Mum Dad Mother Father Grandma Grandpa Nana Papa Mama".split()}
-# Irregular past forms, also with the prefixes that make a verb of a verb ("outgrew", "overtook").
-_PAST_FORMS = frozenset(
-    f"{prefix}{form}" for form in past_forms() for prefix in ("", "out", "over", "under", "with", "mis", "up")
-)
-_NEGATION = re.compile(r"\b(?:not|no|never|n't|don't|doesn't|isn't|aren't|ain't|nobody|nothing|none)\b|n't\b")
-_TENSE_WORD = re.compile(r"[a-z][a-z'-]*")
-# Auxiliaries and copulas: the tense they carry (a closed class of the grammar).
-_VERB_TENSE = {
-    **dict.fromkeys(
-        "is are am has have 's 're 'm 've do does don't doesn't isn't aren't hasn't haven't".split(),
-        "present",
-    ),
-    **dict.fromkeys("was were did had didn't wasn't weren't hadn't".split(), "past"),
-    **dict.fromkeys("will 'll won't shall".split(), "future"),
-}
-# Pronouns that can stand as a clause's subject (what they refer to lies outside the clause).
-_PRONOUN_SUBJECTS = frozenset("it it's that that's there there's here here's this".split())
-# Words that open a clause without naming what it is about.
-_TOPICLESS = frozenset("the user user's it's it what there here more much lot bit thing things one".split())
-# Focus particles: "not just", "not only" add to what they negate.
-_FOCUS = frozenset("just only merely simply even quite really so too very that".split())
-# A value set right after a comma: "..., not the YMCA", "Bangalore, not Bloodhound" ("not just" adds);
-# ``_SET_RIGHT`` holds the words set right, to the next pause.
-_BARE_NOT = rf",\s*not\s+(?!(?:{'|'.join(_FOCUS)})\b)"
-_CONTRAST = re.compile(rf"{_BARE_NOT}\w", re.IGNORECASE)
-_SET_RIGHT = re.compile(rf"{_BARE_NOT}([^,;:.!?()]+)", re.IGNORECASE)
-_AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
-_REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
-_ADVERBS = frozenset(
-    """just finally recently also still never already mostly usually really now currently actually only even
-    always sometimes often officially basically mainly kind sort of no longer""".split()
-)
-# Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
-_OBJECT_START = frozenset(
-    "the a an my our your his her their its it them this that these those some all".split()
-)
 # A leading adverbial phrase or clause, set off by a comma ("After twelve years at Fujitsu, ...", "Since
 # March, ...") or ending where the speaker comes in as the main clause's subject ("Once the heatwave
 # broke I've been ...", "When the lease ran out we sold ...").
 _LEAD_IN = re.compile(
     r"^(?:after|since|before|when|once|following|now\s+that|ever\s+since|as\s+of)\b"
-    r"(?:[^,]{0,60},\s*|[^,]{3,60}?\s(?=(?:i|we|my|our|the\s+user(?:'s)?)\b))",
+    r"(?:[^,]{0,60},\s*|[^,]{3,60}?\s(?=(?:i|we|my|our|the\s+user(?:'s)?|(?-i:[A-Z][\w-]*'s))\b))",
     re.IGNORECASE,
 )
 _USER_WORDS = re.compile(r"\b(?:the\s+)?user(?P<poss>'s)?\b", re.IGNORECASE)
@@ -164,7 +126,7 @@ class Statement:
 
 def clauses(text: str) -> list[str]:
     """The clauses of a statement: split at sentence ends, semicolons, dashes and "but/and/so I"."""
-    text = text.translate(_APOS).strip()
+    text = text.translate(APOS).strip()
     parts = [p.strip(" ,.;:!") for p in _SPLIT.split(text)]
     return [p for p in parts if len(p.split()) >= 2]
 
@@ -185,10 +147,10 @@ def read(
     ``things``: the lower-cased names of the other entities the memory knows (tools, places, brands): a
     clause opening with one is about the user's world ("Jenkins got replaced"); one opening with an
     unknown capitalised word that is no verb form ("Art is such a joy") is about nobody in particular."""
-    clean = text.translate(_APOS).strip()
+    clean = text.translate(APOS).strip()
     normal = _first_person(clean, speaker)
     low = normal.lower()
-    words = tuple(w.lower() for w in _WORD.findall(normal))
+    words = tuple(w.lower() for w in WORD.findall(normal))
     holder = _holder(normal, speaker, holders, things)
     spoken_to = _addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
     third = _third_person(normal)
@@ -201,6 +163,8 @@ def read(
         and any(t.start > when for t in find_temporal(clean, when))
     ):
         why_not = "plan"
+    if why_not is None and spoken_to and _formula(clean, spoken_to):
+        why_not = "address"
     return Statement(
         text=clean,
         holder=holder,
@@ -208,20 +172,31 @@ def read(
         why_not=why_not,
         normal=third,
         masked=_masked(third),
-        negated=_NEGATION.search(low) is not None,
+        negated=NEGATION.search(low) is not None,
         words=words,
         tense=tense,
-        mentions=frozenset(
-            w.removesuffix("'s")
-            for w in words
-            if holders is not None
-            and w.removesuffix("'s") in holders
-            and w.removesuffix("'s") not in spoken_to
-        ),
+        mentions=_mentions(words, holders, spoken_to),
         topic=_topic(normal, holder, holders, spoken_to),
         addressed=spoken_to,
         set_right=_set_right(third),
     )
+
+
+def _mentions(
+    words: tuple[str, ...], holders: Collection[str] | None, spoken_to: frozenset[str]
+) -> frozenset[str]:
+    """The known holders a clause names, by a word or by words in a row ("Mrs Ferreira", "Lumen's"),
+    not those it speaks to. Only names are asked of ``holders`` (it may record what it was asked)."""
+    if holders is None:
+        return frozenset()
+    bare = [w.removesuffix("'s") for w in words]
+    found = set()
+    for size in (1, 2, 3):
+        for i in range(len(words) - size + 1):
+            name = " ".join((*words[i : i + size - 1], bare[i + size - 1]))
+            if name not in spoken_to and name in holders:
+                found.add(name)
+    return frozenset(found)
 
 
 def main_tense(low: str) -> str:
@@ -230,16 +205,16 @@ def main_tense(low: str) -> str:
     participle or relative clause further on ("a girlfriend named Hana", "a fixie the user built") does
     not make a present state past; a perfect ("has got", "has been seeing") is present. Without a verb
     it can place, the tense of the clause's markers."""
-    tokens = _TENSE_WORD.findall(_LEAD_IN.sub("", low, count=1))
+    tokens = TENSE_WORD.findall(_LEAD_IN.sub("", low, count=1))
     for k, token in enumerate(tokens):
-        tense = _VERB_TENSE.get(token)
-        if tense is None and (token in _PAST_FORMS or _REGULAR_PAST.fullmatch(token)):
-            if k > 0 and tokens[k - 1] in _OBJECT_START:
+        tense = VERB_TENSE.get(token)
+        if tense is None and (token in PAST_FORMS or REGULAR_PAST.fullmatch(token)):
+            if k > 0 and tokens[k - 1] in OBJECT_START:
                 continue  # "a used car", "the retired teacher": a participle before its noun
             tense = "past"
         if tense is None and token.endswith("'s") and k <= 1 and token != "user's":
             tense = "present"  # "Ikenna's in Vancouver"
-        if tense is None and k >= 2 and tokens[k - 2 : k] == ["the", "user"] and token not in _ADVERBS | _AND:
+        if tense is None and k >= 2 and tokens[k - 2 : k] == ["the", "user"] and token not in ADVERBS | AND:
             tense = "present"  # "the user plays", "the user see": a verb in its plain or -s form
         if tense is not None:
             return tense
@@ -255,31 +230,31 @@ def _topic(
         return frozenset()
     if holder is not None and holder.startswith("user's "):
         return frozenset()
-    tokens = [(m.group(0), m.start()) for m in _WORD.finditer(text)]
+    tokens = [(m.group(0), m.start()) for m in WORD.finditer(text)]
     low = [t.lower() for t, _ in tokens]
-    if _CONTRAST.search(text):
+    if CONTRAST.search(text):
         # "Bangalore, not Bloodhound", "it's a Redmi Note 13, not the 12": a correction, whatever its
         # subject, speaks of the value it sets right.
         contrasted = _contrasted(low)
         if contrasted:
             return contrasted
-    if any(t in _FIRST_SINGULAR or t in _FIRST_PLURAL or t in _SECOND or t in _THIRD for t in low):
+    if any(t in FIRST_SINGULAR or t in FIRST_PLURAL or t in SECOND or t in THIRD for t in low):
         return frozenset()
     first = _subject_start(tokens)
     while first < len(low) and low[first] in spoken_to:
         first += 1  # "Hey Maria, haven't talked in ages": the subject comes after whom it greets
-    if any(w in _PRONOUN_SUBJECTS for w in low[: first + 1]):
+    if any(w in PRONOUN_SUBJECTS for w in low[: first + 1]):
         # "It's a real gift": the subject is a pronoun, what follows is said of it; but "It's the JCC,
         # not the YMCA" names what "it" is by the value it sets right: that value is the topic.
         return _contrasted(low)
-    if first >= len(tokens) or low[first] in _TOPICLESS or low[first] in _VERB_TENSE:
+    if first >= len(tokens) or low[first] in TOPICLESS or low[first] in VERB_TENSE:
         return frozenset()
     # A two-word subject ("book club", "team chat", "head chef") when a verb or the end follows it.
     second = first + 1 < len(low) and (
         first + 2 >= len(low)
-        or low[first + 2] in _VERB_TENSE
-        or low[first + 2] in _PAST_FORMS
-        or _REGULAR_PAST.fullmatch(low[first + 2])
+        or low[first + 2] in VERB_TENSE
+        or low[first + 2] in PAST_FORMS
+        or REGULAR_PAST.fullmatch(low[first + 2])
     )
     words = low[first : first + (2 if second else 1)]
     return frozenset(w.removesuffix("'s") for w in words if len(w) > 2) - spoken_to
@@ -291,19 +266,19 @@ def _contrasted(low: list[str]) -> frozenset[str]:
     if "not" not in low:
         return frozenset()
     after = low[low.index("not") + 1 :]
-    if not after or after[0] in _FOCUS:
+    if not after or after[0] in FOCUS:
         return frozenset()
     return frozenset(w.removesuffix("'s") for w in after if (len(w) > 2 or w.isdigit())
-                     and w not in _TOPICLESS and w not in _OBJECT_START and w not in _THIRD)  # fmt: skip
+                     and w not in TOPICLESS and w not in OBJECT_START and w not in THIRD)  # fmt: skip
 
 
 def _set_right(text: str) -> frozenset[str]:
     """The words after a comma and a bare "not", to the next pause (see ``Statement.set_right``)."""
-    match = _SET_RIGHT.search(text)
+    match = SET_RIGHT.search(text)
     if match is None:
         return frozenset()
-    words = (w.lower().removesuffix("'s") for w in _WORD.findall(match.group(1)))
-    return frozenset(w for w in words if w not in _OBJECT_START and w not in _TOPICLESS and w not in _THIRD)
+    words = (w.lower().removesuffix("'s") for w in WORD.findall(match.group(1)))
+    return frozenset(w for w in words if w not in OBJECT_START and w not in TOPICLESS and w not in THIRD)
 
 
 def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
@@ -313,37 +288,37 @@ def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
         t[:4] == w[:4] and (len(t) < 6 or len(w) < 6 or t[:5] == w[:5])
         for t in topic
         for w in words
-        if (len(w) > 2 or w.isdigit()) and w not in _TOPICLESS
+        if (len(w) > 2 or w.isdigit()) and w not in TOPICLESS
     )
 
 
 def names_in(text: str) -> set[str]:
     """The lower-cased capitalised words of a clause after its first word (the names it sets)."""
-    words = _WORD.findall(text)[1:]
-    return {w.lower().removesuffix("'s") for w in words if w[0].isupper() and w.lower() not in _NOT_NAME}
+    words = WORD.findall(text)[1:]
+    return {w.lower().removesuffix("'s") for w in words if w[0].isupper() and w.lower() not in NOT_NAME}
 
 
 def subject_words(statement: Statement) -> frozenset[str]:
     """The words of a statement that can name what it is about (four letters or more, no "user", "it's")."""
-    return frozenset(w for w in statement.words if len(w) > 3 and w not in _TOPICLESS)
+    return frozenset(w for w in statement.words if len(w) > 3 and w not in TOPICLESS)
 
 
 def a_name(word: str) -> bool:
     """Whether a word can be a name: capitalised, and no word of the grammar's closed classes
     (``closed_word``) or of the calendar."""
     low = word.lower().removesuffix("'s")
-    return bool(_NAME.fullmatch(word)) and not closed_word(low) and not _CALENDAR.fullmatch(low)
+    return bool(NAME.fullmatch(word)) and not closed_word(low) and not CALENDAR.fullmatch(low)
 
 
 def closed_word(word: str) -> bool:
     """Whether a lower-case word is a function word, an interjection, a greeting or a word of address
     ("dear"), or the speaker: never a name, nor a role."""
-    return word in _NOT_SPOKEN_TO
+    return word in NOT_SPOKEN_TO
 
 
 def calendar_word(word: str) -> bool:
     """A day, month, season or part of a day ("wednesdays", "may", "mornings")."""
-    return _CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
+    return CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
 
 
 def _first_person(text: str, speaker: str) -> str:
@@ -404,7 +379,7 @@ def _holder(
     name's; a pronoun alone is nobody known; a clause with no subject ("Sold the Civic") is the
     speaker's, as chat drops "I"."""
     text = _LEAD_IN.sub("", text, count=1)  # "After twelve years at Fujitsu, Kenji joined LINE"
-    tokens = [(m.group(0), m.start()) for m in _WORD.finditer(text)]
+    tokens = [(m.group(0), m.start()) for m in WORD.finditer(text)]
     if not tokens:
         return None
     first = _subject_start(tokens)
@@ -414,7 +389,7 @@ def _holder(
             owned = _possessed_holder(tokens, first)
             if owned != USER:
                 return owned
-        kin = _STANDALONE_KIN.get(tokens[first][0].removesuffix("'s"))
+        kin = STANDALONE_KIN.get(tokens[first][0].removesuffix("'s"))
         if kin is not None:  # "Dad finally upgraded ... and keeps calling me": about Dad
             return f"user's {kin}"
     lows = [t.lower() for t, _ in tokens]
@@ -422,12 +397,12 @@ def _holder(
         return USER  # "Wearing the new Garmin everywhere", "Not doing Pilates anymore": chat drops "I'm"
     if _not_the_users(lows, first):
         return None  # "It brings me so much joy", "Giving kids a home is ...": the user is no subject
-    if any(t in _FIRST_SINGULAR or t in _FIRST_PLURAL for t in lows):
+    if any(t in FIRST_SINGULAR or t in FIRST_PLURAL for t in lows):
         return USER
     if first >= len(tokens):
         return USER
     token = tokens[first][0]
-    if token.lower() in _THIRD or any(t.lower() in _SECOND for t, _ in tokens):
+    if token.lower() in THIRD or any(t.lower() in SECOND for t, _ in tokens):
         return None  # "she ...", "you're so strong": nobody this statement can be matched to
     if _vocative(text, tokens, first):
         return None  # "Thanks, Melanie", "Wow, Caroline, that's great": the name is who is spoken to
@@ -445,43 +420,65 @@ def _holder(
 
 def _fragment(words: list[str], low: list[str], first: int) -> bool:
     """Whether a clause opens with a gerund or a participle ("Wearing ...", "Been using ...", "Not doing
-    ...") and no finite verb follows it: a fragment whose dropped subject is the speaker, not a gerund
-    subject ("Baking helps me unwind", "Giving kids a home is a gift"). ``low``: ``words`` lower-cased."""
+    ...") or says something of the speaker's ended ("No more late shifts") and no finite verb follows it:
+    a fragment whose dropped subject is the speaker, not a gerund subject ("Baking helps me unwind",
+    "Giving kids a home is a gift"). ``low``: ``words`` lower-cased."""
     at = first + 1 if first < len(low) and low[first] == "not" else first
+    ended = low[:2] in (["no", "more"], ["no", "longer"])  # "No more late shifts": the speaker's, ended
+    at = 2 if ended else at
     if at >= len(low):
         return False
     word = low[at]
     gerund = word.endswith("ing") and len(word) > 4 and not word.endswith("thing")
-    if not (gerund or word in ("been", "gone")):
+    if not (gerund or ended or word in ("been", "gone")):
         return False
-    rest = low[at + 1 :]
-    after = rest[0] if rest and words[at + 1][:1].islower() else ""
-    if after.endswith("s") and not after.endswith("ss") and after not in _OBJECT_START:
+    rest = low[at + 1 :] if gerund or not ended else low[at:]
+    after = rest[0] if gerund and rest and words[at + 1][:1].islower() else ""
+    if after.endswith("s") and not after.endswith("ss") and after not in OBJECT_START:
         return False  # a verb in the third person follows the gerund subject
-    return not any(w in _VERB_TENSE or w in _PAST_FORMS or w in SUBJECT_PRONOUNS
-                   or _REGULAR_PAST.fullmatch(w) for w in rest)  # fmt: skip
+    return not any(w in VERB_TENSE or w in PAST_FORMS or w in SUBJECT_PRONOUNS
+                   or REGULAR_PAST.fullmatch(w) for w in rest)  # fmt: skip
 
 
 def _not_the_users(low: list[str], first: int) -> bool:
     """Whether a clause's subject is a pronoun ("it", "that", "they") or a gerund ("Giving ...") and the
     user is in it only as an object or owner: a remark about something else, not the user's attribute."""
-    opener = next((i for i, t in enumerate(low) if t not in _INTERJECTIONS and t not in _GREETINGS), None)
+    opener = next((i for i, t in enumerate(low) if t not in INTERJECTIONS and t not in GREETINGS), None)
     if opener is None or any(t in SUBJECT_PRONOUNS for t in low):
         return False
     word = low[opener]
     return (
-        word in _PRONOUN_SUBJECTS
-        or word in _THIRD
+        word in PRONOUN_SUBJECTS
+        or word in THIRD
         or (opener == first and word.endswith("ing") and len(word) > 5)
     )
 
 
+def _formula(text: str, spoken_to: frozenset[str]) -> bool:
+    """Whether a clause spoken to someone is only that: no subject, no verb form the grammar marks (an
+    auxiliary, a past form) and no name or number but theirs ("No worries, Sam", "Take care, Jo", "Hey
+    Kim, long time no see"): a formula of talk, which states nothing."""
+    for i, word in enumerate(WORD.findall(text)):
+        low = word.lower()
+        if low in spoken_to or low in GREETINGS or low in INTERJECTIONS:
+            continue
+        if low in FIRST_SINGULAR or low in FIRST_PLURAL or low in SECOND or low in THIRD:
+            return False
+        if low in VERB_TENSE or low in PAST_FORMS or REGULAR_PAST.fullmatch(low):
+            return False
+        if word[0].isdigit() or (i > 0 and NAME.fullmatch(word) and low not in NOT_NAME):
+            return False
+    return True
+
+
 def _addressees(text: str) -> frozenset[str]:
-    """The lower-cased names a clause speaks to ("Hey Caroline, ...", "Thanks so much, Mel")."""
-    tokens = [(m.group(0), m.start()) for m in _WORD.finditer(text)]
+    """The lower-cased names a clause speaks to ("Hey Caroline, ...", "Thanks so much, Mel"); not one
+    with "'s" ("Kai's out, Ravi's in" speaks of Ravi)."""
+    tokens = [(m.group(0), m.start()) for m in WORD.finditer(text)]
     return frozenset(
         t.lower() for i, (t, _) in enumerate(tokens)
-        if _NAME.fullmatch(t) and t.lower() not in _NOT_SPOKEN_TO and _vocative(text, tokens, i)
+        if NAME.fullmatch(t) and not t.endswith("'s") and t.lower() not in NOT_SPOKEN_TO
+        and _vocative(text, tokens, i)
     )  # fmt: skip
 
 
@@ -493,7 +490,7 @@ def _vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
     after = text[start + len(word) :].lstrip()
     greeted = (  # "Hey Caroline", "Wow Mel"; not "Correction: Lumen's on DuckDB"
         i > 0
-        and tokens[i - 1][0].lower() in _INTERJECTIONS | _GREETINGS
+        and tokens[i - 1][0].lower() in INTERJECTIONS | GREETINGS
         and not text[tokens[i - 1][1] + len(tokens[i - 1][0]) : start].strip()
     )
     if i == 0 and re.match(r",\s*(?:my|our)\s+[^,]+,", after):
@@ -508,7 +505,7 @@ def _subject_start(tokens: list[tuple[str, int]]) -> int:
     while i < len(tokens):
         word = tokens[i][0]
         low = word.lower()
-        if low in _NOT_NAME or low in _INTERJECTIONS or low in _GREETINGS or _CALENDAR.fullmatch(low):
+        if low in NOT_NAME or low in INTERJECTIONS or low in GREETINGS or CALENDAR.fullmatch(low):
             i += 1
             continue
         return i
@@ -519,14 +516,14 @@ def _is_name(tokens: list[tuple[str, int]], i: int) -> bool:
     """A capitalised word that names someone or something: not a verb form opening a subjectless
     clause ("Packed up ...", "Got promoted", "Swapped the ..."), not an interjection."""
     word = tokens[i][0]
-    if not _NAME.fullmatch(word):
+    if not NAME.fullmatch(word):
         return False
     low = word.lower().removesuffix("'s")
-    if low in _NOT_NAME or low in _INTERJECTIONS or _CALENDAR.fullmatch(low):
+    if low in NOT_NAME or low in INTERJECTIONS or CALENDAR.fullmatch(low):
         return False
-    if not word.endswith("'s") and i + 1 < len(tokens) and tokens[i + 1][0].lower() in _OBJECT_START:
+    if not word.endswith("'s") and i + 1 < len(tokens) and tokens[i + 1][0].lower() in OBJECT_START:
         return False  # "Shut the account down", "Cut it all off": a verb with its object, no subject
-    return not (low.endswith(("ed", "ing")) or low in _PAST_FORMS)
+    return not (low.endswith(("ed", "ing")) or low in PAST_FORMS)
 
 
 def _names_someone(tokens: list[tuple[str, int]]) -> bool:
@@ -560,7 +557,7 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     if (
         tokens[j][0].endswith("'s")
         and after
-        and (after[0].lower() in ("a", "an", "now") or _NAME.fullmatch(after[0]))
+        and (after[0].lower() in ("a", "an", "now") or NAME.fullmatch(after[0]))
     ):
         return USER  # "my roommate's a guy named Tomas", "my manager's Tobias now": "'s" is "is"
     if (
@@ -570,11 +567,11 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
         and after[1].lower() in ("is", "was", "are", "were", "'s")
     ):
         return USER  # "my family doctor is ...": the role word is a modifier of the user's thing
-    if after and _NAME.fullmatch(after[0]) and after[0].lower() not in _NOT_NAME:
+    if after and NAME.fullmatch(after[0]) and after[0].lower() not in NOT_NAME:
         return after[0]  # "my sister Ana ...", "my dog Biscuit ..."
     if not _is_person_role(role):
         return f"user's {role}"  # "my dog eats ...": the user's (unnamed) pet
-    if after and after[0].lower() in ("is", "was") and len(after) > 1 and _NAME.fullmatch(after[1]):
+    if after and after[0].lower() in ("is", "was") and len(after) > 1 and NAME.fullmatch(after[1]):
         return USER  # "my manager is Tobias": the user's manager, named
     return f"user's {role}"
 

@@ -27,7 +27,7 @@ from hermes_memory.extract.wording import is_low_value, is_small_talk
 from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.holders import about_same, holder_forms, users_own
+from hermes_memory.updates.holders import about_same, holder_forms, speaks_of_any, users_own
 from hermes_memory.updates.message import read_message
 from hermes_memory.updates.readings import content, values
 from hermes_memory.updates.statement import USER, Known, Statement, read
@@ -105,7 +105,7 @@ class StatementUpdates:
         # says hi": "my partner is Alex"); each reading is weighed, each stated by the clause.
         heard = read_message(text, speaker=speaker, when=said, holders=known.holders, things=known.things)
         for clause, new in heard:
-            if not new.asserts or not new.about_anyone or not self.stated(new, clause):
+            if not new.asserts or not speaks_of_any(new) or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
@@ -194,7 +194,7 @@ class StatementUpdates:
         if new.holder is None:  # "The vet put Luna on a renal diet": about the holders it names
             names = sorted(new.mentions)
             facts = {f.uuid: f for f in tier2.facts.believed_about(names, limit=RECENT)} if names else {}
-            if new.topic or new.set_right:  # "The book club fizzled out": whoever's statements speak of it
+            if new.topic or new.set_right or values(new):  # "The book club fizzled out": whoever spoke of it
                 facts.update(tier2.facts.get_many(list(tier2.facts.bm25_scores(clause, limit=MATCHING))))
             return list(facts.values())
         holder = new.holder

@@ -148,7 +148,7 @@ SCENARIOS = [
              "My dentist is Dr Keller.",
              "My dentist is Dr Osei.",
              "Who is my dentist?", r"\bkeller\b", r"\bosei\b"),
-    Scenario("piano-teacher", FIRST, "piano teacher", UPDATE,
+    Scenario("piano-teacher", SECOND, "piano teacher", UPDATE,
              "My piano teacher is Mrs Ferreira.",
              "Mr Adeyemi, my piano teacher, says my scales are getting cleaner.",
              "Who teaches me piano?", r"\bferreira\b", r"\badeyemi\b"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_memory.updates.message import apposed, read_message
-from hermes_memory.updates.model import fills_slot
+from hermes_memory.updates.shape import fills_slot
 from hermes_memory.updates.statement import USER, read
 
 

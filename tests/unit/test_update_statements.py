@@ -254,7 +254,7 @@ def test_an_event_of_a_value_speaks_of_the_attribute_it_fills() -> None:
 
 
 def test_a_clause_naming_a_named_holder_anywhere_speaks_of_them() -> None:
-    """"Switched Pepper's harness to a softer one" speaks of Pepper, though the user is its subject; a
+    """ "Switched Pepper's harness to a softer one" speaks of Pepper, though the user is its subject; a
     name that only begins with the holder's is no mention."""
     from hermes_memory.updates.holders import about_same
 
@@ -329,7 +329,7 @@ def test_a_cue_is_a_word_updates_use_more_than_everyday_talk() -> None:
 
 
 def test_a_one_valued_attribute_names_its_slot() -> None:
-    from hermes_memory.updates.model import attribute_words, one_valued
+    from hermes_memory.updates.shape import attribute_words, one_valued
 
     assert attribute_words(read("my usual barber is Yusuf on Elm Road")) == [("usual", "barber")]
     assert attribute_words(read("Kestrel Bank is my bank these days")) == [("bank",)]
@@ -341,7 +341,8 @@ def test_a_one_valued_attribute_names_its_slot() -> None:
 
 
 def test_two_one_valued_attributes_with_different_nouns_are_not_one_attribute() -> None:
-    from hermes_memory.updates.model import Cues, evidence, same_attribute
+    from hermes_memory.updates.model import Cues, evidence
+    from hermes_memory.updates.shape import same_attribute
 
     tablet = read("my tablet is an iPad Mini")
     watch = read("my watch is a Garmin Venu now")
@@ -352,7 +353,7 @@ def test_two_one_valued_attributes_with_different_nouns_are_not_one_attribute() 
 
 
 def test_a_person_by_their_role_is_no_attribute_of_anything_else() -> None:
-    from hermes_memory.updates.model import same_attribute
+    from hermes_memory.updates.shape import same_attribute
 
     coach = read("my coach is Brigitte Olsen")
     assert not same_attribute(coach, read("I train at the Kelvin Hall track"))  # no one in that role
@@ -363,7 +364,7 @@ def test_a_person_by_their_role_is_no_attribute_of_anything_else() -> None:
 
 
 def test_a_new_value_in_the_slot_of_a_one_valued_attribute() -> None:
-    from hermes_memory.updates.model import same_slot
+    from hermes_memory.updates.shape import same_slot
 
     old = read("my physio is Ulla Berg")
     assert same_slot(old, read("I've switched to a different physio, Karim Aziz"))
@@ -372,7 +373,7 @@ def test_a_new_value_in_the_slot_of_a_one_valued_attribute() -> None:
 
 
 def test_another_value_in_a_one_valued_slot_said_in_that_shape_fills_it() -> None:
-    from hermes_memory.updates.model import fills_slot
+    from hermes_memory.updates.shape import fills_slot
 
     old = read("my go-to takeaway is bibimbap")
     assert fills_slot(old, read("Jollof rice is my go-to takeaway, hands down"))
@@ -463,7 +464,7 @@ def test_a_clause_replaces_with_the_best_only_what_was_said_with_it(monkeypatch:
 
 
 def test_a_name_spoken_to_ties_a_clause_to_no_ones_statements() -> None:
-    """"So long, Edda" is said to Edda: it speaks of nothing Edda said, and its greeting is no holder."""
+    """ "So long, Edda" is said to Edda: it speaks of nothing Edda said, and its greeting is no holder."""
     from hermes_memory.updates.holders import about_same
 
     known = frozenset({"edda", "ruben"})
@@ -496,7 +497,7 @@ def test_saying_the_same_thing_again_in_other_words_replaces_nothing() -> None:
 
 
 def test_a_correction_ends_the_statement_whose_word_it_says_is_wrong() -> None:
-    """"..., not <word>" sets an earlier statement right whatever the attribute and whoever the clause's
+    """ "..., not <word>" sets an earlier statement right whatever the attribute and whoever the clause's
     subject: it replaces the statement with that word, and no other."""
     from hermes_memory.updates.model import corrects
 
@@ -528,7 +529,7 @@ def test_a_cue_the_earlier_statement_carries_too_tells_no_change_from_it() -> No
 
 
 def test_a_statement_said_again_negated_ends_it() -> None:
-    """"I no longer ..." with nothing new but the negation denies the earlier statement, whatever the
+    """ "I no longer ..." with nothing new but the negation denies the earlier statement, whatever the
     attribute; an interjection ("No worries") or another holder's negation denies nothing."""
     from hermes_memory.updates.model import denies
 
@@ -544,7 +545,7 @@ def test_a_statement_said_again_negated_ends_it() -> None:
 
 
 def test_a_state_said_again_as_a_habit_of_the_past_ends_it() -> None:
-    """"Used to" is the past habitual: said of the earlier statement by its holder, the state is over;
+    """ "Used to" is the past habitual: said of the earlier statement by its holder, the state is over;
     "used to" after a copula or "get" (accustomed) is not, and neither is a negated past habit."""
     from hermes_memory.updates.model import denies, past_habit
 
@@ -596,3 +597,64 @@ def test_a_prefixed_irregular_verb_is_past() -> None:
 def test_an_interjection_with_a_colon_greets_no_one() -> None:
     assert read("Correction: Bruno's in Lyon, not Lille", holders={"bruno"}).holder == "Bruno"
     assert read("Hey Bruno, how was Lyon", holders={"bruno"}).holder is None
+
+
+def test_a_known_name_of_several_words_is_a_mention() -> None:
+    said = read("my cello teacher is Ms Okoye", holders={"ms okoye", "user"})
+    assert said.mentions == {"ms okoye"}
+    assert read("my cello teacher is Ms Okoye", holders={"okoye"}).mentions == {"okoye"}
+
+
+def test_a_one_valued_person_is_replaced_only_by_a_clause_naming_someone_or_the_role() -> None:
+    from hermes_memory.updates.model import Cues, evidence
+
+    known = {"ms okoye", "tomasz wrona", "user"}
+    old = read("my cello teacher is Ms Okoye", holders=known)
+    assert not evidence(old, read("I'm doing a Portuguese evening course", holders=known), [], Cues(), 0.5)
+    assert evidence(old, read("I have lessons with Tomasz Wrona", holders=known), [], Cues(), 0.5)
+    assert evidence(old, read("my new teacher comes on Thursdays", holders=known), [], Cues(), 0.5)
+    # a one-valued thing takes any present clause as its new value, as before
+    assert evidence(read("my phone is a Nokia"), read("I text on a Fairphone 5"), [], Cues(), 0.5)
+
+
+def test_a_clause_about_no_one_that_names_nothing_new_ends_nothing() -> None:
+    from hermes_memory.updates.model import Cues, evidence
+
+    old = read("I'm still looking for a rehearsal room for the band")
+    idle = read("The rehearsal room hunt is slow going right now")
+    assert idle.holder is None and not evidence(old, idle, [], Cues({"right": 2.0}), 0.5, True)
+    gone = read("The rehearsal room hunt is over, we rent the Lantern basement")
+    assert evidence(old, gone, [], Cues({"over": 2.0}), 0.5)  # a value named: a clause of the change
+
+
+def test_a_clause_about_no_one_that_names_something_can_speak_of_a_statement() -> None:
+    from hermes_memory.updates.holders import about_same, speaks_of_any
+
+    fixed = read("Correction: it's Kotlin for the Android app")
+    assert fixed.holder is None and not fixed.about_anyone and speaks_of_any(fixed)
+    assert about_same(read("I write the Android app in Java"), fixed)
+    assert not speaks_of_any(read("it was a long day"))
+
+
+def test_a_formula_spoken_to_someone_states_nothing() -> None:
+    formulas = ("No worries, Priya", "Take care, Ruth", "Hey Ali, long time no see", "Congrats, Bo, on it")
+    for formula in formulas:
+        assert read(formula).why_not == "address", formula
+    for said in ("Hey Ali, I moved to Ghent", "Hi Bo, new job at Zeiss from Monday", "Ruth, my bike broke"):
+        assert read(said).asserts, said
+
+
+def test_a_name_with_s_is_spoken_about_not_to() -> None:
+    said = read("Jonas is out, Ravi's in", holders={"jonas", "ravi"})
+    assert said.addressed == frozenset() and said.asserts
+
+
+def test_an_ended_fragment_is_the_speakers() -> None:
+    assert read("No more night shifts").holder == USER
+    assert read("no longer living out of a suitcase").holder == USER
+    assert read("No more trains are running tonight").holder is None  # it has a subject of its own
+
+
+def test_a_lead_in_before_a_possessive_name_is_skipped() -> None:
+    said = read("Since the rebrand Orbit's docs live in Notion", holders={"orbit"})
+    assert said.holder == "Orbit"

@@ -1,0 +1,107 @@
+"""The closed word classes of English grammar that reading a clause rests on: pronouns, function words,
+interjections and greetings, auxiliaries and their tense, irregular past forms. Lists of the language's
+grammar, never of phrasings or topics."""
+
+from __future__ import annotations
+
+import re
+
+from hermes_memory.extract.tense import past_forms
+
+APOS = str.maketrans({"’": "'", "‘": "'"})
+WORD = re.compile(r"[A-Za-z][\w'-]*|\d[\w.,:-]*")
+FIRST_SINGULAR = frozenset("i i'm i've i'd i'll me my mine myself".split())
+FIRST_PLURAL = frozenset("we we're we've we'd we'll us our ours ourselves".split())
+SECOND = frozenset("you you're you've you'd you'll your yours yourself".split())
+THIRD = frozenset("he he's she she's they they're his her hers their theirs him them".split())
+# Function words that can open a sentence capitalised without being a name (a closed class).
+NOT_NAME = frozenset(
+    """a an the this that these those it it's its there there's here so well now then finally actually also
+    and but or nor yet just still both all every each some any no not yes oh ok okay hey what when where
+    who whom whose which why how if because though although since after before as at on in by for from
+    with without about into over under until while once today tonight tomorrow yesterday lately recently
+    nowadays currently instead anyway anyways honestly basically luckily sadly unfortunately fortunately
+    apparently last next this quick fun guess update news ever never always usually sometimes big""".split()
+)
+NAME = re.compile(r"[A-Z][\w'-]*")
+# Interjections and discourse words that open chat messages (a closed class).
+INTERJECTIONS = frozenset(
+    """sorry wait ah ahh oh ohh hmm hm um uh er ugh lol haha yeah yep yup nope nah ok okay alright right
+    correction update typo btw fyi psst wow whoa phew meh welp huh please thanks cheers oops whoops""".split()
+)
+GREETINGS = frozenset("hi hey hello bye goodbye thanks thank congrats congratulations dear yo".split())
+# Capitalised words that are never the person spoken to ("Yeah, I ...": neither "Yeah" nor "I").
+NOT_SPOKEN_TO = NOT_NAME | INTERJECTIONS | GREETINGS | FIRST_SINGULAR
+CALENDAR = re.compile(
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|spring|summer|autumn|fall|winter|weekend|morning|evening|tonight|week|month|year|days?)"
+)
+STANDALONE_KIN = {w: w.lower() for w in "Mom Mum Dad Mother Father Grandma Grandpa Nana Papa Mama".split()}
+# Irregular past forms, also with the prefixes that make a verb of a verb ("outgrew", "overtook").
+PAST_FORMS = frozenset(
+    f"{prefix}{form}" for form in past_forms() for prefix in ("", "out", "over", "under", "with", "mis", "up")
+)
+NEGATION = re.compile(r"\b(?:not|no|never|n't|don't|doesn't|isn't|aren't|ain't|nobody|nothing|none)\b|n't\b")
+TENSE_WORD = re.compile(r"[a-z][a-z'-]*")
+# Auxiliaries and copulas: the tense they carry (a closed class of the grammar).
+VERB_TENSE = {
+    **dict.fromkeys(
+        "is are am has have 's 're 'm 've do does don't doesn't isn't aren't hasn't haven't".split(),
+        "present",
+    ),
+    **dict.fromkeys("was were did had didn't wasn't weren't hadn't".split(), "past"),
+    **dict.fromkeys("will 'll won't shall".split(), "future"),
+}
+# Pronouns that can stand as a clause's subject (what they refer to lies outside the clause).
+PRONOUN_SUBJECTS = frozenset("it it's that that's there there's here here's this".split())
+# Words that open a clause without naming what it is about.
+TOPICLESS = frozenset("the user user's it's it what there here more much lot bit thing things one".split())
+# Focus particles: "not just", "not only" add to what they negate.
+FOCUS = frozenset("just only merely simply even quite really so too very that".split())
+# A value set right after a comma: "..., not the YMCA", "Bangalore, not Bloodhound" ("not just" adds);
+# ``SET_RIGHT`` holds the words set right, to the next pause.
+BARE_NOT = rf",\s*not\s+(?!(?:{'|'.join(FOCUS)})\b)"
+CONTRAST = re.compile(rf"{BARE_NOT}\w", re.IGNORECASE)
+SET_RIGHT = re.compile(rf"{BARE_NOT}([^,;:.!?()]+)", re.IGNORECASE)
+AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
+REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
+ADVERBS = frozenset(
+    """just finally recently also still never already mostly usually really now currently actually only even
+    always sometimes often officially basically mainly kind sort of no longer""".split()
+)
+# Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
+OBJECT_START = frozenset(
+    "the a an my our your his her their its it them this that these those some all".split()
+)
+
+
+__all__ = [
+    "ADVERBS",
+    "AND",
+    "APOS",
+    "BARE_NOT",
+    "CALENDAR",
+    "CONTRAST",
+    "FIRST_PLURAL",
+    "FIRST_SINGULAR",
+    "FOCUS",
+    "GREETINGS",
+    "INTERJECTIONS",
+    "NAME",
+    "NEGATION",
+    "NOT_NAME",
+    "NOT_SPOKEN_TO",
+    "OBJECT_START",
+    "PAST_FORMS",
+    "PRONOUN_SUBJECTS",
+    "REGULAR_PAST",
+    "SECOND",
+    "SET_RIGHT",
+    "STANDALONE_KIN",
+    "TENSE_WORD",
+    "THIRD",
+    "TOPICLESS",
+    "VERB_TENSE",
+    "WORD",
+]

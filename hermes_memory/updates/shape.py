@@ -1,0 +1,125 @@
+"""The shape of an attribute that holds one value at a time: "the user's dentist is ...", "... is the user's
+manager", "Zed's what the user codes in" — read from the words of a statement, the same for every
+attribute: which words name the attribute, whether two statements can be of one attribute, and whether a
+new statement gives the slot another value."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from hermes_memory.extract.kin import kin_predicate
+from hermes_memory.updates.readings import MEMO, STOP, content, named, values
+from hermes_memory.updates.statement import USER, Statement, topic_of
+
+# The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
+_ONE_VALUED = re.compile(
+    r"^the user's (?:[\w-]+ ){0,3}?(?:\w+'s|is|are)\s"
+    r"|(?:\bis|'s) (?:now )?the user's (?:[\w-]+ ){0,2}?\w+\b"
+    r"|(?:\bis|'s) (?:now )?(?:what|where|how|who) the user\b",  # "Zed's what the user codes in"
+    re.I,
+)
+# A copula before a noun phrase or a name: the clause says who or what something is ("the landlord's a
+# private guy"), not how it is ("the studio is on shaky ground", "the studio is coming along").
+IDENTITY = re.compile(r"(?:\bis|'s|\bare)\s+(?:now\s+|actually\s+|just\s+)?(?:(?:a|an|the|some)\s|[A-Z0-9])")
+# Where the words naming an attribute end: "the user's gym, ..." / "the user's top artist this year".
+_PAUSE = re.compile(r"[,;:.!?]| (?:in|at|on|for|of|from|with|this|now|these)\b")
+# Words that date an attribute without naming it ("the user's new manager" is the user's manager).
+_TIME_MODIFIERS = frozenset("new old current former latest previous".split())
+
+
+def one_valued(new: Statement) -> bool:
+    """The shape of a one-valued attribute of the statement's holder: "the user's dentist is ...", "...
+    is the user's manager", "Kenji's employer is ..." (anyone's possessive reads as the user's)."""
+    return _one_valued(new.normal, new.holder)
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _one_valued(normal: str, holder: str | None) -> bool:
+    return _ONE_VALUED.search(_owned(normal, holder)) is not None
+
+
+def _owned(normal: str, holder: str | None) -> str:
+    """A statement's normal form with its holder's possessive written "the user's" ("Dad's car is" ->
+    "the user's car is"), so that one shape reads a one-valued attribute of anyone."""
+    if holder is None or holder == USER:
+        return normal
+    name = re.escape(holder.split()[-1])
+    return re.sub(rf"(?:\bthe user's )?\b{name}'s\b", "the user's", normal, flags=re.I)
+
+
+def attribute_words(statement: Statement) -> list[tuple[str, ...]]:
+    """The words naming each attribute a statement gives one value, its noun last ("the user's default
+    browser is ..." -> [("default", "browser")]; "McFit is the user's gym" -> [("gym",)]); none when it
+    has no such shape or names no attribute ("Zed's what the user codes in")."""
+    return list(_attribute_words(statement.normal, statement.holder))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _attribute_words(normal: str, holder: str | None) -> tuple[tuple[str, ...], ...]:
+    text = _owned(normal, holder)
+    out = []
+    for match in _ONE_VALUED.finditer(text):
+        if match.start() == 0:  # "the user's <attribute> is", "the user's <attribute>'s": before the verb
+            phrase = text[len("the user's ") : match.end()].split()
+            phrase = phrase if phrase[-1].endswith("'s") else phrase[:-1]
+        else:  # "... is the user's <attribute>": the words after it, to a pause or a preposition
+            at = text.find("the user's ", match.start())
+            phrase = _PAUSE.split(text[at + len("the user's ") :])[0].split() if at >= 0 else []
+        words = (w.lower().removesuffix("'s") for w in phrase)
+        kept = tuple(w for w in words if len(w) > 2 and w not in STOP and w not in _TIME_MODIFIERS)
+        if kept:
+            out.append(kept)
+    return tuple(out)
+
+
+def same_attribute(one: Statement, other: Statement) -> bool:
+    """Whether two statements can be of one attribute: always when they name a value in common ("Omar
+    is the user's skip-level" speaks of "the user's team lead is Omar"). Otherwise not when both give
+    one-valued attributes with different nouns ("the user's phone is ..." and "the user's laptop is ...";
+    but "the user's favourite is ..." and "the user's favourite author is ..." name one), nor when one
+    names a person by their role to the user ("the user's manager is ...") and the other names no one in
+    that relation ("the user works at Zalando", "the user has a sister named Anna"). A role word after
+    another noun is no person ("the user's password manager")."""
+    if values(one) & bare(other) or values(other) & bare(one):
+        return True
+    a, b = attribute_words(one), attribute_words(other)
+    for phrases, that in ((a, other), (b, one)):
+        relations = {kin_predicate(p[0]) for p in phrases if len(p) == 1} - {None}
+        if relations and not relations & {kin_predicate(w) for w in bare(that)}:
+            return False
+    return not a or not b or any(x[-1] in y or y[-1] in x or topic_of(frozenset(x[-1:]), y[-1:])
+                                 for x in a for y in b)  # fmt: skip
+
+
+def same_slot(old: Statement, new: Statement) -> bool:
+    """Whether a one-valued attribute of one statement is named in the other ("the user's accountant is
+    ..." and "the user's accountant's ..."; "the user's main hobby is ..." and "... is the user's main
+    hobby"; "the user's therapist is ..." and "Started with a different therapist, Anneke"): one slot,
+    which a new value may fill."""
+    return any(
+        topic_of(frozenset(phrase[-1:]), that.words)
+        for this, that in ((old, new), (new, old))
+        for phrase in attribute_words(this)
+    )
+
+
+def fills_slot(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` gives another value to the one-valued attribute ``old`` gives one, both said in
+    that shape ("the user's go-to takeaway is bibimbap", then "Jollof rice is the user's go-to takeaway"):
+    the same slot, a present state, unnegated, and no word in common beyond the attribute's own. A slot
+    the speaker calls theirs with "is" holds one value at a time, whatever the attribute."""
+    if new.negated or new.tense == "past" or not (one_valued(old) and one_valued(new)):
+        return False
+    if not same_slot(old, new):
+        return False
+    attribute = {w for phrase in (*attribute_words(old), *attribute_words(new)) for w in phrase}
+    return not (content(old) - attribute) & (content(new) - attribute)
+
+
+def bare(statement: Statement) -> set[str]:
+    """The words a statement says of something, without "'s" ("Kai's out": kai)."""
+    return {w.removesuffix("'s") for w in named(statement)}
+
+
+__all__ = ["IDENTITY", "attribute_words", "bare", "fills_slot", "one_valued", "same_attribute", "same_slot"]
