@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from typing import TypeGuard
 
+from hermes_memory.updates.lexicon import SECOND, THIRD
 from hermes_memory.updates.readings import values
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
 
-# Personal pronouns: a clause with one is about a person it does not name (a closed class).
-_PERSONAL = frozenset("he he's him his she she's her hers they they're them their you you're your".split())
+# Personal pronouns: a clause with one is about a person it does not name.
+_PERSONAL = THIRD | SECOND
 
 # Kinship words that name one relation (a closed class of the lexicon): "Dad" and "my father" are one
 # holder, "user's father".
