@@ -798,7 +798,8 @@ class RecallEngine:
         )
         for index, old, current in marks:
             hit = out[index]
-            meta = {**hit.metadata, "superseded_at": old.superseded_at}
+            # When it stopped being true (the replacing statement's time) and when the memory learned it.
+            meta = {**hit.metadata, "superseded_at": old.superseded_at, "valid_to": old.valid_to}
             if current is not None:
                 shown = current.content
                 if threats.get(current.uuid) != CLEAN:

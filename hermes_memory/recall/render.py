@@ -57,10 +57,15 @@ def _stamp(timestamp: float) -> str:  # the same turns and facts are shown again
 
 
 def superseded_note(meta: dict[str, object]) -> str:
-    """``superseded <when> by: <current statement>`` for a hit whose statement was replaced, else ""."""
+    """``superseded <when> by: <current statement>`` for a hit whose statement was replaced, else "".
+    <when> is when it stopped being true (``valid_to``: the replacing statement's time), which for a
+    conversation written later is not when the memory learned it (``superseded_at``)."""
     at = meta.get("superseded_at")
     if not isinstance(at, int | float):
         return ""
+    ended = meta.get("valid_to")
+    if isinstance(ended, int | float):
+        at = ended
     by = meta.get("superseded_by")
     text = clip(str(by), 160) if by else ""
     return f"superseded {stamp(at)}" + (f" by: {text}" if text else "")

@@ -64,7 +64,8 @@ def ask(view: View, params: Params) -> Html:
             *([_parts(meta["signals"])] if isinstance(meta.get("signals"), Mapping) else []),
             *([f"shares words: {', '.join(shared)}"] if shared else ["no shared word (meaning or graph)"]),
             *([f"confidence {meta['confidence']}"] if "confidence" in meta else []),
-            *([f"replaced {when(meta['superseded_at'])}"] if meta.get("superseded_at") else []),
+            *([f"replaced {when(meta.get('valid_to') or meta['superseded_at'])}"]
+              if meta.get("superseded_at") else []),
         ]
         record = _record_link(hit)
         rows.append(

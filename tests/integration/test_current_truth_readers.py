@@ -31,6 +31,7 @@ from hermes_memory.hermes import registry
 from hermes_memory.hermes.prefetch import HEADER
 from hermes_memory.hermes.provider import NextLevelProvider
 from hermes_memory.hermes.settings import load_memory_config
+from hermes_memory.recall.render import stamp
 
 pytestmark = [
     pytest.mark.slow,
@@ -123,6 +124,7 @@ class Entry:
 
     text: str
     marked: bool
+    note: str = ""  # a tool result's mark: ``superseded <when> by: <statement>``
 
 
 # -- the store and what each reader shows -------------------------------------------------------------
@@ -174,7 +176,10 @@ def _ask_provider(home: Path) -> tuple[dict[str, str], dict[str, list[Entry]]]:
             blocks[question] = block
             answer = json.loads(provider.handle_tool_call("nextlevel_search", {"query": question}))
             assert "results" in answer, answer
-            hits[question] = [Entry(h["text"], bool(h.get("superseded"))) for h in answer["results"]]
+            found = answer["results"]
+            hits[question] = [
+                Entry(h["text"], bool(h.get("superseded")), h.get("superseded", "")) for h in found
+            ]
     finally:
         provider.shutdown()
     return blocks, hits
@@ -309,9 +314,14 @@ def test_only_replaced_statements_are_marked(store: dict[str, Any], reader: str)
 def test_the_prefetch_says_when_and_by_what_a_line_was_replaced(store: dict[str, Any], case: Update) -> None:
     lines = [line for line in store["blocks"][case.ask_before].splitlines() if case.old.search(line)]
     assert lines, store["blocks"][case.ask_before]
+    # Since the replacing statement was said (weeks ago here), not since the memory wrote it down.
+    since = stamp(store["said_at"][case.after])
     for line in lines:
-        note = re.search(r"superseded \d{4}-\d{2}-\d{2} \d{2}:\d{2} by: (?P<by>[^)]*)\)$", line)
+        note = re.search(r"superseded (?P<at>\d{4}-\d{2}-\d{2} \d{2}:\d{2}) by: (?P<by>[^)]*)\)$", line)
         assert note and case.new.search(note["by"]), line
+        assert note["at"] == since, line
+    marks = [e.note for e in store["seen"]["tool"][case.ask_before] if case.old.search(e.text)]
+    assert marks and all(m.startswith(f"superseded {since} by: ") for m in marks), marks
 
 
 @pytest.mark.parametrize("case", UPDATE_CASES)
