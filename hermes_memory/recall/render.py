@@ -11,7 +11,7 @@ and only when their literals occur (``composed.composed_threat``); a match neutr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -56,16 +56,23 @@ def _stamp(timestamp: float) -> str:  # the same turns and facts are shown again
     return when.strftime("%Y-%m" if when.day == 1 else "%Y-%m-%d")
 
 
-def superseded_note(meta: dict[str, object]) -> str:
-    """``superseded <when> by: <current statement>`` for a hit whose statement was replaced, else "".
-    <when> is when it stopped being true (``valid_to``: the replacing statement's time), which for a
-    conversation written later is not when the memory learned it (``superseded_at``)."""
-    at = meta.get("superseded_at")
+def replaced_since(record: Mapping[str, object]) -> float | None:
+    """When a replaced statement (a hit's metadata or a fact's fields) stopped being true: ``valid_to``,
+    the replacing statement's time, which for a conversation written later is not when the memory learned
+    it (``superseded_at``, the fallback); None for one not replaced."""
+    at = record.get("superseded_at")
     if not isinstance(at, int | float):
+        return None
+    ended = record.get("valid_to")
+    return float(ended) if isinstance(ended, int | float) else float(at)
+
+
+def superseded_note(meta: dict[str, object]) -> str:
+    """``superseded <when> by: <current statement>`` for a hit whose statement was replaced, else "";
+    <when> is ``replaced_since``."""
+    at = replaced_since(meta)
+    if at is None:
         return ""
-    ended = meta.get("valid_to")
-    if isinstance(ended, int | float):
-        at = ended
     by = meta.get("superseded_by")
     text = clip(str(by), 160) if by else ""
     return f"superseded {stamp(at)}" + (f" by: {text}" if text else "")
@@ -207,6 +214,7 @@ __all__ = [
     "line",
     "lines",
     "render",
+    "replaced_since",
     "select",
     "stamp",
     "superseded_note",

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory.errors import HermesMemoryError
+from hermes_memory.recall.render import replaced_since
 from hermes_memory.ui import _queries as q
 from hermes_memory.ui import _records as records
 from hermes_memory.ui._html import (
@@ -64,8 +65,7 @@ def ask(view: View, params: Params) -> Html:
             *([_parts(meta["signals"])] if isinstance(meta.get("signals"), Mapping) else []),
             *([f"shares words: {', '.join(shared)}"] if shared else ["no shared word (meaning or graph)"]),
             *([f"confidence {meta['confidence']}"] if "confidence" in meta else []),
-            *([f"replaced {when(meta.get('valid_to') or meta['superseded_at'])}"]
-              if meta.get("superseded_at") else []),
+            *([f"replaced {when(since)}"] if (since := replaced_since(meta)) is not None else []),
         ]
         record = _record_link(hit)
         rows.append(
@@ -174,7 +174,7 @@ def facts(view: View, params: Params) -> Html:
         ]
         for f in group.replaced:
             why = (
-                f"replaced {when(f.get('superseded_at'))} by: "
+                f"replaced {when(replaced_since(f))} by: "
                 if f.get("superseded_at")
                 else "archived (marked wrong)"
                 if f.get("is_archived")

@@ -158,3 +158,14 @@ def test_a_stamp_shows_only_the_precision_the_time_has() -> None:
     assert stamp(at(2023, 5, 8)) == "2023-05-08"  # "on 8 May"
     assert stamp(at(2026, 5, 1)) == "2026-05"  # "in May"
     assert stamp(None) == "undated"
+
+
+def test_a_replaced_statement_is_dated_by_when_it_stopped_being_true() -> None:
+    """The mark (and the explain and fact pages) give the replacing statement's time (``valid_to``), not
+    when the memory wrote the replacement down; a statement not replaced has no such time."""
+    said, learned = 1_700_000_000.0, 1_790_000_000.0
+    assert render.replaced_since({"superseded_at": learned, "valid_to": said}) == said
+    assert render.replaced_since({"superseded_at": learned, "valid_to": None}) == learned
+    assert render.replaced_since({"valid_to": said}) is None  # ended, not replaced
+    note = render.superseded_note({"superseded_at": learned, "valid_to": said, "superseded_by": "New"})
+    assert note == f"superseded {render.stamp(said)} by: New"
