@@ -293,8 +293,10 @@ def evidence(
     # A clause about no one in particular that names nothing ("Searching for a venue has been slow", "the
     # studio's on shaky ground right now") tells how something goes, whatever its cues; it sets no value.
     # It may set one by naming the old slot with a new identity ("actually the landlord's a private guy").
-    names_the_slot = same_slot(old, new) and IDENTITY.search(new.normal) is not None
-    if new.holder is None and not (values(new) or new.negated or new.tense == "past" or names_the_slot):
+    if new.holder is None and not (
+        values(new) or new.negated or new.tense == "past"
+        or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
+    ):  # fmt: skip
         return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
     if reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
         return True

@@ -186,7 +186,8 @@ def _mentions(
     words: tuple[str, ...], holders: Collection[str] | None, spoken_to: frozenset[str]
 ) -> frozenset[str]:
     """The known holders a clause names, by a word or by words in a row ("Mrs Ferreira", "Lumen's"),
-    not those it speaks to. Only names are asked of ``holders`` (it may record what it was asked)."""
+    not those it speaks to. Every word and every run of two or three is asked of ``holders`` (which may
+    record what it was asked)."""
     if holders is None:
         return frozenset()
     bare = [w.removesuffix("'s") for w in words]
