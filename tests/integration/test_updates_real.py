@@ -155,8 +155,8 @@ EVENTS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_events_pr
 
 def test_an_everyday_event_with_a_thing_ends_nothing_and_an_ending_does() -> None:
     """Held out (``tests/data/updates_events_probe.json``, written by another author and never fitted
-    on): "Charged the Niro at the supermarket" leaves "I drive a white Kia Niro" true; "Uninstalled
-    Valorant last week, done with ranked forever" ends "I main Jett in Valorant".
+    on): "Cleared Brave's cache this morning" leaves "My browser is Brave" true; "Uninstalled Valorant
+    last week, done with ranked forever" ends "I main Jett in Valorant".
     Before the corpus held such events, the shipped decision closed 15 of the 20 everyday events here
     (and caught 16 of the 20 endings); this guards what is reached over the default int8 encoder."""
     from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
