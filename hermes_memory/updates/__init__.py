@@ -16,7 +16,7 @@ from hermes_memory.updates.detector import Replacement, UpdateDetector
 from hermes_memory.updates.writer import Applied, Closed, StatementUpdates
 
 if TYPE_CHECKING:
-    from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
+    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
     from hermes_memory.tier3.semantic import SemanticMemory
 
 log = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 def update_detector(semantic: SemanticMemory | None) -> UpdateDetector | None:
     """The detector for a store: over its own embedder when that is all-MiniLM-L6-v2 (int8 or fp32: the
-    vectors the model was fitted on), else over the default int8 MiniLM of its own. None when the store
+    vectors the model was fitted on), else over the default ``local`` MiniLM of its own. None when the store
     has no Tier 3 (no embedder was chosen), when its embedder carries no meaning (the hashing embedder of
     fast unit tests) or when no MiniLM can be loaded: then only structured single-valued predicates
     supersede."""
@@ -42,11 +42,11 @@ def update_detector(semantic: SemanticMemory | None) -> UpdateDetector | None:
 
 
 @functools.cache
-def _shared_minilm() -> Int8MiniLMEmbedder | None:
+def _shared_minilm() -> IntegerMiniLMEmbedder | None:
     try:
-        from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
+        from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
 
-        return Int8MiniLMEmbedder()
+        return IntegerMiniLMEmbedder()
     except (ImportError, EmbeddingError) as exc:
         log.warning("updates in the user's own words are off: all-MiniLM-L6-v2 cannot load (%s)", exc)
         return None

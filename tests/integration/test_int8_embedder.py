@@ -35,9 +35,9 @@ TEXTS: list[str] = json.loads(
 )["texts"]
 
 
-@pytest.fixture(scope="module", params=["local", "local-int8"])
+@pytest.fixture(scope="module", params=["local", "local-int8-float"])
 def int8(request: pytest.FixtureRequest) -> Int8MiniLMEmbedder:
-    """Both encoders of the int8 weights: products in float (``local``) and in integers."""
+    """Both encoders of the int8 weights: products in integers (``local``) and in float."""
     embedder = make_embedder(request.param)
     assert isinstance(embedder, Int8MiniLMEmbedder)
     return embedder
@@ -70,7 +70,8 @@ def test_a_named_file_runs_in_float_and_gives_the_model_files_vectors(tmp_path: 
 
 
 def test_the_encoders_carry_their_own_identity(int8: Int8MiniLMEmbedder, fp32: object) -> None:
-    assert int8.model_id == {"local": MINILM_INT8_MODEL_ID, "local-int8": MINILM_W8A8_MODEL_ID}[int8.name]
+    by_name = {"local": MINILM_W8A8_MODEL_ID, "local-int8-float": MINILM_INT8_MODEL_ID}
+    assert int8.model_id == by_name[int8.name]
     assert getattr(fp32, "model_id") == MINILM_MODEL_ID  # noqa: B009 - typed as object: fp32 is optional
 
 
@@ -167,22 +168,22 @@ def test_concurrent_first_loads_build_one_model(monkeypatch: pytest.MonkeyPatch,
 def test_the_integer_encoder_takes_no_other_model_file(tmp_path: Path) -> None:
     (tmp_path / "model.onnx").symlink_to(packaged_model_file())
     with pytest.raises(ConfigError, match="calibration was measured on the packaged model file"):
-        make_embedder("local-int8", model_file=str(tmp_path / "model.onnx"))
+        make_embedder("local", model_file=str(tmp_path / "model.onnx"))
 
 
 def test_a_model_file_is_used_and_a_missing_one_is_a_config_error(
     tmp_path: Path, int8: Int8MiniLMEmbedder
 ) -> None:
     (tmp_path / "model.onnx").symlink_to(packaged_model_file())
-    other = make_embedder("local", model_file=str(tmp_path / "model.onnx"))
+    other = make_embedder("local-int8-float", model_file=str(tmp_path / "model.onnx"))
     assert float(other.embed_query(["hello there"])[0] @ int8.embed_query(["hello there"])[0]) >= 0.995
     with pytest.raises(ConfigError, match="does not exist"):
-        make_embedder("local", model_file=str(tmp_path / "absent.onnx"))
+        make_embedder("local-int8-float", model_file=str(tmp_path / "absent.onnx"))
 
 
 def test_a_corrupt_model_file_is_an_embedding_error_on_first_use(tmp_path: Path) -> None:
     (tmp_path / "model.onnx").write_bytes(b"\x08\x07not an onnx model at all")
-    emb = make_embedder("local", model_file=str(tmp_path / "model.onnx"))
+    emb = make_embedder("local-int8-float", model_file=str(tmp_path / "model.onnx"))
     with pytest.raises(EmbeddingError, match="ONNX model"):
         emb.embed_query(["hello"])
 

