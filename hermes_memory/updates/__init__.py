@@ -23,11 +23,11 @@ log = logging.getLogger(__name__)
 
 
 def update_detector(semantic: SemanticMemory | None) -> UpdateDetector | None:
-    """The detector for a store: over its own embedder when that is all-MiniLM-L6-v2 (int8 or fp32: the
-    vectors the model was fitted on), else over the default ``local`` MiniLM of its own. None when the store
-    has no Tier 3 (no embedder was chosen), when its embedder carries no meaning (the hashing embedder of
-    fast unit tests) or when no MiniLM can be loaded: then only structured single-valued predicates
-    supersede."""
+    """The detector for a store: over its own embedder when that is all-MiniLM-L6-v2 (the model was fitted
+    on the default ``local``'s vectors; the other encoders' agree with them at cosine >= 0.99), else over
+    a ``local`` MiniLM of its own. None when the store has no Tier 3 (no embedder was chosen), when its
+    embedder carries no meaning (the hashing embedder of fast unit tests) or when no MiniLM can be
+    loaded: then only structured single-valued predicates supersede."""
     if semantic is None:
         return None
     embedder = semantic.embedder
