@@ -41,6 +41,7 @@ _MONTHS["sept"] = 9
 # Month words that are also common English words: only a capitalised form counts as a month.
 _NEEDS_CAPITAL = frozenset({"may", "march", "august", *(n.lower()[:3] for n in P.MONTH_NAMES)})
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_PART_OF_DAY = re.compile(r"\s+(morning|afternoon|evening|night)\b")  # after a day: "Sunday morning"
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
@@ -565,17 +566,13 @@ def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMen
         if resolved is None:
             continue
         period, relative, (s, e) = resolved
-        mentions.append(
-            TemporalMention(
-                text=text[s:e],
-                start=_dt(period.start),
-                end=_dt(period.end),
-                granularity=period.granularity,
-                is_relative=relative,
-                span=(s + offset, e + offset),
-                label=period.label,
-            )
-        )
+        part = _PART_OF_DAY.match(low, e) if period.granularity == "day" else None
+        if part is not None:  # "Sunday morning": the morning of that day, not "on 29 November morning"
+            e = consumed = max(consumed, part.end())
+        label = period.label if part is None else f"the {part.group(1)} of {period.label}"
+        mentions.append(TemporalMention(text=text[s:e], start=_dt(period.start), end=_dt(period.end),
+                                        granularity=period.granularity, is_relative=relative,
+                                        span=(s + offset, e + offset), label=label))  # fmt: skip
     return mentions
 
 

@@ -53,6 +53,14 @@ def test_first_person_is_rewritten_to_the_speaker_with_absolute_dates() -> None:
     assert_sane(result)
 
 
+def test_a_part_of_the_day_after_a_day_reads_as_the_part_of_that_day() -> None:
+    """"Sunday morning" is one time: "on the morning of 7 May 2023", not "on 7 May 2023 morning"."""
+    result = run("I washed the car on Sunday morning. Yesterday evening I went for a run by the river.")
+    assert "Caroline washed the car on the morning of 7 May 2023" in contents(result)
+    assert "On the evening of 7 May 2023 Caroline went for a run by the river" in contents(result)
+    assert not any("2023 morning" in c or "2023 evening" in c for c in contents(result))
+
+
 def test_my_sister_is_linked_to_the_speaker() -> None:
     result = run("My sister lives in Denver and I visit her often.")
     sister = {e.name: e for e in result.entities}["Caroline's sister"]
