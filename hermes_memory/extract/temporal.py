@@ -465,7 +465,9 @@ def _r_weekday(m: _Match, today: date) -> _Resolved | None:
 
 
 def _r_weekdaypart(m: _Match, today: date) -> _Resolved | None:
-    return P.weekday_in(_WEEKDAYS.index(m.low("wp_d")), _day_direction(m.tense), today), True, m.match.span()
+    # The day alone: ``find_temporal`` adds the part of the day after it to the mention and its label.
+    day = _WEEKDAYS.index(m.low("wp_d"))
+    return P.weekday_in(day, _day_direction(m.tense), today), True, m.match.span("wp_d")
 
 
 def _r_holiday(m: _Match, today: date) -> _Resolved | None:

@@ -59,6 +59,9 @@ def test_a_part_of_the_day_after_a_day_reads_as_the_part_of_that_day() -> None:
     assert "Caroline washed the car on the morning of 7 May 2023" in contents(result)
     assert "On the evening of 7 May 2023 Caroline went for a run by the river" in contents(result)
     assert not any("2023 morning" in c or "2023 evening" in c for c in contents(result))
+    # a day named without "on" before it keeps its part of the day as well
+    bare = contents(run("Saturday night we went dancing at the Blue Note."))
+    assert any(c.startswith("On the night of 6 May 2023 Caroline") for c in bare), bare
 
 
 def test_my_sister_is_linked_to_the_speaker() -> None:
