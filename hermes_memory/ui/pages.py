@@ -174,8 +174,8 @@ def facts(view: View, params: Params) -> Html:
         ]
         for f in group.replaced:
             why = (
-                f"replaced {when(replaced_since(f))} by: "
-                if f.get("superseded_at")
+                f"replaced {when(since)} by: "
+                if (since := replaced_since(f)) is not None
                 else "archived (marked wrong)"
                 if f.get("is_archived")
                 else f"ended {when(f.get('valid_to'))}"
