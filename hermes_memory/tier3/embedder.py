@@ -65,11 +65,11 @@ EMBEDDERS: dict[str, EmbedderInfo] = {
     "local": _LOCAL,
     "minilm": dataclasses.replace(_LOCAL, summary=None),
     "local-int8": dataclasses.replace(_LOCAL, summary=None),
-    "local-int8-float": EmbedderInfo(
-        "hermes_memory.tier3.int8_embedder:Int8MiniLMEmbedder",
-        _LOCAL.modules,
-        options=(("model_file", "embedding_model_name"),),
-        # config only: the same weights multiplied in float, slower, the model file's own vectors
+    # config only: the same weights multiplied in float, slower, the model file's own vectors
+    "local-int8-float": dataclasses.replace(
+        _LOCAL,
+        target="hermes_memory.tier3.int8_embedder:Int8MiniLMEmbedder",
+        summary=None,
         label="all-MiniLM-L6-v2 (int8 weights, float products), offline",
     ),
     "local-fp32": EmbedderInfo(
