@@ -387,9 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit", action="store_true", help=f"write the in-sample model to {MODEL_FILE}")
     parser.add_argument("--misses", type=int, default=0, help="print this many held-out misses")
     args = parser.parse_args(argv)
-    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
+    from hermes_memory.tier3.embedder import DEFAULT_EMBEDDER, make_embedder
 
-    embedder = IntegerMiniLMEmbedder()  # the default ``local``: the decision is fitted on its vectors
+    embedder = make_embedder(DEFAULT_EMBEDDER)  # the decision is fitted on the default encoder's vectors
     detector = UpdateDetector(
         embedder.embed_document, model=UpdateModel(Cues(), [], 0.0, [], [], 0.5)
     )  # refitted by run
