@@ -26,8 +26,8 @@ _EDGE_SYNONYMS = {**_SYNONYMS, "moved_to": "lives_in", "adopted": "has_pet"}
 #: Predicates whose object is an entity: matched by equality, not by key phrase.
 ENTITY_PREDICATES = frozenset(
     """lives_in lived_in moved_to moved_from works_at worked_at studies_at studied_at is_from has_pet
-    sibling_of child_of parent_of married_to partner_of friend_of relative_of colleague_of knows member_of
-    visited""".split()
+    sibling_of child_of parent_of married_to partner_of friend_of relative_of colleague_of reports_to knows
+    member_of visited""".split()
 )
 _STATUS = frozenset(
     {"ok", "okay", "true", "false", "none", "null", "yes", "no", "done", "success", "error", "failed",

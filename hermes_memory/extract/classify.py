@@ -39,6 +39,7 @@ _CATEGORY_OF: dict[str, str] = {
             "friend_of",
             "relative_of",
             "colleague_of",
+            "reports_to",
             "knows",
             "has_pet",
         ),

@@ -23,7 +23,8 @@ for _pred, _words in (
         "grandma grandmother grandpa grandfather grandparents granny nana grandson "
         "granddaughter grandkids grandchildren aunt uncle cousin cousins niece nephew family",
     ),
-    ("colleague_of", "coworker coworkers co-worker colleague colleagues boss manager teammate teammates"),
+    ("colleague_of", "coworker coworkers co-worker colleague colleagues teammate teammates"),
+    ("reports_to", "boss manager supervisor"),
     (
         "knows",
         "classmate classmates roommate roommates neighbor neighbors neighbour neighbours mentor "

@@ -40,6 +40,7 @@ PREDICATE_PHRASES: dict[str, tuple[str, str]] = {
     "parent_of": ("{s} is a parent of {o}", "{s} is not a parent of {o}"),
     "relative_of": ("{s} is a relative of {o}", "{s} is not a relative of {o}"),
     "colleague_of": ("{s} is a colleague of {o}", "{s} is not a colleague of {o}"),
+    "reports_to": ("{s} reports to {o}", "{s} does not report to {o}"),
     "knows": ("{s} knows {o}", "{s} does not know {o}"),
     "member_of": ("{s} is a member of {o}", "{s} is not a member of {o}"),
     "uses": ("{s} uses {o}", "{s} does not use {o}"),

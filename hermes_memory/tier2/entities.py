@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hermes_memory.errors import ConflictError, NotFoundError
+from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.records import Entity
 from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import dumps, loads_dict, loads_list, new_uuid, normalise, now
@@ -352,7 +354,8 @@ class EntityStore:
             "ORDER BY degree DESC, e.occurrence_count DESC, e.last_seen DESC, e.id LIMIT ?",
             [*fp, *tp, *params, limit],
         )
-        return [(_row_to_entity(r), int(r["degree"])) for r in rows]
+        held = self._current_roles({r["uuid"]: _row_to_entity(r) for r in rows}, None)
+        return [(held[r["uuid"]], int(r["degree"])) for r in rows]
 
     def bm25_scores(self, query: str, *, limit: int) -> dict[str, float]:
         """Entities whose name, aliases or description match free text, as uuid -> BM25 score."""
@@ -373,9 +376,8 @@ class EntityStore:
         rows = self._db.query_keys(
             f"SELECT * FROM entities WHERE uuid IN ({{keys}}) AND {scoped}", list(dict.fromkeys(uuids)), sp
         )
-        out: dict[str, tuple[Entity, list[tuple[str, str]]]] = {
-            r["uuid"]: (_row_to_entity(r), []) for r in rows
-        }
+        current = self._current_roles({r["uuid"]: _row_to_entity(r) for r in rows}, recorded_by)
+        out: dict[str, tuple[Entity, list[tuple[str, str]]]] = {u: (e, []) for u, e in current.items()}
         if not out or relations < 1:
             return out
         rscoped, rsp = self._view.where("r.scope")
@@ -410,6 +412,40 @@ class EntityStore:
                 found.append((f"<-{kind}" if incoming else str(kind), str(name)))
         return out
 
+    def _current_roles(self, entities: dict[str, Entity], recorded_by: float | None) -> dict[str, Entity]:
+        """``entities`` (by uuid) without the roles a newer statement took from them: the alias "the
+        user's manager" is left out of Priya's entity once every relation it implies (``reports_to``
+        from the user to Priya) rests on a replaced fact ("Tobias is my manager now"). An alias with no
+        such relation stays. With ``recorded_by``, replaced by then."""
+        roles = {
+            u: [(a, role) for a in e.aliases if (role := _ROLE.match(a)) and kin_predicate(role[2])]
+            for u, e in entities.items()
+        }
+        if not any(roles.values()):
+            return entities
+        rscoped, rsp = self._view.where("r.scope")
+        replaced_by = recorded_by if recorded_by is not None else float("inf")
+        rows = self._db.query(
+            "SELECT r.to_entity_id, r.relation_type, o.name, "
+            "max(CASE WHEN ev.superseded_by IS NOT NULL AND ev.superseded_at <= ? THEN 0 ELSE 1 END) "
+            "FROM relations r JOIN entities o ON o.uuid = r.from_entity_id "
+            "LEFT JOIN facts ev ON ev.uuid = r.evidence_fact_id "
+            f"WHERE r.to_entity_id IN (SELECT value FROM json_each(?)) AND {rscoped} "
+            "GROUP BY r.to_entity_id, r.relation_type, o.name",
+            (replaced_by, json.dumps(sorted(u for u, found in roles.items() if found)), *rsp),
+        )
+        gone = {(str(to), str(kind), name_key(str(owner))) for to, kind, owner, held in rows if not held}
+        out = dict(entities)
+        for uuid, found in roles.items():
+            stale = {
+                alias for alias, role in found
+                if (uuid, kin_predicate(role[2]), name_key(role[1])) in gone
+            }  # fmt: skip
+            if stale:
+                entity = entities[uuid]
+                out[uuid] = replace(entity, aliases=tuple(a for a in entity.aliases if a not in stale))
+        return out
+
     def scopes_of(self, uuids: Sequence[str]) -> dict[str, str]:
         """The scope of each entity in the view (the Entity record does not carry it)."""
         scoped, sp = self._view.where("scope", by_key=True)
@@ -442,6 +478,8 @@ class EntityStore:
             )
 
 
+# A role alias: "<owner>'s <role>" ("the user's manager", "Alice's dog").
+_ROLE = re.compile(r"^(.+?)['’]s\s+(.+)$")
 # How specific a guessed entity type is: a name first typed "other" (an unknown capitalised word) or
 # "concept" takes any more specific type it is later seen with.
 _TYPE_RANK = {"other": 0, "concept": 1}

@@ -230,3 +230,29 @@ def test_an_entity_card_leaves_out_a_relation_whose_evidence_was_replaced(api: M
     assert t2.entities.cards([ines], relations=5)[ines][1] == [("lives_in", "Linz")]
     then = t2.entities.cards([ines], relations=5, recorded_by=before)[ines][1]
     assert ("lives_in", "Graz") in then, then
+
+
+def test_a_role_alias_leaves_the_card_once_every_relation_it_implies_was_replaced(api: MemoryAPI) -> None:
+    """The alias "the user's boss" on Greta rests on ``reports_to`` from the user; when the fact behind that
+    relation is replaced, the alias is left out of her card and of the most connected entities (as of
+    before, it is still there). An alias no relation rests on, and a role still believed, stay."""
+    t2 = api.tier2
+    user = api.entity_ensure("the user", "person")["data"]["uuid"]
+    greta = api.entity_ensure("Greta", "person", aliases=["the user's boss", "Gee"])["data"]["uuid"]
+    roles = ["the user's boss", "the user's neighbour"]
+    marek = api.entity_ensure("Marek", "person", aliases=roles)["data"]["uuid"]
+    old = t2.facts.store("the user has a boss named Greta", subject="the user", predicate="reports_to").fact
+    t2.relations.link(user, greta, "reports_to", evidence_fact_id=old.uuid)
+    before = time.time()
+    time.sleep(0.02)
+    new = t2.facts.store("the user has a boss named Marek", subject="the user", predicate="reports_to").fact
+    t2.relations.link(user, marek, "reports_to", evidence_fact_id=new.uuid)
+    assert t2.facts.supersede(old.uuid, new.uuid, actor="ingest")
+    cards = t2.entities.cards([greta, marek], relations=5)
+    assert cards[greta][0].aliases == ("Gee",), cards
+    assert cards[marek][0].aliases == ("the user's boss", "the user's neighbour"), cards
+    assert t2.entities.cards([greta], relations=5, recorded_by=before)[greta][0].aliases == (
+        "the user's boss", "Gee",
+    )  # fmt: skip
+    central = {e.name: e.aliases for e, _ in t2.entities.most_connected(limit=5)}
+    assert central["Greta"] == ("Gee",) and "the user's boss" in central["Marek"], central
