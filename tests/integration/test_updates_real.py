@@ -316,3 +316,33 @@ def test_an_entity_card_leaves_out_the_relation_a_newer_statement_replaced(tmp_p
         cards = [h["text"] for h in api.recall("Where does my cousin Ilse live?")["data"]["hits"]
                  if h["kind"] == "entity" and h["text"].startswith("Ilse")]  # fmt: skip
         assert cards and "Linz" in cards[0] and "Graz" not in cards[0], cards
+
+
+def test_a_role_a_newer_statement_gave_someone_else_leaves_the_old_holders_card(tmp_path: Path) -> None:
+    """Saying "Greta is my boss" gives Greta the alias "the user's boss"; once "Marek is my boss now" replaces
+    that statement, neither Greta's card in recall nor the system prompt's list of people calls her
+    the user's boss, and Marek's card says whom the user reports to."""
+    from hermes_memory.hermes.prompt_context import memory_sections
+
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("Greta is my boss.", "Okay.", "s1", START)
+        api.remember_turn("Marek is my boss now.", "Okay.", "s2", START + DAY)
+        assert api.flush()["success"]
+        hits = api.recall("Who are Greta and Marek?")["data"]["hits"]
+        cards = {h["text"].split()[0]: h["text"] for h in hits if h["kind"] == "entity"}
+        assert "boss" not in cards["Greta"], cards
+        assert "the user's boss" in cards["Marek"] and "the user reports to Marek" in cards["Marek"], cards
+        people = [line for s in memory_sections(api.core, user_name=None) for line in s.lines]
+        assert not [line for line in people if line.startswith("Greta") and "boss" in line], people
+        assert [line for line in people if line.startswith("Marek") and "boss" in line], people
+
+
+def test_a_clause_with_a_day_gets_no_second_fact_beside_the_dated_one(tmp_path: Path) -> None:
+    """Extraction writes "last Sunday morning" as the date it names; the writer takes that fact as the
+    clause's own instead of storing the clause again with the day left relative."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("I repotted the monstera last Sunday morning.", "Nice.", "s1", START)
+        assert api.flush()["success"]
+        facts = [f.fact.content for f in api.tier2.facts.query(None, limit=100)]
+        about = [c for c in facts if "monstera" in c]
+        assert len(about) == 1 and "Sunday" not in about[0] and "morning of" in about[0], facts
