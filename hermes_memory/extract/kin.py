@@ -50,6 +50,8 @@ _KIN_MODIFIERS = (
 )
 _KIN_KEEP = frozenset({"best", "older", "younger", "little", "big", "twin", "eldest", "oldest", "youngest"})
 _NAME_RE = r"[A-Z][a-z'’\-]{1,20}"
+# A person's name of up to three words: "my manager Greta Lindholm", "Marek Novak is my boss".
+_FULL_NAME_RE = rf"{_NAME_RE}(?:\s+{_NAME_RE}){{0,2}}"
 
 
 # Whose relative or pet: "my", "our", "your", and "the user's" (how notes about the user are written).
@@ -68,7 +70,7 @@ def _kin_pattern() -> re.Pattern[str]:
     return re.compile(
         rf"\b{_POSSESSOR}\s+(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b"
         rf"(?:(?:,?\s+(?:(?:named|called)\s+)?|\s+(?:is|was)\s+(?:named|called)\s+|['’]s\s+name\s+is\s+)"
-        rf"(?P<n1>{_NAME_RE})(?:\s+and\s+(?P<n2>{_NAME_RE}))?\b)?"
+        rf"(?P<n1>{_FULL_NAME_RE})(?:\s+and\s+(?P<n2>{_FULL_NAME_RE}))?\b)?"
     )
 
 
@@ -76,7 +78,7 @@ def _kin_pattern() -> re.Pattern[str]:
 def _appositive_kin_pattern() -> re.Pattern[str]:
     # "Biscuit, my dog, ...", "Biscuit is my dog", "Anna is the user's sister".
     return re.compile(
-        rf"\b(?P<n1>{_NAME_RE})(?:,\s+|\s+(?:is|was)\s+)(?:also\s+)?{_POSSESSOR}\s+"
+        rf"\b(?P<n1>{_FULL_NAME_RE})(?:,\s+|\s+(?:is|was)\s+)(?:also\s+)?{_POSSESSOR}\s+"
         rf"(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b"
     )
 
@@ -137,10 +139,10 @@ def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -
     mentions: list[Mention] = []
     for m in _appositive_kin_pattern().finditer(text):
         owner = _owner(m.group("poss"), ctx)
-        name = m.group("n1")
-        if owner is None or not is_name_word(name) or name.casefold() == owner.casefold():
+        name = _name_in(m, "n1")
+        if owner is None or name is None or name[0].casefold() == owner.casefold():
             continue
-        mentions.append(_named_kin(m, "n1", owner, offset))
+        mentions.append(_named_kin(m, name, owner, offset))
         claim(taken, m.start(), m.end())
     for m in _kin_pattern().finditer(text):
         if not is_free(taken, m.start(), m.span("kin")[1]):
@@ -149,11 +151,11 @@ def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -
         following = _NEXT_WORD.match(text, m.span("kin")[1])
         if owner is None or (following and following.group(1).lower() in _COMPOUND_HEADS):
             continue  # "my horse painting", "my family photo": the relative only qualifies a thing
-        names = [key for key in ("n1", "n2") if m.group(key) and is_name_word(m.group(key))]
+        names = [name for key in ("n1", "n2") if (name := _name_in(m, key)) is not None]
         if names:
-            for key in names:
-                mentions.append(_named_kin(m, key, owner, offset))
-                claim(taken, *m.span(key))
+            for name in names:
+                mentions.append(_named_kin(m, name, owner, offset))
+                claim(taken, name[1], name[2])
         else:
             s, e = m.span("poss")[0], m.span("kin")[1]
             mentions.append(_relational(m, owner, s + offset, e + offset, ctx))
@@ -186,12 +188,29 @@ def _role(m: re.Match[str]) -> tuple[str, str]:
     return " ".join([*mods, kin]), _KIN[kin]
 
 
-def _named_kin(m: re.Match[str], key: str, owner: str, offset: int) -> Mention:
-    """A named relative or pet ("my dog Biscuit"), known also as "<owner>'s dog"."""
+def _name_in(m: re.Match[str], key: str) -> tuple[str, int, int] | None:
+    """The name a kin match's group ``key`` holds and its span: its capitalised words without those
+    that are no name ("Yesterday Anna Berg" is Anna Berg); None when none is one."""
+    if m.group(key) is None:
+        return None
+    words = [(w.group(), w.start(), w.end()) for w in re.finditer(r"\S+", m.group(key))]
+    while words and not is_name_word(words[0][0]):
+        words.pop(0)
+    while words and not is_name_word(words[-1][0]):
+        words.pop()
+    if not words:
+        return None
+    at = m.start(key)
+    return m.group(key)[words[0][1] : words[-1][2]], at + words[0][1], at + words[-1][2]
+
+
+def _named_kin(m: re.Match[str], name: tuple[str, int, int], owner: str, offset: int) -> Mention:
+    """A named relative or pet ("my dog Biscuit"), known also as "<owner>'s dog"; ``name``: its name
+    and span in the sentence."""
     role, predicate = _role(m)
-    s, e = m.span(key)
+    _, s, e = name
     return Mention(
-        m.group(key),
+        name[0],
         "pet" if predicate == "has_pet" else "person",
         s + offset,
         e + offset,

@@ -20,7 +20,9 @@ from hermes_memory.updates.statement import USER, Statement, a_name, clauses, cl
 # "my <role>, <Name>," / "<Name>, my <role>,": a role of one to three lower-case words and a name of one
 # to three capitalised words (a title first: "Dr. Nakamura"), set off by commas or the clause's ends.
 _ROLE = r"(?:[Mm]y|[Oo]ur)\s+(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})"
-_NAMED = r"(?P<name>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})"
+_TITLES = r"(?:Dr|Mr|Mrs|Ms|Prof)\.?"
+_TITLE = re.compile(_TITLES)
+_NAMED = rf"(?P<name>(?:{_TITLES}\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){{0,2}})"
 _APPOSED = (
     re.compile(rf"(?:^|,\s*){_ROLE},\s+{_NAMED}\s*(?:,|$)"),
     re.compile(rf"(?:^|,\s*){_NAMED},\s+{_ROLE}\s*(?:,|$)"),
@@ -36,10 +38,12 @@ def apposed(clause: str) -> list[str]:
     out = []
     for pattern in _APPOSED:
         for match in pattern.finditer(clause):
-            role, name = match.group("role"), match.group("name")
-            if closed_word(role.split()[-1]) or not a_name(name.split()[-1]):
+            role, words = match.group("role"), match.group("name").split()
+            if closed_word(role.split()[-1]) or not a_name(words[-1]):
                 continue
-            out.append(f"my {role} is {name}")
+            while not (a_name(words[0]) or _TITLE.fullmatch(words[0])):
+                words.pop(0)  # "Yesterday Anna, my sister, called": the name is Anna
+            out.append(f"my {role} is {' '.join(words)}")
     return out
 
 

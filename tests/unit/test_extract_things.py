@@ -139,6 +139,24 @@ def test_two_people_still_name_their_relatives() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "name", "alias"),
+    [
+        ("Oskar Lindqvist is my supervisor.", "Oskar Lindqvist", "the user's supervisor"),
+        ("We had lunch with my aunt Maria Jose Ortega.", "Maria Jose Ortega", "the user's aunt"),
+        ("My boss Chidi Okafor signed it off.", "Chidi Okafor", "the user's boss"),
+        ("On Friday Ruth Adler, my neighbour, fed the cat.", "Ruth Adler", "the user's neighbour"),
+    ],
+)
+def test_a_relative_or_role_keeps_the_whole_name(text: str, name: str, alias: str) -> None:
+    """A name of several words is one person: "the user has a supervisor named Oskar Lindqvist", not a
+    person called "Lindqvist" beside another called "Oskar"."""
+    found = extract(MessageInput(text, NOW), KnownEntities([]))
+    person = next(e for e in found.entities if e.name == name)
+    assert alias in person.aliases, found.entities
+    assert not [e for e in found.entities if e.name in name.split()], found.entities
+
+
+@pytest.mark.parametrize(
     ("text", "pets", "role"),
     [
         ("I adopted a beagle named Biscuit two weeks ago.", ["Biscuit"], "dog"),

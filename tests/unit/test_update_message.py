@@ -22,6 +22,7 @@ from hermes_memory.updates.statement import USER, read
         ("Lovely, my dear, see you soon", []),
         ("my team is great, Jonas says so", []),  # no role set off by commas beside the name
         ("I told my manager about it", []),
+        ("Yesterday Ilse Kramer, my physio, moved clinics", ["my physio is Ilse Kramer"]),
     ],
 )
 def test_an_apposition_says_who_holds_a_role(clause: str, said: list[str]) -> None:
