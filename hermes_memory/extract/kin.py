@@ -164,19 +164,19 @@ def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -
         owned = _FIRST_PERSON_HAS.search(text, 0, m.start()) is not None
         role = _species(m.group("kin"))
         for key in ("n1", "n2"):
-            name = m.group(key)
-            if name is None:
+            pet = m.group(key)
+            if pet is None:
                 continue
             s, e = m.span(key)
-            if not (is_free(taken, s, e) and is_name_word(name)):
+            if not (is_free(taken, s, e) and is_name_word(pet)):
                 continue
             if owned:  # "I adopted a beagle named Biscuit": the speaker's dog, "my dog" from now on
                 mentions.append(
-                    Mention(name, "pet", s + offset, e + offset, 0.8, owner=ctx.speaker, role=role,
+                    Mention(pet, "pet", s + offset, e + offset, 0.8, owner=ctx.speaker, role=role,
                             kin_predicate="has_pet", aliases=[f"{ctx.speaker}'s {role}"])
                 )  # fmt: skip
             else:
-                mentions.append(Mention(name, "pet", s + offset, e + offset, 0.75))
+                mentions.append(Mention(pet, "pet", s + offset, e + offset, 0.75))
             claim(taken, s, e)
     return mentions
 
