@@ -200,6 +200,7 @@ class _Others:
     # Their rows, read while the vectors are searched: ``TimelineStore.for_recall``, ``EntityStore.cards``.
     event_rows: dict[str, tuple[Event, tuple[str, ...], list[str]]] = field(default_factory=dict)
     cards: dict[str, tuple[Entity, list[tuple[str, str]]]] = field(default_factory=dict)
+    named: set[str] = field(default_factory=set)  # the entities the question names
 
 
 @dataclass
@@ -926,6 +927,7 @@ class RecallEngine:
             _add(others.entities, matched, st.w_entity_bm25)
         for uuid in named:
             others.entities[uuid] = 1.0
+        others.named.update(named)
         if others.events:
             others.event_rows = self._tier2.timeline.for_recall(list(others.events), recorded_by=as_of)
         if others.entities:
@@ -980,6 +982,8 @@ class RecallEngine:
                     continue
                 if people.intersection(n.casefold() for n in (entity.name, *entity.aliases)):
                     continue  # a participant of the conversation is its subject, not a topic
+                if not (entity.aliases or entity.description or links or uuid in others.named):
+                    continue  # "Greta (person)", found by a role she no longer has: says nothing
                 text = _card(entity.name, entity.entity_type, entity.aliases, entity.description, links)
                 card: dict[str, Any] = {"entity_type": entity.entity_type, "aliases": list(entity.aliases)}
                 out.append(_neutralised(Hit(

@@ -256,3 +256,23 @@ def test_a_role_alias_leaves_the_card_once_every_relation_it_implies_was_replace
     )  # fmt: skip
     central = {e.name: e.aliases for e, _ in t2.entities.most_connected(limit=5)}
     assert central["Greta"] == ("Gee",) and "the user's boss" in central["Marek"], central
+
+
+def test_a_card_that_says_nothing_but_a_name_is_shown_only_when_the_question_names_it(api: MemoryAPI) -> None:
+    """Greta's card lost the role a newer statement replaced; found again by that role's words, "Greta
+    Lindholm (person)" would tell the model nothing, so it is left out, unless the question names her."""
+    t2 = api.tier2
+    user = api.entity_ensure("the user", "person")["data"]["uuid"]
+    greta = api.entity_ensure("Greta Lindholm", "person", aliases=["the user's boss"])["data"]["uuid"]
+    old = t2.facts.store(
+        "the user has a boss named Greta Lindholm", subject="the user", predicate="reports_to"
+    ).fact
+    t2.relations.link(user, greta, "reports_to", evidence_fact_id=old.uuid)
+    new = t2.facts.store("the user works for themselves", subject="the user", predicate="states").fact
+    assert t2.facts.supersede(old.uuid, new.uuid, actor="ingest")
+
+    def cards(question: str) -> list[str]:
+        return [h["text"] for h in api.recall(question)["data"]["hits"] if h["kind"] == "entity"]
+
+    assert not cards("the boss"), cards("the boss")
+    assert cards("Greta Lindholm") == ["Greta Lindholm (person)"]
