@@ -243,6 +243,9 @@ def _relational(m: re.Match[str], owner: str, start: int, end: int, ctx: EntityC
 
 #: Every relation a relational mention ("my sister", "my dog") can imply.
 KIN_PREDICATES: frozenset[str] = frozenset(_KIN.values())
+#: The relations of family, which no later statement ends: "Lily moved up to year 4" says something new
+#: of the user's daughter, and she is still their daughter. (A partner, a friend, a boss, a pet can go.)
+LASTING_PREDICATES: frozenset[str] = frozenset({"sibling_of", "child_of", "parent_of", "relative_of"})
 
 
 def kin_predicate(role: str) -> str | None:
@@ -252,6 +255,7 @@ def kin_predicate(role: str) -> str | None:
 
 __all__ = [
     "KIN_PREDICATES",
+    "LASTING_PREDICATES",
     "kin_mentions",
     "kin_predicate",
 ]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from hermes_memory.extract import classify
+from hermes_memory.extract.kin import LASTING_PREDICATES
 from hermes_memory.extract.wording import is_low_value, is_small_talk
 from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
@@ -111,6 +112,7 @@ class StatementUpdates:
                 f for f in self._candidates(tier2, new, speaker, clause)
                 if f.uuid not in own and episode.uuid not in f.source_episodes
                 and _since(f) <= episode.timestamp and _statement(f.content)
+                and f.predicate not in LASTING_PREDICATES
             ]  # fmt: skip
             read_back = [(f, _READ_BACK.read(f.content, speaker, known)) for f in candidates]
             mine = [(f, old) for f, old in read_back if not _someone_elses(f, old, new, speaker)]

@@ -346,3 +346,18 @@ def test_a_clause_with_a_day_gets_no_second_fact_beside_the_dated_one(tmp_path: 
         facts = [f.fact.content for f in api.tier2.facts.query(None, limit=100)]
         about = [c for c in facts if "monstera" in c]
         assert len(about) == 1 and "Sunday" not in about[0] and "morning of" in about[0], facts
+
+
+def test_news_of_a_relative_ends_nothing_of_the_family(tmp_path: Path) -> None:
+    """A later statement about the user's son says something new of him; he is still their son. The
+    fact of the family stays open, and so does his card's role, while the statement it replaces
+    closes."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("My son Teo plays in the under-9s.", "Fun.", "s1", START)
+        api.remember_turn("Teo moved up to the under-11s this season.", "Nice.", "s2", START + DAY)
+        assert api.flush()["success"]
+        facts = [f.fact for f in api.tier2.facts.query(None, limit=100)]
+        family = [f for f in facts if f.predicate == "parent_of"]
+        assert family and all(f.is_active for f in family), facts
+        cards = [h["text"] for h in api.recall("Who is Teo?")["data"]["hits"] if h["kind"] == "entity"]
+        assert cards and "the user's son" in cards[0], cards
