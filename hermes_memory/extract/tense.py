@@ -26,6 +26,11 @@ _IRREGULAR_PAST = (
     "became fell led paid laid meant dealt understood hung struck stuck shot shook hid bit fed fled lent "
     "dug quit"
 ).split()
+# Verbs whose past form is their base form: "Sam and I split up in March" is past, but so could a
+# present be ("I cut my own hair"). A weak past marker: any other marker of the clause wins over it.
+_SAME_PAST = "cut put set let hit shut split spread cost hurt bet burst cast upset".split()
+# Words before which such a form is a noun or an adjective ("a cut", "my split", "it's set for May").
+_NOT_VERB_BEFORE = frozenset("a an the my your his her its our their this that these those no".split())
 # Before one of these a past-looking form is a bare verb ("I will quit", "to quit"): not a past marker.
 _BARE_BEFORE = frozenset(
     "will shall would can could should might must may to do does don't doesn't let can't won't wouldn't "
@@ -61,6 +66,7 @@ def _markers() -> re.Pattern[str]:
       | (?P<past>\b(?:{past}|used\s+to|ago|yesterday|last\s+night|didn't|wasn't|weren't|hadn't|haven't|hasn't|
                     (?:have|has|'ve)\s+(?:been|had|\w+ed)\b)\b
                   |\b[a-z]{{2,}}ed\b)
+      | (?P<weak_past>\b(?:{"|".join(_SAME_PAST)})\b)
       | (?P<weak_future>\b(?:am|is|are|'m|'re|be)\s+(?:\w+\s+)?\w+ing\b
                        |\b(?:want(?:s)?|hope(?:s)?|would\s+like|need(?:s)?|have|has)\s+to\b
                        |\b(?:might|could|should|may|gotta|wanna|plans?)\b)
@@ -82,6 +88,11 @@ def _marker_tense(match: re.Match[str], low: str) -> tuple[Tense, bool] | None:
     before = low[max(0, match.start() - 24) : match.start()].split()
     if " " not in word and before and (before[-1] in _BARE_BEFORE or before[-1].endswith(("'ll", "'d"))):
         return None
+    if kind == "weak_past":
+        last = before[-1] if before else ""
+        if last in _NOT_VERB_BEFORE or last in _BE_BEFORE or last.endswith("'s"):
+            return None
+        return "past", False
     if word.endswith("ed") and " " not in word and word not in _IRREGULAR_PAST:
         if word in _NOT_PAST_ED:
             return None

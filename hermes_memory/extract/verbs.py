@@ -17,7 +17,8 @@ _UNCHANGED = frozenset(
     said told found felt thought bought brought met left ran began won lost wrote kept knew gave grew drew
     threw flew spent sent built taught caught heard held led paid sat slept stood understood woke wore
     chose drove ate fell forgot rode sang swam became hung broke spoke stole shot fought sold hid meant
-    dealt read put set cut hit let quit cannot too to and or so not also the a an""".split()
+    dealt read put set cut hit let quit split shut spread hurt cost bet burst cast upset cannot too to and
+    or so not also the a an""".split()
 )
 _SPECIAL = {
     "am": "is",

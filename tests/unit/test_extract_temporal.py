@@ -161,6 +161,13 @@ def test_as_phrase_renders_adverbials() -> None:
         ("I'm excited about May.", "May", "present"),  # "excited" after "I'm" is an adjective
         ("The festival is in May.", "May", "present"),
         ("May.", "May", "present"),
+        # A verb whose past is its base form reads as past, unless anything else says otherwise.
+        ("Noor and I split up in May.", "May", "past"),
+        ("I hurt my knee skiing in May.", "May", "past"),
+        ("I'm going to split the bill in May.", "May", "future"),
+        ("We will shut the cafe in May.", "May", "future"),
+        ("The launch is set for May.", "May", "present"),  # after "is": an adjective
+        ("My haircut is in May, a cut and colour.", "May", "present"),
     ],
 )
 def test_clause_tense(sentence: str, expression: str, tense: str) -> None:
@@ -205,6 +212,13 @@ def test_a_fact_from_a_past_statement_is_dated_in_the_past() -> None:
     facts = extract(message).facts
     assert facts and all(f.when is not None and f.when.start < said for f in facts)
     assert any("May 2026" in f.content for f in facts)
+
+
+def test_a_verb_whose_past_is_its_base_is_dated_and_worded_in_the_past() -> None:
+    said = at(2026, 11, 24)
+    message = MessageInput(text="I split up with Noor in March.", time=said, speaker="user", role="user")
+    facts = extract(message).facts
+    assert [f.content.split(" ", 1)[1] for f in facts] == ["split up with Noor in March 2026"], facts
 
 
 @pytest.mark.parametrize(
