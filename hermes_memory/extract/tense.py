@@ -5,9 +5,9 @@ in "I'm moving in May"; the tense of the clause decides. The clause is the stret
 between punctuation and clause-joining words ("and", "but", "because", ...). Within it the tense
 marker nearest to the expression wins (so "I will never forget what happened in May" is past and
 "I said I will move in May" is future); strong markers (a past verb form, "will", "going to") beat
-weak ones (a progressive "I'm moving", "want to", "might", a verb whose past is its base: "split"). A clause without any marker borrows the
-sentence's nearest marker ("In May, I moved to Lisbon."); a sentence without one is present. Other
-sentences of the text are never consulted.
+weak ones (a progressive "I'm moving", "want to", "might", a verb whose past is its base: "split").
+A clause without any marker borrows the sentence's nearest marker ("In May, I moved to Lisbon."); a
+sentence without one is present. Other sentences of the text are never consulted.
 """
 
 from __future__ import annotations
