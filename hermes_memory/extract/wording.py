@@ -262,6 +262,20 @@ def rewrite_clause(
     return text[:1].upper() + text[1:]
 
 
+def in_third_person(clause: str, speaker: str) -> str | None:
+    """The clause with ``speaker`` for its first person and its verbs agreeing ("I've been vegan for
+    years and still love it": "<speaker> has been vegan for years and still loves it"), as it is
+    otherwise: no date rewritten, no check that it reads on its own (``rewrite_clause`` does both).
+    None when it speaks to someone ("you"): there is no one to name."""
+    body = clause.replace("’", "'").strip()
+    if re.search(r"\byou", body, re.IGNORECASE):
+        return None
+    if _rx("implied").match(body):  # "Ditched the Kindle": chat drops the "I"
+        body = ("I'm " if body.lower().startswith("gonna") else "I ") + body[:1].lower() + body[1:]
+    text = _finish(_rx("first").sub(_Persons(speaker, "", True, ()), agree_coordinated(body)), [], 0, 0)
+    return text[:1].upper() + text[1:]
+
+
 def _other_names(
     clause: str, offset: int, mentions: list[Mention], speaker: str, addressee: str | None
 ) -> tuple[str, ...]:
@@ -450,6 +464,7 @@ def is_low_value(clause: str) -> bool:
 __all__ = [
     "clause_subject",
     "has_unresolved_reference",
+    "in_third_person",
     "is_low_value",
     "plan_object",
     "render",

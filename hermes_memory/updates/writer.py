@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 
 from hermes_memory.extract import classify
 from hermes_memory.extract.kin import LASTING_PREDICATES
-from hermes_memory.extract.wording import is_low_value, is_small_talk
+from hermes_memory.extract.wording import in_third_person, is_low_value, is_small_talk
 from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
@@ -232,7 +232,7 @@ class StatementUpdates:
         ]  # fmt: skip
         if inside:  # the extracted fact that covers most of the clause
             return max(inside, key=lambda f: overlap[f.uuid])
-        content = _said_by(new.normal, episode.speaker)
+        content = _said_by(new, episode.speaker)
         category = classify.category_for("states", content)
         return tier2.facts.store(
             content, category=category, confidence=0.6, source_type="session", source_id=episode.session_id,
@@ -338,12 +338,19 @@ def _someone_elses(fact: Fact, old: Statement, new: Statement, speaker: str) -> 
     return owner not in mine and not owner.startswith(tuple(f"{name}'s " for name in mine))
 
 
-def _said_by(normal: str, speaker: str | None) -> str:
-    """A statement's normal form as a fact, the user named as extraction names them: "Bob's GP is Dr.
-    Lindqvist" when Bob said "My GP is Dr. Lindqvist" (in a store where several people speak, "the user"
-    would be whoever reads it next), "The user's GP is ..." when the speaker has no name."""
-    if speaker and speaker.casefold() not in (USER, f"the {USER}"):
-        normal = re.sub(r"\bthe user\b", lambda _: speaker, normal, flags=re.IGNORECASE)
+def _said_by(new: Statement, speaker: str | None) -> str:
+    """A statement as a fact, in the third person as extraction words it ("I've been vegetarian for years
+    and still love it": "The user has been vegetarian for years and still loves it"), the user named as
+    extraction names them: "Bob's GP is Dr. Lindqvist" when Bob said "My GP is Dr. Lindqvist" (in a
+    store where several people speak, "the user" would be whoever reads it next). A clause spoken to
+    someone ("you") is its normal form."""
+    named = speaker if speaker and speaker.casefold() not in (USER, f"the {USER}") else None
+    worded = in_third_person(new.text, named or f"the {USER}")
+    if worded is not None:
+        return worded
+    normal = new.normal
+    if named:
+        normal = re.sub(r"\bthe user\b", lambda _: named, normal, flags=re.IGNORECASE)
     return normal[:1].upper() + normal[1:]
 
 

@@ -117,6 +117,20 @@ def test_a_fact_that_restates_a_clause_is_kept_but_recall_shows_its_turn(tmp_pat
         assert hits[0]["kind"] == "episode" and "Anneke" in hits[0]["text"], hits
 
 
+def test_a_clause_stated_again_as_a_fact_reads_as_english(tmp_path: Path) -> None:
+    """A clause extraction had no pattern for is kept as a fact in the third person, its verbs agreeing
+    with "the user" (it is what the superseded mark and ``why`` show)."""
+    from hermes_memory.records import RESTATEMENT
+
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("I've been a beekeeper for six years and still love it.", "Lovely.", "s1", START)
+        assert api.flush()["success"]
+        copies = [
+            f.fact.content for f in api.tier2.facts.query(None, limit=100) if f.fact.extractor == RESTATEMENT
+        ]
+        assert copies == ["The user has been a beekeeper for six years and still loves it"], copies
+
+
 def test_the_raw_turn_stays_as_it_was(store: dict[str, Any]) -> None:
     env = store["api"].recall("Peugeot racer", tiers=["tier2"])
     assert any(h["text"] == "My bike is an old Peugeot racer." for h in env["data"]["hits"]), env

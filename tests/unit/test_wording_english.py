@@ -225,3 +225,13 @@ def test_the_addressee_is_worded_like_the_speaker() -> None:
     )
     assert "Jon works at Acme and loves their job" in said_to_jon("You work at Acme and love your job.")
     assert "Jon visited Paris with their sister" in said_to_jon("You visited Paris with your sister.")
+
+
+def test_a_clause_in_the_third_person_agrees_with_its_new_subject() -> None:
+    from hermes_memory.extract.wording import in_third_person
+
+    assert in_third_person("I've been vegan for years and still love it", "the user") == (
+        "The user has been vegan for years and still loves it"
+    )
+    assert in_third_person("Swapped my Kobo for a Kindle", "Bob") == "Bob swapped their Kobo for a Kindle"
+    assert in_third_person("Could you remind me on Friday", "the user") is None  # spoken to someone
