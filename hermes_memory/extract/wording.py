@@ -202,35 +202,7 @@ def rewrite_clause(
 ) -> str | None:
     """The clause in the third person with absolute dates, or None when it would not read cleanly."""
     cut = _strip_prefix(clause)
-    body = clause[cut:]
-    # Relative dates become absolute ones ("yesterday" -> "on 7 May 2023"); spans are message offsets.
-    for t in sorted(times, key=lambda m: -m.span[0]):
-        s, e = t.span[0] - offset - cut, t.span[1] - offset - cut
-        if s < 0 or e > len(body) or not (t.is_relative or t.text != t.label):
-            continue
-        before = body[:s].rstrip().rsplit(None, 1)[-1].lower() if body[:s].strip() else ""
-        replacement = (
-            t.label
-            if before
-            in (
-                "in",
-                "on",
-                "during",
-                "since",
-                "from",
-                "until",
-                "by",
-                "before",
-                "after",
-                "of",
-                "around",
-                "mid",
-                "early",
-                "late",
-            )
-            else as_phrase(t)
-        )
-        body = body[:s] + replacement + body[e:]
+    body = _absolute_dates(clause[cut:], times, offset + cut)
     body = body.replace("’", "'").strip()
     if _rx("implied").match(body):
         body = ("I'm " if body.lower().startswith("gonna") else "I ") + body[:1].lower() + body[1:]
@@ -262,12 +234,30 @@ def rewrite_clause(
     return text[:1].upper() + text[1:]
 
 
-def in_third_person(clause: str, speaker: str) -> str | None:
+# After one of these a date reads as its label ("in May 2023"), elsewhere as a phrase ("on 7 May 2023").
+_DATE_PREPOSITIONS = frozenset(
+    "in on during since from until by before after of around mid early late".split()
+)
+
+
+def _absolute_dates(body: str, times: Sequence[TemporalMention], start: int) -> str:
+    """``body`` (the text from message offset ``start``) with its relative dates made absolute
+    ("yesterday" -> "on 7 May 2023")."""
+    for t in sorted(times, key=lambda m: -m.span[0]):
+        s, e = t.span[0] - start, t.span[1] - start
+        if s < 0 or e > len(body) or not (t.is_relative or t.text != t.label):
+            continue
+        before = body[:s].rstrip().rsplit(None, 1)[-1].lower() if body[:s].strip() else ""
+        body = body[:s] + (t.label if before in _DATE_PREPOSITIONS else as_phrase(t)) + body[e:]
+    return body
+
+
+def in_third_person(clause: str, speaker: str, times: Sequence[TemporalMention] = ()) -> str | None:
     """The clause with ``speaker`` for its first person and its verbs agreeing ("I've been vegan for
-    years and still love it": "<speaker> has been vegan for years and still loves it"), as it is
-    otherwise: no date rewritten, no check that it reads on its own (``rewrite_clause`` does both).
-    None when it speaks to someone ("you"): there is no one to name."""
-    body = clause.replace("’", "'").strip()
+    years and still love it": "<speaker> has been vegan for years and still loves it") and the dates
+    of ``times`` (found in the clause) absolute, as it is otherwise: no check that it reads on its own
+    (``rewrite_clause`` does that). None when it speaks to someone ("you"): there is no one to name."""
+    body = _absolute_dates(clause, times, 0).replace("’", "'").strip()
     if re.search(r"\byou", body, re.IGNORECASE):
         return None
     if _rx("implied").match(body):  # "Ditched the Kindle": chat drops the "I"

@@ -24,6 +24,8 @@ from datetime import UTC, datetime
 
 from hermes_memory.extract import classify
 from hermes_memory.extract.kin import LASTING_PREDICATES
+from hermes_memory.extract.temporal import find_temporal
+from hermes_memory.extract.types import TemporalMention
 from hermes_memory.extract.wording import in_third_person, is_low_value, is_small_talk
 from hermes_memory.records import RESTATEMENT, Episode, Fact
 from hermes_memory.tier2 import Tier2
@@ -232,7 +234,8 @@ class StatementUpdates:
         ]  # fmt: skip
         if inside:  # the extracted fact that covers most of the clause
             return max(inside, key=lambda f: overlap[f.uuid])
-        content = _said_by(new, episode.speaker)
+        said = datetime.fromtimestamp(episode.timestamp, tz=UTC)
+        content = _said_by(new, episode.speaker, find_temporal(new.text, said))
         category = classify.category_for("states", content)
         return tier2.facts.store(
             content, category=category, confidence=0.6, source_type="session", source_id=episode.session_id,
@@ -338,14 +341,15 @@ def _someone_elses(fact: Fact, old: Statement, new: Statement, speaker: str) -> 
     return owner not in mine and not owner.startswith(tuple(f"{name}'s " for name in mine))
 
 
-def _said_by(new: Statement, speaker: str | None) -> str:
+def _said_by(new: Statement, speaker: str | None, times: Sequence[TemporalMention] = ()) -> str:
     """A statement as a fact, in the third person as extraction words it ("I've been vegetarian for years
     and still love it": "The user has been vegetarian for years and still loves it"), the user named as
     extraction names them: "Bob's GP is Dr. Lindqvist" when Bob said "My GP is Dr. Lindqvist" (in a
     store where several people speak, "the user" would be whoever reads it next). A clause spoken to
-    someone ("you") is its normal form."""
+    someone ("you") is its normal form. ``times``: the dates in the clause, written as dates ("last
+    Saturday" -> "on 28 November 2026")."""
     named = speaker if speaker and speaker.casefold() not in (USER, f"the {USER}") else None
-    worded = in_third_person(new.text, named or f"the {USER}")
+    worded = in_third_person(new.text, named or f"the {USER}", times)
     if worded is not None:
         return worded
     normal = new.normal

@@ -119,7 +119,7 @@ def test_a_fact_that_restates_a_clause_is_kept_but_recall_shows_its_turn(tmp_pat
 
 def test_a_clause_stated_again_as_a_fact_reads_as_english(tmp_path: Path) -> None:
     """A clause extraction had no pattern for is kept as a fact in the third person, its verbs agreeing
-    with "the user" (it is what the superseded mark and ``why`` show)."""
+    with "the user" and its dates written as dates (it is what the superseded mark and ``why`` show)."""
     from hermes_memory.records import RESTATEMENT
 
     with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
@@ -129,6 +129,16 @@ def test_a_clause_stated_again_as_a_fact_reads_as_english(tmp_path: Path) -> Non
             f.fact.content for f in api.tier2.facts.query(None, limit=100) if f.fact.extractor == RESTATEMENT
         ]
         assert copies == ["The user has been a beekeeper for six years and still loves it"], copies
+        api.remember_turn("My dog Biscuit is in the puppy class.", "Cute.", "s1", START + DAY)
+        api.remember_turn(
+            "Biscuit moved up to the advanced class yesterday.", "Good boy.", "s1", START + 2 * DAY
+        )
+        assert api.flush()["success"]
+        said = [
+            f.fact.content for f in api.tier2.facts.query(None, limit=100) if "advanced" in f.fact.content
+        ]
+        day = time.strftime("%d %B %Y", time.gmtime(START + DAY)).lstrip("0")
+        assert said == [f"Biscuit moved up to the advanced class on {day}"], said
 
 
 def test_the_raw_turn_stays_as_it_was(store: dict[str, Any]) -> None:
