@@ -388,8 +388,6 @@ class EntityStore:
             rscoped, oscoped = f"{rscoped} AND r.created_at <= ?", f"{oscoped} AND o.first_seen <= ?"
             rp.append(recorded_by)
             op.append(recorded_by)
-        # A relation whose evidence was replaced by a newer statement (by then) is no longer believed.
-        replaced_by = recorded_by if recorded_by is not None else float("inf")
         # ``IN (SELECT value FROM json_each(?))``: an index probe per entity on either engine (a server
         # then knows how few entities there are, and reads each evidence fact by its key).
         wanted = json.dumps(sorted(out))
@@ -402,9 +400,9 @@ class EntityStore:
             f"WHERE r.to_entity_id IN (SELECT value FROM json_each(?)) AND {rscoped}) "
             "SELECT l.me, l.kind, l.incoming, o.name FROM l JOIN entities o ON o.uuid = l.other "
             "LEFT JOIN facts ev ON ev.uuid = l.ev "
-            f"WHERE {oscoped} AND NOT (ev.superseded_by IS NOT NULL AND ev.superseded_at <= ?) "
+            f"WHERE {oscoped} AND NOT {_REPLACED} "
             "ORDER BY l.me, l.strength DESC, l.rid",
-            (wanted, *rp, wanted, *rp, *op, replaced_by),
+            (wanted, *rp, wanted, *rp, *op, _replaced_by(recorded_by)),
         )
         for me, kind, incoming, name in linked:
             found = out[str(me)][1]
@@ -424,15 +422,13 @@ class EntityStore:
         if not any(roles.values()):
             return entities
         rscoped, rsp = self._view.where("r.scope")
-        replaced_by = recorded_by if recorded_by is not None else float("inf")
         rows = self._db.query(
-            "SELECT r.to_entity_id, r.relation_type, o.name, "
-            "max(CASE WHEN ev.superseded_by IS NOT NULL AND ev.superseded_at <= ? THEN 0 ELSE 1 END) "
+            f"SELECT r.to_entity_id, r.relation_type, o.name, max(CASE WHEN {_REPLACED} THEN 0 ELSE 1 END) "
             "FROM relations r JOIN entities o ON o.uuid = r.from_entity_id "
             "LEFT JOIN facts ev ON ev.uuid = r.evidence_fact_id "
             f"WHERE r.to_entity_id IN (SELECT value FROM json_each(?)) AND {rscoped} "
             "GROUP BY r.to_entity_id, r.relation_type, o.name",
-            (replaced_by, json.dumps(sorted(u for u, found in roles.items() if found)), *rsp),
+            (_replaced_by(recorded_by), json.dumps(sorted(u for u, found in roles.items() if found)), *rsp),
         )
         gone = {(str(to), str(kind), name_key(str(owner))) for to, kind, owner, held in rows if not held}
         out = dict(entities)
@@ -476,6 +472,16 @@ class EntityStore:
             self._audit.record(
                 conn, action="entity_delete", tier="tier2", actor=actor, target_uuid=uuid, scope=row["scope"]
             )
+
+
+# A relation whose evidence fact ``ev`` a newer statement replaced by the time bound to ``?``
+# (``_replaced_by``) is no longer believed.
+_REPLACED = "(ev.superseded_by IS NOT NULL AND ev.superseded_at <= ?)"
+
+
+def _replaced_by(recorded_by: float | None) -> float:
+    """The time ``_REPLACED`` is bound to: replaced by ``recorded_by``, else ever."""
+    return recorded_by if recorded_by is not None else float("inf")
 
 
 # A role alias: "<owner>'s <role>" ("the user's manager", "Alice's dog").
