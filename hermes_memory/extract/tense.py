@@ -28,7 +28,9 @@ _IRREGULAR_PAST = (
 ).split()
 # Verbs whose past form is their base form: "Sam and I split up in March" is past, but so could a
 # present be ("I cut my own hair"). A weak past marker: any other marker of the clause wins over it.
-_SAME_PAST = "cut put set let hit shut split spread cost hurt bet burst cast upset".split()
+SAME_PAST: tuple[str, ...] = tuple(
+    "cut put set let hit shut split spread cost hurt bet burst cast upset".split()
+)
 # Words before which such a form is a noun or an adjective ("a cut", "my split", "it's set for May").
 _NOT_VERB_BEFORE = frozenset("a an the my your his her its our their this that these those no".split())
 # Before one of these a past-looking form is a bare verb ("I will quit", "to quit"): not a past marker.
@@ -66,7 +68,7 @@ def _markers() -> re.Pattern[str]:
       | (?P<past>\b(?:{past}|used\s+to|ago|yesterday|last\s+night|didn't|wasn't|weren't|hadn't|haven't|hasn't|
                     (?:have|has|'ve)\s+(?:been|had|\w+ed)\b)\b
                   |\b[a-z]{{2,}}ed\b)
-      | (?P<weak_past>\b(?:{"|".join(_SAME_PAST)})\b)
+      | (?P<weak_past>\b(?:{"|".join(SAME_PAST)})\b)
       | (?P<weak_future>\b(?:am|is|are|'m|'re|be)\s+(?:\w+\s+)?\w+ing\b
                        |\b(?:want(?:s)?|hope(?:s)?|would\s+like|need(?:s)?|have|has)\s+to\b
                        |\b(?:might|could|should|may|gotta|wanna|plans?)\b)
@@ -154,4 +156,4 @@ def past_forms() -> tuple[str, ...]:
     return tuple(_IRREGULAR_PAST)
 
 
-__all__ = ["Tense", "clause_tense", "past_forms"]
+__all__ = ["SAME_PAST", "Tense", "clause_tense", "past_forms"]
