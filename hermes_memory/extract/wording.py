@@ -204,8 +204,7 @@ def rewrite_clause(
     cut = _strip_prefix(clause)
     body = _absolute_dates(clause[cut:], times, offset + cut)
     body = body.replace("’", "'").strip()
-    if _rx("implied").match(body):
-        body = ("I'm " if body.lower().startswith("gonna") else "I ") + body[:1].lower() + body[1:]
+    body = _with_subject(body)
     if addressee is None and re.search(r"\byou", body, re.IGNORECASE):
         return None
     if addressee:  # a trailing vocative: "..., Jon!"
@@ -252,6 +251,13 @@ def _absolute_dates(body: str, times: Sequence[TemporalMention], start: int) -> 
     return body
 
 
+def _with_subject(body: str) -> str:
+    """``body`` with the "I" chat drops put back ("Ditched the Kindle" -> "I ditched the Kindle")."""
+    if not _rx("implied").match(body):
+        return body
+    return ("I'm " if body.lower().startswith("gonna") else "I ") + body[:1].lower() + body[1:]
+
+
 def in_third_person(clause: str, speaker: str, times: Sequence[TemporalMention] = ()) -> str | None:
     """The clause with ``speaker`` for its first person and its verbs agreeing ("I've been vegan for
     years and still love it": "<speaker> has been vegan for years and still loves it") and the dates
@@ -260,8 +266,7 @@ def in_third_person(clause: str, speaker: str, times: Sequence[TemporalMention] 
     body = _absolute_dates(clause, times, 0).replace("’", "'").strip()
     if re.search(r"\byou", body, re.IGNORECASE):
         return None
-    if _rx("implied").match(body):  # "Ditched the Kindle": chat drops the "I"
-        body = ("I'm " if body.lower().startswith("gonna") else "I ") + body[:1].lower() + body[1:]
+    body = _with_subject(body)
     text = _finish(_rx("first").sub(_Persons(speaker, "", True, ()), agree_coordinated(body)), [], 0, 0)
     return text[:1].upper() + text[1:]
 
