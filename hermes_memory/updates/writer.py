@@ -341,7 +341,7 @@ def _someone_elses(fact: Fact, old: Statement, new: Statement, speaker: str) -> 
     return owner not in mine and not owner.startswith(tuple(f"{name}'s " for name in mine))
 
 
-def _said_by(new: Statement, speaker: str | None, times: Sequence[TemporalMention] = ()) -> str:
+def _said_by(new: Statement, speaker: str | None, times: Sequence[TemporalMention]) -> str:
     """A statement as a fact, in the third person as extraction words it ("I've been vegetarian for years
     and still love it": "The user has been vegetarian for years and still loves it"), the user named as
     extraction names them: "Bob's GP is Dr. Lindqvist" when Bob said "My GP is Dr. Lindqvist" (in a
