@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 
-from hermes_memory.extract.lexicon import is_name_word
+from hermes_memory.extract.lexicon import gazetteer, is_name_word
 from hermes_memory.extract.mentions import EntityContext, Mention, claim, is_free
 
 # Each word for a relative or pet -> the relation it implies (owner -> the relative or pet).
@@ -66,10 +66,11 @@ def _kin_words() -> str:
 @functools.cache
 def _kin_pattern() -> re.Pattern[str]:
     # "my dog Biscuit", "my dog, Biscuit", "my dog named Biscuit", "my dog is called Biscuit",
-    # "my dog's name is Biscuit", "my sisters Anna and Eva".
+    # "my dog's name is Biscuit", "my sisters Anna and Eva", "my manager is Priya Natarajan".
     return re.compile(
         rf"\b{_POSSESSOR}\s+(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b"
-        rf"(?:(?:,?\s+(?:(?:named|called)\s+)?|\s+(?:is|was)\s+(?:named|called)\s+|['’]s\s+name\s+is\s+)"
+        rf"(?:(?:,?\s+(?:(?:named|called)\s+)?|\s+(?:is|was)\s+(?:named|called)\s+|['’]s\s+name\s+is\s+"
+        rf"|(?P<cop>\s+(?:is|was)\s+))"
         rf"(?P<n1>{_FULL_NAME_RE})(?:\s+and\s+(?P<n2>{_FULL_NAME_RE}))?\b)?"
     )
 
@@ -152,6 +153,8 @@ def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -
         if owner is None or (following and following.group(1).lower() in _COMPOUND_HEADS):
             continue  # "my horse painting", "my family photo": the relative only qualifies a thing
         names = [name for key in ("n1", "n2") if (name := _name_in(m, key)) is not None]
+        if m.group("cop") is not None:  # "my boss is Greta": one name, and no word the gazetteer knows
+            names = [n for n in names[:1] if n[0].casefold() not in gazetteer()]  # ("my dad is Italian")
         if names:
             for name in names:
                 mentions.append(_named_kin(m, name, owner, offset))

@@ -157,6 +157,41 @@ def test_a_relative_or_role_keeps_the_whole_name(text: str, name: str, alias: st
 
 
 @pytest.mark.parametrize(
+    ("text", "name", "alias", "predicate"),
+    [
+        (
+            "My supervisor is Henrike Baumgartner.",
+            "Henrike Baumgartner",
+            "the user's supervisor",
+            "reports_to",
+        ),
+        ("My brother was Tomas, he died young.", "Tomas", "the user's brother", "sibling_of"),
+        ("Our cat is Pickle and she hates the vet.", "Pickle", "the user's cat", "has_pet"),
+    ],
+)
+def test_a_relative_or_role_named_after_is_is_that_person(
+    text: str, name: str, alias: str, predicate: str
+) -> None:
+    """ "My supervisor is Henrike Baumgartner" names the supervisor as "Henrike Baumgartner is my
+    supervisor" does: one person with the role, related to the user; not an unnamed "the user's
+    supervisor" beside a stranger."""
+    found = extract(MessageInput(text, NOW), KnownEntities([]))
+    person = next(e for e in found.entities if e.name == name)
+    assert alias in person.aliases, found.entities
+    assert ("the user", predicate, name) in {(r.subject, r.predicate, r.object) for r in found.relations}
+    assert not [e for e in found.entities if e.name == alias], found.entities
+
+
+@pytest.mark.parametrize("text", ["My grandma was Irish and proud of it.", "My wife is Japanese."])
+def test_a_relative_said_to_be_of_a_people_or_tongue_has_no_such_name(text: str) -> None:
+    """After "is", a word the gazetteer knows (a language, a people) says what the relative is, not
+    their name."""
+    found = extract(MessageInput(text, NOW), KnownEntities([]))
+    roles = {"the user's wife", "the user's grandma"}
+    assert not [e for e in found.entities if roles & set(e.aliases)], found.entities
+
+
+@pytest.mark.parametrize(
     ("text", "pets", "role"),
     [
         ("I adopted a beagle named Biscuit two weeks ago.", ["Biscuit"], "dog"),
