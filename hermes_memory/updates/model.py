@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.readings import MEMO, content, cue_tokens, masked_cues, named, values
+from hermes_memory.updates.readings import MEMO, brief, content, cue_tokens, masked_cues, named, values
 from hermes_memory.updates.shape import (
     IDENTITY,
     attribute_words,
@@ -59,6 +59,7 @@ FEATURES: tuple[str, ...] = (
     "ended",
     "one_valued",
     "same_slot",
+    "brief",
 )
 #: A learned change cue counts as evidence of a change from this weight up (``UpdateModel.cue_min``).
 CUE_MIN = 0.5
@@ -341,6 +342,7 @@ def features(
         1.0 if ended(old, new, context) else 0.0,
         1.0 if one_valued(new) else 0.0,
         1.0 if same_slot(old, new) else 0.0,
+        1.0 if brief(new) else 0.0,
     ]
 
 

@@ -9,7 +9,9 @@ import functools
 import itertools
 import re
 from collections.abc import Set as AbstractSet
+from datetime import UTC, datetime
 
+from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.updates.statement import Statement
 
 STOP = frozenset(
@@ -59,6 +61,26 @@ def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+# Any day will do to read how long a time the clause names (its length, not where it falls).
+_SOME_DAY = datetime(2024, 6, 12, 12, tzinfo=UTC)
+# Words that make a dated time the start or end of a lasting span ("since Tuesday", "as of Friday").
+_ONWARD = re.compile(r"\b(?:since|as of|from|starting|until|till|by)\s+(?:\w+\s+)?$", re.I)
+
+
+def brief(statement: Statement) -> bool:
+    """Whether a clause told in the past dates itself to one day or part of one ("on Monday", "this
+    morning", "yesterday"), not as where a lasting span starts ("since last Tuesday"): an occasion."""
+    return statement.tense == "past" and _one_day(statement.text)
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _one_day(text: str) -> bool:
+    return any(
+        m.granularity == "day" and _ONWARD.search(text[: m.span[0]]) is None
+        for m in find_temporal(text, _SOME_DAY)
+    )
+
+
 def named(statement: Statement) -> set[str]:
     """The words a statement says of something: all but the names of whom it speaks to."""
     return set(statement.words) - statement.addressed
@@ -73,4 +95,4 @@ def _content(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(w for w in words if w not in STOP and len(w) > 2)
 
 
-__all__ = ["MEMO", "STOP", "content", "cue_tokens", "masked_cues", "named", "values"]
+__all__ = ["MEMO", "STOP", "brief", "content", "cue_tokens", "masked_cues", "named", "values"]

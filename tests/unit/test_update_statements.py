@@ -12,6 +12,7 @@ import pytest
 
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import same_holder
+from hermes_memory.updates.readings import brief
 from hermes_memory.updates.statement import USER, Statement, clauses, read
 
 SAID = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
@@ -132,6 +133,22 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
 )
 def test_the_tense_is_the_main_verbs(text: str, tense: str) -> None:
     assert read(text).tense == tense
+
+
+@pytest.mark.parametrize(
+    ("text", "occasion"),
+    [
+        ("Hosed down the kayak yesterday evening", True),  # a day and a part of it
+        ("Ran the Canon through a firmware update on Tuesday", True),
+        ("Rebooted the router first thing this morning", True),
+        ("Sold the kayak in March", False),  # a month is no one occasion
+        ("Since last Tuesday I paddle a sea kayak", False),  # the day starts a span that lasts
+        ("I rinse the kayak every Tuesday", False),  # a habit, not an event told in the past
+        ("Hosed down the kayak", False),  # no day named
+    ],
+)
+def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool) -> None:
+    assert brief(read(text, when=SAID)) is occasion
 
 
 @pytest.mark.parametrize(
