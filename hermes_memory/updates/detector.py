@@ -27,6 +27,7 @@ import numpy.typing as npt
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.model import (
     UpdateModel,
+    completes,
     corrects,
     denies,
     evidence,
@@ -162,7 +163,9 @@ class UpdateDetector:
         ``comparable``: ``comparable(new, earlier)``, when the caller has it already (it embeds the
         statements weighed for all the clauses of a message at once).
         A correction ("..., not <old value>": ``model.corrects``) replaces the statements it sets right,
-        a denial (the old statement said again negated: ``model.denies``) the statements it denies.
+        a denial (the old statement said again negated: ``model.denies``) the statements it denies, the
+        end of an activity in progress (``model.completes``: "Finished Dune" after "I'm reading Dune")
+        the statements of that activity.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value
         (``fills_slot``), and others above the threshold only when they say the same thing as that one
@@ -176,8 +179,9 @@ class UpdateDetector:
         mine = list(self.comparable(new, earlier) if comparable is None else comparable)
         if not mine:
             return []
-        ends = [i for i in mine if corrects(earlier[i], new) or denies(earlier[i], new)]
-        if ends:  # a correction or a denial ends what it names, whatever the model reads
+        ends = [i for i in mine if corrects(earlier[i], new) or denies(earlier[i], new)
+                or completes(earlier[i], new)]  # fmt: skip
+        if ends:  # a correction, a denial or a completion ends what it names, whatever the model reads
             return [Replacement(i, self.model.probability(self.features(earlier[i], new, context)))
                     for i in ends]  # fmt: skip
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),

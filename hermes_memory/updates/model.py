@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,11 @@ _NEGATION_WORDS = frozenset(
     """not no never longer anymore any more don't doesn't isn't aren't wasn't weren't won't can't haven't
     hasn't didn't nobody nothing none""".split()
 )
+# The aspectual verbs of completion, in the past (a closed class of the grammar: "finished Dune"); not
+# those of stopping, which also pause ("stopped the episode halfway").
+_ENDING_ASPECT = frozenset("finished completed ended".split())
+# A verb in the progressive: "is reading", "are slowly building" (not "is going to", a plan).
+_PROGRESSIVE = re.compile(r"\b(?:is|are|am)\s+(?:(?:still|currently|now|[a-z]+ly)\s+)?(?!going\b)[a-z]+ing\b")
 # Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
 _ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".split())
 
@@ -230,6 +236,19 @@ def denies(old: Statement, new: Statement) -> bool:
         return False  # a negated past event ("I didn't take the ferry") or no habit said over
     said = content(new) - _NEGATION_WORDS - {"used"}
     return values(new) <= values(old) and _said_in(said, content(old) | values(old))
+
+
+def completes(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` tells, in the past, that the activity ``old`` has in progress came to its end:
+    ``old`` is in the progressive ("I'm reading Dune", "Kofi is training for the Berlin marathon") and
+    ``new`` says with an aspectual verb of completion that something ``old`` names was finished
+    ("Finished Dune last night", "Kofi completed Berlin in 3:41"). An activity in progress is over once
+    done; a habit is not ("Finished my pottery session early" after "I do pottery on Thursdays")."""
+    if not (new.asserts and new.tense == "past" and not new.negated and same_holder(old.holder, new.holder)):
+        return False
+    if not (old.asserts and not old.negated and _PROGRESSIVE.search(old.normal)):
+        return False
+    return not _ENDING_ASPECT.isdisjoint(new.words) and bool(values(old) & named(new))
 
 
 def past_habit(statement: Statement) -> bool:

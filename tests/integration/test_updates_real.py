@@ -385,3 +385,38 @@ def test_news_of_a_relative_ends_nothing_of_the_family(tmp_path: Path) -> None:
         assert family and all(f.is_active for f in family), facts
         cards = [h["text"] for h in api.recall("Who is Teo?")["data"]["hits"] if h["kind"] == "entity"]
         assert cards and "the user's son" in cards[0], cards
+
+
+@pytest.mark.parametrize(
+    ("doing", "done", "words"),
+    [
+        (
+            "I'm building a birdhouse for Arlo.",
+            "Completed the birdhouse for Arlo on Saturday.",
+            "building a bird",
+        ),
+        (
+            "I'm currently bingeing Slow Horses.",
+            "Finished Slow Horses last night, brilliant.",
+            "bingeing slow",
+        ),
+    ],
+)
+def test_an_activity_in_progress_ends_when_it_is_finished_and_a_habit_does_not(
+    tmp_path: Path, doing: str, done: str, words: str
+) -> None:
+    """Telling that something in progress was finished says the activity is over: its statement closes
+    and recall about the present marks it. Finishing one session of a habit leaves the habit true."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn(doing, "Lovely.", "s1", START)
+        api.remember_turn("I swim at Pells Pool on weekday mornings.", "Brr.", "s1", START + DAY)
+        api.remember_turn(done, "Wow.", "s2", START + 3 * DAY)
+        api.remember_turn("Finished my Pells Pool session early today.", "Okay.", "s2", START + 4 * DAY)
+        assert api.flush()["success"]
+        facts = _facts(api)
+        in_progress = _about(facts, words)
+        assert in_progress and not [f for f in in_progress if _open(f)], facts
+        assert [f for f in _about(facts, "swims at pells") if _open(f)], facts
+        for hit in api.recall("What am I up to these days?")["data"]["hits"]:
+            if words in hit["text"].lower() and hit["kind"] == "fact":
+                assert (hit.get("metadata") or {}).get("superseded_at"), hit
