@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 
-from hermes_memory.extract.lexicon import gazetteer, is_name_word
+from hermes_memory.extract.lexicon import gazetteer, is_first_name, is_name_word
 from hermes_memory.extract.mentions import EntityContext, Mention, claim, is_free
 
 # Each word for a relative or pet -> the relation it implies (owner -> the relative or pet).
@@ -153,8 +153,8 @@ def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -
         if owner is None or (following and following.group(1).lower() in _COMPOUND_HEADS):
             continue  # "my horse painting", "my family photo": the relative only qualifies a thing
         names = [name for key in ("n1", "n2") if (name := _name_in(m, key)) is not None]
-        if m.group("cop") is not None:  # "my boss is Greta": one name, and no word the gazetteer knows
-            names = [n for n in names[:1] if n[0].casefold() not in gazetteer()]  # ("my dad is Italian")
+        if m.group("cop") is not None:  # "my boss is Priya Natarajan": one name, if a name at all
+            names = [n for n in names[:1] if _named_by_is(n, _role(m)[1], text, ctx)]
         if names:
             for name in names:
                 mentions.append(_named_kin(m, name, owner, offset))
@@ -182,6 +182,27 @@ def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -
                 mentions.append(Mention(pet, "pet", s + offset, e + offset, 0.75))
             claim(taken, s, e)
     return mentions
+
+
+# After a name, what shows it is no name but a title or a grade: "Head of Science", "Year 3".
+_NO_NAME_AFTER = re.compile(r"\s+(?:of\b|\d)")
+
+
+def _named_by_is(name: tuple[str, int, int], predicate: str, text: str, ctx: EntityContext) -> bool:
+    """Whether the words after "my <relative> is" name them ("my boss is Priya Natarajan", "my sister is
+    Anna") rather than say what they are ("my dad is Italian", "my son is Autistic", "my daughter is
+    Year 3", "my cat is Siamese"): two name words or more, or one the lexicon knows as a first name, the
+    memory as a person, or any one for a pet (not a breed); never a word the gazetteer knows, nor words
+    before "of" or a number."""
+    words, end = name[0], name[2]
+    if words.casefold() in gazetteer() or _NO_NAME_AFTER.match(text, end):
+        return False
+    if " " in words:
+        return True
+    if predicate == "has_pet":
+        return words.lower() not in _BREEDS
+    known = ctx.known.get(words)
+    return is_first_name(words) or (known is not None and known.entity_type == "person")
 
 
 def _role(m: re.Match[str]) -> tuple[str, str]:

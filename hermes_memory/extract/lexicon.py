@@ -167,6 +167,11 @@ def is_name_word(word: str) -> bool:
     return word[:1].isupper() and word.lower() not in CAP_STOP and not word.isdigit()
 
 
+def is_first_name(word: str) -> bool:
+    """Whether a word is a first name the lexicon knows ("Anna", "Brian")."""
+    return word.lower() in _FIRST_NAMES
+
+
 def continues_name(tokens: list[tuple[str, int, int]], j: int) -> bool:
     """Whether token j ends a longer name the gazetteer word starts: "Boston Marathon", "Oxford Street"."""
     if j >= len(tokens) or not is_name_word(tokens[j][0]) or tokens[j][1] - tokens[j - 1][2] != 1:
@@ -228,6 +233,7 @@ __all__ = [
     "gazetteer",
     "gazetteer_case_ok",
     "gazetteer_first_words",
+    "is_first_name",
     "is_name_word",
     "type_of_name",
 ]
