@@ -1,6 +1,7 @@
 """What update detection reads off a statement's words: its values, its content words, its change-cue
-tokens. Each reading is memoised by the text it reads: one new clause is weighed against dozens of
-stored statements, and each stored statement against every later clause about its holder.
+tokens, whether it tells an occasion of one day. Each reading is memoised by the text it reads: one new
+clause is weighed against dozens of stored statements, and each stored statement against every later
+clause about its holder.
 """
 
 from __future__ import annotations
