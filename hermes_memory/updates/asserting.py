@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from hermes_memory.extract.speech import is_question
-from hermes_memory.extract.tense import clause_tense
+from hermes_memory.extract.tense import clause_tense, past_forms
 
 #: Pronouns the speaker is the subject of.
 SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
@@ -49,8 +49,19 @@ _VERB_BEFORE = re.compile(
     r"|\b(?:i|we|you|they)\s+\w|\b(?:he|she|it)\s+\w+s\b"
     r"|^(?!(?:my|our|your|his|her|their|the|a|an|this|that)\b)\w+\s+\w+s\b"
 )
+# A new subject after a comma, "and" or "but" (a pronoun, a noun its determiner opens, a name): it opens
+# a clause of its own ("..., we never watched it anyway", "... and Miso didn't even notice").
+_NEW_SUBJECT = re.compile(
+    r"(?:,|\band\b|\bbut\b)\s+(?:(?:i|we|he|she|they|you|it)\b|(?:the|my|our|his|her|their)\s+[a-z][\w'-]*"
+    r"|[A-Z][a-z]+\b)(?=\s+\w)"
+)
+# Words opening a subordinate clause: what follows its comma is the main clause, not another one.
+_SUBORDINATE = frozenset("after when whenever since because although though while before once as if until unless".split())
 # A subject that is a former one: "my old team", "our previous landlord", "my ex-boss".
 _FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous|ex|ex-\w+)\b")
+
+
+_PAST = frozenset(past_forms())
 
 
 def _said_after(low: str, at: int) -> bool:
@@ -60,6 +71,20 @@ def _said_after(low: str, at: int) -> bool:
     upstairs, says ..." has no verb before its comma: the report is the clause."""
     comma = low.find(",", 0, at)
     return comma > 0 and _VERB_BEFORE.search(low[:comma]) is not None
+
+
+def _first_clause(text: str) -> str:
+    """The clause a text opens with, lower-cased: up to a new subject after a comma, "and" or "but"
+    when the words before it hold a verb of their own ("Cancelled Disney+ on Sunday, we never watched it
+    anyway"); the whole text otherwise ("Sadly, I didn't leave", "After we talked, I didn't quit")."""
+    for match in _NEW_SUBJECT.finditer(text):
+        head = text[: match.start()].lower()
+        words = re.findall(r"[a-z']+", head)
+        if not words or words[0] in _SUBORDINATE:
+            break
+        if _VERB_BEFORE.search(head) or any(w.endswith("ed") or w in _PAST for w in words):
+            return head
+    return text.lower()
 
 
 def why_not(text: str, low: str) -> str | None:
@@ -77,10 +102,12 @@ def why_not(text: str, low: str) -> str | None:
     if clause_tense(low, 0, len(low)) == "future":
         return "plan"
     ended = re.search(r"\b(?:anymore|any\s+more|longer)\b", low) is not None
-    event = _NEGATED_EVENT.search(low)
-    if event and not _DURATION.search(low, event.end()) and not ended:
+    # A negation negates its own clause: not the one a later clause with a subject of its own follows.
+    head = _first_clause(text)
+    event = _NEGATED_EVENT.search(head)
+    if event and not _DURATION.search(head, event.end()) and not ended:
         return "negated"
-    if _NEGATED_CHANGE.search(low) and not ended:
+    if _NEGATED_CHANGE.search(head) and not ended:
         return "negated"
     return None
 

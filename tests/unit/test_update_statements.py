@@ -188,6 +188,12 @@ def test_a_clause_about_a_thing_speaks_of_whoever_has_it() -> None:
         ("Mirela cuts my hair these days, a neighbour suggested her", None),
         ("Jonas is in Leeds now, says the commute is fine", None),
         ("Our landlord, the one upstairs, says the rent goes up", "reported"),
+        # a negation after a subject of its own negates that clause, not the one before it
+        ("Sold the Yaris in March and my brother hasn't stopped teasing me", None),
+        ("Closed the Halifax account on Monday, they never even asked why", None),
+        ("I didn't sell the Yaris, my brother hasn't asked for it", "negated"),  # the first is negated
+        ("Honestly, we never left Hamburg", "negated"),  # no verb before the comma: one clause
+        ("Once we talked it over, I didn't quit", "negated"),  # a subordinate clause before the comma
     ],
 )
 def test_gates_read_the_main_clause(text: str, why: str | None) -> None:
