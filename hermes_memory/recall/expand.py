@@ -45,7 +45,7 @@ _SPACES = re.compile(r"\s+")
 
 
 class LoadedTurn(Protocol):
-    """What the thread pull reads from a loaded turn (``engine._Turn``)."""
+    """What the thread pull reads from a loaded turn (``hits.Turn``)."""
 
     @property
     def episode(self) -> Episode: ...
@@ -61,7 +61,7 @@ def thread_pulls(
     turn once the other person has answered), by row id: ``weight`` times the larger score of the two.
 
     ``scores``: the candidates' scores before any pull; ``neighbours``: (previous, next) row ids of each
-    candidate, and of the turns between a candidate and the one two away (``RecallEngine._thread_rows``
+    candidate, and of the turns between a candidate and the one two away (``TurnRanker.thread_rows``
     reads them for the strongest candidates); ``turns``: the loaded turns. Never another speaker's (or
     role's) turn."""
     pulls: dict[int, float] = {}

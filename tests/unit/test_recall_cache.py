@@ -15,8 +15,8 @@ import pytest
 
 from hermes_memory import MemoryAPI
 from hermes_memory.recall import _reads
-from hermes_memory.recall.engine import _diversify
 from hermes_memory.recall.present import content_words
+from hermes_memory.recall.scoring import diversify
 from hermes_memory.records import Hit
 from hermes_memory.tier2 import SqliteDatabase
 
@@ -117,7 +117,7 @@ def _diversify_pairwise(
     same_session: float = 0.0,
     caps: dict[str, int] | None = None,
 ) -> list[Hit]:
-    """The MMR order as it was computed before, pair by pair: the reference for ``_diversify``."""
+    """The MMR order as it was computed before, pair by pair: the reference for ``diversify``."""
     pool = ranked[: 3 * limit]
     words = [content_words(h.text) for h in pool]
     sessions = [h.metadata.get("session_id") for h in pool]
@@ -159,7 +159,7 @@ def test_the_mmr_order_equals_the_pairwise_one() -> None:
                 for same in (0.0, 0.25):
                     for caps in (None, {"tier2": 2, "tier3": 4}):
                         expected = _diversify_pairwise(hits, weight, limit, same, caps)
-                        assert _diversify(hits, weight, limit, same, caps) == expected
+                        assert diversify(hits, weight, limit, same, caps) == expected
 
 
 def _random_hit(rng: random.Random, i: int, vocabulary: list[str]) -> Hit:

@@ -34,7 +34,7 @@ def test_the_same_speaker_two_turns_away_is_pulled() -> None:
         4: _turn("Melanie", "Sounds amazing."),
         5: _turn("Melanie", "I baked a pie."),
     }
-    # Row 1 is the candidate; row 2's pair was read for it (``RecallEngine._thread_rows``).
+    # Row 1 is the candidate; row 2's pair was read for it (``TurnRanker.thread_rows``).
     neighbours = {1: (None, 2), 2: (1, 3)}
     assert expand.thread_pulls({1: 0.9}, neighbours, turns, 0.5) == {3: pytest.approx(0.45)}
     # Backwards too, and never to another speaker's turn two away.

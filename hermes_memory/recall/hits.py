@@ -1,0 +1,233 @@
+"""Recall's hits as built: a loaded turn (``Turn``), turns and facts as hits, entity cards, the
+superseded marks, near-duplicates dropped, strings neutralised unless scanned clean when written."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from hermes_memory.extract.wording import render
+from hermes_memory.recall import query as cues
+from hermes_memory.recall._reads import ReadsSnapshot
+from hermes_memory.records import RESTATEMENT, Episode, Fact, Hit
+from hermes_memory.security.threats import neutralise, neutralise_data
+from hermes_memory.tier2._util import normalise
+from hermes_memory.tier2.verdicts import CLEAN
+
+
+class Turn:
+    """A cached turn and what recall reads from it, worked out once per version of its row (the read
+    cache, ``_reads``, drops it when a commit changes the row). Its hit
+    (with its strings neutralised unless scanned clean when written) is built on first use: only the few
+    turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
+
+    __slots__ = ("_hit", "_key", "answers", "chatter", "episode", "question", "threat")
+
+    def __init__(self, episode: Episode, threat: int | None):
+        self.episode = episode
+        self.threat = threat
+        self.chatter: str | None = cues.chatter_of(episode)
+        self.question: bool = cues.is_question_turn(episode.text)
+        self.answers: tuple[bool, tuple[str, ...]] = cues.answer_cues(episode.text)
+        self._hit: Hit | None = None
+        self._key: str | None = None
+
+    @property
+    def hit(self) -> Hit:
+        """The turn as a hit (score 0). Two threads may build it side by side: both build the same."""
+        hit = self._hit
+        if hit is None:
+            hit = self._hit = episode_hit(self.episode, 0.0, self.threat)
+        return hit
+
+    @property
+    def key(self) -> str:
+        """``normalise`` of the hit's text: near-duplicates share it."""
+        key = self._key
+        if key is None:
+            key = self._key = normalise(self.hit.text)
+        return key
+
+
+def rescored(hit: Hit, score: float, tier: str) -> Hit:
+    """``hit`` with another score and tier (``dataclasses.replace`` without its generic field walk) and
+    its own copy of the metadata (a cached hit's dict is never handed out)."""
+    return Hit(hit.id, score, hit.text, tier, hit.kind, hit.timestamp, hit.source_ids, dict(hit.metadata))
+
+
+def build_hits(
+    ranked: list[tuple[float, int, str, Any, str]],
+    count: int,
+    turns: dict[int, Turn],
+    built: list[Hit],
+    reads: ReadsSnapshot,
+) -> list[Hit]:
+    """The first ``count`` hits of ``ranked`` with distinct texts (near-duplicates dropped), built
+    from the turns, the facts (loaded in batches as they are reached) and the hits built already."""
+    out: list[Hit] = []
+    seen: set[str] = set()
+    facts: dict[str, tuple[Fact, int | None]] = {}
+    start = 0
+    while start < len(ranked) and len(out) < count:
+        batch = ranked[start : start + count + 10]
+        start += len(batch)
+        wanted = [key for _, _, kind, key, _ in batch if kind == "fact" and key not in facts]
+        if wanted:
+            facts.update(reads.facts_checked(wanted))
+        for score, _, kind, key, tier in batch:
+            if kind == "episode":
+                turn = turns[key]
+                text = turn.key
+                if text in seen:
+                    continue
+                hit = rescored(turn.hit, score, tier)
+            else:
+                if kind == "fact":
+                    found = facts.get(key)
+                    if found is None or found[0].extractor == RESTATEMENT:
+                        continue  # gone, or a restatement found by its vector (a store of before)
+                    hit = fact_hit(found[0], score, found[1], tier)
+                else:
+                    hit = built[key]
+                text = dedupe_key(hit.text)
+                if text in seen:
+                    continue
+            seen.add(text)
+            out.append(hit)
+            if len(out) == count:
+                break
+    return out
+
+
+def mark_superseded(
+    ranked: list[Hit], stale: dict[str, Fact], reads: ReadsSnapshot
+) -> tuple[list[Hit], dict[str, Fact], dict[str, int | None]]:
+    """Mark turns whose statement the memory has since superseded (``metadata.superseded_*``: by
+    what, since when). Returns the hits and, by uuid, the current facts that replaced them and
+    their threat verdicts."""
+    out: list[Hit] = []
+    replaced: dict[str, Fact] = {}
+    marks: list[tuple[int, Fact, Fact | None]] = []
+    olds = [(i, stale.get(h.source_ids[0])) for i, h in enumerate(ranked)
+            if h.kind == "episode" and h.source_ids]  # fmt: skip
+    found = [(i, old) for i, old in olds if old is not None]
+    currents = reads.current_of_many([old for _, old in found]) if found else {}
+    for index, old in found:
+        current = currents[old.uuid]
+        marks.append((index, old, current))
+        if current is not None:
+            replaced[current.uuid] = current
+    out.extend(ranked)
+    threats = (
+        {u: threat for u, (_, threat) in reads.facts_checked(list(replaced)).items()} if replaced else {}
+    )
+    for index, old, current in marks:
+        hit = out[index]
+        # When it stopped being true (the replacing statement's time) and when the memory learned it.
+        meta = {**hit.metadata, "superseded_at": old.superseded_at, "valid_to": old.valid_to}
+        if current is not None:
+            shown = current.content
+            if threats.get(current.uuid) != CLEAN:
+                shown = neutralise(shown)
+                if shown != current.content:
+                    meta["neutralised"] = True
+            meta["superseded_by"] = shown
+            meta["superseded_by_id"] = f"fact:{current.uuid}"
+        out[index] = replace(hit, metadata=meta)
+    return out, replaced, threats
+
+
+def episode_hit(episode: Episode, score: float, threat: int | None) -> Hit:
+    """A turn as a hit; a turn not scanned clean when written has its strings neutralised."""
+    meta = {"speaker": episode.speaker, "session_id": episode.session_id, "role": episode.role,
+            **{k: v for k, v in episode.metadata.items() if k in ("dia_id", "chatter") and v}}  # fmt: skip
+    hit = Hit(
+        id=f"episode:{episode.uuid}", score=score, text=episode.text, tier="tier2", kind="episode",
+        timestamp=episode.timestamp, source_ids=(episode.uuid,), metadata=meta,
+    )  # fmt: skip
+    return hit if threat == CLEAN else neutralised(hit)
+
+
+def fact_hit(fact: Fact, score: float, threat: int | None, tier: str = "tier2") -> Hit:
+    """A fact as a hit; a fact not scanned clean when written has its strings neutralised (its source
+    turn ids are ids: scanned when written, never per hit)."""
+    when = fact.valid_from if fact.valid_from is not None else fact.created_at
+    hit = Hit(
+        id=f"fact:{fact.uuid}", score=score, text=fact.content, tier=tier, kind="fact", timestamp=when,
+        source_ids=fact.source_episodes,
+        metadata={"category": fact.category, "confidence": fact.confidence, "source_type": fact.source_type,
+                  "session_id": fact.source_id if fact.source_type == "session" else None},
+    )  # fmt: skip
+    return hit if threat == CLEAN else neutralised(hit)
+
+
+def entity_card(name: str, kind: str, aliases: Sequence[str], description: str | None,
+          links: Sequence[tuple[str, str]]) -> str:  # fmt: skip
+    """An entity card: ``Name (type; also: a, b): description; Name relation Other; Other relation Name``,
+    each relation worded as a fact is ("the user has Biscuit", "Alice is working on Orion")."""
+    head = f"{name} ({kind}" + (f"; also: {', '.join(aliases)}" if aliases else "") + ")"
+    parts = [description] if description else []
+    for relation, other in links:
+        if relation.startswith("<-"):
+            parts.append(render(other, relation.removeprefix("<-"), name, False, kind))
+        else:
+            parts.append(render(name, relation, other, False, ""))
+    return head + (": " + "; ".join(parts) if parts else "")
+
+
+def neutralised(hit: Hit) -> Hit:
+    """``hit`` with every string in it neutralised; ``metadata.neutralised`` when that changed any."""
+    text = neutralise(hit.text)
+    meta: dict[str, Any] = neutralise_data(hit.metadata)
+    sources = tuple(neutralise(s) for s in hit.source_ids)
+    if text != hit.text or meta != hit.metadata or sources != hit.source_ids:
+        meta["neutralised"] = True
+    return replace(hit, text=text, metadata=meta, source_ids=sources)
+
+
+def current_first(
+    hits: list[Hit], replaced: dict[str, Fact], threats: dict[str, int | None], limit: int
+) -> list[Hit]:
+    """Every superseded line after the current fact that replaced it: moved behind it when both are
+    hits, else the current fact is put in front of it (and the list cut back to ``limit``)."""
+    out: list[Hit] = []
+    for hit in hits:
+        by = hit.metadata.get("superseded_by_id")
+        if by is None or by in {h.id for h in out}:
+            out.append(hit)
+            continue
+        later = next((h for h in hits if h.id == by), None)
+        if later is None:
+            fact = replaced.get(by.removeprefix("fact:"))
+            if fact is None:
+                out.append(hit)
+                continue
+            later = fact_hit(fact, hit.score, threats.get(fact.uuid))
+        else:
+            later = replace(later, score=hit.score)
+        out.extend((later, hit))
+    ordered: dict[str, Hit] = {}
+    for hit in out:  # a fact moved forward is not shown again at its old place
+        ordered.setdefault(hit.id, hit)
+    return list(ordered.values())[:limit]
+
+
+@lru_cache(maxsize=4096)
+def dedupe_key(text: str) -> str:
+    return normalise(text)
+
+
+__all__ = [
+    "Turn",
+    "build_hits",
+    "current_first",
+    "dedupe_key",
+    "entity_card",
+    "episode_hit",
+    "fact_hit",
+    "mark_superseded",
+    "neutralised",
+    "rescored",
+]

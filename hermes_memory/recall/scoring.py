@@ -1,0 +1,146 @@
+"""Recall's score arithmetic: normalising a source's scores, adding them with weights (and each key's
+share by tier), recency, and the diversity pass (``diversify``)."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from hermes_memory.recall import present
+from hermes_memory.recall.settings import RecallSettings
+from hermes_memory.records import Hit
+
+
+def believed_then(recorded_at: float | None, superseded_at: float | None, as_of: float) -> bool:
+    if recorded_at is not None and recorded_at > as_of:
+        return False
+    return superseded_at is None or superseded_at > as_of
+
+
+def recency_factor(when: float, now: float, st: RecallSettings) -> float:
+    age_days = max(0.0, (now - when) / 86400.0)
+    decay: float = 0.5 ** (age_days / st.recency_half_life_days)
+    return 1.0 + st.recency_weight * decay
+
+
+def minmax(scores: dict[Any, float]) -> dict[Any, float]:
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    if hi <= lo:
+        return {k: 1.0 for k in scores}
+    return {k: (v - lo) / (hi - lo) for k, v in scores.items()}
+
+
+def floornorm(scores: dict[Any, float], floor: float) -> dict[Any, float]:
+    """(s - floor) / (best - floor), clipped at 0; empty when nothing scores above the floor."""
+    top = max(scores.values(), default=floor)
+    if top <= floor:
+        return {}
+    return {k: max(0.0, (v - floor) / (top - floor)) for k, v in scores.items()}
+
+
+def maxnorm(scores: dict[Any, float]) -> dict[Any, float]:
+    top = max(scores.values(), default=0.0)
+    return {k: v / top for k, v in scores.items()} if top > 0 else {}
+
+
+def add(into: dict[Any, float], scores: dict[Any, float], weight: float) -> None:
+    for key, value in scores.items():
+        into[key] = into.get(key, 0.0) + weight * value
+
+
+def add_part(
+    into: dict[Any, float],
+    parts: dict[Any, dict[str, float]],
+    scores: dict[Any, float],
+    weight: float,
+    tier: str,
+) -> None:
+    """``add``, and each key's share by the tier that found it in ``parts``."""
+    for key, value in scores.items():
+        into[key] = into.get(key, 0.0) + weight * value
+        share = parts.setdefault(key, {})
+        share[tier] = share.get(tier, 0.0) + weight * value
+
+
+def tier_of(parts: dict[str, float]) -> str:
+    """The tier with the largest share (ties: the tier that added first)."""
+    return max(parts, key=parts.__getitem__)
+
+
+def clip(x: float) -> float:
+    return max(0.0, min(1.0, x))
+
+
+def diversify(
+    ranked: list[Hit],
+    weight: float,
+    limit: int,
+    same_session: float = 0.0,
+    caps: dict[str, int] | None = None,
+    *,
+    depth: int = 3,
+) -> list[Hit]:
+    """Greedy maximal-marginal-relevance order of the best ``depth * limit`` hits; a hit moved down keeps a
+    score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
+    overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier.
+
+    Lazy greedy, plain Python: a hit's value (its score less ``weight`` times its largest word overlap
+    with a chosen hit) only falls as hits are chosen, so the value it was last given is an upper bound.
+    The best in the heap is brought up to date against the hits chosen since; it is taken when it is still
+    the best (the first in rank order among equals, as a scan would take it), else it goes back. Only the
+    overlaps of hits that reach the top are computed, and a recall that needs no vector never loads numpy."""
+    pool = ranked[: depth * limit]
+    n = len(pool)
+    if not n or limit < 1:
+        return []
+    words = [present.content_words(h.text) for h in pool]
+    sessions = [h.metadata.get("session_id") for h in pool]
+    overlap = [0.0] * n
+    heap = [(-hit.score, i, 0) for i, hit in enumerate(pool)]  # (-value, rank, chosen hits counted)
+    heapq.heapify(heap)
+    chosen: list[int] = []
+    room = dict(caps) if caps is not None else None
+    while heap and len(chosen) < limit:
+        _, i, counted = heapq.heappop(heap)
+        if room is not None and room.get(pool[i].tier, 0) <= 0:
+            continue  # its tier is full, and stays so
+        if counted < len(chosen):
+            mine, session = words[i], sessions[i]
+            for c in chosen[counted:]:
+                common = len(words[c] & mine)
+                value = common / (len(mine) + len(words[c]) - common or 1)
+                if sessions[c] is not None and session == sessions[c]:
+                    value += same_session
+                if value > overlap[i]:
+                    overlap[i] = value
+            fresh = (-(pool[i].score - weight * overlap[i]), i, len(chosen))
+            if heap and fresh[:2] > heap[0][:2]:
+                heapq.heappush(heap, fresh)
+                continue
+        chosen.append(i)
+        if room is not None:
+            room[pool[i].tier] -= 1
+    out: list[Hit] = []
+    for i in chosen:
+        hit = pool[i]
+        if out and hit.score > out[-1].score:
+            hit = Hit(hit.id, out[-1].score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+                      hit.metadata)  # fmt: skip
+        out.append(hit)
+    return out
+
+
+__all__ = [
+    "add",
+    "add_part",
+    "believed_then",
+    "clip",
+    "diversify",
+    "floornorm",
+    "maxnorm",
+    "minmax",
+    "recency_factor",
+    "tier_of",
+]
