@@ -56,7 +56,9 @@ _NEW_SUBJECT = re.compile(
     r"|[A-Z][a-z]+\b)(?=\s+\w)"
 )
 # Words opening a subordinate clause: what follows its comma is the main clause, not another one.
-_SUBORDINATE = frozenset("after when whenever since because although though while before once as if until unless".split())
+_SUBORDINATE = frozenset(
+    "after when whenever since because although though while before once as if until unless".split()
+)
 # A subject that is a former one: "my old team", "our previous landlord", "my ex-boss".
 _FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous|ex|ex-\w+)\b")
 
