@@ -33,6 +33,8 @@ _KIN_GROUPS = {
 }
 _KIN_SAME = {word: same for same, words in _KIN_GROUPS.items() for word in words}
 _ROLE = f"{USER}'s "
+# A subject that is a name after "the" ("The Defender's been replaced").
+_THE_NAME = re.compile(r"(?i:the)\s+([A-Z][\w-]*)(?:'s)?\b")
 
 
 def same_holder(a: str | None, b: str | None) -> bool:
@@ -117,10 +119,14 @@ def _unknown_subject(statement: Statement) -> bool:
 
 
 def _valued_subject(old: Statement, new: Statement) -> bool:
-    """Whether ``new``'s subject is a name ``old`` gives as a value ("Lucy moved out" after "the user
-    shares a flat with Lucy"): an event of the value speaks of the attribute it fills."""
+    """Whether ``new``'s subject is a name ``old`` gives as a value, bare or after "the" ("Lucy moved out"
+    after "the user shares a flat with Lucy"; "The Defender's been replaced" after "Dad's car is a Land
+    Rover Defender"): an event of the value speaks of the attribute it fills."""
     subject = new.holder
-    return _a_name(subject) and subject.casefold() in _named(old)
+    if _a_name(subject) and subject.casefold() in _named(old):
+        return True
+    the = _THE_NAME.match(new.normal)
+    return the is not None and the.group(1).casefold() in _named(old)
 
 
 def _named(statement: Statement) -> set[str]:

@@ -24,6 +24,8 @@ NOT_NAME = frozenset(
     apparently last next this quick fun guess update news ever never always usually sometimes big""".split()
 )
 NAME = re.compile(r"[A-Z][\w'-]*")
+#: A name written in mixed case, wherever it stands ("macOS", "iPhone", "eBay"): no sentence starts so.
+MIXED_CASE = re.compile(r"[a-z]+[A-Z][\w'-]*")
 # Interjections and discourse words that open chat messages (a closed class).
 INTERJECTIONS = frozenset(
     """sorry wait ah ahh oh ohh hmm hm um uh er ugh lol haha yeah yep yup nope nah ok okay alright right

@@ -13,6 +13,7 @@ from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
 from hermes_memory.extract.temporal import find_temporal
+from hermes_memory.updates.lexicon import MIXED_CASE
 from hermes_memory.updates.statement import Statement
 
 STOP = frozenset(
@@ -39,8 +40,8 @@ def masked_cues(masked: str) -> AbstractSet[str]:
 
 
 def values(statement: Statement) -> set[str]:
-    """Names and numbers of a statement (capitalised words after the first, digits); not the name of
-    whom it speaks to ("Hey John, been good": John is no value)."""
+    """Names and numbers of a statement (capitalised words after the first, names in mixed case, digits);
+    not the name of whom it speaks to ("Hey John, been good": John is no value)."""
     return set(_values(statement.normal, statement.addressed))
 
 
@@ -53,8 +54,10 @@ def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
             core = core[:-2]
         if (
             core
-            and _VALUE.match(core)
-            and (i > 0 or core[0].isdigit())
+            and (
+                (_VALUE.match(core) and (i > 0 or core[0].isdigit()))
+                or MIXED_CASE.fullmatch(core)
+            )
             and core.lower() not in ("the", "user")
             and core.lower() not in addressed
         ):

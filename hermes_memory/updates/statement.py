@@ -39,6 +39,7 @@ from hermes_memory.updates.lexicon import (
     FOCUS,
     GREETINGS,
     INTERJECTIONS,
+    MIXED_CASE,
     NAME,
     NEGATION,
     NOT_NAME,
@@ -64,7 +65,10 @@ USER = "user"
 # broke I've been ...", "When the lease ran out we sold ...").
 _LEAD_IN = re.compile(
     r"^(?:after|since|before|when|once|following|now\s+that|ever\s+since|as\s+of)\b"
-    r"(?:[^,]{0,60},\s*|[^,]{3,60}?\s(?=(?:i|we|my|our|the\s+user(?:'s)?|(?-i:[A-Z][\w-]*'s))\b))",
+    # A clause of its own ("Since my sister moved out, I live alone") runs to its comma; a phrase ("Since
+    # moving in June I rent ...", "After twelve years at Fujitsu, Kenji ...") to its comma or the speaker.
+    r"(?:(?=\s+(?:i|we|he|she|they|my|our|his|her|their|the|a|an)\b)[^,]{0,60},\s*"
+    r"|[^,]{3,60}?(?:,\s*|\s(?=(?:i|we|my|our|the\s+user(?:'s)?|(?-i:[A-Z][\w-]*'s))\b)))",
     re.IGNORECASE,
 )
 _USER_WORDS = re.compile(r"\b(?:the\s+)?user(?P<poss>'s)?\b", re.IGNORECASE)
@@ -352,12 +356,16 @@ def _third_person(text: str) -> str:
 
 
 def _masked(text: str) -> str:
-    """Values out: capitalised words after the first and numbers become "something"."""
+    """Values out: capitalised words after the first, names in mixed case and numbers become "something"."""
     tokens = text.split()
     out: list[str] = []
     for i, token in enumerate(tokens):
         core = token.strip(".,;:!?\"'()")
-        if core and (core[0].isdigit() or (i > 0 and core[0].isupper() and core.lower() != "the")):
+        if core and (
+            core[0].isdigit()
+            or (i > 0 and core[0].isupper() and core.lower() != "the")
+            or MIXED_CASE.fullmatch(core)
+        ):
             if out and out[-1] == "something":
                 continue
             out.append("something")

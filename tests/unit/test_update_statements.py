@@ -12,7 +12,7 @@ import pytest
 
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.readings import brief
+from hermes_memory.updates.readings import brief, values
 from hermes_memory.updates.statement import USER, Statement, clauses, read
 
 SAID = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
@@ -98,6 +98,9 @@ def test_first_and_third_person_read_alike() -> None:
 def test_values_are_masked() -> None:
     assert read("my dentist is Dr. Haddad in Leeds").masked == "the user's dentist is something in something"
     assert read("I run 10 km on Sundays").masked == "the user run something km on something"
+    # a name in mixed case is one wherever it stands
+    assert read("iPad is what I draw on").masked == "something is what the user draw on"
+    assert values(read("I moved from macOS to Linux")) == {"macos", "linux"}
 
 
 def test_unknown_holders_never_match() -> None:
@@ -157,6 +160,9 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("Ditched the Kindle at the airport", USER),  # a verb before its object, not a name
         ("After nine years at Nokia, Aino joined Wolt", "Aino"),  # the lead-in phrase is no subject
         ("Since the studio shut my sister has been teaching online", "user's sister"),  # with no comma too
+        # a lead-in phrase ends where the speaker starts, before any comma; a lead-in clause at its comma
+        ("Since leaving Leeds I rent from a landlady, a retired nurse called Edith", USER),
+        ("Since my brother moved out, I pay the whole rent", USER),
         ("my flatmate's a nurse called Jo", USER),  # "'s" as "is": the user's flatmate, named
         ("my niece's teacher is Mr Akande", "user's niece"),  # "'s" as a possessive
     ],
@@ -274,6 +280,10 @@ def test_an_event_of_a_value_speaks_of_the_attribute_it_fills() -> None:
     moved = read("Priyanka got transferred to Denver", holders=known)
     assert about_same(read("I carpool with Priyanka every day", holders=known), moved)
     assert not about_same(read("I carpool with Tomasz every day", holders=known), moved)
+    # the value after "the", though the memory knows it as one of the user's things
+    mum, cars = read("My mum drives a Fiat Panda", holders=frozenset()), frozenset({"panda", "clio"})
+    assert about_same(mum, read("The Panda finally got scrapped in May", holders=frozenset(), things=cars))
+    assert not about_same(mum, read("The Clio next door got scrapped", holders=frozenset(), things=cars))
 
 
 def test_a_clause_naming_a_named_holder_anywhere_speaks_of_them() -> None:
