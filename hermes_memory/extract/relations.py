@@ -62,6 +62,7 @@ _VERBS: tuple[tuple[str, str, str], ...] = (
     (r"(?:am|'m|got|been)\s+married\s+to|married", "married_to", "person"),
     (r"(?:am|'m|got)\s+engaged\s+to|(?:am|'m)\s+dating", "partner_of", "person"),
     (r"(?:am|'m)\s+friends\s+with|became\s+friends\s+with|befriended", "friend_of", "person"),
+    (r"report(?:s|ing)?\s+(?:directly\s+)?(?:in\s+)?to", "reports_to", "person"),
     (
         r"join(?:ed|ing)?|(?:am|'m)\s+(?:a\s+)?(?:member|part)\s+of|signed\s+up\s+(?:for|with)",
         "member_of",

@@ -48,6 +48,8 @@ def fact_keys(result: ExtractionResult) -> set[tuple[str, str, str | None]]:
         ("I adopted a puppy named Max.", ("Caroline", "adopted", "Max")),
         ("My sister Anna lives in Denver.", ("Anna", "lives_in", "Denver")),
         ("I'm a nurse at Mercy Hospital.", ("Caroline", "works_at", "Mercy Hospital")),
+        # the relation "Ruth is my manager" gives, said with the verb
+        ("I report directly to Ruth Adeyemi.", ("Caroline", "reports_to", "Ruth Adeyemi")),
     ],
 )
 def test_pattern_families(text: str, expected: tuple[str, str, str]) -> None:
