@@ -52,18 +52,17 @@ _VERB_BEFORE = re.compile(
 # A new subject after a comma, "and" or "but" (a pronoun, a noun its determiner opens, a name): it opens
 # a clause of its own ("..., we never watched it anyway", "... and Miso didn't even notice").
 _NEW_SUBJECT = re.compile(
-    r"(?:,|\band\b|\bbut\b)\s+(?:(?:i|we|he|she|they|you|it)\b|(?:the|my|our|his|her|their)\s+[a-z][\w'-]*"
-    r"|[A-Z][a-z]+\b)(?=\s+\w)"
+    r"(?:,|\band\b|\bbut\b)\s+(?:(?i:i|we|he|she|they|you|it)\b"
+    r"|(?i:the|my|our|his|her|their)\s+[a-z][\w'-]*|[A-Z][a-z]+\b)(?=\s+\w)"
 )
+# Past forms: words before such a comma that make them a clause of their own ("Sold the car, ...").
+_PAST = frozenset(past_forms())
 # Words opening a subordinate clause: what follows its comma is the main clause, not another one.
 _SUBORDINATE = frozenset(
     "after when whenever since because although though while before once as if until unless".split()
 )
 # A subject that is a former one: "my old team", "our previous landlord", "my ex-boss".
 _FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous|ex|ex-\w+)\b")
-
-
-_PAST = frozenset(past_forms())
 
 
 def _said_after(low: str, at: int) -> bool:

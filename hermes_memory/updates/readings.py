@@ -54,10 +54,7 @@ def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
             core = core[:-2]
         if (
             core
-            and (
-                (_VALUE.match(core) and (i > 0 or core[0].isdigit()))
-                or MIXED_CASE.fullmatch(core)
-            )
+            and ((_VALUE.match(core) and (i > 0 or core[0].isdigit())) or MIXED_CASE.fullmatch(core))
             and core.lower() not in ("the", "user")
             and core.lower() not in addressed
         ):
