@@ -197,7 +197,12 @@ class UpdateDetector:
         sure = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
         if not sure:
             return []
-        best = sure[0][1]
+        # A statement whose only values are whom the clause speaks of gives way to one drawn from the same
+        # turn that the clause says more of.
+        best = top = sure[0][1]
+        if _of_whom_it_speaks(earlier[top], new):
+            best = next((i for _, i in sure if not _of_whom_it_speaks(earlier[i], new)
+                         and (sources is None or bool(sources[i] & sources[top]))), top)  # fmt: skip
         anchor = vec[earlier[best].normal]
         near = max(mine, key=alike.__getitem__)
         if float(vec[earlier[near].normal] @ anchor) < SAME_ATTRIBUTE:
@@ -207,8 +212,20 @@ class UpdateDetector:
         return [
             Replacement(i, p) for p, i in scored
             if i == best or (p >= threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE
-                             and (sources is None or bool(sources[i] & sources[best])))
+                             and (sources is None or bool(sources[i] & sources[best]))
+                             and not _of_whom_it_speaks(earlier[i], new))
         ]  # fmt: skip
+
+
+def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:
+    """Whether every value of ``old`` is someone ``new`` names as a known holder while ``new`` gives a
+    value of its own: beside a statement of that holder's attribute drawn from the same turn, "Switched
+    Rolo to Butternut Box" replaces what Rolo eats, not that "the user has a dog named Rolo"."""
+    own = values(old)
+    if not own:
+        return False
+    named = {w.removesuffix("'s") for m in new.mentions for w in m.split()}
+    return own <= named and bool(values(new) - own - named)
 
 
 def _words(statement: Statement) -> set[str]:

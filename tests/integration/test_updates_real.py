@@ -420,3 +420,17 @@ def test_an_activity_in_progress_ends_when_it_is_finished_and_a_habit_does_not(
         for hit in api.recall("What am I up to these days?")["data"]["hits"]:
             if words in hit["text"].lower() and hit["kind"] == "fact":
                 assert (hit.get("metadata") or {}).get("superseded_at"), hit
+
+
+def test_a_change_to_a_pets_thing_leaves_the_pet(tmp_path: Path) -> None:
+    """A turn that named a pet and what it eats gave two facts; a new food, told of the pet by its name,
+    replaces the food, not the fact that the user has the pet."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("My hamster Nibbles eats Burgess nuggets.", "Crunchy.", "s1", START)
+        api.remember_turn(
+            "Moved Nibbles onto Science Selective last week, he loves it.", "Nice.", "s2", START + 9 * DAY
+        )
+        assert api.flush()["success"]
+        facts = _facts(api) + list(api.fact_history("Nibbles")["data"])
+        assert [f for f in _about(facts, "burgess") if not _open(f)], facts
+        assert [f for f in _about(facts, "hamster named nibbles") if _open(f)], facts
