@@ -361,11 +361,8 @@ def _masked(text: str) -> str:
     out: list[str] = []
     for i, token in enumerate(tokens):
         core = token.strip(".,;:!?\"'()")
-        if core and (
-            core[0].isdigit()
-            or (i > 0 and core[0].isupper() and core.lower() != "the")
-            or MIXED_CASE.fullmatch(core)
-        ):
+        capitalised = i > 0 and core[:1].isupper() and core.lower() != "the"
+        if core and (core[0].isdigit() or capitalised or MIXED_CASE.fullmatch(core)):
             if out and out[-1] == "something":
                 continue
             out.append("something")
