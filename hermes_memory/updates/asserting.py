@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 from hermes_memory.extract.speech import is_question
-from hermes_memory.extract.tense import clause_tense, past_forms
+from hermes_memory.extract.tense import clause_tense
+from hermes_memory.updates.lexicon import PAST_FORMS, REGULAR_PAST
 
 #: Pronouns the speaker is the subject of.
 SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
@@ -55,8 +56,6 @@ _NEW_SUBJECT = re.compile(
     r"(?:,|\band\b|\bbut\b)\s+(?:(?i:i|we|he|she|they|you|it)\b"
     r"|(?i:the|my|our|his|her|their)\s+[a-z][\w'-]*|[A-Z][a-z]+\b)(?=\s+\w)"
 )
-# Past forms: words before such a comma that make them a clause of their own ("Sold the car, ...").
-_PAST = frozenset(past_forms())
 # Words opening a subordinate clause: what follows its comma is the main clause, not another one.
 _SUBORDINATE = frozenset(
     "after when whenever since because although though while before once as if until unless".split()
@@ -83,7 +82,7 @@ def _first_clause(text: str) -> str:
         words = re.findall(r"[a-z']+", head)
         if not words or words[0] in _SUBORDINATE:
             break
-        if _VERB_BEFORE.search(head) or any(w.endswith("ed") or w in _PAST for w in words):
+        if _VERB_BEFORE.search(head) or any(w in PAST_FORMS or REGULAR_PAST.fullmatch(w) for w in words):
             return head
     return text.lower()
 
