@@ -132,6 +132,26 @@ def test_a_url_may_name_the_schema_itself(pg_url: str, tmp_path: Path) -> None:
     assert [r[0] for r in team] == ["Team one meets on Mondays."] and profile == (0,)
 
 
+def test_the_data_version_moves_with_this_stores_commits_only(pg_url: str, tmp_path: Path) -> None:
+    """Recall's caches hold while ``data_version`` does: a commit to another store on the same server, a
+    vacuum or a checkpoint leaves it where it is; a commit to this store, from any host, moves it."""
+    store = Tier2.open(tmp_path / "a" / "tier2.db", url=pg_url, profile="alpha")
+    neighbour = Tier2.open(tmp_path / "b" / "tier2.db", url=pg_url, profile="beta")
+    other_host = Tier2.open(tmp_path / "c" / "tier2.db", url=pg_url, profile="alpha")
+    try:
+        seen = store.db.data_version()
+        neighbour.facts.store("The beta team meets on Tuesdays.")
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("VACUUM")
+            conn.execute("CHECKPOINT")
+        assert store.db.data_version() == seen
+        other_host.facts.store("The alpha team meets on Mondays.")
+        assert store.db.data_version() > seen
+    finally:
+        for tier2 in (store, neighbour, other_host):
+            tier2.close()
+
+
 @pytest.mark.parametrize(
     ("sqlite", "postgresql"),
     [

@@ -6,7 +6,8 @@ write transaction takes a transaction-scoped advisory lock first, so whatever th
 their reads and writes inside ``atomic()`` holds as on SQLite (a queue row is claimed once; a dedupe
 check sees every commit before it). Readers never wait for it: inside ``reading()`` a thread reads
 through a pooled autocommit connection of its own and sees the last commit. ``data_version`` is the
-server's WAL insert position: it moves with every commit, from any host.
+store's commit count (``hm_commits``), which every write transaction raises before it commits: it moves
+with every commit to this store, from any host, and with nothing else the server does.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ _WRITE_LOCK = 0x686D_7432  # "hmt2"
 _LEASE = 0x686D_744C  # "hmtL"
 _LEASE_KEY = "hashtext(current_schema() || ':' || %s)"
 _CONNECT_TIMEOUT_S = 10
+# The store's commit count, raised by every write transaction under the write lock (``data_version``).
+# Made when a store is first opened, beside (not among) the versioned schema: ``data_version`` is asked
+# before any migration has run.
+_COMMITS = "hm_commits"
+_COUNT_COMMIT = f"UPDATE {_COMMITS} SET n = n + 1 WHERE id = 1"
 _IDLE = psycopg.pq.TransactionStatus.IDLE
 
 
@@ -231,6 +237,14 @@ class PgDatabase(Database):
                         conn.execute(lock.encode(), (self._schema,))
                         conn.execute(pg_sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(named))
                 conn.execute(pg_sql.SQL("SET search_path TO {}").format(named))
+            if create and conn.execute(f"SELECT to_regclass('{_COMMITS}')".encode()).fetchone() == (None,):
+                with conn.transaction():  # under the write lock, for the same reason as the schema
+                    conn.execute(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK}, hashtext(current_schema()))")
+                    conn.execute(
+                        f"CREATE TABLE IF NOT EXISTS {_COMMITS} (id INTEGER PRIMARY KEY CHECK (id = 1),"
+                        f" n BIGINT NOT NULL); INSERT INTO {_COMMITS} VALUES (1, 0)"
+                        " ON CONFLICT DO NOTHING".encode()
+                    )
         except psycopg.Error as exc:
             conn.close()
             raise _error(self.location, exc) from exc
@@ -251,6 +265,7 @@ class PgDatabase(Database):
                     # database, each in its own schema; see engines.with_schema).
                     self._run(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK}, hashtext(current_schema()))")
                     yield wrapped
+                    self._run(_COUNT_COMMIT)
                     self._run("COMMIT")
                 except BaseException:
                     if not self._conn.closed and self._conn.info.transaction_status != _IDLE:
@@ -327,21 +342,22 @@ class PgDatabase(Database):
         raise AssertionError("unreachable")
 
     def data_version(self) -> int:
-        """The server's WAL insert position: it moves with every commit of any connection."""
+        """The store's commit count: it moves with every commit to the store, of any connection on any
+        host, and with nothing else (a vacuum, a checkpoint, another database on the server)."""
         with self._watch_lock:
             self._ensure_open()
             for attempt in (1, 2):  # a connection the server dropped while idle is replaced once
                 if self._watch is None or self._watch.closed:
                     self._watch = self._connect()
                 try:
-                    row = self._watch.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+                    row = self._watch.execute(f"SELECT n FROM {_COMMITS} WHERE id = 1".encode()).fetchone()
                     break
                 except psycopg.Error as exc:
                     if attempt == 2 or not self._watch.closed:
                         raise _error(self.location, exc) from exc
-            assert row is not None
-            high, low = str(row[0]).split("/")
-            return (int(high, 16) << 32) | int(low, 16)
+            if row is None:
+                raise StorageError(f"memory database {self.location}: the commit count ({_COMMITS}) is gone")
+            return int(row[0])
 
     def size_bytes(self) -> int:
         row = self.query_one("SELECT pg_database_size(current_database())")
