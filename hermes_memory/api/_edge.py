@@ -24,13 +24,21 @@ class EnvelopeEdge:
     _core: Memory
 
     def _run(
-        self, tier: str, fn: Callable[[], Any], *, tiers: Sequence[str] | None = None, **meta: Any
+        self,
+        tier: str,
+        fn: Callable[[], Any],
+        *,
+        tiers: Sequence[str] | None = None,
+        redacted: bool = False,
+        **meta: Any,
     ) -> Envelope:
         """The one envelope edge: ``fn``'s result (records turned into plain data) wrapped by ``run``,
         its data's credentials redacted when config ``security.redact_secrets`` is on (text stored
-        before redaction existed, imported, or written with the switch off is never shown verbatim)."""
+        before redaction existed, imported, or written with the switch off is never shown verbatim).
+        ``redacted``: ``fn`` returns data its core call redacted under the same switch (recall's hits,
+        which the Hermes prefetch reads without this edge), so it is not walked a second time."""
         envelope = run(tier, fn, tiers=tiers, **meta)
-        if self.config.security.redact_secrets and envelope["success"]:
+        if self.config.security.redact_secrets and envelope["success"] and not redacted:
             envelope["data"] = redact_data(envelope["data"])
         return envelope
 

@@ -65,7 +65,7 @@ class RecallAPI(EnvelopeEdge):
             meta.update(found.meta())
             return found.to_dict()
 
-        envelope = self._run("multi", call)
+        envelope = self._run("multi", call, redacted=True)  # ``Recall.query`` redacts its hits
         envelope["meta"].update(meta)
         return envelope
 

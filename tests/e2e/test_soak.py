@@ -1,8 +1,9 @@
 """A soak as a user has it: 60 `hermes -z` processes on one home (each one message), some with long
 assistant replies and some with tool results the reply echoes, while a second process keeps a core busy.
 
-After it: every turn is stored; at every process exit the embed queue is empty or shorter than at the
-exit before (meaning search keeps up with one-turn processes); no fact has the assistant as its subject;
+After it: every turn is stored; the embed queue never builds up: what one process leaves queued at its
+exit (its own turn, when it exits before its worker embedded it) the next one shrinks (meaning search
+keeps up with one-turn processes); no fact has the assistant as its subject;
 and every <memory-context> block either has memory lines or says why not. The wall time of each process
 is reported (E2E_TIMINGS), never asserted.
 """
@@ -87,12 +88,17 @@ def test_every_turn_is_stored(soak: dict[str, Any]) -> None:
     assert missing == [], missing
 
 
-def test_the_embed_queue_is_empty_or_shrinking_at_every_process_exit(soak: dict[str, Any]) -> None:
+def test_the_embed_queue_left_at_one_exit_shrinks_by_the_next(soak: dict[str, Any]) -> None:
+    # A process may exit before its worker embedded its own turn (a slow moment of the machine); the
+    # next process embeds that while it runs. A backlog that two exits in a row leave is a queue that
+    # does not keep up.
     queue = soak["queue"]
-    grew = [
-        (i, queue[i - 1], queue[i]) for i in range(1, len(queue)) if queue[i] and queue[i] >= queue[i - 1]
+    kept = [
+        (i, queue[i - 1], queue[i])
+        for i in range(1, len(queue))
+        if queue[i - 1] and queue[i] >= queue[i - 1]
     ]
-    assert grew == [], f"queue after each process: {queue}"
+    assert kept == [], f"queue after each process: {queue}"
 
 
 def test_no_fact_has_the_assistant_as_its_subject(soak: dict[str, Any]) -> None:
