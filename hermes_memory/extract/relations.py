@@ -235,6 +235,12 @@ def verb_matches(clause: str) -> list[re.Match[str]]:
     return found
 
 
+def verb_predicates(clause: str) -> frozenset[str]:
+    """The relations the clause's verb phrases name ("the user reports to Tomasz" -> reports_to), read
+    with the same patterns as ``find_triples`` but without a subject or object."""
+    return frozenset(_VERBS[int(str(m.lastgroup)[1:])][1] for m in verb_matches(clause))
+
+
 _WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)*|[^\w\s]")
 
 
@@ -580,4 +586,5 @@ __all__ = [
     "Triple",
     "find_triples",
     "verb_matches",
+    "verb_predicates",
 ]

@@ -9,6 +9,7 @@ import functools
 import re
 
 from hermes_memory.extract.kin import kin_predicate
+from hermes_memory.extract.relations import verb_predicates
 from hermes_memory.updates.readings import MEMO, STOP, content, named, values
 from hermes_memory.updates.statement import USER, Statement, topic_of
 
@@ -85,31 +86,52 @@ def same_attribute(one: Statement, other: Statement) -> bool:
         return True
     a, b = attribute_words(one), attribute_words(other)
     for phrases, that in ((a, other), (b, one)):
-        relations = {kin_predicate(p[0]) for p in phrases if len(p) == 1} - {None}
-        if relations and not relations & {kin_predicate(w) for w in bare(that)}:
+        if _roles(phrases) and not _roles(phrases) & relations_named(that):
             return False
     return not a or not b or any(x[-1] in y or y[-1] in x or topic_of(frozenset(x[-1:]), y[-1:])
                                  for x in a for y in b)  # fmt: skip
 
 
+def relations_named(statement: Statement) -> set[str]:
+    """The relations to someone a statement names: by a role word ("the user's boss", "a sister named
+    Anna") or by a verb phrase the extractor reads as that relation ("the user reports to Tomasz")."""
+    by_role = {kin_predicate(w) for w in bare(statement)}
+    return {r for r in by_role if r is not None} | set(verb_predicates(statement.text))
+
+
+def _roles(phrases: list[tuple[str, ...]]) -> set[str]:
+    """The relations of the attributes that are a bare role word ("the user's manager": reports_to)."""
+    return {r for p in phrases if len(p) == 1 and (r := kin_predicate(p[0])) is not None}
+
+
+def _said_by_verb(this: Statement, that: Statement) -> bool:
+    """Whether ``that`` says, by a verb phrase, the relation of a role slot of ``this`` ("the user's
+    manager is Priya" and "the user reports to Tomasz"): the slot named without its word."""
+    return bool(_roles(attribute_words(this)) & verb_predicates(that.text))
+
+
 def same_slot(old: Statement, new: Statement) -> bool:
     """Whether a one-valued attribute of one statement is named in the other ("the user's accountant is
     ..." and "the user's accountant's ..."; "the user's main hobby is ..." and "... is the user's main
-    hobby"; "the user's therapist is ..." and "Started with a different therapist, Anneke"): one slot,
-    which a new value may fill."""
+    hobby"; "the user's therapist is ..." and "Started with a different therapist, Anneke"), or, when it
+    is a role, said by the verb of that relation ("the user's manager is ..." and "the user reports to
+    ..."): one slot, which a new value may fill."""
     return any(
         topic_of(frozenset(phrase[-1:]), that.words)
         for this, that in ((old, new), (new, old))
         for phrase in attribute_words(this)
-    )
+    ) or _said_by_verb(old, new) or _said_by_verb(new, old)
 
 
 def fills_slot(old: Statement, new: Statement) -> bool:
     """Whether ``new`` gives another value to the one-valued attribute ``old`` gives one, both said in
-    that shape ("the user's go-to takeaway is bibimbap", then "Jollof rice is the user's go-to takeaway"):
-    the same slot, a present state, unnegated, and no word in common beyond the attribute's own. A slot
-    the speaker calls theirs with "is" holds one value at a time, whatever the attribute."""
-    if new.negated or new.tense == "past" or not (one_valued(old) and one_valued(new)):
+    that shape ("the user's go-to takeaway is bibimbap", then "Jollof rice is the user's go-to takeaway")
+    or the new one by the verb of the old one's role ("the user reports to ..."): the same slot, a present
+    state, unnegated, and no word in common beyond the attribute's own. A slot the speaker calls theirs
+    with "is" holds one value at a time, whatever the attribute."""
+    if new.negated or new.tense == "past" or not one_valued(old):
+        return False
+    if not (one_valued(new) or _said_by_verb(old, new)):  # that shape, or the role's own verb
         return False
     if not same_slot(old, new):
         return False
@@ -122,4 +144,13 @@ def bare(statement: Statement) -> set[str]:
     return {w.removesuffix("'s") for w in named(statement)}
 
 
-__all__ = ["IDENTITY", "attribute_words", "bare", "fills_slot", "one_valued", "same_attribute", "same_slot"]
+__all__ = [
+    "IDENTITY",
+    "attribute_words",
+    "bare",
+    "fills_slot",
+    "one_valued",
+    "relations_named",
+    "same_attribute",
+    "same_slot",
+]

@@ -416,6 +416,25 @@ def test_another_value_in_a_one_valued_slot_said_in_that_shape_fills_it() -> Non
     assert not fills_slot(old, read("I had jollof rice at Tunde's"))  # not in the slot's shape
 
 
+def test_a_role_slot_is_filled_by_the_verb_of_its_relation() -> None:
+    """"My boss is X" and "I report to Y" name one slot: the verb says the role's relation (the
+    extractor's reading), so the relation is the attribute however it is said."""
+    from hermes_memory.updates.shape import fills_slot, same_attribute
+
+    boss = read("my boss is Ines Varga")
+    assert fills_slot(boss, read("these days I report directly to Oskar Lind"))
+    assert same_attribute(boss, read("I report to Oskar Lind"))
+    girlfriend = read("my girlfriend is Lena Brandt")
+    assert fills_slot(girlfriend, read("I'm dating Mira Holt"))
+    husband = read("my husband is Daniel Roe")
+    assert fills_slot(husband, read("I'm married to Felix Abara now"))
+    assert not fills_slot(boss, read("I used to report to Oskar Lind"))  # a past state
+    assert not fills_slot(boss, read("I don't report to Oskar Lind"))  # negated
+    assert not fills_slot(boss, read("I'm dating Mira Holt"))  # another relation
+    assert not same_attribute(boss, read("I'm dating Mira Holt"))
+    assert not fills_slot(read("my best friend is Ana Soto"), read("I'm friends with Maria Gil"))  # a kind
+
+
 def test_the_old_value_named_in_another_clause_is_evidence_for_the_clause_naming_a_new_one() -> None:
     from hermes_memory.updates.model import Cues, evidence
 
