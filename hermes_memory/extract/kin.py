@@ -243,6 +243,7 @@ def _named_kin(m: re.Match[str], name: tuple[str, int, int], owner: str, offset:
         role=role,
         kin_predicate=predicate,
         aliases=[f"{owner}'s {role}"],
+        identity="cop" in m.re.groupindex and m.group("cop") is not None,
     )
 
 

@@ -22,6 +22,8 @@ class Mention:
     role: str | None = None
     kin_predicate: str | None = None
     aliases: list[str] = field(default_factory=list)
+    #: Named by "<owner>'s <role> is <name>" ("my manager is Priya"): the role as a slot it fills.
+    identity: bool = False
 
 
 @dataclass(frozen=True, slots=True)

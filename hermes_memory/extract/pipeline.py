@@ -420,6 +420,8 @@ def _kin_relations(state: _State) -> None:
             content = f"{mention.owner} has {article_for(mention.role)} {mention.role} named {mention.name}"
             if is_plural(mention.role):
                 content = f"{mention.owner}'s {mention.role} include {mention.name}"
+            elif mention.identity:  # said as a slot the name fills: kept in that shape (``updates.shape``)
+                content = f"{mention.owner}'s {mention.role} is {mention.name}"
             state.facts.append(
                 ExtractedFact(
                     content=content,
