@@ -86,7 +86,8 @@ def same_attribute(one: Statement, other: Statement) -> bool:
         return True
     a, b = attribute_words(one), attribute_words(other)
     for phrases, that in ((a, other), (b, one)):
-        if _roles(phrases) and not _roles(phrases) & relations_named(that):
+        roles = _roles(phrases)
+        if roles and not roles & relations_named(that):
             return False
     return not a or not b or any(x[-1] in y or y[-1] in x or topic_of(frozenset(x[-1:]), y[-1:])
                                  for x in a for y in b)  # fmt: skip
@@ -96,7 +97,7 @@ def relations_named(statement: Statement) -> set[str]:
     """The relations to someone a statement names: by a role word ("the user's boss", "a sister named
     Anna") or by a verb phrase the extractor reads as that relation ("the user reports to Tomasz")."""
     by_role = {kin_predicate(w) for w in bare(statement)}
-    return {r for r in by_role if r is not None} | set(verb_predicates(statement.text))
+    return {r for r in by_role if r is not None} | _verb_relations(statement.text)
 
 
 def _roles(phrases: list[tuple[str, ...]]) -> set[str]:
@@ -107,7 +108,15 @@ def _roles(phrases: list[tuple[str, ...]]) -> set[str]:
 def _said_by_verb(this: Statement, that: Statement) -> bool:
     """Whether ``that`` says, by a verb phrase, the relation of a role slot of ``this`` ("the user's
     manager is Priya" and "the user reports to Tomasz"): the slot named without its word."""
-    return bool(_roles(attribute_words(this)) & verb_predicates(that.text))
+    roles = _roles(attribute_words(this))
+    return bool(roles) and bool(roles & _verb_relations(that.text))
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _verb_relations(text: str) -> frozenset[str]:
+    """``verb_predicates`` of a statement's text, read once: a new clause is weighed against many
+    earlier statements."""
+    return verb_predicates(text)
 
 
 def same_slot(old: Statement, new: Statement) -> bool:

@@ -46,6 +46,8 @@ _CHANGE_LOG_ON_INSERT = (
 # Every writer of one store serialises on this key (pg_advisory_xact_lock: released by COMMIT/ROLLBACK).
 _WRITE_LOCK = 0x686D_7432  # "hmt2"
 # The store-wide leases (``tier2.leases``): session advisory locks keyed by this and the schema and name.
+# The store's write lock, taken first in a write transaction (the key is the store's schema).
+_TAKE_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({_WRITE_LOCK}, hashtext(current_schema()))"
 _LEASE = 0x686D_744C  # "hmtL"
 _LEASE_KEY = "hashtext(current_schema() || ':' || %s)"
 _CONNECT_TIMEOUT_S = 10
@@ -239,7 +241,7 @@ class PgDatabase(Database):
                 conn.execute(pg_sql.SQL("SET search_path TO {}").format(named))
             if create and conn.execute(f"SELECT to_regclass('{_COMMITS}')".encode()).fetchone() == (None,):
                 with conn.transaction():  # under the write lock, for the same reason as the schema
-                    conn.execute(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK}, hashtext(current_schema()))")
+                    conn.execute(_TAKE_WRITE_LOCK.encode())
                     conn.execute(
                         f"CREATE TABLE IF NOT EXISTS {_COMMITS} (id INTEGER PRIMARY KEY CHECK (id = 1),"
                         f" n BIGINT NOT NULL); INSERT INTO {_COMMITS} VALUES (1, 0)"
@@ -263,7 +265,7 @@ class PgDatabase(Database):
                 try:
                     # One writer per store: the key is the store's schema (several stores can share a
                     # database, each in its own schema; see engines.with_schema).
-                    self._run(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK}, hashtext(current_schema()))")
+                    self._run(_TAKE_WRITE_LOCK)
                     yield wrapped
                     self._run(_COUNT_COMMIT)
                     self._run("COMMIT")
