@@ -33,7 +33,16 @@ from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import about_same
 from hermes_memory.updates.message import read_message
-from hermes_memory.updates.model import CUE_MIN, Cues, UpdateModel, evidence, features, fit_affinity
+from hermes_memory.updates.model import (
+    CUE_MIN,
+    Cues,
+    UpdateModel,
+    barred,
+    ended,
+    evidence,
+    features,
+    fit_affinity,
+)
 from hermes_memory.updates.statement import Known, Statement, read
 from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates
 
@@ -163,6 +172,11 @@ def fit(
         [(s, p.update, p.family, vec[s.masked]) for p in train for s in p.later if s.asserts],
         list(heard.values()),
     )
+    told = {id(c.new): c.new_vec for c in chat if ended(c.old, c.new, c.context)}
+    cues.fit_ending([
+        (vec[s.masked], p.update) for p in train for s in p.later
+        if s.asserts and any(ended(old, s, tuple(o for o in p.later if o is not s)) for old in p.earlier)
+    ], list(told.values()))  # fmt: skip
     chosen: list[tuple[Combo, bool]] = []
     for p in train:
         if found[p.id]:
@@ -177,11 +191,15 @@ def fit(
     rows = [features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec, c.old_full, c.new_full,
                      c.context) for c, _ in chosen]  # fmt: skip
     labels = [u for _, u in chosen]
-    passes = [
+    weighed = [
         c.cos_full >= FLOOR and UpdateDetector.can_replace(c.new, c.old, cues.strongest(c.new) >= CUE_MIN)
-        and evidence(c.old, c.new, c.context, cues, CUE_MIN, cues.meaning(c.new_vec) >= MEANING_MIN)
+        and not barred(c.old, c.new, c.context)
         for c, _ in chosen
     ]  # fmt: skip
+    passes = [
+        ok and evidence(c.old, c.new, c.context, cues, CUE_MIN, cues.meaning(c.new_vec) >= MEANING_MIN)
+        for ok, (c, _) in zip(weighed, chosen, strict=True)
+    ]
     talk = len(chosen) - len(chat)  # the chat combos are the last ones
     model = UpdateModel.fit(rows, labels, cues, precision=PRECISION, l2=L2,
                             passes=[ok and i < talk for i, ok in enumerate(passes)])  # fmt: skip
@@ -194,6 +212,13 @@ def fit(
         ranked = sorted(closing.values(), reverse=True)
         if len(ranked) > allowed:
             model.threshold = max(model.threshold, ranked[allowed] + 1e-6)
+    # Without evidence of a change, only above every statement known to be no update.
+    plain = [
+        model.probability(row)
+        for row, ok, shown, label in zip(rows, weighed, passes, labels, strict=True)
+        if ok and not shown and not label
+    ]
+    model.unevidenced = max(model.threshold, max(plain, default=0.0) + 1e-6)
     model.floor = FLOOR
     model.cue_min = CUE_MIN
     model.meaning_min = MEANING_MIN

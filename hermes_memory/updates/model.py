@@ -64,6 +64,8 @@ FEATURES: tuple[str, ...] = (
 )
 #: A learned change cue counts as evidence of a change from this weight up (``UpdateModel.cue_min``).
 CUE_MIN = 0.5
+#: ``UpdateModel.unevidenced`` of a model that never replaces a statement without evidence of a change.
+UNEVIDENCED_NEVER = 2.0
 #: A vector as this module takes it: a numpy row (float32, as embedders give them) or any floats.
 Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
 
@@ -124,6 +126,7 @@ class Cues:
     weights: dict[str, float] = field(default_factory=dict)
     direction: list[float] = field(default_factory=list)
     affinity: list[float] = field(default_factory=list)
+    ending: list[float] = field(default_factory=list)
     _rows: _Rows = field(default_factory=_Rows, init=False, repr=False, compare=False)
 
     def score(self, statement: Statement) -> float:
@@ -155,6 +158,15 @@ class Cues:
             return 0.0
         direction = self._rows.row("direction", self.direction)
         return float(np.dot(np.asarray(masked_vector, dtype=np.float64), direction))
+
+    def ends(self, masked_vector: Vector) -> float:
+        """How much a past event that names the old value reads as its end ("The Fiesta went to the
+        scrapyard") rather than an episode of it ("Left the Volvo at the garage overnight"): the masked
+        clause along the learned ending direction (``fit_ending``); 1.0 without one."""
+        if not self.ending:
+            return 1.0
+        ending = self._rows.row("ending", self.ending)
+        return float(np.dot(np.asarray(masked_vector, dtype=np.float64), ending))
 
     @classmethod
     def fit(
@@ -204,6 +216,26 @@ class Cues:
         centred = y - np.average(y, weights=share)
         direction = np.linalg.solve(xw.T @ x + ridge * np.eye(x.shape[1]), xw.T @ centred)
         return cls(weights, [round(float(d), 6) for d in direction])
+
+    def fit_ending(
+        self, told: Sequence[tuple[Vector, bool]], talk: Sequence[Vector] = (), *, ridge: float = 3.0
+    ) -> None:
+        """The ending direction (``ends``) from the masked vectors of past events that name an earlier
+        statement's value, each with whether it ended that statement, and ``talk``: real conversation's
+        such events (none an end), weighed together as much as the labelled episodes: a weighted ridge
+        regression to +1 / -1."""
+        if not any(u for _, u in told) or all(u for _, u in told):
+            self.ending = []
+            return
+        x = np.asarray([v for v, _ in told] + list(talk), dtype=np.float64)
+        y = np.asarray([1.0 if u else -1.0 for _, u in told] + [-1.0] * len(talk))
+        share = np.ones(len(x))
+        if talk:
+            share[len(told) :] = sum(1 for _, u in told if not u) / len(talk)
+        xw = x * share[:, None]
+        centred = y - np.average(y, weights=share)
+        ending = np.linalg.solve(xw.T @ x + ridge * np.eye(x.shape[1]), xw.T @ centred)
+        self.ending = [round(float(d), 6) for d in ending]
 
 
 def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
@@ -280,6 +312,23 @@ def _may_name_anew(old: Statement, new: Statement) -> bool:
     return not others(old) or bool(others(new) - others(old)) or same_slot(old, new)
 
 
+def barred(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
+    """Whether ``new`` cannot end ``old`` whatever its words or the model read: the two cannot be of one
+    attribute ("My laptop is a ThinkPad" says nothing of the phone), an event told in the past names
+    nothing of a one-valued earlier statement ("We tried the new noodle bar" and "the user's dentist is
+    Dr. Okafor"), or a clause about no one in particular names nothing ("The studio's on shaky ground
+    right now" tells how something goes and sets no value; naming the old slot with a new identity does:
+    "actually the landlord's a private guy")."""
+    if not same_attribute(new, old):
+        return True
+    if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
+        return True
+    return new.holder is None and not (
+        values(new) or new.negated or new.tense == "past"
+        or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
+    )  # fmt: skip
+
+
 def evidence(
     old: Statement,
     new: Statement,
@@ -303,21 +352,12 @@ def evidence(
     of a one-valued old statement whose value is someone the memory knows counts only for a clause
     naming someone else or the role (``_may_name_anew``). None of it counts between two
     statements that cannot be of one attribute (``same_attribute``), nor for an event told in the past
-    when nothing in the message names a value or content word of a one-valued earlier statement."""
-    if not same_attribute(new, old):
-        return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
-    if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
-        return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
+    when nothing in the message names a value or content word of a one-valued earlier statement
+    (``barred``)."""
+    if barred(old, new, context):
+        return False
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
-    # A clause about no one in particular that names nothing ("Searching for a venue has been slow", "the
-    # studio's on shaky ground right now") tells how something goes, whatever its cues; it sets no value.
-    # It may set one by naming the old slot with a new identity ("actually the landlord's a private guy").
-    if new.holder is None and not (
-        values(new) or new.negated or new.tense == "past"
-        or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
-    ):  # fmt: skip
-        return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
     if reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
@@ -358,7 +398,7 @@ def features(
         # The old statement's words said again with no negation and no change cue: the same value.
         (len(a & b) / len(a) if a else 0.0) * (0.0 if new.negated or cue > 0 else 1.0),
         max((cues.strongest(s) for s in context), default=0.0),
-        1.0 if ended(old, new, context) else 0.0,
+        1.0 if ended(old, new, context) and cues.ends(new_masked_vector) > 0 else 0.0,
         1.0 if one_valued(new) else 0.0,
         1.0 if same_slot(old, new) else 0.0,
         1.0 if brief(new) else 0.0,
@@ -382,6 +422,9 @@ class UpdateModel:
     cue_min: float = CUE_MIN
     #: A clause reads as a change (``Cues.meaning`` of its masked vector) from this value up.
     meaning_min: float = 0.1
+    #: Without evidence of a change (``evidence``), a statement is replaced from this probability up,
+    #: above every statement the fit knows is no update (above 1: never).
+    unevidenced: float = UNEVIDENCED_NEVER
     _rows: _Rows = field(default_factory=_Rows, init=False, repr=False, compare=False)
 
     def probability(self, x: Sequence[float]) -> float:
@@ -404,9 +447,11 @@ class UpdateModel:
             "floor": round(self.floor, 4),
             "cue_min": round(self.cue_min, 4),
             "meaning_min": round(self.meaning_min, 4),
+            "unevidenced": round(self.unevidenced, 4),
             "cues": dict(sorted(self.cues.weights.items())),
             "cue_direction": self.cues.direction,
             "attribute_affinity": self.cues.affinity,
+            "ending_direction": self.cues.ending,
         }
 
     @classmethod
@@ -419,6 +464,7 @@ class UpdateModel:
                 {str(k): float(v) for k, v in data["cues"].items()},
                 [float(d) for d in data["cue_direction"]],
                 [float(d) for d in data["attribute_affinity"]],
+                [float(d) for d in data.get("ending_direction", [])],
             ),
             [float(w) for w in data["weights"]],
             float(data["bias"]),
@@ -428,6 +474,7 @@ class UpdateModel:
             float(data["floor"]),
             float(data["cue_min"]),
             float(data.get("meaning_min", cls.meaning_min)),
+            float(data.get("unevidenced", UNEVIDENCED_NEVER)),
         )
 
     @classmethod
@@ -515,6 +562,7 @@ __all__ = [
     "FEATURES",
     "Cues",
     "UpdateModel",
+    "barred",
     "cue_tokens",
     "ended",
     "evidence",
