@@ -39,6 +39,7 @@ from hermes_memory.updates.model import (
     UpdateModel,
     barred,
     ended,
+    episode_of,
     evidence,
     features,
     fit_affinity,
@@ -197,7 +198,8 @@ def fit(
         for c, _ in chosen
     ]  # fmt: skip
     passes = [
-        ok and evidence(c.old, c.new, c.context, cues, CUE_MIN, cues.meaning(c.new_vec) >= MEANING_MIN)
+        ok and evidence(c.old, c.new, c.context, cues, CUE_MIN, cues.meaning(c.new_vec) >= MEANING_MIN,
+                        episode_of(c.old, c.new, cues, c.new_vec))
         for ok, (c, _) in zip(weighed, chosen, strict=True)
     ]
     talk = len(chosen) - len(chat)  # the chat combos are the last ones

@@ -31,6 +31,7 @@ from hermes_memory.updates.model import (
     completes,
     corrects,
     denies,
+    episode_of,
     evidence,
     features,
     packaged,
@@ -100,8 +101,10 @@ class UpdateDetector:
     def says_change(self, new: Statement, old: Statement, context: Sequence[Statement] = ()) -> bool:
         """Whether the message carries evidence that ``old`` changed (``model.evidence``)."""
         model = self.model
-        change = model.cues.meaning(self.vectors([new.masked])[new.masked]) >= model.meaning_min
-        return evidence(old, new, context, model.cues, model.cue_min, change)
+        masked = self.vectors([new.masked])[new.masked]
+        change = model.cues.meaning(masked) >= model.meaning_min
+        return evidence(old, new, context, model.cues, model.cue_min, change,
+                        episode_of(old, new, model.cues, masked))  # fmt: skip
 
     @staticmethod
     def repeats(new: Statement, old: Statement, cued: bool = False) -> bool:

@@ -312,6 +312,12 @@ def _may_name_anew(old: Statement, new: Statement) -> bool:
     return not others(old) or bool(others(new) - others(old)) or same_slot(old, new)
 
 
+def episode_of(old: Statement, new: Statement, cues: Cues, new_masked_vector: Vector) -> bool:
+    """Whether ``new`` tells, in the past, an event with a value of ``old`` that reads as an episode of
+    it, not its end (``Cues.ends``)."""
+    return new.tense == "past" and bool(values(old) & named(new)) and cues.ends(new_masked_vector) <= 0
+
+
 def barred(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
     """Whether ``new`` cannot end ``old`` whatever its words or the model read: the two cannot be of one
     attribute ("My laptop is a ThinkPad" says nothing of the phone), an event told in the past names
@@ -336,6 +342,7 @@ def evidence(
     cues: Cues,
     cue_min: float,
     reads_as_change: bool = False,
+    episode: bool = False,
 ) -> bool:
     """Whether the message carries evidence that ``old`` changed, not only that something else is also
     true: a learned change cue in the clause or in another clause of the same message ("The Fiesta died,
@@ -353,8 +360,12 @@ def evidence(
     naming someone else or the role (``_may_name_anew``). None of it counts between two
     statements that cannot be of one attribute (``same_attribute``), nor for an event told in the past
     when nothing in the message names a value or content word of a one-valued earlier statement
-    (``barred``)."""
+    (``barred``). ``episode``: the clause tells, in the past, an event with the old value that reads as an
+    episode of it (``episode_of``): "Cancelled Thursday's cleaning with Dr. Okafor" carries a cue, but no
+    end of the dentist; only its negation counts then."""
     if barred(old, new, context):
+        return False
+    if episode and not new.negated:
         return False
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)

@@ -18,6 +18,8 @@ from hermes_memory.updates.model import (
     Cues,
     UpdateModel,
     ended,
+    episode_of,
+    evidence,
     features,
     packaged,
 )
@@ -104,3 +106,17 @@ def test_an_episode_of_the_old_value_is_no_ending_feature() -> None:
 
     assert flag(_axis(0)) == 1.0
     assert flag(-_axis(0)) == 0.0
+
+
+def test_an_episode_of_the_old_value_is_no_evidence_whatever_its_cues() -> None:
+    """ "Cancelled Tuesday's lesson with Mr Adeyemi" carries a change cue and names the old value, told
+    in the past; read as an episode, it says nothing changed; read as an ending, its cue counts."""
+    old = read("My driving instructor is Mr Adeyemi")
+    new = read("Cancelled Tuesday's lesson with Mr Adeyemi")
+    cues = Cues({"cancelled": 2.0})
+    cues.ending = list(_axis(0))
+    assert evidence(old, new, [], cues, 0.5)
+    assert episode_of(old, new, cues, -_axis(0)) and not episode_of(old, new, cues, _axis(0))
+    assert not evidence(old, new, [], cues, 0.5, episode=True)
+    present = read("I have lessons with Mr Adeyemi")
+    assert not episode_of(old, present, cues, -_axis(0))  # not told in the past: no event
