@@ -37,7 +37,6 @@ from hermes_memory.updates.model import (
     CUE_MIN,
     Cues,
     UpdateModel,
-    barred,
     ended,
     episode_of,
     evidence,
@@ -192,16 +191,12 @@ def fit(
     rows = [features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec, c.old_full, c.new_full,
                      c.context) for c, _ in chosen]  # fmt: skip
     labels = [u for _, u in chosen]
-    weighed = [
+    passes = [
         c.cos_full >= FLOOR and UpdateDetector.can_replace(c.new, c.old, cues.strongest(c.new) >= CUE_MIN)
-        and not barred(c.old, c.new, c.context)
+        and evidence(c.old, c.new, c.context, cues, CUE_MIN, cues.meaning(c.new_vec) >= MEANING_MIN,
+                     episode_of(c.old, c.new, cues, c.new_vec))
         for c, _ in chosen
     ]  # fmt: skip
-    passes = [
-        ok and evidence(c.old, c.new, c.context, cues, CUE_MIN, cues.meaning(c.new_vec) >= MEANING_MIN,
-                        episode_of(c.old, c.new, cues, c.new_vec))
-        for ok, (c, _) in zip(weighed, chosen, strict=True)
-    ]
     talk = len(chosen) - len(chat)  # the chat combos are the last ones
     model = UpdateModel.fit(rows, labels, cues, precision=PRECISION, l2=L2,
                             passes=[ok and i < talk for i, ok in enumerate(passes)])  # fmt: skip
@@ -214,13 +209,6 @@ def fit(
         ranked = sorted(closing.values(), reverse=True)
         if len(ranked) > allowed:
             model.threshold = max(model.threshold, ranked[allowed] + 1e-6)
-    # Without evidence of a change, only above every statement known to be no update.
-    plain = [
-        model.probability(row)
-        for row, ok, shown, label in zip(rows, weighed, passes, labels, strict=True)
-        if ok and not shown and not label
-    ]
-    model.unevidenced = max(model.threshold, max(plain, default=0.0) + 1e-6)
     model.floor = FLOOR
     model.cue_min = CUE_MIN
     model.meaning_min = MEANING_MIN

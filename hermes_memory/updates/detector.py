@@ -27,7 +27,6 @@ import numpy.typing as npt
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.model import (
     UpdateModel,
-    barred,
     completes,
     corrects,
     denies,
@@ -198,7 +197,6 @@ class UpdateDetector:
             ((self.model.probability(self.features(earlier[i], new, context)), i) for i in mine), reverse=True
         )
         threshold = self.model.threshold
-        chance = {i: p for p, i in scored}
         sure = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
         if not sure:
             return []
@@ -212,9 +210,7 @@ class UpdateDetector:
         near = max(mine, key=alike.__getitem__)
         if float(vec[earlier[near].normal] @ anchor) < SAME_ATTRIBUTE:
             return []  # the clause is nearest to another attribute than the one it would replace
-        if not self.says_change(new, earlier[best], context) and (
-            barred(earlier[best], new, context) or chance[best] < self.model.unevidenced
-        ):
+        if not self.says_change(new, earlier[best], context):
             return []
         return [
             Replacement(i, p) for p, i in scored

@@ -64,8 +64,6 @@ FEATURES: tuple[str, ...] = (
 )
 #: A learned change cue counts as evidence of a change from this weight up (``UpdateModel.cue_min``).
 CUE_MIN = 0.5
-#: ``UpdateModel.unevidenced`` of a model that never replaces a statement without evidence of a change.
-UNEVIDENCED_NEVER = 2.0
 #: A vector as this module takes it: a numpy row (float32, as embedders give them) or any floats.
 Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
 
@@ -318,23 +316,6 @@ def episode_of(old: Statement, new: Statement, cues: Cues, new_masked_vector: Ve
     return new.tense == "past" and bool(values(old) & named(new)) and cues.ends(new_masked_vector) <= 0
 
 
-def barred(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
-    """Whether ``new`` cannot end ``old`` whatever its words or the model read: the two cannot be of one
-    attribute ("My laptop is a ThinkPad" says nothing of the phone), an event told in the past names
-    nothing of a one-valued earlier statement ("We tried the new noodle bar" and "the user's dentist is
-    Dr. Okafor"), or a clause about no one in particular names nothing ("The studio's on shaky ground
-    right now" tells how something goes and sets no value; naming the old slot with a new identity does:
-    "actually the landlord's a private guy")."""
-    if not same_attribute(new, old):
-        return True
-    if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
-        return True
-    return new.holder is None and not (
-        values(new) or new.negated or new.tense == "past"
-        or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
-    )  # fmt: skip
-
-
 def evidence(
     old: Statement,
     new: Statement,
@@ -359,16 +340,26 @@ def evidence(
     of a one-valued old statement whose value is someone the memory knows counts only for a clause
     naming someone else or the role (``_may_name_anew``). None of it counts between two
     statements that cannot be of one attribute (``same_attribute``), nor for an event told in the past
-    when nothing in the message names a value or content word of a one-valued earlier statement
-    (``barred``). ``episode``: the clause tells, in the past, an event with the old value that reads as an
+    when nothing in the message names a value or content word of a one-valued earlier statement.
+    ``episode``: the clause tells, in the past, an event with the old value that reads as an
     episode of it (``episode_of``): "Cancelled Thursday's cleaning with Dr. Okafor" carries a cue, but no
     end of the dentist; only its negation counts then."""
-    if barred(old, new, context):
-        return False
+    if not same_attribute(new, old):
+        return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
+    if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
+        return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
     if episode and not new.negated:
-        return False
+        return False  # "Cancelled Thursday's cleaning with Dr. Okafor": an episode, whatever its cues
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
+    # A clause about no one in particular that names nothing ("Searching for a venue has been slow", "the
+    # studio's on shaky ground right now") tells how something goes, whatever its cues; it sets no value.
+    # It may set one by naming the old slot with a new identity ("actually the landlord's a private guy").
+    if new.holder is None and not (
+        values(new) or new.negated or new.tense == "past"
+        or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
+    ):  # fmt: skip
+        return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
     if reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
@@ -433,9 +424,6 @@ class UpdateModel:
     cue_min: float = CUE_MIN
     #: A clause reads as a change (``Cues.meaning`` of its masked vector) from this value up.
     meaning_min: float = 0.1
-    #: Without evidence of a change (``evidence``), a statement is replaced from this probability up,
-    #: above every statement the fit knows is no update (above 1: never).
-    unevidenced: float = UNEVIDENCED_NEVER
     _rows: _Rows = field(default_factory=_Rows, init=False, repr=False, compare=False)
 
     def probability(self, x: Sequence[float]) -> float:
@@ -458,7 +446,6 @@ class UpdateModel:
             "floor": round(self.floor, 4),
             "cue_min": round(self.cue_min, 4),
             "meaning_min": round(self.meaning_min, 4),
-            "unevidenced": round(self.unevidenced, 4),
             "cues": dict(sorted(self.cues.weights.items())),
             "cue_direction": self.cues.direction,
             "attribute_affinity": self.cues.affinity,
@@ -485,7 +472,6 @@ class UpdateModel:
             float(data["floor"]),
             float(data["cue_min"]),
             float(data.get("meaning_min", cls.meaning_min)),
-            float(data.get("unevidenced", UNEVIDENCED_NEVER)),
         )
 
     @classmethod
@@ -573,7 +559,6 @@ __all__ = [
     "FEATURES",
     "Cues",
     "UpdateModel",
-    "barred",
     "cue_tokens",
     "ended",
     "evidence",

@@ -1,20 +1,15 @@
-"""The update decision past the readings: a replacement without evidence of a change, and a past event
-read as the end of what it names or as an episode of it.
+"""The update decision past the readings: a past event read as the end of what it names or as an
+episode of it.
 
 The sentences here are written for these tests; none is taken from the labelled corpus.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
-import pytest
 
-from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.model import (
     FEATURES,
-    UNEVIDENCED_NEVER,
     Cues,
     UpdateModel,
     ended,
@@ -26,53 +21,18 @@ from hermes_memory.updates.model import (
 from hermes_memory.updates.statement import read
 
 
-def _alike(texts: Sequence[str]) -> np.ndarray:  # every text the same in meaning
-    return np.tile(np.eye(1, 384, dtype=np.float32), (len(texts), 1))
-
-
 def _axis(i: int) -> np.ndarray:
     row: np.ndarray = np.eye(1, 384, i, dtype=np.float64)[0]
     return row
 
 
-def _detector(monkeypatch: pytest.MonkeyPatch, chance: float, unevidenced: float) -> UpdateDetector:
-    detector = UpdateDetector(_alike)
-    monkeypatch.setattr(detector, "features", lambda *_: [chance])
-    monkeypatch.setattr(detector.model, "probability", lambda x: x[0])
-    monkeypatch.setattr(detector.model, "unevidenced", unevidenced)
-    monkeypatch.setattr(detector, "says_change", lambda *_: False)  # no cue, no shape, no ending
-    return detector
-
-
-def test_without_evidence_only_a_probability_above_the_bar_replaces(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same frame with another value ("I host my podcast on Buzzsprout", then "... on Transistor")
-    carries no change cue and no one-valued shape: it replaces the earlier statement only when the
-    model is surer than of any statement the fit knew to be no update."""
-    old = read("I host my podcast on Buzzsprout")
-    new = read("I host my podcast on Transistor, with the premium plan")
-    assert [r.index for r in _detector(monkeypatch, 0.8, 0.5).replaced(new, [old])] == [0]
-    assert _detector(monkeypatch, 0.4, 0.5).replaced(new, [old]) == []
-    assert _detector(monkeypatch, 0.99, UNEVIDENCED_NEVER).replaced(new, [old]) == []
-
-
-def test_without_evidence_what_is_barred_is_never_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two one-valued attributes with different nouns are not one attribute, however sure the model."""
-    old = read("My tablet is an iPad Air")
-    new = read("My watch is a Garmin Venu")
-    assert _detector(monkeypatch, 0.99, 0.1).replaced(new, [old]) == []
-
-
-def test_the_bar_and_the_ending_direction_survive_a_round_trip() -> None:
+def test_the_ending_direction_survives_a_round_trip() -> None:
     model = packaged()
-    model.unevidenced = 0.42
     model.cues.ending = [0.5] * 384
     again = UpdateModel.from_dict(model.to_dict())
-    assert again.unevidenced == pytest.approx(0.42)
     assert again.cues.ending == [0.5] * 384
-    older = {k: v for k, v in model.to_dict().items() if k not in ("unevidenced", "ending_direction")}
-    old = UpdateModel.from_dict(older)  # a model fitted before either existed
-    assert old.unevidenced == UNEVIDENCED_NEVER
-    assert old.cues.ending == []
+    older = {k: v for k, v in model.to_dict().items() if k != "ending_direction"}
+    assert UpdateModel.from_dict(older).cues.ending == []  # a model fitted before it existed
 
 
 def test_past_events_are_read_as_endings_along_a_learned_direction() -> None:
