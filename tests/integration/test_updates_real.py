@@ -157,8 +157,8 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 
 def test_the_shipped_model_on_the_corpus() -> None:
     """The shipped decision (``updates/model.json``) on the labelled corpus, as docs/benchmarks.md reports
-    it: in-sample 0.942 / 0.840 over the default encoder (``python -m hermes_memory.bench.updates --chat
-    ...`` refits it and scores held out 0.889 / 0.765). None of the figures the project aims at (0.97 /
+    it: in-sample 0.956 / 0.859 over the default encoder (``python -m hermes_memory.bench.updates --chat
+    ...`` refits it and scores held out 0.917 / 0.780). None of the figures the project aims at (0.97 /
     0.90 in-sample, 0.95 / 0.80 held out) is met since the corpus holds everyday events told in the
     past; this guards what is reached over the default encoder."""
     from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
@@ -171,7 +171,7 @@ def test_the_shipped_model_on_the_corpus() -> None:
     tp = sum(1 for p in pairs if p.update and called[p.id])
     fp = sum(1 for p in pairs if not p.update and called[p.id])
     updates = sum(1 for p in pairs if p.update)
-    assert tp / (tp + fp) >= 0.93 and tp / updates >= 0.83, (tp, fp, updates)
+    assert tp / (tp + fp) >= 0.95 and tp / updates >= 0.85, (tp, fp, updates)
 
 
 EVENTS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_events_probe.json"
@@ -182,7 +182,8 @@ def test_an_everyday_event_with_a_thing_ends_nothing_and_an_ending_does() -> Non
     on): "Cleared Brave's cache this morning" leaves "My browser is Brave" true; "Uninstalled Valorant
     last week, done with ranked forever" ends "I main Jett in Valorant".
     Before the corpus held such events, the shipped decision closed 15 of the 20 everyday events here
-    (and caught 16 of the 20 endings); this guards what is reached over the default encoder."""
+    (and caught 16 of the 20 endings); it now closes 1 and catches 16. This guards what is reached over
+    the default encoder."""
     from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
     from hermes_memory.updates.detector import UpdateDetector
 
@@ -193,8 +194,8 @@ def test_an_everyday_event_with_a_thing_ends_nothing_and_an_ending_does() -> Non
     assert len(events) == len(endings) == 20 and all(p.kind == "event" for p in events)
     closed = [p.raw["later"] for p in events if bench.decide(detector, p, [])[0]]
     caught = sum(1 for p in endings if bench.decide(detector, p, [])[0])
-    assert len(closed) <= 5, closed
-    assert caught >= 14, caught
+    assert len(closed) <= 2, closed
+    assert caught >= 15, caught
 
 
 # Two friends catching up: feelings, compliments, stories and plans, none of them a change of anything the
