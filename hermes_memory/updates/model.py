@@ -203,17 +203,8 @@ class Cues:
             w = math.log(p / q)
             if abs(w) >= 0.5:
                 weights[token] = round(w, 4)
-        rows = [v for *_, v in later] + [v for _, v in talk]
-        x = np.asarray(rows, dtype=np.float64)
-        y = np.asarray([1.0 if u else -1.0 for _, u, _, _ in later] + [-1.0] * len(talk))
-        # Every talk statement together weighs as much as the labelled non-updates.
-        share = np.ones(len(rows))
-        if talk:
-            share[len(later) :] = max(1, n_neg) / len(talk)
-        xw = x * share[:, None]
-        centred = y - np.average(y, weights=share)
-        direction = np.linalg.solve(xw.T @ x + ridge * np.eye(x.shape[1]), xw.T @ centred)
-        return cls(weights, [round(float(d), 6) for d in direction])
+        direction = _direction([(v, u) for _, u, _, v in later], [v for _, v in talk], ridge)
+        return cls(weights, direction)
 
     def fit_ending(
         self, told: Sequence[tuple[Vector, bool]], talk: Sequence[Vector] = (), *, ridge: float = 3.0
@@ -225,15 +216,22 @@ class Cues:
         if not any(u for _, u in told) or all(u for _, u in told):
             self.ending = []
             return
-        x = np.asarray([v for v, _ in told] + list(talk), dtype=np.float64)
-        y = np.asarray([1.0 if u else -1.0 for _, u in told] + [-1.0] * len(talk))
-        share = np.ones(len(x))
-        if talk:
-            share[len(told) :] = sum(1 for _, u in told if not u) / len(talk)
-        xw = x * share[:, None]
-        centred = y - np.average(y, weights=share)
-        ending = np.linalg.solve(xw.T @ x + ridge * np.eye(x.shape[1]), xw.T @ centred)
-        self.ending = [round(float(d), 6) for d in ending]
+        self.ending = _direction(told, talk, ridge)
+
+
+def _direction(labelled: Sequence[tuple[Vector, bool]], talk: Sequence[Vector], ridge: float) -> list[float]:
+    """A direction in the embedder's space along which the labelled vectors that are True lie and the
+    others and ``talk`` (real conversation, none True) do not: a ridge regression to +1 / -1 in which
+    every talk vector together weighs as much as the labelled False ones."""
+    x = np.asarray([v for v, _ in labelled] + list(talk), dtype=np.float64)
+    y = np.asarray([1.0 if u else -1.0 for _, u in labelled] + [-1.0] * len(talk))
+    share = np.ones(len(x))
+    if talk:
+        share[len(labelled) :] = max(1, sum(1 for _, u in labelled if not u)) / len(talk)
+    xw = x * share[:, None]
+    centred = y - np.average(y, weights=share)
+    direction = np.linalg.solve(xw.T @ x + ridge * np.eye(x.shape[1]), xw.T @ centred)
+    return [round(float(d), 6) for d in direction]
 
 
 def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
@@ -311,9 +309,9 @@ def _may_name_anew(old: Statement, new: Statement) -> bool:
 
 
 def episode_of(old: Statement, new: Statement, cues: Cues, new_masked_vector: Vector) -> bool:
-    """Whether ``new`` tells, in the past, an event with a value of ``old`` that reads as an episode of
-    it, not its end (``Cues.ends``)."""
-    return new.tense == "past" and bool(values(old) & named(new)) and cues.ends(new_masked_vector) <= 0
+    """Whether ``new`` tells, in the past, an event with a value of ``old`` (``ended``) that reads as an
+    episode of it, not its end (``Cues.ends``)."""
+    return ended(old, new) and cues.ends(new_masked_vector) <= 0
 
 
 def evidence(
