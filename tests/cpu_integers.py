@@ -1,10 +1,10 @@
 """Whether this CPU multiplies int8 exactly in onnxruntime's integer kernels.
 
 The default encoder multiplies int8 activations by int8 weights (``MatMulIntegerToFloat``). On x86 with
-VNNI (``avx512_vnni`` or ``avx_vnni``) the products are exact; on AVX2 without it, onnxruntime's kernels
-add pairs of products in 16 bits, and the encoder's vectors come out further from the fp32 encoder's
-(measured on an AMD EPYC with AVX2 only: cosine 0.954 at worst, 0.990 on average, over the agreement
-set). Tests whose figures depend on it read this; outside Linux the products are taken as exact.
+VNNI (``avx512_vnni`` or ``avx_vnni``) they are exact; on AVX2 without it the encoder's vectors come out
+further from the fp32 encoder's (measured on an AMD EPYC with AVX2 only: cosine 0.954 at worst, 0.990 on
+average, over the agreement set), most likely because onnxruntime's kernels there add pairs of products
+in 16 bits. Tests whose figures depend on it read this; outside Linux the products are taken as exact.
 """
 
 from __future__ import annotations
