@@ -34,7 +34,9 @@ MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # vectors (cosine >= 0.99) but not interchangeable with them, so its own identity.
 MINILM_INT8_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@int8"
 # The int8 weights multiplied in integers, inputs quantized as they arrive (the default ``local``).
-MINILM_W8A8_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@int8-w8a8"
+# Version 2: products exact on every CPU (``_onnx_graph``); a store of the first version's vectors,
+# which CPUs without VNNI computed with saturated sums, is re-embedded on open.
+MINILM_W8A8_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@int8-w8a8-v2"
 # Every encoder of all-MiniLM-L6-v2 (what the update detector's model was fitted on).
 MINILM_MODEL_IDS = frozenset({MINILM_MODEL_ID, MINILM_INT8_MODEL_ID, MINILM_W8A8_MODEL_ID})
 

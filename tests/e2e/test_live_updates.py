@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from cpu_integers import exact_integer_products
 from harness import (
     PACKAGE_ROOT,
     Home,
@@ -180,9 +179,8 @@ UPDATES = [s for s in SCENARIOS if s.kind == UPDATE]
 # starts to pass fails here until its mark is removed.
 MISSED = {
     "diet": "'went fully vegan' and 'pescatarian' are too far apart for MiniLM",
+    "morning-drink": "'Lately my mornings begin with ...' scores 0.14 against a threshold of 0.146",
 }
-if exact_integer_products():  # without them the encoder's vectors lift it over the threshold
-    MISSED["morning-drink"] = "'Lately my mornings begin with ...' scores 0.14 against a threshold of 0.146"
 UPDATE_CASES = [
     pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=MISSED[s.name])) if s.name in MISSED else s
     for s in UPDATES

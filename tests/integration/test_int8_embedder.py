@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cpu_integers import exact_integer_products
 
 from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3 import int8_calibration, int8_embedder, minilm_embedder
@@ -76,30 +75,19 @@ def test_the_encoders_carry_their_own_identity(int8: Int8MiniLMEmbedder, fp32: o
     assert getattr(fp32, "model_id") == MINILM_MODEL_ID  # noqa: B009 - typed as object: fp32 is optional
 
 
-def _bounds(int8: Int8MiniLMEmbedder) -> tuple[float, float]:
-    """The least and the mean cosine to fp32 the encoder holds on this CPU: 0.99 / 0.995, except the
-    integer products on a CPU without exact int8 products (``cpu_integers``), which hold 0.95 / 0.99
-    there (a known shortfall of the default encoder on such CPUs)."""
-    if int8.name == "local" and not exact_integer_products():
-        return 0.95, 0.99
-    return 0.99, 0.995
-
-
 def test_documents_agree_with_the_fp32_encoder(int8: Int8MiniLMEmbedder, fp32: object) -> None:
-    least, mean = _bounds(int8)
     ours = int8.embed_document(TEXTS)
     theirs = make_embedder("local-fp32").embed_document(TEXTS)
     cosines = np.sum(ours * theirs, axis=1)
     worst = int(np.argmin(cosines))
-    assert cosines.min() >= least, f"text {worst} {TEXTS[worst][:40]!r}: cosine {cosines[worst]:.6f}"
-    assert float(cosines.mean()) >= mean
+    assert cosines.min() >= 0.99, f"text {worst} {TEXTS[worst][:40]!r}: cosine {cosines[worst]:.6f}"
+    assert float(cosines.mean()) >= 0.995
 
 
 def test_single_queries_agree_with_the_fp32_encoder(int8: Int8MiniLMEmbedder, fp32: object) -> None:
-    least, _ = _bounds(int8)
     reference = make_embedder("local-fp32")
     for text in TEXTS[:20] + TEXTS[-6:]:
-        assert float(int8.embed_query([text])[0] @ reference.embed_query([text])[0]) >= least, text[:40]
+        assert float(int8.embed_query([text])[0] @ reference.embed_query([text])[0]) >= 0.99, text[:40]
 
 
 def test_nearest_neighbours_are_the_fp32_encoders(int8: Int8MiniLMEmbedder, fp32: object) -> None:
@@ -188,8 +176,7 @@ def test_a_model_file_is_used_and_a_missing_one_is_a_config_error(
 ) -> None:
     (tmp_path / "model.onnx").symlink_to(packaged_model_file())
     other = make_embedder("local-int8-float", model_file=str(tmp_path / "model.onnx"))
-    least = 0.995 if exact_integer_products() else 0.99
-    assert float(other.embed_query(["hello there"])[0] @ int8.embed_query(["hello there"])[0]) >= least
+    assert float(other.embed_query(["hello there"])[0] @ int8.embed_query(["hello there"])[0]) >= 0.995
     with pytest.raises(ConfigError, match="does not exist"):
         make_embedder("local-int8-float", model_file=str(tmp_path / "absent.onnx"))
 

