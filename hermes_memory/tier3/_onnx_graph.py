@@ -148,6 +148,14 @@ def _integer_product(x: str, w: str, out: str) -> list[bytes]:
     ]
 
 
+# The constants ``_integer_product`` reads.
+_INTEGER_CONSTANTS: tuple[tuple[str, npt.NDArray[Any]], ...] = (
+    ("inv127", np.array(1.0 / 127.0, dtype=np.float32)),
+    ("tiny", np.array(1e-12, dtype=np.float32)),
+    ("zp128", np.array(128, dtype=np.uint8)),
+)
+
+
 def _integer_weights(name: str, matrix: QuantMatrix) -> list[bytes | memoryview]:
     """The initialisers of ``_integer_product``: the weights as uint8 (int8 + 128, see the module
     docstring), their columns' scales and the inverse of the smoothing."""
@@ -187,9 +195,7 @@ def encoder_graph(
         ("one", np.array(1.0, dtype=np.float32)),
         ("inv_sqrt2", np.array(1.0 / math.sqrt(2.0), dtype=np.float32)),
         *((f"idx{i}", np.array(i, dtype=np.int64)) for i in range(3)),
-        ("inv127", np.array(1.0 / 127.0, dtype=np.float32)),
-        ("tiny", np.array(1e-12, dtype=np.float32)),
-        ("zp128", np.array(128, dtype=np.uint8)),
+        *_INTEGER_CONSTANTS,
     ]
     for name, value in constants:
         inits += _tensor(name, value)
@@ -263,7 +269,9 @@ def encoder_graph(
         ]
         x = p + "out"
     nodes.append(_node("Identity", [x], ["out"]))
-    inputs = [("hidden", _FLOAT, ["N", dim]), ("bias", _FLOAT, ["B", 1, 1, "L"]), ("heads", _INT64, [5])]
+    inputs: list[tuple[str, int, list[int | str]]] = [
+        ("hidden", _FLOAT, ["N", dim]), ("bias", _FLOAT, ["B", 1, 1, "L"]), ("heads", _INT64, [5])
+    ]  # fmt: skip
     return _model("minilm_encoder", nodes, inits, inputs, ["N", dim])
 
 
@@ -272,9 +280,7 @@ def product_graph(matrix: QuantMatrix) -> bytes:
     arithmetic of every integer product of the encoder, so a test can compare this CPU's result with
     the exact one."""
     rows, columns = matrix.weights.shape
-    constants = [("inv127", np.array(1.0 / 127.0, np.float32)), ("tiny", np.array(1e-12, np.float32)),
-                 ("zp128", np.array(128, np.uint8))]  # fmt: skip
-    inits = [part for name, value in constants for part in _tensor(name, value)]
+    inits = [part for name, value in _INTEGER_CONSTANTS for part in _tensor(name, value)]
     inits += _integer_weights("w", matrix)
     return _model(
         "product", _integer_product("x", "w", "out"), inits, [("x", _FLOAT, ["N", rows])], ["N", columns]
