@@ -16,18 +16,21 @@ largest value and multiplied by the int8 weights (``MatMulIntegerToFloat``), and
 back by the row's and the column's scales. A row's scale depends on that row alone, so a text's vector
 does not depend on the texts batched with it.
 
-Both sides of an integer product go in as uint8 with the zero point 128. onnxruntime multiplies uint8
-by uint8 exactly on every CPU; its uint8-by-int8 kernels on x86 without VNNI add pairs of products in
-saturating 16-bit integers, which put errors of 10^5 into a product of random int8 matrices (measured
-on AVX2) and moved the encoder's vectors to cosine 0.954 against the float encoder's. Exact products
-make the vectors the same on every CPU (``product_graph`` lets a test check this CPU's).
+The products are exact on every CPU, so the vectors are the same everywhere. onnxruntime's uint8 × int8
+kernels on x86 without VNNI add pairs of products in saturating 16-bit integers: errors of 10^5 in a
+product of random int8 matrices (measured on AVX2), and the encoder's vectors at cosine 0.954 against
+the float encoder's. There the weights go in as uint8 with the zero point 128 (``signed_weights``
+False), which onnxruntime multiplies exactly on every CPU; where its uint8 × int8 kernels are exact
+(``exact_signed_products`` tries a product built to saturate them; x86 with VNNI is such a CPU) the
+weights stay int8, whose kernels are the faster there. Both forms give the same integers, hence the
+same vectors.
 """
 
 from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -126,11 +129,11 @@ def _value_info(field: int, name: str, elem_type: int, dims: Sequence[int | str]
     return _bytes(field, _str(1, name) + _bytes(2, _bytes(1, tensor_type)))
 
 
-def _integer_product(x: str, w: str, out: str) -> list[bytes]:
+def _integer_product(x: str, w: str, out: str, signed_weights: bool) -> list[bytes]:
     """``out = x @ w`` for the ``QuantMatrix`` stored by ``_integer_weights`` as ``w_q``, ``w_s`` and
     ``w_inv`` (see the module docstring): each row divided by its largest value, then symmetric int8
-    carried as uint8 with the fixed zero point 128, as the weights are; the product is scaled back by
-    1/127, the columns' scales and the row's value."""
+    carried as uint8 with the fixed zero point 128 (the weights too unless ``signed_weights``); the
+    product is scaled back by 1/127, the columns' scales and the row's value."""
     return [
         _node("Mul", [x, w + "_inv"], [out + "_x"]),
         _node("Abs", [out + "_x"], [out + "_abs"]),
@@ -140,7 +143,7 @@ def _integer_product(x: str, w: str, out: str) -> list[bytes]:
         _node("QuantizeLinear", [out + "_r", "inv127", "zp128"], [out + "_q"]),  # round(127 r) + 128
         _node(
             "MatMulIntegerToFloat",
-            [out + "_q", w + "_q", "inv127", w + "_s", "zp128", "zp128"],
+            [out + "_q", w + "_q", "inv127", w + "_s", "zp128", *([] if signed_weights else ["zp128"])],
             [out + "_f"],
             domain="com.microsoft",  # onnxruntime's: the integer product scaled back to float in one op
         ),
@@ -156,10 +159,10 @@ _INTEGER_CONSTANTS: tuple[tuple[str, npt.NDArray[Any]], ...] = (
 )
 
 
-def _integer_weights(name: str, matrix: QuantMatrix) -> list[bytes | memoryview]:
-    """The initialisers of ``_integer_product``: the weights as uint8 (int8 + 128, see the module
+def _integer_weights(name: str, matrix: QuantMatrix, signed_weights: bool) -> list[bytes | memoryview]:
+    """The initialisers of ``_integer_product``: the weights (int8, or uint8 as int8 + 128: see the module
     docstring), their columns' scales and the inverse of the smoothing."""
-    carried = (matrix.weights.astype(np.int16) + 128).astype(np.uint8)
+    carried = matrix.weights if signed_weights else (matrix.weights.astype(np.int16) + 128).astype(np.uint8)
     return [
         *_tensor(name + "_q", carried),
         *_tensor(name + "_s", matrix.scale),
@@ -167,8 +170,8 @@ def _integer_weights(name: str, matrix: QuantMatrix) -> list[bytes | memoryview]
     ]
 
 
-def _product(x: str, w: str, out: str, integer: bool) -> list[bytes]:
-    return _integer_product(x, w, out) if integer else [_node("MatMul", [x, w], [out])]
+def _product(x: str, w: str, out: str, integer: bool, signed_weights: bool) -> list[bytes]:
+    return _integer_product(x, w, out, signed_weights) if integer else [_node("MatMul", [x, w], [out])]
 
 
 def encoder_graph(
@@ -177,11 +180,13 @@ def encoder_graph(
     heads: int,
     eps: float,
     quantized: Sequence[Mapping[str, QuantMatrix]] | None = None,
+    signed_weights: bool = False,
 ) -> bytes:
     """Serialised ONNX model of the encoder layers (see the module docstring for its inputs).
 
     ``quantized``, one mapping per layer from a ``WEIGHT_FIELDS`` name to its ``QuantMatrix``: those
-    products run in integers and the layer's float matrix of that name is not read.
+    products run in integers and the layer's float matrix of that name is not read; ``signed_weights``:
+    their weights go in as int8 (only where ``exact_signed_products``), else as uint8.
     """
     if quantized is not None and len(quantized) != len(layers):
         raise ValueError(f"{len(quantized)} quantized layers for {len(layers)} layers")
@@ -205,7 +210,7 @@ def encoder_graph(
         integer = quantized[n] if quantized is not None else {}
 
         for field, matrix in integer.items():
-            inits += _integer_weights(p + field, matrix)
+            inits += _integer_weights(p + field, matrix, signed_weights)
         for field in (
             "qkv_w",
             "qkv_b",
@@ -223,7 +228,7 @@ def encoder_graph(
             if field not in integer:
                 inits += _tensor(p + field, getattr(layer, field))
         nodes += [
-            *_product(x, p + "qkv_w", p + "qkv_mm", "qkv_w" in integer),
+            *_product(x, p + "qkv_w", p + "qkv_mm", "qkv_w" in integer, signed_weights),
             _node("Add", [p + "qkv_mm", p + "qkv_b"], [p + "qkv"]),
             _node("Reshape", [p + "qkv", "heads"], [p + "qkv5"]),
             _node("Transpose", [p + "qkv5"], [p + "qkvT"], _attr_ints("perm", [2, 0, 3, 1, 4])),
@@ -238,7 +243,7 @@ def encoder_graph(
             _node("MatMul", [p + "probs", p + "v"], [p + "ctx4"]),
             _node("Transpose", [p + "ctx4"], [p + "ctxT"], _attr_ints("perm", [0, 2, 1, 3])),
             _node("Reshape", [p + "ctxT", "flat"], [p + "ctx"]),
-            *_product(p + "ctx", p + "attn_out_w", p + "ao_mm", "attn_out_w" in integer),
+            *_product(p + "ctx", p + "attn_out_w", p + "ao_mm", "attn_out_w" in integer, signed_weights),
             _node("Add", [p + "ao_mm", p + "attn_out_b"], [p + "ao"]),
             _node("Add", [p + "ao", x], [p + "res1"]),
             _node(
@@ -248,7 +253,7 @@ def encoder_graph(
                 _attr_int("axis", 1),
                 _attr_float("epsilon", eps),
             ),
-            *_product(p + "h1", p + "ffn_in_w", p + "fi_mm", "ffn_in_w" in integer),
+            *_product(p + "h1", p + "ffn_in_w", p + "fi_mm", "ffn_in_w" in integer, signed_weights),
             _node("Add", [p + "fi_mm", p + "ffn_in_b"], [p + "fi"]),
             # exact GELU, x * 0.5 * (1 + erf(x / sqrt 2)); onnxruntime fuses the pattern
             _node("Mul", [p + "fi", "inv_sqrt2"], [p + "g0"]),
@@ -256,7 +261,7 @@ def encoder_graph(
             _node("Add", [p + "g1", "one"], [p + "g2"]),
             _node("Mul", [p + "fi", p + "g2"], [p + "g3"]),
             _node("Mul", [p + "g3", "half"], [p + "gelu"]),
-            *_product(p + "gelu", p + "ffn_out_w", p + "fo_mm", "ffn_out_w" in integer),
+            *_product(p + "gelu", p + "ffn_out_w", p + "fo_mm", "ffn_out_w" in integer, signed_weights),
             _node("Add", [p + "fo_mm", p + "ffn_out_b"], [p + "fo"]),
             _node("Add", [p + "fo", p + "h1"], [p + "res2"]),
             _node(
@@ -275,16 +280,35 @@ def encoder_graph(
     return _model("minilm_encoder", nodes, inits, inputs, ["N", dim])
 
 
-def product_graph(matrix: QuantMatrix) -> bytes:
+def product_graph(matrix: QuantMatrix, signed_weights: bool) -> bytes:
     """One integer product alone as a model: input ``x`` (N x in, float), output ``out`` (N x out), the
-    arithmetic of every integer product of the encoder, so a test can compare this CPU's result with
-    the exact one."""
+    arithmetic of every integer product of the encoder, its weights as int8 or as uint8."""
     rows, columns = matrix.weights.shape
     inits = [part for name, value in _INTEGER_CONSTANTS for part in _tensor(name, value)]
-    inits += _integer_weights("w", matrix)
-    return _model(
-        "product", _integer_product("x", "w", "out"), inits, [("x", _FLOAT, ["N", rows])], ["N", columns]
-    )
+    inits += _integer_weights("w", matrix, signed_weights)
+    nodes = _integer_product("x", "w", "out", signed_weights)
+    return _model("product", nodes, inits, [("x", _FLOAT, ["N", rows])], ["N", columns])
+
+
+def exact_product(session: Any, matrix: QuantMatrix, x: npt.NDArray[np.float32]) -> bool:
+    """Whether ``session`` (a ``product_graph`` of ``matrix``) gives the exact product of ``x``: each row
+    quantized as the graph does, multiplied in int64, scaled back (float32 rounding allowed)."""
+    (got,) = session.run(["out"], {"x": x})
+    largest = np.maximum(np.abs(x * (1.0 / matrix.smoothing)).max(axis=1, keepdims=True), 1e-12)
+    levels = np.rint(x * (1.0 / matrix.smoothing) / largest * 127.0).astype(np.int64)
+    exact = (levels @ matrix.weights.astype(np.int64)) * (matrix.scale / 127.0) * largest
+    return bool(np.allclose(got, exact, rtol=1e-5, atol=1e-4 * float(np.abs(exact).max())))
+
+
+def exact_signed_products(session_of: Callable[[bytes], Any]) -> bool:
+    """Whether onnxruntime multiplies uint8 by int8 weights exactly on this CPU: a product built to
+    saturate 16-bit sums of pairs (every input and weight at full range) and a random one, each run by
+    ``session_of(graph)``."""
+    rng = np.random.default_rng(0)
+    full = QuantMatrix(np.full((64, 16), 127, np.int8), np.ones(16, np.float32), np.ones(64, np.float32))
+    mixed = QuantMatrix(rng.integers(-127, 128, (64, 16)).astype(np.int8), full.scale, full.smoothing)
+    x = np.vstack([np.ones((1, 64), np.float32), rng.standard_normal((7, 64)).astype(np.float32)])
+    return all(exact_product(session_of(product_graph(m, True)), m, x) for m in (full, mixed))
 
 
 def _model(
@@ -304,4 +328,11 @@ def _model(
     return b"".join([head, *graph])
 
 
-__all__ = ["WEIGHT_FIELDS", "QuantMatrix", "encoder_graph", "product_graph"]
+__all__ = [
+    "WEIGHT_FIELDS",
+    "QuantMatrix",
+    "encoder_graph",
+    "exact_product",
+    "exact_signed_products",
+    "product_graph",
+]

@@ -36,7 +36,7 @@ import numpy.typing as npt
 from hermes_memory.errors import ConfigError, EmbeddingError
 from hermes_memory.tier3._blas_threads import blas_thread_cap
 from hermes_memory.tier3._minilm_encoder import MiniLMEncoder
-from hermes_memory.tier3._onnx_graph import QuantMatrix, encoder_graph
+from hermes_memory.tier3._onnx_graph import QuantMatrix, encoder_graph, exact_signed_products
 from hermes_memory.tier3._safetensors import SafetensorsFile
 from hermes_memory.tier3._wordpieces import WordPieces, require
 from hermes_memory.tier3.embedder import FloatArray
@@ -222,7 +222,8 @@ class MiniLMModel:
         self.observe: Callable[[int, str, FloatArray], None] | None = None
         if runtime == "onnxruntime":
             # the layers' numpy copies (42 MB) are the caller's: they go when it drops ``arrays``
-            graph = encoder_graph(arrays.layers, MINILM_DIM, _HEADS, _LN_EPS, arrays.quantized)
+            signed = arrays.quantized is not None and _signed_products_exact()
+            graph = encoder_graph(arrays.layers, MINILM_DIM, _HEADS, _LN_EPS, arrays.quantized, signed)
             self._session = _onnx_session(graph, threads)
             if batch_threads is not None and batch_threads != threads:
                 self._wide_session = _onnx_session(graph, batch_threads)
@@ -425,6 +426,12 @@ def _onnx_session(graph: bytes, threads: int | None) -> Any:
     if isinstance(getattr(session, "_model_bytes", None), bytes):
         session._model_bytes = None
     return session
+
+
+@functools.cache
+def _signed_products_exact() -> bool:
+    """``exact_signed_products`` on this CPU, tried once per process (a few milliseconds)."""
+    return exact_signed_products(lambda graph: _onnx_session(graph, 1))
 
 
 _models: dict[tuple[Hashable, ...], MiniLMModel] = {}

@@ -20,7 +20,14 @@ from hermes_memory.config import load_config
 from hermes_memory.errors import ConfigError, DependencyMissingError, EmbeddingError
 from hermes_memory.hermes.interpreter import extras_for, needed_modules
 from hermes_memory.tier3._blas_threads import blas_thread_cap
-from hermes_memory.tier3._onnx_graph import WEIGHT_FIELDS, QuantMatrix, _varint, encoder_graph, product_graph
+from hermes_memory.tier3._onnx_graph import (
+    WEIGHT_FIELDS,
+    QuantMatrix,
+    _varint,
+    encoder_graph,
+    exact_product,
+    product_graph,
+)
 from hermes_memory.tier3.embedder import configured_options, make_embedder
 from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
 from hermes_memory.tier3.minilm_embedder import (
@@ -31,6 +38,7 @@ from hermes_memory.tier3.minilm_embedder import (
     WordRows,
     _gelu_,
     _Layer,
+    _signed_products_exact,
 )
 
 # ---------------------------------------------------------------- safetensors reader
@@ -223,22 +231,41 @@ def test_integer_products_compute_the_float_layers_within_int8_error_and_ignore_
     assert np.array_equal(second, got[5:])
 
 
-def test_an_integer_product_is_exact_on_this_cpu() -> None:
-    """Full-range int8 weights times inputs that fill their int8 range: onnxruntime's result is the exact
-    integer product scaled back (no sum saturated in 16 bits, which x86 kernels without VNNI do to
-    uint8-by-int8 products), so the encoder's vectors are the same on every CPU."""
-    ort = pytest.importorskip("onnxruntime")
+def _full_range_product() -> tuple[QuantMatrix, np.ndarray]:
+    """Full-range int8 weights and inputs that fill their int8 range (x86 kernels without VNNI sum such
+    uint8 x int8 pairs in 16 bits, and saturate)."""
     rng = np.random.default_rng(3)
     weights = rng.integers(-127, 128, size=(384, 1536)).astype(np.int8)
     scale = rng.uniform(0.5, 2.0, 1536).astype(np.float32)
-    matrix = QuantMatrix(weights, scale, np.ones(384, dtype=np.float32))
-    session = ort.InferenceSession(product_graph(matrix), providers=["CPUExecutionProvider"])
-    x = rng.standard_normal((64, 384)).astype(np.float32)
-    (got,) = session.run(["out"], {"x": x})
-    largest = np.abs(x).max(axis=1, keepdims=True)
-    levels = np.rint(x / largest * 127.0).astype(np.int64)  # what the graph quantizes each row to
-    exact = (levels @ weights.astype(np.int64)) * (scale / 127.0) * largest
-    assert np.allclose(got, exact, rtol=1e-5, atol=1e-3 * np.abs(exact).max())
+    smoothing = np.exp(rng.uniform(-1.0, 1.0, 384)).astype(np.float32)
+    return QuantMatrix(weights, scale, smoothing), rng.standard_normal((64, 384)).astype(np.float32)
+
+
+@pytest.mark.parametrize("signed_weights", [False, True])
+def test_an_integer_product_is_exact_in_the_form_this_cpu_runs(signed_weights: bool) -> None:
+    """The form the encoder runs here (uint8 weights always; int8 weights only where onnxruntime's
+    uint8 x int8 kernels are exact) gives the exact integer product scaled back, so the encoder's
+    vectors are the same on every CPU; and the probe that chooses the form says of int8 weights what
+    they give here."""
+    ort = pytest.importorskip("onnxruntime")
+    matrix, x = _full_range_product()
+    session = ort.InferenceSession(product_graph(matrix, signed_weights), providers=["CPUExecutionProvider"])
+    exact = exact_product(session, matrix, x)
+    chosen = _signed_products_exact()
+    if signed_weights:
+        assert exact == chosen  # int8 weights are used exactly where they are exact
+    else:
+        assert exact
+
+
+def test_exact_product_tells_a_wrong_product() -> None:
+    """The check itself: a product one unit off in one weight is not exact."""
+    ort = pytest.importorskip("onnxruntime")
+    matrix, x = _full_range_product()
+    session = ort.InferenceSession(product_graph(matrix, False), providers=["CPUExecutionProvider"])
+    weights = matrix.weights.copy()
+    weights[0, 0] = 0 if weights[0, 0] else 1
+    assert not exact_product(session, dataclasses.replace(matrix, weights=weights), x)
 
 
 def test_protobuf_varints_encode_negative_int64_as_ten_bytes() -> None:
