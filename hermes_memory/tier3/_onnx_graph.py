@@ -294,8 +294,9 @@ def exact_product(session: Any, matrix: QuantMatrix, x: npt.NDArray[np.float32])
     """Whether ``session`` (a ``product_graph`` of ``matrix``) gives the exact product of ``x``: each row
     quantized as the graph does, multiplied in int64, scaled back (float32 rounding allowed)."""
     (got,) = session.run(["out"], {"x": x})
-    largest = np.maximum(np.abs(x * (1.0 / matrix.smoothing)).max(axis=1, keepdims=True), 1e-12)
-    levels = np.rint(x * (1.0 / matrix.smoothing) / largest * 127.0).astype(np.int64)
+    smoothed = x * (1.0 / matrix.smoothing)
+    largest = np.maximum(np.abs(smoothed).max(axis=1, keepdims=True), 1e-12)
+    levels = np.rint(smoothed / largest * 127.0).astype(np.int64)
     exact = (levels @ matrix.weights.astype(np.int64)) * (matrix.scale / 127.0) * largest
     return bool(np.allclose(got, exact, rtol=1e-5, atol=1e-4 * float(np.abs(exact).max())))
 
