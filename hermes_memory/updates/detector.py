@@ -42,6 +42,9 @@ from hermes_memory.updates.statement import Statement, calendar_word
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
+#: From this probability the decision's own reading of the pair is evidence of a change enough, where no
+#: rule of ``model.evidence`` says the clause ends nothing.
+SURE = 0.5
 
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -97,13 +100,16 @@ class UpdateDetector:
             context,
         )
 
-    def says_change(self, new: Statement, old: Statement, context: Sequence[Statement] = ()) -> bool:
-        """Whether the message carries evidence that ``old`` changed (``model.evidence``)."""
+    def says_change(
+        self, new: Statement, old: Statement, context: Sequence[Statement] = (), *, confident: bool = False
+    ) -> bool:
+        """Whether the message carries evidence that ``old`` changed (``model.evidence``); ``confident``:
+        the decision is at least ``SURE`` of it."""
         model = self.model
         masked = self.vectors([new.masked])[new.masked]
         change = model.cues.meaning(masked) >= model.meaning_min
         return evidence(old, new, context, model.cues, model.cue_min, change,
-                        episode_of(old, new, model.cues, masked))  # fmt: skip
+                        episode_of(old, new, model.cues, masked), confident)  # fmt: skip
 
     @staticmethod
     def repeats(new: Statement, old: Statement, cued: bool = False) -> bool:
@@ -210,7 +216,8 @@ class UpdateDetector:
         near = max(mine, key=alike.__getitem__)
         if float(vec[earlier[near].normal] @ anchor) < SAME_ATTRIBUTE:
             return []  # the clause is nearest to another attribute than the one it would replace
-        if not self.says_change(new, earlier[best], context):
+        confident = next(p for p, i in sure if i == best) >= SURE
+        if not self.says_change(new, earlier[best], context, confident=confident):
             return []
         return [
             Replacement(i, p) for p, i in scored

@@ -16,7 +16,16 @@ from __future__ import annotations
 import re
 from typing import TypeGuard
 
-from hermes_memory.updates.lexicon import SECOND, THIRD
+from hermes_memory.updates.lexicon import (
+    ADVERBS,
+    NOT_NAME,
+    OBJECT_START,
+    PAST_FORMS,
+    REGULAR_PAST,
+    SECOND,
+    THIRD,
+    VERB_TENSE,
+)
 from hermes_memory.updates.readings import values
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
 
@@ -35,6 +44,11 @@ _KIN_SAME = {word: same for same, words in _KIN_GROUPS.items() for word in words
 _ROLE = f"{USER}'s "
 # A subject that is a name after "the" ("The Defender's been replaced").
 _THE_NAME = re.compile(r"(?i:the)\s+([A-Z][\w-]*)(?:'s)?\b")
+# The auxiliaries' participles (a closed class): "Pizza's been dethroned" is "has been".
+_PARTICIPLES = frozenset("been got gotten had".split())
+# A subject that is a name's possession: the name with "'s", the word after it, and the two after that
+# (the verb, or an adverb and the verb). What those words are decides it (``possession``).
+_POSSESSED = re.compile(r"^(?:[A-Za-z]+,\s*)?([A-Z][\w-]*)'s\s+([a-z][a-z-]*)\s+([a-z']+)(?:\s+([a-z']+))?")
 
 
 def same_holder(a: str | None, b: str | None) -> bool:
@@ -70,6 +84,11 @@ def speaks_of_any(statement: Statement) -> bool:
 
 def about_same(old: Statement, new: Statement) -> bool:
     """Whether ``new`` can speak about ``old``'s holder (see the module's docstring)."""
+    owned = possession(new)
+    if owned is not None and owned[0] in _named(old) and owned[1] & set(old.words):
+        # "Clara's manager is Jonas" after "the user's manager is Clara": the same attribute of the value's
+        # own (Clara's manager), not the one the value fills (the user's manager)
+        return same_holder(old.holder, owned[0])
     if same_holder(old.holder, new.holder):
         return True
     if new.topic and old.holder is not None and topic_of(new.topic, old.words):
@@ -89,6 +108,48 @@ def about_same(old: Statement, new: Statement) -> bool:
         # one in particular that names an old value (a shared stem) speaks of its attribute
         return topic_of(frozenset(_named(old)), new.words)
     return _a_name(old.holder) and _names(new, old.holder)
+
+
+def possession(statement: Statement) -> tuple[str, frozenset[str]] | None:
+    """Whose possession a clause's subject is, and what: a name with "'s" followed by a noun (or two) and
+    then the clause's verb, after at most one adverb ("Clara's manager is Jonas", "Kenji's brother just
+    started at Mazda", "Greta's line manager is Olaf" -> ("clara", {"manager"}), ("kenji", {"brother"}),
+    ("greta", {"line", "manager"})), the name lower case. None when the "'s" is "is" or "has" (a
+    predicate follows: "Kai's out", "Ana's in Madrid", "Biscuit's been on fresh food", "Dad's running a
+    lot") or the subject is no name's."""
+    m = _POSSESSED.match(statement.normal)
+    if m is None or m.group(1).casefold() in NOT_NAME:
+        return None
+    noun, after, then = m.group(2), m.group(3), m.group(4)
+    if (
+        noun in NOT_NAME
+        or noun in OBJECT_START
+        or noun in ADVERBS
+        or noun.endswith("ing")
+        or _verb_form(noun)
+    ):
+        return None  # a predicate, an adverb or a participle after the "'s": it is "is" or "has"
+    nouns = {noun}
+    if not _verb(after) and (after in ADVERBS or after not in NOT_NAME):
+        if after not in ADVERBS:
+            nouns.add(after)  # a compound's second noun ("line manager is")
+        after = then or ""
+    return (m.group(1).casefold(), frozenset(nouns)) if _verb(after) else None
+
+
+def _verb(word: str) -> bool:
+    """A word that can be a clause's finite verb: ``_verb_form``, or a present form in -s ("runs")."""
+    return _verb_form(word) or word.endswith("s")
+
+
+def _verb_form(word: str) -> bool:
+    """An auxiliary, a copula or a past form or participle (closed classes, or the regular past)."""
+    return (
+        word in VERB_TENSE
+        or word in PAST_FORMS
+        or word in _PARTICIPLES
+        or REGULAR_PAST.fullmatch(word) is not None
+    )
 
 
 def _names(statement: Statement, name: str) -> bool:
@@ -154,4 +215,4 @@ def _apposed(named: Statement, role: str | None) -> bool:
     )
 
 
-__all__ = ["about_same", "holder_forms", "same_holder", "speaks_of_any", "users_own"]
+__all__ = ["about_same", "holder_forms", "possession", "same_holder", "speaks_of_any", "users_own"]

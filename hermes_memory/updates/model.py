@@ -322,6 +322,7 @@ def evidence(
     cue_min: float,
     reads_as_change: bool = False,
     episode: bool = False,
+    confident: bool = False,
 ) -> bool:
     """Whether the message carries evidence that ``old`` changed, not only that something else is also
     true: a learned change cue in the clause or in another clause of the same message ("The Fiesta died,
@@ -341,7 +342,9 @@ def evidence(
     when nothing in the message names a value or content word of a one-valued earlier statement.
     ``episode``: the clause tells, in the past, an event with the old value that reads as an
     episode of it (``episode_of``): "Cancelled Thursday's cleaning with Dr. Okafor" carries a cue, but no
-    end of the dentist; only its negation counts then."""
+    end of the dentist; only its negation counts then. ``confident``: the decision itself is sure of an
+    update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
+    of the rules above says the clause ends nothing."""
     if not same_attribute(new, old):
         return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
     if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
@@ -358,7 +361,7 @@ def evidence(
         or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
     ):  # fmt: skip
         return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
-    if reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
+    if confident or reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot

@@ -17,7 +17,6 @@ change did not happen. A negated state ("I don't drink coffee anymore") is no ga
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -371,12 +370,6 @@ def _masked(text: str) -> str:
     return " ".join(out)
 
 
-@functools.cache
-def _is_person_role(word: str) -> bool:
-    predicate = kin_predicate(word)
-    return predicate is not None and predicate != "has_pet"
-
-
 def _holder(
     text: str, speaker: str, holders: Collection[str] | None = None, things: Collection[str] = ()
 ) -> str | None:
@@ -540,6 +533,10 @@ def _names_someone(tokens: list[tuple[str, int]]) -> bool:
     return len(tokens) > 1 and tokens[1][0][:1].islower()
 
 
+# The pronouns that stand for a person, never a thing (a closed class): "they" may be either.
+_PERSONAL_PRONOUNS = frozenset("he he's she she's his her hers him himself herself".split())
+
+
 def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     """ "my sister Ana moved" -> Ana; "my brother got" -> "user's brother"; "my phone is", "my manager is
     Tobias" (naming) -> user."""
@@ -557,7 +554,10 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     if j >= len(tokens):
         return USER
     role = tokens[j][0].lower().removesuffix("'s")  # "my dad's favourite band": the dad's
-    if kin_predicate(role) is None:
+    # A role the lexicon does not know is a person when the clause goes on about them as "he" or "she"
+    # ("my editor just moved her newsletter to Beehiiv"): things are "it".
+    rest = {t.lower() for t, _ in tokens[j + 1 :]}
+    if kin_predicate(role) is None and not (rest & _PERSONAL_PRONOUNS and role.isalpha()):
         return USER
     after = [t for t, _ in tokens[j + 1 : j + 4]]
     if (
@@ -575,7 +575,7 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
         return USER  # "my family doctor is ...": the role word is a modifier of the user's thing
     if after and NAME.fullmatch(after[0]) and after[0].lower() not in NOT_NAME:
         return after[0]  # "my sister Ana ...", "my dog Biscuit ..."
-    if not _is_person_role(role):
+    if kin_predicate(role) == "has_pet":
         return f"user's {role}"  # "my dog eats ...": the user's (unnamed) pet
     if after and after[0].lower() in ("is", "was") and len(after) > 1 and NAME.fullmatch(after[1]):
         return USER  # "my manager is Tobias": the user's manager, named

@@ -435,3 +435,37 @@ def test_a_change_to_a_pets_thing_leaves_the_pet(tmp_path: Path) -> None:
         facts = _facts(api) + list(api.fact_history("Nibbles")["data"])
         assert [f for f in _about(facts, "burgess") if not _open(f)], facts
         assert [f for f in _about(facts, "hamster named nibbles") if _open(f)], facts
+
+
+def test_the_same_role_of_the_roles_holder_replaces_nothing_of_the_users(tmp_path: Path) -> None:
+    """ "Greta's manager is Olaf" says who manages Greta. The user's manager is still Greta, though the
+    memory types her as no person from "My manager is Greta" alone; the user's own new manager, said
+    later, replaces her."""
+
+    def greta(api: MemoryAPI) -> list[Any]:  # the facts believed now that say so
+        facts = [f.fact for f in api.tier2.facts.query(None, limit=100)]
+        return [f for f in facts if "manager is greta" in f.content.lower()]
+
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("My manager is Greta.", "Okay.", "s1", START)
+        api.remember_turn("Greta's manager is Olaf, he runs the whole region.", "I see.", "s2", START + DAY)
+        assert api.flush()["success"]
+        assert greta(api), [f.fact.content for f in api.tier2.facts.query(None, limit=100)]
+        api.remember_turn("Since the reorg Yusuf is my manager.", "Got it.", "s3", START + 2 * DAY)
+        assert api.flush()["success"]
+        assert not greta(api)
+        history = api.fact_history("the user's manager")["data"]
+        assert [f for f in _about(history, "manager is greta") if not _open(f)], history
+
+
+def test_a_new_value_the_decision_is_sure_of_needs_no_change_word(tmp_path: Path) -> None:
+    """No cue, no negation, no shape of a one-valued attribute: the new statement gives the same
+    attribute another value in other words, and the decision is sure of it. A clause the rules say ends
+    nothing still ends nothing, however sure (the small-talk and everyday-event tests)."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("I'm on Linux Mint.", "Nice.", "s1", START)
+        api.remember_turn("My laptop runs ChromeOS.", "Okay.", "s2", START + DAY)
+        assert api.flush()["success"]
+        facts = _facts(api)
+        assert [f for f in _about(facts, "mint") if not _open(f)], facts
+        assert [f for f in _about(facts, "chromeos") if _open(f)], facts

@@ -32,6 +32,10 @@ SAID = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
         ("my dog Pretzel only eats salmon kibble", "Pretzel"),
         ("Mateo's band plays jazz", "Mateo"),
         ("my brother bought a Fairphone", "user's brother"),
+        # a role the lexicon lacks is a person's when the clause calls them "he" or "she"
+        ("my translator switched her whole workflow to DeepL", "user's translator"),
+        ("my barber says he's moving the shop to Leith", "user's barber"),
+        ("my scooter lost its charger on the bus", USER),
         ("she lives in Oslo now", None),  # a pronoun alone names nobody
         ("The user's phone is a Pixel 6", USER),  # a stored fact reads like the user's own words
     ],
@@ -284,6 +288,33 @@ def test_an_event_of_a_value_speaks_of_the_attribute_it_fills() -> None:
     mum, cars = read("My mum drives a Fiat Panda", holders=frozenset()), frozenset({"panda", "clio"})
     assert about_same(mum, read("The Panda finally got scrapped in May", holders=frozenset(), things=cars))
     assert not about_same(mum, read("The Clio next door got scrapped", holders=frozenset(), things=cars))
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "same"),
+    [
+        # the same attribute of the value's own, whether the memory knows the name as a person, a thing or
+        # not at all
+        ("My line manager is Greta", "Greta's line manager is Olaf", False),
+        ("My boss is Farid Haddad", "Farid's boss just quit", False),
+        ("My flatmate is Ines", "Ines's flatmate keeps a snake in a tank", False),
+        # another of the value's possessions speaks of the value, as an event of it does
+        ("My manager is Greta", "Greta's replacement is Olaf", True),
+        # "'s" as "is" or "has": an event of the value, which speaks of the attribute it fills
+        ("I share a flat with Rowan", "Rowan's moving out in May", True),
+        ("I share a flat with Rowan", "Rowan's gone back to Cork", True),
+        ("My landlady is Mrs Bell", "Mrs Bell's retiring to the coast", True),
+        # the holder's own possession is still the holder's
+        ("Dad drives a Volvo", "Dad's car is a Skoda now", True),
+    ],
+)
+def test_a_possession_of_the_value_is_the_values_attribute(earlier: str, later: str, same: bool) -> None:
+    """ "Greta's line manager is Olaf" says who manages Greta: it does not speak of the user's manager,
+    though Greta is that statement's value (``holders.possession``)."""
+    from hermes_memory.updates.holders import about_same
+
+    for holders in (None, frozenset(), frozenset({"greta", "farid", "ines", "rowan", "olaf"})):
+        assert about_same(read(earlier, holders=holders), read(later, holders=holders)) is same, holders
 
 
 def test_a_clause_naming_a_named_holder_anywhere_speaks_of_them() -> None:
