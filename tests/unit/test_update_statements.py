@@ -538,7 +538,7 @@ def test_a_clause_replaces_with_the_best_only_what_was_said_with_it(monkeypatch:
     weights = {id(old): next(chances) for old in earlier}
     monkeypatch.setattr(detector, "features", lambda old, *_: [weights[id(old)]])
     monkeypatch.setattr(detector.model, "probability", lambda x: x[0])
-    monkeypatch.setattr(detector, "says_change", lambda *_: True)
+    monkeypatch.setattr(detector, "says_change", lambda *_, **__: True)
     assert [r.index for r in detector.replaced(new, earlier)] == [0, 2, 1]  # no sources: all alike
     turns = [frozenset({"t1"}), frozenset({"t1"}), frozenset({"t7"})]
     assert [r.index for r in detector.replaced(new, earlier, (), turns)] == [0, 1]
