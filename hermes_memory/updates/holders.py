@@ -13,20 +13,12 @@ holder anywhere ("Switched Pepper's harness to a softer one" after "Pepper wears
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TypeGuard
 
-from hermes_memory.updates.lexicon import (
-    ADVERBS,
-    NOT_NAME,
-    OBJECT_START,
-    PAST_FORMS,
-    REGULAR_PAST,
-    SECOND,
-    THIRD,
-    VERB_TENSE,
-)
-from hermes_memory.updates.readings import values
+from hermes_memory.updates.lexicon import ADVERBS, NOT_NAME, OBJECT_START, SECOND, THIRD, verb_form
+from hermes_memory.updates.readings import MEMO, values
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
 
 # Personal pronouns: a clause with one is about a person it does not name.
@@ -44,8 +36,8 @@ _KIN_SAME = {word: same for same, words in _KIN_GROUPS.items() for word in words
 _ROLE = f"{USER}'s "
 # A subject that is a name after "the" ("The Defender's been replaced").
 _THE_NAME = re.compile(r"(?i:the)\s+([A-Z][\w-]*)(?:'s)?\b")
-# The auxiliaries' participles (a closed class): "Pizza's been dethroned" is "has been".
-_PARTICIPLES = frozenset("been got gotten had".split())
+# The auxiliaries' participles that are no past form (a closed class): "Pizza's been dethroned" is "has been".
+_PARTICIPLES = frozenset("been gotten".split())
 # A subject that is a name's possession: the name with "'s", the word after it, and the two after that
 # (the verb, or an adverb and the verb). What those words are decides it (``possession``).
 _POSSESSED = re.compile(r"^(?:[A-Za-z]+,\s*)?([A-Z][\w-]*)'s\s+([a-z][a-z-]*)\s+([a-z']+)(?:\s+([a-z']+))?")
@@ -117,7 +109,12 @@ def possession(statement: Statement) -> tuple[str, frozenset[str]] | None:
     ("greta", {"line", "manager"})), the name lower case. None when the "'s" is "is" or "has" (a
     predicate follows: "Kai's out", "Ana's in Madrid", "Biscuit's been on fresh food", "Dad's running a
     lot") or the subject is no name's."""
-    m = _POSSESSED.match(statement.normal)
+    return _possession(statement.normal)
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _possession(normal: str) -> tuple[str, frozenset[str]] | None:
+    m = _POSSESSED.match(normal)
     if m is None or m.group(1).casefold() in NOT_NAME:
         return None
     noun, after, then = m.group(2), m.group(3), m.group(4)
@@ -143,13 +140,8 @@ def _verb(word: str) -> bool:
 
 
 def _verb_form(word: str) -> bool:
-    """An auxiliary, a copula or a past form or participle (closed classes, or the regular past)."""
-    return (
-        word in VERB_TENSE
-        or word in PAST_FORMS
-        or word in _PARTICIPLES
-        or REGULAR_PAST.fullmatch(word) is not None
-    )
+    """``lexicon.verb_form``, or an auxiliary's participle ("been")."""
+    return verb_form(word) or word in _PARTICIPLES
 
 
 def _names(statement: Statement, name: str) -> bool:

@@ -72,6 +72,14 @@ ADVERBS = frozenset(
     """just finally recently also still never already mostly usually really now currently actually only even
     always sometimes often officially basically mainly kind sort of no longer""".split()
 )
+
+
+def verb_form(word: str) -> bool:
+    """Whether a lower-case word is an auxiliary or copula (``VERB_TENSE``) or a past form, irregular or
+    regular: a word that can be a clause's verb."""
+    return word in VERB_TENSE or word in PAST_FORMS or REGULAR_PAST.fullmatch(word) is not None
+
+
 # Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
 OBJECT_START = frozenset(
     "the a an my our your his her their its it them this that these those some all".split()
@@ -106,4 +114,5 @@ __all__ = [
     "TOPICLESS",
     "VERB_TENSE",
     "WORD",
+    "verb_form",
 ]

@@ -55,6 +55,7 @@ from hermes_memory.updates.lexicon import (
     TOPICLESS,
     VERB_TENSE,
     WORD,
+    verb_form,
 )
 
 USER = "user"
@@ -256,9 +257,7 @@ def _topic(
     # A two-word subject ("book club", "team chat", "head chef") when a verb or the end follows it.
     second = first + 1 < len(low) and (
         first + 2 >= len(low)
-        or low[first + 2] in VERB_TENSE
-        or low[first + 2] in PAST_FORMS
-        or REGULAR_PAST.fullmatch(low[first + 2])
+        or verb_form(low[first + 2])
     )
     words = low[first : first + (2 if second else 1)]
     return frozenset(w.removesuffix("'s") for w in words if len(w) > 2) - spoken_to
@@ -463,7 +462,7 @@ def _formula(text: str, spoken_to: frozenset[str]) -> bool:
             continue
         if low in FIRST_SINGULAR or low in FIRST_PLURAL or low in SECOND or low in THIRD:
             return False
-        if low in VERB_TENSE or low in PAST_FORMS or REGULAR_PAST.fullmatch(low):
+        if verb_form(low):
             return False
         if word[0].isdigit() or (i > 0 and NAME.fullmatch(word) and low not in NOT_NAME):
             return False
