@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         sem = api.core.tiers.sem
         assert sem is not None
         lat, _ = timed(api, asked)  # full recalls, each question embedded once
-        stripped = {api.core.recall_engine()._understand(q, time.time()).stripped for q in asked}
+        stripped = {api.core.recall_engine()._heard(q).stripped for q in asked}
         real = sem.embedder
         embed_ms: list[float] = []
         vectors: dict[str, Any] = {}

@@ -1,11 +1,22 @@
-"""What one recall works with: the question as understood (``Query``), the other stores' candidates
-(``Others``) and what the keyword side found (``Keywords``)."""
+"""What one recall works with: what its embedding needs of the question (``Heard``), the question as
+understood (``Query``), the other stores' candidates (``Others``) and what the keyword side found
+(``Keywords``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from hermes_memory.records import Entity, Event
+
+
+class Heard(NamedTuple):
+    """What the question's embedding needs: the participants it names, the question without them, and
+    whether it asks for a guess (``expand.is_inference``)."""
+
+    names: list[str]
+    stripped: str
+    inference: bool
 
 
 @dataclass
@@ -55,4 +66,4 @@ class Keywords:
     stale: set[str] = field(default_factory=set)
 
 
-__all__ = ["Keywords", "Others", "Query"]
+__all__ = ["Heard", "Keywords", "Others", "Query"]

@@ -68,13 +68,13 @@ from hermes_memory.recall import availability, expand, instances, present, signa
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot, RecallReads
 from hermes_memory.recall._threads import in_background, run_here
-from hermes_memory.recall.candidates import Keywords, Others, Query
+from hermes_memory.recall.candidates import Heard, Keywords, Others, Query
 from hermes_memory.recall.foreground import RECALLS
 from hermes_memory.recall.hits import Turn, build_hits, current_first, mark_superseded
 from hermes_memory.recall.keywords import KeywordSide
 from hermes_memory.recall.others import OtherStores
 from hermes_memory.recall.scoring import (
-    add,
+    add_floornormed,
     add_part,
     believed_then,
     clip,
@@ -129,12 +129,20 @@ class RecallEngine:
                 self._speakers = (time.monotonic(), self._tier2.episodes.speakers())
             return self._speakers[1]
 
-    def _understand(self, query: str, now: float) -> Query:
+    def _heard(self, query: str) -> Heard:
+        """What the question's embedding needs, worked out before the model runs: the participants it
+        names, the question without them, and whether it asks for a guess."""
         names = [n for n in self._participants() if re.search(rf"\b{re.escape(n)}\b", query, re.I)]
         stripped = query
         for name in names:
             stripped = re.sub(rf"\b{re.escape(name)}(?:'s)?\b", " ", stripped, flags=re.I)
         stripped = re.sub(r"\s+", " ", stripped).strip() or query
+        return Heard(names, stripped, expand.is_inference(query))
+
+    def _understand(self, query: str, now: float, heard: Heard | None = None) -> Query:
+        """The question understood (``heard``: its ``_heard``, when already worked out). Recall does this
+        on the keyword side's thread while the calling thread embeds the question."""
+        names, stripped, inference = heard or self._heard(query)
         name_words = {w.casefold() for n in names for w in n.split()}
         terms = [t for t in fts_terms(query) if t not in name_words] or fts_terms(query)
         terms = [t for t in terms if t not in present.FUNCTION_WORDS] or terms
@@ -156,7 +164,7 @@ class RecallEngine:
             cues.asks_about_present(query),
             cues.asks_for_list(query),
             cues.answer_type(query),
-            expand.is_inference(query),
+            inference,
             across_time=cues.asks_across_time(query),
             category=instances.category_of(query, names) if self.settings.instance_prior > 0 else None,
         )
@@ -207,30 +215,35 @@ class RecallEngine:
         now = time.time()
         current = as_of is None and valid_at is None  # the present as known now (not a bitemporal query)
         reads = self._reads.snapshot()
-        q = self._understand(query, now)
+        heard = self._heard(query)
         st = self.settings
         if per_tier is not None:
             limit = per_tier * len(wanted)
         texts = self._tier2.chunks.has_kind("text")  # chunks indexed on their own (``semantic_index``)
         others = Others()
-        # The keyword side (BM25 over turns and facts, the other stores' candidates, the graph's facts)
-        # runs on a recall thread while this one embeds the question and searches the vectors: the
-        # embedding starts at once (a thread handed it would first wait for the interpreter lock) and
-        # releases that lock while the model runs, so the keyword side's reads overlap it.
+        # The keyword side (the question understood: its terms, the period it names, its cues; BM25 over
+        # turns and facts, the other stores' candidates, the graph's facts) runs on a recall thread while
+        # this one embeds the question and searches the vectors: the embedding starts at once (a thread
+        # handed it would first wait for the interpreter lock) and releases that lock while the model
+        # runs, so the keyword side overlaps it.
         graph = "graph" in wanted and self._graph is not None
 
-        def keyword_side() -> tuple[Keywords, dict[str, float] | None, HermesMemoryError | None]:
-            return self._keywords.search(q, texts, others, wanted, graph, as_of, valid_at, current, reads)
+        def keyword_side() -> tuple[Query, Keywords, dict[str, float] | None, HermesMemoryError | None]:
+            with self._tier2.db.reading():  # this thread's reads never wait for a write transaction
+                q = self._understand(query, now, heard)
+                found = self._keywords.search(q, texts, others, wanted, graph, as_of, valid_at, current,
+                                              reads)  # fmt: skip
+            return (q, *found)
 
         side = in_background(keyword_side) if graph or "tier2" in wanted else run_here(keyword_side)
         views: dict[str, dict[str, float]] | None = None
         vector_error: HermesMemoryError | None = None
         if "tier3" in wanted and self._semantic is not None:
             try:
-                views = self._vectors(q, texts, reads)
+                views = self._vectors(heard, texts, reads)
             except HermesMemoryError as exc:
                 vector_error = exc
-        keywords, graph_facts, graph_error = side.result()
+        q, keywords, graph_facts, graph_error = side.result()
         turn_scores, fact_scores, fact_parts = keywords.turn_scores, keywords.fact_scores, keywords.fact_parts
         turn_vectors: dict[int, float] = {}  # the vectors' share of ``turn_scores`` (the hit's tier)
         matched, rows, at_scale, stale = keywords.matched, keywords.rows, keywords.at_scale, keywords.stale
@@ -242,17 +255,16 @@ class RecallEngine:
         if vector_error is not None:
             _unavailable(unavailable, "tier3", vector_error)
         if views is not None:
-            known = {uuid for _, uuid, _, _ in rows}
-            fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in known]
-            if fresh:
-                rows += reads.episode_rows([], fresh)
-        if views is not None:
             ids = {uuid: row_id for row_id, uuid, _, _ in rows}
+            fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in ids]
+            if fresh:
+                found = reads.episode_rows([], fresh)
+                rows += found
+                ids.update((uuid, row_id) for row_id, uuid, _, _ in found)
             floor = st.vector_floor
             for view, weight in (("episode", st.w_sentence), ("episode_window", st.w_window)):
-                scaled = floornorm({ids[u]: s for u, s in views[view].items() if u in ids}, floor)
-                add(turn_scores, scaled, weight)
-                add(turn_vectors, scaled, weight)
+                scaled = {ids[u]: s for u, s in views[view].items() if u in ids}
+                add_floornormed(scaled, floor, weight, turn_scores, turn_vectors)
             add_part(fact_scores, fact_parts, floornorm(views["fact"], floor), st.w_fact, "tier3")
             if "text" in views:
                 add_part(others.chunks, others.chunk_parts, floornorm(views["text"], floor),
@@ -297,19 +309,22 @@ class RecallEngine:
             top = max(scored.values(), default=0.0) or 1.0
             # ``_episode_score`` of each, inlined (a few hundred turns per recall): the same arithmetic.
             weight, half_life, scale = st.recency_weight, st.recency_half_life_days, 1.0 + st.recency_weight
+            pulled_only = "tier2" if "tier2" in wanted else "tier3"  # a turn only a neighbour pulled in
+            own_of, vector_of, append = turn_scores.get, turn_vectors.get, ranked.append
             for row_id, score in scored.items():
                 episode = episodes.get(row_id)
-                if episode is not None and score > 0:
-                    age_days = max(0.0, (now - episode.timestamp) / 86400.0)
-                    recency = 1.0 + weight * 0.5 ** (age_days / half_life)
-                    shown = max(0.0, min(1.0, score / top * recency / scale)) * sure
-                    vector = turn_vectors.get(row_id, 0.0)
-                    own = turn_scores.get(row_id, 0.0)
-                    if own > 0:
-                        tier = "tier3" if vector > own - vector else "tier2"
-                    else:  # pulled in by a neighbour only
-                        tier = "tier2" if "tier2" in wanted else "tier3"
-                    ranked.append((shown, len(ranked), "episode", row_id, tier))
+                if episode is None or score <= 0:
+                    continue
+                age_days = (now - episode.timestamp) / 86400.0
+                recency = 1.0 + weight * 0.5 ** ((age_days if age_days > 0.0 else 0.0) / half_life)
+                shown = score / top * recency / scale  # > 0: clipped at 1 only
+                own = own_of(row_id, 0.0)
+                if own > 0:
+                    vector = vector_of(row_id, 0.0)
+                    tier = "tier3" if vector > own - vector else "tier2"
+                else:
+                    tier = pulled_only
+                append(((shown if shown < 1.0 else 1.0) * sure, len(ranked), "episode", row_id, tier))
         facts_ranked: dict[str, float] = {}
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
@@ -362,7 +377,7 @@ class RecallEngine:
             turn_scores=turn_scores, turn_vectors=turn_vectors, turn_priors=scored,
         )  # fmt: skip
 
-    def _vectors(self, q: Query, texts: bool, reads: ReadsSnapshot) -> dict[str, dict[str, float]]:
+    def _vectors(self, heard: Heard, texts: bool, reads: ReadsSnapshot) -> dict[str, dict[str, float]]:
         assert self._semantic is not None
         st = self.settings
         limits = {"episode": st.vector_candidates, "episode_window": st.window_candidates,
@@ -373,7 +388,7 @@ class RecallEngine:
         # all from one query embedding, as {source uuid: best score} without loading chunk text; which
         # facts are believed now comes from the read cache.
         with self._tier2.db.reading():
-            query = expand.embedded_query(q.stripped, q.inference, st)
+            query = expand.embedded_query(heard.stripped, heard.inference, st)
             return self._semantic.source_scores(
                 query, limits, lambda uuids: reads.believed_ranks(uuids).keys()
             )

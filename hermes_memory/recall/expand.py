@@ -69,18 +69,27 @@ def thread_pulls(
         return pulls
     for row_id, (prev_id, next_id) in neighbours.items():
         score = scores.get(row_id, 0.0)
-        turn = turns.get(row_id)
-        if score <= 0 or turn is None:
+        if score <= 0:
             continue
-        for side, middle in ((0, prev_id), (1, next_id)):
-            pair = neighbours.get(middle) if middle is not None else None
-            far = pair[side] if pair is not None else None
-            if far is None:
+        turn = turns.get(row_id)
+        if turn is None:
+            continue
+        episode = turn.episode
+        for far in (_beyond(neighbours, prev_id, 0), _beyond(neighbours, next_id, 1)):
+            if far is None or score <= pulls.get(far, 0.0):
                 continue
             other = turns.get(far)
-            if other is not None and _same_voice(other.episode, turn.episode):
-                pulls[far] = max(pulls.get(far, 0.0), score)
+            if other is not None and _same_voice(other.episode, episode):
+                pulls[far] = score
     return {row_id: weight * best for row_id, best in pulls.items()}
+
+
+def _beyond(
+    neighbours: Mapping[int, tuple[int | None, int | None]], middle: int | None, side: int
+) -> int | None:
+    """The turn on ``side`` (0 before, 1 after) of ``middle``, when ``middle``'s neighbours are known."""
+    pair = neighbours.get(middle) if middle is not None else None
+    return pair[side] if pair is not None else None
 
 
 def session_cohesion(

@@ -15,7 +15,6 @@ The parts, each rounded to 3 places and only when not zero:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Protocol
 
 from hermes_memory.records import Episode, Hit
@@ -55,7 +54,10 @@ def explain(
             found = (fact_parts if hit.kind == "fact" else chunk_parts).get(key, {})
             parts = {_NAMES.get(tier, tier): value for tier, value in found.items()}
         signals = _rounded(parts)
-        out.append(replace(hit, metadata={**hit.metadata, "signals": signals}) if signals else hit)
+        if signals:  # ``dataclasses.replace`` without its generic field walk
+            hit = Hit(hit.id, hit.score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+                      {**hit.metadata, "signals": signals})  # fmt: skip
+        out.append(hit)
     return out
 
 

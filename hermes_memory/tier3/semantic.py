@@ -278,8 +278,12 @@ class SemanticMemory(SearchPaths):
                 found = believed_values(backend, vector, limits[kind], wanted, values, check)
             elif values is not None:
                 # Nothing of this kind is left out (no belief to check): ``nearest`` would return the
-                # search as it is, so it is read in one pass.
-                found = [(source, unit(score)) for source, score in values]
+                # search as it is, so it is read in one pass. Its scores are in [0, 1] and best first:
+                # a source's first score is its best.
+                for source, score in values:
+                    if source:
+                        best.setdefault(source, score)
+                continue
             elif raw is not None and kind != "fact" and all(h.score >= 0.0 for h in raw):
                 found = [(str(h.payload.get("source_uuid") or ""), unit(h.score)) for h in raw]
             else:

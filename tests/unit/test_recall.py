@@ -266,3 +266,26 @@ def test_what_replaced_a_statement_takes_its_place_for_a_present_question(api: M
     # A question that is not about the present keeps the old statement and puts nothing in its place.
     before = turns("Where did Maya live before?")
     assert any("Hamburg" in t for t in before), before
+
+
+def test_the_question_is_understood_beside_its_embedding(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The calling thread works out only what the embedding needs and embeds at once; the period the
+    question names is read on the keyword side's thread, and still ranks that period's turns up."""
+    import threading
+
+    from hermes_memory.recall import engine
+
+    _fill(api)
+    read_on: list[str] = []
+    find = engine.find_temporal
+
+    def spy(text: str, anchor: object) -> object:
+        read_on.append(threading.current_thread().name)
+        return find(text, anchor)
+
+    monkeypatch.setattr(engine, "find_temporal", spy)
+    hits = api.recall("What did Melanie do in June 2023?", limit=3)["data"]["hits"]
+    assert hits and "Yosemite" in hits[0]["text"]
+    assert read_on and threading.current_thread().name not in read_on
