@@ -74,7 +74,7 @@ from hermes_memory.recall.hits import Turn, build_hits, current_first, mark_supe
 from hermes_memory.recall.keywords import KeywordSide
 from hermes_memory.recall.others import OtherStores
 from hermes_memory.recall.scoring import (
-    add_floornormed,
+    add,
     add_part,
     believed_then,
     clip,
@@ -139,10 +139,10 @@ class RecallEngine:
         stripped = re.sub(r"\s+", " ", stripped).strip() or query
         return Heard(names, stripped, expand.is_inference(query))
 
-    def _understand(self, query: str, now: float, heard: Heard | None = None) -> Query:
-        """The question understood (``heard``: its ``_heard``, when already worked out). Recall does this
-        on the keyword side's thread while the calling thread embeds the question."""
-        names, stripped, inference = heard or self._heard(query)
+    def _understand(self, query: str, now: float, heard: Heard) -> Query:
+        """The question understood (``heard``: its ``_heard``). Recall does this on the keyword side's
+        thread while the calling thread embeds the question."""
+        names, stripped, inference = heard
         name_words = {w.casefold() for n in names for w in n.split()}
         terms = [t for t in fts_terms(query) if t not in name_words] or fts_terms(query)
         terms = [t for t in terms if t not in present.FUNCTION_WORDS] or terms
@@ -263,8 +263,9 @@ class RecallEngine:
                 ids.update((uuid, row_id) for row_id, uuid, _, _ in found)
             floor = st.vector_floor
             for view, weight in (("episode", st.w_sentence), ("episode_window", st.w_window)):
-                scaled = {ids[u]: s for u, s in views[view].items() if u in ids}
-                add_floornormed(scaled, floor, weight, turn_scores, turn_vectors)
+                scaled = floornorm({ids[u]: s for u, s in views[view].items() if u in ids}, floor)
+                add(turn_scores, scaled, weight)
+                add(turn_vectors, scaled, weight)
             add_part(fact_scores, fact_parts, floornorm(views["fact"], floor), st.w_fact, "tier3")
             if "text" in views:
                 add_part(others.chunks, others.chunk_parts, floornorm(views["text"], floor),

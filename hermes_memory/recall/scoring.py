@@ -50,18 +50,6 @@ def add(into: dict[Any, float], scores: dict[Any, float], weight: float) -> None
         into[key] = into.get(key, 0.0) + weight * value
 
 
-def add_floornormed(scores: dict[Any, float], floor: float, weight: float, *into: dict[Any, float]) -> None:
-    """``add(each, floornorm(scores, floor), weight)`` for each dict of ``into``, in one pass."""
-    top = max(scores.values(), default=floor)
-    if top <= floor:
-        return
-    span = top - floor
-    for key, value in scores.items():
-        part = weight * max(0.0, (value - floor) / span)
-        for each in into:
-            each[key] = each.get(key, 0.0) + part
-
-
 def add_part(
     into: dict[Any, float],
     parts: dict[Any, dict[str, float]],
@@ -146,7 +134,6 @@ def diversify(
 
 __all__ = [
     "add",
-    "add_floornormed",
     "add_part",
     "believed_then",
     "clip",
