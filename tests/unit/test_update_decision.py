@@ -80,3 +80,16 @@ def test_an_episode_of_the_old_value_is_no_evidence_whatever_its_cues() -> None:
     assert not evidence(old, new, [], cues, 0.5, episode=True)
     present = read("I have lessons with Mr Adeyemi")
     assert not episode_of(old, present, cues, -_axis(0))  # not told in the past: no event
+
+
+def test_a_change_the_decision_is_sure_of_is_evidence_enough() -> None:
+    """ "My tablet runs iPadOS" after "I'm on Android" carries no cue, no negation and no shape of a
+    one-valued attribute: only the decision's own confidence counts as evidence of a change; a past
+    event that ends nothing stays no evidence however sure the decision is."""
+    old, new = read("I'm on Android"), read("My tablet runs iPadOS")
+    cues = Cues()
+    assert not evidence(old, new, [], cues, 0.5)
+    assert evidence(old, new, [], cues, 0.5, confident=True)
+    dentist = read("My dentist is Dr. Okafor")
+    noodles = read("We tried the new noodle bar on Elm Street")
+    assert not evidence(dentist, noodles, [], cues, 0.5, confident=True)
