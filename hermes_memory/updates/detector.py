@@ -42,10 +42,6 @@ from hermes_memory.updates.statement import Statement, calendar_word
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
-#: From this probability the decision's own reading of the pair is evidence of a change enough, where no
-#: rule of ``model.evidence`` says the clause ends nothing.
-SURE = 0.5
-
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
 
@@ -104,7 +100,7 @@ class UpdateDetector:
         self, new: Statement, old: Statement, context: Sequence[Statement] = (), *, confident: bool = False
     ) -> bool:
         """Whether the message carries evidence that ``old`` changed (``model.evidence``); ``confident``:
-        the decision is at least ``SURE`` of it."""
+        the decision is at least ``model.sure`` of it."""
         model = self.model
         masked = self.vectors([new.masked])[new.masked]
         change = model.cues.meaning(masked) >= model.meaning_min
@@ -216,7 +212,7 @@ class UpdateDetector:
         near = max(mine, key=alike.__getitem__)
         if float(vec[earlier[near].normal] @ anchor) < SAME_ATTRIBUTE:
             return []  # the clause is nearest to another attribute than the one it would replace
-        confident = next(p for p, i in sure if i == best) >= SURE
+        confident = next(p for p, i in sure if i == best) >= self.model.sure
         if not self.says_change(new, earlier[best], context, confident=confident):
             return []
         return [

@@ -425,6 +425,9 @@ class UpdateModel:
     cue_min: float = CUE_MIN
     #: A clause reads as a change (``Cues.meaning`` of its masked vector) from this value up.
     meaning_min: float = 0.1
+    #: From this probability the decision's own reading of a pair counts as evidence of a change
+    #: (``evidence``'s ``confident``): fitted as the threshold is, to a training precision.
+    sure: float = 0.5
     _rows: _Rows = field(default_factory=_Rows, init=False, repr=False, compare=False)
 
     def probability(self, x: Sequence[float]) -> float:
@@ -447,6 +450,7 @@ class UpdateModel:
             "floor": round(self.floor, 4),
             "cue_min": round(self.cue_min, 4),
             "meaning_min": round(self.meaning_min, 4),
+            "sure": round(self.sure, 4),
             "cues": dict(sorted(self.cues.weights.items())),
             "cue_direction": self.cues.direction,
             "attribute_affinity": self.cues.affinity,
@@ -473,6 +477,7 @@ class UpdateModel:
             float(data["floor"]),
             float(data["cue_min"]),
             float(data.get("meaning_min", cls.meaning_min)),
+            float(data.get("sure", cls.sure)),
         )
 
     @classmethod
@@ -485,10 +490,15 @@ class UpdateModel:
         precision: float = 0.98,
         l2: float = 1.0,
         passes: Sequence[bool] | None = None,
+        sure_precision: float = 0.9,
+        structural: Sequence[bool] | None = None,
     ) -> UpdateModel:
         """Logistic regression (Newton steps, L2) on standardised features; the threshold is the lowest
         probability that keeps the training precision at ``precision`` or above among the rows that
-        ``passes`` the decision's other gates (default: all)."""
+        ``passes`` the decision's other gates (default: all). ``sure`` is the lowest probability, not
+        below the threshold, that keeps ``sure_precision`` among the rows through the ``structural``
+        gates alone (default: all), whatever other evidence of a change they carry: from there the
+        decision's own reading counts as that evidence."""
         x = np.asarray([interactions(r) for r in rows], dtype=np.float64)
         y = np.asarray(labels, dtype=np.float64)
         mean = x.mean(axis=0)
@@ -509,7 +519,9 @@ class UpdateModel:
         probs = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
         gate = np.ones(len(probs), dtype=bool) if passes is None else np.asarray(passes, dtype=bool)
         threshold = _threshold(probs[gate], y[gate], precision)
-        return cls(cues, list(w[1:]), float(w[0]), list(mean), list(scale), threshold)
+        shape = np.ones(len(probs), dtype=bool) if structural is None else np.asarray(structural, dtype=bool)
+        sure = max(threshold, _threshold(probs[shape], y[shape], sure_precision))
+        return cls(cues, list(w[1:]), float(w[0]), list(mean), list(scale), threshold, sure=sure)
 
 
 def interactions(x: Sequence[float]) -> npt.NDArray[np.float64]:

@@ -458,10 +458,6 @@ def test_the_same_role_of_the_roles_holder_replaces_nothing_of_the_users(tmp_pat
         assert [f for f in _about(history, "manager is greta") if not _open(f)], history
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the decision's stronger penalty scores this pair 0.45, below SURE (0.5): it is no longer sure",
-)
 def test_a_new_value_the_decision_is_sure_of_needs_no_change_word(tmp_path: Path) -> None:
     """No cue, no negation, no shape of a one-valued attribute: the new statement gives the same
     attribute another value in other words, and the decision is sure of it. A clause the rules say ends

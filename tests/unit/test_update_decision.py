@@ -93,3 +93,30 @@ def test_a_change_the_decision_is_sure_of_is_evidence_enough() -> None:
     dentist = read("My dentist is Dr. Okafor")
     noodles = read("We tried the new noodle bar on Elm Street")
     assert not evidence(dentist, noodles, [], cues, 0.5, confident=True)
+
+
+def test_how_sure_the_decision_must_be_is_fitted_to_a_precision() -> None:
+    """The probability from which the decision's own reading counts as evidence is fitted as the
+    threshold is: the lowest cut that keeps the asked precision among the rows through the structural
+    gates, never below the threshold; rows the gates stop take no part, and it survives a round trip
+    (a model saved before it existed reads 0.5)."""
+    rng = np.random.default_rng(3)
+    n = len(FEATURES)
+    pos = rng.normal(1.0, 1.0, size=(60, n))
+    neg = rng.normal(-1.0, 1.0, size=(240, n))
+    rows = [list(r) for r in np.vstack([pos, neg])]
+    labels = [True] * 60 + [False] * 240
+    strict = UpdateModel.fit(rows, labels, Cues(), precision=0.8, sure_precision=0.99)
+    loose = UpdateModel.fit(rows, labels, Cues(), precision=0.8, sure_precision=0.85)
+    assert loose.threshold <= loose.sure < strict.sure
+    probs = np.asarray([strict.probability(r) for r in rows])
+    chosen = probs >= strict.sure
+    assert np.asarray(labels)[chosen].mean() >= 0.99
+    # Negatives the structural gates stop do not count against the precision.
+    stopped = [i >= 60 and probs[i] >= loose.sure for i in range(len(rows))]
+    gated = UpdateModel.fit(rows, labels, Cues(), precision=0.8, sure_precision=0.99,
+                            structural=[not s for s in stopped])  # fmt: skip
+    assert gated.sure < strict.sure
+    assert UpdateModel.from_dict(strict.to_dict()).sure == round(strict.sure, 4)
+    older = {k: v for k, v in strict.to_dict().items() if k != "sure"}
+    assert UpdateModel.from_dict(older).sure == 0.5
