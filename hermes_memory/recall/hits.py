@@ -23,16 +23,26 @@ class Turn:
     (with its strings neutralised unless scanned clean when written) is built on first use: only the few
     turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
-    __slots__ = ("_hit", "_key", "answers", "chatter", "episode", "question", "threat")
+    __slots__ = ("_answers", "_hit", "_key", "chatter", "episode", "question", "threat")
 
     def __init__(self, episode: Episode, threat: int | None):
         self.episode = episode
         self.threat = threat
         self.chatter: str | None = cues.chatter_of(episode)
         self.question: bool = cues.is_question_turn(episode.text)
-        self.answers: tuple[bool, tuple[str, ...]] = cues.answer_cues(episode.text)
+        self._answers: tuple[bool, tuple[str, ...]] | None = None
         self._hit: Hit | None = None
         self._key: str | None = None
+
+    @property
+    def answers(self) -> tuple[bool, tuple[str, ...]]:
+        """``query.answer_cues`` of the text, worked out on first use: only a question asking for a name
+        reads them, and a recall at scale loads a few hundred turns (two threads may work them out side
+        by side: both get the same)."""
+        answers = self._answers
+        if answers is None:
+            answers = self._answers = cues.answer_cues(self.episode.text)
+        return answers
 
     @property
     def hit(self) -> Hit:

@@ -111,3 +111,16 @@ def test_a_name_question_prefers_turns_that_name_something(api: MemoryAPI) -> No
     assert "Lisbon" in _turn_order(api, "Which cities has Ann been to?")[0]
     # Without a name-type question the better lexical match keeps its place.
     assert "favourite" in _turn_order(api, "Does Ann love visiting new cities?")[0]
+
+
+def test_a_loaded_turn_reads_its_answer_cues_on_first_use_as_the_text_gives_them() -> None:
+    """``Turn.answers`` is worked out when first read (only a question asking for a name reads it), the
+    same as ``answer_cues`` of the text, and kept."""
+    from hermes_memory.recall.hits import Turn
+    from hermes_memory.records import Episode
+
+    text = 'We watched "Dune" with Priya at the Odeon in May.'
+    turn = Turn(Episode(uuid="t1", session_id="s", role="user", speaker="Ana", text=text, timestamp=T0), None)
+    assert turn.answers == cues.answer_cues(text)
+    assert turn.answers[0] and "Priya" in turn.answers[1]
+    assert turn.answers is turn.answers
