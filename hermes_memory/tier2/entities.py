@@ -17,6 +17,7 @@ from hermes_memory.scoping import ScopeView
 from hermes_memory.tier2._util import dumps, loads_dict, loads_list, new_uuid, normalise, now
 from hermes_memory.tier2.audit import AuditLog
 from hermes_memory.tier2.db import Database
+from hermes_memory.tier2.entity_cards import REPLACED, replaced_by, strongest_relations
 from hermes_memory.tier2.search import bm25_to_score, bm25_uuid_scores, fts_match
 
 
@@ -377,38 +378,8 @@ class EntityStore:
             f"SELECT * FROM entities WHERE uuid IN ({{keys}}) AND {scoped}", list(dict.fromkeys(uuids)), sp
         )
         current = self._current_roles({r["uuid"]: _row_to_entity(r) for r in rows}, recorded_by)
-        out: dict[str, tuple[Entity, list[tuple[str, str]]]] = {u: (e, []) for u, e in current.items()}
-        if not out or relations < 1:
-            return out
-        rscoped, rsp = self._view.where("r.scope")
-        oscoped, osp = self._view.where("o.scope")
-        rp: list[object] = [*rsp]
-        op: list[object] = [*osp]
-        if recorded_by is not None:
-            rscoped, oscoped = f"{rscoped} AND r.created_at <= ?", f"{oscoped} AND o.first_seen <= ?"
-            rp.append(recorded_by)
-            op.append(recorded_by)
-        # ``IN (SELECT value FROM json_each(?))``: an index probe per entity on either engine (a server
-        # then knows how few entities there are, and reads each evidence fact by its key).
-        wanted = json.dumps(sorted(out))
-        linked = self._db.query(
-            "WITH l AS (SELECT r.from_entity_id AS me, r.relation_type AS kind, r.to_entity_id AS other, "
-            "0 AS incoming, r.strength AS strength, r.id AS rid, r.evidence_fact_id AS ev FROM relations r "
-            f"WHERE r.from_entity_id IN (SELECT value FROM json_each(?)) AND {rscoped} "
-            "UNION ALL SELECT r.to_entity_id, r.relation_type, r.from_entity_id, 1, r.strength, r.id, "
-            "r.evidence_fact_id FROM relations r "
-            f"WHERE r.to_entity_id IN (SELECT value FROM json_each(?)) AND {rscoped}) "
-            "SELECT l.me, l.kind, l.incoming, o.name FROM l JOIN entities o ON o.uuid = l.other "
-            "LEFT JOIN facts ev ON ev.uuid = l.ev "
-            f"WHERE {oscoped} AND NOT {_REPLACED} "
-            "ORDER BY l.me, l.strength DESC, l.rid",
-            (wanted, *rp, wanted, *rp, *op, _replaced_by(recorded_by)),
-        )
-        for me, kind, incoming, name in linked:
-            found = out[str(me)][1]
-            if len(found) < relations:
-                found.append((f"<-{kind}" if incoming else str(kind), str(name)))
-        return out
+        strongest = strongest_relations(self._db, self._view, sorted(current), relations, recorded_by)
+        return {u: (e, strongest.get(u, [])) for u, e in current.items()}
 
     def _current_roles(self, entities: dict[str, Entity], recorded_by: float | None) -> dict[str, Entity]:
         """``entities`` (by uuid) without the roles a newer statement took from them: the alias "the
@@ -422,13 +393,18 @@ class EntityStore:
         if not any(roles.values()):
             return entities
         rscoped, rsp = self._view.where("r.scope")
+        # Only the relation types the roles imply are read: a well-known entity has hundreds of others,
+        # each with an evidence fact to read.
+        kinds = sorted({str(kin_predicate(role[2])) for found in roles.values() for _, role in found})
+        holders = sorted(u for u, found in roles.items() if found)
         rows = self._db.query(
-            f"SELECT r.to_entity_id, r.relation_type, o.name, max(CASE WHEN {_REPLACED} THEN 0 ELSE 1 END) "
+            f"SELECT r.to_entity_id, r.relation_type, o.name, max(CASE WHEN {REPLACED} THEN 0 ELSE 1 END) "
             "FROM relations r JOIN entities o ON o.uuid = r.from_entity_id "
             "LEFT JOIN facts ev ON ev.uuid = r.evidence_fact_id "
             f"WHERE r.to_entity_id IN (SELECT value FROM json_each(?)) AND {rscoped} "
+            "AND r.relation_type IN (SELECT value FROM json_each(?)) "
             "GROUP BY r.to_entity_id, r.relation_type, o.name",
-            (_replaced_by(recorded_by), json.dumps(sorted(u for u, found in roles.items() if found)), *rsp),
+            (replaced_by(recorded_by), json.dumps(holders), *rsp, json.dumps(kinds)),
         )
         gone = {(str(to), str(kind), name_key(str(owner))) for to, kind, owner, held in rows if not held}
         out = dict(entities)
@@ -472,16 +448,6 @@ class EntityStore:
             self._audit.record(
                 conn, action="entity_delete", tier="tier2", actor=actor, target_uuid=uuid, scope=row["scope"]
             )
-
-
-# A relation whose evidence fact ``ev`` a newer statement replaced by the time bound to ``?``
-# (``_replaced_by``) is no longer believed.
-_REPLACED = "(ev.superseded_by IS NOT NULL AND ev.superseded_at <= ?)"
-
-
-def _replaced_by(recorded_by: float | None) -> float:
-    """The time ``_REPLACED`` is bound to: replaced by ``recorded_by``, else ever."""
-    return recorded_by if recorded_by is not None else float("inf")
 
 
 # A role alias: "<owner>'s <role>" ("the user's manager", "Alice's dog").
