@@ -313,9 +313,13 @@ def put_rows(blocks: Sequence[npt.NDArray[Any]], start: int, rows: npt.NDArray[A
         done += take
 
 
-def get_rows(blocks: Sequence[npt.NDArray[Any]], at: npt.NDArray[np.intp]) -> npt.NDArray[Any]:
-    """Rows ``at`` of ``blocks``, as one array."""
-    out = np.empty((len(at), blocks[0].shape[1]), dtype=blocks[0].dtype)
+def get_rows(
+    blocks: Sequence[npt.NDArray[Any]], at: npt.NDArray[np.intp], *, out: npt.NDArray[Any] | None = None
+) -> npt.NDArray[Any]:
+    """Rows ``at`` of ``blocks``, as one array (written into ``out`` when given: ``len(at)`` rows of the
+    blocks' width and type)."""
+    if out is None:
+        out = np.empty((len(at), blocks[0].shape[1]), dtype=blocks[0].dtype)
     if not len(at):
         return out
     which = at // BLOCK
@@ -324,10 +328,11 @@ def get_rows(blocks: Sequence[npt.NDArray[Any]], at: npt.NDArray[np.intp]) -> np
             mine = which == block
             out[mine] = blocks[int(block)][at[mine] % BLOCK]
         return out
-    # rows in order (the callers' case): each block's rows are one slice of ``at``
+    # rows in order (the callers' case): each block's rows are one slice of ``at``, copied straight into
+    # ``out`` (no array in between)
     edges = np.flatnonzero(np.diff(which)) + 1
     for lo, hi in zip([0, *edges.tolist()], [*edges.tolist(), len(at)], strict=True):
-        out[lo:hi] = blocks[int(which[lo])][at[lo:hi] % BLOCK]
+        np.take(blocks[int(which[lo])], at[lo:hi] % BLOCK, axis=0, out=out[lo:hi])
     return out
 
 

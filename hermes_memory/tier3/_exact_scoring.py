@@ -39,15 +39,18 @@ def sign_distances(held: IndexRows, query: FloatArray) -> npt.NDArray[np.uint16]
     """The first stage: for every row, in how many dimensions its sign differs from the query's (the
     rotation makes the signs random hyperplanes: the distance estimates the angle over all
     dimensions, 48 bytes a row at 384-d, XOR and popcount)."""
-    mine = held.sign_words(query[None, :])[0]
-    out = np.zeros(held.n, dtype=np.uint16)
+    mine = held.sign_words(query[None, :])[0][:, None]
+    out = np.empty(held.n, dtype=np.uint16)
     block = _exact_rows.BLOCK
+    # A block's words at once, into buffers reused block after block (three passes over a block instead
+    # of three per word, no new arrays).
+    xor = np.empty((held.words, block), dtype=np.uint64)
+    bits = np.empty((held.words, block), dtype=np.uint8)
     for start in range(0, held.n, block):
         rows = min(block, held.n - start)
-        signs = held.signs[start // block]
-        acc = out[start : start + rows]
-        for word in range(held.words):
-            acc += _popcount(signs[word, :rows] ^ mine[word])
+        np.bitwise_xor(held.signs[start // block][:, :rows], mine, out=xor[:, :rows])
+        _popcount(xor[:, :rows], bits[:, :rows])
+        np.sum(bits[:, :rows], axis=0, dtype=np.uint16, out=out[start : start + rows])
     return out
 
 
@@ -71,11 +74,17 @@ def full_scores(held: IndexRows, query: FloatArray, rows: npt.NDArray[np.intp]) 
     """The second stage: the int8 cosine of ``rows`` as ``(1 + cos) / 2``."""
     cos = np.empty(len(rows), dtype=np.float32)
     sub = _exact_rows.SUB
+    # One int8 and one float32 buffer for every pass (a recall scores a few thousand rows per view).
+    small = np.empty((min(sub, len(rows)), held.dim), dtype=np.int8)
+    wide = np.empty(small.shape, dtype=np.float32)
     with blas_thread_cap().limit(1):
         for start in range(0, len(rows), sub):
             at = rows[start : start + sub]
-            full = get_rows(held.rows8, at).astype(np.float32)
-            cos[start : start + len(at)] = (full @ query) * held.factor[at]
+            count = len(at)
+            get_rows(held.rows8, at, out=small[:count])
+            np.copyto(wide[:count], small[:count])
+            np.matmul(wide[:count], query, out=cos[start : start + count])
+    cos *= held.factor[rows]
     return scores(cos)
 
 
@@ -107,14 +116,15 @@ def _nearest(rows: npt.NDArray[np.intp], distances: npt.NDArray[np.uint16], k: i
     return out
 
 
-def _popcount_table(words: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
-    """Set bits per uint64 word, for numpy < 2 (no ``np.bitwise_count``): a table of 16-bit counts."""
-    halves = np.ascontiguousarray(words).view(np.uint16).reshape(len(words), 4)
-    out: npt.NDArray[np.uint8] = _BITS16[halves].sum(axis=1, dtype=np.uint8)
+def _popcount_table(words: npt.NDArray[np.uint64], out: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """Set bits per uint64 word into ``out`` (same shape), for numpy < 2 (no ``np.bitwise_count``): a
+    table of 16-bit counts."""
+    halves = np.ascontiguousarray(words).view(np.uint16).reshape(*words.shape, 4)
+    np.sum(_BITS16[halves], axis=-1, dtype=np.uint8, out=out)
     return out
 
 
 _BITS16 = np.array([bin(i).count("1") for i in range(1 << 16)], dtype=np.uint8)
-_popcount: Callable[[npt.NDArray[np.uint64]], npt.NDArray[np.uint8]] = getattr(
+_popcount: Callable[[npt.NDArray[np.uint64], npt.NDArray[np.uint8]], npt.NDArray[np.uint8]] = getattr(
     np, "bitwise_count", _popcount_table
 )
