@@ -259,7 +259,9 @@ class EntityStore:
         """For each name, the uuids of the entities whose name or alias equals it (case-insensitive),
         most frequent first (as ``find``), in one query; names without any are absent."""
         keys = {name: name_key(name) for name in names}
-        scoped, sp = self._view.where("e.scope")
+        # The scope term off the indexes (``by_key``): else SQLite walks every entity of the scope and
+        # probes the aliases for each (1.5 ms at 236 entities, 0.03 ms aliases first).
+        scoped, sp = self._view.where("e.scope", by_key=True)
         rows = self._db.query(
             "SELECT DISTINCT a.alias_key, e.uuid, e.occurrence_count, e.id FROM entity_aliases a "
             "JOIN entities e ON e.uuid = a.entity_uuid "

@@ -296,3 +296,16 @@ def test_the_provider_opens_the_configured_scope_and_one_per_user(tmp_path: Path
         for provider in (alice, bob, anonymous):
             provider.shutdown()
     assert registry.open_stores() == {}
+
+
+def test_names_in_a_question_find_the_views_entities_most_frequent_first(two: tuple[Tier2, Tier2]) -> None:
+    """``find_uuids`` (recall's lookup of the names a question holds) reads the aliases first: by name or
+    alias, case-insensitively, the view's entities only, the most mentioned first."""
+    a, b = two
+    first = a.entities.ensure("Quentin", "person", aliases=["Q"]).entity
+    second = a.entities.ensure("Quentin", "pet").entity
+    a.entities.ensure("Quentin", "pet")  # seen again: the pet is mentioned more often
+    theirs = b.entities.ensure("Quentin", "place").entity
+    found = a.entities.find_uuids(["quentin", "q", "Lisbon"])
+    assert found == {"quentin": [second.uuid, first.uuid], "q": [first.uuid]}
+    assert b.entities.find_uuids(["QUENTIN", "q"]) == {"QUENTIN": [theirs.uuid]}
