@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_memory import MemoryAPI
-from hermes_memory.tier2 import Tier2
+from hermes_memory.tier2 import Tier2, entity_cards
 from hermes_memory.tier2.entity_cards import CHECKED_PER_PLACE
 
 
@@ -67,16 +68,27 @@ def test_a_card_shows_the_strongest_believed_relations_of_many(api: MemoryAPI) -
         assert card == _expected(made, set(replaced), count), count
 
 
-def test_a_card_whose_strongest_relations_were_all_replaced_reads_the_rest(api: MemoryAPI) -> None:
+def test_a_card_whose_strongest_relations_were_all_replaced_reads_the_rest(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """More of the strongest replaced than the card checks at first: every relation is read."""
     shown = 3
-    hub, made = _hub(api, shown * CHECKED_PER_PLACE + 8)
+    hub, made = _hub(api, 4 * shown * CHECKED_PER_PLACE)
     strongest = sorted(made, key=lambda r: -r[0])
-    replaced = [r[3] for r in strongest[: shown * CHECKED_PER_PLACE + 2]]
+    replaced = [r[3] for r in strongest[: 2 * shown * CHECKED_PER_PLACE]]
     _replace(api.tier2, replaced)
+    reads: list[int | None] = []
+    real = entity_cards._read
+
+    def spy(*args: Any) -> Any:
+        reads.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(entity_cards, "_read", spy)
     card = api.tier2.entities.cards([hub], relations=shown)[hub][1]
     assert card == _expected(made, set(replaced), shown)
     assert len(card) == shown
+    assert reads == [shown, None]  # the best few each way, then every relation
 
 
 def test_cards_of_several_entities_each_keep_their_own(api: MemoryAPI) -> None:
