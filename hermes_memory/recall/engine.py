@@ -74,7 +74,6 @@ from hermes_memory.recall.hits import Turn, build_hits, current_first, mark_supe
 from hermes_memory.recall.keywords import KeywordSide
 from hermes_memory.recall.others import OtherStores
 from hermes_memory.recall.scoring import (
-    add,
     add_part,
     believed_then,
     clip,
@@ -86,6 +85,7 @@ from hermes_memory.recall.scoring import (
 )
 from hermes_memory.recall.settings import RecallSettings
 from hermes_memory.recall.turns import TurnRanker
+from hermes_memory.recall.vector_turns import Unread, vector_turns
 from hermes_memory.records import Fact, Hit
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
@@ -254,18 +254,12 @@ class RecallEngine:
             add_part(fact_scores, fact_parts, minmax(graph_facts), st.w_graph, "graph")
         if vector_error is not None:
             _unavailable(unavailable, "tier3", vector_error)
+        unread = Unread()  # at scale: turns the vectors found that cannot be among the best candidates
         if views is not None:
-            ids = {uuid: row_id for row_id, uuid, _, _ in rows}
-            fresh = [u for u in {*views["episode"], *views["episode_window"]} if u not in ids]
-            if fresh:
-                found = reads.episode_rows([], fresh)
-                rows += found
-                ids.update((uuid, row_id) for row_id, uuid, _, _ in found)
             floor = st.vector_floor
-            for view, weight in (("episode", st.w_sentence), ("episode_window", st.w_window)):
-                scaled = floornorm({ids[u]: s for u, s in views[view].items() if u in ids}, floor)
-                add(turn_scores, scaled, weight)
-                add(turn_vectors, scaled, weight)
+            weights = {"episode": st.w_sentence, "episode_window": st.w_window}
+            cut = st.scale_candidates if at_scale else None
+            rows, unread = vector_turns(views, rows, turn_scores, turn_vectors, weights, floor, cut, reads)
             add_part(fact_scores, fact_parts, floornorm(views["fact"], floor), st.w_fact, "tier3")
             if "text" in views:
                 add_part(others.chunks, others.chunk_parts, floornorm(views["text"], floor),
@@ -299,6 +293,9 @@ class RecallEngine:
             stand_ins: dict[int, list[int]] = {}
             if dropped:
                 dropped, stand_ins = self._turns.stand_ins(dropped, replaced_turns, neighbours, turns, reads)
+            # A turn left unread that came back as a neighbour (two away from a seed, a stand-in) counts.
+            uuid_of = {row_id: turns[row_id].episode.uuid for row_id in neighbours if row_id in turns}
+            unread.restore(uuid_of, turn_scores, turn_vectors)
             scored = self._turns.turn_priors(
                 {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
                 session_id, stale, dropped, stand_ins,

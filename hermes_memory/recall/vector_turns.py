@@ -1,0 +1,133 @@
+"""The turns the vector search found, added to a recall's turn candidates (``vector_turns``).
+
+Turn candidates are keyed by row id, and the vector search names turns by uuid, so each turn it found
+that the keyword side did not was read (row id and neighbours, ``RecallReads.episode_rows``) before the
+candidates were ranked. At scale only the best ``scale_candidates`` go on, and most of the few hundred
+turns the vectors found are not among them: reading each one cost a recall ~2-3 ms on a cold read cache
+at 100k turns. So at scale the candidates are ranked first, with a turn not read yet counting for its
+vector score alone (what it would count for once read), and only the turns that make the cut are read,
+with each view's best turn (the one its scores are scaled against). Should any of those turns not be
+found (deleted, or another scope's), every turn found is read as before: the candidates are the same.
+A turn left unread that comes back as a neighbour of a candidate gets its score then (``Unread``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from hermes_memory.recall._reads import EpisodeRow, ReadsSnapshot
+from hermes_memory.recall.scoring import add, floornorm
+
+#: The views of the turns' vectors and the setting that weighs each.
+VIEWS = (("episode", "w_sentence"), ("episode_window", "w_window"))
+
+
+@dataclass
+class Unread:
+    """The turns the vector search found that were left unread (not among the best candidates), and what
+    gives them their scores should one come back as a neighbour of a candidate: the scores before the
+    vectors' were added, the views, and the rows read."""
+
+    uuids: set[str] = field(default_factory=set)
+    before: tuple[dict[int, float], dict[int, float]] = field(default_factory=lambda: ({}, {}))
+    views: dict[str, dict[str, float]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    floor: float = 0.0
+    rows: list[EpisodeRow] = field(default_factory=list)
+
+    def restore(
+        self, uuid_of: dict[int, str], turn_scores: dict[int, float], turn_vectors: dict[int, float]
+    ) -> None:
+        """When any of the turns ``uuid_of`` names (row id -> uuid) was left unread: ``turn_scores`` and
+        ``turn_vectors`` added up again with it read, so they hold what they would hold had every turn
+        been read (the same values, in the same order), for the turns read."""
+        back = [(row_id, uuid, None, None) for row_id, uuid in uuid_of.items() if uuid in self.uuids]
+        if not back:
+            return
+        self.uuids.difference_update(uuid for _, uuid, _, _ in back)
+        self.rows = [*self.rows, *back]
+        for into, before in zip((turn_scores, turn_vectors), self.before, strict=True):
+            into.clear()
+            into.update(before)
+        _added(self.views, self.rows, turn_scores, turn_vectors, self.weights, self.floor)
+
+
+def vector_turns(
+    views: dict[str, dict[str, float]],
+    rows: list[EpisodeRow],
+    turn_scores: dict[int, float],
+    turn_vectors: dict[int, float],
+    weights: dict[str, float],
+    floor: float,
+    keep: int | None,
+    reads: ReadsSnapshot,
+) -> tuple[list[EpisodeRow], Unread]:
+    """``rows`` (the keyword side's candidates) with the rows of the turns the vector views found, their
+    scaled scores added into ``turn_scores`` and ``turn_vectors`` (by row id); with ``keep`` (at scale),
+    only the turns that can be among the best ``keep`` candidates are read, the others left ``Unread``."""
+    ids = {uuid: row_id for row_id, uuid, _, _ in rows}
+    fresh = sorted({*views["episode"], *views["episode_window"]} - ids.keys())
+    if keep is not None and fresh and len(rows) + len(fresh) > keep:
+        picked, left = _best(views, rows, fresh, turn_scores, weights, floor, keep)
+        found = reads.episode_rows([], picked)
+        if len(found) == len(picked):
+            unread = Unread(
+                left, (dict(turn_scores), dict(turn_vectors)), views, weights, floor, [*rows, *found]
+            )
+            return _added(views, unread.rows, turn_scores, turn_vectors, weights, floor), unread
+        # A turn not found: the candidates as if every turn were read.
+    found = reads.episode_rows([], fresh) if fresh else []
+    return _added(views, [*rows, *found], turn_scores, turn_vectors, weights, floor), Unread()
+
+
+def _added(
+    views: dict[str, dict[str, float]],
+    rows: list[EpisodeRow],
+    turn_scores: dict[int, float],
+    turn_vectors: dict[int, float],
+    weights: dict[str, float],
+    floor: float,
+) -> list[EpisodeRow]:
+    """Each view's scores of the turns with ``rows``, scaled against the best of them, added by row id."""
+    ids = {uuid: row_id for row_id, uuid, _, _ in rows}
+    for view, _ in VIEWS:
+        scaled = floornorm({ids[u]: s for u, s in views[view].items() if u in ids}, floor)
+        add(turn_scores, scaled, weights[view])
+        add(turn_vectors, scaled, weights[view])
+    return rows
+
+
+def _best(
+    views: dict[str, dict[str, float]],
+    rows: list[EpisodeRow],
+    fresh: list[str],
+    turn_scores: dict[int, float],
+    weights: dict[str, float],
+    floor: float,
+    keep: int,
+) -> tuple[list[str], set[str]]:
+    """The turns of ``fresh`` to read: those among the best ``keep`` candidates (ranked as the engine
+    ranks them once read: the keyword rows first, then these by uuid; equal scores in that order) and
+    each view's best turn (the one its scores are scaled against); and the others."""
+    known = {uuid: row_id for row_id, uuid, _, _ in rows}
+    scores = {row_id: turn_scores.get(row_id, 0.0) for row_id, _, _, _ in rows}
+    pending: dict[str, float] = {}
+    for view, _ in VIEWS:  # ``_added``'s sums, in its order
+        for uuid, value in floornorm(views[view], floor).items():
+            row_id = known.get(uuid)
+            if row_id is None:
+                pending[uuid] = pending.get(uuid, 0.0) + weights[view] * value
+            else:
+                scores[row_id] += weights[view] * value
+
+    def score(key: int | str) -> float:
+        return pending.get(key, 0.0) if isinstance(key, str) else scores[key]
+
+    candidates: list[int | str] = [*scores, *fresh]
+    best = set(heapq.nlargest(keep, candidates, key=score))
+    best.update(max(views[view], key=views[view].__getitem__) for view, _ in VIEWS if views[view])
+    return [u for u in fresh if u in best], {u for u in fresh if u not in best}
+
+
+__all__ = ["VIEWS", "Unread", "vector_turns"]
