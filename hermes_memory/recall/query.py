@@ -94,6 +94,8 @@ def answer_type(question: str) -> str | None:
 
 def is_question_turn(text: str) -> bool:
     """At least half of the turn's sentences are questions: it asks rather than tells."""
+    if "?" not in text:  # no sentence can end with one (most turns: recall loads hundreds at scale)
+        return False
     sentences = [s.strip() for s in _SENTENCE.findall(text) if len(s.strip()) > 3]
     return bool(sentences) and 2 * sum(s.endswith("?") for s in sentences) >= len(sentences)
 

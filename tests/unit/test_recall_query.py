@@ -54,6 +54,10 @@ def test_a_turn_that_names_something(text: str, named: bool) -> None:
         ("I saw Little Women. Have you seen it?", True),
         ("I saw Little Women. It was great. Have you seen it?", False),
         ("I saw Little Women last night.", False),
+        ("no punctuation at all", False),
+        ("", False),
+        ("Ok?", False),  # too short to count as a sentence
+        ("Really??", True),
     ],
 )
 def test_question_turns(text: str, asks: bool) -> None:
