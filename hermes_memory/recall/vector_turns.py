@@ -110,22 +110,16 @@ def _best(
     """The turns of ``fresh`` to read: those among the best ``keep`` candidates (ranked as the engine
     ranks them once read: the keyword rows first, then these by uuid; equal scores in that order) and
     each view's best turn (the one its scores are scaled against); and the others."""
+    # Every candidate by its key (a row id, or the uuid of a turn not read), in the engine's order.
+    scores: dict[int | str, float] = {row_id: turn_scores.get(row_id, 0.0) for row_id, _, _, _ in rows}
+    scores.update(dict.fromkeys(fresh, 0.0))
     known = {uuid: row_id for row_id, uuid, _, _ in rows}
-    scores = {row_id: turn_scores.get(row_id, 0.0) for row_id, _, _, _ in rows}
-    pending: dict[str, float] = {}
     for view, _ in VIEWS:  # ``_added``'s sums, in its order
+        weight = weights[view]
         for uuid, value in floornorm(views[view], floor).items():
-            row_id = known.get(uuid)
-            if row_id is None:
-                pending[uuid] = pending.get(uuid, 0.0) + weights[view] * value
-            else:
-                scores[row_id] += weights[view] * value
-
-    def score(key: int | str) -> float:
-        return pending.get(key, 0.0) if isinstance(key, str) else scores[key]
-
-    candidates: list[int | str] = [*scores, *fresh]
-    best = set(heapq.nlargest(keep, candidates, key=score))
+            key = known.get(uuid, uuid)
+            scores[key] += weight * value
+    best = set(heapq.nlargest(keep, scores, key=scores.__getitem__))
     best.update(max(views[view], key=views[view].__getitem__) for view, _ in VIEWS if views[view])
     return [u for u in fresh if u in best], {u for u in fresh if u not in best}
 
