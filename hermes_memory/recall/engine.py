@@ -85,7 +85,7 @@ from hermes_memory.recall.scoring import (
 )
 from hermes_memory.recall.settings import RecallSettings
 from hermes_memory.recall.turns import TurnRanker
-from hermes_memory.recall.vector_turns import Unread, vector_turns
+from hermes_memory.recall.vector_turns import TurnViews, Unread, vector_turns
 from hermes_memory.records import Fact, Hit
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
@@ -257,9 +257,9 @@ class RecallEngine:
         unread = Unread()  # at scale: turns the vectors found that cannot be among the best candidates
         if views is not None:
             floor = st.vector_floor
-            weights = {"episode": st.w_sentence, "episode_window": st.w_window}
+            turn_views = TurnViews(views, {"episode": st.w_sentence, "episode_window": st.w_window}, floor)
             cut = st.scale_candidates if at_scale else None
-            rows, unread = vector_turns(views, rows, turn_scores, turn_vectors, weights, floor, cut, reads)
+            rows, unread = vector_turns(turn_views, rows, turn_scores, turn_vectors, cut, reads)
             add_part(fact_scores, fact_parts, floornorm(views["fact"], floor), st.w_fact, "tier3")
             if "text" in views:
                 add_part(others.chunks, others.chunk_parts, floornorm(views["text"], floor),

@@ -19,8 +19,34 @@ from dataclasses import dataclass, field
 from hermes_memory.recall._reads import EpisodeRow, ReadsSnapshot
 from hermes_memory.recall.scoring import add, floornorm
 
-#: The views of the turns' vectors and the setting that weighs each.
-VIEWS = (("episode", "w_sentence"), ("episode_window", "w_window"))
+#: The vector views that score turns.
+VIEWS = ("episode", "episode_window")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnViews:
+    """What the vector search says of turns: each view's scores (uuid -> score; other views may be there
+    too), the weight of each of ``VIEWS``, and the floor the scores are scaled from."""
+
+    scores: dict[str, dict[str, float]]
+    weights: dict[str, float]
+    floor: float
+
+    def found(self) -> set[str]:
+        """The uuids of every turn the views found."""
+        return {u for view in VIEWS for u in self.scores[view]}
+
+    def add(
+        self, rows: list[EpisodeRow], turn_scores: dict[int, float], turn_vectors: dict[int, float]
+    ) -> list[EpisodeRow]:
+        """Each view's scores of the turns with ``rows``, scaled against the best of them, added by row id
+        into ``turn_scores`` and ``turn_vectors``; ``rows``."""
+        ids = {uuid: row_id for row_id, uuid, _, _ in rows}
+        for view in VIEWS:
+            scaled = floornorm({ids[u]: s for u, s in self.scores[view].items() if u in ids}, self.floor)
+            add(turn_scores, scaled, self.weights[view])
+            add(turn_vectors, scaled, self.weights[view])
+        return rows
 
 
 @dataclass
@@ -31,9 +57,7 @@ class Unread:
 
     uuids: set[str] = field(default_factory=set)
     before: tuple[dict[int, float], dict[int, float]] = field(default_factory=lambda: ({}, {}))
-    views: dict[str, dict[str, float]] = field(default_factory=dict)
-    weights: dict[str, float] = field(default_factory=dict)
-    floor: float = 0.0
+    views: TurnViews | None = None
     rows: list[EpisodeRow] = field(default_factory=list)
 
     def restore(
@@ -43,23 +67,21 @@ class Unread:
         ``turn_vectors`` added up again with it read, so they hold what they would hold had every turn
         been read (the same values, in the same order), for the turns read."""
         back = [(row_id, uuid, None, None) for row_id, uuid in uuid_of.items() if uuid in self.uuids]
-        if not back:
+        if not back or self.views is None:
             return
         self.uuids.difference_update(uuid for _, uuid, _, _ in back)
         self.rows = [*self.rows, *back]
         for into, before in zip((turn_scores, turn_vectors), self.before, strict=True):
             into.clear()
             into.update(before)
-        _added(self.views, self.rows, turn_scores, turn_vectors, self.weights, self.floor)
+        self.views.add(self.rows, turn_scores, turn_vectors)
 
 
 def vector_turns(
-    views: dict[str, dict[str, float]],
+    views: TurnViews,
     rows: list[EpisodeRow],
     turn_scores: dict[int, float],
     turn_vectors: dict[int, float],
-    weights: dict[str, float],
-    floor: float,
     keep: int | None,
     reads: ReadsSnapshot,
 ) -> tuple[list[EpisodeRow], Unread]:
@@ -67,45 +89,20 @@ def vector_turns(
     scaled scores added into ``turn_scores`` and ``turn_vectors`` (by row id); with ``keep`` (at scale),
     only the turns that can be among the best ``keep`` candidates are read, the others left ``Unread``."""
     ids = {uuid: row_id for row_id, uuid, _, _ in rows}
-    fresh = sorted({*views["episode"], *views["episode_window"]} - ids.keys())
+    fresh = sorted(views.found() - ids.keys())
     if keep is not None and fresh and len(rows) + len(fresh) > keep:
-        picked, left = _best(views, rows, fresh, turn_scores, weights, floor, keep)
+        picked, left = _best(views, rows, fresh, turn_scores, keep)
         found = reads.episode_rows([], picked)
         if len(found) == len(picked):
-            unread = Unread(
-                left, (dict(turn_scores), dict(turn_vectors)), views, weights, floor, [*rows, *found]
-            )
-            return _added(views, unread.rows, turn_scores, turn_vectors, weights, floor), unread
+            unread = Unread(left, (dict(turn_scores), dict(turn_vectors)), views, [*rows, *found])
+            return views.add(unread.rows, turn_scores, turn_vectors), unread
         # A turn not found: the candidates as if every turn were read.
     found = reads.episode_rows([], fresh) if fresh else []
-    return _added(views, [*rows, *found], turn_scores, turn_vectors, weights, floor), Unread()
-
-
-def _added(
-    views: dict[str, dict[str, float]],
-    rows: list[EpisodeRow],
-    turn_scores: dict[int, float],
-    turn_vectors: dict[int, float],
-    weights: dict[str, float],
-    floor: float,
-) -> list[EpisodeRow]:
-    """Each view's scores of the turns with ``rows``, scaled against the best of them, added by row id."""
-    ids = {uuid: row_id for row_id, uuid, _, _ in rows}
-    for view, _ in VIEWS:
-        scaled = floornorm({ids[u]: s for u, s in views[view].items() if u in ids}, floor)
-        add(turn_scores, scaled, weights[view])
-        add(turn_vectors, scaled, weights[view])
-    return rows
+    return views.add([*rows, *found], turn_scores, turn_vectors), Unread()
 
 
 def _best(
-    views: dict[str, dict[str, float]],
-    rows: list[EpisodeRow],
-    fresh: list[str],
-    turn_scores: dict[int, float],
-    weights: dict[str, float],
-    floor: float,
-    keep: int,
+    views: TurnViews, rows: list[EpisodeRow], fresh: list[str], turn_scores: dict[int, float], keep: int
 ) -> tuple[list[str], set[str]]:
     """The turns of ``fresh`` to read: those among the best ``keep`` candidates (ranked as the engine
     ranks them once read: the keyword rows first, then these by uuid; equal scores in that order) and
@@ -114,14 +111,15 @@ def _best(
     scores: dict[int | str, float] = {row_id: turn_scores.get(row_id, 0.0) for row_id, _, _, _ in rows}
     scores.update(dict.fromkeys(fresh, 0.0))
     known = {uuid: row_id for row_id, uuid, _, _ in rows}
-    for view, _ in VIEWS:  # ``_added``'s sums, in its order
-        weight = weights[view]
-        for uuid, value in floornorm(views[view], floor).items():
+    for view in VIEWS:  # ``TurnViews.add``'s sums, in its order
+        weight = views.weights[view]
+        for uuid, value in floornorm(views.scores[view], views.floor).items():
             key = known.get(uuid, uuid)
             scores[key] += weight * value
     best = set(heapq.nlargest(keep, scores, key=scores.__getitem__))
-    best.update(max(views[view], key=views[view].__getitem__) for view, _ in VIEWS if views[view])
+    best.update(max(views.scores[view], key=views.scores[view].__getitem__) for view in VIEWS
+                if views.scores[view])  # fmt: skip
     return [u for u in fresh if u in best], {u for u in fresh if u not in best}
 
 
-__all__ = ["VIEWS", "Unread", "vector_turns"]
+__all__ = ["VIEWS", "TurnViews", "Unread", "vector_turns"]

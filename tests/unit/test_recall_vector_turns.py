@@ -10,7 +10,7 @@ import random
 from typing import Any, cast
 
 from hermes_memory.recall._reads import EpisodeRow, ReadsSnapshot
-from hermes_memory.recall.vector_turns import vector_turns
+from hermes_memory.recall.vector_turns import TurnViews, vector_turns
 
 WEIGHTS = {"episode": 0.6, "episode_window": 0.4}
 FLOOR = 0.5
@@ -53,7 +53,8 @@ def _run(seed: int, keep: int | None, missing: set[str] = frozenset()) -> tuple[
     views, rows, scores, row_of = _case(seed)
     reads = FakeReads(row_of, missing)
     vectors: dict[int, float] = {}
-    got, unread = vector_turns(views, rows, scores, vectors, WEIGHTS, FLOOR, keep, cast(ReadsSnapshot, reads))
+    found = TurnViews(views, WEIGHTS, FLOOR)
+    got, unread = vector_turns(found, rows, scores, vectors, keep, cast(ReadsSnapshot, reads))
     return got, scores, vectors, unread, reads, row_of
 
 
