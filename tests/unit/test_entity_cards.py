@@ -4,8 +4,7 @@ replaced, and a role alias leaves it only through a relation of the type the rol
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,11 +15,8 @@ from hermes_memory.tier2.entity_cards import CHECKED_PER_PLACE
 
 
 @pytest.fixture
-def api(tmp_path: Path) -> Iterator[MemoryAPI]:
-    with MemoryAPI(
-        hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
-    ) as mem:
-        yield mem
+def api(open_api: Callable[..., MemoryAPI]) -> MemoryAPI:
+    return open_api()
 
 
 def _hub(api: MemoryAPI, relations: int) -> tuple[str, list[tuple[float, str, str, str]]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,8 @@ KINDS = {"episode", "fact", "curated", "chunk", "event", "entity"}
 
 
 @pytest.fixture
-def api(tmp_path: Path) -> Iterator[MemoryAPI]:
-    with MemoryAPI(
-        hermes_home=tmp_path, **{"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
-    ) as mem:
-        yield mem
+def api(open_api: Callable[..., MemoryAPI]) -> MemoryAPI:
+    return open_api()
 
 
 def _probe(api: MemoryAPI) -> None:
