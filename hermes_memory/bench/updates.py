@@ -219,8 +219,7 @@ def fit(
         allowed = int(CHAT_RATE * len({id(c.new) for c in chat}))
         ranked = sorted(closing.values(), reverse=True)
         if len(ranked) > allowed:
-            model.threshold = max(model.threshold, ranked[allowed] + 1e-6)
-            model.sure = max(model.sure, model.threshold)
+            model.raise_threshold(ranked[allowed] + 1e-6)
     model.floor = FLOOR
     model.cue_min = CUE_MIN
     model.meaning_min = MEANING_MIN

@@ -42,6 +42,7 @@ from hermes_memory.updates.statement import Statement, calendar_word
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
+
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
 

@@ -439,6 +439,11 @@ class UpdateModel:
         z = self.bias + sum(terms.tolist())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
+    def raise_threshold(self, cut: float) -> None:
+        """The threshold at least ``cut``; ``sure`` never below the threshold."""
+        self.threshold = max(self.threshold, cut)
+        self.sure = max(self.sure, self.threshold)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "features": list(FEATURES),

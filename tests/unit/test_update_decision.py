@@ -99,7 +99,7 @@ def test_how_sure_the_decision_must_be_is_fitted_to_a_precision() -> None:
     """The probability from which the decision's own reading counts as evidence is fitted as the
     threshold is: the lowest cut that keeps the asked precision among the rows through the structural
     gates, never below the threshold; rows the gates stop take no part, and it survives a round trip
-    (a model saved before it existed reads 0.5)."""
+    (a model saved before it existed reads 0.5); a threshold raised after the fit raises it too."""
     rng = np.random.default_rng(3)
     n = len(FEATURES)
     pos = rng.normal(1.0, 1.0, size=(60, n))
@@ -120,3 +120,8 @@ def test_how_sure_the_decision_must_be_is_fitted_to_a_precision() -> None:
     assert UpdateModel.from_dict(strict.to_dict()).sure == round(strict.sure, 4)
     older = {k: v for k, v in strict.to_dict().items() if k != "sure"}
     assert UpdateModel.from_dict(older).sure == 0.5
+    # A threshold raised later (real talk's cap) carries ``sure`` with it, never past it the other way.
+    loose.raise_threshold(loose.sure + 0.1)
+    assert loose.threshold == loose.sure
+    loose.raise_threshold(0.0)
+    assert loose.threshold == loose.sure
