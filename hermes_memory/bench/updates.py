@@ -204,7 +204,7 @@ def fit(
     ]
     passes = [
         shaped and evidence(c.old, c.new, c.context, cues, CUE_MIN, cues.meaning(c.new_vec) >= MEANING_MIN,
-                     episode_of(c.old, c.new, cues, c.new_vec))
+                     episode_of(c.old, c.new, cues, c.new_vec, c.context))
         for (c, _), shaped in zip(chosen, structural, strict=True)
     ]  # fmt: skip
     talk = len(chosen) - len(chat)  # the chat combos are the last ones

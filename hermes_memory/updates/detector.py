@@ -106,7 +106,7 @@ class UpdateDetector:
         masked = self.vectors([new.masked])[new.masked]
         change = model.cues.meaning(masked) >= model.meaning_min
         return evidence(old, new, context, model.cues, model.cue_min, change,
-                        episode_of(old, new, model.cues, masked), confident)  # fmt: skip
+                        episode_of(old, new, model.cues, masked, context), confident)  # fmt: skip
 
     @staticmethod
     def repeats(new: Statement, old: Statement, cued: bool = False) -> bool:

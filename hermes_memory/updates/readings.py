@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Collection
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
@@ -82,6 +83,39 @@ def _one_day(text: str) -> bool:
     )
 
 
+def lemma(word: str) -> str:
+    """A word without its possessive or plural ending, lower case: "Hokas", "Hoka's" -> "hoka";
+    "boxes" -> "box"; "batteries" -> "battery" (not "Swiss", "campus", "Paris")."""
+    w = word.lower().removesuffix("'s").rstrip("'")
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        if w.endswith("ies") and len(w) > 4:
+            return w[:-3] + "y"
+        if w.endswith(("sses", "ches", "shes", "xes", "zes")):
+            return w[:-2]
+        return w[:-1]
+    return w
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _lemmas(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(lemma(w) for w in words)
+
+
+def meets(these: Collection[str], words: Collection[str]) -> set[str]:
+    """The words of ``these`` said among ``words`` in any inflected form (plural, possessive): the value
+    "hoka" of "I run in Hoka Cliftons" in "Dried my Hokas by the radiator"."""
+    if not these or not words:
+        return set()
+    said = _lemmas(frozenset(words))
+    return {w for w in these if lemma(w) in said}
+
+
+def beyond(these: Collection[str], *others: Collection[str]) -> set[str]:
+    """The words of ``these`` said in none of ``others``, in any inflected form."""
+    said = _lemmas(frozenset(w for other in others for w in other))
+    return {w for w in these if lemma(w) not in said}
+
+
 def named(statement: Statement) -> set[str]:
     """The words a statement says of something: all but the names of whom it speaks to."""
     return set(statement.words) - statement.addressed
@@ -96,4 +130,16 @@ def _content(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(w for w in words if w not in STOP and len(w) > 2)
 
 
-__all__ = ["MEMO", "STOP", "brief", "content", "cue_tokens", "masked_cues", "named", "values"]
+__all__ = [
+    "MEMO",
+    "STOP",
+    "beyond",
+    "brief",
+    "content",
+    "cue_tokens",
+    "lemma",
+    "masked_cues",
+    "meets",
+    "named",
+    "values",
+]

@@ -13,9 +13,10 @@ from hermes_memory.extract.relations import verb_predicates
 from hermes_memory.updates.readings import MEMO, STOP, content, named, values
 from hermes_memory.updates.statement import USER, Statement, topic_of
 
-# The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager".
+# The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager"; not a
+# likeness ("the user's team is like a second family" says what it is like, not what it is).
 _ONE_VALUED = re.compile(
-    r"^the user's (?:[\w-]+ ){0,3}?(?:\w+'s|is|are)\s"
+    r"^the user's (?:[\w-]+ ){0,3}?(?:\w+'s|is|are)\s(?!like\b)"
     r"|(?:\bis|'s) (?:now )?the user's (?:[\w-]+ ){0,2}?\w+\b"
     r"|(?:\bis|'s) (?:now )?(?:what|where|how|who) the user\b",  # "Zed's what the user codes in"
     re.I,

@@ -17,7 +17,9 @@ from hermes_memory.updates.model import (
     evidence,
     features,
     packaged,
+    setting_only,
 )
+from hermes_memory.updates.shape import one_valued
 from hermes_memory.updates.statement import read
 
 
@@ -69,11 +71,11 @@ def test_an_episode_of_the_old_value_is_no_ending_feature() -> None:
 
 
 def test_an_episode_of_the_old_value_is_no_evidence_whatever_its_cues() -> None:
-    """ "Cancelled Tuesday's lesson with Mr Adeyemi" carries a change cue and names the old value, told
+    """ "Dropped Mr Adeyemi after Tuesday's lesson" carries a change cue and names the old value, told
     in the past; read as an episode, it says nothing changed; read as an ending, its cue counts."""
     old = read("My driving instructor is Mr Adeyemi")
-    new = read("Cancelled Tuesday's lesson with Mr Adeyemi")
-    cues = Cues({"cancelled": 2.0})
+    new = read("Dropped Mr Adeyemi after Tuesday's lesson")
+    cues = Cues({"dropped": 2.0})
     cues.ending = list(_axis(0))
     assert evidence(old, new, [], cues, 0.5)
     assert episode_of(old, new, cues, -_axis(0)) and not episode_of(old, new, cues, _axis(0))
@@ -125,3 +127,40 @@ def test_how_sure_the_decision_must_be_is_fitted_to_a_precision() -> None:
     assert loose.threshold == loose.sure
     loose.raise_threshold(0.0)
     assert loose.threshold == loose.sure
+
+
+def test_an_event_that_names_the_old_value_only_as_its_setting_is_an_episode() -> None:
+    """ "Cancelled Tuesday's lesson with Mr Adeyemi" acts on a lesson, with Mr Adeyemi as whom it was
+    with: an episode whatever the ending direction reads. Not so when the value is the verb's own
+    complement ("Sold the Octavia"), when the message names who took its place ("... to Ms Okoye"), or
+    when it goes on to what holds now ("..., she's teaching online now")."""
+    cues = Cues()
+    cues.ending = list(_axis(0))
+    instructor = read("My driving instructor is Mr Adeyemi")
+    lesson = read("Cancelled Tuesday's lesson with Mr Adeyemi")
+    assert setting_only(instructor, lesson) and episode_of(instructor, lesson, cues, _axis(0))
+    moved = read("Moved my lessons from Mr Adeyemi to Ms Okoye")
+    assert ended(instructor, moved) and not episode_of(instructor, moved, cues, _axis(0))
+    car = read("I drive a grey Skoda Octavia")
+    assert not episode_of(car, read("Sold the Octavia to a neighbour"), cues, _axis(0))
+    assert episode_of(car, read("Broke a wing mirror on the Octavia"), cues, _axis(0))
+    assert not setting_only(car, read("Traded in the Octavia"))  # a particle, no object of its own
+    coach = read("My friend Dana coaches at Riverside Rowing")
+    goes_on = read("Dana left her whistle at Riverside Rowing, she's teaching online now")
+    assert not setting_only(coach, goes_on)
+
+
+def test_a_value_is_named_in_any_inflected_form_and_a_day_is_no_value() -> None:
+    """ "Dried my Hokas by the radiator" names the "Hoka" of "I run in Hoka Cliftons"; "Swapped my
+    Saturday shift" names no value of "I volunteer at the food bank on Saturdays": a day is when, not
+    what."""
+    assert ended(read("I run in Hoka Cliftons"), read("Dried my Hokas by the radiator"))
+    assert ended(read("I shop at Lidl"), read("Picked up a few bits from Lidl's bakery"))
+    food_bank = read("I volunteer at the food bank on Saturdays")
+    assert not ended(food_bank, read("Swapped my Saturday shift for Sunday"))
+
+
+def test_a_likeness_is_no_one_valued_shape() -> None:
+    """ "My team is like my second family" says what the team is like, not which team it is."""
+    assert not one_valued(read("My team is like my second family"))
+    assert one_valued(read("My team is the Hawks"))
