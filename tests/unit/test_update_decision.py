@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hermes_memory.updates.events import setting_only
 from hermes_memory.updates.model import (
     FEATURES,
     Cues,
@@ -17,7 +18,6 @@ from hermes_memory.updates.model import (
     evidence,
     features,
     packaged,
-    setting_only,
 )
 from hermes_memory.updates.shape import one_valued
 from hermes_memory.updates.statement import read

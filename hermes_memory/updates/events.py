@@ -1,0 +1,97 @@
+"""What an event told in the past names of an earlier statement: whether it befalls one of its values
+(``ended``: "Closed my ING account", "The Fiesta died"), and whether it names them only as its setting,
+where or with whom it acted on something else (``setting_only``: "Broke a spoke on the Trek", "Took Rolo
+to Parkside Vets for his jab"), which leaves the value what it was: the update decision reads such an
+event as an episode (``model.episode_of``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hermes_memory.extract.tense import SAME_PAST
+from hermes_memory.updates.holders import same_holder
+from hermes_memory.updates.lexicon import PAST_FORMS, REGULAR_PAST, WORD
+from hermes_memory.updates.readings import beyond, meets, named, values
+from hermes_memory.updates.statement import Statement, calendar_word, main_tense
+
+
+def event_values(old: Statement) -> set[str]:
+    """The values of ``old`` an event can befall: its names and numbers, less days and months (a time,
+    no value: "Swapped my Saturday shift" befalls no "I volunteer on Saturdays")."""
+    return {v for v in values(old) if not calendar_word(v)}
+
+
+def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
+    """Whether the message tells, in the past, an event that befell the old value ("Closed my ING
+    account", "The Fiesta died"): a past clause naming one of the old statement's values (a name or
+    number, not a day: ``event_values``; a shared common word is no evidence: "Spilled coffee on the XPS"
+    ends no coffee habit), in any inflected form ("Dried my Hokas" names "I run in Hoka Cliftons")."""
+    mine = event_values(old)
+    return any(s.tense == "past" and s.asserts and bool(meets(mine, named(s))) for s in (new, *context))
+
+
+# Prepositions that place an event: where, to or from where, with whom (a closed class).
+_PLACING = frozenset(
+    "at in on from to into onto with by near off for via through over inside outside".split()
+)
+_DETERMINERS = frozenset("the a an my our his her their its your this that".split())
+# What opens a noun phrase of its own: a determiner or a quantifier ("a spoke", "some old videos").
+_OBJECT_OPENERS = _DETERMINERS | frozenset("some any all both each every few several".split())
+# A day of the month ("the 14th"): a date, no value.
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
+# Subjects that go on about the holder in a part of the clause after a comma ("..., she's coaching").
+_GOING_ON = frozenset("i i'm i've we we're we've he he's she she's they they're".split())
+
+
+def setting_only(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
+    """Whether a past event names ``old``'s values only as its setting: each after a preposition of place
+    or company, with an object of the verb's own before it, and the message names no other value nor
+    goes on to what holds now. "Broke a wing mirror on the Octavia", "Took Rolo to Parkside Vets for
+    his jab", "Cleared some old photos out of Dropbox" leave the car, the vet and the storage what they
+    were. Not when the value is the verb's own complement ("Sold the Golf", "gave up on Arch", "traded in
+    the Pegasus"), nor when the message names what took its place ("Moved my account over to Monzo")."""
+    mine = event_values(old)
+    tokens = WORD.findall(new.text)
+    low = [t.lower() for t in tokens]
+    verb = next((k for k, t in enumerate(low) if t in PAST_FORMS or t in SAME_PAST
+                 or REGULAR_PAST.fullmatch(t) or t in ("has", "have")), None)  # fmt: skip
+    spots = [k for k, t in enumerate(low) if meets(mine, [t])]
+    if verb is None or not spots:
+        return False
+    for k in spots:
+        j = k - 1  # back over the value's own words: "the", "my", its other names, a possessive
+        while j > verb and (tokens[j][:1].isupper() or low[j] in _DETERMINERS or low[j].endswith("'s")):
+            j -= 1
+        if j <= verb or low[j] not in _PLACING:
+            return False  # the value is the verb's own complement: "sold the Octavia", "parked the Octavia"
+        if not any(low[i] in _OBJECT_OPENERS or tokens[i][:1].isupper() or tokens[i][:1].isdigit()
+                   or low[i].endswith("'s") for i in range(verb + 1, j)):  # fmt: skip
+            return False  # no object of its own: "traded in the Pegasus", "went right off Arch"
+    if _goes_on_now(old, new, context):
+        return False  # "Dana left her whistle at the club, she's coaching online now"
+    holders = {w for h in (old.holder, *new.mentions) if h for w in h.casefold().split()}
+    others = {
+        v for s in (new, *context) for v in values(s)
+        if not calendar_word(v) and not _ORDINAL.fullmatch(v) and v not in holders
+    }  # fmt: skip
+    return not beyond(others, values(old))
+
+
+def _goes_on_now(old: Statement, new: Statement, context: Sequence[Statement]) -> bool:
+    """Whether the message goes on to tell what holds now of ``old``'s holder: another clause about them
+    in the present, or a part of the clause after a comma whose subject is they (a pronoun or their
+    name) and whose verb is present ("..., she's coaching online now")."""
+    if any(s.asserts and s.tense != "past" and same_holder(s.holder, old.holder) for s in context):
+        return True
+    name = (old.holder or "").casefold()
+    for part in new.text.split(",")[1:]:
+        words = part.strip().lower().split()
+        about_them = words and (words[0] in _GOING_ON or words[0].removesuffix("'s") == name)
+        if about_them and main_tense(" ".join(words)) == "present":
+            return True
+    return False
+
+
+__all__ = ["ended", "event_values", "setting_only"]
