@@ -8,7 +8,7 @@ import re
 
 from hermes_memory.extract.speech import is_question
 from hermes_memory.extract.tense import clause_tense
-from hermes_memory.updates.lexicon import PAST_FORMS, REGULAR_PAST
+from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, REGULAR_PAST
 
 #: Pronouns the speaker is the subject of.
 SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
@@ -87,6 +87,21 @@ def _first_clause(text: str) -> str:
     return text.lower()
 
 
+def next_time(words: tuple[str, ...]) -> bool:
+    """Whether a clause names a time to come by "next" said as an adverbial ("next quarter we're migrating
+    ...", "next up is ..."): no determiner or possessive before it ("the next stop") and no "to" or
+    "door" after it (a place: "the place next to the office"); a determiner before it makes it a noun's
+    ("the next stop", "Lumen's next release"). Only a clause not told in the past is asked."""
+    for i, word in enumerate(words):
+        if word != "next":
+            continue
+        before = words[i - 1] if i else ""
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if before not in DETERMINERS and not before.endswith("'s") and after not in ("to", "door"):
+            return True
+    return False
+
+
 def why_not(text: str, low: str) -> str | None:
     """Why the clause asserts nothing that holds now (None when it does)."""
     if is_question(text):
@@ -112,4 +127,4 @@ def why_not(text: str, low: str) -> str | None:
     return None
 
 
-__all__ = ["SUBJECT_PRONOUNS", "why_not"]
+__all__ = ["SUBJECT_PRONOUNS", "next_time", "why_not"]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from hermes_memory.extract.tense import SAME_PAST
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.lexicon import PAST_FORMS, REGULAR_PAST, WORD
+from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, REGULAR_PAST, WORD
 from hermes_memory.updates.readings import beyond, meets, named, values
 from hermes_memory.updates.statement import Statement, calendar_word, main_tense
 
@@ -36,9 +36,8 @@ def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> 
 _PLACING = frozenset(
     "at in on from to into onto with by near off for via through over inside outside".split()
 )
-_DETERMINERS = frozenset("the a an my our his her their its your this that".split())
 # What opens a noun phrase of its own: a determiner or a quantifier ("a spoke", "some old videos").
-_OBJECT_OPENERS = _DETERMINERS | frozenset("some any all both each every few several".split())
+_OBJECT_OPENERS = DETERMINERS | frozenset("some any all both each every few several".split())
 # A day of the month ("the 14th"): a date, no value.
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 # Subjects that go on about the holder in a part of the clause after a comma ("..., she's coaching").
@@ -62,7 +61,7 @@ def setting_only(old: Statement, new: Statement, context: Sequence[Statement] = 
         return False
     for k in spots:
         j = k - 1  # back over the value's own words: "the", "my", its other names, a possessive
-        while j > verb and (tokens[j][:1].isupper() or low[j] in _DETERMINERS or low[j].endswith("'s")):
+        while j > verb and (tokens[j][:1].isupper() or low[j] in DETERMINERS or low[j].endswith("'s")):
             j -= 1
         if j <= verb or low[j] not in _PLACING:
             return False  # the value is the verb's own complement: "sold the Octavia", "parked the Octavia"

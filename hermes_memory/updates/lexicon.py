@@ -80,10 +80,10 @@ def verb_form(word: str) -> bool:
     return word in VERB_TENSE or word in PAST_FORMS or REGULAR_PAST.fullmatch(word) is not None
 
 
+# Determiners: articles, possessives and demonstratives ("the next stop", "my Octavia").
+DETERMINERS = frozenset("the a an my our your his her their its this that these those".split())
 # Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
-OBJECT_START = frozenset(
-    "the a an my our your his her their its it them this that these those some all".split()
-)
+OBJECT_START = DETERMINERS | frozenset("it them some all".split())
 
 
 __all__ = [
@@ -93,6 +93,7 @@ __all__ = [
     "BARE_NOT",
     "CALENDAR",
     "CONTRAST",
+    "DETERMINERS",
     "FIRST_PLURAL",
     "FIRST_SINGULAR",
     "FOCUS",

@@ -136,13 +136,14 @@ class Cues:
     ending: list[float] = field(default_factory=list)
     _rows: _Rows = field(default_factory=_Rows, init=False, repr=False, compare=False)
 
-    def score(self, statement: Statement) -> float:
-        return sum(self.weights.get(t, 0.0) for t in masked_cues(statement.masked))
+    def score(self, statement: Statement, since: Statement) -> float:
+        """The summed weight of the statement's change cues that ``since`` does not carry too."""
+        news = masked_cues(statement.masked) - masked_cues(since.masked)
+        return sum(self.weights.get(t, 0.0) for t in news)
 
     def strongest(self, statement: Statement, since: Statement | None = None) -> float:
-        """The weight of the statement's strongest change cue (0 without one); with ``since``, of a cue
-        that statement does not carry itself ("I'm learning the cello now" after "I'm learning Greek now":
-        each was news when said, and "now" tells no change from the other)."""
+        """The weight of the statement's strongest change cue (0 without one); with ``since``, of one that
+        statement lacks ("now" in "I'm learning the cello now" after "I'm learning Greek now" is no news)."""
         tokens = masked_cues(statement.masked)
         if since is not None:
             return max((self.weights.get(t, 0.0) for t in tokens - masked_cues(since.masked)), default=0.0)
@@ -353,6 +354,8 @@ def evidence(
     of the rules above says the clause ends nothing."""
     if not same_attribute(new, old):
         return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
+    if "still" in new.words and not new.negated and new.tense != "past":
+        return False  # "Kenji's still employed by ...": the continuative aspect says a state goes on
     if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
     if episode and not new.negated:
@@ -389,7 +392,7 @@ def features(
     """The pair's feature vector (``FEATURES``' order); ``context``: the message's other clauses."""
     a, b = content(old), content(new)
     overlap = len(a & b) / max(1, min(len(a), len(b)))
-    cue = cues.score(new)
+    cue = cues.score(new, old)  # a cue both statements carry is no news of a change
     old_values, new_values = values(old), values(new)
     return [
         cos_full,

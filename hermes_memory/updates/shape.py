@@ -88,7 +88,7 @@ def same_attribute(one: Statement, other: Statement) -> bool:
     a, b = attribute_words(one), attribute_words(other)
     for phrases, that in ((a, other), (b, one)):
         roles = _roles(phrases)
-        if roles and not roles & relations_named(that):
+        if roles and not roles & (relations_named(that) | _role_held(that)):
             return False
     return not a or not b or any(x[-1] in y or y[-1] in x or topic_of(frozenset(x[-1:]), y[-1:])
                                  for x in a for y in b)  # fmt: skip
@@ -99,6 +99,14 @@ def relations_named(statement: Statement) -> set[str]:
     Anna") or by a verb phrase the extractor reads as that relation ("the user reports to Tomasz")."""
     by_role = {kin_predicate(w) for w in bare(statement)}
     return {r for r in by_role if r is not None} | _verb_relations(statement.text)
+
+
+def _role_held(statement: Statement) -> set[str]:
+    """The relation of the role a statement's holder is to the user ("he's head chef at ..." about the
+    user's dad): it speaks of whoever holds that role, and so of that relation."""
+    holder = statement.holder or ""
+    role = kin_predicate(holder.removeprefix("user's ")) if holder.startswith("user's ") else None
+    return {role} if role is not None else set()
 
 
 def _roles(phrases: list[tuple[str, ...]]) -> set[str]:

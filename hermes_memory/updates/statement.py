@@ -25,7 +25,7 @@ from datetime import datetime
 from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import clause_tense
-from hermes_memory.updates.asserting import SUBJECT_PRONOUNS
+from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, next_time
 from hermes_memory.updates.asserting import why_not as _reason_not
 from hermes_memory.updates.lexicon import (
     ADVERBS,
@@ -164,7 +164,7 @@ def read(
         why_not is None
         and when is not None
         and tense != "past"  # "Noor started at a new school this fall": done, whichever fall it names
-        and any(t.start > when for t in find_temporal(clean, when))
+        and (any(t.start > when for t in find_temporal(clean, when)) or next_time(words))  # "next quarter"
     ):
         why_not = "plan"
     if why_not is None and spoken_to and _formula(clean, spoken_to):

@@ -164,3 +164,46 @@ def test_a_likeness_is_no_one_valued_shape() -> None:
     """ "My team is like my second family" says what the team is like, not which team it is."""
     assert not one_valued(read("My team is like my second family"))
     assert one_valued(read("My team is the Hawks"))
+
+
+def test_next_said_as_a_time_to_come_makes_a_plan() -> None:
+    """ "Next season I'm coaching the under-12s" is a plan, not what holds now; "the next train", "the
+    café next to the office" and "next door" name no time to come."""
+    from datetime import UTC, datetime
+
+    said = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
+    assert read("Next season I'm coaching the under-12s", when=said).why_not == "plan"
+    assert read("Next up on my list is learning to sail", when=said).why_not == "plan"
+    for now in ("I take the next train after the 8:15", "My desk is next to the window",
+                "My neighbour next door keeps bees"):  # fmt: skip
+        assert read(now, when=said).why_not != "plan", now
+
+
+def test_a_cue_both_statements_carry_is_no_news_in_the_cue_sum() -> None:
+    """ "I'm into bouldering these days" after "I'm into salsa these days": "these days" was said of
+    both, so it adds nothing to the sum of the later one's cues; a cue only the later one says does."""
+    cues = Cues({"these days": 2.0, "now": 1.5})
+    salsa = read("I'm into salsa these days")
+    assert cues.score(read("I'm into bouldering these days"), salsa) == 0.0
+    assert cues.score(read("I'm into bouldering now"), salsa) == 1.5
+
+
+def test_still_says_a_state_goes_on() -> None:
+    """ "My sister's still at the bakery on Elm Road" tells that nothing changed, whatever its other
+    words; negated ("isn't ... still") or in the past it is left to the other readings."""
+    old = read("My sister works at the bakery on Elm Road")
+    cues = Cues({"still": 3.0, "now": 3.0})
+    still = read("My sister's still at the bakery on Elm Road, now as head baker")
+    assert not evidence(old, still, [], cues, 0.5)
+
+
+def test_what_a_role_holder_does_is_of_that_relation() -> None:
+    """ "He runs the bakery on Elm Road now", going on about the user's dad, speaks of the dad: the same
+    attribute as "My dad is a baker", though it names no role."""
+    from hermes_memory.updates.message import read_message
+    from hermes_memory.updates.shape import same_attribute
+
+    dad = read("My dad is a baker")
+    _, (_, now) = read_message("Dad changed jobs in May. He runs the bakery on Elm Road now")
+    assert now.holder == dad.holder == "user's dad"
+    assert same_attribute(now, dad)
