@@ -89,9 +89,9 @@ def _first_clause(text: str) -> str:
 
 def next_time(words: tuple[str, ...]) -> bool:
     """Whether a clause names a time to come by "next" said as an adverbial ("next quarter we're migrating
-    ...", "next up is ..."): no determiner or possessive before it ("the next stop") and no "to" or
-    "door" after it (a place: "the place next to the office"); a determiner before it makes it a noun's
-    ("the next stop", "Lumen's next release"). Only a clause not told in the past is asked."""
+    ...", "next up is ..."): no determiner or possessive before it, which makes it a noun's ("the next
+    stop", "Lumen's next release"), and no "to" or "door" after it (a place: "the café next to the
+    office"). Only a clause not told in the past is asked."""
     for i, word in enumerate(words):
         if word != "next":
             continue
