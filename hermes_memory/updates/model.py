@@ -39,6 +39,7 @@ from hermes_memory.updates.readings import (
     cue_tokens,
     masked_cues,
     named,
+    news_cues,
     values,
 )
 from hermes_memory.updates.shape import (
@@ -138,18 +139,17 @@ class Cues:
 
     def score(self, statement: Statement, since: Statement) -> float:
         """The summed weight of the statement's change cues that ``since`` does not carry too."""
-        news = masked_cues(statement.masked) - masked_cues(since.masked)
-        return sum(self.weights.get(t, 0.0) for t in news)
+        return sum(self.weights.get(t, 0.0) for t in news_cues(statement, since))
 
     def strongest(self, statement: Statement, since: Statement | None = None) -> float:
         """The weight of the statement's strongest change cue (0 without one); with ``since``, of one that
-        statement lacks ("now" in "I'm learning the cello now" after "I'm learning Greek now" is no news)."""
-        tokens = masked_cues(statement.masked)
+        statement does not carry too (``news_cues``)."""
         if since is not None:
-            return max((self.weights.get(t, 0.0) for t in tokens - masked_cues(since.masked)), default=0.0)
+            return max((self.weights.get(t, 0.0) for t in news_cues(statement, since)), default=0.0)
         known = self._rows.strongest(self.weights)
         found = known.get(statement.masked)
         if found is None:
+            tokens = masked_cues(statement.masked)
             found = known[statement.masked] = max((self.weights.get(t, 0.0) for t in tokens), default=0.0)
         return found
 

@@ -31,10 +31,16 @@ def cue_tokens(statement: Statement) -> set[str]:
     return set(masked_cues(statement.masked))
 
 
+def news_cues(statement: Statement, since: Statement) -> AbstractSet[str]:
+    """The statement's ``masked_cues`` that ``since`` does not carry too: a cue both say is no news of a
+    change from it ("now" in "I'm learning the cello now" after "I'm learning Greek now")."""
+    return masked_cues(statement.masked) - masked_cues(since.masked)
+
+
 @functools.lru_cache(maxsize=MEMO)
 def masked_cues(masked: str) -> AbstractSet[str]:
     """``cue_tokens`` of a masked form; the set as built (a copy could iterate in another order, and
-    ``Cues.score`` sums floats in that order). Read only."""
+    ``Cues`` sums floats in the order of its sets). Read only."""
     words = [w.lower().strip('.,;:!?"()') for w in masked.split()]
     words = [w for w in words if w and w != "something"]
     return set(words) | {f"{a} {b}" for a, b in itertools.pairwise(words)}
@@ -141,5 +147,6 @@ __all__ = [
     "masked_cues",
     "meets",
     "named",
+    "news_cues",
     "values",
 ]
