@@ -92,9 +92,9 @@ _ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".
 
 
 def restates(new: Statement, old: Statement) -> bool:
-    """Whether ``new`` names no value and every content word of it is one of ``old``'s (a shared stem:
-    "passion" / "passionate"): it says the same thing again in other words, and sets nothing new."""
-    return not values(new) and _said_in(content(new), content(old))
+    """Whether every content word and value of ``new`` is a word of ``old`` (a shared stem: "passion" /
+    "passionate", "Dance is my passion" / "dancing"): it says the same thing again, and sets nothing new."""
+    return _said_in(content(new) | values(new), content(old))
 
 
 def _said_in(said: set[str], words: set[str]) -> bool:

@@ -15,7 +15,8 @@ from datetime import UTC, datetime
 
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.updates.lexicon import MIXED_CASE
-from hermes_memory.updates.statement import Statement
+from hermes_memory.updates.statement import USER, Statement
+from hermes_memory.updates.subject import opening_names
 
 STOP = frozenset(
     """the a an user user's is are was were be been am to of in on at for with and or but it it's its that
@@ -47,9 +48,13 @@ def masked_cues(masked: str) -> AbstractSet[str]:
 
 
 def values(statement: Statement) -> set[str]:
-    """Names and numbers of a statement (capitalised words after the first, names in mixed case, digits);
-    not the name of whom it speaks to ("Hey John, been good": John is no value)."""
-    return set(_values(statement.normal, statement.addressed))
+    """Names and numbers of a statement (capitalised words after the first, names in mixed case, digits),
+    and a name opening a clause about the user as its subject ("Zed's what the user codes in":
+    ``opening_names``); not the name of whom it speaks to ("Hey John, been good": John is no value)."""
+    found = set(_values(statement.normal, statement.addressed))
+    if statement.holder == USER:
+        found.update(opening_names(statement.normal, statement.mentions))
+    return found
 
 
 @functools.lru_cache(maxsize=MEMO)

@@ -69,7 +69,7 @@ def _attribute_words(normal: str, holder: str | None) -> tuple[tuple[str, ...], 
             at = text.find("the user's ", match.start())
             phrase = _PAUSE.split(text[at + len("the user's ") :])[0].split() if at >= 0 else []
         words = (w.lower().removesuffix("'s") for w in phrase)
-        kept = tuple(w for w in words if len(w) > 2 and w not in STOP and w not in _TIME_MODIFIERS)
+        kept = tuple(w for w in words if len(w) > 1 and w not in STOP and w not in _TIME_MODIFIERS)
         if kept:
             out.append(kept)
     return tuple(out)

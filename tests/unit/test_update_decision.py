@@ -19,6 +19,7 @@ from hermes_memory.updates.model import (
     features,
     packaged,
 )
+from hermes_memory.updates.readings import values
 from hermes_memory.updates.shape import one_valued
 from hermes_memory.updates.statement import read
 
@@ -207,3 +208,41 @@ def test_what_a_role_holder_does_is_of_that_relation() -> None:
     _, (_, now) = read_message("Dad changed jobs in May. He runs the bakery on Elm Road now")
     assert now.holder == dad.holder == "user's dad"
     assert same_attribute(now, dad)
+
+
+def test_a_name_opening_a_clause_as_the_subject_of_the_users_slot_is_its_value() -> None:
+    """ "Quokka is what I edit photos with" is "what I edit photos with is Quokka" turned round: the name
+    it opens with is a value, as it would be after the verb; so is the subject of a copula before "my"
+    and of a verb in its present -s form whose object is the user's ("Fennec keeps all my passwords")."""
+    assert values(read("Quokka is what I edit photos with")) == {"quokka"}
+    assert values(read("Marlowe's where I buy my groceries")) == {"marlowe"}
+    assert values(read("Tamsin Lee is my favourite poet")) == {"tamsin", "lee"}
+    assert values(read("Fennec keeps all my passwords")) == {"fennec"}
+    old, new = read("I edit photos in Darkroom"), read("Quokka is what I edit photos with")
+    row = features(old, new, 0.4, 0.5, Cues(), _axis(0))
+    assert row[FEATURES.index("new_value")] == 1.0
+
+
+def test_an_opening_word_that_is_no_such_subject_is_no_value() -> None:
+    """A verb opening a clause that drops "I" ("Painted my fence"), a word of a closed class ("Honestly,
+    ..."), a known person ("Ravi is my brother": whom it is about), a modifier before a plural noun
+    ("Weird things keep happening to me"), a pause after the word, or a clause the user is no part of
+    ("Quokka is fast") names no value at its start."""
+    assert not values(read("Painted my fence at the weekend"))
+    assert not values(read("Honestly, it's fine for me"))
+    assert not values(read("Ravi is my brother", holders={"ravi"}))
+    assert not values(read("Weird things keep happening to me"))
+    assert not values(read("Tulip, my cat, sleeps on my bed"))
+    assert not values(read("Quokka is fast"))
+    assert not values(read("Dad's my hero"))
+
+
+def test_a_name_opening_a_clause_restates_when_the_earlier_statement_says_it() -> None:
+    """ "Pottery is my passion" after "I'm passionate about pottery": the value it opens with is a word of
+    the earlier statement, so it says the same thing again; "Quokka is my passion" names something new."""
+    from hermes_memory.updates.detector import UpdateDetector
+
+    old = read("I'm passionate about pottery")
+    assert values(read("Pottery is my passion")) == {"pottery"}
+    assert UpdateDetector.repeats(read("Pottery is my passion"), old)
+    assert not UpdateDetector.repeats(read("Quokka is my passion"), old)
