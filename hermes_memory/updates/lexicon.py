@@ -5,6 +5,7 @@ grammar, never of phrasings or topics."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from hermes_memory.extract.tense import past_forms
 
@@ -84,6 +85,21 @@ def verb_form(word: str) -> bool:
 DETERMINERS = frozenset("the a an my our your his her their its this that these those".split())
 # Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
 OBJECT_START = DETERMINERS | frozenset("it them some all".split())
+# Titles before a name ("Dr. Osei", "Mr Okafor"): part of a name, never a value of their own.
+HONORIFICS = frozenset("dr mr mrs ms mx prof sir dame".split())
+# Relative pronouns ("that" too, after a noun phrase: ``relative_start``).
+RELATIVES = frozenset("who whom whose which".split())
+
+
+def relative_start(low: Sequence[str], start: int = 0) -> int:
+    """Where the first relative clause after word ``start`` opens in a clause's lower-cased words, or
+    their count: a relative pronoun, or "that" within three words of a determiner ("a book series that I
+    love"; "so good that I cried" opens none)."""
+    for i in range(start + 1, len(low)):
+        after_noun = low[i] == "that" and any(w in DETERMINERS for w in low[max(start, i - 3) : i])
+        if low[i] in RELATIVES or after_noun:
+            return i
+    return len(low)
 
 
 __all__ = [

@@ -55,6 +55,7 @@ from hermes_memory.updates.lexicon import (
     TOPICLESS,
     VERB_TENSE,
     WORD,
+    relative_start,
     verb_form,
 )
 
@@ -440,9 +441,10 @@ def _fragment(words: list[str], low: list[str], first: int) -> bool:
 
 def _not_the_users(low: list[str], first: int) -> bool:
     """Whether a clause's subject is a pronoun ("it", "that", "they") or a gerund ("Giving ...") and the
-    user is in it only as an object or owner: a remark about something else, not the user's attribute."""
+    user is in it only as an object, an owner or in a relative clause ("It's based on a book series that
+    I love"): a remark about something else, not the user's attribute."""
     opener = next((i for i, t in enumerate(low) if t not in INTERJECTIONS and t not in GREETINGS), None)
-    if opener is None or any(t in SUBJECT_PRONOUNS for t in low):
+    if opener is None or any(t in SUBJECT_PRONOUNS for t in low[: relative_start(low, opener)]):
         return False
     word = low[opener]
     return (

@@ -16,6 +16,7 @@ import re
 from hermes_memory.updates.lexicon import (
     CALENDAR,
     FIRST_PLURAL,
+    HONORIFICS,
     NAME,
     NOT_SPOKEN_TO,
     PAST_FORMS,
@@ -57,7 +58,7 @@ def _opening_names(normal: str, holders: frozenset[str]) -> tuple[str, ...]:
         return ()
     if " ".join(names) in holders or not holders.isdisjoint(names):
         return ()
-    return names
+    return tuple(n for n in names if n not in HONORIFICS)  # "Dr Varga": the title is no value
 
 
 def _a_name(word: str, *, first: bool) -> bool:

@@ -161,6 +161,16 @@ def test_a_value_is_named_in_any_inflected_form_and_a_day_is_no_value() -> None:
     assert not ended(food_bank, read("Swapped my Saturday shift for Sunday"))
 
 
+
+def test_a_title_before_a_name_is_no_value() -> None:
+    """ "Prof. Mbeki" and "Dr Varga" share a title, not a value: a later statement about one names
+    nothing of the other."""
+    assert values(read("My thesis supervisor is Prof. Mbeki")) == {"mbeki"}
+    assert values(read("Mrs Abbott teaches my daughter piano")) == {"abbott"}
+    dentist = read("My dentist is Dr Varga")
+    assert not ended(dentist, read("Dr. Lindgren stitched my hand up at the walk-in clinic"))
+
+
 def test_a_likeness_is_no_one_valued_shape() -> None:
     """ "My team is like my second family" says what the team is like, not which team it is."""
     assert not one_valued(read("My team is like my second family"))

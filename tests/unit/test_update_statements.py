@@ -169,6 +169,11 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("Since my brother moved out, I pay the whole rent", USER),
         ("my flatmate's a nurse called Jo", USER),  # "'s" as "is": the user's flatmate, named
         ("my niece's teacher is Mr Akande", "user's niece"),  # "'s" as a possessive
+        # the user only in a relative clause: a remark about the thing ("it"), not the user's attribute
+        ("It's adapted from a comic that I adore", None),
+        ("This is the album which we played all summer", None),
+        ("It's a podcast that I never miss", None),
+        ("It's so loud that I wear earplugs", USER),  # a result clause, no relative one: the user's
     ],
 )
 def test_more_holders_from_structure(text: str, holder: str | None) -> None:
