@@ -90,12 +90,13 @@ def diversify(
     with a chosen hit) only falls as hits are chosen, so the value it was last given is an upper bound.
     The best in the heap is brought up to date against the hits chosen since; it is taken when it is still
     the best (the first in rank order among equals, as a scan would take it), else it goes back. Only the
-    overlaps of hits that reach the top are computed, and a recall that needs no vector never loads numpy."""
+    overlaps of hits that reach the top are computed, each an AND of two word bit sets (``_word_bits``),
+    and a recall that needs no vector never loads numpy."""
     pool = ranked[: depth * limit]
     n = len(pool)
     if not n or limit < 1:
         return []
-    words = [present.content_words(h.text) for h in pool]
+    masks, sizes = _word_bits(pool)
     sessions = [h.metadata.get("session_id") for h in pool]
     overlap = [0.0] * n
     heap = [(-hit.score, i, 0) for i, hit in enumerate(pool)]  # (-value, rank, chosen hits counted)
@@ -107,15 +108,16 @@ def diversify(
         if room is not None and room.get(pool[i].tier, 0) <= 0:
             continue  # its tier is full, and stays so
         if counted < len(chosen):
-            mine, session = words[i], sessions[i]
+            mine, size, session, most = masks[i], sizes[i], sessions[i], overlap[i]
             for c in chosen[counted:]:
-                common = len(words[c] & mine)
-                value = common / (len(mine) + len(words[c]) - common or 1)
-                if sessions[c] is not None and session == sessions[c]:
+                common = (masks[c] & mine).bit_count()
+                value = common / (size + sizes[c] - common or 1)
+                if session is not None and session == sessions[c]:
                     value += same_session
-                if value > overlap[i]:
-                    overlap[i] = value
-            fresh = (-(pool[i].score - weight * overlap[i]), i, len(chosen))
+                if value > most:
+                    most = value
+            overlap[i] = most
+            fresh = (-(pool[i].score - weight * most), i, len(chosen))
             if heap and fresh[:2] > heap[0][:2]:
                 heapq.heappush(heap, fresh)
                 continue
@@ -130,6 +132,25 @@ def diversify(
                       hit.metadata)  # fmt: skip
         out.append(hit)
     return out
+
+
+def _word_bits(hits: list[Hit]) -> tuple[list[int], list[int]]:
+    """Each hit's content words as the set bits of one integer (a bit for each word of ``hits``), and
+    how many there are: two hits' shared words are then one AND and a bit count."""
+    bit: dict[str, int] = {}
+    masks: list[int] = []
+    sizes: list[int] = []
+    for hit in hits:
+        words = present.content_words(hit.text)
+        mask = 0
+        for word in words:
+            flag = bit.get(word)
+            if flag is None:
+                flag = bit[word] = 1 << len(bit)
+            mask |= flag
+        masks.append(mask)
+        sizes.append(len(words))
+    return masks, sizes
 
 
 __all__ = [

@@ -91,9 +91,12 @@ def full_scores(held: IndexRows, query: FloatArray, rows: npt.NDArray[np.intp]) 
 def ranked(
     rows: npt.NDArray[np.intp], scored: npt.NDArray[np.float32], k: int
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]:
-    """The best ``k`` of ``rows`` and their scores, best first (equal scores by insertion)."""
+    """The best ``k`` of ``rows`` and their scores, best first (equal scores by insertion, also at the
+    cut: the best ``k`` are the first ``k`` of any deeper ranking)."""
     if k < len(rows):
-        top = np.argpartition(scored, len(scored) - k)[len(scored) - k :]
+        cut = np.partition(scored, len(scored) - k)[len(scored) - k]  # the k-th best score
+        above = np.flatnonzero(scored > cut)
+        top = np.concatenate((above, np.flatnonzero(scored == cut)[: k - len(above)]))
         rows, scored = rows[top], scored[top]
     order = np.lexsort((rows, -scored))
     return rows[order], scored[order]

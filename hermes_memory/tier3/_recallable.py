@@ -63,11 +63,13 @@ def believed_values(
     wanted: Mapping[str, Any],
     first: list[tuple[str, float]],
     believed: Believed,
+    fetched: int | None = None,
 ) -> list[tuple[str, float]]:
     """``nearest`` with ``believed_sources`` over the exact index's (source, score) values, without
     building hits: the first ``limit`` whose fact is believed now, searched 4x deeper (up to
-    ``MAX_FETCH``) while hidden facts took some; ``first``: the ``limit`` nearest, read already."""
-    cap, fetch, values = max(limit, MAX_FETCH), limit, first
+    ``MAX_FETCH``) while hidden facts took some; ``first``: the ``fetched`` (default ``limit``) nearest,
+    read already."""
+    cap, fetch, values = max(limit, MAX_FETCH), fetched or limit, first
     kept_now: set[str] = set()
     checked: set[str] = set()
     while True:

@@ -52,6 +52,9 @@ UNINFORMATIVE_BM25 = 1e-4
 _SOURCE_FIELDS = ("source_kind", "source_uuid")
 # The chunk kind of texts indexed on their own (``semantic_index``): no source, recall keys them by chunk.
 _BY_CHUNK = "text"
+# The exact index reads recall's fact view this many times deeper at once: superseded and archived facts
+# keep their vectors and often fill its top hits, and a second pass costs more than a deeper first one.
+FACT_DEPTH = 4
 
 
 @dataclass(frozen=True)
@@ -253,12 +256,15 @@ class SemanticMemory(SearchPaths):
         exact = isinstance(backend, ExactIndex)
         fields: tuple[str, ...] = _SOURCE_FIELDS
         read: dict[str, list[tuple[str, float]] | None] = {}
+        fact_depth = min(limits.get("fact", 0) * FACT_DEPTH, MAX_FETCH)
         if isinstance(backend, ExactIndex):  # every kind from one first-stage pass
             # Each view holds one kind, so only the source is read per hit. The index has just applied
             # Tier 2's deletions (its refresh reads the tombstones): every hit's chunk exists, only the
             # facts' belief is left to check (their hits go through ``nearest``, which refills).
             fields = ("source_uuid",)
             asked = {kind: (limits[kind], wanted) for kind, wanted in views.items()}
+            if "fact" in asked:  # read deeper at once: hidden facts often fill the view's top hits
+                asked["fact"] = (fact_depth, asked["fact"][1])
             plain = {k: v for k, v in asked.items() if k != _BY_CHUNK}
             read = backend.search_values(vector, plain, "source_uuid")
             unread = {k: v for k, v in asked.items() if read.get(k) is None}
@@ -275,7 +281,7 @@ class SemanticMemory(SearchPaths):
                     found = nearest(backend, vector, limits[kind], wanted, live, fields=fields)
             elif values is not None and kind == "fact" and isinstance(backend, ExactIndex):
                 check = believed or self._tier2.facts.active_uuids
-                found = believed_values(backend, vector, limits[kind], wanted, values, check)
+                found = believed_values(backend, vector, limits[kind], wanted, values, check, fact_depth)
             elif values is not None:
                 # Nothing of this kind is left out (no belief to check): ``nearest`` would return the
                 # search as it is, so it is read in one pass. Its scores are in [0, 1] and best first:

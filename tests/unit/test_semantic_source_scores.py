@@ -206,3 +206,29 @@ def test_below_the_threshold_one_exact_pass_answers_every_kind(
     cat = sem.source_scores("the orange cat sleeps on the sofa", {"fact": 2})["fact"]
     assert len(cat) == 2 and not set(cat) & set(hidden.values())
     assert sem.opened_backends() == [] and not list(tmp_path.rglob("qdrant"))  # the engine never opened
+
+
+
+def test_the_fact_view_is_read_deep_enough_in_one_pass(
+    tmp_path: Path, opened: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replaced and expired facts keep their vectors: the fact view reads FACT_DEPTH times deeper at
+    once, so one of them nearest costs no second search."""
+    sem, t2 = _open(tmp_path, opened, "qdrant", engine=False)
+    hidden = _fill(sem, t2)
+    index = sem._exact_index()
+    query = "Alice lives in a tent in Berlin"
+    vector = sem.embedder.embed_query([query])[0]
+    nearest = index.search_values(vector, {"fact": (1, {"source_kind": "fact"})}, "source_uuid")["fact"]
+    assert nearest is not None and nearest[0][0] in hidden.values()  # a hidden fact is the nearest
+    passes: list[int] = []
+    real = index.search_values
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        passes.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(index, "search_values", counted)
+    got = sem.source_scores(query, {"fact": 1})
+    assert passes == [1]
+    assert got == _by_search(sem, query, {"fact": 1}) and not set(got["fact"]) & set(hidden.values())
