@@ -37,8 +37,9 @@ from hermes_memory.updates.model import (
     restates,
     values,
 )
+from hermes_memory.updates.readings import timeless_values
 from hermes_memory.updates.shape import fills_slot
-from hermes_memory.updates.statement import Statement, calendar_word
+from hermes_memory.updates.statement import Statement
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
@@ -118,7 +119,7 @@ class UpdateDetector:
         (``restates``: "Woodwork is what I love" after "I'm passionate about woodworking")."""
         if new.negated or new.tense == "past":
             return False
-        old_values = {v for v in values(old) if not calendar_word(v)}  # "On Wednesdays": a time, no value
+        old_values = timeless_values(old)
         if not old_values:
             return restates(new, old)  # a change said in words would be a word the old one lacks
         if cued:

@@ -13,22 +13,16 @@ from collections.abc import Sequence
 from hermes_memory.extract.tense import SAME_PAST
 from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, REGULAR_PAST, WORD
-from hermes_memory.updates.readings import beyond, meets, named, values
+from hermes_memory.updates.readings import beyond, meets, named, timeless_values, values
 from hermes_memory.updates.statement import Statement, calendar_word, main_tense
-
-
-def event_values(old: Statement) -> set[str]:
-    """The values of ``old`` an event can befall: its names and numbers, less days and months (a time,
-    no value: "Swapped my Saturday shift" befalls no "I volunteer on Saturdays")."""
-    return {v for v in values(old) if not calendar_word(v)}
 
 
 def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
     """Whether the message tells, in the past, an event that befell the old value ("Closed my ING
     account", "The Fiesta died"): a past clause naming one of the old statement's values (a name or
-    number, not a day: ``event_values``; a shared common word is no evidence: "Spilled coffee on the XPS"
+    number, not a day: ``timeless_values``; a shared common word is no evidence: "Spilled coffee on the XPS"
     ends no coffee habit), in any inflected form ("Dried my Hokas" names "I run in Hoka Cliftons")."""
-    mine = event_values(old)
+    mine = timeless_values(old)
     return any(s.tense == "past" and s.asserts and bool(meets(mine, named(s))) for s in (new, *context))
 
 
@@ -51,7 +45,7 @@ def setting_only(old: Statement, new: Statement, context: Sequence[Statement] = 
     his jab", "Cleared some old photos out of Dropbox" leave the car, the vet and the storage what they
     were. Not when the value is the verb's own complement ("Sold the Golf", "gave up on Arch", "traded in
     the Pegasus"), nor when the message names what took its place ("Moved my account over to Monzo")."""
-    mine = event_values(old)
+    mine = timeless_values(old)
     tokens = WORD.findall(new.text)
     low = [t.lower() for t in tokens]
     verb = next((k for k, t in enumerate(low) if t in PAST_FORMS or t in SAME_PAST
@@ -93,4 +87,4 @@ def _goes_on_now(old: Statement, new: Statement, context: Sequence[Statement]) -
     return False
 
 
-__all__ = ["ended", "event_values", "setting_only"]
+__all__ = ["ended", "setting_only"]

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.updates.lexicon import HONORIFICS, MIXED_CASE
-from hermes_memory.updates.statement import USER, Statement
+from hermes_memory.updates.statement import USER, Statement, calendar_word
 from hermes_memory.updates.subject import opening_names
 
 STOP = frozenset(
@@ -55,6 +55,12 @@ def values(statement: Statement) -> set[str]:
     if statement.holder == USER:
         found.update(opening_names(statement.normal, statement.mentions))
     return found
+
+
+def timeless_values(statement: Statement) -> set[str]:
+    """``values`` less the days and months it names: a time, no value ("Swapped my Saturday shift" names
+    nothing of "I volunteer on Saturdays"; "On Wednesdays" restates no value)."""
+    return {v for v in values(statement) if not calendar_word(v)}
 
 
 @functools.lru_cache(maxsize=MEMO)
@@ -154,5 +160,6 @@ __all__ = [
     "meets",
     "named",
     "news_cues",
+    "timeless_values",
     "values",
 ]

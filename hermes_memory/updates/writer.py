@@ -32,8 +32,8 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import about_same, holder_forms, speaks_of_any, users_own
 from hermes_memory.updates.message import read_message
-from hermes_memory.updates.readings import content, values
-from hermes_memory.updates.statement import USER, Known, Statement, calendar_word, read
+from hermes_memory.updates.readings import content, timeless_values, values
+from hermes_memory.updates.statement import USER, Known, Statement, read
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ class StatementUpdates:
         cancelled my FitX contract; McFit is my gym" a fact of the first clause may span both; a day or
         month is no such value, extraction writes it as a date), else a new one in the third person."""
         overlap = {f.uuid: min(b, span[1]) - max(a, span[0]) for (a, b), f in stored if f.is_active}
-        named = {v for v in values(new) if not calendar_word(v)}  # extraction writes the date it names
+        named = timeless_values(new)  # extraction writes the date it names
         inside = [
             f for _, f in stored
             if overlap.get(f.uuid, 0) > 0 and (not named or any(v in f.content.lower() for v in named))
