@@ -64,32 +64,50 @@ def thread_pulls(
     candidate, and of the turns between a candidate and the one two away (``TurnRanker.thread_rows``
     reads them for the strongest candidates); ``turns``: the loaded turns. Never another speaker's (or
     role's) turn."""
-    pulls: dict[int, float] = {}
     if weight <= 0:
-        return pulls
+        return {}
+    _, pulls = neighbour_pulls(scores, neighbours, turns, threads=True)
+    return {row_id: weight * best for row_id, best in pulls.items()}
+
+
+def neighbour_pulls(
+    scores: Mapping[int, float],
+    neighbours: Mapping[int, tuple[int | None, int | None]],
+    turns: Mapping[int, LoadedTurn],
+    *,
+    threads: bool,
+) -> tuple[dict[int, float], dict[int, float]]:
+    """In one pass over the candidates, unweighted, by row id: the best score among each loaded turn's
+    neighbours that are candidates (0.0 for a turn next only to candidates scoring nothing), and with
+    ``threads`` the best score of the same speaker's candidates two away (``thread_pulls``), each in
+    the order the candidates first reach it. Recall's hot loop: the lookups are written out."""
+    beside: dict[int, float] = {}
+    pulls: dict[int, float] = {}
     for row_id, (prev_id, next_id) in neighbours.items():
         score = scores.get(row_id, 0.0)
-        if score <= 0:
+        lent = score if score > 0.0 else 0.0
+        for near in (prev_id, next_id):
+            if near is not None and near in turns:
+                best = beside.get(near)
+                if best is None:
+                    beside[near] = lent
+                elif score > best:
+                    beside[near] = score
+        if not threads or score <= 0:
             continue
         turn = turns.get(row_id)
         if turn is None:
             continue
-        episode = turn.episode
-        for far in (_beyond(neighbours, prev_id, 0), _beyond(neighbours, next_id, 1)):
+        speaker, role = turn.episode.speaker, turn.episode.role
+        before = neighbours.get(prev_id) if prev_id is not None else None
+        after = neighbours.get(next_id) if next_id is not None else None
+        for far in (before[0] if before is not None else None, after[1] if after is not None else None):
             if far is None or score <= pulls.get(far, 0.0):
                 continue
             other = turns.get(far)
-            if other is not None and _same_voice(other.episode, episode):
-                pulls[far] = score
-    return {row_id: weight * best for row_id, best in pulls.items()}
-
-
-def _beyond(
-    neighbours: Mapping[int, tuple[int | None, int | None]], middle: int | None, side: int
-) -> int | None:
-    """The turn on ``side`` (0 before, 1 after) of ``middle``, when ``middle``'s neighbours are known."""
-    pair = neighbours.get(middle) if middle is not None else None
-    return pair[side] if pair is not None else None
+            if other is not None and other.episode.speaker == speaker and other.episode.role == role:
+                pulls[far] = score  # said by the same person: the same speaker and role
+    return beside, pulls
 
 
 def session_cohesion(
@@ -111,11 +129,6 @@ def session_cohesion(
         if turn is not None and turn.episode.session_id in sessions:
             out[row_id] = min(cap, scores[row_id] * (1.0 + weight))
     return out
-
-
-def _same_voice(a: Episode, b: Episode) -> bool:
-    """Said by the same person: the same speaker and role (turns without a speaker: the same role)."""
-    return a.speaker == b.speaker and a.role == b.role
 
 
 def is_inference(question: str) -> bool:
@@ -142,6 +155,7 @@ __all__ = [
     "LoadedTurn",
     "embedded_query",
     "is_inference",
+    "neighbour_pulls",
     "plain_statement",
     "session_cohesion",
     "thread_pulls",

@@ -10,7 +10,6 @@ from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot
 from hermes_memory.recall.candidates import Query
 from hermes_memory.recall.hits import Turn, rescored
-from hermes_memory.recall.scoring import add
 from hermes_memory.recall.settings import RecallSettings
 from hermes_memory.records import Fact, Hit
 from hermes_memory.tier2 import Tier2
@@ -127,50 +126,50 @@ class TurnRanker:
                 boosted[row_id] *= 1.0 - st.superseded_penalty
         for row_id, score in lent.items():
             boosted[row_id] = max(boosted.get(row_id, 0.0), score)
-        # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores.
+        # Neighbour expansion: s'(i) = s(i) + w * max(s(i-1), s(i+1)), same session, pre-expansion scores;
+        # and the same speaker two turns away, after the other's reply (``expand.thread_pulls``), read in
+        # the same pass over the candidates.
+        pulled, thread = expand.neighbour_pulls(boosted, neighbours, turns, threads=st.thread_pull > 0)
         final = dict(boosted)
-        pulled: dict[int, float] = {}
-        for row_id, (prev_id, next_id) in neighbours.items():
-            score = boosted.get(row_id, 0.0)
-            if prev_id is not None and prev_id in turns:
-                pulled[prev_id] = max(pulled.get(prev_id, 0.0), score)
-            if next_id is not None and next_id in turns:
-                pulled[next_id] = max(pulled.get(next_id, 0.0), score)
+        weight = st.neighbour
         for row_id, best in pulled.items():
-            final[row_id] = final.get(row_id, 0.0) + st.neighbour * best
-        # The same speaker two turns away, after the other's reply (``recall.expand``).
-        add(final, expand.thread_pulls(boosted, neighbours, turns, st.thread_pull), 1.0)
+            final[row_id] = final.get(row_id, 0.0) + weight * best
+        weight = st.thread_pull
+        for row_id, best in thread.items():
+            final[row_id] = final.get(row_id, 0.0) + weight * best
         beside = Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         # A list question about one person: the other participant's turns rank down once they have lent
         # their neighbours their pull (their replies fill the list, the person's instances are the answer).
         other_speaker = 1.0 - st.list_other_speaker_penalty if q.listing and speaker else 1.0
-        for row_id in list(final):
+        assistant = 1.0 - st.assistant_turn_penalty
+        in_session = 1.0 + st.session_boost
+        asking = 1.0 - st.question_turn_penalty
+        answer_boost = 1.0 + st.answer_type_boost
+        out: dict[int, float] = {}
+        for row_id, value in final.items():
             turn = turns.get(row_id)
-            if (
-                turn is None
-                or (as_of is not None and turn.episode.timestamp > as_of)
-                or (turn.episode.uuid in dropped)
-            ):
-                final.pop(row_id, None)
+            if turn is None:
                 continue
             episode = turn.episode
+            if (as_of is not None and episode.timestamp > as_of) or episode.uuid in dropped:
+                continue
             if turn.chatter is not None and not asked_between_people(turn, beside, row_id, turns):
                 # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
                 # pull to its neighbours above and is no hit itself.
-                final.pop(row_id, None)
                 continue
             if episode.role == "assistant":
-                final[row_id] *= 1.0 - st.assistant_turn_penalty
+                value *= assistant
             if session_id is not None and episode.session_id == session_id:
-                final[row_id] *= 1.0 + st.session_boost
+                value *= in_session
             if turn.question:
-                final[row_id] *= 1.0 - st.question_turn_penalty
+                value *= asking
             if other_speaker != 1.0 and (episode.speaker or "").casefold() != speaker:
-                final[row_id] *= other_speaker
+                value *= other_speaker
             if q.answer and cues.can_answer_with(turn.answers, q.answer, people):
-                final[row_id] *= 1.0 + st.answer_type_boost
-        return final
+                value *= answer_boost
+            out[row_id] = value
+        return out
 
     def instance_prior(self, ranked: list[Hit], turns: dict[int, Turn], category: str) -> list[Hit]:
         """``ranked`` reordered by ``instances.instance_order``: turns among the ``instance_depth`` first

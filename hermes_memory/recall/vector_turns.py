@@ -17,7 +17,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from hermes_memory.recall._reads import EpisodeRow, ReadsSnapshot
-from hermes_memory.recall.scoring import add, floornorm
+from hermes_memory.recall.scoring import floornorm
 
 #: The vector views that score turns.
 VIEWS = ("episode", "episode_window")
@@ -42,10 +42,17 @@ class TurnViews:
         """Each view's scores of the turns with ``rows``, scaled against the best of them, added by row id
         into ``turn_scores`` and ``turn_vectors``; ``rows``."""
         ids = {uuid: row_id for row_id, uuid, _, _ in rows}
+        floor = self.floor
         for view in VIEWS:
-            scaled = floornorm({ids[u]: s for u, s in self.scores[view].items() if u in ids}, self.floor)
-            add(turn_scores, scaled, self.weights[view])
-            add(turn_vectors, scaled, self.weights[view])
+            found = {ids[u]: s for u, s in self.scores[view].items() if u in ids}
+            top = max(found.values(), default=floor)
+            if top <= floor:
+                continue
+            weight, span = self.weights[view], top - floor  # ``floornorm`` and ``add``, in one pass
+            for row_id, score in found.items():
+                part = weight * max(0.0, (score - floor) / span)
+                turn_scores[row_id] = turn_scores.get(row_id, 0.0) + part
+                turn_vectors[row_id] = turn_vectors.get(row_id, 0.0) + part
         return rows
 
 
