@@ -52,6 +52,18 @@ def test_the_same_speaker_two_turns_away_is_pulled() -> None:
     assert expand.thread_pulls({1: 0.9}, {1: (None, 2)}, turns, 0.5) == {}
 
 
+def test_each_loaded_turn_takes_the_best_score_beside_it() -> None:
+    turns = {i: _turn("Caroline" if i % 2 else "Melanie", f"turn {i}") for i in range(1, 6)}
+    # Rows 2 and 4 are candidates; 3 sits between them, 1 and 5 beside one each; 6 is not loaded.
+    neighbours = {2: (1, 3), 4: (3, 6)}
+    beside, _ = expand.neighbour_pulls({2: 0.4, 4: 0.7}, neighbours, turns, threads=False)
+    assert beside == {1: 0.4, 3: 0.7}
+    # A turn next only to candidates that score nothing is still reached, with 0.0.
+    beside, pulls = expand.neighbour_pulls({4: 0.7}, neighbours, turns, threads=True)
+    assert beside == {1: 0.0, 3: 0.7}
+    assert pulls == {} and expand.thread_pulls({4: 0.7}, neighbours, turns, 0.5) == {}
+
+
 def test_questions_asking_for_a_guess() -> None:
     assert expand.is_inference("Would Melanie prefer a national park or a theme park?")
     assert expand.is_inference("What job might Maria pursue in the future?")
