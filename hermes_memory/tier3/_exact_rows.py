@@ -58,6 +58,10 @@ class IndexRows:
         self.n = 0
         self.dead = 0
         self.rows8: list[npt.NDArray[np.int8]] = []
+        # The leading blocks of ``rows8`` as one array when they lie back to back (a snapshot's section, a
+        # first load's allocation): a gather of rows below ``len(whole8)`` is then one call, not one per
+        # block (a recall gathers a few thousand rows spread over every block).
+        self.whole8: npt.NDArray[np.int8] | None = None
         self.signs: list[npt.NDArray[np.uint64]] = []
         # The unit rows as float32 while the index holds at most ``float_rows`` rows (then None).
         self.floats: list[npt.NDArray[np.float32]] | None = [] if self.float_rows > 0 else None
@@ -173,6 +177,11 @@ class IndexRows:
 
     def grow(self, need: int) -> None:
         """Make room for ``need`` rows."""
+        if not self.rows8 and need > 0:  # the first blocks (a first load's: all of them) in one array
+            count = -(-need // BLOCK)
+            self.whole8 = np.zeros((count * BLOCK, self.dim), dtype=np.int8)
+            self.rows8 = [self.whole8[b * BLOCK : (b + 1) * BLOCK] for b in range(count)]
+            self.signs = [np.zeros((self.words, BLOCK), dtype=np.uint64) for _ in range(count)]
         while len(self.rows8) * BLOCK < need:
             self.rows8.append(np.zeros((BLOCK, self.dim), dtype=np.int8))
             self.signs.append(np.zeros((self.words, BLOCK), dtype=np.uint64))
@@ -234,6 +243,15 @@ class IndexRows:
         ]
         self.n = stop
 
+    def gather8(self, at: npt.NDArray[np.intp], out: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+        """The int8 rows ``at`` written into ``out`` (``len(at)`` rows): ``get_rows`` of ``rows8``, in one
+        call while every row lies in ``whole8``."""
+        whole = self.whole8
+        if whole is not None and len(at) and int(at.max()) < len(whole):
+            np.take(whole, at, axis=0, out=out)
+            return out
+        return get_rows(self.rows8, at, out=out)
+
     def sign_words(self, unit: FloatArray) -> npt.NDArray[np.uint64]:
         """Each row's sign bits (x > 0) as ``words`` little-endian uint64 words, shape (rows, words)."""
         packed = np.packbits(unit > 0, axis=1, bitorder="little")
@@ -287,6 +305,8 @@ class IndexRows:
             self._put_signs(start, words)
         kept = -(-len(keep) // BLOCK)
         del self.rows8[kept:], self.signs[kept:]
+        if self.whole8 is not None:
+            self.whole8 = self.whole8[: kept * BLOCK]
         if self.floats is not None:
             del self.floats[kept:]
         self.alive = np.ones(len(keep), dtype=bool)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from hermes_memory.tier2.vectors import FloatArray
 from hermes_memory.tier3 import _exact_rows
 from hermes_memory.tier3._blas_threads import blas_thread_cap
-from hermes_memory.tier3._exact_rows import IndexRows, get_rows
+from hermes_memory.tier3._exact_rows import IndexRows
 
 # The second stage scores in full the best max(FULL_MIN * limit, FULL_SHARE of the matching rows,
 # FULL_ALL) rows (on real MiniLM vectors 512 rows agree with scoring all of them, 256 do not quite).
@@ -81,7 +81,7 @@ def full_scores(held: IndexRows, query: FloatArray, rows: npt.NDArray[np.intp]) 
         for start in range(0, len(rows), sub):
             at = rows[start : start + sub]
             count = len(at)
-            get_rows(held.rows8, at, out=small[:count])
+            held.gather8(at, small[:count])
             np.copyto(wide[:count], small[:count])
             np.matmul(wide[:count], query, out=cos[start : start + count])
     cos *= held.factor[rows]
@@ -113,9 +113,12 @@ def _nearest(rows: npt.NDArray[np.intp], distances: npt.NDArray[np.uint16], k: i
     at the cut-off distance the first ones. A histogram instead of a partition: one pass, no sort."""
     counts = np.cumsum(np.bincount(distances))
     cut = int(np.searchsorted(counts, k))  # the distance at which the k-th row lies
-    below = rows[distances < cut]
-    at_cut = rows[distances == cut][: k - len(below)]
-    out: npt.NDArray[np.intp] = np.sort(np.concatenate((below, at_cut)))
+    keep = np.flatnonzero(distances <= cut)  # ascending: ``rows`` stay in their order
+    extra = len(keep) - k
+    if extra > 0:  # the last rows at the cut-off distance go
+        at_cut = np.flatnonzero(distances[keep] == cut)
+        keep = np.delete(keep, at_cut[len(at_cut) - extra :])
+    out: npt.NDArray[np.intp] = np.sort(rows[keep])  # already so for the matching rows (ascending)
     return out
 
 

@@ -109,6 +109,7 @@ def restore(held: IndexRows, meta: Mapping[str, Any], sections: Mapping[str, npt
     blocks = -(-n // block)
     rows8, signs = sections["rows8"], sections["signs"]
     held.rows8 = [rows8[b * block : (b + 1) * block] for b in range(blocks)]
+    held.whole8 = rows8[: blocks * block]
     held.signs = [signs[b] for b in range(blocks)]
     held.floats = None
     # the one its rows were turned by (an empty index has none), held in float64 as built

@@ -68,16 +68,12 @@ def believed_values(
     """``nearest`` with ``believed_sources`` over the exact index's (source, score) values, without
     building hits: the first ``limit`` whose fact is believed now, searched 4x deeper (up to
     ``MAX_FETCH``) while hidden facts took some; ``first``: the ``fetched`` (default ``limit``) nearest,
-    read already."""
+    read already. Belief is asked about the nearest sources first, only as deep as it takes."""
     cap, fetch, values = max(limit, MAX_FETCH), fetched or limit, first
     kept_now: set[str] = set()
     checked: set[str] = set()
     while True:
-        fresh = [source for source, _ in values if source and source not in checked]
-        kept_now.update(believed(fresh))
-        checked.update(fresh)
-        kept = [(source, score) for source, score in values if score >= 0.0]
-        out = [(source, unit(score)) for source, score in kept if source in kept_now]
+        out = _first_believed(values, limit, believed, kept_now, checked)
         exhausted = len(values) < fetch or fetch >= cap or (bool(values) and values[-1][1] < 0.0)
         if len(out) >= limit or exhausted:
             return out[:limit]
@@ -86,6 +82,28 @@ def believed_values(
         if deeper is None:  # the view's filters need the loaded payloads (not the case for "fact")
             raise RuntimeError("the exact index could not read the fact view's values")
         values = deeper
+
+
+def _first_believed(
+    values: list[tuple[str, float]], limit: int, believed: Believed, kept_now: set[str], checked: set[str]
+) -> list[tuple[str, float]]:
+    """The ``values`` with a score >= 0 whose source is believed, in order (scores clipped to [0, 1]):
+    at least the first ``limit`` of them, or all when there are fewer. ``believed`` is asked about the
+    first ``limit`` values, then twice as many more each time while too few passed (a fact's belief costs
+    a read of its row: most of a deep read's facts would never be looked at); ``kept_now`` and
+    ``checked`` keep its answers (across the deeper searches of one ``believed_values``)."""
+    kept = [(source, score) for source, score in values if score >= 0.0]
+    out: list[tuple[str, float]] = []
+    start, step = 0, max(limit, 1)
+    while start < len(kept) and len(out) < limit:
+        part = kept[start : start + step]
+        fresh = list(dict.fromkeys(source for source, _ in part if source and source not in checked))
+        if fresh:
+            kept_now.update(believed(fresh))
+            checked.update(fresh)
+        out.extend((source, unit(score)) for source, score in part if source in kept_now)
+        start, step = start + step, 2 * step
+    return out
 
 
 def recallable(tier2: Tier2, hits: Sequence[VectorHit]) -> list[Hit]:

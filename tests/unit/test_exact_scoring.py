@@ -70,3 +70,33 @@ def test_full_scores_equal_each_rows_own_cosine() -> None:
     assert np.allclose(got, _exact_scoring.scores(cos), rtol=0, atol=1e-6)
     assert float(np.ptp(got)) > 0.1  # cosines spread, not clipped
     assert np.array_equal(_exact_scoring.full_scores(held, query, rows[:0]), np.empty(0, dtype=np.float32))
+
+
+def test_nearest_keeps_the_closest_rows_and_the_first_ones_at_the_cut() -> None:
+    rng = np.random.default_rng(10)
+    rows = np.sort(rng.choice(50_000, 5_000, replace=False)).astype(np.intp)
+    distances = rng.integers(150, 230, size=len(rows)).astype(np.uint16)  # many rows at each distance
+    for k in (1, 37, 512, 2_000, 4_999):
+        # a stable sort by distance keeps equal distances in row order: its first k are the rows wanted
+        expected = np.sort(rows[np.argsort(distances, kind="stable")[:k]])
+        got = _exact_scoring._nearest(rows, distances, k)
+        assert np.array_equal(got, expected), k
+    shuffled = rng.permutation(len(rows))  # rows in any order: the first ones met at the cut stay
+    got = _exact_scoring._nearest(rows[shuffled], distances[shuffled], 700)
+    expected = np.sort(rows[shuffled][np.argsort(distances[shuffled], kind="stable")[:700]])
+    assert np.array_equal(got, expected)
+
+
+def test_rows_are_gathered_alike_from_the_first_blocks_array_and_from_blocks_added_later() -> None:
+    held = _rows(_exact_rows.BLOCK + 10)  # the first blocks: one array
+    assert held.whole8 is not None and len(held.whole8) == 2 * _exact_rows.BLOCK
+    held.grow(3 * _exact_rows.BLOCK + 5)  # a block of its own
+    held.rows8[2][:] = np.random.default_rng(11).integers(-127, 128, size=held.rows8[2].shape, dtype=np.int8)
+    at = np.array(
+        [0, 5, _exact_rows.BLOCK - 1, _exact_rows.BLOCK + 3, 2 * _exact_rows.BLOCK + 7], dtype=np.intp
+    )
+    for rows in (at[:3], at, at[::-1]):
+        got = held.gather8(rows, np.empty((len(rows), DIM), dtype=np.int8))
+        expected = np.stack([held.rows8[r // _exact_rows.BLOCK][r % _exact_rows.BLOCK] for r in rows])
+        assert np.array_equal(got, expected)
+    assert held.rows8[0].base is held.whole8.base or held.rows8[0].base is held.whole8
