@@ -24,19 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from hermes_memory.updates.endings import completes, corrects, denies, restates
 from hermes_memory.updates.holders import about_same, speaks_of_any
-from hermes_memory.updates.model import (
-    UpdateModel,
-    completes,
-    corrects,
-    denies,
-    episode_of,
-    evidence,
-    features,
-    packaged,
-    restates,
-    values,
-)
+from hermes_memory.updates.model import UpdateModel, episode_of, evidence, features, packaged, values
 from hermes_memory.updates.readings import timeless_values
 from hermes_memory.updates.shape import fills_slot
 from hermes_memory.updates.statement import Statement
