@@ -30,9 +30,10 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.updates.endings import completes, corrects, denies, past_habit, restates
-from hermes_memory.updates.events import ended, setting_only
+from hermes_memory.updates.events import ended, names_another, setting_only
 from hermes_memory.updates.readings import (
     MEMO,
+    additive,
     brief,
     content,
     cue_tokens,
@@ -275,16 +276,19 @@ def evidence(
     when nothing in the message names a value or content word of a one-valued earlier statement.
     ``episode``: the clause tells, in the past, an event with the old value that reads as an
     episode of it (``episode_of``): "Cancelled Thursday's cleaning with Dr. Okafor" carries a cue, but no
-    end of the dentist; only its negation counts then. ``confident``: the decision itself is sure of an
+    end of the dentist; only its negation counts then, or the decision being sure of an update when the
+    message names another value (``names_another``: "Moved Rufus's records to Riverbank").
+    ``confident``: the decision itself is sure of an
     update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
-    of the rules above says the clause ends nothing."""
+    of the rules above says the clause ends nothing. A clause in the present that says a state goes on
+    ("still") or holds beside another (an additive particle: ``additive``) is no evidence."""
     if not same_attribute(new, old):
         return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
-    if "still" in new.words and not new.negated and new.tense != "past":
-        return False  # "Kenji's still employed by ...": the continuative aspect says a state goes on
+    if ("still" in new.words or additive(new)) and not new.negated and new.tense != "past":
+        return False  # "Kenji's still employed by ...", "I'm also on call": a state goes on, or holds beside
     if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
-    if episode and not new.negated:
+    if episode and not new.negated and not (confident and names_another(old, new, context)):
         return False  # "Cancelled Thursday's cleaning with Dr. Okafor": an episode, whatever its cues
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
