@@ -25,6 +25,21 @@ _ENDING_ASPECT = frozenset("finished completed ended".split())
 _PROGRESSIVE = re.compile(r"\b(?:is|are|am)\s+(?:(?:still|currently|now|[a-z]+ly)\s+)?(?!going\b)[a-z]+ing\b")
 # Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
 _ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".split())
+# The aspectual verbs of ceasing (a closed class of the grammar) before a gerund: "stopped seeing ...",
+# "gave up driving", "quit drinking". Before a noun phrase they may only pause it ("stopped the episode").
+_CEASING = re.compile(
+    r"\b(?:stop|stops|stopped|quit|quits|cease[sd]?|give up|gives up|gave up|given up)"
+    r"\s+(?:[a-z]+ly\s+)?(?![a-z]*thing\b)[a-z]{2,}ing\b"
+)
+
+
+def ceases(statement: Statement) -> bool:
+    """Whether a clause asserts, unnegated, that an activity ceased: an aspectual verb of ceasing before
+    a gerund ("I stopped seeing Dr Vance", "Mum gave up baking"); not a pause ("Stopped the film
+    halfway") and not "can't stop thinking about it"."""
+    if not statement.asserts or statement.negated:
+        return False
+    return _CEASING.search(statement.normal.lower()) is not None
 
 
 def restates(new: Statement, old: Statement) -> bool:
@@ -87,4 +102,4 @@ def past_habit(statement: Statement) -> bool:
     )
 
 
-__all__ = ["completes", "corrects", "denies", "past_habit", "restates"]
+__all__ = ["ceases", "completes", "corrects", "denies", "past_habit", "restates"]

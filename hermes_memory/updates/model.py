@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.endings import completes, corrects, denies, past_habit, restates
+from hermes_memory.updates.endings import ceases, completes, corrects, denies, past_habit, restates
 from hermes_memory.updates.events import ended, names_another, setting_only
 from hermes_memory.updates.readings import (
     MEMO,
@@ -243,8 +243,8 @@ def episode_of(
     """Whether ``new`` tells, in the past, an event with a value of ``old`` (``ended``) that reads as an
     episode of it, not its end: it names the value only as its setting (``setting_only``), or reads so
     along the learned ending direction (``Cues.ends``). ``context``: the message's other clauses."""
-    if not ended(old, new):
-        return False
+    if not ended(old, new) or ceases(new):
+        return False  # "Stopped seeing Dr Vance": an activity ceased, no episode of it
     return setting_only(old, new, context) or cues.ends(new_masked_vector) <= 0
 
 
@@ -300,7 +300,8 @@ def evidence(
         or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
     ):  # fmt: skip
         return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
-    if confident or reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
+    if confident or reads_as_change or new.negated or ceases(new) or any(cues.strongest(s, old) >= cue_min
+                                                                         for s in said):
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot

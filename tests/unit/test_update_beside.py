@@ -1,6 +1,6 @@
 """What a new statement says beside the old one rather than in its place: the old value named again as
 the subject of a clause about the user's, an additive particle, and an episode of the old value that
-names another one.
+names another one; and an activity said to have ceased.
 
 The sentences here are written for these tests; none is taken from the labelled corpus.
 """
@@ -8,8 +8,9 @@ The sentences here are written for these tests; none is taken from the labelled 
 from __future__ import annotations
 
 from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.endings import ceases
 from hermes_memory.updates.events import names_another
-from hermes_memory.updates.model import Cues, evidence
+from hermes_memory.updates.model import Cues, episode_of, evidence
 from hermes_memory.updates.readings import additive, values
 from hermes_memory.updates.statement import read
 
@@ -59,3 +60,20 @@ def test_a_sure_decision_reads_an_episode_naming_another_value_as_a_change() -> 
     visit = read("Dropped Rufus at Parkside for his jab", holders=known)
     assert not names_another(old, visit)
     assert not evidence(old, visit, (), Cues(), 0.5, episode=True, confident=True)
+
+
+def test_an_aspectual_verb_of_ceasing_before_a_gerund_ends_an_activity() -> None:
+    """ "stopped", "quit", "gave up" before a gerund say an activity ceased: no episode of the old value,
+    however the learned ending direction reads the clause, and evidence of a change by itself. Before a
+    noun phrase they may only pause something; negated or after a modal they end nothing."""
+    assert ceases(read("I stopped seeing Dr Vance in the spring"))
+    assert ceases(read("Mum gave up baking after her wrist op"))
+    assert not ceases(read("Stopped the film halfway through"))
+    assert not ceases(read("I can't stop thinking about the trip"))
+    assert not ceases(read("I didn't stop swimming, I was just ill"))
+    old = read("I see a physio called Vance every Friday")
+    new = read("I stopped seeing Vance in the spring")
+    as_an_episode = Cues(ending=[-1.0] + [0.0] * 383)
+    assert not episode_of(old, new, as_an_episode, [1.0] + [0.0] * 383)
+    mum = read("Mum bakes bread every Sunday")
+    assert evidence(mum, read("Mum gave up baking after her wrist op"), (), Cues(), 0.5)
