@@ -35,7 +35,8 @@ def test_the_old_value_opening_a_relative_clause_about_the_user_restates_it() ->
 def test_an_additive_particle_says_a_state_holds_beside_the_old_one() -> None:
     """ "also", and "too" or "as well" closing a clause, add to what holds; "too" before an adjective is
     a degree, and "Also," opening a clause is a discourse marker. A present clause with the particle is
-    no evidence of a change, whatever its cues; the same clause without it may be."""
+    no evidence of a change, whatever its cues; the same clause without it may be, and so may one in the
+    shape of a one-valued attribute, which holds one value at a time."""
     assert additive(read("I'm also on call two Sundays a month"))
     assert additive(read("My cousin lives with us too"))
     assert additive(read("I keep a paper diary as well, for appointments"))
@@ -46,6 +47,8 @@ def test_an_additive_particle_says_a_state_holds_beside_the_old_one() -> None:
     also = read("I'm also on call two Sundays a month")
     assert not evidence(old, also, (), strong, 0.5, reads_as_change=True, confident=True)
     assert evidence(old, read("I'm on call two Sundays a month"), (), strong, 0.5)
+    gp = read("My GP is Dr. Aziz")  # a one-valued slot: "too" adds to someone else's, not to the old value
+    assert evidence(gp, read("Dr. Brandt is my GP now too"), (), strong, 0.5, confident=True)
 
 
 def test_a_sure_decision_reads_an_episode_naming_another_value_as_a_change() -> None:
