@@ -282,13 +282,17 @@ def evidence(
     update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
     of the rules above says the clause ends nothing. A clause in the present that says a state goes on
     ("still") or holds beside another (an additive particle: ``additive``) is no evidence; but a slot in the
-    shape of a one-valued attribute holds one value, so there the particle adds to someone else's."""
+    shape of a one-valued attribute holds one value, so there the particle adds to someone else's. An
+    earlier statement with the particle says it is one of several: only a negation, a ceasing or an event
+    that befalls its value ends it, not a new value."""
     if not same_attribute(new, old):
         return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
     if "still" in new.words and not new.negated and new.tense != "past":
         return False  # "Kenji's still employed by ...": the continuative aspect says a state goes on
     if additive(new) and not new.negated and new.tense != "past" and not one_valued(new):
         return False  # "I'm also on call": it holds beside ("Osei is my GP now too" fills a slot)
+    if additive(old) and not one_valued(old) and not (new.negated or ceases(new) or ended(old, new, context)):
+        return False  # "Tim has also taken up the cello", one of several: only what names it ends it
     if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
     if episode and not new.negated and not (confident and names_another(old, new, context)):

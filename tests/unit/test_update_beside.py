@@ -80,3 +80,17 @@ def test_an_aspectual_verb_of_ceasing_before_a_gerund_ends_an_activity() -> None
     assert not episode_of(old, new, as_an_episode, [1.0] + [0.0] * 383)
     mum = read("Mum bakes bread every Sunday")
     assert evidence(mum, read("Mum gave up baking after her wrist op"), (), Cues(), 0.5)
+
+
+def test_an_earlier_statement_with_an_additive_particle_is_one_of_several() -> None:
+    """ "Tim has also taken up the cello" says it is one of several things Tim does: a new one ("Tim is
+    learning Dutch now") ends none of them, however sure the decision is; a ceasing ends it. Without the
+    particle the new one may."""
+    known = {"tim"}
+    one_of = read("Tim has also taken up the cello", holders=known)
+    alone = read("Tim has taken up the cello", holders=known)
+    dutch = read("Tim is learning Dutch now", holders=known)
+    now = Cues({"now": 2.0})
+    assert not evidence(one_of, dutch, (), now, 0.5, confident=True)
+    assert evidence(alone, dutch, (), now, 0.5, confident=True)
+    assert evidence(one_of, read("Tim gave up playing the cello", holders=known), (), Cues(), 0.5)
