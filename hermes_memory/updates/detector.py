@@ -107,10 +107,10 @@ class UpdateDetector:
         (``cued``) and no other value: "Ingrid is the person I report to" after "My manager is Ingrid"
         restates it; a past event ("the Fiesta died"), a negation or a change cue ("I let my Equinox
         membership lapse", "Vivaldi has replaced Firefox") ends a value it names. A clause whose subject
-        is the old value, said of the user's in the present (``_reasserts``), restates it whatever
-        its cue words. Between statements
-        that name no value, it restates the old one when it says nothing the old one does not
-        (``restates``: "Woodwork is what I love" after "I'm passionate about woodworking")."""
+        is the old value, said of the user's in the present (``_reasserts``), restates it whatever its
+        cue words. Between statements that name no value, it restates the old one when it says nothing
+        the old one does not (``restates``: "Woodwork is what I love" after "I'm passionate about
+        woodworking")."""
         if new.negated or new.tense == "past":
             return False
         old_values = timeless_values(old)
