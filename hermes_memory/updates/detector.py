@@ -24,22 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from hermes_memory.updates.endings import completes, corrects, denies, restates
 from hermes_memory.updates.holders import about_same, speaks_of_any
-from hermes_memory.updates.model import (
-    UpdateModel,
-    completes,
-    corrects,
-    denies,
-    episode_of,
-    evidence,
-    features,
-    packaged,
-    restates,
-    values,
-)
+from hermes_memory.updates.lexicon import verb_form
+from hermes_memory.updates.model import UpdateModel, episode_of, evidence, features, packaged, values
 from hermes_memory.updates.readings import timeless_values
 from hermes_memory.updates.shape import fills_slot
-from hermes_memory.updates.statement import Statement
+from hermes_memory.updates.statement import USER, Statement
+from hermes_memory.updates.subject import opening_names
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
@@ -114,15 +106,17 @@ class UpdateDetector:
         """Whether ``new`` names the old value again in the present, unnegated, with no change cue
         (``cued``) and no other value: "Ingrid is the person I report to" after "My manager is Ingrid"
         restates it; a past event ("the Fiesta died"), a negation or a change cue ("I let my Equinox
-        membership lapse", "Vivaldi has replaced Firefox") ends a value it names. Between statements
-        that name no value, it restates the old one when it says nothing the old one does not
-        (``restates``: "Woodwork is what I love" after "I'm passionate about woodworking")."""
+        membership lapse", "Vivaldi has replaced Firefox") ends a value it names. A clause whose subject
+        is the old value, said of the user's in the present (``_reasserts``), restates it whatever its
+        cue words. Between statements that name no value, it restates the old one when it says nothing
+        the old one does not (``restates``: "Woodwork is what I love" after "I'm passionate about
+        woodworking")."""
         if new.negated or new.tense == "past":
             return False
         old_values = timeless_values(old)
         if not old_values:
             return restates(new, old)  # a change said in words would be a word the old one lacks
-        if cued:
+        if cued and not _reasserts(new, old_values):
             return False
         return bool(old_values & set(new.words)) and not (values(new) - old_values - _words(old))
 
@@ -234,6 +228,27 @@ def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:
         return False
     named = {w.removesuffix("'s") for m in new.mentions for w in m.split()}
     return own <= named and bool(values(new) - own - named)
+
+
+# Words that place a role in the past ("my former manager", "an ex-colleague"): a closed class.
+_BYGONE = frozenset("former old previous ex once erstwhile".split())
+
+
+def _reasserts(new: Statement, old_values: set[str]) -> bool:
+    """Whether ``new`` opens with the old value as the subject of a clause about the user's, in the
+    present ("Ingrid is the person I report to", "Quokka keeps all my passwords" after the user named
+    Ingrid, Quokka; a person the memory knows too): it says of the old value what the old statement did,
+    so no cue word ends it. Not when it places the role in the past ("Ingrid is my former manager") or its
+    relative clause is not in the present simple ("the browser I've dropped", "the one I used to see")."""
+    if new.holder != USER:
+        return False
+    opening = set(opening_names(new.normal, frozenset()))
+    if not opening or not opening <= old_values:
+        return False
+    if any(w in _BYGONE or w.split("-")[0] in _BYGONE for w in new.words):
+        return False
+    after = new.normal.lower().partition("the user ")[2].split()[:1]
+    return not (after and after[0] != "is" and verb_form(after[0]))
 
 
 def _words(statement: Statement) -> set[str]:

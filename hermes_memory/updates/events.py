@@ -64,12 +64,19 @@ def setting_only(old: Statement, new: Statement, context: Sequence[Statement] = 
             return False  # no object of its own: "traded in the Pegasus", "went right off Arch"
     if _goes_on_now(old, new, context):
         return False  # "Dana left her whistle at the club, she's coaching online now"
+    return not names_another(old, new, context)
+
+
+def names_another(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
+    """Whether the message names a value ``old`` does not, in any inflected form: a name or number that
+    is no day, no date and none of whom it speaks ("Moved Rufus over to Riverbank" after "Rufus's vet is
+    Parkside"): what may have taken the old value's place."""
     holders = {w for h in (old.holder, *new.mentions) if h for w in h.casefold().split()}
     others = {
         v for s in (new, *context) for v in values(s)
         if not calendar_word(v) and not _ORDINAL.fullmatch(v) and v not in holders
     }  # fmt: skip
-    return not beyond(others, values(old))
+    return bool(beyond(others, values(old)))
 
 
 def _goes_on_now(old: Statement, new: Statement, context: Sequence[Statement]) -> bool:
@@ -87,4 +94,4 @@ def _goes_on_now(old: Statement, new: Statement, context: Sequence[Statement]) -
     return False
 
 
-__all__ = ["ended", "setting_only"]
+__all__ = ["ended", "names_another", "setting_only"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,10 +29,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.events import ended, setting_only
-from hermes_memory.updates.holders import same_holder
+from hermes_memory.updates.endings import ceases, completes, corrects, denies, past_habit, restates
+from hermes_memory.updates.events import ended, names_another, setting_only
 from hermes_memory.updates.readings import (
     MEMO,
+    additive,
     brief,
     content,
     cue_tokens,
@@ -76,30 +76,6 @@ FEATURES: tuple[str, ...] = (
 CUE_MIN = 0.5
 #: A vector as this module takes it: a numpy row (float32, as embedders give them) or any floats.
 Vector = npt.NDArray[np.floating[Any]] | Sequence[float]
-
-# Words that negate or say a state ended (a closed class of the grammar).
-_NEGATION_WORDS = frozenset(
-    """not no never longer anymore any more don't doesn't isn't aren't wasn't weren't won't can't haven't
-    hasn't didn't nobody nothing none""".split()
-)
-# The aspectual verbs of completion, in the past (a closed class of the grammar: "finished Dune"); not
-# those of stopping, which also pause ("stopped the episode halfway").
-_ENDING_ASPECT = frozenset("finished completed ended".split())
-# A verb in the progressive: "is reading", "are slowly building" (not "is going to", a plan).
-_PROGRESSIVE = re.compile(r"\b(?:is|are|am)\s+(?:(?:still|currently|now|[a-z]+ly)\s+)?(?!going\b)[a-z]+ing\b")
-# Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
-_ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".split())
-
-
-def restates(new: Statement, old: Statement) -> bool:
-    """Whether every content word and value of ``new`` is a word of ``old`` (a shared stem: "passion" /
-    "passionate", "Dance is my passion" / "dancing"): it says the same thing again, and sets nothing new."""
-    return _said_in(content(new) | values(new), content(old))
-
-
-def _said_in(said: set[str], words: set[str]) -> bool:
-    """Whether there is something ``said`` and every word of it is one of ``words`` (a shared stem)."""
-    return bool(said) and all(topic_of(frozenset({w}), words) for w in said)
 
 
 class _Rows:
@@ -244,55 +220,6 @@ def _direction(labelled: Sequence[tuple[Vector, bool]], talk: Sequence[Vector], 
     return [round(float(d), 6) for d in direction]
 
 
-def corrects(old: Statement, new: Statement) -> bool:
-    """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a comma and a bare
-    "not" (``Statement.set_right``) and names something else in its place ("It's the 19:10, not the 18:40"
-    after "I take the 18:40 home"). Whatever the attribute, a correction ends what it contrasts."""
-    if not new.asserts or not new.set_right & bare(old):
-        return False
-    return bool((content(new) | values(new)) - new.set_right - bare(old) - {"not"})
-
-
-def denies(old: Statement, new: Statement) -> bool:
-    """Whether ``new`` is ``old`` said again negated, in the present ("I don't eat meat anymore" after
-    "I eat meat most days"), or as a habit of the past ("I used to eat meat"): every word it says,
-    negation and "used" aside, is a word of ``old`` (a shared stem), and it names no value ``old`` lacks.
-    It ends ``old`` whatever the attribute; an earlier negated state ("I don't drive") is no state this
-    ends. Both are about one holder, said outright: "No worries" is an interjection, no denial of a
-    statement about worries."""
-    if not new.asserts or old.negated or not same_holder(old.holder, new.holder):
-        return False
-    if not (new.tense != "past" if new.negated else past_habit(new)):
-        return False  # a negated past event ("I didn't take the ferry") or no habit said over
-    said = content(new) - _NEGATION_WORDS - {"used"}
-    return values(new) <= values(old) and _said_in(said, content(old) | values(old))
-
-
-def completes(old: Statement, new: Statement) -> bool:
-    """Whether ``new`` tells, in the past, that the activity ``old`` has in progress came to its end:
-    ``old`` is in the progressive ("I'm reading Dune", "Kofi is training for the Berlin marathon") and
-    ``new`` says with an aspectual verb of completion that something ``old`` names was finished
-    ("Finished Dune last night", "Kofi completed Berlin in 3:41"). An activity in progress is over once
-    done; a habit is not ("Finished my pottery session early" after "I do pottery on Thursdays")."""
-    if not (new.asserts and new.tense == "past" and not new.negated and same_holder(old.holder, new.holder)):
-        return False
-    if not (old.asserts and not old.negated and _PROGRESSIVE.search(old.normal)):
-        return False
-    return not _ENDING_ASPECT.isdisjoint(new.words) and bool(values(old) & named(new))
-
-
-def past_habit(statement: Statement) -> bool:
-    """Whether a clause tells a habit or state of the past as over: "used to" before a verb, the past
-    habitual of the grammar ("I used to run", not "I'm used to it", "it got used to")."""
-    words = statement.words
-    return any(
-        words[i] == "used"
-        and words[i + 1] == "to"
-        and (i == 0 or (words[i - 1] not in _ACCUSTOMED and not words[i - 1].endswith(("'m", "'re", "'s"))))
-        for i in range(len(words) - 1)
-    )
-
-
 def _names_of(old: Statement, said: Statement) -> bool:
     """Whether a clause names something of ``old``: one of its values, or a content word (a shared stem)."""
     return bool(values(old) & bare(said)) or topic_of(frozenset(content(old)), said.words)
@@ -316,8 +243,8 @@ def episode_of(
     """Whether ``new`` tells, in the past, an event with a value of ``old`` (``ended``) that reads as an
     episode of it, not its end: it names the value only as its setting (``setting_only``), or reads so
     along the learned ending direction (``Cues.ends``). ``context``: the message's other clauses."""
-    if not ended(old, new):
-        return False
+    if not ended(old, new) or ceases(new):
+        return False  # "Stopped seeing Dr Vance": an activity ceased, no episode of it
     return setting_only(old, new, context) or cues.ends(new_masked_vector) <= 0
 
 
@@ -349,16 +276,26 @@ def evidence(
     when nothing in the message names a value or content word of a one-valued earlier statement.
     ``episode``: the clause tells, in the past, an event with the old value that reads as an
     episode of it (``episode_of``): "Cancelled Thursday's cleaning with Dr. Okafor" carries a cue, but no
-    end of the dentist; only its negation counts then. ``confident``: the decision itself is sure of an
+    end of the dentist; only its negation counts then, or the decision being sure of an update when the
+    message names another value (``names_another``: "Moved Rufus's records to Riverbank").
+    ``confident``: the decision itself is sure of an
     update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
-    of the rules above says the clause ends nothing."""
+    of the rules above says the clause ends nothing. A clause in the present that says a state goes on
+    ("still") or holds beside another (an additive particle: ``additive``) is no evidence; but a slot in the
+    shape of a one-valued attribute holds one value, so there the particle adds to someone else's. An
+    earlier statement with the particle says it is one of several: only a negation, a ceasing or an event
+    that befalls its value ends it, not a new value."""
     if not same_attribute(new, old):
         return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
     if "still" in new.words and not new.negated and new.tense != "past":
         return False  # "Kenji's still employed by ...": the continuative aspect says a state goes on
+    if additive(new) and not new.negated and new.tense != "past" and not one_valued(new):
+        return False  # "I'm also on call": it holds beside ("Osei is my GP now too" fills a slot)
+    if additive(old) and not one_valued(old) and not (new.negated or ceases(new) or ended(old, new, context)):
+        return False  # "Tim has also taken up the cello", one of several: only what names it ends it
     if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
-    if episode and not new.negated:
+    if episode and not new.negated and not (confident and names_another(old, new, context)):
         return False  # "Cancelled Thursday's cleaning with Dr. Okafor": an episode, whatever its cues
     old_values = values(old)
     said = (new, *context) if old_values or values(new) else (new,)
@@ -370,7 +307,8 @@ def evidence(
         or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
     ):  # fmt: skip
         return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
-    if confident or reads_as_change or new.negated or any(cues.strongest(s, old) >= cue_min for s in said):
+    if confident or reads_as_change or new.negated or ceases(new) or any(cues.strongest(s, old) >= cue_min
+                                                                         for s in said):
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot
@@ -587,7 +525,10 @@ __all__ = [
     "FEATURES",
     "Cues",
     "UpdateModel",
+    "completes",
+    "corrects",
     "cue_tokens",
+    "denies",
     "ended",
     "evidence",
     "features",
@@ -596,5 +537,6 @@ __all__ = [
     "named",
     "packaged",
     "past_habit",
+    "restates",
     "values",
 ]

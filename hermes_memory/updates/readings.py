@@ -81,6 +81,17 @@ def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+# The additive focus particles (a closed class): "also" (not "Also," opening the clause as a discourse
+# marker), and "too" or "as well" closing the clause or a part of it ("too pricey" is a degree adverb).
+_ADDITIVE = re.compile(r"\balso\b(?!\s*,)|\b(?:too|as well)\s*(?:[,.;:!?)]|$)", re.IGNORECASE)
+
+
+def additive(statement: Statement) -> bool:
+    """Whether a clause carries an additive focus particle ("I'm also on call on Sundays", "My cousin
+    lives with us too"): what it says holds beside something else, not in its place."""
+    return _ADDITIVE.search(statement.text) is not None
+
+
 # Any day will do to read how long a time the clause names (its length, not where it falls).
 _SOME_DAY = datetime(2024, 6, 12, 12, tzinfo=UTC)
 # Words that make a dated time the start or end of a lasting span ("since Tuesday", "as of Friday").
@@ -151,6 +162,7 @@ def _content(words: tuple[str, ...]) -> frozenset[str]:
 __all__ = [
     "MEMO",
     "STOP",
+    "additive",
     "beyond",
     "brief",
     "content",

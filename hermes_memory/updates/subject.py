@@ -31,10 +31,13 @@ from hermes_memory.updates.lexicon import (
 #: Readings memoised per clause (each is weighed against many stored statements).
 _MEMO = 16384
 # Capitalised words, then a copula or a verb in its present -s form, then the user at once or after a
-# wh-word opening a free relative, with a quantifier ("holds all the user's", "is where all the user's").
+# wh-word opening a free relative, with a quantifier ("holds all the user's", "is where all the user's");
+# or a copula, then a noun phrase of at most three words whose relative clause has the user as its
+# subject ("is the person the user reports to", "'s the one that the user trusts").
 _SHAPE = re.compile(
-    r"^(?P<name>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*?)(?: is|'s| [a-z]{2,}[^s\W]s)"
-    r" (?:(?:what|where|how|who) )?(?:all )?the user\b"
+    r"^(?P<name>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*?)"
+    r"(?:(?: is|'s| [a-z]{2,}[^s\W]s) (?:(?:what|where|how|who) )?(?:all )?the user\b"
+    r"|(?: is|'s) (?:the|a|an) (?:[a-z-]+ ){0,2}?[a-z-]+ (?:(?:that|who|whom|which) )?the user\b(?!'s))"
 )
 # Words of the grammar's closed classes, never a name: function words, interjections, pronouns.
 _CLOSED = NOT_SPOKEN_TO | FIRST_PLURAL | SECOND | THIRD | PRONOUN_SUBJECTS | TOPICLESS

@@ -1,0 +1,105 @@
+"""What ends an earlier statement without the learned decision, read from the grammar of the new one: a
+correction (", not <old word>"), a denial (the old statement said again negated, or as a habit of the
+past), the completion of an activity in progress; and a restatement, which ends nothing. Pure functions,
+no model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hermes_memory.updates.holders import same_holder
+from hermes_memory.updates.readings import content, named, values
+from hermes_memory.updates.shape import bare
+from hermes_memory.updates.statement import Statement, topic_of
+
+# Words that negate or say a state ended (a closed class of the grammar).
+_NEGATION_WORDS = frozenset(
+    """not no never longer anymore any more don't doesn't isn't aren't wasn't weren't won't can't haven't
+    hasn't didn't nobody nothing none""".split()
+)
+# The aspectual verbs of completion, in the past (a closed class of the grammar: "finished Dune"); not
+# those of stopping, which also pause ("stopped the episode halfway").
+_ENDING_ASPECT = frozenset("finished completed ended".split())
+# A verb in the progressive: "is reading", "are slowly building" (not "is going to", a plan).
+_PROGRESSIVE = re.compile(r"\b(?:is|are|am)\s+(?:(?:still|currently|now|[a-z]+ly)\s+)?(?!going\b)[a-z]+ing\b")
+# Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
+_ACCUSTOMED = frozenset("am is are was were be been being get gets got getting".split())
+# The aspectual verbs of ceasing (a closed class of the grammar) before a gerund: "stopped seeing ...",
+# "gave up driving", "quit drinking". Before a noun phrase they may only pause it ("stopped the episode").
+_CEASING = re.compile(
+    r"\b(?:stop|stops|stopped|quit|quits|cease[sd]?|give up|gives up|gave up|given up)"
+    r"\s+(?:[a-z]+ly\s+)?(?![a-z]*thing\b)[a-z]{2,}ing\b"
+)
+
+
+def ceases(statement: Statement) -> bool:
+    """Whether a clause asserts, unnegated, that an activity ceased: an aspectual verb of ceasing before
+    a gerund ("I stopped seeing Dr Vance", "Mum gave up baking"); not a pause ("Stopped the film
+    halfway") and not "can't stop thinking about it"."""
+    if not statement.asserts or statement.negated:
+        return False
+    return _CEASING.search(statement.normal.lower()) is not None
+
+
+def restates(new: Statement, old: Statement) -> bool:
+    """Whether every content word and value of ``new`` is a word of ``old`` (a shared stem: "passion" /
+    "passionate", "Dance is my passion" / "dancing"): it says the same thing again, and sets nothing new."""
+    return _said_in(content(new) | values(new), content(old))
+
+
+def _said_in(said: set[str], words: set[str]) -> bool:
+    """Whether there is something ``said`` and every word of it is one of ``words`` (a shared stem)."""
+    return bool(said) and all(topic_of(frozenset({w}), words) for w in said)
+
+
+def corrects(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a comma and a bare
+    "not" (``Statement.set_right``) and names something else in its place ("It's the 19:10, not the 18:40"
+    after "I take the 18:40 home"). Whatever the attribute, a correction ends what it contrasts."""
+    if not new.asserts or not new.set_right & bare(old):
+        return False
+    return bool((content(new) | values(new)) - new.set_right - bare(old) - {"not"})
+
+
+def denies(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` is ``old`` said again negated, in the present ("I don't eat meat anymore" after
+    "I eat meat most days"), or as a habit of the past ("I used to eat meat"): every word it says,
+    negation and "used" aside, is a word of ``old`` (a shared stem), and it names no value ``old`` lacks.
+    It ends ``old`` whatever the attribute; an earlier negated state ("I don't drive") is no state this
+    ends. Both are about one holder, said outright: "No worries" is an interjection, no denial of a
+    statement about worries."""
+    if not new.asserts or old.negated or not same_holder(old.holder, new.holder):
+        return False
+    if not (new.tense != "past" if new.negated else past_habit(new)):
+        return False  # a negated past event ("I didn't take the ferry") or no habit said over
+    said = content(new) - _NEGATION_WORDS - {"used"}
+    return values(new) <= values(old) and _said_in(said, content(old) | values(old))
+
+
+def completes(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` tells, in the past, that the activity ``old`` has in progress came to its end:
+    ``old`` is in the progressive ("I'm reading Dune", "Kofi is training for the Berlin marathon") and
+    ``new`` says with an aspectual verb of completion that something ``old`` names was finished
+    ("Finished Dune last night", "Kofi completed Berlin in 3:41"). An activity in progress is over once
+    done; a habit is not ("Finished my pottery session early" after "I do pottery on Thursdays")."""
+    if not (new.asserts and new.tense == "past" and not new.negated and same_holder(old.holder, new.holder)):
+        return False
+    if not (old.asserts and not old.negated and _PROGRESSIVE.search(old.normal)):
+        return False
+    return not _ENDING_ASPECT.isdisjoint(new.words) and bool(values(old) & named(new))
+
+
+def past_habit(statement: Statement) -> bool:
+    """Whether a clause tells a habit or state of the past as over: "used to" before a verb, the past
+    habitual of the grammar ("I used to run", not "I'm used to it", "it got used to")."""
+    words = statement.words
+    return any(
+        words[i] == "used"
+        and words[i + 1] == "to"
+        and (i == 0 or (words[i - 1] not in _ACCUSTOMED and not words[i - 1].endswith(("'m", "'re", "'s"))))
+        for i in range(len(words) - 1)
+    )
+
+
+__all__ = ["ceases", "completes", "corrects", "denies", "past_habit", "restates"]

@@ -1,0 +1,96 @@
+"""What a new statement says beside the old one rather than in its place: the old value named again as
+the subject of a clause about the user's, an additive particle, and an episode of the old value that
+names another one; and an activity said to have ceased.
+
+The sentences here are written for these tests; none is taken from the labelled corpus.
+"""
+
+from __future__ import annotations
+
+from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.endings import ceases
+from hermes_memory.updates.events import names_another
+from hermes_memory.updates.model import Cues, episode_of, evidence
+from hermes_memory.updates.readings import additive, values
+from hermes_memory.updates.statement import read
+
+
+def test_the_old_value_opening_a_relative_clause_about_the_user_restates_it() -> None:
+    """ "Tamsin Okoye is the person I see for my knee" after "My physio is Tamsin Okoye" names the old
+    value as the subject of what the user does: it says the same thing again, whatever its cue words,
+    and whether or not the memory knows the person. Another name, a role placed in the past or a
+    relative clause not in the present simple may end it."""
+    old = read("My physio is Tamsin Okoye")
+    again = read("Tamsin Okoye is the person I see for my knee")
+    assert values(again) == {"tamsin", "okoye"}
+    assert values(read("Pax is the app that I trust with my keys")) == {"pax"}
+    assert UpdateDetector.repeats(again, old, cued=True)
+    known = read("Tamsin Okoye is the person I see for my knee", holders={"tamsin okoye"})
+    assert UpdateDetector.repeats(known, old, cued=True)
+    assert not UpdateDetector.repeats(read("Bruno Lacey is the person I see for my knee"), old, cued=True)
+    assert not UpdateDetector.repeats(read("Tamsin Okoye is my former physio"), old, cued=True)
+    assert not UpdateDetector.repeats(read("Tamsin Okoye is the physio I have dropped"), old, cued=True)
+
+
+def test_an_additive_particle_says_a_state_holds_beside_the_old_one() -> None:
+    """ "also", and "too" or "as well" closing a clause, add to what holds; "too" before an adjective is
+    a degree, and "Also," opening a clause is a discourse marker. A present clause with the particle is
+    no evidence of a change, whatever its cues; the same clause without it may be, and so may one in the
+    shape of a one-valued attribute, which holds one value at a time."""
+    assert additive(read("I'm also on call two Sundays a month"))
+    assert additive(read("My cousin lives with us too"))
+    assert additive(read("I keep a paper diary as well, for appointments"))
+    assert not additive(read("The rent got too high"))
+    assert not additive(read("Also, I've moved to Leith"))
+    old = read("I work Monday to Friday")
+    strong = Cues({"month": 3.0})
+    also = read("I'm also on call two Sundays a month")
+    assert not evidence(old, also, (), strong, 0.5, reads_as_change=True, confident=True)
+    assert evidence(old, read("I'm on call two Sundays a month"), (), strong, 0.5)
+    gp = read("My GP is Dr. Aziz")  # a one-valued slot: "too" adds to someone else's, not to the old value
+    assert evidence(gp, read("Dr. Brandt is my GP now too"), (), strong, 0.5, confident=True)
+
+
+def test_a_sure_decision_reads_an_episode_naming_another_value_as_a_change() -> None:
+    """An event with the old value that reads as an episode ends nothing, unless the decision is sure of
+    an update and the message names another value the old one could have given way to."""
+    known = {"rufus"}
+    old = read("Rufus's vet is Parkside Vets", holders=known)
+    moved = read("Moved Rufus's records from Parkside over to Brookfield Clinic", holders=known)
+    assert names_another(old, moved)
+    assert not evidence(old, moved, (), Cues(), 0.5, episode=True)
+    assert evidence(old, moved, (), Cues(), 0.5, episode=True, confident=True)
+    visit = read("Dropped Rufus at Parkside for his jab", holders=known)
+    assert not names_another(old, visit)
+    assert not evidence(old, visit, (), Cues(), 0.5, episode=True, confident=True)
+
+
+def test_an_aspectual_verb_of_ceasing_before_a_gerund_ends_an_activity() -> None:
+    """ "stopped", "quit", "gave up" before a gerund say an activity ceased: no episode of the old value,
+    however the learned ending direction reads the clause, and evidence of a change by itself. Before a
+    noun phrase they may only pause something; negated or after a modal they end nothing."""
+    assert ceases(read("I stopped seeing Dr Vance in the spring"))
+    assert ceases(read("Mum gave up baking after her wrist op"))
+    assert not ceases(read("Stopped the film halfway through"))
+    assert not ceases(read("I can't stop thinking about the trip"))
+    assert not ceases(read("I didn't stop swimming, I was just ill"))
+    old = read("I see a physio called Vance every Friday")
+    new = read("I stopped seeing Vance in the spring")
+    as_an_episode = Cues(ending=[-1.0] + [0.0] * 383)
+    assert not episode_of(old, new, as_an_episode, [1.0] + [0.0] * 383)
+    mum = read("Mum bakes bread every Sunday")
+    assert evidence(mum, read("Mum gave up baking after her wrist op"), (), Cues(), 0.5)
+
+
+def test_an_earlier_statement_with_an_additive_particle_is_one_of_several() -> None:
+    """ "Tim has also taken up the cello" says it is one of several things Tim does: a new one ("Tim is
+    learning Dutch now") ends none of them, however sure the decision is; a ceasing ends it. Without the
+    particle the new one may."""
+    known = {"tim"}
+    one_of = read("Tim has also taken up the cello", holders=known)
+    alone = read("Tim has taken up the cello", holders=known)
+    dutch = read("Tim is learning Dutch now", holders=known)
+    now = Cues({"now": 2.0})
+    assert not evidence(one_of, dutch, (), now, 0.5, confident=True)
+    assert evidence(alone, dutch, (), now, 0.5, confident=True)
+    assert evidence(one_of, read("Tim gave up playing the cello", holders=known), (), Cues(), 0.5)
