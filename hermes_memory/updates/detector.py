@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from hermes_memory.updates.endings import completes, corrects, denies, restates
 from hermes_memory.updates.holders import about_same, speaks_of_any
-from hermes_memory.updates.lexicon import verb_form
+from hermes_memory.updates.lexicon import BYGONE, verb_form
 from hermes_memory.updates.model import UpdateModel, episode_of, evidence, features, packaged, values
 from hermes_memory.updates.readings import timeless_values
 from hermes_memory.updates.shape import fills_slot
@@ -163,9 +163,9 @@ class UpdateDetector:
         others replaced with the most probable one must also have been said with it.
         ``comparable``: ``comparable(new, earlier)``, when the caller has it already (it embeds the
         statements weighed for all the clauses of a message at once).
-        A correction ("..., not <old value>": ``model.corrects``) replaces the statements it sets right,
-        a denial (the old statement said again negated: ``model.denies``) the statements it denies, the
-        end of an activity in progress (``model.completes``: "Finished Dune" after "I'm reading Dune")
+        A correction ("..., not <old value>": ``endings.corrects``) replaces the statements it sets right,
+        a denial (the old statement said again negated: ``endings.denies``) the statements it denies, the
+        end of an activity in progress (``endings.completes``: "Finished Dune" after "I'm reading Dune")
         the statements of that activity.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value
@@ -230,10 +230,6 @@ def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:
     return own <= named and bool(values(new) - own - named)
 
 
-# Words that place a role in the past ("my former manager", "an ex-colleague"): a closed class.
-_BYGONE = frozenset("former old previous ex once erstwhile".split())
-
-
 def _reasserts(new: Statement, old_values: set[str]) -> bool:
     """Whether ``new`` opens with the old value as the subject of a clause about the user's, in the
     present ("Ingrid is the person I report to", "Quokka keeps all my passwords" after the user named
@@ -245,7 +241,7 @@ def _reasserts(new: Statement, old_values: set[str]) -> bool:
     opening = set(opening_names(new.normal, frozenset()))
     if not opening or not opening <= old_values:
         return False
-    if any(w in _BYGONE or w.split("-")[0] in _BYGONE for w in new.words):
+    if any(w in BYGONE or w.split("-")[0] in BYGONE for w in new.words):
         return False
     after = new.normal.lower().partition("the user ")[2].split()[:1]
     return not (after and after[0] != "is" and verb_form(after[0]))

@@ -87,6 +87,9 @@ DETERMINERS = frozenset("the a an my our your his her their its this that these 
 OBJECT_START = DETERMINERS | frozenset("it them some all".split())
 # Titles before a name ("Dr. Osei", "Mr Okafor"): part of a name, never a value of their own.
 HONORIFICS = frozenset("dr mr mrs ms mx prof sir dame".split())
+# Words that place a role in the past ("my former manager", "an ex-colleague"); ``asserting`` reads a
+# subject opened by the commonest of them ("my old team") as a former one.
+BYGONE = frozenset("former old previous ex once erstwhile".split())
 # Relative pronouns ("that" too, after a noun phrase: ``relative_start``).
 RELATIVES = frozenset("who whom whose which".split())
 
@@ -107,6 +110,7 @@ __all__ = [
     "AND",
     "APOS",
     "BARE_NOT",
+    "BYGONE",
     "CALENDAR",
     "CONTRAST",
     "DETERMINERS",
@@ -114,6 +118,7 @@ __all__ = [
     "FIRST_SINGULAR",
     "FOCUS",
     "GREETINGS",
+    "HONORIFICS",
     "INTERJECTIONS",
     "NAME",
     "NEGATION",
@@ -123,6 +128,7 @@ __all__ = [
     "PAST_FORMS",
     "PRONOUN_SUBJECTS",
     "REGULAR_PAST",
+    "RELATIVES",
     "SECOND",
     "SET_RIGHT",
     "STANDALONE_KIN",
@@ -131,5 +137,6 @@ __all__ = [
     "TOPICLESS",
     "VERB_TENSE",
     "WORD",
+    "relative_start",
     "verb_form",
 ]

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.endings import ceases, completes, corrects, denies, past_habit, restates
+from hermes_memory.updates.endings import ceases
 from hermes_memory.updates.events import ended, names_another, setting_only
 from hermes_memory.updates.readings import (
     MEMO,
@@ -525,10 +525,7 @@ __all__ = [
     "FEATURES",
     "Cues",
     "UpdateModel",
-    "completes",
-    "corrects",
     "cue_tokens",
-    "denies",
     "ended",
     "evidence",
     "features",
@@ -536,7 +533,5 @@ __all__ = [
     "interactions",
     "named",
     "packaged",
-    "past_habit",
-    "restates",
     "values",
 ]

@@ -587,7 +587,7 @@ def test_saying_the_same_thing_again_in_other_words_replaces_nothing() -> None:
 def test_a_correction_ends_the_statement_whose_word_it_says_is_wrong() -> None:
     """ "..., not <word>" sets an earlier statement right whatever the attribute and whoever the clause's
     subject: it replaces the statement with that word, and no other."""
-    from hermes_memory.updates.model import corrects
+    from hermes_memory.updates.endings import corrects
 
     said = read("Sorry, it's bouldering I do, not climbing")
     assert said.asserts and said.set_right == {"climbing"}  # a contrast, not a negated change
@@ -619,7 +619,7 @@ def test_a_cue_the_earlier_statement_carries_too_tells_no_change_from_it() -> No
 def test_a_statement_said_again_negated_ends_it() -> None:
     """ "I no longer ..." with nothing new but the negation denies the earlier statement, whatever the
     attribute; an interjection ("No worries") or another holder's negation denies nothing."""
-    from hermes_memory.updates.model import denies
+    from hermes_memory.updates.endings import denies
 
     old = read("I take the ferry to the island on weekends")
     assert denies(old, read("I don't take the ferry anymore"))
@@ -635,7 +635,7 @@ def test_a_statement_said_again_negated_ends_it() -> None:
 def test_a_state_said_again_as_a_habit_of_the_past_ends_it() -> None:
     """ "Used to" is the past habitual: said of the earlier statement by its holder, the state is over;
     "used to" after a copula or "get" (accustomed) is not, and neither is a negated past habit."""
-    from hermes_memory.updates.model import denies, past_habit
+    from hermes_memory.updates.endings import denies, past_habit
 
     old = read("I knit scarves for the market stall")
     assert past_habit(read("Used to knit scarves")) and denies(old, read("Used to knit scarves"))
