@@ -212,6 +212,8 @@ def _coordinated(clause: str, start: int, stop: int, bound: bool, head: str) -> 
         )
         if not conj and word.lower() in _ADJECTIVE_BEFORE_PREPOSITION and after in _ADJECTIVE_PREPOSITIONS:
             continue  # ", close to the river": a description, though "close" is a verb too
+        if not conj and word.lower() == "like":
+            continue  # ", like you suggested", ", just like Tim said": a comparison after a bare comma
         # "I never smoke or drink": two verbs side by side, the second ending the clause.
         paired = m.start() == start and not after and head not in _LIKING and is_base_verb(head)
         if (under and not fresh) or not (paired or _reads_as_verb(word, bool(adverbs), after, head)):

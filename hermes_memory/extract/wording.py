@@ -24,6 +24,13 @@ from hermes_memory.extract.types import TemporalMention
 from hermes_memory.extract.verbs import LY_ADVERB, agree_coordinated, singular, third_person
 
 _I = re.IGNORECASE
+# "I" as a subject, a contraction, adverbs and the verb after it (to be conjugated).
+_I_SUBJECT = (
+    r"(?P<i>I|i)(?![.\w])(?P<c>['’](?:m|ve|d|ll))?(?P<adv>(?:\s+(?:just|also|still|always"
+    r"|never|no\s+longer|often|sometimes|even|already|now|too|" + LY_ADVERB + r"))*)"
+    r"(?:\s+(?P<verb>[a-z]+n['’]t|[a-z]+)(?![\w'’]))?"
+)
+_WE_SUBJECT = r"|(?P<we>we)(?P<wc>['’](?:re|ve|d|ll))?"
 # Pattern sources by name, compiled on first use by _rx() (no work at import time).
 _SOURCES: dict[str, tuple[str, int]] = {
     # Clause breaks, matched against the lower-cased sentence.
@@ -65,10 +72,7 @@ _SOURCES: dict[str, tuple[str, int]] = {
     ),
     # First and second person, with the verb after "I" so it can be conjugated.
     "first": (
-        r"\b(?:(?P<i>I|i)(?![.\w])(?P<c>['’](?:m|ve|d|ll))?(?P<adv>(?:\s+(?:just|also|still|always"
-        r"|never|no\s+longer|often|sometimes|even|already|now|too|" + LY_ADVERB + r"))*)"
-        r"(?:\s+(?P<verb>[a-z]+n['’]t|[a-z]+)(?![\w'’]))?"
-        r"|(?P<we>we)(?P<wc>['’](?:re|ve|d|ll))?|(?P<you>you)(?P<yc>['’](?:re|ve|d|ll))?"
+        r"\b(?:" + _I_SUBJECT + _WE_SUBJECT + r"|(?P<you>you)(?P<yc>['’](?:re|ve|d|ll))?"
         r"(?:\s+(?P<yverb>are|were|have|do|don't|aren't|weren't|haven't)\b|\s+(?P<yword>[a-z]+)(?![\w'’]))?"
         r"|(?P<word>me|my|mine|myself|us|our|ours|ourselves|your|yours|yourself))\b(?![-'’]\w)",
         _I,
@@ -103,6 +107,8 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r"|finally|recently|also|will|held|made|took|won|lost|went|came|gave|ran|grew|fell|[a-z]+ed)\b",
         0,
     ),
+    # The speaker as a subject alone ("first" would read an "I" after "you" as the verb of "you").
+    "speaker_subject": (r"\b(?:" + _I_SUBJECT + _WE_SUBJECT + r")\b(?![-'’]\w)", _I),
     "speaker_start": (r"(?:I|i|[Ww]e)(?![\w.])|[A-Z][a-z]+ and I\b", 0),
 }
 _EARLY_WORDS = 6
@@ -271,6 +277,29 @@ def in_third_person(clause: str, speaker: str, times: Sequence[TemporalMention] 
     return text[:1].upper() + text[1:]
 
 
+def first_person_as(text: str, name: str) -> str:
+    """``text`` with each subject "I" as ``name`` and the verb right after it agreeing ("I am sending you
+    the photos" -> "<name> is sending you the photos"), "we" as "<name> and others" ("we've" -> "<name>
+    and others have"); every other word as it is, "you" too (``in_third_person`` words no such clause).
+    A verb further on is left as it is: what ``agree_coordinated`` takes for one is not always one ("I'm
+    keen to work with you and make ..." would read "... and makes ...")."""
+
+    def subject(m: re.Match[str]) -> str:
+        if m.group("we"):
+            return _first_plural(m, name)
+        if not m.group("c") and _agrees(m.group("verb") or ""):
+            return f"{name}{m.group(0)[1:]}"  # "I reports to ...": a stored fact read in the first person
+        return _first_singular(m, name)
+
+    return _rx("speaker_subject").sub(subject, text.replace("’", "'"))
+
+
+def _agrees(verb: str) -> bool:
+    """Whether a verb is in the third person already ("reports", "has"; not "miss", "focus")."""
+    low = verb.lower()
+    return low in ("is", "has", "does") or (low.endswith("s") and not low.endswith(("ss", "us")))
+
+
 def _other_names(
     clause: str, offset: int, mentions: list[Mention], speaker: str, addressee: str | None
 ) -> tuple[str, ...]:
@@ -312,9 +341,7 @@ class _Persons:
             return _first_singular(m, self.speaker)
         if m.group("we"):
             self.named["group"] = m.end()
-            contraction = (m.group("wc") or "").lower()
-            aux = {"'re": " are", "'ve": " have", "'d": " would", "'ll": " will"}.get(contraction, "")
-            return f"{self.speaker} and others{aux}"
+            return _first_plural(m, self.speaker)
         if m.group("you"):
             self.named["addressee"] = m.end()
             return _second(m, self.addressee)
@@ -366,6 +393,13 @@ def _first_singular(m: re.Match[str], speaker: str) -> str:
     if m.string[: m.start()].rstrip().lower().endswith("and"):  # "Anthony and I went": plural verb
         return f"{speaker}{adv}" + (f" {verb}" if verb else "")
     return f"{speaker}{adv}" + (f" {third_person(verb)}" if verb else "")
+
+
+def _first_plural(m: re.Match[str], speaker: str) -> str:
+    """ "we"/"we're" as the speaker and others ("we've" -> "<speaker> and others have")."""
+    contraction = (m.group("wc") or "").lower()
+    aux = {"'re": " are", "'ve": " have", "'d": " would", "'ll": " will"}.get(contraction, "")
+    return f"{speaker} and others{aux}"
 
 
 def _second(m: re.Match[str], addressee: str) -> str:
@@ -458,6 +492,7 @@ def is_low_value(clause: str) -> bool:
 # callers that read every wording helper from this module.
 __all__ = [
     "clause_subject",
+    "first_person_as",
     "has_unresolved_reference",
     "in_third_person",
     "is_low_value",

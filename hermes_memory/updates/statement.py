@@ -58,8 +58,7 @@ from hermes_memory.updates.lexicon import (
     relative_start,
     verb_form,
 )
-
-USER = "user"
+from hermes_memory.updates.person import USER, as_the_user, first_person
 
 # A leading adverbial phrase or clause, set off by a comma ("After twelve years at Fujitsu, ...", "Since
 # March, ...") or ending where the speaker comes in as the main clause's subject ("Once the heatwave
@@ -72,7 +71,6 @@ _LEAD_IN = re.compile(
     r"|[^,]{3,60}?(?:,\s*|\s(?=(?:i|we|my|our|the\s+user(?:'s)?|(?-i:[A-Z][\w-]*'s))\b)))",
     re.IGNORECASE,
 )
-_USER_WORDS = re.compile(r"\b(?:the\s+)?user(?P<poss>'s)?\b", re.IGNORECASE)
 _SPLIT = re.compile(
     r";|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
     r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<=[.!?])\s+"
@@ -153,12 +151,12 @@ def read(
     clause opening with one is about the user's world ("Jenkins got replaced"); one opening with an
     unknown capitalised word that is no verb form ("Art is such a joy") is about nobody in particular."""
     clean = text.translate(APOS).strip()
-    normal = _first_person(clean, speaker)
+    normal = first_person(clean, speaker)
     low = normal.lower()
     words = tuple(w.lower() for w in WORD.findall(normal))
     holder = _holder(normal, speaker, holders, things)
     spoken_to = _addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
-    third = _third_person(normal)
+    third = as_the_user(normal)
     why_not = _reason_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
     tense = main_tense(third.lower())
     if (
@@ -323,35 +321,6 @@ def closed_word(word: str) -> bool:
 def calendar_word(word: str) -> bool:
     """A day, month, season or part of a day ("wednesdays", "may", "mornings")."""
     return CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
-
-
-def _first_person(text: str, speaker: str) -> str:
-    """ "the user's phone" / "User plays" / "<speaker> lives" written as "my phone" / "I play(s)"."""
-
-    def swap(m: re.Match[str]) -> str:
-        return "my" if m.group("poss") else "I"
-
-    out = _USER_WORDS.sub(swap, text)
-    if out != text:  # a stored fact: once the user is named, "their sister", "helps them" are the user's
-        for third, first in (("their", "my"), ("theirs", "mine"), ("them", "me"), ("themself", "myself"),
-                             ("themselves", "myself")):  # fmt: skip
-            out = re.sub(rf"\b{third}\b", first, out)
-    if speaker and speaker.casefold() != USER:
-        name = re.escape(speaker)
-        out = re.sub(rf"\b{name}'s\b", "my", out)
-        out = re.sub(rf"\b{name}\b", "I", out)
-    return out
-
-
-def _third_person(text: str) -> str:
-    """First person written as "the user" (both sides of a comparison read alike)."""
-    out = re.sub(r"\b(?:my|our)\b", "the user's", text, flags=re.IGNORECASE)
-    out = re.sub(r"\b(?:I|we)(?:'m|'re)\b", "the user is", out, flags=re.IGNORECASE)
-    out = re.sub(r"\b(?:I|we)'ve\b", "the user has", out, flags=re.IGNORECASE)
-    out = re.sub(r"\b(?:I|we)'d\b", "the user would", out, flags=re.IGNORECASE)
-    out = re.sub(r"\b(?:I|we)'ll\b", "the user will", out, flags=re.IGNORECASE)
-    out = re.sub(r"\b(?:I|we|me|us|myself)\b", "the user", out, flags=re.IGNORECASE)
-    return out
 
 
 def _masked(text: str) -> str:

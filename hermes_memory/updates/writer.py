@@ -32,6 +32,7 @@ from hermes_memory.tier2 import Tier2
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.holders import about_same, holder_forms, speaks_of_any, users_own
 from hermes_memory.updates.message import read_message
+from hermes_memory.updates.person import in_words_of_the_user
 from hermes_memory.updates.readings import content, timeless_values, values
 from hermes_memory.updates.statement import USER, Known, Statement, read
 
@@ -346,13 +347,14 @@ def _said_by(new: Statement, speaker: str | None, times: Sequence[TemporalMentio
     and still love it": "The user has been vegetarian for years and still loves it"), the user named as
     extraction names them: "Bob's GP is Dr. Lindqvist" when Bob said "My GP is Dr. Lindqvist" (in a
     store where several people speak, "the user" would be whoever reads it next). A clause spoken to
-    someone ("you") is its normal form. ``times``: the dates in the clause, written as dates ("last
-    Saturday" -> "on 28 November 2026")."""
+    someone ("you") is its normal form with its verbs agreeing ("I am sending you the photos": "The user is
+    sending you the photos"). ``times``: the dates in the clause, written as dates ("last Saturday" -> "on
+    28 November 2026")."""
     named = speaker if speaker and speaker.casefold() not in (USER, f"the {USER}") else None
     worded = in_third_person(new.text, named or f"the {USER}", times)
     if worded is not None:
         return worded
-    normal = new.normal
+    normal = in_words_of_the_user(new.text, named or USER)
     if named:
         normal = re.sub(r"\bthe user\b", lambda _: named, normal, flags=re.IGNORECASE)
     return normal[:1].upper() + normal[1:]

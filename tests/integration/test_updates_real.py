@@ -3,6 +3,7 @@ store, and what it must leave alone. Sentences are written for this test, not ta
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,6 +291,23 @@ def test_a_written_fact_that_names_no_one_is_the_users_to_update(tmp_path: Path)
         api.remember_message(said, "chat", time.time() + 60.0, speaker="Dana")
         assert api.flush()["success"]
         assert [f.content for f in api.tier2.facts.superseded(limit=10)] == ["My phone is a Pixel 6."]
+
+
+def test_a_statement_spoken_to_someone_is_stored_as_english(tmp_path: Path) -> None:
+    """A clause that says "you" has no one extraction could name for it, so the statement is stored in
+    the words it was said in: the speaker as "the user", the verbs agreeing with it ("the user is ...",
+    never "the user am ..."), "we" as "the user and others"."""
+    said = ["I am sending you the Lisbon photos tonight.", "I have told you I am vegan now.",
+            "We have a surprise for you and my sister."]  # fmt: skip
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        for i, text in enumerate(said):
+            api.remember_turn(text, "Okay.", "s1", START + i * DAY)
+        assert api.flush()["success"]
+        stored = {f["content"] for f in _facts(api)}
+    assert "The user is sending you the Lisbon photos tonight" in stored, stored
+    assert "The user has told you the user is vegan now" in stored, stored
+    assert "The user and others have a surprise for you and the user's sister" in stored, stored
+    assert not any(re.search(r"\bthe user (?:am|have|do)\b", f, re.IGNORECASE) for f in stored), stored
 
 
 def test_the_old_fact_points_at_the_clause_that_names_the_new_value(tmp_path: Path) -> None:

@@ -163,6 +163,8 @@ def test_the_verb_after_an_adverb_agrees_and_the_adverb_keeps_its_form(said: str
         ("I can swim and dance.", "The user can swim and dance"),
         ("I want to travel and see the world.", "The user wants to travel and see the world"),
         ("I drink tea and coffee every morning.", "The user drinks tea and coffee every morning"),
+        # "like" after a bare comma compares: no verb of the subject's
+        ("I collect maps, like the one from Lisbon.", "The user collects maps, like the one from Lisbon"),
     ],
 )
 def test_verbs_outside_the_subject_s_reach_are_left_alone(said: str, expected: str) -> None:
@@ -235,3 +237,16 @@ def test_a_clause_in_the_third_person_agrees_with_its_new_subject() -> None:
     )
     assert in_third_person("Swapped my Kobo for a Kindle", "Bob") == "Bob swapped their Kobo for a Kindle"
     assert in_third_person("Could you remind me on Friday", "the user") is None  # spoken to someone
+
+
+def test_the_speaker_as_a_subject_agrees_and_every_other_word_stays() -> None:
+    from hermes_memory.extract.wording import first_person_as
+
+    assert first_person_as("I am sending you the photos", "Bob") == "Bob is sending you the photos"
+    assert first_person_as("I really owe you one", "Bob") == "Bob really owes you one"
+    assert first_person_as("I have told you I do yoga", "Bob") == "Bob has told you Bob does yoga"
+    assert first_person_as("We've got tickets for you", "Ana") == "Ana and others have got tickets for you"
+    assert first_person_as("I miss you, so I call often", "Bob") == "Bob misses you, so Bob calls often"
+    # A stored fact read back in the first person keeps its verb: "the user reports" -> "I reports".
+    assert first_person_as("I reports to Tobias", "the user") == "the user reports to Tobias"
+
