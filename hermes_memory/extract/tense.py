@@ -39,7 +39,7 @@ _BARE_BEFORE = frozenset(
     "couldn't shouldn't didn't".split()
 )
 # "-ed" words that are not past forms.
-_NOT_PAST_ED = frozenset(
+NOT_PAST_ED = frozenset(
     "need feed seed speed bleed breed greed weed indeed exceed proceed succeed bed red shed wed sled "
     "hundred sacred naked wicked kindred hatred rugged ragged beloved aged tired".split()
 )
@@ -96,7 +96,7 @@ def _marker_tense(match: re.Match[str], low: str) -> tuple[Tense, bool] | None:
             return None
         return "past", False
     if word.endswith("ed") and " " not in word and word not in _IRREGULAR_PAST:
-        if word in _NOT_PAST_ED:
+        if word in NOT_PAST_ED:
             return None
         if before and (before[-1] in _BE_BEFORE or before[-1].endswith(("'m", "'re", "'s"))):
             return None
@@ -156,4 +156,4 @@ def past_forms() -> tuple[str, ...]:
     return tuple(_IRREGULAR_PAST)
 
 
-__all__ = ["SAME_PAST", "Tense", "clause_tense", "past_forms"]
+__all__ = ["NOT_PAST_ED", "SAME_PAST", "Tense", "clause_tense", "past_forms"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-from hermes_memory.extract.tense import SAME_PAST
+from hermes_memory.extract.tense import NOT_PAST_ED, SAME_PAST
 
 # Words that keep their form after "she": modals, past forms (those whose past is their base among them:
 # "I split up with Sam" is "the user split up"), and words that are no verb.
@@ -136,8 +136,10 @@ def third_person(verb: str) -> str:
     low = verb.lower()
     if low in _SPECIAL:
         return _SPECIAL[low]
-    if low in _UNCHANGED or low.endswith(("ed", "n't", "'t")) or not low.isalpha():
+    if low in _UNCHANGED or low.endswith(("n't", "'t")) or not low.isalpha():
         return verb
+    if low.endswith("ed") and not (low.endswith("eed") and low in NOT_PAST_ED):
+        return verb  # a past form ("moved", "agreed"), not a verb ending so ("need", "succeed")
     if low.endswith(("s", "sh", "ch", "x", "z", "o")):
         return verb + "es"
     if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":

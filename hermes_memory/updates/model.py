@@ -40,6 +40,7 @@ from hermes_memory.updates.readings import (
     masked_cues,
     named,
     news_cues,
+    timeless_values,
     values,
 )
 from hermes_memory.updates.shape import (
@@ -331,7 +332,7 @@ def features(
     a, b = content(old), content(new)
     overlap = len(a & b) / max(1, min(len(a), len(b)))
     cue = cues.score(new, old)  # a cue both statements carry is no news of a change
-    old_values, new_values = values(old), values(new)
+    old_values, new_values = timeless_values(old), timeless_values(new)  # a day or month is when, not what
     return [
         cos_full,
         cos_masked,

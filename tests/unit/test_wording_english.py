@@ -135,6 +135,10 @@ def test_an_entity_card_words_its_relations_as_english(open_api: Callable[..., M
             "I've lived here for years and know everyone.",
             "The user has lived here for years and knows everyone",
         ),
+        # a verb ending in "-eed" is no past form ("need", "succeed"); "agreed" and "freed" are
+        ("I breed Bengal cats in Leeds.", "The user breeds Bengal cats in Leeds"),
+        ("I feed next door's chickens at weekends.", "The user feeds next door's chickens at weekends"),
+        ("I agreed to coach the under-tens.", "The user agreed to coach the under-tens"),
     ],
 )
 def test_every_verb_after_a_third_person_subject_agrees(said: str, expected: str) -> None:
@@ -236,6 +240,7 @@ def test_a_clause_in_the_third_person_agrees_with_its_new_subject() -> None:
         "The user has been vegan for years and still loves it"
     )
     assert in_third_person("Swapped my Kobo for a Kindle", "Bob") == "Bob swapped their Kobo for a Kindle"
+    assert in_third_person("I need a quieter flat", "Bob") == "Bob needs a quieter flat"  # no past form
     assert in_third_person("Could you remind me on Friday", "the user") is None  # spoken to someone
 
 
