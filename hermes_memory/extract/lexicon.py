@@ -93,7 +93,8 @@ CAP_STOP = frozenset(
     wow oh yeah yes no ok okay lol haha omg btw tbh imo imho idk fyi asap aww awww ah hmm um well so and but
     or if sure great good nice cool awesome congrats congratulations bye sorry please yep yup nope totally
     definitely absolutely also just really actually anyway anyways besides plus then now today tomorrow
-    yesterday tonight monday tuesday wednesday thursday friday saturday sunday january february march april
+    yesterday tonight monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays
+    thursdays fridays saturdays sundays january february march april
     may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov
     dec god gosh dear love haha hahaha lmao ugh yay woohoo aw hope glad let let's gonna wanna
     gotta not never always maybe perhaps speaking anyhow cheers ps pm am tv ceo cto phd mba diy dj bbq rv

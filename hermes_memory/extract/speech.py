@@ -61,6 +61,8 @@ _SYSTEM_NOTE = re.compile(
 # Where a clause may go on with a conjunct: ", and", " but", ", so", or a bare comma (a coordinator
 # group is named so the caller can tell "so" from a comma).
 _CONJUNCT = re.compile(r"\s*,\s*(?:(?P<c1>and|but|so)\s+)?|\s+(?P<c2>and|but|so)\s+", re.IGNORECASE)
+# "<word> ago" is a time, whatever the word ("so long ago"), never a verb and its object.
+_AGO = re.compile(r"\s+ago\b", re.IGNORECASE)
 _POLITE = re.compile(r"(?:please|kindly|(?:could|can|would|will) you)\b", re.IGNORECASE)
 # What may stand before an imperative's verb ("and always suggest ...", "and don't tell ...").
 _IMPERATIVE_LEAD = re.compile(r"(?:(?:also|just|always|never|do not|don't|do)\s+)*", re.IGNORECASE)
@@ -95,6 +97,8 @@ def is_request(conjunct: str, coordinator: str | None, statement: str = "") -> b
     verb = _WORD.match(rest)
     if verb is None or verb.group() in _CLOSED or not _bare(verb.group()):
         return False
+    if _AGO.match(rest, verb.end()):
+        return False  # "... not so long ago": a time ("long ago"), no verb of a request
     return coordinator.lower() == "so" or _ADDRESSED.search(rest[verb.end() :]) is not None
 
 

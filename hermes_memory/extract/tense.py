@@ -125,6 +125,17 @@ def _nearest(found: list[tuple[int, Tense, bool]], start: int, end: int, lo: int
     return None
 
 
+def strongly_past(text: str) -> bool:
+    """Whether ``text`` carries a marker that puts it in the past by itself ("ago", "yesterday", "used
+    to", a past auxiliary or form): what reads a form that is also the present ("set", "put") as a past."""
+    low = text.lower().replace("\u2019", "'")
+    for match in _markers().finditer(low):
+        marker = _marker_tense(match, low)
+        if marker == ("past", True):
+            return True
+    return False
+
+
 def clause_tense(text: str, start: int, end: int) -> Tense:
     """The tense of the clause of ``text`` holding the expression at ``text[start:end]``.
 
@@ -156,4 +167,4 @@ def past_forms() -> tuple[str, ...]:
     return tuple(_IRREGULAR_PAST)
 
 
-__all__ = ["NOT_PAST_ED", "SAME_PAST", "Tense", "clause_tense", "past_forms"]
+__all__ = ["NOT_PAST_ED", "SAME_PAST", "Tense", "clause_tense", "past_forms", "strongly_past"]

@@ -110,9 +110,9 @@ class UpdateDetector:
         is the old value, said of the user's in the present (``_reasserts``), restates it whatever its
         cue words. Between statements that name no value, it restates the old one when it says nothing
         the old one does not (``restates``: "Woodwork is what I love" after "I'm passionate about
-        woodworking")."""
-        if new.negated or new.tense == "past":
-            return False
+        woodworking"); so does one as negated as the old one ("Long time no see" said again)."""
+        if (new.negated and not old.negated) or new.tense == "past":
+            return False  # a negation ends what it negates; one said again ("Long time no see") does not
         old_values = timeless_values(old)
         if not old_values:
             return restates(new, old)  # a change said in words would be a word the old one lacks

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.readings import content, named, values
+from hermes_memory.updates.readings import content, named, timeless_values, values
 from hermes_memory.updates.shape import bare
 from hermes_memory.updates.statement import Statement, topic_of
 
@@ -21,6 +21,10 @@ _NEGATION_WORDS = frozenset(
 # The aspectual verbs of completion, in the past (a closed class of the grammar: "finished Dune"); not
 # those of stopping, which also pause ("stopped the episode halfway").
 _ENDING_ASPECT = frozenset("finished completed ended".split())
+# The aspectual verbs of beginning, in the past (a closed class of the grammar: "started the shop",
+# "set up a stall").
+_BEGINNING = re.compile(r"\b(?:started|began|begun|launched|founded|set up|kicked off)\b")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 # A verb in the progressive: "is reading", "are slowly building" (not "is going to", a plan).
 _PROGRESSIVE = re.compile(r"\b(?:is|are|am)\s+(?:(?:still|currently|now|[a-z]+ly)\s+)?(?!going\b)[a-z]+ing\b")
 # Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
@@ -90,6 +94,18 @@ def completes(old: Statement, new: Statement) -> bool:
     return not _ENDING_ASPECT.isdisjoint(new.words) and bool(values(old) & named(new))
 
 
+def begins(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` tells, in the past, how what ``old`` holds began: an aspectual verb of beginning
+    and a content word of ``old`` besides its holder's name, and no value ``old`` lacks ("Started my own
+    clothing store a while ago" after "my clothing store is open"). A beginning of the same thing says it
+    holds, not that it ended; one naming something new ("Started at Bosch") may replace it."""
+    if new.tense != "past" or new.negated or _BEGINNING.search(new.normal.lower()) is None:
+        return False
+    holder = set((new.holder or "").casefold().split())
+    said = {v for v in timeless_values(new) - values(old) if not _YEAR.fullmatch(v)}  # a time is no value
+    return bool((content(old) & content(new)) - holder) and not said
+
+
 def past_habit(statement: Statement) -> bool:
     """Whether a clause tells a habit or state of the past as over: "used to" before a verb, the past
     habitual of the grammar ("I used to run", not "I'm used to it", "it got used to")."""
@@ -102,4 +118,4 @@ def past_habit(statement: Statement) -> bool:
     )
 
 
-__all__ = ["ceases", "completes", "corrects", "denies", "past_habit", "restates"]
+__all__ = ["begins", "ceases", "completes", "corrects", "denies", "past_habit", "restates"]

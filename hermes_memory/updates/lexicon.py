@@ -33,6 +33,8 @@ INTERJECTIONS = frozenset(
     correction update typo btw fyi psst wow whoa phew meh welp huh please thanks cheers oops whoops""".split()
 )
 GREETINGS = frozenset("hi hey hello bye goodbye thanks thank congrats congratulations dear yo".split())
+# Words of chat that name nothing, wherever they stand capitalised ("Oh, and BTW, ..."): never a value.
+DISCOURSE = INTERJECTIONS | GREETINGS
 # Capitalised words that are never the person spoken to ("Yeah, I ...": neither "Yeah" nor "I").
 NOT_SPOKEN_TO = NOT_NAME | INTERJECTIONS | GREETINGS | FIRST_SINGULAR
 CALENDAR = re.compile(
@@ -46,6 +48,13 @@ PAST_FORMS = frozenset(
     f"{prefix}{form}" for form in past_forms() for prefix in ("", "out", "over", "under", "with", "mis", "up")
 )
 NEGATION = re.compile(r"\b(?:not|no|never|n't|don't|doesn't|isn't|aren't|ain't|nobody|nothing|none)\b|n't\b")
+# A negator that negates no clause: one that only lessens a time ("not so long ago", "not long after"),
+# or one before an additive focus particle ("isn't just a business", "not only on Sundays"), which adds
+# to what it names rather than denying it.
+NOT_NEGATING = re.compile(
+    r"\bnot\s+(?:(?:so|too|that|very)\s+)?long\s+(?:ago|after|before)\b"
+    r"|(?:\bnot|n't)\s+(?:just|only|merely|simply)\b"
+)
 TENSE_WORD = re.compile(r"[a-z][a-z'-]*")
 # Auxiliaries and copulas: the tense they carry (a closed class of the grammar).
 VERB_TENSE = {
@@ -56,6 +65,12 @@ VERB_TENSE = {
     **dict.fromkeys("was were did had didn't wasn't weren't hadn't".split(), "past"),
     **dict.fromkeys("will 'll won't shall".split(), "future"),
 }
+# Pronouns whose "'s" or "'re" is a copula or auxiliary, never a possessive ("it's", "everything's",
+# "they're"; not "everyone's", which may own): a finite verb in the present, wherever the clause puts it
+# ("On the train it's mostly ...").
+CLITIC_HOSTS = frozenset(
+    "it that there here he she they we what who where how everything something nothing".split()
+)
 # Pronouns that can stand as a clause's subject (what they refer to lies outside the clause).
 PRONOUN_SUBJECTS = frozenset("it it's that that's there there's here here's this".split())
 # Words that open a clause without naming what it is about.
@@ -114,6 +129,7 @@ __all__ = [
     "CALENDAR",
     "CONTRAST",
     "DETERMINERS",
+    "DISCOURSE",
     "FIRST_PLURAL",
     "FIRST_SINGULAR",
     "FOCUS",
@@ -123,6 +139,7 @@ __all__ = [
     "NAME",
     "NEGATION",
     "NOT_NAME",
+    "NOT_NEGATING",
     "NOT_SPOKEN_TO",
     "OBJECT_START",
     "PAST_FORMS",

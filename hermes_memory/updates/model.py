@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.endings import ceases
+from hermes_memory.updates.endings import begins, ceases
 from hermes_memory.updates.events import ended, names_another, setting_only
 from hermes_memory.updates.readings import (
     MEMO,
@@ -282,7 +282,8 @@ def evidence(
     ``confident``: the decision itself is sure of an
     update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
     of the rules above says the clause ends nothing. A clause in the present that says a state goes on
-    ("still") or holds beside another (an additive particle: ``additive``) is no evidence; but a slot in the
+    ("still") or holds beside another (an additive particle: ``additive``) is no evidence, nor is a past
+    clause telling how the old state began (``begins``); but a slot in the
     shape of a one-valued attribute holds one value, so there the particle adds to someone else's. An
     earlier statement with the particle says it is one of several: only a negation, a ceasing or an event
     that befalls its value ends it, not a new value."""
@@ -290,6 +291,8 @@ def evidence(
         return False  # "My laptop is a ThinkPad" says nothing of the phone, whatever its cues
     if "still" in new.words and not new.negated and new.tense != "past":
         return False  # "Kenji's still employed by ...": the continuative aspect says a state goes on
+    if begins(old, new):
+        return False  # "Started my own clothing store a while ago": how the old state began, no end of it
     if additive(new) and not new.negated and new.tense != "past" and not one_valued(new):
         return False  # "I'm also on call": it holds beside ("Osei is my GP now too" fills a slot)
     if additive(old) and not one_valued(old) and not (new.negated or ceases(new) or ended(old, new, context)):

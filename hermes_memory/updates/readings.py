@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
 from hermes_memory.extract.temporal import find_temporal
-from hermes_memory.updates.lexicon import HONORIFICS, MIXED_CASE
+from hermes_memory.updates.lexicon import DISCOURSE, HONORIFICS, MIXED_CASE
 from hermes_memory.updates.statement import USER, Statement, calendar_word
 from hermes_memory.updates.subject import opening_names
 
@@ -75,6 +75,7 @@ def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
             and ((_VALUE.match(core) and (i > 0 or core[0].isdigit())) or MIXED_CASE.fullmatch(core))
             and core.lower() not in ("the", "user")
             and core.lower() not in HONORIFICS
+            and core.lower() not in DISCOURSE
             and core.lower() not in addressed
         ):
             out.add(core.lower())

@@ -24,7 +24,7 @@ from datetime import datetime
 
 from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.temporal import find_temporal
-from hermes_memory.extract.tense import clause_tense
+from hermes_memory.extract.tense import SAME_PAST, clause_tense, strongly_past
 from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, next_time
 from hermes_memory.updates.asserting import why_not as _reason_not
 from hermes_memory.updates.lexicon import (
@@ -32,7 +32,9 @@ from hermes_memory.updates.lexicon import (
     AND,
     APOS,
     CALENDAR,
+    CLITIC_HOSTS,
     CONTRAST,
+    DISCOURSE,
     FIRST_PLURAL,
     FIRST_SINGULAR,
     FOCUS,
@@ -42,6 +44,7 @@ from hermes_memory.updates.lexicon import (
     NAME,
     NEGATION,
     NOT_NAME,
+    NOT_NEGATING,
     NOT_SPOKEN_TO,
     OBJECT_START,
     PAST_FORMS,
@@ -175,7 +178,7 @@ def read(
         why_not=why_not,
         normal=third,
         masked=_masked(third),
-        negated=NEGATION.search(low) is not None,
+        negated=NEGATION.search(NOT_NEGATING.sub("", low)) is not None,
         words=words,
         tense=tense,
         mentions=_mentions(words, holders, spoken_to),
@@ -218,8 +221,12 @@ def main_tense(low: str) -> str:
             tense = "past"
         if tense is None and token.endswith("'s") and k <= 1 and token != "user's":
             tense = "present"  # "Ikenna's in Vancouver"
+        if tense is None and token.endswith(("'s", "'re")) and token.rsplit("'", 1)[0] in CLITIC_HOSTS:
+            tense = "present"  # "on the train it's mostly Acquired now": the clitic is the verb
         if tense is None and k >= 2 and tokens[k - 2 : k] == ["the", "user"] and token not in ADVERBS | AND:
             tense = "present"  # "the user plays", "the user see": a verb in its plain or -s form
+            if token in SAME_PAST and strongly_past(low):
+                tense = "past"  # "the user set up a stall a while ago": that form is also the past
         if tense is not None:
             return tense
     return clause_tense(low, 0, 0)
@@ -329,7 +336,7 @@ def _masked(text: str) -> str:
     out: list[str] = []
     for i, token in enumerate(tokens):
         core = token.strip(".,;:!?\"'()")
-        capitalised = i > 0 and core[:1].isupper() and core.lower() != "the"
+        capitalised = i > 0 and core[:1].isupper() and core.lower() != "the" and core.lower() not in DISCOURSE
         if core and (core[0].isdigit() or capitalised or MIXED_CASE.fullmatch(core)):
             if out and out[-1] == "something":
                 continue

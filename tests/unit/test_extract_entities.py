@@ -60,6 +60,8 @@ def test_a_proper_name_only_links_to_a_capitalised_mention() -> None:
 def test_sentence_starters_days_months_and_interjections_are_not_entities() -> None:
     names = set(found("The weather was great. Wow, on Monday in May we rested. Thanks! Painting is fun."))
     assert names <= {"Caroline", "Melanie"}
+    # a day said as a habit is a time too
+    assert set(found("I teach a spin class on Tuesdays and Fridays.")) <= {"Caroline", "Melanie"}
 
 
 def test_shouting_is_not_an_acronym_but_acronyms_are_kept() -> None:

@@ -92,6 +92,13 @@ def test_a_time_after_the_statement_makes_it_a_plan() -> None:
 def test_a_negated_state_is_marked_negated() -> None:
     assert read("I don't drive anymore").negated
     assert not read("I drive a Corolla").negated
+    # a negator that only lessens a time negates no clause
+    assert not read("I opened a bike repair shop not so long ago").negated
+    assert not read("Not long after the wedding we got a greyhound").negated
+    # nor one before an additive focus particle: it adds to what it names
+    assert not read("The allotment isn't just a hobby, it's where I unwind").negated
+    assert read("I don't really cycle anymore").negated
+    assert read("I never took up the tandem again, not since long ago").negated
 
 
 def test_first_and_third_person_read_alike() -> None:
@@ -105,6 +112,9 @@ def test_values_are_masked() -> None:
     # a name in mixed case is one wherever it stands
     assert read("iPad is what I draw on").masked == "something is what the user draw on"
     assert values(read("I moved from macOS to Linux")) == {"macos", "linux"}
+    # a word of chat is no value, capitalised or not
+    assert read("Anyway, FYI, I teach Pilates now").masked == "Anyway, FYI, the user teach something now"
+    assert values(read("Oh and BTW, I moved to Lyon")) == {"lyon"}
 
 
 def test_unknown_holders_never_match() -> None:
@@ -136,6 +146,12 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
         # a leading clause with no comma ends where the speaker comes in: its verb is not the main one
         ("Once the heatwave broke I've been cycling to work", "present"),
         ("When the lease ran out we sold the van", "past"),
+        # a pronoun's clitic is a finite verb wherever it stands; a name after it is no past form
+        ("On weekdays it's mostly Revived I listen to", "present"),
+        ("At the allotment they're growing squash", "present"),
+        # a form that is also the past ("set", "put") is a past with a marker of the past
+        ("I set up a market stall a while ago", "past"),
+        ("I put the bins out every Thursday", "present"),
     ],
 )
 def test_the_tense_is_the_main_verbs(text: str, tense: str) -> None:
@@ -215,6 +231,16 @@ def test_gates_read_the_main_clause(text: str, why: str | None) -> None:
     assert read(text, when=SAID).why_not == why
 
 
+def test_telling_how_a_state_began_is_no_end_of_it() -> None:
+    from hermes_memory.updates.endings import begins
+
+    old = read("my pottery studio is open on weekends")
+    assert begins(old, read("I started my own pottery studio back in 2019"))
+    assert not begins(old, read("I started a bakery in Leith"))  # names nothing of the studio
+    assert not begins(old, read("Started at Fired Earth, a bigger studio"))  # a value the old one lacks
+    assert not begins(old, read("I'm starting a pottery studio"))  # no past event
+
+
 def test_a_present_statement_naming_the_old_value_again_repeats_it() -> None:
     from hermes_memory.updates.detector import UpdateDetector
 
@@ -223,6 +249,9 @@ def test_a_present_statement_naming_the_old_value_again_repeats_it() -> None:
     assert not UpdateDetector.repeats(read("Lotte Visser retired last spring"), old)  # a past event
     assert not UpdateDetector.repeats(read("Lotte handed me over to Sven Berg"), old)  # a new value
     assert not UpdateDetector.repeats(read("Lotte doesn't do my taxes anymore"), old)  # negated
+    # said again as negated as it was, it restates
+    assert UpdateDetector.repeats(read("No rain for weeks"), read("No rain for weeks"))
+    assert not UpdateDetector.repeats(read("No rain for weeks"), read("Rain for weeks"))
 
 
 def test_evidence_of_a_change_may_sit_in_another_clause_of_the_message() -> None:

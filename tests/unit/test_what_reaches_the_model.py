@@ -42,6 +42,9 @@ def test_no_junk_entity_and_no_fact_running_on_into_a_request() -> None:
     contents = [f.content for f in runs_on.facts]
     assert any("Lisbon" in c for c in contents), contents
     assert not [c for c in contents if "please" in c], contents
+    # "so long ago" is a time, no request split off: the fact keeps it
+    opened = extract(MessageInput("I opened my own pottery studio not so long ago.", NOW))
+    assert [f.content for f in opened.facts if f.content.endswith("not so long ago")], opened.facts
 
 
 def test_a_reply_reading_out_tool_output_is_not_recalled(home: Path, make: Any) -> None:
