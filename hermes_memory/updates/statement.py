@@ -216,8 +216,9 @@ def main_tense(low: str) -> str:
     for k, token in enumerate(tokens):
         tense = VERB_TENSE.get(token)
         if tense is None and (token in PAST_FORMS or REGULAR_PAST.fullmatch(token)):
-            if k > 0 and tokens[k - 1] in OBJECT_START:
-                continue  # "a used car", "the retired teacher": a participle before its noun
+            causative = tokens[k - 2 : k - 1] == ["get"]  # "get it fixed": a participle after "it"
+            if k > 0 and tokens[k - 1] in OBJECT_START and (tokens[k - 1] != "it" or causative):
+                continue  # "a used car", "the retired teacher": a participle; but "it made the user": a verb
             tense = "past"
         if tense is None and token.endswith("'s") and k <= 1 and token != "user's":
             tense = "present"  # "Ikenna's in Vancouver"

@@ -152,6 +152,9 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
         # a form that is also the past ("set", "put") is a past with a marker of the past
         ("I set up a market stall a while ago", "past"),
         ("I put the bins out every Thursday", "present"),
+        # "it" before a past form is its subject; after "get" the form is a participle
+        ("It made me rethink the whole commute", "past"),
+        ("Trying to get it patched but it's a pain", "present"),
     ],
 )
 def test_the_tense_is_the_main_verbs(text: str, tense: str) -> None:
