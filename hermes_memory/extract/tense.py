@@ -125,15 +125,26 @@ def _nearest(found: list[tuple[int, Tense, bool]], start: int, end: int, lo: int
     return None
 
 
+def _found(text: str, low: str, start: int = 0, end: int = 0) -> list[tuple[int, Tense, bool]]:
+    """Each tense marker of ``low`` (``text`` lower-cased) outside ``text[start:end]``: where it starts,
+    its tense, and whether it is strong."""
+    found: list[tuple[int, Tense, bool]] = []
+    for match in _markers().finditer(low):
+        if match.start() < end and start < match.end():
+            continue
+        if text[match.start() : match.end()] == "May":
+            continue  # the month, not the verb
+        marker = _marker_tense(match, low)
+        if marker is not None:
+            found.append((match.start(), *marker))
+    return found
+
+
 def strongly_past(text: str) -> bool:
     """Whether ``text`` carries a marker that puts it in the past by itself ("ago", "yesterday", "used
     to", a past auxiliary or form): what reads a form that is also the present ("set", "put") as a past."""
     low = text.lower().replace("\u2019", "'")
-    for match in _markers().finditer(low):
-        marker = _marker_tense(match, low)
-        if marker == ("past", True):
-            return True
-    return False
+    return any(tense == "past" and strong for _, tense, strong in _found(text, low))
 
 
 def clause_tense(text: str, start: int, end: int) -> Tense:
@@ -145,15 +156,7 @@ def clause_tense(text: str, start: int, end: int) -> Tense:
     if not 0 <= start <= end <= len(text):
         raise ValueError(f"span ({start}, {end}) is not inside a text of {len(text)} characters")
     low = text.lower().replace("\u2019", "'")
-    found: list[tuple[int, Tense, bool]] = []
-    for match in _markers().finditer(low):
-        if match.start() < end and start < match.end():
-            continue
-        if text[match.start() : match.end()] == "May":
-            continue  # the month, not the verb
-        marker = _marker_tense(match, low)
-        if marker is not None:
-            found.append((match.start(), *marker))
+    found = _found(text, low, start, end)
     lo, hi = _bounds(_CLAUSE_BREAK, low, start, end)
     tense = _nearest(found, start, end, lo, hi)
     if tense is None:

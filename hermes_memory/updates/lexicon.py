@@ -36,7 +36,7 @@ GREETINGS = frozenset("hi hey hello bye goodbye thanks thank congrats congratula
 # Words of chat that name nothing, wherever they stand capitalised ("Oh, and BTW, ..."): never a value.
 DISCOURSE = INTERJECTIONS | GREETINGS
 # Capitalised words that are never the person spoken to ("Yeah, I ...": neither "Yeah" nor "I").
-NOT_SPOKEN_TO = NOT_NAME | INTERJECTIONS | GREETINGS | FIRST_SINGULAR
+NOT_SPOKEN_TO = NOT_NAME | DISCOURSE | FIRST_SINGULAR
 CALENDAR = re.compile(
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
