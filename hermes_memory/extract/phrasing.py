@@ -78,7 +78,7 @@ _BASE_VERB = {
     "studies_at": "study at",
     "married_to": "marry",
 }
-_PREPOSITIONS = frozenset(
+PREPOSITIONS = frozenset(
     "of to in at on with for from by about into as under over near like after before against".split()
 )
 _PAST = frozenset(
@@ -145,7 +145,7 @@ def phrase(predicate: str) -> tuple[str, str]:
         return _having("had" if first == "had" else "has", words[1:])
     if first.endswith("ing") and len(first) > 4:  # "dating", "working_on": a progressive
         return _be(f"is {' '.join(words)}")
-    if words[-1] in _PREPOSITIONS and len(words) > 1:
+    if words[-1] in PREPOSITIONS and len(words) > 1:
         return _prepositional(words[:-1], words[-1])
     if len(words) == 1 and _is_role(first):
         return _be(f"is {_article(first)}{first} of")
@@ -210,7 +210,7 @@ def _prepositional(head: list[str], prep: str) -> tuple[str, str]:
     first, words = head[0], " ".join([*head, prep])
     if first == "born":
         return _be(f"was {words}")
-    if first in _PREPOSITIONS or first in _ADJECTIVES:  # "in_charge_of", "close_to", "part_of"
+    if first in PREPOSITIONS or first in _ADJECTIVES:  # "in_charge_of", "close_to", "part_of"
         return _be(f"is {words}")
     if first in _STATES or (first.endswith("ed") and prep == "by"):
         return _be(f"is {words}")  # "located_in", "employed_by"
@@ -259,4 +259,4 @@ def _is_role(word: str) -> bool:
     return word.endswith(_ROLE_ENDINGS) and not is_base_verb(word) and not word.endswith("ed")
 
 
-__all__ = ["PREDICATE_PHRASES", "article_for", "is_plural", "phrase", "plan_object", "render"]
+__all__ = ["PREDICATE_PHRASES", "PREPOSITIONS", "article_for", "is_plural", "phrase", "plan_object", "render"]

@@ -281,9 +281,10 @@ def evidence(
     message names another value (``names_another``: "Moved Rufus's records to Riverbank").
     ``confident``: the decision itself is sure of an
     update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
-    of the rules above says the clause ends nothing. A clause in the present that says a state goes on
-    ("still") or holds beside another (an additive particle: ``additive``) is no evidence, nor is a past
-    clause telling how the old state began (``begins``); but a slot in the
+    of the rules above says the clause ends nothing. A negated clause ends no negated state ("I don't
+    have a car either" after "I don't drive"): only an affirmative one does. A clause in the present
+    that says a state goes on ("still") or holds beside another (an additive particle: ``additive``) is
+    no evidence, nor is a past clause telling how the old state began (``begins``); but a slot in the
     shape of a one-valued attribute holds one value, so there the particle adds to someone else's. An
     earlier statement with the particle says it is one of several: only a negation, a ceasing or an event
     that befalls its value ends it, not a new value."""
@@ -311,6 +312,8 @@ def evidence(
         or (same_slot(old, new) and IDENTITY.search(new.normal) is not None)
     ):  # fmt: skip
         return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
+    if old.negated and new.negated:
+        return False  # "I don't have a car either" after "I don't drive": a negation ends no negated state
     if confident or reads_as_change or new.negated or ceases(new) or any(cues.strongest(s, old) >= cue_min
                                                                          for s in said):
         return True

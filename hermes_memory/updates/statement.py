@@ -25,6 +25,7 @@ from datetime import datetime
 from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import SAME_PAST, clause_tense, strongly_past
+from hermes_memory.updates.address import addressees, formula, vocative
 from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, next_time
 from hermes_memory.updates.asserting import why_not as _reason_not
 from hermes_memory.updates.lexicon import (
@@ -158,7 +159,7 @@ def read(
     low = normal.lower()
     words = tuple(w.lower() for w in WORD.findall(normal))
     holder = _holder(normal, speaker, holders, things)
-    spoken_to = _addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
+    spoken_to = addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
     third = as_the_user(normal)
     why_not = _reason_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
     tense = main_tense(third.lower())
@@ -169,7 +170,7 @@ def read(
         and (any(t.start > when for t in find_temporal(clean, when)) or next_time(words))  # "next quarter"
     ):
         why_not = "plan"
-    if why_not is None and spoken_to and _formula(clean, spoken_to):
+    if why_not is None and spoken_to and formula(clean, spoken_to):
         why_not = "address"
     return Statement(
         text=clean,
@@ -380,7 +381,7 @@ def _holder(
     token = tokens[first][0]
     if token.lower() in THIRD or any(t.lower() in SECOND for t, _ in tokens):
         return None  # "she ...", "you're so strong": nobody this statement can be matched to
-    if _vocative(text, tokens, first):
+    if vocative(text, tokens, first):
         return None  # "Thanks, Melanie", "Wow, Caroline, that's great": the name is who is spoken to
     if not token[:1].isupper():
         return None  # "an ongoing adventure of learning": a remark about nobody in particular
@@ -429,50 +430,6 @@ def _not_the_users(low: list[str], first: int) -> bool:
         or word in THIRD
         or (opener == first and word.endswith("ing") and len(word) > 5)
     )
-
-
-def _formula(text: str, spoken_to: frozenset[str]) -> bool:
-    """Whether a clause spoken to someone is only that: no subject, no verb form the grammar marks (an
-    auxiliary, a past form) and no name or number but theirs ("No worries, Sam", "Take care, Jo", "Hey
-    Kim, long time no see"): a formula of talk, which states nothing."""
-    for i, word in enumerate(WORD.findall(text)):
-        low = word.lower()
-        if low in spoken_to or low in GREETINGS or low in INTERJECTIONS:
-            continue
-        if low in FIRST_SINGULAR or low in FIRST_PLURAL or low in SECOND or low in THIRD:
-            return False
-        if verb_form(low):
-            return False
-        if word[0].isdigit() or (i > 0 and NAME.fullmatch(word) and low not in NOT_NAME):
-            return False
-    return True
-
-
-def _addressees(text: str) -> frozenset[str]:
-    """The lower-cased names a clause speaks to ("Hey Caroline, ...", "Thanks so much, Mel"); not one
-    with "'s" ("Kai's out, Ravi's in" speaks of Ravi)."""
-    tokens = [(m.group(0), m.start()) for m in WORD.finditer(text)]
-    return frozenset(
-        t.lower() for i, (t, _) in enumerate(tokens)
-        if NAME.fullmatch(t) and not t.endswith("'s") and t.lower() not in NOT_SPOKEN_TO
-        and _vocative(text, tokens, i)
-    )  # fmt: skip
-
-
-def _vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
-    """Whether the name at ``i`` is set off by a comma (before it, or right after it at the start):
-    the person spoken to, not the one spoken about."""
-    word, start = tokens[i]
-    before = text[:start].rstrip()
-    after = text[start + len(word) :].lstrip()
-    greeted = (  # "Hey Caroline", "Wow Mel"; not "Correction: Lumen's on DuckDB"
-        i > 0
-        and tokens[i - 1][0].lower() in INTERJECTIONS | GREETINGS
-        and not text[tokens[i - 1][1] + len(tokens[i - 1][0]) : start].strip()
-    )
-    if i == 0 and re.match(r",\s*(?:my|our)\s+[^,]+,", after):
-        return False  # "Ana, my sister, lives in Porto": an apposition, not the person spoken to
-    return greeted or before.endswith(",") or (i == 0 and after.startswith(","))
 
 
 def _subject_start(tokens: list[tuple[str, int]]) -> int:

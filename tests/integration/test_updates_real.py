@@ -256,6 +256,26 @@ def test_how_a_state_began_or_a_greeting_said_again_closes_nothing(tmp_path: Pat
     assert not closed, [f.content for f in closed]
 
 
+def test_a_call_by_name_or_a_second_negation_closes_nothing(tmp_path: Path) -> None:
+    """A name closing a short call ("Woohoo Melanie!", "That's great Tim") is the person spoken to, not
+    spoken about; and a negation ends no negated state ("I don't have a car either" after "I don't
+    drive"), while an affirmative one does."""
+    said = [
+        ("Caroline", "Melanie is doing her best with the new bakery."),
+        ("Caroline", "Tim can look some recipes up for it."),
+        ("Caroline", "I don't drive."),
+        ("Melanie", "Thanks!"),
+        ("Caroline", "Woohoo Melanie!"),
+        ("Caroline", "That's great Tim"),
+        ("Caroline", "I don't have a car either."),
+    ]
+    closed = _closed_in_chat(tmp_path / "calls", said, DAY)
+    assert not closed, [f.content for f in closed]
+    licence = [("Caroline", "I don't drive."), ("Caroline", "I got my licence and drive to work now.")]
+    closed = _closed_in_chat(tmp_path / "licence", licence, DAY)
+    assert [f.content for f in closed] == ["Caroline doesn't drive"], [f.content for f in closed]
+
+
 def test_a_statement_replaces_one_earlier_turn_of_many_alike(tmp_path: Path) -> None:
     """Someone talks about one project for days; a new state of it closes at most the statement it
     replaces (and facts drawn from the same turn), not every fact that resembles it."""

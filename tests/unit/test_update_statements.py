@@ -764,6 +764,22 @@ def test_a_formula_spoken_to_someone_states_nothing() -> None:
         assert read(said).asserts, said
 
 
+def test_a_name_closing_a_call_is_spoken_to() -> None:
+    # Chat drops the comma before the name it calls: the call states nothing about that person.
+    names = {"melanie", "maria", "jon", "nate", "tim", "joanna"}
+    for call in ("Woohoo Melanie!", "Wow, cool Maria", "Good luck Jon", "Anytime Nate", "That's great Tim"):
+        said = read(call, holders=names)
+        assert said.why_not == "address" and said.addressed, call
+    said = read("Dang, you're full of great ideas Joanna", holders=names)
+    assert said.addressed == {"dang", "joanna"} and not said.mentions
+    # A clause, a phrase or a change that ends with a name says something of it.
+    kept = ("Biscuit eats Pedigree", "Joined Spotify", "Using Obsidian", "Lunch at Dishoom", "Luna and Otto",
+            "No more Santander", "Qdoba, not Chipotle", "IT made us drop Edge", "Definitely Star Wars",
+            "It's the birthplace of Harry Potter")  # fmt: skip
+    for text in kept:
+        assert read(text, holders={"biscuit", "luna"}).why_not is None, text
+
+
 def test_a_name_with_s_is_spoken_about_not_to() -> None:
     said = read("Jonas is out, Ravi's in", holders={"jonas", "ravi"})
     assert said.addressed == frozenset() and said.asserts
