@@ -11,10 +11,9 @@ import re
 from hermes_memory.extract.phrasing import PREPOSITIONS
 from hermes_memory.updates.lexicon import (
     AND,
+    DISCOURSE,
     FIRST_PLURAL,
     FIRST_SINGULAR,
-    GREETINGS,
-    INTERJECTIONS,
     NAME,
     NOT_NAME,
     NOT_SPOKEN_TO,
@@ -42,7 +41,7 @@ def formula(text: str, spoken_to: frozenset[str]) -> bool:
     Kim, long time no see"): a formula of talk, which states nothing."""
     for i, word in enumerate(WORD.findall(text)):
         low = word.lower()
-        if low in spoken_to or low in GREETINGS or low in INTERJECTIONS:
+        if low in spoken_to or low in DISCOURSE:
             continue
         if low in FIRST_SINGULAR or low in FIRST_PLURAL or low in SECOND or low in THIRD:
             return False
@@ -73,7 +72,7 @@ def vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
     after = text[start + len(word) :].lstrip()
     greeted = (  # "Hey Caroline", "Wow Mel"; not "Correction: Lumen's on DuckDB"
         i > 0
-        and tokens[i - 1][0].lower() in INTERJECTIONS | GREETINGS
+        and tokens[i - 1][0].lower() in DISCOURSE
         and not text[tokens[i - 1][1] + len(tokens[i - 1][0]) : start].strip()
     )
     if i == 0 and re.match(r",\s*(?:my|our)\s+[^,]+,", after):

@@ -439,7 +439,7 @@ def _subject_start(tokens: list[tuple[str, int]]) -> int:
     while i < len(tokens):
         word = tokens[i][0]
         low = word.lower()
-        if low in NOT_NAME or low in INTERJECTIONS or low in GREETINGS or CALENDAR.fullmatch(low):
+        if low in NOT_NAME or low in DISCOURSE or CALENDAR.fullmatch(low):
             i += 1
             continue
         return i
