@@ -172,6 +172,14 @@ def test_a_value_is_named_in_any_inflected_form_and_a_day_is_no_value() -> None:
 
 
 
+def test_a_word_with_a_digit_is_a_value() -> None:
+    """A number is a value wherever its digits stand in the word: "New target is sub-22" names a new
+    value of "My goal is a sub-25 5K", masked as one."""
+    target = read("New target is sub-22")
+    assert values(target) == {"sub-22"} and target.masked == "New target is something"
+    assert values(read("I got a PS5")) == {"ps5"} and values(read("I take vitamin b12 daily")) == {"b12"}
+
+
 def test_a_title_before_a_name_is_no_value() -> None:
     """ "Prof. Mbeki" and "Dr Varga" share a title, not a value: a later statement about one names
     nothing of the other."""
