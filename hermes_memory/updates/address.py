@@ -77,7 +77,19 @@ def vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
     )
     if i == 0 and re.match(r",\s*(?:my|our)\s+[^,]+,", after):
         return False  # "Ana, my sister, lives in Porto": an apposition, not the person spoken to
+    subject = i + 1 < len(tokens) and not after.startswith(",") and _a_verb(tokens[i + 1][0])
+    if before.endswith(",") and subject:
+        return False  # "..., Pret got way too pricey": the subject of the clause after the comma
     return greeted or before.endswith(",") or (i == 0 and after.startswith(",")) or _closing_call(tokens, i)
+
+
+def _a_verb(word: str) -> bool:
+    """Whether the word after a name makes the name its subject: a verb form the grammar marks ("Pret
+    got", "Mel is") or a present in -s ("Pret charges"); not a clitic ("how's") or a function word."""
+    low = word.lower()
+    if word != low or low in _FUNCTION or "'" in low:
+        return False
+    return verb_form(low) or (low.endswith("s") and not low.endswith("ss"))
 
 
 def _closing_call(tokens: list[tuple[str, int]], i: int) -> bool:

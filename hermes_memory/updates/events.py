@@ -30,6 +30,8 @@ def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> 
 _PLACING = frozenset(
     "at in on from to into onto with by near off for via through over inside outside".split()
 )
+# Particles of motion before "to": "over to", "across to", "back to" open a goal, never an infinitive.
+_TOWARD = frozenset("over across back".split())
 # What opens a noun phrase of its own: a determiner or a quantifier ("a spoke", "some old videos").
 _OBJECT_OPENERS = DETERMINERS | frozenset("some any all both each every few several".split())
 # A day of the month ("the 14th"): a date, no value.
@@ -59,12 +61,40 @@ def setting_only(old: Statement, new: Statement, context: Sequence[Statement] = 
             j -= 1
         if j <= verb or low[j] not in _PLACING:
             return False  # the value is the verb's own complement: "sold the Octavia", "parked the Octavia"
+        if low[j] == "from" and any(_goal(tokens, m) for m in range(k + 1, len(tokens))):
+            return False  # the source the event moved away from: "Ported my number from EE over to giffgaff"
         if not any(low[i] in _OBJECT_OPENERS or tokens[i][:1].isupper() or tokens[i][:1].isdigit()
                    or low[i].endswith("'s") for i in range(verb + 1, j)):  # fmt: skip
             return False  # no object of its own: "traded in the Pegasus", "went right off Arch"
     if _goes_on_now(old, new, context):
         return False  # "Dana left her whistle at the club, she's coaching online now"
     return not names_another(old, new, context)
+
+
+def _goal(tokens: Sequence[str], m: int) -> bool:
+    """Whether the word at ``m`` opens a goal phrase, where a motion ends: "into", "onto", or "to" before a
+    noun phrase (a determiner, a name, a number: "to the Co-op", "to Aldi") or after a particle of motion
+    ("over to giffgaff"); not the "to" of an infinitive ("to free up space")."""
+    word = tokens[m].lower()
+    if word in ("into", "onto"):
+        return True
+    if word != "to" or m + 1 >= len(tokens):
+        return False
+    after = tokens[m + 1]
+    opens_a_noun = after[:1].isupper() or after[:1].isdigit() or after.lower() in DETERMINERS
+    return opens_a_noun or tokens[m - 1].lower() in _TOWARD
+
+
+def moves_to_another(old: Statement, new: Statement) -> bool:
+    """Whether a clause moves something to a value ``old`` does not name: a name or number in a goal
+    phrase ("Ported my number to Mint Mobile", "Moved my lessons over to Ms Okoye"); not one that only
+    sets the scene ("We tried the new noodle bar on Elm Street")."""
+    new_values = beyond(values(new), values(old))
+    if not new_values:
+        return False
+    tokens = WORD.findall(new.text)
+    return any(_goal(tokens, m) and meets(new_values, [t.lower() for t in tokens[m + 1 :]])
+               for m in range(1, len(tokens)))  # fmt: skip
 
 
 def names_another(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:

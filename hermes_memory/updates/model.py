@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hermes_memory.updates.endings import begins, ceases
-from hermes_memory.updates.events import ended, names_another, setting_only
+from hermes_memory.updates.events import ended, moves_to_another, names_another, setting_only
 from hermes_memory.updates.readings import (
     MEMO,
     additive,
@@ -274,7 +274,9 @@ def evidence(
     of a one-valued old statement whose value is someone the memory knows counts only for a clause
     naming someone else or the role (``_may_name_anew``). None of it counts between two
     statements that cannot be of one attribute (``same_attribute``), nor for an event told in the past
-    when nothing in the message names a value or content word of a one-valued earlier statement.
+    when nothing in the message names a value or content word of a one-valued earlier statement, unless
+    the decision is sure of it and the event moves something to a value of its own ("Ported my number to
+    Mint Mobile": ``moves_to_another``).
     ``episode``: the clause tells, in the past, an event with the old value that reads as an
     episode of it (``episode_of``): "Cancelled Thursday's cleaning with Dr. Okafor" carries a cue, but no
     end of the dentist; only its negation counts then, or the decision being sure of an update when the
@@ -298,7 +300,9 @@ def evidence(
         return False  # "I'm also on call": it holds beside ("Osei is my GP now too" fills a slot)
     if additive(old) and not one_valued(old) and not (new.negated or ceases(new) or ended(old, new, context)):
         return False  # "Tim has also taken up the cello", one of several: only what names it ends it
-    if new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in (new, *context)):
+    moved = confident and moves_to_another(old, new)  # "Ported my number to Mint Mobile" may end it
+    if new.tense == "past" and attribute_words(old) and not moved and not any(_names_of(old, s)
+                                                                              for s in (new, *context)):
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
     if episode and not new.negated and not (confident and names_another(old, new, context)):
         return False  # "Cancelled Thursday's cleaning with Dr. Okafor": an episode, whatever its cues

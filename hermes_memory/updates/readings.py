@@ -22,7 +22,7 @@ STOP = frozenset(
     """the a an user user's is are was were be been am to of in on at for with and or but it it's its that
     this these those my our i me we us now so just really very""".split()
 )
-_VALUE = re.compile(r"^(?:[A-Z][\w'-]*|\d[\w.,:-]*)$")
+_VALUE = re.compile(r"^(?:[A-Z][\w'-]*|[a-z-]*\d[\w.,:-]*)$")
 #: Readings memoised per text (a store's statements and the clauses weighed against them).
 MEMO = 16384
 
@@ -48,7 +48,8 @@ def masked_cues(masked: str) -> AbstractSet[str]:
 
 
 def values(statement: Statement) -> set[str]:
-    """Names and numbers of a statement (capitalised words after the first, names in mixed case, digits),
+    """Names and numbers of a statement (capitalised words after the first, names in mixed case, words
+    with a digit: "7:42", "sub-22", "ps5"),
     and a name opening a clause about the user as its subject ("Zed's what the user codes in":
     ``opening_names``); not the name of whom it speaks to ("Hey John, been good": John is no value)."""
     found = set(_values(statement.normal, statement.addressed))
@@ -72,7 +73,7 @@ def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
             core = core[:-2]
         if (
             core
-            and ((_VALUE.match(core) and (i > 0 or core[0].isdigit())) or MIXED_CASE.fullmatch(core))
+            and ((_VALUE.match(core) and (i > 0 or not core[0].isupper())) or MIXED_CASE.fullmatch(core))
             and core.lower() not in ("the", "user")
             and core.lower() not in HONORIFICS
             and core.lower() not in DISCOURSE

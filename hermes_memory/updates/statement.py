@@ -333,13 +333,14 @@ def calendar_word(word: str) -> bool:
 
 
 def _masked(text: str) -> str:
-    """Values out: capitalised words after the first, names in mixed case and numbers become "something"."""
+    """Values out: capitalised words after the first, names in mixed case and words with a digit ("7:42",
+    "sub-22") become "something"."""
     tokens = text.split()
     out: list[str] = []
     for i, token in enumerate(tokens):
         core = token.strip(".,;:!?\"'()")
         capitalised = i > 0 and core[:1].isupper() and core.lower() != "the" and core.lower() not in DISCOURSE
-        if core and (core[0].isdigit() or capitalised or MIXED_CASE.fullmatch(core)):
+        if core and (any(c.isdigit() for c in core) or capitalised or MIXED_CASE.fullmatch(core)):
             if out and out[-1] == "something":
                 continue
             out.append("something")

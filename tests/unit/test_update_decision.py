@@ -96,6 +96,10 @@ def test_a_change_the_decision_is_sure_of_is_evidence_enough() -> None:
     dentist = read("My dentist is Dr. Okafor")
     noodles = read("We tried the new noodle bar on Elm Street")
     assert not evidence(dentist, noodles, [], cues, 0.5, confident=True)
+    # A past event that moves something to a new value is evidence enough when the decision is sure of it.
+    carrier, ported = read("My carrier is Verizon"), read("Ported my number to Mint Mobile last week")
+    assert not evidence(carrier, ported, [], cues, 0.5)
+    assert evidence(carrier, ported, [], cues, 0.5, confident=True)
 
 
 def test_how_sure_the_decision_must_be_is_fitted_to_a_precision() -> None:
@@ -146,6 +150,12 @@ def test_an_event_that_names_the_old_value_only_as_its_setting_is_an_episode() -
     assert not episode_of(car, read("Sold the Octavia to a neighbour"), cues, _axis(0))
     assert episode_of(car, read("Broke a wing mirror on the Octavia"), cues, _axis(0))
     assert not setting_only(car, read("Traded in the Octavia"))  # a particle, no object of its own
+    carrier = read("My mobile carrier is EE")
+    ported = read("Ported my number from EE over to giffgaff last week")
+    assert not setting_only(carrier, ported)  # the source the number moved away from, to a goal
+    drive = read("I back everything up to Google Drive")
+    cleared = read("Cleared out some old videos from Google Drive over the weekend to free up space")
+    assert setting_only(drive, cleared)  # "to free up" is no goal: an infinitive
     coach = read("My friend Dana coaches at Riverside Rowing")
     goes_on = read("Dana left her whistle at Riverside Rowing, she's teaching online now")
     assert not setting_only(coach, goes_on)
@@ -160,6 +170,14 @@ def test_a_value_is_named_in_any_inflected_form_and_a_day_is_no_value() -> None:
     food_bank = read("I volunteer at the food bank on Saturdays")
     assert not ended(food_bank, read("Swapped my Saturday shift for Sunday"))
 
+
+
+def test_a_word_with_a_digit_is_a_value() -> None:
+    """A number is a value wherever its digits stand in the word: "New target is sub-22" names a new
+    value of "My goal is a sub-25 5K", masked as one."""
+    target = read("New target is sub-22")
+    assert values(target) == {"sub-22"} and target.masked == "New target is something"
+    assert values(read("I got a PS5")) == {"ps5"} and values(read("I take vitamin b12 daily")) == {"b12"}
 
 
 def test_a_title_before_a_name_is_no_value() -> None:

@@ -780,6 +780,19 @@ def test_a_name_closing_a_call_is_spoken_to() -> None:
         assert read(text, holders={"biscuit", "luna"}).why_not is None, text
 
 
+def test_a_name_after_a_comma_that_a_verb_follows_is_its_subject() -> None:
+    """A comma before a name sets off a call ("Thanks so much, Mel") unless a verb follows the name: then
+    the name opens a clause of its own and is a value of the message ("..., Pret got way too pricey")."""
+    said = read("I've switched to the falafel van by the canal for lunch, Pret got way too pricey")
+    assert said.addressed == frozenset() and "pret" in values(said)
+    assert read("Nowadays I'm on NixOS, Manjaro kept breaking").addressed == frozenset()
+    assert read("Trust me, NYC is amazing").addressed == frozenset()
+    calls = (("Thanks so much, Mel", "mel"), ("Wow, Caroline, sounds like a great parade", "caroline"),
+             ("Sorry, Sally", "sally"), ("Your support, Gina, means a lot", "gina"))  # fmt: skip
+    for call, name in calls:
+        assert name in read(call).addressed, call
+
+
 def test_a_name_with_s_is_spoken_about_not_to() -> None:
     said = read("Jonas is out, Ravi's in", holders={"jonas", "ravi"})
     assert said.addressed == frozenset() and said.asserts
