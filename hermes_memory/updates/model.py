@@ -300,9 +300,9 @@ def evidence(
         return False  # "I'm also on call": it holds beside ("Osei is my GP now too" fills a slot)
     if additive(old) and not one_valued(old) and not (new.negated or ceases(new) or ended(old, new, context)):
         return False  # "Tim has also taken up the cello", one of several: only what names it ends it
-    moved = confident and moves_to_another(old, new)  # "Ported my number to Mint Mobile" may end it
-    if new.tense == "past" and attribute_words(old) and not moved and not any(_names_of(old, s)
-                                                                              for s in (new, *context)):
+    message = (new, *context)
+    unnamed = new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in message)
+    if unnamed and not (confident and moves_to_another(old, new)):  # "Ported my number to Mint Mobile" may
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
     if episode and not new.negated and not (confident and names_another(old, new, context)):
         return False  # "Cancelled Thursday's cleaning with Dr. Okafor": an episode, whatever its cues
