@@ -22,6 +22,7 @@ from hermes_memory.updates.lexicon import (
     SECOND,
     THIRD,
     WORD,
+    present_s,
     verb_form,
 )
 
@@ -89,7 +90,7 @@ def _a_verb(word: str) -> bool:
     low = word.lower()
     if word != low or low in _FUNCTION or "'" in low:
         return False
-    return verb_form(low) or (low.endswith("s") and not low.endswith("ss"))
+    return verb_form(low) or present_s(low)
 
 
 def _closing_call(tokens: list[tuple[str, int]], i: int) -> bool:
@@ -117,7 +118,7 @@ def _closing_call(tokens: list[tuple[str, int]], i: int) -> bool:
     if (
         len(tokens) <= 3
         and start == i
-        and not any(_takes_a_name(w) or (w.endswith("s") and not w.endswith("ss")) for w in lows)
+        and not any(_takes_a_name(w) or present_s(w) for w in lows)
     ):  # a present in -s ("Biscuit eats Pedigree") is a verb too
         return True
     remark = len(tokens) <= 5 and (lows[0] in _REMARK or lows[:2] in (["that", "is"], ["it", "is"]))

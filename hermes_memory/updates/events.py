@@ -124,4 +124,4 @@ def _goes_on_now(old: Statement, new: Statement, context: Sequence[Statement]) -
     return False
 
 
-__all__ = ["ended", "names_another", "setting_only"]
+__all__ = ["ended", "moves_to_another", "names_another", "setting_only"]

@@ -96,6 +96,11 @@ def verb_form(word: str) -> bool:
     return word in VERB_TENSE or word in PAST_FORMS or REGULAR_PAST.fullmatch(word) is not None
 
 
+def present_s(word: str) -> bool:
+    """Whether a lower-case word may be a present in the third person ("eats", "charges"; not "class")."""
+    return word.endswith("s") and not word.endswith("ss")
+
+
 # Determiners: articles, possessives and demonstratives ("the next stop", "my Octavia").
 DETERMINERS = frozenset("the a an my our your his her their its this that these those".split())
 # Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
@@ -154,6 +159,7 @@ __all__ = [
     "TOPICLESS",
     "VERB_TENSE",
     "WORD",
+    "present_s",
     "relative_start",
     "verb_form",
 ]

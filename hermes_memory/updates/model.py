@@ -307,7 +307,7 @@ def evidence(
     if episode and not new.negated and not (confident and names_another(old, new, context)):
         return False  # "Cancelled Thursday's cleaning with Dr. Okafor": an episode, whatever its cues
     old_values = values(old)
-    said = (new, *context) if old_values or values(new) else (new,)
+    said = message if old_values or values(new) else (new,)
     # A clause about no one in particular that names nothing ("Searching for a venue has been slow", "the
     # studio's on shaky ground right now") tells how something goes, whatever its cues; it sets no value.
     # It may set one by naming the old slot with a new identity ("actually the landlord's a private guy").
@@ -323,7 +323,7 @@ def evidence(
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot
-    named_again = any(old_values & named(s) for s in (new, *context))
+    named_again = any(old_values & named(s) for s in message)
     return bool(named_again and values(new) - old_values) or ended(old, new, context)
 
 

@@ -39,7 +39,6 @@ from hermes_memory.updates.lexicon import (
     FIRST_PLURAL,
     FIRST_SINGULAR,
     FOCUS,
-    GREETINGS,
     INTERJECTIONS,
     MIXED_CASE,
     NAME,
@@ -59,6 +58,7 @@ from hermes_memory.updates.lexicon import (
     TOPICLESS,
     VERB_TENSE,
     WORD,
+    present_s,
     relative_start,
     verb_form,
 )
@@ -412,7 +412,7 @@ def _fragment(words: list[str], low: list[str], first: int) -> bool:
         return False
     rest = low[at + 1 :] if gerund or not ended else low[at:]
     after = rest[0] if gerund and rest and words[at + 1][:1].islower() else ""
-    if after.endswith("s") and not after.endswith("ss") and after not in OBJECT_START:
+    if present_s(after) and after not in OBJECT_START:
         return False  # a verb in the third person follows the gerund subject
     return not any(w in VERB_TENSE or w in PAST_FORMS or w in SUBJECT_PRONOUNS
                    or REGULAR_PAST.fullmatch(w) for w in rest)  # fmt: skip
@@ -422,7 +422,7 @@ def _not_the_users(low: list[str], first: int) -> bool:
     """Whether a clause's subject is a pronoun ("it", "that", "they") or a gerund ("Giving ...") and the
     user is in it only as an object, an owner or in a relative clause ("It's based on a book series that
     I love"): a remark about something else, not the user's attribute."""
-    opener = next((i for i, t in enumerate(low) if t not in INTERJECTIONS and t not in GREETINGS), None)
+    opener = next((i for i, t in enumerate(low) if t not in DISCOURSE), None)
     if opener is None or any(t in SUBJECT_PRONOUNS for t in low[: relative_start(low, opener)]):
         return False
     word = low[opener]
