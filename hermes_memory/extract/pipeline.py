@@ -111,7 +111,7 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
     if message.is_ai:
         _own_statements(state, speaker)
     entities = _entities(state.mentions, text)
-    facts = dedup.merge_facts(state.facts)
+    facts = tuple(_as_sentence(f) for f in dedup.merge_facts(state.facts))
     if len(facts) > MAX_FACTS:
         keep = set(sorted(range(len(facts)), key=lambda i: -facts[i].salience)[:MAX_FACTS])
         facts = tuple(f for i, f in enumerate(facts) if i in keep)
@@ -127,6 +127,16 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
         ),
         truncated=len(message.text) > MAX_MESSAGE_CHARS,
     )
+
+
+def _as_sentence(fact: ExtractedFact) -> ExtractedFact:
+    """The fact with its first letter capitalised, as the sentence it is read as: "The user has a sister
+    named Ana", not "the user has ..." (a relative's or a triple's fact is built on its subject as the
+    message names it); a first word in mixed case ("eBay ...") stays as it is."""
+    word = fact.content.split(" ", 1)[0]
+    if not word.islower():  # capitalised already, or a name in mixed case ("eBay", "iPhone")
+        return fact
+    return replace(fact, content=fact.content[:1].upper() + fact.content[1:])
 
 
 def _clauses(sentence: str) -> list[tuple[str, int]]:
