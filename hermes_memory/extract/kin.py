@@ -108,18 +108,19 @@ def _species(word: str) -> str:
 
 
 @functools.cache
-def _named_pet_pattern() -> re.Pattern[str]:
-    # "a puppy named Max", "a beagle called Biscuit", "two cats, Pixel and Nova".
-    words = [*(w for w, p in _KIN.items() if p == "has_pet"), *_BREEDS]
-    pets = "|".join(sorted(words, key=len, reverse=True))
+def _named_after_article_pattern() -> re.Pattern[str]:
+    # "a puppy named Max", "a beagle called Biscuit", "two cats, Pixel and Nova", "a brother called Max".
+    words = [*_KIN, *_BREEDS]
+    kin = "|".join(sorted(words, key=len, reverse=True))
     return re.compile(
-        rf"\b(?:a|an|the|new|two|three|four)\s+(?:\w+\s+)?(?P<kin>{pets})"
+        rf"\b(?:a|an|the|new|two|three|four)\s+(?:\w+\s+)?(?P<kin>{kin})"
         rf"(?:\s+(?:named|called)\s+|,\s+(?=[A-Z]\w*(?:,?\s+and\s+[A-Z]|[.!?]|$)))"
         rf"(?P<n1>{_NAME_RE})(?:,?\s+and\s+(?P<n2>{_NAME_RE}))?\b"
     )
 
 
-# The speaker has the pet named next: "I adopted a ...", "We've got two cats, ...".
+# The speaker has the relative or pet named next: "I adopted a ...", "We've got two cats, ...", "I have a
+# brother called ...".
 _FIRST_PERSON_HAS = re.compile(
     r"\b(?:I|[Ww]e)(?:['’]ve)?(?:\s+(?:just|finally|recently|also|now|still|already|got|have|had))*\s+"
     r"(?:have|has|had|got|adopted|rescued|own|owned|bought|found|took\s+in|brought\s+home)\s+[^.!?]*$"
@@ -163,23 +164,27 @@ def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -
             s, e = m.span("poss")[0], m.span("kin")[1]
             mentions.append(_relational(m, owner, s + offset, e + offset, ctx))
         claim(taken, m.start(), m.span("kin")[1])
-    for m in _named_pet_pattern().finditer(text):
+    for m in _named_after_article_pattern().finditer(text):
         owned = _FIRST_PERSON_HAS.search(text, 0, m.start()) is not None
         role = _species(m.group("kin"))
+        predicate = _KIN.get(role, "has_pet")  # a breed is a pet's
+        kind = "pet" if predicate == "has_pet" else "person"
         for key in ("n1", "n2"):
-            pet = m.group(key)
-            if pet is None:
+            called = m.group(key)
+            if called is None:
                 continue
             s, e = m.span(key)
-            if not (is_free(taken, s, e) and is_name_word(pet)):
+            if not (is_free(taken, s, e) and is_name_word(called)):
                 continue
             if owned:  # "I adopted a beagle named Biscuit": the speaker's dog, "my dog" from now on
                 mentions.append(
-                    Mention(pet, "pet", s + offset, e + offset, 0.8, owner=ctx.speaker, role=role,
-                            kin_predicate="has_pet", aliases=[f"{ctx.speaker}'s {role}"])
+                    Mention(called, kind, s + offset, e + offset, 0.8, owner=ctx.speaker, role=role,
+                            kin_predicate=predicate, aliases=[f"{ctx.speaker}'s {role}"])
                 )  # fmt: skip
+            elif kind == "pet":
+                mentions.append(Mention(called, kind, s + offset, e + offset, 0.75))
             else:
-                mentions.append(Mention(pet, "pet", s + offset, e + offset, 0.75))
+                continue  # "She has a brother named Tom", "I see a therapist called Miriam": any name
             claim(taken, s, e)
     return mentions
 

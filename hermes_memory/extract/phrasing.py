@@ -129,6 +129,12 @@ def render(subject: str, predicate: str, obj: str, negated: bool, kind: str) -> 
     return " ".join(text.split())
 
 
+def as_sentence(text: str) -> str:
+    """The text with its first letter capitalised, as a sentence the model reads ("The user has a sister
+    named Ana", not "the user has ..."); a first word in mixed case ("eBay ...") stays as it is."""
+    return text[:1].upper() + text[1:] if text.split(" ", 1)[0].islower() else text
+
+
 def phrase(predicate: str) -> tuple[str, str]:
     """The (positive, negative) sentence templates of ``predicate``: from the table, else by its shape."""
     key = predicate.strip().lower().replace(" ", "_").replace("-", "_")
@@ -259,4 +265,13 @@ def _is_role(word: str) -> bool:
     return word.endswith(_ROLE_ENDINGS) and not is_base_verb(word) and not word.endswith("ed")
 
 
-__all__ = ["PREDICATE_PHRASES", "PREPOSITIONS", "article_for", "is_plural", "phrase", "plan_object", "render"]
+__all__ = [
+    "PREDICATE_PHRASES",
+    "PREPOSITIONS",
+    "article_for",
+    "as_sentence",
+    "is_plural",
+    "phrase",
+    "plan_object",
+    "render",
+]

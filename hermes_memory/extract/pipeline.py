@@ -17,7 +17,7 @@ from hermes_memory.errors import ValidationError
 from hermes_memory.extract import classify, dedup
 from hermes_memory.extract.entities import find_entities, thing_name_problem
 from hermes_memory.extract.mentions import EntityContext, Mention
-from hermes_memory.extract.phrasing import article_for, is_plural, plan_object, render
+from hermes_memory.extract.phrasing import article_for, as_sentence, is_plural, plan_object, render
 from hermes_memory.extract.prefilter import MAX_MESSAGE_CHARS, classify_noise, mask_code, split_sentences
 from hermes_memory.extract.relations import EXCLUSIVE_PREDICATES, HOBBIES, PAST_FORMS, Triple, find_triples
 from hermes_memory.extract.speech import is_echo, is_question, split_requests
@@ -111,7 +111,7 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
     if message.is_ai:
         _own_statements(state, speaker)
     entities = _entities(state.mentions, text)
-    facts = dedup.merge_facts(state.facts)
+    facts = tuple(_as_sentence(f) for f in dedup.merge_facts(state.facts))
     if len(facts) > MAX_FACTS:
         keep = set(sorted(range(len(facts)), key=lambda i: -facts[i].salience)[:MAX_FACTS])
         facts = tuple(f for i, f in enumerate(facts) if i in keep)
@@ -127,6 +127,13 @@ def extract(message: MessageInput, known: KnownEntities | None = None) -> Extrac
         ),
         truncated=len(message.text) > MAX_MESSAGE_CHARS,
     )
+
+
+def _as_sentence(fact: ExtractedFact) -> ExtractedFact:
+    """The fact as the sentence it is read as (``as_sentence``): a relative's or a triple's fact is built
+    on its subject as the message names it ("the user")."""
+    content = as_sentence(fact.content)
+    return fact if content == fact.content else replace(fact, content=content)
 
 
 def _clauses(sentence: str) -> list[tuple[str, int]]:
@@ -416,7 +423,8 @@ def _kin_relations(state: _State) -> None:
             f.subject == mention.owner and f.predicate == mention.kin_predicate and f.object == mention.name
             for f in state.facts
         )
-        if mention.aliases and mention.role and not stated:  # a named relative or pet
+        # A named relative or pet, unless the clause's own fact says it ("I have a brother called Max").
+        if mention.aliases and mention.role and not stated and not _said_as(state, mention):
             content = f"{mention.owner} has {article_for(mention.role)} {mention.role} named {mention.name}"
             if is_plural(mention.role):
                 content = f"{mention.owner}'s {mention.role} include {mention.name}"
@@ -435,6 +443,21 @@ def _kin_relations(state: _State) -> None:
                     span=(mention.start, mention.end),
                 )
             )
+
+
+def _said_as(state: _State, mention: Mention) -> bool:
+    """Whether a fact stated in the clause's own words already names the owner's relative or pet by its
+    role and the name it is called by ("The user has a brother called Max"): it becomes the fact of that
+    relation (its predicate and object), and no second fact says it again. A fact that says something
+    else of them ("The user's sister Ana is a nurse") stays as it is, beside the relation's own."""
+    assert mention.role is not None and mention.kin_predicate is not None
+    role = re.compile(rf"\b{re.escape(mention.role)}\s+(?:named|called)\s+{re.escape(mention.name)}\b", re.I)
+    for i, fact in enumerate(state.facts):
+        if fact.subject == mention.owner and fact.predicate == "states" and role.search(fact.content):
+            state.facts[i] = replace(fact, predicate=mention.kin_predicate, object=mention.name,
+                                     category="relationship")  # fmt: skip
+            return True
+    return False
 
 
 def _fold_relational_pets(state: _State) -> None:

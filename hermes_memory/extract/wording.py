@@ -35,7 +35,8 @@ _WE_SUBJECT = r"|(?P<we>we)(?P<wc>['’](?:re|ve|d|ll))?"
 _SOURCES: dict[str, tuple[str, int]] = {
     # Clause breaks, matched against the lower-cased sentence.
     "clause_break": (
-        r";\s*|\s[-–—]+\s+|,\s*but\s+|(?P<comma>,\s*)(?=(?:i|i'm|i've|i'd|i'll|we|we're|we've)\s)"
+        r";\s*|\s[-–—]+\s+|,\s*but\s+|(?P<comma>,\s*)(?=(?:i|i'm|i've|i'd|i'll|we|we're|we've)\s"
+        r"|(?:he|she|it|they)(?:'s|'re|\s+(?:is|was|are|were|has|had|does|did)\b))"
         r"|,?\s(?P<conj>and|but|so|because|cause|cuz|though|although|whereas|plus)\s+"
         r"(?=(?P<next>it|it's|they|they're|he|she|that|this|there|we|we're|you|you're|i|i'm|i've|i'd|i'll"
         r"|my|our)\b)",

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from hermes_memory.extract import KnownEntities, KnownEntity, MessageInput, extract
+from hermes_memory.extract.phrasing import as_sentence
 from hermes_memory.extract.types import ExtractedFact, ExtractedRelation, ExtractionResult
 from hermes_memory.ingest.worker import Changes
 from hermes_memory.records import Episode, Fact
@@ -36,12 +37,12 @@ def implied_state(fact: ExtractedFact) -> tuple[str, str, str] | None:
     if fact.negated or fact.object is None or fact.predicate == "plans":
         return None
     if fact.predicate == "moved_to":
-        return "lives_in", fact.object, f"{fact.subject} lives in {fact.object}"
+        return "lives_in", fact.object, as_sentence(f"{fact.subject} lives in {fact.object}")
     if fact.predicate in ("started", "began", "joined"):
         match = _STARTED_JOB.match(fact.object.strip())
         if match:
             org = match.group("org").strip().rstrip(".!")
-            return "works_at", org, f"{fact.subject} works at {org}"
+            return "works_at", org, as_sentence(f"{fact.subject} works at {org}")
     return None
 
 

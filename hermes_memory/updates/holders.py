@@ -17,6 +17,7 @@ import functools
 import re
 from typing import TypeGuard
 
+from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.updates.lexicon import ADVERBS, NOT_NAME, OBJECT_START, SECOND, THIRD, verb_form
 from hermes_memory.updates.readings import MEMO, values
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
@@ -77,9 +78,11 @@ def speaks_of_any(statement: Statement) -> bool:
 def about_same(old: Statement, new: Statement) -> bool:
     """Whether ``new`` can speak about ``old``'s holder (see the module's docstring)."""
     owned = possession(new)
-    if owned is not None and owned[0] in _named(old) and owned[1] & set(old.words):
-        # "Clara's manager is Jonas" after "the user's manager is Clara": the same attribute of the value's
-        # own (Clara's manager), not the one the value fills (the user's manager)
+    if owned is not None and owned[0] in _named(old) and (owned[1] & set(old.words) or _kin(owned[1])):
+        # "Clara's manager is Jonas" after "the user's manager is Clara", "Lena's sister is Mia" after "the
+        # user's girlfriend is Lena": an attribute of the value's own (Clara's manager, someone related to
+        # Lena), not the one the value fills (the user's manager, the user's girlfriend); "Greta's
+        # replacement is Olaf" may speak of the slot Greta filled
         return same_holder(old.holder, owned[0])
     if same_holder(old.holder, new.holder):
         return True
@@ -100,6 +103,12 @@ def about_same(old: Statement, new: Statement) -> bool:
         # one in particular that names an old value (a shared stem) speaks of its attribute
         return topic_of(frozenset(_named(old)), new.words)
     return _a_name(old.holder) and _names(new, old.holder)
+
+
+def _kin(words: frozenset[str]) -> bool:
+    """Whether the words name a relation to someone: a relative, a partner, a colleague ("sister",
+    "practice partner")."""
+    return any(kin_predicate(w) is not None for w in words)
 
 
 def possession(statement: Statement) -> tuple[str, frozenset[str]] | None:

@@ -10,6 +10,7 @@ import re
 
 from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.relations import verb_predicates
+from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.readings import MEMO, STOP, content, named, values
 from hermes_memory.updates.statement import USER, Statement, topic_of
 
@@ -82,8 +83,11 @@ def same_attribute(one: Statement, other: Statement) -> bool:
     but "the user's favourite is ..." and "the user's favourite author is ..." name one), nor when one
     names a person by their role to the user ("the user's manager is ...") and the other names no one in
     that relation ("the user works at Zalando", "the user has a sister named Anna"). A role word after
-    another noun is no person ("the user's password manager")."""
-    if values(one) & bare(other) or values(other) & bare(one):
+    another noun is no person ("the user's password manager"). The name of whom both speak is no value in
+    common: "Ana's husband is Rui" gives Ana another attribute than "the user's sister Ana lives in Porto"
+    (but "Tom retired" names the value of "the user's manager is Tom")."""
+    holder = set((one.holder or "").casefold().split()) if same_holder(one.holder, other.holder) else set()
+    if (values(one) & bare(other) | values(other) & bare(one)) - holder:
         return True
     a, b = attribute_words(one), attribute_words(other)
     for phrases, that in ((a, other), (b, one)):

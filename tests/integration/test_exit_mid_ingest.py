@@ -90,6 +90,6 @@ def test_an_exit_in_the_middle_of_a_turn_loses_nothing(tmp_path: Path) -> None:
             "Noted.",
         ]
         facts = [f["content"] for f in api.fact_query("Tomasz", min_confidence=0)["data"]]
-        assert facts.count("the user has a neighbour named Tomasz") == 1, facts  # extracted once
+        assert facts.count("The user has a neighbour named Tomasz") == 1, facts  # extracted once
         sessions = api.timeline_query(event_type="session")["data"]
         assert [e["session_id"] for e in sessions] == ["one-shot"]

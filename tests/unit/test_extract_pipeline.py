@@ -20,6 +20,7 @@ from hermes_memory.extract import (
 )
 from hermes_memory.extract.pipeline import MAX_FACTS
 from hermes_memory.extract.prefilter import MAX_MESSAGE_CHARS
+from hermes_memory.extract.wording import split_clauses
 
 NOW = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -78,6 +79,25 @@ def test_named_pet_gives_a_relationship_fact() -> None:
     result = run("My dog Rex loves the beach.")
     assert "Caroline has a dog named Rex" in contents(result)
     assert ("Caroline", "has_pet", "Rex") in {(r.subject, r.predicate, r.object) for r in result.relations}
+
+
+def test_a_relative_named_after_an_article_is_linked_to_the_speaker() -> None:
+    """ "I have a brother called Max" introduces the speaker's brother as "my dog named Rex" does a pet:
+    a person known also as "Caroline's brother", the relation, and one fact that says it (not a second
+    one in other words); someone else's relative is only a person."""
+    result = run("I have a brother called Max, he's twelve.")
+    max_ = {e.name: e for e in result.entities}["Max"]
+    assert (max_.entity_type, max_.aliases) == ("person", ("Caroline's brother",))
+    assert ("Caroline", "sibling_of", "Max") in {(r.subject, r.predicate, r.object) for r in result.relations}
+    assert [(f.content, f.predicate, f.object) for f in result.facts] == [
+        ("Caroline has a brother called Max", "sibling_of", "Max")]
+    said = run("We've got a neighbour named Greta.")
+    assert ("Caroline", "knows", "Greta") in {(r.subject, r.predicate, r.object) for r in said.relations}
+    other = run("She has a brother named Tom.")
+    assert not other.relations and {e.name: e.entity_type for e in other.entities}["Tom"] == "person"
+    # A fact that says more of a named relative stays beside the relation's own.
+    assert contents(run("My sister Ana is a nurse.")) == ["Caroline's sister Ana is a nurse",
+                                                           "Caroline has a sister named Ana"]  # fmt: skip
 
 
 def test_unstructured_first_person_statements_become_facts() -> None:
@@ -208,6 +228,16 @@ def test_message_time_is_normalised_to_utc() -> None:
 def test_a_lead_in_time_stays_with_its_clause() -> None:
     assert contents(run("Last week, I built a new website for my customers.")) == [
         "In the week of 1 May 2023, Caroline built a new website for their customers"]
+
+
+def test_a_clause_spliced_on_with_a_comma_is_a_clause_of_its_own() -> None:
+    """ "I have a dog named Rex, he's a beagle": the second clause's "he" does not keep the first from
+    being a fact in its own words; a short lead-in keeps its clause ("When I got there, it was shut")."""
+    assert contents(run("I have a dog named Rex, he's a beagle.")) == ["Caroline has a dog named Rex"]
+    assert contents(run("I have a brother called Max, he's twelve.")) == ["Caroline has a brother called Max"]
+    assert contents(run("We moved to Leeds last spring, it was cheaper.")) == [
+        "Caroline moved to Leeds in spring 2022"]
+    assert split_clauses("When I got there, it was shut.") == [("When I got there, it was shut.", 0)]
 
 
 def test_a_scene_setting_time_dates_the_next_events_but_not_plans() -> None:

@@ -71,7 +71,7 @@ def test_a_future_month_is_the_coming_one_and_does_not_move_the_user_yet(api: Me
     assert predicates["plans"]["valid_from"] == ts(2027, 3, 1)
     assert predicates["plans"]["object"] == "move to Berlin"
     assert "lives_in" not in predicates  # a plan: the user still lives in Lisbon
-    assert [f["content"] for f in facts_about(api, "lives in")] == ["the user lives in Lisbon"]
+    assert [f["content"] for f in facts_about(api, "lives in")] == ["The user lives in Lisbon"]
 
 
 def test_next_friday_is_the_friday_of_next_week(api: MemoryAPI) -> None:

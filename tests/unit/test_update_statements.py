@@ -464,6 +464,25 @@ def test_a_person_by_their_role_is_no_attribute_of_anything_else() -> None:
     assert same_attribute(read("my password manager is KeyVault"), read("I keep passwords in Enpass"))
 
 
+def test_whom_a_statement_speaks_of_is_no_value_in_common() -> None:
+    """A relative's own attribute, said with their name's possessive, is of no attribute an earlier
+    statement gave them or the user's relation to them: the name is whom both speak of."""
+    from hermes_memory.updates.holders import about_same
+    from hermes_memory.updates.shape import same_attribute
+
+    known = frozenset({"ana", "rui", "lena", "mia"})
+    husband = read("Ana's husband is called Rui", holders=known)
+    assert not same_attribute(read("my sister Ana lives in Porto", holders=known), husband)
+    assert not same_attribute(read("my sister Ana has a flat in Porto", holders=known),
+                              read("Ana's boyfriend is a carpenter", holders=known))  # fmt: skip
+    # Someone related to the value is the value's own relation, not the slot it fills for the user.
+    assert not about_same(read("I have a sister named Ana", holders=known), husband)
+    lena = read("my girlfriend is Lena", holders=known)
+    assert not about_same(lena, read("Lena's sister is Mia", holders=known))
+    # The value named by another clause still speaks of it: "Tom retired" ends "my manager is Tom".
+    assert same_attribute(read("my manager is Tom"), read("Tom retired last month"))
+
+
 def test_a_new_value_in_the_slot_of_a_one_valued_attribute() -> None:
     from hermes_memory.updates.shape import same_slot
 

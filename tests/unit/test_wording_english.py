@@ -216,10 +216,25 @@ def test_a_possessive_before_the_speaker_is_named_keeps_the_name() -> None:
 
 
 def test_a_named_relative_is_worded_with_the_right_article_and_number() -> None:
-    assert "the user has a boss named Linda" in facts("My boss Linda is strict.")
-    assert "the user has an older sister named Emma" in facts("My older sister Emma lives in Rome.")
-    assert "the user has an uncle named Bob" in facts("My uncle Bob visited.")
-    assert "the user's kids include Tom" in facts("My kids Tom and Amy love soccer.")
+    assert "The user has a boss named Linda" in facts("My boss Linda is strict.")
+    assert "The user has an older sister named Emma" in facts("My older sister Emma lives in Rome.")
+    assert "The user has an uncle named Bob" in facts("My uncle Bob visited.")
+    assert "The user's kids include Tom" in facts("My kids Tom and Amy love soccer.")
+
+
+def test_every_fact_reads_as_a_sentence() -> None:
+    """A fact opens with a capital letter, as the model reads it: the relatives, pets and roles a message
+    names included ("The user has a manager named Tobias", not "the user has ..."); a name in mixed case
+    keeps its spelling."""
+    said = [
+        "Tobias is my manager now.", "I have two cats, Pixel and Nova.", "My partner, Alex, says hi.",
+        "My wife Julia works at SAP.", "Rex is my dog.", "My sister Ana lives in Porto.", "I sell on eBay.",
+    ]  # fmt: skip
+    found = [f for text in said for f in facts(text)]
+    assert len(found) >= len(said)
+    assert [f for f in found if not f[:1].isupper()] == []
+    assert "The user has a manager named Tobias" in found
+    assert "The user sells on eBay" in found
 
 
 def test_the_addressee_is_worded_like_the_speaker() -> None:
