@@ -78,10 +78,10 @@ def vocative(text: str, tokens: list[tuple[str, int]], i: int) -> bool:
     )
     if i == 0 and re.match(r",\s*(?:my|our)\s+[^,]+,", after):
         return False  # "Ana, my sister, lives in Porto": an apposition, not the person spoken to
-    subject = i + 1 < len(tokens) and not after.startswith(",") and _a_verb(tokens[i + 1][0])
-    if before.endswith(",") and subject:
+    comma = before.endswith(",")
+    if comma and i + 1 < len(tokens) and not after.startswith(",") and _a_verb(tokens[i + 1][0]):
         return False  # "..., Pret got way too pricey": the subject of the clause after the comma
-    return greeted or before.endswith(",") or (i == 0 and after.startswith(",")) or _closing_call(tokens, i)
+    return greeted or comma or (i == 0 and after.startswith(",")) or _closing_call(tokens, i)
 
 
 def _a_verb(word: str) -> bool:
