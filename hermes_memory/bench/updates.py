@@ -193,7 +193,7 @@ def fit(
     cues = Cues.fit(
         [(s, p.update, p.family, vec[s.masked]) for p in train for s in p.later if s.asserts],
         list(heard.values()),
-        first=[(s, p.family) for p in train for s in p.first],
+        first=[s for p in train for s in p.first],
     )
     told = {id(c.new): c.new_vec for c in chat if ended(c.old, c.new, c.context)}
     cues.fit_ending([

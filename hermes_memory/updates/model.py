@@ -159,19 +159,21 @@ class Cues:
         later: Sequence[tuple[Statement, bool, str, Vector]],
         talk: Sequence[tuple[Statement, Vector]] = (),
         *,
-        first: Sequence[tuple[Statement, str]] = (),
+        first: Sequence[Statement] = (),
         min_families: int = 3,
         alpha: float = 1.0,
         ridge: float = 10.0,
     ) -> Cues:
         """From (later statement, is update, family, its masked form's vector) tuples, ``talk``: real
         conversation's statements (none an update), weighed as much as all the labelled non-updates
-        together, and ``first``: facts as first told, with their family ("My bank is Chase"). A cue is
-        then a word updates use more than additions and everyday talk do, and more than first mentions
-        do: "it's" or "so" open corrections in the corpus but are everywhere in chat, "is the" opens a
-        first mention as often as an update, "anymore" does neither. The change direction is learned from
-        the later statements and talk alone: a first mention is a state in the present, against which any
-        past event would read as a change."""
+        together, and ``first``: facts as first told ("My bank is Chase"). A cue is then a word updates
+        use more than additions and everyday talk do, and more than first mentions do: "it's" or "so" open
+        corrections in the corpus but are everywhere in chat, "is the" opens a first mention as often as an
+        update, "anymore" does neither. First mentions only ever take a word's weight away: the families a
+        cue must be seen in are those of the later statements ("to work", common in first mentions, is no
+        sign that "I got my licence and drive to work now" changes nothing). The change direction is
+        learned from the later statements and talk alone: a first mention is a state in the present,
+        against which any past event would read as a change."""
         pos: Counter[str] = Counter()
         neg: Counter[str] = Counter()
         chat: Counter[str] = Counter()
@@ -183,10 +185,8 @@ class Cues:
             for token in cue_tokens(statement):
                 (pos if update else neg)[token] += 1
                 families[token].add(family)
-        for statement, family in first:
-            for token in cue_tokens(statement):
-                told[token] += 1
-                families[token].add(family)
+        for statement in first:
+            told.update(cue_tokens(statement))
         for statement, _ in talk:
             chat.update(cue_tokens(statement))
         weights = {}

@@ -440,7 +440,7 @@ def test_a_cue_is_a_word_updates_use_more_than_first_mentions() -> None:
     labelled = [
         (read(f"nowadays it is the {k} one"), True, fam, vec) for k, fam in enumerate(families)
     ] + [(read(f"I also have {k} things"), False, fam, vec) for k, fam in enumerate(families)]
-    first = [(read(f"my {fam} is the {k} one"), fam) for k, fam in enumerate(families)]
+    first = [read(f"my {fam} is the {k} one") for k, fam in enumerate(families)]
     alone, told = Cues.fit(labelled), Cues.fit(labelled, first=first)
     assert alone.weights["is the"] > 0.5 and told.weights.get("is the", 0.0) < 0.5
     assert told.weights["nowadays"] > 0.5
