@@ -11,6 +11,7 @@ from typing import Any, Literal
 from hermes_memory.core.tiers import Tiers
 from hermes_memory.core.user_subject import subjects_for, user_names
 from hermes_memory.errors import NotFoundError
+from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.records import AsOf, AuditEntry, Episode, Event, Fact
 
 FactStatus = Literal["active", "ended", "superseded", "archived"]
@@ -144,7 +145,13 @@ class History:
                     if facts:
                         break
             found.update((f.uuid, f) for f in facts if f.uuid not in found)
-        ordered = found.values() if len(subjects) == 1 else sorted(
+        held = _role(subject)
+        if held is not None:  # "the user's manager": also who held the role ("the user reports_to Greta")
+            owner, predicate = held
+            for name in subjects_for(owner, user_names(tier2, self._tiers.curated)):
+                facts = tier2.facts.history(name, known=point.known, valid_at=point.valid)
+                found.update((f.uuid, f) for f in facts if f.predicate == predicate and f.uuid not in found)
+        ordered = found.values() if len(subjects) == 1 and held is None else sorted(
             found.values(), key=lambda f: (f.recorded_at or f.created_at, f.valid_from or 0)
         )
         return [FactState.of(f) for f in ordered]
@@ -197,6 +204,14 @@ class History:
             return FactState.of(self._tiers.tier2().facts.get(uuid, touch=False))
         except NotFoundError:
             return Missing(uuid)
+
+
+def _role(subject: str) -> tuple[str, str] | None:
+    """(owner, relation) of a role someone holds for someone ("the user's manager" -> ("the user",
+    "reports_to")), None for any other subject."""
+    owner, sep, role = subject.strip().rpartition("'s ")
+    predicate = kin_predicate(role.casefold()) if sep and owner else None
+    return (owner, predicate) if predicate is not None else None
 
 
 __all__ = ["Contradiction", "FactOrigin", "FactState", "History", "Missing", "TimelineItem"]

@@ -49,7 +49,9 @@ _KIN_MODIFIERS = (
     "best|older|younger|little|big|baby|twin|eldest|oldest|youngest|late|step|new|dear|two|three|whole|entire"
 )
 _KIN_KEEP = frozenset({"best", "older", "younger", "little", "big", "twin", "eldest", "oldest", "youngest"})
-_NAME_RE = r"[A-Z][a-z'’\-]{1,20}"
+# Latin letters with their accents ("Jürgen", "Inês", "Łukasz"); a word that does not start with a capital
+# is trimmed off a match as no name (``_name_in``).
+_NAME_RE = r"[A-ZÀ-ÖØ-ÞĀ-ž][a-zß-öø-ÿĀ-ž'’\-]{1,20}"
 # A person's name of up to three words: "my manager Greta Lindholm", "Marek Novak is my boss".
 _FULL_NAME_RE = rf"{_NAME_RE}(?:\s+{_NAME_RE}){{0,2}}"
 
@@ -207,7 +209,31 @@ def _named_by_is(name: tuple[str, int, int], predicate: str, text: str, ctx: Ent
     if predicate == "has_pet":
         return words.lower() not in _BREEDS
     known = ctx.known.get(words)
-    return is_first_name(words) or (known is not None and known.entity_type == "person")
+    if is_first_name(words) or (known is not None and known.entity_type == "person"):
+        return True
+    # A relative is described as often as named ("my dad is Italian"); a boss, a partner, a therapist is
+    # named, by a name no list holds, unless the word reads as a proper adjective.
+    return predicate not in LASTING_PREDICATES and not _proper_adjective(words)
+
+
+# Endings of adjectives made from names (of places, faiths, conditions): "Catholic", "Japanese", "Polish",
+# "Buddhist"; and those of demonyms, read as such when the word without them begins a known place.
+_ADJECTIVE_ENDING = re.compile(r"(?:ic|ese|ish|ist)$", re.IGNORECASE)
+_DEMONYM_ENDING = re.compile(r"(?:ian|ean|an|i)$", re.IGNORECASE)
+
+
+def _proper_adjective(word: str) -> bool:
+    """Whether a capitalised word reads as an adjective rather than a name: "Catholic", "Brazilian"
+    (Brazil), "Kenyan" (Kenya), "Israeli" (Israel); not "Claudia", "Brian", "Inês"."""
+    if _ADJECTIVE_ENDING.search(word):
+        return True
+    ending = _DEMONYM_ENDING.search(word)
+    if ending is None:
+        return False
+    stem = word[: ending.start()].casefold()
+    return len(stem) >= 4 and any(
+        place.startswith(stem) for place, (_, kind) in gazetteer().items() if kind == "place"
+    )
 
 
 def _role(m: re.Match[str]) -> tuple[str, str]:

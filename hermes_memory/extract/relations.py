@@ -111,8 +111,9 @@ _DETERMINED = re.compile(r"\s+(?:a|an|the|my|our|this|that|some)\s", re.IGNORECA
 _SPECIFIC = frozenset("this that these those your his her their its".split())
 _STOP = frozenset(
     """and but or because so which who whom whose that when where while with for since if as than at in
-    on from by about after before during into like until to yesterday today tonight tomorrow last next
-    this every ago recently lately now again too either anymore though although already right there here
+    on from by about after before during over throughout into like until to yesterday today tonight
+    tomorrow last next this every ago recently lately now again too either anymore though although already
+    right there here
     soon more much lot all really very just also ever later earlier back together lol haha hopefully
     sometimes actually daily weekly anyway anyways even still is are was were be been i you we he she
     they it me him them us not named called or nonstop constantly regularly everyday usually always often
@@ -387,7 +388,9 @@ def _subject(
     return None
 
 
-_AND = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)")
+_AND = re.compile(r"\s*(?:,\s*(?P<and>and\s+|or\s+)?|\s+(?P<also>and|or|&)\s+)")
+# What may follow an item of a list joined by bare commas: the list going on, or its end.
+_LIST_GOES_ON = re.compile(r"\s*(?:$|[,.;:!?)]|(?:and|or|&)\b)")
 
 
 def _coordinated(
@@ -405,6 +408,12 @@ def _coordinated(
         nxt = next((m for m in mentions if m.start - offset == link.end() and m.end > m.start), None)
         if nxt is None:
             break
+        if (
+            link.group("and") is None
+            and link.group("also") is None
+            and not _LIST_GOES_ON.match(clause, nxt.end - offset)
+        ):
+            break  # "moved over to Neovim, VS Code felt sluggish": a name opening a clause of its own
         end = nxt.end - offset
         out.append((nxt.name, nxt, end))
     return out
@@ -532,6 +541,9 @@ def _ends_phrase(clause: str, end: int) -> bool:
 
 
 _PLACE_PREDICATES = frozenset({"visited", "moved_to", "moved_from", "lives_in", "is_from", "lived_in"})
+# Where someone lives, lived or comes from: never a thing of these kinds.
+_HOME_PREDICATES = _PLACE_PREDICATES - {"visited"}
+_NO_HOME = frozenset({"tool", "tech", "concept", "project", "event"})
 _NAMED_OBJECT_PREDICATES = frozenset(
     {"uses", "depends_on", "works_at", "studies_at", "married_to", "friend_of", "partner_of"}
 )
@@ -562,6 +574,8 @@ def _refine(
     named = mention is not None or first[:1].isupper()
     if predicate in _PLACE_PREDICATES and not named and len(text.split()) > 3:
         return "", kind
+    if predicate in _HOME_PREDICATES and mention is not None and mention.entity_type in _NO_HOME:
+        return "", kind  # "I moved over to Neovim": a switch of tools, no move of home
     if predicate in _NAMED_OBJECT_PREDICATES and not named:
         return "", kind
     if predicate == "is_a" and (head in _BAD_ROLES or text.lower().split()[0] in _BAD_ROLES):

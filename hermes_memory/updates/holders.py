@@ -17,7 +17,7 @@ import functools
 import re
 from typing import TypeGuard
 
-from hermes_memory.extract.kin import kin_predicate
+from hermes_memory.extract.kin import LASTING_PREDICATES, kin_predicate
 from hermes_memory.updates.lexicon import ADVERBS, NOT_NAME, OBJECT_START, SECOND, THIRD, verb_form
 from hermes_memory.updates.readings import MEMO, values
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
@@ -34,6 +34,9 @@ _KIN_GROUPS = {
     "grandfather": ("grandfather", "grandpa", "granddad", "grandad"),
 }
 _KIN_SAME = {word: same for same, words in _KIN_GROUPS.items() for word in words}
+# The ties of family, love and friendship (``kin_predicate``'s), unlike a boss's, a colleague's or a
+# neighbour's: an event of the other person's own (a new job, a move) does not end them.
+_PERSONAL_TIES = LASTING_PREDICATES | {"married_to", "partner_of", "friend_of"}
 _ROLE = f"{USER}'s "
 # A subject that is a name after "the" ("The Defender's been replaced").
 _THE_NAME = re.compile(r"(?i:the)\s+([A-Z][\w-]*)(?:'s)?\b")
@@ -94,7 +97,11 @@ def about_same(old: Statement, new: Statement) -> bool:
         and (_named(old) & set(new.words) - new.addressed or topic_of(subject_words(old), new.words))
     ):
         return True  # "Leadership ditched Teams" speaks of the user's "We use Teams for chat"
-    if _valued_subject(old, new) or _apposed(old, new.holder) or _apposed(new, old.holder):
+    if _valued_subject(old, new):
+        # "Tom retired" ends "the user's manager is Tom"; "Inês got a new job" leaves "the user's partner
+        # is Inês" as it was: a tie of family, love or friendship ends only by what involves the user too
+        return not _personal_tie(old, new) or _involves_user(new)
+    if _apposed(old, new.holder) or _apposed(new, old.holder):
         return True
     if _called_by(old, new.holder) or _called_by(new, old.holder):
         return True
@@ -109,6 +116,24 @@ def _kin(words: frozenset[str]) -> bool:
     """Whether the words name a relation to someone: a relative, a partner, a colleague ("sister",
     "practice partner")."""
     return any(kin_predicate(w) is not None for w in words)
+
+
+def _personal_tie(statement: Statement, news: Statement) -> bool:
+    """Whether a statement of the user's ties them to the person ``news`` is about by family, love or
+    friendship ("the user's partner is Inês", "the user has a sister named Ana", "the user's sister is
+    called Ana"): a tie no event of that person's own ends. The person is one the memory knows
+    ("the Panda got scrapped" is news of a thing of the user's mum's)."""
+    holder, person = statement.holder or "", (news.holder or "").casefold()
+    if person not in news.mentions:
+        return False
+    if holder.startswith(_ROLE):  # the role is the holder
+        return kin_predicate(holder[len(_ROLE) :]) in _PERSONAL_TIES
+    return holder == USER and any(kin_predicate(w) in _PERSONAL_TIES for w in statement.words)
+
+
+def _involves_user(statement: Statement) -> bool:
+    """Whether a clause speaks of the user too ("Inês and I split up", "Tim moved away from me")."""
+    return USER in statement.words
 
 
 def possession(statement: Statement) -> tuple[str, frozenset[str]] | None:

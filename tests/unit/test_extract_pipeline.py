@@ -100,6 +100,37 @@ def test_a_relative_named_after_an_article_is_linked_to_the_speaker() -> None:
                                                            "Caroline has a sister named Ana"]  # fmt: skip
 
 
+def test_a_boss_or_partner_named_after_is_is_a_person_of_any_name() -> None:
+    """ "My manager is Claudia" names the speaker's manager as "Tobias is my manager" does, whether or not
+    the name is a common English one or carries accents; a word that reads as an adjective ("Catholic",
+    "Brazilian": Brazil is a place) is no name, and a relative is described as often as named."""
+    for text, name, role in (("My manager is Claudia.", "Claudia", "manager"),
+                             ("My new boss is Jürgen and he is strict.", "Jürgen", "boss"),
+                             ("My partner is Inês, she's an architect.", "Inês", "partner")):  # fmt: skip
+        found = {e.name: e for e in run(text).entities}
+        assert found[name].entity_type == "person" and found[name].aliases == (f"Caroline's {role}",), found
+    for text, word in (("My boss is Brazilian.", "Brazilian"), ("My mentor is Catholic.", "Catholic"),
+                       ("My dad is Autistic.", "Autistic")):  # fmt: skip
+        found = {e.name: e for e in run(text).entities}
+        assert word not in found or found[word].entity_type != "person", found
+
+
+def test_a_move_is_of_home_only_to_a_place() -> None:
+    """ "I've moved over to Neovim" switches tools: no move of home, and no home in Neovim; a name after a
+    bare comma that opens a clause of its own ("VS Code felt sluggish") is no second object; a time
+    after "over" leaves the object whole ("Bosch", not "Bosch over")."""
+    result = run("I've moved over to Neovim, VS Code felt sluggish.")
+    assert not [f for f in result.facts if f.predicate == "moved_to"], contents(result)
+    assert not any(r.object == "VS Code" for r in result.relations)
+    assert [r.object for r in run("We moved to Leipzig in May.").relations if r.predicate == "moved_to"] == [
+        "Leipzig"]
+    listed = run("I visited Paris, Rome, Berlin.")
+    assert [r.object for r in listed.relations if r.predicate == "visited"] == ["Paris", "Rome", "Berlin"]
+    job = run("I started a new job at Bosch over the summer.")
+    assert [f.object for f in job.facts if f.predicate == "works_at"] == ["Bosch"]
+    assert "Caroline started a new job at Bosch over summer 2022" in contents(job)
+
+
 def test_unstructured_first_person_statements_become_facts() -> None:
     result = run("We went camping last weekend with the kids! I just like helping people.")
     assert "Caroline went camping on the weekend of 6 May 2023 with the kids" in contents(result)

@@ -429,6 +429,23 @@ def test_a_cue_is_a_word_updates_use_more_than_everyday_talk() -> None:
     assert with_talk.weights["nowadays"] > 0.5
 
 
+def test_a_cue_is_a_word_updates_use_more_than_first_mentions() -> None:
+    """ "is the" opens updates in a corpus of pairs, but it opens first mentions as often ("my bank is the
+    Sparkasse"): told them, the fit takes its weight away; "nowadays", which no first mention uses, keeps
+    it."""
+    from hermes_memory.updates.model import Cues
+
+    vec = [0.5] * 4
+    families = ["phone", "gym", "diet", "band", "bank", "car"]
+    labelled = [
+        (read(f"nowadays it is the {k} one"), True, fam, vec) for k, fam in enumerate(families)
+    ] + [(read(f"I also have {k} things"), False, fam, vec) for k, fam in enumerate(families)]
+    first = [read(f"my {fam} is the {k} one") for k, fam in enumerate(families)]
+    alone, told = Cues.fit(labelled), Cues.fit(labelled, first=first)
+    assert alone.weights["is the"] > 0.5 and told.weights.get("is the", 0.0) < 0.5
+    assert told.weights["nowadays"] > 0.5
+
+
 def test_a_one_valued_attribute_names_its_slot() -> None:
     from hermes_memory.updates.shape import attribute_words, one_valued
 
@@ -481,6 +498,22 @@ def test_whom_a_statement_speaks_of_is_no_value_in_common() -> None:
     assert not about_same(lena, read("Lena's sister is Mia", holders=known))
     # The value named by another clause still speaks of it: "Tom retired" ends "my manager is Tom".
     assert same_attribute(read("my manager is Tom"), read("Tom retired last month"))
+
+
+def test_a_tie_of_family_love_or_friendship_is_not_ended_by_the_persons_own_news() -> None:
+    """ "Inês got a new job" is news of the user's partner, not of the partnership: a tie of family, love
+    or friendship speaks of what involves the user too ("Inês and I split up"), while a boss's or a
+    neighbour's own news can end their role ("Tom retired")."""
+    from hermes_memory.updates.holders import about_same
+
+    known = frozenset({"inês", "tim", "tom", "kai"})
+    for tie, news in (("my partner is Inês", "Inês got a new job in Porto"),
+                      ("I have a best friend named Tim", "Tim moved to Hamburg over the summer"),
+                      ("my sister is called Inês", "Inês started a pottery course")):  # fmt: skip
+        assert not about_same(read(tie, holders=known), read(news, holders=known)), (tie, news)
+    assert about_same(read("my partner is Inês", holders=known), read("Inês and I split up", holders=known))
+    assert about_same(read("my manager is Tom", holders=known), read("Tom retired last month", holders=known))
+    assert about_same(read("my neighbour is Kai", holders=known), read("Kai moved out", holders=known))
 
 
 def test_a_new_value_in_the_slot_of_a_one_valued_attribute() -> None:

@@ -1,0 +1,78 @@
+"""A person telling their assistant about their life: the update mechanism on held-out material.
+
+The labelled corpus scores pairs, each written about one attribute. A user tells the memory one thing
+after another: most of it is the first mention of something (their bank, their commute, their partner's
+job), and each new statement meets every fact stored before it. A first mention that closes an earlier,
+unrelated fact ("My bank is the Sparkasse" ending "I'm a designer at Pixelwerk") is the false update a
+user meets first. ``tests/data/updates_profiles.json`` holds a few such people, message by message, with
+the earlier messages each one makes no longer true; nothing is fitted on them.
+
+``score`` replays each profile as the write path meets it: every message's statements against the open
+statements of the messages before it (a closed one is closed for good), and counts the closures that
+are right, wrong and missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.message import read_message
+from hermes_memory.updates.statement import Known, Statement
+
+DEFAULT_PROFILES = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_profiles.json"
+
+
+def load_profiles(path: Path) -> list[dict[str, Any]]:
+    """The profiles: each a name and its messages (``text``, and ``closes``: earlier message indexes)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    profiles: list[dict[str, Any]] = data["profiles"]
+    return profiles
+
+
+def score(
+    profiles: Sequence[dict[str, Any]],
+    detector: UpdateDetector,
+    holders: Callable[..., Known],
+    stored: Callable[[str, Known], list[Statement]],
+    when: Any,
+) -> dict[str, Any]:
+    """True, false and missed closures over ``profiles`` (by message), and each wrong or missed one.
+    ``holders(*texts)``: who the store knows after those texts; ``stored(text, known)``: the statements
+    the store holds after a message; ``when``: the time the messages are read at."""
+    right = wrong = missed = wanted = 0
+    errors: list[dict[str, Any]] = []
+    for profile in profiles:
+        texts = [m["text"] for m in profile["messages"]]
+        open_: list[tuple[Statement, int]] = []
+        for n, message in enumerate(profile["messages"]):
+            known = holders(*texts[: n + 1])
+            heard = read_message(texts[n], when=when, holders=known.holders, things=known.things)
+            later = [s for _, s in heard]
+            closed: set[int] = set()
+            for new in later:
+                if not new.asserts or not open_:
+                    continue
+                candidates = [s for s, _ in open_]
+                sources = [frozenset({str(said)}) for _, said in open_]
+                context = [s for s in later if s is not new]
+                ended = {r.index for r in detector.replaced(new, candidates, context, sources)}
+                closed.update(open_[i][1] for i in ended)
+                open_ = [item for i, item in enumerate(open_) if i not in ended]
+            want = set(message.get("closes", ()))
+            wanted += len(want)
+            right += len(want & closed)
+            wrong += len(closed - want)
+            missed += len(want - closed)
+            if closed != want:
+                errors.append({"profile": profile["name"], "message": n, "text": texts[n],
+                               "closed": sorted(closed), "wanted": sorted(want)})  # fmt: skip
+            open_.extend((s, n) for s in stored(texts[n], known))
+    return {"messages": sum(len(p["messages"]) for p in profiles), "updates": wanted, "right": right,
+            "wrong": wrong, "missed": missed, "errors": errors}  # fmt: skip
+
+
+__all__ = ["DEFAULT_PROFILES", "load_profiles", "score"]
