@@ -110,14 +110,13 @@ _NAMING = frozenset("named called".split())
 _DETERMINED = re.compile(r"\s+(?:a|an|the|my|our|this|that|some)\s", re.IGNORECASE)
 _SPECIFIC = frozenset("this that these those your his her their its".split())
 _STOP = frozenset(
-    """and but or because so which who whom whose that when where while with for since if as than at in
-    on from by about after before during over throughout into like until to yesterday today tonight
-    tomorrow last next this every ago recently lately now again too either anymore though although already
-    right there here
-    soon more much lot all really very just also ever later earlier back together lol haha hopefully
-    sometimes actually daily weekly anyway anyways even still is are was were be been i you we he she
-    they it me him them us not named called or nonstop constantly regularly everyday usually always often
-    anymore these those nowadays currently presently""".split()
+    """and but or because so which who whom whose that when where while with for since if as than at in on
+    from by about after before during over throughout into like until to yesterday today tonight
+    tomorrow last next this every ago recently lately now again too either anymore though although
+    already right there here soon more much lot all really very just also ever later earlier back
+    together lol haha hopefully sometimes actually daily weekly anyway anyways even still is are was
+    were be been i you we he she they it me him them us not named called or nonstop constantly
+    regularly everyday usually always often anymore these those nowadays currently presently""".split()
 )
 _BAD_OBJECT_HEADS = frozenset(
     """it that this them him her you me us everything something anything nothing everyone someone
@@ -408,11 +407,7 @@ def _coordinated(
         nxt = next((m for m in mentions if m.start - offset == link.end() and m.end > m.start), None)
         if nxt is None:
             break
-        if (
-            link.group("and") is None
-            and link.group("also") is None
-            and not _LIST_GOES_ON.match(clause, nxt.end - offset)
-        ):
+        if not (link.group("and") or link.group("also") or _LIST_GOES_ON.match(clause, nxt.end - offset)):
             break  # "moved over to Neovim, VS Code felt sluggish": a name opening a clause of its own
         end = nxt.end - offset
         out.append((nxt.name, nxt, end))
