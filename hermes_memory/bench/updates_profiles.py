@@ -41,15 +41,18 @@ def score(
     when: Any,
 ) -> dict[str, Any]:
     """True, false and missed closures over ``profiles`` (by message), and each wrong or missed one.
-    ``holders(*texts)``: who the store knows after those texts; ``stored(text, known)``: the statements
-    the store holds after a message; ``when``: the time the messages are read at."""
+    ``holders(text)``: whom a message makes the store know (what the store knows is the union over the
+    messages so far); ``stored(text, known)``: the statements the store holds after a message; ``when``:
+    the time the messages are read at."""
     right = wrong = missed = wanted = 0
     errors: list[dict[str, Any]] = []
     for profile in profiles:
         texts = [m["text"] for m in profile["messages"]]
         open_: list[tuple[Statement, int]] = []
+        known = Known()
         for n, message in enumerate(profile["messages"]):
-            known = holders(*texts[: n + 1])
+            told = holders(texts[n])  # each message read once, not again with every later one
+            known = Known(known.holders | told.holders, known.things | told.things)
             heard = read_message(texts[n], when=when, holders=known.holders, things=known.things)
             later = [s for _, s in heard]
             closed: set[int] = set()
