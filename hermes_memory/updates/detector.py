@@ -166,7 +166,8 @@ class UpdateDetector:
         A correction ("..., not <old value>": ``endings.corrects``) replaces the statements it sets right,
         a denial (the old statement said again negated: ``endings.denies``) the statements it denies, the
         end of an activity in progress (``endings.completes``: "Finished Dune" after "I'm reading Dune")
-        the statements of that activity.
+        the statements of that activity. An earlier statement that a clause of the message says again,
+        whole (``endings.affirms``: "Since I'm lactose intolerant, ..."), is kept.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value
         (``fills_slot``), and others above the threshold only when they say the same thing as that one
