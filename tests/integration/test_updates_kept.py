@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_memory import MemoryAPI
+from chat_closures import closed_in_chat
 
 DAY = 86400.0
 START = time.time() - 40 * DAY
@@ -17,12 +17,7 @@ START = time.time() - 40 * DAY
 
 def _closed(home: Path, said: list[tuple[str, str]]) -> list[Any]:
     """The facts a chat (speaker, message), one message a day, closes."""
-    with MemoryAPI(hermes_home=home, **{"tier3.backend": "memory"}) as api:
-        for i, (speaker, text) in enumerate(said):
-            env = api.remember_message(text, "chat", START + i * DAY, speaker=speaker)
-            assert env["success"], env
-        assert api.flush()["success"]
-        return list(api.tier2.facts.superseded(limit=100))
+    return closed_in_chat(home, said, START, DAY)
 
 
 def test_a_message_that_says_the_old_statement_again_keeps_it(tmp_path: Path) -> None:

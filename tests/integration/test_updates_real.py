@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chat_closures import closed_in_chat
 
 from hermes_memory import MemoryAPI
 from hermes_memory.bench import updates as bench
@@ -242,12 +243,7 @@ SMALL_TALK = [
 
 def _closed_in_chat(home: Path, said: list[tuple[str, str]], step: float) -> list[Any]:
     """The facts a chat (speaker, message), one message every ``step`` seconds, closes."""
-    with MemoryAPI(hermes_home=home, **{"tier3.backend": "memory"}) as api:
-        for i, (speaker, text) in enumerate(said):
-            env = api.remember_message(text, "chat", START + i * step, speaker=speaker)
-            assert env["success"], env
-        assert api.flush()["success"]
-        return list(api.tier2.facts.superseded(limit=100))
+    return closed_in_chat(home, said, START, step)
 
 
 def test_small_talk_between_friends_closes_nothing(tmp_path: Path) -> None:
