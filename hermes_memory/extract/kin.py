@@ -99,7 +99,7 @@ _BREEDS = {
 _PLURAL_PETS = {"puppies": "puppy", "kittens": "kitten", "bunnies": "bunny", "fish": "fish"}
 
 
-def _species(word: str) -> str:
+def species(word: str) -> str:
     """The role a pet word gives its named pet: "beagle" -> "dog", "cats" -> "cat"."""
     low = word.lower()
     if low in _BREEDS:
@@ -168,7 +168,7 @@ def kin_mentions(text: str, offset: int, ctx: EntityContext, taken: bytearray) -
         claim(taken, m.start(), m.span("kin")[1])
     for m in _named_after_article_pattern().finditer(text):
         owned = _FIRST_PERSON_HAS.search(text, 0, m.start()) is not None
-        role = _species(m.group("kin"))
+        role = species(m.group("kin"))
         predicate = _KIN.get(role, "has_pet")  # a breed is a pet's
         kind = "pet" if predicate == "has_pet" else "person"
         for key in ("n1", "n2"):
@@ -314,4 +314,5 @@ __all__ = [
     "LASTING_PREDICATES",
     "kin_mentions",
     "kin_predicate",
+    "species",
 ]

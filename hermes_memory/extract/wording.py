@@ -242,7 +242,8 @@ def rewrite_clause(
 
 # After one of these a date reads as its label ("in May 2023"), elsewhere as a phrase ("on 7 May 2023").
 _DATE_PREPOSITIONS = frozenset(
-    "in on during over throughout since from until by before after of around mid early late".split()
+    """in on during over throughout since from until till by before after of around mid early late for to
+    through within between at""".split()
 )
 
 

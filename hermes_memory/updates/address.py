@@ -22,6 +22,7 @@ from hermes_memory.updates.lexicon import (
     SECOND,
     THIRD,
     WORD,
+    gerund,
     present_s,
     verb_form,
 )
@@ -29,11 +30,12 @@ from hermes_memory.updates.lexicon import (
 # The openings of a short remark on what was just said ("That's great Tim", "It's so cool Mel").
 _REMARK = frozenset({"that's", "it's"})
 # Function words that cannot stand before the name of a call ("Woohoo Melanie"): pronouns,
-# determiners, prepositions, conjunctions, negations and quantifiers (closed classes).
+# determiners, prepositions, conjunctions, negations and quantifiers (closed classes); not the adverbs
+# of place, which take no object ("Same here Caroline", "Hi there Tim").
 _FUNCTION = (
     PRONOUN_SUBJECTS | FIRST_SINGULAR | FIRST_PLURAL | SECOND | THIRD | OBJECT_START | PREPOSITIONS
     | AND | frozenset("no not never more less than nor".split())
-)  # fmt: skip
+) - {"here", "there"}  # fmt: skip
 
 
 def formula(text: str, spoken_to: frozenset[str]) -> bool:
@@ -95,10 +97,11 @@ def _a_verb(word: str) -> bool:
 
 def _closing_call(tokens: list[tuple[str, int]], i: int) -> bool:
     """Whether the name at ``i`` (with the capitalised words before it: "Harry Potter") closes the
-    utterance as a call to the person, the way chat drops the comma: after "you" ("Thank you Mel"); at
-    the end of at most three words none of which can be a verb (a form the grammar marks, a gerund, a
+    utterance as a call to the person, the way chat drops the comma: after "you" ("Thank you Mel"); after
+    at most two words none of which can be a verb (a form the grammar marks, a gerund, a
     present in -s), a function word (a pronoun, a determiner, a preposition, a conjunction, a negation)
-    or a clitic ("Woohoo Melanie!", "Wow, cool Maria", "Good luck Jon"); or at the end of a clause spoken
+    or a clitic, the words of chat before them aside ("Woohoo Melanie!", "Wow, cool Maria", "Good luck
+    Jon", "Sure thing Nate", "Yeah, same here Caroline"); or at the end of a clause spoken
     to the listener, or of a remark of at most five words on "that" or "it", when the word before it
     cannot take it as an object ("you're full of great ideas Joanna", "That's great Tim"). Not a clause
     about the name ("Biscuit eats Pedigree", "Joined Spotify", "It's the birthplace of Harry Potter",
@@ -115,10 +118,11 @@ def _closing_call(tokens: list[tuple[str, int]], i: int) -> bool:
         return True
     if _takes_a_name(before):
         return False
+    said = lows[next((k for k, w in enumerate(lows) if w not in DISCOURSE), len(lows)) :]
     if (
-        len(tokens) <= 3
+        len(said) <= 2
         and start == i
-        and not any(_takes_a_name(w) or present_s(w) for w in lows)
+        and not any(_takes_a_name(w) or present_s(w) for w in said)
     ):  # a present in -s ("Biscuit eats Pedigree") is a verb too
         return True
     remark = len(tokens) <= 5 and (lows[0] in _REMARK or lows[:2] in (["that", "is"], ["it", "is"]))
@@ -128,7 +132,7 @@ def _closing_call(tokens: list[tuple[str, int]], i: int) -> bool:
 def _takes_a_name(word: str) -> bool:
     """Whether a word can make the name after it its object or part of its phrase: a verb form the
     grammar marks, a gerund, a clitic ("it's") or a function word."""
-    return verb_form(word) or word.endswith("ing") or "'" in word or word in _FUNCTION
+    return verb_form(word) or gerund(word) or "'" in word or word in _FUNCTION
 
 
 __all__ = ["addressees", "formula", "vocative"]

@@ -91,7 +91,8 @@ def next_time(words: tuple[str, ...]) -> bool:
     """Whether a clause names a time to come by "next" said as an adverbial ("next quarter we're migrating
     ...", "next up is ..."): no determiner or possessive before it, which makes it a noun's ("the next
     stop", "Lumen's next release"), and no "to" or "door" after it (a place: "the café next to the
-    office"). Only a clause not told in the past is asked."""
+    office"). Told in the past too, it places what the clause tells to come ("I booked the new dentist
+    for next week")."""
     for i, word in enumerate(words):
         if word != "next":
             continue

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.endings import completes, corrects, denies, restates
+from hermes_memory.updates.endings import affirms, completes, corrects, denies, restates
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
 from hermes_memory.updates.model import UpdateModel, episode_of, evidence, features, packaged, values
@@ -166,7 +166,8 @@ class UpdateDetector:
         A correction ("..., not <old value>": ``endings.corrects``) replaces the statements it sets right,
         a denial (the old statement said again negated: ``endings.denies``) the statements it denies, the
         end of an activity in progress (``endings.completes``: "Finished Dune" after "I'm reading Dune")
-        the statements of that activity.
+        the statements of that activity. An earlier statement that a clause of the message says again,
+        whole (``endings.affirms``: "Since I'm lactose intolerant, ..."), is kept.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value
         (``fills_slot``), and others above the threshold only when they say the same thing as that one
@@ -195,7 +196,10 @@ class UpdateDetector:
             ((self.model.probability(self.features(earlier[i], new, context)), i) for i in mine), reverse=True
         )
         threshold = self.model.threshold
-        sure = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
+        # a clause of the message that says an earlier statement again, whole, keeps it
+        kept = {i for i in mine if any(affirms(earlier[i], said) for said in (new, *context))}
+        sure = [(p, i) for p, i in scored
+                if (p >= threshold or fills_slot(earlier[i], new)) and i not in kept]  # fmt: skip
         if not sure:
             return []
         # A statement whose only values are whom the clause speaks of gives way to one drawn from the same
@@ -213,7 +217,8 @@ class UpdateDetector:
             return []
         return [
             Replacement(i, p) for p, i in scored
-            if i == best or (p >= threshold and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE
+            if i == best or (p >= threshold and i not in kept
+                             and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE
                              and (sources is None or bool(sources[i] & sources[best]))
                              and not _of_whom_it_speaks(earlier[i], new))
         ]  # fmt: skip

@@ -11,7 +11,7 @@ import re
 from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.readings import content, named, timeless_values, values
 from hermes_memory.updates.shape import bare
-from hermes_memory.updates.statement import Statement, topic_of
+from hermes_memory.updates.statement import USER, Statement, topic_of
 
 # Words that negate or say a state ended (a closed class of the grammar).
 _NEGATION_WORDS = frozenset(
@@ -25,6 +25,10 @@ _ENDING_ASPECT = frozenset("finished completed ended".split())
 # "set up a stall").
 _BEGINNING = re.compile(r"\b(?:started|began|begun|launched|founded|set up|kicked off)\b")
 _YEAR = re.compile(r"(?:19|20)\d\d")
+# What may follow a predicate said whole inside a clause: the clause's end, a pause, a conjunction or a
+# new subject ("since I'm lactose intolerant, I ...", "as I live in Porto and ..."); not more of its
+# object ("I have a Pixel 8").
+_PREDICATE_END = r"(?=\s*(?:$|[,;:.!?)\-]|(?:and|but|so|because|since|as|while|though|the user)\b))"
 # A verb in the progressive: "is reading", "are slowly building" (not "is going to", a plan).
 _PROGRESSIVE = re.compile(r"\b(?:is|are|am)\s+(?:(?:still|currently|now|[a-z]+ly)\s+)?(?!going\b)[a-z]+ing\b")
 # Words before "used to" that make it "accustomed to" (a copula or "get"), not the past habitual.
@@ -44,6 +48,32 @@ def ceases(statement: Statement) -> bool:
     if not statement.asserts or statement.negated:
         return False
     return _CEASING.search(statement.normal.lower()) is not None
+
+
+def affirms(old: Statement, clause: Statement) -> bool:
+    """Whether ``clause`` says ``old``'s predicate again, whole (its verb in either person), of the same
+    holder, in the present and unnegated ("Since I'm lactose intolerant I'm trying oat milk instead"
+    after "I'm lactose intolerant"): whatever else a message with it changes, ``old`` still holds."""
+    if not (clause.asserts and not clause.negated and clause.tense != "past" and not past_habit(clause)):
+        return False
+    if not (old.asserts and not old.negated and same_holder(old.holder, clause.holder)):
+        return False
+    said = _predicate(old)
+    if len(said) < 2:
+        return False
+    head = said[0]
+    verb = re.escape(head[:-1]) + "s?" if len(head) > 3 and head.endswith("s") else re.escape(head)
+    spoken = r"\b" + r"\s+".join([verb, *(re.escape(w) for w in said[1:])]) + _PREDICATE_END
+    return re.search(spoken, clause.normal.lower()) is not None
+
+
+def _predicate(statement: Statement) -> list[str]:
+    """The words of a statement after its holder, when it opens with the holder ("the user is lactose
+    intolerant" -> is, lactose, intolerant); none otherwise."""
+    holder = "the user" if statement.holder == USER else (statement.holder or "").lower()
+    words = statement.normal.lower().split()
+    opening = holder.split()
+    return words[len(opening) :] if opening and words[: len(opening)] == opening else []
 
 
 def restates(new: Statement, old: Statement) -> bool:
@@ -118,4 +148,4 @@ def past_habit(statement: Statement) -> bool:
     )
 
 
-__all__ = ["begins", "ceases", "completes", "corrects", "denies", "past_habit", "restates"]
+__all__ = ["affirms", "begins", "ceases", "completes", "corrects", "denies", "past_habit", "restates"]

@@ -17,7 +17,7 @@ import functools
 import re
 from typing import TypeGuard
 
-from hermes_memory.extract.kin import LASTING_PREDICATES, kin_predicate
+from hermes_memory.extract.kin import LASTING_PREDICATES, kin_predicate, species
 from hermes_memory.updates.lexicon import ADVERBS, NOT_NAME, OBJECT_START, SECOND, THIRD, verb_form
 from hermes_memory.updates.readings import MEMO, values
 from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
@@ -34,9 +34,10 @@ _KIN_GROUPS = {
     "grandfather": ("grandfather", "grandpa", "granddad", "grandad"),
 }
 _KIN_SAME = {word: same for same, words in _KIN_GROUPS.items() for word in words}
-# The ties of family, love and friendship (``kin_predicate``'s), unlike a boss's, a colleague's or a
-# neighbour's: an event of the other person's own (a new job, a move) does not end them.
-_PERSONAL_TIES = LASTING_PREDICATES | {"married_to", "partner_of", "friend_of"}
+# The ties of family, love and friendship, and to a pet (``kin_predicate``'s), unlike a boss's, a
+# colleague's or a neighbour's: an event of the other's own (a new job, a move, a diet, an illness) does
+# not end them.
+_PERSONAL_TIES = LASTING_PREDICATES | {"married_to", "partner_of", "friend_of", "has_pet"}
 _ROLE = f"{USER}'s "
 # A subject that is a name after "the" ("The Defender's been replaced").
 _THE_NAME = re.compile(r"(?i:the)\s+([A-Z][\w-]*)(?:'s)?\b")
@@ -119,16 +120,16 @@ def _kin(words: frozenset[str]) -> bool:
 
 
 def _personal_tie(statement: Statement, news: Statement) -> bool:
-    """Whether a statement of the user's ties them to the person ``news`` is about by family, love or
-    friendship ("the user's partner is Inês", "the user has a sister named Ana", "the user's sister is
-    called Ana"): a tie no event of that person's own ends. The person is one the memory knows
-    ("the Panda got scrapped" is news of a thing of the user's mum's)."""
+    """Whether a statement of the user's ties them to the person or pet ``news`` is about by family, love,
+    friendship or keeping ("the user's partner is Inês", "the user has a sister named Ana", "the user has
+    a terrier called Hamish": a breed names its species): a tie no event of their own ends. The person is
+    one the memory knows ("the Panda got scrapped" is news of a thing of the user's mum's)."""
     holder, person = statement.holder or "", (news.holder or "").casefold()
     if person not in news.mentions:
         return False
     if holder.startswith(_ROLE):  # the role is the holder
         return kin_predicate(holder[len(_ROLE) :]) in _PERSONAL_TIES
-    return holder == USER and any(kin_predicate(w) in _PERSONAL_TIES for w in statement.words)
+    return holder == USER and any(kin_predicate(species(w)) in _PERSONAL_TIES for w in statement.words)
 
 
 def _involves_user(statement: Statement) -> bool:

@@ -96,6 +96,12 @@ def verb_form(word: str) -> bool:
     return word in VERB_TENSE or word in PAST_FORMS or REGULAR_PAST.fullmatch(word) is not None
 
 
+def gerund(word: str) -> bool:
+    """Whether a lower-case word may be a gerund or present participle: "-ing" after a stem with a vowel
+    ("walking", "seeing"); not a noun whose "-ing" is no ending ("thing", "spring", "king")."""
+    return word.endswith("ing") and re.search(r"[aeiouy]", word[:-3]) is not None
+
+
 def present_s(word: str) -> bool:
     """Whether a lower-case word may be a present in the third person ("eats", "charges"; not "class")."""
     return word.endswith("s") and not word.endswith("ss")
@@ -159,6 +165,7 @@ __all__ = [
     "TOPICLESS",
     "VERB_TENSE",
     "WORD",
+    "gerund",
     "present_s",
     "relative_start",
     "verb_form",

@@ -166,8 +166,9 @@ def read(
     if (
         why_not is None
         and when is not None
-        and tense != "past"  # "Noor started at a new school this fall": done, whichever fall it names
-        and (any(t.start > when for t in find_temporal(clean, when)) or next_time(words))  # "next quarter"
+        # "next quarter"; told in the past, only "next" places it to come ("Noor started at a new school
+        # this fall" is done, whichever fall it names; "I booked the new dentist for next week" is not)
+        and (next_time(words) or (tense != "past" and _names_a_time_to_come(clean, when)))
     ):
         why_not = "plan"
     if why_not is None and spoken_to and formula(clean, spoken_to):
@@ -187,6 +188,11 @@ def read(
         addressed=spoken_to,
         set_right=_set_right(third),
     )
+
+
+def _names_a_time_to_come(text: str, when: datetime) -> bool:
+    """Whether a clause names a time after ``when`` ("this autumn" said in March)."""
+    return any(t.start > when for t in find_temporal(text, when))
 
 
 def _mentions(

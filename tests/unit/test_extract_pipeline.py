@@ -137,6 +137,15 @@ def test_unstructured_first_person_statements_become_facts() -> None:
     assert "Caroline just likes helping people" in contents(result)
 
 
+def test_a_date_after_any_preposition_of_time_reads_as_its_label() -> None:
+    """ "for next week" is "for the week of ...", not "for in the week of ..."."""
+    booked = contents(run("I booked a first appointment with a new dentist for next week."))
+    assert any("dentist for the week of" in c for c in booked), booked
+    assert not any(" for in " in c for c in booked), booked
+    off = contents(run("I'm off work till next Monday."))
+    assert any(" till " in c and " till on " not in c for c in off), off
+
+
 def test_small_talk_and_unresolved_statements_are_not_facts() -> None:
     for text in ("I totally agree with you!", "I'm so glad to hear that.", "I think it was great.",
                  "I love that!", "It was amazing, they loved it."):

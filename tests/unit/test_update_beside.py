@@ -8,7 +8,7 @@ The sentences here are written for these tests; none is taken from the labelled 
 from __future__ import annotations
 
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.endings import ceases
+from hermes_memory.updates.endings import affirms, ceases
 from hermes_memory.updates.events import names_another
 from hermes_memory.updates.model import Cues, episode_of, evidence
 from hermes_memory.updates.readings import additive, values
@@ -94,3 +94,19 @@ def test_an_earlier_statement_with_an_additive_particle_is_one_of_several() -> N
     assert not evidence(one_of, dutch, (), now, 0.5, confident=True)
     assert evidence(alone, dutch, (), now, 0.5, confident=True)
     assert evidence(one_of, read("Tim gave up playing the cello", holders=known), (), Cues(), 0.5)
+
+
+def test_a_clause_that_says_the_old_predicate_whole_affirms_it() -> None:
+    """The old statement's predicate said again, whole, by the same holder in the present and unnegated
+    ("since I'm lactose intolerant", "I still live in Leeds", its verb in either person) says it holds;
+    more of its object ("a Pixel 8"), the past, a negation, "used to" or another holder do not."""
+    lactose, leeds, pixel = read("I'm lactose intolerant"), read("I live in Leeds"), read("I have a Pixel")
+    assert affirms(lactose, read("Since I'm lactose intolerant, I've swapped to oat milk instead"))
+    assert affirms(leeds, read("I still live in Leeds"))
+    assert affirms(read("Marta lives in Leeds"), read("Marta lives in Leeds and works in York now"))
+    assert not affirms(pixel, read("I have a Pixel 8 now"))
+    assert not affirms(leeds, read("I used to live in Leeds"))
+    assert not affirms(leeds, read("I don't live in Leeds anymore"))
+    assert not affirms(leeds, read("I lived in Leeds for years"))
+    assert not affirms(leeds, read("Marta lives in Leeds"))
+    assert affirms(read("I'm vegan"), read("I'm vegan, so it's oat milk for me now"))

@@ -761,6 +761,17 @@ def test_a_clause_told_in_the_past_is_no_plan_whatever_time_it_names() -> None:
     assert not read("Ines starts at the new nursery this autumn", when=said).asserts  # still to come
 
 
+def test_a_change_arranged_in_the_past_for_next_week_is_a_plan() -> None:
+    """Told in the past, "next" places the change to come: booked, ordered or found, it is not done."""
+    said = datetime(2026, 3, 10, 9, 0, tzinfo=UTC)
+    for arranged in ("I booked a first appointment with a new dentist, Dr. Moss, for next week",
+                     "We found a flat in Munich, we move on the 1st of next month",
+                     "I ordered a Tesla Model 3, it arrives next month"):  # fmt: skip
+        assert read(arranged, when=said).why_not == "plan", arranged
+    for done in ("I sat next to Dr. Moss at the meetup", "We moved next door to my sister"):
+        assert read(done, when=said).asserts, done
+
+
 def test_a_prefixed_irregular_verb_is_past() -> None:
     assert read("the bakery outgrew its kitchen").tense == "past"
     assert read("my sister overtook me at chess").tense == "past"
@@ -819,7 +830,9 @@ def test_a_formula_spoken_to_someone_states_nothing() -> None:
 def test_a_name_closing_a_call_is_spoken_to() -> None:
     # Chat drops the comma before the name it calls: the call states nothing about that person.
     names = {"melanie", "maria", "jon", "nate", "tim", "joanna"}
-    for call in ("Woohoo Melanie!", "Wow, cool Maria", "Good luck Jon", "Anytime Nate", "That's great Tim"):
+    calls = ("Woohoo Melanie!", "Wow, cool Maria", "Good luck Jon", "Anytime Nate", "That's great Tim",
+             "Sure thing Nate", "Yeah, same here Melanie", "Oh hi there Maria")  # fmt: skip
+    for call in calls:
         said = read(call, holders=names)
         assert said.why_not == "address" and said.addressed, call
     said = read("Dang, you're full of great ideas Joanna", holders=names)
@@ -827,7 +840,7 @@ def test_a_name_closing_a_call_is_spoken_to() -> None:
     # A clause, a phrase or a change that ends with a name says something of it.
     kept = ("Biscuit eats Pedigree", "Joined Spotify", "Using Obsidian", "Lunch at Dishoom", "Luna and Otto",
             "No more Santander", "Qdoba, not Chipotle", "IT made us drop Edge", "Definitely Star Wars",
-            "It's the birthplace of Harry Potter")  # fmt: skip
+            "It's the birthplace of Harry Potter", "Moved here from Lyon", "Nothing beats Aldi")  # fmt: skip
     for text in kept:
         assert read(text, holders={"biscuit", "luna"}).why_not is None, text
 
