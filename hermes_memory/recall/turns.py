@@ -217,13 +217,31 @@ class Beside:
         turns = self._turns
         out = {other for other in self._neighbours.get(row_id, ()) if other is not None and other in turns}
         if self._candidates is None:
-            self._candidates = {}
-            for candidate, pair in self._neighbours.items():
-                for other in pair:
-                    if other is not None and other in turns:
-                        self._candidates.setdefault(other, []).append(candidate)
+            self._candidates = _next_to(self._neighbours, turns)
         out.update(self._candidates.get(row_id, ()))
         return out
+
+
+def _next_to(
+    neighbours: dict[int, tuple[int | None, int | None]], turns: dict[int, Turn]
+) -> dict[int, list[int]]:
+    """By the row id of each loaded turn next to a candidate, those candidates (in their order)."""
+    out: dict[int, list[int]] = {}
+    get = out.get
+    for candidate, (prev_id, next_id) in neighbours.items():
+        if prev_id is not None and prev_id in turns:
+            found = get(prev_id)
+            if found is None:
+                out[prev_id] = [candidate]
+            else:
+                found.append(candidate)
+        if next_id is not None and next_id in turns:
+            found = get(next_id)
+            if found is None:
+                out[next_id] = [candidate]
+            else:
+                found.append(candidate)
+    return out
 
 
 def asked_between_people(turn: Turn, beside: Callable[[int], Iterable[int]], row_id: int,
