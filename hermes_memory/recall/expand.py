@@ -120,14 +120,17 @@ def session_cohesion(
     last of them (the cue reorders what follows the first hits, never the first hits)."""
     if weight <= 0 or not scores:
         return dict(scores)
-    lead = heapq.nlargest(max(seeds, keep), scores, key=lambda r: scores[r])
+    lead = heapq.nlargest(max(seeds, keep), scores, key=scores.__getitem__)
     sessions = {turns[r].episode.session_id for r in lead[:seeds] if r in turns}
     cap = scores[lead[keep - 1]] * (1.0 - 1e-9) if 0 < keep <= len(lead) else float("inf")
     out = dict(scores)
-    for row_id in set(scores) - set(lead):
+    kept, raised = set(lead), 1.0 + weight
+    for row_id, score in scores.items():
+        if row_id in kept:
+            continue
         turn = turns.get(row_id)
         if turn is not None and turn.episode.session_id in sessions:
-            out[row_id] = min(cap, scores[row_id] * (1.0 + weight))
+            out[row_id] = min(cap, score * raised)
     return out
 
 
