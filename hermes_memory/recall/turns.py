@@ -131,12 +131,13 @@ class TurnRanker:
         # the same pass over the candidates.
         pulled, thread = expand.neighbour_pulls(boosted, neighbours, turns, threads=st.thread_pull > 0)
         final = dict(boosted)
+        so_far = final.get
         weight = st.neighbour
         for row_id, best in pulled.items():
-            final[row_id] = final.get(row_id, 0.0) + weight * best
+            final[row_id] = so_far(row_id, 0.0) + weight * best
         weight = st.thread_pull
         for row_id, best in thread.items():
-            final[row_id] = final.get(row_id, 0.0) + weight * best
+            final[row_id] = so_far(row_id, 0.0) + weight * best
         beside = Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         # A list question about one person: the other participant's turns rank down once they have lent
@@ -147,12 +148,13 @@ class TurnRanker:
         asking = 1.0 - st.question_turn_penalty
         answer_boost = 1.0 + st.answer_type_boost
         out: dict[int, float] = {}
+        turn_of = turns.get
         for row_id, value in final.items():
-            turn = turns.get(row_id)
+            turn = turn_of(row_id)
             if turn is None:
                 continue
             episode = turn.episode
-            if (as_of is not None and episode.timestamp > as_of) or episode.uuid in dropped:
+            if (as_of is not None and episode.timestamp > as_of) or (dropped and episode.uuid in dropped):
                 continue
             if turn.chatter is not None and not asked_between_people(turn, beside, row_id, turns):
                 # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
