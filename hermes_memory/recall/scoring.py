@@ -184,6 +184,7 @@ _WORD_BITS = WordBits()
 
 
 __all__ = [
+    "WordBits",
     "add",
     "add_part",
     "believed_then",
