@@ -109,7 +109,8 @@ def diversify(
         if room is not None and room.get(pool[i].tier, 0) <= 0:
             continue  # its tier is full, and stays so
         if counted < len(chosen):
-            mine, size, session, most = masks[i], sizes[i], sessions[i], overlap[i]
+            mine, size, most = masks[i], sizes[i], overlap[i]
+            session = sessions[i] if same_session else None  # adding 0.0 to a share changes nothing
             for c in chosen[counted:]:
                 common = (masks[c] & mine).bit_count()
                 value = common / (size + sizes[c] - common or 1)
