@@ -143,9 +143,11 @@ class WordBits:
 
     A bit stands for one word for as long as the masks built with it are kept: when the words seen pass
     ``max_words`` or the texts ``max_texts`` both are dropped together (at the start of a call, so one
-    call's masks all share one numbering), which bounds the integers' width and the memory."""
+    call's masks all share one numbering). That bounds the memory and the integers' width, which is
+    what an AND and a bit count cost (measured: 4096 bits about 1.6x 2048, 2x 1024); a LoCoMo
+    conversation's recalls see some 1,500 words."""
 
-    def __init__(self, max_words: int = 4096, max_texts: int = 8192):
+    def __init__(self, max_words: int = 2048, max_texts: int = 8192):
         self._max_words = max_words
         self._max_texts = max_texts
         self._bit: dict[str, int] = {}
