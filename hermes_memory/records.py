@@ -179,9 +179,12 @@ class Hit:
         }  # fmt: skip
 
 
+_CONTAINERS = (dict, list, tuple)
+
+
 def _copied(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, dict):  # a hit's metadata: mostly plain values, copied without a call each
+        return {key: _copied(item) if isinstance(item, _CONTAINERS) else item for key, item in value.items()}
     if isinstance(value, list):
         return [_copied(item) for item in value]
     if isinstance(value, tuple):

@@ -83,28 +83,36 @@ def neighbour_pulls(
     the order the candidates first reach it. Recall's hot loop: the lookups are written out."""
     beside: dict[int, float] = {}
     pulls: dict[int, float] = {}
+    score_of, lent_to, pulled, turn_of, pair_of = scores.get, beside.get, pulls.get, turns.get, neighbours.get
     for row_id, (prev_id, next_id) in neighbours.items():
-        score = scores.get(row_id, 0.0)
+        score = score_of(row_id, 0.0)
         lent = score if score > 0.0 else 0.0
-        for near in (prev_id, next_id):
-            if near is not None and near in turns:
-                best = beside.get(near)
-                if best is None:
-                    beside[near] = lent
-                elif score > best:
-                    beside[near] = score
+        # The previous turn, then the next (written out: one is the other when both are the same).
+        if prev_id is not None and prev_id in turns:
+            best = lent_to(prev_id)
+            if best is None:
+                beside[prev_id] = lent
+            elif score > best:
+                beside[prev_id] = score
+        if next_id is not None and next_id in turns:
+            best = lent_to(next_id)
+            if best is None:
+                beside[next_id] = lent
+            elif score > best:
+                beside[next_id] = score
         if not threads or score <= 0:
             continue
-        turn = turns.get(row_id)
+        turn = turn_of(row_id)
         if turn is None:
             continue
-        speaker, role = turn.episode.speaker, turn.episode.role
-        before = neighbours.get(prev_id) if prev_id is not None else None
-        after = neighbours.get(next_id) if next_id is not None else None
+        episode = turn.episode
+        speaker, role = episode.speaker, episode.role
+        before = pair_of(prev_id) if prev_id is not None else None
+        after = pair_of(next_id) if next_id is not None else None
         for far in (before[0] if before is not None else None, after[1] if after is not None else None):
-            if far is None or score <= pulls.get(far, 0.0):
+            if far is None or score <= pulled(far, 0.0):
                 continue
-            other = turns.get(far)
+            other = turn_of(far)
             if other is not None and other.episode.speaker == speaker and other.episode.role == role:
                 pulls[far] = score  # said by the same person: the same speaker and role
     return beside, pulls
@@ -120,14 +128,17 @@ def session_cohesion(
     last of them (the cue reorders what follows the first hits, never the first hits)."""
     if weight <= 0 or not scores:
         return dict(scores)
-    lead = heapq.nlargest(max(seeds, keep), scores, key=lambda r: scores[r])
+    lead = heapq.nlargest(max(seeds, keep), scores, key=scores.__getitem__)
     sessions = {turns[r].episode.session_id for r in lead[:seeds] if r in turns}
     cap = scores[lead[keep - 1]] * (1.0 - 1e-9) if 0 < keep <= len(lead) else float("inf")
     out = dict(scores)
-    for row_id in set(scores) - set(lead):
+    kept, raised = set(lead), 1.0 + weight
+    for row_id, score in scores.items():
+        if row_id in kept:
+            continue
         turn = turns.get(row_id)
         if turn is not None and turn.episode.session_id in sessions:
-            out[row_id] = min(cap, scores[row_id] * (1.0 + weight))
+            out[row_id] = min(cap, score * raised)
     return out
 
 

@@ -233,12 +233,16 @@ def best_matches(
     import numpy as np
 
     out: list[float | None] = []
+    heads = tuple(" " + stem for stem in lexical)
     for turn in turns:
         if not len(turn.spans):
             out.append(None)
             continue
         sims = turn.vectors @ qvec
-        if lexical:
+        # Words hold no space: a stem opens one of the turn's words only if it follows a space in them
+        # joined by spaces (one search of the joined words; most turns have no such word to look for).
+        joined = " " + " ".join(turn.words) if heads else ""
+        if heads and any(head in joined for head in heads):
             first, stop = turn.spans[:, 0], turn.spans[:, 1]
             for i, word in enumerate(turn.words):
                 if word.startswith(lexical):  # the phrases over this word say the category: left out

@@ -131,12 +131,13 @@ class TurnRanker:
         # the same pass over the candidates.
         pulled, thread = expand.neighbour_pulls(boosted, neighbours, turns, threads=st.thread_pull > 0)
         final = dict(boosted)
+        so_far = final.get
         weight = st.neighbour
         for row_id, best in pulled.items():
-            final[row_id] = final.get(row_id, 0.0) + weight * best
+            final[row_id] = so_far(row_id, 0.0) + weight * best
         weight = st.thread_pull
         for row_id, best in thread.items():
-            final[row_id] = final.get(row_id, 0.0) + weight * best
+            final[row_id] = so_far(row_id, 0.0) + weight * best
         beside = Beside(neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         # A list question about one person: the other participant's turns rank down once they have lent
@@ -147,12 +148,13 @@ class TurnRanker:
         asking = 1.0 - st.question_turn_penalty
         answer_boost = 1.0 + st.answer_type_boost
         out: dict[int, float] = {}
+        turn_of = turns.get
         for row_id, value in final.items():
-            turn = turns.get(row_id)
+            turn = turn_of(row_id)
             if turn is None:
                 continue
             episode = turn.episode
-            if (as_of is not None and episode.timestamp > as_of) or episode.uuid in dropped:
+            if (as_of is not None and episode.timestamp > as_of) or (dropped and episode.uuid in dropped):
                 continue
             if turn.chatter is not None and not asked_between_people(turn, beside, row_id, turns):
                 # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
@@ -217,13 +219,31 @@ class Beside:
         turns = self._turns
         out = {other for other in self._neighbours.get(row_id, ()) if other is not None and other in turns}
         if self._candidates is None:
-            self._candidates = {}
-            for candidate, pair in self._neighbours.items():
-                for other in pair:
-                    if other is not None and other in turns:
-                        self._candidates.setdefault(other, []).append(candidate)
+            self._candidates = _next_to(self._neighbours, turns)
         out.update(self._candidates.get(row_id, ()))
         return out
+
+
+def _next_to(
+    neighbours: dict[int, tuple[int | None, int | None]], turns: dict[int, Turn]
+) -> dict[int, list[int]]:
+    """By the row id of each loaded turn next to a candidate, those candidates (in their order)."""
+    out: dict[int, list[int]] = {}
+    get = out.get
+    for candidate, (prev_id, next_id) in neighbours.items():
+        if prev_id is not None and prev_id in turns:
+            found = get(prev_id)
+            if found is None:
+                out[prev_id] = [candidate]
+            else:
+                found.append(candidate)
+        if next_id is not None and next_id in turns:
+            found = get(next_id)
+            if found is None:
+                out[next_id] = [candidate]
+            else:
+                found.append(candidate)
+    return out
 
 
 def asked_between_people(turn: Turn, beside: Callable[[int], Iterable[int]], row_id: int,

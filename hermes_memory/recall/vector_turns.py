@@ -43,16 +43,18 @@ class TurnViews:
         into ``turn_scores`` and ``turn_vectors``; ``rows``."""
         ids = {uuid: row_id for row_id, uuid, _, _ in rows}
         floor = self.floor
+        own, vector = turn_scores.get, turn_vectors.get
         for view in VIEWS:
-            found = {ids[u]: s for u, s in self.scores[view].items() if u in ids}
-            top = max(found.values(), default=floor)
+            found = [(row_id, s) for u, s in self.scores[view].items() if (row_id := ids.get(u)) is not None]
+            top = max((s for _, s in found), default=floor)
             if top <= floor:
                 continue
             weight, span = self.weights[view], top - floor  # ``floornorm`` and ``add``, in one pass
-            for row_id, score in found.items():
-                part = weight * max(0.0, (score - floor) / span)
-                turn_scores[row_id] = turn_scores.get(row_id, 0.0) + part
-                turn_vectors[row_id] = turn_vectors.get(row_id, 0.0) + part
+            for row_id, score in found:
+                scaled = (score - floor) / span
+                part = weight * (scaled if scaled > 0.0 else 0.0)  # ``max(0.0, scaled)``
+                turn_scores[row_id] = own(row_id, 0.0) + part
+                turn_vectors[row_id] = vector(row_id, 0.0) + part
         return rows
 
 

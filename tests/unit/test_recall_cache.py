@@ -16,7 +16,7 @@ import pytest
 from hermes_memory import MemoryAPI
 from hermes_memory.recall import _reads
 from hermes_memory.recall.present import content_words
-from hermes_memory.recall.scoring import diversify
+from hermes_memory.recall.scoring import WordBits, diversify
 from hermes_memory.records import Hit
 from hermes_memory.tier2 import SqliteDatabase
 
@@ -160,6 +160,20 @@ def test_the_mmr_order_equals_the_pairwise_one() -> None:
                     for caps in (None, {"tier2": 2, "tier3": 4}):
                         expected = _diversify_pairwise(hits, weight, limit, same, caps)
                         assert diversify(hits, weight, limit, same, caps) == expected
+
+
+def test_word_bits_kept_across_calls_count_the_shared_words_also_after_starting_over() -> None:
+    bits = WordBits(max_words=6, max_texts=4)  # small bounds: numbering starts over again and again
+    rng = random.Random(5)
+    vocabulary = [f"word{i}" for i in range(15)]
+    for _ in range(50):
+        texts = [" ".join(rng.choice(vocabulary) for _ in range(rng.randrange(0, 6))) for _ in range(5)]
+        masks, sizes = bits.of(texts)
+        for a, text_a in enumerate(texts):
+            assert sizes[a] == len(content_words(text_a))
+            for b, text_b in enumerate(texts):
+                shared = len(content_words(text_a) & content_words(text_b))
+                assert (masks[a] & masks[b]).bit_count() == shared
 
 
 def _random_hit(rng: random.Random, i: int, vocabulary: list[str]) -> Hit:
