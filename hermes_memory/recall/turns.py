@@ -229,20 +229,10 @@ def _next_to(
 ) -> dict[int, list[int]]:
     """By the row id of each loaded turn next to a candidate, those candidates (in their order)."""
     out: dict[int, list[int]] = {}
-    get = out.get
-    for candidate, (prev_id, next_id) in neighbours.items():
-        if prev_id is not None and prev_id in turns:
-            found = get(prev_id)
-            if found is None:
-                out[prev_id] = [candidate]
-            else:
-                found.append(candidate)
-        if next_id is not None and next_id in turns:
-            found = get(next_id)
-            if found is None:
-                out[next_id] = [candidate]
-            else:
-                found.append(candidate)
+    for candidate, pair in neighbours.items():
+        for other in pair:
+            if other is not None and other in turns:
+                out.setdefault(other, []).append(candidate)
     return out
 
 

@@ -196,10 +196,11 @@ class UpdateDetector:
             ((self.model.probability(self.features(earlier[i], new, context)), i) for i in mine), reverse=True
         )
         threshold = self.model.threshold
-        # a clause of the message that says an earlier statement again, whole, keeps it
-        kept = {i for i in mine if any(affirms(earlier[i], said) for said in (new, *context))}
-        sure = [(p, i) for p, i in scored
-                if (p >= threshold or fills_slot(earlier[i], new)) and i not in kept]  # fmt: skip
+        over = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
+        # a clause of the message that says an earlier statement again, whole, keeps it (only a statement
+        # that could be replaced is asked: every one above the threshold is among them)
+        kept = {i for _, i in over if any(affirms(earlier[i], said) for said in (new, *context))}
+        sure = [(p, i) for p, i in over if i not in kept]
         if not sure:
             return []
         # A statement whose only values are whom the clause speaks of gives way to one drawn from the same
