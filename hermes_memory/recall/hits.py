@@ -23,13 +23,14 @@ class Turn:
     (with its strings neutralised unless scanned clean when written) is built on first use: only the few
     turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
-    __slots__ = ("_answers", "_hit", "_key", "chatter", "episode", "question", "threat")
+    __slots__ = ("_answers", "_hit", "_key", "chatter", "episode", "question", "speaker_key", "threat")
 
     def __init__(self, episode: Episode, threat: int | None):
         self.episode = episode
         self.threat = threat
         self.chatter: str | None = cues.chatter_of(episode)
         self.question: bool = cues.is_question_turn(episode.text)
+        self.speaker_key: str = (episode.speaker or "").casefold()  # what the speaker priors compare
         self._answers: tuple[bool, tuple[str, ...]] | None = None
         self._hit: Hit | None = None
         self._key: str | None = None
