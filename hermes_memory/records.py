@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -179,6 +179,37 @@ class Hit:
         }  # fmt: skip
 
 
+# ``Hit``'s slots, set directly by ``hit_of``.
+(_SET_ID, _SET_SCORE, _SET_TEXT, _SET_TIER, _SET_KIND, _SET_TIMESTAMP, _SET_SOURCE_IDS, _SET_METADATA) = (
+    Hit.__dict__[name].__set__ for name in (f.name for f in fields(Hit))
+)
+
+
+def hit_of(
+    id: str,
+    score: float,
+    text: str,
+    tier: str,
+    kind: str,
+    timestamp: float | None,
+    source_ids: tuple[str, ...],
+    metadata: dict[str, Any],
+) -> Hit:
+    """``Hit(id, score, text, tier, kind, timestamp, source_ids, metadata)``, its slots set directly: the
+    frozen dataclass's ``__init__`` sets each field through ``object.__setattr__`` (~1.6 us a hit, ~0.8 us
+    so), and recall builds a hundred and more hits a recall (rescored, explained). The same hit."""
+    hit: Hit = object.__new__(Hit)
+    _SET_ID(hit, id)
+    _SET_SCORE(hit, score)
+    _SET_TEXT(hit, text)
+    _SET_TIER(hit, tier)
+    _SET_KIND(hit, kind)
+    _SET_TIMESTAMP(hit, timestamp)
+    _SET_SOURCE_IDS(hit, source_ids)
+    _SET_METADATA(hit, metadata)
+    return hit
+
+
 _CONTAINERS = (dict, list, tuple)
 
 
@@ -293,4 +324,5 @@ __all__ = [
     "Relation",
     "TurnMessage",
     "TurnPayload",
+    "hit_of",
 ]

@@ -80,7 +80,6 @@ from hermes_memory.recall.scoring import (
     diversify,
     floornorm,
     minmax,
-    recency_factor,
     tier_of,
 )
 from hermes_memory.recall.settings import RecallSettings
@@ -286,16 +285,18 @@ class RecallEngine:
                 seeds = heapq.nlargest(st.thread_seeds, neighbours, key=lambda r: turn_scores.get(r, 0.0))
                 neighbours.update(self._turns.thread_rows(seeds, neighbours, reads))
             turns = self._turns.load_turns(neighbours, reads)
-            episodes = {row_id: turn.episode for row_id, turn in turns.items()}
             if current and "tier2" in wanted:
-                replaced_turns = reads.superseded_sources([e.uuid for e in episodes.values()])
+                replaced_turns = reads.superseded_sources([t.episode.uuid for t in turns.values()])
             dropped = present.off_the_present(replaced_turns, q.present, q.terms)
             stand_ins: dict[int, list[int]] = {}
+            hit_turns = turns  # the turns that can be hits: those loaded before any stand-in
             if dropped:
+                hit_turns = dict(turns)
                 dropped, stand_ins = self._turns.stand_ins(dropped, replaced_turns, neighbours, turns, reads)
             # A turn left unread that came back as a neighbour (two away from a seed, a stand-in) counts.
-            uuid_of = {row_id: turns[row_id].episode.uuid for row_id in neighbours if row_id in turns}
-            unread.restore(uuid_of, turn_scores, turn_vectors)
+            if unread.uuids:
+                uuid_of = {row_id: turns[row_id].episode.uuid for row_id in neighbours if row_id in turns}
+                unread.restore(uuid_of, turn_scores, turn_vectors)
             scored = self._turns.turn_priors(
                 {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
                 session_id, stale, dropped, stand_ins,
@@ -309,11 +310,12 @@ class RecallEngine:
             weight, half_life, scale = st.recency_weight, st.recency_half_life_days, 1.0 + st.recency_weight
             pulled_only = "tier2" if "tier2" in wanted else "tier3"  # a turn only a neighbour pulled in
             own_of, vector_of, append = turn_scores.get, turn_vectors.get, ranked.append
+            turn_of = hit_turns.get
             for row_id, score in scored.items():
-                episode = episodes.get(row_id)
-                if episode is None or score <= 0:
+                turn = turn_of(row_id)
+                if turn is None or score <= 0:
                     continue
-                age_days = (now - episode.timestamp) / 86400.0
+                age_days = (now - turn.episode.timestamp) / 86400.0
                 recency = 1.0 + weight * 0.5 ** ((age_days if age_days > 0.0 else 0.0) / half_life)
                 shown = score / top * recency / scale  # > 0: clipped at 1 only
                 own = own_of(row_id, 0.0)
@@ -412,6 +414,8 @@ class RecallEngine:
         else:
             rows = self._tier2.facts.ranking_rows(list(scores), as_of)
         out: dict[str, float] = {}
+        weight, kept = st.importance_weight, 1.0 - st.importance_weight
+        recent, half_life = st.recency_weight, st.recency_half_life_days
         for uuid, score in scores.items():
             row = rows.get(uuid)
             if row is None:
@@ -419,8 +423,13 @@ class RecallEngine:
             importance, when, recorded_at, superseded_at, _ = row
             if as_of is not None and not believed_then(recorded_at, superseded_at, as_of):
                 continue
-            prior = (1.0 - st.importance_weight) + st.importance_weight * importance
-            out[uuid] = clip(score * prior * recency_factor(when, now, st))
+            # ``clip(score * prior * recency_factor(when, now, st))`` written out (a hundred facts a
+            # recall): the same arithmetic.
+            age_days = (now - when) / 86400.0
+            recency = 1.0 + recent * 0.5 ** ((age_days if age_days > 0.0 else 0.0) / half_life)
+            value = score * (kept + weight * importance) * recency
+            value = value if value < 1.0 else 1.0
+            out[uuid] = value if value > 0.0 else 0.0
         return out
 
 

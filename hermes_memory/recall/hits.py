@@ -11,7 +11,7 @@ from typing import Any
 from hermes_memory.extract.wording import render
 from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot
-from hermes_memory.records import RESTATEMENT, Episode, Fact, Hit
+from hermes_memory.records import RESTATEMENT, Episode, Fact, Hit, hit_of
 from hermes_memory.security.threats import neutralise, neutralise_data
 from hermes_memory.tier2._util import normalise
 from hermes_memory.tier2.verdicts import CLEAN
@@ -23,13 +23,14 @@ class Turn:
     (with its strings neutralised unless scanned clean when written) is built on first use: only the few
     turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
-    __slots__ = ("_answers", "_hit", "_key", "chatter", "episode", "question", "threat")
+    __slots__ = ("_answers", "_hit", "_key", "chatter", "episode", "question", "speaker_key", "threat")
 
     def __init__(self, episode: Episode, threat: int | None):
         self.episode = episode
         self.threat = threat
         self.chatter: str | None = cues.chatter_of(episode)
         self.question: bool = cues.is_question_turn(episode.text)
+        self.speaker_key: str = (episode.speaker or "").casefold()  # what the speaker priors compare
         self._answers: tuple[bool, tuple[str, ...]] | None = None
         self._hit: Hit | None = None
         self._key: str | None = None
@@ -64,7 +65,7 @@ class Turn:
 def rescored(hit: Hit, score: float, tier: str) -> Hit:
     """``hit`` with another score and tier (``dataclasses.replace`` without its generic field walk) and
     its own copy of the metadata (a cached hit's dict is never handed out)."""
-    return Hit(hit.id, score, hit.text, tier, hit.kind, hit.timestamp, hit.source_ids, dict(hit.metadata))
+    return hit_of(hit.id, score, hit.text, tier, hit.kind, hit.timestamp, hit.source_ids, dict(hit.metadata))
 
 
 def build_hits(

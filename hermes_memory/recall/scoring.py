@@ -9,7 +9,7 @@ from typing import Any
 
 from hermes_memory.recall import present
 from hermes_memory.recall.settings import RecallSettings
-from hermes_memory.records import Hit
+from hermes_memory.records import Hit, hit_of
 
 
 def believed_then(recorded_at: float | None, superseded_at: float | None, as_of: float) -> bool:
@@ -130,7 +130,7 @@ def diversify(
     for i in chosen:
         hit = pool[i]
         if out and hit.score > out[-1].score:
-            hit = Hit(hit.id, out[-1].score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+            hit = hit_of(hit.id, out[-1].score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
                       hit.metadata)  # fmt: skip
         out.append(hit)
     return out

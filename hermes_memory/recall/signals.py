@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from hermes_memory.records import Episode, Hit
+from hermes_memory.records import Episode, Hit, hit_of
 
 # The tier that found a part -> what it is called on a hit.
 _NAMES = {"tier2": "keywords", "tier3": "meaning", "graph": "graph"}
@@ -55,7 +55,7 @@ def explain(
             parts = {_NAMES.get(tier, tier): value for tier, value in found.items()}
         signals = _rounded(parts)
         if signals:  # ``dataclasses.replace`` without its generic field walk
-            hit = Hit(hit.id, hit.score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+            hit = hit_of(hit.id, hit.score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
                       {**hit.metadata, "signals": signals})  # fmt: skip
         out.append(hit)
     return out

@@ -111,7 +111,7 @@ class TurnRanker:
             if turn is None:
                 continue
             episode = turn.episode
-            if speaker and (episode.speaker or "").casefold() == speaker:
+            if speaker and turn.speaker_key == speaker:
                 boosted[row_id] *= 1.0 + speaker_boost
             if q.span is not None and q.span[0] <= episode.timestamp < q.span[1] + 86400.0:
                 boosted[row_id] *= 1.0 + st.date_boost
@@ -138,7 +138,7 @@ class TurnRanker:
         weight = st.thread_pull
         for row_id, best in thread.items():
             final[row_id] = so_far(row_id, 0.0) + weight * best
-        beside = Beside(neighbours, turns)
+        kept = asked_between_people(final, neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         # A list question about one person: the other participant's turns rank down once they have lent
         # their neighbours their pull (their replies fill the list, the person's instances are the answer).
@@ -156,7 +156,7 @@ class TurnRanker:
             episode = turn.episode
             if (as_of is not None and episode.timestamp > as_of) or (dropped and episode.uuid in dropped):
                 continue
-            if turn.chatter is not None and not asked_between_people(turn, beside, row_id, turns):
+            if turn.chatter is not None and row_id not in kept:
                 # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
                 # pull to its neighbours above and is no hit itself.
                 continue
@@ -166,7 +166,7 @@ class TurnRanker:
                 value *= in_session
             if turn.question:
                 value *= asking
-            if other_speaker != 1.0 and (episode.speaker or "").casefold() != speaker:
+            if other_speaker != 1.0 and turn.speaker_key != speaker:
                 value *= other_speaker
             if q.answer and cues.can_answer_with(turn.answers, q.answer, people):
                 value *= answer_boost
@@ -206,58 +206,47 @@ class TurnRanker:
         return out
 
 
-class Beside:
-    """The loaded turns next to a turn in its session, by row id: both neighbours of a candidate, and
-    the candidates a neighbour-only turn is next to (that map built once, on first need)."""
-
-    def __init__(self, neighbours: dict[int, tuple[int | None, int | None]], turns: dict[int, Turn]):
-        self._neighbours = neighbours
-        self._turns = turns
-        self._candidates: dict[int, list[int]] | None = None
-
-    def __call__(self, row_id: int) -> set[int]:
-        turns = self._turns
-        out = {other for other in self._neighbours.get(row_id, ()) if other is not None and other in turns}
-        if self._candidates is None:
-            self._candidates = _next_to(self._neighbours, turns)
-        out.update(self._candidates.get(row_id, ()))
-        return out
-
-
-def _next_to(
-    neighbours: dict[int, tuple[int | None, int | None]], turns: dict[int, Turn]
-) -> dict[int, list[int]]:
-    """By the row id of each loaded turn next to a candidate, those candidates (in their order)."""
-    out: dict[int, list[int]] = {}
-    for candidate, pair in neighbours.items():
-        for other in pair:
-            if other is not None and other in turns:
-                out.setdefault(other, []).append(candidate)
-    return out
-
-
-def asked_between_people(turn: Turn, beside: Callable[[int], Iterable[int]], row_id: int,
-                          turns: dict[int, Turn]) -> bool:  # fmt: skip
-    """Whether a chatter turn is a person's question to another person beside it in the session.
+def asked_between_people(
+    rows: Iterable[int], neighbours: dict[int, tuple[int | None, int | None]], turns: dict[int, Turn]
+) -> set[int]:
+    """Of ``rows``, the chatter turns that are a person's question to another person beside it in the
+    session (a loaded turn next to it: one of its own neighbours, or a candidate it is next to).
 
     In a conversation between people the question is part of what they told each other (it carries the
     topic its answer leans on: LoCoMo evidence is sometimes the question, and dropping those turns cost
     0.0067 recall@10 on one conversation), so it stays a candidate (ranked down as any question). In a
     chat with the AI the user's neighbours are the AI's turns: the question is a request, never recalled.
-    ``beside(row_id)``: the loaded turns next to it.
+
+    A question's own neighbours are looked at first; only those left are looked for among the
+    candidates' neighbours, in one pass (not a map of every loaded turn's candidates built per recall).
     """
-    episode = turn.episode
-    if episode.role == "assistant" or turn.chatter != "question":
-        return False
-    for other_id in beside(row_id):
-        other = turns.get(other_id)
-        if (
-            other is not None
-            and other.episode.role != "assistant"
-            and (other.episode.speaker != episode.speaker)
-        ):
-            return True
-    return False
+    kept: set[int] = set()
+    left: dict[int, Turn] = {}
+    turn_of = turns.get
+    for row_id in rows:
+        turn = turn_of(row_id)
+        if turn is None or turn.chatter != "question" or turn.episode.role == "assistant":
+            continue
+        pair = neighbours.get(row_id, ())
+        if any(_answers_to(turn, turn_of(other)) for other in pair if other is not None):
+            kept.add(row_id)
+        else:
+            left[row_id] = turn
+    if left:
+        for candidate, pair in neighbours.items():
+            for beside in pair:
+                if beside in left and _answers_to(left[beside], turn_of(candidate)):
+                    kept.add(beside)
+    return kept
 
 
-__all__ = ["Beside", "TurnRanker", "asked_between_people"]
+def _answers_to(question: Turn, other: Turn | None) -> bool:
+    """Whether ``other`` (a loaded turn beside ``question``, or None) is another person's turn."""
+    return (
+        other is not None
+        and other.episode.role != "assistant"
+        and other.episode.speaker != question.episode.speaker
+    )
+
+
+__all__ = ["TurnRanker", "asked_between_people"]

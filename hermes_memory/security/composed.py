@@ -100,24 +100,64 @@ def composed_threat_lines(lines: Sequence[str]) -> bool:
     skeleton, the separators, case folding) maps a newline to itself and never combines it with the
     characters beside it, so the views of the block are the lines' views joined by newlines.
 
+    No seam literal holds a newline, so one occurs in the block's folded text exactly when it occurs in
+    a line's: which literals each line holds is kept with its views (a bit set), and the block's are
+    their union. A pattern whose literals all occur is searched for in each distinct view of the block
+    (the views are often equal: a plain line's NFKC and skeleton views are the same text).
+
     Raises ValidationError if a line is not a str.
     """
     parts = [_line_views(checked_text(line, "strict")) for line in lines]
-    folded_text = "\n".join(part[0] for part in parts)
-    for compiled, groups in _seam_compiled():
-        if all(any(literal in folded_text for literal in group) for group in groups) and any(
-            compiled.search("\n".join(part[i] for part in parts)) for i in (1, 2, 3)
-        ):
-            return True
+    held = 0
+    for part in parts:
+        held |= part[3]
+    views: list[str] | None = None
+    for compiled, groups in _seam_gates():
+        if all(held & group for group in groups):
+            if views is None:
+                views = _distinct_views(parts)
+            if any(compiled.search(view) for view in views):
+                return True
     return False
 
 
+def _distinct_views(parts: Sequence[tuple[str, str, str, int]]) -> list[str]:
+    """The block's three views (its lines' ``_line_views`` joined by newlines), each distinct text once,
+    in the order they are searched: a search of a text already searched finds the same."""
+    nfkc = "\n".join(part[0] for part in parts)
+    look_alikes = "\n".join(part[1] for part in parts)
+    separated = "\n".join(part[2] for part in parts)
+    return list(dict.fromkeys((nfkc, look_alikes, separated)))
+
+
+# Every seam literal, once: a line's literals are the bits of its ``_line_views`` set.
+_LITERALS: Final[tuple[str, ...]] = tuple(
+    dict.fromkeys(literal for groups in _SEAM_LITERALS.values() for group in groups for literal in group)
+)
+assert not any("\n" in literal for literal in _LITERALS)  # what ``composed_threat_lines`` relies on
+
+
+def _seam_gate_masks() -> tuple[tuple[re.Pattern[str], tuple[int, ...]], ...]:
+    """``_seam_patterns`` with each group of literals as a bit set over ``_LITERALS``."""
+    bit = {literal: 1 << i for i, literal in enumerate(_LITERALS)}
+    return tuple(
+        (compiled, tuple(sum(bit[literal] for literal in group) for group in groups))
+        for compiled, groups in _seam_compiled()
+    )
+
+
+_seam_gates = cache(_seam_gate_masks)
+
+
 @lru_cache(maxsize=2048)
-def _line_views(line: str) -> tuple[str, str, str, str]:
-    """A line's folded text and its three views (NFKC, skeleton, separated; equal when unchanged)."""
+def _line_views(line: str) -> tuple[str, str, str, int]:
+    """A line's three views (NFKC, skeleton, separated; equal when unchanged) and the seam literals its
+    folded text holds (bit i: ``_LITERALS[i]``)."""
     normalised = unicodedata.normalize("NFKC", line)
     look_alikes_folded, _ = skeleton(normalised)
-    return folded(line), normalised, look_alikes_folded, look_alikes_folded.translate(SEPARATORS)
+    folded_line = folded(line)
+    held = sum(1 << i for i, literal in enumerate(_LITERALS) if literal in folded_line)
+    return normalised, look_alikes_folded, look_alikes_folded.translate(SEPARATORS), held
 
 
 __all__ = [
