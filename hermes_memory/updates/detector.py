@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,8 +27,8 @@ import numpy.typing as npt
 from hermes_memory.updates.endings import affirms, completes, corrects, denies, restates
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
-from hermes_memory.updates.model import UpdateModel, episode_of, evidence, features, packaged, values
-from hermes_memory.updates.readings import timeless_values
+from hermes_memory.updates.model import UpdateModel, Vector, episode_of, evidence, features, packaged, values
+from hermes_memory.updates.readings import apart, timeless_values
 from hermes_memory.updates.shape import fills_slot
 from hermes_memory.updates.statement import USER, Statement
 from hermes_memory.updates.subject import opening_names
@@ -88,7 +88,12 @@ class UpdateDetector:
             vec[old.normal],
             vec[new.normal],
             context,
+            *self.apart(old, new),
         )
+
+    def apart(self, old: Statement, new: Statement) -> tuple[float, float]:
+        """``apart_cosines`` over this detector's vectors."""
+        return apart_cosines(old, new, self.vectors([t for t in apart_texts(old, new) if t]))
 
     def says_change(
         self, new: Statement, old: Statement, context: Sequence[Statement] = (), *, confident: bool = False
@@ -192,6 +197,7 @@ class UpdateDetector:
         mine = [i for i in mine if alike[i] >= self.model.floor]
         if not mine:
             return []
+        self.vectors([t for i in mine for t in apart_texts(earlier[i], new) if t])  # one batch
         scored = sorted(
             ((self.model.probability(self.features(earlier[i], new, context)), i) for i in mine), reverse=True
         )
@@ -223,6 +229,25 @@ class UpdateDetector:
                              and (sources is None or bool(sources[i] & sources[best]))
                              and not _of_whom_it_speaks(earlier[i], new))
         ]  # fmt: skip
+
+
+def apart_texts(old: Statement, new: Statement) -> tuple[str, str, str, str]:
+    """What each of the two says that the other does not (``readings.apart``): content words, then
+    names alone."""
+    return (apart(old, new), apart(new, old),
+            apart(old, new, names_only=True), apart(new, old, names_only=True))  # fmt: skip
+
+
+def apart_cosines(old: Statement, new: Statement, vectors: Mapping[str, Vector]) -> tuple[float, float]:
+    """The cosines of what each statement says that the other does not (``apart_texts``), of their
+    content words and of their names: two values of one kind ("Samsung Galaxy S22", "OnePlus 12") read
+    alike. 0.0 where one of the two says nothing the other does not. ``vectors``: each text's."""
+    content_old, content_new, names_old, names_new = apart_texts(old, new)
+
+    def cos(mine: str, theirs: str) -> float:
+        return float(np.dot(vectors[mine], vectors[theirs])) if mine and theirs else 0.0
+
+    return cos(content_old, content_new), cos(names_old, names_new)
 
 
 def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:
@@ -257,4 +282,4 @@ def _words(statement: Statement) -> set[str]:
     return {w.removesuffix("'s") for w in statement.words}
 
 
-__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector"]
+__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector", "apart_cosines", "apart_texts"]

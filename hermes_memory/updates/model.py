@@ -72,6 +72,8 @@ FEATURES: tuple[str, ...] = (
     "one_valued",
     "same_slot",
     "brief",
+    "cos_apart",
+    "cos_names_apart",
 )
 #: A learned change cue counts as evidence of a change from this weight up (``UpdateModel.cue_min``).
 CUE_MIN = 0.5
@@ -349,8 +351,12 @@ def features(
     old_vector: Vector = (),
     new_vector: Vector = (),
     context: Sequence[Statement] = (),
+    cos_apart: float = 0.0,
+    cos_names_apart: float = 0.0,
 ) -> list[float]:
-    """The pair's feature vector (``FEATURES``' order); ``context``: the message's other clauses."""
+    """The pair's feature vector (``FEATURES``' order); ``context``: the message's other clauses;
+    ``cos_apart``, ``cos_names_apart``: the cosines of what each statement says that the other does not,
+    its content words and its names (``readings.apart``; 0 when one says nothing the other does not)."""
     a, b = content(old), content(new)
     overlap = len(a & b) / max(1, min(len(a), len(b)))
     cue = cues.score(new, old)  # a cue both statements carry is no news of a change
@@ -376,6 +382,8 @@ def features(
         1.0 if one_valued(new) else 0.0,
         1.0 if same_slot(old, new) else 0.0,
         1.0 if brief(new) else 0.0,
+        cos_apart,
+        cos_names_apart,
     ]
 
 
