@@ -65,7 +65,7 @@ PRECISION = 0.85
 #: evidence, the decision's own reading counts as evidence of a change (``UpdateModel.sure``). Chosen
 #: between 0.9 and 0.95 by the leave-one-family-out figure.
 SURE_PRECISION = 0.9
-#: The decision's L2 penalty (it weighs 171 terms: 18 features and their pairwise products). Chosen among
+#: The decision's L2 penalty (it weighs 210 terms: 20 features and their pairwise products). Chosen among
 #: 1.5, 5, 10, 20, 50, 100 and 200 by the leave-one-family-out figure and real talk's held-out closures:
 #: a penalty this strong gives up some in-sample recall for fewer false updates on unseen attributes.
 L2 = 100.0
