@@ -6,7 +6,8 @@ those the new one makes no longer true, with the model's probability. The steps,
    negated event);
 2. it must be about the same holder (``same_holder``: the user, a named person, pet, project);
 3. the learned model (``model.UpdateModel``) weighs how alike the two are in meaning (MiniLM cosine of
-   the statements, and of the statements with their values masked), the words they share, the change
+   the statements, of the statements with their values masked, and of what each says that the other
+   does not: ``apart_cosines``), the words they share, the change
    cues the new one carries, and whether it names a new value; above its threshold it is an update.
    A correction (", not <old word>") or a denial (the old statement said again negated) ends what it
    names without the model.

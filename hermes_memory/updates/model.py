@@ -8,7 +8,8 @@ Nothing here is a list of phrasings. Two things are learned from labelled statem
   ``min_families`` different attribute families count, so a cue is a way of speaking ("these days",
   "anymore", "switched", "also"), never a topic ("iPhone", "choir").
 - **The decision**: a logistic model over the pair's features and their pairwise products — how alike
-  the two statements are in meaning with and without their values (the embedder's cosine), how many
+  the two statements are in meaning with and without their values (the embedder's cosine), how alike
+  what each says that the other does not is (two values of one kind: ``readings.apart``), how many
   words they share, the cue score, and whether the later one negates a state.
 
 The bench refits both without the family it scores (leave-one-family-out), so its held-out figure says
