@@ -31,7 +31,7 @@ import numpy as np
 from hermes_memory.bench.updates_chat import Conversation, chat_combos, closures, embed, load_conversations
 from hermes_memory.bench.updates_profiles import DEFAULT_PROFILES, load_profiles, score
 from hermes_memory.extract import MessageInput, extract
-from hermes_memory.updates.detector import UpdateDetector, apart_cosines, apart_texts
+from hermes_memory.updates.detector import UpdateDetector, apart_cosine, apart_texts
 from hermes_memory.updates.holders import about_same
 from hermes_memory.updates.message import read_message
 from hermes_memory.updates.model import (
@@ -65,7 +65,7 @@ PRECISION = 0.85
 #: evidence, the decision's own reading counts as evidence of a change (``UpdateModel.sure``). Chosen
 #: between 0.9 and 0.95 by the leave-one-family-out figure.
 SURE_PRECISION = 0.9
-#: The decision's L2 penalty (it weighs 210 terms: 20 features and their pairwise products). Chosen among
+#: The decision's L2 penalty (it weighs 190 terms: 19 features and their pairwise products). Chosen among
 #: 1.5, 5, 10, 20, 50, 100 and 200 by the leave-one-family-out figure and real talk's held-out closures:
 #: a penalty this strong gives up some in-sample recall for fewer false updates on unseen attributes.
 L2 = 100.0
@@ -107,7 +107,6 @@ class Combo:
     new_full: Any = None
     context: tuple[Statement, ...] = ()
     cos_apart: float = 0.0
-    cos_names_apart: float = 0.0
 
 
 class _Vectors(dict[str, Any]):
@@ -232,7 +231,7 @@ def fit(
         products = np.asarray([c.old_full * c.new_full for c, _ in chosen], dtype=np.float64)
         cues.affinity = fit_affinity(products, [u for _, u in chosen])
     rows = [features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec, c.old_full, c.new_full,
-                     c.context, c.cos_apart, c.cos_names_apart) for c, _ in chosen]  # fmt: skip
+                     c.context, c.cos_apart) for c, _ in chosen]  # fmt: skip
     labels = [u for _, u in chosen]
     structural = [
         c.cos_full >= FLOOR and UpdateDetector.can_replace(c.new, c.old, cues.strongest(c.new) >= CUE_MIN)
@@ -272,7 +271,7 @@ def chat_negatives(conversations: Sequence[Conversation], detector: UpdateDetect
             cos_masked = float(v[old.masked] @ v[new.masked])
             combos.append(
                 Combo(old, new, cos, cos_masked, v[new.masked], v[old.normal], v[new.normal], context,
-                      *detector.apart(old, new))
+                      detector.apart(old, new))
             )
         out[conv.name] = combos
     return out
@@ -291,7 +290,7 @@ def _pairs_of(later: list[Statement], earlier: list[Statement], vec: dict[str, A
     return [
         Combo(old, new, float(vec[old.normal] @ vec[new.normal]), float(vec[old.masked] @ vec[new.masked]),
               vec[new.masked], vec[old.normal], vec[new.normal], tuple(s for s in later if s is not new),
-              *apart_cosines(old, new, vec))
+              apart_cosine(old, new, vec))
         for new in later if new.asserts for old in earlier if about_same(old, new)
     ]  # fmt: skip
 

@@ -7,7 +7,7 @@ those the new one makes no longer true, with the model's probability. The steps,
 2. it must be about the same holder (``same_holder``: the user, a named person, pet, project);
 3. the learned model (``model.UpdateModel``) weighs how alike the two are in meaning (MiniLM cosine of
    the statements, of the statements with their values masked, and of what each says that the other
-   does not: ``apart_cosines``), the words they share, the change
+   does not: ``apart_cosine``), the words they share, the change
    cues the new one carries, and whether it names a new value; above its threshold it is an update.
    A correction (", not <old word>") or a denial (the old statement said again negated) ends what it
    names without the model.
@@ -89,12 +89,12 @@ class UpdateDetector:
             vec[old.normal],
             vec[new.normal],
             context,
-            *self.apart(old, new),
+            self.apart(old, new),
         )
 
-    def apart(self, old: Statement, new: Statement) -> tuple[float, float]:
-        """``apart_cosines`` over this detector's vectors."""
-        return apart_cosines(old, new, self.vectors([t for t in apart_texts(old, new) if t]))
+    def apart(self, old: Statement, new: Statement) -> float:
+        """``apart_cosine`` over this detector's vectors."""
+        return apart_cosine(old, new, self.vectors([t for t in apart_texts(old, new) if t]))
 
     def says_change(
         self, new: Statement, old: Statement, context: Sequence[Statement] = (), *, confident: bool = False
@@ -232,23 +232,17 @@ class UpdateDetector:
         ]  # fmt: skip
 
 
-def apart_texts(old: Statement, new: Statement) -> tuple[str, str, str, str]:
-    """What each of the two says that the other does not (``readings.apart``): content words, then
-    names alone."""
-    return (apart(old, new), apart(new, old),
-            apart(old, new, names_only=True), apart(new, old, names_only=True))  # fmt: skip
+def apart_texts(old: Statement, new: Statement) -> tuple[str, str]:
+    """What each of the two says that the other does not (``readings.apart``)."""
+    return apart(old, new), apart(new, old)
 
 
-def apart_cosines(old: Statement, new: Statement, vectors: Mapping[str, Vector]) -> tuple[float, float]:
-    """The cosines of what each statement says that the other does not (``apart_texts``), of their
-    content words and of their names: two values of one kind ("Samsung Galaxy S22", "OnePlus 12") read
-    alike. 0.0 where one of the two says nothing the other does not. ``vectors``: each text's."""
-    content_old, content_new, names_old, names_new = apart_texts(old, new)
-
-    def cos(mine: str, theirs: str) -> float:
-        return float(np.dot(vectors[mine], vectors[theirs])) if mine and theirs else 0.0
-
-    return cos(content_old, content_new), cos(names_old, names_new)
+def apart_cosine(old: Statement, new: Statement, vectors: Mapping[str, Vector]) -> float:
+    """The cosine of what each statement says that the other does not (``apart_texts``): two values of
+    one kind ("phone samsung galaxy s22", "typing oneplus 12") read alike; 0.0 where one of the two says
+    nothing the other does not. ``vectors``: each text's."""
+    mine, theirs = apart_texts(old, new)
+    return float(np.dot(vectors[mine], vectors[theirs])) if mine and theirs else 0.0
 
 
 def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:
@@ -283,4 +277,4 @@ def _words(statement: Statement) -> set[str]:
     return {w.removesuffix("'s") for w in statement.words}
 
 
-__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector", "apart_cosines", "apart_texts"]
+__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector", "apart_cosine", "apart_texts"]

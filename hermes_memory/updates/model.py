@@ -74,7 +74,6 @@ FEATURES: tuple[str, ...] = (
     "same_slot",
     "brief",
     "cos_apart",
-    "cos_names_apart",
 )
 #: A learned change cue counts as evidence of a change from this weight up (``UpdateModel.cue_min``).
 CUE_MIN = 0.5
@@ -353,11 +352,10 @@ def features(
     new_vector: Vector = (),
     context: Sequence[Statement] = (),
     cos_apart: float = 0.0,
-    cos_names_apart: float = 0.0,
 ) -> list[float]:
     """The pair's feature vector (``FEATURES``' order); ``context``: the message's other clauses;
-    ``cos_apart``, ``cos_names_apart``: the cosines of what each statement says that the other does not,
-    its content words and its names (``readings.apart``; 0 when one says nothing the other does not)."""
+    ``cos_apart``: the cosine of what each statement says that the other does not (``readings.apart``; 0
+    when one of them says nothing the other does not)."""
     a, b = content(old), content(new)
     overlap = len(a & b) / max(1, min(len(a), len(b)))
     cue = cues.score(new, old)  # a cue both statements carry is no news of a change
@@ -384,7 +382,6 @@ def features(
         1.0 if same_slot(old, new) else 0.0,
         1.0 if brief(new) else 0.0,
         cos_apart,
-        cos_names_apart,
     ]
 
 

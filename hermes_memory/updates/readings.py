@@ -161,26 +161,23 @@ def named(statement: Statement) -> set[str]:
     return set(statement.words) - statement.addressed
 
 
-def apart(statement: Statement, other: Statement, *, names_only: bool = False) -> str:
-    """What ``statement`` says that ``other`` does not, in its order: its content words the other lacks
+def apart(statement: Statement, other: Statement) -> str:
+    """What ``statement`` says that ``other`` does not: its content words the other lacks, in its order
     ("vegan fully plant-based" of "I'm vegan, fully plant-based" beside "I eat fish again, so
-    pescatarian"), or with ``names_only`` its values (names, numbers: "samsung galaxy s22" beside "OnePlus
-    12"). Two remainders alike in meaning name two values of one kind (two phones, two diets); "" when
-    it says nothing the other does not. Pronouns, function words and days or months (when, not what)
-    are no part of it."""
-    if names_only:
-        return _apart(statement.words, other.words, frozenset(values(statement)))
-    return _apart(statement.words, other.words, None)
+    pescatarian"; "phone samsung galaxy s22" beside "Typing this on my OnePlus 12"). Two remainders alike
+    in meaning name two values of one kind (two phones, two diets); "" when it says nothing the other does
+    not. Pronouns, function words and days or months (who and when, not what) are no part of it."""
+    return _apart(statement.words, other.words)
 
 
 @functools.lru_cache(maxsize=MEMO)
-def _apart(words: tuple[str, ...], others: tuple[str, ...], only: frozenset[str] | None) -> str:
+def _apart(words: tuple[str, ...], others: tuple[str, ...]) -> str:
     theirs = {_core(w) for w in others}
     kept = (_core(w) for w in words)
     return " ".join(dict.fromkeys(
         w for w in kept
         if w and w not in theirs and w not in STOP and w not in _PRONOUNS and not calendar_word(w)
-        and (w in only if only is not None else len(w) > 2 or any(c.isdigit() for c in w))
+        and (len(w) > 2 or any(c.isdigit() for c in w))
     ))  # fmt: skip
 
 
