@@ -31,7 +31,7 @@ import numpy as np
 from hermes_memory.bench.updates_chat import Conversation, chat_combos, closures, embed, load_conversations
 from hermes_memory.bench.updates_profiles import DEFAULT_PROFILES, load_profiles, score
 from hermes_memory.extract import MessageInput, extract
-from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.detector import UpdateDetector, apart_cosine, apart_texts
 from hermes_memory.updates.holders import about_same
 from hermes_memory.updates.message import read_message
 from hermes_memory.updates.model import (
@@ -65,7 +65,7 @@ PRECISION = 0.85
 #: evidence, the decision's own reading counts as evidence of a change (``UpdateModel.sure``). Chosen
 #: between 0.9 and 0.95 by the leave-one-family-out figure.
 SURE_PRECISION = 0.9
-#: The decision's L2 penalty (it weighs 171 terms: 18 features and their pairwise products). Chosen among
+#: The decision's L2 penalty (it weighs 190 terms: 19 features and their pairwise products). Chosen among
 #: 1.5, 5, 10, 20, 50, 100 and 200 by the leave-one-family-out figure and real talk's held-out closures:
 #: a penalty this strong gives up some in-sample recall for fewer false updates on unseen attributes.
 L2 = 100.0
@@ -106,6 +106,20 @@ class Combo:
     old_full: Any = None
     new_full: Any = None
     context: tuple[Statement, ...] = ()
+    cos_apart: float = 0.0
+
+
+class _Vectors(dict[str, Any]):
+    """Vectors by text; a text not seen yet is embedded on first use (the remainders ``readings.apart``
+    gives are met pair by pair as the fits pick their distractors)."""
+
+    def __init__(self, detector: UpdateDetector, texts: Sequence[str]) -> None:
+        super().__init__(detector.vectors(texts))
+        self._detector = detector
+
+    def __missing__(self, text: str) -> Any:
+        vector = self[text] = self._detector.vectors([text])[text]
+        return vector
 
 
 def load(path: Path) -> list[Pair]:
@@ -174,7 +188,10 @@ def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Stateme
 
 def combos(pairs: list[Pair], detector: UpdateDetector) -> tuple[dict[str, list[Combo]], dict[str, Any]]:
     texts = [t for p in pairs for s in (*p.earlier, *p.later, *p.first) for t in (s.normal, s.masked)]
-    vec = detector.vectors(texts)
+    texts += [
+        t for p in pairs for new in p.later for old in p.earlier for t in apart_texts(old, new)
+    ]
+    vec = _Vectors(detector, [t for t in texts if t])
     out = {p.id: _pairs_of(p.later, p.earlier, vec) for p in pairs}
     return out, vec
 
@@ -214,7 +231,7 @@ def fit(
         products = np.asarray([c.old_full * c.new_full for c, _ in chosen], dtype=np.float64)
         cues.affinity = fit_affinity(products, [u for _, u in chosen])
     rows = [features(c.old, c.new, c.cos_full, c.cos_masked, cues, c.new_vec, c.old_full, c.new_full,
-                     c.context) for c, _ in chosen]  # fmt: skip
+                     c.context, c.cos_apart) for c, _ in chosen]  # fmt: skip
     labels = [u for _, u in chosen]
     structural = [
         c.cos_full >= FLOOR and UpdateDetector.can_replace(c.new, c.old, cues.strongest(c.new) >= CUE_MIN)
@@ -253,7 +270,8 @@ def chat_negatives(conversations: Sequence[Conversation], detector: UpdateDetect
             v = detector.vectors([old.normal, new.normal, old.masked, new.masked])
             cos_masked = float(v[old.masked] @ v[new.masked])
             combos.append(
-                Combo(old, new, cos, cos_masked, v[new.masked], v[old.normal], v[new.normal], context)
+                Combo(old, new, cos, cos_masked, v[new.masked], v[old.normal], v[new.normal], context,
+                      detector.apart(old, new))
             )
         out[conv.name] = combos
     return out
@@ -271,7 +289,8 @@ def _others(pairs: list[Pair], p: Pair, n: int, k: int) -> list[Pair]:
 def _pairs_of(later: list[Statement], earlier: list[Statement], vec: dict[str, Any]) -> list[Combo]:
     return [
         Combo(old, new, float(vec[old.normal] @ vec[new.normal]), float(vec[old.masked] @ vec[new.masked]),
-              vec[new.masked], vec[old.normal], vec[new.normal], tuple(s for s in later if s is not new))
+              vec[new.masked], vec[old.normal], vec[new.normal], tuple(s for s in later if s is not new),
+              apart_cosine(old, new, vec))
         for new in later if new.asserts for old in earlier if about_same(old, new)
     ]  # fmt: skip
 
@@ -461,8 +480,8 @@ def main(argv: list[str] | None = None) -> int:
 
     embedder = make_embedder(DEFAULT_EMBEDDER)  # the decision is fitted on the default encoder's vectors
     detector = UpdateDetector(
-        embedder.embed_document, model=UpdateModel(Cues(), [], 0.0, [], [], 0.5)
-    )  # refitted by run
+        embedder.embed_document, model=UpdateModel(Cues(), [], 0.0, [], [], 0.5), cache_size=1 << 18
+    )  # refitted by run; every text the folds meet stays embedded
     result = run(Path(args.data), detector, Path(args.chat) if args.chat else None, Path(args.profiles))
     print(_table(result))
     for miss in result["misses"]["held_out"][: args.misses]:

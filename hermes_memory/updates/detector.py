@@ -6,7 +6,8 @@ those the new one makes no longer true, with the model's probability. The steps,
    negated event);
 2. it must be about the same holder (``same_holder``: the user, a named person, pet, project);
 3. the learned model (``model.UpdateModel``) weighs how alike the two are in meaning (MiniLM cosine of
-   the statements, and of the statements with their values masked), the words they share, the change
+   the statements, of the statements with their values masked, and of what each says that the other
+   does not: ``apart_cosine``), the words they share, the change
    cues the new one carries, and whether it names a new value; above its threshold it is an update.
    A correction (", not <old word>") or a denial (the old statement said again negated) ends what it
    names without the model.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,8 +28,8 @@ import numpy.typing as npt
 from hermes_memory.updates.endings import affirms, completes, corrects, denies, restates
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
-from hermes_memory.updates.model import UpdateModel, episode_of, evidence, features, packaged, values
-from hermes_memory.updates.readings import timeless_values
+from hermes_memory.updates.model import UpdateModel, Vector, episode_of, evidence, features, packaged, values
+from hermes_memory.updates.readings import apart, timeless_values
 from hermes_memory.updates.shape import fills_slot
 from hermes_memory.updates.statement import USER, Statement
 from hermes_memory.updates.subject import opening_names
@@ -88,7 +89,12 @@ class UpdateDetector:
             vec[old.normal],
             vec[new.normal],
             context,
+            self.apart(old, new),
         )
+
+    def apart(self, old: Statement, new: Statement) -> float:
+        """``apart_cosine`` over this detector's vectors."""
+        return apart_cosine(old, new, self.vectors([t for t in apart_texts(old, new) if t]))
 
     def says_change(
         self, new: Statement, old: Statement, context: Sequence[Statement] = (), *, confident: bool = False
@@ -192,6 +198,7 @@ class UpdateDetector:
         mine = [i for i in mine if alike[i] >= self.model.floor]
         if not mine:
             return []
+        self.vectors([t for i in mine for t in apart_texts(earlier[i], new) if t])  # one batch
         scored = sorted(
             ((self.model.probability(self.features(earlier[i], new, context)), i) for i in mine), reverse=True
         )
@@ -223,6 +230,19 @@ class UpdateDetector:
                              and (sources is None or bool(sources[i] & sources[best]))
                              and not _of_whom_it_speaks(earlier[i], new))
         ]  # fmt: skip
+
+
+def apart_texts(old: Statement, new: Statement) -> tuple[str, str]:
+    """What each of the two says that the other does not (``readings.apart``)."""
+    return apart(old, new), apart(new, old)
+
+
+def apart_cosine(old: Statement, new: Statement, vectors: Mapping[str, Vector]) -> float:
+    """The cosine of what each statement says that the other does not (``apart_texts``): two values of
+    one kind ("phone samsung galaxy s22", "typing oneplus 12") read alike; 0.0 where one of the two says
+    nothing the other does not. ``vectors``: each text's."""
+    mine, theirs = apart_texts(old, new)
+    return float(np.dot(vectors[mine], vectors[theirs])) if mine and theirs else 0.0
 
 
 def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:
@@ -257,4 +277,4 @@ def _words(statement: Statement) -> set[str]:
     return {w.removesuffix("'s") for w in statement.words}
 
 
-__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector"]
+__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector", "apart_cosine", "apart_texts"]

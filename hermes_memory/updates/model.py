@@ -8,7 +8,8 @@ Nothing here is a list of phrasings. Two things are learned from labelled statem
   ``min_families`` different attribute families count, so a cue is a way of speaking ("these days",
   "anymore", "switched", "also"), never a topic ("iPhone", "choir").
 - **The decision**: a logistic model over the pair's features and their pairwise products — how alike
-  the two statements are in meaning with and without their values (the embedder's cosine), how many
+  the two statements are in meaning with and without their values (the embedder's cosine), how alike
+  what each says that the other does not is (two values of one kind: ``readings.apart``), how many
   words they share, the cue score, and whether the later one negates a state.
 
 The bench refits both without the family it scores (leave-one-family-out), so its held-out figure says
@@ -72,6 +73,7 @@ FEATURES: tuple[str, ...] = (
     "one_valued",
     "same_slot",
     "brief",
+    "cos_apart",
 )
 #: A learned change cue counts as evidence of a change from this weight up (``UpdateModel.cue_min``).
 CUE_MIN = 0.5
@@ -349,8 +351,11 @@ def features(
     old_vector: Vector = (),
     new_vector: Vector = (),
     context: Sequence[Statement] = (),
+    cos_apart: float = 0.0,
 ) -> list[float]:
-    """The pair's feature vector (``FEATURES``' order); ``context``: the message's other clauses."""
+    """The pair's feature vector (``FEATURES``' order); ``context``: the message's other clauses;
+    ``cos_apart``: the cosine of what each statement says that the other does not (``readings.apart``; 0
+    when one of them says nothing the other does not)."""
     a, b = content(old), content(new)
     overlap = len(a & b) / max(1, min(len(a), len(b)))
     cue = cues.score(new, old)  # a cue both statements carry is no news of a change
@@ -376,6 +381,7 @@ def features(
         1.0 if one_valued(new) else 0.0,
         1.0 if same_slot(old, new) else 0.0,
         1.0 if brief(new) else 0.0,
+        cos_apart,
     ]
 
 

@@ -14,7 +14,15 @@ from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
 from hermes_memory.extract.temporal import find_temporal
-from hermes_memory.updates.lexicon import DISCOURSE, HONORIFICS, MIXED_CASE
+from hermes_memory.updates.lexicon import (
+    DISCOURSE,
+    FIRST_PLURAL,
+    FIRST_SINGULAR,
+    HONORIFICS,
+    MIXED_CASE,
+    SECOND,
+    THIRD,
+)
 from hermes_memory.updates.statement import USER, Statement, calendar_word
 from hermes_memory.updates.subject import opening_names
 
@@ -23,6 +31,7 @@ STOP = frozenset(
     this these those my our i me we us now so just really very""".split()
 )
 _VALUE = re.compile(r"^(?:[A-Z][\w'-]*|[a-z-]*\d[\w.,:-]*)$")
+_PRONOUNS = FIRST_SINGULAR | FIRST_PLURAL | SECOND | THIRD
 #: Readings memoised per text (a store's statements and the clauses weighed against them).
 MEMO = 16384
 
@@ -152,6 +161,30 @@ def named(statement: Statement) -> set[str]:
     return set(statement.words) - statement.addressed
 
 
+def apart(statement: Statement, other: Statement) -> str:
+    """What ``statement`` says that ``other`` does not: its content words the other lacks, in its order
+    ("vegan fully plant-based" of "I'm vegan, fully plant-based" beside "I eat fish again, so
+    pescatarian"; "phone samsung galaxy s22" beside "Typing this on my OnePlus 12"). Two remainders alike
+    in meaning name two values of one kind (two phones, two diets); "" when it says nothing the other does
+    not. Pronouns, function words and days or months (who and when, not what) are no part of it."""
+    return _apart(statement.words, other.words)
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _apart(words: tuple[str, ...], others: tuple[str, ...]) -> str:
+    theirs = {_core(w) for w in others}
+    kept = (_core(w) for w in words)
+    return " ".join(dict.fromkeys(
+        w for w in kept
+        if w and w not in theirs and w not in STOP and w not in _PRONOUNS and not calendar_word(w)
+        and (len(w) > 2 or any(c.isdigit() for c in w))
+    ))  # fmt: skip
+
+
+def _core(word: str) -> str:
+    return word.strip(".,;:!?\"'()").removesuffix("'s")
+
+
 def content(statement: Statement) -> set[str]:
     return set(_content(statement.words))
 
@@ -165,6 +198,7 @@ __all__ = [
     "MEMO",
     "STOP",
     "additive",
+    "apart",
     "beyond",
     "brief",
     "content",

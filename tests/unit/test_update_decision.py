@@ -7,7 +7,9 @@ The sentences here are written for these tests; none is taken from the labelled 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from hermes_memory.updates.detector import apart_cosine, apart_texts
 from hermes_memory.updates.events import setting_only
 from hermes_memory.updates.model import (
     FEATURES,
@@ -19,7 +21,7 @@ from hermes_memory.updates.model import (
     features,
     packaged,
 )
-from hermes_memory.updates.readings import values
+from hermes_memory.updates.readings import apart, values
 from hermes_memory.updates.shape import one_valued
 from hermes_memory.updates.statement import read
 
@@ -274,3 +276,23 @@ def test_a_name_opening_a_clause_restates_when_the_earlier_statement_says_it() -
     assert values(read("Pottery is my passion")) == {"pottery"}
     assert UpdateDetector.repeats(read("Pottery is my passion"), old)
     assert not UpdateDetector.repeats(read("Quokka is my passion"), old)
+
+
+def test_what_each_statement_says_apart_is_its_own_words_less_pronouns_and_times() -> None:
+    old, new = read("I'm a pescatarian."), read("I went fully vegan in March.")
+    assert apart(old, new) == "pescatarian"  # "I'm" is who, not what
+    assert apart(new, old) == "went fully vegan"  # "March" is when, not what
+    phone, typing = read("My phone is a Samsung Galaxy S22."), read("Typing this on my OnePlus 12.")
+    assert apart(phone, typing) == "phone samsung galaxy s22"
+    assert apart(typing, phone) == "typing oneplus 12"
+    assert apart(read("I play tennis."), read("I play tennis on Sundays.")) == ""  # nothing of its own
+
+
+def test_the_remainders_cosine_is_zero_when_one_side_says_nothing_of_its_own() -> None:
+    old, new = read("My car is a Toyota Corolla."), read("My car is a Skoda Octavia.")
+    texts = apart_texts(old, new)
+    assert texts == ("toyota corolla", "skoda octavia")
+    vectors = {"toyota corolla": _axis(0), "skoda octavia": (_axis(0) + _axis(1)) / np.sqrt(2)}
+    assert apart_cosine(old, new, vectors) == pytest.approx(1 / np.sqrt(2))
+    same = read("My car is a Toyota Corolla, still.")
+    assert apart_cosine(old, same, {}) == 0.0  # the old one says nothing the new one does not

@@ -589,7 +589,7 @@ def test_a_clause_replaces_only_the_attribute_it_is_nearest_to(monkeypatch: pyte
     def encode(texts: Sequence[str]) -> np.ndarray:
         rows = np.zeros((len(texts), 384), dtype=np.float32)  # MiniLM's width; three dimensions used
         for row, text in zip(rows, texts, strict=True):
-            row[:3] = next(v for k, v in directions.items() if k in text)
+            row[:3] = next((v for k, v in directions.items() if k in text), (0.0, 0.0, 0.0))  # a remainder
         return rows
 
     club = read("I'm a member of the Harbour rowing club")
