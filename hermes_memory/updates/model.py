@@ -315,7 +315,7 @@ def evidence(
         return False  # "Started my own clothing store a while ago": how the old state began, no end of it
     if additive(new) and not new.negated and new.tense != "past" and not one_valued(new):
         return False  # "I'm also on call": it holds beside ("Osei is my GP now too" fills a slot)
-    if one_more(new) and not new.negated:
+    if one_more(new):
         return False  # "Another podcast I never miss is Hidden Brain": one more of several, in any shape
     one_of_several = (additive(old) and not one_valued(old)) or one_more(old)
     if one_of_several and not (new.negated or ceases(new) or ended(old, new, context)):

@@ -307,5 +307,6 @@ def test_a_subject_opened_by_another_names_one_more_of_several() -> None:
     assert one_more(read("One more show I'm hooked on is Severance."))
     assert not one_more(read("I found another flat near the station."))
     assert not evidence(old, read("Another podcast I love is Hidden Brain now."), [], cues, 0.5)
+    assert not evidence(old, read("Another podcast I never skip is Hidden Brain now."), [], cues, 0.5)
     earlier = read("Another show I watch is Slow Horses.")  # itself one of several
     assert not evidence(earlier, read("My show is Severance now."), [], cues, 0.5)
