@@ -41,6 +41,7 @@ from hermes_memory.updates.readings import (
     masked_cues,
     named,
     news_cues,
+    one_more,
     timeless_values,
     values,
 )
@@ -301,7 +302,9 @@ def evidence(
     have a car either" after "I don't drive"): only an affirmative one does. A clause in the present
     that says a state goes on ("still") or holds beside another (an additive particle: ``additive``) is
     no evidence, nor is a past clause telling how the old state began (``begins``); but a slot in the
-    shape of a one-valued attribute holds one value, so there the particle adds to someone else's. An
+    shape of a one-valued attribute holds one value, so there the particle adds to someone else's. A
+    subject opened by an additive determiner ("Another podcast I never miss is ...": ``one_more``) names
+    one more of several in any shape. An
     earlier statement with the particle says it is one of several: only a negation, a ceasing or an event
     that befalls its value ends it, not a new value."""
     if not same_attribute(new, old):
@@ -312,7 +315,10 @@ def evidence(
         return False  # "Started my own clothing store a while ago": how the old state began, no end of it
     if additive(new) and not new.negated and new.tense != "past" and not one_valued(new):
         return False  # "I'm also on call": it holds beside ("Osei is my GP now too" fills a slot)
-    if additive(old) and not one_valued(old) and not (new.negated or ceases(new) or ended(old, new, context)):
+    if one_more(new):
+        return False  # "Another podcast I never miss is Hidden Brain": one more of several, in any shape
+    one_of_several = (additive(old) and not one_valued(old)) or one_more(old)
+    if one_of_several and not (new.negated or ceases(new) or ended(old, new, context)):
         return False  # "Tim has also taken up the cello", one of several: only what names it ends it
     message = (new, *context)
     unnamed = new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in message)

@@ -97,6 +97,18 @@ def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
 _ADDITIVE = re.compile(r"\balso\b(?!\s*,)|\b(?:too|as well)\s*(?:[,.;:!?)]|$)", re.IGNORECASE)
 
 
+# An additive determiner opening the clause's subject ("Another band I love is ...", "One more show I'm
+# into is ..."): a closed class.
+_ONE_MORE = re.compile(r"^\W*(?:another|one more)\b", re.IGNORECASE)
+
+
+def one_more(statement: Statement) -> bool:
+    """Whether a clause's subject opens with an additive determiner ("Another podcast I never miss is
+    Hidden Brain"): it names one more of several, beside the others, whatever the shape of what follows;
+    not "another" after the verb ("I found another flat", where it means a different one)."""
+    return _ONE_MORE.search(statement.text) is not None
+
+
 def additive(statement: Statement) -> bool:
     """Whether a clause carries an additive focus particle ("I'm also on call on Sundays", "My cousin
     lives with us too"): what it says holds beside something else, not in its place."""
@@ -208,6 +220,7 @@ __all__ = [
     "meets",
     "named",
     "news_cues",
+    "one_more",
     "timeless_values",
     "values",
 ]

@@ -21,7 +21,7 @@ from hermes_memory.updates.model import (
     features,
     packaged,
 )
-from hermes_memory.updates.readings import apart, values
+from hermes_memory.updates.readings import apart, one_more, values
 from hermes_memory.updates.shape import one_valued
 from hermes_memory.updates.statement import read
 
@@ -296,3 +296,17 @@ def test_the_remainders_cosine_is_zero_when_one_side_says_nothing_of_its_own() -
     assert apart_cosine(old, new, vectors) == pytest.approx(1 / np.sqrt(2))
     same = read("My car is a Toyota Corolla, still.")
     assert apart_cosine(old, same, {}) == 0.0  # the old one says nothing the new one does not
+
+
+def test_a_subject_opened_by_another_names_one_more_of_several() -> None:
+    """ "Another podcast I never miss is Hidden Brain" adds to "I listen to The Daily every morning",
+    though its shape is that of a one-valued slot; "another" after the verb is a different one."""
+    cues = Cues({"now": 3.0})
+    old = read("I listen to The Daily every morning.")
+    assert one_more(read("Another podcast I never miss is Hidden Brain."))
+    assert one_more(read("One more show I'm hooked on is Severance."))
+    assert not one_more(read("I found another flat near the station."))
+    assert not evidence(old, read("Another podcast I love is Hidden Brain now."), [], cues, 0.5)
+    assert not evidence(old, read("Another podcast I never skip is Hidden Brain now."), [], cues, 0.5)
+    earlier = read("Another show I watch is Slow Horses.")  # itself one of several
+    assert not evidence(earlier, read("My show is Severance now."), [], cues, 0.5)
