@@ -36,6 +36,8 @@ from hermes_memory.updates.subject import opening_names
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
+#: A bound this close under the threshold still has the remainders embedded (rounding of the sums).
+_MARGIN = 1e-9
 
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -75,7 +77,10 @@ class UpdateDetector:
                     self._cache.popitem(last=False)
         return found
 
-    def features(self, old: Statement, new: Statement, context: Sequence[Statement] = ()) -> list[float]:
+    def features(
+        self, old: Statement, new: Statement, context: Sequence[Statement] = (), apart: float | None = None
+    ) -> list[float]:
+        """The pair's features; ``apart``: the remainders' cosine if known (``apart_cosine``)."""
         vec = self.vectors([old.normal, new.normal, old.masked, new.masked])
         full = float(vec[old.normal] @ vec[new.normal])
         masked = float(vec[old.masked] @ vec[new.masked])
@@ -89,12 +94,16 @@ class UpdateDetector:
             vec[old.normal],
             vec[new.normal],
             context,
-            self.apart(old, new),
+            self.apart(old, new) if apart is None else apart,
         )
 
     def apart(self, old: Statement, new: Statement) -> float:
         """``apart_cosine`` over this detector's vectors."""
         return apart_cosine(old, new, self.vectors([t for t in apart_texts(old, new) if t]))
+
+    def _highest(self, old: Statement, new: Statement, context: Sequence[Statement]) -> float:
+        """The decision's probability at the more favourable bound of the remainders' cosine (-1, 1)."""
+        return max(self.model.probability(self.features(old, new, context, bound)) for bound in (-1.0, 1.0))
 
     def says_change(
         self, new: Statement, old: Statement, context: Sequence[Statement] = (), *, confident: bool = False
@@ -198,11 +207,15 @@ class UpdateDetector:
         mine = [i for i in mine if alike[i] >= self.model.floor]
         if not mine:
             return []
-        self.vectors([t for i in mine for t in apart_texts(earlier[i], new) if t])  # one batch
-        scored = sorted(
-            ((self.model.probability(self.features(earlier[i], new, context)), i) for i in mine), reverse=True
-        )
         threshold = self.model.threshold
+        # The decision is linear in the remainders' cosine before its logistic, so the cosine's bounds
+        # bound the probability: a statement under the threshold at both (and filling no one-valued slot)
+        # stays whatever its remainders say, and they are not embedded (most of those weighed are such).
+        bound = {i: self._highest(earlier[i], new, context) for i in mine}
+        exact = [i for i in mine if bound[i] >= threshold - _MARGIN or fills_slot(earlier[i], new)]
+        self.vectors([t for i in exact for t in apart_texts(earlier[i], new) if t])  # one batch
+        chance = {i: self.model.probability(self.features(earlier[i], new, context)) for i in exact}
+        scored = sorted(((chance.get(i, bound[i]), i) for i in mine), reverse=True)
         over = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
         # a clause of the message that says an earlier statement again, whole, keeps it (only a statement
         # that could be replaced is asked: every one above the threshold is among them)

@@ -44,3 +44,34 @@ def test_a_statement_with_nothing_to_replace_is_not_embedded(
         assert api.remember_turn("My laptop is a MacBook Air now.", "Congrats!", "s1", START + DAY)["success"]
         assert api.flush(timeout=30)["data"]["drained"]
         assert any("MacBook" in t for t in encoder.texts), encoder.texts  # weighed against the ThinkPad
+
+
+def test_remainders_are_embedded_only_where_they_could_change_the_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The decision is linear in the remainders' cosine before its logistic: a statement under the
+    threshold at both bounds of the cosine is decided without embedding its remainders, and every
+    decision is the one the exact cosine gives."""
+    from hermes_memory.updates.detector import UpdateDetector, apart_texts
+    from hermes_memory.updates.statement import read
+
+    earlier = [read(t) for t in (
+        "My phone is a Samsung Galaxy S22.", "I bank with Barclays.", "I play tennis on Sundays.",
+        "My sister lives in Porto.", "I work at Siemens as a planner.", "I drink oat flat whites.",
+    )]  # fmt: skip
+    later = [read(t) for t in (
+        "Typing this on my OnePlus 12 now.", "Moved my current account to Monzo.", "I play padel now.",
+        "I'm at Bosch these days.", "My brother lives in Lisbon.", "I love the new café on Elm Road.",
+    )]  # fmt: skip
+    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
+
+    bounded, exact = _Counting(), _Counting()
+    minilm = IntegerMiniLMEmbedder()  # the decision was fitted on its vectors
+    bounded._inner = exact._inner = minilm  # type: ignore[assignment]
+    fast, slow = UpdateDetector(bounded.embed_document), UpdateDetector(exact.embed_document)
+    monkeypatch.setattr(slow, "_highest", lambda *_: 1.0)  # every remainder embedded
+    for new in later:
+        assert fast.replaced(new, earlier) == slow.replaced(new, earlier)
+    remainders = {t for new in later for old in earlier for t in apart_texts(old, new) if t}
+    assert remainders & set(exact.texts)
+    assert len(remainders & set(bounded.texts)) < len(remainders & set(exact.texts))
