@@ -80,6 +80,7 @@ from hermes_memory.recall.scoring import (
     diversify,
     floornorm,
     minmax,
+    recency_factor,
     tier_of,
 )
 from hermes_memory.recall.settings import RecallSettings
@@ -414,8 +415,6 @@ class RecallEngine:
         else:
             rows = self._tier2.facts.ranking_rows(list(scores), as_of)
         out: dict[str, float] = {}
-        weight, kept = st.importance_weight, 1.0 - st.importance_weight
-        recent, half_life = st.recency_weight, st.recency_half_life_days
         for uuid, score in scores.items():
             row = rows.get(uuid)
             if row is None:
@@ -423,13 +422,8 @@ class RecallEngine:
             importance, when, recorded_at, superseded_at, _ = row
             if as_of is not None and not believed_then(recorded_at, superseded_at, as_of):
                 continue
-            # ``clip(score * prior * recency_factor(when, now, st))`` written out (a hundred facts a
-            # recall): the same arithmetic.
-            age_days = (now - when) / 86400.0
-            recency = 1.0 + recent * 0.5 ** ((age_days if age_days > 0.0 else 0.0) / half_life)
-            value = score * (kept + weight * importance) * recency
-            value = value if value < 1.0 else 1.0
-            out[uuid] = value if value > 0.0 else 0.0
+            prior = (1.0 - st.importance_weight) + st.importance_weight * importance
+            out[uuid] = clip(score * prior * recency_factor(when, now, st))
         return out
 
 
