@@ -28,7 +28,16 @@ import numpy.typing as npt
 from hermes_memory.updates.endings import affirms, completes, corrects, denies, restates
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
-from hermes_memory.updates.model import UpdateModel, Vector, episode_of, evidence, features, packaged, values
+from hermes_memory.updates.model import (
+    FEATURES,
+    UpdateModel,
+    Vector,
+    episode_of,
+    evidence,
+    features,
+    packaged,
+    values,
+)
 from hermes_memory.updates.readings import apart, timeless_values
 from hermes_memory.updates.shape import fills_slot
 from hermes_memory.updates.statement import USER, Statement
@@ -38,6 +47,8 @@ from hermes_memory.updates.subject import opening_names
 SAME_ATTRIBUTE = 0.6
 #: A bound this close under the threshold still has the remainders embedded (rounding of the sums).
 _MARGIN = 1e-9
+#: Where the remainders' cosine sits among a pair's features.
+APART = FEATURES.index("cos_apart")
 
 Encode = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -101,9 +112,10 @@ class UpdateDetector:
         """``apart_cosine`` over this detector's vectors."""
         return apart_cosine(old, new, self.vectors([t for t in apart_texts(old, new) if t]))
 
-    def _highest(self, old: Statement, new: Statement, context: Sequence[Statement]) -> float:
-        """The decision's probability at the more favourable bound of the remainders' cosine (-1, 1)."""
-        return max(self.model.probability(self.features(old, new, context, bound)) for bound in (-1.0, 1.0))
+    def _highest(self, row: Sequence[float]) -> float:
+        """The decision's probability for a pair's features at the more favourable bound of the
+        remainders' cosine (-1, 1)."""
+        return max(self.model.probability(_with_apart(row, bound)) for bound in (-1.0, 1.0))
 
     def says_change(
         self, new: Statement, old: Statement, context: Sequence[Statement] = (), *, confident: bool = False
@@ -211,10 +223,11 @@ class UpdateDetector:
         # The decision is linear in the remainders' cosine before its logistic, so the cosine's bounds
         # bound the probability: a statement under the threshold at both (and filling no one-valued slot)
         # stays whatever its remainders say, and they are not embedded (most of those weighed are such).
-        bound = {i: self._highest(earlier[i], new, context) for i in mine}
+        rows = {i: self.features(earlier[i], new, context, 0.0) for i in mine}  # the cosine is set below
+        bound = {i: self._highest(rows[i]) for i in mine}
         exact = [i for i in mine if bound[i] >= threshold - _MARGIN or fills_slot(earlier[i], new)]
         self.vectors([t for i in exact for t in apart_texts(earlier[i], new) if t])  # one batch
-        chance = {i: self.model.probability(self.features(earlier[i], new, context)) for i in exact}
+        chance = {i: self.model.probability(_with_apart(rows[i], self.apart(earlier[i], new))) for i in exact}
         scored = sorted(((chance.get(i, bound[i]), i) for i in mine), reverse=True)
         over = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
         # a clause of the message that says an earlier statement again, whole, keeps it (only a statement
@@ -243,6 +256,13 @@ class UpdateDetector:
                              and (sources is None or bool(sources[i] & sources[best]))
                              and not _of_whom_it_speaks(earlier[i], new))
         ]  # fmt: skip
+
+
+def _with_apart(row: Sequence[float], cosine: float) -> list[float]:
+    """A pair's features with the remainders' cosine set to ``cosine`` (no other feature depends on it)."""
+    out = list(row)
+    out[APART] = cosine
+    return out
 
 
 def apart_texts(old: Statement, new: Statement) -> tuple[str, str]:

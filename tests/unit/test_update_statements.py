@@ -576,6 +576,13 @@ def test_a_past_event_sets_no_present_value_of_an_earlier_one_valued_attribute()
     assert evidence(old, read("Yusuf closed Fade Lab in March"), [], Cues(), 0.5)  # befell the old value
 
 
+def _row(chance: float) -> list[float]:
+    """A stand-in feature row whose first feature is the probability the tests give it."""
+    from hermes_memory.updates.model import FEATURES
+
+    return [chance] + [0.0] * (len(FEATURES) - 1)
+
+
 def test_a_clause_replaces_only_the_attribute_it_is_nearest_to(monkeypatch: pytest.MonkeyPatch) -> None:
     """A new value for the band the user plays in is nearest in meaning to the band, not to the rowing
     club: however the model weighs the club, the clause replaces the band or nothing."""
@@ -600,7 +607,7 @@ def test_a_clause_replaces_only_the_attribute_it_is_nearest_to(monkeypatch: pyte
     for weights, replaced in (({"rowing": 0.9, "cello": 0.05}, []), ({"rowing": 0.05, "cello": 0.9}, [1])):
 
         def weigh(old: Statement, *_: object, w: dict[str, float] = weights) -> list[float]:
-            return [next(p for k, p in w.items() if k in old.normal)]
+            return _row(next(p for k, p in w.items() if k in old.normal))
 
         monkeypatch.setattr(detector, "features", weigh)
         assert [r.index for r in detector.replaced(new, [club, band])] == replaced
@@ -625,7 +632,7 @@ def test_a_clause_replaces_with_the_best_only_what_was_said_with_it(monkeypatch:
     detector = UpdateDetector(alike)
     chances = iter([0.9, 0.8, 0.85])
     weights = {id(old): next(chances) for old in earlier}
-    monkeypatch.setattr(detector, "features", lambda old, *_: [weights[id(old)]])
+    monkeypatch.setattr(detector, "features", lambda old, *_: _row(weights[id(old)]))
     monkeypatch.setattr(detector.model, "probability", lambda x: x[0])
     monkeypatch.setattr(detector, "says_change", lambda *_, **__: True)
     assert [r.index for r in detector.replaced(new, earlier)] == [0, 2, 1]  # no sources: all alike
