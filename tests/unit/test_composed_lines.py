@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_memory.security.composed import composed_threat, composed_threat_lines
+from hermes_memory.security.composed import _LITERALS, composed_threat, composed_threat_lines
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -40,3 +40,9 @@ def test_agrees_with_the_joined_block_over_the_corpora() -> None:
 @given(st.lists(st.text(max_size=60), min_size=0, max_size=4))
 def test_agrees_with_the_joined_block_on_any_text(lines: list[str]) -> None:
     assert composed_threat_lines(lines) == composed_threat("\n".join(lines))
+
+
+def test_no_seam_literal_holds_a_newline() -> None:
+    """What ``composed_threat_lines`` relies on to find the block's literals line by line."""
+    assert _LITERALS
+    assert not any("\n" in literal for literal in _LITERALS)
