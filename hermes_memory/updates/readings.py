@@ -77,9 +77,7 @@ def timeless_values(statement: Statement) -> set[str]:
 def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
     out = set()
     for i, token in enumerate(normal.split()):
-        core = token.strip(".,;:!?\"'()")
-        if core.endswith("'s"):
-            core = core[:-2]
+        core = _core(token)
         if (
             core
             and ((_VALUE.match(core) and (i > 0 or not core[0].isupper())) or MIXED_CASE.fullmatch(core))
@@ -194,6 +192,7 @@ def _apart(words: tuple[str, ...], others: tuple[str, ...]) -> str:
 
 
 def _core(word: str) -> str:
+    """A word without the punctuation around it and its possessive "'s"."""
     return word.strip(".,;:!?\"'()").removesuffix("'s")
 
 
