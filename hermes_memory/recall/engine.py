@@ -273,7 +273,8 @@ class RecallEngine:
                           default=0.5)  # fmt: skip
             sure = clip((2.0 * nearest - 1.0) / st.confident_cosine)
         ranked: list[tuple[float, int, str, Any, str]] = []  # (score, order, kind, key, tier): hits to be
-        replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
+        # turn uuid (curated entry: hit id) -> the superseded fact extracted from it
+        replaced_turns: dict[str, Fact] = {}
         turns: dict[int, Turn] = {}
         scored: dict[int, float] = {}  # the turns' scores after their priors
         if turn_scores:
@@ -339,8 +340,8 @@ class RecallEngine:
             ranked.extend((score, len(ranked) + i, "fact", uuid, tier_of(fact_parts[uuid]))
                           for i, (uuid, score) in enumerate(facts_ranked.items()))  # fmt: skip
         built = self._others.other_hits(others, now, set(fact_scores), as_of)  # chunks, events, entity cards
-        if "tier1" in wanted and self._curated is not None:
-            built.extend(self._others.curated_hits(q))
+        if "tier1" in wanted and self._curated is not None:  # an entry since superseded is marked too
+            built.extend(self._others.curated_hits(q, replaced_turns if current else None))
         ranked.extend((hit.score, len(ranked) + i, "built", i, hit.tier) for i, hit in enumerate(built))
         # Best first, ties in the order added (a stable sort reversed keeps equal keys in place).
         ranked.sort(key=itemgetter(0), reverse=True)

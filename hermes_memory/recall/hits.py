@@ -115,14 +115,14 @@ def build_hits(
 def mark_superseded(
     ranked: list[Hit], stale: dict[str, Fact], reads: ReadsSnapshot
 ) -> tuple[list[Hit], dict[str, Fact], dict[str, int | None]]:
-    """Mark turns whose statement the memory has since superseded (``metadata.superseded_*``: by
-    what, since when). Returns the hits and, by uuid, the current facts that replaced them and
-    their threat verdicts."""
+    """Mark turns (``stale`` by turn uuid) and curated entries (by hit id) whose statement the memory
+    has since superseded (``metadata.superseded_*``: by what, since when). Returns the hits and, by
+    uuid, the current facts that replaced them and their threat verdicts."""
     out: list[Hit] = []
     replaced: dict[str, Fact] = {}
     marks: list[tuple[int, Fact, Fact | None]] = []
-    olds = [(i, stale.get(h.source_ids[0])) for i, h in enumerate(ranked)
-            if h.kind == "episode" and h.source_ids]  # fmt: skip
+    olds = [(i, stale.get(h.source_ids[0] if h.kind == "episode" else h.id)) for i, h in enumerate(ranked)
+            if (h.kind == "episode" and h.source_ids) or h.kind == "curated"]  # fmt: skip
     found = [(i, old) for i, old in olds if old is not None]
     currents = reads.current_of_many([old for _, old in found]) if found else {}
     for index, old in found:
