@@ -114,7 +114,7 @@ class StatementUpdates:
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
                 if f.uuid not in own and episode.uuid not in f.source_episodes
-                and _since(f) <= episode.timestamp and _statement(f.content)
+                and _said_before(tier2, f, episode.timestamp) and _statement(f.content)
                 and f.predicate not in LASTING_PREDICATES
             ]  # fmt: skip
             read_back = [(f, _READ_BACK.read(f.content, speaker, known)) for f in candidates]
@@ -150,6 +150,7 @@ class StatementUpdates:
                 if hit is None:
                     continue
                 old = candidates[hit.index]
+                # Ended when the user said so, a plan given up before its day too (it never held then).
                 if tier2.facts.supersede(
                     old.uuid, by.uuid, actor="ingest", valid_to=episode.timestamp,
                     reason=f"replaced by a newer statement (p={hit.probability:.2f})",
@@ -251,6 +252,18 @@ def _since(fact: Fact) -> float:
     if fact.valid_from is not None:
         return fact.valid_from
     return fact.recorded_at if fact.recorded_at is not None else fact.created_at
+
+
+def _said_before(tier2: Tier2, fact: Fact, at: float) -> bool:
+    """Whether ``fact`` was stated by ``at``: it held by then, or, dated later ("I'm flying to Oslo on
+    Friday"), the turns it was taken from were said by then (a fact written without one: when it was
+    recorded). A plan can be given up or changed before its day."""
+    if _since(fact) <= at:
+        return True
+    if not fact.source_episodes:
+        return (fact.recorded_at if fact.recorded_at is not None else fact.created_at) <= at
+    rows = tier2.episodes.ids_for(list(fact.source_episodes))
+    return any(e.timestamp <= at for e in tier2.episodes.by_ids(list(rows.values())).values())
 
 
 @functools.lru_cache(maxsize=16384)
