@@ -18,12 +18,12 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
     query names; curated (Tier 1) entries by term overlap;
   * the other stores (issue 16): texts indexed with ``semantic_index`` (chunks with no episode; BM25
     and a vector view of their own), timeline events (BM25, the period named; an event recorded for a
-    fact that is a candidate is left to the fact) and entity cards (name, type, aliases, description,
-    strongest relations: an entity the question names, or a BM25 match; never a participant), each
-    kind scaled by its ``*_scale``; when no turn or fact shares a word with the question, turns and
-    facts count for their best cosine (``confident_cosine``), so the nearest chatter does not outrank
-    what the question names. Every hit says its kind and source (``Hit.source``); its ``tier`` is the
-    tier whose search gave it the larger share of its score;
+    fact that is a candidate is left to the fact, and one whose facts are all closed is left out) and
+    entity cards (name, type, aliases, description, strongest relations: an entity the question names,
+    or a BM25 match; never a participant), each kind scaled by its ``*_scale``; when no turn or fact
+    shares a word with the question, turns and facts count for their best cosine (``confident_cosine``),
+    so the nearest chatter does not outrank what the question names. Every hit says its kind and source
+    (``Hit.source``); its ``tier`` is the tier whose search gave it the larger share of its score;
   * importance and recency act as small priors; near-duplicate texts are dropped;
   * turns marked at ingestion as chatter (only a question, greeting, acknowledgement, or the AI echoing
     the user) are never hits, though their neighbours keep their pull — except a person's question to
