@@ -176,10 +176,11 @@ class Mirror:
                     except ThreatDetectedError:
                         flagged += 1  # Hermes keeps it in the file (its snapshot blanks it); no fact
                         continue
-                    if t.secret_free(entry) in replaced:
+                    free = t.secret_free(entry)
+                    if free in replaced:
                         continue
                     facts = self._store_entry(
-                        t2, store, t.secret_free(entry), None, STORE_FILES[store], source_type=CURATED_SOURCE
+                        t2, store, free, None, STORE_FILES[store], source_type=CURATED_SOURCE
                     )
                     created += [f.fact for f in facts if f.created]
                     stored += sum(1 for f in facts if f.created)
