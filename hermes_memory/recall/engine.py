@@ -139,7 +139,7 @@ class RecallEngine:
         stripped = re.sub(r"\s+", " ", stripped).strip() or query
         return Heard(names, stripped, expand.is_inference(query))
 
-    def _understand(self, query: str, now: float, heard: Heard) -> Query:
+    def _understand(self, query: str, now: float, heard: Heard, reads: ReadsSnapshot) -> Query:
         """The question understood (``heard``: its ``_heard``). Recall does this on the keyword side's
         thread while the calling thread embeds the question."""
         names, stripped, inference = heard
@@ -149,7 +149,7 @@ class RecallEngine:
         span = None
         # Relative dates ("last May") are read against the present conversation: the newest memory,
         # which is "now" for a live agent and the right anchor for an imported history.
-        anchor = min(now, self._tier2.episodes.latest_time() or now)
+        anchor = min(now, reads.settled("latest_time", self._tier2.episodes.latest_time) or now)
         mentions = find_temporal(query, datetime.fromtimestamp(anchor, tz=UTC))
         if mentions:
             first = mentions[0]
@@ -219,7 +219,8 @@ class RecallEngine:
         st = self.settings
         if per_tier is not None:
             limit = per_tier * len(wanted)
-        texts = self._tier2.chunks.has_kind("text")  # chunks indexed on their own (``semantic_index``)
+        # Chunks indexed on their own (``semantic_index``).
+        texts = reads.settled("texts", lambda: self._tier2.chunks.has_kind("text"))
         others = Others()
         # The keyword side (the question understood: its terms, the period it names, its cues; BM25 over
         # turns and facts, the other stores' candidates, the graph's facts) runs on a recall thread while
@@ -230,7 +231,7 @@ class RecallEngine:
 
         def keyword_side() -> tuple[Query, Keywords, dict[str, float] | None, HermesMemoryError | None]:
             with self._tier2.db.reading():  # this thread's reads never wait for a write transaction
-                q = self._understand(query, now, heard)
+                q = self._understand(query, now, heard, reads)
                 found = self._keywords.search(q, texts, others, wanted, graph, as_of, valid_at, current,
                                               reads)  # fmt: skip
             return (q, *found)
@@ -330,8 +331,9 @@ class RecallEngine:
         facts_ranked: dict[str, float] = {}
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
+            scale = st.fact_scale
             facts_ranked = self._fact_scores(
-                {k: v / top_fact * st.fact_scale * sure for k, v in fact_scores.items()},
+                {k: v / top_fact * scale * sure for k, v in fact_scores.items()},
                 as_of,
                 now,
                 reads,
@@ -356,7 +358,7 @@ class RecallEngine:
                     kept.append(item)
             ranked = kept
         # Every later step looks at the best hit_pool * limit distinct hits only: only those are built.
-        best = build_hits(ranked, st.hit_pool * limit, turns, built, reads)
+        best, rows_of = build_hits(ranked, st.hit_pool * limit, turns, built, reads)
         replaced: dict[str, Fact] = {}
         threats: dict[str, int | None] = {}
         if replaced_turns:
@@ -371,11 +373,11 @@ class RecallEngine:
                 best, st.diversity, deep, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
             )
         if category is not None:
-            chosen = self._turns.instance_prior(chosen, turns, category)[:limit]
+            chosen = self._turns.instance_prior(chosen, turns, rows_of, category)[:limit]
         if replaced and q.present:
             chosen = current_first(chosen, replaced, threats, limit)
         return signals.explain(
-            chosen, fact_parts=fact_parts, chunk_parts=others.chunk_parts, turns=turns,
+            chosen, fact_parts=fact_parts, chunk_parts=others.chunk_parts, rows=rows_of,
             turn_scores=turn_scores, turn_vectors=turn_vectors, turn_priors=scored,
         )  # fmt: skip
 

@@ -74,10 +74,12 @@ def build_hits(
     turns: dict[int, Turn],
     built: list[Hit],
     reads: ReadsSnapshot,
-) -> list[Hit]:
+) -> tuple[list[Hit], dict[str, int]]:
     """The first ``count`` hits of ``ranked`` with distinct texts (near-duplicates dropped), built
-    from the turns, the facts (loaded in batches as they are reached) and the hits built already."""
+    from the turns, the facts (loaded in batches as they are reached) and the hits built already; and
+    the row id of each turn among them, by its uuid (what later steps look a turn hit's turn up by)."""
     out: list[Hit] = []
+    rows: dict[str, int] = {}
     seen: set[str] = set()
     facts: dict[str, tuple[Fact, int | None]] = {}
     start = 0
@@ -94,6 +96,7 @@ def build_hits(
                 if text in seen:
                     continue
                 hit = rescored(turn.hit, score, tier)
+                rows[turn.episode.uuid] = key
             else:
                 if kind == "fact":
                     found = facts.get(key)
@@ -109,7 +112,7 @@ def build_hits(
             out.append(hit)
             if len(out) == count:
                 break
-    return out
+    return out, rows
 
 
 def mark_superseded(
