@@ -254,7 +254,11 @@ def _absolute_dates(body: str, times: Sequence[TemporalMention], start: int) -> 
         s, e = t.span[0] - start, t.span[1] - start
         if s < 0 or e > len(body) or not (t.is_relative or t.text != t.label):
             continue
-        before = body[:s].rstrip().rsplit(None, 1)[-1].lower() if body[:s].strip() else ""
+        head = body[:s].rstrip()
+        if head.lower().endswith(" the") or head.lower() == "the":  # "(on) the 3rd of June": one phrase
+            s = len(head) - 3
+            head = body[:s].rstrip()
+        before = head.rsplit(None, 1)[-1].lower() if head else ""
         body = body[:s] + (t.label if before in _DATE_PREPOSITIONS else as_phrase(t)) + body[e:]
     return body
 
