@@ -1,7 +1,8 @@
 """A plan is dated by the day it names, which lies after the words that made it: the memory still weighs
 it as said when it was said, so a plan given up or changed before its day is closed by the message that
 says so, and no reader shows it, or its dated event, as current. Through the real write path with the
-real MiniLM embedder; the sentences are written for this test, not taken from the corpus."""
+real MiniLM embedder; the sentences are written for this test, not taken from the corpus. Then the decision
+on arrangements another author wrote (``updates_plans_probe.json``), what it reaches and what it does not."""
 
 from __future__ import annotations
 
@@ -54,3 +55,28 @@ def test_a_plan_for_later_is_still_not_ended_by_a_new_one_for_another_day(tmp_pa
     with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
         _told(api, said)
         assert not api.tier2.facts.superseded(limit=10), [f.content for f in api.tier2.facts.superseded()]
+
+
+PLANS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe.json"
+
+
+def test_arrangements_in_words_nobody_fitted_on() -> None:
+    """Held out (``tests/data/updates_plans_probe.json``: 32 pairs about trips and dated arrangements,
+    written by another author and never fitted on). The shipped decision calls none of the 14 kept
+    arrangements an update (a second trip, the deposit paid, "we haven't called off the party", advice to
+    move it) and catches 7 of the 18 given up, moved or corrected: "Not going to the lakes anymore",
+    "Frankfurt got pushed back a week", "Moved book club to Sarah's". Most of the others name the new day
+    as a time to come, which reads as a plan and asserts nothing yet ("Arctic Monkeys is August 1st"), or
+    say it is off in words it has not learned ("the Lisbon thing is off"). This guards what is reached."""
+    from hermes_memory.bench import updates as bench
+    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
+    from hermes_memory.updates.detector import UpdateDetector
+
+    detector = UpdateDetector(IntegerMiniLMEmbedder().embed_document)
+    pairs = bench.load(PLANS_PROBE)
+    assert len(pairs) == 32 and {p.family for p in pairs} == {"trip_plan", "event_plan"}
+    called = {p.id: bench.decide(detector, p, [])[0] for p in pairs}
+    wrong = [p.raw["later"] for p in pairs if called[p.id] and not p.update]
+    caught = sum(1 for p in pairs if called[p.id] and p.update)
+    assert not wrong, wrong
+    assert caught >= 7, caught
