@@ -14,8 +14,10 @@ caller can fall back to a template ("Caroline moved to Boston").
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from hermes_memory.extract.mentions import Mention
 from hermes_memory.extract.phrasing import plan_object, render
@@ -250,8 +252,21 @@ _DATE_PREPOSITIONS = frozenset(
 def _absolute_dates(body: str, times: Sequence[TemporalMention], start: int) -> str:
     """``body`` (the text from message offset ``start``) with its relative dates made absolute
     ("yesterday" -> "on 7 May 2023")."""
-    for t in sorted(times, key=lambda m: -m.span[0]):
+    ordered = sorted(times, key=lambda m: m.span[0])
+    # "the 14th of next month": a day, then after "of" the month it lies in, is one date (that month's).
+    month_of = {
+        id(a): b for a, b in itertools.pairwise(ordered)
+        if a.granularity == "day" and b.granularity == "month"
+        and body[a.span[1] - start : b.span[0] - start].strip().lower() == "of"
+    }  # fmt: skip
+    inside = {id(b) for b in month_of.values()}
+    for t in reversed(ordered):
         s, e = t.span[0] - start, t.span[1] - start
+        if id(t) in inside:  # said as part of the day before it
+            continue
+        month = month_of.get(id(t))
+        if month is not None:
+            t, e = _day_of(t, month), month.span[1] - start
         if s < 0 or e > len(body) or not (t.is_relative or t.text != t.label):
             continue
         head = body[:s].rstrip()
@@ -261,6 +276,16 @@ def _absolute_dates(body: str, times: Sequence[TemporalMention], start: int) -> 
         before = head.rsplit(None, 1)[-1].lower() if head else ""
         body = body[:s] + (t.label if before in _DATE_PREPOSITIONS else as_phrase(t)) + body[e:]
     return body
+
+
+def _day_of(day: TemporalMention, month: TemporalMention) -> TemporalMention:
+    """The day of the month ``month`` names ("the 3rd" of "last month"); ``day`` when it has no such day."""
+    try:
+        when = month.start.replace(day=day.start.day)
+    except ValueError:  # "the 31st" of a shorter month
+        return day
+    label = f"{when.day} {when:%B} {when.year}"
+    return replace(day, start=when, end=day.end + (when - day.start), label=label, is_relative=True)
 
 
 def _with_subject(body: str) -> str:
@@ -458,12 +483,14 @@ def speaker_alone(text: str, speaker: str) -> str | None:
     adverbs = " ".join(w for w in group.group("adv").split() if w not in ("both", "all", "together"))
     verb = group.group("verb")
     # Later verbs of the same predicate agree too ("... moved to Porto and love it" -> "loves").
-    tail = agree_coordinated(f"I {verb}{group.group('tail')}")[len(f"I {verb}") :]
+    tail = _their(agree_coordinated(f"I {verb}{group.group('tail')}")[len(f"I {verb}") :], speaker)
     out = f"{speaker} {adverbs + ' ' if adverbs else ''}{singular(verb)}{tail}"
     other = group.group("other")
     if other:
-        if other.lower().startswith(speaker.lower()):
-            other = speaker + other[len(speaker) :]  # "The user's wife" inside the sentence
+        if other.lower().startswith(f"{speaker.lower()}'s "):
+            other = "their " + other[len(speaker) + 3 :]  # "with their sister", after the speaker as subject
+        elif other.lower().startswith(speaker.lower()):
+            other = speaker + other[len(speaker) :]
         elif other.split()[0].lower() in ("the", "a", "an"):
             other = other[:1].lower() + other[1:]
         if verb.endswith("n't") or "never" in adverbs.split():  # "doesn't eat meat with Tom" says else
@@ -471,6 +498,21 @@ def speaker_alone(text: str, speaker: str) -> str | None:
         else:
             out = f"{out.rstrip(' .!?,;:')} with {other}"
     return out[:1].upper() + out[1:]
+
+
+def _their(tail: str, speaker: str) -> str:
+    """What follows the speaker made the subject, its "<speaker>'s" read "their" up to the first other
+    name ("The user is having their sister's party"; "... told Anna about the user's trip" keeps it: a
+    "their" would point at Anna), as a "my" after "I" reads."""
+    out = []
+    named = False  # another name said since the speaker: what follows keeps the speaker's own
+    for part in re.split(rf"(\b(?i:{re.escape(speaker)})'s\b)", tail):
+        if not named and part.lower() == f"{speaker.lower()}'s":
+            out.append("their")
+            continue
+        out.append(part)
+        named = named or re.search(r"\b[A-Z][a-z]", part) is not None
+    return "".join(out)
 
 
 def has_unresolved_reference(text: str) -> bool:
