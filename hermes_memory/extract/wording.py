@@ -483,7 +483,7 @@ def speaker_alone(text: str, speaker: str) -> str | None:
     adverbs = " ".join(w for w in group.group("adv").split() if w not in ("both", "all", "together"))
     verb = group.group("verb")
     # Later verbs of the same predicate agree too ("... moved to Porto and love it" -> "loves").
-    tail = _their(agree_coordinated(f"I {verb}{group.group('tail')}")[len(f"I {verb}") :], speaker)
+    tail = agree_coordinated(f"I {verb}{group.group('tail')}")[len(f"I {verb}") :]
     out = f"{speaker} {adverbs + ' ' if adverbs else ''}{singular(verb)}{tail}"
     other = group.group("other")
     if other:
@@ -498,21 +498,6 @@ def speaker_alone(text: str, speaker: str) -> str | None:
         else:
             out = f"{out.rstrip(' .!?,;:')} with {other}"
     return out[:1].upper() + out[1:]
-
-
-def _their(tail: str, speaker: str) -> str:
-    """What follows the speaker made the subject, its "<speaker>'s" read "their" up to the first other
-    name ("The user is having their sister's party"; "... told Anna about the user's trip" keeps it: a
-    "their" would point at Anna), as a "my" after "I" reads."""
-    out = []
-    named = False  # another name said since the speaker: what follows keeps the speaker's own
-    for part in re.split(rf"(\b(?i:{re.escape(speaker)})'s\b)", tail):
-        if not named and part.lower() == f"{speaker.lower()}'s":
-            out.append("their")
-            continue
-        out.append(part)
-        named = named or re.search(r"\b[A-Z][a-z]", part) is not None
-    return "".join(out)
 
 
 def has_unresolved_reference(text: str) -> bool:

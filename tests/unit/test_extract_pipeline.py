@@ -284,7 +284,7 @@ def test_a_scene_setting_time_dates_the_next_events_but_not_plans() -> None:
     result = run("Last night was amazing! We celebrated my daughter's birthday with a concert. "
                  "I'm going to rest more now.")
     dated = {f.content: f.when for f in result.facts}
-    birthday = "Caroline celebrated their daughter's birthday with a concert on 7 May 2023"
+    birthday = "Caroline celebrated Caroline's daughter's birthday with a concert on 7 May 2023"
     assert birthday in dated and dated[birthday] is not None
     assert dated["Caroline is going to rest more now"] is None
 

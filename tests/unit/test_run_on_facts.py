@@ -25,8 +25,6 @@ def facts(text: str) -> list[ExtractedFact]:
         ("Priya and I started a book club.", "The user started a book club with Priya"),
         ("My daughter and I both play the cello.", "The user plays the cello with their daughter"),
         ("Tom and I don't drink coffee.", "The user, like Tom, doesn't drink coffee"),
-        ("We're hosting my brother's leaving do.", "The user is hosting their brother's leaving do"),
-        ("We sold Anna my old tent.", "The user sold Anna the user's old tent"),  # "their" would be Anna's
         ("We lent Tom our van.", "The user lent Tom"),  # an irregular past stays as said
     ],
 )
