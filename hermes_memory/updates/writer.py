@@ -109,8 +109,8 @@ class StatementUpdates:
         # says hi": "my partner is Alex"); each reading is weighed, each stated by the clause.
         heard = read_message(text, speaker=speaker, when=said, holders=known.holders, things=known.things)
         for clause, new in heard:
-            replaces = new.asserts or detector.rearranges(new)  # an arrangement said anew asserts nothing yet
-            if not replaces or not speaks_of_any(new) or not self.stated(new, clause):
+            rearranges = detector.rearranges(new)  # an arrangement said anew asserts nothing yet
+            if not (new.asserts or rearranges) or not speaks_of_any(new) or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
@@ -118,10 +118,9 @@ class StatementUpdates:
                 and _said_before(tier2, f, episode.timestamp) and _statement(f.content)
                 and f.predicate not in LASTING_PREDICATES
             ]  # fmt: skip
-            # A fact that names a day after this message is an arrangement still to come: a new one can
-            # replace it.
             read_back = [(f, _READ_BACK.read(f.content, speaker, known)) for f in candidates]
-            read_back = [(f, replace(old, arranged=to_come(old.text, said))) for f, old in read_back]
+            if rearranges:  # a fact that names a day after this message is an arrangement still to come
+                read_back = [(f, replace(old, arranged=to_come(old.text, said))) for f, old in read_back]
             mine = [(f, old) for f, old in read_back if not _someone_elses(f, old, new, speaker)]
             pending.append((clause, new, [f for f, _ in mine], [old for _, old in mine]))
         # One encoder call for the whole message (the candidates' vectors are mostly cached), for the
