@@ -151,7 +151,9 @@ class Mirror:
         ``curated`` (source_id the file name), as a mirrored write would store them — once per fact scope:
         an audit mark records it, in the same transaction as the facts; ``force`` runs it again (facts
         deduplicate by content, so nothing is stored twice). Entries the threat scan flags stay in the
-        file and are counted, not stored. A no-op without Tier 1 or Tier 2."""
+        file and are counted, not stored. An entry mirrored before whose statement the memory has since
+        seen replaced is not read in again as believed (it stays closed; recall marks it). A no-op without
+        Tier 1 or Tier 2."""
         t = self._tiers
         if t.curated is None or t.t2 is None:
             return Migrated(False, 0, 0, 0)
@@ -161,6 +163,8 @@ class Mirror:
         if not force and any((e.diff or {}).get("scope") == scope for e in marks):
             return Migrated(False, 0, 0, 0)
         entries = {store: t.curated.entries(store) for store in ("memory", "user")}
+        said = [t.secret_free(e) for texts in entries.values() for e in texts]
+        replaced = t2.facts.superseded_entries(said)  # not read in again as believed
         read = stored = flagged = 0
         created = []
         with t2.db.atomic() as conn:
@@ -172,8 +176,11 @@ class Mirror:
                     except ThreatDetectedError:
                         flagged += 1  # Hermes keeps it in the file (its snapshot blanks it); no fact
                         continue
+                    free = t.secret_free(entry)
+                    if free in replaced:
+                        continue
                     facts = self._store_entry(
-                        t2, store, t.secret_free(entry), None, STORE_FILES[store], source_type=CURATED_SOURCE
+                        t2, store, free, None, STORE_FILES[store], source_type=CURATED_SOURCE
                     )
                     created += [f.fact for f in facts if f.created]
                     stored += sum(1 for f in facts if f.created)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 
-from hermes_memory.extract.tense import NOT_PAST_ED, SAME_PAST
+from hermes_memory.extract.tense import NOT_PAST_ED, SAME_PAST, past_forms
 
 # Words that keep their form after "she": modals, past forms (those whose past is their base among them:
 # "I split up with Sam" is "the user split up"), and words that are no verb.
@@ -22,7 +22,7 @@ _UNCHANGED = frozenset(
     threw flew spent sent built taught caught heard held led paid sat slept stood understood woke wore
     chose drove ate fell forgot rode sang swam became hung broke spoke stole shot fought sold hid meant
     dealt read quit cannot too to and or so not also the a an""".split()
-) | frozenset(SAME_PAST)
+) | frozenset(SAME_PAST) | frozenset(past_forms())  # every irregular past the tense rules know ("lent")
 _SPECIAL = {
     "am": "is",
     "be": "is",

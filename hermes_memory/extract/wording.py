@@ -14,8 +14,10 @@ caller can fall back to a template ("Caroline moved to Boston").
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from hermes_memory.extract.mentions import Mention
 from hermes_memory.extract.phrasing import plan_object, render
@@ -250,13 +252,40 @@ _DATE_PREPOSITIONS = frozenset(
 def _absolute_dates(body: str, times: Sequence[TemporalMention], start: int) -> str:
     """``body`` (the text from message offset ``start``) with its relative dates made absolute
     ("yesterday" -> "on 7 May 2023")."""
-    for t in sorted(times, key=lambda m: -m.span[0]):
+    ordered = sorted(times, key=lambda m: m.span[0])
+    # "the 14th of next month": a day, then after "of" the month it lies in, is one date (that month's).
+    month_of = {
+        id(a): b for a, b in itertools.pairwise(ordered)
+        if a.granularity == "day" and b.granularity == "month"
+        and body[a.span[1] - start : b.span[0] - start].strip().lower() == "of"
+    }  # fmt: skip
+    inside = {id(b) for b in month_of.values()}
+    for t in reversed(ordered):
         s, e = t.span[0] - start, t.span[1] - start
+        if id(t) in inside:  # said as part of the day before it
+            continue
+        month = month_of.get(id(t))
+        if month is not None:
+            t, e = _day_of(t, month), month.span[1] - start
         if s < 0 or e > len(body) or not (t.is_relative or t.text != t.label):
             continue
-        before = body[:s].rstrip().rsplit(None, 1)[-1].lower() if body[:s].strip() else ""
+        head = body[:s].rstrip()
+        if head.lower().endswith(" the") or head.lower() == "the":  # "(on) the 3rd of June": one phrase
+            s = len(head) - 3
+            head = body[:s].rstrip()
+        before = head.rsplit(None, 1)[-1].lower() if head else ""
         body = body[:s] + (t.label if before in _DATE_PREPOSITIONS else as_phrase(t)) + body[e:]
     return body
+
+
+def _day_of(day: TemporalMention, month: TemporalMention) -> TemporalMention:
+    """The day of the month ``month`` names ("the 3rd" of "last month"); ``day`` when it has no such day."""
+    try:
+        when = month.start.replace(day=day.start.day)
+    except ValueError:  # "the 31st" of a shorter month
+        return day
+    label = f"{when.day} {when:%B} {when.year}"
+    return replace(day, start=when, end=day.end + (when - day.start), label=label, is_relative=True)
 
 
 def _with_subject(body: str) -> str:
@@ -458,8 +487,10 @@ def speaker_alone(text: str, speaker: str) -> str | None:
     out = f"{speaker} {adverbs + ' ' if adverbs else ''}{singular(verb)}{tail}"
     other = group.group("other")
     if other:
-        if other.lower().startswith(speaker.lower()):
-            other = speaker + other[len(speaker) :]  # "The user's wife" inside the sentence
+        if other.lower().startswith(f"{speaker.lower()}'s "):
+            other = "their " + other[len(speaker) + 3 :]  # "with their sister", after the speaker as subject
+        elif other.lower().startswith(speaker.lower()):
+            other = speaker + other[len(speaker) :]
         elif other.split()[0].lower() in ("the", "a", "an"):
             other = other[:1].lower() + other[1:]
         if verb.endswith("n't") or "never" in adverbs.split():  # "doesn't eat meat with Tom" says else

@@ -60,12 +60,18 @@ class ReadsSnapshot:
         self._ranks: dict[str, RankRow | None] = {}
         self._facts: dict[str, tuple[Fact, int | None] | None] = {}
         self._superseded: dict[str, Fact | None] = {}
+        self._settled: dict[str, tuple[int, Any]] = {}  # ``settled``: name -> (version, value)
 
     def episode_rows(self, ids: Sequence[int], uuids: Sequence[str]) -> list[EpisodeRow]:
         """``EpisodeStore.recall_rows(ids, uuids)``, the same rows in the same order (by row id the ones
         found by id, then by uuid the others), reading only those not read before."""
         by_id = {i: row for i in ids if (row := self._rows_by_id.get(i, _ABSENT)) is not _ABSENT}
         by_uuid = {u: row for u in uuids if (row := self._rows_by_uuid.get(u, _ABSENT)) is not _ABSENT}
+        # Every one read before, each asked once (a recall's usual case): nothing to read, nothing repeated.
+        if not uuids and len(by_id) == len(ids):
+            return [row for row_id in sorted(ids) if (row := by_id[row_id]) is not None]
+        if not ids and len(by_uuid) == len(uuids):
+            return [row for uuid in sorted(uuids) if (row := by_uuid[uuid]) is not None]
         missing_ids = [i for i in ids if i not in by_id]
         missing_uuids = [u for u in uuids if u not in by_uuid]
         if missing_ids or missing_uuids:
@@ -97,9 +103,25 @@ class ReadsSnapshot:
                 out.setdefault(known[0], known)
         return list(out.values())
 
+    def settled(self, name: str, read: Callable[[], _V]) -> _V:
+        """``read()`` (a statement about the store as a whole: its newest row, whether it holds a kind),
+        kept under ``name`` while nothing at all is committed (the same ``version``)."""
+        version = self.version
+        kept = self._settled.get(name)
+        if kept is not None and kept[0] == version:
+            value: _V = kept[1]
+            return value
+        value = read()
+        self._settled[name] = (version, value)
+        return value
+
     def turns(self, ids: Sequence[int], load: Callable[[list[int]], Mapping[int, _V]]) -> dict[int, _V]:
         """The turns with these row ids as ``load`` makes them (the engine's per-turn work, done once per
         version of a turn), loading only those not kept; a row id not found is left out."""
+        kept = self._turns.get
+        found = {row_id: turn for row_id in ids if (turn := kept(row_id)) is not None}
+        if len(found) == len(ids):  # every turn kept (a recall's usual case): nothing to read
+            return found
         known: dict[int, _V | None] = self._filled(self._turns, ids, load, _MAX_TURNS)
         return {row_id: turn for row_id in ids if (turn := known.get(row_id)) is not None}
 
@@ -179,6 +201,8 @@ class ReadsSnapshot:
         None: read, not there) and kept unless a change was applied meanwhile; a kind that would pass
         ``cap`` starts over with them."""
         out = {key: value for key in keys if (value := known.get(key, _ABSENT)) is not _ABSENT}
+        if len(out) == len(keys):  # every key kept (a recall's usual case): nothing to read
+            return out
         missing = [k for k in dict.fromkeys(keys) if k not in out]
         if missing:
             epoch = self._epoch

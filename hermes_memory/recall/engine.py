@@ -18,12 +18,12 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
     query names; curated (Tier 1) entries by term overlap;
   * the other stores (issue 16): texts indexed with ``semantic_index`` (chunks with no episode; BM25
     and a vector view of their own), timeline events (BM25, the period named; an event recorded for a
-    fact that is a candidate is left to the fact) and entity cards (name, type, aliases, description,
-    strongest relations: an entity the question names, or a BM25 match; never a participant), each
-    kind scaled by its ``*_scale``; when no turn or fact shares a word with the question, turns and
-    facts count for their best cosine (``confident_cosine``), so the nearest chatter does not outrank
-    what the question names. Every hit says its kind and source (``Hit.source``); its ``tier`` is the
-    tier whose search gave it the larger share of its score;
+    fact that is a candidate is left to the fact, and one whose facts are all closed is left out) and
+    entity cards (name, type, aliases, description, strongest relations: an entity the question names,
+    or a BM25 match; never a participant), each kind scaled by its ``*_scale``; when no turn or fact
+    shares a word with the question, turns and facts count for their best cosine (``confident_cosine``),
+    so the nearest chatter does not outrank what the question names. Every hit says its kind and source
+    (``Hit.source``); its ``tier`` is the tier whose search gave it the larger share of its score;
   * importance and recency act as small priors; near-duplicate texts are dropped;
   * turns marked at ingestion as chatter (only a question, greeting, acknowledgement, or the AI echoing
     the user) are never hits, though their neighbours keep their pull — except a person's question to
@@ -139,7 +139,7 @@ class RecallEngine:
         stripped = re.sub(r"\s+", " ", stripped).strip() or query
         return Heard(names, stripped, expand.is_inference(query))
 
-    def _understand(self, query: str, now: float, heard: Heard) -> Query:
+    def _understand(self, query: str, now: float, heard: Heard, reads: ReadsSnapshot) -> Query:
         """The question understood (``heard``: its ``_heard``). Recall does this on the keyword side's
         thread while the calling thread embeds the question."""
         names, stripped, inference = heard
@@ -149,7 +149,7 @@ class RecallEngine:
         span = None
         # Relative dates ("last May") are read against the present conversation: the newest memory,
         # which is "now" for a live agent and the right anchor for an imported history.
-        anchor = min(now, self._tier2.episodes.latest_time() or now)
+        anchor = min(now, reads.settled("latest_time", self._tier2.episodes.latest_time) or now)
         mentions = find_temporal(query, datetime.fromtimestamp(anchor, tz=UTC))
         if mentions:
             first = mentions[0]
@@ -219,7 +219,8 @@ class RecallEngine:
         st = self.settings
         if per_tier is not None:
             limit = per_tier * len(wanted)
-        texts = self._tier2.chunks.has_kind("text")  # chunks indexed on their own (``semantic_index``)
+        # Chunks indexed on their own (``semantic_index``).
+        texts = reads.settled("texts", lambda: self._tier2.chunks.has_kind("text"))
         others = Others()
         # The keyword side (the question understood: its terms, the period it names, its cues; BM25 over
         # turns and facts, the other stores' candidates, the graph's facts) runs on a recall thread while
@@ -230,7 +231,7 @@ class RecallEngine:
 
         def keyword_side() -> tuple[Query, Keywords, dict[str, float] | None, HermesMemoryError | None]:
             with self._tier2.db.reading():  # this thread's reads never wait for a write transaction
-                q = self._understand(query, now, heard)
+                q = self._understand(query, now, heard, reads)
                 found = self._keywords.search(q, texts, others, wanted, graph, as_of, valid_at, current,
                                               reads)  # fmt: skip
             return (q, *found)
@@ -273,7 +274,8 @@ class RecallEngine:
                           default=0.5)  # fmt: skip
             sure = clip((2.0 * nearest - 1.0) / st.confident_cosine)
         ranked: list[tuple[float, int, str, Any, str]] = []  # (score, order, kind, key, tier): hits to be
-        replaced_turns: dict[str, Fact] = {}  # turn uuid -> the superseded fact extracted from it
+        # turn uuid (curated entry: hit id) -> the superseded fact extracted from it
+        replaced_turns: dict[str, Fact] = {}
         turns: dict[int, Turn] = {}
         scored: dict[int, float] = {}  # the turns' scores after their priors
         if turn_scores:
@@ -329,8 +331,9 @@ class RecallEngine:
         facts_ranked: dict[str, float] = {}
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
+            scale = st.fact_scale
             facts_ranked = self._fact_scores(
-                {k: v / top_fact * st.fact_scale * sure for k, v in fact_scores.items()},
+                {k: v / top_fact * scale * sure for k, v in fact_scores.items()},
                 as_of,
                 now,
                 reads,
@@ -339,8 +342,8 @@ class RecallEngine:
             ranked.extend((score, len(ranked) + i, "fact", uuid, tier_of(fact_parts[uuid]))
                           for i, (uuid, score) in enumerate(facts_ranked.items()))  # fmt: skip
         built = self._others.other_hits(others, now, set(fact_scores), as_of)  # chunks, events, entity cards
-        if "tier1" in wanted and self._curated is not None:
-            built.extend(self._others.curated_hits(q))
+        if "tier1" in wanted and self._curated is not None:  # an entry since superseded is marked too
+            built.extend(self._others.curated_hits(q, replaced_turns if current else None))
         ranked.extend((hit.score, len(ranked) + i, "built", i, hit.tier) for i, hit in enumerate(built))
         # Best first, ties in the order added (a stable sort reversed keeps equal keys in place).
         ranked.sort(key=itemgetter(0), reverse=True)
@@ -355,7 +358,7 @@ class RecallEngine:
                     kept.append(item)
             ranked = kept
         # Every later step looks at the best hit_pool * limit distinct hits only: only those are built.
-        best = build_hits(ranked, st.hit_pool * limit, turns, built, reads)
+        best, rows_of = build_hits(ranked, st.hit_pool * limit, turns, built, reads)
         replaced: dict[str, Fact] = {}
         threats: dict[str, int | None] = {}
         if replaced_turns:
@@ -370,11 +373,11 @@ class RecallEngine:
                 best, st.diversity, deep, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
             )
         if category is not None:
-            chosen = self._turns.instance_prior(chosen, turns, category)[:limit]
+            chosen = self._turns.instance_prior(chosen, turns, rows_of, category)[:limit]
         if replaced and q.present:
             chosen = current_first(chosen, replaced, threats, limit)
         return signals.explain(
-            chosen, fact_parts=fact_parts, chunk_parts=others.chunk_parts, turns=turns,
+            chosen, fact_parts=fact_parts, chunk_parts=others.chunk_parts, rows=rows_of,
             turn_scores=turn_scores, turn_vectors=turn_vectors, turn_priors=scored,
         )  # fmt: skip
 

@@ -105,17 +105,24 @@ def neighbour_pulls(
         turn = turn_of(row_id)
         if turn is None:
             continue
-        episode = turn.episode
-        speaker, role = episode.speaker, episode.role
+        # The turn before the previous one, then the one after the next (each only through a neighbour that
+        # is a candidate), said by the same person: the same speaker and role.
         before = pair_of(prev_id) if prev_id is not None else None
         after = pair_of(next_id) if next_id is not None else None
-        for far in (before[0] if before is not None else None, after[1] if after is not None else None):
-            if far is None or score <= pulled(far, 0.0):
-                continue
+        if before is not None and (far := before[0]) is not None and score > pulled(far, 0.0):
             other = turn_of(far)
-            if other is not None and other.episode.speaker == speaker and other.episode.role == role:
-                pulls[far] = score  # said by the same person: the same speaker and role
+            if other is not None and _same_voice(other.episode, turn.episode):
+                pulls[far] = score
+        if after is not None and (far := after[1]) is not None and score > pulled(far, 0.0):
+            other = turn_of(far)
+            if other is not None and _same_voice(other.episode, turn.episode):
+                pulls[far] = score
     return beside, pulls
+
+
+def _same_voice(one: Episode, other: Episode) -> bool:
+    """Whether two turns were said by the same person: the same speaker and role."""
+    return one.speaker == other.speaker and one.role == other.role
 
 
 def session_cohesion(

@@ -74,10 +74,12 @@ def build_hits(
     turns: dict[int, Turn],
     built: list[Hit],
     reads: ReadsSnapshot,
-) -> list[Hit]:
+) -> tuple[list[Hit], dict[str, int]]:
     """The first ``count`` hits of ``ranked`` with distinct texts (near-duplicates dropped), built
-    from the turns, the facts (loaded in batches as they are reached) and the hits built already."""
+    from the turns, the facts (loaded in batches as they are reached) and the hits built already; and
+    the row id of each turn among them, by its uuid (what later steps look a turn hit's turn up by)."""
     out: list[Hit] = []
+    rows: dict[str, int] = {}
     seen: set[str] = set()
     facts: dict[str, tuple[Fact, int | None]] = {}
     start = 0
@@ -94,6 +96,7 @@ def build_hits(
                 if text in seen:
                     continue
                 hit = rescored(turn.hit, score, tier)
+                rows[turn.episode.uuid] = key
             else:
                 if kind == "fact":
                     found = facts.get(key)
@@ -109,20 +112,20 @@ def build_hits(
             out.append(hit)
             if len(out) == count:
                 break
-    return out
+    return out, rows
 
 
 def mark_superseded(
     ranked: list[Hit], stale: dict[str, Fact], reads: ReadsSnapshot
 ) -> tuple[list[Hit], dict[str, Fact], dict[str, int | None]]:
-    """Mark turns whose statement the memory has since superseded (``metadata.superseded_*``: by
-    what, since when). Returns the hits and, by uuid, the current facts that replaced them and
-    their threat verdicts."""
+    """Mark turns (``stale`` by turn uuid) and curated entries (by hit id) whose statement the memory
+    has since superseded (``metadata.superseded_*``: by what, since when). Returns the hits and, by
+    uuid, the current facts that replaced them and their threat verdicts."""
     out: list[Hit] = []
     replaced: dict[str, Fact] = {}
     marks: list[tuple[int, Fact, Fact | None]] = []
-    olds = [(i, stale.get(h.source_ids[0])) for i, h in enumerate(ranked)
-            if h.kind == "episode" and h.source_ids]  # fmt: skip
+    olds = [(i, stale.get(h.source_ids[0] if h.kind == "episode" else h.id)) for i, h in enumerate(ranked)
+            if (h.kind == "episode" and h.source_ids) or h.kind == "curated"]  # fmt: skip
     found = [(i, old) for i, old in olds if old is not None]
     currents = reads.current_of_many([old for _, old in found]) if found else {}
     for index, old in found:

@@ -141,16 +141,19 @@ def phrase_spans(
 class Phrases:
     """A turn's phrases for one embedder: each phrase's context-free vector (the sum of its word pieces'
     input vectors, unit length; a phrase whose sum is zero is left out), its range of words, and the
-    turn's words casefolded (to leave out phrases that say the category word)."""
+    turn's words casefolded (to leave out phrases that say the category word), also joined, each after a
+    space (a stem opens one of the words only if it follows a space there)."""
 
     vectors: npt.NDArray[np.float32]  # (phrases, dim)
     spans: npt.NDArray[np.int64]  # (phrases, 2): first word, last word + 1
     words: tuple[str, ...]
+    joined: str = ""  # " " + " ".join(words)
 
     @property
     def nbytes(self) -> int:
         """About what it holds in memory."""
-        return self.vectors.nbytes + self.spans.nbytes + sum(len(w) + 56 for w in self.words)
+        return (self.vectors.nbytes + self.spans.nbytes + sum(len(w) + 56 for w in self.words)
+                + len(self.joined) + 56)  # fmt: skip
 
 
 def phrases(text: str, embedder: StaticVectors, window: int, max_words: int | None = None) -> Phrases:
@@ -176,7 +179,8 @@ def phrases(text: str, embedder: StaticVectors, window: int, max_words: int | No
         spans = [span for span, kept in zip(spans, known, strict=True) if kept]
     vectors /= norms[:, None]
     words_folded = tuple(w.casefold() for w in words)
-    return Phrases(vectors, np.array(spans, dtype=np.int64).reshape(-1, 2), words_folded)
+    joined = " " + " ".join(words_folded)
+    return Phrases(vectors, np.array(spans, dtype=np.int64).reshape(-1, 2), words_folded, joined)
 
 
 class PhraseCache:
@@ -241,8 +245,7 @@ def best_matches(
         sims = turn.vectors @ qvec
         # Words hold no space: a stem opens one of the turn's words only if it follows a space in them
         # joined by spaces (one search of the joined words; most turns have no such word to look for).
-        joined = " " + " ".join(turn.words) if heads else ""
-        if heads and any(head in joined for head in heads):
+        if heads and any(head in turn.joined for head in heads):
             first, stop = turn.spans[:, 0], turn.spans[:, 1]
             for i, word in enumerate(turn.words):
                 if word.startswith(lexical):  # the phrases over this word say the category: left out

@@ -67,7 +67,7 @@ class KeywordSide:
                 add_part(fact_scores, fact_parts, minmax(fact_bm25), st.w_fact, "tier2")
             # While the vectors are searched: the keyword candidates' rows and turns, the superseded turns.
             found.rows = reads.episode_rows(list(turn_scores), []) if turn_scores else []
-            found.at_scale = self._tier2.episodes.last_row_id() > st.scale_turns
+            found.at_scale = reads.settled("last_row_id", self._tier2.episodes.last_row_id) > st.scale_turns
             if found.rows and not found.at_scale:
                 self.load_turns({row_id: (prev_id, next_id) for row_id, _, prev_id, next_id in found.rows},
                                  reads)  # fmt: skip

@@ -10,7 +10,7 @@ from hermes_memory.recall.candidates import Others, Query
 from hermes_memory.recall.hits import entity_card, neutralised
 from hermes_memory.recall.scoring import clip, recency_factor, tier_of
 from hermes_memory.recall.settings import RecallSettings
-from hermes_memory.records import SESSION_EVENT, Hit
+from hermes_memory.records import SESSION_EVENT, Fact, Hit
 from hermes_memory.security.threats import neutralise
 from hermes_memory.tier1.curated_store import CuratedStore
 from hermes_memory.tier2 import Tier2
@@ -90,17 +90,22 @@ class OtherStores:
                 )))  # fmt: skip
         return out
 
-    def curated_hits(self, q: Query) -> list[Hit]:
+    def curated_hits(self, q: Query, stale: dict[str, Fact] | None = None) -> list[Hit]:
+        """The curated entries sharing a word with the question; with ``stale``, each entry whose
+        statement the memory has since superseded (its mirrored fact, ``superseded_entries``) is put
+        there by hit id, to be marked as a replaced turn is."""
         assert self._curated is not None
         terms = set(q.terms)
         out: list[Hit] = []
         if not terms:
             return out
+        entries: dict[str, str] = {}  # hit id -> the entry as written
         for store in ("memory", "user"):
             for i, entry in enumerate(self._curated.entries(store)):
                 words = set(fts_terms(entry))
                 overlap = len(terms & words) / len(terms)
                 if overlap > 0:
+                    entries[f"curated:{store}:{i}"] = entry
                     # Curated files can be edited outside memory: their text is neutralised as read.
                     shown = neutralise(entry)
                     meta: dict[str, Any] = {"store": store}
@@ -116,6 +121,9 @@ class OtherStores:
                             metadata=meta,
                         )
                     )
+        if stale is not None and entries:
+            replaced = self._tier2.facts.superseded_entries(list(entries.values()))
+            stale.update((uuid, replaced[entry]) for uuid, entry in entries.items() if entry in replaced)
         return out
 
 

@@ -123,10 +123,15 @@ def _of(key: str, raw: str, session_turn: str | None = None, flagged: bool = Fal
     return Line(key, text, approx_tokens(text) + 1, session_turn, raw, flagged)
 
 
+# Recall renders the same lines again and again (a turn's line depends only on the turn): the lines of
+# recent ones are kept, quoted (a ``Line`` is immutable).
+_line_of = lru_cache(maxsize=4096)(_of)
+
+
 def line(hit: Hit) -> Line:
     """The hit's line (see ``hit_line``), with what the budget and the "already shown" filter need."""
     turn_of = str(hit.metadata.get("session_id") or "") if hit.kind == "episode" else ""
-    return _of(hit.id, _raw_line(hit), turn_of or None, bool(hit.metadata.get("neutralised")))
+    return _line_of(hit.id, _raw_line(hit), turn_of or None, bool(hit.metadata.get("neutralised")))
 
 
 def lines(hits: Iterable[Hit]) -> tuple[Line, ...]:

@@ -38,7 +38,8 @@ def floornorm(scores: dict[Any, float], floor: float) -> dict[Any, float]:
     top = max(scores.values(), default=floor)
     if top <= floor:
         return {}
-    return {k: max(0.0, (v - floor) / (top - floor)) for k, v in scores.items()}
+    span = top - floor
+    return {k: scaled if (scaled := (v - floor) / span) > 0.0 else 0.0 for k, v in scores.items()}
 
 
 def maxnorm(scores: dict[Any, float]) -> dict[Any, float]:
@@ -60,13 +61,20 @@ def add_part(
 ) -> None:
     """``add``, and each key's share by the tier that found it in ``parts``."""
     for key, value in scores.items():
-        into[key] = into.get(key, 0.0) + weight * value
-        share = parts.setdefault(key, {})
-        share[tier] = share.get(tier, 0.0) + weight * value
+        part = weight * value
+        into[key] = into.get(key, 0.0) + part
+        share = parts.get(key)
+        if share is None:
+            parts[key] = {tier: 0.0 + part}
+        else:
+            share[tier] = share.get(tier, 0.0) + part
 
 
 def tier_of(parts: dict[str, float]) -> str:
     """The tier with the largest share (ties: the tier that added first)."""
+    if len(parts) == 1:  # most candidates were found by one search
+        for tier in parts:
+            return tier
     return max(parts, key=parts.__getitem__)
 
 

@@ -15,16 +15,12 @@ The parts, each rounded to 3 places and only when not zero:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from hermes_memory.records import Episode, Hit, hit_of
+from hermes_memory.records import Hit, hit_of
 
 # The tier that found a part -> what it is called on a hit.
 _NAMES = {"tier2": "keywords", "tier3": "meaning", "graph": "graph"}
-
-
-class _HasEpisode(Protocol):
-    episode: Episode
 
 
 def explain(
@@ -32,16 +28,14 @@ def explain(
     *,
     fact_parts: Mapping[str, Mapping[str, float]],
     chunk_parts: Mapping[str, Mapping[str, float]],
-    turns: Mapping[int, _HasEpisode],
+    rows: Mapping[str, int],
     turn_scores: Mapping[int, float],
     turn_vectors: Mapping[int, float],
     turn_priors: Mapping[int, float],
 ) -> list[Hit]:
     """``hits`` with ``metadata["signals"]`` set where recall kept parts for them (the turn candidates'
-    own scores, their vector share and their scores after the priors; each fact's and indexed text's
-    parts by tier)."""
-    wanted = {h.id.partition(":")[2] for h in hits if h.kind == "episode"}
-    rows = {t.episode.uuid: r for r, t in turns.items() if t.episode.uuid in wanted} if wanted else {}
+    own scores, their vector share and their scores after the priors, by the row id ``rows`` gives a
+    turn's uuid; each fact's and indexed text's parts by tier)."""
     out = []
     for hit in hits:
         key = hit.id.partition(":")[2]

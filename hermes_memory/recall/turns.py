@@ -173,10 +173,13 @@ class TurnRanker:
             out[row_id] = value
         return out
 
-    def instance_prior(self, ranked: list[Hit], turns: dict[int, Turn], category: str) -> list[Hit]:
+    def instance_prior(
+        self, ranked: list[Hit], turns: dict[int, Turn], rows: dict[str, int], category: str
+    ) -> list[Hit]:
         """``ranked`` reordered by ``instances.instance_order``: turns among the ``instance_depth`` first
         hits whose phrases name an instance of the question's category rank up (behind the first
-        ``instance_keep``); scores still descend. Unchanged for an embedder without context-free vectors."""
+        ``instance_keep``); scores still descend. ``rows``: each turn hit's row id (of ``turns``) by
+        its uuid. Unchanged for an embedder without context-free vectors."""
         assert self._semantic is not None
         embedder = self._semantic.embedder
         st = self.settings
@@ -185,10 +188,9 @@ class TurnRanker:
         qvec = instances.query_vector(category, embedder)
         if qvec is None:
             return ranked
-        by_uuid = {turn.episode.uuid: turn for turn in turns.values()}
-        found = [(i, turn) for i, hit in enumerate(ranked[: st.instance_depth])
+        found = [(i, turns[row]) for i, hit in enumerate(ranked[: st.instance_depth])
                  if hit.kind == "episode" and hit.source_ids
-                 and (turn := by_uuid.get(hit.source_ids[0])) is not None]  # fmt: skip
+                 and (row := rows.get(hit.source_ids[0])) is not None]  # fmt: skip
         window, words = st.instance_window, st.instance_words
         turn_phrases = [self._phrases.get(turn.episode.uuid, turn.episode.text, embedder, window, words)
                         for _, turn in found]  # fmt: skip

@@ -34,7 +34,7 @@ class TurnViews:
 
     def found(self) -> set[str]:
         """The uuids of every turn the views found."""
-        return {u for view in VIEWS for u in self.scores[view]}
+        return set().union(*(self.scores[view] for view in VIEWS))
 
     def add(
         self, rows: list[EpisodeRow], turn_scores: dict[int, float], turn_vectors: dict[int, float]
@@ -44,13 +44,20 @@ class TurnViews:
         ids = {uuid: row_id for row_id, uuid, _, _ in rows}
         floor = self.floor
         own, vector = turn_scores.get, turn_vectors.get
+        row_of = ids.get
         for view in VIEWS:
-            found = [(row_id, s) for u, s in self.scores[view].items() if (row_id := ids.get(u)) is not None]
-            top = max((s for _, s in found), default=floor)
+            scores = self.scores[view]
+            # The best of those read: of all the view found when every one was read (the usual case).
+            unread = scores.keys() - ids.keys()
+            top = max((s for u, s in scores.items() if u not in unread), default=floor) if unread else max(
+                scores.values(), default=floor)  # fmt: skip
             if top <= floor:
                 continue
             weight, span = self.weights[view], top - floor  # ``floornorm`` and ``add``, in one pass
-            for row_id, score in found:
+            for uuid, score in scores.items():
+                row_id = row_of(uuid)
+                if row_id is None:
+                    continue
                 scaled = (score - floor) / span
                 part = weight * (scaled if scaled > 0.0 else 0.0)  # ``max(0.0, scaled)``
                 turn_scores[row_id] = own(row_id, 0.0) + part

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from hermes_memory.records import Fact
-from hermes_memory.tier2._util import now
+from hermes_memory.tier2._util import content_hash, now
 from hermes_memory.tier2.fact_reads import FactReads
 from hermes_memory.tier2.fact_rows import row_to_fact, subject_names, true_at
 
@@ -42,6 +42,30 @@ class FactHistory(FactReads):
             (json.dumps(list(dict.fromkeys(episode_uuids))), *sp),
         )
         return {row["episode"]: row_to_fact(row) for row in rows}
+
+    def superseded_entries(self, texts: Sequence[str]) -> dict[str, Fact]:
+        """For each of these curated entries whose statement the memory has since superseded: the fact
+        mirrored from it (source ``memory``, or ``curated`` when read at first activation; found by its
+        text), the most recently superseded one. An entry with a mirrored fact that still stands (written
+        again since) is none of them."""
+        if not texts:
+            return {}
+        text_of = {content_hash(t): t for t in texts}
+        scoped, sp = self._in_view()
+        rows = self._db.query(
+            "SELECT * FROM facts f WHERE f.content_hash IN (SELECT value FROM json_each(?)) "
+            f"AND f.source_type IN ('memory', 'curated') AND f.is_archived = 0 AND {scoped} "
+            "ORDER BY f.superseded_at IS NULL, f.superseded_at, f.id",
+            (json.dumps(list(text_of)), *sp),
+        )
+        out: dict[str, Fact] = {}
+        for row in rows:  # superseded first, then those that stand: a standing one takes the entry back
+            text = text_of[row["content_hash"]]
+            if row["superseded_at"] is None:
+                out.pop(text, None)
+            else:
+                out[text] = row_to_fact(row)
+        return out
 
     def current_of(self, fact: Fact, *, max_steps: int = 20) -> Fact | None:
         """The fact believed now that (directly or through a chain) superseded ``fact``; None when the

@@ -136,7 +136,10 @@ class TimelineStore:
         self, uuids: Sequence[str], *, recorded_by: float | None = None
     ) -> dict[str, tuple[Event, tuple[str, ...], list[str]]]:
         """By uuid: the event, the episodes it was taken from, and the names of its related entities
-        (those in the view), for the events of ``uuids`` in the view (recorded by ``recorded_by``)."""
+        (those in the view), for the events of ``uuids`` in the view (recorded by ``recorded_by``). An
+        event taken from facts says what they say, dated: once every one of them is superseded (by
+        ``recorded_by``; by now without it) it is left out with them, so that a replaced statement never
+        reaches a reader through its event, unmarked."""
         if not uuids:
             return {}
         scoped, sp = self._view.where("scope", by_key=True)
@@ -147,6 +150,14 @@ class TimelineStore:
             for r in rows
             if recorded_by is None or r["created_at"] <= recorded_by
         }
+        replaced = self._superseded(sorted({f for event, _ in events.values() for f in event.related_facts}),
+                                    recorded_by)  # fmt: skip
+        if replaced:
+            events = {
+                uuid: (event, sources)
+                for uuid, (event, sources) in events.items()
+                if not (event.related_facts and replaced.issuperset(event.related_facts))
+            }
         related = sorted({e for event, _ in events.values() for e in event.related_entities})
         names: dict[str, str] = {}
         if related:
@@ -159,6 +170,17 @@ class TimelineStore:
             uuid: (event, sources, [names[e] for e in event.related_entities if e in names])
             for uuid, (event, sources) in events.items()
         }
+
+    def _superseded(self, facts: Sequence[str], by: float | None) -> set[str]:
+        """Those of ``facts`` (uuids, in the view) superseded by ``by`` (by now without it)."""
+        if not facts:
+            return set()
+        scoped, sp = self._view.where("scope", by_key=True)
+        rows = self._db.query_keys(
+            f"SELECT uuid, superseded_at FROM facts WHERE uuid IN ({{keys}}) AND {scoped} "
+            "AND superseded_at IS NOT NULL", facts, sp,
+        )  # fmt: skip
+        return {str(r[0]) for r in rows if by is None or float(r[1]) <= by}
 
     def get(self, uuid: str) -> Event:
         """The event with this uuid. Raises NotFoundError (also for one outside the view)."""

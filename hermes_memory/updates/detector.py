@@ -163,15 +163,24 @@ class UpdateDetector:
         poetry reading on Friday"), a plan or a wish."""
         return old.asserts and old.tense != "past"
 
+    @staticmethod
+    def rearranges(new: Statement) -> bool:
+        """Whether ``new`` is an arrangement said anew ("Class reunion is the 25th of October"): it asserts
+        nothing yet of what holds now, but it is what an earlier arrangement still to come now is, and it
+        can replace only such an arrangement (``Statement.arranged``)."""
+        return not new.asserts and new.why_not == "plan" and new.arranged
+
     def comparable(self, new: Statement, earlier: Sequence[Statement]) -> list[int]:
         """The indices of the ``earlier`` statements ``replaced`` weighs ``new`` against (about the same
         holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest."""
-        if not new.asserts or not speaks_of_any(new):
+        rearranged = self.rearranges(new)
+        if (not new.asserts and not rearranged) or not speaks_of_any(new):
             return []
         cued = self.cued(new)
         return [
             i for i, old in enumerate(earlier)
-            if (about_same(old, new) and self.can_replace(new, old, cued)) or corrects(old, new)
+            if (old.arranged or not rearranged)
+            and ((about_same(old, new) and self.can_replace(new, old, cued)) or corrects(old, new))
         ]  # fmt: skip
 
     def replaced(

@@ -123,6 +123,9 @@ class Statement:
     topic: frozenset[str] = frozenset()
     addressed: frozenset[str] = frozenset()
     set_right: frozenset[str] = frozenset()
+    #: It names a time still to come when it was said ("on the 11th of October", said in March): an
+    #: arrangement. Read back from a fact, the caller says whether its day is still to come (``to_come``).
+    arranged: bool = False
 
     @property
     def about_anyone(self) -> bool:
@@ -163,13 +166,10 @@ def read(
     third = as_the_user(normal)
     why_not = _reason_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
     tense = main_tense(third.lower())
-    if (
-        why_not is None
-        and when is not None
-        # "next quarter"; told in the past, only "next" places it to come ("Noor started at a new school
-        # this fall" is done, whichever fall it names; "I booked the new dentist for next week" is not)
-        and (next_time(words) or (tense != "past" and _names_a_time_to_come(clean, when)))
-    ):
+    # "next quarter"; told in the past, only "next" places it to come ("Noor started at a new school this
+    # fall" is done, whichever fall it names; "I booked the new dentist for next week" is not)
+    arranged = when is not None and (next_time(words) or (tense != "past" and to_come(clean, when)))
+    if why_not is None and arranged:
         why_not = "plan"
     if why_not is None and spoken_to and formula(clean, spoken_to):
         why_not = "address"
@@ -187,10 +187,11 @@ def read(
         topic=_topic(normal, holder, holders, spoken_to),
         addressed=spoken_to,
         set_right=_set_right(third),
+        arranged=arranged,
     )
 
 
-def _names_a_time_to_come(text: str, when: datetime) -> bool:
+def to_come(text: str, when: datetime) -> bool:
     """Whether a clause names a time after ``when`` ("this autumn" said in March)."""
     return any(t.start > when for t in find_temporal(text, when))
 
@@ -536,5 +537,6 @@ __all__ = [
     "names_in",
     "read",
     "subject_words",
+    "to_come",
     "topic_of",
 ]

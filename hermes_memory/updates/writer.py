@@ -19,7 +19,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from hermes_memory.extract import classify
@@ -34,7 +34,7 @@ from hermes_memory.updates.holders import about_same, holder_forms, speaks_of_an
 from hermes_memory.updates.message import read_message
 from hermes_memory.updates.person import in_words_of_the_user
 from hermes_memory.updates.readings import content, timeless_values, values
-from hermes_memory.updates.statement import USER, Known, Statement, read
+from hermes_memory.updates.statement import USER, Known, Statement, read, to_come
 
 log = logging.getLogger(__name__)
 
@@ -109,15 +109,18 @@ class StatementUpdates:
         # says hi": "my partner is Alex"); each reading is weighed, each stated by the clause.
         heard = read_message(text, speaker=speaker, when=said, holders=known.holders, things=known.things)
         for clause, new in heard:
-            if not new.asserts or not speaks_of_any(new) or not self.stated(new, clause):
+            rearranges = detector.rearranges(new)  # an arrangement said anew asserts nothing yet
+            if not (new.asserts or rearranges) or not speaks_of_any(new) or not self.stated(new, clause):
                 continue  # small talk ("Thanks, Mel", "I agree") neither updates nor is updated
             candidates = [
                 f for f in self._candidates(tier2, new, speaker, clause)
                 if f.uuid not in own and episode.uuid not in f.source_episodes
-                and _since(f) <= episode.timestamp and _statement(f.content)
+                and _said_before(tier2, f, episode.timestamp) and _statement(f.content)
                 and f.predicate not in LASTING_PREDICATES
             ]  # fmt: skip
             read_back = [(f, _READ_BACK.read(f.content, speaker, known)) for f in candidates]
+            if rearranges:  # a fact that names a day after this message is an arrangement still to come
+                read_back = [(f, replace(old, arranged=to_come(old.text, said))) for f, old in read_back]
             mine = [(f, old) for f, old in read_back if not _someone_elses(f, old, new, speaker)]
             pending.append((clause, new, [f for f, _ in mine], [old for _, old in mine]))
         # One encoder call for the whole message (the candidates' vectors are mostly cached), for the
@@ -150,6 +153,7 @@ class StatementUpdates:
                 if hit is None:
                     continue
                 old = candidates[hit.index]
+                # Ended when the user said so, a plan given up before its day too (it never held then).
                 if tier2.facts.supersede(
                     old.uuid, by.uuid, actor="ingest", valid_to=episode.timestamp,
                     reason=f"replaced by a newer statement (p={hit.probability:.2f})",
@@ -251,6 +255,18 @@ def _since(fact: Fact) -> float:
     if fact.valid_from is not None:
         return fact.valid_from
     return fact.recorded_at if fact.recorded_at is not None else fact.created_at
+
+
+def _said_before(tier2: Tier2, fact: Fact, at: float) -> bool:
+    """Whether ``fact`` was stated by ``at``: it held by then, or, dated later ("I'm flying to Oslo on
+    Friday"), the turns it was taken from were said by then (a fact written without one: when it was
+    recorded). A plan can be given up or changed before its day."""
+    if _since(fact) <= at:
+        return True
+    if not fact.source_episodes:
+        return (fact.recorded_at if fact.recorded_at is not None else fact.created_at) <= at
+    rows = tier2.episodes.ids_for(list(fact.source_episodes))
+    return any(e.timestamp <= at for e in tier2.episodes.by_ids(list(rows.values())).values())
 
 
 @functools.lru_cache(maxsize=16384)

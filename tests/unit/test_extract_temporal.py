@@ -244,3 +244,20 @@ def test_a_title_that_reads_like_a_day_is_kept_in_the_fact() -> None:
     )  # fmt: skip
     contents = [f.content for f in extract(message).facts]
     assert not any("2026" in c for c in contents), contents
+
+
+@pytest.mark.parametrize(
+    ("said", "worded"),
+    [
+        ("I moved to Bristol on the 3rd of last month.", "on 3 February 2026"),
+        ("Our housewarming is on the 14th of next month.", "on 14 April 2026"),
+        ("I started the new job on the 2nd of this month.", "on 2 March 2026"),
+        ("My retreat is on the 9th of May.", "on 9 May 2026"),
+    ],
+)
+def test_a_day_of_a_month_reads_as_one_date(said: str, worded: str) -> None:
+    """"the 3rd of last month" is the 3rd of that month, said once; "on the 9th of May" keeps one "on"."""
+    now = datetime(2026, 3, 14, 9, 30, tzinfo=UTC)
+    contents = [f.content for f in extract(MessageInput(said, now)).facts]
+    assert any(worded in c for c in contents), contents
+    assert not any(" of " + worded.split()[-2] in c or "on the on" in c for c in contents), contents

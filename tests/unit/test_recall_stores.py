@@ -176,6 +176,30 @@ def test_an_event_of_a_fact_that_is_a_candidate_is_left_to_the_fact(api: MemoryA
     assert "event" not in _kinds(hits)
 
 
+def test_an_event_of_a_replaced_fact_is_left_out_with_it(api: MemoryAPI) -> None:
+    """An event taken from a fact says what the fact says, dated. Once a newer statement replaced the
+    fact, the event would put the replaced statement before the model unmarked (the fact itself is no
+    candidate now): it is left out with its fact. As known before the replacement it is still there; an
+    event of two facts stays while one of them holds."""
+    t2 = api.tier2
+    old = t2.facts.store("Caroline is going to a pottery retreat in July", subject="Caroline",
+                         predicate="plans").fact  # fmt: skip
+    kept = t2.facts.store("Caroline is bringing her kiln to the retreat", subject="Caroline",
+                          predicate="plans").fact  # fmt: skip
+    alone = t2.timeline.add("event", old.content, related_facts=(old.uuid,), timestamp=T0, actor="ingest")
+    both = t2.timeline.add("event", "Caroline's pottery retreat with her kiln", timestamp=T0,
+                           related_facts=(old.uuid, kept.uuid), actor="ingest")  # fmt: skip
+    before = time.time()
+    time.sleep(0.02)
+    new = t2.facts.store("Caroline is joining a mentorship program for LGBTQ youth", subject="Caroline",
+                         predicate="states").fact  # fmt: skip
+    assert t2.facts.supersede(old.uuid, new.uuid, actor="ingest")
+    assert set(t2.timeline.for_recall([alone.uuid, both.uuid])) == {both.uuid}
+    assert set(t2.timeline.for_recall([alone.uuid, both.uuid], recorded_by=before)) == {alone.uuid, both.uuid}
+    hits = api.recall("When is the pottery retreat?", limit=20)["data"]["hits"]
+    assert not [h for h in hits if h["text"].startswith(old.content)], hits
+
+
 def test_the_providers_session_records_stay_out_of_recall_unless_weighted_in(tmp_path: Path) -> None:
     # A session event restates the session's first turns, which are candidates themselves: in the
     # block it would only repeat them (what a live agent saw before this rule).

@@ -23,8 +23,9 @@ def facts(text: str) -> list[ExtractedFact]:
         ("We're expecting our first baby.", "The user is expecting their first baby"),
         ("My husband and I live near the harbour in Porto.", "The user lives near the harbour in Porto with"),
         ("Priya and I started a book club.", "The user started a book club with Priya"),
-        ("My daughter and I both play the cello.", "The user plays the cello with the user's daughter"),
+        ("My daughter and I both play the cello.", "The user plays the cello with their daughter"),
         ("Tom and I don't drink coffee.", "The user, like Tom, doesn't drink coffee"),
+        ("We lent Tom our van.", "The user lent Tom"),  # an irregular past stays as said
     ],
 )
 def test_a_group_with_the_speaker_makes_a_fact_about_the_speaker(said: str, expected: str) -> None:
