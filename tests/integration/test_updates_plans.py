@@ -76,11 +76,11 @@ PLANS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_plans_prob
 
 def test_arrangements_in_words_nobody_fitted_on() -> None:
     """Held out (``tests/data/updates_plans_probe.json``: 32 pairs about trips and dated arrangements,
-    written by another author and never fitted on). The shipped decision calls none of the 14 kept
-    arrangements an update (a second trip, the deposit paid, "we haven't called off the party", advice to
-    move it) and catches 8 of the 18 given up, moved or corrected: "Not going to the lakes anymore",
-    "Frankfurt got pushed back a week", "Moved book club to Sarah's", "Class reunion is the 25th of
-    October" after "on the 11th" (an arrangement said anew; 7 before that reading). Of the others, four
+    written by another author and never fitted on). The shipped decision calls none of the 14 others
+    an update (a second trip, the deposit paid, "we haven't called off the party", advice to move it,
+    someone else's trip) and catches 8 of the 18 given up, moved or corrected: "Not going to the lakes
+    anymore", "Frankfurt got pushed back a week", "Moved book club to Sarah's", "Class reunion is the 25th
+    of October" after "on the 11th" (an arrangement said anew; 7 before that reading). Of the others, four
     arrangements were never stored as a statement, and some say it is off in words it has not learned
     ("the Lisbon thing is off"). This guards what is reached."""
     from hermes_memory.bench import updates as bench
