@@ -162,22 +162,24 @@ class Mirror:
         marks = t2.audit.entries(action=MIGRATION_MARK)
         if not force and any((e.diff or {}).get("scope") == scope for e in marks):
             return Migrated(False, 0, 0, 0)
-        entries = {store: t.curated.entries(store) for store in ("memory", "user")}
-        said = [t.secret_free(e) for texts in entries.values() for e in texts]
-        replaced = t2.facts.superseded_entries(said)  # not read in again as believed
+        # Each entry as written (what the threat scan reads) and redacted (what is stored and matched).
+        entries = {
+            store: [(entry, t.secret_free(entry)) for entry in t.curated.entries(store)]
+            for store in ("memory", "user")
+        }
+        replaced = t2.facts.superseded_entries([free for pairs in entries.values() for _, free in pairs])
         read = stored = flagged = 0
         created = []
         with t2.db.atomic() as conn:
-            for store, texts in entries.items():
-                for entry in texts:
+            for store, pairs in entries.items():
+                for entry, free in pairs:
                     read += 1
                     try:
                         ensure_safe(entry)
                     except ThreatDetectedError:
                         flagged += 1  # Hermes keeps it in the file (its snapshot blanks it); no fact
                         continue
-                    free = t.secret_free(entry)
-                    if free in replaced:
+                    if free in replaced:  # not read in again as believed
                         continue
                     facts = self._store_entry(
                         t2, store, free, None, STORE_FILES[store], source_type=CURATED_SOURCE
