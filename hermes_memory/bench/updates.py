@@ -21,7 +21,7 @@ import json
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from hermes_memory.updates.model import (
     features,
     fit_affinity,
 )
-from hermes_memory.updates.statement import Known, Statement, read, to_come
+from hermes_memory.updates.statement import Known, Statement, arranged_at, read
 from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_corpus.json"
@@ -134,10 +134,7 @@ def load(path: Path) -> list[Pair]:
                 kind=row["kind"],
                 update=row["label"] == "update",
                 # Each stored statement, and whether its day is still to come when the later one is said.
-                earlier=[
-                    replace(s, arranged=to_come(s.text, LATER))
-                    for s in stored_statements(row["earlier"], holders)
-                ],
+                earlier=[arranged_at(s, LATER) for s in stored_statements(row["earlier"], holders)],
                 later=[
                     s
                     for _, s in read_message(

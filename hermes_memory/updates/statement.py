@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from hermes_memory.extract.kin import kin_predicate
@@ -194,6 +194,12 @@ def read(
 def to_come(text: str, when: datetime) -> bool:
     """Whether a clause names a time after ``when`` ("this autumn" said in March)."""
     return any(t.start > when for t in find_temporal(text, when))
+
+
+def arranged_at(statement: Statement, when: datetime) -> Statement:
+    """A statement read back from a fact, ``arranged`` when the day it names is still to come at ``when``
+    (the time a new statement is said)."""
+    return replace(statement, arranged=to_come(statement.text, when))
 
 
 def _mentions(
@@ -530,6 +536,7 @@ __all__ = [
     "Known",
     "Statement",
     "a_name",
+    "arranged_at",
     "calendar_word",
     "clauses",
     "closed_word",

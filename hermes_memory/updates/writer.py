@@ -19,7 +19,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from hermes_memory.extract import classify
@@ -34,7 +34,7 @@ from hermes_memory.updates.holders import about_same, holder_forms, speaks_of_an
 from hermes_memory.updates.message import read_message
 from hermes_memory.updates.person import in_words_of_the_user
 from hermes_memory.updates.readings import content, timeless_values, values
-from hermes_memory.updates.statement import USER, Known, Statement, read, to_come
+from hermes_memory.updates.statement import USER, Known, Statement, arranged_at, read
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class StatementUpdates:
             ]  # fmt: skip
             read_back = [(f, _READ_BACK.read(f.content, speaker, known)) for f in candidates]
             if rearranges:  # a fact that names a day after this message is an arrangement still to come
-                read_back = [(f, replace(old, arranged=to_come(old.text, said))) for f, old in read_back]
+                read_back = [(f, arranged_at(old, said)) for f, old in read_back]
             mine = [(f, old) for f, old in read_back if not _someone_elses(f, old, new, speaker)]
             pending.append((clause, new, [f for f, _ in mine], [old for _, old in mine]))
         # One encoder call for the whole message (the candidates' vectors are mostly cached), for the
