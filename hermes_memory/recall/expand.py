@@ -109,14 +109,11 @@ def neighbour_pulls(
         # is a candidate), said by the same person: the same speaker and role.
         before = pair_of(prev_id) if prev_id is not None else None
         after = pair_of(next_id) if next_id is not None else None
-        if before is not None and (far := before[0]) is not None and score > pulled(far, 0.0):
-            other = turn_of(far)
-            if other is not None and _same_voice(other.episode, turn.episode):
-                pulls[far] = score
-        if after is not None and (far := after[1]) is not None and score > pulled(far, 0.0):
-            other = turn_of(far)
-            if other is not None and _same_voice(other.episode, turn.episode):
-                pulls[far] = score
+        for far in (before[0] if before is not None else None, after[1] if after is not None else None):
+            if far is not None and score > pulled(far, 0.0):
+                other = turn_of(far)
+                if other is not None and _same_voice(other.episode, turn.episode):
+                    pulls[far] = score
     return beside, pulls
 
 
