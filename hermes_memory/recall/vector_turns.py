@@ -47,10 +47,7 @@ class TurnViews:
         row_of = ids.get
         for view in VIEWS:
             scores = self.scores[view]
-            # The best of those read: of all the view found when every one was read (the usual case).
-            unread = scores.keys() - ids.keys()
-            top = max((s for u, s in scores.items() if u not in unread), default=floor) if unread else max(
-                scores.values(), default=floor)  # fmt: skip
+            top = max((s for u, s in scores.items() if u in ids), default=floor)  # the best of those read
             if top <= floor:
                 continue
             weight, span = self.weights[view], top - floor  # ``floornorm`` and ``add``, in one pass
