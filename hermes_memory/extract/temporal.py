@@ -269,9 +269,42 @@ def _day_month(m: _Match, kind: str, today: date) -> _Resolved | None:
     if month is None:
         return None
     year = m.g(f"{kind}_y")
-    direction = "nearest" if year else _day_direction(m.tense)
-    found = _date(year, month, int(m.g(f"{kind}_d")), direction, today)
-    return None if found is None else (found, not year, m.match.span())
+    if m.low(f"{kind}_q"):  # "the 20th of June next year"
+        year = str(today.year + {"last": -1, "this": 0, "next": 1}[m.low(f"{kind}_q")])
+    found = _date(year, month, int(m.g(f"{kind}_d")), "nearest" if year else _arranged(m, today), today)
+    return None if found is None else (found, not m.g(f"{kind}_y"), m.match.span())
+
+
+def _arranged(m: _Match, today: date) -> Direction:
+    """The direction of a day named without a year: the tense's, but the nearest one after "for", whatever
+    the tense: the day something was booked or planned for ("I booked flights for the 3rd of June" may be a
+    day to come), not when the booking was told."""
+    before = m.text[max(0, m.match.start() - 12) : m.match.start()].lower().split()
+    if before and before[-1] == "the":
+        before.pop()
+    return "nearest" if before and before[-1] == "for" else _day_direction(m.tense)
+
+
+def _r_wdord(m: _Match, today: date) -> _Resolved | None:
+    """ "Saturday the 14th", "Friday 13 March": the day of that number that falls on that weekday."""
+    number = m.g("wo_a") or m.g("wo_b") or m.g("wo_c")
+    named = m.g("wo_m") or m.g("wo_m2")
+    month = _month_of(named) if named else None
+    if named and month is None:
+        return None
+    if m.g("wo_y") and month is not None:  # "Saturday the 14th of March 2027": the date says it all
+        found = _explicit_date(int(m.g("wo_y")), month, int(number))
+        return None if found is None else (found, False, (m.match.start("wo_d"), m.match.end()))
+    weekday = WEEKDAYS.index(m.low("wo_d"))
+    direction = _arranged(m, today)
+    found = P.weekday_date(weekday, int(number), month, direction, today)
+    if found is None:  # no such day near: the date as said
+        found = (
+            _date("", month, int(number), direction, today)
+            if month
+            else P.day_of_month(int(number), direction, today)
+        )
+    return None if found is None else (found, True, (m.match.start("wo_d"), m.match.end()))
 
 
 def _r_monyear(m: _Match, today: date) -> _Resolved | None:

@@ -101,8 +101,13 @@ def expressions() -> re.Pattern[str]:
       | (?P<range>\b(?:from|between)\s+(?P<rg_a>{_ITEM}){_TO}(?P<rg_b>{_ITEM})\b)
       | (?P<iso>\b(?P<iso_y>\d{{4}})-(?P<iso_m>\d{{1,2}})-(?P<iso_d>\d{{1,2}})\b)
       | (?P<slash>\b(?P<sl_a>\d{{1,2}})/(?P<sl_b>\d{{1,2}})/(?P<sl_y>\d{{4}})\b)
-      | (?P<dmy>\b(?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{m}){_MDOT}(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)
-      | (?P<mdy>\b(?P<mdy_m>{m}){_MDOT}\s+(?P<mdy_d>\d{{1,2}}){_ORD}\b(?!\s*:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)
+      | (?P<wdord>\b(?:(?:on|since|until|till|by)\s+)?(?P<wo_d>{_WEEKDAY_RE}),?\s+
+                 (?:the\s+(?P<wo_a>\d{{1,2}})(?:st|nd|rd|th)\b(?:\s+of\s+(?P<wo_m>{m}){_MDOT})?|(?P<wo_b>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<wo_m2>{m}){_MDOT}
+                 |(?P<wo_c>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{m}\b))(?:,?\s+(?P<wo_y>\d{{4}})\b)?)
+      | (?P<dmy>\b(?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{m}){_MDOT}(?:,?\s+(?P<dmy_y>\d{{4}})\b
+                 |\s+(?P<dmy_q>next|last|this)\s+year\b)?)
+      | (?P<mdy>\b(?P<mdy_m>{m}){_MDOT}\s+(?P<mdy_d>\d{{1,2}}){_ORD}\b(?!\s*:)(?:,?\s+(?P<mdy_y>\d{{4}})\b
+                 |\s+(?P<mdy_q>next|last|this)\s+year\b)?)
       | (?P<monyear>\b(?P<my_m>{m}){_MDOT},?\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)
       | (?P<seasonyear>\b(?P<sy_s>{_SEASON_RE})\s+(?:of\s+)?(?P<sy_y>\d{{4}})\b)
       | (?P<partyear>\b(?P<py_p>early|mid|late)[-\s](?P<py_y>(?:19|20)\d{{2}})\b)
