@@ -159,9 +159,11 @@ class UpdateDetector:
     @staticmethod
     def holds(old: Statement) -> bool:
         """Whether an earlier statement is a state a newer one can end: one that asserts something in the
-        present ("I work at Siemens", "my phone is a Pixel"); not an event told in the past ("I went to a
-        poetry reading on Friday"), a plan or a wish."""
-        return old.asserts and old.tense != "past"
+        present ("I work at Siemens", "my phone is a Pixel"), or an arrangement for a day still to come
+        (``Statement.arranged``), however it was told: it holds until its day ("Just booked flights to
+        Lisbon for the 3rd of June", "Ana is going to Tokyo in October" can be given up). Not an event
+        told in the past ("I went to a poetry reading on Friday"), a wish, or a question."""
+        return (old.asserts and old.tense != "past") or (old.arranged and old.why_not in _ARRANGING)
 
     @staticmethod
     def rearranges(new: Statement) -> bool:
@@ -266,6 +268,11 @@ class UpdateDetector:
                              and not _of_whom_it_speaks(earlier[i], new))
         ]  # fmt: skip
 
+
+#: Why a statement that names a day still to come asserts nothing now, when it arranges that day all
+#: the same: it tells a plan ("we're flying out on the 3rd"), or one in a modal mood ("Ana is going to
+#: Tokyo in October", "I might drive up on Friday"). A question arranges nothing.
+_ARRANGING = frozenset({None, "plan", "hypothetical"})
 
 def _with_apart(row: Sequence[float], cosine: float) -> list[float]:
     """A pair's features with the remainders' cosine set to ``cosine`` (no other feature depends on it)."""

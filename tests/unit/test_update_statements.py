@@ -214,7 +214,7 @@ def test_a_clause_about_a_thing_speaks_of_whoever_has_it() -> None:
     [
         ("I've been going to a climbing gym", None),  # going somewhere, habitually: no plan
         ("I'm going to the market", None),
-        ("I'm going to switch banks", "hypothetical"),  # going to + a verb: a plan
+        ("I'm going to switch banks", "plan"),  # going to + a verb: under way to happen, a plan
         ("I take the tablets my doctor recommended", None),  # the report sits in the user's statement
         ("my old flat had a balcony", "former"),  # about what was, not what is
         ("Rafa isn't moving out after all", "negated"),
