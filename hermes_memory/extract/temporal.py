@@ -11,6 +11,10 @@ by the tense of their clause (``tense.clause_tense``):
 - future tense: the coming one, again counting the current month or season;
 - present tense: the closest month or season (ties go to the past), but the coming day, weekday or
   range ("The exam is on May 3" schedules it).
+A day named after "for" is the nearest one whatever the tense: the day something is booked or planned for
+("I booked flights for the 3rd of June"), not when that was told. A weekday with a day of the month
+("Saturday the 14th", "Friday 13 March") is the day of that number that falls on that weekday, in the
+month or year the tense points to; "the 20th of June next year" is in next year.
 "last"/"next"/"this" decide by themselves: "last May" is the latest May before this month, "next
 May" the first after it, "next Friday" the Friday of next week, "this coming Friday" the next
 Friday, "last Friday" the latest Friday before today, "this weekend" in the past tense before
