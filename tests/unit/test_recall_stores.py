@@ -230,6 +230,12 @@ def test_a_listing_of_events_marks_an_event_of_replaced_statements(api: MemoryAP
         line for line in lines if line.startswith(alone.uuid[:8])
     ]
     assert new.content in lines[[line[:8] for line in lines].index(alone.uuid[:8])]
+    from hermes_memory.hermes.tools import MEMORY
+
+    ctx = ToolContext(api=api, session_id="sess-1", writable=False, after_write=lambda: None)
+    shown = json.loads(call_tool(ctx, MEMORY, {"action": "timeline_query", "limit": 10}))["result"]
+    marked = {e["title"]: e["superseded_by"] for e in shown}
+    assert marked[old.content] == new.content and marked[both.title] is None, marked
 
 
 def test_the_providers_session_records_stay_out_of_recall_unless_weighted_in(tmp_path: Path) -> None:
