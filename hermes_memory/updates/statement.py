@@ -523,7 +523,7 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     ):
         return USER  # "my family doctor is ...": the role word is a modifier of the user's thing
     if after and NAME.fullmatch(after[0]) and after[0].lower() not in NOT_NAME:
-        return after[0]  # "my sister Ana ...", "my dog Biscuit ..."
+        return after[0].removesuffix("'s")  # "my sister Ana ...", "my dog Biscuit ...", "my son Kai's test"
     if kin_predicate(role) == "has_pet":
         return f"user's {role}"  # "my dog eats ...": the user's (unnamed) pet
     if after and after[0].lower() in ("is", "was") and len(after) > 1 and NAME.fullmatch(after[1]):

@@ -188,6 +188,7 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("Since my brother moved out, I pay the whole rent", USER),
         ("my flatmate's a nurse called Jo", USER),  # "'s" as "is": the user's flatmate, named
         ("my niece's teacher is Mr Akande", "user's niece"),  # "'s" as a possessive
+        ("my daughter Imke's swim meet is on Sunday", "Imke"),  # the named relative, not "Imke's"
         # the user only in a relative clause: a remark about the thing ("it"), not the user's attribute
         ("It's adapted from a comic that I adore", None),
         ("This is the album which we played all summer", None),
