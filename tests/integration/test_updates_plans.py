@@ -90,10 +90,27 @@ def test_an_arrangement_told_in_the_past_or_as_someone_elses_plan_can_be_given_u
         assert not [c for c in closed if "Oslo" in c], closed
 
 
+def test_an_arrangement_that_names_no_one_is_the_speakers_and_can_be_moved(tmp_path: Path) -> None:
+    """Chat drops the subject of an arrangement ("Boiler service booked for the 28th ..."): naming no one,
+    it is a day on the speaker's own calendar, so the arrangement said anew for another day replaces it.
+    A friend's arrangement in between is left alone."""
+    said = [
+        "Boiler service booked for the 28th of next month, 8 till 12.",
+        "My mate Dara's stag do is next month in Riga.",
+        "Boiler service is now on the 30th of next month, the engineer rang.",
+    ]
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        _told(api, said)
+        closed = [f.content for f in api.tier2.facts.superseded(limit=10)]
+        assert [c for c in closed if "Boiler service booked" in c], closed
+        assert not [c for c in closed if "Riga" in c or "30" in c], closed
+
+
 PLANS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe.json"
 
 
 PLANS_PROBE_2 = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe2.json"
+PLANS_PROBE_3 = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe3.json"
 
 
 def _called(path: Path) -> tuple[list[str], int, int]:
@@ -125,13 +142,26 @@ def test_arrangements_in_words_nobody_fitted_on() -> None:
     assert caught >= 12, caught
 
 
-def test_arrangements_of_a_second_author_the_rules_were_not_written_from() -> None:
-    """Held out twice (``tests/data/updates_plans_probe2.json``: 36 pairs about outings and appointments
-    by a second author who saw neither the code, the corpus nor the first probe, written after the rules
-    for arrangements and scored only): 20 arrangements given up, moved or corrected, 16 left standing or
-    someone else's. None of the 16 is called an update; 7 of the 20 are caught (1 by the rules before
-    arrangements told in the past, as a plan or in the prospective held as states)."""
+def test_arrangements_of_a_second_author() -> None:
+    """``tests/data/updates_plans_probe2.json``: 36 pairs about outings and appointments by a second
+    author who saw neither the code, the corpus nor the first probe: 20 arrangements given up, moved or
+    corrected, 16 left standing or someone else's. Scored first after arrangements held as states (7 of
+    20 caught; 1 before), then read to find where the rest stop: a named relative's thing ("my son Kai's
+    driving test") and an arrangement that names no one ("book club dinner at Dishoom on the 28th") were
+    read since, so this set is no longer held out (the third is). None of the 16 is called an update."""
     wrong, caught, pairs = _called(PLANS_PROBE_2)
+    assert pairs == 36
+    assert not wrong, wrong
+    assert caught >= 8, caught
+
+
+def test_arrangements_of_a_third_author_the_rules_were_not_written_from() -> None:
+    """Held out (``tests/data/updates_plans_probe3.json``: 36 pairs about errands, bookings, meet-ups and
+    parties by a third author who saw neither the code, the corpus nor the other probes, written after
+    every rule for arrangements and only scored): none of the 16 left standing or someone else's is
+    called an update, and 7 of the 20 given up, moved or corrected are caught (2 by the rules before
+    arrangements were held as states)."""
+    wrong, caught, pairs = _called(PLANS_PROBE_3)
     assert pairs == 36
     assert not wrong, wrong
     assert caught >= 7, caught

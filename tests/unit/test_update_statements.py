@@ -880,3 +880,17 @@ def test_an_ended_fragment_is_the_speakers() -> None:
 def test_a_lead_in_before_a_possessive_name_is_skipped() -> None:
     said = read("Since the rebrand Orbit's docs live in Notion", holders={"orbit"})
     assert said.holder == "Orbit"
+
+
+@pytest.mark.parametrize(
+    ("text", "holder"),
+    [
+        ("piano tuner coming on the 24th at 10", USER),  # an arrangement naming no one: the speaker's
+        ("quiz night at the Crown next Thursday", USER),
+        ("the school fair is on the 24th", USER),
+        ("is the school fair on the 24th?", None),  # a question arranges nothing
+        ("the school fair was great", None),  # no day to come: about nobody in particular
+    ],
+)
+def test_an_arrangement_that_names_no_one_is_the_speakers(text: str, holder: str | None) -> None:
+    assert read(text, when=SAID).holder == holder
