@@ -69,11 +69,10 @@ class FactHistory(FactReads):
         return out
 
     def mark_replaced(self, events: Sequence[Event]) -> list[Event]:
-        """The events, each taken from facts that were all superseded since marked (``superseded_at``: when
-        the last of them was; ``superseded_by``: the statement believed now in its place): what an event
-        of a replaced statement says was true then, not now, so a listing of events shows it marked. The time
-        is when the last of them stopped being true (its ``valid_to``, the replacing statement's time; when
-        the memory recorded it without one)."""
+        """The events, an event taken from facts that were all superseded since marked: it says what was
+        true then, not now. ``superseded_at``: when the last of them stopped being true (its ``valid_to``,
+        the replacing statement's time, else when the memory recorded the replacement); ``superseded_by``:
+        the statement believed now in its place."""
         related = self.get_many(sorted({u for e in events for u in e.related_facts}))
         ends: dict[str, Fact] = {}
         for event in events:
