@@ -95,6 +95,10 @@ class Event:
     session_id: str | None
     timestamp: float
     importance: float
+    # Read, never stored: of an event taken from facts that were all replaced since, when the last of them
+    # stopped being true and the statement believed now in its place (None when nothing believed does).
+    superseded_at: float | None = None
+    superseded_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _to_dict(self)

@@ -168,7 +168,8 @@ def known_holders(*texts: str) -> Known:
 
 def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Statement]:
     """What the store holds after the user said ``text``: the extracted facts, and a fact for each clause
-    about a holder that extraction had none for (as the ingest writes them, ``StatementUpdates``)."""
+    about a holder that extraction had none for, an arrangement for a day to come among them (as the
+    ingest writes them, ``StatementUpdates``)."""
     facts = extract(MessageInput(text=text, time=_WHEN, speaker="user", role="user")).facts
     out = [read(f.content, holders=holders.holders, things=holders.things) for f in facts]
     flat = text.replace("’", "'")
@@ -178,7 +179,7 @@ def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Stateme
             a < start + len(clause) and start < b for a, b in (f.span for f in facts)
         )  # a reading the clause does not say word for word (an apposition's) is a fact of its own
         if (
-            statement.asserts
+            (statement.asserts or UpdateDetector.rearranges(statement))
             and statement.holder
             and not covered
             and StatementUpdates.stated(statement, clause)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from hermes_memory.recall.render import superseded_note
+
 
 def when(ts: float | None) -> str:
     if ts is None:
@@ -55,5 +57,6 @@ def events(rows: list[dict[str, Any]]) -> str:
     return "\n".join(
         f"{e['uuid'][:8]}  {when(e['timestamp'])}  [{e['event_type']}] {e['title']}"
         f"{' — ' + e['description'] if e.get('description') else ''}  (importance {e['importance']:.2f})"
+        f"{'  [' + note + ']' if (note := superseded_note(e)) else ''}"
         for e in rows
     )

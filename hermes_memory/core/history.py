@@ -187,7 +187,7 @@ class History:
         found = tier2.entities.resolve(entity)
         items = [
             TimelineItem("event", event.timestamp, event)
-            for event in tier2.timeline.query(entity_uuid=found.uuid, limit=limit)
+            for event in tier2.facts.mark_replaced(tier2.timeline.query(entity_uuid=found.uuid, limit=limit))
         ]
         seen: set[str] = set()
         for fact in [*tier2.facts.history(found.name), *tier2.facts.about_entity(found.uuid)]:

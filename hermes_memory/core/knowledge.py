@@ -353,12 +353,13 @@ class Knowledge:
         limit: int = 20,
     ) -> list[Event]:
         """Events within [start, end], newest first; optionally of one type or about one entity (by
-        name, alias or uuid: NotFoundError)."""
+        name, alias or uuid: NotFoundError). An event of statements replaced since is marked
+        (``FactHistory.mark_replaced``)."""
         tier2 = self._tiers.tier2()
         entity_uuid = None if entity is None else tier2.entities.resolve(entity).uuid
-        return tier2.timeline.query(
+        return tier2.facts.mark_replaced(tier2.timeline.query(
             start=start, end=end, event_type=event_type, entity_uuid=entity_uuid, limit=limit
-        )
+        ))  # fmt: skip
 
     def audit_log(self, *, limit: int = 50, target_uuid: str | None = None) -> list[AuditEntry]:
         """The newest audit entries (what was written, by whom, when)."""

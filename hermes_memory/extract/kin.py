@@ -51,7 +51,7 @@ _KIN_MODIFIERS = (
 _KIN_KEEP = frozenset({"best", "older", "younger", "little", "big", "twin", "eldest", "oldest", "youngest"})
 # Latin letters with their accents ("Jürgen", "Inês", "Łukasz"); a word that does not start with a capital
 # is trimmed off a match as no name (``_name_in``).
-_NAME_RE = r"[A-ZÀ-ÖØ-ÞĀ-ž][a-zß-öø-ÿĀ-ž'’\-]{1,20}"
+_NAME_RE = r"[A-ZÀ-ÖØ-ÞĀ-ž](?:[a-zß-öø-ÿĀ-ž'’\-]|(?<=['’])[A-ZÀ-ÖØ-Þ]){1,20}"  # "O'Brien" too
 # A person's name of up to three words: "my manager Greta Lindholm", "Marek Novak is my boss".
 _FULL_NAME_RE = rf"{_NAME_RE}(?:\s+{_NAME_RE}){{0,2}}"
 
@@ -245,7 +245,8 @@ def _role(m: re.Match[str]) -> tuple[str, str]:
 
 def _name_in(m: re.Match[str], key: str) -> tuple[str, int, int] | None:
     """The name a kin match's group ``key`` holds and its span: its capitalised words without those
-    that are no name ("Yesterday Anna Berg" is Anna Berg); None when none is one."""
+    that are no name ("Yesterday Anna Berg" is Anna Berg) and without a possessive "'s" ("my son Kai's
+    driving test" names Kai); None when none is one."""
     if m.group(key) is None:
         return None
     words = [(w.group(), w.start(), w.end()) for w in re.finditer(r"\S+", m.group(key))]
@@ -256,7 +257,11 @@ def _name_in(m: re.Match[str], key: str) -> tuple[str, int, int] | None:
     if not words:
         return None
     at = m.start(key)
-    return m.group(key)[words[0][1] : words[-1][2]], at + words[0][1], at + words[-1][2]
+    end = words[-1][2]
+    last = words[-1][0]
+    if len(last) > 3 and last[-2:] in ("'s", "’s"):  # "my son Kai's driving test": Kai, whose test it is
+        end -= 2
+    return m.group(key)[words[0][1] : end], at + words[0][1], at + end
 
 
 def _named_kin(m: re.Match[str], name: tuple[str, int, int], owner: str, offset: int) -> Mention:

@@ -187,6 +187,28 @@ def day_of_month(day_: int, direction: Direction, today: date) -> Period | None:
     return _pick(candidates, direction, today)
 
 
+def weekday_date(
+    weekday: int, day_: int, month_: int | None, direction: Direction, today: date
+) -> Period | None:
+    """Which day "Saturday the 14th" (``month_`` None) or "Friday 13 March" means: the 14th that is a
+    Saturday, of the month or year the direction points to (the weekday picks the month or year the
+    date alone leaves open); None when no such day is near."""
+    candidates: list[Period] = []
+    steps = (
+        [(today.year + k, month_) for k in (-2, -1, 0, 1, 2)]
+        if month_
+        else [add_months(today.year, today.month, k) for k in range(-13, 14)]
+    )
+    for y, m in steps:
+        try:
+            d = date(y, m, day_)
+        except ValueError:
+            continue
+        if d.weekday() == weekday and in_range(y):
+            candidates.append(day(d))
+    return _pick(candidates, direction, today)
+
+
 def _seasons(name: str, today: date) -> list[Period]:
     """The seasons of that name around today, oldest first."""
     return [p for y in range(today.year - 2, today.year + 2) if (p := season(name, y)) is not None]

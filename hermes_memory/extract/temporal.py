@@ -11,6 +11,10 @@ by the tense of their clause (``tense.clause_tense``):
 - future tense: the coming one, again counting the current month or season;
 - present tense: the closest month or season (ties go to the past), but the coming day, weekday or
   range ("The exam is on May 3" schedules it).
+A day named after "for" is the nearest one whatever the tense: the day something is booked or planned for
+("I booked flights for the 3rd of June"), not when that was told. A weekday with a day of the month
+("Saturday the 14th", "Friday 13 March") is the day of that number that falls on that weekday, in the
+month or year the tense points to; "the 20th of June next year" is in next year.
 "last"/"next"/"this" decide by themselves: "last May" is the latest May before this month, "next
 May" the first after it, "next Friday" the Friday of next week, "this coming Friday" the next
 Friday, "last Friday" the latest Friday before today, "this weekend" in the past tense before
@@ -32,138 +36,24 @@ from datetime import UTC, date, datetime, timedelta
 
 from hermes_memory.extract import periods as P
 from hermes_memory.extract.periods import Direction, Period
+from hermes_memory.extract.temporal_pattern import (
+    ASCII_LOWER,
+    BARE_HOLIDAYS,
+    CUES,
+    HOLIDAY_CUE,
+    HOLIDAYS,
+    ITEM_PARTS,
+    MONTHS,
+    NEEDS_CAPITAL,
+    NUMBERS,
+    PART_OF_DAY,
+    STARTS,
+    WEEKDAYS,
+    WORD_START,
+    expressions,
+)
 from hermes_memory.extract.tense import Tense, clause_tense
 from hermes_memory.extract.types import Span, TemporalMention
-
-_MONTHS: dict[str, int] = {name.lower(): i + 1 for i, name in enumerate(P.MONTH_NAMES)}
-_MONTHS.update({name.lower()[:3]: i + 1 for i, name in enumerate(P.MONTH_NAMES)})
-_MONTHS["sept"] = 9
-# Month words that are also common English words: only a capitalised form counts as a month.
-_NEEDS_CAPITAL = frozenset({"may", "march", "august", *(n.lower()[:3] for n in P.MONTH_NAMES)})
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_PART_OF_DAY = re.compile(r"\s+(morning|afternoon|evening|night)\b")  # after a day: "Sunday morning"
-_NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-    "thirty": 30, "a couple of": 2, "couple of": 2, "a couple": 2, "a few": 3, "few": 3,
-}  # fmt: skip
-# Every expression the pattern knows contains a digit or one of these substrings.
-_CUES = re.compile(
-    r"\d|yesterday|today|tonight|tomorrow|last|this|next|past|coming|ago|jan|feb|mar|apr|may|jun|jul|aug"
-    r"|sep|oct|nov|dec|spring|summer|fall|autumn|winter|day|week|month|year|christmas|halloween|july"
-)
-# Words an expression can start with; the full pattern is only tried at word starts beginning so.
-_STARTS = (
-    *"0123456789",
-    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
-    "spring", "summer", "fall", "autumn", "winter", "last", "this", "next", "in", "during", "since",
-    "until", "till", "by", "early", "late", "mid", "the", "end", "beginning", "start", "middle", "from",
-    "between", "around", "before", "after", "circa", "yesterday", "today", "tonight", "tomorrow", "past",
-    "coming", "a", "an", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "fifteen", "twenty", "thirty", "couple", "few", "about", "roughly", "nearly",
-    "almost", "over", "just", "like", "on", "at", "for", "earlier", "later",
-    "christmas", "new", "halloween", "valentine", "boxing", "st", "saint", "independence", *_WEEKDAYS,
-)  # fmt: skip
-_WORD_START = re.compile(r"\b\w")
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-_MONTH_RE = (
-    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
-# Holidays on a fixed day: (month, day, name). A bare "Christmas", "Halloween" or "New Year's" is a date
-# only after "last/this/next" or one of _HOLIDAY_CUE ("I love Christmas" dates nothing).
-_HOLIDAYS: dict[str, tuple[int, int, str]] = {
-    "christmas eve": (12, 24, "Christmas Eve"), "christmas day": (12, 25, "Christmas Day"),
-    "christmas": (12, 25, "Christmas"), "new years eve": (12, 31, "New Year's Eve"),
-    "new years day": (1, 1, "New Year's Day"), "new years": (1, 1, "New Year's Day"),
-    "halloween": (10, 31, "Halloween"), "valentines day": (2, 14, "Valentine's Day"),
-    "boxing day": (12, 26, "Boxing Day"), "st patricks day": (3, 17, "St Patrick's Day"),
-    "saint patricks day": (3, 17, "St Patrick's Day"), "independence day": (7, 4, "Independence Day"),
-    "the fourth of july": (7, 4, "the Fourth of July"),
-}  # fmt: skip
-_BARE_HOLIDAYS = frozenset({"christmas", "halloween", "new years"})
-_HOLIDAY_CUE = frozenset(
-    "on at for over during since until till before after around by spend spent spending celebrate "
-    "celebrated celebrating".split()
-)
-# "Christmas tree", "Halloween costume": the holiday names a thing, not a day.
-_HOLIDAY_NOUNS = (
-    r"(?:trees?|presents?|gifts?|cards?|music|songs?|carols?|movies?|films?|markets?|lights|decorations?"
-    r"|sweaters?|jumpers?|lists?|shopping|season|spirit|cookies|cakes?|costumes?|parties|party|candy|special"
-    r"|albums?|bonus|break|holidays?|vibes|mood|themed?|stuff|traditions?|ornaments?|stockings?|dinner|eve"
-    r"|day|resolutions?)"
-)
-# After a month word: a word end, and a full stop only after an abbreviation ("Jan.", "Sept.").
-_MDOT = r"\b(?:(?<=\b\w{3})\.|(?<=\bsept)\.)?"
-_NUM_RE = (
-    r"(?:\d{1,3}|a\s+couple(?:\s+of)?|couple\s+of|a\s+few|an?|one|two|three|four|five|six|seven|eight"
-    r"|nine|ten|eleven|twelve|fifteen|twenty|thirty)"
-)
-_WEEKDAY_RE = "(?:" + "|".join(_WEEKDAYS) + ")"
-_SEASON_RE = r"(?:summer|winter|spring|fall|autumn)"
-_UNIT_RE = rf"(?:week|weekend|month|year|{_SEASON_RE[3:-1]}|{_WEEKDAY_RE[3:-1]})"
-_ORD = r"(?:st|nd|rd|th)?"
-_TO = r"\s*(?:-|\u2013|to|and|until|till|through|thru)\s*"
-# One end of a "from X to Y" range: a date, a month (with a year or not), a weekday or a year.
-_ITEM = (
-    rf"(?:\d{{1,2}}{_ORD}\s+(?:of\s+)?{_MONTH_RE}\b(?:,?\s+\d{{4}})?|{_MONTH_RE}{_MDOT}(?:\s+\d{{1,2}}{_ORD}\b)?"
-    rf"(?:,?\s+\d{{4}})?|{_WEEKDAY_RE}|(?:19|20)\d{{2}})"
-)
-_ITEM_PARTS = re.compile(
-    rf"(?:(?P<d1>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<m1>{_MONTH_RE})|(?P<m2>{_MONTH_RE})\.?(?:\s+(?P<d2>\d{{1,2}}){_ORD})?"
-    rf"|(?P<wd>{_WEEKDAY_RE})|(?P<yo>(?:19|20)\d{{2}}))(?:,?\s+(?P<y>\d{{4}}))?$"
-)
-
-
-@functools.cache
-def _pattern() -> re.Pattern[str]:
-    # Alternatives are ordered longest-first; every quantifier is bounded, so no backtracking blow-up.
-    m, n = _MONTH_RE, _NUM_RE
-    return re.compile(
-        rf"""
-        (?P<dayrange>\b(?:(?:from|between)\s+)?(?:(?P<dr_m1>{m}){_MDOT}\s+(?P<dr_a>\d{{1,2}}){_ORD}
-                    |(?P<dr_a2>\d{{1,2}}){_ORD}){_TO}(?P<dr_b>\d{{1,2}}){_ORD}\b
-                    (?:\s+(?:of\s+)?(?P<dr_m2>{m})\b)?(?:,?\s+(?P<dr_y>\d{{4}})\b)?)
-      | (?P<range>\b(?:from|between)\s+(?P<rg_a>{_ITEM}){_TO}(?P<rg_b>{_ITEM})\b)
-      | (?P<iso>\b(?P<iso_y>\d{{4}})-(?P<iso_m>\d{{1,2}})-(?P<iso_d>\d{{1,2}})\b)
-      | (?P<slash>\b(?P<sl_a>\d{{1,2}})/(?P<sl_b>\d{{1,2}})/(?P<sl_y>\d{{4}})\b)
-      | (?P<dmy>\b(?P<dmy_d>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<dmy_m>{m}){_MDOT}(?:,?\s+(?P<dmy_y>\d{{4}})\b)?)
-      | (?P<mdy>\b(?P<mdy_m>{m}){_MDOT}\s+(?P<mdy_d>\d{{1,2}}){_ORD}\b(?!\s*:)(?:,?\s+(?P<mdy_y>\d{{4}})\b)?)
-      | (?P<monyear>\b(?P<my_m>{m}){_MDOT},?\s+(?:of\s+)?(?P<my_y>\d{{4}})\b)
-      | (?P<seasonyear>\b(?P<sy_s>{_SEASON_RE})\s+(?:of\s+)?(?P<sy_y>\d{{4}})\b)
-      | (?P<partyear>\b(?P<py_p>early|mid|late)[-\s](?P<py_y>(?:19|20)\d{{2}})\b)
-      | (?P<relmon>\b(?P<rm_q>last|this|next|in|during|since|until|till|by|early|late|mid|
-                     (?:the\s+)?(?:end|beginning|start|middle)\s+of)(?:\s+|-)(?P<rm_m>{m})\b(?!\.?,?\s*\d))
-      | (?P<year>\b(?P<yr_q>in|since|from|until|till|by|during|around|before|after|circa)\s+
-                 (?P<yr_y>(?:19|20)\d{{2}})\b(?!\s*(?:%|\$|dollars|people|miles|km|feet)))
-      | (?P<partof>\b(?:at\s+)?(?:the\s+)?(?P<po_p>end|beginning|start|middle)\s+of\s+
-                   (?P<po_q>the|this|next|last)\s+(?P<po_u>month|year)\b)
-      | (?P<partnow>\b(?P<pn_q>earlier|later)\s+(?:this|in\s+the)\s+(?P<pn_u>week|month|year)\b)
-      | (?P<dayword>\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today
-                   |tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b)
-      | (?P<relp>\b(?P<rp_q>this\s+past|this\s+coming|the\s+past|the\s+coming|last|this|next|past|coming)\s+
-                 (?P<rp_u>{_UNIT_RE})\b)
-      | (?P<theweekend>\b(?:over|on|at|during|for)\s+the\s+weekend\b)
-      | (?P<seasonin>\b(?P<si_q>in|during|over|since|until|by\s+the)\s+(?:the\s+)?(?P<si_s>{_SEASON_RE})\b
-                     (?!\s+(?:of\s+)?\d))
-      | (?P<weekday>\b(?P<wd_q>on|since|until|till|by)\s+(?P<wd_d>{_WEEKDAY_RE})\b
-                    (?!\s+(?:morning|afternoon|evening|night)s\b))
-      | (?P<weekdaypart>\b(?P<wp_d>{_WEEKDAY_RE})\s+(?:morning|afternoon|evening|night)\b)
-      | (?P<holiday>\b(?:(?P<hq>last|this|next)\s+)?(?P<hd>christmas\s+eve|christmas\s+day|christmas
-                    |new\s+year['\u2019]?s(?:\s+eve|\s+day)?|halloween|valentine['\u2019]?s\s+day|boxing\s+day
-                    |(?:st\.?|saint)\s+patrick['\u2019]?s\s+day|independence\s+day|the\s+fourth\s+of\s+july)\b
-                    (?!['\u2019]s\b|\s+{_HOLIDAY_NOUNS}\b))
-      | (?P<ordday>\bon\s+the\s+(?P<od_d>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{m}\b))
-      | (?P<ago>\b(?:(?:about|around|roughly|nearly|almost|over|just|like)\s+)?
-               (?P<ago_n>{n})\s+(?P<ago_u>day|week|month|year|decade)s?\s+ago\b)
-      | (?P<fromnow>\b(?P<fn_n>{n})\s+(?P<fn_u>day|week|month|year)s?\s+from\s+(?:now|today)\b)
-      | (?P<inoffset>\bin\s+(?:(?:about|around|roughly|just|another)\s+)?(?P<io_n>{n})\s+
-                    (?P<io_u>day|week|month|year)s?\b(?!\s+(?:old|time)\b))
-        """,
-        re.VERBOSE,  # matched against ASCII-lower-cased text: case-insensitive patterns are much slower
-    )
-
 
 # -- small readers ---------------------------------------------------------------------------------
 
@@ -184,7 +74,7 @@ def _number(text: str) -> int | None:
     key = " ".join(text.lower().split())
     if key.isdigit():
         return int(key)
-    return _NUMBERS.get(key)
+    return NUMBERS.get(key)
 
 
 def _offset(amount: str, unit: str, sign: int, today: date) -> Period | None:
@@ -194,9 +84,9 @@ def _offset(amount: str, unit: str, sign: int, today: date) -> Period | None:
 
 def _month_of(word: str) -> int | None:
     key = word.rstrip(".").lower()
-    if key in _NEEDS_CAPITAL and not word[:1].isupper():
+    if key in NEEDS_CAPITAL and not word[:1].isupper():
         return None
-    return _MONTHS.get(key)
+    return MONTHS.get(key)
 
 
 def _explicit_date(year: int, month: int, day: int) -> Period | None:
@@ -223,8 +113,8 @@ def _resolve_relp(qualifier: str, unit: str, tense: Tense, today: date) -> Perio
     q = " ".join(qualifier.lower().split())
     if q in ("the past", "past"):
         return P.rolling(unit, today)
-    if q in ("this coming", "coming", "the coming") and unit in _WEEKDAYS:
-        return P.weekday_in(_WEEKDAYS.index(unit), "future", today)  # "this coming Friday": the next one
+    if q in ("this coming", "coming", "the coming") and unit in WEEKDAYS:
+        return P.weekday_in(WEEKDAYS.index(unit), "future", today)  # "this coming Friday": the next one
     q = {"this past": "last", "coming": "next", "the coming": "next", "this coming": "next"}.get(q, q)
     step = {"last": -1, "this": 0, "next": 1}[q]
     if unit == "week":
@@ -243,7 +133,7 @@ def _resolve_relp(qualifier: str, unit: str, tense: Tense, today: date) -> Perio
         if q == "next":
             return P.next_season(unit, today)
         return P.season_in(unit, "future", today) if tense == "future" else P.this_season(unit, today)
-    index = _WEEKDAYS.index(unit)
+    index = WEEKDAYS.index(unit)
     if q == "last":
         return P.weekday_in(index, "past", today)
     if q == "next":
@@ -275,7 +165,7 @@ def _resolve_month(qualifier: str, month: int, tense: Tense, today: date) -> Per
 
 def _resolve_item(item: str, text_item: str, direction: Direction, today: date) -> Period | None:
     """One end of a range; ``item`` is lower-cased, ``text_item`` the original words."""
-    parts = _ITEM_PARTS.match(item)
+    parts = ITEM_PARTS.match(item)
     if parts is None:
         return None
 
@@ -287,7 +177,7 @@ def _resolve_item(item: str, text_item: str, direction: Direction, today: date) 
     if parts.group("yo"):
         return P.year(int(parts.group("yo")))
     if parts.group("wd"):
-        return P.weekday_in(_WEEKDAYS.index(parts.group("wd")), direction, today)
+        return P.weekday_in(WEEKDAYS.index(parts.group("wd")), direction, today)
     if parts.group("d1"):
         return _date(year, _month_of(original("m1")), int(parts.group("d1")), direction, today)
     month = _month_of(original("m2"))
@@ -352,7 +242,7 @@ def _r_range(m: _Match, today: date) -> _Resolved | None:
     last = _resolve_item(b_low, " ".join(m.g("rg_b").split()), direction, today)
     if first is None or last is None:
         return None
-    weekdays = any(a_low.startswith(w) for w in _WEEKDAYS)
+    weekdays = any(a_low.startswith(w) for w in WEEKDAYS)
     joined = P.join(first, last, m.tense == "past", 7 if weekdays else 365)
     relative = not re.search(r"\d{4}", a_low + " " + b_low)
     return None if joined is None else (joined, relative, m.match.span())
@@ -383,9 +273,42 @@ def _day_month(m: _Match, kind: str, today: date) -> _Resolved | None:
     if month is None:
         return None
     year = m.g(f"{kind}_y")
-    direction = "nearest" if year else _day_direction(m.tense)
-    found = _date(year, month, int(m.g(f"{kind}_d")), direction, today)
-    return None if found is None else (found, not year, m.match.span())
+    if m.low(f"{kind}_q"):  # "the 20th of June next year"
+        year = str(today.year + {"last": -1, "this": 0, "next": 1}[m.low(f"{kind}_q")])
+    found = _date(year, month, int(m.g(f"{kind}_d")), "nearest" if year else _arranged(m, today), today)
+    return None if found is None else (found, not m.g(f"{kind}_y"), m.match.span())
+
+
+def _arranged(m: _Match, today: date) -> Direction:
+    """The direction of a day named without a year: the tense's, but the nearest one after "for", whatever
+    the tense: the day something was booked or planned for ("I booked flights for the 3rd of June" may be a
+    day to come), not when the booking was told."""
+    before = m.text[max(0, m.match.start() - 12) : m.match.start()].lower().split()
+    if before and before[-1] == "the":
+        before.pop()
+    return "nearest" if before and before[-1] == "for" else _day_direction(m.tense)
+
+
+def _r_wdord(m: _Match, today: date) -> _Resolved | None:
+    """ "Saturday the 14th", "Friday 13 March": the day of that number that falls on that weekday."""
+    number = m.g("wo_a") or m.g("wo_b") or m.g("wo_c")
+    named = m.g("wo_m") or m.g("wo_m2")
+    month = _month_of(named) if named else None
+    if named and month is None:
+        return None
+    if m.g("wo_y") and month is not None:  # "Saturday the 14th of March 2027": the date says it all
+        found = _explicit_date(int(m.g("wo_y")), month, int(number))
+        return None if found is None else (found, False, (m.match.start("wo_d"), m.match.end()))
+    weekday = WEEKDAYS.index(m.low("wo_d"))
+    direction = _arranged(m, today)
+    found = P.weekday_date(weekday, int(number), month, direction, today)
+    if found is None:  # no such day near: the date as said
+        found = (
+            _date("", month, int(number), direction, today)
+            if month
+            else P.day_of_month(int(number), direction, today)
+        )
+    return None if found is None else (found, True, (m.match.start("wo_d"), m.match.end()))
 
 
 def _r_monyear(m: _Match, today: date) -> _Resolved | None:
@@ -460,23 +383,23 @@ def _r_seasonin(m: _Match, today: date) -> _Resolved | None:
 
 def _r_weekday(m: _Match, today: date) -> _Resolved | None:
     direction: Direction = "past" if m.low("wd_q") == "since" else _day_direction(m.tense)
-    found = P.weekday_in(_WEEKDAYS.index(m.low("wd_d")), direction, today)
+    found = P.weekday_in(WEEKDAYS.index(m.low("wd_d")), direction, today)
     return found, True, m.match.span("wd_d")
 
 
 def _r_weekdaypart(m: _Match, today: date) -> _Resolved | None:
     # The day alone: ``find_temporal`` adds the part of the day after it to the mention and its label.
-    day = _WEEKDAYS.index(m.low("wp_d"))
+    day = WEEKDAYS.index(m.low("wp_d"))
     return P.weekday_in(day, _day_direction(m.tense), today), True, m.match.span("wp_d")
 
 
 def _r_holiday(m: _Match, today: date) -> _Resolved | None:
     key = re.sub(r"[.'\u2019]", "", m.low("hd"))
-    month, day, name = _HOLIDAYS[key]
+    month, day, name = HOLIDAYS[key]
     qualifier = m.low("hq")
-    if not qualifier and key in _BARE_HOLIDAYS:
+    if not qualifier and key in BARE_HOLIDAYS:
         before = m.text[max(0, m.match.start() - 16) : m.match.start()].lower().split()
-        if not before or before[-1] not in _HOLIDAY_CUE:
+        if not before or before[-1] not in HOLIDAY_CUE:
             return None
     found = _holiday_day(month, day, qualifier, m.tense, today)
     if found is None:
@@ -542,16 +465,16 @@ def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMen
 
     Never raises on odd text: an expression that cannot be resolved is simply left out.
     """
-    low = text.translate(_ASCII_LOWER)  # same length, so spans carry over
-    if _CUES.search(low) is None:
+    low = text.translate(ASCII_LOWER)  # same length, so spans carry over
+    if CUES.search(low) is None:
         return []  # cheap test first: most sentences carry no time at all
     today = now.astimezone(UTC).date()
     mentions: list[TemporalMention] = []
-    pattern = _pattern()
+    pattern = expressions()
     consumed = 0
-    for word in _WORD_START.finditer(low):
+    for word in WORD_START.finditer(low):
         pos = word.start()
-        if pos < consumed or not low.startswith(_STARTS, pos):
+        if pos < consumed or not low.startswith(STARTS, pos):
             continue
         match = pattern.match(low, pos)
         if match is None or match.lastgroup is None:
@@ -568,7 +491,7 @@ def find_temporal(text: str, now: datetime, offset: int = 0) -> list[TemporalMen
         if resolved is None:
             continue
         period, relative, (s, e) = resolved
-        part = _PART_OF_DAY.match(low, e) if period.granularity == "day" else None
+        part = PART_OF_DAY.match(low, e) if period.granularity == "day" else None
         if part is not None:  # "Sunday morning": the morning of that day, not "on 29 November morning"
             e = consumed = max(consumed, part.end())
         label = period.label if part is None else f"the {part.group(1)} of {period.label}"
@@ -584,7 +507,7 @@ def _dt(d: date) -> datetime:
 
 # Labels that already read as an adverbial phrase ("from May 2026 to July 2026", "earlier in 2026").
 _ADVERBIAL_LABEL = ("from ", "earlier in ", "later in ")
-_HOLIDAY_NAMES = frozenset(name for _, _, name in _HOLIDAYS.values())
+_HOLIDAY_NAMES = frozenset(name for _, _, name in HOLIDAYS.values())
 
 
 def as_phrase(mention: TemporalMention) -> str:

@@ -194,7 +194,10 @@ def clause_subject(
             if mention.owner == speaker and mention.start - offset in range(cut, cut + 40):
                 # "My family, exercise, and ..." lists things; a subject is followed by its verb.
                 after = clause[mention.end - offset :].lstrip()
-                return mention.name if after[:1].isalpha() else None
+                # "My son Kai's driving test is ...": about Kai, whose test it is ("my cousin's wedding",
+                # a relative not named, is told as the speaker's)
+                named = after[:2] in ("'s", "’s") and not mention.name.startswith(f"{speaker}'s ")
+                return mention.name if after[:1].isalpha() or named else None
         # "My old area was hit by a flood": about the speaker's things, so about the speaker.
         if _rx("possessed_subject").match(body):
             return speaker

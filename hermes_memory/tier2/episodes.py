@@ -195,11 +195,31 @@ class EpisodeStore:
         return None if row is None or row["t"] is None else float(row["t"])
 
     def speakers(self) -> list[str]:
-        scoped, sp = self._scoped()
+        """The distinct speakers of the view's turns, in the order each first spoke (row id order)."""
+        # The store's (speaker, scope) pairs stepped through their index, one probe each, and the first
+        # turn of each pair the view reads (migration 17): ``SELECT DISTINCT`` read every turn of the view
+        # (19-20 ms at 100k turns). The index leads with the speaker: one led by the scope would be taken
+        # by every query with a scope term, and scan the scope's turns.
         rows = self._db.query(
-            f"SELECT DISTINCT speaker FROM episodes WHERE {scoped} AND speaker IS NOT NULL", sp
+            "WITH RECURSIVE s(speaker) AS (SELECT min(speaker) FROM episodes UNION ALL "
+            "SELECT (SELECT min(e.speaker) FROM episodes e WHERE e.speaker > s.speaker) FROM s "
+            "WHERE s.speaker IS NOT NULL), "
+            "p(speaker, scope) AS (SELECT s.speaker, (SELECT min(e.scope) FROM episodes e "
+            "WHERE e.speaker = s.speaker) FROM s WHERE s.speaker IS NOT NULL UNION ALL "
+            "SELECT p.speaker, (SELECT min(e.scope) FROM episodes e WHERE e.speaker = p.speaker "
+            "AND e.scope > p.scope) FROM p WHERE p.scope IS NOT NULL) "
+            "SELECT p.speaker, p.scope, (SELECT min(e.id) FROM episodes e WHERE e.speaker = p.speaker "
+            "AND e.scope = p.scope) AS first FROM p WHERE p.scope IS NOT NULL"
         )
-        return [str(r["speaker"]) for r in rows]
+        view = self._view
+        first: dict[str, int] = {}
+        for r in rows:
+            if not view.can_read(str(r["scope"])):
+                continue
+            speaker, at = str(r["speaker"]), int(r["first"])
+            if at < first.get(speaker, at + 1):
+                first[speaker] = at
+        return sorted(first, key=first.__getitem__)
 
     def get(self, uuid: str) -> Episode:
         """The episode with this uuid. Raises NotFoundError (also for one outside the view)."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from hermes_memory.records import Fact
+from hermes_memory.records import Event, Fact
 from hermes_memory.tier2._util import content_hash, now
 from hermes_memory.tier2.fact_reads import FactReads
 from hermes_memory.tier2.fact_rows import row_to_fact, subject_names, true_at
@@ -65,6 +66,29 @@ class FactHistory(FactReads):
                 out.pop(text, None)
             else:
                 out[text] = row_to_fact(row)
+        return out
+
+    def mark_replaced(self, events: Sequence[Event]) -> list[Event]:
+        """The events, an event taken from facts that were all superseded since marked: it says what was
+        true then, not now. ``superseded_at``: when the last of them stopped being true (its ``valid_to``,
+        the replacing statement's time, else when the memory recorded the replacement); ``superseded_by``:
+        the statement believed now in its place."""
+        related = self.get_many(sorted({u for e in events for u in e.related_facts}))
+        ends: dict[str, Fact] = {}
+        for event in events:
+            facts = [related[u] for u in event.related_facts if u in related]
+            if facts and len(facts) == len(event.related_facts) and all(f.superseded_at for f in facts):
+                ends[event.uuid] = max(facts, key=lambda f: f.superseded_at or 0.0)
+        currents = self.current_of_many(list({f.uuid: f for f in ends.values()}.values())) if ends else {}
+        out = []
+        for event in events:
+            last = ends.get(event.uuid)
+            if last is not None:
+                current = currents.get(last.uuid)
+                ended = last.valid_to if last.valid_to is not None else last.superseded_at
+                event = replace(event, superseded_at=ended,
+                                superseded_by=None if current is None else current.content)  # fmt: skip
+            out.append(event)
         return out
 
     def current_of(self, fact: Fact, *, max_steps: int = 20) -> Fact | None:

@@ -1,5 +1,6 @@
 """Tier 2 schema: numbered migrations, each applied together with its record in one transaction. Their
-SQL is in ``schema_tables`` (1 to 10; 14 adds a column when missing) and ``recall_log`` (11 and 12)."""
+SQL is in ``schema_tables`` (1 to 10, 16 and 17; 14 adds a column when missing) and ``recall_log`` (11
+and 12)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from hermes_memory.tier2.schema_tables import (
     AUDIT_SCOPE,
     DURABLE_VECTORS,
     EPISODE_NEIGHBOURS,
+    EPISODE_SPEAKERS,
     ERASURES,
     FACT_ENTITIES_IN_ORDER,
     INGEST,
@@ -67,6 +69,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # PostgreSQL only: the newest facts of an entity by one index probe (SQLite's rowid order is its
     # index's own).
     Migration(16, "fact_entities_in_order", FACT_ENTITIES_IN_ORDER, engine="postgresql"),
+    Migration(17, "episode_speakers_index", EPISODE_SPEAKERS),
 )
 
 _VERSION_TABLE = """

@@ -110,9 +110,10 @@ def scores(cos: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
 
 def _nearest(rows: npt.NDArray[np.intp], distances: npt.NDArray[np.uint16], k: int) -> npt.NDArray[np.intp]:
     """The ``k`` of ``rows`` with the smallest distances (small integers), in row order; among rows
-    at the cut-off distance the first ones. A histogram instead of a partition: one pass, no sort."""
-    counts = np.cumsum(np.bincount(distances))
-    cut = int(np.searchsorted(counts, k))  # the distance at which the k-th row lies
+    at the cut-off distance the first ones. The cut-off distance is selected by a partition (a quarter
+    of the time of a histogram, which widened the distances to 64 bits first), nothing is sorted but
+    the kept rows."""
+    cut = int(np.partition(distances, k - 1)[k - 1])  # the distance at which the k-th row lies
     keep = np.flatnonzero(distances <= cut)  # ascending: ``rows`` stay in their order
     extra = len(keep) - k
     if extra > 0:  # the last rows at the cut-off distance go

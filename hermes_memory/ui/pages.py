@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_memory.errors import HermesMemoryError
-from hermes_memory.recall.render import replaced_since
+from hermes_memory.recall.render import replaced_since, superseded_note
 from hermes_memory.ui import _queries as q
 from hermes_memory.ui import _records as records
 from hermes_memory.ui._html import (
@@ -212,7 +212,7 @@ def timeline(view: View, params: Params) -> Html:
             when(e.get("timestamp")),
             e.get("event_type") or "",
             tag("span", e.get("title") or "", class_="memory"),
-            e.get("description") or "",
+            " — ".join(t for t in (e.get("description"), superseded_note(e)) if t),
             _entity_links(names, [str(u) for u in e.get("related_entities") or []]),
             e.get("session_id") or "",
         ]

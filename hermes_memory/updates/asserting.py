@@ -17,10 +17,15 @@ SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".spl
 _MODAL = re.compile(
     r"\b(?:might|may|could|would|should|shall|must|maybe|perhaps|possibly|probably|if|whether|unless"
     r"|consider(?:s|ing|ed)?|think(?:s|ing)?\s+(?:about|of)|thought\s+(?:about|of)|plan(?:s|ning|ned)?\s+to"
-    r"|plan(?:s|ning)?\s+on|(?<!been\s)(?<!started\s)(?<!keep\s)going\s+to(?!\s+(?:the|a|an|my|our|his|her|their)\b)"
-    r"|gonna|about\s+to|want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to"
+    r"|plan(?:s|ning)?\s+on|want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to"
     r"|wish|intend(?:s|ing)?\s+to|tempted|debating|torn|wondering|someday|one\s+day|eventually|will|'ll"
     r"|won't|ought)\b"
+)
+# The prospective aspect: what is under way to happen ("Josh is going to Glastonbury", "we're gonna
+# fly out on the 3rd", "about to start"): a plan, not a possibility; none of what holds now either.
+_PROSPECTIVE = re.compile(
+    r"\b(?:(?<!been\s)(?<!started\s)(?<!keep\s)going\s+to(?!\s+(?:the|a|an|my|our|his|her|their)\b)"
+    r"|gonna|about\s+to)\b"
 )
 # A negated event: "didn't leave", "never switched", "haven't sold" (the change did not happen). A
 # duration after it ("haven't had coffee in weeks", "since March") makes it a state that ended.
@@ -115,7 +120,7 @@ def why_not(text: str, low: str) -> str | None:
             return "reported"
     if _MODAL.search(low):
         return "hypothetical"
-    if clause_tense(low, 0, len(low)) == "future":
+    if _PROSPECTIVE.search(low) or clause_tense(low, 0, len(low)) == "future":
         return "plan"
     ended = re.search(r"\b(?:anymore|any\s+more|longer)\b", low) is not None
     # A negation negates its own clause: not the one a later clause with a subject of its own follows.

@@ -39,7 +39,7 @@ from hermes_memory.updates.model import (
     values,
 )
 from hermes_memory.updates.readings import apart, timeless_values
-from hermes_memory.updates.shape import fills_slot
+from hermes_memory.updates.shape import fills_slot, one_valued
 from hermes_memory.updates.statement import USER, Statement
 from hermes_memory.updates.subject import opening_names
 
@@ -159,8 +159,16 @@ class UpdateDetector:
     @staticmethod
     def holds(old: Statement) -> bool:
         """Whether an earlier statement is a state a newer one can end: one that asserts something in the
-        present ("I work at Siemens", "my phone is a Pixel"); not an event told in the past ("I went to a
-        poetry reading on Friday"), a plan or a wish."""
+        present ("I work at Siemens", "my phone is a Pixel"), or an arrangement for a day still to come
+        (``Statement.arranged``), however it was told: it holds until its day ("Just booked flights to
+        Lisbon for the 3rd of June", "Ana is going to Tokyo in October" can be given up). Not an event
+        told in the past ("I went to a poetry reading on Friday"), a wish, or a question."""
+        return UpdateDetector.states(old) or (old.arranged and old.why_not in _ARRANGING)
+
+    @staticmethod
+    def states(old: Statement) -> bool:
+        """Whether an earlier statement asserts something in the present: a state, not only an
+        arrangement (``holds``)."""
         return old.asserts and old.tense != "past"
 
     @staticmethod
@@ -172,15 +180,20 @@ class UpdateDetector:
 
     def comparable(self, new: Statement, earlier: Sequence[Statement]) -> list[int]:
         """The indices of the ``earlier`` statements ``replaced`` weighs ``new`` against (about the same
-        holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest."""
+        holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest.
+        A clause in the shape of a one-valued attribute ("Dr. Moss is my dentist now") says what fills a
+        slot now: it replaces the slot's earlier value, and ends no arrangement that is only an
+        arrangement ("I booked a first appointment with Dr. Moss for next week": it has come about)."""
         rearranged = self.rearranges(new)
         if (not new.asserts and not rearranged) or not speaks_of_any(new):
             return []
         cued = self.cued(new)
+        slot = one_valued(new)
         return [
             i for i, old in enumerate(earlier)
             if (old.arranged or not rearranged)
-            and ((about_same(old, new) and self.can_replace(new, old, cued)) or corrects(old, new))
+            and ((about_same(old, new) and self.can_replace(new, old, cued)
+                  and not (slot and not self.states(old))) or corrects(old, new))
         ]  # fmt: skip
 
     def replaced(
@@ -266,6 +279,11 @@ class UpdateDetector:
                              and not _of_whom_it_speaks(earlier[i], new))
         ]  # fmt: skip
 
+
+#: Why a statement that names a day still to come asserts nothing now, when it arranges that day all
+#: the same: it tells a plan ("we're flying out on the 3rd"), or one in a modal mood ("Ana is going to
+#: Tokyo in October", "I might drive up on Friday"). A question arranges nothing.
+_ARRANGING = frozenset({None, "plan", "hypothetical"})
 
 def _with_apart(row: Sequence[float], cosine: float) -> list[float]:
     """A pair's features with the remainders' cosine set to ``cosine`` (no other feature depends on it)."""

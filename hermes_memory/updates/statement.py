@@ -8,7 +8,9 @@ The holder is read from structure, not from a list of attributes:
   manager changing, not something Tobias does;
 - "my sister Ana ..." / "Ana ..." / "Ana's ..." is about Ana; "my brother ..." (a person the user has,
   unnamed, doing something) is about "the user's brother";
-- "he", "she", "they" cannot be resolved from one statement: no holder, so no update.
+- "he", "she", "they" cannot be resolved from one statement: no holder, so no update;
+- an arrangement for a day to come that names no one ("book club dinner at Dishoom on the 28th", "the
+  offsite is Wednesday in Manchester") is the speaker's: a day on their own calendar.
 
 The gates are grammar, the same for every attribute: a question asks, modal and intention markers make a
 hypothetical or plan, a future tense is a plan, and a negated past event ("I didn't leave Acme") says a
@@ -94,7 +96,8 @@ class Known:
 class Statement:
     """One clause as an update reads it.
 
-    ``holder``: whose attribute it is about ("user", a name, "user's brother"), None when unknown.
+    ``holder``: whose attribute it is about ("user", a name, "user's brother"), None when unknown; an
+    arrangement for a day to come that names no one is the speaker's ("dinner at Dishoom on the 28th").
     ``asserts``: False for a question, a hypothetical, a plan or a negated event.
     ``normal``: the clause with the holder written "the user" (comparable across first and third person).
     ``masked``: ``normal`` with its values (names, numbers) replaced by a neutral word.
@@ -173,6 +176,12 @@ def read(
         why_not = "plan"
     if why_not is None and spoken_to and formula(clean, spoken_to):
         why_not = "address"
+    mentions = _mentions(words, holders, spoken_to)
+    topic = _topic(normal, holder, holders, spoken_to)
+    if holder is None and arranged and why_not == "plan" and not mentions and not spoken_to:
+        # "book club dinner at Dishoom on the 28th": a day on the speaker's own calendar; its subject
+        # still speaks of whoever has a statement with it ("The christening is on the 16th now")
+        holder = USER
     return Statement(
         text=clean,
         holder=holder,
@@ -183,8 +192,8 @@ def read(
         negated=NEGATION.search(NOT_NEGATING.sub("", low)) is not None,
         words=words,
         tense=tense,
-        mentions=_mentions(words, holders, spoken_to),
-        topic=_topic(normal, holder, holders, spoken_to),
+        mentions=mentions,
+        topic=topic,
         addressed=spoken_to,
         set_right=_set_right(third),
         arranged=arranged,
@@ -523,7 +532,7 @@ def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     ):
         return USER  # "my family doctor is ...": the role word is a modifier of the user's thing
     if after and NAME.fullmatch(after[0]) and after[0].lower() not in NOT_NAME:
-        return after[0]  # "my sister Ana ...", "my dog Biscuit ..."
+        return after[0].removesuffix("'s")  # "my sister Ana ...", "my dog Biscuit ...", "my son Kai's test"
     if kin_predicate(role) == "has_pet":
         return f"user's {role}"  # "my dog eats ...": the user's (unnamed) pet
     if after and after[0].lower() in ("is", "was") and len(after) > 1 and NAME.fullmatch(after[1]):

@@ -71,27 +71,97 @@ def test_a_plan_for_later_is_still_not_ended_by_a_new_one_for_another_day(tmp_pa
         assert not api.tier2.facts.superseded(limit=10), [f.content for f in api.tier2.facts.superseded()]
 
 
+def test_an_arrangement_told_in_the_past_or_as_someone_elses_plan_can_be_given_up(tmp_path: Path) -> None:
+    """An arrangement holds until its day however it was told: a booking told in the past ("I booked a
+    cabin ... for next month") is given up by "the cabin is cancelled", and a relative's plan ("is going to
+    Marrakesh next month") is replaced by the plan said anew for them; someone else's plan stays."""
+    said = [
+        "I booked a cabin in the Cairngorms for next month.",
+        "My cousin Farid is going to Marrakesh next month.",
+        "My neighbour Ingrid is going to Oslo next month.",
+        "The Cairngorms cabin is cancelled, the owner double-booked it.",
+        "Farid is going to Fez next month instead, the Marrakesh flights were too pricey.",
+    ]
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        _told(api, said)
+        closed = [f.content for f in api.tier2.facts.superseded(limit=10)]
+        assert [c for c in closed if "Cairngorms" in c], closed
+        assert [c for c in closed if "Marrakesh" in c], closed
+        assert not [c for c in closed if "Oslo" in c], closed
+
+
+def test_an_arrangement_that_names_no_one_is_the_speakers_and_can_be_moved(tmp_path: Path) -> None:
+    """Chat drops the subject of an arrangement ("Boiler service booked for the 28th ..."): naming no one,
+    it is a day on the speaker's own calendar, so the arrangement said anew for another day replaces it.
+    A friend's arrangement in between is left alone."""
+    said = [
+        "Boiler service booked for the 28th of next month, 8 till 12.",
+        "My mate Dara's stag do is next month in Riga.",
+        "Boiler service is now on the 30th of next month, the engineer rang.",
+    ]
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        _told(api, said)
+        closed = [f.content for f in api.tier2.facts.superseded(limit=10)]
+        assert [c for c in closed if "Boiler service booked" in c], closed
+        assert not [c for c in closed if "Riga" in c or "30" in c], closed
+
+
 PLANS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe.json"
+
+
+PLANS_PROBE_2 = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe2.json"
+PLANS_PROBE_3 = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe3.json"
+
+
+def _called(path: Path) -> tuple[list[str], int, int]:
+    """The decision on a probe's pairs: the later statements wrongly called updates, the updates caught,
+    and how many pairs there are."""
+    from hermes_memory.bench import updates as bench
+    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
+    from hermes_memory.updates.detector import UpdateDetector
+
+    detector = UpdateDetector(IntegerMiniLMEmbedder().embed_document)
+    pairs = bench.load(path)
+    called = {p.id: bench.decide(detector, p, [])[0] for p in pairs}
+    wrong = [p.raw["later"] for p in pairs if called[p.id] and not p.update]
+    return wrong, sum(1 for p in pairs if called[p.id] and p.update), len(pairs)
 
 
 def test_arrangements_in_words_nobody_fitted_on() -> None:
     """Held out (``tests/data/updates_plans_probe.json``: 32 pairs about trips and dated arrangements,
     written by another author and never fitted on). The shipped decision calls none of the 14 others
     an update (a second trip, the deposit paid, "we haven't called off the party", advice to move it,
-    someone else's trip) and catches 8 of the 18 given up, moved or corrected: "Not going to the lakes
+    someone else's trip) and catches 12 of the 18 given up, moved or corrected: "Not going to the lakes
     anymore", "Frankfurt got pushed back a week", "Moved book club to Sarah's", "Class reunion is the 25th
-    of October" after "on the 11th" (an arrangement said anew; 7 before that reading). Of the others, four
-    arrangements were never stored as a statement, and some say it is off in words it has not learned
-    ("the Lisbon thing is off"). This guards what is reached."""
-    from hermes_memory.bench import updates as bench
-    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
-    from hermes_memory.updates.detector import UpdateDetector
+    of October" after "on the 11th", "Ana's cancelled Japan" after her plan. Of the others, some say it
+    is off in words it has not learned ("the Lisbon thing is off"), and two arrangements' days have passed
+    when the later statement is read (a month after the earlier one). This guards what is reached."""
+    wrong, caught, pairs = _called(PLANS_PROBE)
+    assert pairs == 32
+    assert not wrong, wrong
+    assert caught >= 12, caught
 
-    detector = UpdateDetector(IntegerMiniLMEmbedder().embed_document)
-    pairs = bench.load(PLANS_PROBE)
-    assert len(pairs) == 32 and {p.family for p in pairs} == {"trip_plan", "event_plan"}
-    called = {p.id: bench.decide(detector, p, [])[0] for p in pairs}
-    wrong = [p.raw["later"] for p in pairs if called[p.id] and not p.update]
-    caught = sum(1 for p in pairs if called[p.id] and p.update)
+
+def test_arrangements_of_a_second_author() -> None:
+    """``tests/data/updates_plans_probe2.json``: 36 pairs about outings and appointments by a second
+    author who saw neither the code, the corpus nor the first probe: 20 arrangements given up, moved or
+    corrected, 16 left standing or someone else's. Scored first after arrangements held as states (7 of
+    20 caught; 1 before), then read to find where the rest stop: a named relative's thing ("my son Kai's
+    driving test") and an arrangement that names no one ("book club dinner at Dishoom on the 28th") were
+    read since, so this set is no longer held out (the third is). None of the 16 is called an update."""
+    wrong, caught, pairs = _called(PLANS_PROBE_2)
+    assert pairs == 36
     assert not wrong, wrong
     assert caught >= 8, caught
+
+
+def test_arrangements_of_a_third_author_the_rules_were_not_written_from() -> None:
+    """Held out (``tests/data/updates_plans_probe3.json``: 36 pairs about errands, bookings, meet-ups and
+    parties by a third author who saw neither the code, the corpus nor the other probes, written after
+    every rule for arrangements and only scored): none of the 16 left standing or someone else's is
+    called an update, and 7 of the 20 given up, moved or corrected are caught (2 by the rules before
+    arrangements were held as states)."""
+    wrong, caught, pairs = _called(PLANS_PROBE_3)
+    assert pairs == 36
+    assert not wrong, wrong
+    assert caught >= 7, caught

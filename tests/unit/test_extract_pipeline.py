@@ -307,3 +307,21 @@ def test_comparisons_and_vague_objects_are_not_relations() -> None:
 def test_an_object_pronoun_after_a_coordinated_verb_is_kept() -> None:
     assert contents(run("I finally finished my first screenplay and printed it last Friday.")) == [
         "Caroline finally finished their first screenplay and printed it on 5 May 2023"]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "about"),
+    [
+        ("My niece Zofia's recital is next Thursday.", "Zofia", "recital"),
+        ("My neighbour Okonkwo's garage got flooded.", "Okonkwo", "garage"),
+        ("My cousin O'Donnell's band plays in Cork tonight.", "O'Donnell", "band"),
+    ],
+)
+def test_a_named_relative_whose_thing_is_told_keeps_their_name(text: str, name: str, about: str) -> None:
+    """ "my niece Zofia's recital": the niece is Zofia (no entity, relation or card named "Zofia's"), and
+    the clause is about her."""
+    result = run(text)
+    names = {e.name for e in result.entities}
+    assert name in names and not [n for n in names if n.endswith("'s")], names
+    assert any(f.subject == name and about in f.content for f in result.facts), contents(result)
+    assert f"named {name}" in " ".join(contents(result)), contents(result)

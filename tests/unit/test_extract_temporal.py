@@ -261,3 +261,34 @@ def test_a_day_of_a_month_reads_as_one_date(said: str, worded: str) -> None:
     contents = [f.content for f in extract(MessageInput(said, now)).facts]
     assert any(worded in c for c in contents), contents
     assert not any(" of " + worded.split()[-2] in c or "on the on" in c for c in contents), contents
+
+
+@pytest.mark.parametrize(
+    ("sentence", "now", "label"),
+    [
+        # A weekday with a day of the month is one day: the one of that number that falls on that weekday.
+        ("We're getting married on Saturday the 14th.", at(2026, 3, 2), "14 March 2026"),
+        ("We got married on Saturday the 14th.", at(2026, 3, 2), "14 February 2026"),
+        ("The hearing is on Thursday the 30th.", at(2026, 3, 2), "30 April 2026"),
+        ("Her birthday party was on Sunday, the 5th.", at(2026, 7, 20), "5 July 2026"),
+        ("I'm flying out on Friday the 13th of November.", at(2026, 3, 2), "13 November 2026"),
+        ("The gig is on Tuesday 9 June.", at(2026, 3, 2), "9 June 2026"),
+        ("It opened on Saturday the 14th of March 2027.", at(2026, 3, 2), "14 March 2027"),
+        # A day and month with "next/last/this year" is in that year.
+        ("The wedding is on the 20th of June next year.", at(2026, 3, 2), "20 June 2027"),
+        ("We met on August 3rd last year.", at(2026, 3, 2), "3 August 2025"),
+        # The day something was booked for is the nearest one, whatever the tense of the booking.
+        ("I booked the ferry for the 3rd of June.", at(2026, 3, 2), "3 June 2026"),
+        ("We reserved a table for May 30th.", at(2026, 6, 2), "30 May 2026"),
+    ],
+)
+def test_a_day_named_with_its_weekday_year_or_purpose_is_one_day(
+    sentence: str, now: datetime, label: str
+) -> None:
+    found = find_temporal(sentence, now)
+    assert [m.label for m in found] == [label]
+
+
+def test_a_weekday_before_a_number_that_is_no_day_stays_the_weekday() -> None:
+    found = find_temporal("On Saturday 3 people came.", at(2026, 3, 2))
+    assert [(m.text, m.label) for m in found] == [("Saturday", "28 February 2026")]

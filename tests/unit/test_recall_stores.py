@@ -200,6 +200,44 @@ def test_an_event_of_a_replaced_fact_is_left_out_with_it(api: MemoryAPI) -> None
     assert not [h for h in hits if h["text"].startswith(old.content)], hits
 
 
+def test_a_listing_of_events_marks_an_event_of_replaced_statements(api: MemoryAPI) -> None:
+    """A listing of events is history: an event taken from statements replaced since stays in it, marked
+    with when it stopped being true and what is believed in its place (the timeline query, an entity's
+    story, the CLI's lines); an event of a statement that still holds is not marked."""
+    from hermes_memory.cli._records import events as cli_lines
+
+    t2 = api.tier2
+    old = t2.facts.store("Caroline is going to a pottery retreat in July", subject="Caroline",
+                         predicate="plans").fact  # fmt: skip
+    kept = t2.facts.store("Caroline is bringing her kiln to the retreat", subject="Caroline",
+                          predicate="plans").fact  # fmt: skip
+    caroline = t2.entities.ensure("Caroline", "person").entity.uuid
+    alone = t2.timeline.add("event", old.content, related_facts=(old.uuid,), related_entities=(caroline,),
+                            timestamp=T0, actor="ingest")  # fmt: skip
+    both = t2.timeline.add("event", "Caroline's pottery retreat with her kiln", timestamp=T0 + 60,
+                           related_facts=(old.uuid, kept.uuid), actor="ingest")  # fmt: skip
+    new = t2.facts.store("Caroline is doing a sailing course in July instead", subject="Caroline",
+                         predicate="plans").fact  # fmt: skip
+    assert t2.facts.supersede(old.uuid, new.uuid, actor="ingest", valid_to=T0 + 3600)
+    listed = {e["uuid"]: e for e in api.timeline_query(limit=10)["data"]}
+    assert listed[alone.uuid]["superseded_by"] == new.content
+    assert listed[alone.uuid]["superseded_at"] == pytest.approx(T0 + 3600)
+    assert listed[both.uuid]["superseded_at"] is None and listed[both.uuid]["superseded_by"] is None
+    story = [i for i in api.timeline("Caroline")["data"] if i["kind"] == "event"]
+    assert [i["superseded_by"] for i in story] == [new.content]
+    lines = cli_lines(list(listed.values())).splitlines()
+    assert [line for line in lines if "superseded" in line] == [
+        line for line in lines if line.startswith(alone.uuid[:8])
+    ]
+    assert new.content in lines[[line[:8] for line in lines].index(alone.uuid[:8])]
+    from hermes_memory.hermes.tools import MEMORY
+
+    ctx = ToolContext(api=api, session_id="sess-1", writable=False, after_write=lambda: None)
+    shown = json.loads(call_tool(ctx, MEMORY, {"action": "timeline_query", "limit": 10}))["result"]
+    marked = {e["title"]: e["superseded_by"] for e in shown}
+    assert marked[old.content] == new.content and marked[both.title] is None, marked
+
+
 def test_the_providers_session_records_stay_out_of_recall_unless_weighted_in(tmp_path: Path) -> None:
     # A session event restates the session's first turns, which are candidates themselves: in the
     # block it would only repeat them (what a live agent saw before this rule).

@@ -188,6 +188,7 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("Since my brother moved out, I pay the whole rent", USER),
         ("my flatmate's a nurse called Jo", USER),  # "'s" as "is": the user's flatmate, named
         ("my niece's teacher is Mr Akande", "user's niece"),  # "'s" as a possessive
+        ("my daughter Imke's swim meet is on Sunday", "Imke"),  # the named relative, not "Imke's"
         # the user only in a relative clause: a remark about the thing ("it"), not the user's attribute
         ("It's adapted from a comic that I adore", None),
         ("This is the album which we played all summer", None),
@@ -214,7 +215,7 @@ def test_a_clause_about_a_thing_speaks_of_whoever_has_it() -> None:
     [
         ("I've been going to a climbing gym", None),  # going somewhere, habitually: no plan
         ("I'm going to the market", None),
-        ("I'm going to switch banks", "hypothetical"),  # going to + a verb: a plan
+        ("I'm going to switch banks", "plan"),  # going to + a verb: under way to happen, a plan
         ("I take the tablets my doctor recommended", None),  # the report sits in the user's statement
         ("my old flat had a balcony", "former"),  # about what was, not what is
         ("Rafa isn't moving out after all", "negated"),
@@ -879,3 +880,17 @@ def test_an_ended_fragment_is_the_speakers() -> None:
 def test_a_lead_in_before_a_possessive_name_is_skipped() -> None:
     said = read("Since the rebrand Orbit's docs live in Notion", holders={"orbit"})
     assert said.holder == "Orbit"
+
+
+@pytest.mark.parametrize(
+    ("text", "holder"),
+    [
+        ("piano tuner coming on the 24th at 10", USER),  # an arrangement naming no one: the speaker's
+        ("quiz night at the Crown next Thursday", USER),
+        ("the school fair is on the 24th", USER),
+        ("is the school fair on the 24th?", None),  # a question arranges nothing
+        ("the school fair was great", None),  # no day to come: about nobody in particular
+    ],
+)
+def test_an_arrangement_that_names_no_one_is_the_speakers(text: str, holder: str | None) -> None:
+    assert read(text, when=SAID).holder == holder
