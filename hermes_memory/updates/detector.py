@@ -193,7 +193,7 @@ class UpdateDetector:
             i for i, old in enumerate(earlier)
             if (old.arranged or not rearranged)
             and ((about_same(old, new) and self.can_replace(new, old, cued)
-                  and not (slot and not self.states(old))) or corrects(old, new))
+                  and (not slot or self.states(old))) or corrects(old, new))
         ]  # fmt: skip
 
     def replaced(

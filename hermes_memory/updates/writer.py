@@ -121,7 +121,7 @@ class StatementUpdates:
             read_back = [(f, _READ_BACK.read(f.content, speaker, known)) for f in candidates]
             # A fact that names a day after this message is an arrangement still to come: what an
             # arrangement said anew replaces, and a state even when told in the past or as a plan.
-            read_back = [(f, arranged_at(old, said) if rearranges or not detector.holds(old) else old)
+            read_back = [(f, arranged_at(old, said) if rearranges or not detector.states(old) else old)
                          for f, old in read_back]  # fmt: skip
             mine = [(f, old) for f, old in read_back if not _someone_elses(f, old, new, speaker)]
             pending.append((clause, new, [f for f, _ in mine], [old for _, old in mine]))

@@ -21,6 +21,13 @@ def _told(api: MemoryAPI, said: list[str]) -> None:
     assert api.flush()["success"]
 
 
+def _closed(home: Path, said: list[str]) -> list[str]:
+    """What the memory closed after being told ``said``, one message a day: the closed facts' texts."""
+    with MemoryAPI(hermes_home=home, **{"tier3.backend": "memory"}) as api:
+        _told(api, said)
+        return [f.content for f in api.tier2.facts.superseded(limit=10)]
+
+
 def test_a_plan_given_up_before_its_day_is_closed_when_the_user_says_so(tmp_path: Path) -> None:
     """"I'm off to a ceramics retreat in the Lake District next month", then, a day later, the retreat is
     called off for a boat trip: the retreat's fact is closed at the second message's time (though its day
@@ -54,10 +61,8 @@ def test_an_arrangement_said_anew_for_another_day_replaces_the_earlier_one(tmp_p
         "My nephew's christening is on the 9th of May at St Mary's.",
         "The christening is on the 16th of May now, same church.",
     ]
-    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
-        _told(api, said)
-        closed = [f.content for f in api.tier2.facts.superseded(limit=10)]
-        assert [c for c in closed if "9 May" in c], closed
+    closed = _closed(tmp_path, said)
+    assert [c for c in closed if "9 May" in c], closed
 
 
 def test_a_plan_for_later_is_still_not_ended_by_a_new_one_for_another_day(tmp_path: Path) -> None:
@@ -66,9 +71,8 @@ def test_a_plan_for_later_is_still_not_ended_by_a_new_one_for_another_day(tmp_pa
         "I'm flying to Lisbon for a wedding in three weeks.",
         "I've also booked a weekend in Ghent for the end of the month.",
     ]
-    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
-        _told(api, said)
-        assert not api.tier2.facts.superseded(limit=10), [f.content for f in api.tier2.facts.superseded()]
+    closed = _closed(tmp_path, said)
+    assert not closed, closed
 
 
 def test_an_arrangement_told_in_the_past_or_as_someone_elses_plan_can_be_given_up(tmp_path: Path) -> None:
@@ -82,12 +86,10 @@ def test_an_arrangement_told_in_the_past_or_as_someone_elses_plan_can_be_given_u
         "The Cairngorms cabin is cancelled, the owner double-booked it.",
         "Farid is going to Fez next month instead, the Marrakesh flights were too pricey.",
     ]
-    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
-        _told(api, said)
-        closed = [f.content for f in api.tier2.facts.superseded(limit=10)]
-        assert [c for c in closed if "Cairngorms" in c], closed
-        assert [c for c in closed if "Marrakesh" in c], closed
-        assert not [c for c in closed if "Oslo" in c], closed
+    closed = _closed(tmp_path, said)
+    assert [c for c in closed if "Cairngorms" in c], closed
+    assert [c for c in closed if "Marrakesh" in c], closed
+    assert not [c for c in closed if "Oslo" in c], closed
 
 
 def test_an_arrangement_that_names_no_one_is_the_speakers_and_can_be_moved(tmp_path: Path) -> None:
@@ -99,16 +101,12 @@ def test_an_arrangement_that_names_no_one_is_the_speakers_and_can_be_moved(tmp_p
         "My mate Dara's stag do is next month in Riga.",
         "Boiler service is now on the 30th of next month, the engineer rang.",
     ]
-    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
-        _told(api, said)
-        closed = [f.content for f in api.tier2.facts.superseded(limit=10)]
-        assert [c for c in closed if "Boiler service booked" in c], closed
-        assert not [c for c in closed if "Riga" in c or "30" in c], closed
+    closed = _closed(tmp_path, said)
+    assert [c for c in closed if "Boiler service booked" in c], closed
+    assert not [c for c in closed if "Riga" in c or "30" in c], closed
 
 
 PLANS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe.json"
-
-
 PLANS_PROBE_2 = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe2.json"
 PLANS_PROBE_3 = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe3.json"
 
