@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from hermes_memory.extract.kin import kin_predicate
+from hermes_memory.extract.lexicon import TITLES
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import SAME_PAST, clause_tense, strongly_past
 from hermes_memory.updates.address import addressees, formula, vocative
@@ -77,8 +78,12 @@ _LEAD_IN = re.compile(
     r"|[^,]{3,60}?(?:,\s*|\s(?=(?:i|we|my|our|the\s+user(?:'s)?|(?-i:[A-Z][\w-]*'s))\b)))",
     re.IGNORECASE,
 )
+# A name set off by a role of the speaker's, before the clause goes on ("Ana, my sister, lives in Porto").
+_APPOSED = re.compile(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?,\s+(?:my|our)\s+[^,]{2,40},\s+\S")
 _SPLIT = re.compile(
     r";|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
+    # "but" and "so" join clauses, never the last item of a list ("..., so the landlord's ... now")
+    r"|,\s*(?:but|so)\s+(?=(?i:the|everything|everything's)\b)"
     r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<=[.!?])\s+"
 )
 
@@ -383,6 +388,8 @@ def _holder(
     if not tokens:
         return None
     first = _subject_start(tokens)
+    if first + 1 < len(tokens) and tokens[first][0].lower() in TITLES and tokens[first + 1][0][:1].isupper():
+        first += 1  # "Dr. Baker's receptionist is Carol": the name after the title
     if first < len(tokens):
         low = tokens[first][0].lower()
         if low in ("my", "our") and first + 1 < len(tokens):
@@ -392,6 +399,8 @@ def _holder(
         kin = STANDALONE_KIN.get(tokens[first][0].removesuffix("'s"))
         if kin is not None:  # "Dad finally upgraded ... and keeps calling me": about Dad
             return f"user's {kin}"
+        if _APPOSED.match(text, tokens[first][1]) and _is_name(tokens[first : first + 1], 0):
+            return tokens[first][0]  # "Ana, my sister, lives in Porto": the named one, called by a role
     lows = [t.lower() for t, _ in tokens]
     if _fragment([t for t, _ in tokens], lows, first):
         return USER  # "Wearing the new Garmin everywhere", "Not doing Pilates anymore": chat drops "I'm"
@@ -449,10 +458,19 @@ def _not_the_users(low: list[str], first: int) -> bool:
         return False
     word = low[opener]
     return (
-        word in PRONOUN_SUBJECTS
+        (word in PRONOUN_SUBJECTS and not _for_the_speaker(low, opener))
         or word in THIRD
         or (opener == first and word.endswith("ing") and len(word) > 5)
     )
+
+
+def _for_the_speaker(low: list[str], opener: int) -> bool:
+    """Whether a clause opened by a pronoun is one of being ("it's", "it is", "that's") whose predicate
+    is for the speaker ("It's green tea for me these days"): what holds for them, as "my drink is green
+    tea" says, not a remark about something else ("It brings me joy")."""
+    copular = low[opener].endswith("'s") or low[opener + 1 : opener + 2] == ["is"]
+    end = relative_start(low, opener)
+    return copular and any(low[i] == "for" and low[i + 1] in ("me", "us") for i in range(opener + 1, end - 1))
 
 
 def _subject_start(tokens: list[tuple[str, int]]) -> int:
