@@ -265,6 +265,42 @@ def test_but_and_so_start_a_clause_of_their_own_after_a_comma() -> None:
     assert clauses("We bought bread, cheese, and the wine") == ["We bought bread, cheese, and the wine"]
 
 
-def test_a_name_set_off_by_a_role_of_the_speakers_is_the_holder() -> None:
+def test_what_is_said_in_passing_of_a_name_is_not_the_clauses() -> None:
+    """A role or a relative clause set off by commas after the name that opens a clause says something
+    of that name in passing: the clause is the name's, in the tense of its own verb."""
     assert read("Nadia, my cousin, teaches in Lyon", holders={"nadia"}).holder == "Nadia"
     assert read("Bram, our lodger, pays by the month", holders={"bram"}).holder == "Bram"
+    assert read("Jonas, the guy I climb with, is in Graz now", holders={"jonas"}).holder == "Jonas"
+    said = read("Dr. Varga, who set my wrist, works at the Royal Free", holders={"varga"})
+    assert (said.holder, said.tense) == ("Varga", "present")
+
+
+def test_what_everything_runs_on_by_name_speaks_of_the_speakers_statements() -> None:
+    """A clause of being whose subject is "everything" or "it" and whose predicate names something, with
+    no person in it, says what the speaker's world runs on: it speaks of the user's statements (and, as
+    any clause about no one that names a value, of whoever has that value). Without a name it is a
+    remark."""
+    from hermes_memory.updates.holders import about_same, in_use
+
+    old = read("I keep my passwords in LastPass")
+    assert about_same(old, read("everything's in Bitwarden now"))
+    assert about_same(old, read("At work it's all Zoom these days"))
+    assert not in_use(read("It's a lovely little town"))
+    assert not in_use(read("It's Marek's birthday on Friday", holders={"marek"}))  # a person's
+    assert not in_use(read("She says it's all Zoom now"))  # someone else's world
+
+
+def test_what_is_said_in_passing_neither_asks_plans_nor_negates_the_clause() -> None:
+    said = read("Tove, my old flatmate, sold her van", holders={"tove"})
+    assert (said.holder, said.asserts) == ("Tove", True)
+    assert read("Tove, who never drives, sold her van", holders={"tove"}).negated is False
+
+
+def test_a_relative_of_a_titled_value_is_that_persons_own() -> None:
+    """ "Dr Brennan's daughter is doing dentistry now" is news of the dentist's daughter, as "Brennan's
+    daughter" would be: it speaks of no attribute of the user's that Dr Brennan fills."""
+    from hermes_memory.updates.holders import about_same
+
+    later = read("Dr Brennan's daughter is doing dentistry at Cardiff now", holders={"brennan"})
+    assert not about_same(read("My dentist is Dr Brennan"), later)
+    assert about_same(read("My dentist is Dr Brennan"), read("Dr Brennan retired", holders={"brennan"}))
