@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from chat_closures import closed_in_chat
+from chat_closures import called_in_probe, closed_in_chat
 
 DAY = 86400.0
 START = time.time() - 40 * DAY
@@ -44,26 +44,12 @@ HOLDERS_PROBE_2 = Path(__file__).resolve().parents[1] / "data" / "updates_holder
 HOLDERS_PROBE_3 = Path(__file__).resolve().parents[1] / "data" / "updates_holders_probe3.json"
 
 
-def _called(path: Path) -> tuple[list[str], int, int]:
-    """The shipped decision on a probe's pairs: the later statements wrongly called updates, the updates
-    caught, and how many pairs there are."""
-    from hermes_memory.bench import updates as bench
-    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
-    from hermes_memory.updates.detector import UpdateDetector
-
-    detector = UpdateDetector(IntegerMiniLMEmbedder().embed_document)
-    pairs = bench.load(path)
-    called = {p.id: bench.decide(detector, p, [])[0] for p in pairs}
-    wrong = [p.raw["later"] for p in pairs if called[p.id] and not p.update]
-    return wrong, sum(1 for p in pairs if called[p.id] and p.update), len(pairs)
-
-
 def test_whose_attribute_in_pairs_read_to_find_the_readings() -> None:
     """``updates_holders_probe.json``: 40 pairs by another author who saw neither code nor corpus, about
     who a clause speaks of when it is said indirectly. Read to find the readings above, so not held out:
     18 of its 21 updates caught (12 before them), one addition closed ("it's more like 10k for me on
     sundays" after "I run 5k most mornings")."""
-    wrong, caught, pairs = _called(HOLDERS_PROBE)
+    wrong, caught, pairs = called_in_probe(HOLDERS_PROBE)
     assert pairs == 40
     assert len(wrong) <= 1, wrong
     assert caught >= 18, caught
@@ -73,7 +59,7 @@ def test_whose_attribute_in_pairs_of_a_second_author() -> None:
     """``updates_holders_probe2.json``: 44 pairs by a second author. Scored as it came after the readings
     (14 of 23 caught, 4 closed wrongly; main before them 12 and 4), then read: a title before a possessive
     name and what an insertion says neither negating nor asking came from it, so it is held out no longer."""
-    wrong, caught, pairs = _called(HOLDERS_PROBE_2)
+    wrong, caught, pairs = called_in_probe(HOLDERS_PROBE_2)
     assert pairs == 44
     assert len(wrong) <= 3, wrong
     assert caught >= 16, caught
@@ -83,7 +69,7 @@ def test_whose_attribute_in_pairs_the_readings_were_not_written_from() -> None:
     """Held out (``updates_holders_probe3.json``: 44 pairs by a third author, written after every reading
     and only scored): 12 of 23 updates caught (11 before the readings), one question closes something
     (2 wrongly closed before)."""
-    wrong, caught, pairs = _called(HOLDERS_PROBE_3)
+    wrong, caught, pairs = called_in_probe(HOLDERS_PROBE_3)
     assert pairs == 44
     assert len(wrong) <= 1, wrong
     assert caught >= 12, caught
