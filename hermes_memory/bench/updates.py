@@ -45,7 +45,7 @@ from hermes_memory.updates.model import (
     fit_affinity,
 )
 from hermes_memory.updates.statement import Known, Statement, arranged_at, read
-from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates
+from hermes_memory.updates.writer import HOLDER_TYPES, NOTHING_KNOWN, StatementUpdates, states_values
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_corpus.json"
 MODEL_FILE = Path(__file__).resolve().parents[1] / "updates" / "model.json"
@@ -176,7 +176,8 @@ def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Stateme
     for clause, statement in read_message(flat, when=_WHEN, holders=holders.holders, things=holders.things):
         start = flat.find(clause)
         covered = statement.text == clause and any(
-            a < start + len(clause) and start < b for a, b in (f.span for f in facts)
+            f.span[0] < start + len(clause) and start < f.span[1] and states_values(f.content, statement)
+            for f in facts
         )  # a reading the clause does not say word for word (an apposition's) is a fact of its own
         if (
             (statement.asserts or UpdateDetector.rearranges(statement))

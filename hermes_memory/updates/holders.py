@@ -7,8 +7,9 @@ subject is a word of it ("Checkups are with Beth now"), a thing the memory knows
 a word of it ("Leadership ditched Teams"), one of its values ("Lucy moved out" after "I share a flat with
 Lucy"), the role it calls its holder by ("my sister's place is in Braga" after "my sister Ana lives in
 Coimbra"; "Dad got a new job" after "my dad's a chef"); when, about no one in particular, it names one of
-its values ("the Sauconys are retired" after "I run in Saucony Endorphins"); or when it names a named
-holder anywhere ("Switched Pepper's harness to a softer one" after "Pepper wears a leather harness").
+its values ("the Sauconys are retired" after "I run in Saucony Endorphins") or, of the user's, says by
+name what everything is now ("everything's in Obsidian now"); or when it names a named holder anywhere
+("Switched Pepper's harness to a softer one" after "Pepper wears a leather harness").
 """
 
 from __future__ import annotations
@@ -18,12 +19,26 @@ import re
 from typing import TypeGuard
 
 from hermes_memory.extract.kin import LASTING_PREDICATES, kin_predicate, species
-from hermes_memory.updates.lexicon import ADVERBS, NOT_NAME, OBJECT_START, SECOND, THIRD, verb_form
+from hermes_memory.updates.lexicon import (
+    ADVERBS,
+    FIRST_PLURAL,
+    FIRST_SINGULAR,
+    NOT_NAME,
+    OBJECT_START,
+    SECOND,
+    THIRD,
+    WORD,
+    verb_form,
+)
 from hermes_memory.updates.readings import MEMO, values
-from hermes_memory.updates.statement import USER, Statement, names_in, subject_words, topic_of
+from hermes_memory.updates.statement import USER, Statement, calendar_word, names_in, subject_words, topic_of
 
 # Personal pronouns: a clause with one is about a person it does not name.
 _PERSONAL = THIRD | SECOND
+# The subjects of being that stand for what the speaker's world is like (a closed class), and the words
+# that bring a person into a clause.
+_IMPERSONAL = frozenset("it it's everything everything's".split())
+_PEOPLE = FIRST_SINGULAR | FIRST_PLURAL | SECOND | THIRD
 
 # Kinship words that name one relation (a closed class of the lexicon): "Dad" and "my father" are one
 # holder, "user's father".
@@ -45,7 +60,10 @@ _THE_NAME = re.compile(r"(?i:the)\s+([A-Z][\w-]*)(?:'s)?\b")
 _PARTICIPLES = frozenset("been gotten".split())
 # A subject that is a name's possession: the name with "'s", the word after it, and the two after that
 # (the verb, or an adverb and the verb). What those words are decides it (``possession``).
-_POSSESSED = re.compile(r"^(?:[A-Za-z]+,\s*)?([A-Z][\w-]*)'s\s+([a-z][a-z-]*)\s+([a-z']+)(?:\s+([a-z']+))?")
+_POSSESSED = re.compile(
+    r"^(?:[A-Za-z]+,\s*)?(?:(?:Dr|Mr|Mrs|Ms|Prof|Coach)\.?\s+)?"  # a title before the name: "Dr Brennan's"
+    r"([A-Z][\w-]*)'s\s+([a-z][a-z-]*)\s+([a-z']+)(?:\s+([a-z']+))?"
+)
 
 
 def same_holder(a: str | None, b: str | None) -> bool:
@@ -106,11 +124,32 @@ def about_same(old: Statement, new: Statement) -> bool:
         return True
     if _called_by(old, new.holder) or _called_by(new, old.holder):
         return True
+    if old.holder == USER and in_use(new):
+        return True  # "everything's in Obsidian now" speaks of what the user's notes are in
     if new.holder is None and not new.mentions and not set(new.words) & _PERSONAL:
         # "As of May the Sauconys are retired" after "I run in Saucony Endorphins": a clause about no
         # one in particular that names an old value (a shared stem) speaks of its attribute
         return topic_of(frozenset(_named(old)), new.words)
     return _a_name(old.holder) and _names(new, old.holder)
+
+
+def in_use(statement: Statement) -> bool:
+    """Whether a clause about no one says what everything or "it" is, by a name, and speaks of no person
+    ("everything's in Obsidian now", "it's all Teams these days", "On the train it's mostly Acquired
+    now"): what the speaker's world runs on, not a remark about something ("It's a real gift")."""
+    if statement.holder is not None or statement.mentions:
+        return False
+    tokens = WORD.findall(statement.text)
+    low = [t.lower() for t in tokens]
+    at = next((i for i, w in enumerate(low) if w in _IMPERSONAL), None)
+    if at is None or any(w in _PEOPLE for w in low):
+        return False
+    if not (low[at].endswith("'s") or low[at + 1 : at + 2] == ["is"]):
+        return False
+    return any(
+        word[:1].isupper() and w not in NOT_NAME and not calendar_word(w)
+        for word, w in zip(tokens[at + 1 :], low[at + 1 :], strict=True)
+    )
 
 
 def _kin(words: frozenset[str]) -> bool:
@@ -242,4 +281,4 @@ def _apposed(named: Statement, role: str | None) -> bool:
     )
 
 
-__all__ = ["about_same", "holder_forms", "possession", "same_holder", "speaks_of_any", "users_own"]
+__all__ = ["about_same", "holder_forms", "in_use", "possession", "same_holder", "speaks_of_any", "users_own"]

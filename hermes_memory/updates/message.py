@@ -5,7 +5,8 @@ sets: "My partner, Alex, says hi" and "Dr. Nakamura, my therapist, thinks ..." s
 ("my partner is Alex", "my therapist is Dr. Nakamura") whatever the clause goes on to say, as a
 statement of that shape does. The role is any noun the speaker calls theirs; the name is what stands
 beside it between commas. A clause whose subject is "he", "she" or "they" goes on about the person the
-clause before it was about (``go_on``).
+clause before it was about (``go_on``). A fragment answering a question with no verb just before it
+("Favourite band? Fontaines D.C., easily.") says what the question names: "my favourite band is ...".
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
 
+from hermes_memory.updates.lexicon import CLITIC_HOSTS, gerund, verb_form
 from hermes_memory.updates.statement import USER, Statement, a_name, clauses, closed_word, read
 
 # "my <role>, <Name>," / "<Name>, my <role>,": a role of one to three lower-case words and a name of one
@@ -28,6 +30,10 @@ _APPOSED = (
     re.compile(rf"(?:^|,\s*){_NAMED},\s+{_ROLE}\s*(?:,|$)"),
 )
 
+# Personal pronouns and possessives (a closed class): a fragment with one is about someone.
+_PERSONS = frozenset("i me my we us our you your he him his she her they them their".split())
+# Words whose clitic is a verb ("it's", "I'm", "we've"); a name's "'s" is no verb ("Franco's").
+_CLITIC_HOSTS = CLITIC_HOSTS | _PERSONS
 # Subject pronouns that refer to a person named before them (a closed class).
 _ANAPHORS = frozenset("he he's she she's they they're".split())
 
@@ -59,13 +65,28 @@ def read_message(
     (``apposed``), each paired with the clause that says it."""
     out: list[tuple[str, Statement]] = []
     before: str | None = None  # the holder of the clause before
+    asked: Statement | None = None  # the clause before, when it is a question with no verb
     for clause in clauses(text):
         statement = go_on(read(clause, speaker=speaker, when=when, holders=holders, things=things), before)
         out.append((clause, statement))
         before = statement.holder
-        for said in apposed(clause):
-            out.append((clause, read(said, speaker=speaker, when=when, holders=holders, things=things)))
+        said = apposed(clause)
+        if asked is not None and statement.asserts and _verbless(statement):
+            named = asked.text.rstrip('?').strip()
+            said.append(f"my {named[:1].lower()}{named[1:]} is {clause}")  # "Favourite band? Muse, easily"
+        for each in said:
+            out.append((clause, read(each, speaker=speaker, when=when, holders=holders, things=things)))
+        asked = statement if statement.why_not == "question" and _verbless(statement) else None
     return out
+
+
+def _verbless(statement: Statement) -> bool:
+    """Whether a clause has no word that can be its verb (an auxiliary, a copula, a past form, a gerund,
+    a clitic) and no person in it: a noun phrase said as a fragment ("Favourite band?", "Muse, easily")."""
+    return not any(
+        verb_form(w) or gerund(w) or w in _PERSONS or ("'" in w and w.partition("'")[0] in _CLITIC_HOSTS)
+        for w in statement.words
+    )
 
 
 def go_on(statement: Statement, before: str | None) -> Statement:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from hermes_memory.extract.kin import kin_predicate
+from hermes_memory.extract.lexicon import TITLES
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import SAME_PAST, clause_tense, strongly_past
 from hermes_memory.updates.address import addressees, formula, vocative
@@ -77,8 +78,17 @@ _LEAD_IN = re.compile(
     r"|[^,]{3,60}?(?:,\s*|\s(?=(?:i|we|my|our|the\s+user(?:'s)?|(?-i:[A-Z][\w-]*'s))\b)))",
     re.IGNORECASE,
 )
+# What is said in passing of a name that opens a clause, set off by commas, before the clause goes on: a
+# role ("Ana, my sister, lives in Porto", "Priya, the flatmate, is at ...") or a relative clause ("Dr.
+# Mensah, who did my mum's bypass, works at ..."). Neither its words nor its verb are the clause's.
+_INSERTION = re.compile(
+    r"^(?P<name>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?),\s+"
+    r"(?:(?P<role>(?:my|our|the)\s+[^,]{2,40})|(?:who|which|whose)\s+[^,]{2,60}),\s+(?=\S)"
+)
 _SPLIT = re.compile(
     r";|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
+    # "but" and "so" join clauses, never the last item of a list ("..., so the landlord's ... now")
+    r"|,\s*(?:but|so)\s+(?=(?i:the|everything|everything's)\b)"
     r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<=[.!?])\s+"
 )
 
@@ -162,13 +172,13 @@ def read(
     unknown capitalised word that is no verb form ("Art is such a joy") is about nobody in particular."""
     clean = text.translate(APOS).strip()
     normal = first_person(clean, speaker)
-    low = normal.lower()
     words = tuple(w.lower() for w in WORD.findall(normal))
     holder = _holder(normal, speaker, holders, things)
     spoken_to = addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
     third = as_the_user(normal)
-    why_not = _reason_not(clean, re.sub(r"\bMay\b", "Mayday", normal).lower())
-    tense = main_tense(third.lower())
+    # what is said in passing of its opening name neither asks, plans nor negates ("Kwame, my old flatmate,")
+    why_not = _reason_not(uninserted(clean), re.sub(r"\bMay\b", "Mayday", uninserted(normal)).lower())
+    tense = main_tense(uninserted(third).lower())
     # "next quarter"; told in the past, only "next" places it to come ("Noor started at a new school this
     # fall" is done, whichever fall it names; "I booked the new dentist for next week" is not)
     arranged = when is not None and (next_time(words) or (tense != "past" and to_come(clean, when)))
@@ -189,7 +199,7 @@ def read(
         why_not=why_not,
         normal=third,
         masked=_masked(third),
-        negated=NEGATION.search(NOT_NEGATING.sub("", low)) is not None,
+        negated=NEGATION.search(NOT_NEGATING.sub("", uninserted(normal).lower())) is not None,
         words=words,
         tense=tense,
         mentions=mentions,
@@ -198,6 +208,18 @@ def read(
         set_right=_set_right(third),
         arranged=arranged,
     )
+
+
+def uninserted(text: str) -> str:
+    """A clause without what it says in passing of the name that opens it (``_INSERTION``): "Ana, my
+    sister, lives in Porto" -> "Ana lives in Porto"."""
+    m = _INSERTION.match(text)
+    if m is None or not a_name(m.group("name").split()[-1]):
+        return text  # "Correction, my shift starts at 7, not 6": no name, and no role (a verb in it)
+    role = m.group("role")
+    if role is not None and any(verb_form(w) or present_s(w) for w in role.lower().split()[1:]):
+        return text
+    return f"{m.group('name')} {text[m.end() :]}"
 
 
 def to_come(text: str, when: datetime) -> bool:
@@ -378,11 +400,13 @@ def _holder(
     a clause with the user in it ("I", "me", "my", "we") is the user's; a name at its start is that
     name's; a pronoun alone is nobody known; a clause with no subject ("Sold the Civic") is the
     speaker's, as chat drops "I"."""
-    text = _LEAD_IN.sub("", text, count=1)  # "After twelve years at Fujitsu, Kenji joined LINE"
+    text = uninserted(_LEAD_IN.sub("", text, count=1))  # "After twelve years at Fujitsu, Kenji joined LINE"
     tokens = [(m.group(0), m.start()) for m in WORD.finditer(text)]
     if not tokens:
         return None
     first = _subject_start(tokens)
+    if first + 1 < len(tokens) and tokens[first][0].lower() in TITLES and tokens[first + 1][0][:1].isupper():
+        first += 1  # "Dr. Baker's receptionist is Carol": the name after the title
     if first < len(tokens):
         low = tokens[first][0].lower()
         if low in ("my", "our") and first + 1 < len(tokens):
@@ -449,10 +473,19 @@ def _not_the_users(low: list[str], first: int) -> bool:
         return False
     word = low[opener]
     return (
-        word in PRONOUN_SUBJECTS
+        (word in PRONOUN_SUBJECTS and not _for_the_speaker(low, opener))
         or word in THIRD
         or (opener == first and word.endswith("ing") and len(word) > 5)
     )
+
+
+def _for_the_speaker(low: list[str], opener: int) -> bool:
+    """Whether a clause opened by a pronoun is one of being ("it's", "it is", "that's") whose predicate
+    is for the speaker ("It's green tea for me these days"): what holds for them, as "my drink is green
+    tea" says, not a remark about something else ("It brings me joy")."""
+    copular = low[opener].endswith("'s") or low[opener + 1 : opener + 2] == ["is"]
+    end = relative_start(low, opener)
+    return copular and any(low[i] == "for" and low[i + 1] in ("me", "us") for i in range(opener + 1, end - 1))
 
 
 def _subject_start(tokens: list[tuple[str, int]]) -> int:

@@ -234,11 +234,7 @@ class StatementUpdates:
         cancelled my FitX contract; McFit is my gym" a fact of the first clause may span both; a day or
         month is no such value, extraction writes it as a date), else a new one in the third person."""
         overlap = {f.uuid: min(b, span[1]) - max(a, span[0]) for (a, b), f in stored if f.is_active}
-        named = timeless_values(new)  # extraction writes the date it names
-        inside = [
-            f for _, f in stored
-            if overlap.get(f.uuid, 0) > 0 and (not named or any(v in f.content.lower() for v in named))
-        ]  # fmt: skip
+        inside = [f for _, f in stored if overlap.get(f.uuid, 0) > 0 and states_values(f.content, new)]
         if inside:  # the extracted fact that covers most of the clause
             return max(inside, key=lambda f: overlap[f.uuid])
         said = datetime.fromtimestamp(episode.timestamp, tz=UTC)
@@ -250,6 +246,14 @@ class StatementUpdates:
             exclusive=False, source_episodes=(episode.uuid,), extractor=RESTATEMENT,
             importance=classify.salience(content, category, first_person=True, confidence=0.6),
         ).fact  # fmt: skip
+
+
+def states_values(content: str, statement: Statement) -> bool:
+    """Whether an extracted fact's ``content`` can stand for a clause it overlaps: it names one of the
+    clause's values, if the clause has any (a day or month is none: extraction writes the date). "User has
+    a sister named Ana" does not state "Ana, my sister, lives in Porto"."""
+    named = timeless_values(statement)
+    return not named or any(v in content.lower() for v in named)
 
 
 def _since(fact: Fact) -> float:
@@ -389,4 +393,4 @@ def _subject(new: Statement, episode: Episode) -> str:
     return new.holder
 
 
-__all__ = ["HOLDER_TYPES", "Applied", "Closed", "StatementUpdates"]
+__all__ = ["HOLDER_TYPES", "Applied", "Closed", "StatementUpdates", "states_values"]

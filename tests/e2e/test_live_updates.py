@@ -15,7 +15,7 @@ value stays shown unmarked and its fact open.
 Cost: all scenarios live in two homes (attributes that would collide, e.g. the language being learnt
 and a second language, are in different homes), so each store holds a dozen families at once and one
 family's update must never close another's. Every earlier statement first, then every later one, then
-the questions; the plan scenario then states its fact and asks again. 68 processes in all.
+the questions; the plan scenario then states its fact and asks again. 77 processes in all.
 """
 
 from __future__ import annotations
@@ -152,6 +152,14 @@ SCENARIOS = [
              "My piano teacher is Mrs Ferreira.",
              "Mr Adeyemi, my piano teacher, says my scales are getting cleaner.",
              "Who teaches me piano?", r"\bferreira\b", r"\badeyemi\b"),
+    Scenario("commute-reading", SECOND, "commute reading", UPDATE,
+             "I read paperbacks on my commute.",
+             "It's all audiobooks for me on the commute these days.",
+             "What do I read on my commute?", r"\bpaperbacks\b", r"\baudiobooks\b"),
+    Scenario("cousin-school", SECOND, "where a cousin teaches", UPDATE,
+             "Nadia, my cousin, teaches at a lycée in Lyon.",
+             "Nadia moved to a school in Geneva last spring.",
+             "Where does Nadia teach?", r"\blyon\b", r"\bgeneva\b"),
     Scenario("dogs", SECOND, "pets", ADDITION,
              "I have a dog called Rex.",
              "We adopted a second dog, a beagle named Bella.",
@@ -466,7 +474,7 @@ def test_the_scenario_table_is_what_it_says() -> None:
     for home in processes:
         mine = [s for s in SCENARIOS if s.home == home]
         processes[home] = len({s.earlier for s in mine}) + 2 * len(mine)
-    assert sum(processes.values()) <= 73, processes  # one hermes process each: the suite stays near 4 min
+    assert sum(processes.values()) <= 80, processes  # one hermes process each: the suite stays near 4 min
 
 
 def test_the_processes_ran_the_code_under_test_and_stayed_on_the_machine(

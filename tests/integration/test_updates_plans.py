@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from chat_closures import called_in_probe
+
 from hermes_memory import MemoryAPI
 
 DAY = 86400.0
@@ -111,20 +113,6 @@ PLANS_PROBE_2 = Path(__file__).resolve().parents[1] / "data" / "updates_plans_pr
 PLANS_PROBE_3 = Path(__file__).resolve().parents[1] / "data" / "updates_plans_probe3.json"
 
 
-def _called(path: Path) -> tuple[list[str], int, int]:
-    """The decision on a probe's pairs: the later statements wrongly called updates, the updates caught,
-    and how many pairs there are."""
-    from hermes_memory.bench import updates as bench
-    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
-    from hermes_memory.updates.detector import UpdateDetector
-
-    detector = UpdateDetector(IntegerMiniLMEmbedder().embed_document)
-    pairs = bench.load(path)
-    called = {p.id: bench.decide(detector, p, [])[0] for p in pairs}
-    wrong = [p.raw["later"] for p in pairs if called[p.id] and not p.update]
-    return wrong, sum(1 for p in pairs if called[p.id] and p.update), len(pairs)
-
-
 def test_arrangements_in_words_nobody_fitted_on() -> None:
     """Held out (``tests/data/updates_plans_probe.json``: 32 pairs about trips and dated arrangements,
     written by another author and never fitted on). The shipped decision calls none of the 14 others
@@ -134,7 +122,7 @@ def test_arrangements_in_words_nobody_fitted_on() -> None:
     of October" after "on the 11th", "Ana's cancelled Japan" after her plan. Of the others, some say it
     is off in words it has not learned ("the Lisbon thing is off"), and two arrangements' days have passed
     when the later statement is read (a month after the earlier one). This guards what is reached."""
-    wrong, caught, pairs = _called(PLANS_PROBE)
+    wrong, caught, pairs = called_in_probe(PLANS_PROBE)
     assert pairs == 32
     assert not wrong, wrong
     assert caught >= 12, caught
@@ -147,7 +135,7 @@ def test_arrangements_of_a_second_author() -> None:
     20 caught; 1 before), then read to find where the rest stop: a named relative's thing ("my son Kai's
     driving test") and an arrangement that names no one ("book club dinner at Dishoom on the 28th") were
     read since, so this set is no longer held out (the third is). None of the 16 is called an update."""
-    wrong, caught, pairs = _called(PLANS_PROBE_2)
+    wrong, caught, pairs = called_in_probe(PLANS_PROBE_2)
     assert pairs == 36
     assert not wrong, wrong
     assert caught >= 8, caught
@@ -159,7 +147,7 @@ def test_arrangements_of_a_third_author_the_rules_were_not_written_from() -> Non
     every rule for arrangements and only scored): none of the 16 left standing or someone else's is
     called an update, and 7 of the 20 given up, moved or corrected are caught (2 by the rules before
     arrangements were held as states)."""
-    wrong, caught, pairs = _called(PLANS_PROBE_3)
+    wrong, caught, pairs = called_in_probe(PLANS_PROBE_3)
     assert pairs == 36
     assert not wrong, wrong
     assert caught >= 7, caught

@@ -59,3 +59,12 @@ def test_a_role_named_by_an_apposition_fills_the_slot_its_earlier_holder_had() -
 )
 def test_a_clause_goes_on_from_the_one_before_it(message: str, holders: list[str | None]) -> None:
     assert [s.holder for _, s in read_message(message)] == holders
+
+
+def test_a_fragment_answering_a_question_with_no_verb_says_what_it_names() -> None:
+    """ "Go-to pizza place? Franco's, no contest." says the speaker's go-to pizza place is Franco's; a
+    question with a verb of its own, or an answer with one, is read as said."""
+    read = [s.normal for _, s in read_message("Go-to pizza place? Franco's, no contest.")]
+    assert read[-1] == "the user's go-to pizza place is Franco's, no contest", read
+    for message in ("Where do I get pizza? Franco's, no contest.", "Go-to pizza place? I love Franco's."):
+        assert not any(" is " in s.normal for _, s in read_message(message)), message

@@ -1,0 +1,75 @@
+"""Readings of a clause that decide whose attribute it speaks of, through the real write path with the
+real MiniLM embedder: a name set off by the speaker's role for it, what is so "for me", a clause that
+"so" or "but" opens after a comma, a title before a name. The sentences are written for this test, not
+taken from the corpus."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from chat_closures import called_in_probe, closed_in_chat
+
+DAY = 86400.0
+START = time.time() - 40 * DAY
+
+
+def _closed(home: Path, said: list[str]) -> list[str]:
+    """What the facts a user's messages (one a day) close said."""
+    return [f.content for f in closed_in_chat(home, [("Ines", text) for text in said], START, DAY)]
+
+
+def test_a_name_set_off_by_a_role_is_whom_the_clause_is_about(tmp_path: Path) -> None:
+    """ "Nadia, my cousin, teaches in Lyon" says where Nadia teaches (and that she is the user's cousin):
+    her move replaces where she teaches, not the cousin."""
+    said = ["Nadia, my cousin, teaches in Lyon.", "Nadia moved to a school in Geneva last spring."]
+    closed = _closed(tmp_path, said)
+    assert len(closed) == 1 and "lyon" in closed[0].lower(), closed
+
+
+def test_what_is_so_for_the_speaker_is_theirs_whatever_the_word_order(tmp_path: Path) -> None:
+    said = ["I have black coffee with breakfast.", "It's matcha for me at breakfast these days."]
+    closed = _closed(tmp_path, said)
+    assert len(closed) == 1 and "coffee" in closed[0].lower(), closed
+
+
+def test_a_clause_after_so_speaks_of_the_attribute_its_subject_names(tmp_path: Path) -> None:
+    said = ["My dentist is Dr Ferreira.", "The practice was taken over, so the dentist's a Dr Kaur now."]
+    closed = _closed(tmp_path, said)
+    assert len(closed) == 1 and "ferreira" in closed[0].lower(), closed
+
+
+HOLDERS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_holders_probe.json"
+HOLDERS_PROBE_2 = Path(__file__).resolve().parents[1] / "data" / "updates_holders_probe2.json"
+HOLDERS_PROBE_3 = Path(__file__).resolve().parents[1] / "data" / "updates_holders_probe3.json"
+
+
+def test_whose_attribute_in_pairs_read_to_find_the_readings() -> None:
+    """``updates_holders_probe.json``: 40 pairs by another author who saw neither code nor corpus, about
+    who a clause speaks of when it is said indirectly. Read to find the readings above, so not held out:
+    18 of its 21 updates caught (12 before them), one addition closed ("it's more like 10k for me on
+    sundays" after "I run 5k most mornings")."""
+    wrong, caught, pairs = called_in_probe(HOLDERS_PROBE)
+    assert pairs == 40
+    assert len(wrong) <= 1, wrong
+    assert caught >= 18, caught
+
+
+def test_whose_attribute_in_pairs_of_a_second_author() -> None:
+    """``updates_holders_probe2.json``: 44 pairs by a second author. Scored as it came after the readings
+    (14 of 23 caught, 4 closed wrongly; main before them 12 and 4), then read: a title before a possessive
+    name and what an insertion says neither negating nor asking came from it, so it is held out no longer."""
+    wrong, caught, pairs = called_in_probe(HOLDERS_PROBE_2)
+    assert pairs == 44
+    assert len(wrong) <= 3, wrong
+    assert caught >= 16, caught
+
+
+def test_whose_attribute_in_pairs_the_readings_were_not_written_from() -> None:
+    """Held out (``updates_holders_probe3.json``: 44 pairs by a third author, written after every reading
+    and only scored): 12 of 23 updates caught (11 before the readings), one question closes something
+    (2 wrongly closed before)."""
+    wrong, caught, pairs = called_in_probe(HOLDERS_PROBE_3)
+    assert pairs == 44
+    assert len(wrong) <= 1, wrong
+    assert caught >= 12, caught
