@@ -27,6 +27,7 @@ from hermes_memory.updates.lexicon import (
     OBJECT_START,
     SECOND,
     THIRD,
+    TITLE,
     WORD,
     verb_form,
 )
@@ -61,7 +62,7 @@ _PARTICIPLES = frozenset("been gotten".split())
 # A subject that is a name's possession: the name with "'s", the word after it, and the two after that
 # (the verb, or an adverb and the verb). What those words are decides it (``possession``).
 _POSSESSED = re.compile(
-    r"^(?:[A-Za-z]+,\s*)?(?:(?:Dr|Mr|Mrs|Ms|Prof|Coach)\.?\s+)?"  # a title before the name: "Dr Brennan's"
+    rf"^(?:[A-Za-z]+,\s*)?(?:{TITLE}\s+)?"  # a title before the name: "Dr Brennan's"
     r"([A-Z][\w-]*)'s\s+([a-z][a-z-]*)\s+([a-z']+)(?:\s+([a-z']+))?"
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from hermes_memory.extract.lexicon import TITLES
 from hermes_memory.extract.tense import past_forms
 
 APOS = str.maketrans({"’": "'", "‘": "'"})
@@ -113,6 +114,8 @@ DETERMINERS = frozenset("the a an my our your his her their its this that these 
 OBJECT_START = DETERMINERS | frozenset("it them some all".split())
 # Titles before a name ("Dr. Osei", "Mr Okafor"): part of a name, never a value of their own.
 HONORIFICS = frozenset("dr mr mrs ms mx prof sir dame".split())
+# Titles before a name, as a pattern ("Dr. Osei", "Coach Rivera", "Aunt Mary"): the name follows.
+TITLE = r"(?i:" + "|".join(sorted(HONORIFICS | TITLES, key=len, reverse=True)) + r")\.?"
 # Words that place a role in the past ("my former manager", "an ex-colleague"); ``asserting`` reads a
 # subject opened by the commonest of them ("my old team") as a former one.
 BYGONE = frozenset("former old previous ex once erstwhile".split())
@@ -162,6 +165,7 @@ __all__ = [
     "STANDALONE_KIN",
     "TENSE_WORD",
     "THIRD",
+    "TITLE",
     "TOPICLESS",
     "VERB_TENSE",
     "WORD",

@@ -25,7 +25,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from hermes_memory.extract.kin import kin_predicate
-from hermes_memory.extract.lexicon import TITLES
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import SAME_PAST, clause_tense, strongly_past
 from hermes_memory.updates.address import addressees, formula, vocative
@@ -58,6 +57,7 @@ from hermes_memory.updates.lexicon import (
     STANDALONE_KIN,
     TENSE_WORD,
     THIRD,
+    TITLE,
     TOPICLESS,
     VERB_TENSE,
     WORD,
@@ -82,9 +82,10 @@ _LEAD_IN = re.compile(
 # role ("Ana, my sister, lives in Porto", "Priya, the flatmate, is at ...") or a relative clause ("Dr.
 # Mensah, who did my mum's bypass, works at ..."). Neither its words nor its verb are the clause's.
 _INSERTION = re.compile(
-    r"^(?P<name>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?),\s+"
+    rf"^(?P<name>(?:{TITLE}\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?),\s+"
     r"(?:(?P<role>(?:my|our|the)\s+[^,]{2,40})|(?:who|which|whose)\s+[^,]{2,60}),\s+(?=\S)"
 )
+_TITLED = re.compile(TITLE)
 _SPLIT = re.compile(
     r";|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
     # "but" and "so" join clauses, never the last item of a list ("..., so the landlord's ... now")
@@ -405,7 +406,7 @@ def _holder(
     if not tokens:
         return None
     first = _subject_start(tokens)
-    if first + 1 < len(tokens) and tokens[first][0].lower() in TITLES and tokens[first + 1][0][:1].isupper():
+    if first + 1 < len(tokens) and _TITLED.fullmatch(tokens[first][0]) and tokens[first + 1][0][:1].isupper():
         first += 1  # "Dr. Baker's receptionist is Carol": the name after the title
     if first < len(tokens):
         low = tokens[first][0].lower()
