@@ -285,6 +285,7 @@ class UpdateDetector:
 #: Tokyo in October", "I might drive up on Friday"). A question arranges nothing.
 _ARRANGING = frozenset({None, "plan", "hypothetical"})
 
+
 def _with_apart(row: Sequence[float], cosine: float) -> list[float]:
     """A pair's features with the remainders' cosine set to ``cosine`` (no other feature depends on it)."""
     out = list(row)

@@ -178,7 +178,8 @@ def read(
     spoken_to = addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
     third = as_the_user(normal)
     # what is said in passing of its opening name neither asks, plans nor negates ("Kwame, my old flatmate,")
-    why_not = _reason_not(uninserted(clean), re.sub(r"\bMay\b", "Mayday", uninserted(normal)).lower())
+    plain = uninserted(normal)
+    why_not = _reason_not(uninserted(clean), re.sub(r"\bMay\b", "Mayday", plain).lower())
     tense = main_tense(uninserted(third).lower())
     # "next quarter"; told in the past, only "next" places it to come ("Noor started at a new school this
     # fall" is done, whichever fall it names; "I booked the new dentist for next week" is not)
@@ -200,7 +201,7 @@ def read(
         why_not=why_not,
         normal=third,
         masked=_masked(third),
-        negated=NEGATION.search(NOT_NEGATING.sub("", uninserted(normal).lower())) is not None,
+        negated=NEGATION.search(NOT_NEGATING.sub("", plain.lower())) is not None,
         words=words,
         tense=tense,
         mentions=mentions,
