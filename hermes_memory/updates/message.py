@@ -5,8 +5,10 @@ sets: "My partner, Alex, says hi" and "Dr. Nakamura, my therapist, thinks ..." s
 ("my partner is Alex", "my therapist is Dr. Nakamura") whatever the clause goes on to say, as a
 statement of that shape does. The role is any noun the speaker calls theirs; the name is what stands
 beside it between commas. A clause whose subject is "he", "she" or "they" goes on about the person the
-clause before it was about (``go_on``). A fragment answering a question with no verb just before it
-("Favourite band? Fontaines D.C., easily.") says what the question names: "my favourite band is ...".
+clause before it was about (``go_on``). A part answering a question with no verb just before it says
+what the question names: a fragment its value ("Favourite band? Fontaines D.C., easily." -> "my
+favourite band is ..."), a verb alone or with "it" as its object what befell it ("Coffee? Quit." ->
+"Quit coffee"; "Gym? Swapped it for the climbing wall").
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime
 
-from hermes_memory.updates.lexicon import CLITIC_HOSTS, gerund, verb_form
-from hermes_memory.updates.statement import USER, Statement, a_name, clauses, closed_word, read
+from hermes_memory.updates.lexicon import ADVERBS, CLITIC_HOSTS, gerund, verb_form
+from hermes_memory.updates.statement import USER, Statement, a_name, closed_word, parts, read
 
 # "my <role>, <Name>," / "<Name>, my <role>,": a role of one to three lower-case words and a name of one
 # to three capitalised words (a title first: "Dr. Nakamura"), set off by commas or the clause's ends.
@@ -65,19 +67,54 @@ def read_message(
     (``apposed``), each paired with the clause that says it."""
     out: list[tuple[str, Statement]] = []
     before: str | None = None  # the holder of the clause before
-    asked: Statement | None = None  # the clause before, when it is a question with no verb
-    for clause in clauses(text):
-        statement = go_on(read(clause, speaker=speaker, when=when, holders=holders, things=things), before)
-        out.append((clause, statement))
+    topic: str | None = None  # what the part before asks about, when it is a question with no verb
+    known = {n.casefold() for n in (*(holders or ()), *things)}
+    for part in parts(text):
+        words = part.split()
+        if len(words) < 2:  # no clause; it may ask a topic ("Coffee?") or answer one with a verb ("Quit.")
+            if topic is not None and verb_form(words[0].lower()):
+                out.append((part, read(f"{part} {topic}", speaker=speaker, when=when, holders=holders,
+                                       things=things)))  # fmt: skip
+            topic = _topic(part, known)
+            continue
+        statement = go_on(read(part, speaker=speaker, when=when, holders=holders, things=things), before)
+        out.append((part, statement))
         before = statement.holder
-        said = apposed(clause)
-        if asked is not None and statement.asserts and _verbless(statement):
-            named = asked.text.rstrip('?').strip()
-            said.append(f"my {named[:1].lower()}{named[1:]} is {clause}")  # "Favourite band? Muse, easily"
+        said = apposed(part)
+        if topic is not None and statement.asserts:
+            said.extend(_answered(part, statement, topic))
         for each in said:
-            out.append((clause, read(each, speaker=speaker, when=when, holders=holders, things=things)))
-        asked = statement if statement.why_not == "question" and _verbless(statement) else None
+            out.append((part, read(each, speaker=speaker, when=when, holders=holders, things=things)))
+        topic = _topic(part, known) if statement.why_not == "question" and _verbless(statement) else None
     return out
+
+
+def _topic(part: str, known: Collection[str]) -> str | None:
+    """What a question with no verb asks about ("Favourite band?" -> "favourite band", "Spotify?" ->
+    "Spotify"): its words, the first lower-cased unless they are a name the memory knows; None for any
+    other part, a question word ("Why?") or an adverb ("Really?", "Seriously?")."""
+    named = part.removesuffix("?").strip()
+    if not part.endswith("?") or not named:
+        return None
+    if named.casefold() in known:
+        return named
+    head = named.split()[-1].lower()  # a noun phrase's head is its last word
+    if closed_word(head) or verb_form(head) or head in _PERSONS or head in ADVERBS or head.endswith("ly"):
+        return None
+    return f"{named[:1].lower()}{named[1:]}"
+
+
+def _answered(clause: str, statement: Statement, topic: str) -> list[str]:
+    """What a clause answering a question about ``topic`` says of it: a fragment names its value ("Muse,
+    easily" -> "my favourite band is Muse, easily"); a pronoun object of a verb stands for it ("Swapped
+    it for the climbing wall" -> "Swapped gym for the climbing wall")."""
+    if _verbless(statement):
+        return [f"my {topic} is {clause}"]
+    words = clause.split()
+    for k in range(1, len(words)):
+        if words[k].lower() in ("it", "them") and verb_form(words[k - 1].lower()):
+            return [" ".join([*words[:k], topic, *words[k + 1 :]])]
+    return []
 
 
 def _verbless(statement: Statement) -> bool:

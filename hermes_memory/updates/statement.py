@@ -150,9 +150,13 @@ class Statement:
 
 def clauses(text: str) -> list[str]:
     """The clauses of a statement: split at sentence ends, semicolons, dashes and "but/and/so I"."""
+    return [p for p in parts(text) if len(p.split()) >= 2]
+
+
+def parts(text: str) -> list[str]:
+    """What ``clauses`` splits a statement into, one-word parts too ("Coffee?", "Quit")."""
     text = text.translate(APOS).strip()
-    parts = [p.strip(" ,.;:!") for p in _SPLIT.split(text)]
-    return [p for p in parts if len(p.split()) >= 2]
+    return [p for p in (p.strip(" ,.;:!") for p in _SPLIT.split(text)) if p]
 
 
 def read(
@@ -586,6 +590,7 @@ __all__ = [
     "closed_word",
     "main_tense",
     "names_in",
+    "parts",
     "read",
     "subject_words",
     "to_come",

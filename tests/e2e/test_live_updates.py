@@ -15,7 +15,7 @@ value stays shown unmarked and its fact open.
 Cost: all scenarios live in two homes (attributes that would collide, e.g. the language being learnt
 and a second language, are in different homes), so each store holds a dozen families at once and one
 family's update must never close another's. Every earlier statement first, then every later one, then
-the questions; the plan scenario then states its fact and asks again. 77 processes in all.
+the questions; the plan scenario then states its fact and asks again. 80 processes in all.
 """
 
 from __future__ import annotations
@@ -119,6 +119,10 @@ SCENARIOS = [
              "My laptop is a ThinkPad X1 Carbon.",
              "My sister just bought a MacBook Air.",
              "What laptop do I have?", r"\bthinkpad\b", r"\bmacbook\b"),
+    Scenario("password-manager", FIRST, "password manager", UPDATE,
+             "My passwords live in LastPass.",
+             "LastPass? Ditched. I'm on Bitwarden now.",
+             "Which password manager do I use?", r"\blastpass\b", r"\bbitwarden\b"),
     Scenario("editor", FIRST, "code editor", HYPOTHETICAL,
              "I write all my code in Vim.",
              "I might give Emacs a try one day.",

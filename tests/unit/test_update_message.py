@@ -68,3 +68,34 @@ def test_a_fragment_answering_a_question_with_no_verb_says_what_it_names() -> No
     assert read[-1] == "the user's go-to pizza place is Franco's, no contest", read
     for message in ("Where do I get pizza? Franco's, no contest.", "Go-to pizza place? I love Franco's."):
         assert not any(" is " in s.normal for _, s in read_message(message)), message
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        ("Netflix? Cancelled. Nobody watched it.", "Cancelled Netflix"),  # a name the memory knows
+        ("Cigarettes? Quit in March, finally.", "Quit in March, finally"),  # an answer with words of its own
+        ("Karate? Binned it after the grading.", "Binned karate after the grading"),
+        ("The allotment? Gave it up in May.", "Gave the allotment up in May"),
+    ],
+)
+def test_a_verb_answering_a_question_with_no_verb_says_what_befell_it(message: str, said: str) -> None:
+    """A verb alone, or with "it" or "them" as its object, answering a question about a thing says what
+    befell that thing: "Netflix? Cancelled." is "Cancelled Netflix"; the clause as said stays read too."""
+    read = [s.text for _, s in read_message(message, things=["netflix"])]
+    assert said in read, read
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        ("Why? Cancelled, they said.", ["Cancelled, they said"]),  # a question word asks about nothing
+        ("Seriously? Quit!", []),  # nor does an adverb; a word alone is no clause
+        ("Did you go? Cancelled.", ["Did you go?"]),  # a question with a verb of its own names no topic
+        ("Netflix. Cancelled.", []),  # no question
+        ("Netflix? We love it.", ["We love it"]),  # "it" is the object of no verb form
+        ("Your car? Sold it.", ["Your car?", "Sold it"]),  # the listener's car is none of the speaker's
+    ],
+)
+def test_only_a_question_naming_a_thing_lends_it_to_the_answer(message: str, said: list[str]) -> None:
+    assert [s.text for _, s in read_message(message)] == said
