@@ -8,7 +8,7 @@ beside it between commas. A clause whose subject is "he", "she" or "they" goes o
 clause before it was about (``go_on``). A part answering a question with no verb just before it says
 what the question names: a fragment its value ("Favourite band? Fontaines D.C., easily." -> "my
 favourite band is ..."), a verb alone or with "it" as its object what befell it ("Coffee? Quit." ->
-"Quit coffee"; "Gym? Swapped it for the climbing wall").
+"I quit coffee"; "Gym? Swapped it for the climbing wall").
 """
 
 from __future__ import annotations
@@ -72,9 +72,9 @@ def read_message(
     for part in parts(text):
         words = part.split()
         if len(words) < 2:  # no clause; it may ask a topic ("Coffee?") or answer one with a verb ("Quit.")
-            if topic is not None and verb_form(words[0].lower()):
-                out.append((part, read(f"{part} {topic}", speaker=speaker, when=when, holders=holders,
-                                       things=things)))  # fmt: skip
+            if topic is not None and verb_form(words[0].lower()):  # said with the "I" chat drops
+                out.append((part, read(f"I {part.lower()} {topic}", speaker=speaker, when=when,
+                                       holders=holders, things=things)))  # fmt: skip
             topic = _topic(part, known)
             continue
         statement = go_on(read(part, speaker=speaker, when=when, holders=holders, things=things), before)
@@ -107,13 +107,14 @@ def _topic(part: str, known: Collection[str]) -> str | None:
 def _answered(clause: str, statement: Statement, topic: str) -> list[str]:
     """What a clause answering a question about ``topic`` says of it: a fragment names its value ("Muse,
     easily" -> "my favourite band is Muse, easily"); a pronoun object of a verb stands for it ("Swapped
-    it for the climbing wall" -> "Swapped gym for the climbing wall")."""
+    it for the climbing wall" -> "I swapped gym for the climbing wall", with the "I" chat drops)."""
     if _verbless(statement):
         return [f"my {topic} is {clause}"]
     words = clause.split()
     for k in range(1, len(words)):
         if words[k].lower() in ("it", "them") and verb_form(words[k - 1].lower()):
-            return [" ".join([*words[:k], topic, *words[k + 1 :]])]
+            said = [*words[:k], topic, *words[k + 1 :]]
+            return [" ".join(["I", said[0].lower(), *said[1:]] if k == 1 else said)]
     return []
 
 

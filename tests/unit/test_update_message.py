@@ -73,15 +73,17 @@ def test_a_fragment_answering_a_question_with_no_verb_says_what_it_names() -> No
 @pytest.mark.parametrize(
     ("message", "said"),
     [
-        ("Netflix? Cancelled. Nobody watched it.", "Cancelled Netflix"),  # a name the memory knows
+        ("Netflix? Cancelled. Nobody watched it.", "I cancelled Netflix"),  # a name the memory knows
         ("Cigarettes? Quit in March, finally.", "Quit in March, finally"),  # an answer with words of its own
-        ("Karate? Binned it after the grading.", "Binned karate after the grading"),
-        ("The allotment? Gave it up in May.", "Gave the allotment up in May"),
+        ("Karate? Binned it after the grading.", "I binned karate after the grading"),
+        ("The allotment? Gave it up in May.", "I gave the allotment up in May"),
+        ("Yoga? We dropped it in May.", "We dropped yoga in May"),  # a subject of its own
     ],
 )
 def test_a_verb_answering_a_question_with_no_verb_says_what_befell_it(message: str, said: str) -> None:
     """A verb alone, or with "it" or "them" as its object, answering a question about a thing says what
-    befell that thing: "Netflix? Cancelled." is "Cancelled Netflix"; the clause as said stays read too."""
+    befell that thing: "Netflix? Cancelled." is "I cancelled Netflix" (the "I" chat drops said); the clause
+    as said stays read too."""
     read = [s.text for _, s in read_message(message, things=["netflix"])]
     assert said in read, read
 
