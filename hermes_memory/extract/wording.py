@@ -62,7 +62,9 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r"|(?:[\w'’]+\s+){0,3}[\w'’]+),\s*(?=(?:I|[Ww]e|[Mm]y)\b)",
         0,
     ),
-    # Chat drops "I": "Just got back", "Gonna start", "Dyed my hair" (but not "Excited to ...").
+    # Chat drops "I": "Just got back", "Gonna start", "Dyed my hair" (but not "Excited to ..."). A word
+    # a verb of its own follows is the subject, a name: "Ted is my brother", "Fred said hi", "Ned and I
+    # went fishing", "Led Zeppelin is ..."; a regular past has a stem of two letters ("red" is none).
     "implied": (
         r"^(?:just |finally |recently |also )?(?:got|went|gonna|started|finished|bought|visited|adopted"
         r"|joined|took|spent|booked|ran|signed|moved|had|made|saw|met|tried|won|watched|played|wrote"
@@ -70,7 +72,9 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r"|(?!(?:excited|tired|stressed|interested|thrilled|amazed|bored|scared|pleased|surprised|worried"
         r"|relieved|blessed|inspired|motivated|pumped|impressed|touched|hono(?:u)?red|overwhelmed|exhausted"
         r"|delighted|shocked|confused|obsessed|determined|dedicated|used|based|supposed|related|needed"
-        r"|guessed)\b)[a-z]+ed)\b",
+        r"|guessed)\b)[a-z]{2,}ed)\b"
+        r"(?!['’]s\b|(?:\s+(?-i:[A-Z])[\w'’-]*)*\s+(?-i:and\s+(?:I|me)|is|was|are|were|has|have|had|will"
+        r"|would|can|could|does|did|said|says)\b)",
         _I,
     ),
     # First and second person, with the verb after "I" so it can be conjugated.

@@ -298,6 +298,25 @@ def test_possessed_subjects_and_dropped_i_are_about_the_speaker() -> None:
     assert {f.subject for f in result.facts} == {"Caroline"}
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Jed is my cousin from Leeds.",  # a name whose spelling ends as a past does
+        "Ted's my brother-in-law.",
+        "Wilfred said the gig was brilliant.",
+        "Ned and I went sailing on the weekend.",
+        "Red is my favourite colour these days.",  # no stem of two letters before "-ed"
+        "Ked Shoes is a brand I like.",
+    ],
+)
+def test_a_name_its_own_verb_follows_is_no_dropped_i(text: str) -> None:
+    """ "Ted is my brother" opens with its subject, not with a past whose "I" chat dropped: no fact reads
+    "Caroline ted is ..." or "... with Caroline ned"."""
+    for fact in run(text).facts:
+        first = text.split()[0].removesuffix("'s").lower()
+        assert f"caroline {first}" not in fact.content.lower(), fact.content
+
+
 def test_comparisons_and_vague_objects_are_not_relations() -> None:
     assert not run("We're like a family.").relations
     assert run("I'm planning a few.").facts == ()
