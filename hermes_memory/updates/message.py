@@ -68,14 +68,13 @@ def read_message(
     out: list[tuple[str, Statement]] = []
     before: str | None = None  # the holder of the clause before
     topic: str | None = None  # what the part before asks about, when it is a question with no verb
-    known = {n.casefold() for n in (*(holders or ()), *things)}
     for part in parts(text):
         words = part.split()
         if len(words) < 2:  # no clause; it may ask a topic ("Coffee?") or answer one with a verb ("Quit.")
-            if topic is not None and verb_form(words[0].lower()):  # said with the "I" chat drops
-                out.append((part, read(f"I {part.lower()} {topic}", speaker=speaker, when=when,
-                                       holders=holders, things=things)))  # fmt: skip
-            topic = _topic(part, known)
+            if topic is not None and verb_form(words[0].lower()):
+                answer = _with_dropped_i([*words, topic])
+                out.append((part, read(answer, speaker=speaker, when=when, holders=holders, things=things)))
+            topic = _topic(part, (holders or (), things))
             continue
         statement = go_on(read(part, speaker=speaker, when=when, holders=holders, things=things), before)
         out.append((part, statement))
@@ -85,18 +84,20 @@ def read_message(
             said.extend(_answered(part, statement, topic))
         for each in said:
             out.append((part, read(each, speaker=speaker, when=when, holders=holders, things=things)))
-        topic = _topic(part, known) if statement.why_not == "question" and _verbless(statement) else None
+        asked = statement.why_not == "question" and _verbless(statement)
+        topic = _topic(part, (holders or (), things)) if asked else None
     return out
 
 
-def _topic(part: str, known: Collection[str]) -> str | None:
+def _topic(part: str, known: tuple[Collection[str], ...]) -> str | None:
     """What a question with no verb asks about ("Favourite band?" -> "favourite band", "Spotify?" ->
-    "Spotify"): its words, the first lower-cased unless they are a name the memory knows; None for any
-    other part, a question word ("Why?") or an adverb ("Really?", "Seriously?")."""
+    "Spotify"): its words, the first lower-cased unless they are a name the memory knows (``known``: the
+    lower-cased names of ``read``'s ``holders`` and ``things``); None for any other part, a question word
+    ("Why?") or an adverb ("Really?", "Seriously?")."""
     named = part.removesuffix("?").strip()
     if not part.endswith("?") or not named:
         return None
-    if named.casefold() in known:
+    if any(named.casefold() in names for names in known):
         return named
     head = named.split()[-1].lower()  # a noun phrase's head is its last word
     if closed_word(head) or verb_form(head) or head in _PERSONS or head in ADVERBS or head.endswith("ly"):
@@ -114,8 +115,14 @@ def _answered(clause: str, statement: Statement, topic: str) -> list[str]:
     for k in range(1, len(words)):
         if words[k].lower() in ("it", "them") and verb_form(words[k - 1].lower()):
             said = [*words[:k], topic, *words[k + 1 :]]
-            return [" ".join(["I", said[0].lower(), *said[1:]] if k == 1 else said)]
+            return [_with_dropped_i(said) if k == 1 else " ".join(said)]
     return []
+
+
+def _with_dropped_i(words: list[str]) -> str:
+    """Words that open with their verb, said with the "I" chat drops: ["Quit", "coffee"] -> "I quit
+    coffee" (its fact then reads "The user quit coffee", not a request)."""
+    return " ".join(["I", words[0].lower(), *words[1:]])
 
 
 def _verbless(statement: Statement) -> bool:
