@@ -519,7 +519,7 @@ def _is_name(tokens: list[tuple[str, int]], i: int) -> bool:
         return False
     if not word.endswith("'s") and i + 1 < len(tokens) and tokens[i + 1][0].lower() in OBJECT_START:
         return False  # "Shut the account down", "Cut it all off": a verb with its object, no subject
-    return not (low.endswith(("ed", "ing")) or low in PAST_FORMS)
+    return not (low.endswith(("ed", "ing")) or low in PAST_FORMS or (low.endswith("n't") and low != "don't"))
 
 
 def _names_someone(tokens: list[tuple[str, int]]) -> bool:
