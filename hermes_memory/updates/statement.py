@@ -510,7 +510,8 @@ def _subject_start(tokens: list[tuple[str, int]]) -> int:
 
 def _is_name(tokens: list[tuple[str, int]], i: int) -> bool:
     """A capitalised word that names someone or something: not a verb form opening a subjectless
-    clause ("Packed up ...", "Got promoted", "Swapped the ..."), not an interjection."""
+    clause ("Packed up ...", "Got promoted", "Swapped the ...", "Didn't renew ..."; "Don't ..." opens an
+    imperative as often), not an interjection."""
     word = tokens[i][0]
     if not NAME.fullmatch(word):
         return False
