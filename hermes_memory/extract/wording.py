@@ -94,11 +94,12 @@ _SOURCES: dict[str, tuple[str, int]] = {
     # "it"/"them" are fine as the object of a later verb ("I finished my script and printed it").
     "late_object_pronoun": (r"\b(?:it|them)\b", 0),
     "trailing_quantity": (r"\b(?:a few|some|one|a couple|a lot|more)\s*$", 0),
-    # Small talk: "I agree", "I'm so glad", "I can't wait", "I won't give up".
+    # Small talk: "I agree", "I'm so glad", "I can't wait", "I won't give up"; not "I see a physio" (whom
+    # one consults, a person as the object).
     "low_value": (
         r"^(?:i|we)(?:['’](?:m|ve|d|ll)|\s+(?:am|are|have|was|were|will|would|do|did|just|really|totally|so"
         r"|also|can|can't|cannot|don't|didn't|too|absolutely|completely|definitely|always|still|never|not"
-        r"|gotta|must|should|could))*\s*(?:agree|know|see|understand|think|guess|hope|bet|feel|hear|mean"
+        r"|gotta|must|should|could))*\s*(?:agree|know|see(?!\s+(?:an?|dr\.?)\s)|understand|think|guess|hope|bet|feel|hear|mean"
         r"|appreciate|wish|wonder|believe|remember (?:that|this|it|how|what|when)|love (?:that|it|this|them"
         r"|you|those|these|how|what|when|hearing|seeing)|like (?:that|it|this|them|you|how|what)|can't wait"
         r"|glad|happy|sorry|thankful|grateful|proud|impressed|jealous|sure|amazed|touched|honou?red|so\b"

@@ -8,7 +8,9 @@ beside it between commas. A clause whose subject is "he", "she" or "they" goes o
 clause before it was about (``go_on``). A part answering a question with no verb just before it says
 what the question names: a fragment its value ("Favourite band? Fontaines D.C., easily." -> "my
 favourite band is ..."), a verb alone or with "it" as its object what befell it ("Coffee? Quit." ->
-"I quit coffee"; "Gym? Swapped it for the climbing wall").
+"I quit coffee"; "Gym? Swapped it for the climbing wall"). A clause about no one that opens with "the" and a
+common noun and says, in the present, what that thing goes by ("The team uses Microsoft Teams for chat",
+"The team's standup is 9:45") tells of the speaker's own world, as "our team" would (``_ours``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from hermes_memory.updates.lexicon import ADVERBS, CLITIC_HOSTS, gerund, verb_form
+from hermes_memory.updates.readings import timeless_values
 from hermes_memory.updates.statement import USER, Statement, a_name, closed_word, parts, read
 
 # "my <role>, <Name>," / "<Name>, my <role>,": a role of one to three lower-case words and a name of one
@@ -77,6 +80,10 @@ def read_message(
             topic = _topic(part, (holders or (), things))
             continue
         statement = go_on(read(part, speaker=speaker, when=when, holders=holders, things=things), before)
+        if statement.holder is None and (ours := _ours(part)) is not None:
+            owned = read(ours, speaker=speaker, when=when, holders=holders, things=things)
+            if owned.holder is not None and owned.tense != "past" and timeless_values(owned):
+                statement = owned
         out.append((part, statement))
         before = statement.holder
         said = apposed(part)
@@ -87,6 +94,19 @@ def read_message(
         asked = statement.why_not == "question" and _verbless(statement)
         topic = _topic(part, (holders or (), things)) if asked else None
     return out
+
+
+# "The team ..." at a clause's start: the article and a lower-case word (the subject's noun, or its first).
+_THE = re.compile(r"[Tt]he(?=\s+[a-z])")
+
+
+def _ours(part: str) -> str | None:
+    """A clause opening with "the" and a common noun, read as the speaker's ("The team uses Slack" ->
+    "Our team uses Slack"): in one's own message the team, the house or the sprint board with no owner
+    named is one's own. The caller keeps that reading only when it says, in the present, what the thing
+    goes by (a name or a number): "The weather is awful" and "The team won" stay about no one."""
+    match = _THE.match(part)
+    return None if match is None else "Our" + part[match.end() :]
 
 
 def _topic(part: str, known: tuple[Collection[str], ...]) -> str | None:

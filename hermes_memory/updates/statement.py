@@ -510,7 +510,8 @@ def _subject_start(tokens: list[tuple[str, int]]) -> int:
 
 def _is_name(tokens: list[tuple[str, int]], i: int) -> bool:
     """A capitalised word that names someone or something: not a verb form opening a subjectless
-    clause ("Packed up ...", "Got promoted", "Swapped the ..."), not an interjection."""
+    clause ("Packed up ...", "Got promoted", "Swapped the ...", "Didn't renew ..."; "Don't ..." opens an
+    imperative as often), not an interjection."""
     word = tokens[i][0]
     if not NAME.fullmatch(word):
         return False
@@ -519,7 +520,7 @@ def _is_name(tokens: list[tuple[str, int]], i: int) -> bool:
         return False
     if not word.endswith("'s") and i + 1 < len(tokens) and tokens[i + 1][0].lower() in OBJECT_START:
         return False  # "Shut the account down", "Cut it all off": a verb with its object, no subject
-    return not (low.endswith(("ed", "ing")) or low in PAST_FORMS)
+    return not (low.endswith(("ed", "ing")) or low in PAST_FORMS or (low.endswith("n't") and low != "don't"))
 
 
 def _names_someone(tokens: list[tuple[str, int]]) -> bool:

@@ -141,7 +141,7 @@ SCENARIOS = [
              "The vet put Luna on Royal Canin renal food.",
              "What does my cat Luna eat?", r"\bwhiskas\b", r"\broyal canin\b"),
     Scenario("team-tracker", SECOND, "team's tracker", UPDATE,
-             "Our team tracks its work in Jira.",
+             "The team tracks its work in Jira.",
              "We migrated the team board from Jira to Linear in May.",
              "Which app does my team track its work in?", r"\bjira\b", r"\blinear\b"),
     Scenario("car", SECOND, "car", UPDATE,

@@ -172,6 +172,19 @@ def test_a_fragment_opening_with_a_gerund_is_the_speakers(text: str, holder: str
     assert read(text).holder == holder
 
 
+@pytest.mark.parametrize(
+    ("text", "holder"),
+    [
+        # chat drops "I" before a negated auxiliary as before a verb in the past
+        ("Didn't go back to the climbing gym after the injury", USER),
+        ("Haven't touched the piano since June", USER),
+        ("a lovely evening all round", None),  # no verb: a remark about nobody in particular
+    ],
+)
+def test_a_clause_opening_with_its_verb_in_the_past_is_the_speakers(text: str, holder: str | None) -> None:
+    assert read(text).holder == holder
+
+
 def test_a_person_by_their_role_is_no_attribute_of_anything_else() -> None:
     from hermes_memory.updates.shape import same_attribute
 

@@ -101,3 +101,37 @@ def test_a_verb_answering_a_question_with_no_verb_says_what_befell_it(message: s
 )
 def test_only_a_question_naming_a_thing_lends_it_to_the_answer(message: str, said: list[str]) -> None:
     assert [s.text for _, s in read_message(message)] == said
+
+
+@pytest.mark.parametrize(
+    ("message", "holder", "normal"),
+    [
+        ("The band rehearses at Blackbird Studios on Tuesdays", USER,
+         "the user's band rehearses at Blackbird Studios on Tuesdays"),
+        ("the office runs everything through Asana", USER, "the user's office runs everything through Asana"),
+        ("The kids take the 8:10 bus", "user's kids", "the user's kids take the 8:10 bus"),
+        # no name or number: what it goes by is not said; and a past event sets nothing now
+        ("The weather is miserable again", None, "The weather is miserable again"),
+        ("The band played Glastonbury in 2019", None, "The band played Glastonbury in 2019"),
+    ],
+)  # fmt: skip
+def test_a_thing_of_the_speakers_world_named_with_the_is_theirs(message: str, holder: str | None,
+                                                                 normal: str) -> None:  # fmt: skip
+    ((_, statement),) = read_message(message)
+    assert (statement.holder, statement.normal) == (holder, normal)
+
+
+@pytest.mark.parametrize(
+    ("clause", "stated"),
+    [
+        ("I see a physio called Ben", True),  # whom one consults: a fact of its own
+        ("I see Dr. Amadi every month", True),
+        ("I see what you mean", False),  # small talk
+        ("I see, that makes sense", False),
+    ],
+)
+def test_seeing_someone_is_no_small_talk(clause: str, stated: bool) -> None:
+    from hermes_memory.updates.writer import StatementUpdates
+
+    known = frozenset({"ben", "amadi"})  # the people the memory knows are no values of their own
+    assert StatementUpdates.stated(read(clause, holders=known), clause) is stated
