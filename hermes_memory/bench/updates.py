@@ -494,8 +494,8 @@ def main(argv: list[str] | None = None) -> int:
         shipped = packaged()  # scored as it is, then refitted by run
     except ValueError:  # fitted on other features than these: nothing to score until it is refitted
         shipped = UpdateModel(Cues(), [], 0.0, [], [], 0.5)
-    detector = UpdateDetector(embedder.embed_document, model=shipped, cache_size=1 << 18)  # every text the
-    # folds meet stays embedded
+    # every text the folds meet stays embedded
+    detector = UpdateDetector(embedder.embed_document, model=shipped, cache_size=1 << 18)
     result = run(Path(args.data), detector, Path(args.chat) if args.chat else None, Path(args.profiles))
     print(_table(result))
     for miss in result["misses"]["held_out"][: args.misses]:

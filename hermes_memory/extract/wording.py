@@ -99,7 +99,8 @@ _SOURCES: dict[str, tuple[str, int]] = {
     "low_value": (
         r"^(?:i|we)(?:['’](?:m|ve|d|ll)|\s+(?:am|are|have|was|were|will|would|do|did|just|really|totally|so"
         r"|also|can|can't|cannot|don't|didn't|too|absolutely|completely|definitely|always|still|never|not"
-        r"|gotta|must|should|could))*\s*(?:agree|know|see(?!\s+(?:an?|dr\.?)\s)|understand|think|guess|hope|bet|feel|hear|mean"
+        r"|gotta|must|should|could))*\s*(?:agree|know|see(?!\s+(?:an?|dr\.?)\s)|understand|think|guess|hope"
+        r"|bet|feel|hear|mean"
         r"|appreciate|wish|wonder|believe|remember (?:that|this|it|how|what|when)|love (?:that|it|this|them"
         r"|you|those|these|how|what|when|hearing|seeing)|like (?:that|it|this|them|you|how|what)|can't wait"
         r"|glad|happy|sorry|thankful|grateful|proud|impressed|jealous|sure|amazed|touched|honou?red|so\b"
