@@ -13,7 +13,7 @@ from hermes_memory.extract.mentions import EntityContext, Mention, claim, is_fre
 _KIN: dict[str, str] = {}
 for _pred, _words in (
     ("sibling_of", "sister sisters brother brothers sibling siblings"),
-    ("child_of", "mom mother mum mommy mama dad father daddy papa parents stepmom stepdad"),
+    ("child_of", "mom mother mum mommy mama dad father daddy papa parent parents stepmom stepdad"),
     ("parent_of", "son sons daughter daughters kid kids child children"),
     ("married_to", "husband wife spouse"),
     ("partner_of", "partner boyfriend girlfriend fiance fiancé fiancee fiancée"),
@@ -304,6 +304,11 @@ def _relational(m: re.Match[str], owner: str, start: int, end: int, ctx: EntityC
 
 #: Every relation a relational mention ("my sister", "my dog") can imply.
 KIN_PREDICATES: frozenset[str] = frozenset(_KIN.values())
+#: The relations one holds to one person at a time: those none of whose role words is the plural of
+#: another ("manager", "wife", "girlfriend"; not "friend" / "friends", "sister" / "sisters").
+ONE_AT_A_TIME: frozenset[str] = frozenset(_KIN.values()) - {
+    pred for word, pred in _KIN.items() if word.endswith("s") and _KIN.get(word[:-1]) == pred
+}
 #: The relations of family, which no later statement ends: "Lily moved up to year 4" says something new
 #: of the user's daughter, and she is still their daughter. (A partner, a friend, a boss, a pet can go.)
 LASTING_PREDICATES: frozenset[str] = frozenset({"sibling_of", "child_of", "parent_of", "relative_of"})
@@ -317,6 +322,7 @@ def kin_predicate(role: str) -> str | None:
 __all__ = [
     "KIN_PREDICATES",
     "LASTING_PREDICATES",
+    "ONE_AT_A_TIME",
     "kin_mentions",
     "kin_predicate",
     "species",

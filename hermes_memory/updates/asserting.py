@@ -36,6 +36,14 @@ _DURATION = re.compile(
     r"\b(?:since|(?:for|in)\s+(?:ages|years|months|weeks|days|(?:a|an|one|two|three|four|five|six|several|a\s+few"
     r"|\d+)\s+(?:years?|months?|weeks?|days?)))\b"
 )
+# The aspectual verbs of going on with a state (a closed class of the grammar) after a negated event:
+# "didn't renew", "never went back", "didn't stay on" tell that a state ended, not that a change did not
+# happen.
+_NOT_GONE_ON = re.compile(
+    r"\b(?:didn't|did\s+not|never)\s+"
+    r"(?:renew(?:ed)?|continued?|extend(?:ed)?|re-?sign(?:ed)?|re-?enrol(?:led)?|re-?up(?:ped)?"
+    r"|(?:stay(?:ed)?|carr(?:y|ied))\s+on|(?:go|went)\s+back|(?:keep|kept)\s+(?:it\s+)?up)\b"
+)
 # A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved" (but after a
 # comma "not" sets a value right: "it's bouldering, not climbing").
 _NEGATED_CHANGE = re.compile(
@@ -60,6 +68,12 @@ _VERB_BEFORE = re.compile(
 _NEW_SUBJECT = re.compile(
     r"(?:,|\band\b|\bbut\b)\s+(?:(?i:i|we|he|she|they|you|it)\b"
     r"|(?i:the|my|our|his|her|their)\s+[a-z][\w'-]*|[A-Z][a-z]+\b)(?=\s+\w)"
+)
+# A remark of its own after a comma that ends the clause: a modal verb or the prospective with no subject
+# before it, and the verb it governs ("..., not gonna lie", "..., might go back to it one day"). Its mood is
+# its own: the clause before it still asserts. An adverb alone ("..., probably") qualifies the clause.
+_ASIDE = re.compile(
+    r",\s*(?:not\s+)?(?:might|could|would|should|will|won't|gonna|wanna|must)\s+[a-z][^,]*$"
 )
 # Words opening a subordinate clause: what follows its comma is the main clause, not another one.
 _SUBORDINATE = frozenset(
@@ -92,6 +106,15 @@ def _first_clause(text: str) -> str:
     return text.lower()
 
 
+def _without_aside(low: str) -> str:
+    """A lower-cased clause without the remarks with a mood of their own that close it (``_ASIDE``), when
+    what comes before has a verb of its own: "i'm kind of over taylor swift, not gonna lie" -> "i'm kind
+    of over taylor swift"; "moving to leeds, probably" and "kind of, not gonna lie" stay whole."""
+    while (match := _ASIDE.search(low)) is not None and _VERB_BEFORE.search(low[: match.start()]):
+        low = low[: match.start()]
+    return low
+
+
 def next_time(words: tuple[str, ...]) -> bool:
     """Whether a clause names a time to come by "next" said as an adverbial ("next quarter we're migrating
     ...", "next up is ..."): no determiner or possessive before it, which makes it a noun's ("the next
@@ -118,6 +141,7 @@ def why_not(text: str, low: str) -> str | None:
         before = low[: m.start()].split()  # "I use the shampoo the dermatologist recommended": the user's
         if not any(w in SUBJECT_PRONOUNS for w in before) and not _said_after(low, m.start()):
             return "reported"
+    low = _without_aside(low)
     if _MODAL.search(low):
         return "hypothetical"
     if _PROSPECTIVE.search(low) or clause_tense(low, 0, len(low)) == "future":
@@ -126,7 +150,7 @@ def why_not(text: str, low: str) -> str | None:
     # A negation negates its own clause: not the one a later clause with a subject of its own follows.
     head = _first_clause(text)
     event = _NEGATED_EVENT.search(head)
-    if event and not _DURATION.search(head, event.end()) and not ended:
+    if event and not _DURATION.search(head, event.end()) and not ended and not _NOT_GONE_ON.search(head):
         return "negated"
     if _NEGATED_CHANGE.search(head) and not ended:
         return "negated"

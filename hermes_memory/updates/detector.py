@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.endings import affirms, completes, corrects, denies, restates
+from hermes_memory.updates.endings import affirms, completes, corrects, denies, predicate, restates
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
 from hermes_memory.updates.model import (
@@ -132,12 +132,16 @@ class UpdateDetector:
     def repeats(new: Statement, old: Statement, cued: bool = False) -> bool:
         """Whether ``new`` names the old value again in the present, unnegated, with no change cue
         (``cued``) and no other value: "Ingrid is the person I report to" after "My manager is Ingrid"
-        restates it; a past event ("the Fiesta died"), a negation or a change cue ("I let my Equinox
-        membership lapse", "Vivaldi has replaced Firefox") ends a value it names. A clause whose subject
-        is the old value, said of the user's in the present (``_reasserts``), restates it whatever its
-        cue words. Between statements that name no value, it restates the old one when it says nothing
-        the old one does not (``restates``: "Woodwork is what I love" after "I'm passionate about
-        woodworking"); so does one as negated as the old one ("Long time no see" said again)."""
+        restates it; a past event ("the Fiesta died"), a negation or a change cue ("Vivaldi has replaced
+        Firefox") ends a value it names. A clause whose subject is the old value, said of the user's in
+        the present (``_reasserts``), restates it whatever its cue words. A clause whose subject is its
+        holder restates only when it says nothing the old one does not (``restates``): one that names the
+        old value among words of its own tells something new of it, and the decision weighs it ("I let
+        my Equinox membership lapse", "I've switched to the falafel van for lunch, Pret got too pricey",
+        "I'm in the paramedicine program at Monash" after "My course is nursing at Monash"). Between
+        statements that name no value, it restates the old one when it says nothing the old one does not
+        ("Woodwork is what I love" after "I'm passionate about woodworking"); so does one as negated as
+        the old one ("Long time no see" said again)."""
         if (new.negated and not old.negated) or new.tense == "past":
             return False  # a negation ends what it negates; one said again ("Long time no see") does not
         old_values = timeless_values(old)
@@ -145,7 +149,9 @@ class UpdateDetector:
             return restates(new, old)  # a change said in words would be a word the old one lacks
         if cued and not _reasserts(new, old_values):
             return False
-        return bool(old_values & set(new.words)) and not (values(new) - old_values - _words(old))
+        if not old_values & set(new.words) or values(new) - old_values - _words(old):
+            return False
+        return restates(new, old) or not predicate(new)  # said of its holder, in words of its own
 
     @classmethod
     def can_replace(cls, new: Statement, old: Statement, cued: bool = False) -> bool:

@@ -18,9 +18,12 @@ _NEGATION_WORDS = frozenset(
     """not no never longer anymore any more don't doesn't isn't aren't wasn't weren't won't can't haven't
     hasn't didn't nobody nothing none""".split()
 )
-# The aspectual verbs of completion, in the past (a closed class of the grammar: "finished Dune"); not
-# those of stopping, which also pause ("stopped the episode halfway").
-_ENDING_ASPECT = frozenset("finished completed ended".split())
+# The aspectual verbs that bring an activity to its end, in the past (a closed class of the grammar): of
+# completion ("finished Dune") and of abandoning it ("pulled out of the marathon", "gave up the course");
+# not those of stopping, which also pause ("stopped the episode halfway").
+_ENDING_ASPECT = re.compile(
+    r"\b(?:finished|completed|ended|quit|abandoned|withdrew|(?:pulled|dropped|backed)\s+out|gave\s+up)\b"
+)
 # The aspectual verbs of beginning, in the past (a closed class of the grammar: "started the shop",
 # "set up a stall").
 _BEGINNING = re.compile(r"\b(?:started|began|begun|launched|founded|set up|kicked off)\b")
@@ -58,7 +61,7 @@ def affirms(old: Statement, clause: Statement) -> bool:
         return False
     if not (old.asserts and not old.negated and same_holder(old.holder, clause.holder)):
         return False
-    said = _predicate(old)
+    said = predicate(old)
     if len(said) < 2:
         return False
     head = said[0]
@@ -67,9 +70,9 @@ def affirms(old: Statement, clause: Statement) -> bool:
     return re.search(spoken, clause.normal.lower()) is not None
 
 
-def _predicate(statement: Statement) -> list[str]:
+def predicate(statement: Statement) -> list[str]:
     """The words of a statement after its holder, when it opens with the holder ("the user is lactose
-    intolerant" -> is, lactose, intolerant); none otherwise."""
+    intolerant" -> is, lactose, intolerant); none otherwise (its subject is something else)."""
     holder = "the user" if statement.holder == USER else (statement.holder or "").lower()
     words = statement.normal.lower().split()
     opening = holder.split()
@@ -114,14 +117,15 @@ def denies(old: Statement, new: Statement) -> bool:
 def completes(old: Statement, new: Statement) -> bool:
     """Whether ``new`` tells, in the past, that the activity ``old`` has in progress came to its end:
     ``old`` is in the progressive ("I'm reading Dune", "Kofi is training for the Berlin marathon") and
-    ``new`` says with an aspectual verb of completion that something ``old`` names was finished
-    ("Finished Dune last night", "Kofi completed Berlin in 3:41"). An activity in progress is over once
-    done; a habit is not ("Finished my pottery session early" after "I do pottery on Thursdays")."""
+    ``new`` says with an aspectual verb of completion or of abandoning that something ``old`` names was
+    finished or given up ("Finished Dune last night", "Kofi completed Berlin in 3:41", "I pulled out of
+    the marathon"). An activity in progress is over once done or dropped; a habit is not ("Finished my
+    pottery session early" after "I do pottery on Thursdays")."""
     if not (new.asserts and new.tense == "past" and not new.negated and same_holder(old.holder, new.holder)):
         return False
     if not (old.asserts and not old.negated and _PROGRESSIVE.search(old.normal)):
         return False
-    return not _ENDING_ASPECT.isdisjoint(new.words) and bool(values(old) & named(new))
+    return _ENDING_ASPECT.search(new.normal.lower()) is not None and bool(values(old) & named(new))
 
 
 def begins(old: Statement, new: Statement) -> bool:
@@ -148,4 +152,14 @@ def past_habit(statement: Statement) -> bool:
     )
 
 
-__all__ = ["affirms", "begins", "ceases", "completes", "corrects", "denies", "past_habit", "restates"]
+__all__ = [
+    "affirms",
+    "begins",
+    "ceases",
+    "completes",
+    "corrects",
+    "denies",
+    "past_habit",
+    "predicate",
+    "restates",
+]

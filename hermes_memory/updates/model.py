@@ -47,6 +47,7 @@ from hermes_memory.updates.readings import (
 )
 from hermes_memory.updates.shape import (
     IDENTITY,
+    another_by_role,
     attribute_words,
     bare,
     one_valued,
@@ -277,7 +278,8 @@ def evidence(
     """Whether the message carries evidence that ``old`` changed, not only that something else is also
     true: a learned change cue in the clause or in another clause of the same message ("The Fiesta died,
     so I'm leasing a Niro"), a negated state ("not ... anymore"), the shape of a one-valued attribute
-    (the old statement's counts only for a clause not told as a past event),
+    (the old statement's counts only for a clause not told as a past event) or a role held to one person
+    at a time said again by its verb with someone else (``another_by_role``),
     the old value named again in the message while the clause names a new one ("Sold the Golf and bought
     a Tesla"; "Spanish never clicked, so it's Italian I study now"),
     or an event told in the past that befell the old value (``ended``). Between two statements that name
@@ -343,6 +345,8 @@ def evidence(
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot
+    if another_by_role(old, new):
+        return True  # "I report to Marcus Bell now" after "I report to Sunita Rao": a role of one at a time
     named_again = any(old_values & named(s) for s in message)
     return bool(named_again and values(new) - old_values) or ended(old, new, context)
 

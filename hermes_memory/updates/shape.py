@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 
-from hermes_memory.extract.kin import kin_predicate
+from hermes_memory.extract.kin import ONE_AT_A_TIME, kin_predicate
 from hermes_memory.extract.relations import verb_predicates
 from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.readings import MEMO, STOP, content, named, values
@@ -150,15 +150,30 @@ def fills_slot(old: Statement, new: Statement) -> bool:
     that shape ("the user's go-to takeaway is bibimbap", then "Jollof rice is the user's go-to takeaway")
     or the new one by the verb of the old one's role ("the user reports to ..."): the same slot, a present
     state, unnegated, and no word in common beyond the attribute's own. A slot the speaker calls theirs
-    with "is" holds one value at a time, whatever the attribute."""
-    if new.negated or new.tense == "past" or not one_valued(old):
+    with "is" holds one value at a time, whatever the attribute; so does a role held to one person at a
+    time, both said by its verb (``another_by_role``)."""
+    if new.negated or new.tense == "past":
         return False
+    if not one_valued(old):
+        return another_by_role(old, new)
     if not (one_valued(new) or _said_by_verb(old, new)):  # that shape, or the role's own verb
         return False
     if not same_slot(old, new):
         return False
     attribute = {w for phrase in (*attribute_words(old), *attribute_words(new)) for w in phrase}
     return not (content(old) - attribute) & (content(new) - attribute)
+
+
+def another_by_role(old: Statement, new: Statement) -> bool:
+    """Whether both statements say, by its verb, a relation one holds to one person at a time
+    (``ONE_AT_A_TIME``: "the user reports to Sunita Rao", then "the user reports to Marcus Bell"; "is
+    dating", "is married to"), of one holder, in the present and unnegated, the new one naming someone
+    and no one the old one named: the role's verb says what "the user's manager is ..." does."""
+    if new.negated or new.tense == "past" or not same_holder(old.holder, new.holder):
+        return False
+    if not _verb_relations(old.text) & _verb_relations(new.text) & ONE_AT_A_TIME:
+        return False
+    return bool(values(new) - values(old)) and not values(old) & values(new)
 
 
 def bare(statement: Statement) -> set[str]:
@@ -168,6 +183,7 @@ def bare(statement: Statement) -> set[str]:
 
 __all__ = [
     "IDENTITY",
+    "another_by_role",
     "attribute_words",
     "bare",
     "fills_slot",

@@ -84,7 +84,7 @@ SCENARIOS = [
              "I joined Spotify last month after four years at Zalando.",
              "Where do I work?", r"\bzalando\b", r"\bspotify\b"),
     Scenario("manager", FIRST, "manager", UPDATE,
-             "My manager is Priya Natarajan.",
+             "I report to Priya Natarajan.",
              "I report to Tomasz Nowak.",
              "Who is my manager?", r"\bpriya\b", r"\btomasz\b"),
     Scenario("band", FIRST, "band I play in", UPDATE,

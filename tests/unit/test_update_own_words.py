@@ -1,0 +1,96 @@
+"""Readings that let a change said in one's own words reach the decision: a clause that names the old
+value among words of its own, a remark with a mood of its own closing a clause, a state not gone on
+with, an activity in progress given up, and a role held to one person at a time said again by its verb.
+
+The sentences here are written for these tests; none is taken from the labelled corpus.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_memory.extract.kin import ONE_AT_A_TIME
+from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.endings import completes
+from hermes_memory.updates.model import Cues, evidence
+from hermes_memory.updates.shape import another_by_role, fills_slot
+from hermes_memory.updates.statement import read
+
+
+def test_a_clause_of_its_holder_naming_the_old_value_in_words_of_its_own_is_no_restatement() -> None:
+    """ "I let my Curzon membership lapse" names the cinema the user was a member of, in words the old
+    statement did not say: it tells something new of it, and the decision weighs it. Said again in its
+    own words ("I'm a member at Curzon"), or with the old value as the subject ("Curzon is still where
+    I see films"), it restates; so does a clause that adds only words the old one had."""
+    old = read("I'm a member at Curzon")
+    assert not UpdateDetector.repeats(read("I let my Curzon membership lapse"), old)
+    assert not UpdateDetector.repeats(read("I've moved my film nights to the Everyman, Curzon got dear"), old)
+    assert UpdateDetector.repeats(read("I'm a member at Curzon"), old)
+    assert UpdateDetector.repeats(read("Curzon is still where I see films"), old)
+    course = read("my course is geology at Bristol")
+    assert not UpdateDetector.repeats(read("I'm in the archaeology programme at Bristol"), course)
+    assert UpdateDetector.repeats(read("Bristol is where I study geology"), course)
+
+
+@pytest.mark.parametrize(
+    ("text", "asserts"),
+    [
+        ("I'm pretty much done with Duolingo, not gonna lie", True),
+        ("I sold the kayak, might buy a paddleboard one day", True),
+        ("I'm moving to Leeds, probably", False),  # an adverb alone: the mood of the clause it closes
+        ("I might sell the kayak, not sure yet", False),
+        ("kind of, not gonna lie", False),  # nothing before it with a verb of its own
+        ("I'll switch to Emacs, should be fun", False),
+    ],
+)
+def test_a_closing_remark_with_its_own_mood_leaves_its_clause_asserting(text: str, asserts: bool) -> None:
+    """ "..., not gonna lie" closes a clause with a remark of its own, a modal verb and the verb it
+    governs with no subject before them: the clause before it still asserts. A modal adverb alone
+    qualifies the clause it closes, and a modal in the clause itself makes it a possibility or a plan."""
+    assert read(text).asserts is asserts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Didn't renew with the climbing wall this year",
+        "I never went back to the choir after the summer",
+        "didn't stay on at the allotment society",
+    ],
+)
+def test_a_state_not_gone_on_with_is_asserted_and_negated(text: str) -> None:
+    """A negated event of an aspectual verb of going on (renewing, going back, staying on) tells that a
+    state ended: it asserts, negated, as "not ... anymore" does. Any other negated event tells that a
+    change did not happen, and asserts nothing."""
+    said = read(text)
+    assert said.asserts and said.negated
+    assert read("I didn't leave the choir").why_not == "negated"
+    assert read("Didn't renew my passport in time, so no trip").asserts  # a state not gone on with
+
+
+def test_an_activity_in_progress_given_up_is_over() -> None:
+    """ "I pulled out of the Leeds half" ends "I'm training for the Leeds half" as finishing it would;
+    stopping it may be a pause, and a habit is not ended by one session given up."""
+    old = read("I'm training for the Leeds half")
+    assert completes(old, read("I pulled out of the Leeds half with a bad knee"))
+    assert completes(old, read("Gave up on the Leeds half in the end"))
+    assert completes(old, read("Finished the Leeds half in 1:52"))
+    assert not completes(old, read("Stopped the Leeds half training run halfway, too hot"))
+    habit = read("I run with the Leeds harriers")
+    assert not completes(habit, read("I pulled out of the Leeds harriers race"))
+
+
+def test_a_role_of_one_person_at_a_time_said_by_its_verb_takes_another() -> None:
+    """The relations one holds to one person at a time are read off the kin lexicon (no role word of
+    theirs has a plural beside it): a manager, a spouse, a partner; not a friend or a sister. Both
+    statements saying such a role by its verb with different people fill one slot, and that is evidence
+    of a change; a friend by the verb, or the same person again, is not."""
+    assert {"reports_to", "married_to", "partner_of"} <= ONE_AT_A_TIME
+    assert not {"friend_of", "sibling_of", "colleague_of", "child_of"} & ONE_AT_A_TIME
+    old = read("I report to Henrike Maas")
+    new = read("I report to Osman Tekin, he runs the data team")
+    assert another_by_role(old, new) and fills_slot(old, new)
+    assert evidence(old, new, (), Cues(), 0.5)
+    assert not another_by_role(old, read("I report to Henrike Maas and Osman Tekin"))
+    assert not another_by_role(old, read("I reported to Osman Tekin for a year"))  # told in the past
+    assert not another_by_role(read("I'm friends with Juno"), read("I'm friends with Pia"))
