@@ -269,8 +269,8 @@ class RecallEngine:
         # that best is: below ``confident_cosine`` they count for that much less beside the other kinds.
         sure = 1.0
         if not matched and views is not None:
-            nearest = max((s for view in ("episode", "episode_window", "fact") for s in views[view].values()),
-                          default=0.5)  # fmt: skip
+            tops = [max(views[v].values()) for v in ("episode", "episode_window", "fact") if views[v]]
+            nearest = max(tops) if tops else 0.5
             sure = clip((2.0 * nearest - 1.0) / st.confident_cosine)
         ranked: list[tuple[float, int, str, Any, str]] = []  # (score, order, kind, key, tier): hits to be
         # turn uuid (curated entry: hit id) -> the superseded fact extracted from it
