@@ -160,6 +160,16 @@ class ReadsSnapshot:
 
     def superseded_sources(self, episode_uuids: Sequence[str]) -> dict[str, Fact]:
         """``FactStore.superseded_sources(episode_uuids)``."""
+        kept = self._superseded.get
+        found: dict[str, Fact] = {}
+        for uuid in episode_uuids:  # every turn kept (a recall's usual case): one pass, nothing to read
+            fact = kept(uuid, _ABSENT)
+            if fact is _ABSENT:
+                break
+            if fact is not None:
+                found[uuid] = fact
+        else:
+            return found
         known = self._filled(self._superseded, episode_uuids, self._tier2.facts.superseded_sources)
         out: dict[str, Fact] = {}
         for uuid in episode_uuids:

@@ -80,7 +80,6 @@ from hermes_memory.recall.scoring import (
     diversify,
     floornorm,
     minmax,
-    recency_factor,
     tier_of,
 )
 from hermes_memory.recall.settings import RecallSettings
@@ -270,8 +269,8 @@ class RecallEngine:
         # that best is: below ``confident_cosine`` they count for that much less beside the other kinds.
         sure = 1.0
         if not matched and views is not None:
-            nearest = max((s for view in ("episode", "episode_window", "fact") for s in views[view].values()),
-                          default=0.5)  # fmt: skip
+            tops = [max(views[v].values()) for v in ("episode", "episode_window", "fact") if views[v]]
+            nearest = max(tops) if tops else 0.5
             sure = clip((2.0 * nearest - 1.0) / st.confident_cosine)
         ranked: list[tuple[float, int, str, Any, str]] = []  # (score, order, kind, key, tier): hits to be
         # turn uuid (curated entry: hit id) -> the superseded fact extracted from it
@@ -331,14 +330,8 @@ class RecallEngine:
         facts_ranked: dict[str, float] = {}
         top_fact = max(fact_scores.values(), default=0.0)
         if top_fact > 0:
-            scale = st.fact_scale
-            facts_ranked = self._fact_scores(
-                {k: v / top_fact * scale * sure for k, v in fact_scores.items()},
-                as_of,
-                now,
-                reads,
-                valid_at,
-            )
+            scaled = (top_fact, st.fact_scale, sure)
+            facts_ranked = self._fact_scores(fact_scores, scaled, as_of, now, reads, valid_at)
             ranked.extend((score, len(ranked) + i, "fact", uuid, tier_of(fact_parts[uuid]))
                           for i, (uuid, score) in enumerate(facts_ranked.items()))  # fmt: skip
         built = self._others.other_hits(others, now, set(fact_scores), as_of)  # chunks, events, entity cards
@@ -400,14 +393,16 @@ class RecallEngine:
     def _fact_scores(
         self,
         scores: dict[str, float],
+        scaled: tuple[float, float, float],
         as_of: float | None,
         now: float,
         reads: ReadsSnapshot,
         valid_at: float | None = None,
     ) -> dict[str, float]:
-        """Each candidate fact's hit score (prior and recency applied), for those believed now (or at
-        ``as_of``; with ``valid_at`` those true then as known at ``as_of``); read from a few columns,
-        the facts themselves load only when they make the list."""
+        """Each candidate fact's hit score (its score divided by the best, times the scale and how sure
+        recall is: ``scaled``; then prior and recency applied), for those believed now (or at ``as_of``;
+        with ``valid_at`` those true then as known at ``as_of``); read from a few columns, the facts
+        themselves load only when they make the list."""
         st = self.settings
         if valid_at is not None:
             true = self._tier2.facts.true_at_uuids(list(scores), valid_at, as_of)
@@ -417,16 +412,26 @@ class RecallEngine:
             rows = reads.believed_ranks(list(scores))
         else:
             rows = self._tier2.facts.ranking_rows(list(scores), as_of)
+        top, scale, sure = scaled
+        kept, weight = 1.0 - st.importance_weight, st.importance_weight
+        half_life, recency_weight = st.recency_half_life_days, st.recency_weight
         out: dict[str, float] = {}
-        for uuid, score in scores.items():
-            row = rows.get(uuid)
+        row_of = rows.get
+        # A few hundred facts a recall: ``recency_factor`` and ``clip`` inlined, the same arithmetic.
+        for uuid, raw in scores.items():
+            row = row_of(uuid)
             if row is None:
                 continue
             importance, when, recorded_at, superseded_at, _ = row
             if as_of is not None and not believed_then(recorded_at, superseded_at, as_of):
                 continue
-            prior = (1.0 - st.importance_weight) + st.importance_weight * importance
-            out[uuid] = clip(score * prior * recency_factor(when, now, st))
+            score = raw / top * scale * sure
+            prior = kept + weight * importance
+            age_days = (now - when) / 86400.0
+            recency = 1.0 + recency_weight * 0.5 ** ((age_days if age_days > 0.0 else 0.0) / half_life)
+            value = score * prior * recency
+            value = value if value < 1.0 else 1.0
+            out[uuid] = value if value > 0.0 else 0.0
         return out
 
 

@@ -106,20 +106,16 @@ def neighbour_pulls(
         if turn is None:
             continue
         # The turn before the previous one, then the one after the next (each only through a neighbour that
-        # is a candidate), said by the same person: the same speaker and role.
+        # is a candidate), said by the same person: the same speaker and role (compared inline).
         before = pair_of(prev_id) if prev_id is not None else None
         after = pair_of(next_id) if next_id is not None else None
+        speaker, role = turn.episode.speaker, turn.episode.role
         for far in (before[0] if before is not None else None, after[1] if after is not None else None):
             if far is not None and score > pulled(far, 0.0):
                 other = turn_of(far)
-                if other is not None and _same_voice(other.episode, turn.episode):
+                if other is not None and other.episode.speaker == speaker and other.episode.role == role:
                     pulls[far] = score
     return beside, pulls
-
-
-def _same_voice(one: Episode, other: Episode) -> bool:
-    """Whether two turns were said by the same person: the same speaker and role."""
-    return one.speaker == other.speaker and one.role == other.role
 
 
 def session_cohesion(

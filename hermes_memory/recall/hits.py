@@ -23,7 +23,9 @@ class Turn:
     (with its strings neutralised unless scanned clean when written) is built on first use: only the few
     turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
 
-    __slots__ = ("_answers", "_hit", "_key", "chatter", "episode", "question", "speaker_key", "threat")
+    __slots__ = (
+        "_answers", "_hit", "_key", "chatter", "episode", "plain", "question", "speaker_key", "threat",
+    )  # fmt: skip
 
     def __init__(self, episode: Episode, threat: int | None):
         self.episode = episode
@@ -31,6 +33,8 @@ class Turn:
         self.chatter: str | None = cues.chatter_of(episode)
         self.question: bool = cues.is_question_turn(episode.text)
         self.speaker_key: str = (episode.speaker or "").casefold()  # what the speaker priors compare
+        # A person's statement: no chatter, no question, not the AI's (no prior of its kind applies).
+        self.plain: bool = self.chatter is None and not self.question and episode.role != "assistant"
         self._answers: tuple[bool, tuple[str, ...]] | None = None
         self._hit: Hit | None = None
         self._key: str | None = None

@@ -130,8 +130,36 @@ _line_of = lru_cache(maxsize=4096)(_of)
 
 def line(hit: Hit) -> Line:
     """The hit's line (see ``hit_line``), with what the budget and the "already shown" filter need."""
-    turn_of = str(hit.metadata.get("session_id") or "") if hit.kind == "episode" else ""
-    return _line_of(hit.id, _raw_line(hit), turn_of or None, bool(hit.metadata.get("neutralised")))
+    meta = hit.metadata
+    flagged = bool(meta.get("neutralised"))
+    if hit.kind == "episode":
+        speaker, session = meta.get("speaker"), meta.get("session_id")
+        replaced = "superseded_at" in meta or "superseded_by" in meta
+        if not replaced and _plain(speaker) and _plain(session):
+            return _turn_line(hit.id, hit.text, hit.timestamp, speaker, session, flagged)
+    turn_of = str(meta.get("session_id") or "") if hit.kind == "episode" else ""
+    return _line_of(hit.id, _raw_line(hit), turn_of or None, flagged)
+
+
+def _plain(value: object) -> bool:
+    """Whether a metadata value is a string or None (what a turn's speaker and session are)."""
+    return value is None or type(value) is str
+
+
+@lru_cache(maxsize=4096)
+def _turn_line(
+    key: str, text: str, timestamp: float | None, speaker: str | None, session: str | None, flagged: bool
+) -> Line:
+    """The line of a turn hit not replaced since (``_raw_line`` of it: no note), kept by what it is made of:
+    recall shows the same turns again and again, and only the newest lines matter."""
+    day = stamp(timestamp)
+    who = f"{speaker}: " if speaker else ""
+    shown = " ".join(text.split())
+    cut = len(shown) > LINE_CHARS
+    if cut:
+        shown = shown[: LINE_CHARS - 1] + "…"
+    raw = f"- [{day}] {who}{shown} (turn, {session})"
+    return _line_of(key, neutralise(raw) if cut else raw, str(session or "") or None, flagged)
 
 
 def lines(hits: Iterable[Hit]) -> tuple[Line, ...]:

@@ -106,34 +106,40 @@ def diversify(
     if not n or limit < 1:
         return []
     masks, sizes = _WORD_BITS.of([h.text for h in pool])
-    sessions = [h.metadata.get("session_id") for h in pool]
+    sessions = [h.metadata.get("session_id") for h in pool] if same_session else [None] * n
+    scores = [h.score for h in pool]
     overlap = [0.0] * n
-    heap = [(-hit.score, i, 0) for i, hit in enumerate(pool)]  # (-value, rank, chosen hits counted)
+    heap = [(-score, i, 0) for i, score in enumerate(scores)]  # (-value, rank, chosen hits counted)
     heapq.heapify(heap)
     chosen: list[int] = []
+    # The chosen hits' (mask, size, session), in the order chosen: what a hit brought up to date reads.
+    taken: list[tuple[int, int, Any]] = []
     room = dict(caps) if caps is not None else None
+    tiers = [h.tier for h in pool] if room is not None else []
+    pop, push = heapq.heappop, heapq.heappush
     while heap and len(chosen) < limit:
-        _, i, counted = heapq.heappop(heap)
-        if room is not None and room.get(pool[i].tier, 0) <= 0:
+        _, i, counted = pop(heap)
+        if room is not None and room.get(tiers[i], 0) <= 0:
             continue  # its tier is full, and stays so
         if counted < len(chosen):
             mine, size, most = masks[i], sizes[i], overlap[i]
-            session = sessions[i] if same_session else None  # adding 0.0 to a share changes nothing
-            for c in chosen[counted:]:
-                common = (masks[c] & mine).bit_count()
-                value = common / (size + sizes[c] - common or 1)
-                if session is not None and session == sessions[c]:
+            session = sessions[i]  # None without ``same_session``: adding 0.0 to a share changes nothing
+            for mask, other, where in taken[counted:]:
+                common = (mask & mine).bit_count()
+                value = common / (size + other - common or 1)
+                if session is not None and session == where:
                     value += same_session
                 if value > most:
                     most = value
             overlap[i] = most
-            fresh = (-(pool[i].score - weight * most), i, len(chosen))
-            if heap and fresh[:2] > heap[0][:2]:
-                heapq.heappush(heap, fresh)
+            value = -(scores[i] - weight * most)
+            if heap and (value, i) > heap[0][:2]:
+                push(heap, (value, i, len(chosen)))
                 continue
         chosen.append(i)
+        taken.append((masks[i], sizes[i], sessions[i]))
         if room is not None:
-            room[pool[i].tier] -= 1
+            room[tiers[i]] -= 1
     out: list[Hit] = []
     for i in chosen:
         hit = pool[i]

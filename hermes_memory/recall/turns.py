@@ -149,9 +149,16 @@ class TurnRanker:
         answer_boost = 1.0 + st.answer_type_boost
         out: dict[int, float] = {}
         turn_of = turns.get
+        # No prior of the question's own applies (no past time, turn left out, session, speaker or answer
+        # type): a person's plain statement keeps its score (most turns; the loop runs over hundreds).
+        as_asked = (as_of is None and not dropped and session_id is None and other_speaker == 1.0
+                    and not q.answer)  # fmt: skip
         for row_id, value in final.items():
             turn = turn_of(row_id)
             if turn is None:
+                continue
+            if as_asked and turn.plain:
+                out[row_id] = value
                 continue
             episode = turn.episode
             if (as_of is not None and episode.timestamp > as_of) or (dropped and episode.uuid in dropped):

@@ -29,6 +29,13 @@ _SEAM_LITERALS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "hermes_config_mod": ((".hermes/",),),
     "hardcoded_secret": (("key", "token", "secret", "password"), ('"', "'")),
 }
+# A part every match of a seam pattern holds, searched for before the pattern in a rendered block: it opens
+# with a plain character class, which the regex engine skips to, while the pattern (an alternation under
+# IGNORECASE) is tried at every position. A view without it cannot match. The same characters with or
+# without IGNORECASE (none of them has another case).
+_SEAM_CORES: Final[dict[str, re.Pattern[str]]] = {
+    "hardcoded_secret": re.compile(r"[=:]\s*[\"']"),
+}
 # Hermes wraps recalled memory in <memory-context>…</memory-context>: a tag inside it (any case, spacing,
 # separator or full-width bracket) could close the fence early.
 _FENCE_TAG: Final = re.compile(r"[<＜﹤]\s*/?\s*memory\s*[-_‐‑–—\s]?\s*context\s*[>＞﹥]", re.IGNORECASE)
@@ -112,11 +119,11 @@ def composed_threat_lines(lines: Sequence[str]) -> bool:
     for part in parts:
         held |= part[3]
     views: list[str] | None = None
-    for compiled, groups in _seam_gates():
+    for compiled, groups, core in _seam_gates():
         if all(held & group for group in groups):
             if views is None:
                 views = _distinct_views(parts)
-            if any(compiled.search(view) for view in views):
+            if any((core is None or core.search(view)) and compiled.search(view) for view in views):
                 return True
     return False
 
@@ -137,12 +144,18 @@ _LITERALS: Final[tuple[str, ...]] = tuple(
 )
 
 
-def _seam_gate_masks() -> tuple[tuple[re.Pattern[str], tuple[int, ...]], ...]:
-    """``_seam_patterns`` with each group of literals as a bit set over ``_LITERALS``."""
+def _seam_gate_masks() -> tuple[tuple[re.Pattern[str], tuple[int, ...], re.Pattern[str] | None], ...]:
+    """``_seam_patterns`` with each group of literals as a bit set over ``_LITERALS``, and the pattern's
+    ``_SEAM_CORES`` entry (None when it has none)."""
     bit = {literal: 1 << i for i, literal in enumerate(_LITERALS)}
     return tuple(
-        (compiled, tuple(sum(bit[literal] for literal in group) for group in groups))
-        for compiled, groups in _seam_compiled()
+        (
+            compiled,
+            tuple(sum(bit[literal] for literal in group) for group in _SEAM_LITERALS[pattern.pattern_id]),
+            _SEAM_CORES.get(pattern.pattern_id),
+        )
+        for compiled, pattern in compiled_patterns("strict")
+        if pattern.pattern_id in _SEAM_LITERALS
     )
 
 

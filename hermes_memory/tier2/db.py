@@ -6,88 +6,24 @@ from __future__ import annotations
 import abc
 import contextlib
 import os
-import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from hermes_memory.errors import StorageError, StorageFullError
 from hermes_memory.security.permissions import private_dir, tighten
 from hermes_memory.tier2 import leases
+from hermes_memory.tier2._sqlite_errors import (
+    LOCK_BACKOFF_S,
+    LOCK_RETRIES,
+    is_locked,
+    open_error,
+    storage_error,
+)
 from hermes_memory.tier2.leases import Holder
-
-# Retries on top of SQLite's own busy handler: a WAL checkpoint or schema change can still surface
-# SQLITE_BUSY without waiting, and that must never reach a caller as "database is locked".
-_LOCK_RETRIES = 50
-_LOCK_BACKOFF_S = 0.05
-
-
-def _is_locked(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-_SQLITE_FULL = 13
-_SQLITE_IOERR = 10
-# A write that fails this close to a size limit (or with this little free space) is taken as "no room".
-_ROOM_MARGIN = 1 << 20
-
-
-def _no_room(path: Path, exc: sqlite3.DatabaseError) -> str | None:
-    """Why a failed write found no room (disk full, file size limit), or None when it was not that.
-
-    SQLite reports ENOSPC as SQLITE_FULL ("database or disk is full", also a ``max_page_count`` reached)
-    but EFBIG (a file past ``RLIMIT_FSIZE``) only as SQLITE_IOERR ("disk I/O error"): for an I/O error
-    the files' sizes are compared with the limit and the free space is looked at.
-    """
-    code = getattr(exc, "sqlite_errorcode", None)
-    primary = code & 0xFF if isinstance(code, int) else None
-    text = str(exc).lower()
-    if primary == _SQLITE_FULL or "disk is full" in text:
-        return "the disk is full (or the database reached its page limit)"
-    if primary != _SQLITE_IOERR and "disk i/o error" not in text:
-        return None
-    try:
-        import resource  # POSIX only
-    except ImportError:
-        resource = None  # type: ignore[assignment]
-    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0] if resource is not None else -1
-    if resource is not None and limit != resource.RLIM_INFINITY:
-        sizes = [p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-journal")) if p.exists()]
-        if sizes and max(sizes) + _ROOM_MARGIN >= limit:
-            return f"a file reached the process's file size limit (RLIMIT_FSIZE, {limit} bytes)"
-    try:
-        free = shutil.disk_usage(path.parent).free
-    except OSError:
-        return None
-    return "the disk is full" if free < _ROOM_MARGIN else None
-
-
-def _storage_error(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
-    text = str(exc)
-    lowered = text.lower()
-    room = _no_room(path, exc)
-    if room is not None:
-        return StorageFullError(
-            f"memory database {path}: no room to write: {room} ({text}). The write was rolled back whole "
-            "and queued turns stay queued; free space (or raise the limit) and they are written"
-        )
-    if "readonly" in lowered or "read-only" in lowered:
-        return StorageError(f"memory database {path} is read-only: {text}")
-    if isinstance(exc, sqlite3.OperationalError) and _is_locked(exc):
-        return StorageError(f"memory database {path} stayed locked by another writer: {text}")
-    if "not a database" in lowered or "malformed" in lowered:
-        return StorageError(f"memory database {path} is not a valid SQLite database: {text}")
-    return StorageError(f"memory database {path}: {text}")
-
-
-def _open_error(path: Path, exc: sqlite3.DatabaseError) -> StorageError:
-    if "unable to open" in str(exc).lower() and not os.access(path.parent, os.W_OK):
-        return StorageError(f"cannot open memory database {path}: its directory is not writable ({exc})")
-    return StorageError(f"cannot open memory database {path}: {exc}")
 
 
 class Database(abc.ABC):
@@ -120,20 +56,29 @@ class Database(abc.ABC):
         """A read connection of this thread's own for one read: an idle one from the pool, else a new
         one (``_open_reader``); back to the pool after, closed instead when the store was closed
         meanwhile or the connection was lost (``_reader_lost``)."""
+        conn = self._take_reader()
+        try:
+            yield conn
+        finally:
+            self._give_back(conn)
+
+    def _take_reader(self) -> Any:
+        """``_pooled``'s connection: an idle one, else a new one. Hand it back with ``_give_back``."""
         with self._reader_lock:
             self._ensure_open()
             conn = self._idle.pop() if self._idle else None
         if conn is None:
             conn = self._open_reader()
             self._opened_reader(conn)
-        try:
-            yield conn
-        finally:
-            with self._reader_lock:
-                if self._closed or self._reader_lost(conn):
-                    conn.close()
-                else:
-                    self._idle.append(conn)
+        return conn
+
+    def _give_back(self, conn: Any) -> None:
+        """A connection from ``_take_reader`` back to the pool, or closed (see ``_pooled``)."""
+        with self._reader_lock:
+            if self._closed or self._reader_lost(conn):
+                conn.close()
+            else:
+                self._idle.append(conn)
 
     @abc.abstractmethod
     def _ensure_open(self) -> None:
@@ -324,7 +269,7 @@ class SqliteDatabase(Database):
             # connect() itself may have failed, leaving no connection to close.
             if hasattr(self, "_conn"):
                 self._conn.close()
-            raise _open_error(self.path, exc) from exc
+            raise open_error(self.path, exc) from exc
 
     def _tighten(self) -> None:
         if str(self.path) == ":memory:":
@@ -371,7 +316,7 @@ class SqliteDatabase(Database):
                     if self._conn.in_transaction:
                         self._conn.rollback()
                     if isinstance(exc, sqlite3.DatabaseError):
-                        raise _storage_error(self.path, exc) from exc
+                        raise storage_error(self.path, exc) from exc
                     raise
                 finally:
                     self._depth = 0
@@ -386,7 +331,7 @@ class SqliteDatabase(Database):
                 except BaseException as exc:
                     self._undo_savepoint(name, exc)
                     if isinstance(exc, sqlite3.DatabaseError):
-                        raise _storage_error(self.path, exc) from exc
+                        raise storage_error(self.path, exc) from exc
                     raise
                 else:
                     if self._aborted is not None or not self._conn.in_transaction:
@@ -400,7 +345,7 @@ class SqliteDatabase(Database):
         room to write stays StorageFullError)."""
         cause = self._aborted
         if isinstance(cause, sqlite3.DatabaseError):
-            cause = _storage_error(self.path, cause)
+            cause = storage_error(self.path, cause)
         why = f": {cause}" if cause is not None else ""
         kind = StorageFullError if isinstance(cause, StorageFullError) else StorageError
         return kind(
@@ -458,14 +403,14 @@ class SqliteDatabase(Database):
                 check_same_thread=False,
             )
         except sqlite3.DatabaseError as exc:
-            raise _open_error(self.path, exc) from exc
+            raise open_error(self.path, exc) from exc
         try:
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
             conn.execute("PRAGMA query_only = ON")  # a write through it is an error, never a write
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise _storage_error(self.path, exc) from exc
+            raise storage_error(self.path, exc) from exc
         return conn
 
     def data_version(self) -> int:
@@ -487,25 +432,36 @@ class SqliteDatabase(Database):
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         """Run a read and return every row."""
-        with self._read_connection() as conn:
-            rows: list[sqlite3.Row] = self._retry(lambda: conn.execute(sql, params).fetchall())
-            return rows
+        rows: list[sqlite3.Row] = self._read(lambda conn: conn.execute(sql, params).fetchall())
+        return rows
 
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
-        with self._read_connection() as conn:
-            row: sqlite3.Row | None = self._retry(lambda: conn.execute(sql, params).fetchone())
-            return row
+        row: sqlite3.Row | None = self._read(lambda conn: conn.execute(sql, params).fetchone())
+        return row
+
+    def _read(self, fetch: Callable[[sqlite3.Connection], Any]) -> Any:
+        """``fetch`` run on the connection ``_read_connection`` gives, written out: a recall runs some
+        twenty short reads, and its two context managers cost more than such a read."""
+        if not self._wal or not getattr(self._local, "reading", 0) or self._writer == threading.get_ident():
+            with self._lock:
+                self._ensure_open()
+                return self._retry(lambda: fetch(self._conn))
+        pooled = self._take_reader()
+        try:
+            return self._retry(lambda: fetch(pooled))
+        finally:
+            self._give_back(pooled)
 
     def _retry(self, fn: Any) -> Any:
-        for attempt in range(_LOCK_RETRIES):
+        for attempt in range(LOCK_RETRIES):
             try:
                 return fn()
             except sqlite3.OperationalError as exc:
-                if not _is_locked(exc) or attempt == _LOCK_RETRIES - 1:
-                    raise _storage_error(self.path, exc) from exc
-                time.sleep(_LOCK_BACKOFF_S * (1 + attempt % 5))
+                if not is_locked(exc) or attempt == LOCK_RETRIES - 1:
+                    raise storage_error(self.path, exc) from exc
+                time.sleep(LOCK_BACKOFF_S * (1 + attempt % 5))
             except sqlite3.DatabaseError as exc:
-                raise _storage_error(self.path, exc) from exc
+                raise storage_error(self.path, exc) from exc
         raise AssertionError("unreachable")
 
     def size_bytes(self) -> int:

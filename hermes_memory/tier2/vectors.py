@@ -154,6 +154,11 @@ class VectorStore:
         return len(gone)
 
     # -- the change feed --------------------------------------------------------------------------
+    def data_version(self) -> int:
+        """``Database.data_version`` of the store: it stays the same while nothing is committed, and so do
+        the heads."""
+        return self._db.data_version()
+
     def heads(self) -> Marks:
         """The newest ids of chunks, vectors and tombstones (three index seeks): a reader whose marks
         equal these has nothing to catch up."""

@@ -109,6 +109,9 @@ class ExactIndex:
         self._payload_of = payload_of
         self._lock = threading.Lock()
         self._marks = Marks()
+        # The store's ``data_version`` when the marks were last found equal to its heads (None: not yet):
+        # while it holds, nothing was committed, so a refresh has nothing to read (not even the heads).
+        self._version: int | None = None
         self._rows = IndexRows(dim, float_rows)
         self._matching = MatchingRows()
         # query -> the first stage for all rows (full cosines when the float32 rows answered)
@@ -145,6 +148,7 @@ class ExactIndex:
         with self._lock:
             self._store = store
             self._loader = loader
+            self._version = None  # another store's versions are not comparable
 
     # -- keeping up with Tier 2 -------------------------------------------------------------------
     def refresh(self) -> int:
@@ -157,8 +161,12 @@ class ExactIndex:
 
     def _refresh(self) -> int:
         """``refresh`` with the lock held."""
+        version = self._store.data_version()  # read first: a commit after it moves it for the next refresh
+        if version == self._version:
+            return 0
         head = self._store.heads()
         if head == self._marks:
+            self._version = version
             return 0
         held = self._rows
         if held.n == 0 and not self._snapshot_tried and self._snapshot is not None:
@@ -179,6 +187,7 @@ class ExactIndex:
         if touched:
             self._last = None
             self._snapshot_touched += touched
+        self._version = version if self._marks == head else None
         block = _exact_rows.BLOCK
         if held.dead > max(block, held.n // 4) or len(held.alive) > 2 * held.n + block:
             self._compact()  # deleted rows, or room for chunk ids that had no vector
@@ -438,6 +447,7 @@ class ExactIndex:
             self._rows.clear()
             self._rows.epoch += 1
             self._marks = Marks()
+            self._version = None
             self._matching.clear()
             self._last = None
 

@@ -46,3 +46,19 @@ def test_no_seam_literal_holds_a_newline() -> None:
     """What ``composed_threat_lines`` relies on to find the block's literals line by line."""
     assert _LITERALS
     assert not any("\n" in literal for literal in _LITERALS)
+
+
+_SECRET_PIECES = ["token", "PASSWORD", "api_key", "apikey", "secret", " ", "\n", "\t", "=", ":", '"', "'",
+                  "A" * 20, "b9+/=_-" * 3, "ſ", "\u212a", "x", "- [2023] ", ")"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_SECRET_PIECES), max_size=12).map("".join), min_size=1, max_size=4))
+def test_a_secret_run_over_the_lines_is_found_as_in_the_block(lines: list[str]) -> None:
+    """The part of the secret pattern searched for first (``_SEAM_CORES``) never hides a match."""
+    assert composed_threat_lines(lines) == composed_threat("\n".join(lines))
+
+
+def test_a_secret_split_over_two_lines_is_found() -> None:
+    assert composed_threat_lines(["my password", "= 'AAAAAAAAAAAAAAAAAAAAAAAA'"])
+    assert not composed_threat_lines(["my password", "is 'AAAAAAAAAAAAAAAAAAAAAAAA'"])
