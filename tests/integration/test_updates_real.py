@@ -159,9 +159,10 @@ def test_the_assistant_never_updates_the_user(tmp_path: Path) -> None:
 
 def test_the_shipped_model_on_the_corpus() -> None:
     """The shipped decision (``updates/model.json``) on the labelled corpus, as docs/benchmarks.md reports
-    it: in-sample 0.975 / 0.872 over the default encoder (``python -m hermes_memory.bench.updates --chat
-    ...`` fits it, and scores 0.961 / 0.821 held out, the figures the project aims at there; in-sample it
-    aims at 0.97 / 0.90, its recall not met). This guards what is reached over the default encoder."""
+    it: in-sample 0.973 / 0.901 over the default encoder (the project aims at 0.97 / 0.90 there;
+    ``python -m hermes_memory.bench.updates --chat ...`` scores 0.958 / 0.847 held out). The int8 encoder's
+    last digits differ from one CPU's instructions to another's and move a pair or two, so this guards
+    what is reached a few pairs under it."""
     from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
     from hermes_memory.updates.detector import UpdateDetector
 
@@ -172,13 +173,13 @@ def test_the_shipped_model_on_the_corpus() -> None:
     tp = sum(1 for p in pairs if p.update and called[p.id])
     fp = sum(1 for p in pairs if not p.update and called[p.id])
     updates = sum(1 for p in pairs if p.update)
-    assert tp / (tp + fp) >= 0.95 and tp / updates >= 0.85, (tp, fp, updates)
+    assert tp / (tp + fp) >= 0.965 and tp / updates >= 0.89, (tp, fp, updates)
 
 
 def test_the_shipped_model_on_people_telling_their_lives() -> None:
     """Eleven people tell the memory about their lives, message by message (``updates_profiles``: nothing
     is fitted on them): most of what they say is a first mention, which replaces nothing. The shipped
-    decision closes 36 of the 50 facts they change and 21 others by mistake (docs/benchmarks.md); before
+    decision closes 36 of the 50 facts they change and 20 others by mistake (docs/benchmarks.md); before
     a pet's own news and a clause saying the old statement again were read as keeping it, 35 and 28."""
     from hermes_memory.bench.updates_profiles import DEFAULT_PROFILES, load_profiles, score
     from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
