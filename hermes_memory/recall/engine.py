@@ -80,6 +80,7 @@ from hermes_memory.recall.scoring import (
     diversify,
     floornorm,
     minmax,
+    recency_factor,
     tier_of,
 )
 from hermes_memory.recall.settings import RecallSettings
@@ -414,10 +415,8 @@ class RecallEngine:
             rows = self._tier2.facts.ranking_rows(list(scores), as_of)
         top, scale, sure = scaled
         kept, weight = 1.0 - st.importance_weight, st.importance_weight
-        half_life, recency_weight = st.recency_half_life_days, st.recency_weight
         out: dict[str, float] = {}
         row_of = rows.get
-        # A few hundred facts a recall: ``recency_factor`` and ``clip`` inlined, the same arithmetic.
         for uuid, raw in scores.items():
             row = row_of(uuid)
             if row is None:
@@ -425,13 +424,8 @@ class RecallEngine:
             importance, when, recorded_at, superseded_at, _ = row
             if as_of is not None and not believed_then(recorded_at, superseded_at, as_of):
                 continue
-            score = raw / top * scale * sure
             prior = kept + weight * importance
-            age_days = (now - when) / 86400.0
-            recency = 1.0 + recency_weight * 0.5 ** ((age_days if age_days > 0.0 else 0.0) / half_life)
-            value = score * prior * recency
-            value = value if value < 1.0 else 1.0
-            out[uuid] = value if value > 0.0 else 0.0
+            out[uuid] = clip(raw / top * scale * sure * prior * recency_factor(when, now, st))
         return out
 
 

@@ -96,20 +96,34 @@ class Line:
 def _raw_line(hit: Hit, max_chars: int = LINE_CHARS) -> str:
     """``- [YYYY-MM-DD HH:MM] <speaker: >text (source[; superseded <when> by: <what>])``, neutralised in
     full when a piece of it was cut short."""
-    day = stamp(hit.timestamp)
     meta = hit.metadata
-    who = f"{meta.get('speaker')}: " if hit.kind == "episode" and meta.get("speaker") else ""
+    who = meta.get("speaker") if hit.kind == "episode" else None
     source = hit.source  # every kind says where it comes from (``Hit.source``)
-    text = " ".join(hit.text.split())  # ``clip``, folding the white space once
-    cut = len(text) > max_chars
-    if cut:
-        text = text[: max_chars - 1] + "…"
     note = superseded_note(meta)
     if note:
         source = f"{source}; {note}"
     by = meta.get("superseded_by")
-    cut = cut or (by is not None and _longer(str(by), 160))
-    line = f"- [{day}] {who}{text} ({source})"
+    long_by = by is not None and _longer(str(by), 160)
+    return _formatted(hit.timestamp, who, hit.text, source, max_chars, long_by)
+
+
+def _formatted(
+    timestamp: float | None,
+    who: object,
+    text: str,
+    source: str,
+    max_chars: int = LINE_CHARS,
+    cut: bool = False,
+) -> str:
+    """A line of ``text`` (``clip``, folding the white space once) said by ``who`` (none when empty) at
+    ``timestamp``, from ``source``; neutralised in full when the text or (``cut``) a piece of ``source``
+    was cut short."""
+    shown = " ".join(text.split())
+    if len(shown) > max_chars:
+        shown = shown[: max_chars - 1] + "…"
+        cut = True
+    speaker = f"{who}: " if who else ""
+    line = f"- [{stamp(timestamp)}] {speaker}{shown} ({source})"
     return neutralise(line) if cut else line
 
 
@@ -136,7 +150,7 @@ def line(hit: Hit) -> Line:
         speaker, session = meta.get("speaker"), meta.get("session_id")
         replaced = "superseded_at" in meta or "superseded_by" in meta
         if not replaced and _plain(speaker) and _plain(session):
-            return _turn_line(hit.id, hit.text, hit.timestamp, speaker, session, flagged)
+            return _turn_line(hit.id, hit.text, hit.timestamp, speaker, hit.source, session, flagged)
     turn_of = str(meta.get("session_id") or "") if hit.kind == "episode" else ""
     return _line_of(hit.id, _raw_line(hit), turn_of or None, flagged)
 
@@ -148,18 +162,18 @@ def _plain(value: object) -> bool:
 
 @lru_cache(maxsize=4096)
 def _turn_line(
-    key: str, text: str, timestamp: float | None, speaker: str | None, session: str | None, flagged: bool
+    key: str,
+    text: str,
+    timestamp: float | None,
+    speaker: str | None,
+    source: str,
+    session: str | None,
+    flagged: bool,
 ) -> Line:
     """The line of a turn hit not replaced since (``_raw_line`` of it: no note), kept by what it is made of:
     recall shows the same turns again and again, and only the newest lines matter."""
-    day = stamp(timestamp)
-    who = f"{speaker}: " if speaker else ""
-    shown = " ".join(text.split())
-    cut = len(shown) > LINE_CHARS
-    if cut:
-        shown = shown[: LINE_CHARS - 1] + "…"
-    raw = f"- [{day}] {who}{shown} (turn, {session})"
-    return _line_of(key, neutralise(raw) if cut else raw, str(session or "") or None, flagged)
+    raw = _formatted(timestamp, speaker, text, source)
+    return _line_of(key, raw, str(session or "") or None, flagged)
 
 
 def lines(hits: Iterable[Hit]) -> tuple[Line, ...]:

@@ -382,13 +382,19 @@ class SqliteDatabase(Database):
     def _read_connection(self) -> Iterator[sqlite3.Connection]:
         """The connection a read of this thread goes through, held for the read: the writer's (under
         its lock) outside ``reading()``, else a pooled read connection of its own."""
-        if not self._wal or not getattr(self._local, "reading", 0) or self._writer == threading.get_ident():
+        if self._reads_on_writer():
             with self._lock:
                 self._ensure_open()
                 yield self._conn
             return
         with self._pooled() as conn:
             yield conn
+
+    def _reads_on_writer(self) -> bool:
+        """Whether this thread's reads go through the writer's connection: without WAL, outside
+        ``reading()``, or on the thread that holds the write transaction (it must see its own writes)."""
+        reading = getattr(self._local, "reading", 0)
+        return not self._wal or not reading or self._writer == threading.get_ident()
 
     def _opened_reader(self, conn: Any) -> None:
         with self._reader_lock:
@@ -440,9 +446,9 @@ class SqliteDatabase(Database):
         return row
 
     def _read(self, fetch: Callable[[sqlite3.Connection], Any]) -> Any:
-        """``fetch`` run on the connection ``_read_connection`` gives, written out: a recall runs some
-        twenty short reads, and its two context managers cost more than such a read."""
-        if not self._wal or not getattr(self._local, "reading", 0) or self._writer == threading.get_ident():
+        """``fetch`` run on the connection ``_read_connection`` gives (``_reads_on_writer``), written out: a
+        recall runs some twenty short reads, and its two context managers cost more than such a read."""
+        if self._reads_on_writer():
             with self._lock:
                 self._ensure_open()
                 return self._retry(lambda: fetch(self._conn))
