@@ -77,7 +77,7 @@ from hermes_memory.recall.scoring import (
     add_part,
     believed_then,
     clip,
-    diversify,
+    diversified,
     floornorm,
     minmax,
     recency_factor,
@@ -351,23 +351,24 @@ class RecallEngine:
                 if taken[item[4]] <= st.hit_pool * per_tier:
                     kept.append(item)
             ranked = kept
-        # Every later step looks at the best hit_pool * limit distinct hits only: only those are built.
-        best, rows_of = build_hits(ranked, st.hit_pool * limit, turns, built, reads)
-        replaced: dict[str, Fact] = {}
-        threats: dict[str, int | None] = {}
-        if replaced_turns:
-            best, replaced, threats = mark_superseded(best, replaced_turns, reads)
+        # Every later step looks at the best hit_pool * limit distinct candidates only, and only those the
+        # diversity pass chooses are made hits.
+        pool, rows_of = build_hits(ranked, st.hit_pool * limit, turns, built, reads)
         # Category -> instance matching reorders the list after the diversity pass, so it is built deeper.
         category = q.category if views is not None and caps is None and turns else None
         deep = max(limit, st.instance_depth) if category is not None else limit
         if st.diversity <= 0 and caps is None:
-            chosen = best[:deep]
+            picked = [(i, pool.scores[i]) for i in range(min(deep, len(pool)))]
         else:
-            chosen = diversify(
-                best, st.diversity, deep, st.list_sessions if q.listing else 0.0, caps, depth=st.hit_pool
-            )
+            picked = diversified(pool.texts, pool.scores, pool.sessions, pool.tiers, st.diversity, deep,
+                                 st.list_sessions if q.listing else 0.0, caps)  # fmt: skip
+        chosen = [pool.hit(i, score) for i, score in picked]
         if category is not None:
             chosen = self._turns.instance_prior(chosen, turns, rows_of, category)[:limit]
+        replaced: dict[str, Fact] = {}
+        threats: dict[str, int | None] = {}
+        if replaced_turns:  # the statements superseded since, marked on the hits chosen
+            chosen, replaced, threats = mark_superseded(chosen, replaced_turns, reads)
         if replaced and q.present:
             chosen = current_first(chosen, replaced, threats, limit)
         return signals.explain(

@@ -102,15 +102,20 @@ def neighbour_pulls(
                 beside[next_id] = score
         if not threads or score <= 0:
             continue
+        # The turn before the previous one, then the one after the next (each only through a neighbour that
+        # is a candidate), said by the same person: the same speaker and role (compared inline). The
+        # candidate's own turn is looked up only when there is one of them.
+        before = pair_of(prev_id) if prev_id is not None else None
+        after = pair_of(next_id) if next_id is not None else None
+        far_before = before[0] if before is not None else None
+        far_after = after[1] if after is not None else None
+        if far_before is None and far_after is None:
+            continue
         turn = turn_of(row_id)
         if turn is None:
             continue
-        # The turn before the previous one, then the one after the next (each only through a neighbour that
-        # is a candidate), said by the same person: the same speaker and role (compared inline).
-        before = pair_of(prev_id) if prev_id is not None else None
-        after = pair_of(next_id) if next_id is not None else None
         speaker, role = turn.episode.speaker, turn.episode.role
-        for far in (before[0] if before is not None else None, after[1] if after is not None else None):
+        for far in (far_before, far_after):
             if far is not None and score > pulled(far, 0.0):
                 other = turn_of(far)
                 if other is not None and other.episode.speaker == speaker and other.episode.role == role:

@@ -72,22 +72,60 @@ def rescored(hit: Hit, score: float, tier: str) -> Hit:
     return hit_of(hit.id, score, hit.text, tier, hit.kind, hit.timestamp, hit.source_ids, dict(hit.metadata))
 
 
+class HitPool:
+    """The best distinct candidates of one recall, in rank order, as the diversity pass reads them
+    (``texts``, ``scores``, ``sessions``, ``tiers``); each becomes a hit only once chosen (``hit``): most of
+    the pool never reaches the list, and a turn's hit costs a copy of its cached one."""
+
+    __slots__ = ("_items", "scores", "sessions", "texts", "tiers")
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.scores: list[float] = []
+        self.sessions: list[Any] = []  # each hit's ``metadata["session_id"]``
+        self.tiers: list[str] = []
+        self._items: list[Turn | Hit] = []  # a turn (its hit made when chosen) or a hit built already
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def add(self, item: Turn | Hit, hit: Hit, score: float, tier: str) -> None:
+        """``item`` (a turn, whose cached ``hit`` is given, or a hit built for this recall: ``hit`` itself)
+        at ``score`` in ``tier``."""
+        self._items.append(item)
+        self.texts.append(hit.text)
+        self.scores.append(score)
+        self.sessions.append(hit.metadata.get("session_id"))
+        self.tiers.append(tier)
+
+    def hit(self, at: int, score: float) -> Hit:
+        """The hit at position ``at``, with ``score``: a turn's cached hit copied (``rescored``); a hit
+        built already as it is, or with the score when another."""
+        item = self._items[at]
+        if isinstance(item, Turn):
+            return rescored(item.hit, score, self.tiers[at])
+        if score == item.score:
+            return item
+        return hit_of(item.id, score, item.text, item.tier, item.kind, item.timestamp, item.source_ids,
+                      item.metadata)  # fmt: skip
+
+
 def build_hits(
     ranked: list[tuple[float, int, str, Any, str]],
     count: int,
     turns: dict[int, Turn],
     built: list[Hit],
     reads: ReadsSnapshot,
-) -> tuple[list[Hit], dict[str, int]]:
-    """The first ``count`` hits of ``ranked`` with distinct texts (near-duplicates dropped), built
-    from the turns, the facts (loaded in batches as they are reached) and the hits built already; and
-    the row id of each turn among them, by its uuid (what later steps look a turn hit's turn up by)."""
-    out: list[Hit] = []
+) -> tuple[HitPool, dict[str, int]]:
+    """The first ``count`` candidates of ``ranked`` with distinct texts (near-duplicates dropped), from
+    the turns, the facts (loaded in batches as they are reached, made hits) and the hits built already;
+    and the row id of each turn among them, by its uuid (what later steps look a turn hit's turn up by)."""
+    pool = HitPool()
     rows: dict[str, int] = {}
     seen: set[str] = set()
     facts: dict[str, tuple[Fact, int | None]] = {}
     start = 0
-    while start < len(ranked) and len(out) < count:
+    while start < len(ranked) and len(pool) < count:
         batch = ranked[start : start + count + 10]
         start += len(batch)
         wanted = [key for _, _, kind, key, _ in batch if kind == "fact" and key not in facts]
@@ -99,7 +137,7 @@ def build_hits(
                 text = turn.key
                 if text in seen:
                     continue
-                hit = rescored(turn.hit, score, tier)
+                pool.add(turn, turn.hit, score, tier)
                 rows[turn.episode.uuid] = key
             else:
                 if kind == "fact":
@@ -112,11 +150,11 @@ def build_hits(
                 text = dedupe_key(hit.text)
                 if text in seen:
                     continue
+                pool.add(hit, hit, score, tier)
             seen.add(text)
-            out.append(hit)
-            if len(out) == count:
+            if len(pool) == count:
                 break
-    return out, rows
+    return pool, rows
 
 
 def mark_superseded(
@@ -172,12 +210,10 @@ def fact_hit(fact: Fact, score: float, threat: int | None, tier: str = "tier2") 
     """A fact as a hit; a fact not scanned clean when written has its strings neutralised (its source
     turn ids are ids: scanned when written, never per hit)."""
     when = fact.valid_from if fact.valid_from is not None else fact.created_at
-    hit = Hit(
-        id=f"fact:{fact.uuid}", score=score, text=fact.content, tier=tier, kind="fact", timestamp=when,
-        source_ids=fact.source_episodes,
-        metadata={"category": fact.category, "confidence": fact.confidence, "source_type": fact.source_type,
-                  "session_id": fact.source_id if fact.source_type == "session" else None},
-    )  # fmt: skip
+    meta = {"category": fact.category, "confidence": fact.confidence, "source_type": fact.source_type,
+            "session_id": fact.source_id if fact.source_type == "session" else None}  # fmt: skip
+    # ``hit_of``: a recall makes a hit of each fact it reaches (the dataclass's __init__ costs twice as much).
+    hit = hit_of(f"fact:{fact.uuid}", score, fact.content, tier, "fact", when, fact.source_episodes, meta)
     return hit if threat == CLEAN else neutralised(hit)
 
 
@@ -238,6 +274,7 @@ def dedupe_key(text: str) -> str:
 
 
 __all__ = [
+    "HitPool",
     "Turn",
     "build_hits",
     "current_first",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from hermes_memory.recall import present
@@ -93,7 +94,36 @@ def diversify(
 ) -> list[Hit]:
     """Greedy maximal-marginal-relevance order of the best ``depth * limit`` hits; a hit moved down keeps a
     score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
-    overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier.
+    overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier
+    (``diversified`` over the hits' texts, scores, sessions and tiers)."""
+    pool = ranked[: depth * limit]
+    sessions = [h.metadata.get("session_id") for h in pool] if same_session else [None] * len(pool)
+    picked = diversified([h.text for h in pool], [h.score for h in pool], sessions, [h.tier for h in pool],
+                         weight, limit, same_session, caps)  # fmt: skip
+    out: list[Hit] = []
+    for i, score in picked:
+        hit = pool[i]
+        if score != hit.score:
+            hit = hit_of(hit.id, score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
+                         hit.metadata)  # fmt: skip
+        out.append(hit)
+    return out
+
+
+def diversified(
+    texts: Sequence[str],
+    scores: Sequence[float],
+    sessions: Sequence[Any],
+    tiers: Sequence[str],
+    weight: float,
+    limit: int,
+    same_session: float = 0.0,
+    caps: dict[str, int] | None = None,
+) -> list[tuple[int, float]]:
+    """``diversify`` of a pool given as its hits' ``texts`` and ``scores`` (best first), their
+    ``sessions`` (read with ``same_session`` only) and ``tiers`` (read with ``caps`` only): the chosen
+    positions in their order, each with the score it keeps (no higher than the one before). Recall's
+    pool is not built as hits: only the chosen become hits.
 
     Lazy greedy, plain Python: a hit's value (its score less ``weight`` times its largest word overlap
     with a chosen hit) only falls as hits are chosen, so the value it was last given is an upper bound.
@@ -101,13 +131,12 @@ def diversify(
     the best (the first in rank order among equals, as a scan would take it), else it goes back. Only the
     overlaps of hits that reach the top are computed, each an AND of two word bit sets (``WordBits``,
     kept across recalls), and a recall that needs no vector never loads numpy."""
-    pool = ranked[: depth * limit]
-    n = len(pool)
+    n = len(texts)
     if not n or limit < 1:
         return []
-    masks, sizes = _WORD_BITS.of([h.text for h in pool])
-    sessions = [h.metadata.get("session_id") for h in pool] if same_session else [None] * n
-    scores = [h.score for h in pool]
+    masks, sizes = _WORD_BITS.of(list(texts))
+    if not same_session:
+        sessions = [None] * n
     overlap = [0.0] * n
     heap = [(-score, i, 0) for i, score in enumerate(scores)]  # (-value, rank, chosen hits counted)
     heapq.heapify(heap)
@@ -115,7 +144,6 @@ def diversify(
     # The chosen hits' (mask, size, session), in the order chosen: what a hit brought up to date reads.
     taken: list[tuple[int, int, Any]] = []
     room = dict(caps) if caps is not None else None
-    tiers = [h.tier for h in pool] if room is not None else []
     pop, push = heapq.heappop, heapq.heappush
     while heap and len(chosen) < limit:
         _, i, counted = pop(heap)
@@ -140,13 +168,12 @@ def diversify(
         taken.append((masks[i], sizes[i], sessions[i]))
         if room is not None:
             room[tiers[i]] -= 1
-    out: list[Hit] = []
+    out: list[tuple[int, float]] = []
     for i in chosen:
-        hit = pool[i]
-        if out and hit.score > out[-1].score:
-            hit = hit_of(hit.id, out[-1].score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
-                      hit.metadata)  # fmt: skip
-        out.append(hit)
+        score = scores[i]
+        if out and score > out[-1][1]:
+            score = out[-1][1]
+        out.append((i, score))
     return out
 
 
@@ -206,6 +233,7 @@ __all__ = [
     "add_part",
     "believed_then",
     "clip",
+    "diversified",
     "diversify",
     "floornorm",
     "maxnorm",

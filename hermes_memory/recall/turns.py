@@ -105,16 +105,20 @@ class TurnRanker:
         lent: dict[int, float] = {}  # what the turns left out leave their stand-ins
         # Whose turns answer it: the one person it names, or the subject of two (``recall.aggregate``).
         speaker, sole = aggregate.question_speaker(q.text, q.names)
-        speaker_boost = st.speaker_boost if sole else st.subject_boost
-        for row_id in list(boosted) if speaker or q.span is not None or stale or dropped else ():
-            turn = turns.get(row_id)
+        by_speaker = 1.0 + (st.speaker_boost if sole else st.subject_boost)
+        span, by_date = q.span, 1.0 + st.date_boost
+        turn_of = turns.get
+        for row_id in list(boosted) if speaker or span is not None or stale or dropped else ():
+            turn = turn_of(row_id)
             if turn is None:
                 continue
             episode = turn.episode
             if speaker and turn.speaker_key == speaker:
-                boosted[row_id] *= 1.0 + speaker_boost
-            if q.span is not None and q.span[0] <= episode.timestamp < q.span[1] + 86400.0:
-                boosted[row_id] *= 1.0 + st.date_boost
+                boosted[row_id] *= by_speaker
+            if span is not None and span[0] <= episode.timestamp < span[1] + 86400.0:
+                boosted[row_id] *= by_date
+            if not dropped and not stale:
+                continue
             if episode.uuid in dropped:
                 # A turn left out (superseded, the question about the present) lends its neighbours
                 # nothing: the acknowledgement after "I live in Hamburg" is not news about where one
@@ -148,7 +152,6 @@ class TurnRanker:
         asking = 1.0 - st.question_turn_penalty
         answer_boost = 1.0 + st.answer_type_boost
         out: dict[int, float] = {}
-        turn_of = turns.get
         # No prior of the question's own applies (no past time, turn left out, session, speaker or answer
         # type): a person's plain statement keeps its score (most turns; the loop runs over hundreds).
         as_asked = (as_of is None and not dropped and session_id is None and other_speaker == 1.0
@@ -242,10 +245,11 @@ def asked_between_people(
         else:
             left[row_id] = turn
     if left:
-        for candidate, pair in neighbours.items():
-            for beside in pair:
-                if beside in left and _answers_to(left[beside], turn_of(candidate)):
-                    kept.add(beside)
+        for candidate, (prev_id, next_id) in neighbours.items():
+            if prev_id in left and _answers_to(left[prev_id], turn_of(candidate)):
+                kept.add(prev_id)
+            if next_id in left and _answers_to(left[next_id], turn_of(candidate)):
+                kept.add(next_id)
     return kept
 
 

@@ -47,7 +47,7 @@ class TurnViews:
         row_of = ids.get
         for view in VIEWS:
             scores = self.scores[view]
-            top = max((s for u, s in scores.items() if u in ids), default=floor)  # the best of those read
+            top = max([s for u, s in scores.items() if u in ids], default=floor)  # the best of those read
             if top <= floor:
                 continue
             weight, span = self.weights[view], top - floor  # ``floornorm`` and ``add``, in one pass

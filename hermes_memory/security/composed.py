@@ -31,10 +31,11 @@ _SEAM_LITERALS: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
 }
 # A part every match of a seam pattern holds, searched for before the pattern in a rendered block: it opens
 # with a plain character class, which the regex engine skips to, while the pattern (an alternation under
-# IGNORECASE) is tried at every position. A view without it cannot match. The same characters with or
-# without IGNORECASE (none of them has another case).
+# IGNORECASE) is tried at every position. A view without it cannot match. Compiled with the pattern's
+# IGNORECASE (its letters match what the pattern's do). The secret's core runs to the pattern's end: its
+# value of 20 characters without a space, which a quoted remark ('she said: "I went…') lacks.
 _SEAM_CORES: Final[dict[str, re.Pattern[str]]] = {
-    "hardcoded_secret": re.compile(r"[=:]\s*[\"']"),
+    "hardcoded_secret": re.compile(r"[=:]\s*[\"'][A-Za-z0-9+/=_-]{20,}", re.IGNORECASE),
 }
 # Hermes wraps recalled memory in <memory-context>…</memory-context>: a tag inside it (any case, spacing,
 # separator or full-width bracket) could close the fence early.

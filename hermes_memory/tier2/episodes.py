@@ -259,7 +259,8 @@ class EpisodeStore:
         )
         bounded = window(self._db, "episodes_fts", "episodes", query)
         if bounded is None:
-            rows = self._db.query(sql + "ORDER BY bm25(episodes_fts) LIMIT ?", (match, *sp, limit))
+            # Ordered by the selected ``s`` (descending, as bm25 ascending): bm25 worked out once per row.
+            rows = self._db.query(sql + "ORDER BY s DESC LIMIT ?", (match, *sp, limit))
             return {int(r["id"]): float(r["s"]) for r in rows}
         # Every term over the newest turns that match; the rare terms alone over every turn (their score
         # then lacks what the common terms would add: little, a common term's weight is low).

@@ -114,7 +114,7 @@ class ExactIndex:
         self._version: int | None = None
         self._rows = IndexRows(dim, float_rows)
         self._matching = MatchingRows()
-        # query -> the first stage for all rows (full cosines when the float32 rows answered)
+        # query -> the first stage for all rows (every row's score when the float32 rows answered)
         self._last: tuple[bytes, npt.NDArray[Any], bool] | None = None
         # The snapshot file; the marks of the snapshot this index last loaded or wrote (None: none) and
         # the rows touched since; whether the first refresh tried it; whether a bad one was logged.
@@ -350,11 +350,15 @@ class ExactIndex:
         return out
 
     def _first_stage(self, query: FloatArray) -> tuple[npt.NDArray[Any], bool]:
-        """``_exact_scoring.first_stage`` of the query, kept for the next search of the same vector."""
+        """``_exact_scoring.first_stage`` of the query, kept for the next search of the same vector; full
+        cosines as every row's score (``scores``: elementwise, so a view's rows read the values scoring
+        them alone gives, and the rows are scored once for every view)."""
         key = query.tobytes()
         if self._last is not None and self._last[0] == key:
             return self._last[1], self._last[2]
         stage, full = first_stage(self._rows, query)
+        if full:
+            stage = scores(stage)
         self._last = (key, stage, full)  # recall searches one query vector once per chunk kind
         return stage, full
 
@@ -371,8 +375,8 @@ class ExactIndex:
 
         The rows scored in full are the best ``max(FULL_MIN * limit, FULL_SHARE of the matching rows)``
         by their head cosine (all of them when there are few, or when conditions are left for the
-        loaded payloads). ``first``: every row's full cosine when the float32 rows answered (True), else
-        every row's sign-bit distance to the query (False)."""
+        loaded payloads). ``first``: every row's score, ``(1 + cos) / 2``, when the float32 rows answered
+        (True), else every row's sign-bit distance to the query (False)."""
         rows, scored, rest = self._best_rows(query, first, conditions, limit)
         chunk_id = self._rows.chunk_id
         return [(chunk_id(i), s, i) for i, s in zip(rows.tolist(), scored.tolist(), strict=True)], rest
@@ -390,7 +394,7 @@ class ExactIndex:
         if not len(candidates):
             return candidates, np.empty(0, dtype=np.float32), rest
         if full_cosines:
-            scored = scores(stage[candidates])
+            scored = stage[candidates]
         else:
             candidates, scored = second_stage(self._rows, query, stage, candidates, limit, bool(rest))
         rows, best = ranked(candidates, scored, limit if not rest else len(candidates))
