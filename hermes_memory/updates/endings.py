@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.lexicon import DETERMINERS
+from hermes_memory.updates.lexicon import DETERMINERS, PLACING
 from hermes_memory.updates.readings import content, named, opens_with_time, timeless_values, values
 from hermes_memory.updates.shape import bare
 from hermes_memory.updates.statement import USER, Statement, topic_of
@@ -154,24 +154,45 @@ def abandons(old: Statement, new: Statement) -> bool:
     climbing gym"). Whatever the attribute, what one gave up one no longer does. Not an episode with
     the thing: a place, a company or a purpose after it ("Left the Volvo at the garage", "Quit Obsidian
     to install the update"); nor the end of a habit of the past or of an event."""
+    after = _after_given_up(old, new)
+    if after is None:
+        return False
+    return not after.strip() or _GIVEN_UP_END.match(after) is not None or opens_with_time(after)
+
+
+def sets_aside(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` tells, in the past, that its holder left what ``old`` says they do or have somewhere,
+    with someone or for a while: a verb of abandoning whose object names a content word of ``old``, then
+    a preposition of place, company or span that opens no time ("I left my cello at Tom's place", "Quit
+    Notion for a minute to restart the laptop"). An episode with the thing, which still holds."""
+    after = _after_given_up(old, new)
+    if not after or not after.split():
+        return False
+    first = after.split()[0].lower()
+    return first in PLACING and first != "to" and not opens_with_time(after)  # "to": a purpose, or a goal
+
+
+def _after_given_up(old: Statement, new: Statement) -> str | None:
+    """What follows the object of a verb of abandoning that opens ``new`` after its holder, when that
+    object names a content word of ``old`` (nothing when it ends the clause); None without such a verb and
+    object. Both of one holder, ``new`` told in the past, ``old`` holding in the present."""
     if not (new.asserts and new.tense == "past" and not new.negated and same_holder(old.holder, new.holder)):
-        return False
+        return None
     if not (old.asserts and not old.negated and old.tense != "past" and not past_habit(old)):
-        return False
+        return None
     # after the holder, or opening the clause when the holder is the speaker whose "I" chat drops
     words = new.normal.split()
     after_holder = words[len(words) - len(predicate(new)) :] if predicate(new) else words
     said = " ".join(after_holder) if predicate(new) or new.holder == USER else ""
     verb = _ABANDONING.match(said)
     if verb is None:
-        return False
+        return None
     rest = said[verb.end() :]
     cut = _PHRASE_END.search(rest)
     phrase, after = (rest[: cut.start()], rest[cut.start() :]) if cut else (rest, "")
-    if after and _GIVEN_UP_END.match(after) is None and not opens_with_time(after):
-        return False  # "at the garage", "to install the update": an episode with it
     given_up = [w for w in phrase.lower().split() if w not in DETERMINERS and not w.endswith("'s")]
-    return 0 < len(given_up) <= 4 and topic_of(frozenset(given_up), content(old))
+    named = 0 < len(given_up) <= 4 and topic_of(frozenset(given_up), content(old))
+    return after if named else None
 
 
 def begins(old: Statement, new: Statement) -> bool:
@@ -209,4 +230,5 @@ __all__ = [
     "past_habit",
     "predicate",
     "restates",
+    "sets_aside",
 ]

@@ -119,3 +119,8 @@ def test_what_one_gave_up_is_closed_and_an_episode_with_it_is_not(tmp_path: Path
     assert len(closed) == 1 and "trio" in closed[0], closed
     app = ["I write everything in Scrivener.", "Quit Scrivener this morning because it froze, reopened it at ten."]
     assert _closed(tmp_path / "app", app) == []
+    for name, said in {
+        "figma": ["I design everything in Figma.", "Quit Figma for a bit, my laptop was overheating."],
+        "bass": ["I play the bass guitar.", "I left my bass at Tom's place after the gig."],
+    }.items():  # left somewhere or for a while: an episode with the thing
+        assert _closed(tmp_path / name, said) == [], name

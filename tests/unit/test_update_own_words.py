@@ -12,7 +12,7 @@ import pytest
 
 from hermes_memory.extract.kin import ONE_AT_A_TIME
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.endings import abandons, completes
+from hermes_memory.updates.endings import abandons, completes, sets_aside
 from hermes_memory.updates.model import Cues, evidence
 from hermes_memory.updates.shape import another_by_role, fills_slot
 from hermes_memory.updates.statement import read
@@ -111,6 +111,17 @@ def test_giving_up_what_one_does_or_belongs_to_ends_it(text: str) -> None:
 )
 def test_giving_up_ends_nothing_but_what_the_holder_does_now(old: str, new: str) -> None:
     assert not abandons(read(old), read(new))
+
+
+def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> None:
+    """The same verbs with a place, a company or a span after their object set the thing aside: the
+    cello left with the teacher is still played, Figma quit for a bit is still used. A time after it,
+    or nothing, gives it up; a purpose may do either, and is left to the decision."""
+    cello = read("I play the cello in a youth orchestra")
+    assert sets_aside(cello, read("Left my cello with my teacher over the holidays"))
+    assert sets_aside(read("I design everything in Figma"), read("Quit Figma for a bit, my laptop was overheating"))
+    assert not sets_aside(cello, read("I left the orchestra in March"))
+    assert not sets_aside(cello, read("I left the orchestra to focus on my exams"))
 
 
 def test_a_role_of_one_person_at_a_time_said_by_its_verb_takes_another() -> None:
