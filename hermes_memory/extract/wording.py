@@ -62,6 +62,20 @@ _SOURCES: dict[str, tuple[str, int]] = {
         r"|(?:[\w'’]+\s+){0,3}[\w'’]+),\s*(?=(?:I|[Ww]e|[Mm]y)\b)",
         0,
     ),
+    # A frame set before the subject with no comma (closed classes): a preposition and one or two words
+    # that are no pronoun ("On weekends I ...", "At the moment I'm ..."; not "after we talked I", a clause
+    # of its own, nor "For me I"), a determiner and a unit of time ("These days I ...", "Every morning my
+    # ..."; not "every time I", a conjunction), or an adverb of time or frequency ("Nowadays I ...").
+    "frame": (
+        r"(?:(?:on|at|in|during|for|since|after|before|until|over|around)\s+"
+        r"(?:(?!(?:i|we|you|he|she|they|me|us|him|her|them|it)\b)[\w'’]+\s+){1,2}?"
+        r"|(?:this|these|that|those|last|next|every|each|most|some|all)\s+(?:[\w'’]+\s+)?(?:day|week"
+        r"|weekend|fortnight|month|year|morning|afternoon|evening|night|season|spring|summer|autumn|fall"
+        r"|winter|moment|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?\s+"
+        r"|(?:nowadays|lately|recently|currently|presently|usually|normally|generally|typically|mostly"
+        r"|sometimes|often|occasionally|always|now|today|tonight)\s+)(?=(?:I|we|my|our)\b)",
+        _I,
+    ),
     # Chat drops "I": "Just got back", "Gonna start", "Dyed my hair" (but not "Excited to ..."). A word
     # a verb of its own follows is the subject, a name: "Ted is my brother", "Fred said hi", "Ned and I
     # went fishing", "Led Zeppelin is ..."; a regular past has a stem of two letters ("red" is none).
@@ -192,6 +206,8 @@ def clause_subject(
         if t.span[0] - offset <= cut + 5 and t.span[1] - offset > cut:
             cut = t.span[1] - offset
             cut += len(clause[cut:]) - len(clause[cut:].lstrip(" ,"))
+    frame = _rx("frame").match(clause, cut)  # "These days I sing in a choir": the frame comes first
+    cut = frame.end() if frame else cut
     body = clause[cut:]
     if _rx("speaker_start").match(body) or _rx("implied").match(body):
         return speaker

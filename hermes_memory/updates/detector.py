@@ -25,7 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.endings import affirms, completes, corrects, denies, predicate, restates
+from hermes_memory.updates.endings import (
+    abandons,
+    affirms,
+    completes,
+    corrects,
+    denies,
+    predicate,
+    restates,
+)
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
 from hermes_memory.updates.model import (
@@ -184,6 +192,11 @@ class UpdateDetector:
         can replace only such an arrangement (``Statement.arranged``)."""
         return not new.asserts and new.why_not == "plan" and new.arranged
 
+    def _reads_as_end(self, new: Statement) -> bool:
+        """Whether a past event reads as an end, not an episode, along the learned ending direction
+        (``Cues.ends``): "Quit the quartet", not "Quit Firefox earlier because it was hogging memory"."""
+        return self.model.cues.ends(self.vectors([new.masked])[new.masked]) > 0
+
     def comparable(self, new: Statement, earlier: Sequence[Statement]) -> list[int]:
         """The indices of the ``earlier`` statements ``replaced`` weighs ``new`` against (about the same
         holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest.
@@ -237,8 +250,9 @@ class UpdateDetector:
         if not mine:
             return []
         ends = [i for i in mine if corrects(earlier[i], new) or denies(earlier[i], new)
-                or completes(earlier[i], new)]  # fmt: skip
-        if ends:  # a correction, a denial or a completion ends what it names, whatever the model reads
+                or completes(earlier[i], new)
+                or (abandons(earlier[i], new) and self._reads_as_end(new))]  # fmt: skip
+        if ends:  # a correction, a denial, a completion or giving up ends what it names, whatever the model
             return [Replacement(i, self.model.probability(self.features(earlier[i], new, context)))
                     for i in ends]  # fmt: skip
         vec = self.vectors([new.normal, new.masked, *(earlier[i].normal for i in mine),

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.readings import content, named, timeless_values, values
+from hermes_memory.updates.lexicon import DETERMINERS, PLACING
+from hermes_memory.updates.readings import content, named, opens_with_time, timeless_values, values
 from hermes_memory.updates.shape import bare
 from hermes_memory.updates.statement import USER, Statement, topic_of
 
@@ -24,6 +25,23 @@ _NEGATION_WORDS = frozenset(
 _ENDING_ASPECT = re.compile(
     r"\b(?:finished|completed|ended|quit|abandoned|withdrew|(?:pulled|dropped|backed)\s+out|gave\s+up)\b"
 )
+# The verbs of giving up what one did or was part of, in the past, before what was given up (a closed
+# class of the grammar): "quit the trio", "left the choir", "gave up climbing", "dropped out of the course".
+_ABANDONING = re.compile(
+    r"(?:(?:just|finally|officially|eventually)\s+)?"
+    r"(?:quit|left|gave\s+up(?:\s+on)?|(?:dropped|pulled|backed)\s+out\s+of|withdrew\s+from)\s+",
+    re.I,
+)
+# Where the noun phrase after a verb ends: a pause, a conjunction or a preposition (closed classes).
+_PHRASE_END = re.compile(
+    r"[,;:.!?]|\s(?:and|but|so|because|since|as|after|when|though|while|to|at|in|on|from|with|for|by"
+    r"|into|onto|over|near|until|before|during|without)\b",
+    re.I,
+)
+# What may follow the thing given up when the clause tells that it was given up, not an episode with it:
+# a pause or a conjunction (a place, a company or a purpose makes it an episode: "left the Volvo at the
+# garage", "quit Obsidian to install the update"; a time is read apart: ``opens_with_time``).
+_GIVEN_UP_END = re.compile(r"[,;:.!?]|\s(?:and|but|so|because|since|as|after|when|though|while)\b", re.I)
 # The aspectual verbs of beginning, in the past (a closed class of the grammar: "started the shop",
 # "set up a stall").
 _BEGINNING = re.compile(r"\b(?:started|began|begun|launched|founded|set up|kicked off)\b")
@@ -128,6 +146,55 @@ def completes(old: Statement, new: Statement) -> bool:
     return _ENDING_ASPECT.search(new.normal.lower()) is not None and bool(values(old) & named(new))
 
 
+def abandons(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` tells, in the past, that its holder gave up what ``old`` says they do or belong to:
+    a verb of abandoning right after the holder, whose object names a content word of ``old`` (a shared
+    stem) and ends the clause, at a pause, a conjunction or a time ("I left the trio last month" or "Gave
+    up climbing after the finger injury" after "I play bass in a jazz trio", "I go bouldering at a
+    climbing gym"). Whatever the attribute, what one gave up one no longer does. Not an episode with
+    the thing: a place, a company or a purpose after it ("Left the Volvo at the garage", "Quit Obsidian
+    to install the update"); nor the end of a habit of the past or of an event."""
+    after = _after_given_up(old, new)
+    if after is None:
+        return False
+    return not after.strip() or _GIVEN_UP_END.match(after) is not None or opens_with_time(after)
+
+
+def sets_aside(old: Statement, new: Statement) -> bool:
+    """Whether ``new`` tells, in the past, that its holder left what ``old`` says they do or have somewhere,
+    with someone or for a while: a verb of abandoning whose object names a content word of ``old``, then
+    a preposition of place, company or span that opens no time ("I left my cello at Tom's place", "Quit
+    Notion for a minute to restart the laptop"). An episode with the thing, which still holds."""
+    after = _after_given_up(old, new)
+    if not after or not after.split():
+        return False
+    first = after.split()[0].lower()
+    return first in PLACING and first != "to" and not opens_with_time(after)  # "to": a purpose, or a goal
+
+
+def _after_given_up(old: Statement, new: Statement) -> str | None:
+    """What follows the object of a verb of abandoning that opens ``new`` after its holder, when that
+    object names a content word of ``old`` (nothing when it ends the clause); None without such a verb and
+    object. Both of one holder, ``new`` told in the past, ``old`` holding in the present."""
+    if not (new.asserts and new.tense == "past" and not new.negated and same_holder(old.holder, new.holder)):
+        return None
+    if not (old.asserts and not old.negated and old.tense != "past" and not past_habit(old)):
+        return None
+    # after the holder, or opening the clause when the holder is the speaker whose "I" chat drops
+    words = new.normal.split()
+    after_holder = words[len(words) - len(predicate(new)) :] if predicate(new) else words
+    said = " ".join(after_holder) if predicate(new) or new.holder == USER else ""
+    verb = _ABANDONING.match(said)
+    if verb is None:
+        return None
+    rest = said[verb.end() :]
+    cut = _PHRASE_END.search(rest)
+    phrase, after = (rest[: cut.start()], rest[cut.start() :]) if cut else (rest, "")
+    given_up = [w for w in phrase.lower().split() if w not in DETERMINERS and not w.endswith("'s")]
+    named = 0 < len(given_up) <= 4 and topic_of(frozenset(given_up), content(old))
+    return after if named else None
+
+
 def begins(old: Statement, new: Statement) -> bool:
     """Whether ``new`` tells, in the past, how what ``old`` holds began: an aspectual verb of beginning
     and a content word of ``old`` besides its holder's name, and no value ``old`` lacks ("Started my own
@@ -153,6 +220,7 @@ def past_habit(statement: Statement) -> bool:
 
 
 __all__ = [
+    "abandons",
     "affirms",
     "begins",
     "ceases",
@@ -162,4 +230,5 @@ __all__ = [
     "past_habit",
     "predicate",
     "restates",
+    "sets_aside",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from hermes_memory.extract.tense import SAME_PAST
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, REGULAR_PAST, WORD
+from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, PLACING, REGULAR_PAST, WORD
 from hermes_memory.updates.readings import beyond, meets, named, timeless_values, values
 from hermes_memory.updates.statement import Statement, calendar_word, main_tense
 
@@ -26,10 +26,6 @@ def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> 
     return any(s.tense == "past" and s.asserts and bool(meets(mine, named(s))) for s in (new, *context))
 
 
-# Prepositions that place an event: where, to or from where, with whom (a closed class).
-_PLACING = frozenset(
-    "at in on from to into onto with by near off for via through over inside outside".split()
-)
 # Particles of motion before "to": "over to", "across to", "back to" open a goal, never an infinitive.
 _TOWARD = frozenset("over across back".split())
 # What opens a noun phrase of its own: a determiner or a quantifier ("a spoke", "some old videos").
@@ -59,7 +55,7 @@ def setting_only(old: Statement, new: Statement, context: Sequence[Statement] = 
         j = k - 1  # back over the value's own words: "the", "my", its other names, a possessive
         while j > verb and (tokens[j][:1].isupper() or low[j] in DETERMINERS or low[j].endswith("'s")):
             j -= 1
-        if j <= verb or low[j] not in _PLACING:
+        if j <= verb or low[j] not in PLACING:
             return False  # the value is the verb's own complement: "sold the Octavia", "parked the Octavia"
         if low[j] == "from" and any(_goal(tokens, m) for m in range(k + 1, len(tokens))):
             return False  # the source the event moved away from: "Ported my number from EE over to giffgaff"

@@ -110,6 +110,8 @@ def present_s(word: str) -> bool:
 
 # Determiners: articles, possessives and demonstratives ("the next stop", "my Octavia").
 DETERMINERS = frozenset("the a an my our your his her their its this that these those".split())
+# Prepositions that place an event: where, to or from where, with whom, for how long (a closed class).
+PLACING = frozenset("at in on from to into onto with by near off for via through over inside outside".split())
 # Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
 OBJECT_START = DETERMINERS | frozenset("it them some all".split())
 # Titles before a name ("Dr. Osei", "Mr Okafor"): part of a name, never a value of their own.

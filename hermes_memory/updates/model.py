@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.updates.endings import begins, ceases
+from hermes_memory.updates.endings import begins, ceases, sets_aside
 from hermes_memory.updates.events import ended, moves_to_another, names_another, setting_only
 from hermes_memory.updates.readings import (
     MEMO,
@@ -259,7 +259,11 @@ def episode_of(
 ) -> bool:
     """Whether ``new`` tells, in the past, an event with a value of ``old`` (``ended``) that reads as an
     episode of it, not its end: it names the value only as its setting (``setting_only``), or reads so
-    along the learned ending direction (``Cues.ends``). ``context``: the message's other clauses."""
+    along the learned ending direction (``Cues.ends``); or that it left the thing ``old`` names somewhere,
+    with someone or for a while (``sets_aside``: "I left my cello at Tom's place"). ``context``: the
+    message's other clauses."""
+    if sets_aside(old, new):
+        return True
     if not ended(old, new) or ceases(new):
         return False  # "Stopped seeing Dr Vance": an activity ceased, no episode of it
     return setting_only(old, new, context) or cues.ends(new_masked_vector) <= 0

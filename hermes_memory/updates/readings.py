@@ -133,6 +133,23 @@ def _one_day(text: str) -> bool:
     )
 
 
+# A preposition that may open a time ("in April", "on Monday"; a closed class).
+_TIME_PREPOSITION = re.compile(r"(?:(?:in|on|at|during|over|around|by|until|before|after)\s+)?", re.I)
+
+
+def opens_with_time(text: str) -> bool:
+    """Whether ``text`` begins with a time expression, maybe after a preposition ("last month", "in
+    April", "on Monday")."""
+    return _opens_with_time(text.strip())
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _opens_with_time(text: str) -> bool:
+    opening = _TIME_PREPOSITION.match(text)
+    at = opening.end() if opening is not None else 0
+    return any(m.span[0] == at for m in find_temporal(text, _SOME_DAY))
+
+
 def lemma(word: str) -> str:
     """A word without its possessive or plural ending, lower case: "Hokas", "Hoka's" -> "hoka";
     "boxes" -> "box"; "batteries" -> "battery" (not "Swiss", "campus", "Paris")."""
@@ -220,6 +237,7 @@ __all__ = [
     "named",
     "news_cues",
     "one_more",
+    "opens_with_time",
     "timeless_values",
     "values",
 ]

@@ -109,3 +109,18 @@ def test_things_of_the_speakers_world_named_with_the() -> None:
     assert pairs == 48
     assert len(wrong) <= 1, wrong
     assert caught >= 12, caught
+
+
+def test_what_one_gave_up_is_closed_and_an_episode_with_it_is_not(tmp_path: Path) -> None:
+    """Leaving the trio one plays in ends playing in it, whatever else the message goes on to say; quitting
+    an app to restart it is an episode with it (read along the learned ending direction)."""
+    trio = ["I play bass in a jazz trio on Fridays.", "I left the trio; these days I sing in a community choir."]
+    closed = _closed(tmp_path / "trio", trio)
+    assert len(closed) == 1 and "trio" in closed[0], closed
+    app = ["I write everything in Scrivener.", "Quit Scrivener this morning because it froze, reopened it at ten."]
+    assert _closed(tmp_path / "app", app) == []
+    for name, said in {
+        "figma": ["I design everything in Figma.", "Quit Figma for a bit, my laptop was overheating."],
+        "bass": ["I play the bass guitar.", "I left my bass at Tom's place after the gig."],
+    }.items():  # left somewhere or for a while: an episode with the thing
+        assert _closed(tmp_path / name, said) == [], name

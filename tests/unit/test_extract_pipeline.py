@@ -344,3 +344,24 @@ def test_a_named_relative_whose_thing_is_told_keeps_their_name(text: str, name: 
     assert name in names and not [n for n in names if n.endswith("'s")], names
     assert any(f.subject == name and about in f.content for f in result.facts), contents(result)
     assert f"named {name}" in " ".join(contents(result)), contents(result)
+
+
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("These days I sing in a community choir.", "These days Caroline sings in a community choir"),
+        ("On weekends I go bouldering.", "On weekends Caroline goes bouldering"),
+        ("Every morning I walk the dog before work.", "Every morning Caroline walks the dog before work"),
+        ("Nowadays I take the tram.", "Nowadays Caroline takes the tram"),
+        ("At the moment I'm reading Middlemarch.", "At the moment Caroline is reading Middlemarch"),
+    ],
+)
+def test_a_frame_set_before_the_subject_keeps_the_clause_a_fact(text: str, fact: str) -> None:
+    """A time or place set before the subject with no comma ("These days I ...") frames the clause: it
+    is still the speaker's, and a fact a later change can replace."""
+    assert contents(run(text)) == [fact]
+
+
+def test_a_noun_phrase_before_the_subject_is_no_frame() -> None:
+    """ "This book I read was great" is about the book: no determiner before a unit of time opens it."""
+    assert run("This book I read was great.").facts == ()

@@ -1,6 +1,7 @@
 """Readings that let a change said in one's own words reach the decision: a clause that names the old
 value among words of its own, a remark with a mood of its own closing a clause, a state not gone on
-with, an activity in progress given up, and a role held to one person at a time said again by its verb.
+with, an activity in progress given up, what one does or belongs to given up, and a role held to one
+person at a time said again by its verb.
 
 The sentences here are written for these tests; none is taken from the labelled corpus.
 """
@@ -11,7 +12,7 @@ import pytest
 
 from hermes_memory.extract.kin import ONE_AT_A_TIME
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.endings import completes
+from hermes_memory.updates.endings import abandons, completes, sets_aside
 from hermes_memory.updates.model import Cues, evidence
 from hermes_memory.updates.shape import another_by_role, fills_slot
 from hermes_memory.updates.statement import read
@@ -78,6 +79,49 @@ def test_an_activity_in_progress_given_up_is_over() -> None:
     assert not completes(old, read("Stopped the Leeds half training run halfway, too hot"))
     habit = read("I run with the Leeds harriers")
     assert not completes(habit, read("I pulled out of the Leeds harriers race"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I left the choir in the spring",
+        "Quit the choir, too much travel",
+        "I finally gave up the choir after ten years",
+        "Dropped out of the gospel choir",
+    ],
+)
+def test_giving_up_what_one_does_or_belongs_to_ends_it(text: str) -> None:
+    """A verb of abandoning whose object is what the old statement says the holder does or belongs to,
+    ending the clause (or followed by a pause, a conjunction or a time), ends it whatever the attribute:
+    the choir one left is no longer the choir one sings in."""
+    assert abandons(read("I sing alto in a gospel choir on Sundays"), read(text))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I sing alto in a gospel choir", "I left the choir rehearsal at nine"),  # a place and a time
+        ("I sing alto in a gospel choir", "I left the choir to fetch the car"),  # a purpose
+        ("I sing alto in a gospel choir", "I didn't leave the choir"),  # negated
+        ("I sing alto in a gospel choir", "I might quit the choir"),  # a possibility
+        ("I sing alto in a gospel choir", "I left the orchestra"),  # something else
+        ("I used to sing in a choir", "I left the choir"),  # a habit of the past, over already
+        ("Sam sings alto in a gospel choir", "I left the choir"),  # someone else's
+    ],
+)
+def test_giving_up_ends_nothing_but_what_the_holder_does_now(old: str, new: str) -> None:
+    assert not abandons(read(old), read(new))
+
+
+def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> None:
+    """The same verbs with a place, a company or a span after their object set the thing aside: the
+    cello left with the teacher is still played, Figma quit for a bit is still used. A time after it,
+    or nothing, gives it up; a purpose may do either, and is left to the decision."""
+    cello = read("I play the cello in a youth orchestra")
+    assert sets_aside(cello, read("Left my cello with my teacher over the holidays"))
+    assert sets_aside(read("I design everything in Figma"), read("Quit Figma for a bit, my laptop was overheating"))
+    assert not sets_aside(cello, read("I left the orchestra in March"))
+    assert not sets_aside(cello, read("I left the orchestra to focus on my exams"))
 
 
 def test_a_role_of_one_person_at_a_time_said_by_its_verb_takes_another() -> None:
