@@ -113,11 +113,14 @@ def test_things_of_the_speakers_world_named_with_the() -> None:
 
 def test_what_one_gave_up_is_closed_and_an_episode_with_it_is_not(tmp_path: Path) -> None:
     """Leaving the trio one plays in ends playing in it, whatever else the message goes on to say; quitting
-    an app to restart it is an episode with it (read along the learned ending direction)."""
-    trio = ["I play bass in a jazz trio on Fridays.", "I left the trio; these days I sing in a community choir."]
+    an app to restart it is an episode with it (read along the learned ending direction), and so is a
+    thing left somewhere or for a while."""
+    trio = ["I play bass in a jazz trio on Fridays.",
+            "I left the trio; these days I sing in a community choir."]  # fmt: skip
     closed = _closed(tmp_path / "trio", trio)
     assert len(closed) == 1 and "trio" in closed[0], closed
-    app = ["I write everything in Scrivener.", "Quit Scrivener this morning because it froze, reopened it at ten."]
+    app = ["I write everything in Scrivener.",
+           "Quit Scrivener this morning because it froze, reopened it at ten."]  # fmt: skip
     assert _closed(tmp_path / "app", app) == []
     for name, said in {
         "figma": ["I design everything in Figma.", "Quit Figma for a bit, my laptop was overheating."],

@@ -119,7 +119,8 @@ def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> Non
     or nothing, gives it up; a purpose may do either, and is left to the decision."""
     cello = read("I play the cello in a youth orchestra")
     assert sets_aside(cello, read("Left my cello with my teacher over the holidays"))
-    assert sets_aside(read("I design everything in Figma"), read("Quit Figma for a bit, my laptop was overheating"))
+    figma = read("I design everything in Figma")
+    assert sets_aside(figma, read("Quit Figma for a bit, my laptop was overheating"))
     assert not sets_aside(cello, read("I left the orchestra in March"))
     assert not sets_aside(cello, read("I left the orchestra to focus on my exams"))
 
