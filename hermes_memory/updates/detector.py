@@ -9,8 +9,8 @@ those the new one makes no longer true, with the model's probability. The steps,
    the statements, of the statements with their values masked, and of what each says that the other
    does not: ``apart_cosine``), the words they share, the change
    cues the new one carries, and whether it names a new value; above its threshold it is an update.
-   A correction (", not <old word>") or a denial (the old statement said again negated) ends what it
-   names without the model.
+   A correction (", not <old word>"), a denial (the old statement said again negated) or giving up what
+   the old statement says one does ("I left the trio") ends what it names without the model.
 Vectors come from the embedder the store already runs (all-MiniLM-L6-v2); a small LRU keeps the vectors
 of statements seen recently, so a user's facts are embedded once per process.
 """
@@ -234,7 +234,9 @@ class UpdateDetector:
         A correction ("..., not <old value>": ``endings.corrects``) replaces the statements it sets right,
         a denial (the old statement said again negated: ``endings.denies``) the statements it denies, the
         end of an activity in progress (``endings.completes``: "Finished Dune" after "I'm reading Dune")
-        the statements of that activity. An earlier statement that a clause of the message says again,
+        the statements of that activity, and giving up what one does or belongs to (``endings.abandons``:
+        "Quit the quartet" after "I'm in a barbershop quartet", when it reads as an end along the learned
+        ending direction) the statements of it. An earlier statement that a clause of the message says again,
         whole (``endings.affirms``: "Since I'm lactose intolerant, ..."), is kept.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value

@@ -1,7 +1,7 @@
 """What ends an earlier statement without the learned decision, read from the grammar of the new one: a
 correction (", not <old word>"), a denial (the old statement said again negated, or as a habit of the
-past), the completion of an activity in progress; and a restatement, which ends nothing. Pure functions,
-no model.
+past), the completion of an activity in progress, giving up what one does or belongs to; and what ends
+nothing: a restatement, the thing left somewhere or for a while. Pure functions, no model.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def sets_aside(old: Statement, new: Statement) -> bool:
     a preposition of place, company or span that opens no time ("I left my cello at Tom's place", "Quit
     Notion for a minute to restart the laptop"). An episode with the thing, which still holds."""
     after = _after_given_up(old, new)
-    if not after or not after.split():
+    if after is None or not after.split():
         return False
     first = after.split()[0].lower()
     return first in PLACING and first != "to" and not opens_with_time(after)  # "to": a purpose, or a goal
@@ -181,9 +181,10 @@ def _after_given_up(old: Statement, new: Statement) -> str | None:
     if not (old.asserts and not old.negated and old.tense != "past" and not past_habit(old)):
         return None
     # after the holder, or opening the clause when the holder is the speaker whose "I" chat drops
-    words = new.normal.split()
-    after_holder = words[len(words) - len(predicate(new)) :] if predicate(new) else words
-    said = " ".join(after_holder) if predicate(new) or new.holder == USER else ""
+    words, told = new.normal.split(), len(predicate(new))
+    if told:
+        words = words[len(words) - told :]
+    said = " ".join(words) if told or new.holder == USER else ""
     verb = _ABANDONING.match(said)
     if verb is None:
         return None
@@ -191,8 +192,8 @@ def _after_given_up(old: Statement, new: Statement) -> str | None:
     cut = _PHRASE_END.search(rest)
     phrase, after = (rest[: cut.start()], rest[cut.start() :]) if cut else (rest, "")
     given_up = [w for w in phrase.lower().split() if w not in DETERMINERS and not w.endswith("'s")]
-    named = 0 < len(given_up) <= 4 and topic_of(frozenset(given_up), content(old))
-    return after if named else None
+    names_it = 0 < len(given_up) <= 4 and topic_of(frozenset(given_up), content(old))
+    return after if names_it else None
 
 
 def begins(old: Statement, new: Statement) -> bool:
