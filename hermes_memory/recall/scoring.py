@@ -1,5 +1,5 @@
 """Recall's score arithmetic: normalising a source's scores, adding them with weights (and each key's
-share by tier), recency, and the diversity pass (``diversify``)."""
+share by tier), recency, and the diversity pass (``diversified``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 
 from hermes_memory.recall import present
 from hermes_memory.recall.settings import RecallSettings
-from hermes_memory.records import Hit, hit_of
 
 
 def believed_then(recorded_at: float | None, superseded_at: float | None, as_of: float) -> bool:
@@ -83,33 +82,6 @@ def clip(x: float) -> float:
     return max(0.0, min(1.0, x))
 
 
-def diversify(
-    ranked: list[Hit],
-    weight: float,
-    limit: int,
-    same_session: float = 0.0,
-    caps: dict[str, int] | None = None,
-    *,
-    depth: int = 3,
-) -> list[Hit]:
-    """Greedy maximal-marginal-relevance order of the best ``depth * limit`` hits; a hit moved down keeps a
-    score no higher than the one ranked above it, so scores still descend. ``same_session`` adds to the
-    overlap of two hits from one conversation session; ``caps``: at most so many hits of each tier
-    (``diversified`` over the hits' texts, scores, sessions and tiers)."""
-    pool = ranked[: depth * limit]
-    sessions = [h.metadata.get("session_id") for h in pool] if same_session else [None] * len(pool)
-    picked = diversified([h.text for h in pool], [h.score for h in pool], sessions, [h.tier for h in pool],
-                         weight, limit, same_session, caps)  # fmt: skip
-    out: list[Hit] = []
-    for i, score in picked:
-        hit = pool[i]
-        if score != hit.score:
-            hit = hit_of(hit.id, score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
-                         hit.metadata)  # fmt: skip
-        out.append(hit)
-    return out
-
-
 def diversified(
     texts: Sequence[str],
     scores: Sequence[float],
@@ -120,10 +92,12 @@ def diversified(
     same_session: float = 0.0,
     caps: dict[str, int] | None = None,
 ) -> list[tuple[int, float]]:
-    """``diversify`` of a pool given as its hits' ``texts`` and ``scores`` (best first), their
-    ``sessions`` (read with ``same_session`` only) and ``tiers`` (read with ``caps`` only): the chosen
-    positions in their order, each with the score it keeps (no higher than the one before). Recall's
-    pool is not built as hits: only the chosen become hits.
+    """Greedy maximal-marginal-relevance order of a pool given as its hits' ``texts`` and ``scores`` (best
+    first), their ``sessions`` and ``tiers``: the chosen positions in their order, each with the score it
+    keeps (no higher than the one before, so scores still descend). ``same_session`` adds to the overlap
+    of two hits from one conversation session (``sessions`` is read with it only); ``caps``: at most so
+    many hits of each tier (``tiers`` is read with it only). Recall's pool is not built as hits: only the
+    chosen become hits.
 
     Lazy greedy, plain Python: a hit's value (its score less ``weight`` times its largest word overlap
     with a chosen hit) only falls as hits are chosen, so the value it was last given is an upper bound.
@@ -234,7 +208,6 @@ __all__ = [
     "believed_then",
     "clip",
     "diversified",
-    "diversify",
     "floornorm",
     "maxnorm",
     "minmax",

@@ -185,7 +185,7 @@ def test_empty_memory_recalls_nothing(api: MemoryAPI) -> None:
 
 
 def test_near_copies_do_not_crowd_out_other_memories() -> None:
-    from hermes_memory.recall.scoring import diversify
+    from hermes_memory.recall.scoring import diversified
     from hermes_memory.records import Hit
 
     def hit(i: str, score: float, text: str) -> Hit:
@@ -196,15 +196,21 @@ def test_near_copies_do_not_crowd_out_other_memories() -> None:
         hit("b", 0.97, "Maria volunteers at the homeless shelter every Friday."),
         hit("c", 0.9, "Maria also walks dogs for the animal rescue downtown."),
     ]
-    assert [h.id for h in diversify(ranked, 0.4, 2)] == ["a", "c"]
-    assert [h.id for h in diversify(ranked, 0.01, 2)] == ["a", "b"]
-    spread = diversify(ranked, 0.4, 3)
-    assert [h.id for h in spread] == ["a", "c", "b"]
-    assert [h.score for h in spread] == sorted((h.score for h in spread), reverse=True)
+
+    def diversify(weight: float, limit: int) -> list[tuple[str, float]]:
+        texts, scores = [h.text for h in ranked], [h.score for h in ranked]
+        picked = diversified(texts, scores, [None] * len(ranked), [h.tier for h in ranked], weight, limit)
+        return [(ranked[i].id, score) for i, score in picked]
+
+    assert [i for i, _ in diversify(0.4, 2)] == ["a", "c"]
+    assert [i for i, _ in diversify(0.01, 2)] == ["a", "b"]
+    spread = diversify(0.4, 3)
+    assert [i for i, _ in spread] == ["a", "c", "b"]
+    assert [s for _, s in spread] == sorted((s for _, s in spread), reverse=True)
 
 
 def test_a_list_question_spreads_its_hits_over_sessions() -> None:
-    from hermes_memory.recall.scoring import diversify
+    from hermes_memory.recall.scoring import diversified
     from hermes_memory.records import Hit
 
     def hit(i: str, score: float, text: str, session: str) -> Hit:
@@ -218,8 +224,14 @@ def test_a_list_question_spreads_its_hits_over_sessions() -> None:
     ]
     # Asked for one thing, the best matches stay together; asked for several, the second session
     # gets a slot.
-    assert [h.id for h in diversify(ranked, 0.4, 2)] == ["a", "b"]
-    assert [h.id for h in diversify(ranked, 0.4, 2, same_session=0.25)] == ["a", "c"]
+    texts, scores = [h.text for h in ranked], [h.score for h in ranked]
+    sessions, tiers = [h.metadata["session_id"] for h in ranked], [h.tier for h in ranked]
+
+    def diversify(same_session: float = 0.0) -> list[str]:
+        return [ranked[i].id for i, _ in diversified(texts, scores, sessions, tiers, 0.4, 2, same_session)]
+
+    assert diversify() == ["a", "b"]
+    assert diversify(same_session=0.25) == ["a", "c"]
 
 
 @pytest.mark.parametrize(

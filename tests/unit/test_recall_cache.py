@@ -16,7 +16,7 @@ import pytest
 from hermes_memory import MemoryAPI
 from hermes_memory.recall import _reads
 from hermes_memory.recall.present import content_words
-from hermes_memory.recall.scoring import WordBits, diversify
+from hermes_memory.recall.scoring import WordBits, diversified
 from hermes_memory.records import Hit
 from hermes_memory.tier2 import SqliteDatabase
 
@@ -117,7 +117,7 @@ def _diversify_pairwise(
     same_session: float = 0.0,
     caps: dict[str, int] | None = None,
 ) -> list[Hit]:
-    """The MMR order as it was computed before, pair by pair: the reference for ``diversify``."""
+    """The MMR order as it was computed before, pair by pair: the reference for ``diversified``."""
     pool = ranked[: 3 * limit]
     words = [content_words(h.text) for h in pool]
     sessions = [h.metadata.get("session_id") for h in pool]
@@ -147,6 +147,17 @@ def _diversify_pairwise(
     return out
 
 
+def _diversified(
+    ranked: list[Hit], weight: float, limit: int, same_session: float, caps: dict[str, int] | None
+) -> list[Hit]:
+    """``diversified`` over recall's pool (the best ``3 * limit`` hits), its picks as hits."""
+    pool = ranked[: 3 * limit]
+    picked = diversified([h.text for h in pool], [h.score for h in pool],
+                         [h.metadata.get("session_id") for h in pool], [h.tier for h in pool],
+                         weight, limit, same_session, caps)  # fmt: skip
+    return [replace(pool[i], score=score) for i, score in picked]
+
+
 def test_the_mmr_order_equals_the_pairwise_one() -> None:
     rng = random.Random(13)
     vocabulary = [f"word{i}" for i in range(40)] + ["the", "a", "of", ""]
@@ -159,7 +170,7 @@ def test_the_mmr_order_equals_the_pairwise_one() -> None:
                 for same in (0.0, 0.25):
                     for caps in (None, {"tier2": 2, "tier3": 4}):
                         expected = _diversify_pairwise(hits, weight, limit, same, caps)
-                        assert diversify(hits, weight, limit, same, caps) == expected
+                        assert _diversified(hits, weight, limit, same, caps) == expected
 
 
 def test_word_bits_kept_across_calls_count_the_shared_words_also_after_starting_over() -> None:
