@@ -32,16 +32,18 @@ _ABANDONING = re.compile(
     r"(?:quit|left|gave\s+up(?:\s+on)?|(?:dropped|pulled|backed)\s+out\s+of|withdrew\s+from)\s+",
     re.I,
 )
-# Where the noun phrase after a verb ends: a pause, a conjunction or a preposition (closed classes).
+# A pause or a conjunction (closed classes).
+_PAUSE_OR_CONJUNCTION = r"[,;:.!?]|\s(?:and|but|so|because|since|as|after|when|though|while)\b"
+# Where the noun phrase after a verb ends: a pause, a conjunction or a preposition.
 _PHRASE_END = re.compile(
-    r"[,;:.!?]|\s(?:and|but|so|because|since|as|after|when|though|while|to|at|in|on|from|with|for|by"
-    r"|into|onto|over|near|until|before|during|without)\b",
+    _PAUSE_OR_CONJUNCTION
+    + r"|\s(?:to|at|in|on|from|with|for|by|into|onto|over|near|until|before|during|without)\b",
     re.I,
 )
 # What may follow the thing given up when the clause tells that it was given up, not an episode with it:
 # a pause or a conjunction (a place, a company or a purpose makes it an episode: "left the Volvo at the
 # garage", "quit Obsidian to install the update"; a time is read apart: ``opens_with_time``).
-_GIVEN_UP_END = re.compile(r"[,;:.!?]|\s(?:and|but|so|because|since|as|after|when|though|while)\b", re.I)
+_GIVEN_UP_END = re.compile(_PAUSE_OR_CONJUNCTION, re.I)
 # The aspectual verbs of beginning, in the past (a closed class of the grammar: "started the shop",
 # "set up a stall").
 _BEGINNING = re.compile(r"\b(?:started|began|begun|launched|founded|set up|kicked off)\b")
@@ -166,9 +168,9 @@ def sets_aside(old: Statement, new: Statement) -> bool:
     a preposition of place, company or span that opens no time ("I left my cello at Tom's place", "Quit
     Notion for a minute to restart the laptop"). An episode with the thing, which still holds."""
     after = _after_given_up(old, new)
-    if after is None or not after.split():
+    if after is None or not after.strip():
         return False
-    first = after.split()[0].lower()
+    first = after.split(maxsplit=1)[0].lower()
     return first in PLACING and first != "to" and not opens_with_time(after)  # "to": a purpose, or a goal
 
 
