@@ -33,6 +33,7 @@ from hermes_memory.updates.endings import (
     denies,
     predicate,
     restates,
+    retains,
 )
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
@@ -237,7 +238,8 @@ class UpdateDetector:
         the statements of that activity, and giving up what one does or belongs to (``endings.abandons``:
         "Quit the quartet" after "I'm in a barbershop quartet", when it reads as an end along the learned
         ending direction) the statements of it. An earlier statement that a clause of the message says again,
-        whole (``endings.affirms``: "Since I'm lactose intolerant, ..."), is kept.
+        whole (``endings.affirms``: "Since I'm lactose intolerant, ..."), or says its holder kept
+        (``endings.retains``: "... but kept Freedom as my carrier"), is kept.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value
         (``fills_slot``), and others above the threshold only when they say the same thing as that one
@@ -274,9 +276,11 @@ class UpdateDetector:
         chance = {i: self.model.probability(_with_apart(rows[i], self.apart(earlier[i], new))) for i in exact}
         scored = sorted(((chance.get(i, bound[i]), i) for i in mine), reverse=True)
         over = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
-        # a clause of the message that says an earlier statement again, whole, keeps it (only a statement
-        # that could be replaced is asked: every one above the threshold is among them)
-        kept = {i for _, i in over if any(affirms(earlier[i], said) for said in (new, *context))}
+        # a clause of the message that says an earlier statement again, whole, or that its value was kept,
+        # keeps it (only a statement that could be replaced is asked: every one above the threshold is
+        # among them)
+        said = (new, *context)
+        kept = {i for _, i in over if any(affirms(earlier[i], s) or retains(earlier[i], s) for s in said)}
         sure = [(p, i) for p, i in over if i not in kept]
         if not sure:
             return []
