@@ -28,6 +28,7 @@ import numpy.typing as npt
 from hermes_memory.updates.endings import (
     abandons,
     affirms,
+    ceases,
     completes,
     corrects,
     denies,
@@ -35,6 +36,7 @@ from hermes_memory.updates.endings import (
     restates,
     retains,
 )
+from hermes_memory.updates.events import ended
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
 from hermes_memory.updates.model import (
@@ -47,13 +49,18 @@ from hermes_memory.updates.model import (
     packaged,
     values,
 )
-from hermes_memory.updates.readings import apart, timeless_values
-from hermes_memory.updates.shape import fills_slot, one_valued
+from hermes_memory.updates.readings import apart, named, timeless_values
+from hermes_memory.updates.shape import another_by_role, fills_slot, one_valued, same_slot
 from hermes_memory.updates.statement import USER, Statement
 from hermes_memory.updates.subject import opening_names
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
+#: A message that tells no change in its words replaces a statement only when the clause is this much
+#: nearer to it in meaning (cosine) than to the median of the holder's other statements (``stands_out``).
+STANDOUT = 0.2
+#: ... when the holder has at least this many other statements to measure it against.
+STANDOUT_PEERS = 3
 #: A bound this close under the threshold still has the remainders embedded (rounding of the sums).
 _MARGIN = 1e-9
 #: Where the remainders' cosine sits among a pair's features.
@@ -193,6 +200,19 @@ class UpdateDetector:
         can replace only such an arrangement (``Statement.arranged``)."""
         return not new.asserts and new.why_not == "plan" and new.arranged
 
+    def tells_change(self, new: Statement, old: Statement, context: Sequence[Statement] = ()) -> bool:
+        """Whether the message tells in its words that ``old`` changed, not only by how alike in meaning
+        it is: a learned change cue in one of its clauses, a negation, a ceasing, the old value named
+        again, an event that befell it, or the old statement's slot or role given another value
+        (``fills_slot``, ``same_slot``, ``another_by_role``)."""
+        message = (new, *context)
+        cue_min = self.model.cue_min
+        return (
+            new.negated or ceases(new) or ended(old, new, context)
+            or fills_slot(old, new) or same_slot(old, new) or another_by_role(old, new)
+            or any(values(old) & named(s) or self.model.cues.strongest(s, old) >= cue_min for s in message)
+        )  # fmt: skip
+
     def _reads_as_end(self, new: Statement) -> bool:
         """Whether a past event reads as an end, not an episode, along the learned ending direction
         (``Cues.ends``): "Quit the quartet", not "Quit Firefox earlier because it was hogging memory"."""
@@ -294,6 +314,8 @@ class UpdateDetector:
         near = max(mine, key=alike.__getitem__)
         if float(vec[earlier[near].normal] @ anchor) < SAME_ATTRIBUTE:
             return []  # the clause is nearest to another attribute than the one it would replace
+        if not stands_out(best, alike) and not self.tells_change(new, earlier[best], context):
+            return []  # "My bank is the Sparkasse" is as near to the user's job as to anything they said
         confident = next(p for p, i in sure if i == best) >= self.model.sure
         if not self.says_change(new, earlier[best], context, confident=confident):
             return []
@@ -332,6 +354,19 @@ def apart_cosine(old: Statement, new: Statement, vectors: Mapping[str, Vector]) 
     return float(np.dot(vectors[mine], vectors[theirs])) if mine and theirs else 0.0
 
 
+def stands_out(index: int, alike: Mapping[int, float]) -> bool:
+    """Whether the statement at ``index`` stands out among those weighed (``alike``: each one's cosine to
+    the new clause): at least ``STANDOUT`` nearer than the median of the others, or too few others to
+    tell. A clause about an attribute the holder never spoke of (their bank, when they told their job,
+    their flat and their hobbies) is about as near to all of them."""
+    others = sorted(v for i, v in alike.items() if i != index)
+    if len(others) < STANDOUT_PEERS:
+        return True
+    half = len(others) // 2
+    median = others[half] if len(others) % 2 else (others[half - 1] + others[half]) / 2
+    return alike[index] - median >= STANDOUT
+
+
 def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:
     """Whether every value of ``old`` is someone ``new`` names as a known holder while ``new`` gives a
     value of its own: beside a statement of that holder's attribute drawn from the same turn, "Switched
@@ -364,4 +399,13 @@ def _words(statement: Statement) -> set[str]:
     return {w.removesuffix("'s") for w in statement.words}
 
 
-__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector", "apart_cosine", "apart_texts"]
+__all__ = [
+    "SAME_ATTRIBUTE",
+    "STANDOUT",
+    "Encode",
+    "Replacement",
+    "UpdateDetector",
+    "apart_cosine",
+    "apart_texts",
+    "stands_out",
+]
