@@ -7,6 +7,7 @@ common first name; days, months, interjections and chat acronyms are never entit
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hermes_memory.extract.kin import kin_mentions, kin_predicate
@@ -132,6 +133,28 @@ def find_entities(text: str, offset: int, ctx: EntityContext) -> list[Mention]:
             i += max(used, 1)
             continue
         i += 1
+    return _coordinated_people(text, mentions, offset)
+
+
+# What joins the names of a list: a comma, "and", "&" ("Adam and Yusuf", "Mia, Leo & Sam").
+_LIST_JOIN = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s(?:and|&)\s)\s*")
+
+
+def _coordinated_people(text: str, mentions: list[Mention], offset: int) -> list[Mention]:
+    """Names listed together are of one kind: an unknown name joined by a comma, "and" or "&" to a
+    person's name is a person too ("two boys, Adam and Yusuf": Yusuf is no common first name here)."""
+    ordered = sorted(mentions, key=lambda m: m.start)
+    for _ in range(2):  # a list's names reach each other in either direction
+        for a, b in itertools.pairwise(ordered):
+            gap = text[a.end - offset : b.start - offset]
+            if _LIST_JOIN.fullmatch(gap) is None or {a.entity_type, b.entity_type} != {"person", "other"}:
+                continue
+            said = {text[m.start - offset : m.end - offset].lower() for m in (a, b)}
+            if said & (_FIRST_PERSON | _SECOND_PERSON):
+                continue  # "Freakonomics, I listen ...": the speaker, not a list of names
+            unknown = b if b.entity_type == "other" else a
+            if not unknown.known and " " not in unknown.name:
+                unknown.entity_type = "person"
     return mentions
 
 

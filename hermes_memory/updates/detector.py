@@ -28,12 +28,15 @@ import numpy.typing as npt
 from hermes_memory.updates.endings import (
     abandons,
     affirms,
+    ceases,
     completes,
     corrects,
     denies,
     predicate,
     restates,
+    retains,
 )
+from hermes_memory.updates.events import ended
 from hermes_memory.updates.holders import about_same, speaks_of_any
 from hermes_memory.updates.lexicon import BYGONE, verb_form
 from hermes_memory.updates.model import (
@@ -46,13 +49,18 @@ from hermes_memory.updates.model import (
     packaged,
     values,
 )
-from hermes_memory.updates.readings import apart, timeless_values
-from hermes_memory.updates.shape import fills_slot, one_valued
+from hermes_memory.updates.readings import apart, named, timeless_values
+from hermes_memory.updates.shape import another_by_role, fills_slot, one_valued, same_slot
 from hermes_memory.updates.statement import USER, Statement
 from hermes_memory.updates.subject import opening_names
 
 #: Another earlier statement is the same attribute as the one replaced at this cosine or above.
 SAME_ATTRIBUTE = 0.6
+#: A message that tells no change in its words replaces a statement only when the clause is this much
+#: nearer to it in meaning (cosine) than to the median of the holder's other statements (``stands_out``).
+STANDOUT = 0.2
+#: ... when the holder has at least this many other statements to measure it against.
+STANDOUT_PEERS = 3
 #: A bound this close under the threshold still has the remainders embedded (rounding of the sums).
 _MARGIN = 1e-9
 #: Where the remainders' cosine sits among a pair's features.
@@ -192,6 +200,19 @@ class UpdateDetector:
         can replace only such an arrangement (``Statement.arranged``)."""
         return not new.asserts and new.why_not == "plan" and new.arranged
 
+    def tells_change(self, new: Statement, old: Statement, context: Sequence[Statement] = ()) -> bool:
+        """Whether the message tells in its words that ``old`` changed, not only by how alike in meaning
+        it is: a learned change cue in one of its clauses, a negation, a ceasing, the old value named
+        again, an event that befell it, or the old statement's slot or role given another value
+        (``fills_slot``, ``same_slot``, ``another_by_role``)."""
+        message = (new, *context)
+        cue_min = self.model.cue_min
+        return (
+            new.negated or ceases(new) or ended(old, new, context)
+            or fills_slot(old, new) or same_slot(old, new) or another_by_role(old, new)
+            or any(values(old) & named(s) or self.model.cues.strongest(s, old) >= cue_min for s in message)
+        )  # fmt: skip
+
     def _reads_as_end(self, new: Statement) -> bool:
         """Whether a past event reads as an end, not an episode, along the learned ending direction
         (``Cues.ends``): "Quit the quartet", not "Quit Firefox earlier because it was hogging memory"."""
@@ -237,7 +258,8 @@ class UpdateDetector:
         the statements of that activity, and giving up what one does or belongs to (``endings.abandons``:
         "Quit the quartet" after "I'm in a barbershop quartet", when it reads as an end along the learned
         ending direction) the statements of it. An earlier statement that a clause of the message says again,
-        whole (``endings.affirms``: "Since I'm lactose intolerant, ..."), is kept.
+        whole (``endings.affirms``: "Since I'm lactose intolerant, ..."), or says its holder kept
+        (``endings.retains``: "... but kept Freedom as my carrier"), is kept.
         Otherwise one statement updates one attribute: the most probable earlier statement is replaced
         when it is above the threshold or the new one gives its one-valued slot another value
         (``fills_slot``), and others above the threshold only when they say the same thing as that one
@@ -274,9 +296,11 @@ class UpdateDetector:
         chance = {i: self.model.probability(_with_apart(rows[i], self.apart(earlier[i], new))) for i in exact}
         scored = sorted(((chance.get(i, bound[i]), i) for i in mine), reverse=True)
         over = [(p, i) for p, i in scored if p >= threshold or fills_slot(earlier[i], new)]
-        # a clause of the message that says an earlier statement again, whole, keeps it (only a statement
-        # that could be replaced is asked: every one above the threshold is among them)
-        kept = {i for _, i in over if any(affirms(earlier[i], said) for said in (new, *context))}
+        # a clause of the message that says an earlier statement again, whole, or that its value was kept,
+        # keeps it (only a statement that could be replaced is asked: every one above the threshold is
+        # among them)
+        said = (new, *context)
+        kept = {i for _, i in over if any(affirms(earlier[i], s) or retains(earlier[i], s) for s in said)}
         sure = [(p, i) for p, i in over if i not in kept]
         if not sure:
             return []
@@ -290,6 +314,8 @@ class UpdateDetector:
         near = max(mine, key=alike.__getitem__)
         if float(vec[earlier[near].normal] @ anchor) < SAME_ATTRIBUTE:
             return []  # the clause is nearest to another attribute than the one it would replace
+        if not stands_out(best, alike) and not self.tells_change(new, earlier[best], context):
+            return []  # "My bank is the Sparkasse" is as near to the user's job as to anything they said
         confident = next(p for p, i in sure if i == best) >= self.model.sure
         if not self.says_change(new, earlier[best], context, confident=confident):
             return []
@@ -328,6 +354,19 @@ def apart_cosine(old: Statement, new: Statement, vectors: Mapping[str, Vector]) 
     return float(np.dot(vectors[mine], vectors[theirs])) if mine and theirs else 0.0
 
 
+def stands_out(index: int, alike: Mapping[int, float]) -> bool:
+    """Whether the statement at ``index`` stands out among those weighed (``alike``: each one's cosine to
+    the new clause): at least ``STANDOUT`` nearer than the median of the others, or too few others to
+    tell. A clause about an attribute the holder never spoke of (their bank, when they told their job,
+    their flat and their hobbies) is about as near to all of them."""
+    others = sorted(v for i, v in alike.items() if i != index)
+    if len(others) < STANDOUT_PEERS:
+        return True
+    half = len(others) // 2
+    median = others[half] if len(others) % 2 else (others[half - 1] + others[half]) / 2
+    return alike[index] - median >= STANDOUT
+
+
 def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:
     """Whether every value of ``old`` is someone ``new`` names as a known holder while ``new`` gives a
     value of its own: beside a statement of that holder's attribute drawn from the same turn, "Switched
@@ -360,4 +399,13 @@ def _words(statement: Statement) -> set[str]:
     return {w.removesuffix("'s") for w in statement.words}
 
 
-__all__ = ["SAME_ATTRIBUTE", "Encode", "Replacement", "UpdateDetector", "apart_cosine", "apart_texts"]
+__all__ = [
+    "SAME_ATTRIBUTE",
+    "STANDOUT",
+    "Encode",
+    "Replacement",
+    "UpdateDetector",
+    "apart_cosine",
+    "apart_texts",
+    "stands_out",
+]

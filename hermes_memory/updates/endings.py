@@ -32,6 +32,13 @@ _ABANDONING = re.compile(
     r"(?:quit|left|gave\s+up(?:\s+on)?|(?:dropped|pulled|backed)\s+out\s+of|withdrew\s+from)\s+",
     re.I,
 )
+# The verbs of keeping what one had (a closed class of the grammar), before what is kept: "kept Freedom as
+# my carrier", "we're sticking with Jira", "stayed with the Sparkasse".
+_KEEPING = re.compile(
+    r"\b(?:kept|keeps?|keeping|retain(?:s|ed|ing)?|remain(?:s|ed|ing)?\s+with"
+    r"|(?:stuck|stick(?:s|ing)?|stay(?:s|ed|ing)?)\s+with|(?:held|hold(?:s|ing)?)\s+on\s+to)\s+",
+    re.I,
+)
 # A pause or a conjunction (closed classes).
 _PAUSE_OR_CONJUNCTION = r"[,;:.!?]|\s(?:and|but|so|because|since|as|after|when|though|while)\b"
 # Where the noun phrase after a verb ends: a pause, a conjunction or a preposition.
@@ -88,6 +95,22 @@ def affirms(old: Statement, clause: Statement) -> bool:
     verb = re.escape(head[:-1]) + "s?" if len(head) > 3 and head.endswith("s") else re.escape(head)
     spoken = r"\b" + r"\s+".join([verb, *(re.escape(w) for w in said[1:])]) + _PREDICATE_END
     return re.search(spoken, clause.normal.lower()) is not None
+
+
+def retains(old: Statement, clause: Statement) -> bool:
+    """Whether ``clause`` says, unnegated, that its holder kept what ``old`` gives them: a verb of keeping
+    whose object names a value of ``old`` ("I got a new phone but kept Freedom as my carrier" after "My
+    phone carrier is Freedom Mobile"; "we're sticking with Jira"). Whatever else the message changes,
+    what was kept still holds."""
+    if not clause.asserts or clause.negated or not same_holder(old.holder, clause.holder):
+        return False
+    for verb in _KEEPING.finditer(clause.normal):
+        rest = clause.normal[verb.end() :]
+        cut = _PHRASE_END.search(rest)
+        kept = {w.lower().removesuffix("'s") for w in (rest[: cut.start()] if cut else rest).split()}
+        if values(old) & kept:
+            return True
+    return False
 
 
 def predicate(statement: Statement) -> list[str]:
@@ -233,5 +256,6 @@ __all__ = [
     "past_habit",
     "predicate",
     "restates",
+    "retains",
     "sets_aside",
 ]

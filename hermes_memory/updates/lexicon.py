@@ -91,10 +91,31 @@ ADVERBS = frozenset(
 )
 
 
+# Irregular past participles, which follow "'s" as "has" ("the offsite's been moved"): a closed class.
+PARTICIPLES = frozenset(
+    """been gone done seen taken given become grown known shown broken chosen driven eaten fallen
+    forgotten gotten hidden ridden risen spoken stolen worn written""".split()
+)
+
+
 def verb_form(word: str) -> bool:
     """Whether a lower-case word is an auxiliary or copula (``VERB_TENSE``) or a past form, irregular or
     regular: a word that can be a clause's verb."""
     return word in VERB_TENSE or word in PAST_FORMS or REGULAR_PAST.fullmatch(word) is not None
+
+
+def possessive(tokens: Sequence[str], k: int) -> bool:
+    """Whether ``tokens[k]``, a word with "'s", owns the noun after it rather than being the clause's verb:
+    "user's" always; another when a word that is no verb, participle, determiner, preposition or adverb
+    follows it and a finite verb comes within the next two words ("Lucía's clinic hired two vets", "Tom's
+    new boss is strict"; but "Ikenna's in Vancouver", "Ana's moved", "the offsite's been moved", "Dad's
+    finally retired", "Tom's a chef")."""
+    if tokens[k] == "user's":
+        return True
+    after = tokens[k + 1 : k + 4]
+    if len(after) < 2 or verb_form(after[0]) or after[0] in DETERMINERS | PLACING | ADVERBS | PARTICIPLES:
+        return False
+    return any(verb_form(t) for t in after[1:])
 
 
 def gerund(word: str) -> bool:

@@ -77,6 +77,16 @@ def test_suffixes_titles_and_cues_type_unknown_names() -> None:
     assert mentions["Zarvania"].entity_type == "place"
 
 
+def test_names_listed_with_a_person_are_people() -> None:
+    """An unknown name listed with a person's name (a comma, "and", "&") is a person too; the speaker's
+    "I" after a comma lists no one."""
+    twins = found("We have twin girls, Olivia and Nkechi, both in Year 2.")
+    assert twins["Nkechi"].entity_type == "person"
+    trio = found("I went climbing with Tobias, Oluwaseun & Emma on Sunday.")
+    assert trio["Oluwaseun"].entity_type == "person"
+    assert found("My favourite show is Severance, I watch it weekly.")["Severance"].entity_type == "other"
+
+
 def test_quoted_titles_are_one_entity() -> None:
     mentions = found('I loved "Charlotte\'s Web" and "Becoming Nicole" by Amy Ellis Nutt.')
     assert mentions["Charlotte's Web"].entity_type == "other"

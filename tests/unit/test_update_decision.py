@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hermes_memory.updates.detector import apart_cosine, apart_texts
+from hermes_memory.updates.detector import STANDOUT, apart_cosine, apart_texts, stands_out
 from hermes_memory.updates.events import setting_only
 from hermes_memory.updates.model import (
     FEATURES,
@@ -310,3 +310,12 @@ def test_a_subject_opened_by_another_names_one_more_of_several() -> None:
     assert not evidence(old, read("Another podcast I never skip is Hidden Brain now."), [], cues, 0.5)
     earlier = read("Another show I watch is Slow Horses.")  # itself one of several
     assert not evidence(earlier, read("My show is Severance now."), [], cues, 0.5)
+
+
+def test_a_statement_stands_out_when_the_clause_is_nearer_to_it_than_to_the_rest() -> None:
+    """A clause replaces, on meaning alone, only a statement it is clearly nearer to than to the median
+    of the holder's others; with fewer than three others there is nothing to measure it against."""
+    others = {1: 0.30, 2: 0.32, 3: 0.35, 4: 0.28}
+    assert stands_out(0, {0: 0.36 + STANDOUT, **others})
+    assert not stands_out(0, {0: 0.30 + STANDOUT, **others})  # about as near as to everything else
+    assert stands_out(0, {0: 0.31, 1: 0.30, 2: 0.32})  # two others only: nothing to tell it by

@@ -12,7 +12,7 @@ import pytest
 
 from hermes_memory.extract.kin import ONE_AT_A_TIME
 from hermes_memory.updates.detector import UpdateDetector
-from hermes_memory.updates.endings import abandons, completes, sets_aside
+from hermes_memory.updates.endings import abandons, completes, retains, sets_aside
 from hermes_memory.updates.model import Cues, evidence
 from hermes_memory.updates.shape import another_by_role, fills_slot
 from hermes_memory.updates.statement import read
@@ -123,6 +123,32 @@ def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> Non
     assert sets_aside(figma, read("Quit Figma for a bit, my laptop was overheating"))
     assert not sets_aside(cello, read("I left the orchestra in March"))
     assert not sets_aside(cello, read("I left the orchestra to focus on my exams"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Got a new laptop, but I kept Proton as my mail provider",
+        "We're sticking with Proton for email",
+        "Stayed with Proton when the price went up",
+    ],
+)
+def test_what_one_kept_still_holds(text: str) -> None:
+    """A verb of keeping whose object names the old value says it still holds, whatever else the
+    message changes; keeping something else, or not keeping it, says nothing of it."""
+    assert retains(read("My email provider is Proton Mail"), read(text))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My email provider is Proton Mail", "I didn't keep Proton after the trial"),  # negated
+        ("My email provider is Proton Mail", "I kept the old laptop as a backup"),  # something else kept
+        ("Sam's email provider is Proton Mail", "I kept Proton"),  # someone else's
+    ],
+)
+def test_keeping_says_nothing_of_what_it_does_not_name(old: str, new: str) -> None:
+    assert not retains(read(old), read(new))
 
 
 def test_a_role_of_one_person_at_a_time_said_by_its_verb_takes_another() -> None:
