@@ -234,6 +234,8 @@ class RecallEngine:
                 q = self._understand(query, now, heard, reads)
                 found = self._keywords.search(q, texts, others, wanted, graph, as_of, valid_at, current,
                                               reads)  # fmt: skip
+                if q.category is not None and "tier3" in wanted and self._semantic is not None:
+                    self._turns.prepare_phrases(found[0].turn_scores, reads)
             return (q, *found)
 
         side = in_background(keyword_side) if graph or "tier2" in wanted else run_here(keyword_side)

@@ -75,6 +75,9 @@ class RecallSettings:
     # embedder with ``tier3.embedder.StaticVectors`` (``local``); without one it does nothing.
     instance_prior: float = 0.1
     instance_depth: int = 50
+    # The keyword side's this many best turns have their phrases worked out on its thread while the
+    # question is embedded (``TurnRanker.prepare_phrases``): the prior then finds most of them cached.
+    instance_early: int = 4
     instance_keep: int = 5
     instance_window: int = 3
     # Only a turn's first this many words are matched (a bound on a long text's cost and memory; LoCoMo's

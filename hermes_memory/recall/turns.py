@@ -3,6 +3,7 @@ rank them (``TurnRanker``), and which chatter turns stay candidates."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable
 
 from hermes_memory.recall import aggregate, expand, instances, present
@@ -182,6 +183,21 @@ class TurnRanker:
                 value *= answer_boost
             out[row_id] = value
         return out
+
+    def prepare_phrases(self, scores: dict[int, float], reads: ReadsSnapshot) -> None:
+        """Work out the phrases of the ``instance_early`` best of ``scores`` (the keyword side's turns) not
+        yet in the cache, for ``instance_prior`` to read: run on the keyword side's thread while the
+        question is embedded (the other core is idle then), the turns its lexical match ranks first are
+        among the first hits of most category questions."""
+        assert self._semantic is not None
+        embedder = self._semantic.embedder
+        st = self.settings
+        if not isinstance(embedder, StaticVectors):
+            return
+        best = heapq.nlargest(st.instance_early, scores, key=scores.__getitem__)
+        for turn in self.load_turns(dict.fromkeys(best, (None, None)), reads).values():
+            self._phrases.get(turn.episode.uuid, turn.episode.text, embedder, st.instance_window,
+                              st.instance_words)  # fmt: skip
 
     def instance_prior(
         self, ranked: list[Hit], turns: dict[int, Turn], rows: dict[str, int], category: str

@@ -4,6 +4,7 @@ arts" (behaviour, not MiniLM's quality)."""
 
 from __future__ import annotations
 
+import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -222,3 +223,25 @@ def test_a_turn_naming_an_instance_of_the_category_ranks_up(home: Path) -> None:
     # A question naming no category is left as it was.
     other = "Did John do anything tonight?"
     assert _texts(home, other, instance_prior=2.0) == _texts(home, other, instance_prior=0.0)
+
+
+def test_the_keyword_sides_best_turns_have_their_phrases_worked_out_on_its_thread(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the question is embedded, the keyword side works out the phrases of its best turns (the
+    prior reads them from the cache afterwards); the hits are the same as without."""
+    made: list[tuple[str, str]] = []  # (thread, text) of each phrase worked out
+    phrases = instances.phrases
+
+    def recorded(text: str, *args: object, **kwargs: object) -> instances.Phrases:
+        made.append((threading.current_thread().name, text))
+        return phrases(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(instances, "phrases", recorded)
+    question = "What martial arts has John done?"
+    early = _texts(home, question, instance_prior=2.0, instance_early=2)
+    on_side = [text for thread, text in made if thread == "hermes-memory-recall"]
+    assert len(on_side) == 2 and all("done" in text for text in on_side)  # its best: they say "done"
+    made.clear()
+    assert _texts(home, question, instance_prior=2.0, instance_early=1) == early
+    assert len([text for thread, text in made if thread == "hermes-memory-recall"]) == 1
