@@ -135,7 +135,7 @@ def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> Non
 )
 def test_what_one_kept_still_holds(text: str) -> None:
     """A verb of keeping whose object names the old value says it still holds, whatever else the
-    message changes; keeping something else, or not keeping it, says nothing of it."""
+    message changes."""
     assert retains(read("My email provider is Proton Mail"), read(text))
 
 
@@ -148,6 +148,7 @@ def test_what_one_kept_still_holds(text: str) -> None:
     ],
 )
 def test_keeping_says_nothing_of_what_it_does_not_name(old: str, new: str) -> None:
+    """Keeping something else, not keeping it, or someone else's value, says nothing of it."""
     assert not retains(read(old), read(new))
 
 

@@ -124,8 +124,8 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
         # "it" before a past form is its subject; after "get" the form is a participle
         ("It made me rethink the whole commute", "past"),
         ("Trying to get it patched but it's a pain", "present"),
-        # a name's "'s" owns the noun before a finite verb; before a participle, a place or a word of
-        # its own it is the verb
+        # a name's "'s" before a noun and then a finite verb owns the noun; before a participle, a
+        # preposition or an adverb it is the verb ("has", "is")
         ("Marisol's bakery hired two new apprentices", "past"),
         ("Grandad's new hip came through the op fine", "past"),
         ("Oskar's moved to the night shift", "present"),
