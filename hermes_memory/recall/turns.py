@@ -189,15 +189,25 @@ class TurnRanker:
         yet in the cache, for ``instance_prior`` to read: run on the keyword side's thread while the
         question is embedded (the other core is idle then), the turns its lexical match ranks first are
         among the first hits of most category questions."""
+        embedder = self._static_vectors()
+        if embedder is None:
+            return
+        best = heapq.nlargest(self.settings.instance_early, scores, key=scores.__getitem__)
+        for turn in self.load_turns(dict.fromkeys(best, (None, None)), reads).values():
+            self._phrases_of(turn, embedder)
+
+    def _static_vectors(self) -> StaticVectors | None:
+        """The store's embedder when it gives context-free vectors (what the instance prior matches with);
+        else None."""
         assert self._semantic is not None
         embedder = self._semantic.embedder
+        return embedder if isinstance(embedder, StaticVectors) else None
+
+    def _phrases_of(self, turn: Turn, embedder: StaticVectors) -> instances.Phrases:
+        """A turn's phrases from the cache (worked out on first use), as the instance prior reads them."""
         st = self.settings
-        if not isinstance(embedder, StaticVectors):
-            return
-        best = heapq.nlargest(st.instance_early, scores, key=scores.__getitem__)
-        for turn in self.load_turns(dict.fromkeys(best, (None, None)), reads).values():
-            self._phrases.get(turn.episode.uuid, turn.episode.text, embedder, st.instance_window,
-                              st.instance_words)  # fmt: skip
+        return self._phrases.get(turn.episode.uuid, turn.episode.text, embedder, st.instance_window,
+                                 st.instance_words)  # fmt: skip
 
     def instance_prior(
         self, ranked: list[Hit], turns: dict[int, Turn], rows: dict[str, int], category: str
@@ -206,10 +216,9 @@ class TurnRanker:
         hits whose phrases name an instance of the question's category rank up (behind the first
         ``instance_keep``); scores still descend. ``rows``: each turn hit's row id (of ``turns``) by
         its uuid. Unchanged for an embedder without context-free vectors."""
-        assert self._semantic is not None
-        embedder = self._semantic.embedder
+        embedder = self._static_vectors()
         st = self.settings
-        if not isinstance(embedder, StaticVectors) or len(ranked) <= st.instance_keep:
+        if embedder is None or len(ranked) <= st.instance_keep:
             return ranked
         qvec = instances.query_vector(category, embedder)
         if qvec is None:
@@ -217,9 +226,7 @@ class TurnRanker:
         found = [(i, turns[row]) for i, hit in enumerate(ranked[: st.instance_depth])
                  if hit.kind == "episode" and hit.source_ids
                  and (row := rows.get(hit.source_ids[0])) is not None]  # fmt: skip
-        window, words = st.instance_window, st.instance_words
-        turn_phrases = [self._phrases.get(turn.episode.uuid, turn.episode.text, embedder, window, words)
-                        for _, turn in found]  # fmt: skip
+        turn_phrases = [self._phrases_of(turn, embedder) for _, turn in found]
         best = instances.best_matches(turn_phrases, qvec, instances.stems(category))
         matches = {i: m for (i, _), m in zip(found, best, strict=True) if m is not None}
         scores = instances.instance_order(

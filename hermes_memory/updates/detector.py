@@ -17,6 +17,7 @@ of statements seen recently, so a user's facts are embedded once per process.
 
 from __future__ import annotations
 
+import statistics
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -359,12 +360,8 @@ def stands_out(index: int, alike: Mapping[int, float]) -> bool:
     the new clause): at least ``STANDOUT`` nearer than the median of the others, or too few others to
     tell. A clause about an attribute the holder never spoke of (their bank, when they told their job,
     their flat and their hobbies) is about as near to all of them."""
-    others = sorted(v for i, v in alike.items() if i != index)
-    if len(others) < STANDOUT_PEERS:
-        return True
-    half = len(others) // 2
-    median = others[half] if len(others) % 2 else (others[half - 1] + others[half]) / 2
-    return alike[index] - median >= STANDOUT
+    others = [v for i, v in alike.items() if i != index]
+    return len(others) < STANDOUT_PEERS or alike[index] - statistics.median(others) >= STANDOUT
 
 
 def _of_whom_it_speaks(old: Statement, new: Statement) -> bool:

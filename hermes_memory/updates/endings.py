@@ -105,12 +105,17 @@ def retains(old: Statement, clause: Statement) -> bool:
     if not clause.asserts or clause.negated or not same_holder(old.holder, clause.holder):
         return False
     for verb in _KEEPING.finditer(clause.normal):
-        rest = clause.normal[verb.end() :]
-        cut = _PHRASE_END.search(rest)
-        kept = {w.lower().removesuffix("'s") for w in (rest[: cut.start()] if cut else rest).split()}
-        if values(old) & kept:
+        kept, _ = _object(clause.normal[verb.end() :])
+        if values(old) & {w.lower().removesuffix("'s") for w in kept.split()}:
             return True
     return False
+
+
+def _object(rest: str) -> tuple[str, str]:
+    """The noun phrase that opens ``rest`` (what follows a verb), to a pause, a conjunction or a
+    preposition (``_PHRASE_END``), and what follows it."""
+    cut = _PHRASE_END.search(rest)
+    return (rest[: cut.start()], rest[cut.start() :]) if cut else (rest, "")
 
 
 def predicate(statement: Statement) -> list[str]:
@@ -213,9 +218,7 @@ def _after_given_up(old: Statement, new: Statement) -> str | None:
     verb = _ABANDONING.match(said)
     if verb is None:
         return None
-    rest = said[verb.end() :]
-    cut = _PHRASE_END.search(rest)
-    phrase, after = (rest[: cut.start()], rest[cut.start() :]) if cut else (rest, "")
+    phrase, after = _object(said[verb.end() :])
     given_up = [w for w in phrase.lower().split() if w not in DETERMINERS and not w.endswith("'s")]
     names_it = 0 < len(given_up) <= 4 and topic_of(frozenset(given_up), content(old))
     return after if names_it else None
