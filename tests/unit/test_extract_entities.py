@@ -87,6 +87,16 @@ def test_names_listed_with_a_person_are_people() -> None:
     assert found("My favourite show is Severance, I watch it weekly.")["Severance"].entity_type == "other"
 
 
+def test_an_ampersand_joins_a_firms_name_not_two_peoples() -> None:
+    """"Holm & Vester" after "at" is one organisation; names joined by "&" that read as no organisation
+    are each their own ("a flat with Ifeoma & Radek", "Oluwaseun & Emma")."""
+    firm = found("I'm a trainee at Holm & Vester in Aarhus.")
+    assert firm["Holm & Vester"].entity_type == "org" and "Holm" not in firm
+    assert found("We buy our flour from Bakewell & Co.")["Bakewell & Co"].entity_type == "org"
+    flat = found("I share a flat with Ifeoma & Radek.")
+    assert "Ifeoma" in flat and "Radek" in flat and "Ifeoma & Radek" not in flat
+
+
 def test_quoted_titles_are_one_entity() -> None:
     mentions = found('I loved "Charlotte\'s Web" and "Becoming Nicole" by Amy Ellis Nutt.')
     assert mentions["Charlotte's Web"].entity_type == "other"
