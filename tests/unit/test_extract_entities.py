@@ -34,6 +34,14 @@ def test_named_relatives_and_pets_keep_the_relation_as_alias() -> None:
     assert found("I adopted a puppy named Max.")["Max"].entity_type == "pet"
 
 
+def test_a_mate_a_flatmate_and_a_housemate_are_people_of_the_speaker() -> None:
+    """British words for a friend and for those one lives with name people as "friend" and "roommate" do."""
+    said = found("My flatmate Oskar cooks, my best mate Ruairi washes up and our housemate Zofia hoovers.")
+    assert said["Oskar"].entity_type == "person" and said["Oskar"].aliases == ["Caroline's flatmate"]
+    assert said["Ruairi"].aliases == ["Caroline's best mate"]
+    assert said["Zofia"].entity_type == "person"
+
+
 def test_gazetteer_types() -> None:
     mentions = found("I use Python and Docker at Google, and I moved to New York.")
     assert mentions["Python"].entity_type == "tech"
