@@ -399,21 +399,6 @@ def test_the_old_fact_points_at_the_clause_that_names_the_new_value(tmp_path: Pa
         assert "Monzo" in next(iter(by.values())).content, by
 
 
-def test_the_old_fact_points_at_what_the_message_first_told(tmp_path: Path) -> None:
-    """A promotion at the same firm: the new message says again where the user works (extraction's
-    fact of it is the one the first message stored) and names the new role. The old role's fact points
-    at the new role, not at the workplace fact an earlier message told."""
-    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
-        api.remember_turn("I'm a junior analyst at Lindqvist & Berg in Malmö.", "Okay.", "s1", START)
-        api.remember_turn("Got the promotion, I'm a senior analyst at Lindqvist & Berg now.", "Okay.", "s2",
-                          START + DAY)  # fmt: skip
-        assert api.flush()["success"]
-        closed = [f for f in _facts(api) if "junior" in f["content"] and not _open(f)]
-        assert closed, _facts(api)
-        by = api.tier2.facts.get_many([closed[0]["superseded_by"]])
-        assert "senior" in next(iter(by.values())).content, by
-
-
 def test_a_clause_that_asserts_nothing_is_still_context_for_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
