@@ -240,7 +240,7 @@ def _capitalised(
     j = _extent(text, tokens, i, people)
     prev = tokens[i - 1][0].lower() if i > 0 else ""
     prev2 = tokens[i - 2][0].lower() if i > 1 else ""
-    firm = _extent(text, tokens, i, people, firms=True)
+    firm = _extent(text, tokens, i, people, firms=True) if " & " in text else j
     if firm > j and type_of_name([t[0] for t in tokens[i:firm]], prev, prev2)[0] == "org":
         j = firm  # "works at Brandt & Koenig": one firm; "a flat with Kemi & Arjun": two names
     words = [t[0] for t in tokens[i:j]]

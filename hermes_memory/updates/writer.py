@@ -235,7 +235,7 @@ class StatementUpdates:
         month is no such value, extraction writes it as a date), else a new one in the third person. A
         fact this message first told comes before one an earlier message told and this one said again
         (in "Passed the bar! I'm an associate at Brandt & Koenig now" the associate is what is new, not
-        "the user works at Brandt", which the paralegal's message told)."""
+        "the user works at Brandt & Koenig", which the paralegal's message told)."""
         overlap = {f.uuid: min(b, span[1]) - max(a, span[0]) for (a, b), f in stored if f.is_active}
         inside = [f for _, f in stored if overlap.get(f.uuid, 0) > 0 and states_values(f.content, new)]
         if inside:  # the extracted fact that covers most of the clause, one first told here if any
