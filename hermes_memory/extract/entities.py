@@ -19,6 +19,7 @@ from hermes_memory.extract.lexicon import (
     gazetteer,
     gazetteer_case_ok,
     gazetteer_first_words,
+    is_first_name,
     is_name_word,
     type_of_name,
 )
@@ -236,30 +237,16 @@ def _capitalised(
     people = people or {}
     if tokens[i][0].isupper() and (_shouting(tokens, i) or len(tokens[i][0]) > 5):
         return 1, None  # "JUST DOING IT", "INTENSE": emphasis, not an acronym
-    j = i + 1
-    while j < len(tokens) and _gap_ok(text, tokens, j):
-        word = tokens[j][0]
-        if word.casefold() in people:
-            break  # "Woah Joanna": the participant's name starts a mention of its own
-        if is_name_word(word):
-            j += 1
-            continue
-        # "Bank of America", "Lord of the Rings": connectors only between two name words.
-        k = j
-        while (
-            k < len(tokens) and k - j < 2 and tokens[k][0].lower() in _CONNECTORS and _gap_ok(text, tokens, k)
-        ):
-            k += 1
-        if k > j and k < len(tokens) and is_name_word(tokens[k][0]) and _gap_ok(text, tokens, k):
-            j = k + 1
-        else:
-            break
+    j = _extent(text, tokens, i, people)
+    prev = tokens[i - 1][0].lower() if i > 0 else ""
+    prev2 = tokens[i - 2][0].lower() if i > 1 else ""
+    firm = _extent(text, tokens, i, people, firms=True) if " & " in text else j
+    if firm > j and type_of_name([t[0] for t in tokens[i:firm]], prev, prev2)[0] == "org":
+        j = firm  # "works at Brandt & Koenig": one firm; "a flat with Kemi & Arjun": two names
     words = [t[0] for t in tokens[i:j]]
     used = j - i
     start, end = tokens[i][1], tokens[j - 1][2]
     sentence_initial = i == 0 or text[:start].rstrip()[-1:] in _SENTENCE_OPENERS
-    prev = tokens[i - 1][0].lower() if i > 0 else ""
-    prev2 = tokens[i - 2][0].lower() if i > 1 else ""
     entity_type, confidence = type_of_name(words, prev, prev2)
     if sentence_initial and entity_type == "other" and used == 1:
         return used, None  # a lone capitalised sentence starter is an ordinary word
@@ -277,6 +264,43 @@ def _gap_ok(text: str, tokens: list[tuple[str, int, int]], j: int) -> bool:
     if gap in ("'s ", "’s "):  # "St. Mary's Hospital"
         return is_name_word(tokens[j][0])
     return gap == " " or (gap == ". " and tokens[j - 1][0].lower() in DOT_PREFIX)
+
+
+def _extent(
+    text: str, tokens: list[tuple[str, int, int]], i: int, people: dict[str, str], *, firms: bool = False
+) -> int:
+    """Where a run of capitalised tokens from i ends (the index after it); ``firms``: an ampersand may
+    join it (``_firm``)."""
+    j = i + 1
+    while j < len(tokens) and (_gap_ok(text, tokens, j) or (firms and _firm(text, tokens, i, j, people))):
+        word = tokens[j][0]
+        if word.casefold() in people:
+            break  # "Woah Joanna": the participant's name starts a mention of its own
+        if is_name_word(word):
+            j += 1
+            continue
+        # "Bank of America", "Lord of the Rings": connectors only between two name words.
+        k = j
+        while (
+            k < len(tokens) and k - j < 2 and tokens[k][0].lower() in _CONNECTORS and _gap_ok(text, tokens, k)
+        ):
+            k += 1
+        if k > j and k < len(tokens) and is_name_word(tokens[k][0]) and _gap_ok(text, tokens, k):
+            j = k + 1
+        else:
+            break
+    return j
+
+
+def _firm(text: str, tokens: list[tuple[str, int, int]], i: int, j: int, people: dict[str, str]) -> bool:
+    """Whether an ampersand before token j may join one name ("Brandt & Koenig", "Procter & Gamble",
+    "Crumb & Co"): a name word on each side, and the name before it no one's first name (people listed
+    with "&", "Adam & Yusuf", are two). ``_capitalised`` keeps the join only for a name that reads as an
+    organisation."""
+    if text[tokens[j - 1][2] : tokens[j][1]] != " & " or not is_name_word(tokens[j][0]):
+        return False
+    first, after = tokens[i][0], tokens[j][0]
+    return not is_first_name(first) and first.casefold() not in people and after.casefold() not in people
 
 
 def _shouting(tokens: list[tuple[str, int, int]], i: int) -> bool:

@@ -17,7 +17,7 @@ for _pred, _words in (
     ("parent_of", "son sons daughter daughters kid kids child children"),
     ("married_to", "husband wife spouse"),
     ("partner_of", "partner boyfriend girlfriend fiance fiancé fiancee fiancée"),
-    ("friend_of", "friend friends bff buddy pal bestie"),
+    ("friend_of", "friend friends bff buddy pal bestie mate mates"),
     (
         "relative_of",
         "grandma grandmother grandpa grandfather grandparents granny nana grandson "
@@ -27,7 +27,8 @@ for _pred, _words in (
     ("reports_to", "boss manager supervisor"),
     (
         "knows",
-        "classmate classmates roommate roommates neighbor neighbors neighbour neighbours mentor "
+        "classmate classmates roommate roommates flatmate flatmates housemate housemates neighbor neighbors "
+        "neighbour neighbours mentor "
         "teacher coach therapist",
     ),
     (

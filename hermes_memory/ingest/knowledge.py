@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from hermes_memory.extract import KnownEntities, KnownEntity, MessageInput, extract
+from hermes_memory.extract.lexicon import type_of_name
 from hermes_memory.extract.phrasing import as_sentence
 from hermes_memory.extract.types import ExtractedFact, ExtractedRelation, ExtractionResult
 from hermes_memory.ingest.worker import Changes
@@ -32,11 +33,13 @@ EXTRACTOR = "rules-v1"
 _STARTED_JOB = re.compile(r"^(?:working|to work|a (?:new )?job)\s+(?:at|for)\s+(?P<org>.+)$", re.IGNORECASE)
 
 
-def implied_state(fact: ExtractedFact) -> tuple[str, str, str] | None:
-    """(predicate, object, content) of the current state a change implies, or None."""
+def implied_state(fact: ExtractedFact, object_type: str | None = None) -> tuple[str, str, str] | None:
+    """(predicate, object, content) of the current state a change implies, or None. ``object_type``: the
+    entity type of what the fact's object names; a move to an organisation ("moved to the Evelina
+    children's hospital") is no new home."""
     if fact.negated or fact.object is None or fact.predicate == "plans":
         return None
-    if fact.predicate == "moved_to":
+    if fact.predicate == "moved_to" and not _organisation(fact.object, object_type):
         return "lives_in", fact.object, as_sentence(f"{fact.subject} lives in {fact.object}")
     if fact.predicate in ("started", "began", "joined"):
         match = _STARTED_JOB.match(fact.object.strip())
@@ -44,6 +47,12 @@ def implied_state(fact: ExtractedFact) -> tuple[str, str, str] | None:
             org = match.group("org").strip().rstrip(".!")
             return "works_at", org, as_sentence(f"{fact.subject} works at {org}")
     return None
+
+
+def _organisation(name: str, entity_type: str | None) -> bool:
+    """Whether an object names an organisation: its entity's type, or its own words ("the Evelina
+    children's hospital", "Lindqvist & Berg Ltd")."""
+    return entity_type == "org" or type_of_name(name.split(), "", "")[0] == "org"
 
 
 class RuleBasedKnowledge:
@@ -163,6 +172,7 @@ class RuleBasedKnowledge:
             if (ensured.created or changed) and self._semantic is not None:
                 self._semantic.index_entity(entity)
         stored_facts: list[tuple[tuple[int, int], Fact]] = []
+        kinds = {found.name.casefold(): found.entity_type for found in result.entities}
         for fact in result.facts:
             linked = [
                 u
@@ -190,7 +200,7 @@ class RuleBasedKnowledge:
             if stored.created and self._semantic is not None:
                 self._semantic.index_fact(stored.fact)
             stored_facts.append((fact.span, stored.fact))
-            state = implied_state(fact)
+            state = implied_state(fact, kinds.get((fact.object or "").casefold()))
             if state is not None and when is not None and when.start.timestamp() > episode.timestamp:
                 state = None  # "I'm moving to Berlin in March": a plan, not yet where the user lives
             if state is not None:

@@ -39,11 +39,13 @@ from hermes_memory.updates.readings import (
     content,
     cue_tokens,
     masked_cues,
+    meets,
     named,
     news_cues,
     one_more,
     timeless_values,
     values,
+    whom,
 )
 from hermes_memory.updates.shape import (
     IDENTITY,
@@ -261,11 +263,16 @@ def episode_of(
     episode of it, not its end: it names the value only as its setting (``setting_only``), or reads so
     along the learned ending direction (``Cues.ends``); or that it left the thing ``old`` names somewhere,
     with someone or for a while (``sets_aside``: "I left my cello at Tom's place"). ``context``: the
-    message's other clauses."""
+    message's other clauses. An event of one day that names, of ``old``, only whom it speaks of is an
+    occasion in their life, not the end of what ``old`` says of them ("Mia had her school photo taken
+    today" after "My daughter Mia is in reception at Hillside Primary")."""
     if sets_aside(old, new):
         return True
     if not ended(old, new) or ceases(new):
         return False  # "Stopped seeing Dr Vance": an activity ceased, no episode of it
+    mine = timeless_values(old)
+    if brief(new) and set().union(*(meets(mine, named(s)) for s in (new, *context))) <= whom(old):
+        return True  # an occasion of theirs
     return setting_only(old, new, context) or cues.ends(new_masked_vector) <= 0
 
 

@@ -73,6 +73,13 @@ def timeless_values(statement: Statement) -> set[str]:
     return {v for v in values(statement) if not calendar_word(v)}
 
 
+def whom(statement: Statement) -> set[str]:
+    """The words of the name of whom a statement speaks, when that is someone other than the user ("the
+    user's girlfriend Lucía is a vet nurse": lucía): no value of it, whatever else names her."""
+    holder = statement.holder
+    return set(holder.casefold().split()) if holder and holder != USER else set()
+
+
 @functools.lru_cache(maxsize=MEMO)
 def _values(normal: str, addressed: frozenset[str]) -> frozenset[str]:
     out = set()
@@ -240,4 +247,5 @@ __all__ = [
     "opens_with_time",
     "timeless_values",
     "values",
+    "whom",
 ]

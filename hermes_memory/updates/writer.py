@@ -232,11 +232,14 @@ class StatementUpdates:
     ) -> Fact:
         """The fact that states the clause: one extracted from it that names the clause's values (in "I
         cancelled my FitX contract; McFit is my gym" a fact of the first clause may span both; a day or
-        month is no such value, extraction writes it as a date), else a new one in the third person."""
+        month is no such value, extraction writes it as a date), else a new one in the third person. A
+        fact this message first told comes before one an earlier message told and this one said again
+        (in "Passed the bar! I'm an associate at Brandt & Koenig now" the associate is what is new, not
+        "the user works at Brandt & Koenig", which the paralegal's message told)."""
         overlap = {f.uuid: min(b, span[1]) - max(a, span[0]) for (a, b), f in stored if f.is_active}
         inside = [f for _, f in stored if overlap.get(f.uuid, 0) > 0 and states_values(f.content, new)]
-        if inside:  # the extracted fact that covers most of the clause
-            return max(inside, key=lambda f: overlap[f.uuid])
+        if inside:  # the extracted fact that covers most of the clause, one first told here if any
+            return max(inside, key=lambda f: (f.source_episodes[:1] == (episode.uuid,), overlap[f.uuid]))
         said = datetime.fromtimestamp(episode.timestamp, tz=UTC)
         content = _said_by(new, episode.speaker, find_temporal(new.text, said))
         category = classify.category_for("states", content)

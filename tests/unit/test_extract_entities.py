@@ -34,6 +34,14 @@ def test_named_relatives_and_pets_keep_the_relation_as_alias() -> None:
     assert found("I adopted a puppy named Max.")["Max"].entity_type == "pet"
 
 
+def test_a_mate_a_flatmate_and_a_housemate_are_people_of_the_speaker() -> None:
+    """British words for a friend and for those one lives with name people as "friend" and "roommate" do."""
+    said = found("My flatmate Oskar cooks, my best mate Ruairi washes up and our housemate Zofia hoovers.")
+    assert said["Oskar"].entity_type == "person" and said["Oskar"].aliases == ["Caroline's flatmate"]
+    assert said["Ruairi"].aliases == ["Caroline's best mate"]
+    assert said["Zofia"].entity_type == "person"
+
+
 def test_gazetteer_types() -> None:
     mentions = found("I use Python and Docker at Google, and I moved to New York.")
     assert mentions["Python"].entity_type == "tech"
@@ -85,6 +93,16 @@ def test_names_listed_with_a_person_are_people() -> None:
     trio = found("I went climbing with Tobias, Oluwaseun & Emma on Sunday.")
     assert trio["Oluwaseun"].entity_type == "person"
     assert found("My favourite show is Severance, I watch it weekly.")["Severance"].entity_type == "other"
+
+
+def test_an_ampersand_joins_a_firms_name_not_two_peoples() -> None:
+    """"Holm & Vester" after "at" is one organisation; names joined by "&" that read as no organisation
+    are each their own ("a flat with Ifeoma & Radek", "Oluwaseun & Emma")."""
+    firm = found("I'm a trainee at Holm & Vester in Aarhus.")
+    assert firm["Holm & Vester"].entity_type == "org" and "Holm" not in firm
+    assert found("We buy our flour from Bakewell & Co.")["Bakewell & Co"].entity_type == "org"
+    flat = found("I share a flat with Ifeoma & Radek.")
+    assert "Ifeoma" in flat and "Radek" in flat and "Ifeoma & Radek" not in flat
 
 
 def test_quoted_titles_are_one_entity() -> None:

@@ -93,3 +93,13 @@ def test_no_past_statement_is_dated_after_it_was_said(api: MemoryAPI) -> None:
     for event in api.timeline_query(limit=100)["data"]:
         if any(word in event["title"] for word in past):
             assert event["timestamp"] < ts(2027, 1, 5)
+
+
+def test_a_move_to_an_organisation_is_no_new_home(open_api: Callable[..., MemoryAPI]) -> None:
+    """"Moved to Lisbon" means the user lives there from then on; "moved to the Royal Marsden hospital"
+    (an organisation) says where someone works, not where they live."""
+    api = open_api()
+    remember(api, "My sister Ines moved to the Royal Marsden hospital last month.", SAID, "s1")
+    remember(api, "I moved to Porto in May.", SAID, "s2")
+    assert api.flush()["success"]
+    assert [f["content"] for f in facts_about(api, " lives in ")] == ["The user lives in Porto"]

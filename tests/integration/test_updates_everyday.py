@@ -1,0 +1,47 @@
+"""What a message tells anew and what it only says in passing, through the real write path with the real
+MiniLM embedder: the replaced fact points at what the message first told, and an occasion in someone's
+day ends nothing of theirs. Sentences are written for this test, not taken from the corpus."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from chat_closures import closed_in_chat
+
+from hermes_memory import MemoryAPI
+
+DAY = 86400.0
+START = time.time() - 40 * DAY
+
+
+def test_the_old_fact_points_at_what_the_message_first_told(tmp_path: Path) -> None:
+    """A promotion at the same firm: the new message says again where the user works (extraction's
+    fact of it is the one the first message stored) and names the new role. The old role's fact points
+    at the new role, not at the workplace fact an earlier message told."""
+    with MemoryAPI(hermes_home=tmp_path, **{"tier3.backend": "memory"}) as api:
+        api.remember_turn("I'm a junior analyst at Lindqvist & Berg in Malmö.", "Okay.", "s1", START)
+        api.remember_turn("Got the promotion, I'm a senior analyst at Lindqvist & Berg now.", "Okay.", "s2",
+                          START + DAY)  # fmt: skip
+        assert api.flush()["success"]
+        closed = [f for f in api.tier2.facts.superseded(limit=10) if "junior" in f.content]
+        assert len(closed) == 1 and closed[0].superseded_by, closed
+        by = api.tier2.facts.get_many([closed[0].superseded_by])
+        assert "senior" in next(iter(by.values())).content, by
+
+
+@pytest.mark.parametrize(
+    "occasion", ["Tomasz had a nosebleed in class today.", "Tomasz was off sick on Monday."]
+)
+def test_a_day_of_someones_ends_nothing_of_theirs_and_a_move_does(tmp_path: Path, occasion: str) -> None:
+    """An event of one day that names only the person is an occasion in their life: the school they are at
+    still holds. A move on a given day to a place of its own ends where they lived."""
+    said = [
+        "Our son Tomasz is in year three at Brookfield Primary.",
+        "My friend Oyelaran lives in Bristol.",
+        occasion,
+        "Oyelaran moved to Cardiff on Saturday.",
+    ]
+    closed = [f.content for f in closed_in_chat(tmp_path, [("Ines", t) for t in said], START, DAY)]
+    assert len(closed) == 1 and "Bristol" in closed[0], closed
