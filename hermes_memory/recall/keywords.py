@@ -144,9 +144,9 @@ class KeywordSide:
         kind: str,
         read: Callable[..., dict[str, _Row]],
     ) -> dict[str, _Row]:
-        """``read(uuids, recorded_by=as_of)`` (``TimelineStore.for_recall``, ``EntityStore.cards``): the
-        present's rows (no ``as_of``) kept by the read cache while nothing is committed (each is the
-        row's alone), by uuid, as the store reads them."""
+        """``read(uuids, recorded_by=as_of)`` (``TimelineStore.for_recall``, ``EntityStore.cards``). Without
+        ``as_of`` each uuid's entry depends on its own rows only, so the read cache keeps it by uuid while
+        nothing is committed; the entries come by uuid, the order the store's reads return them in."""
         if as_of is not None:
             return read(uuids, recorded_by=as_of)
         rows = reads.settled_rows(kind, uuids, read)
