@@ -61,6 +61,8 @@ class ReadsSnapshot:
         self._facts: dict[str, tuple[Fact, int | None] | None] = {}
         self._superseded: dict[str, Fact | None] = {}
         self._settled: dict[str, tuple[int, Any]] = {}  # ``settled``: name -> (version, value)
+        # ``settled_rows``: the version they were read at, and by kind each key's row (None: not there).
+        self._settled_rows: tuple[int, dict[str, dict[Any, Any]]] = (version, {})
 
     def episode_rows(self, ids: Sequence[int], uuids: Sequence[str]) -> list[EpisodeRow]:
         """``EpisodeStore.recall_rows(ids, uuids)``, the same rows in the same order (by row id the ones
@@ -114,6 +116,20 @@ class ReadsSnapshot:
         value = read()
         self._settled[name] = (version, value)
         return value
+
+    def settled_rows(
+        self, kind: str, keys: Sequence[_K], load: Callable[[list[_K]], Mapping[_K, _V]]
+    ) -> dict[_K, _V]:
+        """``load(keys)`` (rows whose changes recall's log does not name: events, entity cards, the
+        facts linked to an entity), each key's row kept under ``kind`` while nothing at all is committed
+        (the same ``version``), only the keys not kept read. By key, those found, in the order of
+        ``keys``."""
+        with self._lock:
+            if self._settled_rows[0] != self.version:
+                self._settled_rows = (self.version, {})
+            kept = self._settled_rows[1].setdefault(kind, {})
+        known = self._filled(kept, keys, load)
+        return {key: row for key in dict.fromkeys(keys) if (row := known.get(key)) is not None}
 
     def turns(self, ids: Sequence[int], load: Callable[[list[int]], Mapping[int, _V]]) -> dict[int, _V]:
         """The turns with these row ids as ``load`` makes them (the engine's per-turn work, done once per

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes_memory.errors import HermesMemoryError
 from hermes_memory.graph.service import GraphService
@@ -14,6 +15,8 @@ from hermes_memory.recall.scoring import add, add_part, maxnorm, minmax
 from hermes_memory.recall.settings import RecallSettings
 from hermes_memory.records import RESTATEMENT
 from hermes_memory.tier2 import Tier2
+
+_Row = TypeVar("_Row")
 
 
 class KeywordSide:
@@ -77,28 +80,37 @@ class KeywordSide:
                 found.stale = self._superseded_turns(q)
             if not graph and "tier2" not in wanted:
                 return found, None, None
-            return (found, *self._entity_side(q, texts, others, as_of, "tier2" in wanted, graph))
+            return (found, *self._entity_side(q, texts, others, as_of, "tier2" in wanted, graph, reads))
 
     def _entity_side(
-        self, q: Query, texts: bool, others: Others, as_of: float | None, tier2: bool, graph: bool
+        self,
+        q: Query,
+        texts: bool,
+        others: Others,
+        as_of: float | None,
+        tier2: bool,
+        graph: bool,
+        reads: ReadsSnapshot,
     ) -> tuple[dict[str, float] | None, HermesMemoryError | None]:
         """On a recall thread: the other stores' candidates into ``others`` (with ``tier2``) and the
         graph's facts (with ``graph``: the facts, or the error that kept the graph from answering)."""
         with self._tier2.db.reading():
             if tier2:
-                self._lexical_others(q, texts, others, as_of)
+                self._lexical_others(q, texts, others, as_of, reads)
             if not graph:
                 return None, None
             try:
-                return self._graph_facts(q), None
+                return self._graph_facts(q, reads), None
             except HermesMemoryError as exc:
                 return None, exc
 
-    def _lexical_others(self, q: Query, texts: bool, others: Others, as_of: float | None) -> None:
+    def _lexical_others(
+        self, q: Query, texts: bool, others: Others, as_of: float | None, reads: ReadsSnapshot
+    ) -> None:
         """The Tier 2 candidates of the other stores: chunks indexed on their own by BM25, events by
         BM25 and by the period the question names, entities the question names or whose name, aliases
         or description match; the events' and entities' rows are read here too (while the vectors are
-        searched), those of events recorded by ``as_of``."""
+        searched, from the read cache when there is no ``as_of``), those of events recorded by ``as_of``."""
         st = self.settings
         terms = " ".join(q.terms)
         if texts and terms:
@@ -110,7 +122,7 @@ class KeywordSide:
         if q.span is not None:
             period = self._tier2.timeline.in_period(q.span[0], q.span[1] + 86400.0, limit=st.event_candidates)
             add(others.events, dict.fromkeys(period, 1.0), st.w_event_period)
-        named = self._named(q)[: st.entity_candidates]
+        named = self._named(q, reads)[: st.entity_candidates]
         if terms:
             matched = maxnorm(self._tier2.entities.bm25_scores(terms, limit=st.entity_candidates))
             add(others.entities, matched, st.w_entity_bm25)
@@ -118,11 +130,27 @@ class KeywordSide:
             others.entities[uuid] = 1.0
         others.named.update(named)
         if others.events:
-            others.event_rows = self._tier2.timeline.for_recall(list(others.events), recorded_by=as_of)
+            others.event_rows = self._by_uuid(list(others.events), as_of, reads, "events",
+                                              self._tier2.timeline.for_recall)  # fmt: skip
         if others.entities:
-            others.cards = self._tier2.entities.cards(
-                list(others.entities), relations=st.entity_relations, recorded_by=as_of
-            )
+            cards = functools.partial(self._tier2.entities.cards, relations=st.entity_relations)
+            others.cards = self._by_uuid(list(others.entities), as_of, reads, "cards", cards)
+
+    @staticmethod
+    def _by_uuid(
+        uuids: list[str],
+        as_of: float | None,
+        reads: ReadsSnapshot,
+        kind: str,
+        read: Callable[..., dict[str, _Row]],
+    ) -> dict[str, _Row]:
+        """``read(uuids, recorded_by=as_of)`` (``TimelineStore.for_recall``, ``EntityStore.cards``). Without
+        ``as_of`` each uuid's entry depends on its own rows only, so the read cache keeps it by uuid while
+        nothing is committed; the entries come by uuid, the order the store's reads return them in."""
+        if as_of is not None:
+            return read(uuids, recorded_by=as_of)
+        rows = reads.settled_rows(kind, uuids, read)
+        return {uuid: rows[uuid] for uuid in sorted(rows)}
 
     def _bm25_facts(self, q: Query, as_of: float | None, valid_at: float | None = None) -> dict[str, float]:
         query = " ".join(q.terms)
@@ -135,9 +163,9 @@ class KeywordSide:
             skip_extractor=RESTATEMENT,
         )  # fmt: skip
 
-    def _graph_facts(self, q: Query) -> dict[str, float]:
+    def _graph_facts(self, q: Query, reads: ReadsSnapshot) -> dict[str, float]:
         assert self._graph is not None
-        seeds = self._named(q)
+        seeds = self._named(q, reads)
         if not seeds:
             return {}
         # Entities another process wrote may be missing from this process's graph until it refreshes.
@@ -149,22 +177,21 @@ class KeywordSide:
             seeds, decay=st.graph_decay, max_hops=st.graph_hops, threshold=st.graph_threshold
         )
         strongest = sorted(activation.items(), key=lambda kv: kv[1], reverse=True)[: st.graph_entities]
-        about = self._tier2.facts.about_entities(
-            [uuid for uuid, _ in strongest], per_entity=st.graph_facts_per_entity
-        )
+        linked = functools.partial(self._tier2.facts.about_entities, per_entity=st.graph_facts_per_entity)
+        about = reads.settled_rows("linked facts", [uuid for uuid, _ in strongest], linked)
         out: dict[str, float] = {}
         for entity_uuid, act in strongest:
             for fact_uuid in about.get(entity_uuid, ()):
                 out[fact_uuid] = max(out.get(fact_uuid, 0.0), act)
         return out
 
-    def _named(self, q: Query) -> list[str]:
+    def _named(self, q: Query, reads: ReadsSnapshot) -> list[str]:
         """``_entities_in`` the question, looked up once per recall (the graph and the cards ask)."""
         if q.entities is None:
-            q.entities = self._entities_in(q.text)
+            q.entities = self._entities_in(q.text, reads)
         return q.entities
 
-    def _entities_in(self, text: str) -> list[str]:
+    def _entities_in(self, text: str, reads: ReadsSnapshot) -> list[str]:
         """Entities whose name or alias appears in the text as whole words (longest phrases win)."""
         words = re.findall(r"[\w'-]+", text)
         phrases: list[str] = []
@@ -176,7 +203,7 @@ class KeywordSide:
                 phrases.append(phrase)
         if not phrases:
             return []
-        named = self._tier2.entities.find_uuids(phrases)
+        named = reads.settled_rows("entity names", phrases, self._tier2.entities.find_uuids)
         found: list[str] = []
         for phrase in phrases:
             for uuid in named.get(phrase, ()):

@@ -337,16 +337,13 @@ class ExactIndex:
         out: dict[str, list[tuple[str, float]] | None] = {}
         with self._lock:
             first = self._first_stage(query)
-            codes, names = self._rows.codes[field], self._rows.names[field]
+            codes = self._rows.codes[field]
             for name, (limit, conditions) in parsed.items():
                 rows, scored, rest = self._best_rows(query, first, conditions, limit)
                 if rest:
                     out[name] = None
                     continue
-                out[name] = [
-                    (names[c] if c >= 0 else "", s)
-                    for c, s in zip(codes[rows].tolist(), scored.tolist(), strict=True)
-                ]
+                out[name] = list(zip(self._rows.named(field, codes[rows]), scored.tolist(), strict=True))
         return out
 
     def _first_stage(self, query: FloatArray) -> tuple[npt.NDArray[Any], bool]:

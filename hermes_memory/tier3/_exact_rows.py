@@ -70,6 +70,8 @@ class IndexRows:
         self.codes = {f: np.zeros(0, dtype=np.int32) for f in CODED}
         self.vocab: dict[str, dict[str, int]] = {f: {} for f in CODED}
         self.names: dict[str, list[str]] = {f: [] for f in CODED}
+        # ``named``: each field's names (the list they were made from) as an object array, "" last.
+        self._name_arrays: dict[str, tuple[list[str], npt.NDArray[Any]]] = {}
         # Chunk ids: row r's UUID is (hi[r] << 64) | lo[r]; an id that is no canonical UUID string (or
         # the nil UUID) has halves 0 and lives in odd/odd_at. Look-ups by id go through sorted_hi
         # /sorted_at (rows below ``indexed``, ordered by hi) plus a scan of the rows added since.
@@ -150,6 +152,17 @@ class IndexRows:
             if value is not None:
                 out[field] = value
         return out
+
+    def named(self, field: str, codes: npt.NDArray[np.int32]) -> list[str]:
+        """The value of each of ``codes`` of the coded ``field``, "" for -1 (a row without one): one gather
+        over the names as an array (code -1 reads the "" after them), made again only once a name was added
+        or the names replaced (recall reads the source of a few hundred rows per view)."""
+        names = self.names[field]
+        held = self._name_arrays.get(field)
+        if held is None or held[0] is not names or len(held[1]) != len(names) + 1:
+            held = self._name_arrays[field] = (names, np.array([*names, ""], dtype=object))
+        found: list[str] = held[1][codes].tolist()
+        return found
 
     def value(self, field: str, at: int) -> str | int | float | None:
         if field in self.codes:

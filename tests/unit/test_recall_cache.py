@@ -110,6 +110,29 @@ def test_a_fact_that_expires_between_two_recalls_is_left_out(
     assert api.recall("sister Ana visits", tiers=["tier2"])["data"]["hits"] == []
 
 
+def test_rows_without_a_change_log_are_kept_only_while_nothing_is_committed(api: MemoryAPI) -> None:
+    """``settled_rows`` (events, entity cards, an entity's facts): kept by key while the version holds,
+    read again after any commit; by key in the order asked, those the store does not find left out."""
+    api.remember_message("I adopted a beagle puppy named Biscuit.", "s1", T0, speaker="Caroline")
+    assert api.flush(60)["data"]["drained"]
+    reads = _reads.RecallReads(api.tier2)
+    asked: list[list[str]] = []
+
+    def load(keys: list[str]) -> dict[str, str]:
+        asked.append(keys)
+        return {key: key.upper() for key in keys if key != "gone"}
+
+    snapshot = reads.snapshot()
+    assert snapshot.settled_rows("cards", ["b", "gone", "a", "b"], load) == {"b": "B", "a": "A"}
+    assert snapshot.settled_rows("cards", ["a", "c"], load) == {"a": "A", "c": "C"}
+    assert snapshot.settled_rows("events", ["a"], load) == {"a": "A"}  # each kind on its own
+    assert asked == [["b", "gone", "a"], ["c"], ["a"]]
+    api.fact_store("Caroline's puppy is called Biscuit")
+    assert reads.snapshot() is snapshot
+    assert snapshot.settled_rows("cards", ["a", "gone"], load) == {"a": "A"}
+    assert asked[-1] == ["a", "gone"]  # read again: something was committed
+
+
 def _diversify_pairwise(
     ranked: list[Hit],
     weight: float,
