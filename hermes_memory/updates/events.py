@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from hermes_memory.extract.tense import SAME_PAST
 from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, PLACING, REGULAR_PAST, WORD
-from hermes_memory.updates.readings import beyond, meets, named, timeless_values, values
+from hermes_memory.updates.readings import beyond, meets, named, timeless_values, values, whom
 from hermes_memory.updates.statement import Statement, calendar_word, main_tense
 
 
@@ -97,7 +97,7 @@ def names_another(old: Statement, new: Statement, context: Sequence[Statement] =
     """Whether the message names a value ``old`` does not, in any inflected form: a name or number that
     is no day, no date and none of whom it speaks ("Moved Rufus over to Riverbank" after "Rufus's vet is
     Parkside"): what may have taken the old value's place."""
-    holders = {w for h in (old.holder, *new.mentions) if h for w in h.casefold().split()}
+    holders = whom(old) | {w for m in new.mentions for w in m.casefold().split()}
     others = {
         v for s in (new, *context) for v in values(s)
         if not calendar_word(v) and not _ORDINAL.fullmatch(v) and v not in holders

@@ -11,7 +11,7 @@ import re
 from hermes_memory.extract.kin import ONE_AT_A_TIME, kin_predicate
 from hermes_memory.extract.relations import verb_predicates
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.readings import MEMO, STOP, content, named, values
+from hermes_memory.updates.readings import MEMO, STOP, content, named, values, whom
 from hermes_memory.updates.statement import USER, Statement, topic_of
 
 # The shape of a one-valued attribute: "the user's dentist is ...", "... is the user's manager"; not a
@@ -86,7 +86,7 @@ def same_attribute(one: Statement, other: Statement) -> bool:
     another noun is no person ("the user's password manager"). The name of whom both speak is no value in
     common: "Ana's husband is Rui" gives Ana another attribute than "the user's sister Ana lives in Porto"
     (but "Tom retired" names the value of "the user's manager is Tom")."""
-    holder = set((one.holder or "").casefold().split()) if same_holder(one.holder, other.holder) else set()
+    holder = whom(one) if same_holder(one.holder, other.holder) else set()
     if (values(one) & bare(other) | values(other) & bare(one)) - holder:
         return True
     a, b = attribute_words(one), attribute_words(other)
