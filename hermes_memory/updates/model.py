@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.updates.endings import begins, ceases, sets_aside
 from hermes_memory.updates.events import ended, moves_to_another, names_another, setting_only
 from hermes_memory.updates.readings import (
@@ -244,6 +245,17 @@ def _names_of(old: Statement, said: Statement) -> bool:
     return bool(values(old) & bare(said)) or topic_of(frozenset(content(old)), said.words)
 
 
+def _someone(statement: Statement) -> bool:
+    """Whether a statement's values are all someone the memory knows, other than whom it speaks of, named
+    by a word of relation to them ("the user has a husband named Rui", "the user's boss is Kim"): a
+    person holds its place, and only another person, the role named, or what ends it (a negation, a
+    ceasing, an event that befalls them) ends it."""
+    own = timeless_values(statement)
+    holder = (statement.holder or "").casefold()
+    known = {w.removesuffix("'s") for m in statement.mentions if m != holder for w in m.split()}
+    return bool(own) and own <= known and any(kin_predicate(w) is not None for w in bare(statement))
+
+
 def _may_name_anew(old: Statement, new: Statement) -> bool:
     """Whether a present clause may give the one-valued ``old`` another value by its shape alone: any
     clause may, unless the value is someone the memory knows ("the user's physio is Ms Lund"). Then it
@@ -351,6 +363,9 @@ def evidence(
         return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
     if old.negated and new.negated:
         return False  # "I don't have a car either" after "I don't drive": a negation ends no negated state
+    ends_someone = new.negated or ceases(new) or ended(old, new, context) or _may_name_anew(old, new)
+    if _someone(old) and not ends_someone:
+        return False  # "I drive an old Renault Clio" ends no "the user has a husband named Rui"
     if confident or reads_as_change or new.negated or ceases(new) or any(cues.strongest(s, old) >= cue_min
                                                                          for s in said):
         return True
