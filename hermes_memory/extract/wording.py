@@ -486,8 +486,10 @@ _YOU_VERBS = {
 # (from "we") or "<someone> and <speaker> <verb>" (from "my wife and I"); at most four words before
 # "and", none of them a clause break.
 _GROUP_WORDS = r"(?:both|all|together|also|still|now|often|always|never|just|really|finally)"
-# The reciprocal pronouns (a closed class).
-_RECIPROCAL = re.compile(r"\b(?:each\s+other|one\s+another)\b", re.IGNORECASE)
+# A reciprocal pronoun (a closed class) as the verb's own object, after at most one word (a particle or
+# preposition: "see each other", "talk to one another"); one later in the clause leaves its verb the
+# group's members' ("have regular meetings ... to support each other").
+_RECIPROCAL = re.compile(r"^\s+(?:[a-z]+\s+)?(?:each\s+other|one\s+another)\b", re.IGNORECASE)
 
 
 def speaker_alone(text: str, speaker: str) -> str | None:
@@ -513,7 +515,7 @@ def speaker_alone(text: str, speaker: str) -> str | None:
             other = speaker + other[len(speaker) :]
         elif other.split()[0].lower() in ("the", "a", "an"):
             other = other[:1].lower() + other[1:]
-    if _RECIPROCAL.search(group.group("tail")):
+    if _RECIPROCAL.match(group.group("tail")):
         if not other:
             return None
         return f"{speaker} and {other}{group.group('adv')} {verb}{group.group('tail')}"
@@ -534,7 +536,7 @@ def among_group(text: str, speaker: str) -> bool:
     group = _group(text, speaker)
     if group is None or group.group("other"):
         return False
-    return _RECIPROCAL.search(group.group("tail")) is not None
+    return _RECIPROCAL.match(group.group("tail")) is not None
 
 
 def _group(text: str, speaker: str) -> re.Match[str] | None:

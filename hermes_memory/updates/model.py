@@ -245,15 +245,32 @@ def _names_of(old: Statement, said: Statement) -> bool:
     return bool(values(old) & bare(said)) or topic_of(frozenset(content(old)), said.words)
 
 
+def keeps_someone(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
+    """Whether ``old`` holds a person's place (``_someone``) that nothing in the message ends: no
+    negation, ceasing or event that befalls them, no other person, and the role not named again in any of
+    its clauses ("Mrs Patel's gone on maternity leave, so it's a supply teacher till Easter")."""
+    if not _someone(old):
+        return False
+    roles = _roles(old)
+    return not (new.negated or ceases(new) or ended(old, new, context) or _may_name_anew(old, new)
+                or any(roles & bare(s) for s in (new, *context)))  # fmt: skip
+
+
 def _someone(statement: Statement) -> bool:
     """Whether a statement's values are all someone the memory knows, other than whom it speaks of, named
     by a word of relation to them ("the user has a husband named Rui", "the user's boss is Kim"): a
-    person holds its place, and only another person, the role named, or what ends it (a negation, a
-    ceasing, an event that befalls them) ends it."""
+    person holds its place, and only another person, the role named again ("it's a supply teacher till
+    Easter"), or what ends it (a negation, a ceasing, an event that befalls them) ends it."""
     own = timeless_values(statement)
     holder = (statement.holder or "").casefold()
     known = {w.removesuffix("'s") for m in statement.mentions if m != holder for w in m.split()}
-    return bool(own) and own <= known and any(kin_predicate(w) is not None for w in bare(statement))
+    return bool(own) and own <= known and bool(_roles(statement))
+
+
+def _roles(statement: Statement) -> set[str]:
+    """The words of a statement that name a relation to someone ("husband", "flatmate"), not as an owner
+    ("the user's son's teacher": the son is no relation the value holds)."""
+    return {w for w in statement.words if not w.endswith("'s") and kin_predicate(w) is not None}
 
 
 def _may_name_anew(old: Statement, new: Statement) -> bool:
@@ -363,8 +380,7 @@ def evidence(
         return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
     if old.negated and new.negated:
         return False  # "I don't have a car either" after "I don't drive": a negation ends no negated state
-    ends_someone = new.negated or ceases(new) or ended(old, new, context) or _may_name_anew(old, new)
-    if _someone(old) and not ends_someone:
+    if keeps_someone(old, new, context):
         return False  # "I drive an old Renault Clio" ends no "the user has a husband named Rui"
     if confident or reads_as_change or new.negated or ceases(new) or any(cues.strongest(s, old) >= cue_min
                                                                          for s in said):
