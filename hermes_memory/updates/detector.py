@@ -269,10 +269,10 @@ class UpdateDetector:
         drawn from one old statement; not a person's place the message does not end (``keeps_someone``).
         In a store, many facts of a holder say much the same thing ("Jon is still searching for a place
         for his dance studio", "Jon is prepping for his dance studio"), and a new value replaces the one
-        statement that held it, not all of them. The clause speaks of
-        the attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
-        says the same thing ("I'm the cellist of the Lindqvist Ensemble now" is nearest to the quartet
-        the user played in, and replaces no rowing club membership, however its words read)."""
+        statement that held it, not all of them. The clause speaks of the attribute of the earlier
+        statement most alike to it in meaning: the one replaced is that one or says the same thing ("I'm
+        the cellist of the Lindqvist Ensemble now" is nearest to the quartet the user played in, and
+        replaces no rowing club membership, however its words read)."""
         mine = list(self.comparable(new, earlier) if comparable is None else comparable)
         if not mine:
             return []

@@ -183,9 +183,9 @@ def possession(statement: Statement) -> tuple[str, frozenset[str]] | None:
     then the clause's verb, after at most one adverb ("Clara's manager is Jonas", "Kenji's brother just
     started at Mazda", "Greta's line manager is Olaf" -> ("clara", {"manager"}), ("kenji", {"brother"}),
     ("greta", {"line", "manager"})), the name lower case (its last word: "Dona Fátima's son is opening a
-    bakery" -> ("fátima", {"son"})). None when the "'s" is "is" or "has" (a
-    predicate follows: "Kai's out", "Ana's in Madrid", "Biscuit's been on fresh food", "Dad's running a
-    lot") or the subject is no name's."""
+    bakery" -> ("fátima", {"son"})). None when the "'s" is "is" or "has" (a predicate follows: "Kai's
+    out", "Ana's in Madrid", "Biscuit's been on fresh food", "Dad's running a lot") or the subject is no
+    name's."""
     return _possession(statement.normal)
 
 

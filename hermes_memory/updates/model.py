@@ -341,7 +341,9 @@ def evidence(
     ``confident``: the decision itself is sure of an
     update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
     of the rules above says the clause ends nothing. A negated clause ends no negated state ("I don't
-    have a car either" after "I don't drive"): only an affirmative one does. A clause in the present
+    have a car either" after "I don't drive"): only an affirmative one does. Someone the memory knows,
+    named by their relation ("a husband named Rui"), gives way only to another person, the role named
+    again, a negation, a ceasing or an event that befalls them (``keeps_someone``). A clause in the present
     that says a state goes on ("still") or holds beside another (an additive particle: ``additive``) is
     no evidence, nor is a past clause telling how the old state began (``begins``); but a slot in the
     shape of a one-valued attribute holds one value, so there the particle adds to someone else's. A
