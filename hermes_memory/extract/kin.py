@@ -80,10 +80,11 @@ def _kin_pattern() -> re.Pattern[str]:
 
 @functools.cache
 def _appositive_kin_pattern() -> re.Pattern[str]:
-    # "Biscuit, my dog, ...", "Biscuit is my dog", "Anna is the user's sister".
+    # "Biscuit, my dog, ...", "Biscuit is my dog", "Anna is the user's sister"; not "Tom is my brother's
+    # best friend" (the relative owns what Tom is).
     return re.compile(
         rf"\b(?P<n1>{_FULL_NAME_RE})(?:,\s+|\s+(?:is|was)\s+)(?:also\s+)?{_POSSESSOR}\s+"
-        rf"(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b"
+        rf"(?P<mods>(?:(?:{_KIN_MODIFIERS})\s+){{0,2}})(?P<kin>{_kin_words()})\b(?!['’]s\b)"
     )
 
 

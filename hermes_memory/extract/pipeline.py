@@ -32,6 +32,7 @@ from hermes_memory.extract.types import (
     TemporalMention,
 )
 from hermes_memory.extract.wording import (
+    among_group,
     clause_subject,
     has_unresolved_reference,
     is_low_value,
@@ -223,7 +224,7 @@ def _clause_facts_inner(
         relation = _triple_relation(triple, state, role_factor)
         if relation is not None:
             state.relations.append(relation)
-    if triples or rewritten is None:
+    if triples or rewritten is None or among_group(rewritten, speaker):
         return
     subject = speaker if alone else clause_subject(clause, speaker, mentions, offset, clause_times)
     if subject is None or is_low_value(clause):

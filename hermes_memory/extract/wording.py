@@ -486,6 +486,10 @@ _YOU_VERBS = {
 # (from "we") or "<someone> and <speaker> <verb>" (from "my wife and I"); at most four words before
 # "and", none of them a clause break.
 _GROUP_WORDS = r"(?:both|all|together|also|still|now|often|always|never|just|really|finally)"
+# A reciprocal pronoun (a closed class) as the verb's own object, after at most one word (a particle or
+# preposition: "see each other", "talk to one another"); one later in the clause leaves its verb the
+# group's members' ("have regular meetings ... to support each other").
+_RECIPROCAL = re.compile(r"^\s+(?:[a-z]+\s+)?(?:each\s+other|one\s+another)\b", re.IGNORECASE)
 
 
 def speaker_alone(text: str, speaker: str) -> str | None:
@@ -494,22 +498,15 @@ def speaker_alone(text: str, speaker: str) -> str | None:
     moved to Berlin with Anna". None when the clause's subject is no such group.
 
     What a group holds or did holds for each of its members, and a fact's subject must be one holder:
-    the speaker, the person the user's memory is about.
+    the speaker, the person the user's memory is about. What two do to each other is said with the
+    speaker first ("The user and their sister call each other every Sunday"); what "we" do among
+    ourselves names no one to say it of (``among_group``).
     """
-    name = re.escape(speaker)
-    group = re.match(
-        rf"(?:(?i:{name})\s+and\s+others|(?P<other>(?:[\w'’-]+\s+){{0,3}}?[\w'’-]+)\s+and\s+(?i:{name}))"
-        rf"(?P<adv>(?:\s+{_GROUP_WORDS})*)\s+(?P<verb>[a-z]+(?:n't)?)(?![\w'])(?P<tail>.*)",
-        text,
-        re.DOTALL,
-    )
+    group = _group(text, speaker)
     if group is None:
         return None
     adverbs = " ".join(w for w in group.group("adv").split() if w not in ("both", "all", "together"))
     verb = group.group("verb")
-    # Later verbs of the same predicate agree too ("... moved to Porto and love it" -> "loves").
-    tail = agree_coordinated(f"I {verb}{group.group('tail')}")[len(f"I {verb}") :]
-    out = f"{speaker} {adverbs + ' ' if adverbs else ''}{singular(verb)}{tail}"
     other = group.group("other")
     if other:
         if other.lower().startswith(f"{speaker.lower()}'s "):
@@ -518,11 +515,40 @@ def speaker_alone(text: str, speaker: str) -> str | None:
             other = speaker + other[len(speaker) :]
         elif other.split()[0].lower() in ("the", "a", "an"):
             other = other[:1].lower() + other[1:]
+    if _RECIPROCAL.match(group.group("tail")):
+        if not other:
+            return None
+        return f"{speaker} and {other}{group.group('adv')} {verb}{group.group('tail')}"
+    # Later verbs of the same predicate agree too ("... moved to Porto and love it" -> "loves").
+    tail = agree_coordinated(f"I {verb}{group.group('tail')}")[len(f"I {verb}") :]
+    out = f"{speaker} {adverbs + ' ' if adverbs else ''}{singular(verb)}{tail}"
+    if other:
         if verb.endswith("n't") or "never" in adverbs.split():  # "doesn't eat meat with Tom" says else
             out = f"{speaker}, like {other}, {out[len(speaker) + 1 :]}"
         else:
             out = f"{out.rstrip(' .!?,;:')} with {other}"
     return out[:1].upper() + out[1:]
+
+
+def among_group(text: str, speaker: str) -> bool:
+    """Whether a clause tells what "we" do among ourselves ("The user and others finally see each other"):
+    it names no one to say it of with the speaker, so it makes no fact of one holder."""
+    group = _group(text, speaker)
+    if group is None or group.group("other"):
+        return False
+    return _RECIPROCAL.match(group.group("tail")) is not None
+
+
+def _group(text: str, speaker: str) -> re.Match[str] | None:
+    """A clause whose subject is a group with the speaker in it: its other members, adverbs, verb and the
+    rest (see ``speaker_alone``)."""
+    name = re.escape(speaker)
+    return re.match(
+        rf"(?:(?i:{name})\s+and\s+others|(?P<other>(?:[\w'’-]+\s+){{0,3}}?[\w'’-]+)\s+and\s+(?i:{name}))"
+        rf"(?P<adv>(?:\s+{_GROUP_WORDS})*)\s+(?P<verb>[a-z]+(?:n't)?)(?![\w'])(?P<tail>.*)",
+        text,
+        re.DOTALL,
+    )
 
 
 def has_unresolved_reference(text: str) -> bool:
@@ -549,6 +575,7 @@ def is_low_value(clause: str) -> bool:
 # ``render``, ``plan_object`` (``phrasing``) and ``third_person`` (``verbs``) are named here too, for the
 # callers that read every wording helper from this module.
 __all__ = [
+    "among_group",
     "clause_subject",
     "first_person_as",
     "has_unresolved_reference",

@@ -85,11 +85,20 @@ _FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous
 
 def _said_after(low: str, at: int) -> bool:
     """Whether the words at ``at`` come after a comma that ends a whole clause of the speaker's own:
-    "Jonas is in Leeds now, says the commute is fine" and "Mirela cuts my hair these days, a neighbour
-    suggested her" assert their first clause; the report is a remark on it. "Our landlord, the one
-    upstairs, says ..." has no verb before its comma: the report is the clause."""
+    "Jonas is in Leeds now, says the commute is fine", "Rui stopped consulting in October, he says he's
+    done" and "Mirela cuts my hair these days, a neighbour suggested her" assert their first clause; the
+    report is a remark on it. "Our landlord, the one upstairs, says ..." has no verb before its comma:
+    the report is the clause."""
     comma = low.find(",", 0, at)
-    return comma > 0 and _VERB_BEFORE.search(low[:comma]) is not None
+    return comma > 0 and _has_verb(low[:comma])
+
+
+def _has_verb(head: str) -> bool:
+    """Whether lower-cased words hold a finite verb of their own: ``_VERB_BEFORE``, or a verb in the past
+    ("rui finally stopped the consulting in october")."""
+    if _VERB_BEFORE.search(head):
+        return True
+    return any(w in PAST_FORMS or REGULAR_PAST.fullmatch(w) for w in re.findall(r"[a-z']+", head))
 
 
 def _first_clause(text: str) -> str:
@@ -101,7 +110,7 @@ def _first_clause(text: str) -> str:
         words = re.findall(r"[a-z']+", head)
         if not words or words[0] in _SUBORDINATE:
             break
-        if _VERB_BEFORE.search(head) or any(w in PAST_FORMS or REGULAR_PAST.fullmatch(w) for w in words):
+        if _has_verb(head):
             return head
     return text.lower()
 
@@ -139,8 +148,12 @@ def why_not(text: str, low: str) -> str | None:
         return "former"  # "My old team at Zalando tracked ...": about what was, not what is
     for m in _REPORTED.finditer(low):
         before = low[: m.start()].split()  # "I use the shampoo the dermatologist recommended": the user's
-        if not any(w in SUBJECT_PRONOUNS for w in before) and not _said_after(low, m.start()):
+        if any(w in SUBJECT_PRONOUNS for w in before):
+            continue
+        if not _said_after(low, m.start()):
             return "reported"
+        low = low[: low.find(",", 0, m.start())]  # the remark's mood is its own: "..., says he won't miss it"
+        break
     low = _without_aside(low)
     if _MODAL.search(low):
         return "hypothetical"

@@ -47,6 +47,7 @@ from hermes_memory.updates.model import (
     episode_of,
     evidence,
     features,
+    keeps_someone,
     packaged,
     values,
 )
@@ -265,12 +266,13 @@ class UpdateDetector:
         when it is above the threshold or the new one gives its one-valued slot another value
         (``fills_slot``), and others above the threshold only when they say the same thing as that one
         (their cosine to it at least ``SAME_ATTRIBUTE``) and were said with it (``sources``): two facts
-        drawn from one old statement. In a store, many facts of a holder say much the same thing ("Jon
-        is still searching for a place for his dance studio", "Jon is prepping for his dance studio"),
-        and a new value replaces the one statement that held it, not all of them. The clause speaks of
-        the attribute of the earlier statement most alike to it in meaning: the one replaced is that one or
-        says the same thing ("I'm the cellist of the Lindqvist Ensemble now" is nearest to the quartet
-        the user played in, and replaces no rowing club membership, however its words read)."""
+        drawn from one old statement; not a person's place the message does not end (``keeps_someone``).
+        In a store, many facts of a holder say much the same thing ("Jon is still searching for a place
+        for his dance studio", "Jon is prepping for his dance studio"), and a new value replaces the one
+        statement that held it, not all of them. The clause speaks of the attribute of the earlier
+        statement most alike to it in meaning: the one replaced is that one or says the same thing ("I'm
+        the cellist of the Lindqvist Ensemble now" is nearest to the quartet the user played in, and
+        replaces no rowing club membership, however its words read)."""
         mine = list(self.comparable(new, earlier) if comparable is None else comparable)
         if not mine:
             return []
@@ -325,7 +327,8 @@ class UpdateDetector:
             if i == best or (p >= threshold and i not in kept
                              and float(vec[earlier[i].normal] @ anchor) >= SAME_ATTRIBUTE
                              and (sources is None or bool(sources[i] & sources[best]))
-                             and not _of_whom_it_speaks(earlier[i], new))
+                             and not _of_whom_it_speaks(earlier[i], new)
+                             and not keeps_someone(earlier[i], new, context))
         ]  # fmt: skip
 
 

@@ -59,11 +59,12 @@ _ROLE = f"{USER}'s "
 _THE_NAME = re.compile(r"(?i:the)\s+([A-Z][\w-]*)(?:'s)?\b")
 # The auxiliaries' participles that are no past form (a closed class): "Pizza's been dethroned" is "has been".
 _PARTICIPLES = frozenset("been gotten".split())
-# A subject that is a name's possession: the name with "'s", the word after it, and the two after that
-# (the verb, or an adverb and the verb). What those words are decides it (``possession``).
+# A subject that is a name's possession: the name with "'s" (its last word: "Dona Fátima's"), the word
+# after it, and the two after that (the verb, or an adverb and the verb). What those words are decides it
+# (``possession``).
 _POSSESSED = re.compile(
     rf"^(?:[A-Za-z]+,\s*)?(?:{TITLE}\s+)?"  # a title before the name: "Dr Brennan's"
-    r"([A-Z][\w-]*)'s\s+([a-z][a-z-]*)\s+([a-z']+)(?:\s+([a-z']+))?"
+    r"(?:[A-Z][\w-]*\s+){0,2}([A-Z][\w-]*)'s\s+([a-z][a-z-]*)\s+([a-z']+)(?:\s+([a-z']+))?"
 )
 
 
@@ -181,9 +182,10 @@ def possession(statement: Statement) -> tuple[str, frozenset[str]] | None:
     """Whose possession a clause's subject is, and what: a name with "'s" followed by a noun (or two) and
     then the clause's verb, after at most one adverb ("Clara's manager is Jonas", "Kenji's brother just
     started at Mazda", "Greta's line manager is Olaf" -> ("clara", {"manager"}), ("kenji", {"brother"}),
-    ("greta", {"line", "manager"})), the name lower case. None when the "'s" is "is" or "has" (a
-    predicate follows: "Kai's out", "Ana's in Madrid", "Biscuit's been on fresh food", "Dad's running a
-    lot") or the subject is no name's."""
+    ("greta", {"line", "manager"})), the name lower case (its last word: "Dona Fátima's son is opening a
+    bakery" -> ("fátima", {"son"})). None when the "'s" is "is" or "has" (a predicate follows: "Kai's
+    out", "Ana's in Madrid", "Biscuit's been on fresh food", "Dad's running a lot") or the subject is no
+    name's."""
     return _possession(statement.normal)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.updates.endings import begins, ceases, sets_aside
 from hermes_memory.updates.events import ended, moves_to_another, names_another, setting_only
 from hermes_memory.updates.readings import (
@@ -244,6 +245,34 @@ def _names_of(old: Statement, said: Statement) -> bool:
     return bool(values(old) & bare(said)) or topic_of(frozenset(content(old)), said.words)
 
 
+def keeps_someone(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
+    """Whether ``old`` holds a person's place (``_someone``) that nothing in the message ends: no
+    negation, ceasing or event that befalls them, no other person, and the role not named again in any of
+    its clauses ("Mrs Patel's gone on maternity leave, so it's a supply teacher till Easter")."""
+    if not _someone(old):
+        return False
+    roles = _roles(old)
+    return not (new.negated or ceases(new) or ended(old, new, context) or _may_name_anew(old, new)
+                or any(roles & bare(s) for s in (new, *context)))  # fmt: skip
+
+
+def _someone(statement: Statement) -> bool:
+    """Whether a statement's values are all someone the memory knows, other than whom it speaks of, named
+    by a word of relation to them ("the user has a husband named Rui", "the user's boss is Kim"): a
+    person holds its place, and only another person, the role named again ("it's a supply teacher till
+    Easter"), or what ends it (a negation, a ceasing, an event that befalls them) ends it."""
+    own = timeless_values(statement)
+    holder = (statement.holder or "").casefold()
+    known = {w.removesuffix("'s") for m in statement.mentions if m != holder for w in m.split()}
+    return bool(own) and own <= known and bool(_roles(statement))
+
+
+def _roles(statement: Statement) -> set[str]:
+    """The words of a statement that name a relation to someone ("husband", "flatmate"), not as an owner
+    ("the user's son's teacher": the son is no relation the value holds)."""
+    return {w for w in statement.words if not w.endswith("'s") and kin_predicate(w) is not None}
+
+
 def _may_name_anew(old: Statement, new: Statement) -> bool:
     """Whether a present clause may give the one-valued ``old`` another value by its shape alone: any
     clause may, unless the value is someone the memory knows ("the user's physio is Ms Lund"). Then it
@@ -312,7 +341,9 @@ def evidence(
     ``confident``: the decision itself is sure of an
     update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
     of the rules above says the clause ends nothing. A negated clause ends no negated state ("I don't
-    have a car either" after "I don't drive"): only an affirmative one does. A clause in the present
+    have a car either" after "I don't drive"): only an affirmative one does. Someone the memory knows,
+    named by their relation ("a husband named Rui"), gives way only to another person, the role named
+    again, a negation, a ceasing or an event that befalls them (``keeps_someone``). A clause in the present
     that says a state goes on ("still") or holds beside another (an additive particle: ``additive``) is
     no evidence, nor is a past clause telling how the old state began (``begins``); but a slot in the
     shape of a one-valued attribute holds one value, so there the particle adds to someone else's. A
@@ -351,6 +382,8 @@ def evidence(
         return False  # about no one, naming nothing: "The studio's on shaky ground right now" ends nothing
     if old.negated and new.negated:
         return False  # "I don't have a car either" after "I don't drive": a negation ends no negated state
+    if keeps_someone(old, new, context):
+        return False  # "I drive an old Renault Clio" ends no "the user has a husband named Rui"
     if confident or reads_as_change or new.negated or ceases(new) or any(cues.strongest(s, old) >= cue_min
                                                                          for s in said):
         return True

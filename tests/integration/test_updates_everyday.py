@@ -45,3 +45,38 @@ def test_a_day_of_someones_ends_nothing_of_theirs_and_a_move_does(tmp_path: Path
     ]
     closed = [f.content for f in closed_in_chat(tmp_path, [("Ines", t) for t in said], START, DAY)]
     assert len(closed) == 1 and "Bristol" in closed[0], closed
+
+
+def test_a_remark_after_news_leaves_it_told_and_a_relatives_news_is_theirs(tmp_path: Path) -> None:
+    """A report after a comma that closes news told in the past is a remark on it: the news ends what he
+    ran. News of a named neighbour's relative (a name of two words with its "'s") is no news of the
+    neighbour, whom the user still has."""
+    said = [
+        "My uncle Karim still runs a bakery in Tunis.",
+        "Our neighbour Señora Ruiz brought us figs this morning.",
+        "Señora Ruiz's nephew is opening a bike shop in Gràcia.",
+        "Karim sold the bakery in May, he says he's ready to rest.",
+    ]
+    closed = [f.content for f in closed_in_chat(tmp_path, [("Ines", t) for t in said], START, DAY)]
+    assert len(closed) == 1 and "bakery" in closed[0], closed
+
+
+def test_a_first_mention_ends_no_tie_to_someone(tmp_path: Path) -> None:
+    """A car told for the first time, in a store of a few statements, ends no tie to someone: the husband
+    the user has stays, whether the message is told alone or as a turn with the agent's reply (only another
+    person in the role, or what befalls him, ends that)."""
+    said = [
+        "I'm retired and live in a small flat in Alfama with my husband Rui.",
+        "Rui still does a bit of consulting for an engineering firm in Porto.",
+        "I teach English conversation to adults twice a week at the parish hall.",
+        "My granddaughter Inês is studying architecture in Coimbra.",
+        "I drive an old Renault Clio.",
+    ]
+    closed = [f.content for f in closed_in_chat(tmp_path / "chat", [("Ines", t) for t in said], START, DAY)]
+    assert not [c for c in closed if "husband" in c], closed
+    with MemoryAPI(hermes_home=tmp_path / "turns", **{"tier3.backend": "memory"}) as api:
+        for i, text in enumerate(said):
+            api.remember_turn(text, "Noted.", f"s{i}", START + i * 60)
+            assert api.flush()["success"]
+        closed = [f.content for f in api.tier2.facts.superseded(limit=10)]
+    assert "The user has a husband named Rui" not in closed, closed

@@ -95,6 +95,18 @@ def test_a_named_pet_is_linked_to_its_owner(text: str) -> None:
     assert not [e for e in result.entities if e.name == "the user's dog"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["Mrs Okafor is my son's form tutor.", "Dr Lee is my mum's GP.", "Tom is my brother's best friend."],
+)
+def test_someone_who_is_a_relatives_something_is_no_relative(text: str) -> None:
+    """ "Tom is my brother's best friend": the brother owns what Tom is; Tom is not the user's brother."""
+    result = extract(MessageInput(text, NOW, role="user", addressee="Hermes"))
+    name = text.split(" is ")[0]
+    assert not [r for r in result.relations if r.object == name], result.relations
+    assert not [f.content for f in result.facts if "named" in f.content], result.facts
+
+
 def test_the_user_in_a_note_is_the_person_the_ai_talks_to() -> None:
     message = MessageInput(
         "Saved: the user's dog Biscuit is a beagle.",

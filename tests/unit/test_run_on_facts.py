@@ -26,6 +26,8 @@ def facts(text: str) -> list[ExtractedFact]:
         ("My daughter and I both play the cello.", "The user plays the cello with their daughter"),
         ("Tom and I don't drink coffee.", "The user, like Tom, doesn't drink coffee"),
         ("We lent Tom our van.", "The user lent Tom"),  # an irregular past stays as said
+        # what two do to each other is said of both, the speaker first
+        ("My brother and I text each other most nights.", "The user and their brother text each other"),
     ],
 )
 def test_a_group_with_the_speaker_makes_a_fact_about_the_speaker(said: str, expected: str) -> None:
@@ -64,3 +66,10 @@ def test_a_request_joined_to_a_statement_is_not_part_of_its_fact(
 )
 def test_a_statement_that_goes_on_is_kept_whole(said: str, expected: str) -> None:
     assert expected in [f.content for f in facts(said)]
+
+
+def test_what_we_do_among_ourselves_makes_no_fact_of_one_holder() -> None:
+    """ "we finally see each other" holds of no one member of the group alone, and names no one to say it
+    of with the speaker: no fact (a fact of the user alone would read "The user finally sees each other")."""
+    found = facts("Dana got a day job at the bakery, so we finally see each other.")
+    assert not any("each other" in f.content for f in found), [f.content for f in found]

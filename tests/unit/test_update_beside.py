@@ -110,3 +110,19 @@ def test_a_clause_that_says_the_old_predicate_whole_affirms_it() -> None:
     assert not affirms(leeds, read("I lived in Leeds for years"))
     assert not affirms(leeds, read("Marta lives in Leeds"))
     assert affirms(read("I'm vegan"), read("I'm vegan, so it's oat milk for me now"))
+
+
+def test_someone_named_by_their_relation_gives_way_only_to_someone_or_to_their_end() -> None:
+    """ "I have a wife named Odile" holds a person's place: a first mention of a car, however the decision
+    reads it, ends nothing of it. Another person in the role or an event that befalls her does; a
+    statement naming no relation ("We use Travis CI") is no one's place."""
+    known = frozenset({"odile", "margaux"})
+    wife = read("I have a wife named Odile", holders=known)
+    car = read("I drive a rusty Citroën Berlingo", holders=known)
+    assert not evidence(wife, car, [], Cues(), 0.5, reads_as_change=True, confident=True)
+    assert evidence(wife, read("Odile and I separated in April", holders=known), [], Cues(), 0.5)
+    assert evidence(wife, read("My wife is Margaux now", holders=known), [], Cues({"now": 2.0}), 0.5)
+    ci = read("We use Travis CI", holders=frozenset({"ci", "travis ci"}))
+    assert evidence(
+        ci, read("We moved to CircleCI", holders=frozenset({"ci"})), [], Cues(), 0.5, confident=True
+    )

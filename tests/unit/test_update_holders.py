@@ -127,6 +127,8 @@ def test_an_event_of_a_value_speaks_of_the_attribute_it_fills() -> None:
         ("My landlady is Mrs Bell", "Mrs Bell's retiring to the coast", True),
         # the holder's own possession is still the holder's
         ("Dad drives a Volvo", "Dad's car is a Skoda now", True),
+        # a name of two words owns what follows its "'s"
+        ("My neighbour is Mary Ellen Cole", "Mary Ellen's son just started at a bank", False),
     ],
 )
 def test_a_possession_of_the_value_is_the_values_attribute(earlier: str, later: str, same: bool) -> None:

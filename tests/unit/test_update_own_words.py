@@ -42,11 +42,16 @@ def test_a_clause_of_its_holder_naming_the_old_value_in_words_of_its_own_is_no_r
         ("I might sell the kayak, not sure yet", False),
         ("kind of, not gonna lie", False),  # nothing before it with a verb of its own
         ("I'll switch to Emacs, should be fun", False),
+        # someone's words after a whole clause told in the past: a remark on it, whatever their mood
+        ("Kofi sold the van in June, he says he won't miss it", True),
+        ("Marta quit the choir, she says it clashed with work", True),
+        ("Kofi, my uncle, says he sold the van", False),  # no verb before the comma: the report is the clause
     ],
 )
 def test_a_closing_remark_with_its_own_mood_leaves_its_clause_asserting(text: str, asserts: bool) -> None:
     """ "..., not gonna lie" closes a clause with a remark of its own, a modal verb and the verb it
-    governs with no subject before them: the clause before it still asserts. A modal adverb alone
+    governs with no subject before them: the clause before it still asserts; so does a report of
+    someone's words after a clause with a verb of its own, in the past too. A modal adverb alone
     qualifies the clause it closes, and a modal in the clause itself makes it a possibility or a plan."""
     assert read(text).asserts is asserts
 
