@@ -316,12 +316,21 @@ class RecallEngine:
             pulled_only = "tier2" if "tier2" in wanted else "tier3"  # a turn only a neighbour pulled in
             own_of, vector_of, append = turn_scores.get, turn_vectors.get, ranked.append
             turn_of = hit_turns.get
+            # A session's turns share its time (most candidates come from a few sessions): each time's
+            # recency is worked out once.
+            recency_at: dict[float, float] = {}
+            recency_of = recency_at.get
             for row_id, score in scored.items():
                 turn = turn_of(row_id)
                 if turn is None or score <= 0:
                     continue
-                age_days = (now - turn.episode.timestamp) / 86400.0
-                recency = 1.0 + weight * 0.5 ** ((age_days if age_days > 0.0 else 0.0) / half_life)
+                when = turn.episode.timestamp
+                recency = recency_of(when)
+                if recency is None:
+                    age_days = (now - when) / 86400.0
+                    recency = recency_at[when] = 1.0 + weight * 0.5 ** (
+                        (age_days if age_days > 0.0 else 0.0) / half_life
+                    )
                 shown = score / top * recency / scale  # > 0: clipped at 1 only
                 own = own_of(row_id, 0.0)
                 if own > 0:

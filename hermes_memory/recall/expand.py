@@ -114,12 +114,16 @@ def neighbour_pulls(
         turn = turn_of(row_id)
         if turn is None:
             continue
-        speaker, role = turn.episode.speaker, turn.episode.role
-        for far in (far_before, far_after):
-            if far is not None and score > pulled(far, 0.0):
-                other = turn_of(far)
-                if other is not None and other.episode.speaker == speaker and other.episode.role == role:
-                    pulls[far] = score
+        episode = turn.episode
+        speaker, role = episode.speaker, episode.role
+        if far_before is not None and score > pulled(far_before, 0.0):
+            other = turn_of(far_before)
+            if other is not None and other.episode.speaker == speaker and other.episode.role == role:
+                pulls[far_before] = score
+        if far_after is not None and score > pulled(far_after, 0.0):
+            other = turn_of(far_after)
+            if other is not None and other.episode.speaker == speaker and other.episode.role == role:
+                pulls[far_after] = score
     return beside, pulls
 
 

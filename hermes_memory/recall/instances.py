@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from itertools import accumulate, islice
 from typing import TYPE_CHECKING
 
-from hermes_memory.tier3.embedder import StaticVectors
+from hermes_memory.tier3.embedder import PieceTable, StaticVectors
 
 if TYPE_CHECKING:  # numpy is imported where used: a read that touches no vector never loads it
     import numpy as np
@@ -160,13 +160,21 @@ def phrases(text: str, embedder: StaticVectors, window: int, max_words: int | No
     """``phrase_spans`` of ``text`` with their vectors: each phrase's sum of the rows of
     ``embedder.piece_vectors`` of its words' pieces (``embedder.word_pieces``; a word without a piece
     takes row 0), as the difference of two running sums over the turn's pieces (linear in its length)."""
-    import numpy as np
-
     table = embedder.piece_vectors
     words, spans = phrase_spans(text, window, max_words)
+    return _summed(words, spans, embedder.word_pieces(words) if spans else [], table)
+
+
+def _summed(
+    words: list[str], spans: list[tuple[int, int]], pieces: list[list[int]], table: PieceTable
+) -> Phrases:
+    """``phrases`` of a text whose ``phrase_spans`` are ``words`` and ``spans``, its words' ``pieces`` read
+    already (one tokenizer call serves several turns: ``PhraseCache.get_many``)."""
+    import numpy as np
+
     if not spans:
         return Phrases(np.zeros((0, table.shape[1]), dtype=np.float32), np.zeros((0, 2), dtype=np.int64), ())
-    per_word = [p or [0] for p in embedder.word_pieces(words)]
+    per_word = [p or [0] for p in pieces]
     ends = list(accumulate(len(p) for p in per_word))
     running = np.zeros((ends[-1] + 1, table.shape[1]), dtype=np.float32)
     np.cumsum(table[[i for p in per_word for i in p]], axis=0, out=running[1:])
@@ -195,21 +203,41 @@ class PhraseCache:
         self._lock = threading.Lock()
 
     def get(self, uuid: str, text: str, embedder: StaticVectors, window: int, max_words: int) -> Phrases:
-        key = (uuid, window, max_words)
+        """The phrases of the turn ``uuid`` (its ``text``), worked out unless kept."""
+        return self.get_many([(uuid, text)], embedder, window, max_words)[0]
+
+    def get_many(
+        self, turns: Sequence[tuple[str, str]], embedder: StaticVectors, window: int, max_words: int
+    ) -> list[Phrases]:
+        """The phrases of each of ``turns`` (uuid, text), in their order: those not kept worked out with
+        one word-piece read for all their words (a recall meets several new turns at once, and each read
+        of new words is a tokenizer call with a cost of its own: measured ~20 us, plus ~6 us a word); the
+        same phrases as ``phrases``."""
+        keys = [(uuid, window, max_words) for uuid, _ in turns]
         with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-                return found
-        made = phrases(text, embedder, window, max_words)
+            out: list[Phrases | None] = [self._items.get(key) for key in keys]
+            for key, found in zip(keys, out, strict=True):
+                if found is not None:
+                    self._items.move_to_end(key)
+        missing = [i for i, found in enumerate(out) if found is None]
+        if not missing:
+            return [found for found in out if found is not None]
+        table = embedder.piece_vectors
+        spans = [phrase_spans(turns[i][1], window, max_words) for i in missing]
+        words = [word for found, kept in spans if kept for word in found]
+        pieces = iter(embedder.word_pieces(words) if words else [])
+        made = [_summed(found, kept, list(islice(pieces, len(found))) if kept else [], table)
+                for found, kept in spans]  # fmt: skip
         with self._lock:
-            if key not in self._items:
-                self._items[key] = made
-                self._bytes += made.nbytes
-                while self._bytes > self._max_bytes and len(self._items) > 1:
-                    _, dropped = self._items.popitem(last=False)
-                    self._bytes -= dropped.nbytes
-        return made
+            for i, phrases_of in zip(missing, made, strict=True):
+                out[i] = phrases_of
+                if keys[i] not in self._items:
+                    self._items[keys[i]] = phrases_of
+                    self._bytes += phrases_of.nbytes
+                    while self._bytes > self._max_bytes and len(self._items) > 1:
+                        _, dropped = self._items.popitem(last=False)
+                        self._bytes -= dropped.nbytes
+        return [found for found in out if found is not None]
 
     @property
     def nbytes(self) -> int:

@@ -36,6 +36,7 @@ class TurnRanker:
         self.settings = settings
         self._participants = participants
         self._phrases = phrases
+        self._checked: tuple[object, StaticVectors | None] | None = None  # (embedder, it if static vectors)
 
     @staticmethod
     def thread_rows(
@@ -143,7 +144,6 @@ class TurnRanker:
         weight = st.thread_pull
         for row_id, best in thread.items():
             final[row_id] = so_far(row_id, 0.0) + weight * best
-        kept = asked_between_people(final, neighbours, turns)
         people = set(self._participants()) if q.answer else set()
         # A list question about one person: the other participant's turns rank down once they have lent
         # their neighbours their pull (their replies fill the list, the person's instances are the answer).
@@ -153,6 +153,7 @@ class TurnRanker:
         asking = 1.0 - st.question_turn_penalty
         answer_boost = 1.0 + st.answer_type_boost
         out: dict[int, float] = {}
+        chatter: list[int] = []  # chatter turns put in ``out``: those no person asked another are taken out
         # No prior of the question's own applies (no past time, turn left out, session, speaker or answer
         # type): a person's plain statement keeps its score (most turns; the loop runs over hundreds).
         as_asked = (as_of is None and not dropped and session_id is None and other_speaker == 1.0
@@ -167,10 +168,8 @@ class TurnRanker:
             episode = turn.episode
             if (as_of is not None and episode.timestamp > as_of) or (dropped and episode.uuid in dropped):
                 continue
-            if turn.chatter is not None and row_id not in kept:
-                # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its
-                # pull to its neighbours above and is no hit itself.
-                continue
+            if turn.chatter is not None:
+                chatter.append(row_id)
             if episode.role == "assistant":
                 value *= assistant
             if session_id is not None and episode.session_id == session_id:
@@ -182,6 +181,15 @@ class TurnRanker:
             if q.answer and cues.can_answer_with(turn.answers, q.answer, people):
                 value *= answer_boost
             out[row_id] = value
+        # A turn that only asks, greets, acknowledges or echoes is no knowledge: it has lent its pull to its
+        # neighbours above and is no hit itself (unless a person asked it of another). Whether one was
+        # asked between people depends on that turn alone, so only the chatter turns are looked at (a few
+        # dozen of the hundreds of candidates); the others keep their order in ``out``.
+        if chatter:
+            kept = asked_between_people(chatter, neighbours, turns)
+            for row_id in chatter:
+                if row_id not in kept:
+                    del out[row_id]
         return out
 
     def prepare_phrases(self, scores: dict[int, float], reads: ReadsSnapshot) -> None:
@@ -193,21 +201,25 @@ class TurnRanker:
         if embedder is None:
             return
         best = heapq.nlargest(self.settings.instance_early, scores, key=scores.__getitem__)
-        for turn in self.load_turns(dict.fromkeys(best, (None, None)), reads).values():
-            self._phrases_of(turn, embedder)
+        self._phrases_of(list(self.load_turns(dict.fromkeys(best, (None, None)), reads).values()), embedder)
 
     def _static_vectors(self) -> StaticVectors | None:
         """The store's embedder when it gives context-free vectors (what the instance prior matches with);
-        else None."""
+        else None. The check is kept for the embedder it was made for: a protocol's ``isinstance`` looks
+        up each of its members (tens of microseconds through a wrapper's ``__getattr__``)."""
         assert self._semantic is not None
         embedder = self._semantic.embedder
-        return embedder if isinstance(embedder, StaticVectors) else None
+        checked = self._checked
+        if checked is None or checked[0] is not embedder:
+            checked = self._checked = (embedder, embedder if isinstance(embedder, StaticVectors) else None)
+        return checked[1]
 
-    def _phrases_of(self, turn: Turn, embedder: StaticVectors) -> instances.Phrases:
-        """A turn's phrases from the cache (worked out on first use), as the instance prior reads them."""
+    def _phrases_of(self, turns: list[Turn], embedder: StaticVectors) -> list[instances.Phrases]:
+        """The turns' phrases from the cache (those not in it worked out together), as the instance prior
+        reads them."""
         st = self.settings
-        return self._phrases.get(turn.episode.uuid, turn.episode.text, embedder, st.instance_window,
-                                 st.instance_words)  # fmt: skip
+        texts = [(turn.episode.uuid, turn.episode.text) for turn in turns]
+        return self._phrases.get_many(texts, embedder, st.instance_window, st.instance_words)
 
     def instance_prior(
         self, ranked: list[Hit], turns: dict[int, Turn], rows: dict[str, int], category: str
@@ -226,7 +238,7 @@ class TurnRanker:
         found = [(i, turns[row]) for i, hit in enumerate(ranked[: st.instance_depth])
                  if hit.kind == "episode" and hit.source_ids
                  and (row := rows.get(hit.source_ids[0])) is not None]  # fmt: skip
-        turn_phrases = [self._phrases_of(turn, embedder) for _, turn in found]
+        turn_phrases = self._phrases_of([turn for _, turn in found], embedder)
         best = instances.best_matches(turn_phrases, qvec, instances.stems(category))
         matches = {i: m for (i, _), m in zip(found, best, strict=True) if m is not None}
         scores = instances.instance_order(

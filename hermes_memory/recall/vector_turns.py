@@ -47,14 +47,13 @@ class TurnViews:
         row_of = ids.get
         for view in VIEWS:
             scores = self.scores[view]
-            top = max([s for u, s in scores.items() if u in ids], default=floor)  # the best of those read
+            # The turns read, in the view's order, each looked up once: (row id, score).
+            read = [(row_id, score) for uuid, score in scores.items() if (row_id := row_of(uuid)) is not None]
+            top = max([score for _, score in read], default=floor)  # the best of those read
             if top <= floor:
                 continue
             weight, span = self.weights[view], top - floor  # ``floornorm`` and ``add``, in one pass
-            for uuid, score in scores.items():
-                row_id = row_of(uuid)
-                if row_id is None:
-                    continue
+            for row_id, score in read:
                 scaled = (score - floor) / span
                 part = weight * (scaled if scaled > 0.0 else 0.0)  # ``max(0.0, scaled)``
                 turn_scores[row_id] = own(row_id, 0.0) + part

@@ -159,6 +159,35 @@ def test_the_phrase_cache_keeps_the_most_recently_used_within_its_bytes() -> Non
     assert cache.get("u3", "", static, 5, 96) is not cache.get("u3", "", static, 3, 96)  # per window
 
 
+def test_turns_not_kept_have_their_phrases_worked_out_with_one_word_piece_read() -> None:
+    class Counted(_Static):
+        def __init__(self) -> None:
+            self.reads: list[list[str]] = []
+
+        def word_pieces(self, words: Sequence[str]) -> list[list[int]]:
+            self.reads.append(list(words))
+            return super().word_pieces(words)
+
+    texts = [
+        ("a", "Tonight I'm off to do some taekwondo"),
+        ("b", "ok"),
+        ("c", "We did kickboxing, and then ate"),
+    ]
+    static = Counted()
+    cache = instances.PhraseCache(max_bytes=1 << 20)
+    kept = cache.get("c", texts[2][1], static, 3, 96)
+    static.reads.clear()
+    got = cache.get_many(texts, static, 3, 96)
+    assert len(static.reads) == 1  # one read for the two turns not kept
+    assert got[2] is kept
+    for (_, text), phrases in zip(texts, got, strict=True):
+        alone = instances.phrases(text, static, 3, 96)
+        assert np.array_equal(phrases.vectors, alone.vectors) and np.array_equal(phrases.spans, alone.spans)
+        assert phrases.words == alone.words and phrases.joined == alone.joined
+    static.reads.clear()
+    assert cache.get_many(texts[:1], static, 3, 96)[0] is got[0] and not static.reads  # kept now
+
+
 def test_the_prior_raises_matches_above_the_median_behind_the_first_hits() -> None:
     scores = [1.0, 0.9, 0.8, 0.5, 0.4, 0.3]
     matches = {0: 0.1, 1: 0.9, 3: 0.2, 4: 0.3, 5: 0.8}
@@ -230,14 +259,14 @@ def test_the_keyword_sides_best_turns_have_their_phrases_worked_out_on_its_threa
 ) -> None:
     """While the question is embedded, the keyword side works out the phrases of its best turns (the
     prior reads them from the cache afterwards); the hits are the same as without."""
-    made: list[tuple[str, str]] = []  # (thread, text) of each phrase worked out
-    phrases = instances.phrases
+    made: list[tuple[str, str]] = []  # (thread, text) of each turn whose phrases are worked out
+    spans = instances.phrase_spans
 
-    def recorded(text: str, *args: object, **kwargs: object) -> instances.Phrases:
+    def recorded(text: str, *args: object, **kwargs: object) -> tuple[list[str], list[tuple[int, int]]]:
         made.append((threading.current_thread().name, text))
-        return phrases(text, *args, **kwargs)  # type: ignore[arg-type]
+        return spans(text, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(instances, "phrases", recorded)
+    monkeypatch.setattr(instances, "phrase_spans", recorded)
     question = "What martial arts has John done?"
     early = _texts(home, question, instance_prior=2.0, instance_early=2)
     on_side = [text for thread, text in made if thread == "hermes-memory-recall"]
