@@ -47,10 +47,10 @@ from hermes_memory.updates.model import (
     episode_of,
     evidence,
     features,
-    keeps_someone,
     packaged,
     values,
 )
+from hermes_memory.updates.places import keeps_someone
 from hermes_memory.updates.readings import apart, named, timeless_values
 from hermes_memory.updates.shape import another_by_role, fills_slot, one_valued, same_slot
 from hermes_memory.updates.statement import USER, Statement

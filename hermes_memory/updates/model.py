@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.updates.endings import begins, ceases, sets_aside
 from hermes_memory.updates.events import ended, moves_to_another, names_another, setting_only
+from hermes_memory.updates.places import keeps_someone, may_name_anew
 from hermes_memory.updates.readings import (
     MEMO,
     additive,
@@ -245,46 +245,6 @@ def _names_of(old: Statement, said: Statement) -> bool:
     return bool(values(old) & bare(said)) or topic_of(frozenset(content(old)), said.words)
 
 
-def keeps_someone(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
-    """Whether ``old`` holds a person's place (``_someone``) that nothing in the message ends: no
-    negation, ceasing or event that befalls them, no other person, and the role not named again in any of
-    its clauses ("Mrs Patel's gone on maternity leave, so it's a supply teacher till Easter")."""
-    if not _someone(old):
-        return False
-    roles = _roles(old)
-    return not (new.negated or ceases(new) or ended(old, new, context) or _may_name_anew(old, new)
-                or any(roles & bare(s) for s in (new, *context)))  # fmt: skip
-
-
-def _someone(statement: Statement) -> bool:
-    """Whether a statement's values are all someone the memory knows, other than whom it speaks of, named
-    by a word of relation to them ("the user has a husband named Rui", "the user's boss is Kim"): a
-    person holds its place, and only another person, the role named again ("it's a supply teacher till
-    Easter"), or what ends it (a negation, a ceasing, an event that befalls them) ends it."""
-    own = timeless_values(statement)
-    holder = (statement.holder or "").casefold()
-    known = {w.removesuffix("'s") for m in statement.mentions if m != holder for w in m.split()}
-    return bool(own) and own <= known and bool(_roles(statement))
-
-
-def _roles(statement: Statement) -> set[str]:
-    """The words of a statement that name a relation to someone ("husband", "flatmate"), not as an owner
-    ("the user's son's teacher": the son is no relation the value holds)."""
-    return {w for w in statement.words if not w.endswith("'s") and kin_predicate(w) is not None}
-
-
-def _may_name_anew(old: Statement, new: Statement) -> bool:
-    """Whether a present clause may give the one-valued ``old`` another value by its shape alone: any
-    clause may, unless the value is someone the memory knows ("the user's physio is Ms Lund"). Then it
-    takes someone to take their place: the clause names another person the memory knows, or the role
-    itself ("I've signed up for a pottery course" names no one; "Now I see Kofi Mensah" does)."""
-
-    def others(s: Statement) -> set[str]:
-        return {m for m in s.mentions if m != (s.holder or "").casefold()}
-
-    return not others(old) or bool(others(new) - others(old)) or same_slot(old, new)
-
-
 def episode_of(
     old: Statement, new: Statement, cues: Cues, new_masked_vector: Vector, context: Sequence[Statement] = ()
 ) -> bool:
@@ -329,7 +289,7 @@ def evidence(
     word carries ("Lately my mornings begin with ..."). A clause about no one in particular counts only
     when it names a value, negates, tells a past event or gives the old slot a new identity. The shape
     of a one-valued old statement whose value is someone the memory knows counts only for a clause
-    naming someone else or the role (``_may_name_anew``). None of it counts between two
+    naming someone else or the role (``may_name_anew``). None of it counts between two
     statements that cannot be of one attribute (``same_attribute``), nor for an event told in the past
     when nothing in the message names a value or content word of a one-valued earlier statement, unless
     the decision is sure of it and the event moves something to a value of its own ("Ported my number to
@@ -387,7 +347,7 @@ def evidence(
     if confident or reads_as_change or new.negated or ceases(new) or any(cues.strongest(s, old) >= cue_min
                                                                          for s in said):
         return True
-    if one_valued(new) or (one_valued(old) and new.tense != "past" and _may_name_anew(old, new)):
+    if one_valued(new) or (one_valued(old) and new.tense != "past" and may_name_anew(old, new)):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot
     if another_by_role(old, new):
         return True  # "I report to Marcus Bell now" after "I report to Sunita Rao": a role of one at a time
