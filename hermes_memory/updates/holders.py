@@ -23,8 +23,11 @@ from hermes_memory.updates.lexicon import (
     ADVERBS,
     FIRST_PLURAL,
     FIRST_SINGULAR,
+    FOCUS,
     NOT_NAME,
     OBJECT_START,
+    PLACING,
+    PRONOUN_SUBJECTS,
     SECOND,
     THIRD,
     TITLE,
@@ -128,17 +131,43 @@ def about_same(old: Statement, new: Statement) -> bool:
         return True
     if old.holder == USER and in_use(new):
         return True  # "everything's in Obsidian now" speaks of what the user's notes are in
-    if new.holder is None and not new.mentions and not set(new.words) & _PERSONAL:
+    if new.holder is None and not new.mentions and not set(new.words) & _PERSONAL and not _of_a_pronoun(new):
         # "As of May the Sauconys are retired" after "I run in Saucony Endorphins": a clause about no
-        # one in particular that names an old value (a shared stem) speaks of its attribute
+        # one in particular that names an old value (a shared stem) speaks of its attribute; one whose
+        # subject is a pronoun speaks of what that stands for ("It's the birthplace of Harry Potter")
         return topic_of(frozenset(_named(old)), new.words)
     return _a_name(old.holder) and _names(new, old.holder)
+
+
+def _of_a_pronoun(statement: Statement) -> bool:
+    """Whether a clause opens with a pronoun as its subject ("It's ...", "Plus, that was ...", "Honestly
+    it's ..."): after at most an opening word set off by a comma and adverbs; not "that" opening a
+    clause of its own ("Now that the team has left, ...")."""
+    opened = _OPENER.sub("", statement.normal, count=1)
+    low = [w.lower() for w in WORD.findall(opened)]
+    at = 0
+    while at < len(low) - 1 and (low[at] in ADVERBS or low[at].endswith("ly")):
+        at += 1
+    if not low or low[at] not in PRONOUN_SUBJECTS:
+        return False
+    # "that" and "this" are a subject only before a verb ("That was ..."), else a determiner or a
+    # conjunction ("Now that the team has left")
+    return low[at] not in ("that", "this") or (at + 1 < len(low) and verb_form(low[at + 1]))
+
+
+_OPENER = re.compile(r"^\W*\w+,\s*")
+# What may stand between "it's" and a name that is its complement: function words, adverbs and degree
+# words, prepositions ("it's pretty much all Linear", "everything's in Obsidian").
+_DEGREE = frozenset("pretty much rather fairly almost".split())
+_BEFORE_COMPLEMENT = NOT_NAME | ADVERBS | PLACING | FOCUS | _DEGREE | {"is"}
 
 
 def in_use(statement: Statement) -> bool:
     """Whether a clause about no one says what everything or "it" is, by a name, and speaks of no person
     ("everything's in Obsidian now", "it's all Teams these days", "On the train it's mostly Acquired
-    now"): what the speaker's world runs on, not a remark about something ("It's a real gift")."""
+    now"): what the speaker's world runs on, not a remark about something ("It's a real gift"), nor
+    what something is to a name ("It's the birthplace of Harry Potter": the name is no complement of its
+    own, only a word of a noun phrase about something else)."""
     if statement.holder is not None or statement.mentions:
         return False
     tokens = WORD.findall(statement.text)
@@ -148,10 +177,12 @@ def in_use(statement: Statement) -> bool:
         return False
     if not (low[at].endswith("'s") or low[at + 1 : at + 2] == ["is"]):
         return False
-    return any(
-        word[:1].isupper() and w not in NOT_NAME and not calendar_word(w)
-        for word, w in zip(tokens[at + 1 :], low[at + 1 :], strict=True)
-    )
+    for word, w in zip(tokens[at + 1 :], low[at + 1 :], strict=True):
+        if word[:1].isupper() and w not in NOT_NAME and not calendar_word(w):
+            return True
+        if not (w in _BEFORE_COMPLEMENT or w.endswith("ly")):
+            return False  # a name inside a noun phrase of its own ("It's the birthplace of Harry Potter")
+    return False
 
 
 def _kin(words: frozenset[str]) -> bool:

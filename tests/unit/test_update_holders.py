@@ -306,6 +306,21 @@ def test_what_everything_runs_on_by_name_speaks_of_the_speakers_statements() -> 
     assert not in_use(read("She says it's all Zoom now"))  # someone else's world
 
 
+def test_a_clause_whose_subject_is_a_pronoun_speaks_of_what_it_stands_for() -> None:
+    """A clause saying "it" is something of a name ("It's the hometown of Tintin") is a remark about whatever
+    "it" is, not about the user's statement naming that value; a name that is the complement itself,
+    after only words of degree ("it's pretty much all Linear"), still says what the user's world runs
+    on."""
+    from hermes_memory.updates.holders import about_same, in_use
+
+    old = read("I'm a huge fan of the Tintin comics")
+    assert not about_same(old, read("It's the hometown of Tintin and the waffles are great"))
+    assert not about_same(old, read("That was the museum where Tintin was first drawn"))
+    assert in_use(read("it's pretty much all Linear"))
+    assert in_use(read("Honestly it's entirely Notion now"))
+    assert about_same(read("We track bugs in Jira"), read("it's pretty much all Linear now"))
+
+
 def test_what_is_said_in_passing_neither_asks_plans_nor_negates_the_clause() -> None:
     said = read("Tove, my old flatmate, sold her van", holders={"tove"})
     assert (said.holder, said.asserts) == ("Tove", True)
