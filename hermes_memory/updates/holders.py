@@ -21,6 +21,7 @@ from typing import TypeGuard
 from hermes_memory.extract.kin import LASTING_PREDICATES, kin_predicate, species
 from hermes_memory.updates.lexicon import (
     ADVERBS,
+    AND,
     FIRST_PLURAL,
     FIRST_SINGULAR,
     FOCUS,
@@ -131,31 +132,36 @@ def about_same(old: Statement, new: Statement) -> bool:
         return True
     if old.holder == USER and in_use(new):
         return True  # "everything's in Obsidian now" speaks of what the user's notes are in
-    if new.holder is None and not new.mentions and not set(new.words) & _PERSONAL and not _of_a_pronoun(new):
+    if new.holder is None and not new.mentions and not set(new.words) & _PERSONAL:
         # "As of May the Sauconys are retired" after "I run in Saucony Endorphins": a clause about no
-        # one in particular that names an old value (a shared stem) speaks of its attribute; one whose
-        # subject is a pronoun speaks of what that stands for ("It's the birthplace of Harry Potter")
-        return topic_of(frozenset(_named(old)), new.words)
+        # one in particular that names an old value (a shared stem) speaks of its attribute; not where a
+        # pronoun is its subject: that part speaks of what the pronoun stands for ("It's the birthplace
+        # of Harry Potter")
+        return topic_of(frozenset(_named(old)), _not_of_a_pronoun(new))
     return _a_name(old.holder) and _names(new, old.holder)
 
 
-def _of_a_pronoun(statement: Statement) -> bool:
-    """Whether a clause opens with a pronoun as its subject ("It's ...", "Plus, that was ...", "Honestly
-    it's ..."): after at most an opening word set off by a comma and adverbs; not "that" opening a
-    clause of its own ("Now that the team has left, ...")."""
-    opened = _OPENER.sub("", statement.normal, count=1)
-    low = [w.lower() for w in WORD.findall(opened)]
-    at = 0
-    while at < len(low) - 1 and (low[at] in ADVERBS or low[at].endswith("ly")):
-        at += 1
-    if not low or low[at] not in PRONOUN_SUBJECTS:
-        return False
-    # "that" and "this" are a subject only before a verb ("That was ..."), else a determiner or a
-    # conjunction ("Now that the team has left")
-    return low[at] not in ("that", "this") or (at + 1 < len(low) and verb_form(low[at + 1]))
+def _not_of_a_pronoun(statement: Statement) -> set[str]:
+    """The words of a clause's parts (between commas) that do not open with a pronoun as their subject:
+    what opens "It's ...", "Plus, that was ...", "Honestly it's ..." is said of what the pronoun stands
+    for; "the Twingo went for scrap" after "it's the one I take now," is said of the Twingo. "That" and
+    "this" are a subject only before a verb ("That was ..."), else a determiner or a conjunction ("Now
+    that the team has left")."""
+    out: set[str] = set()
+    for part in _PARTS.split(statement.normal):
+        low = [w.lower() for w in WORD.findall(part)]
+        at = 0
+        while at < len(low) - 1 and (low[at] in ADVERBS or low[at] in AND or low[at].endswith("ly")):
+            at += 1
+        pronoun = bool(low) and low[at] in PRONOUN_SUBJECTS
+        if pronoun and low[at] in ("that", "this"):
+            pronoun = at + 1 < len(low) and verb_form(low[at + 1])
+        if not pronoun:
+            out.update(low)
+    return out
 
 
-_OPENER = re.compile(r"^\W*\w+,\s*")
+_PARTS = re.compile(r"[,;:]\s*")
 # What may stand between "it's" and a name that is its complement: function words, adverbs and degree
 # words, prepositions ("it's pretty much all Linear", "everything's in Obsidian").
 _DEGREE = frozenset("pretty much rather fairly almost".split())

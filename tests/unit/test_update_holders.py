@@ -36,6 +36,10 @@ SAID = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
         ("my scooter lost its charger on the bus", USER),
         ("she lives in Oslo now", None),  # a pronoun alone names nobody
         ("The user's phone is a Pixel 6", USER),  # a stored fact reads like the user's own words
+        # "it" said to be something the user is only in a relative clause of, with or without "that"
+        ("It's the comfiest sofa I've ever owned", None),
+        ("That's the ferry we always miss", None),
+        ("So it's Italian I study now", USER),  # a bare value the clause is about: no noun phrase of its own
     ],
 )
 def test_the_holder_is_read_from_structure(text: str, holder: str | None) -> None:
