@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.lexicon import DETERMINERS, PLACING
+from hermes_memory.updates.lexicon import DETERMINERS, NEGATION, NOT_NEGATING, PLACING
 from hermes_memory.updates.readings import content, named, opens_with_time, timeless_values, values
 from hermes_memory.updates.shape import bare
 from hermes_memory.updates.statement import USER, Statement, topic_of
@@ -75,9 +75,16 @@ def ceases(statement: Statement) -> bool:
     """Whether a clause asserts, unnegated, that an activity ceased: an aspectual verb of ceasing before
     a gerund ("I stopped seeing Dr Vance", "Mum gave up baking"); not a pause ("Stopped the film
     halfway") and not "can't stop thinking about it"."""
-    if not statement.asserts or statement.negated:
+    if not statement.asserts:
         return False
-    return _CEASING.search(statement.normal.lower()) is not None
+    low = statement.normal.lower()
+    found = _CEASING.search(low)
+    if found is None:
+        return False
+    # negated only by a negation in its own part of the clause, before it ("I didn't stop ..."), not by
+    # one after a comma ("I've stopped volunteering, my knees can't manage the stairs")
+    part = low[low.rfind(",", 0, found.start()) + 1 : found.start()]
+    return not (statement.negated and NEGATION.search(NOT_NEGATING.sub("", part)))
 
 
 def affirms(old: Statement, clause: Statement) -> bool:

@@ -21,10 +21,14 @@ from typing import TypeGuard
 from hermes_memory.extract.kin import LASTING_PREDICATES, kin_predicate, species
 from hermes_memory.updates.lexicon import (
     ADVERBS,
+    AND,
     FIRST_PLURAL,
     FIRST_SINGULAR,
+    FOCUS,
     NOT_NAME,
     OBJECT_START,
+    PLACING,
+    PRONOUN_SUBJECTS,
     SECOND,
     THIRD,
     TITLE,
@@ -130,15 +134,46 @@ def about_same(old: Statement, new: Statement) -> bool:
         return True  # "everything's in Obsidian now" speaks of what the user's notes are in
     if new.holder is None and not new.mentions and not set(new.words) & _PERSONAL:
         # "As of May the Sauconys are retired" after "I run in Saucony Endorphins": a clause about no
-        # one in particular that names an old value (a shared stem) speaks of its attribute
-        return topic_of(frozenset(_named(old)), new.words)
+        # one in particular that names an old value (a shared stem) speaks of its attribute; not where a
+        # pronoun is its subject: that part speaks of what the pronoun stands for ("It's the birthplace
+        # of Harry Potter")
+        return topic_of(frozenset(_named(old)), _not_of_a_pronoun(new))
     return _a_name(old.holder) and _names(new, old.holder)
+
+
+def _not_of_a_pronoun(statement: Statement) -> set[str]:
+    """The words of a clause's parts (between commas) that do not open with a pronoun as their subject:
+    what opens "It's ...", "Plus, that was ...", "Honestly it's ..." is said of what the pronoun stands
+    for; "the Twingo went for scrap" after "it's the one I take now," is said of the Twingo. "That" and
+    "this" are a subject only before a verb ("That was ..."), else a determiner or a conjunction ("Now
+    that the team has left")."""
+    out: set[str] = set()
+    for part in _PARTS.split(statement.normal):
+        low = [w.lower() for w in WORD.findall(part)]
+        at = 0
+        while at < len(low) - 1 and (low[at] in ADVERBS or low[at] in AND or low[at].endswith("ly")):
+            at += 1
+        pronoun = bool(low) and low[at] in PRONOUN_SUBJECTS
+        if pronoun and low[at] in ("that", "this"):
+            pronoun = at + 1 < len(low) and verb_form(low[at + 1])
+        if not pronoun:
+            out.update(low)
+    return out
+
+
+_PARTS = re.compile(r"[,;:]\s*")
+# What may stand between "it's" and a name that is its complement: function words, adverbs and degree
+# words, prepositions ("it's pretty much all Linear", "everything's in Obsidian").
+_DEGREE = frozenset("pretty much rather fairly almost".split())
+_BEFORE_COMPLEMENT = NOT_NAME | ADVERBS | PLACING | FOCUS | _DEGREE | {"is"}
 
 
 def in_use(statement: Statement) -> bool:
     """Whether a clause about no one says what everything or "it" is, by a name, and speaks of no person
     ("everything's in Obsidian now", "it's all Teams these days", "On the train it's mostly Acquired
-    now"): what the speaker's world runs on, not a remark about something ("It's a real gift")."""
+    now"): what the speaker's world runs on, not a remark about something ("It's a real gift"), nor
+    what something is to a name ("It's the birthplace of Harry Potter": the name is no complement of its
+    own, only a word of a noun phrase about something else)."""
     if statement.holder is not None or statement.mentions:
         return False
     tokens = WORD.findall(statement.text)
@@ -148,10 +183,12 @@ def in_use(statement: Statement) -> bool:
         return False
     if not (low[at].endswith("'s") or low[at + 1 : at + 2] == ["is"]):
         return False
-    return any(
-        word[:1].isupper() and w not in NOT_NAME and not calendar_word(w)
-        for word, w in zip(tokens[at + 1 :], low[at + 1 :], strict=True)
-    )
+    for word, w in zip(tokens[at + 1 :], low[at + 1 :], strict=True):
+        if word[:1].isupper() and w not in NOT_NAME and not calendar_word(w):
+            return True
+        if not (w in _BEFORE_COMPLEMENT or w.endswith("ly")):
+            return False  # a name inside a noun phrase of its own ("It's the birthplace of Harry Potter")
+    return False
 
 
 def _kin(words: frozenset[str]) -> bool:

@@ -149,12 +149,22 @@ RELATIVES = frozenset("who whom whose which".split())
 def relative_start(low: Sequence[str], start: int = 0) -> int:
     """Where the first relative clause after word ``start`` opens in a clause's lower-cased words, or
     their count: a relative pronoun, or "that" within three words of a determiner ("a book series that I
-    love"; "so good that I cried" opens none)."""
+    love"; "so good that I cried" opens none), or a subject pronoun right after a noun within three
+    words of a determiner, the relative clause without its pronoun ("the quickest car I've ever sat
+    in")."""
     for i in range(start + 1, len(low)):
-        after_noun = low[i] == "that" and any(w in DETERMINERS for w in low[max(start, i - 3) : i])
-        if low[i] in RELATIVES or after_noun:
+        after_noun = low[i] == "that" or (
+            low[i] in _CLAUSE_SUBJECTS and low[i - 1] not in NOT_NAME and not verb_form(low[i - 1])
+        )
+        if low[i] in RELATIVES or (after_noun and any(w in DETERMINERS for w in low[max(start, i - 3) : i])):
             return i
     return len(low)
+
+
+# Pronouns that open a clause as its subject, with the verbs they take ("I've", "we're").
+_CLAUSE_SUBJECTS = frozenset(
+    "i i've i'm i'd we we've we're you you've he he's she she's they they've they're".split()
+)
 
 
 __all__ = [

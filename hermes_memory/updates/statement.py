@@ -272,8 +272,8 @@ def main_tense(low: str) -> str:
             if k > 0 and tokens[k - 1] in OBJECT_START and (tokens[k - 1] != "it" or causative):
                 continue  # "a used car", "the retired teacher": a participle; but "it made the user": a verb
             tense = "past"
-        if tense is None and token.endswith("'s") and k <= 1 and not possessive(tokens, k):
-            tense = "present"  # "Ikenna's in Vancouver"; not "Lucía's clinic hired ..."
+        if tense is None and token.endswith("'s") and (k <= 1 or tokens[k - 1] == "user's"):
+            tense = None if possessive(tokens, k) else "present"  # "my phone's a", not "Lucía's clinic hired"
         if tense is None and token.endswith(("'s", "'re")) and token.rsplit("'", 1)[0] in CLITIC_HOSTS:
             tense = "present"  # "on the train it's mostly Acquired now": the clitic is the verb
         if tense is None and k >= 2 and tokens[k - 2 : k] == ["the", "user"] and token not in ADVERBS | AND:

@@ -80,3 +80,17 @@ def test_a_first_mention_ends_no_tie_to_someone(tmp_path: Path) -> None:
             assert api.flush()["success"]
         closed = [f.content for f in api.tier2.facts.superseded(limit=10)]
     assert "The user has a husband named Rui" not in closed, closed
+
+
+def test_what_it_is_to_a_name_is_said_of_it_not_of_the_users_attribute(tmp_path: Path) -> None:
+    """A remark whose subject is "it" (a place being talked about) names the value of one of the user's
+    statements inside a noun phrase of its own: it ends nothing. "It's all X now", with the name as the
+    complement, still says what the user's world runs on."""
+    said = [
+        "I'm a huge fan of the Moomin books.",
+        "We keep our team docs in Confluence.",
+        "We spent the weekend in Naantali. It's the home of a Moomin theme park and the harbour is lovely.",
+        "We dropped Confluence, it's pretty much all Notion now.",
+    ]
+    closed = [f.content for f in closed_in_chat(tmp_path, [("Aino", t) for t in said], START, DAY)]
+    assert len(closed) == 1 and "Confluence" in closed[0], closed

@@ -74,6 +74,9 @@ def test_an_aspectual_verb_of_ceasing_before_a_gerund_ends_an_activity() -> None
     assert not ceases(read("Stopped the film halfway through"))
     assert not ceases(read("I can't stop thinking about the trip"))
     assert not ceases(read("I didn't stop swimming, I was just ill"))
+    # a negation after a comma is another clause's, not the ceasing's
+    assert ceases(read("I've quit running the parkrun, my ankle isn't up to it"))
+    assert not ceases(read("Never once stopped rowing, whatever the weather"))
     old = read("I see a physio called Vance every Friday")
     new = read("I stopped seeing Vance in the spring")
     as_an_episode = Cues(ending=[-1.0] + [0.0] * 383)

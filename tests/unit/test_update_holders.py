@@ -36,6 +36,10 @@ SAID = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
         ("my scooter lost its charger on the bus", USER),
         ("she lives in Oslo now", None),  # a pronoun alone names nobody
         ("The user's phone is a Pixel 6", USER),  # a stored fact reads like the user's own words
+        # "it" said to be something the user is only in a relative clause of, with or without "that"
+        ("It's the comfiest sofa I've ever owned", None),
+        ("That's the ferry we always miss", None),
+        ("So it's Italian I study now", USER),  # a bare value the clause is about: no noun phrase of its own
     ],
 )
 def test_the_holder_is_read_from_structure(text: str, holder: str | None) -> None:
@@ -304,6 +308,21 @@ def test_what_everything_runs_on_by_name_speaks_of_the_speakers_statements() -> 
     assert not in_use(read("It's a lovely little town"))
     assert not in_use(read("It's Marek's birthday on Friday", holders={"marek"}))  # a person's
     assert not in_use(read("She says it's all Zoom now"))  # someone else's world
+
+
+def test_a_clause_whose_subject_is_a_pronoun_speaks_of_what_it_stands_for() -> None:
+    """A clause saying "it" is something of a name ("It's the hometown of Tintin") is a remark about whatever
+    "it" is, not about the user's statement naming that value; a name that is the complement itself,
+    after only words of degree ("it's pretty much all Linear"), still says what the user's world runs
+    on."""
+    from hermes_memory.updates.holders import about_same, in_use
+
+    old = read("I'm a huge fan of the Tintin comics")
+    assert not about_same(old, read("It's the hometown of Tintin and the waffles are great"))
+    assert not about_same(old, read("That was the museum where Tintin was first drawn"))
+    assert in_use(read("it's pretty much all Linear"))
+    assert in_use(read("Honestly it's entirely Notion now"))
+    assert about_same(read("We track bugs in Jira"), read("it's pretty much all Linear now"))
 
 
 def test_what_is_said_in_passing_neither_asks_plans_nor_negates_the_clause() -> None:
