@@ -302,9 +302,12 @@ class RecallEngine:
             if unread.uuids:
                 uuid_of = {row_id: turns[row_id].episode.uuid for row_id in neighbours if row_id in turns}
                 unread.restore(uuid_of, turn_scores, turn_vectors)
+            # The candidates kept (at scale, the best of them): most often all of them (``turn_priors``
+            # copies what it is given).
+            own_scores = (turn_scores if turn_scores.keys() <= neighbours.keys()
+                          else {k: v for k, v in turn_scores.items() if k in neighbours})  # fmt: skip
             scored = self._turns.turn_priors(
-                {k: v for k, v in turn_scores.items() if k in neighbours}, turns, neighbours, q, as_of,
-                session_id, stale, dropped, stand_ins,
+                own_scores, turns, neighbours, q, as_of, session_id, stale, dropped, stand_ins
             )  # fmt: skip
             if not q.across_time:  # gathered over time: its evidence spans sessions
                 scored = expand.session_cohesion(

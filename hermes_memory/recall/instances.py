@@ -211,7 +211,7 @@ class PhraseCache:
     ) -> list[Phrases]:
         """The phrases of each of ``turns`` (uuid, text), in their order: those not kept worked out with
         one word-piece read for all their words (a recall meets several new turns at once, and each read
-        of new words is a tokenizer call with a cost of its own: measured ~20 us, plus ~6 us a word); the
+        of new words is a tokenizer call with a cost of its own: measured ~20 us, plus ~3 us a word); the
         same phrases as ``phrases``."""
         keys = [(uuid, window, max_words) for uuid, _ in turns]
         with self._lock:

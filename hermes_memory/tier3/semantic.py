@@ -283,6 +283,11 @@ class SemanticMemory(SearchPaths):
             elif values is not None and kind == "fact" and isinstance(backend, ExactIndex):
                 check = believed or self._tier2.facts.active_uuids
                 found = believed_values(backend, vector, limits[kind], wanted, values, check, fact_depth)
+                # Best first, as read (clipped to [0, 1]): kept as below for the views read in one pass.
+                best = out[kind] = dict.fromkeys(map(itemgetter(0), found), 0.0)
+                best.update(reversed(found))
+                best.pop("", None)
+                continue
             elif values is not None:
                 # Nothing of this kind is left out (no belief to check): ``nearest`` would return the
                 # search as it is, so it is read in one pass. Its scores are in [0, 1] and best first:
