@@ -274,23 +274,20 @@ class SemanticMemory(SearchPaths):
             best = out[kind]
             raw = first.get(kind)
             values = read.get(kind)
+            if values is not None and kind == "fact" and isinstance(backend, ExactIndex):
+                # the facts: the first of those read that are believed now (read deeper while hidden
+                # ones took some), best first and clipped to [0, 1] like any view read in one pass
+                check = believed or self._tier2.facts.active_uuids
+                values = believed_values(backend, vector, limits[kind], wanted, values, check, fact_depth)
             if kind == _BY_CHUNK:  # no source: each chunk is its own
                 if raw is not None:  # the exact index, just refreshed: every hit's chunk exists
                     found = [(h.id.removeprefix("chunk:"), unit(h.score)) for h in raw]
                 else:
                     live = functools.partial(live_chunks, self._tier2)
                     found = nearest(backend, vector, limits[kind], wanted, live, fields=fields)
-            elif values is not None and kind == "fact" and isinstance(backend, ExactIndex):
-                check = believed or self._tier2.facts.active_uuids
-                found = believed_values(backend, vector, limits[kind], wanted, values, check, fact_depth)
-                # Best first, as read (clipped to [0, 1]): kept as below for the views read in one pass.
-                best = out[kind] = dict.fromkeys(map(itemgetter(0), found), 0.0)
-                best.update(reversed(found))
-                best.pop("", None)
-                continue
             elif values is not None:
-                # Nothing of this kind is left out (no belief to check): ``nearest`` would return the
-                # search as it is, so it is read in one pass. Its scores are in [0, 1] and best first:
+                # Read in one pass (the facts' belief checked above; nothing of another kind is left
+                # out, so ``nearest`` would return the search as it is). Scores in [0, 1], best first:
                 # a source's first score is its best. Keys in the order first met, each given its first
                 # score by writing the hits back to front (two C loops over a few hundred hits).
                 best = out[kind] = dict.fromkeys(map(itemgetter(0), values), 0.0)
