@@ -141,14 +141,19 @@ def about_same(old: Statement, new: Statement) -> bool:
     return _a_name(old.holder) and _names(new, old.holder)
 
 
-def _not_of_a_pronoun(statement: Statement) -> set[str]:
+def _not_of_a_pronoun(statement: Statement) -> frozenset[str]:
     """The words of a clause's parts (between commas) that do not open with a pronoun as their subject:
     what opens "It's ...", "Plus, that was ...", "Honestly it's ..." is said of what the pronoun stands
     for; "the Twingo went for scrap" after "it's the one I take now," is said of the Twingo. "That" and
     "this" are a subject only before a verb ("That was ..."), else a determiner or a conjunction ("Now
-    that the team has left")."""
+    that the team has left"). Read once per clause (a clause is weighed against many statements)."""
+    return _pronoun_free_words(statement.normal)
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _pronoun_free_words(normal: str) -> frozenset[str]:
     out: set[str] = set()
-    for part in _PARTS.split(statement.normal):
+    for part in _PARTS.split(normal):
         low = [w.lower() for w in WORD.findall(part)]
         at = 0
         while at < len(low) - 1 and (low[at] in ADVERBS or low[at] in AND or low[at].endswith("ly")):
@@ -158,7 +163,7 @@ def _not_of_a_pronoun(statement: Statement) -> set[str]:
             pronoun = at + 1 < len(low) and verb_form(low[at + 1])
         if not pronoun:
             out.update(low)
-    return out
+    return frozenset(out)
 
 
 _PARTS = re.compile(r"[,;:]\s*")
