@@ -198,7 +198,9 @@ def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Stateme
 
 def combos(pairs: list[Pair], detector: UpdateDetector) -> tuple[dict[str, list[Combo]], dict[str, Any]]:
     texts = [t for p in pairs for s in (*p.earlier, *p.later, *p.first) for t in (s.normal, s.masked)]
-    texts += [t for p in pairs for new in p.later for old in p.earlier for t in apart_texts(old, new)]
+    texts += [
+        t for p in pairs for new in p.later for old in p.earlier for t in apart_texts(old, new)
+    ]
     vec = _Vectors(detector, [t for t in texts if t])
     out = {p.id: _pairs_of(p.later, p.earlier, vec) for p in pairs}
     return out, vec
@@ -278,17 +280,8 @@ def chat_negatives(conversations: Sequence[Conversation], detector: UpdateDetect
             v = detector.vectors([old.normal, new.normal, old.masked, new.masked])
             cos_masked = float(v[old.masked] @ v[new.masked])
             combos.append(
-                Combo(
-                    old,
-                    new,
-                    cos,
-                    cos_masked,
-                    v[new.masked],
-                    v[old.normal],
-                    v[new.normal],
-                    context,
-                    detector.apart(old, new),
-                )
+                Combo(old, new, cos, cos_masked, v[new.masked], v[old.normal], v[new.normal], context,
+                      detector.apart(old, new))
             )
         out[conv.name] = combos
     return out
@@ -366,8 +359,7 @@ def run(
     crowded); with ``chat_path`` (LoCoMo-format conversations) the decision also learns from real
     conversation, and each conversation's closures are counted with the model fitted on all of them and,
     held out, without it. The people of ``profiles_path`` and the pairs of ``unseen_path``
-    (``updates_profiles``), on which nothing is
-    fitted, are told to the fitted model."""
+    (``updates_profiles``), on which nothing is fitted, are told to the fitted model."""
     pairs = load(path)
     found, vec = combos(pairs, detector)
     conversations = load_conversations(chat_path) if chat_path is not None else []
