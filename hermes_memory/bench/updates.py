@@ -29,7 +29,13 @@ from typing import Any
 import numpy as np
 
 from hermes_memory.bench.updates_chat import Conversation, chat_combos, closures, embed, load_conversations
-from hermes_memory.bench.updates_profiles import DEFAULT_PROFILES, load_profiles, score
+from hermes_memory.bench.updates_profiles import (
+    DEFAULT_PROFILES,
+    DEFAULT_UNSEEN,
+    load_profiles,
+    load_unseen,
+    score,
+)
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector, apart_cosine, apart_texts
 from hermes_memory.updates.holders import about_same
@@ -347,12 +353,13 @@ def run(
     detector: UpdateDetector,
     chat_path: Path | None = None,
     profiles_path: Path = DEFAULT_PROFILES,
+    unseen_path: Path = DEFAULT_UNSEEN,
 ) -> dict[str, Any]:
     """The corpus figures (the decision ``detector`` holds, in-sample refitted, leave-one-family-out,
     crowded); with ``chat_path`` (LoCoMo-format conversations) the decision also learns from real
     conversation, and each conversation's closures are counted with the model fitted on all of them and,
-    held out, without it. The people of ``profiles_path`` (``updates_profiles``), on which nothing is
-    fitted, are told to the fitted model."""
+    held out, without it. The people of ``profiles_path`` and the pairs of ``unseen_path``
+    (``updates_profiles``), on which nothing is fitted, are told to the fitted model."""
     pairs = load(path)
     found, vec = combos(pairs, detector)
     conversations = load_conversations(chat_path) if chat_path is not None else []
@@ -370,6 +377,7 @@ def run(
     detector.model = model
     in_sample = {p.id: decide(detector, p)[0] for p in pairs}
     told = score(load_profiles(profiles_path), detector, known_holders, stored_statements, LATER)
+    unseen = score(load_unseen(unseen_path), detector, known_holders, stored_statements, LATER)
     talk: dict[str, dict[str, int]] = {}
     for conv in conversations:
         statements = sum(len(group) for group in conv.said.values())
@@ -408,6 +416,7 @@ def run(
         },
         "conversations": talk,
         "profiles": told,
+        "unseen": {k: v for k, v in unseen.items() if k != "errors"},
         "misses": {
             "in_sample": [p.raw for p in pairs if in_sample[p.id] != p.update],
             "held_out": [p.raw for p in pairs if held[p.id] != p.update],
@@ -446,6 +455,12 @@ def _table(result: dict[str, Any]) -> str:
     lines.append(
         f"people telling their lives (held out): {told['messages']} messages, {told['updates']} updates: "
         f"{told['right']} closed, {told['missed']} missed, {told['wrong']} earlier facts closed by mistake"
+    )
+    unseen = result["unseen"]
+    lines.append(
+        f"pairs in everyday wording (held out): {unseen['messages'] // 2} pairs, {unseen['updates']} "
+        f"updates: {unseen['right']} closed, {unseen['missed']} missed, {unseen['wrong']} earlier facts "
+        "closed by mistake"
     )
     if result["conversations"]:
         lines += [
@@ -500,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         "and each conversation's closures are counted in-sample and held out",
     )
     parser.add_argument("--profiles", default=str(DEFAULT_PROFILES), help="people telling their lives (JSON)")
+    parser.add_argument("--unseen", default=str(DEFAULT_UNSEEN), help="pairs in everyday wording (JSON)")
     parser.add_argument("--fit", action="store_true", help=f"write the in-sample model to {MODEL_FILE}")
     parser.add_argument("--misses", type=int, default=0, help="print this many held-out misses")
     args = parser.parse_args(argv)
@@ -512,7 +528,8 @@ def main(argv: list[str] | None = None) -> int:
         shipped = UpdateModel(Cues(), [], 0.0, [], [], 0.5)
     # every text the folds meet stays embedded
     detector = UpdateDetector(embedder.embed_document, model=shipped, cache_size=1 << 18)
-    result = run(Path(args.data), detector, Path(args.chat) if args.chat else None, Path(args.profiles))
+    chat = Path(args.chat) if args.chat else None
+    result = run(Path(args.data), detector, chat, Path(args.profiles), Path(args.unseen))
     print(_table(result))
     for miss in result["misses"]["held_out"][: args.misses]:
         print(

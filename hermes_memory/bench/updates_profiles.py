@@ -5,7 +5,9 @@ after another: most of it is the first mention of something (their bank, their c
 job), and each new statement meets every fact stored before it. A first mention that closes an earlier,
 unrelated fact ("My bank is the Sparkasse" ending "I'm a designer at Pixelwerk") is the false update a
 user meets first. ``tests/data/updates_profiles.json`` holds a few such people, message by message, with
-the earlier messages each one makes no longer true; nothing is fitted on them.
+the earlier messages each one makes no longer true; nothing is fitted on them. ``tests/data/
+updates_unseen.json`` holds pairs in everyday wording written after the rules (``load_unseen``: each pair
+told as two messages), never read to write one: how the mechanism does on words nobody tuned it to.
 
 ``score`` replays each profile as the write path meets it: every message's statements against the open
 statements of the messages before it (a closed one is closed for good), and counts the closures that
@@ -24,6 +26,7 @@ from hermes_memory.updates.message import read_message
 from hermes_memory.updates.statement import Known, Statement
 
 DEFAULT_PROFILES = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_profiles.json"
+DEFAULT_UNSEEN = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_unseen.json"
 
 
 def load_profiles(path: Path) -> list[dict[str, Any]]:
@@ -31,6 +34,21 @@ def load_profiles(path: Path) -> list[dict[str, Any]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     profiles: list[dict[str, Any]] = data["profiles"]
     return profiles
+
+
+def load_unseen(path: Path) -> list[dict[str, Any]]:
+    """Labelled pairs never fitted on (``earlier``, ``later``, ``label``: "update" or "none"), each as a
+    profile of two messages that ``score`` replays: the later one closes the earlier one's statements
+    when the label says so. Raises ValueError for a label that is neither."""
+    pairs = json.loads(path.read_text(encoding="utf-8"))["pairs"]
+    out: list[dict[str, Any]] = []
+    for pair in pairs:
+        if pair["label"] not in ("update", "none"):
+            raise ValueError(f"{pair['id']}: label {pair['label']!r} is neither 'update' nor 'none'")
+        closes = [0] if pair["label"] == "update" else []
+        out.append({"name": pair["id"], "messages": [{"text": pair["earlier"]},
+                                                     {"text": pair["later"], "closes": closes}]})  # fmt: skip
+    return out
 
 
 def score(
@@ -78,4 +96,4 @@ def score(
             "wrong": wrong, "missed": missed, "errors": errors}  # fmt: skip
 
 
-__all__ = ["DEFAULT_PROFILES", "load_profiles", "score"]
+__all__ = ["DEFAULT_PROFILES", "DEFAULT_UNSEEN", "load_profiles", "load_unseen", "score"]
