@@ -24,6 +24,11 @@ class ScoredEpisode:
     score: float
 
 
+#: ``EpisodeStore.turn_rows``: (row id, uuid, session id, role, speaker, text, timestamp, metadata as stored
+#: (JSON), scope, threat verdict).
+TurnRow = tuple[int, str, str, str, str | None, str, float, str, str, int | None]
+
+
 def _row_to_episode(row: sqlite3.Row) -> Episode:
     return Episode(
         uuid=row["uuid"],
@@ -148,14 +153,17 @@ class EpisodeStore:
         )
         return [(int(r[0]), str(r[1]), r[2], r[3]) for r in rows]
 
-    def by_ids_checked(self, ids: Sequence[int]) -> dict[int, tuple[Episode, int | None]]:
-        """Episodes by row id with their threat verdict (``tier2.verdicts``), in one query."""
+    def turn_rows(self, ids: Sequence[int]) -> list[TurnRow]:
+        """The view's episodes among ``ids`` as ``TurnRow``s (their metadata as stored, their threat
+        verdict: ``tier2.verdicts``), in one query. Recall loads a few hundred turns and shows a few: it
+        makes an ``Episode`` only of those it shows (``recall.hits.Turn``)."""
         scoped, sp = self._scoped()
         rows = self._db.query(
-            f"SELECT * FROM episodes WHERE id IN (SELECT value FROM json_each(?)) AND {scoped}",
+            "SELECT id, uuid, session_id, role, speaker, text, timestamp, metadata, scope, threat "
+            f"FROM episodes WHERE id IN (SELECT value FROM json_each(?)) AND {scoped}",
             (json.dumps(list(ids)), *sp),
         )
-        return {int(r["id"]): (_row_to_episode(r), r["threat"]) for r in rows}
+        return [(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in rows]
 
     def ids_for(self, uuids: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -331,4 +339,5 @@ class EpisodeStore:
 __all__ = [
     "EpisodeStore",
     "ScoredEpisode",
+    "TurnRow",
 ]
