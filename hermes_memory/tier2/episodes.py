@@ -29,6 +29,17 @@ class ScoredEpisode:
 TurnRow = tuple[int, str, str, str, str | None, str, float, str, str, int | None]
 
 
+# An episode's neighbours in its session (``recall_rows``): the row ids before and after it.
+_PREV = (
+    "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
+    "AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev"
+)
+_NEXT = (
+    "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
+    "AND n.id > e.id ORDER BY n.id LIMIT 1) AS next"
+)
+
+
 def _row_to_episode(row: sqlite3.Row) -> Episode:
     return Episode(
         uuid=row["uuid"],
@@ -135,16 +146,20 @@ class EpisodeStore:
         self, ids: Sequence[int], uuids: Sequence[str]
     ) -> list[tuple[int, str, int | None, int | None]]:
         """(row id, uuid, previous row id, next row id in its session) of the view's episodes among
-        ``ids`` and ``uuids``: one query, no text (recall's candidates; see ``by_ids_checked``). Those
-        found by id come first, by row id, then the others by uuid (recall breaks ties in this order)."""
+        ``ids`` and ``uuids``: one query, no text (recall's candidates; see ``turn_rows``). Those found by
+        id come first, by row id, then the others by uuid (recall breaks ties in this order)."""
         scoped, sp = self._scoped("e.scope")
+        if not ids or not uuids:  # one kind of key (a recall's usual case): no union to order
+            key = "e.id" if ids else "e.uuid"
+            rows = self._db.query(
+                f"SELECT e.id, e.uuid, {_PREV}, {_NEXT} FROM episodes e "
+                f"WHERE {key} IN (SELECT value FROM json_each(?)) AND {scoped} ORDER BY {key}",
+                (json.dumps(list(ids or uuids)), *sp),
+            )
+            return [(int(r[0]), str(r[1]), r[2], r[3]) for r in rows]
         by_id = json.dumps(list(ids))
         rows = self._db.query(
-            "SELECT r.id, r.uuid, r.prev, r.next FROM (SELECT e.id, e.uuid, "
-            "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
-            " AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev, "
-            "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
-            " AND n.id > e.id ORDER BY n.id LIMIT 1) AS next, "
+            f"SELECT r.id, r.uuid, r.prev, r.next FROM (SELECT e.id, e.uuid, {_PREV}, {_NEXT}, "
             "e.id IN (SELECT value FROM json_each(?)) AS found "
             "FROM episodes e WHERE (e.id IN (SELECT value FROM json_each(?)) "
             f"OR e.uuid IN (SELECT value FROM json_each(?))) AND {scoped}) r "
