@@ -196,6 +196,35 @@ def test_current_of_many_walks_every_chain_as_current_of_does(api: MemoryAPI) ->
     assert many[lisbon.uuid] is None and many[pets[0].uuid] is None
 
 
+def test_recall_walks_the_chains_of_replacements_in_one_read(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_memory.tier2.facts import FactStore
+
+    facts = api.tier2.facts
+    moves = [facts.store(f"User lives in {city}", subject="user", predicate="lives_in", object=city).fact
+             for city in ("Hamburg", "Bremen", "Kiel", "Porto", "Lisbon")]  # fmt: skip
+    pets = [facts.store(f"User has a {pet}", subject="user", predicate="has_pet", object=pet).fact
+            for pet in ("cat", "dog")]  # fmt: skip
+    assert facts.delete(pets[1].uuid)
+    walked = [facts.get_many([f.uuid])[f.uuid] for f in (*moves, pets[0])]
+    asked: list[str] = []
+    real = FactStore.get_many_checked
+
+    def spy(store: FactStore, uuids: Sequence[str]) -> Any:
+        asked.extend(uuids)
+        return real(store, uuids)
+
+    monkeypatch.setattr(FactStore, "get_many_checked", spy)
+    reads = _reads.RecallReads(api.tier2).snapshot()
+    for max_steps in (20, 2):
+        assert reads.current_of_many(walked, max_steps=max_steps) == facts.current_of_many(
+            walked, max_steps=max_steps
+        )
+    assert not asked  # every step read with the chains (a chain longer than ``max_steps`` too)
+    assert reads.current_of_many(walked)[moves[0].uuid] == moves[-1]
+
+
 def test_events_at_scale_are_ranked_over_the_same_window(
     api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
