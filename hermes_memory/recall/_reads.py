@@ -167,7 +167,20 @@ class ReadsSnapshot:
 
     def current_of_many(self, facts: Sequence[Fact], *, max_steps: int = 20) -> dict[str, Fact | None]:
         """``FactStore.current_of_many(facts)``: the chains walked through the kept facts, the ends
-        checked against the kept believed ones (``believed_ranks``, as ``active_uuids`` checks them)."""
+        checked against the kept believed ones (``believed_ranks``, as ``active_uuids`` checks them).
+        The chains of replacements not kept yet are read in one query (``FactStore.chains_checked``) and
+        kept, so the walk reads no fact a step at a time."""
+        first = {str(f.superseded_by) for f in facts if f.superseded_by is not None}
+        missing = sorted(uuid for uuid in first if uuid not in self._facts)
+        if missing:
+            epoch = self._epoch
+            found: dict[str, tuple[Fact, int | None] | None] = dict.fromkeys(missing)  # not found: None
+            found.update(self._tier2.facts.chains_checked(missing, max_steps))
+            with self._lock:
+                if self._epoch == epoch:
+                    if len(self._facts) + len(found) > _MAX_ENTRIES:
+                        self._facts.clear()
+                    self._facts.update(found)
 
         def fetch(uuids: list[str]) -> dict[str, Fact]:
             return {uuid: fact for uuid, (fact, _) in self.facts_checked(uuids).items()}

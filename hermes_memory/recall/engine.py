@@ -290,8 +290,10 @@ class RecallEngine:
                 seeds = heapq.nlargest(st.thread_seeds, neighbours, key=lambda r: turn_scores.get(r, 0.0))
                 neighbours.update(self._turns.thread_rows(seeds, neighbours, reads))
             turns = self._turns.load_turns(neighbours, reads)
-            if current and "tier2" in wanted:
-                replaced_turns = reads.superseded_sources([t.episode.uuid for t in turns.values()])
+            # A question about the present leaves out turns superseded on its topic, so every turn's
+            # superseded statement is read here; otherwise only the hits chosen are marked (below).
+            if current and "tier2" in wanted and q.present:
+                replaced_turns = reads.superseded_sources([t.uuid for t in turns.values()])
             dropped = present.off_the_present(replaced_turns, q.present, q.terms)
             stand_ins: dict[int, list[int]] = {}
             hit_turns = turns  # the turns that can be hits: those loaded before any stand-in
@@ -300,7 +302,7 @@ class RecallEngine:
                 dropped, stand_ins = self._turns.stand_ins(dropped, replaced_turns, neighbours, turns, reads)
             # A turn left unread that came back as a neighbour (two away from a seed, a stand-in) counts.
             if unread.uuids:
-                uuid_of = {row_id: turns[row_id].episode.uuid for row_id in neighbours if row_id in turns}
+                uuid_of = {row_id: turns[row_id].uuid for row_id in neighbours if row_id in turns}
                 unread.restore(uuid_of, turn_scores, turn_vectors)
             # The candidates kept (at scale, the best of them): most often all of them (``turn_priors``
             # copies what it is given).
@@ -327,7 +329,7 @@ class RecallEngine:
                 turn = turn_of(row_id)
                 if turn is None or score <= 0:
                     continue
-                when = turn.episode.timestamp
+                when = turn.timestamp
                 recency = recency_of(when)
                 if recency is None:
                     age_days = (now - when) / 86400.0
@@ -381,6 +383,8 @@ class RecallEngine:
             chosen = self._turns.instance_prior(chosen, turns, rows_of, category)[:limit]
         replaced: dict[str, Fact] = {}
         threats: dict[str, int | None] = {}
+        if current and "tier2" in wanted and not q.present and turns:
+            replaced_turns.update(_superseded_chosen(chosen, turns, reads))
         if replaced_turns:  # the statements superseded since, marked on the hits chosen
             chosen, replaced, threats = mark_superseded(chosen, replaced_turns, reads)
         if replaced and q.present:
@@ -442,6 +446,17 @@ class RecallEngine:
             prior = kept + weight * importance
             out[uuid] = clip(raw / top * scale * sure * prior * recency_factor(when, now, st))
         return out
+
+
+def _superseded_chosen(chosen: list[Hit], turns: dict[int, Turn], reads: ReadsSnapshot) -> dict[str, Fact]:
+    """``reads.superseded_sources`` of the loaded turns among the ``chosen`` turn hits: all that
+    ``mark_superseded`` looks up when no turn was left out (a dozen turns read instead of every one
+    loaded)."""
+    wanted = [hit.source_ids[0] for hit in chosen if hit.kind == "episode" and hit.source_ids]
+    if not wanted:
+        return {}
+    loaded = {turn.uuid for turn in turns.values()}
+    return reads.superseded_sources([uuid for uuid in wanted if uuid in loaded])
 
 
 def _unavailable(into: dict[str, str] | None, tier: str, exc: HermesMemoryError) -> None:

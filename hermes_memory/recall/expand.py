@@ -27,7 +27,6 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from hermes_memory.recall.settings import RecallSettings
-from hermes_memory.records import Episode
 
 # Questions that ask for a guess rather than a fact: a modal or a word of likelihood ("Would X…", "What
 # might…", "Is it likely…", "… be considered …"). Generic English, nothing from a benchmark's questions.
@@ -45,10 +44,16 @@ _SPACES = re.compile(r"\s+")
 
 
 class LoadedTurn(Protocol):
-    """What the thread pull reads from a loaded turn (``hits.Turn``)."""
+    """What the thread pull and session cohesion read from a loaded turn (``hits.Turn``)."""
 
     @property
-    def episode(self) -> Episode: ...
+    def session_id(self) -> str: ...
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def speaker(self) -> str | None: ...
 
 
 def thread_pulls(
@@ -114,15 +119,14 @@ def neighbour_pulls(
         turn = turn_of(row_id)
         if turn is None:
             continue
-        episode = turn.episode
-        speaker, role = episode.speaker, episode.role
+        speaker, role = turn.speaker, turn.role
         if far_before is not None and score > pulled(far_before, 0.0):
             other = turn_of(far_before)
-            if other is not None and other.episode.speaker == speaker and other.episode.role == role:
+            if other is not None and other.speaker == speaker and other.role == role:
                 pulls[far_before] = score
         if far_after is not None and score > pulled(far_after, 0.0):
             other = turn_of(far_after)
-            if other is not None and other.episode.speaker == speaker and other.episode.role == role:
+            if other is not None and other.speaker == speaker and other.role == role:
                 pulls[far_after] = score
     return beside, pulls
 
@@ -138,7 +142,7 @@ def session_cohesion(
     if weight <= 0 or not scores:
         return dict(scores)
     lead = heapq.nlargest(max(seeds, keep), scores, key=scores.__getitem__)
-    sessions = {turns[r].episode.session_id for r in lead[:seeds] if r in turns}
+    sessions = {turns[r].session_id for r in lead[:seeds] if r in turns}
     cap = scores[lead[keep - 1]] * (1.0 - 1e-9) if 0 < keep <= len(lead) else float("inf")
     out = dict(scores)
     kept, raised = set(lead), 1.0 + weight
@@ -146,7 +150,7 @@ def session_cohesion(
         if row_id in kept:
             continue
         turn = turns.get(row_id)
-        if turn is not None and turn.episode.session_id in sessions:
+        if turn is not None and turn.session_id in sessions:
             out[row_id] = min(cap, score * raised)
     return out
 

@@ -13,31 +13,77 @@ from hermes_memory.recall import query as cues
 from hermes_memory.recall._reads import ReadsSnapshot
 from hermes_memory.records import RESTATEMENT, Episode, Fact, Hit, hit_of
 from hermes_memory.security.threats import neutralise, neutralise_data
-from hermes_memory.tier2._util import normalise
+from hermes_memory.tier2._util import loads_dict, normalise
+from hermes_memory.tier2.episodes import TurnRow
 from hermes_memory.tier2.verdicts import CLEAN
 
 
 class Turn:
     """A cached turn and what recall reads from it, worked out once per version of its row (the read
-    cache, ``_reads``, drops it when a commit changes the row). Its hit
-    (with its strings neutralised unless scanned clean when written) is built on first use: only the few
-    turns that make a recall's list need one, and neutralising a turn costs more than ranking it."""
+    cache, ``_reads``, drops it when a commit changes the row). Ranking reads the row's fields
+    (``uuid``, ``session_id``, ``role``, ``speaker``, ``text``, ``timestamp``); its ``Episode`` and its hit
+    (with its strings neutralised unless scanned clean when written) are built on first use: only the
+    few turns that make a recall's list need them, and neutralising a turn costs more than ranking it."""
 
     __slots__ = (
-        "_answers", "_hit", "_key", "chatter", "episode", "plain", "question", "speaker_key", "threat",
+        "_answers", "_episode", "_hit", "_key", "chatter", "metadata", "plain", "question", "role", "scope",
+        "session_id", "speaker", "speaker_key", "text", "threat", "timestamp", "uuid",
     )  # fmt: skip
 
-    def __init__(self, episode: Episode, threat: int | None):
-        self.episode = episode
+    def __init__(
+        self,
+        uuid: str,
+        session_id: str,
+        role: str,
+        speaker: str | None,
+        text: str,
+        timestamp: float,
+        metadata: dict[str, Any],
+        scope: str,
+        threat: int | None,
+    ):
+        self.uuid = uuid
+        self.session_id = session_id
+        self.role = role
+        self.speaker = speaker
+        self.text = text
+        self.timestamp = timestamp
+        self.metadata = metadata
+        self.scope = scope
         self.threat = threat
-        self.chatter: str | None = cues.chatter_of(episode)
-        self.question: bool = cues.is_question_turn(episode.text)
-        self.speaker_key: str = (episode.speaker or "").casefold()  # what the speaker priors compare
+        self.chatter: str | None = cues.chatter_in(metadata, text, role)
+        self.question: bool = cues.is_question_turn(text)
+        self.speaker_key: str = (speaker or "").casefold()  # what the speaker priors compare
         # A person's statement: no chatter, no question, not the AI's (no prior of its kind applies).
-        self.plain: bool = self.chatter is None and not self.question and episode.role != "assistant"
+        self.plain: bool = self.chatter is None and not self.question and role != "assistant"
         self._answers: tuple[bool, tuple[str, ...]] | None = None
+        self._episode: Episode | None = None
         self._hit: Hit | None = None
         self._key: str | None = None
+
+    @classmethod
+    def of_row(cls, row: TurnRow) -> Turn:
+        """The turn of a ``tier2.episodes.TurnRow``, its metadata parsed as ``Episode.metadata`` is."""
+        _, uuid, session_id, role, speaker, text, timestamp, metadata, scope, threat = row
+        return cls(uuid, session_id, role, speaker, text, timestamp, loads_dict(metadata), scope, threat)
+
+    @classmethod
+    def of_episode(cls, episode: Episode, threat: int | None) -> Turn:
+        """The turn of ``episode`` (with its threat verdict); ``episode`` is the one it gives."""
+        turn = cls(episode.uuid, episode.session_id, episode.role, episode.speaker, episode.text,
+                   episode.timestamp, episode.metadata, episode.scope, threat)  # fmt: skip
+        turn._episode = episode
+        return turn
+
+    @property
+    def episode(self) -> Episode:
+        """The turn as an ``Episode``, built on first use (two threads may build it side by side: both
+        build the same)."""
+        episode = self._episode
+        if episode is None:
+            episode = self._episode = Episode(self.uuid, self.session_id, self.role, self.speaker, self.text,
+                                              self.timestamp, self.metadata, self.scope)  # fmt: skip
+        return episode
 
     @property
     def answers(self) -> tuple[bool, tuple[str, ...]]:
@@ -46,7 +92,7 @@ class Turn:
         by side: both get the same)."""
         answers = self._answers
         if answers is None:
-            answers = self._answers = cues.answer_cues(self.episode.text)
+            answers = self._answers = cues.answer_cues(self.text)
         return answers
 
     @property
@@ -138,7 +184,7 @@ def build_hits(
                 if text in seen:
                     continue
                 pool.add(turn, turn.hit, score, tier)
-                rows[turn.episode.uuid] = key
+                rows[turn.uuid] = key
             else:
                 if kind == "fact":
                     found = facts.get(key)

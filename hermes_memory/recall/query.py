@@ -6,7 +6,8 @@ All cues are generic English: nothing here is taken from a benchmark's questions
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from hermes_memory.extract.speech import chatter_kind
 from hermes_memory.records import Episode
@@ -104,10 +105,15 @@ def chatter_of(episode: Episode) -> str | None:
     """What kind of chatter the turn is (``extract.speech.CHATTER_KINDS``), or None when it tells
     something: as ingestion marked it, else (a turn stored before ingestion marked turns) as its text
     reads now."""
-    if CHATTER_KEY in episode.metadata:
-        kind = episode.metadata[CHATTER_KEY]
+    return chatter_in(episode.metadata, episode.text, episode.role)
+
+
+def chatter_in(metadata: Mapping[str, Any], text: str, role: str) -> str | None:
+    """``chatter_of`` a turn with this metadata, text and role."""
+    if CHATTER_KEY in metadata:
+        kind = metadata[CHATTER_KEY]
         return str(kind) if kind else None
-    return chatter_kind(episode.text, role=episode.role)
+    return chatter_kind(text, role=role)
 
 
 def is_chatter(episode: Episode) -> bool:
@@ -147,6 +153,7 @@ __all__ = [
     "asks_for_list",
     "can_answer",
     "can_answer_with",
+    "chatter_in",
     "chatter_of",
     "is_chatter",
     "is_question_turn",

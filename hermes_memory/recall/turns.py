@@ -63,13 +63,13 @@ class TurnRanker:
         ``turns`` when they are not candidates. A turn that states a replacement itself stays in ("not
         Hamburg any more: Berlin")."""
         replacing = present.replacing_turns(dropped, stale, reads)
-        rows = {turn.episode.uuid: row_id for row_id, turn in turns.items()}
+        rows = {turn.uuid: row_id for row_id, turn in turns.items()}
         missing = list({u for uuids in replacing.values() for u in uuids if u not in rows})
         if missing:
             found = {row: (prev, after) for row, _, prev, after in reads.episode_rows([], missing)}
             neighbours.update(found)
             turns.update(self.load_turns(found, reads))
-            rows.update({turns[row_id].episode.uuid: row_id for row_id in found if row_id in turns})
+            rows.update({turns[row_id].uuid: row_id for row_id in found if row_id in turns})
         stating = {u for uuids in replacing.values() for u in uuids}
         stand_ins = {
             rows[uuid]: [rows[u] for u in replacing[uuid] if u in rows]
@@ -85,8 +85,7 @@ class TurnRanker:
         wanted.update(n for pair in neighbours.values() for n in pair if n is not None)
 
         def load(missing: list[int]) -> dict[int, Turn]:
-            checked = self._tier2.episodes.by_ids_checked(missing)
-            return {row_id: Turn(episode, threat) for row_id, (episode, threat) in checked.items()}
+            return {row[0]: Turn.of_row(row) for row in self._tier2.episodes.turn_rows(missing)}
 
         return reads.turns(list(wanted), load)
 
@@ -114,21 +113,20 @@ class TurnRanker:
             turn = turn_of(row_id)
             if turn is None:
                 continue
-            episode = turn.episode
             if speaker and turn.speaker_key == speaker:
                 boosted[row_id] *= by_speaker
-            if span is not None and span[0] <= episode.timestamp < span[1] + 86400.0:
+            if span is not None and span[0] <= turn.timestamp < span[1] + 86400.0:
                 boosted[row_id] *= by_date
             if not dropped and not stale:
                 continue
-            if episode.uuid in dropped:
+            if turn.uuid in dropped:
                 # A turn left out (superseded, the question about the present) lends its neighbours
                 # nothing: the acknowledgement after "I live in Hamburg" is not news about where one
                 # lives. What replaced its statement answers in its place, with its score.
                 score = boosted.pop(row_id)
                 for other in stand_ins.get(row_id, ()):
                     lent[other] = max(lent.get(other, 0.0), score)
-            elif episode.uuid in stale:
+            elif turn.uuid in stale:
                 boosted[row_id] *= 1.0 - st.superseded_penalty
         for row_id, score in lent.items():
             boosted[row_id] = max(boosted.get(row_id, 0.0), score)
@@ -165,14 +163,13 @@ class TurnRanker:
             if as_asked and turn.plain:
                 out[row_id] = value
                 continue
-            episode = turn.episode
-            if (as_of is not None and episode.timestamp > as_of) or (dropped and episode.uuid in dropped):
+            if (as_of is not None and turn.timestamp > as_of) or (dropped and turn.uuid in dropped):
                 continue
             if turn.chatter is not None:
                 chatter.append(row_id)
-            if episode.role == "assistant":
+            if turn.role == "assistant":
                 value *= assistant
-            if session_id is not None and episode.session_id == session_id:
+            if session_id is not None and turn.session_id == session_id:
                 value *= in_session
             if turn.question:
                 value *= asking
@@ -218,7 +215,7 @@ class TurnRanker:
         """The turns' phrases from the cache (those not in it worked out together), as the instance prior
         reads them."""
         st = self.settings
-        texts = [(turn.episode.uuid, turn.episode.text) for turn in turns]
+        texts = [(turn.uuid, turn.text) for turn in turns]
         return self._phrases.get_many(texts, embedder, st.instance_window, st.instance_words)
 
     def instance_prior(
@@ -272,7 +269,7 @@ def asked_between_people(
     turn_of = turns.get
     for row_id in rows:
         turn = turn_of(row_id)
-        if turn is None or turn.chatter != "question" or turn.episode.role == "assistant":
+        if turn is None or turn.chatter != "question" or turn.role == "assistant":
             continue
         pair = neighbours.get(row_id, ())
         if any(_answers_to(turn, turn_of(other)) for other in pair if other is not None):
@@ -290,11 +287,7 @@ def asked_between_people(
 
 def _answers_to(question: Turn, other: Turn | None) -> bool:
     """Whether ``other`` (a loaded turn beside ``question``, or None) is another person's turn."""
-    return (
-        other is not None
-        and other.episode.role != "assistant"
-        and other.episode.speaker != question.episode.speaker
-    )
+    return other is not None and other.role != "assistant" and other.speaker != question.speaker
 
 
 __all__ = ["TurnRanker", "asked_between_people"]

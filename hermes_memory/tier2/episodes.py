@@ -24,6 +24,22 @@ class ScoredEpisode:
     score: float
 
 
+#: ``EpisodeStore.turn_rows``: (row id, uuid, session id, role, speaker, text, timestamp, metadata as stored
+#: (JSON), scope, threat verdict).
+TurnRow = tuple[int, str, str, str, str | None, str, float, str, str, int | None]
+
+
+# An episode's neighbours in its session (``recall_rows``): the row ids before and after it.
+_PREV = (
+    "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
+    "AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev"
+)
+_NEXT = (
+    "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
+    "AND n.id > e.id ORDER BY n.id LIMIT 1) AS next"
+)
+
+
 def _row_to_episode(row: sqlite3.Row) -> Episode:
     return Episode(
         uuid=row["uuid"],
@@ -130,16 +146,20 @@ class EpisodeStore:
         self, ids: Sequence[int], uuids: Sequence[str]
     ) -> list[tuple[int, str, int | None, int | None]]:
         """(row id, uuid, previous row id, next row id in its session) of the view's episodes among
-        ``ids`` and ``uuids``: one query, no text (recall's candidates; see ``by_ids_checked``). Those
-        found by id come first, by row id, then the others by uuid (recall breaks ties in this order)."""
+        ``ids`` and ``uuids``: one query, no text (recall's candidates; see ``turn_rows``). Those found by
+        id come first, by row id, then the others by uuid (recall breaks ties in this order)."""
         scoped, sp = self._scoped("e.scope")
+        if not ids or not uuids:  # one kind of key (a recall's usual case): no union to order
+            key = "e.id" if ids else "e.uuid"
+            rows = self._db.query(
+                f"SELECT e.id, e.uuid, {_PREV}, {_NEXT} FROM episodes e "
+                f"WHERE {key} IN (SELECT value FROM json_each(?)) AND {scoped} ORDER BY {key}",
+                (json.dumps(list(ids or uuids)), *sp),
+            )
+            return [(int(r[0]), str(r[1]), r[2], r[3]) for r in rows]
         by_id = json.dumps(list(ids))
         rows = self._db.query(
-            "SELECT r.id, r.uuid, r.prev, r.next FROM (SELECT e.id, e.uuid, "
-            "(SELECT p.id FROM episodes p WHERE p.session_id = e.session_id AND p.scope = e.scope "
-            " AND p.id < e.id ORDER BY p.id DESC LIMIT 1) AS prev, "
-            "(SELECT n.id FROM episodes n WHERE n.session_id = e.session_id AND n.scope = e.scope "
-            " AND n.id > e.id ORDER BY n.id LIMIT 1) AS next, "
+            f"SELECT r.id, r.uuid, r.prev, r.next FROM (SELECT e.id, e.uuid, {_PREV}, {_NEXT}, "
             "e.id IN (SELECT value FROM json_each(?)) AS found "
             "FROM episodes e WHERE (e.id IN (SELECT value FROM json_each(?)) "
             f"OR e.uuid IN (SELECT value FROM json_each(?))) AND {scoped}) r "
@@ -148,14 +168,17 @@ class EpisodeStore:
         )
         return [(int(r[0]), str(r[1]), r[2], r[3]) for r in rows]
 
-    def by_ids_checked(self, ids: Sequence[int]) -> dict[int, tuple[Episode, int | None]]:
-        """Episodes by row id with their threat verdict (``tier2.verdicts``), in one query."""
+    def turn_rows(self, ids: Sequence[int]) -> list[TurnRow]:
+        """The view's episodes among ``ids`` as ``TurnRow``s (their metadata as stored, their threat
+        verdict: ``tier2.verdicts``), in one query. Recall loads a few hundred turns and shows a few: it
+        makes an ``Episode`` only of those it shows (``recall.hits.Turn``)."""
         scoped, sp = self._scoped()
         rows = self._db.query(
-            f"SELECT * FROM episodes WHERE id IN (SELECT value FROM json_each(?)) AND {scoped}",
+            "SELECT id, uuid, session_id, role, speaker, text, timestamp, metadata, scope, threat "
+            f"FROM episodes WHERE id IN (SELECT value FROM json_each(?)) AND {scoped}",
             (json.dumps(list(ids)), *sp),
         )
-        return {int(r["id"]): (_row_to_episode(r), r["threat"]) for r in rows}
+        return [(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in rows]
 
     def ids_for(self, uuids: list[str]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -331,4 +354,5 @@ class EpisodeStore:
 __all__ = [
     "EpisodeStore",
     "ScoredEpisode",
+    "TurnRow",
 ]

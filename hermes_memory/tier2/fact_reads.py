@@ -108,6 +108,20 @@ class FactReads:
         )
         return {row["uuid"]: (row_to_fact(row), row["threat"]) for row in rows}
 
+    def chains_checked(self, uuids: Sequence[str], max_steps: int) -> dict[str, tuple[Fact, int | None]]:
+        """``get_many_checked`` of these facts and of those that replaced them, step by step along their
+        ``superseded_by`` chains (through facts in the view, at most ``max_steps`` facts a chain): a
+        chain in one query instead of one per step."""
+        scoped, sp = self._in_view(by_key=True)
+        rows = self._db.query(
+            "WITH RECURSIVE chain(uuid, step) AS (SELECT value, 1 FROM json_each(?) UNION "
+            "SELECT f.superseded_by, c.step + 1 FROM chain c JOIN facts f ON f.uuid = c.uuid "
+            f"WHERE f.superseded_by IS NOT NULL AND c.step < ? AND {scoped}) "
+            f"SELECT * FROM facts f WHERE f.uuid IN (SELECT uuid FROM chain) AND {scoped}",
+            (json.dumps(list(dict.fromkeys(uuids))), max_steps, *sp, *sp),
+        )
+        return {row["uuid"]: (row_to_fact(row), row["threat"]) for row in rows}
+
     def ranking_rows(
         self, uuids: Sequence[str], as_of: float | None
     ) -> dict[str, tuple[float, float, float | None, float | None, float | None]]:

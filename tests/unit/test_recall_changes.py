@@ -69,7 +69,7 @@ def test_a_turn_written_between_two_recalls_is_all_the_next_one_reads_again(
         _remember(api, text, "s1", T0 + 60 * i)
     _remember(api, "The beagle show in Hamburg was great fun.", "s2", T0 + 600)
     rows = _Spy(monkeypatch, EpisodeStore, "recall_rows")
-    turns = _Spy(monkeypatch, EpisodeStore, "by_ids_checked")
+    turns = _Spy(monkeypatch, EpisodeStore, "turn_rows")
     first = [h["text"] for h in api.recall("beagle", tiers=["tier2"])["data"]["hits"]]
     assert set(SESSION) <= set(first)
     assert rows.take() and turns.take()
@@ -91,7 +91,7 @@ def test_another_process_changing_a_turn_drops_that_turn_only(
 ) -> None:
     for i, text in enumerate(SESSION):
         _remember(api, text, "s1", T0 + 60 * i)
-    turns = _Spy(monkeypatch, EpisodeStore, "by_ids_checked")
+    turns = _Spy(monkeypatch, EpisodeStore, "turn_rows")
     api.recall("beagle", tiers=["tier2"])
     turns.take()
     ids = _ids(api)

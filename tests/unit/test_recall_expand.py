@@ -11,19 +11,22 @@ from hermes_memory import MemoryAPI
 from hermes_memory.errors import ConfigError
 from hermes_memory.recall import expand
 from hermes_memory.recall.settings import settings_for
-from hermes_memory.records import Episode
 
 T0 = 1_683_540_000.0
 
 
 @dataclass
 class _T:
-    episode: Episode
+    """What the pulls read from a loaded turn (``expand.LoadedTurn``)."""
+
+    speaker: str | None
+    role: str
+    text: str
+    session_id: str = "s"
 
 
 def _turn(speaker: str | None, text: str, role: str = "user") -> _T:
-    return _T(Episode(uuid=(speaker or role) + text[:8], session_id="s", role=role, text=text, timestamp=T0,
-                      speaker=speaker))  # fmt: skip
+    return _T(speaker, role, text)
 
 
 def test_the_same_speaker_two_turns_away_is_pulled() -> None:
@@ -121,8 +124,7 @@ def test_recall_reaches_the_speakers_next_turn_with_the_thread_pull(tmp_path: Pa
 
 
 def _in(session: str, text: str = "a turn") -> _T:
-    return _T(Episode(uuid=session + text, session_id=session, role="user", text=text, timestamp=T0,
-                      speaker=None))  # fmt: skip
+    return _T(None, "user", text, session)
 
 
 def test_session_cohesion_ranks_up_the_sessions_of_the_best_turns() -> None:

@@ -160,13 +160,13 @@ def test_at_scale_only_the_strongest_candidates_are_loaded(
     assert api.flush(60)["data"]["drained"]
     tier2 = api.tier2
     loaded: list[int] = []
-    by_ids = tier2.episodes.by_ids_checked
+    rows_of = tier2.episodes.turn_rows
 
     def counting(ids: Sequence[int]) -> Any:
         loaded.extend(ids)
-        return by_ids(ids)
+        return rows_of(ids)
 
-    monkeypatch.setattr(tier2.episodes, "by_ids_checked", counting)
+    monkeypatch.setattr(tier2.episodes, "turn_rows", counting)
     settings = engine.RecallSettings(scale_candidates=3)
     small = engine.RecallEngine(tier2, None, None, None, settings)
     everything = small.recall("garden tomatoes prize", tiers=["tier2"])
@@ -196,6 +196,35 @@ def test_current_of_many_walks_every_chain_as_current_of_does(api: MemoryAPI) ->
     assert many[lisbon.uuid] is None and many[pets[0].uuid] is None
 
 
+def test_recall_walks_the_chains_of_replacements_in_one_read(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_memory.tier2.facts import FactStore
+
+    facts = api.tier2.facts
+    moves = [facts.store(f"User lives in {city}", subject="user", predicate="lives_in", object=city).fact
+             for city in ("Hamburg", "Bremen", "Kiel", "Porto", "Lisbon")]  # fmt: skip
+    pets = [facts.store(f"User has a {pet}", subject="user", predicate="has_pet", object=pet).fact
+            for pet in ("cat", "dog")]  # fmt: skip
+    assert facts.delete(pets[1].uuid)
+    walked = [facts.get_many([f.uuid])[f.uuid] for f in (*moves, pets[0])]
+    asked: list[str] = []
+    real = FactStore.get_many_checked
+
+    def spy(store: FactStore, uuids: Sequence[str]) -> Any:
+        asked.extend(uuids)
+        return real(store, uuids)
+
+    monkeypatch.setattr(FactStore, "get_many_checked", spy)
+    reads = _reads.RecallReads(api.tier2).snapshot()
+    for max_steps in (20, 2):
+        assert reads.current_of_many(walked, max_steps=max_steps) == facts.current_of_many(
+            walked, max_steps=max_steps
+        )
+    assert not asked  # every step read with the chains (a chain longer than ``max_steps`` too)
+    assert reads.current_of_many(walked)[moves[0].uuid] == moves[-1]
+
+
 def test_events_at_scale_are_ranked_over_the_same_window(
     api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,3 +242,63 @@ def test_events_at_scale_are_ranked_over_the_same_window(
     assert set(bounded) == {old.uuid, *(e.uuid for e in newest)}
     for event in newest:
         assert bounded[event.uuid] == exact[event.uuid]  # every term counted over the window
+
+
+def test_a_turn_loaded_from_its_row_gives_the_episode_the_store_reads(api: MemoryAPI) -> None:
+    from hermes_memory.recall.hits import Turn
+
+    api.remember_message("Yes! Did you see the beagle show?", "s1", T0, speaker="Caroline",
+                         metadata={"dia_id": "D1:3", "mood": ["glad", 2]})  # fmt: skip
+    api.remember_message("I adopted a beagle named Biscuit.", "s1", T0 + 60, speaker="Melanie")
+    assert api.flush(60)["data"]["drained"]
+    episodes = api.tier2.episodes
+    ids = [int(r[0]) for r in api.tier2.db.query("SELECT id FROM episodes ORDER BY id")]
+    stored = episodes.by_ids(ids)
+    for row in episodes.turn_rows(ids):
+        turn = Turn.of_row(row)
+        episode = stored[row[0]]
+        # Built when first asked for, the same as the store's own read, and kept.
+        assert turn.episode == episode and turn.episode is turn.episode
+        eager = Turn.of_episode(episode, row[9])
+        for name in ("uuid", "session_id", "role", "speaker", "text", "timestamp", "chatter", "question",
+                     "plain", "speaker_key", "threat", "answers"):  # fmt: skip
+            assert getattr(turn, name) == getattr(eager, name), name
+        assert turn.hit == eager.hit
+    assert stored[ids[0]].metadata["mood"] == ["glad", 2]
+
+
+def test_superseded_statements_are_read_for_the_turns_shown_unless_asked_about_the_present(
+    api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_memory.tier2.facts import FactStore
+
+    for i in range(6):
+        api.remember_message(f"Our beagle walk number {i} went along the river.", "s1", T0 + 60 * i,
+                             speaker="Caroline")  # fmt: skip
+    api.remember_message("I live in Hamburg with my beagle.", "s1", T0 + 600, speaker="Caroline")
+    assert api.flush(60)["data"]["drained"]
+    found = api.tier2.db.query("SELECT uuid FROM episodes WHERE text LIKE '%Hamburg%'")
+    hamburg = str(found[0][0])
+    facts = api.tier2.facts
+    facts.store("Caroline lives in Hamburg", subject="Caroline", predicate="lives_in", object="Hamburg",
+                source_episodes=[hamburg])  # fmt: skip
+    facts.store("Caroline lives in Lisbon", subject="Caroline", predicate="lives_in", object="Lisbon")
+    asked: list[str] = []
+    real = FactStore.superseded_sources
+
+    def spy(store: FactStore, uuids: Sequence[str]) -> Any:
+        asked.extend(uuids)
+        return real(store, uuids)
+
+    monkeypatch.setattr(FactStore, "superseded_sources", spy)
+    hits = api.recall("beagle Hamburg", limit=2, tiers=["tier2"])["data"]["hits"]
+    shown = {s for h in hits if h["kind"] == "episode" for s in h["source_ids"]}
+    assert hamburg in shown and set(asked) == shown  # two turns read, of the seven loaded
+    marked = next(h for h in hits if h["source_ids"] == [hamburg])
+    assert marked["metadata"]["superseded_by"].startswith("Caroline lives in Lisbon")
+    # About the present: a turn replaced on its topic is left out, so every turn loaded is read.
+    asked.clear()
+    now = api.recall("Where does Caroline live now with the beagle?", limit=2, tiers=["tier2"])
+    assert all(h["source_ids"] != [hamburg] for h in now["data"]["hits"])
+    every = {str(r[0]) for r in api.tier2.db.query("SELECT uuid FROM episodes")}
+    assert len(every) == 7 and set(asked) | shown == every  # those not read just before are read now

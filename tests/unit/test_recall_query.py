@@ -124,7 +124,8 @@ def test_a_loaded_turn_reads_its_answer_cues_on_first_use_as_the_text_gives_them
     from hermes_memory.records import Episode
 
     text = 'We watched "Dune" with Priya at the Odeon in May.'
-    turn = Turn(Episode(uuid="t1", session_id="s", role="user", speaker="Ana", text=text, timestamp=T0), None)
+    episode = Episode(uuid="t1", session_id="s", role="user", speaker="Ana", text=text, timestamp=T0)
+    turn = Turn.of_episode(episode, None)
     assert turn.answers == cues.answer_cues(text)
     assert turn.answers[0] and "Priya" in turn.answers[1]
     assert turn.answers is turn.answers
