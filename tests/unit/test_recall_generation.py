@@ -16,6 +16,7 @@ import pytest
 from hermes_memory import MemoryAPI
 from hermes_memory.recall import _reads, engine
 from hermes_memory.tier2 import Database, SqliteDatabase, schema, search
+from hermes_memory.tier2.facts import FactStore
 
 T0 = 1_683_540_000.0  # 2023-05-08
 HASHING: dict[str, Any] = {"tier3.embedding_model": "hashing", "tier3.backend": "memory"}
@@ -199,8 +200,6 @@ def test_current_of_many_walks_every_chain_as_current_of_does(api: MemoryAPI) ->
 def test_recall_walks_the_chains_of_replacements_in_one_read(
     api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hermes_memory.tier2.facts import FactStore
-
     facts = api.tier2.facts
     moves = [facts.store(f"User lives in {city}", subject="user", predicate="lives_in", object=city).fact
              for city in ("Hamburg", "Bremen", "Kiel", "Porto", "Lisbon")]  # fmt: skip
@@ -208,14 +207,7 @@ def test_recall_walks_the_chains_of_replacements_in_one_read(
             for pet in ("cat", "dog")]  # fmt: skip
     assert facts.delete(pets[1].uuid)
     walked = [facts.get_many([f.uuid])[f.uuid] for f in (*moves, pets[0])]
-    asked: list[str] = []
-    real = FactStore.get_many_checked
-
-    def spy(store: FactStore, uuids: Sequence[str]) -> Any:
-        asked.extend(uuids)
-        return real(store, uuids)
-
-    monkeypatch.setattr(FactStore, "get_many_checked", spy)
+    asked = _asked_of(monkeypatch, "get_many_checked")
     reads = _reads.RecallReads(api.tier2).snapshot()
     for max_steps in (20, 2):
         assert reads.current_of_many(walked, max_steps=max_steps) == facts.current_of_many(
@@ -270,8 +262,6 @@ def test_a_turn_loaded_from_its_row_gives_the_episode_the_store_reads(api: Memor
 def test_superseded_statements_are_read_for_the_turns_shown_unless_asked_about_the_present(
     api: MemoryAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hermes_memory.tier2.facts import FactStore
-
     for i in range(6):
         api.remember_message(f"Our beagle walk number {i} went along the river.", "s1", T0 + 60 * i,
                              speaker="Caroline")  # fmt: skip
@@ -283,14 +273,7 @@ def test_superseded_statements_are_read_for_the_turns_shown_unless_asked_about_t
     facts.store("Caroline lives in Hamburg", subject="Caroline", predicate="lives_in", object="Hamburg",
                 source_episodes=[hamburg])  # fmt: skip
     facts.store("Caroline lives in Lisbon", subject="Caroline", predicate="lives_in", object="Lisbon")
-    asked: list[str] = []
-    real = FactStore.superseded_sources
-
-    def spy(store: FactStore, uuids: Sequence[str]) -> Any:
-        asked.extend(uuids)
-        return real(store, uuids)
-
-    monkeypatch.setattr(FactStore, "superseded_sources", spy)
+    asked = _asked_of(monkeypatch, "superseded_sources")
     hits = api.recall("beagle Hamburg", limit=2, tiers=["tier2"])["data"]["hits"]
     shown = {s for h in hits if h["kind"] == "episode" for s in h["source_ids"]}
     assert hamburg in shown and set(asked) == shown  # two turns read, of the seven loaded
@@ -302,3 +285,16 @@ def test_superseded_statements_are_read_for_the_turns_shown_unless_asked_about_t
     assert all(h["source_ids"] != [hamburg] for h in now["data"]["hits"])
     every = {str(r[0]) for r in api.tier2.db.query("SELECT uuid FROM episodes")}
     assert len(every) == 7 and set(asked) | shown == every  # those not read just before are read now
+
+
+def _asked_of(monkeypatch: pytest.MonkeyPatch, method: str) -> list[str]:
+    """The uuids every call of ``FactStore.<method>`` is asked about from now on (it still answers)."""
+    asked: list[str] = []
+    real = getattr(FactStore, method)
+
+    def spy(store: FactStore, uuids: Sequence[str]) -> Any:
+        asked.extend(uuids)
+        return real(store, uuids)
+
+    monkeypatch.setattr(FactStore, method, spy)
+    return asked
