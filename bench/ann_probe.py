@@ -9,8 +9,9 @@ the truth. Then:
   * IVF: k-means centroids (``--lists``, fitted on a sample, 12 rounds), every vector in its nearest
     list, a query scored in full against the vectors of its ``nprobe`` nearest lists: recall@k, the
     share of vectors scored and the time per query;
-  * the exact index's two stages (``tier3._exact_scoring``): the sign bits of the randomly rotated
-    vectors, the nearest share of them by Hamming distance scored in full: recall@k per share;
+  * the exact index's two stages (``tier3._exact_scoring``): the sign bits of the vectors turned by the
+    index's own rotation (``_exact_rows.rotation``), the nearest share of them by Hamming distance scored
+    in full (in float32 here, where the index scores int8 rows): recall@k per share;
   * with ``--hnsw`` (needs ``pip install faiss-cpu``, which the project does not depend on): a graph index
     (faiss HNSW, 32 links, vectors in 8-bit scalar quantisation), built on two threads and searched on
     one: recall@k, bytes a vector and time a query per ``efSearch``.
@@ -108,7 +109,9 @@ def ivf(x: Floats, queries: Floats, truth: npt.NDArray[np.intp], lists: int, pro
 
 
 def sign_bits(x: Floats, queries: Floats, truth: npt.NDArray[np.intp], shares: list[float]) -> None:
-    rotation = np.linalg.qr(np.random.default_rng(1).standard_normal((x.shape[1], x.shape[1])))[0]
+    from hermes_memory.tier3._exact_rows import rotation as index_rotation
+
+    rotation = index_rotation(x.shape[1])
     bits = np.packbits((x @ rotation) > 0, axis=1)
     asked = np.packbits((queries @ rotation) > 0, axis=1)
     k = truth.shape[1]

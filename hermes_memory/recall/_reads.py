@@ -170,17 +170,8 @@ class ReadsSnapshot:
         checked against the kept believed ones (``believed_ranks``, as ``active_uuids`` checks them).
         The chains of replacements not kept yet are read in one query (``FactStore.chains_checked``) and
         kept, so the walk reads no fact a step at a time."""
-        first = {str(f.superseded_by) for f in facts if f.superseded_by is not None}
-        missing = sorted(uuid for uuid in first if uuid not in self._facts)
-        if missing:
-            epoch = self._epoch
-            found: dict[str, tuple[Fact, int | None] | None] = dict.fromkeys(missing)  # not found: None
-            found.update(self._tier2.facts.chains_checked(missing, max_steps))
-            with self._lock:
-                if self._epoch == epoch:
-                    if len(self._facts) + len(found) > _MAX_ENTRIES:
-                        self._facts.clear()
-                    self._facts.update(found)
+        first = sorted({str(f.superseded_by) for f in facts if f.superseded_by is not None})
+        self._filled(self._facts, first, lambda missing: self._tier2.facts.chains_checked(missing, max_steps))
 
         def fetch(uuids: list[str]) -> dict[str, Fact]:
             return {uuid: fact for uuid, (fact, _) in self.facts_checked(uuids).items()}
@@ -237,8 +228,9 @@ class ReadsSnapshot:
         cap: int = _MAX_ENTRIES,
     ) -> dict[_K, _V | None]:
         """The ``keys`` from ``known``, those it lacked read by ``load`` (a key ``load`` does not find is
-        None: read, not there) and kept unless a change was applied meanwhile; a kind that would pass
-        ``cap`` starts over with them."""
+        None: read, not there) and kept unless a change was applied meanwhile, with any other row
+        ``load`` gave beside them (a chain's later facts); a kind that would pass ``cap`` starts over
+        with them."""
         out = {key: value for key in keys if (value := known.get(key, _ABSENT)) is not _ABSENT}
         if len(out) == len(keys):  # every key kept (a recall's usual case): nothing to read
             return out
@@ -246,8 +238,9 @@ class ReadsSnapshot:
         if missing:
             epoch = self._epoch
             found = load(missing)
-            read = {key: found.get(key) for key in missing}
+            read: dict[_K, _V | None] = {key: found.get(key) for key in missing}
             out.update(read)
+            read.update(found)
             with self._lock:
                 if self._epoch == epoch:
                     if len(known) + len(read) > cap:
