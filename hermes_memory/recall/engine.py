@@ -40,7 +40,8 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
     category (context-free word-piece vectors of the embedder; phrases saying the category word itself
     left to BM25) rank up behind the first few, after the diversity pass.
 Sources run side by side: the calling thread embeds the question and searches the vectors while a recall
-thread does the keyword side (its SQLite reads overlap the model, which releases the interpreter lock);
+thread does the keyword side and finds the curated entries (its SQLite reads overlap the model, which
+releases the interpreter lock);
 reads go through Tier 2's read connection (``Database.reading``), so a recall never waits for a write
 transaction and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one
 query, turns by id from a cache (a turn row never changes and its id is never reused), facts ranked from a
