@@ -17,6 +17,7 @@ from hermes_memory.recall import render
 from hermes_memory.recall.engine import TIERS, RecallEngine
 from hermes_memory.recall.fusion import fuse
 from hermes_memory.records import AsOf, Hit
+from hermes_memory.security.secrets import redact_data, redact_secrets
 
 if TYPE_CHECKING:
     from hermes_memory.llm.decompose import Decomposition
@@ -160,15 +161,19 @@ class Recall:
             self._tiers.tier2().facts.note_recalled(facts)
         # The engine's hits are safe already (scanned when written, else neutralised): no scan here.
         if self._tiers.config.security.redact_secrets:
-            hits = [self._secret_free(h) for h in hits]
+            hits = [_secret_free(h) for h in hits]
         return RecallResult(tuple(hits), tuple(chosen), unavailable, budget_tokens, sub_queries, warnings)
 
-    def _secret_free(self, hit: Hit) -> Hit:
-        text = self._tiers.secret_free(hit.text)
-        metadata = self._tiers.secret_free_data(hit.metadata)
-        if text is hit.text and metadata is hit.metadata:
-            return hit
-        return dataclasses.replace(hit, text=text, metadata=metadata)
+
+def _secret_free(hit: Hit) -> Hit:
+    """``hit`` with credentials redacted from its text and metadata (config ``security.redact_secrets``
+    is on: ``Tiers.secret_free`` and ``secret_free_data`` without asking the config again per hit); the
+    same hit when there were none."""
+    text = redact_secrets(hit.text)
+    metadata = redact_data(hit.metadata)
+    if text is hit.text and metadata is hit.metadata:
+        return hit
+    return dataclasses.replace(hit, text=text, metadata=metadata)
 
 
 __all__ = ["QueryDecomposer", "Recall", "RecallResult", "query_meta"]

@@ -40,7 +40,8 @@ Design (measured on LoCoMo with bench/locomo_research.py; constants in ``recall.
     category (context-free word-piece vectors of the embedder; phrases saying the category word itself
     left to BM25) rank up behind the first few, after the diversity pass.
 Sources run side by side: the calling thread embeds the question and searches the vectors while a recall
-thread does the keyword side (its SQLite reads overlap the model, which releases the interpreter lock);
+thread does the keyword side and finds the curated entries (its SQLite reads overlap the model, which
+releases the interpreter lock);
 reads go through Tier 2's read connection (``Database.reading``), so a recall never waits for a write
 transaction and writes nothing. Loads are batched and bounded: the candidates' ids and neighbours in one
 query, turns by id from a cache (a turn row never changes and its id is never reused), facts ranked from a
@@ -80,7 +81,6 @@ from hermes_memory.recall.scoring import (
     diversified,
     floornorm,
     minmax,
-    recency_factor,
     tier_of,
 )
 from hermes_memory.recall.settings import RecallSettings
@@ -95,6 +95,12 @@ from hermes_memory.tier3.semantic import SemanticMemory
 log = logging.getLogger(__name__)
 
 TIERS = ("tier1", "tier2", "tier3", "graph")
+# The curated entries' hits and, by hit id, the statements since replaced of those superseded (with no
+# ``as_of``): ``OtherStores.curated_hits``, found on the keyword side's thread.
+Curated = tuple[list[Hit], dict[str, Fact] | None] | None
+# What the keyword side's thread gives: the question understood, what the keywords found, the graph's facts
+# (or the error that kept the graph from answering) and the curated entries.
+KeywordFound = tuple[Query, Keywords, dict[str, float] | None, HermesMemoryError | None, Curated]
 # The turns' phrase vectors kept for category -> instance matching (``instances.PhraseCache``, a memory
 # bound: about 18 KB for a LoCoMo turn, so some 900 turns; a turn dropped is worked out again, ~0.1 ms).
 _PHRASE_BYTES = 16 * 1024 * 1024
@@ -228,15 +234,22 @@ class RecallEngine:
         # handed it would first wait for the interpreter lock) and releases that lock while the model
         # runs, so the keyword side overlaps it.
         graph = "graph" in wanted and self._graph is not None
+        curated = "tier1" in wanted and self._curated is not None
 
-        def keyword_side() -> tuple[Query, Keywords, dict[str, float] | None, HermesMemoryError | None]:
+        def keyword_side() -> KeywordFound:
             with self._tier2.db.reading():  # this thread's reads never wait for a write transaction
                 q = self._understand(query, now, heard, reads)
                 found = self._keywords.search(q, texts, others, wanted, graph, as_of, valid_at, current,
                                               reads)  # fmt: skip
                 if q.category is not None and "tier3" in wanted and self._semantic is not None:
                     self._turns.prepare_phrases(found[0].turn_scores, reads)
-            return (q, *found)
+                # The curated entries depend on the question alone: found here, beside the embedding. The
+                # superseded statements of those since replaced are kept apart, to be put after the turns'.
+                entries: Curated = None
+                if curated:
+                    replaced_entries: dict[str, Fact] | None = {} if current else None
+                    entries = (self._others.curated_hits(q, replaced_entries), replaced_entries)
+            return (q, *found, entries)
 
         side = in_background(keyword_side) if graph or "tier2" in wanted else run_here(keyword_side)
         views: dict[str, dict[str, float]] | None = None
@@ -246,7 +259,7 @@ class RecallEngine:
                 views = self._vectors(heard, texts, reads)
             except HermesMemoryError as exc:
                 vector_error = exc
-        q, keywords, graph_facts, graph_error = side.result()
+        q, keywords, graph_facts, graph_error, entries = side.result()
         turn_scores, fact_scores, fact_parts = keywords.turn_scores, keywords.fact_scores, keywords.fact_parts
         turn_vectors: dict[int, float] = {}  # the vectors' share of ``turn_scores`` (the hit's tier)
         matched, rows, at_scale, stale = keywords.matched, keywords.rows, keywords.at_scale, keywords.stale
@@ -352,8 +365,11 @@ class RecallEngine:
             ranked.extend((score, len(ranked) + i, "fact", uuid, tier_of(fact_parts[uuid]))
                           for i, (uuid, score) in enumerate(facts_ranked.items()))  # fmt: skip
         built = self._others.other_hits(others, now, set(fact_scores), as_of)  # chunks, events, entity cards
-        if "tier1" in wanted and self._curated is not None:  # an entry since superseded is marked too
-            built.extend(self._others.curated_hits(q, replaced_turns if current else None))
+        if entries is not None:  # an entry since superseded is marked too
+            curated_hits, replaced_entries = entries
+            built.extend(curated_hits)
+            if replaced_entries:
+                replaced_turns.update(replaced_entries)
         ranked.extend((hit.score, len(ranked) + i, "built", i, hit.tier) for i, hit in enumerate(built))
         # Best first, ties in the order added (a stable sort reversed keeps equal keys in place).
         ranked.sort(key=itemgetter(0), reverse=True)
@@ -436,6 +452,11 @@ class RecallEngine:
         kept, weight = 1.0 - st.importance_weight, st.importance_weight
         out: dict[str, float] = {}
         row_of = rows.get
+        # ``clip`` and ``recency_factor`` inlined (the same arithmetic), each time's recency worked out once:
+        # a turn's facts share its time.
+        recent, half_life = st.recency_weight, st.recency_half_life_days
+        recency_at: dict[float, float] = {}
+        recency_of = recency_at.get
         for uuid, raw in scores.items():
             row = row_of(uuid)
             if row is None:
@@ -444,7 +465,15 @@ class RecallEngine:
             if as_of is not None and not believed_then(recorded_at, superseded_at, as_of):
                 continue
             prior = kept + weight * importance
-            out[uuid] = clip(raw / top * scale * sure * prior * recency_factor(when, now, st))
+            recency = recency_of(when)
+            if recency is None:
+                age_days = (now - when) / 86400.0
+                recency = recency_at[when] = 1.0 + recent * 0.5 ** (
+                    (age_days if age_days > 0.0 else 0.0) / half_life
+                )
+            value = raw / top * scale * sure * prior * recency
+            value = value if value < 1.0 else 1.0
+            out[uuid] = value if value > 0.0 else 0.0
         return out
 
 

@@ -39,15 +39,19 @@ def explain(
     out = []
     for hit in hits:
         key = hit.id.partition(":")[2]
-        parts: dict[str, float] = {}
-        if hit.kind == "episode" and key in rows:
+        signals: dict[str, Any] = {}
+        if hit.kind == "episode" and key in rows:  # ``_rounded`` of its three parts, written out
             row = rows[key]
             own, vector = turn_scores.get(row, 0.0), turn_vectors.get(row, 0.0)
-            parts = {"keywords": own - vector, "meaning": vector, "context": turn_priors.get(row, own) - own}
+            if (r := round(own - vector, 3)) != 0:
+                signals["keywords"] = r
+            if (r := round(vector, 3)) != 0:
+                signals["meaning"] = r
+            if (r := round(turn_priors.get(row, own) - own, 3)) != 0:
+                signals["context"] = r
         elif hit.kind in ("fact", "chunk"):
             found = (fact_parts if hit.kind == "fact" else chunk_parts).get(key, {})
-            parts = {_NAMES.get(tier, tier): value for tier, value in found.items()}
-        signals = _rounded(parts)
+            signals = _rounded({_NAMES.get(tier, tier): value for tier, value in found.items()})
         if signals:  # ``dataclasses.replace`` without its generic field walk
             hit = hit_of(hit.id, hit.score, hit.text, hit.tier, hit.kind, hit.timestamp, hit.source_ids,
                       {**hit.metadata, "signals": signals})  # fmt: skip

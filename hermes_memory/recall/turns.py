@@ -134,7 +134,7 @@ class TurnRanker:
         # and the same speaker two turns away, after the other's reply (``expand.thread_pulls``), read in
         # the same pass over the candidates.
         pulled, thread = expand.neighbour_pulls(boosted, neighbours, turns, threads=st.thread_pull > 0)
-        final = dict(boosted)
+        final = boosted  # the pulls were worked out from the scores before them: no copy needed
         so_far = final.get
         weight = st.neighbour
         for row_id, best in pulled.items():

@@ -37,11 +37,17 @@ class TurnViews:
         return set().union(*(self.scores[view] for view in VIEWS))
 
     def add(
-        self, rows: list[EpisodeRow], turn_scores: dict[int, float], turn_vectors: dict[int, float]
+        self,
+        rows: list[EpisodeRow],
+        turn_scores: dict[int, float],
+        turn_vectors: dict[int, float],
+        ids: dict[str, int] | None = None,
     ) -> list[EpisodeRow]:
         """Each view's scores of the turns with ``rows``, scaled against the best of them, added by row id
-        into ``turn_scores`` and ``turn_vectors``; ``rows``."""
-        ids = {uuid: row_id for row_id, uuid, _, _ in rows}
+        into ``turn_scores`` and ``turn_vectors``; ``rows``. ``ids``: each of the rows' row id by its uuid,
+        when the caller has it already."""
+        if ids is None:
+            ids = {uuid: row_id for row_id, uuid, _, _ in rows}
         floor = self.floor
         own, vector = turn_scores.get, turn_vectors.get
         row_of = ids.get
@@ -110,7 +116,9 @@ def vector_turns(
             return views.add(unread.rows, turn_scores, turn_vectors), unread
         # A turn not found: the candidates as if every turn were read.
     found = reads.episode_rows([], fresh) if fresh else []
-    return views.add([*rows, *found], turn_scores, turn_vectors), Unread()
+    # The rows found are of turns not among ``rows``: their uuids are new keys of ``ids``.
+    ids.update({uuid: row_id for row_id, uuid, _, _ in found})
+    return views.add([*rows, *found], turn_scores, turn_vectors, ids), Unread()
 
 
 def _best(

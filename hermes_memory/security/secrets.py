@@ -296,6 +296,10 @@ def redact_data(value: Any) -> Any:
     if kind is dict or kind is list or kind is tuple:  # one pass; a copy only once something changed
         changed: Any = None
         for key, item in value.items() if kind is dict else enumerate(value):
+            # A clean text or a plain value (most of a hit's metadata) is passed over without a call.
+            inner = type(item)
+            if (inner is str and item in _CLEAN) or inner in _PLAIN:
+                continue
             new = redact_data(item)
             if new is not item:
                 if changed is None:

@@ -4,14 +4,18 @@ provider runs it when it opens a store."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hermes_settings import api_of
 
 from hermes_memory.api.memory_api import MemoryAPI
 from hermes_memory.core.mirror import MIGRATION_MARK
+from hermes_memory.recall import engine
+from hermes_memory.recall._threads import run_here
 from hermes_memory.tier1.curated_store import ENTRY_DELIMITER
 
 Opener = Callable[..., MemoryAPI]
@@ -133,3 +137,25 @@ def test_a_secondary_agent_does_not_migrate(home: Path, make: Any) -> None:
     write_curated(home / "memories", USER, [])
     make("cron-1", agent_context="cron")
     assert facts(api_of(home)) == []
+
+
+def test_curated_entries_found_beside_the_embedding_match_those_found_after_it(
+    tmp_path: Path, open_api: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recall finds the curated entries on the keyword side's thread, while the question is embedded: the
+    hits, their order and the superseded marks are those of a recall whose keyword side runs on the
+    calling thread, with a replaced entry and a question about the present as about the past."""
+    write_curated(tmp_path / "memories", USER, NOTES)
+    api = open_api()
+    old = next(f for f in (ok(api.mirror_curated_write("add", "user", USER[0])) and facts(api))
+               if f["content"] == USER[0])  # fmt: skip
+    t2 = api.tier2
+    new = t2.facts.store("The user moved to Lisbon", subject="the user", predicate="states").fact
+    assert t2.facts.supersede(old["uuid"], new.uuid, actor="ingest")
+    questions = ["Where does the user live now?", "Where did the user live in Porto?", "the dog Biscuit"]
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now)  # the same recency for both
+    threaded = [ok(api.recall(q, limit=20))["hits"] for q in questions]
+    assert any(h["kind"] == "curated" and "superseded_by" in h["metadata"] for h in threaded[0]), threaded[0]
+    monkeypatch.setattr(engine, "in_background", run_here)
+    assert [ok(api.recall(q, limit=20))["hits"] for q in questions] == threaded
