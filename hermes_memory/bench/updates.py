@@ -31,7 +31,7 @@ import numpy as np
 from hermes_memory.bench.updates_chat import Conversation, chat_combos, closures, embed, load_conversations
 from hermes_memory.bench.updates_profiles import (
     DEFAULT_PROFILES,
-    DEFAULT_UNSEEN,
+    UNSEEN_SETS,
     load_profiles,
     load_unseen,
     score,
@@ -353,12 +353,12 @@ def run(
     detector: UpdateDetector,
     chat_path: Path | None = None,
     profiles_path: Path = DEFAULT_PROFILES,
-    unseen_path: Path = DEFAULT_UNSEEN,
+    unseen_paths: Sequence[Path] = UNSEEN_SETS,
 ) -> dict[str, Any]:
     """The corpus figures (the decision ``detector`` holds, in-sample refitted, leave-one-family-out,
     crowded); with ``chat_path`` (LoCoMo-format conversations) the decision also learns from real
     conversation, and each conversation's closures are counted with the model fitted on all of them and,
-    held out, without it. The people of ``profiles_path`` and the pairs of ``unseen_path``
+    held out, without it. The people of ``profiles_path`` and the pairs of each of ``unseen_paths``
     (``updates_profiles``), on which nothing is fitted, are told to the fitted model."""
     pairs = load(path)
     found, vec = combos(pairs, detector)
@@ -377,7 +377,10 @@ def run(
     detector.model = model
     in_sample = {p.id: decide(detector, p)[0] for p in pairs}
     told = score(load_profiles(profiles_path), detector, known_holders, stored_statements, LATER)
-    unseen = score(load_unseen(unseen_path), detector, known_holders, stored_statements, LATER)
+    unseen = {
+        path.stem: score(load_unseen(path), detector, known_holders, stored_statements, LATER)
+        for path in unseen_paths
+    }
     talk: dict[str, dict[str, int]] = {}
     for conv in conversations:
         statements = sum(len(group) for group in conv.said.values())
@@ -416,7 +419,7 @@ def run(
         },
         "conversations": talk,
         "profiles": told,
-        "unseen": {k: v for k, v in unseen.items() if k != "errors"},
+        "unseen": {name: {k: v for k, v in told.items() if k != "errors"} for name, told in unseen.items()},
         "misses": {
             "in_sample": [p.raw for p in pairs if in_sample[p.id] != p.update],
             "held_out": [p.raw for p in pairs if held[p.id] != p.update],
@@ -456,12 +459,12 @@ def _table(result: dict[str, Any]) -> str:
         f"people telling their lives (held out): {told['messages']} messages, {told['updates']} updates: "
         f"{told['right']} closed, {told['missed']} missed, {told['wrong']} earlier facts closed by mistake"
     )
-    unseen = result["unseen"]
-    lines.append(
-        f"pairs in everyday wording (held out): {unseen['messages'] // 2} pairs, {unseen['updates']} "
-        f"updates: {unseen['right']} closed, {unseen['missed']} missed, {unseen['wrong']} earlier facts "
-        "closed by mistake"
-    )
+    for name, unseen in result["unseen"].items():
+        lines.append(
+            f"pairs in everyday wording, {name} (held out): {unseen['messages'] // 2} pairs, "
+            f"{unseen['updates']} updates: {unseen['right']} closed, {unseen['missed']} missed, "
+            f"{unseen['wrong']} earlier facts closed by mistake"
+        )
     if result["conversations"]:
         lines += [
             "",
@@ -515,7 +518,9 @@ def main(argv: list[str] | None = None) -> int:
         "and each conversation's closures are counted in-sample and held out",
     )
     parser.add_argument("--profiles", default=str(DEFAULT_PROFILES), help="people telling their lives (JSON)")
-    parser.add_argument("--unseen", default=str(DEFAULT_UNSEEN), help="pairs in everyday wording (JSON)")
+    parser.add_argument(
+        "--unseen", nargs="+", default=[str(p) for p in UNSEEN_SETS], help="pairs in everyday wording (JSON)"
+    )
     parser.add_argument("--fit", action="store_true", help=f"write the in-sample model to {MODEL_FILE}")
     parser.add_argument("--misses", type=int, default=0, help="print this many held-out misses")
     args = parser.parse_args(argv)
@@ -529,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
     # every text the folds meet stays embedded
     detector = UpdateDetector(embedder.embed_document, model=shipped, cache_size=1 << 18)
     chat = Path(args.chat) if args.chat else None
-    result = run(Path(args.data), detector, chat, Path(args.profiles), Path(args.unseen))
+    result = run(Path(args.data), detector, chat, Path(args.profiles), [Path(p) for p in args.unseen])
     print(_table(result))
     for miss in result["misses"]["held_out"][: args.misses]:
         print(
