@@ -419,7 +419,7 @@ def run(
         },
         "conversations": talk,
         "profiles": told,
-        "unseen": {name: {k: v for k, v in told.items() if k != "errors"} for name, told in unseen.items()},
+        "unseen": {name: {k: v for k, v in got.items() if k != "errors"} for name, got in unseen.items()},
         "misses": {
             "in_sample": [p.raw for p in pairs if in_sample[p.id] != p.update],
             "held_out": [p.raw for p in pairs if held[p.id] != p.update],
