@@ -8,7 +8,8 @@ user meets first. ``tests/data/updates_profiles.json`` holds a few such people, 
 the earlier messages each one makes no longer true; nothing is fitted on them. ``tests/data/
 updates_unseen.json`` holds pairs in everyday wording written after the rules (``load_unseen``: each pair
 told as two messages), never read to write one: how the mechanism does on words nobody tuned it to;
-``updates_fresh.json`` more such pairs, written by a session that read none of the rules or the other sets.
+``updates_fresh.json`` and ``updates_blind.json`` (in chat's registers: lower case, no subject) more such
+pairs, each written by a session that read none of the rules or the other sets.
 
 ``score`` replays each profile as the write path meets it: every message's statements against the open
 statements of the messages before it (a closed one is closed for good), and counts the closures that
@@ -29,8 +30,9 @@ from hermes_memory.updates.statement import Known, Statement
 DEFAULT_PROFILES = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_profiles.json"
 DEFAULT_UNSEEN = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_unseen.json"
 DEFAULT_FRESH = DEFAULT_UNSEEN.with_name("updates_fresh.json")
+DEFAULT_BLIND = DEFAULT_UNSEEN.with_name("updates_blind.json")
 #: The sets of pairs in everyday wording the bench tells the fitted model, each held out.
-UNSEEN_SETS = (DEFAULT_UNSEEN, DEFAULT_FRESH)
+UNSEEN_SETS = (DEFAULT_UNSEEN, DEFAULT_FRESH, DEFAULT_BLIND)
 
 
 def load_profiles(path: Path) -> list[dict[str, Any]]:
@@ -101,6 +103,7 @@ def score(
 
 
 __all__ = [
+    "DEFAULT_BLIND",
     "DEFAULT_FRESH",
     "DEFAULT_PROFILES",
     "DEFAULT_UNSEEN",
