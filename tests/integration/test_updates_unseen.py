@@ -20,7 +20,7 @@ from hermes_memory.bench.updates_profiles import (
 )
 
 # Each set: what the shipped decision closes of its changed facts and, by mistake, of the others
-# (docs/benchmarks.md); each guard a pair or two under that.
+# (docs/benchmarks.md); each guard two or three pairs short of that.
 SETS = [
     pytest.param(DEFAULT_UNSEEN, 58, 38, 9, id="unseen"),  # 40 of 58 closed, 6 of 57 by mistake
     pytest.param(DEFAULT_FRESH, 59, 33, 8, id="fresh"),  # 35 of 59 closed, 5 of 61 by mistake
