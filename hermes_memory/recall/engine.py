@@ -75,6 +75,7 @@ from hermes_memory.recall.hits import Turn, build_hits, current_first, mark_supe
 from hermes_memory.recall.keywords import KeywordSide
 from hermes_memory.recall.others import OtherStores
 from hermes_memory.recall.scoring import (
+    RecencyAt,
     add_part,
     believed_then,
     clip,
@@ -330,26 +331,16 @@ class RecallEngine:
                 )
             top = max(scored.values(), default=0.0) or 1.0
             # ``_episode_score`` of each, inlined (a few hundred turns per recall): the same arithmetic.
-            weight, half_life, scale = st.recency_weight, st.recency_half_life_days, 1.0 + st.recency_weight
+            scale = 1.0 + st.recency_weight
             pulled_only = "tier2" if "tier2" in wanted else "tier3"  # a turn only a neighbour pulled in
             own_of, vector_of, append = turn_scores.get, turn_vectors.get, ranked.append
             turn_of = hit_turns.get
-            # A session's turns share its time (most candidates come from a few sessions): each time's
-            # recency is worked out once.
-            recency_at: dict[float, float] = {}
-            recency_of = recency_at.get
+            recency_at = RecencyAt(now, st)  # most candidates come from a few sessions
             for row_id, score in scored.items():
                 turn = turn_of(row_id)
                 if turn is None or score <= 0:
                     continue
-                when = turn.timestamp
-                recency = recency_of(when)
-                if recency is None:
-                    age_days = (now - when) / 86400.0
-                    recency = recency_at[when] = 1.0 + weight * 0.5 ** (
-                        (age_days if age_days > 0.0 else 0.0) / half_life
-                    )
-                shown = score / top * recency / scale  # > 0: clipped at 1 only
+                shown = score / top * recency_at[turn.timestamp] / scale  # > 0: clipped at 1 only
                 own = own_of(row_id, 0.0)
                 if own > 0:
                     vector = vector_of(row_id, 0.0)
@@ -452,11 +443,7 @@ class RecallEngine:
         kept, weight = 1.0 - st.importance_weight, st.importance_weight
         out: dict[str, float] = {}
         row_of = rows.get
-        # ``clip`` and ``recency_factor`` inlined (the same arithmetic), each time's recency worked out once:
-        # a turn's facts share its time.
-        recent, half_life = st.recency_weight, st.recency_half_life_days
-        recency_at: dict[float, float] = {}
-        recency_of = recency_at.get
+        recency_at = RecencyAt(now, st)
         for uuid, raw in scores.items():
             row = row_of(uuid)
             if row is None:
@@ -465,14 +452,8 @@ class RecallEngine:
             if as_of is not None and not believed_then(recorded_at, superseded_at, as_of):
                 continue
             prior = kept + weight * importance
-            recency = recency_of(when)
-            if recency is None:
-                age_days = (now - when) / 86400.0
-                recency = recency_at[when] = 1.0 + recent * 0.5 ** (
-                    (age_days if age_days > 0.0 else 0.0) / half_life
-                )
-            value = raw / top * scale * sure * prior * recency
-            value = value if value < 1.0 else 1.0
+            value = raw / top * scale * sure * prior * recency_at[when]
+            value = value if value < 1.0 else 1.0  # ``clip``, inlined
             out[uuid] = value if value > 0.0 else 0.0
         return out
 

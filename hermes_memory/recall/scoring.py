@@ -24,6 +24,19 @@ def recency_factor(when: float, now: float, st: RecallSettings) -> float:
     return 1.0 + st.recency_weight * decay
 
 
+class RecencyAt(dict[float, float]):
+    """``recency_factor`` by time at one ``now``, each time worked out when first asked (a session's
+    turns share their time, a turn's facts its): ``recency_at[when]`` is a plain dict read once known."""
+
+    def __init__(self, now: float, st: RecallSettings) -> None:
+        super().__init__()
+        self._now, self._settings = now, st
+
+    def __missing__(self, when: float) -> float:
+        value = self[when] = recency_factor(when, self._now, self._settings)
+        return value
+
+
 def minmax(scores: dict[Any, float]) -> dict[Any, float]:
     if not scores:
         return {}
@@ -202,6 +215,7 @@ _WORD_BITS = WordBits()
 
 
 __all__ = [
+    "RecencyAt",
     "WordBits",
     "add",
     "add_part",

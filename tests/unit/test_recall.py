@@ -301,3 +301,26 @@ def test_the_question_is_understood_beside_its_embedding(
     hits = api.recall("What did Melanie do in June 2023?", limit=3)["data"]["hits"]
     assert hits and "Yosemite" in hits[0]["text"]
     assert read_on and threading.current_thread().name not in read_on
+
+
+def test_recency_by_time_is_recency_factor_worked_out_once_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``RecencyAt`` gives what ``recency_factor`` gives, bit for bit (a time in the future counts as
+    now), and works each time out once."""
+    from hermes_memory.recall import scoring
+    from hermes_memory.recall.settings import RecallSettings
+
+    st, now = RecallSettings(), 1_800_000_000.0
+    times = [now - 86400.0 * d for d in (0.0, 0.5, 3.0, 30.0, 400.0)] + [now + 3600.0]
+    expected = [scoring.recency_factor(t, now, st) for t in times]
+    assert expected[-1] == expected[0] == 1.0 + st.recency_weight
+    calls: list[float] = []
+    original = scoring.recency_factor
+
+    def counted(when: float, at: float, settings: RecallSettings) -> float:
+        calls.append(when)
+        return original(when, at, settings)
+
+    monkeypatch.setattr(scoring, "recency_factor", counted)
+    recency_at = scoring.RecencyAt(now, st)
+    assert [recency_at[t] for t in (*times, *times)] == expected + expected
+    assert calls == times
