@@ -9,7 +9,9 @@ the earlier messages each one makes no longer true; nothing is fitted on them. `
 updates_unseen.json`` holds pairs in everyday wording written after the rules (``load_unseen``: each pair
 told as two messages), never read to write one: how the mechanism does on words nobody tuned it to;
 ``updates_fresh.json`` and ``updates_blind.json`` (in chat's registers: lower case, no subject) more such
-pairs, each written by a session that read none of the rules or the other sets.
+pairs, each written by a session that read none of the rules or the other sets; ``updates_voices.json``
+the same in the corpus's own labels and kinds (many Englishes, many relatives and friends of the holder),
+written by yet another such session and read by no one before it was first scored.
 
 ``score`` replays each profile as the write path meets it: every message's statements against the open
 statements of the messages before it (a closed one is closed for good), and counts the closures that
@@ -31,8 +33,10 @@ DEFAULT_PROFILES = Path(__file__).resolve().parents[2] / "tests" / "data" / "upd
 DEFAULT_UNSEEN = Path(__file__).resolve().parents[2] / "tests" / "data" / "updates_unseen.json"
 DEFAULT_FRESH = DEFAULT_UNSEEN.with_name("updates_fresh.json")
 DEFAULT_BLIND = DEFAULT_UNSEEN.with_name("updates_blind.json")
+DEFAULT_VOICES = DEFAULT_UNSEEN.with_name("updates_voices.json")
+_LABELS = ("update", "none", "addition", "unrelated")
 #: The sets of pairs in everyday wording the bench tells the fitted model, each held out.
-UNSEEN_SETS = (DEFAULT_UNSEEN, DEFAULT_FRESH, DEFAULT_BLIND)
+UNSEEN_SETS = (DEFAULT_UNSEEN, DEFAULT_FRESH, DEFAULT_BLIND, DEFAULT_VOICES)
 
 
 def load_profiles(path: Path) -> list[dict[str, Any]]:
@@ -43,14 +47,15 @@ def load_profiles(path: Path) -> list[dict[str, Any]]:
 
 
 def load_unseen(path: Path) -> list[dict[str, Any]]:
-    """Labelled pairs never fitted on (``earlier``, ``later``, ``label``: "update" or "none"), each as a
-    profile of two messages that ``score`` replays: the later one closes the earlier one's statements
-    when the label says so. Raises ValueError for a label that is neither."""
+    """Labelled pairs never fitted on (``earlier``, ``later``, ``label``: "update", or "none" or one of the
+    corpus's labels that are no update: "addition", "unrelated"), each as a profile of two messages that
+    ``score`` replays: the later one closes the earlier one's statements when the label says so. Raises
+    ValueError for any other label."""
     pairs = json.loads(path.read_text(encoding="utf-8"))["pairs"]
     out: list[dict[str, Any]] = []
     for pair in pairs:
-        if pair["label"] not in ("update", "none"):
-            raise ValueError(f"{pair['id']}: label {pair['label']!r} is neither 'update' nor 'none'")
+        if pair["label"] not in _LABELS:
+            raise ValueError(f"{pair['id']}: label {pair['label']!r} is none of {', '.join(_LABELS)}")
         closes = [0] if pair["label"] == "update" else []
         out.append({"name": pair["id"], "messages": [{"text": pair["earlier"]},
                                                      {"text": pair["later"], "closes": closes}]})  # fmt: skip

@@ -106,6 +106,8 @@ def speaks_of_any(statement: Statement) -> bool:
 def about_same(old: Statement, new: Statement) -> bool:
     """Whether ``new`` can speak about ``old``'s holder (see the module's docstring)."""
     owned = possession(new)
+    if owned is not None and _kin(owned[1]) and same_holder(old.holder, owned[0]) and _acts(new.normal):
+        return False  # "Rosa's sister just moved to Seville" tells of the sister, not of where Rosa lives
     if owned is not None and owned[0] in _named(old) and (owned[1] & set(old.words) or _kin(owned[1])):
         # "Clara's manager is Jonas" after "the user's manager is Clara", "Lena's sister is Mia" after "the
         # user's girlfriend is Lena": an attribute of the value's own (Clara's manager, someone related to
@@ -251,6 +253,20 @@ def _possession(normal: str) -> tuple[str, frozenset[str]] | None:
             nouns.add(after)  # a compound's second noun ("line manager is")
         after = then or ""
     return (m.group(1).casefold(), frozenset(nouns)) if _verb(after) else None
+
+
+def _acts(normal: str) -> bool:
+    """Whether the verb after a name's possession (``possession``) is no copula: "Rosa's sister just moved
+    ..." tells what the sister does; "Ana's husband is Rui" says who Ana's husband is."""
+    m = _POSSESSED.match(normal)
+    if m is None:
+        return False
+    verb = next((w for w in m.groups()[2:] if w and _verb(w) and w not in ADVERBS), "")
+    return bool(verb) and verb not in _COPULAS
+
+
+# The copula's forms after a possession: what follows names the possession ("Ana's husband is Rui").
+_COPULAS = frozenset("is was are were 's".split())
 
 
 def _verb(word: str) -> bool:

@@ -276,8 +276,9 @@ def evidence(
     confident: bool = False,
 ) -> bool:
     """Whether the message carries evidence that ``old`` changed, not only that something else is also
-    true: a learned change cue in the clause or in another clause of the same message ("The Fiesta died,
-    so I'm leasing a Niro"), a negated state ("not ... anymore"), the shape of a one-valued attribute
+    true: a learned change cue in the clause or in another clause of the same message that asserts ("The
+    Fiesta died, so I'm leasing a Niro"; not one denying a change: "still cheaper, so not moving"), a
+    negated state ("not ... anymore"), the shape of a one-valued attribute
     (the old statement's counts only for a clause not told as a past event) or a role held to one person
     at a time said again by its verb with someone else (``another_by_role``),
     the old value named again in the message while the clause names a new one ("Sold the Golf and bought
@@ -344,8 +345,8 @@ def evidence(
         return False  # "I don't have a car either" after "I don't drive": a negation ends no negated state
     if keeps_someone(old, new, context):
         return False  # "I drive an old Renault Clio" ends no "the user has a husband named Rui"
-    if confident or reads_as_change or new.negated or ceases(new) or any(cues.strongest(s, old) >= cue_min
-                                                                         for s in said):
+    cued = any(cues.strongest(s, old) >= cue_min for s in said if s is new or s.asserts)
+    if confident or reads_as_change or new.negated or ceases(new) or cued:
         return True
     if one_valued(new) or (one_valued(old) and new.tense != "past" and may_name_anew(old, new)):
         return True  # a past event ("tried the new noodle bar") sets no present value of the old's slot
@@ -389,7 +390,7 @@ def features(
         len(b - a) / len(b) if b else 0.0,
         # The old statement's words said again with no negation and no change cue: the same value.
         (len(a & b) / len(a) if a else 0.0) * (0.0 if new.negated or cue > 0 else 1.0),
-        max((cues.strongest(s) for s in context), default=0.0),
+        max((cues.strongest(s) for s in context if s.asserts), default=0.0),  # "so not moving" is none
         1.0 if ended(old, new, context) and cues.ends(new_masked_vector) > 0
         and not setting_only(old, new, context) else 0.0,
         1.0 if one_valued(new) else 0.0,

@@ -23,7 +23,7 @@ from hermes_memory.updates.model import (
 )
 from hermes_memory.updates.readings import apart, one_more, values
 from hermes_memory.updates.shape import one_valued
-from hermes_memory.updates.statement import read
+from hermes_memory.updates.statement import clauses, read
 
 
 def _axis(i: int) -> np.ndarray:
@@ -217,6 +217,22 @@ def test_a_cue_both_statements_carry_is_no_news_in_the_cue_sum() -> None:
     salsa = read("I'm into salsa these days")
     assert cues.score(read("I'm into bouldering these days"), salsa) == 0.0
     assert cues.score(read("I'm into bouldering now"), salsa) == 1.5
+
+
+def test_a_cue_in_a_clause_that_denies_a_change_is_no_evidence_of_one() -> None:
+    """ "The monthly price went up again" and then, in the same message, "... but I'm not leaving
+    Fastnet": the second clause denies a change (it asserts nothing), so its cue word is neither evidence
+    of a change nor the feature of a cue beside the clause; the same word in a clause that asserts is."""
+    old = read("I get my broadband from Fastnet")
+    event, denied = (read(c) for c in clauses("The monthly price went up again, but I'm not leaving Fastnet"))
+    assert event.asserts and not denied.asserts
+    cues = Cues({"leaving": 3.0})
+    assert not evidence(old, event, [denied], cues, 0.5)
+    cue = FEATURES.index("context_cue")
+    assert features(old, event, 0.5, 0.5, cues, _axis(0), context=[denied])[cue] == 0.0
+    left = read("I'm leaving Fastnet for Glowline")
+    assert evidence(old, event, [left], cues, 0.5)
+    assert features(old, event, 0.5, 0.5, cues, _axis(0), context=[left])[cue] == 3.0
 
 
 def test_still_says_a_state_goes_on() -> None:

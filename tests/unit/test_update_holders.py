@@ -144,6 +144,27 @@ def test_a_possession_of_the_value_is_the_values_attribute(earlier: str, later: 
         assert about_same(read(earlier, holders=holders), read(later, holders=holders)) is same, holders
 
 
+@pytest.mark.parametrize(
+    ("earlier", "later", "same"),
+    [
+        # a relative of the holder doing something: the relative's news, not the holder's
+        ("Ilse lives in Graz", "Ilse's brother finally moved to Vienna", False),
+        ("Tomas works at Siemens", "Tomas's wife started at Bosch last week", False),
+        ("Noor teaches at a school in Ghent", "Noor's daughter got a place at a school in Leuven", False),
+        # the relative named by a copula is the holder's own attribute
+        ("Ilse's husband is Karl", "Ilse's husband is Lukas now", True),
+        ("Ilse's husband is Karl", "Ilse's husband was never Karl, it's Lukas", True),
+    ],
+)
+def test_a_relative_of_the_holder_acting_speaks_of_the_relative(earlier: str, later: str, same: bool) -> None:
+    """ "Ilse's brother finally moved to Vienna" tells where the brother lives, not where Ilse does: a
+    possession that is a relation to someone, followed by a verb that is no copula, is that person."""
+    from hermes_memory.updates.holders import about_same
+
+    for holders in (None, frozenset({"ilse", "tomas", "noor"})):
+        assert about_same(read(earlier, holders=holders), read(later, holders=holders)) is same, holders
+
+
 def test_a_clause_naming_a_named_holder_anywhere_speaks_of_them() -> None:
     """ "Switched Pepper's harness to a softer one" speaks of Pepper, though the user is its subject; a
     name that only begins with the holder's is no mention."""
