@@ -11,7 +11,8 @@ told as two messages), never read to write one: how the mechanism does on words 
 ``updates_fresh.json`` and ``updates_blind.json`` (in chat's registers: lower case, no subject) more such
 pairs, each written by a session that read none of the rules or the other sets; ``updates_voices.json``
 the same in the corpus's own labels and kinds (many Englishes, many relatives and friends of the holder),
-written by yet another such session and read by no one before it was first scored.
+written by yet another such session and read by no one before it was first scored;
+``updates_dialects.json`` one more such set (Scottish, Welsh, Kenyan, Philippine, Jamaican English, ...).
 
 ``score`` replays each profile as the write path meets it: every message's statements against the open
 statements of the messages before it (a closed one is closed for good), and counts the closures that
@@ -34,9 +35,10 @@ DEFAULT_UNSEEN = Path(__file__).resolve().parents[2] / "tests" / "data" / "updat
 DEFAULT_FRESH = DEFAULT_UNSEEN.with_name("updates_fresh.json")
 DEFAULT_BLIND = DEFAULT_UNSEEN.with_name("updates_blind.json")
 DEFAULT_VOICES = DEFAULT_UNSEEN.with_name("updates_voices.json")
+DEFAULT_DIALECTS = DEFAULT_UNSEEN.with_name("updates_dialects.json")
 _LABELS = ("update", "none", "addition", "unrelated")
 #: The sets of pairs in everyday wording the bench tells the fitted model, each held out.
-UNSEEN_SETS = (DEFAULT_UNSEEN, DEFAULT_FRESH, DEFAULT_BLIND, DEFAULT_VOICES)
+UNSEEN_SETS = (DEFAULT_UNSEEN, DEFAULT_FRESH, DEFAULT_BLIND, DEFAULT_VOICES, DEFAULT_DIALECTS)
 
 
 def load_profiles(path: Path) -> list[dict[str, Any]]:
@@ -109,9 +111,11 @@ def score(
 
 __all__ = [
     "DEFAULT_BLIND",
+    "DEFAULT_DIALECTS",
     "DEFAULT_FRESH",
     "DEFAULT_PROFILES",
     "DEFAULT_UNSEEN",
+    "DEFAULT_VOICES",
     "UNSEEN_SETS",
     "load_profiles",
     "load_unseen",

@@ -420,8 +420,8 @@ def _holder(
             owned = _possessed_holder(tokens, first)
             if owned != USER:
                 return owned
-        kin = STANDALONE_KIN.get(tokens[first][0].removesuffix("'s"))
-        if kin is not None:  # "Dad finally upgraded ... and keeps calling me": about Dad
+        kin = STANDALONE_KIN.get(tokens[first][0].removesuffix("'s").capitalize())
+        if kin is not None:  # "Dad finally upgraded ... and keeps calling me" (or "dad ..."): about Dad
             return f"user's {kin}"
     lows = [t.lower() for t, _ in tokens]
     if _fragment([t for t, _ in tokens], lows, first):
@@ -438,6 +438,9 @@ def _holder(
     if vocative(text, tokens, first):
         return None  # "Thanks, Melanie", "Wow, Caroline, that's great": the name is who is spoken to
     if not token[:1].isupper():
+        known = token.casefold().removesuffix("'s")
+        if holders is not None and known in holders and known not in NOT_NAME:
+            return known  # chat writes names in lower case: "chloe's doing scouts" is about Chloe
         return None  # "an ongoing adventure of learning": a remark about nobody in particular
     if not _is_name(tokens, first):
         return USER  # "Sold the Civic", "Got promoted": chat drops "I"

@@ -1,6 +1,7 @@
 """The update decision on pairs in everyday wording that no rule was written from
 (``tests/data/updates_unseen.json``, ``updates_fresh.json``, ``updates_blind.json``,
-``updates_voices.json``), with the real MiniLM embedder, as the write path reads them."""
+``updates_voices.json``, ``updates_dialects.json``), with the real MiniLM embedder, as the write path
+reads them."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from hermes_memory.bench import updates as bench
 from hermes_memory.bench.updates_profiles import (
     DEFAULT_BLIND,
+    DEFAULT_DIALECTS,
     DEFAULT_FRESH,
     DEFAULT_UNSEEN,
     DEFAULT_VOICES,
@@ -26,7 +28,8 @@ SETS = [
     pytest.param(DEFAULT_UNSEEN, 58, 38, 9, id="unseen"),  # 40 of 58 closed, 6 of 57 by mistake
     pytest.param(DEFAULT_FRESH, 59, 33, 8, id="fresh"),  # 35 of 59 closed, 4 of 61 by mistake
     pytest.param(DEFAULT_BLIND, 60, 30, 12, id="blind"),  # 32 of 60 closed, 9 of 60 by mistake
-    pytest.param(DEFAULT_VOICES, 107, 59, 17, id="voices"),  # 62 of 107 closed, 14 of 133 by mistake
+    pytest.param(DEFAULT_VOICES, 107, 60, 18, id="voices"),  # 63 of 107 closed, 15 of 133 by mistake
+    pytest.param(DEFAULT_DIALECTS, 109, 56, 23, id="dialects"),  # 59 of 109 closed, 20 of 131 by mistake
 ]
 
 

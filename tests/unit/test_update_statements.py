@@ -86,6 +86,18 @@ def test_values_are_masked() -> None:
     assert values(read("Oh and BTW, I moved to Lyon")) == {"lyon"}
 
 
+def test_a_known_name_or_a_parent_in_lower_case_is_the_holder() -> None:
+    """Chat writes names in lower case: "ronan's started at a new school" is about Ronan when the memory
+    knows him, and "mam's" or "dad's" open a clause about the user's parent as "Mam's" would; a lower-case
+    word the memory knows no one by stays no one."""
+    known = frozenset({"ronan"})
+    assert read("ronan's started at a new school in Cork", holders=known).holder == "ronan"
+    assert read("Ronan's started at a new school in Cork", holders=known).holder == "Ronan"
+    assert read("dad's selling the caravan at last", holders=frozenset()).holder == "user's dad"
+    assert read("grandma moved into a home near us", holders=frozenset()).holder == "user's grandma"
+    assert read("ronan's started at a new school in Cork", holders=frozenset({"ciara"})).holder is None
+
+
 def test_unknown_holders_never_match() -> None:
     assert not same_holder(None, None)
     assert not same_holder(USER, None)
