@@ -390,7 +390,7 @@ def features(
         len(b - a) / len(b) if b else 0.0,
         # The old statement's words said again with no negation and no change cue: the same value.
         (len(a & b) / len(a) if a else 0.0) * (0.0 if new.negated or cue > 0 else 1.0),
-        max((cues.strongest(s) for s in context if s.asserts), default=0.0),  # "so not moving" is none
+        max((cues.strongest(s) for s in context if s.asserts), default=0.0),  # none from "so not moving"
         1.0 if ended(old, new, context) and cues.ends(new_masked_vector) > 0
         and not setting_only(old, new, context) else 0.0,
         1.0 if one_valued(new) else 0.0,

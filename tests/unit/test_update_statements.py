@@ -88,7 +88,7 @@ def test_values_are_masked() -> None:
 
 def test_a_known_name_or_a_parent_in_lower_case_is_the_holder() -> None:
     """Chat writes names in lower case: "ronan's started at a new school" is about Ronan when the memory
-    knows him, and "mam's" or "dad's" open a clause about the user's parent as "Mam's" would; a lower-case
+    knows him, and "mum's" or "dad's" open a clause about the user's parent as "Mum's" would; a lower-case
     word the memory knows no one by stays no one."""
     known = frozenset({"ronan"})
     assert read("ronan's started at a new school in Cork", holders=known).holder == "ronan"
