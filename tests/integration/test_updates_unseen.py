@@ -1,7 +1,7 @@
 """The update decision on pairs in everyday wording that no rule was written from
 (``tests/data/updates_unseen.json``, ``updates_fresh.json``, ``updates_blind.json``,
-``updates_voices.json``, ``updates_dialects.json``), with the real MiniLM embedder, as the write path
-reads them."""
+``updates_voices.json``, ``updates_dialects.json``, ``updates_sixth.json``), with the real MiniLM embedder,
+as the write path reads them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from hermes_memory.bench.updates_profiles import (
     DEFAULT_BLIND,
     DEFAULT_DIALECTS,
     DEFAULT_FRESH,
+    DEFAULT_SIXTH,
     DEFAULT_UNSEEN,
     DEFAULT_VOICES,
     UNSEEN_SETS,
@@ -30,6 +31,7 @@ SETS = [
     pytest.param(DEFAULT_BLIND, 60, 30, 12, id="blind"),  # 32 of 60 closed, 9 of 60 by mistake
     pytest.param(DEFAULT_VOICES, 107, 60, 18, id="voices"),  # 63 of 107 closed, 15 of 133 by mistake
     pytest.param(DEFAULT_DIALECTS, 109, 56, 23, id="dialects"),  # 59 of 109 closed, 20 of 131 by mistake
+    pytest.param(DEFAULT_SIXTH, 108, 55, 18, id="sixth"),  # 58 of 108 closed, 15 of 132 by mistake
 ]
 
 
