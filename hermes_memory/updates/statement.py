@@ -539,19 +539,15 @@ def _names_someone(tokens: list[tuple[str, int]]) -> bool:
 _PERSONAL_PRONOUNS = frozenset("he he's she she's his her hers him himself herself".split())
 
 
+# Words between "my" and a role that leave the role whose it is ("my little sister", "my new boss").
+_BEFORE_ROLE = frozenset("new old little big older younger best".split())
+
+
 def _possessed_holder(tokens: list[tuple[str, int]], i: int) -> str:
     """ "my sister Ana moved" -> Ana; "my brother got" -> "user's brother"; "my phone is", "my manager is
     Tobias" (naming) -> user."""
     j = i + 1
-    while j < len(tokens) and tokens[j][0].lower() in (
-        "new",
-        "old",
-        "little",
-        "big",
-        "older",
-        "younger",
-        "best",
-    ):
+    while j < len(tokens) and tokens[j][0].lower() in _BEFORE_ROLE:
         j += 1
     if j >= len(tokens):
         return USER
