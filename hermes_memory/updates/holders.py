@@ -105,8 +105,8 @@ def speaks_of_any(statement: Statement) -> bool:
 
 def about_same(old: Statement, new: Statement) -> bool:
     """Whether ``new`` can speak about ``old``'s holder (see the module's docstring)."""
-    owned = possession(new)
-    if owned is not None and _kin(owned[1]) and same_holder(old.holder, owned[0]) and _acts(new.normal):
+    owned = _possession(new.normal)
+    if owned is not None and _kin(owned[1]) and same_holder(old.holder, owned[0]) and owned[2]:
         return False  # "Rosa's sister just moved to Seville" tells of the sister, not of where Rosa lives
     if owned is not None and owned[0] in _named(old) and (owned[1] & set(old.words) or _kin(owned[1])):
         # "Clara's manager is Jonas" after "the user's manager is Clara", "Lena's sister is Mia" after "the
@@ -230,11 +230,14 @@ def possession(statement: Statement) -> tuple[str, frozenset[str]] | None:
     bakery" -> ("fátima", {"son"})). None when the "'s" is "is" or "has" (a predicate follows: "Kai's
     out", "Ana's in Madrid", "Biscuit's been on fresh food", "Dad's running a lot") or the subject is no
     name's."""
-    return _possession(statement.normal)
+    owned = _possession(statement.normal)
+    return None if owned is None else owned[:2]
 
 
 @functools.lru_cache(maxsize=MEMO)
-def _possession(normal: str) -> tuple[str, frozenset[str]] | None:
+def _possession(normal: str) -> tuple[str, frozenset[str], bool] | None:
+    """``possession``, and whether its verb is no copula: "Rosa's sister just moved ..." tells what the
+    sister does; "Ana's husband is Rui" says who Ana's husband is."""
     m = _POSSESSED.match(normal)
     if m is None or m.group(1).casefold() in NOT_NAME:
         return None
@@ -247,22 +250,14 @@ def _possession(normal: str) -> tuple[str, frozenset[str]] | None:
         or _verb_form(noun)
     ):
         return None  # a predicate, an adverb or a participle after the "'s": it is "is" or "has"
+    verb = next((w for w in (after, then) if w and _verb(w) and w not in ADVERBS), "")
+    acts = bool(verb) and verb not in _COPULAS
     nouns = {noun}
     if not _verb(after) and (after in ADVERBS or after not in NOT_NAME):
         if after not in ADVERBS:
             nouns.add(after)  # a compound's second noun ("line manager is")
         after = then or ""
-    return (m.group(1).casefold(), frozenset(nouns)) if _verb(after) else None
-
-
-def _acts(normal: str) -> bool:
-    """Whether the verb after a name's possession (``possession``) is no copula: "Rosa's sister just moved
-    ..." tells what the sister does; "Ana's husband is Rui" says who Ana's husband is."""
-    m = _POSSESSED.match(normal)
-    if m is None:
-        return False
-    verb = next((w for w in m.groups()[2:] if w and _verb(w) and w not in ADVERBS), "")
-    return bool(verb) and verb not in _COPULAS
+    return (m.group(1).casefold(), frozenset(nouns), acts) if _verb(after) else None
 
 
 # The copula's forms after a possession: what follows names the possession ("Ana's husband is Rui").
