@@ -12,8 +12,9 @@ told as two messages), never read to write one: how the mechanism does on words 
 pairs, each written by a session that read none of the rules or the other sets; ``updates_voices.json``
 the same in the corpus's own labels and kinds (many Englishes, many relatives and friends of the holder),
 written by yet another such session and read by no one before it was first scored;
-``updates_dialects.json`` and ``updates_sixth.json`` two more such sets (Scottish, Welsh, Kenyan,
-Philippine, Jamaican, Ghanaian, Malaysian English, ...).
+``updates_dialects.json``, ``updates_sixth.json``, ``updates_seventh.json`` and ``updates_eighth.json``
+four more such sets (Scottish, Welsh, Kenyan, Philippine, Jamaican, Ghanaian, Malaysian, Zimbabwean,
+Pakistani English, ...).
 
 ``score`` replays each profile as the write path meets it: every message's statements against the open
 statements of the messages before it (a closed one is closed for good), and counts the closures that
@@ -38,9 +39,20 @@ DEFAULT_BLIND = DEFAULT_UNSEEN.with_name("updates_blind.json")
 DEFAULT_VOICES = DEFAULT_UNSEEN.with_name("updates_voices.json")
 DEFAULT_DIALECTS = DEFAULT_UNSEEN.with_name("updates_dialects.json")
 DEFAULT_SIXTH = DEFAULT_UNSEEN.with_name("updates_sixth.json")
+DEFAULT_SEVENTH = DEFAULT_UNSEEN.with_name("updates_seventh.json")
+DEFAULT_EIGHTH = DEFAULT_UNSEEN.with_name("updates_eighth.json")
 _LABELS = ("update", "none", "addition", "unrelated")
 #: The sets of pairs in everyday wording the bench tells the fitted model, each held out.
-UNSEEN_SETS = (DEFAULT_UNSEEN, DEFAULT_FRESH, DEFAULT_BLIND, DEFAULT_VOICES, DEFAULT_DIALECTS, DEFAULT_SIXTH)
+UNSEEN_SETS = (
+    DEFAULT_UNSEEN,
+    DEFAULT_FRESH,
+    DEFAULT_BLIND,
+    DEFAULT_VOICES,
+    DEFAULT_DIALECTS,
+    DEFAULT_SIXTH,
+    DEFAULT_SEVENTH,
+    DEFAULT_EIGHTH,
+)
 
 
 def load_profiles(path: Path) -> list[dict[str, Any]]:
@@ -114,8 +126,10 @@ def score(
 __all__ = [
     "DEFAULT_BLIND",
     "DEFAULT_DIALECTS",
+    "DEFAULT_EIGHTH",
     "DEFAULT_FRESH",
     "DEFAULT_PROFILES",
+    "DEFAULT_SEVENTH",
     "DEFAULT_SIXTH",
     "DEFAULT_UNSEEN",
     "DEFAULT_VOICES",

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
-from hermes_memory.extract.wording import first_person_as
+from hermes_memory.extract.wording import first_person_as, the_country
 
 USER = "user"
 
 _USER_WORDS = re.compile(r"\b(?:the\s+)?user(?P<poss>'s)?\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:I|we|me|us|myself)\b", re.IGNORECASE)
 
 
 def first_person(text: str, speaker: str) -> str:
@@ -38,8 +39,7 @@ def as_the_user(text: str) -> str:
     out = re.sub(r"\b(?:I|we)'ve\b", "the user has", out, flags=re.IGNORECASE)
     out = re.sub(r"\b(?:I|we)'d\b", "the user would", out, flags=re.IGNORECASE)
     out = re.sub(r"\b(?:I|we)'ll\b", "the user will", out, flags=re.IGNORECASE)
-    out = re.sub(r"\b(?:I|we|me|us|myself)\b", "the user", out, flags=re.IGNORECASE)
-    return out
+    return _FIRST_PERSON.sub(lambda m: m.group(0) if the_country(m.group(0), text) else "the user", out)
 
 
 def in_words_of_the_user(text: str, speaker: str = USER) -> str:

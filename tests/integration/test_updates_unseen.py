@@ -1,7 +1,7 @@
 """The update decision on pairs in everyday wording that no rule was written from
 (``tests/data/updates_unseen.json``, ``updates_fresh.json``, ``updates_blind.json``,
-``updates_voices.json``, ``updates_dialects.json``, ``updates_sixth.json``), with the real MiniLM embedder,
-as the write path reads them."""
+``updates_voices.json``, ``updates_dialects.json``, ``updates_sixth.json``, ``updates_seventh.json``,
+``updates_eighth.json``), with the real MiniLM embedder, as the write path reads them."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from hermes_memory.bench import updates as bench
 from hermes_memory.bench.updates_profiles import (
     DEFAULT_BLIND,
     DEFAULT_DIALECTS,
+    DEFAULT_EIGHTH,
     DEFAULT_FRESH,
+    DEFAULT_SEVENTH,
     DEFAULT_SIXTH,
     DEFAULT_UNSEEN,
     DEFAULT_VOICES,
@@ -32,6 +34,8 @@ SETS = [
     pytest.param(DEFAULT_VOICES, 107, 60, 18, id="voices"),  # 63 of 107 closed, 15 of 133 by mistake
     pytest.param(DEFAULT_DIALECTS, 109, 56, 23, id="dialects"),  # 59 of 109 closed, 20 of 131 by mistake
     pytest.param(DEFAULT_SIXTH, 108, 55, 18, id="sixth"),  # 58 of 108 closed, 15 of 132 by mistake
+    pytest.param(DEFAULT_SEVENTH, 110, 35, 14, id="seventh"),  # 38 of 110 closed, 11 of 130 by mistake
+    pytest.param(DEFAULT_EIGHTH, 110, 44, 20, id="eighth"),  # 47 of 110 closed, 17 of 130 by mistake
 ]
 
 

@@ -270,3 +270,18 @@ def test_the_speaker_as_a_subject_agrees_and_every_other_word_stays() -> None:
     # A stored fact read back in the first person keeps its verb: "the user reports" -> "I reports".
     assert first_person_as("I reports to Tobias", "the user") == "the user reports to Tobias"
 
+
+
+def test_us_in_capitals_is_the_country(open_api: Callable[..., MemoryAPI]) -> None:
+    from hermes_memory.updates.person import as_the_user, in_words_of_the_user
+
+    assert in_words_of_the_user("My sister lives in the US now") == "the user's sister lives in the US now"
+    assert as_the_user("standup moved since the US folks joined") == "standup moved since the US folks joined"
+    assert as_the_user("Tom had dinner with us") == "Tom had dinner with the user"
+    assert as_the_user("TELL US MORE") == "TELL the user MORE"  # all in capitals: the pronoun
+    api = open_api()
+    assert api.remember_turn("My sister Ana lives in the US now.", "Noted.", "s1", turn_id="t1")["success"]
+    api.flush()
+    facts = [h["text"] for h in api.recall("where does my sister live?", limit=12)["data"]["hits"]]
+    assert any("Ana lives in the US" in f for f in facts), facts
+    assert not any("the the user" in f or "the user and others" in f for f in facts), facts
