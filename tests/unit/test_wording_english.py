@@ -271,7 +271,6 @@ def test_the_speaker_as_a_subject_agrees_and_every_other_word_stays() -> None:
     assert first_person_as("I reports to Tobias", "the user") == "the user reports to Tobias"
 
 
-
 def test_us_in_capitals_is_the_country(open_api: Callable[..., MemoryAPI]) -> None:
     from hermes_memory.updates.person import as_the_user, in_words_of_the_user
 
