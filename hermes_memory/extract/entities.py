@@ -21,6 +21,7 @@ from hermes_memory.extract.lexicon import (
     gazetteer_first_words,
     is_first_name,
     is_name_word,
+    shouted,
     type_of_name,
 )
 from hermes_memory.extract.mentions import EntityContext, Mention, claim, is_free
@@ -304,8 +305,7 @@ def _firm(text: str, tokens: list[tuple[str, int, int]], i: int, j: int, people:
 
 
 def _shouting(tokens: list[tuple[str, int, int]], i: int) -> bool:
-    neighbours = [tokens[k][0] for k in (i - 1, i + 1) if 0 <= k < len(tokens)]
-    return any(len(w) > 1 and w.isupper() for w in neighbours)
+    return shouted([tokens[k][0] for k in (i - 1, i + 1) if 0 <= k < len(tokens)])
 
 
 _LITERALS = frozenset("true false none null nil undefined nan inf yes no n/a na".split())

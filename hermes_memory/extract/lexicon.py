@@ -4,6 +4,8 @@ they type a capitalised name."""
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Sequence
 
 # -- gazetteers -----------------------------------------------------------------------------------
 _TECH = (
@@ -190,6 +192,25 @@ def gazetteer_case_ok(surface: str, canonical: str, entity_type: str) -> bool:
     return entity_type in ("tech", "tool") and surface.casefold() in _LOWER_OK
 
 
+def shouted(neighbours: Sequence[str]) -> bool:
+    """Whether a word in capitals is set among words in capitals ("JUST DOING IT", "TELL US MORE"):
+    emphasis, not an acronym or a country."""
+    return any(len(w) > 1 and w.isupper() for w in neighbours)
+
+
+_WORD = re.compile(r"[\w'’]+")
+
+
+def the_country(m: re.Match[str]) -> bool:
+    """Whether a pronoun matched without regard to case is "US" in capitals, not among words in capitals
+    (``shouted``): the country ("Ana lives in the US now"), not "us"."""
+    if m.group(0) != "US":
+        return False
+    before = _WORD.findall(m.string, 0, m.start())[-1:]
+    after = _WORD.findall(m.string, m.end())[:1]
+    return not shouted(before + after)
+
+
 # Gazetteer names that are unambiguous in lower case ("python" is rarely the snake in chat about code).
 _LOWER_OK = frozenset(
     "python javascript typescript docker kubernetes github gitlab postgres postgresql mysql sqlite redis "
@@ -236,5 +257,7 @@ __all__ = [
     "gazetteer_first_words",
     "is_first_name",
     "is_name_word",
+    "shouted",
+    "the_country",
     "type_of_name",
 ]

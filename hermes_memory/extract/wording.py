@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from hermes_memory.extract.lexicon import the_country
 from hermes_memory.extract.mentions import Mention
 from hermes_memory.extract.phrasing import plan_object, render
 from hermes_memory.extract.temporal import as_phrase
@@ -401,7 +402,7 @@ class _Persons:
         if m.group("you"):
             self.named["addressee"] = m.end()
             return _second(m, self.addressee)
-        if the_country(m.group(0), m.string):
+        if the_country(m):
             return m.group(0)
         word = m.group("word").lower()
         who, after, before = _REFERS[word]
@@ -421,12 +422,6 @@ class _Persons:
             return False
         between = m.string[since : m.start()]
         return not any(re.search(rf"\b{re.escape(name)}\b", between) for name in self.others)
-
-
-def the_country(word: str, text: str) -> bool:
-    """Whether a pronoun matched without regard to case is "US" in capitals in a ``text`` that is not all
-    in capitals: the country ("Ana lives in the US now"), not "us"."""
-    return word == "US" and not text.isupper()
 
 
 # "my"/"me"/... -> (who it is, the word once they are named, the word before, or None for the name).
@@ -594,6 +589,5 @@ __all__ = [
     "rewrite_clause",
     "speaker_alone",
     "split_clauses",
-    "the_country",
     "third_person",
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from hermes_memory.extract.wording import first_person_as, the_country
+from hermes_memory.extract.lexicon import the_country
+from hermes_memory.extract.wording import first_person_as
 
 USER = "user"
 
@@ -39,7 +40,7 @@ def as_the_user(text: str) -> str:
     out = re.sub(r"\b(?:I|we)'ve\b", "the user has", out, flags=re.IGNORECASE)
     out = re.sub(r"\b(?:I|we)'d\b", "the user would", out, flags=re.IGNORECASE)
     out = re.sub(r"\b(?:I|we)'ll\b", "the user will", out, flags=re.IGNORECASE)
-    return _FIRST_PERSON.sub(lambda m: m.group(0) if the_country(m.group(0), text) else "the user", out)
+    return _FIRST_PERSON.sub(lambda m: m.group(0) if the_country(m) else "the user", out)
 
 
 def in_words_of_the_user(text: str, speaker: str = USER) -> str:

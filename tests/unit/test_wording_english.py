@@ -277,7 +277,8 @@ def test_us_in_capitals_is_the_country(open_api: Callable[..., MemoryAPI]) -> No
     assert in_words_of_the_user("My sister lives in the US now") == "the user's sister lives in the US now"
     assert as_the_user("standup moved since the US folks joined") == "standup moved since the US folks joined"
     assert as_the_user("Tom had dinner with us") == "Tom had dinner with the user"
-    assert as_the_user("TELL US MORE") == "TELL the user MORE"  # all in capitals: the pronoun
+    assert as_the_user("TELL US MORE") == "TELL the user MORE"  # among words in capitals: the pronoun
+    assert as_the_user("please TELL US more") == "please TELL the user more"
     api = open_api()
     assert api.remember_turn("My sister Ana lives in the US now.", "Noted.", "s1", turn_id="t1")["success"]
     api.flush()
