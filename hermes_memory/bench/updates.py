@@ -38,7 +38,7 @@ from hermes_memory.bench.updates_profiles import (
 )
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector, apart_cosine, apart_texts
-from hermes_memory.updates.holders import about_same
+from hermes_memory.updates.holders import about_same, named_holders
 from hermes_memory.updates.message import read_message
 from hermes_memory.updates.model import (
     CUE_MIN,
@@ -134,6 +134,7 @@ def load(path: Path) -> list[Pair]:
     out = []
     for row in data["pairs"]:
         holders = known_holders(row["earlier"], row["later"])
+        earlier = stored_statements(row["earlier"], holders)
         out.append(
             Pair(
                 id=row["id"],
@@ -141,11 +142,12 @@ def load(path: Path) -> list[Pair]:
                 kind=row["kind"],
                 update=row["label"] == "update",
                 # Each stored statement, and whether its day is still to come when the later one is said.
-                earlier=[arranged_at(s, LATER) for s in stored_statements(row["earlier"], holders)],
+                earlier=[arranged_at(s, LATER) for s in earlier],
                 later=[
                     s
                     for _, s in read_message(
-                        row["later"], when=LATER, holders=holders.holders, things=holders.things
+                        row["later"], when=LATER, holders=holders.holders, things=holders.things,
+                        subjects=named_holders(earlier),
                     )
                 ],
                 raw=row,
@@ -188,6 +190,7 @@ def stored_statements(text: str, holders: Known = NOTHING_KNOWN) -> list[Stateme
         )  # a reading the clause does not say word for word (an apposition's) is a fact of its own
         if (
             (statement.asserts or UpdateDetector.rearranges(statement))
+            and not statement.presupposed
             and statement.holder
             and not covered
             and StatementUpdates.stated(statement, clause)

@@ -25,6 +25,7 @@ import numpy as np
 
 from hermes_memory.bench.locomo import parse_session_time
 from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.holders import named_holders
 from hermes_memory.updates.message import read_message
 from hermes_memory.updates.statement import Statement
 from hermes_memory.updates.writer import RECENT, StatementUpdates
@@ -56,6 +57,7 @@ def chat_statements(name: str, conversation: dict[str, Any]) -> Conversation:
     holders = frozenset(s.casefold() for s in speakers)
     said: dict[str, list[tuple[Statement, tuple[Statement, ...], int]]] = {s: [] for s in speakers}
     kept: dict[str, list[Statement]] = {s: [] for s in speakers}
+    subjects: set[str] = set()  # whom the store holds statements about
     sessions = sorted(
         (int(key.split("_")[1]), turns)
         for key, turns in conversation.items()
@@ -68,12 +70,14 @@ def chat_statements(name: str, conversation: dict[str, Any]) -> Conversation:
             speaker, text = turn.get("speaker"), (turn.get("text") or "").replace("’", "'")
             if speaker not in said or not text.strip():
                 continue
-            message = read_message(text, speaker=speaker, when=when, holders=holders)
+            message = read_message(text, speaker=speaker, when=when, holders=holders, subjects=subjects)
             for clause, statement in message:
                 others = tuple(s for c, s in message if c != clause)
                 said[speaker].append((statement, others, len(kept[speaker])))
-                if statement.asserts and statement.holder and StatementUpdates.stated(statement, clause):
+                stored = statement.asserts and not statement.presupposed and statement.holder
+                if stored and StatementUpdates.stated(statement, clause):
                     kept[speaker].append(statement)
+                    subjects.update(named_holders([statement]))
     return Conversation(name, said, kept)
 
 

@@ -130,6 +130,18 @@ class FactHistory(FactReads):
         )
         return [row_to_fact(r) for r in rows]
 
+    def speaks_of(self, name: str) -> bool:
+        """Whether a fact in view has ``name`` for its subject, in any case (closed and archived facts
+        too): the memory has been told about it."""
+        scoped, sp = self._in_view()
+        # the uuid is in no index on the subject: SQLite then probes the index on lower(subject) instead of
+        # reading every entry of the scope in the (scope, subject, predicate) index
+        row = self._db.query_one(
+            f"SELECT f.uuid FROM facts f WHERE {scoped} AND lower(f.subject) = ? LIMIT 1",
+            (*sp, name.casefold()),
+        )
+        return row is not None
+
     def superseded(self, *, limit: int = 50) -> list[Fact]:
         """Facts closed by a contradicting newer fact, most recently superseded first."""
         scoped, sp = self._in_view()

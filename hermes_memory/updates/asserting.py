@@ -67,7 +67,9 @@ _VERB_BEFORE = re.compile(
 # a clause of its own ("..., we never watched it anyway", "... and Miso didn't even notice").
 _NEW_SUBJECT = re.compile(
     r"(?:,|\band\b|\bbut\b)\s+(?:(?i:i|we|he|she|they|you|it)\b"
-    r"|(?i:the|my|our|his|her|their)\s+[a-z][\w'-]*|[A-Z][a-z]+\b)(?=\s+\w)"
+    r"|(?i:the|my|our|his|her|their)\s+[a-z][\w'-]*|[A-Z][a-z]+\b"
+    # a bare noun with a finite form of "be" or "have" after it, an adverb between ("piano just wasn't")
+    r"|[a-z][\w'-]*(?=\s+(?:[a-z]+ly\s+|just\s+|never\s+)?(?:is|was|are|were|has|had)(?:n't)?\b))(?=\s+\w)"
 )
 # A remark of its own after a comma that ends the clause: a modal verb or the prospective with no subject
 # before it, and the verb it governs ("..., not gonna lie", "..., might go back to it one day"). Its mood is
@@ -78,6 +80,10 @@ _ASIDE = re.compile(
 # Words opening a subordinate clause: what follows its comma is the main clause, not another one.
 _SUBORDINATE = frozenset(
     "after when whenever since because although though while before once as if until unless".split()
+)
+# The month, not the modal verb: capitalised, or after a preposition or a word of the calendar ("since may").
+_MAY = re.compile(
+    r"\bMay\b|\b(?:in|since|until|till|by|from|of|last|next|early|late|mid|before|after)\s+may\b"
 )
 # A subject that is a former one: "my old team", "our previous landlord", "my ex-boss".
 _FORMER = re.compile(r"^\W*(?:\w+,?\s+){0,2}?(?:my|our)\s+(?:old|former|previous|ex|ex-\w+)\b")
@@ -124,6 +130,11 @@ def _without_aside(low: str) -> str:
     return low
 
 
+# Words before "next" that make it no time to come: a determiner ("the next stop") or a preposition of a
+# state's end ("covering until next year": what holds now holds till then).
+_NOT_TO_COME = DETERMINERS | {"until", "till", "til", "through"}
+
+
 def next_time(words: tuple[str, ...]) -> bool:
     """Whether a clause names a time to come by "next" said as an adverbial ("next quarter we're migrating
     ...", "next up is ..."): no determiner or possessive before it, which makes it a noun's ("the next
@@ -135,13 +146,15 @@ def next_time(words: tuple[str, ...]) -> bool:
             continue
         before = words[i - 1] if i else ""
         after = words[i + 1] if i + 1 < len(words) else ""
-        if before not in DETERMINERS and not before.endswith("'s") and after not in ("to", "door"):
+        if before not in _NOT_TO_COME and not before.endswith("'s") and after not in ("to", "door"):
             return True
     return False
 
 
-def why_not(text: str, low: str) -> str | None:
-    """Why the clause asserts nothing that holds now (None when it does)."""
+def why_not(text: str, plain: str) -> str | None:
+    """Why the clause asserts nothing that holds now (None when it does); ``plain``: the clause without
+    what is said in passing of its opening name."""
+    low = _MAY.sub(lambda m: m.group(0)[:-3] + "Mayday", plain).lower()
     if is_question(text):
         return "question"
     if _FORMER.match(low):

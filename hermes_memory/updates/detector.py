@@ -225,7 +225,9 @@ class UpdateDetector:
         holder, a state ``new`` could end); decided on the words alone: no vector is needed for the rest.
         A clause in the shape of a one-valued attribute ("Dr. Moss is my dentist now") says what fills a
         slot now: it replaces the slot's earlier value, and ends no arrangement that is only an
-        arrangement ("I booked a first appointment with Dr. Moss for next week": it has come about)."""
+        arrangement ("I booked a first appointment with Dr. Moss for next week": it has come about). What a
+        clause takes as given ("my iphone 15" in "how do I stop my iphone 15 from ...") weighs only
+        statements with another value (``_another_value``)."""
         rearranged = self.rearranges(new)
         if (not new.asserts and not rearranged) or not speaks_of_any(new):
             return []
@@ -234,6 +236,7 @@ class UpdateDetector:
         return [
             i for i, old in enumerate(earlier)
             if (old.arranged or not rearranged)
+            and (not new.presupposed or _another_value(old, new))
             and ((about_same(old, new) and self.can_replace(new, old, cued)
                   and (not slot or self.states(old))) or corrects(old, new))
         ]  # fmt: skip
@@ -276,6 +279,7 @@ class UpdateDetector:
         mine = list(self.comparable(new, earlier) if comparable is None else comparable)
         if not mine:
             return []
+        context = [c for c in context if not c.presupposed]  # what a clause takes as given tells no change
         ends = [i for i in mine if corrects(earlier[i], new) or denies(earlier[i], new)
                 or completes(earlier[i], new)
                 or (abandons(earlier[i], new) and self._reads_as_end(new))]  # fmt: skip
@@ -343,6 +347,13 @@ def _with_apart(row: Sequence[float], cosine: float) -> list[float]:
     out = list(row)
     out[APART] = cosine
     return out
+
+
+def _another_value(old: Statement, given: Statement) -> bool:
+    """Whether ``old`` names a value (a name or number, not a day) and ``given`` none of its values:
+    "when my LastPass subscription runs out" takes LastPass as still in use."""
+    mine = timeless_values(old)
+    return bool(mine) and not mine & set(given.words)
 
 
 def apart_texts(old: Statement, new: Statement) -> tuple[str, str]:

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from hermes_memory.extract.tense import SAME_PAST
 from hermes_memory.updates.holders import same_holder
-from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, PLACING, REGULAR_PAST, WORD
+from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, PLACING, REGULAR_PAST, WORD, calendar_word
 from hermes_memory.updates.readings import beyond, meets, named, timeless_values, values, whom
-from hermes_memory.updates.statement import Statement, calendar_word, main_tense
+from hermes_memory.updates.statement import Statement, main_tense
 
 
 def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:

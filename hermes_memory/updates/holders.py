@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from typing import TypeGuard
 
 from hermes_memory.extract.kin import LASTING_PREDICATES, kin_predicate, species
@@ -33,10 +34,12 @@ from hermes_memory.updates.lexicon import (
     THIRD,
     TITLE,
     WORD,
+    calendar_word,
+    names_in,
     verb_form,
 )
 from hermes_memory.updates.readings import MEMO, values
-from hermes_memory.updates.statement import USER, Statement, calendar_word, names_in, subject_words, topic_of
+from hermes_memory.updates.statement import USER, Statement, subject_words, topic_of
 
 # Personal pronouns: a clause with one is about a person it does not name.
 _PERSONAL = THIRD | SECOND
@@ -290,6 +293,12 @@ def users_own(holder: str | None) -> bool:
     return holder == USER or (holder or "").startswith(f"{USER}'s ")
 
 
+def named_holders(statements: Iterable[Statement]) -> frozenset[str]:
+    """The lower-cased names whose statements the store holds (``read``'s ``subjects``): every holder
+    but the user and the user's people."""
+    return frozenset(h.casefold() for s in statements if (h := s.holder) and not users_own(h))
+
+
 def _a_name(holder: str | None) -> TypeGuard[str]:
     """Whether a holder is a name (neither the user nor one of the user's roles: ``users_own``)."""
     return holder is not None and not users_own(holder)
@@ -337,4 +346,13 @@ def _apposed(named: Statement, role: str | None) -> bool:
     )
 
 
-__all__ = ["about_same", "holder_forms", "in_use", "possession", "same_holder", "speaks_of_any", "users_own"]
+__all__ = [
+    "about_same",
+    "holder_forms",
+    "in_use",
+    "named_holders",
+    "possession",
+    "same_holder",
+    "speaks_of_any",
+    "users_own",
+]

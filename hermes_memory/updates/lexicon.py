@@ -167,6 +167,30 @@ _CLAUSE_SUBJECTS = frozenset(
 )
 
 
+def names_in(text: str) -> set[str]:
+    """The lower-cased capitalised words of a clause after its first word (the names it sets)."""
+    words = WORD.findall(text)[1:]
+    return {w.lower().removesuffix("'s") for w in words if w[0].isupper() and w.lower() not in NOT_NAME}
+
+
+def a_name(word: str) -> bool:
+    """Whether a word can be a name: capitalised, and no word of the grammar's closed classes
+    (``closed_word``) or of the calendar."""
+    low = word.lower().removesuffix("'s")
+    return bool(NAME.fullmatch(word)) and not closed_word(low) and not CALENDAR.fullmatch(low)
+
+
+def closed_word(word: str) -> bool:
+    """Whether a lower-case word is a function word, an interjection, a greeting or a word of address
+    ("dear"), or the speaker: never a name, nor a role."""
+    return word in NOT_SPOKEN_TO
+
+
+def calendar_word(word: str) -> bool:
+    """A day, month, season or part of a day ("wednesdays", "may", "mornings")."""
+    return CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
+
+
 __all__ = [
     "ADVERBS",
     "AND",
@@ -202,7 +226,11 @@ __all__ = [
     "TOPICLESS",
     "VERB_TENSE",
     "WORD",
+    "a_name",
+    "calendar_word",
+    "closed_word",
     "gerund",
+    "names_in",
     "present_s",
     "relative_start",
     "verb_form",

@@ -10,19 +10,32 @@ what the question names: a fragment its value ("Favourite band? Fontaines D.C., 
 favourite band is ..."), a verb alone or with "it" as its object what befell it ("Coffee? Quit." ->
 "I quit coffee"; "Gym? Swapped it for the climbing wall"). A clause about no one that opens with "the" and a
 common noun and says, in the present, what that thing goes by ("The team uses Microsoft Teams for chat",
-"The team's standup is 9:45") tells of the speaker's own world, as "our team" would (``_ours``).
+"The team's standup is 9:45") tells of the speaker's own world, as "our team" would (``_ours``). A clause
+that asserts nothing still takes the speaker's things as they are: "how do I stop my iphone 15 from ..."
+adds "my iphone 15", marked ``presupposed`` (``given``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Container
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
-from hermes_memory.updates.lexicon import ADVERBS, CLITIC_HOSTS, gerund, verb_form
+from hermes_memory.updates.lexicon import (
+    ADVERBS,
+    CLITIC_HOSTS,
+    PLACING,
+    a_name,
+    closed_word,
+    gerund,
+    present_s,
+    verb_form,
+)
 from hermes_memory.updates.readings import timeless_values
-from hermes_memory.updates.statement import USER, Statement, a_name, closed_word, parts, read
+from hermes_memory.updates.statement import USER, Statement, parts
+from hermes_memory.updates.statement import read as read_clause
 
 # "my <role>, <Name>," / "<Name>, my <role>,": a role of one to three lower-case words and a name of one
 # to three capitalised words (a title first: "Dr. Nakamura"), set off by commas or the clause's ends.
@@ -65,9 +78,11 @@ def read_message(
     when: datetime | None = None,
     holders: Collection[str] | None = None,
     things: Collection[str] = (),
+    subjects: Container[str] = (),
 ) -> list[tuple[str, Statement]]:
     """Each clause of ``text`` with its reading, and after it the statements its appositions make
-    (``apposed``), each paired with the clause that says it."""
+    (``apposed``), each paired with the clause that says it. The names are ``read``'s."""
+    read = partial(read_clause, speaker=speaker, when=when, holders=holders, things=things, subjects=subjects)
     out: list[tuple[str, Statement]] = []
     before: str | None = None  # the holder of the clause before
     topic: str | None = None  # what the part before asks about, when it is a question with no verb
@@ -76,12 +91,12 @@ def read_message(
         if len(words) < 2:  # no clause; it may ask a topic ("Coffee?") or answer one with a verb ("Quit.")
             if topic is not None and verb_form(words[0].lower()):
                 answer = _with_dropped_i([*words, topic])
-                out.append((part, read(answer, speaker=speaker, when=when, holders=holders, things=things)))
+                out.append((part, read(answer)))
             topic = _topic(part, (holders or (), things))
             continue
-        statement = go_on(read(part, speaker=speaker, when=when, holders=holders, things=things), before)
+        statement = go_on(read(part), before)
         if statement.holder is None and (ours := _ours(part)) is not None:
-            owned = read(ours, speaker=speaker, when=when, holders=holders, things=things)
+            owned = read(ours)
             if owned.holder is not None and owned.tense != "past" and timeless_values(owned):
                 statement = owned
         out.append((part, statement))
@@ -90,7 +105,9 @@ def read_message(
         if topic is not None and statement.asserts:
             said.extend(_answered(part, statement, topic))
         for each in said:
-            out.append((part, read(each, speaker=speaker, when=when, holders=holders, things=things)))
+            out.append((part, read(each)))
+        if statement.why_not in _PRESUPPOSING:
+            out.extend((part, replace(read(each), presupposed=True)) for each in given(part))
         asked = statement.why_not == "question" and _verbless(statement)
         topic = _topic(part, (holders or (), things)) if asked else None
     return out
@@ -154,6 +171,40 @@ def _verbless(statement: Statement) -> bool:
     )
 
 
+# What a clause that asserts nothing may still take as given.
+_PRESUPPOSING = frozenset({"question", "hypothetical", "plan"})
+# The speaker's or a named holder's thing: "my iphone 15", "our DBS app", "Leo's size 13s".
+_OWNED = re.compile(r"\b(?:(?P<mine>[Mm]y|[Oo]ur)|(?P<owner>[A-Z][a-z]+)'s)\s+(?P<rest>[^,.;:!?()]+)")
+_AT_PLACE = re.compile(r"(?:in|at)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+
+
+def given(clause: str) -> list[str]:
+    """What a clause takes as given of the speaker's or a named holder's things, whatever its mood: a
+    possessive and the words after it up to a verb (a lower-case "-s" form after the first: "Zoe's Year
+    4 teacher wants ...") or a word of the grammar, when one of them is a value (a name, a number: "my
+    iphone 15", "my DBS app", "Leo's size 13s") or a place follows them ("Wiremu's flat in Wellington")."""
+    out = []
+    for match in _OWNED.finditer(clause):
+        words: list[str] = []
+        rest = match.group("rest")
+        for word in rest.split():
+            low = word.lower()
+            present = bool(words) and word.isalpha() and word.islower() and present_s(word)
+            verb = verb_form(low) or gerund(low) or present
+            if closed_word(low) or low in PLACING or verb or len(words) == 4:
+                break
+            words.append(word)
+        if not words:
+            continue
+        tail = " ".join(rest.split()[len(words) :])
+        place = _AT_PLACE.match(tail)
+        valued = any(any(c.isdigit() for c in w) or w[:1].isupper() or w[1:] != w[1:].lower() for w in words)
+        if valued or place is not None:
+            owner = match.group("mine") or f"{match.group('owner')}'s"
+            out.append(" ".join([owner, *words, *([place.group(0)] if place else [])]))
+    return out
+
+
 def go_on(statement: Statement, before: str | None) -> Statement:
     """A clause read as going on from the one before it, whose holder is ``before``: a clause whose
     subject is "he", "she" or "they" is about that holder when the clause before was about someone
@@ -165,4 +216,4 @@ def go_on(statement: Statement, before: str | None) -> Statement:
     return statement
 
 
-__all__ = ["apposed", "go_on", "read_message"]
+__all__ = ["apposed", "given", "go_on", "read_message"]

@@ -22,8 +22,9 @@ from hermes_memory.updates.lexicon import (
     MIXED_CASE,
     SECOND,
     THIRD,
+    calendar_word,
 )
-from hermes_memory.updates.statement import USER, Statement, calendar_word
+from hermes_memory.updates.statement import USER, Statement
 from hermes_memory.updates.subject import opening_names
 
 STOP = frozenset(

@@ -20,7 +20,7 @@ change did not happen. A negated state ("I don't drink coffee anymore") is no ga
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Container
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -37,6 +37,7 @@ from hermes_memory.updates.lexicon import (
     CALENDAR,
     CLITIC_HOSTS,
     CONTRAST,
+    DETERMINERS,
     DISCOURSE,
     FIRST_PLURAL,
     FIRST_SINGULAR,
@@ -47,7 +48,6 @@ from hermes_memory.updates.lexicon import (
     NEGATION,
     NOT_NAME,
     NOT_NEGATING,
-    NOT_SPOKEN_TO,
     OBJECT_START,
     PAST_FORMS,
     PRONOUN_SUBJECTS,
@@ -61,6 +61,9 @@ from hermes_memory.updates.lexicon import (
     TOPICLESS,
     VERB_TENSE,
     WORD,
+    a_name,
+    closed_word,
+    gerund,
     possessive,
     present_s,
     relative_start,
@@ -93,6 +96,10 @@ _SPLIT = re.compile(
     r"|,\s*(?:but|so)\s+(?=(?i:the|everything|everything's)\b)"
     r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<=[.!?])\s+"
 )
+
+
+# A preposition of a state's end, just before a time ("until next year", "till Friday").
+_UNTIL = re.compile(r"\b(?:until|till|til|through)\s+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +148,9 @@ class Statement:
     #: It names a time still to come when it was said ("on the 11th of October", said in March): an
     #: arrangement. Read back from a fact, the caller says whether its day is still to come (``to_come``).
     arranged: bool = False
+    #: What a clause takes as given ("my iphone 15" in "how do I stop my iphone 15 from ..."): weighed
+    #: as news, never stored as a statement of its own.
+    presupposed: bool = False
 
     @property
     def about_anyone(self) -> bool:
@@ -167,6 +177,7 @@ def read(
     when: datetime | None = None,
     holders: Collection[str] | None = None,
     things: Collection[str] = (),
+    subjects: Container[str] = (),
 ) -> Statement:
     """A clause as an update reads it (see ``Statement``); ``speaker``'s name also means the user.
     ``when``: the time it was said; a time it names after that ("next spring") makes it a plan.
@@ -175,16 +186,18 @@ def read(
     is about the user's world). Without it, any capitalised word that is no verb form counts.
     ``things``: the lower-cased names of the other entities the memory knows (tools, places, brands): a
     clause opening with one is about the user's world ("Jenkins got replaced"); one opening with an
-    unknown capitalised word that is no verb form ("Art is such a joy") is about nobody in particular."""
+    unknown capitalised word that is no verb form ("Art is such a joy") is about nobody in particular.
+    ``subjects``: the lower-cased names the memory holds statements about, a holder when chat writes
+    one in lower case ("femi moved up a group" after "Femi swims at the Ikoyi club")."""
     clean = text.translate(APOS).strip()
     normal = first_person(clean, speaker)
     words = tuple(w.lower() for w in WORD.findall(normal))
-    holder = _holder(normal, speaker, holders, things)
+    holder = _holder(normal, speaker, holders, things, subjects)
     spoken_to = addressees(normal)  # "Thanks, Melanie": Melanie is spoken to, not spoken about
     third = as_the_user(normal)
     # what is said in passing of its opening name neither asks, plans nor negates ("Kwame, my old flatmate,")
     plain = uninserted(normal)
-    why_not = _reason_not(uninserted(clean), re.sub(r"\bMay\b", "Mayday", plain).lower())
+    why_not = _reason_not(uninserted(clean), plain)
     tense = main_tense(uninserted(third).lower())
     # "next quarter"; told in the past, only "next" places it to come ("Noor started at a new school this
     # fall" is done, whichever fall it names; "I booked the new dentist for next week" is not)
@@ -230,8 +243,9 @@ def uninserted(text: str) -> str:
 
 
 def to_come(text: str, when: datetime) -> bool:
-    """Whether a clause names a time after ``when`` ("this autumn" said in March)."""
-    return any(t.start > when for t in find_temporal(text, when))
+    """Whether a clause names a time after ``when`` ("this autumn" said in March) that is not where what
+    holds now ends ("Pete's covering until next year")."""
+    return any(t.start > when and not _UNTIL.search(text, 0, t.span[0]) for t in find_temporal(text, when))
 
 
 def arranged_at(statement: Statement, when: datetime) -> Statement:
@@ -354,33 +368,9 @@ def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
     )
 
 
-def names_in(text: str) -> set[str]:
-    """The lower-cased capitalised words of a clause after its first word (the names it sets)."""
-    words = WORD.findall(text)[1:]
-    return {w.lower().removesuffix("'s") for w in words if w[0].isupper() and w.lower() not in NOT_NAME}
-
-
 def subject_words(statement: Statement) -> frozenset[str]:
     """The words of a statement that can name what it is about (four letters or more, no "user", "it's")."""
     return frozenset(w for w in statement.words if len(w) > 3 and w not in TOPICLESS)
-
-
-def a_name(word: str) -> bool:
-    """Whether a word can be a name: capitalised, and no word of the grammar's closed classes
-    (``closed_word``) or of the calendar."""
-    low = word.lower().removesuffix("'s")
-    return bool(NAME.fullmatch(word)) and not closed_word(low) and not CALENDAR.fullmatch(low)
-
-
-def closed_word(word: str) -> bool:
-    """Whether a lower-case word is a function word, an interjection, a greeting or a word of address
-    ("dear"), or the speaker: never a name, nor a role."""
-    return word in NOT_SPOKEN_TO
-
-
-def calendar_word(word: str) -> bool:
-    """A day, month, season or part of a day ("wednesdays", "may", "mornings")."""
-    return CALENDAR.fullmatch(word.lower().removesuffix("s")) is not None
 
 
 def _masked(text: str) -> str:
@@ -401,7 +391,11 @@ def _masked(text: str) -> str:
 
 
 def _holder(
-    text: str, speaker: str, holders: Collection[str] | None = None, things: Collection[str] = ()
+    text: str,
+    speaker: str,
+    holders: Collection[str] | None = None,
+    things: Collection[str] = (),
+    subjects: Container[str] = (),
 ) -> str | None:
     """Whose attribute a clause is about, in this order: "my <person> ..." at its start is that person;
     a clause with the user in it ("I", "me", "my", "we") is the user's; a name at its start is that
@@ -439,7 +433,8 @@ def _holder(
         return None  # "Thanks, Melanie", "Wow, Caroline, that's great": the name is who is spoken to
     if not token[:1].isupper():
         known = token.casefold().removesuffix("'s")
-        if holders is not None and known in holders and known not in NOT_NAME:
+        named = holders is not None and (known in holders or _told(tokens, first, subjects))
+        if named and known not in NOT_NAME:
             return known  # chat writes names in lower case: "chloe's doing scouts" is about Chloe
         return None  # "an ongoing adventure of learning": a remark about nobody in particular
     if not _is_name(tokens, first):
@@ -450,6 +445,15 @@ def _holder(
     # "Jenkins got replaced" names one of the user's things; any other name ("Kenji works at Honda",
     # "Art is such a joy") is its own holder, matched only by statements about the same name.
     return USER if name.casefold() in things else name
+
+
+def _told(tokens: list[tuple[str, int]], first: int, subjects: Container[str]) -> bool:
+    """Whether the lower-case word opening a clause's subject is a name the memory holds statements about
+    (``subjects``): none after a determiner ("the dance studio"), none a closed word or verb form ("got")."""
+    word = tokens[first][0].casefold().removesuffix("'s")
+    if first and tokens[first - 1][0].lower() in DETERMINERS:
+        return False
+    return not (closed_word(word) or verb_form(word) or gerund(word)) and word in subjects
 
 
 def _fragment(words: list[str], low: list[str], first: int) -> bool:
@@ -584,13 +588,9 @@ __all__ = [
     "USER",
     "Known",
     "Statement",
-    "a_name",
     "arranged_at",
-    "calendar_word",
     "clauses",
-    "closed_word",
     "main_tense",
-    "names_in",
     "parts",
     "read",
     "subject_words",

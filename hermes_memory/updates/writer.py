@@ -107,7 +107,10 @@ class StatementUpdates:
         # clicked, so I'm on Italian now" the negated first clause names the value the second one ends.
         # A clause may be read twice: as said, and as what an apposition in it sets ("My partner, Alex,
         # says hi": "my partner is Alex"); each reading is weighed, each stated by the clause.
-        heard = read_message(text, speaker=speaker, when=said, holders=known.holders, things=known.things)
+        told = _Told(tier2)  # "femi moved up a group": the Femi the memory was told of, in lower case
+        heard = read_message(
+            text, speaker=speaker, when=said, holders=known.holders, things=known.things, subjects=told
+        )
         for clause, new in heard:
             rearranges = detector.rearranges(new)  # an arrangement said anew asserts nothing yet
             if not (new.asserts or rearranges) or not speaks_of_any(new) or not self.stated(new, clause):
@@ -140,8 +143,9 @@ class StatementUpdates:
             )  # fmt: skip
             # A statement about a holder is something a later one can replace: it gets a fact even
             # when extraction found no pattern in it ("My GP is Dr. Lindqvist").
-            # A clause about nobody known ("The book club fizzled out") gets one only when it replaced.
-            own_fact = [None] if new.holder is not None or new.mentions else []
+            # A clause about nobody known ("The book club fizzled out") gets one only when it replaced, and
+            # so does what a clause takes as given ("my Pixel 8" in "how do I stop my Pixel 8 from ...").
+            own_fact = [None] if (new.holder is not None or new.mentions) and not new.presupposed else []
             for hit in [*own_fact, *found]:
                 said_by, reading = (
                     (clause, new)
@@ -353,6 +357,21 @@ class _ReadBack:
 
 
 _READ_BACK = _ReadBack()
+
+
+class _Told:
+    """The names the memory holds facts about (``read``'s ``subjects``), each asked of Tier 2 once."""
+
+    def __init__(self, tier2: Tier2) -> None:
+        self._tier2 = tier2
+        self._asked: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if name not in self._asked:
+            self._asked[name] = self._tier2.facts.speaks_of(name)
+        return self._asked[name]
 
 
 def _someone_elses(fact: Fact, old: Statement, new: Statement, speaker: str) -> bool:

@@ -56,6 +56,10 @@ def test_statements_that_can_update_pass_the_gates(text: str) -> None:
 def test_a_time_after_the_statement_makes_it_a_plan() -> None:
     assert read("I start at Bosch next month", when=SAID).why_not == "plan"
     assert read("I started at Bosch last month", when=SAID).asserts
+    # where what holds now ends is no time it is still to come
+    assert read("Amira is running the front desk until next month", when=SAID).asserts
+    assert read("We're on the basic tier till next week", when=SAID).asserts
+    assert read("We switch to the basic tier on the 30th", when=SAID).why_not == "plan"
 
 
 def test_a_negated_state_is_marked_negated() -> None:
@@ -187,6 +191,14 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("I didn't sell the Yaris, my brother hasn't asked for it", "negated"),  # the first is negated
         ("Honestly, we never left Hamburg", "negated"),  # no verb before the comma: one clause
         ("Once we talked it over, I didn't quit", "negated"),  # a subordinate clause before the comma
+        # a bare noun with "was", "is" or "has" after it opens a clause of its own too
+        ("Switched to decaf, caffeine was never my friend", None),
+        ("dropped the gym, running just wasn't doing it for me", None),
+        ("I never switched to decaf, caffeine is fine", "negated"),
+        # "may" after a preposition is the month, not the modal verb
+        ("grandad's been off the booze since may", None),
+        ("we got the allotment in may", None),
+        ("this may sound odd but I sold the piano", "hypothetical"),
     ],
 )
 def test_gates_read_the_main_clause(text: str, why: str | None) -> None:
