@@ -12,9 +12,9 @@ told as two messages), never read to write one: how the mechanism does on words 
 pairs, each written by a session that read none of the rules or the other sets; ``updates_voices.json``
 the same in the corpus's own labels and kinds (many Englishes, many relatives and friends of the holder),
 written by yet another such session and read by no one before it was first scored;
-``updates_dialects.json``, ``updates_sixth.json``, ``updates_seventh.json``, ``updates_eighth.json`` and
-``updates_ninth.json`` five more such sets (Scottish, Welsh, Kenyan, Philippine, Jamaican, Ghanaian,
-Malaysian, Zimbabwean, Pakistani English, ...).
+``updates_dialects.json``, ``updates_sixth.json``, ``updates_seventh.json``, ``updates_eighth.json``,
+``updates_ninth.json`` and ``updates_tenth.json`` six more such sets (Scottish, Welsh, Kenyan, Philippine,
+Jamaican, Ghanaian, Malaysian, Zimbabwean, Pakistani English, ...).
 
 ``score`` replays each profile as the write path meets it: every message's statements against the open
 statements of the messages before it (a closed one is closed for good), and counts the closures that
@@ -43,6 +43,7 @@ DEFAULT_SIXTH = DEFAULT_UNSEEN.with_name("updates_sixth.json")
 DEFAULT_SEVENTH = DEFAULT_UNSEEN.with_name("updates_seventh.json")
 DEFAULT_EIGHTH = DEFAULT_UNSEEN.with_name("updates_eighth.json")
 DEFAULT_NINTH = DEFAULT_UNSEEN.with_name("updates_ninth.json")
+DEFAULT_TENTH = DEFAULT_UNSEEN.with_name("updates_tenth.json")
 _LABELS = ("update", "none", "addition", "unrelated")
 #: The sets of pairs in everyday wording the bench tells the fitted model, each held out.
 UNSEEN_SETS = (
@@ -55,6 +56,7 @@ UNSEEN_SETS = (
     DEFAULT_SEVENTH,
     DEFAULT_EIGHTH,
     DEFAULT_NINTH,
+    DEFAULT_TENTH,
 )
 
 
@@ -140,6 +142,7 @@ __all__ = [
     "DEFAULT_PROFILES",
     "DEFAULT_SEVENTH",
     "DEFAULT_SIXTH",
+    "DEFAULT_TENTH",
     "DEFAULT_UNSEEN",
     "DEFAULT_VOICES",
     "UNSEEN_SETS",

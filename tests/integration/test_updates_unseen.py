@@ -1,8 +1,8 @@
 """The update decision on pairs in everyday wording that no rule was written from
 (``tests/data/updates_unseen.json``, ``updates_fresh.json``, ``updates_blind.json``,
 ``updates_voices.json``, ``updates_dialects.json``, ``updates_sixth.json``, ``updates_seventh.json``,
-``updates_eighth.json``, ``updates_ninth.json``), with the real MiniLM embedder, as the write path reads
-them."""
+``updates_eighth.json``, ``updates_ninth.json``, ``updates_tenth.json``), with the real MiniLM embedder,
+as the write path reads them."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from hermes_memory.bench.updates_profiles import (
     DEFAULT_NINTH,
     DEFAULT_SEVENTH,
     DEFAULT_SIXTH,
+    DEFAULT_TENTH,
     DEFAULT_UNSEEN,
     DEFAULT_VOICES,
     UNSEEN_SETS,
@@ -39,6 +40,7 @@ SETS = [
     pytest.param(DEFAULT_SEVENTH, 110, 35, 14, id="seventh"),  # 39 of 110 closed, 11 of 130 by mistake
     pytest.param(DEFAULT_EIGHTH, 110, 44, 20, id="eighth"),  # 48 of 110 closed, 17 of 130 by mistake
     pytest.param(DEFAULT_NINTH, 110, 54, 18, id="ninth"),  # 57 of 110 closed, 15 of 130 by mistake
+    pytest.param(DEFAULT_TENTH, 110, 40, 17, id="tenth"),  # 43 of 110 closed, 14 of 130 by mistake
 ]
 
 
