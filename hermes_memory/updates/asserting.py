@@ -8,7 +8,7 @@ import re
 
 from hermes_memory.extract.speech import is_question
 from hermes_memory.extract.tense import clause_tense
-from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, REGULAR_PAST
+from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, REGULAR_PAST, UNTIL
 
 #: Pronouns the speaker is the subject of.
 SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
@@ -132,7 +132,7 @@ def _without_aside(low: str) -> str:
 
 # Words before "next" that make it no time to come: a determiner ("the next stop") or a preposition of a
 # state's end ("covering until next year": what holds now holds till then).
-_NOT_TO_COME = DETERMINERS | {"until", "till", "til", "through"}
+_NOT_TO_COME = DETERMINERS | UNTIL
 
 
 def next_time(words: tuple[str, ...]) -> bool:

@@ -131,6 +131,9 @@ def present_s(word: str) -> bool:
 
 # Determiners: articles, possessives and demonstratives ("the next stop", "my Octavia").
 DETERMINERS = frozenset("the a an my our your his her their its this that these those".split())
+# Prepositions of a state's end: a time after one is where what holds now ends ("covering until next
+# year"), not a time it is still to come (a closed class).
+UNTIL = frozenset("until till til through".split())
 # Prepositions that place an event: where, to or from where, with whom, for how long (a closed class).
 PLACING = frozenset("at in on from to into onto with by near off for via through over inside outside".split())
 # Words that open an object or complement: a capitalised word before one is a verb ("Shut the ...").
@@ -224,6 +227,7 @@ __all__ = [
     "THIRD",
     "TITLE",
     "TOPICLESS",
+    "UNTIL",
     "VERB_TENSE",
     "WORD",
     "a_name",

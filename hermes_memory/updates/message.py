@@ -186,8 +186,8 @@ def given(clause: str) -> list[str]:
     out = []
     for match in _OWNED.finditer(clause):
         words: list[str] = []
-        rest = match.group("rest")
-        for word in rest.split():
+        rest = match.group("rest").split()
+        for word in rest:
             low = word.lower()
             present = bool(words) and word.isalpha() and word.islower() and present_s(word)
             verb = verb_form(low) or gerund(low) or present
@@ -196,7 +196,7 @@ def given(clause: str) -> list[str]:
             words.append(word)
         if not words:
             continue
-        tail = " ".join(rest.split()[len(words) :])
+        tail = " ".join(rest[len(words) :])
         place = _AT_PLACE.match(tail)
         valued = any(any(c.isdigit() for c in w) or w[:1].isupper() or w[1:] != w[1:].lower() for w in words)
         if valued or place is not None:

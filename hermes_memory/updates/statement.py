@@ -59,6 +59,7 @@ from hermes_memory.updates.lexicon import (
     THIRD,
     TITLE,
     TOPICLESS,
+    UNTIL,
     VERB_TENSE,
     WORD,
     a_name,
@@ -99,7 +100,7 @@ _SPLIT = re.compile(
 
 
 # A preposition of a state's end, just before a time ("until next year", "till Friday").
-_UNTIL = re.compile(r"\b(?:until|till|til|through)\s+$")
+_UNTIL = re.compile(rf"\b(?:{'|'.join(sorted(UNTIL))})\s+$")
 
 
 @dataclass(frozen=True, slots=True)
