@@ -118,6 +118,13 @@ def possessive(tokens: Sequence[str], k: int) -> bool:
     return any(verb_form(t) for t in after[1:])
 
 
+def drops_subject(word: str) -> bool:
+    """Whether a lower-case word opening a clause is its verb, the subject dropped as chat drops "I": a
+    past form ("packed up ...", "swapped the iphone ...") or a negated auxiliary ("didn't renew ...",
+    "haven't touched a drop ..."; "don't ..." opens an imperative as often)."""
+    return word.endswith("ed") or word in PAST_FORMS or (word.endswith("n't") and word != "don't")
+
+
 def gerund(word: str) -> bool:
     """Whether a lower-case word may be a gerund or present participle: "-ing" after a stem with a vowel
     ("walking", "seeing"); not a noun whose "-ing" is no ending ("thing", "spring", "king")."""
@@ -233,6 +240,7 @@ __all__ = [
     "a_name",
     "calendar_word",
     "closed_word",
+    "drops_subject",
     "gerund",
     "names_in",
     "present_s",

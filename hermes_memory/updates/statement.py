@@ -64,6 +64,7 @@ from hermes_memory.updates.lexicon import (
     WORD,
     a_name,
     closed_word,
+    drops_subject,
     gerund,
     possessive,
     present_s,
@@ -437,6 +438,8 @@ def _holder(
         named = holders is not None and (known in holders or _told(tokens, first, subjects))
         if named and known not in NOT_NAME:
             return known  # chat writes names in lower case: "chloe's doing scouts" is about Chloe
+        if drops_subject(known):
+            return USER  # "swapped the iphone for a pixel", "haven't touched a drop": chat drops "I"
         return None  # "an ongoing adventure of learning": a remark about nobody in particular
     if not _is_name(tokens, first):
         return USER  # "Sold the Civic", "Got promoted": chat drops "I"
@@ -529,15 +532,7 @@ def _is_name(tokens: list[tuple[str, int]], i: int) -> bool:
         return False
     if not word.endswith("'s") and i + 1 < len(tokens) and tokens[i + 1][0].lower() in OBJECT_START:
         return False  # "Shut the account down", "Cut it all off": a verb with its object, no subject
-    return not (low.endswith(("ed", "ing")) or low in PAST_FORMS or (low.endswith("n't") and low != "don't"))
-
-
-def _names_someone(tokens: list[tuple[str, int]]) -> bool:
-    """A capitalised first word is a name when a verb or "'s" follows it (not "Finally, ...")."""
-    first = tokens[0][0]
-    if first.endswith("'s"):
-        return True
-    return len(tokens) > 1 and tokens[1][0][:1].islower()
+    return not (low.endswith("ing") or drops_subject(low))
 
 
 # The pronouns that stand for a person, never a thing (a closed class): "they" may be either.

@@ -102,6 +102,25 @@ def test_a_known_name_or_a_parent_in_lower_case_is_the_holder() -> None:
     assert read("ronan's started at a new school in Cork", holders=frozenset({"ciara"})).holder is None
 
 
+@pytest.mark.parametrize(
+    ("text", "holder"),
+    [
+        ("traded in the corsa for a little hybrid", USER),  # a past form opens it: "I" dropped
+        ("ditched the landline months ago", USER),
+        ("didn't bother renewing the netflix plan", USER),
+        ("haven't opened garageband since spring", USER),
+        ("Traded in the Corsa for a little hybrid", USER),  # the same in capitals, as before
+        ("an endless cycle of laundry, honestly", None),  # no verb opens it: about no one in particular
+        ("don't forget the milk", None),  # "don't" opens an imperative as often
+        ("something's up with the boiler again", None),
+    ],
+)
+def test_a_clause_in_lower_case_opened_by_its_verb_is_the_speakers(text: str, holder: str | None) -> None:
+    """Chat drops "I" in lower case as in capitals: a clause whose first word is a past form or a negated
+    auxiliary has no subject of its own, and the speaker is its holder."""
+    assert read(text, holders=frozenset()).holder == holder
+
+
 def test_unknown_holders_never_match() -> None:
     assert not same_holder(None, None)
     assert not same_holder(USER, None)
