@@ -145,13 +145,25 @@ def _said_in(said: set[str], words: set[str]) -> bool:
     return bool(said) and all(topic_of(frozenset({w}), words) for w in said)
 
 
+# The digits a number opens with, a decimal or clock time's too ("9:30", "2.5").
+_NUMBER = re.compile(r"\d+(?:[.:]\d+)?")
+
+
 def corrects(old: Statement, new: Statement) -> bool:
     """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a comma and a bare
     "not" (``Statement.set_right``) and names something else in its place ("It's the 19:10, not the 18:40"
     after "I take the 18:40 home"). Whatever the attribute, a correction ends what it contrasts."""
-    if not new.asserts or not new.set_right & bare(old):
+    wrong = {_amount(w) for w in new.set_right} & {_amount(w) for w in bare(old)}
+    if not new.asserts or not wrong:
         return False
     return bool((content(new) | values(new)) - new.set_right - bare(old) - {"not"})
+
+
+def _amount(word: str) -> str:
+    """A number as its digits, without the unit or ordinal written onto it ("10mg", "12th" -> "10", "12"):
+    "not 10" sets right "10mg"; any other word as it is."""
+    number = _NUMBER.match(word)
+    return number.group(0) if number else word
 
 
 def denies(old: Statement, new: Statement) -> bool:

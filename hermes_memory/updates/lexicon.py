@@ -81,8 +81,14 @@ FOCUS = frozenset("just only merely simply even quite really so too very that".s
 # A value set right after a comma: "..., not the YMCA", "Bangalore, not Bloodhound" ("not just" adds);
 # ``SET_RIGHT`` holds the words set right, to the next pause.
 BARE_NOT = rf",\s*not\s+(?!(?:{'|'.join(FOCUS)})\b)"
-CONTRAST = re.compile(rf"{BARE_NOT}\w", re.IGNORECASE)
 SET_RIGHT = re.compile(rf"{BARE_NOT}([^,;:.!?()]+)", re.IGNORECASE)
+# Modal verbs (a closed class of the grammar): a "not" after one negates the verb it governs.
+_MODALS = frozenset("can could will would shall should may might must".split())
+# Verbs worn as clitics ("she's", "I'm", "we've"): a "not" after one negates it.
+_CLITICS = ("'s", "'m", "'re", "'ve", "'d", "'ll")
+# Chat leaves the comma out ("its 10mg not 5", "her name's Rachel not Rebecca"): a "not" after a word that
+# is no verb, before a value (a number or a name, a determiner between), sets that value right as well.
+_UNPAUSED_NOT = re.compile(r"([\w'%]+)\s+not\s+((?:(?:the|a|an)\s+)?(?:\d|[A-Z])[^,;:.!?()]*)")
 AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
 REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
 ADVERBS = frozenset(
@@ -123,6 +129,19 @@ def drops_subject(word: str) -> bool:
     past form ("packed up ...", "swapped the iphone ...") or a negated auxiliary ("didn't renew ...",
     "haven't touched a drop ..."; "don't ..." opens an imperative as often)."""
     return word.endswith("ed") or word in PAST_FORMS or (word.endswith("n't") and word != "don't")
+
+
+def set_right_in(text: str) -> str | None:
+    """What a correction sets right ("..., not the YMCA", "Rachel not Rebecca"), to the next pause; None
+    without one. A "not" with no comma that follows a verb negates it ("I'm not Dr. Ruiz's patient")."""
+    match = SET_RIGHT.search(text)
+    if match is not None:
+        return match.group(1)
+    for unpaused in _UNPAUSED_NOT.finditer(text):
+        before = unpaused.group(1).lower()
+        if not (verb_form(before) or before in _MODALS or before.endswith(_CLITICS)):
+            return unpaused.group(2)
+    return None
 
 
 def gerund(word: str) -> bool:
@@ -208,7 +227,6 @@ __all__ = [
     "BARE_NOT",
     "BYGONE",
     "CALENDAR",
-    "CONTRAST",
     "DETERMINERS",
     "DISCOURSE",
     "FIRST_PLURAL",

@@ -36,7 +36,6 @@ from hermes_memory.updates.lexicon import (
     APOS,
     CALENDAR,
     CLITIC_HOSTS,
-    CONTRAST,
     DETERMINERS,
     DISCOURSE,
     FIRST_PLURAL,
@@ -53,7 +52,6 @@ from hermes_memory.updates.lexicon import (
     PRONOUN_SUBJECTS,
     REGULAR_PAST,
     SECOND,
-    SET_RIGHT,
     STANDALONE_KIN,
     TENSE_WORD,
     THIRD,
@@ -69,6 +67,7 @@ from hermes_memory.updates.lexicon import (
     possessive,
     present_s,
     relative_start,
+    set_right_in,
     verb_form,
 )
 from hermes_memory.updates.person import USER, as_the_user, first_person
@@ -130,8 +129,8 @@ class Statement:
     with Beth now", "The book club fizzled out"): such a clause speaks about whichever holder has a
     statement with that word (topic continuity), and about no one else.
     ``addressed``: the lower-cased names the clause speaks to ("Hey John, ..."): no value of it.
-    ``set_right``: the words a correction sets right after a comma and a bare "not" ("It's Ghent, not
-    Gent" -> {"gent"}): a value the clause says is wrong.
+    ``set_right``: the words a correction sets right after a bare "not" ("It's Ghent, not Gent" ->
+    {"gent"}, "Rolo's 5 not 3" -> {"3"}: ``lexicon.set_right_in``): a value the clause says is wrong.
     """
 
     text: str
@@ -312,7 +311,7 @@ def _topic(
         return frozenset()
     tokens = [(m.group(0), m.start()) for m in WORD.finditer(text)]
     low = [t.lower() for t, _ in tokens]
-    if CONTRAST.search(text):
+    if set_right_in(text) is not None:
         # "Bangalore, not Bloodhound", "it's a Redmi Note 13, not the 12": a correction, whatever its
         # subject, speaks of the value it sets right.
         contrasted = _contrasted(low)
@@ -351,11 +350,11 @@ def _contrasted(low: list[str]) -> frozenset[str]:
 
 
 def _set_right(text: str) -> frozenset[str]:
-    """The words after a comma and a bare "not", to the next pause (see ``Statement.set_right``)."""
-    match = SET_RIGHT.search(text)
-    if match is None:
+    """The words a correction sets right, to the next pause (see ``Statement.set_right``)."""
+    said = set_right_in(text)
+    if said is None:
         return frozenset()
-    words = (w.lower().removesuffix("'s") for w in WORD.findall(match.group(1)))
+    words = (w.lower().removesuffix("'s") for w in WORD.findall(said))
     return frozenset(w for w in words if w not in OBJECT_START and w not in TOPICLESS and w not in THIRD)
 
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.endings import corrects
 from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.readings import brief, values
 from hermes_memory.updates.statement import USER, Statement, clauses, read
@@ -121,6 +122,27 @@ def test_a_clause_in_lower_case_opened_by_its_verb_is_the_speakers(text: str, ho
     assert read(text, holders=frozenset()).holder == holder
 
 
+@pytest.mark.parametrize(
+    ("text", "wrong"),
+    [
+        ("sorry, it's Porto, not Lisbon", {"lisbon"}),
+        ("oops the kids take the 42 bus not the 24", {"24"}),  # chat leaves the comma out
+        ("my bad, his surname is Okoro not Okafor", {"okafor"}),
+        ("I'm not Dr. Osei's patient anymore", set()),  # a "not" after a verb negates it
+        ("we could not Believe it", set()),
+    ],
+)
+def test_a_correction_sets_right_the_value_after_a_bare_not(text: str, wrong: set[str]) -> None:
+    assert read(text, holders=frozenset()).set_right == wrong
+
+
+def test_a_correction_sets_right_a_number_whatever_unit_is_written_on_it() -> None:
+    """"not 20" sets right "20mg", and no other number."""
+    said = read("I take 20mg of sertraline.")
+    assert corrects(said, read("checked the packet, its 50mg sertraline not 20"))
+    assert not corrects(said, read("checked the packet, its 50mg sertraline not 25"))
+
+
 def test_unknown_holders_never_match() -> None:
     assert not same_holder(None, None)
     assert not same_holder(USER, None)
@@ -214,6 +236,10 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("Switched to decaf, caffeine was never my friend", None),
         ("dropped the gym, running just wasn't doing it for me", None),
         ("I never switched to decaf, caffeine is fine", "negated"),
+        # and so does a negated auxiliary with its subject dropped
+        ("gave the allotment up, couldn't keep on top of it", None),
+        ("Sold the drum kit, haven't missed it once", None),
+        ("I didn't sell the drum kit, wasn't worth the hassle", "negated"),
         # "may" after a preposition is the month, not the modal verb
         ("grandad's been off the booze since may", None),
         ("we got the allotment in may", None),
