@@ -69,9 +69,10 @@ _NEW_SUBJECT = re.compile(
     r"(?:,|\band\b|\bbut\b)\s+(?:(?i:i|we|he|she|they|you|it)\b"
     r"|(?i:the|my|our|his|her|their)\s+[a-z][\w'-]*|[A-Z][a-z]+\b"
     # a bare noun with a finite form of "be" or "have" after it, an adverb between ("piano just wasn't")
-    r"|[a-z][\w'-]*(?=\s+(?:[a-z]+ly\s+|just\s+|never\s+)?(?:is|was|are|were|has|had)(?:n't)?\b)"
-    # a negated auxiliary, the subject dropped ("..., wasn't using it anyway"): its negation is its own
-    r"|[a-z]+n't\b)(?=\s+\w)"
+    r"|[a-z][\w'-]*(?=\s+(?:[a-z]+ly\s+|just\s+|never\s+)?(?:is|was|are|were|has|had)(?:n't)?\b))(?=\s+\w)"
+    # after a comma, a negated auxiliary with its subject dropped ("..., wasn't using it anyway"): a remark
+    # whose negation is its own (not after "but": "tried Arc but didn't switch" negates the change itself)
+    r"|,\s+[a-z]+n't\b(?=\s+\w)"
 )
 # A remark of its own after a comma that ends the clause: a modal verb or the prospective with no subject
 # before it, and the verb it governs ("..., not gonna lie", "..., might go back to it one day"). Its mood is

@@ -51,6 +51,13 @@ _PHRASE_END = re.compile(
 # a pause or a conjunction (a place, a company or a purpose makes it an episode: "left the Volvo at the
 # garage", "quit Obsidian to install the update"; a time is read apart: ``opens_with_time``).
 _GIVEN_UP_END = re.compile(_PAUSE_OR_CONJUNCTION, re.I)
+# "for" and a span of time, a unit of time within its next four words (a closed class: "for a minute",
+# "for a few weeks", "for the weekend", "for a bit").
+_SPAN = re.compile(
+    r"for\s+(?:[\w'-]+\s+){0,3}?(?:second|minute|hour|day|night|week|weekend|fortnight|month|year|while"
+    r"|bit|moment|term|season|semester)s?\b",
+    re.IGNORECASE,
+)
 # The aspectual verbs of beginning, in the past (a closed class of the grammar: "started the shop",
 # "set up a stall").
 _BEGINNING = re.compile(r"\b(?:started|began|begun|launched|founded|set up|kicked off)\b")
@@ -198,27 +205,40 @@ def completes(old: Statement, new: Statement) -> bool:
 def abandons(old: Statement, new: Statement) -> bool:
     """Whether ``new`` tells, in the past, that its holder gave up what ``old`` says they do or belong to:
     a verb of abandoning right after the holder, whose object names a content word of ``old`` (a shared
-    stem) and ends the clause, at a pause, a conjunction or a time ("I left the trio last month" or "Gave
-    up climbing after the finger injury" after "I play bass in a jazz trio", "I go bouldering at a
-    climbing gym"). Whatever the attribute, what one gave up one no longer does. Not an episode with
-    the thing: a place, a company or a purpose after it ("Left the Volvo at the garage", "Quit Obsidian
-    to install the update"); nor the end of a habit of the past or of an event."""
+    stem) and ends the clause, at a pause, a conjunction, a time or "for" and no span of time ("I left the
+    trio last month", "Quit the choir for good" or "Gave up climbing after the finger injury" after "I
+    play bass in a jazz trio", "I go bouldering at a climbing gym"). Whatever the attribute, what one
+    gave up one no longer does. Not an episode with the thing: a place, a company or a purpose after it
+    ("Left the Volvo at the garage", "Quit Obsidian to install the update"); nor the end of a habit of
+    the past or of an event."""
     after = _after_given_up(old, new)
     if after is None:
         return False
-    return not after.strip() or _GIVEN_UP_END.match(after) is not None or opens_with_time(after)
+    ended = _GIVEN_UP_END.match(after) is not None or opens_with_time(after) or _for_good(after)
+    return not after.strip() or ended
 
 
 def sets_aside(old: Statement, new: Statement) -> bool:
     """Whether ``new`` tells, in the past, that its holder left what ``old`` says they do or have somewhere,
     with someone or for a while: a verb of abandoning whose object names a content word of ``old``, then
     a preposition of place, company or span that opens no time ("I left my cello at Tom's place", "Quit
-    Notion for a minute to restart the laptop"). An episode with the thing, which still holds."""
+    Notion for a minute to restart the laptop"; "for" only with a unit of time). An episode with the
+    thing, which still holds."""
     after = _after_given_up(old, new)
     if after is None or not after.strip():
         return False
+    if _for_good(after):
+        return False  # "for good", "for now", "for Obsidian": no span it was left for, but an end
     first = after.split(maxsplit=1)[0].lower()
     return first in PLACING and first != "to" and not opens_with_time(after)  # "to": a purpose, or a goal
+
+
+def _for_good(after: str) -> bool:
+    """Whether what follows the object of a verb of abandoning is "for" and no span of time: it was given
+    up for good, for now or for something else ("Quit the choir for good", "Left Acme for a startup"),
+    not set aside for a while ("Quit Notion for a minute")."""
+    said = after.strip()
+    return said[:4].lower() == "for " and _SPAN.match(said) is None
 
 
 def _after_given_up(old: Statement, new: Statement) -> str | None:

@@ -131,6 +131,23 @@ def drops_subject(word: str) -> bool:
     return word.endswith("ed") or word in PAST_FORMS or (word.endswith("n't") and word != "don't")
 
 
+# A negated auxiliary, or "I'm" and "I've", typed without the apostrophe ("couldnt", "cant", "im"): chat's
+# spelling of a closed class of the grammar.
+_UNMARKED = re.compile(
+    r"\b(?:(?P<aux>do|does|did|is|are|was|were|have|has|had|could|would|should|must|need|ca|wo|ai)nt"
+    r"|(?P<i>i)(?P<verb>m|ve))\b",
+    re.IGNORECASE,
+)
+
+
+def with_apostrophes(text: str) -> str:
+    """``text`` with the apostrophe chat leaves out of a negated auxiliary or of "I'm" and "I've" put back
+    ("couldnt keep up" -> "couldn't keep up", "im on 100mg" -> "i'm on 100mg")."""
+    return _UNMARKED.sub(
+        lambda m: f"{m.group('aux')}n't" if m.group("aux") else f"{m.group('i')}'{m.group('verb')}", text
+    )
+
+
 def set_right_in(text: str) -> str | None:
     """What a correction sets right ("..., not the YMCA", "Rachel not Rebecca"), to the next pause; None
     without one. A "not" with no comma that follows a verb negates it ("I'm not Dr. Ruiz's patient")."""
@@ -264,4 +281,5 @@ __all__ = [
     "present_s",
     "relative_start",
     "verb_form",
+    "with_apostrophes",
 ]

@@ -69,6 +69,7 @@ from hermes_memory.updates.lexicon import (
     relative_start,
     set_right_in,
     verb_form,
+    with_apostrophes,
 )
 from hermes_memory.updates.person import USER, as_the_user, first_person
 
@@ -92,7 +93,7 @@ _INSERTION = re.compile(
 )
 _TITLED = re.compile(TITLE)
 _SPLIT = re.compile(
-    r";|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
+    r";|(?<=[A-Za-z]):\s+|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
     # "but" and "so" join clauses, never the last item of a list ("..., so the landlord's ... now")
     r"|,\s*(?:but|so)\s+(?=(?i:the|everything|everything's)\b)"
     r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<=[.!?])\s+"
@@ -161,7 +162,8 @@ class Statement:
 
 
 def clauses(text: str) -> list[str]:
-    """The clauses of a statement: split at sentence ends, semicolons, dashes and "but/and/so I"."""
+    """The clauses of a statement: split at sentence ends, semicolons, colons after a word, dashes and
+    "but/and/so I"."""
     return [p for p in parts(text) if len(p.split()) >= 2]
 
 
@@ -190,7 +192,8 @@ def read(
     unknown capitalised word that is no verb form ("Art is such a joy") is about nobody in particular.
     ``subjects``: the lower-cased names the memory holds statements about, a holder when chat writes
     one in lower case ("femi moved up a group" after "Femi swims at the Ikoyi club")."""
-    clean = text.translate(APOS).strip()
+    said = text.translate(APOS).strip()
+    clean = with_apostrophes(said)  # "couldnt" is "couldn't"; the statement's text stays as said
     normal = first_person(clean, speaker)
     words = tuple(w.lower() for w in WORD.findall(normal))
     holder = _holder(normal, speaker, holders, things, subjects)
@@ -214,7 +217,7 @@ def read(
         # still speaks of whoever has a statement with it ("The christening is on the 16th now")
         holder = USER
     return Statement(
-        text=clean,
+        text=said,
         holder=holder,
         asserts=why_not is None,
         why_not=why_not,

@@ -93,6 +93,8 @@ def test_an_activity_in_progress_given_up_is_over() -> None:
         "Quit the choir, too much travel",
         "I finally gave up the choir after ten years",
         "Dropped out of the gospel choir",
+        "quit the choir for good, the new director is awful",  # "for" and no span of time
+        "I left the choir for a jazz group",  # for something else
     ],
 )
 def test_giving_up_what_one_does_or_belongs_to_ends_it(text: str) -> None:
@@ -126,6 +128,8 @@ def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> Non
     assert sets_aside(cello, read("Left my cello with my teacher over the holidays"))
     figma = read("I design everything in Figma")
     assert sets_aside(figma, read("Quit Figma for a bit, my laptop was overheating"))
+    assert sets_aside(figma, read("Quit Figma for a couple of days while the update installed"))
+    assert not sets_aside(figma, read("Quit Figma for good, the subscription went up again"))
     assert not sets_aside(cello, read("I left the orchestra in March"))
     assert not sets_aside(cello, read("I left the orchestra to focus on my exams"))
 

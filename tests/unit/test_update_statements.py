@@ -13,6 +13,7 @@ import pytest
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.endings import corrects
 from hermes_memory.updates.holders import same_holder
+from hermes_memory.updates.lexicon import with_apostrophes
 from hermes_memory.updates.readings import brief, values
 from hermes_memory.updates.statement import USER, Statement, clauses, read
 
@@ -157,6 +158,22 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
         "Also got a bike",
     ]
     assert clauses("ok") == []
+    # a colon after a word opens a clause of its own; one inside a time does not
+    said = clauses("Quick correction: the train is the 7:45 now")
+    assert said == ["Quick correction", "the train is the 7:45 now"]
+
+
+def test_a_negated_auxiliary_typed_without_its_apostrophe_reads_as_one() -> None:
+    """Chat types "couldnt", "didnt", "cant", "im": the grammar reads them as written with it; the
+    statement's text stays as said."""
+    assert with_apostrophes("just couldnt keep up, im done, cant be bothered") == (
+        "just couldn't keep up, i'm done, can't be bothered"
+    )
+    said = read("didnt leave the band in the end")
+    assert said.why_not == "negated" and said.text == "didnt leave the band in the end"
+    assert read("ditched the pottery course, couldnt keep up with it").asserts
+    untouched = "we want Candice at the important meeting"
+    assert with_apostrophes(untouched) == untouched
 
 
 @pytest.mark.parametrize(
