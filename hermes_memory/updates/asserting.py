@@ -4,6 +4,7 @@ reporting verbs, tense), each a closed class of the language, not from phrasings
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hermes_memory.extract.speech import is_question
@@ -99,10 +100,10 @@ def _said_after(low: str, at: int) -> bool:
     report is a remark on it. "Our landlord, the one upstairs, says ..." has no verb before its comma:
     the report is the clause."""
     comma = low.find(",", 0, at)
-    return comma > 0 and _has_verb(low[:comma])
+    return comma > 0 and has_verb(low[:comma])
 
 
-def _has_verb(head: str) -> bool:
+def has_verb(head: str) -> bool:
     """Whether lower-cased words hold a finite verb of their own: ``_VERB_BEFORE``, or a verb in the past
     ("rui finally stopped the consulting in october")."""
     if _VERB_BEFORE.search(head):
@@ -114,14 +115,29 @@ def _first_clause(text: str) -> str:
     """The clause a text opens with, lower-cased: up to a new subject after a comma, "and" or "but"
     when the words before it hold a verb of their own ("Cancelled Disney+ on Sunday, we never watched it
     anyway"); the whole text otherwise ("Sadly, I didn't leave", "After we talked, I didn't quit")."""
+    return subject_parts(text)[0][1]
+
+
+def subject_parts(text: str) -> list[tuple[str, str]]:
+    """A text cut where a new subject opens a clause of its own (``_first_clause``), lower-cased: each
+    part with the first word after its comma or conjunction ("" for the first part): "Sold the car, it
+    never ran right" -> [("", "sold the car"), ("it", ", it never ran right")]."""
+    cuts: list[int] = []
     for match in _NEW_SUBJECT.finditer(text):
-        head = text[: match.start()].lower()
-        words = re.findall(r"[a-z']+", head)
+        words = re.findall(r"[a-z']+", text[: match.start()].lower())
         if not words or words[0] in _SUBORDINATE:
             break
-        if _has_verb(head):
-            return head
-    return text.lower()
+        if has_verb(text[cuts[-1] if cuts else 0 : match.start()].lower()):
+            cuts.append(match.start())
+    parts = [text[a:b].lower() for a, b in itertools.pairwise([0, *cuts, len(text)])]
+    return [("" if i == 0 else _opening_word(part), part) for i, part in enumerate(parts)]
+
+
+def _opening_word(part: str) -> str:
+    words = re.findall(r"[a-z']+", part)
+    if words and words[0] in ("and", "but"):
+        words = words[1:]
+    return words[0] if words else ""
 
 
 def _without_aside(low: str) -> str:
@@ -186,4 +202,4 @@ def why_not(text: str, plain: str) -> str | None:
     return None
 
 
-__all__ = ["SUBJECT_PRONOUNS", "next_time", "why_not"]
+__all__ = ["SUBJECT_PRONOUNS", "has_verb", "next_time", "subject_parts", "why_not"]

@@ -161,6 +161,28 @@ def set_right_in(text: str) -> str | None:
     return None
 
 
+def contrasted(low: Sequence[str]) -> frozenset[str]:
+    """The words a clause sets right after a bare "not" ("..., not the YMCA" -> {"ymca"}): a correction
+    names the earlier value. "Not just"/"not only" adds to a value rather than setting it right."""
+    if "not" not in low:
+        return frozenset()
+    after = low[low.index("not") + 1 :]
+    if not after or after[0] in FOCUS:
+        return frozenset()
+    return frozenset(w.removesuffix("'s") for w in after if (len(w) > 2 or w.isdigit())
+                     and w not in TOPICLESS and w not in OBJECT_START and w not in THIRD)  # fmt: skip
+
+
+def set_right_words(text: str) -> frozenset[str]:
+    """The words a correction sets right, to the next pause (``set_right_in``, word by word; see
+    ``Statement.set_right``)."""
+    said = set_right_in(text)
+    if said is None:
+        return frozenset()
+    words = (w.lower().removesuffix("'s") for w in WORD.findall(said))
+    return frozenset(w for w in words if w not in OBJECT_START and w not in TOPICLESS and w not in THIRD)
+
+
 def gerund(word: str) -> bool:
     """Whether a lower-case word may be a gerund or present participle: "-ing" after a stem with a vowel
     ("walking", "seeing"); not a noun whose "-ing" is no ending ("thing", "spring", "king")."""
@@ -275,6 +297,7 @@ __all__ = [
     "a_name",
     "calendar_word",
     "closed_word",
+    "contrasted",
     "drops_subject",
     "gerund",
     "names_in",

@@ -28,7 +28,7 @@ from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import SAME_PAST, clause_tense, strongly_past
 from hermes_memory.updates.address import addressees, formula, vocative
-from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, next_time
+from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, has_verb, next_time
 from hermes_memory.updates.asserting import why_not as _reason_not
 from hermes_memory.updates.lexicon import (
     ADVERBS,
@@ -40,7 +40,6 @@ from hermes_memory.updates.lexicon import (
     DISCOURSE,
     FIRST_PLURAL,
     FIRST_SINGULAR,
-    FOCUS,
     INTERJECTIONS,
     MIXED_CASE,
     NAME,
@@ -62,12 +61,14 @@ from hermes_memory.updates.lexicon import (
     WORD,
     a_name,
     closed_word,
+    contrasted,
     drops_subject,
     gerund,
     possessive,
     present_s,
     relative_start,
     set_right_in,
+    set_right_words,
     verb_form,
     with_apostrophes,
 )
@@ -92,8 +93,9 @@ _INSERTION = re.compile(
     r"(?:(?P<role>(?:my|our|the)\s+[^,]{2,40})|(?:who|which|whose)\s+[^,]{2,60}),\s+(?=\S)"
 )
 _TITLED = re.compile(TITLE)
+_COLON = re.compile(r"(?<=[A-Za-z]):\s+")
 _SPLIT = re.compile(
-    r";|(?<=[A-Za-z]):\s+|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
+    r";|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
     # "but" and "so" join clauses, never the last item of a list ("..., so the landlord's ... now")
     r"|,\s*(?:but|so)\s+(?=(?i:the|everything|everything's)\b)"
     r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<=[.!?])\s+"
@@ -162,7 +164,7 @@ class Statement:
 
 
 def clauses(text: str) -> list[str]:
-    """The clauses of a statement: split at sentence ends, semicolons, colons after a word, dashes and
+    """The clauses of a statement: split at sentence ends, semicolons, colons after a clause, dashes and
     "but/and/so I"."""
     return [p for p in parts(text) if len(p.split()) >= 2]
 
@@ -170,7 +172,16 @@ def clauses(text: str) -> list[str]:
 def parts(text: str) -> list[str]:
     """What ``clauses`` splits a statement into, one-word parts too ("Coffee?", "Quit")."""
     text = text.translate(APOS).strip()
-    return [p for p in (p.strip(" ,.;:!") for p in _SPLIT.split(text)) if p]
+    return [p for p in (p.strip(" ,.;:!") for part in _SPLIT.split(text) for p in _at_colon(part)) if p]
+
+
+def _at_colon(part: str) -> list[str]:
+    """A part cut at a colon after words with a verb of their own ("I should correct myself: it's Hokkien
+    we speak"); after a label the colon opens what the label names ("physio: first session is the 12th")."""
+    colon = _COLON.search(part)
+    if colon is None or not has_verb(part[: colon.start()].lower()):
+        return [part]
+    return [part[: colon.start()], *_at_colon(part[colon.end() :])]
 
 
 def read(
@@ -229,7 +240,7 @@ def read(
         mentions=mentions,
         topic=topic,
         addressed=spoken_to,
-        set_right=_set_right(third),
+        set_right=set_right_words(third),
         arranged=arranged,
     )
 
@@ -317,9 +328,9 @@ def _topic(
     if set_right_in(text) is not None:
         # "Bangalore, not Bloodhound", "it's a Redmi Note 13, not the 12": a correction, whatever its
         # subject, speaks of the value it sets right.
-        contrasted = _contrasted(low)
-        if contrasted:
-            return contrasted
+        wrong = contrasted(low)
+        if wrong:
+            return wrong
     if any(t in FIRST_SINGULAR or t in FIRST_PLURAL or t in SECOND or t in THIRD for t in low):
         return frozenset()
     first = _subject_start(tokens)
@@ -328,7 +339,7 @@ def _topic(
     if any(w in PRONOUN_SUBJECTS for w in low[: first + 1]):
         # "It's a real gift": the subject is a pronoun, what follows is said of it; but "It's the JCC,
         # not the YMCA" names what "it" is by the value it sets right: that value is the topic.
-        return _contrasted(low)
+        return contrasted(low)
     if first >= len(tokens) or low[first] in TOPICLESS or low[first] in VERB_TENSE:
         return frozenset()
     # A two-word subject ("book club", "team chat", "head chef") when a verb or the end follows it.
@@ -338,27 +349,6 @@ def _topic(
     )
     words = low[first : first + (2 if second else 1)]
     return frozenset(w.removesuffix("'s") for w in words if len(w) > 2) - spoken_to
-
-
-def _contrasted(low: list[str]) -> frozenset[str]:
-    """The words a clause sets right after a bare "not" ("..., not the YMCA" -> {"ymca"}): a correction
-    names the earlier value. "Not just"/"not only" adds to a value rather than setting it right."""
-    if "not" not in low:
-        return frozenset()
-    after = low[low.index("not") + 1 :]
-    if not after or after[0] in FOCUS:
-        return frozenset()
-    return frozenset(w.removesuffix("'s") for w in after if (len(w) > 2 or w.isdigit())
-                     and w not in TOPICLESS and w not in OBJECT_START and w not in THIRD)  # fmt: skip
-
-
-def _set_right(text: str) -> frozenset[str]:
-    """The words a correction sets right, to the next pause (see ``Statement.set_right``)."""
-    said = set_right_in(text)
-    if said is None:
-        return frozenset()
-    words = (w.lower().removesuffix("'s") for w in WORD.findall(said))
-    return frozenset(w for w in words if w not in OBJECT_START and w not in TOPICLESS and w not in THIRD)
 
 
 def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:

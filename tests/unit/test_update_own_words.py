@@ -13,7 +13,9 @@ import pytest
 from hermes_memory.extract.kin import ONE_AT_A_TIME
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.endings import abandons, completes, retains, sets_aside
-from hermes_memory.updates.model import Cues, evidence
+from hermes_memory.updates.events import setting_only
+from hermes_memory.updates.model import Cues, evidence, packaged
+from hermes_memory.updates.readings import negates_itself
 from hermes_memory.updates.shape import another_by_role, fills_slot
 from hermes_memory.updates.statement import read
 
@@ -175,3 +177,26 @@ def test_a_role_of_one_person_at_a_time_said_by_its_verb_takes_another() -> None
     assert not another_by_role(old, read("I report to Henrike Maas and Osman Tekin"))
     assert not another_by_role(old, read("I reported to Osman Tekin for a year"))  # told in the past
     assert not another_by_role(read("I'm friends with Juno"), read("I'm friends with Pia"))
+
+
+def test_a_negation_in_a_part_about_someone_else_is_not_the_holders() -> None:
+    """A negation only in a part of the clause that a pronoun for someone else opens ("they wouldn't
+    hold the table") is theirs: the holder's event stays an episode. One in a part about the holder,
+    or about no one in particular, may be the holder's."""
+    said = read("paid the £20 deposit for Baan Thai, they wouldn't hold the table without one")
+    assert said.negated and not negates_itself(said)
+    # and "they" goes on about the restaurant, not about the user whose booking it is
+    assert setting_only(read("Table at Baan Thai for my birthday on the 28th, 8pm"), said)
+    assert negates_itself(read("Booked the Thai place, we never go anywhere else"))
+    assert negates_itself(read("Cancelled the Thai place, wasn't in the mood"))
+    assert not negates_itself(read("Booked the Thai place for Friday"))
+
+
+def test_a_past_event_with_an_additive_particle_ends_only_what_it_names() -> None:
+    """ "also got tickets for the cup game" adds one more event beside the league game; "also sold the
+    Golf" acts on the car it names and may end it."""
+    cues = packaged().cues
+    league = read("United game on Saturday, 3pm kick off, me and my brother")
+    assert not evidence(league, read("also got tickets for the cup game the week after"), (), cues, 0.5)
+    golf = read("I drive a VW Golf")
+    assert evidence(golf, read("also sold the Golf last week"), (), cues, 0.5)
