@@ -47,6 +47,9 @@ _NOT_GONE_ON = re.compile(
 )
 # A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved" (but after a
 # comma "not" sets a value right: "it's bouldering, not climbing").
+# The approximative adverbs (a closed class of the grammar): before a past form, the event came close and
+# did not happen ("almost moved to JetBrains", "I nearly cancelled Barry's"); not "almost always".
+_APPROXIMATIVE = frozenset({"almost", "nearly"})
 _NEGATED_CHANGE = re.compile(
     r"(?:(?<!,\s)\bnot|n't|\bnever)\s+(?:\w+ing|been\s+\w+ed|\w+ed\s+(?:to|from|off|out))\b"
     r"|\b(?:wasn't|weren't)\s+\w+ed\b"
@@ -116,6 +119,14 @@ def _first_clause(text: str) -> str:
     when the words before it hold a verb of their own ("Cancelled Disney+ on Sunday, we never watched it
     anyway"); the whole text otherwise ("Sadly, I didn't leave", "After we talked, I didn't quit")."""
     return subject_parts(text)[0][1]
+
+
+def _near_miss(head: str) -> bool:
+    """Whether a clause's first past form has an approximative adverb before it: the event it tells did
+    not happen ("almost moved to jetbrains"; not "moved to Leeds, nearly killed me")."""
+    words = re.findall(r"[a-z']+", head)
+    first = next((i for i, w in enumerate(words) if w in PAST_FORMS or REGULAR_PAST.fullmatch(w)), None)
+    return first is not None and first > 0 and words[first - 1] in _APPROXIMATIVE
 
 
 def subject_parts(text: str) -> list[tuple[str, str]]:
@@ -198,6 +209,8 @@ def why_not(text: str, plain: str) -> str | None:
     if event and not _DURATION.search(head, event.end()) and not ended and not _NOT_GONE_ON.search(head):
         return "negated"
     if _NEGATED_CHANGE.search(head) and not ended:
+        return "negated"
+    if _near_miss(head):
         return "negated"
     return None
 

@@ -35,10 +35,13 @@ _ABANDONING = re.compile(
 # The verbs of keeping what one had (a closed class of the grammar), before what is kept: "kept Freedom as
 # my carrier", "we're sticking with Jira", "stayed with the Sparkasse".
 _KEEPING = re.compile(
-    r"\b(?:kept|keeps?|keeping|retain(?:s|ed|ing)?|remain(?:s|ed|ing)?\s+with"
-    r"|(?:stuck|stick(?:s|ing)?|stay(?:s|ed|ing)?)\s+with|(?:held|hold(?:s|ing)?)\s+on\s+to)\s+",
+    r"\b(?:kept|keeps?|keeping|retain(?:s|ed|ing)?|remain(?:s|ed|ing)?\s+(?:with|at|on)"
+    r"|(?:stuck|stick(?:s|ing)?|stay(?:s|ed|ing)?)\s+(?:with|at|on)|(?:held|hold(?:s|ing)?)\s+on\s+to)\s+",
     re.I,
 )
+# The same verbs in the present with what is kept as their subject ("Prime stays", "Netflix remains for the
+# kids"; "Proton stayed free for a year" tells of a time over).
+_GOES_ON = re.compile(r"\s+(?:stays|remains|is\s+staying)\b", re.I)
 # A pause or a conjunction (closed classes).
 _PAUSE_OR_CONJUNCTION = r"[,;:.!?]|\s(?:and|but|so|because|since|as|after|when|though|while)\b"
 # Where the noun phrase after a verb ends: a pause, a conjunction or a preposition.
@@ -114,15 +117,23 @@ def affirms(old: Statement, clause: Statement) -> bool:
 def retains(old: Statement, clause: Statement) -> bool:
     """Whether ``clause`` says, unnegated, that its holder kept what ``old`` gives them: a verb of keeping
     whose object names a value of ``old`` ("I got a new phone but kept Freedom as my carrier" after "My
-    phone carrier is Freedom Mobile"; "we're sticking with Jira"). Whatever else the message changes,
-    what was kept still holds."""
+    phone carrier is Freedom Mobile"; "we're sticking with Jira", "she's staying at First Bank"), one
+    whose subject is that value ("Prime stays"), or "still" in the present with it ("docs still live in
+    Notion"). Whatever else the message changes, what was kept still holds."""
     if not clause.asserts or clause.negated or not same_holder(old.holder, clause.holder):
         return False
+    mine = values(old)
+    if clause.tense != "past" and "still" in clause.words and mine & named(clause):
+        return True  # "docs still live in Notion": the continuative aspect, of the old value
     for verb in _KEEPING.finditer(clause.normal):
         kept, _ = _object(clause.normal[verb.end() :])
-        if values(old) & {w.lower().removesuffix("'s") for w in kept.split()}:
+        if mine & {w.lower().removesuffix("'s") for w in kept.split()}:
             return True
-    return False
+    words = clause.normal.split()
+    return any(
+        w.lower().removesuffix("'s").strip(",.") in mine and _GOES_ON.match(" " + " ".join(words[i + 1 :]))
+        for i, w in enumerate(words)
+    )
 
 
 def _object(rest: str) -> tuple[str, str]:

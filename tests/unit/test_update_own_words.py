@@ -142,11 +142,14 @@ def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> Non
         "Got a new laptop, but I kept Proton as my mail provider",
         "We're sticking with Proton for email",
         "Stayed with Proton when the price went up",
+        "looked at Fastmail but staying on proton for now",  # "on", "at" as well as "with"
+        "Tried Fastmail for a week, Proton stays though",  # what is kept as the subject
+        "I still pay for Proton, it's worth it",  # "still" in the present, naming it
     ],
 )
 def test_what_one_kept_still_holds(text: str) -> None:
-    """A verb of keeping whose object names the old value says it still holds, whatever else the
-    message changes."""
+    """A verb of keeping whose object (or subject) names the old value, or "still" with it, says it still
+    holds, whatever else the message changes."""
     assert retains(read("My email provider is Proton Mail"), read(text))
 
 
@@ -156,6 +159,8 @@ def test_what_one_kept_still_holds(text: str) -> None:
         ("My email provider is Proton Mail", "I didn't keep Proton after the trial"),  # negated
         ("My email provider is Proton Mail", "I kept the old laptop as a backup"),  # something else kept
         ("Sam's email provider is Proton Mail", "I kept Proton"),  # someone else's
+        ("My email provider is Proton Mail", "I still can't decide about Fastmail"),  # "still", not naming it
+        ("My email provider is Proton Mail", "Proton stayed free for a year, then I left"),  # told as over
     ],
 )
 def test_keeping_says_nothing_of_what_it_does_not_name(old: str, new: str) -> None:

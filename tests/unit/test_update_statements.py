@@ -258,6 +258,11 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("gave the allotment up, couldn't keep on top of it", None),
         ("Sold the drum kit, haven't missed it once", None),
         ("I didn't sell the drum kit, wasn't worth the hassle", "negated"),
+        # an approximative adverb before the first past form: the event came close, and did not happen
+        ("nearly ditched the allotment in the heatwave", "negated"),
+        ("Honestly, I almost sold the piano last year", "negated"),
+        ("Sold the piano, nearly broke my back moving it", None),  # not the clause's own verb
+        ("I almost always cycle to work", None),
         # "may" after a preposition is the month, not the modal verb
         ("grandad's been off the booze since may", None),
         ("we got the allotment in may", None),
