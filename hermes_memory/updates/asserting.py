@@ -45,11 +45,11 @@ _NOT_GONE_ON = re.compile(
     r"(?:renew(?:ed)?|continued?|extend(?:ed)?|re-?sign(?:ed)?|re-?enrol(?:led)?|re-?up(?:ped)?"
     r"|(?:stay(?:ed)?|carr(?:y|ied))\s+on|(?:go|went)\s+back|(?:keep|kept)\s+(?:it\s+)?up)\b"
 )
-# A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved" (but after a
-# comma "not" sets a value right: "it's bouldering, not climbing").
 # The approximative adverbs (a closed class of the grammar): before a past form, the event came close and
 # did not happen ("almost moved to JetBrains", "I nearly cancelled Barry's"); not "almost always".
 _APPROXIMATIVE = frozenset({"almost", "nearly"})
+# A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved" (but after a
+# comma "not" sets a value right: "it's bouldering, not climbing").
 _NEGATED_CHANGE = re.compile(
     r"(?:(?<!,\s)\bnot|n't|\bnever)\s+(?:\w+ing|been\s+\w+ed|\w+ed\s+(?:to|from|off|out))\b"
     r"|\b(?:wasn't|weren't)\s+\w+ed\b"
@@ -103,10 +103,10 @@ def _said_after(low: str, at: int) -> bool:
     report is a remark on it. "Our landlord, the one upstairs, says ..." has no verb before its comma:
     the report is the clause."""
     comma = low.find(",", 0, at)
-    return comma > 0 and has_verb(low[:comma])
+    return comma > 0 and _has_verb(low[:comma])
 
 
-def has_verb(head: str) -> bool:
+def _has_verb(head: str) -> bool:
     """Whether lower-cased words hold a finite verb of their own: ``_VERB_BEFORE``, or a verb in the past
     ("rui finally stopped the consulting in october")."""
     if _VERB_BEFORE.search(head):
@@ -138,13 +138,14 @@ def subject_parts(text: str) -> list[tuple[str, str]]:
         words = re.findall(r"[a-z']+", text[: match.start()].lower())
         if not words or words[0] in _SUBORDINATE:
             break
-        if has_verb(text[cuts[-1] if cuts else 0 : match.start()].lower()):
+        if _has_verb(text[cuts[-1] if cuts else 0 : match.start()].lower()):
             cuts.append(match.start())
     parts = [text[a:b].lower() for a, b in itertools.pairwise([0, *cuts, len(text)])]
     return [("" if i == 0 else _opening_word(part), part) for i, part in enumerate(parts)]
 
 
 def _opening_word(part: str) -> str:
+    """The first word of a part after its comma or conjunction ("and my brother ..." -> "my")."""
     words = re.findall(r"[a-z']+", part)
     if words and words[0] in ("and", "but"):
         words = words[1:]
@@ -215,4 +216,4 @@ def why_not(text: str, plain: str) -> str | None:
     return None
 
 
-__all__ = ["SUBJECT_PRONOUNS", "has_verb", "next_time", "subject_parts", "why_not"]
+__all__ = ["SUBJECT_PRONOUNS", "next_time", "subject_parts", "why_not"]

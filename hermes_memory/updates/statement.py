@@ -28,7 +28,7 @@ from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import SAME_PAST, clause_tense, strongly_past
 from hermes_memory.updates.address import addressees, formula, vocative
-from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, has_verb, next_time
+from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, next_time
 from hermes_memory.updates.asserting import why_not as _reason_not
 from hermes_memory.updates.lexicon import (
     ADVERBS,
@@ -93,7 +93,6 @@ _INSERTION = re.compile(
     r"(?:(?P<role>(?:my|our|the)\s+[^,]{2,40})|(?:who|which|whose)\s+[^,]{2,60}),\s+(?=\S)"
 )
 _TITLED = re.compile(TITLE)
-_COLON = re.compile(r"(?<=[A-Za-z]):\s+")
 _SPLIT = re.compile(
     r";|\s[-–—]\s|,\s*(?:but|and|so)\s+(?=(?i:i|i'm|i've|we|my|our|now|these)\b)"
     # "but" and "so" join clauses, never the last item of a list ("..., so the landlord's ... now")
@@ -164,24 +163,14 @@ class Statement:
 
 
 def clauses(text: str) -> list[str]:
-    """The clauses of a statement: split at sentence ends, semicolons, colons after a clause, dashes and
-    "but/and/so I"."""
+    """The clauses of a statement: split at sentence ends, semicolons, dashes and "but/and/so I"."""
     return [p for p in parts(text) if len(p.split()) >= 2]
 
 
 def parts(text: str) -> list[str]:
     """What ``clauses`` splits a statement into, one-word parts too ("Coffee?", "Quit")."""
     text = text.translate(APOS).strip()
-    return [p for p in (p.strip(" ,.;:!") for part in _SPLIT.split(text) for p in _at_colon(part)) if p]
-
-
-def _at_colon(part: str) -> list[str]:
-    """A part cut at a colon after words with a verb of their own ("I should correct myself: it's Hokkien
-    we speak"); after a label the colon opens what the label names ("physio: first session is the 12th")."""
-    colon = _COLON.search(part)
-    if colon is None or not has_verb(part[: colon.start()].lower()):
-        return [part]
-    return [part[: colon.start()], *_at_colon(part[colon.end() :])]
+    return [p for p in (p.strip(" ,.;:!") for p in _SPLIT.split(text)) if p]
 
 
 def read(
