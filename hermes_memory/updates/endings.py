@@ -168,9 +168,10 @@ _NUMBER = re.compile(r"\d+(?:[.:]\d+)?")
 
 
 def corrects(old: Statement, new: Statement) -> bool:
-    """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a comma and a bare
-    "not" (``Statement.set_right``) and names something else in its place ("It's the 19:10, not the 18:40"
-    after "I take the 18:40 home"). Whatever the attribute, a correction ends what it contrasts."""
+    """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a bare "not"
+    (``Statement.set_right``; a number whatever unit is written on it) and names something else in its
+    place ("It's the 19:10, not the 18:40" after "I take the 18:40 home", "its 5mg not 10" after "I take
+    10mg"). Whatever the attribute, a correction ends what it contrasts."""
     wrong = {_amount(w) for w in new.set_right} & {_amount(w) for w in bare(old)}
     if not new.asserts or not wrong:
         return False
