@@ -13,8 +13,9 @@ pairs, each written by a session that read none of the rules or the other sets; 
 the same in the corpus's own labels and kinds (many Englishes, many relatives and friends of the holder),
 written by yet another such session and read by no one before it was first scored;
 ``updates_dialects.json``, ``updates_sixth.json``, ``updates_seventh.json``, ``updates_eighth.json``,
-``updates_ninth.json`` and ``updates_tenth.json`` six more such sets (Scottish, Welsh, Kenyan, Philippine,
-Jamaican, Ghanaian, Malaysian, Zimbabwean, Pakistani English, ...).
+``updates_ninth.json``, ``updates_tenth.json``, ``updates_eleventh.json`` and ``updates_twelfth.json`` eight
+more such sets (Scottish, Welsh, Kenyan, Philippine, Jamaican, Ghanaian, Malaysian, Zimbabwean, Pakistani
+English, ...).
 
 ``score`` replays each profile as the write path meets it: every message's statements against the open
 statements of the messages before it (a closed one is closed for good), and counts the closures that
@@ -44,6 +45,8 @@ DEFAULT_SEVENTH = DEFAULT_UNSEEN.with_name("updates_seventh.json")
 DEFAULT_EIGHTH = DEFAULT_UNSEEN.with_name("updates_eighth.json")
 DEFAULT_NINTH = DEFAULT_UNSEEN.with_name("updates_ninth.json")
 DEFAULT_TENTH = DEFAULT_UNSEEN.with_name("updates_tenth.json")
+DEFAULT_ELEVENTH = DEFAULT_UNSEEN.with_name("updates_eleventh.json")
+DEFAULT_TWELFTH = DEFAULT_UNSEEN.with_name("updates_twelfth.json")
 _LABELS = ("update", "none", "addition", "unrelated")
 #: The sets of pairs in everyday wording the bench tells the fitted model, each held out.
 UNSEEN_SETS = (
@@ -57,6 +60,8 @@ UNSEEN_SETS = (
     DEFAULT_EIGHTH,
     DEFAULT_NINTH,
     DEFAULT_TENTH,
+    DEFAULT_ELEVENTH,
+    DEFAULT_TWELFTH,
 )
 
 
@@ -137,12 +142,14 @@ __all__ = [
     "DEFAULT_BLIND",
     "DEFAULT_DIALECTS",
     "DEFAULT_EIGHTH",
+    "DEFAULT_ELEVENTH",
     "DEFAULT_FRESH",
     "DEFAULT_NINTH",
     "DEFAULT_PROFILES",
     "DEFAULT_SEVENTH",
     "DEFAULT_SIXTH",
     "DEFAULT_TENTH",
+    "DEFAULT_TWELFTH",
     "DEFAULT_UNSEEN",
     "DEFAULT_VOICES",
     "UNSEEN_SETS",

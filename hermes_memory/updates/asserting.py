@@ -4,6 +4,7 @@ reporting verbs, tense), each a closed class of the language, not from phrasings
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hermes_memory.extract.speech import is_question
@@ -44,6 +45,9 @@ _NOT_GONE_ON = re.compile(
     r"(?:renew(?:ed)?|continued?|extend(?:ed)?|re-?sign(?:ed)?|re-?enrol(?:led)?|re-?up(?:ped)?"
     r"|(?:stay(?:ed)?|carr(?:y|ied))\s+on|(?:go|went)\s+back|(?:keep|kept)\s+(?:it\s+)?up)\b"
 )
+# The approximative adverbs (a closed class of the grammar): before a past form, the event came close and
+# did not happen ("almost moved to JetBrains", "I nearly cancelled Barry's"); not "almost always".
+_APPROXIMATIVE = frozenset({"almost", "nearly"})
 # A change said not to be under way: "we're not separating", "isn't leaving", "wasn't moved" (but after a
 # comma "not" sets a value right: "it's bouldering, not climbing").
 _NEGATED_CHANGE = re.compile(
@@ -70,6 +74,9 @@ _NEW_SUBJECT = re.compile(
     r"|(?i:the|my|our|his|her|their)\s+[a-z][\w'-]*|[A-Z][a-z]+\b"
     # a bare noun with a finite form of "be" or "have" after it, an adverb between ("piano just wasn't")
     r"|[a-z][\w'-]*(?=\s+(?:[a-z]+ly\s+|just\s+|never\s+)?(?:is|was|are|were|has|had)(?:n't)?\b))(?=\s+\w)"
+    # after a comma, a negated auxiliary with its subject dropped ("..., wasn't using it anyway"): a remark
+    # whose negation is its own (not after "but": "tried Arc but didn't switch" negates the change itself)
+    r"|,\s+[a-z]+n't\b(?=\s+\w)"
 )
 # A remark of its own after a comma that ends the clause: a modal verb or the prospective with no subject
 # before it, and the verb it governs ("..., not gonna lie", "..., might go back to it one day"). Its mood is
@@ -111,14 +118,38 @@ def _first_clause(text: str) -> str:
     """The clause a text opens with, lower-cased: up to a new subject after a comma, "and" or "but"
     when the words before it hold a verb of their own ("Cancelled Disney+ on Sunday, we never watched it
     anyway"); the whole text otherwise ("Sadly, I didn't leave", "After we talked, I didn't quit")."""
+    return subject_parts(text)[0][1]
+
+
+def _near_miss(head: str) -> bool:
+    """Whether a clause's first past form has an approximative adverb before it: the event it tells did
+    not happen ("almost moved to jetbrains"; not "moved to Leeds, nearly killed me")."""
+    words = re.findall(r"[a-z']+", head)
+    first = next((i for i, w in enumerate(words) if w in PAST_FORMS or REGULAR_PAST.fullmatch(w)), None)
+    return first is not None and first > 0 and words[first - 1] in _APPROXIMATIVE
+
+
+def subject_parts(text: str) -> list[tuple[str, str]]:
+    """A text cut where a new subject opens a clause of its own (``_first_clause``), lower-cased: each
+    part with the first word after its comma or conjunction ("" for the first part): "Sold the car, it
+    never ran right" -> [("", "sold the car"), ("it", ", it never ran right")]."""
+    cuts: list[int] = []
     for match in _NEW_SUBJECT.finditer(text):
-        head = text[: match.start()].lower()
-        words = re.findall(r"[a-z']+", head)
+        words = re.findall(r"[a-z']+", text[: match.start()].lower())
         if not words or words[0] in _SUBORDINATE:
             break
-        if _has_verb(head):
-            return head
-    return text.lower()
+        if _has_verb(text[cuts[-1] if cuts else 0 : match.start()].lower()):
+            cuts.append(match.start())
+    parts = [text[a:b].lower() for a, b in itertools.pairwise([0, *cuts, len(text)])]
+    return [("" if i == 0 else _opening_word(part), part) for i, part in enumerate(parts)]
+
+
+def _opening_word(part: str) -> str:
+    """The first word of a part after its comma or conjunction ("and my brother ..." -> "my")."""
+    words = re.findall(r"[a-z']+", part)
+    if words and words[0] in ("and", "but"):
+        words = words[1:]
+    return words[0] if words else ""
 
 
 def _without_aside(low: str) -> str:
@@ -180,7 +211,9 @@ def why_not(text: str, plain: str) -> str | None:
         return "negated"
     if _NEGATED_CHANGE.search(head) and not ended:
         return "negated"
+    if _near_miss(head):
+        return "negated"
     return None
 
 
-__all__ = ["SUBJECT_PRONOUNS", "next_time", "why_not"]
+__all__ = ["SUBJECT_PRONOUNS", "next_time", "subject_parts", "why_not"]

@@ -35,10 +35,13 @@ _ABANDONING = re.compile(
 # The verbs of keeping what one had (a closed class of the grammar), before what is kept: "kept Freedom as
 # my carrier", "we're sticking with Jira", "stayed with the Sparkasse".
 _KEEPING = re.compile(
-    r"\b(?:kept|keeps?|keeping|retain(?:s|ed|ing)?|remain(?:s|ed|ing)?\s+with"
-    r"|(?:stuck|stick(?:s|ing)?|stay(?:s|ed|ing)?)\s+with|(?:held|hold(?:s|ing)?)\s+on\s+to)\s+",
+    r"\b(?:kept|keeps?|keeping|retain(?:s|ed|ing)?|remain(?:s|ed|ing)?\s+(?:with|at|on)"
+    r"|(?:stuck|stick(?:s|ing)?|stay(?:s|ed|ing)?)\s+(?:with|at|on)|(?:held|hold(?:s|ing)?)\s+on\s+to)\s+",
     re.I,
 )
+# The same verbs in the present with what is kept as their subject ("Prime stays", "Netflix remains for the
+# kids"; "Proton stayed free for a year" tells of a time over).
+_GOES_ON = re.compile(r"\s+(?:stays|remains|is\s+staying)\b", re.I)
 # A pause or a conjunction (closed classes).
 _PAUSE_OR_CONJUNCTION = r"[,;:.!?]|\s(?:and|but|so|because|since|as|after|when|though|while)\b"
 # Where the noun phrase after a verb ends: a pause, a conjunction or a preposition.
@@ -51,6 +54,13 @@ _PHRASE_END = re.compile(
 # a pause or a conjunction (a place, a company or a purpose makes it an episode: "left the Volvo at the
 # garage", "quit Obsidian to install the update"; a time is read apart: ``opens_with_time``).
 _GIVEN_UP_END = re.compile(_PAUSE_OR_CONJUNCTION, re.I)
+# "for" and a span of time, a unit of time within its next four words (a closed class: "for a minute",
+# "for a few weeks", "for the weekend", "for a bit").
+_SPAN = re.compile(
+    r"for\s+(?:[\w'-]+\s+){0,3}?(?:second|minute|hour|day|night|week|weekend|fortnight|month|year|while"
+    r"|bit|moment|term|season|semester)s?\b",
+    re.IGNORECASE,
+)
 # The aspectual verbs of beginning, in the past (a closed class of the grammar: "started the shop",
 # "set up a stall").
 _BEGINNING = re.compile(r"\b(?:started|began|begun|launched|founded|set up|kicked off)\b")
@@ -107,15 +117,23 @@ def affirms(old: Statement, clause: Statement) -> bool:
 def retains(old: Statement, clause: Statement) -> bool:
     """Whether ``clause`` says, unnegated, that its holder kept what ``old`` gives them: a verb of keeping
     whose object names a value of ``old`` ("I got a new phone but kept Freedom as my carrier" after "My
-    phone carrier is Freedom Mobile"; "we're sticking with Jira"). Whatever else the message changes,
-    what was kept still holds."""
+    phone carrier is Freedom Mobile"; "we're sticking with Jira", "she's staying at First Bank"), one
+    whose subject is that value ("Prime stays"), or "still" in the present with it ("docs still live in
+    Notion"). Whatever else the message changes, what was kept still holds."""
     if not clause.asserts or clause.negated or not same_holder(old.holder, clause.holder):
         return False
+    mine = values(old)
+    if clause.tense != "past" and "still" in clause.words and mine & named(clause):
+        return True  # "docs still live in Notion": the continuative aspect, of the old value
     for verb in _KEEPING.finditer(clause.normal):
         kept, _ = _object(clause.normal[verb.end() :])
-        if values(old) & {w.lower().removesuffix("'s") for w in kept.split()}:
+        if mine & {w.lower().removesuffix("'s") for w in kept.split()}:
             return True
-    return False
+    words = clause.normal.split()
+    return any(
+        w.lower().removesuffix("'s").strip(",.") in mine and _GOES_ON.match(" " + " ".join(words[i + 1 :]))
+        for i, w in enumerate(words)
+    )
 
 
 def _object(rest: str) -> tuple[str, str]:
@@ -145,13 +163,26 @@ def _said_in(said: set[str], words: set[str]) -> bool:
     return bool(said) and all(topic_of(frozenset({w}), words) for w in said)
 
 
+# The digits a number opens with, a decimal or clock time's too ("9:30", "2.5").
+_NUMBER = re.compile(r"\d+(?:[.:]\d+)?")
+
+
 def corrects(old: Statement, new: Statement) -> bool:
-    """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a comma and a bare
-    "not" (``Statement.set_right``) and names something else in its place ("It's the 19:10, not the 18:40"
-    after "I take the 18:40 home"). Whatever the attribute, a correction ends what it contrasts."""
-    if not new.asserts or not new.set_right & bare(old):
+    """Whether ``new`` sets ``old`` right: it says a word of ``old`` is wrong after a bare "not"
+    (``Statement.set_right``; a number whatever unit is written on it) and names something else in its
+    place ("It's the 19:10, not the 18:40" after "I take the 18:40 home", "its 5mg not 10" after "I take
+    10mg"). Whatever the attribute, a correction ends what it contrasts."""
+    wrong = {_amount(w) for w in new.set_right} & {_amount(w) for w in bare(old)}
+    if not new.asserts or not wrong:
         return False
     return bool((content(new) | values(new)) - new.set_right - bare(old) - {"not"})
+
+
+def _amount(word: str) -> str:
+    """A number as its digits, without the unit or ordinal written onto it ("10mg", "12th" -> "10", "12"):
+    "not 10" sets right "10mg"; any other word as it is."""
+    number = _NUMBER.match(word)
+    return number.group(0) if number else word
 
 
 def denies(old: Statement, new: Statement) -> bool:
@@ -186,27 +217,40 @@ def completes(old: Statement, new: Statement) -> bool:
 def abandons(old: Statement, new: Statement) -> bool:
     """Whether ``new`` tells, in the past, that its holder gave up what ``old`` says they do or belong to:
     a verb of abandoning right after the holder, whose object names a content word of ``old`` (a shared
-    stem) and ends the clause, at a pause, a conjunction or a time ("I left the trio last month" or "Gave
-    up climbing after the finger injury" after "I play bass in a jazz trio", "I go bouldering at a
-    climbing gym"). Whatever the attribute, what one gave up one no longer does. Not an episode with
-    the thing: a place, a company or a purpose after it ("Left the Volvo at the garage", "Quit Obsidian
-    to install the update"); nor the end of a habit of the past or of an event."""
+    stem) and ends the clause, at a pause, a conjunction, a time or "for" and no span of time ("I left the
+    trio last month", "Quit the choir for good" or "Gave up climbing after the finger injury" after "I
+    play bass in a jazz trio", "I go bouldering at a climbing gym"). Whatever the attribute, what one
+    gave up one no longer does. Not an episode with the thing: a place, a company or a purpose after it
+    ("Left the Volvo at the garage", "Quit Obsidian to install the update"); nor the end of a habit of
+    the past or of an event."""
     after = _after_given_up(old, new)
     if after is None:
         return False
-    return not after.strip() or _GIVEN_UP_END.match(after) is not None or opens_with_time(after)
+    ended = _GIVEN_UP_END.match(after) is not None or opens_with_time(after) or _for_good(after)
+    return not after.strip() or ended
 
 
 def sets_aside(old: Statement, new: Statement) -> bool:
     """Whether ``new`` tells, in the past, that its holder left what ``old`` says they do or have somewhere,
     with someone or for a while: a verb of abandoning whose object names a content word of ``old``, then
     a preposition of place, company or span that opens no time ("I left my cello at Tom's place", "Quit
-    Notion for a minute to restart the laptop"). An episode with the thing, which still holds."""
+    Notion for a minute to restart the laptop"; "for" only with a unit of time). An episode with the
+    thing, which still holds."""
     after = _after_given_up(old, new)
     if after is None or not after.strip():
         return False
+    if _for_good(after):
+        return False  # "for good", "for now", "for Obsidian": no span it was left for, but an end
     first = after.split(maxsplit=1)[0].lower()
     return first in PLACING and first != "to" and not opens_with_time(after)  # "to": a purpose, or a goal
+
+
+def _for_good(after: str) -> bool:
+    """Whether what follows the object of a verb of abandoning is "for" and no span of time: it was given
+    up for good, for now or for something else ("Quit the choir for good", "Left Acme for a startup"),
+    not set aside for a while ("Quit Notion for a minute")."""
+    said = after.strip()
+    return said[:4].lower() == "for " and _SPAN.match(said) is None
 
 
 def _after_given_up(old: Statement, new: Statement) -> str | None:

@@ -14,7 +14,7 @@ from hermes_memory.extract.tense import SAME_PAST
 from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, PLACING, REGULAR_PAST, WORD, calendar_word
 from hermes_memory.updates.readings import beyond, meets, named, timeless_values, values, whom
-from hermes_memory.updates.statement import Statement, main_tense
+from hermes_memory.updates.statement import USER, Statement, main_tense
 
 
 def ended(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
@@ -32,8 +32,10 @@ _TOWARD = frozenset("over across back".split())
 _OBJECT_OPENERS = DETERMINERS | frozenset("some any all both each every few several".split())
 # A day of the month ("the 14th"): a date, no value.
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
-# Subjects that go on about the holder in a part of the clause after a comma ("..., she's coaching").
-_GOING_ON = frozenset("i i'm i've we we're we've he he's she she's they they're".split())
+# Subjects that go on about the holder in a part of the clause after a comma ("..., she's coaching"): the
+# user as "I" or "we", anyone else as "he", "she" or "they".
+_GOING_ON_USER = frozenset("i i'm i've we we're we've".split())
+_GOING_ON = frozenset("he he's she she's they they're".split())
 
 
 def setting_only(old: Statement, new: Statement, context: Sequence[Statement] = ()) -> bool:
@@ -107,14 +109,16 @@ def names_another(old: Statement, new: Statement, context: Sequence[Statement] =
 
 def _goes_on_now(old: Statement, new: Statement, context: Sequence[Statement]) -> bool:
     """Whether the message goes on to tell what holds now of ``old``'s holder: another clause about them
-    in the present, or a part of the clause after a comma whose subject is they (a pronoun or their
-    name) and whose verb is present ("..., she's coaching online now")."""
+    in the present, or a part of the clause after a comma whose subject is they (a pronoun that can stand
+    for them, or their name) and whose verb is present ("..., she's coaching online now"; not "..., they
+    wouldn't hold it" of the user)."""
     if any(s.asserts and s.tense != "past" and same_holder(s.holder, old.holder) for s in context):
         return True
     name = (old.holder or "").casefold()
+    pronouns = _GOING_ON_USER if old.holder == USER else _GOING_ON
     for part in new.text.split(",")[1:]:
         words = part.strip().lower().split()
-        about_them = words and (words[0] in _GOING_ON or words[0].removesuffix("'s") == name)
+        about_them = words and (words[0] in pronouns or words[0].removesuffix("'s") == name)
         if about_them and main_tense(" ".join(words)) == "present":
             return True
     return False

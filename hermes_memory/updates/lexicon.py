@@ -81,8 +81,14 @@ FOCUS = frozenset("just only merely simply even quite really so too very that".s
 # A value set right after a comma: "..., not the YMCA", "Bangalore, not Bloodhound" ("not just" adds);
 # ``SET_RIGHT`` holds the words set right, to the next pause.
 BARE_NOT = rf",\s*not\s+(?!(?:{'|'.join(FOCUS)})\b)"
-CONTRAST = re.compile(rf"{BARE_NOT}\w", re.IGNORECASE)
 SET_RIGHT = re.compile(rf"{BARE_NOT}([^,;:.!?()]+)", re.IGNORECASE)
+# Modal verbs (a closed class of the grammar): a "not" after one negates the verb it governs.
+_MODALS = frozenset("can could will would shall should may might must".split())
+# Verbs worn as clitics ("she's", "I'm", "we've"): a "not" after one negates it.
+_CLITICS = ("'s", "'m", "'re", "'ve", "'d", "'ll")
+# Chat leaves the comma out ("its 10mg not 5", "her name's Rachel not Rebecca"): a "not" after a word that
+# is no verb, before a value (a number or a name, a determiner between), sets that value right as well.
+_UNPAUSED_NOT = re.compile(r"([\w'%]+)\s+not\s+((?:(?:the|a|an)\s+)?(?:\d|[A-Z])[^,;:.!?()]*)")
 AND = frozenset({"and", "or", "&"})  # "the user and others roasted": the subject goes on
 REGULAR_PAST = re.compile(r"[a-z]{2,}(?<!e)ed")  # "used", "moved", "started"; not "need", "speed"
 ADVERBS = frozenset(
@@ -116,6 +122,65 @@ def possessive(tokens: Sequence[str], k: int) -> bool:
     if len(after) < 2 or verb_form(after[0]) or after[0] in DETERMINERS | PLACING | ADVERBS | PARTICIPLES:
         return False
     return any(verb_form(t) for t in after[1:])
+
+
+def drops_subject(word: str) -> bool:
+    """Whether a lower-case word opening a clause is its verb, the subject dropped as chat drops "I": a
+    past form ("packed up ...", "swapped the iphone ...") or a negated auxiliary ("didn't renew ...",
+    "haven't touched a drop ..."; "don't ..." opens an imperative as often)."""
+    return word.endswith("ed") or word in PAST_FORMS or (word.endswith("n't") and word != "don't")
+
+
+# A negated auxiliary, or "I'm" and "I've", typed without the apostrophe ("couldnt", "cant", "im"): chat's
+# spelling of a closed class of the grammar.
+_UNMARKED = re.compile(
+    r"\b(?:(?P<aux>do|does|did|is|are|was|were|have|has|had|could|would|should|must|need|ca|wo|ai)nt"
+    r"|(?P<i>i)(?P<verb>m|ve))\b",
+    re.IGNORECASE,
+)
+
+
+def with_apostrophes(text: str) -> str:
+    """``text`` with the apostrophe chat leaves out of a negated auxiliary or of "I'm" and "I've" put back
+    ("couldnt keep up" -> "couldn't keep up", "im on 100mg" -> "i'm on 100mg")."""
+    return _UNMARKED.sub(
+        lambda m: f"{m.group('aux')}n't" if m.group("aux") else f"{m.group('i')}'{m.group('verb')}", text
+    )
+
+
+def set_right_in(text: str) -> str | None:
+    """What a correction sets right ("..., not the YMCA", "Rachel not Rebecca"), to the next pause; None
+    without one. A "not" with no comma that follows a verb negates it ("I'm not Dr. Ruiz's patient")."""
+    match = SET_RIGHT.search(text)
+    if match is not None:
+        return match.group(1)
+    for unpaused in _UNPAUSED_NOT.finditer(text):
+        before = unpaused.group(1).lower()
+        if not (verb_form(before) or before in _MODALS or before.endswith(_CLITICS)):
+            return unpaused.group(2)
+    return None
+
+
+def contrasted(low: Sequence[str]) -> frozenset[str]:
+    """The words a clause sets right after a bare "not" ("..., not the YMCA" -> {"ymca"}): a correction
+    names the earlier value. "Not just"/"not only" adds to a value rather than setting it right."""
+    if "not" not in low:
+        return frozenset()
+    after = low[low.index("not") + 1 :]
+    if not after or after[0] in FOCUS:
+        return frozenset()
+    return frozenset(w.removesuffix("'s") for w in after if (len(w) > 2 or w.isdigit())
+                     and w not in TOPICLESS and w not in OBJECT_START and w not in THIRD)  # fmt: skip
+
+
+def set_right_words(text: str) -> frozenset[str]:
+    """The words a correction sets right, to the next pause (``set_right_in``, word by word; see
+    ``Statement.set_right``)."""
+    said = set_right_in(text)
+    if said is None:
+        return frozenset()
+    words = (w.lower().removesuffix("'s") for w in WORD.findall(said))
+    return frozenset(w for w in words if w not in OBJECT_START and w not in TOPICLESS and w not in THIRD)
 
 
 def gerund(word: str) -> bool:
@@ -201,7 +266,6 @@ __all__ = [
     "BARE_NOT",
     "BYGONE",
     "CALENDAR",
-    "CONTRAST",
     "DETERMINERS",
     "DISCOURSE",
     "FIRST_PLURAL",
@@ -233,9 +297,12 @@ __all__ = [
     "a_name",
     "calendar_word",
     "closed_word",
+    "contrasted",
+    "drops_subject",
     "gerund",
     "names_in",
     "present_s",
     "relative_start",
     "verb_form",
+    "with_apostrophes",
 ]

@@ -42,6 +42,7 @@ from hermes_memory.updates.readings import (
     masked_cues,
     meets,
     named,
+    negates_itself,
     news_cues,
     one_more,
     timeless_values,
@@ -297,8 +298,9 @@ def evidence(
     Mint Mobile": ``moves_to_another``).
     ``episode``: the clause tells, in the past, an event with the old value that reads as an
     episode of it (``episode_of``): "Cancelled Thursday's cleaning with Dr. Okafor" carries a cue, but no
-    end of the dentist; only its negation counts then, or the decision being sure of an update when the
-    message names another value (``names_another``: "Moved Rufus's records to Riverbank").
+    end of the dentist; only its own negation counts then (``negates_itself``), or the decision being sure
+    of an update when the message names another value (``names_another``: "Moved Rufus's records to
+    Riverbank").
     ``confident``: the decision itself is sure of an
     update ("My machine runs Ubuntu 24.04 LTS" after "I'm on macOS"), which counts as evidence where none
     of the rules above says the clause ends nothing. A negated clause ends no negated state ("I don't
@@ -318,8 +320,9 @@ def evidence(
         return False  # "Kenji's still employed by ...": the continuative aspect says a state goes on
     if begins(old, new):
         return False  # "Started my own clothing store a while ago": how the old state began, no end of it
-    if additive(new) and not new.negated and new.tense != "past" and not one_valued(new):
-        return False  # "I'm also on call": it holds beside ("Osei is my GP now too" fills a slot)
+    besides = additive(new) and not new.negated and not one_valued(new)
+    if besides and not (new.tense == "past" and ended(old, new)):
+        return False  # "I'm also on call", "also got cup tickets": beside ("also sold the Golf" may end it)
     if one_more(new):
         return False  # "Another podcast I never miss is Hidden Brain": one more of several, in any shape
     one_of_several = (additive(old) and not one_valued(old)) or one_more(old)
@@ -329,7 +332,7 @@ def evidence(
     unnamed = new.tense == "past" and attribute_words(old) and not any(_names_of(old, s) for s in message)
     if unnamed and not (confident and moves_to_another(old, new)):  # "Ported my number to Mint Mobile" may
         return False  # "We tried the new noodle bar" names nothing of "the user's dentist is Dr. Okafor"
-    if episode and not new.negated and not (confident and names_another(old, new, context)):
+    if episode and not negates_itself(new) and not (confident and names_another(old, new, context)):
         return False  # "Cancelled Thursday's cleaning with Dr. Okafor": an episode, whatever its cues
     old_values = values(old)
     said = message if old_values or values(new) else (new,)

@@ -14,12 +14,15 @@ from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
 from hermes_memory.extract.temporal import find_temporal
+from hermes_memory.updates.asserting import subject_parts
 from hermes_memory.updates.lexicon import (
     DISCOURSE,
     FIRST_PLURAL,
     FIRST_SINGULAR,
     HONORIFICS,
     MIXED_CASE,
+    NEGATION,
+    NOT_NEGATING,
     SECOND,
     THIRD,
     calendar_word,
@@ -230,6 +233,26 @@ def _content(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(w for w in words if w not in STOP and len(w) > 2)
 
 
+# Pronouns that open a part of a clause about someone or something other than its holder: for the user,
+# "he", "she", "they" and "it"; for anyone else, "I" and "we".
+_OTHER_THAN_USER = frozenset("he he's she she's they they're it it's".split())
+_OTHER_THAN_THEM = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
+
+
+def negates_itself(statement: Statement) -> bool:
+    """Whether a negated clause's negation may be of what its holder does: one outside a part that a
+    pronoun for someone or something else opens after a comma or conjunction ("Paid the deposit, they
+    wouldn't hold the table without one": the negation is the restaurant's)."""
+    if not statement.negated:
+        return False
+    others = _OTHER_THAN_USER if statement.holder == USER else _OTHER_THAN_THEM
+    return any(
+        NEGATION.search(NOT_NEGATING.sub("", part)) is not None
+        for opening, part in subject_parts(statement.text)
+        if opening not in others
+    )
+
+
 __all__ = [
     "MEMO",
     "STOP",
@@ -243,6 +266,7 @@ __all__ = [
     "masked_cues",
     "meets",
     "named",
+    "negates_itself",
     "news_cues",
     "one_more",
     "opens_with_time",

@@ -36,12 +36,10 @@ from hermes_memory.updates.lexicon import (
     APOS,
     CALENDAR,
     CLITIC_HOSTS,
-    CONTRAST,
     DETERMINERS,
     DISCOURSE,
     FIRST_PLURAL,
     FIRST_SINGULAR,
-    FOCUS,
     INTERJECTIONS,
     MIXED_CASE,
     NAME,
@@ -53,7 +51,6 @@ from hermes_memory.updates.lexicon import (
     PRONOUN_SUBJECTS,
     REGULAR_PAST,
     SECOND,
-    SET_RIGHT,
     STANDALONE_KIN,
     TENSE_WORD,
     THIRD,
@@ -64,11 +61,16 @@ from hermes_memory.updates.lexicon import (
     WORD,
     a_name,
     closed_word,
+    contrasted,
+    drops_subject,
     gerund,
     possessive,
     present_s,
     relative_start,
+    set_right_in,
+    set_right_words,
     verb_form,
+    with_apostrophes,
 )
 from hermes_memory.updates.person import USER, as_the_user, first_person
 
@@ -129,8 +131,8 @@ class Statement:
     with Beth now", "The book club fizzled out"): such a clause speaks about whichever holder has a
     statement with that word (topic continuity), and about no one else.
     ``addressed``: the lower-cased names the clause speaks to ("Hey John, ..."): no value of it.
-    ``set_right``: the words a correction sets right after a comma and a bare "not" ("It's Ghent, not
-    Gent" -> {"gent"}): a value the clause says is wrong.
+    ``set_right``: the words a correction sets right after a bare "not" ("It's Ghent, not Gent" ->
+    {"gent"}, "Rolo's 5 not 3" -> {"3"}: ``lexicon.set_right_in``): a value the clause says is wrong.
     """
 
     text: str
@@ -190,7 +192,8 @@ def read(
     unknown capitalised word that is no verb form ("Art is such a joy") is about nobody in particular.
     ``subjects``: the lower-cased names the memory holds statements about, a holder when chat writes
     one in lower case ("femi moved up a group" after "Femi swims at the Ikoyi club")."""
-    clean = text.translate(APOS).strip()
+    said = text.translate(APOS).strip()
+    clean = with_apostrophes(said)  # "couldnt" is "couldn't"; the statement's text stays as said
     normal = first_person(clean, speaker)
     words = tuple(w.lower() for w in WORD.findall(normal))
     holder = _holder(normal, speaker, holders, things, subjects)
@@ -214,7 +217,7 @@ def read(
         # still speaks of whoever has a statement with it ("The christening is on the 16th now")
         holder = USER
     return Statement(
-        text=clean,
+        text=said,
         holder=holder,
         asserts=why_not is None,
         why_not=why_not,
@@ -226,7 +229,7 @@ def read(
         mentions=mentions,
         topic=topic,
         addressed=spoken_to,
-        set_right=_set_right(third),
+        set_right=set_right_words(third),
         arranged=arranged,
     )
 
@@ -311,12 +314,12 @@ def _topic(
         return frozenset()
     tokens = [(m.group(0), m.start()) for m in WORD.finditer(text)]
     low = [t.lower() for t, _ in tokens]
-    if CONTRAST.search(text):
+    if set_right_in(text) is not None:
         # "Bangalore, not Bloodhound", "it's a Redmi Note 13, not the 12": a correction, whatever its
         # subject, speaks of the value it sets right.
-        contrasted = _contrasted(low)
-        if contrasted:
-            return contrasted
+        wrong = contrasted(low)
+        if wrong:
+            return wrong
     if any(t in FIRST_SINGULAR or t in FIRST_PLURAL or t in SECOND or t in THIRD for t in low):
         return frozenset()
     first = _subject_start(tokens)
@@ -325,7 +328,7 @@ def _topic(
     if any(w in PRONOUN_SUBJECTS for w in low[: first + 1]):
         # "It's a real gift": the subject is a pronoun, what follows is said of it; but "It's the JCC,
         # not the YMCA" names what "it" is by the value it sets right: that value is the topic.
-        return _contrasted(low)
+        return contrasted(low)
     if first >= len(tokens) or low[first] in TOPICLESS or low[first] in VERB_TENSE:
         return frozenset()
     # A two-word subject ("book club", "team chat", "head chef") when a verb or the end follows it.
@@ -335,27 +338,6 @@ def _topic(
     )
     words = low[first : first + (2 if second else 1)]
     return frozenset(w.removesuffix("'s") for w in words if len(w) > 2) - spoken_to
-
-
-def _contrasted(low: list[str]) -> frozenset[str]:
-    """The words a clause sets right after a bare "not" ("..., not the YMCA" -> {"ymca"}): a correction
-    names the earlier value. "Not just"/"not only" adds to a value rather than setting it right."""
-    if "not" not in low:
-        return frozenset()
-    after = low[low.index("not") + 1 :]
-    if not after or after[0] in FOCUS:
-        return frozenset()
-    return frozenset(w.removesuffix("'s") for w in after if (len(w) > 2 or w.isdigit())
-                     and w not in TOPICLESS and w not in OBJECT_START and w not in THIRD)  # fmt: skip
-
-
-def _set_right(text: str) -> frozenset[str]:
-    """The words after a comma and a bare "not", to the next pause (see ``Statement.set_right``)."""
-    match = SET_RIGHT.search(text)
-    if match is None:
-        return frozenset()
-    words = (w.lower().removesuffix("'s") for w in WORD.findall(match.group(1)))
-    return frozenset(w for w in words if w not in OBJECT_START and w not in TOPICLESS and w not in THIRD)
 
 
 def topic_of(topic: frozenset[str], words: Collection[str]) -> bool:
@@ -437,6 +419,8 @@ def _holder(
         named = holders is not None and (known in holders or _told(tokens, first, subjects))
         if named and known not in NOT_NAME:
             return known  # chat writes names in lower case: "chloe's doing scouts" is about Chloe
+        if drops_subject(known):
+            return USER  # "swapped the iphone for a pixel", "haven't touched a drop": chat drops "I"
         return None  # "an ongoing adventure of learning": a remark about nobody in particular
     if not _is_name(tokens, first):
         return USER  # "Sold the Civic", "Got promoted": chat drops "I"
@@ -529,15 +513,7 @@ def _is_name(tokens: list[tuple[str, int]], i: int) -> bool:
         return False
     if not word.endswith("'s") and i + 1 < len(tokens) and tokens[i + 1][0].lower() in OBJECT_START:
         return False  # "Shut the account down", "Cut it all off": a verb with its object, no subject
-    return not (low.endswith(("ed", "ing")) or low in PAST_FORMS or (low.endswith("n't") and low != "don't"))
-
-
-def _names_someone(tokens: list[tuple[str, int]]) -> bool:
-    """A capitalised first word is a name when a verb or "'s" follows it (not "Finally, ...")."""
-    first = tokens[0][0]
-    if first.endswith("'s"):
-        return True
-    return len(tokens) > 1 and tokens[1][0][:1].islower()
+    return not (low.endswith("ing") or drops_subject(low))
 
 
 # The pronouns that stand for a person, never a thing (a closed class): "they" may be either.

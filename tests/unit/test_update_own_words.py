@@ -13,7 +13,9 @@ import pytest
 from hermes_memory.extract.kin import ONE_AT_A_TIME
 from hermes_memory.updates.detector import UpdateDetector
 from hermes_memory.updates.endings import abandons, completes, retains, sets_aside
-from hermes_memory.updates.model import Cues, evidence
+from hermes_memory.updates.events import setting_only
+from hermes_memory.updates.model import Cues, evidence, packaged
+from hermes_memory.updates.readings import negates_itself
 from hermes_memory.updates.shape import another_by_role, fills_slot
 from hermes_memory.updates.statement import read
 
@@ -93,6 +95,8 @@ def test_an_activity_in_progress_given_up_is_over() -> None:
         "Quit the choir, too much travel",
         "I finally gave up the choir after ten years",
         "Dropped out of the gospel choir",
+        "quit the choir for good, the new director is awful",  # "for" and no span of time
+        "I left the choir for a jazz group",  # for something else
     ],
 )
 def test_giving_up_what_one_does_or_belongs_to_ends_it(text: str) -> None:
@@ -126,6 +130,8 @@ def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> Non
     assert sets_aside(cello, read("Left my cello with my teacher over the holidays"))
     figma = read("I design everything in Figma")
     assert sets_aside(figma, read("Quit Figma for a bit, my laptop was overheating"))
+    assert sets_aside(figma, read("Quit Figma for a couple of days while the update installed"))
+    assert not sets_aside(figma, read("Quit Figma for good, the subscription went up again"))
     assert not sets_aside(cello, read("I left the orchestra in March"))
     assert not sets_aside(cello, read("I left the orchestra to focus on my exams"))
 
@@ -136,11 +142,14 @@ def test_leaving_a_thing_somewhere_or_for_a_while_is_an_episode_with_it() -> Non
         "Got a new laptop, but I kept Proton as my mail provider",
         "We're sticking with Proton for email",
         "Stayed with Proton when the price went up",
+        "looked at Fastmail but staying on proton for now",  # "on", "at" as well as "with"
+        "Tried Fastmail for a week, Proton stays though",  # what is kept as the subject
+        "I still pay for Proton, it's worth it",  # "still" in the present, naming it
     ],
 )
 def test_what_one_kept_still_holds(text: str) -> None:
-    """A verb of keeping whose object names the old value says it still holds, whatever else the
-    message changes."""
+    """A verb of keeping whose object (or subject) names the old value, or "still" with it, says it still
+    holds, whatever else the message changes."""
     assert retains(read("My email provider is Proton Mail"), read(text))
 
 
@@ -150,6 +159,8 @@ def test_what_one_kept_still_holds(text: str) -> None:
         ("My email provider is Proton Mail", "I didn't keep Proton after the trial"),  # negated
         ("My email provider is Proton Mail", "I kept the old laptop as a backup"),  # something else kept
         ("Sam's email provider is Proton Mail", "I kept Proton"),  # someone else's
+        ("My email provider is Proton Mail", "I still can't decide about Fastmail"),  # "still", not naming it
+        ("My email provider is Proton Mail", "Proton stayed free for a year, then I left"),  # told as over
     ],
 )
 def test_keeping_says_nothing_of_what_it_does_not_name(old: str, new: str) -> None:
@@ -171,3 +182,26 @@ def test_a_role_of_one_person_at_a_time_said_by_its_verb_takes_another() -> None
     assert not another_by_role(old, read("I report to Henrike Maas and Osman Tekin"))
     assert not another_by_role(old, read("I reported to Osman Tekin for a year"))  # told in the past
     assert not another_by_role(read("I'm friends with Juno"), read("I'm friends with Pia"))
+
+
+def test_a_negation_in_a_part_about_someone_else_is_not_the_holders() -> None:
+    """A negation only in a part of the clause that a pronoun for someone else opens ("they wouldn't
+    hold the table") is theirs: the holder's event stays an episode. One in a part about the holder,
+    or about no one in particular, may be the holder's."""
+    said = read("paid the £20 deposit for Baan Thai, they wouldn't hold the table without one")
+    assert said.negated and not negates_itself(said)
+    # and "they" goes on about the restaurant, not about the user whose booking it is
+    assert setting_only(read("Table at Baan Thai for my birthday on the 28th, 8pm"), said)
+    assert negates_itself(read("Booked the Thai place, we never go anywhere else"))
+    assert negates_itself(read("Cancelled the Thai place, wasn't in the mood"))
+    assert not negates_itself(read("Booked the Thai place for Friday"))
+
+
+def test_a_past_event_with_an_additive_particle_ends_only_what_it_names() -> None:
+    """ "also got tickets for the cup game" adds one more event beside the league game; "also sold the
+    Golf" acts on the car it names and may end it."""
+    cues = packaged().cues
+    league = read("United game on Saturday, 3pm kick off, me and my brother")
+    assert not evidence(league, read("also got tickets for the cup game the week after"), (), cues, 0.5)
+    golf = read("I drive a VW Golf")
+    assert evidence(golf, read("also sold the Golf last week"), (), cues, 0.5)

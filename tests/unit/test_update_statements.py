@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 import pytest
 
 from hermes_memory.updates.detector import UpdateDetector
+from hermes_memory.updates.endings import corrects
 from hermes_memory.updates.holders import same_holder
+from hermes_memory.updates.lexicon import with_apostrophes
 from hermes_memory.updates.readings import brief, values
 from hermes_memory.updates.statement import USER, Statement, clauses, read
 
@@ -102,6 +104,46 @@ def test_a_known_name_or_a_parent_in_lower_case_is_the_holder() -> None:
     assert read("ronan's started at a new school in Cork", holders=frozenset({"ciara"})).holder is None
 
 
+@pytest.mark.parametrize(
+    ("text", "holder"),
+    [
+        ("traded in the corsa for a little hybrid", USER),  # a past form opens it: "I" dropped
+        ("ditched the landline months ago", USER),
+        ("didn't bother renewing the netflix plan", USER),
+        ("haven't opened garageband since spring", USER),
+        ("Traded in the Corsa for a little hybrid", USER),  # the same in capitals, as before
+        ("an endless cycle of laundry, honestly", None),  # no verb opens it: about no one in particular
+        ("don't forget the milk", None),  # "don't" opens an imperative as often
+        ("something's up with the boiler again", None),
+    ],
+)
+def test_a_clause_in_lower_case_opened_by_its_verb_is_the_speakers(text: str, holder: str | None) -> None:
+    """Chat drops "I" in lower case as in capitals: a clause whose first word is a past form or a negated
+    auxiliary has no subject of its own, and the speaker is its holder."""
+    assert read(text, holders=frozenset()).holder == holder
+
+
+@pytest.mark.parametrize(
+    ("text", "wrong"),
+    [
+        ("sorry, it's Porto, not Lisbon", {"lisbon"}),
+        ("oops the kids take the 42 bus not the 24", {"24"}),  # chat leaves the comma out
+        ("my bad, his surname is Okoro not Okafor", {"okafor"}),
+        ("I'm not Dr. Osei's patient anymore", set()),  # a "not" after a verb negates it
+        ("we could not Believe it", set()),
+    ],
+)
+def test_a_correction_sets_right_the_value_after_a_bare_not(text: str, wrong: set[str]) -> None:
+    assert read(text, holders=frozenset()).set_right == wrong
+
+
+def test_a_correction_sets_right_a_number_whatever_unit_is_written_on_it() -> None:
+    """"not 20" sets right "20mg", and no other number."""
+    said = read("I take 20mg of sertraline.")
+    assert corrects(said, read("checked the packet, its 50mg sertraline not 20"))
+    assert not corrects(said, read("checked the packet, its 50mg sertraline not 25"))
+
+
 def test_unknown_holders_never_match() -> None:
     assert not same_holder(None, None)
     assert not same_holder(USER, None)
@@ -116,6 +158,19 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
         "Also got a bike",
     ]
     assert clauses("ok") == []
+
+
+def test_a_negated_auxiliary_typed_without_its_apostrophe_reads_as_one() -> None:
+    """Chat types "couldnt", "didnt", "cant", "im": the grammar reads them as written with it; the
+    statement's text stays as said."""
+    assert with_apostrophes("just couldnt keep up, im done, cant be bothered") == (
+        "just couldn't keep up, i'm done, can't be bothered"
+    )
+    said = read("didnt leave the band in the end")
+    assert said.why_not == "negated" and said.text == "didnt leave the band in the end"
+    assert read("ditched the pottery course, couldnt keep up with it").asserts
+    untouched = "we want Candice at the important meeting"
+    assert with_apostrophes(untouched) == untouched
 
 
 @pytest.mark.parametrize(
@@ -195,6 +250,15 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("Switched to decaf, caffeine was never my friend", None),
         ("dropped the gym, running just wasn't doing it for me", None),
         ("I never switched to decaf, caffeine is fine", "negated"),
+        # and so does a negated auxiliary with its subject dropped
+        ("gave the allotment up, couldn't keep on top of it", None),
+        ("Sold the drum kit, haven't missed it once", None),
+        ("I didn't sell the drum kit, wasn't worth the hassle", "negated"),
+        # an approximative adverb before the first past form: the event came close, and did not happen
+        ("nearly ditched the allotment in the heatwave", "negated"),
+        ("Honestly, I almost sold the piano last year", "negated"),
+        ("Sold the piano, nearly broke my back moving it", None),  # not the clause's own verb
+        ("I almost always cycle to work", None),
         # "may" after a preposition is the month, not the modal verb
         ("grandad's been off the booze since may", None),
         ("we got the allotment in may", None),
