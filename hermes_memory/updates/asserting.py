@@ -34,8 +34,8 @@ _NEGATED_EVENT = re.compile(
     r"\b(?:didn't|did\s+not|never|haven't|have\s+not|hasn't|has\s+not|hadn't|had\s+not|wasn't\s+able)\b"
 )
 _DURATION = re.compile(
-    r"\b(?:since|(?:for|in)\s+(?:ages|years|months|weeks|days|(?:a|an|one|two|three|four|five|six|several|a\s+few"
-    r"|\d+)\s+(?:years?|months?|weeks?|days?)))\b"
+    r"\b(?:since|(?:for|in)\s+(?:(?:about|around|over|nearly|almost|like|roughly)\s+)?(?:ages|years|months|weeks"
+    r"|days|(?:a|an|one|two|three|four|five|six|several|a\s+few|\d+)\s+(?:years?|months?|weeks?|days?)))\b"
 )
 # The aspectual verbs of going on with a state (a closed class of the grammar) after a negated event:
 # "didn't renew", "never went back", "didn't stay on" tell that a state ended, not that a change did not
@@ -63,7 +63,7 @@ _REPORTED = re.compile(
 # A finite verb in a lower-cased clause: an auxiliary or copula (also "'s", "'re", "'m"), the word after
 # a subject pronoun, or an -s form after a one-word subject that no determiner opens ("mirela cuts").
 _VERB_BEFORE = re.compile(
-    r"\b(?:is|are|am|was|were|has|have|had|does|do|did)\b|\w'(?:s|re|m|ve)\b"
+    r"\b(?:is|are|am|was|were|has|have|had|does|do|did|been)\b|\w'(?:s|re|m|ve)\b"
     r"|\b(?:i|we|you|they)\s+\w|\b(?:he|she|it)\s+\w+s\b"
     r"|^(?!(?:my|our|your|his|her|their|the|a|an|this|that)\b)\w+\s+\w+s\b"
 )
@@ -119,6 +119,19 @@ def _first_clause(text: str) -> str:
     when the words before it hold a verb of their own ("Cancelled Disney+ on Sunday, we never watched it
     anyway"); the whole text otherwise ("Sadly, I didn't leave", "After we talked, I didn't quit")."""
     return subject_parts(text)[0][1]
+
+
+def _the_month(text: str) -> str:
+    """``text`` with "May" the month written so that no modal verb is read in it (``_MAY``)."""
+    return _MAY.sub(lambda m: m.group(0)[:-3] + "Mayday", text)
+
+
+def _done(head: str) -> bool:
+    """Whether a clause tells something as done: a past form, or a participle after "have" or "has"
+    ("closed down", "have ended", "'s pulled out"). The mood of a clause after it with a subject of its own
+    is that clause's."""
+    words = re.findall(r"[a-z']+", head)
+    return any(w in PAST_FORMS or REGULAR_PAST.fullmatch(w) for w in words)
 
 
 def _near_miss(head: str) -> bool:
@@ -185,7 +198,7 @@ def next_time(words: tuple[str, ...]) -> bool:
 def why_not(text: str, plain: str) -> str | None:
     """Why the clause asserts nothing that holds now (None when it does); ``plain``: the clause without
     what is said in passing of its opening name."""
-    low = _MAY.sub(lambda m: m.group(0)[:-3] + "Mayday", plain).lower()
+    low = _the_month(plain).lower()
     if is_question(text):
         return "question"
     if _FORMER.match(low):
@@ -194,18 +207,25 @@ def why_not(text: str, plain: str) -> str | None:
         before = low[: m.start()].split()  # "I use the shampoo the dermatologist recommended": the user's
         if any(w in SUBJECT_PRONOUNS for w in before):
             continue
+        verb = m.group(0).split()[0]
+        if not before and (verb in PAST_FORMS or REGULAR_PAST.fullmatch(verb)):
+            continue  # "told the newsagent to stop the paper": the speaker's own words, "I" dropped
         if not _said_after(low, m.start()):
             return "reported"
         low = low[: low.find(",", 0, m.start())]  # the remark's mood is its own: "..., says he won't miss it"
         break
     low = _without_aside(low)
+    # A clause told as done asserts it, whatever the mood of one after it with a subject of its own:
+    # "Halloran's pulled out of the sponsorship, the jerseys will be blank".
+    head = _first_clause(text)
+    if _done(head) and not _MODAL.search(_the_month(head)):
+        low = _the_month(head)
     if _MODAL.search(low):
         return "hypothetical"
     if _PROSPECTIVE.search(low) or clause_tense(low, 0, len(low)) == "future":
         return "plan"
     ended = re.search(r"\b(?:anymore|any\s+more|longer)\b", low) is not None
     # A negation negates its own clause: not the one a later clause with a subject of its own follows.
-    head = _first_clause(text)
     event = _NEGATED_EVENT.search(head)
     if event and not _DURATION.search(head, event.end()) and not ended and not _NOT_GONE_ON.search(head):
         return "negated"

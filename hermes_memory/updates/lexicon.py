@@ -131,21 +131,32 @@ def drops_subject(word: str) -> bool:
     return word.endswith("ed") or word in PAST_FORMS or (word.endswith("n't") and word != "don't")
 
 
-# A negated auxiliary, or "I'm" and "I've", typed without the apostrophe ("couldnt", "cant", "im"): chat's
-# spelling of a closed class of the grammar.
+# A negated auxiliary, or "I'm" and "I've", typed without the apostrophe ("couldnt", "cant", "im"), and the
+# Scots negated auxiliaries ("didnae", "cannae", "wasnae"; "dinnae" is "don't"): a closed class of the
+# grammar as chat spells it.
 _UNMARKED = re.compile(
     r"\b(?:(?P<aux>do|does|did|is|are|was|were|have|has|had|could|would|should|must|need|ca|wo|ai)nt"
+    r"|(?P<scots>did|is|are|was|were|have|has|had|could|would|should|must|can|din)nae"
     r"|(?P<i>i)(?P<verb>m|ve))\b",
     re.IGNORECASE,
 )
+_SCOTS = {"can": "ca", "din": "do"}
 
 
 def with_apostrophes(text: str) -> str:
     """``text`` with the apostrophe chat leaves out of a negated auxiliary or of "I'm" and "I've" put back
-    ("couldnt keep up" -> "couldn't keep up", "im on 100mg" -> "i'm on 100mg")."""
-    return _UNMARKED.sub(
-        lambda m: f"{m.group('aux')}n't" if m.group("aux") else f"{m.group('i')}'{m.group('verb')}", text
-    )
+    ("couldnt keep up" -> "couldn't keep up", "im on 100mg" -> "i'm on 100mg", "didnae renew" -> "didn't
+    renew")."""
+    return _UNMARKED.sub(_apostrophe, text)
+
+
+def _apostrophe(m: re.Match[str]) -> str:
+    if m.group("aux"):
+        return f"{m.group('aux')}n't"
+    if m.group("scots"):
+        aux = m.group("scots")
+        return f"{_SCOTS.get(aux.lower(), aux)}n't"
+    return f"{m.group('i')}'{m.group('verb')}"
 
 
 def set_right_in(text: str) -> str | None:
