@@ -9,7 +9,7 @@ import re
 
 from hermes_memory.extract.speech import is_question
 from hermes_memory.extract.tense import clause_tense
-from hermes_memory.updates.lexicon import DETERMINERS, PAST_FORMS, REGULAR_PAST, UNTIL
+from hermes_memory.updates.lexicon import DETERMINERS, UNTIL, past_form
 
 #: Pronouns the speaker is the subject of.
 SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
@@ -109,9 +109,7 @@ def _said_after(low: str, at: int) -> bool:
 def _has_verb(head: str) -> bool:
     """Whether lower-cased words hold a finite verb of their own: ``_VERB_BEFORE``, or a verb in the past
     ("rui finally stopped the consulting in october")."""
-    if _VERB_BEFORE.search(head):
-        return True
-    return any(w in PAST_FORMS or REGULAR_PAST.fullmatch(w) for w in re.findall(r"[a-z']+", head))
+    return _VERB_BEFORE.search(head) is not None or _done(head)
 
 
 def _first_clause(text: str) -> str:
@@ -127,18 +125,17 @@ def _the_month(text: str) -> str:
 
 
 def _done(head: str) -> bool:
-    """Whether a clause tells something as done: a past form, or a participle after "have" or "has"
-    ("closed down", "have ended", "'s pulled out"). The mood of a clause after it with a subject of its own
-    is that clause's."""
-    words = re.findall(r"[a-z']+", head)
-    return any(w in PAST_FORMS or REGULAR_PAST.fullmatch(w) for w in words)
+    """Whether a clause tells something as done: a past form, irregular or regular (the regular one is
+    also the participle after "have": "closed down", "have ended", "'s pulled out"). The mood of a clause
+    after it with a subject of its own is that clause's."""
+    return any(past_form(w) for w in re.findall(r"[a-z']+", head))
 
 
 def _near_miss(head: str) -> bool:
     """Whether a clause's first past form has an approximative adverb before it: the event it tells did
     not happen ("almost moved to jetbrains"; not "moved to Leeds, nearly killed me")."""
     words = re.findall(r"[a-z']+", head)
-    first = next((i for i, w in enumerate(words) if w in PAST_FORMS or REGULAR_PAST.fullmatch(w)), None)
+    first = next((i for i, w in enumerate(words) if past_form(w)), None)
     return first is not None and first > 0 and words[first - 1] in _APPROXIMATIVE
 
 
@@ -208,7 +205,7 @@ def why_not(text: str, plain: str) -> str | None:
         if any(w in SUBJECT_PRONOUNS for w in before):
             continue
         verb = m.group(0).split()[0]
-        if not before and (verb in PAST_FORMS or REGULAR_PAST.fullmatch(verb)):
+        if not before and past_form(verb):
             continue  # "told the newsagent to stop the paper": the speaker's own words, "I" dropped
         if not _said_after(low, m.start()):
             return "reported"
@@ -218,8 +215,9 @@ def why_not(text: str, plain: str) -> str | None:
     # A clause told as done asserts it, whatever the mood of one after it with a subject of its own:
     # "Halloran's pulled out of the sponsorship, the jerseys will be blank".
     head = _first_clause(text)
-    if _done(head) and not _MODAL.search(_the_month(head)):
-        low = _the_month(head)
+    month = _the_month(head)
+    if _done(head) and not _MODAL.search(month):
+        low = month
     if _MODAL.search(low):
         return "hypothetical"
     if _PROSPECTIVE.search(low) or clause_tense(low, 0, len(low)) == "future":

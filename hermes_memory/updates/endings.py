@@ -129,11 +129,11 @@ def retains(old: Statement, clause: Statement) -> bool:
         kept, _ = _object(clause.normal[verb.end() :])
         if mine & {w.lower().removesuffix("'s") for w in kept.split()}:
             return True
-    words = clause.normal.split()
-    return any(
-        w.lower().removesuffix("'s").strip(",.") in mine and _GOES_ON.match(" " + " ".join(words[i + 1 :]))
-        for i, w in enumerate(words)
-    )
+    for stays in _GOES_ON.finditer(clause.normal):  # the word before "stays" names the old value
+        before = clause.normal[: stays.start()].split()
+        if before and before[-1].lower().removesuffix("'s").strip(",.") in mine:
+            return True
+    return False
 
 
 def _object(rest: str) -> tuple[str, str]:

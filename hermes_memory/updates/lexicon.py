@@ -104,10 +104,15 @@ PARTICIPLES = frozenset(
 )
 
 
+def past_form(word: str) -> bool:
+    """Whether a lower-case word is a past form, irregular ("went", "sold") or regular ("moved")."""
+    return word in PAST_FORMS or REGULAR_PAST.fullmatch(word) is not None
+
+
 def verb_form(word: str) -> bool:
     """Whether a lower-case word is an auxiliary or copula (``VERB_TENSE``) or a past form, irregular or
     regular: a word that can be a clause's verb."""
-    return word in VERB_TENSE or word in PAST_FORMS or REGULAR_PAST.fullmatch(word) is not None
+    return word in VERB_TENSE or past_form(word)
 
 
 def possessive(tokens: Sequence[str], k: int) -> bool:
@@ -312,8 +317,12 @@ __all__ = [
     "drops_subject",
     "gerund",
     "names_in",
+    "past_form",
+    "possessive",
     "present_s",
     "relative_start",
+    "set_right_in",
+    "set_right_words",
     "verb_form",
     "with_apostrophes",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 
 from hermes_memory.extract.temporal import find_temporal
-from hermes_memory.updates.asserting import subject_parts
+from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, subject_parts
 from hermes_memory.updates.lexicon import (
     DISCOURSE,
     FIRST_PLURAL,
@@ -234,9 +234,8 @@ def _content(words: tuple[str, ...]) -> frozenset[str]:
 
 
 # Pronouns that open a part of a clause about someone or something other than its holder: for the user,
-# "he", "she", "they" and "it"; for anyone else, "I" and "we".
+# "he", "she", "they" and "it"; for anyone else, the speaker's own (``SUBJECT_PRONOUNS``).
 _OTHER_THAN_USER = frozenset("he he's she she's they they're it it's".split())
-_OTHER_THAN_THEM = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
 
 
 def negates_itself(statement: Statement) -> bool:
@@ -245,7 +244,7 @@ def negates_itself(statement: Statement) -> bool:
     wouldn't hold the table without one": the negation is the restaurant's)."""
     if not statement.negated:
         return False
-    others = _OTHER_THAN_USER if statement.holder == USER else _OTHER_THAN_THEM
+    others = _OTHER_THAN_USER if statement.holder == USER else SUBJECT_PRONOUNS
     return any(
         NEGATION.search(NOT_NEGATING.sub("", part)) is not None
         for opening, part in subject_parts(statement.text)

@@ -47,9 +47,7 @@ from hermes_memory.updates.lexicon import (
     NOT_NAME,
     NOT_NEGATING,
     OBJECT_START,
-    PAST_FORMS,
     PRONOUN_SUBJECTS,
-    REGULAR_PAST,
     SECOND,
     STANDALONE_KIN,
     TENSE_WORD,
@@ -64,6 +62,7 @@ from hermes_memory.updates.lexicon import (
     contrasted,
     drops_subject,
     gerund,
+    past_form,
     possessive,
     present_s,
     relative_start,
@@ -285,7 +284,7 @@ def main_tense(low: str) -> str:
     tokens = TENSE_WORD.findall(_LEAD_IN.sub("", low, count=1))
     for k, token in enumerate(tokens):
         tense = VERB_TENSE.get(token)
-        if tense is None and (token in PAST_FORMS or REGULAR_PAST.fullmatch(token)):
+        if tense is None and past_form(token):
             causative = tokens[k - 2 : k - 1] == ["get"]  # "get it fixed": a participle after "it"
             if k > 0 and tokens[k - 1] in OBJECT_START and (tokens[k - 1] != "it" or causative):
                 continue  # "a used car", "the retired teacher": a participle; but "it made the user": a verb
@@ -459,8 +458,7 @@ def _fragment(words: list[str], low: list[str], first: int) -> bool:
     after = rest[0] if gerund and rest and words[at + 1][:1].islower() else ""
     if present_s(after) and after not in OBJECT_START:
         return False  # a verb in the third person follows the gerund subject
-    return not any(w in VERB_TENSE or w in PAST_FORMS or w in SUBJECT_PRONOUNS
-                   or REGULAR_PAST.fullmatch(w) for w in rest)  # fmt: skip
+    return not any(verb_form(w) or w in SUBJECT_PRONOUNS for w in rest)
 
 
 def _not_the_users(low: list[str], first: int) -> bool:
