@@ -1,7 +1,9 @@
 """Qdrant's engine in process (qdrant-edge-py ``EdgeShard``): one shard per collection, no server.
 
 Layout: ``{path}/{collection}/shard`` (the engine's files) and ``{path}/{collection}/hermes.json``
-(our sidecar with the dim, so a reopen with another embedder fails with a clear message).
+(our sidecar with the dim, so a reopen with another embedder fails with a clear message). A new shard
+is built in ``{collection}/shard.new`` and renamed into place, so a kill during its creation leaves
+nothing that would not open.
 
 Ids: the engine takes ints/UUIDs only, so each string id maps to ``uuid5`` and is kept in the payload
 under ``_hm_id``. Keyword, integer and float payload fields of the seed's collections get indexes.
@@ -53,6 +55,7 @@ from typing import Any
 
 import numpy.typing as npt
 
+from hermes_memory._fsync import fsync_dir
 from hermes_memory.errors import (
     BackendError,
     ConfigError,
@@ -83,6 +86,7 @@ from hermes_memory.tier3.backend import (
 
 _UPSERT_BATCH = 1024
 _META = "hermes.json"
+_STAGING = "shard.new"  # where a new shard is built before it is renamed into place
 _SEGMENTS = 8  # see module doc: fewer merges, each optimize indexes only the new segment
 # HNSW build (see module doc): the engine's default m / ef_construct / full_scan_threshold, one thread,
 # no payload subgraphs.
@@ -153,8 +157,7 @@ class QdrantEdgeBackend:
         self._closed = False
         self._owner = self._take_ownership()
         try:
-            if recreate and self._dir.exists():
-                self._remove()
+            self._remove(collection=recreate)
             self._shard = self._open()
             self._tighten()
         except BaseException:
@@ -193,9 +196,17 @@ class QdrantEdgeBackend:
 
     # ---------------------------------------------------------------- open / create
 
-    def _remove(self) -> None:
+    def _remove(self, *, collection: bool) -> None:
+        """Remove what a removal killed midway left and, with ``collection``, the collection itself.
+
+        The collection is renamed aside before it is deleted, so a kill leaves all of it or none."""
+        gone = self._dir.with_name(f"{self._collection}.gone")
         try:
-            shutil.rmtree(self._dir)
+            if gone.exists():
+                shutil.rmtree(gone)
+            if collection and self._dir.exists():
+                os.replace(self._dir, gone)
+                shutil.rmtree(gone)
         except OSError as exc:
             raise StorageError(f"cannot remove qdrant collection {self._dir}: {exc}") from exc
 
@@ -220,14 +231,10 @@ class QdrantEdgeBackend:
             optimizers=qe.EdgeOptimizersConfig(default_segment_number=_SEGMENTS),
             hnsw_config=qe.HnswIndexConfig(**_HNSW),
         )
-        exists = (self._shard_dir / "edge_config.json").exists()
         try:
-            if exists:
-                shard = qe.EdgeShard.load(str(self._shard_dir), config)
-            else:
-                private_dir(self._dir)
-                shard = qe.EdgeShard.create(str(self._shard_dir), config)
-                self._create_indexes(shard)
+            if not (self._shard_dir / "edge_config.json").exists():
+                self._create(config)
+            shard = qe.EdgeShard.load(str(self._shard_dir), config)
         except Exception as exc:  # qdrant-edge raises bare Exception; translated here, at the boundary
             message = str(exc)
             if "WouldBlock" in message or "lock" in message.lower():
@@ -243,6 +250,35 @@ class QdrantEdgeBackend:
         if stored is None:
             self._write_meta()
         return shard
+
+    def _create(self, config: Any) -> None:
+        """Build an empty shard with its indexes beside its place, then move it in with one rename.
+
+        The engine writes its segments before its config, so a process killed inside ``create`` left a
+        directory that neither loads nor can be created over. Built aside, the shard directory is there
+        complete or not at all. A shard directory without its config is such a leftover: nothing was
+        ever written to it (writes start after the open), so it is removed; the vectors are derived from
+        Tier 2 in any case.
+        """
+        staging = self._dir / _STAGING
+        try:
+            private_dir(self._dir)
+            for leftover in (staging, self._shard_dir):
+                if leftover.exists():
+                    shutil.rmtree(leftover)
+        except OSError as exc:
+            raise StorageError(f"cannot prepare the qdrant store {self._dir}: {exc}") from exc
+        shard = self._qe.EdgeShard.create(str(staging), config)
+        try:
+            self._create_indexes(shard)
+            shard.flush()
+        finally:
+            shard.close()
+        try:
+            os.replace(staging, self._shard_dir)
+            fsync_dir(self._dir)
+        except OSError as exc:
+            raise StorageError(f"cannot move the new qdrant shard into {self._shard_dir}: {exc}") from exc
 
     def _create_indexes(self, shard: Any) -> None:
         qe = self._qe

@@ -390,6 +390,33 @@ def test_qdrant_edge_second_open_of_a_shard_is_a_storage_error(tmp_path: Any) ->
     reopened.close()
 
 
+def test_qdrant_edge_opens_over_a_shard_whose_creation_was_killed(tmp_path: Any) -> None:
+    # The engine writes a new shard's segments before its config: a kill inside its create left a
+    # directory that could neither be loaded nor created over, so the store never opened again.
+    qe = pytest.importorskip("qdrant_edge")
+    half = tmp_path / "memory_chunks" / "shard"
+    params = qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)
+    shard = qe.EdgeShard.create(str(half), qe.EdgeConfig(vectors=params))
+    shard.close()
+    (half / "edge_config.json").unlink()
+    (tmp_path / "memory_chunks" / "shard.new" / "segments").mkdir(parents=True)  # a build killed aside
+    (tmp_path / "memory_chunks.gone" / "shard").mkdir(parents=True)  # a removal killed midway
+    backend = make_backend("qdrant", path=tmp_path, collection="memory_chunks", dim=DIM)
+    try:
+        vecs = random_unit(3, seed=3)
+        backend.upsert(["a", "b", "c"], vecs, [{"i": i} for i in range(3)])
+        assert backend.search(vecs[1], limit=1)[0].id == "b"
+    finally:
+        backend.close()
+    assert not (tmp_path / "memory_chunks" / "shard.new").exists()
+    assert not (tmp_path / "memory_chunks.gone").exists()
+    reopened = make_backend("qdrant", path=tmp_path, collection="memory_chunks", dim=DIM)
+    try:
+        assert reopened.count() == 3
+    finally:
+        reopened.close()
+
+
 def test_qdrant_edge_optimizes_only_when_asked(tmp_path: Any) -> None:
     vecs = random_unit(600, seed=8)
     ids = [f"p{i}" for i in range(600)]
