@@ -9,18 +9,19 @@ import re
 
 from hermes_memory.extract.speech import is_question
 from hermes_memory.extract.tense import clause_tense
-from hermes_memory.updates.lexicon import DETERMINERS, UNTIL, past_form
+from hermes_memory.updates.lexicon import DETERMINERS, PLACING, UNTIL, past_form
 
 #: Pronouns the speaker is the subject of.
 SUBJECT_PRONOUNS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
-# Grammatical markers of modality and intention (modal verbs and their periphrases): a clause with one
-# before its main verb tells a possibility, wish or plan, not what holds.
+# Grammatical markers of modality and intention (modal verbs and their periphrases, verbs of supposition:
+# "imagine we sold the van"): a clause with one before its main verb tells a possibility, wish or plan,
+# not what holds.
 _MODAL = re.compile(
     r"\b(?:might|may|could|would|should|shall|must|maybe|perhaps|possibly|probably|if|whether|unless"
     r"|consider(?:s|ing|ed)?|think(?:s|ing)?\s+(?:about|of)|thought\s+(?:about|of)|plan(?:s|ning|ned)?\s+to"
     r"|plan(?:s|ning)?\s+on|want(?:s|ed)?\s+to|wanna|hop(?:e|es|ing)\s+to"
     r"|wish|intend(?:s|ing)?\s+to|tempted|debating|torn|wondering|someday|one\s+day|eventually|will|'ll"
-    r"|won't|ought)\b"
+    r"|won't|ought|imagin(?:e|ing)|suppos(?:e|ing)|assuming|hypothetically)\b"
 )
 # The prospective aspect: what is under way to happen ("Josh is going to Glastonbury", "we're gonna
 # fly out on the 3rd", "about to start"): a plan, not a possibility; none of what holds now either.
@@ -192,6 +193,40 @@ def next_time(words: tuple[str, ...]) -> bool:
     return False
 
 
+# What opens a question (closed classes): a question word or a quantifier of one ("any tips?"), or an
+# auxiliary; an auxiliary and a pronoun alone are a tag ("..., is it?"), which asks whether what precedes
+# is so.
+_QUESTION_WORDS = frozenset(
+    "what what's whats which how how's where where's who who's whom why why's when when's "
+    "any anything anyone anybody".split()
+)
+_AUXILIARIES = frozenset("is are was were am do does did can could would will should shall have has".split())
+# What opens a phrase, not a clause of its own: "As a Wellingtonian, what should I pack?"
+_NOT_A_CLAUSE = frozenset({"as", "like", *PLACING})
+_ASKED_AFTER = re.compile(r",\s+(?=([A-Za-z][\w']*))")
+
+
+def told_then_asked(sentence: str) -> list[str]:
+    """A sentence that tells something and then asks, after a comma ("I'm on a SIM-only deal now, can I
+    use it abroad?"): the telling and the question as two parts, so that the telling asserts;
+    ``[sentence]`` otherwise. Not when the part before asks itself ("Is it worth it, or should I ...?"),
+    is a phrase with no verb of its own ("As a vegan, which ...?") or is followed by a tag question
+    ("..., is it?"). The mood of the telling is then its own: "Imagine we're down to one car, how ...?"
+    supposes."""
+    if not sentence.rstrip(" \t\"”')").endswith("?"):
+        return [sentence]
+    for m in _ASKED_AFTER.finditer(sentence):
+        head, tail, opener = sentence[: m.start()], sentence[m.end() :], m.group(1).lower()
+        asks = opener in _QUESTION_WORDS or (opener in _AUXILIARIES and len(tail.split()) > 2)
+        if not asks:
+            continue
+        first = head.split()[0].lower()
+        if is_question(head) or first in _QUESTION_WORDS | _AUXILIARIES | _NOT_A_CLAUSE:
+            return [sentence]
+        return [head, tail] if _has_verb(head.lower()) else [sentence]
+    return [sentence]
+
+
 def why_not(text: str, plain: str) -> str | None:
     """Why the clause asserts nothing that holds now (None when it does); ``plain``: the clause without
     what is said in passing of its opening name."""
@@ -234,4 +269,4 @@ def why_not(text: str, plain: str) -> str | None:
     return None
 
 
-__all__ = ["SUBJECT_PRONOUNS", "next_time", "subject_parts", "why_not"]
+__all__ = ["SUBJECT_PRONOUNS", "next_time", "subject_parts", "told_then_asked", "why_not"]

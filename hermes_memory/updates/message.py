@@ -172,7 +172,7 @@ def _verbless(statement: Statement) -> bool:
 
 
 # What a clause that asserts nothing may still take as given.
-_PRESUPPOSING = frozenset({"question", "hypothetical", "plan"})
+_PRESUPPOSING = frozenset({"question", "hypothetical", "plan", "reported"})
 # The speaker's or a named holder's thing: "my iphone 15", "our DBS app", "Leo's size 13s".
 _OWNED = re.compile(r"\b(?:(?P<mine>[Mm]y|[Oo]ur)|(?P<owner>[A-Z][a-z]+)'s)\s+(?P<rest>[^,.;:!?()]+)")
 _AT_PLACE = re.compile(r"(?:in|at)\s+[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")

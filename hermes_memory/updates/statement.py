@@ -28,7 +28,7 @@ from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.temporal import find_temporal
 from hermes_memory.extract.tense import SAME_PAST, clause_tense, strongly_past
 from hermes_memory.updates.address import addressees, formula, vocative
-from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, next_time
+from hermes_memory.updates.asserting import SUBJECT_PRONOUNS, next_time, told_then_asked
 from hermes_memory.updates.asserting import why_not as _reason_not
 from hermes_memory.updates.lexicon import (
     ADVERBS,
@@ -162,14 +162,23 @@ class Statement:
 
 
 def clauses(text: str) -> list[str]:
-    """The clauses of a statement: split at sentence ends, semicolons, dashes and "but/and/so I"."""
+    """The clauses of a statement: split at sentence ends, semicolons, dashes, "but/and/so I" and the
+    comma before a question that follows a telling (``told_then_asked``)."""
     return [p for p in parts(text) if len(p.split()) >= 2]
 
 
 def parts(text: str) -> list[str]:
     """What ``clauses`` splits a statement into, one-word parts too ("Coffee?", "Quit")."""
     text = text.translate(APOS).strip()
-    return [p for p in (p.strip(" ,.;:!") for p in _SPLIT.split(text)) if p]
+    said = (p for part in _SPLIT.split(text) for p in _news_then_question(part))
+    return [p for p in (p.strip(" ,.;:!") for p in said) if p]
+
+
+def _news_then_question(part: str) -> list[str]:
+    """``told_then_asked``, for a telling in the present: a past event before a question mostly sets
+    the scene of what is asked ("paid the rent late and got fined, is that legal?")."""
+    said = told_then_asked(part.strip(" ,.;:!"))
+    return said if len(said) == 1 or main_tense(said[0].lower()) != "past" else [part]
 
 
 def read(

@@ -15,7 +15,7 @@ from hermes_memory.updates.endings import corrects
 from hermes_memory.updates.holders import same_holder
 from hermes_memory.updates.lexicon import with_apostrophes
 from hermes_memory.updates.readings import brief, values
-from hermes_memory.updates.statement import USER, Statement, clauses, read
+from hermes_memory.updates.statement import USER, Statement, clauses, parts, read
 
 SAID = datetime(2026, 6, 10, 12, 0, tzinfo=UTC)
 
@@ -158,6 +158,32 @@ def test_clauses_split_at_sentences_and_semicolons() -> None:
         "Also got a bike",
     ]
     assert clauses("ok") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("my desk's a Fjellman standing one, how high should the screen sit?",
+         ["my desk's a Fjellman standing one", "how high should the screen sit?"]),
+        ("we're with Octaveo for energy, any ways to cut the standing charge?",
+         ["we're with Octaveo for energy", "any ways to cut the standing charge?"]),
+        # asked already, a phrase with no verb, a tag, a past event setting the scene: one question
+        ("Is Octaveo any good, or should I stay put?", ["Is Octaveo any good, or should I stay put?"]),
+        ("As a night owl, what shift suits me?", ["As a night owl, what shift suits me?"]),
+        ("my desk's a Fjellman, is it?", ["my desk's a Fjellman, is it?"]),
+        ("bought a Fjellman desk on Monday, how high should the screen sit?",
+         ["bought a Fjellman desk on Monday, how high should the screen sit?"]),
+    ],
+)  # fmt: skip
+def test_news_told_before_a_question_is_a_clause_of_its_own(text: str, said: list[str]) -> None:
+    assert parts(text) == said
+
+
+def test_a_clause_told_before_a_question_asserts_in_its_own_mood() -> None:
+    told, asked = (read(p) for p in parts("I'm on the night shift at Carrow now, how do I sleep by day?"))
+    assert told.asserts and not asked.asserts
+    supposed = read(parts("suppose I'm on nights at Carrow, how do I sleep by day?")[0])
+    assert not supposed.asserts and supposed.why_not == "hypothetical"
 
 
 def test_a_negated_auxiliary_typed_without_its_apostrophe_reads_as_one() -> None:
