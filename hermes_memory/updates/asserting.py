@@ -163,6 +163,13 @@ def _opening_word(part: str) -> str:
     return words[0] if words else ""
 
 
+def _in_subordinate(before: list[str]) -> bool:
+    """Whether the words before a reporting verb open a subordinate clause after a main clause with a
+    verb of its own ("biscuit's on a renal diet since the vet"): the report is that clause's."""
+    k = max((i for i, w in enumerate(before) if w in _SUBORDINATE and i > 0), default=0)
+    return k > 0 and _has_verb(" ".join(before[:k]))
+
+
 def _without_aside(low: str) -> str:
     """A lower-cased clause without the remarks with a mood of their own that close it (``_ASIDE``), when
     what comes before has a verb of its own: "i'm kind of over taylor swift, not gonna lie" -> "i'm kind
@@ -242,6 +249,8 @@ def why_not(text: str, plain: str) -> str | None:
         verb = m.group(0).split()[0]
         if not before and past_form(verb):
             continue  # "told the newsagent to stop the paper": the speaker's own words, "I" dropped
+        if _in_subordinate(before):
+            continue  # "Biscuit's on a renal diet since the vet advised it": the reason's report
         if not _said_after(low, m.start()):
             return "reported"
         low = low[: low.find(",", 0, m.start())]  # the remark's mood is its own: "..., says he won't miss it"

@@ -292,6 +292,11 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("told the landlord to end the contract in June", None),
         ("Mum told me to end the contract", "reported"),
         ("say I moved to Perth", "reported"),  # "say" as "suppose": no past, no speaker's own report
+        # a report inside a subordinate clause after the main one is that clause's
+        ("Biscuit's on a renal diet since the vet suggested it", None),
+        ("The vet suggested a renal diet for Biscuit", "reported"),
+        # verbs of supposition
+        ("supposing we're both on the night shift", "hypothetical"),
         # an approximative adverb before the first past form: the event came close, and did not happen
         ("nearly ditched the allotment in the heatwave", "negated"),
         ("Honestly, I almost sold the piano last year", "negated"),
