@@ -85,6 +85,15 @@ _NEW_SUBJECT = re.compile(
 _ASIDE = re.compile(
     r",\s*(?:not\s+)?(?:might|could|would|should|will|won't|gonna|wanna|must)\s+[a-z][^,]*$"
 )
+# What makes a negation a state that holds now, not an event that did not happen: "anymore", "no longer";
+# or, negating no past, a stretch of the present ("not coaching this season", "not drinking at the moment";
+# not "didn't get the mortgage, so no house this year").
+_NO_LONGER = re.compile(r"\b(?:anymore|any\s+more|longer)\b")
+_NOW = re.compile(
+    r"\b(?:this\s+(?:season|year|term|semester|month|week)|at\s+the\s+moment|right\s+now|for\s+now"
+    r"|these\s+days|currently|nowadays)\b"
+)
+_NEGATED_PAST = re.compile(r"\b(?:didn't|did\s+not|didnt|wasn't|weren't|hadn't|never)\b")
 # Words opening a subordinate clause: what follows its comma is the main clause, not another one.
 _SUBORDINATE = frozenset(
     "after when whenever since because although though while before once as if until unless".split()
@@ -266,7 +275,9 @@ def why_not(text: str, plain: str) -> str | None:
         return "hypothetical"
     if _PROSPECTIVE.search(low) or clause_tense(low, 0, len(low)) == "future":
         return "plan"
-    ended = re.search(r"\b(?:anymore|any\s+more|longer)\b", low) is not None
+    ended = _NO_LONGER.search(low) is not None or (
+        _NOW.search(low) is not None and _NEGATED_PAST.search(low) is None
+    )
     # A negation negates its own clause: not the one a later clause with a subject of its own follows.
     event = _NEGATED_EVENT.search(head)
     if event and not _DURATION.search(head, event.end()) and not ended and not _NOT_GONE_ON.search(head):

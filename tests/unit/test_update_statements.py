@@ -297,6 +297,11 @@ def test_a_past_clause_dated_to_one_day_is_an_occasion(text: str, occasion: bool
         ("The vet suggested a renal diet for Biscuit", "reported"),
         # verbs of supposition
         ("supposing we're both on the night shift", "hypothetical"),
+        # a negation within a stretch of the present is a state that holds now; negating the past, it is not
+        ("not refereeing this season, my knee needs a rest", None),
+        ("I'm not on the rota at the moment", None),
+        ("didn't get the allotment, so no veg patch this year", "negated"),
+        ("I'm not leaving the choir", "negated"),
         # an approximative adverb before the first past form: the event came close, and did not happen
         ("nearly ditched the allotment in the heatwave", "negated"),
         ("Honestly, I almost sold the piano last year", "negated"),
