@@ -4,23 +4,10 @@ the write path with the real MiniLM embedder; sentences written for this test.""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-
-from hermes_memory import MemoryAPI
-
-DAY = 86400.0
-
-
-def _closed(home: Path, earlier: str, later: str) -> list[str]:
-    start = time.time() - 10 * DAY
-    with MemoryAPI(hermes_home=home, **{"tier3.backend": "memory"}) as api:
-        api.remember_turn(earlier, "Noted.", "s1", start)
-        api.remember_turn(later, "Sure.", "s1", start + DAY)
-        assert api.flush()["success"]
-        return [f.content for f in api.tier2.facts.superseded(limit=10)]
+from store_state import closed_after
 
 
 @pytest.mark.parametrize(
@@ -34,10 +21,10 @@ def _closed(home: Path, earlier: str, later: str) -> list[str]:
 def test_a_change_told_in_lower_case_with_no_subject_ends_the_users_old_value(
     tmp_path: Path, earlier: str, later: str, ended: str
 ) -> None:
-    closed = _closed(tmp_path, earlier, later)
+    closed = closed_after(tmp_path, earlier, later)
     assert len(closed) == 1 and ended in closed[0], closed
 
 
 def test_an_episode_told_in_lower_case_with_no_subject_ends_nothing(tmp_path: Path) -> None:
     later = "missed lotus yoga this tuesday, the kids were ill"
-    assert _closed(tmp_path, "I go to yoga at Lotus Studio on Tuesdays.", later) == []
+    assert closed_after(tmp_path, "I go to yoga at Lotus Studio on Tuesdays.", later) == []
