@@ -93,7 +93,7 @@ _NOW = re.compile(
     r"\b(?:this\s+(?:season|year|term|semester|month|week)|at\s+the\s+moment|right\s+now|for\s+now"
     r"|these\s+days|currently|nowadays)\b"
 )
-_NEGATED_PAST = re.compile(r"\b(?:didn't|did\s+not|didnt|wasn't|weren't|hadn't|never)\b")
+_NEGATED_PAST = re.compile(r"\b(?:didn't|did\s+not|wasn't|weren't|hadn't|never)\b")
 # Words opening a subordinate clause: what follows its comma is the main clause, not another one.
 _SUBORDINATE = frozenset(
     "after when whenever since because although though while before once as if until unless".split()
