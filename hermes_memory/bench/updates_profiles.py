@@ -14,8 +14,8 @@ the same in the corpus's own labels and kinds (many Englishes, many relatives an
 written by yet another such session and read by no one before it was first scored;
 ``updates_dialects.json``, ``updates_sixth.json``, ``updates_seventh.json``, ``updates_eighth.json``,
 ``updates_ninth.json``, ``updates_tenth.json``, ``updates_eleventh.json``, ``updates_twelfth.json``,
-``updates_thirteenth.json`` and ``updates_fourteenth.json`` ten more such sets (Scottish, Welsh, Kenyan,
-Philippine, Jamaican, Ghanaian, Malaysian, Zimbabwean, Pakistani English, ...).
+``updates_thirteenth.json``, ``updates_fourteenth.json`` and ``updates_fifteenth.json`` eleven more such
+sets (Scottish, Welsh, Kenyan, Philippine, Jamaican, Ghanaian, Malaysian, Zimbabwean, Pakistani English, ...).
 
 ``score`` replays each profile as the write path meets it: every message's statements against the open
 statements of the messages before it (a closed one is closed for good), and counts the closures that
@@ -49,6 +49,7 @@ DEFAULT_ELEVENTH = DEFAULT_UNSEEN.with_name("updates_eleventh.json")
 DEFAULT_TWELFTH = DEFAULT_UNSEEN.with_name("updates_twelfth.json")
 DEFAULT_THIRTEENTH = DEFAULT_UNSEEN.with_name("updates_thirteenth.json")
 DEFAULT_FOURTEENTH = DEFAULT_UNSEEN.with_name("updates_fourteenth.json")
+DEFAULT_FIFTEENTH = DEFAULT_UNSEEN.with_name("updates_fifteenth.json")
 _LABELS = ("update", "none", "addition", "unrelated")
 #: The sets of pairs in everyday wording the bench tells the fitted model, each held out.
 UNSEEN_SETS = (
@@ -66,6 +67,7 @@ UNSEEN_SETS = (
     DEFAULT_TWELFTH,
     DEFAULT_THIRTEENTH,
     DEFAULT_FOURTEENTH,
+    DEFAULT_FIFTEENTH,
 )
 
 
@@ -147,6 +149,7 @@ __all__ = [
     "DEFAULT_DIALECTS",
     "DEFAULT_EIGHTH",
     "DEFAULT_ELEVENTH",
+    "DEFAULT_FIFTEENTH",
     "DEFAULT_FOURTEENTH",
     "DEFAULT_FRESH",
     "DEFAULT_NINTH",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from hermes_memory.extract.kin import kin_predicate
 from hermes_memory.extract.speech import is_question
 from hermes_memory.extract.tense import clause_tense
 from hermes_memory.updates.lexicon import DETERMINERS, PLACING, UNTIL, past_form
@@ -61,12 +62,20 @@ _REPORTED = re.compile(
     r"|reckons?|insist(?:s|ed)?|claim(?:s|ed)?|swears?|swore|saying|advised?|urg(?:es|ed|ing)|trying\s+to"
     r"|keeps?\s+\w+ing)\b"
 )
+# What a determiner or a possessive opens (``_a_thing_keeps``), a word or four before the verb, and the
+# words no such phrase holds (an object, an infinitive's "to").
+_NOUN_PHRASE = 5
+_NO_NOUN_PHRASE = frozenset("to me us him her them you it i we he she they".split())
 # A finite verb in a lower-cased clause: an auxiliary or copula (also "'s", "'re", "'m"), the word after
-# a subject pronoun, or an -s form after a one-word subject that no determiner opens ("mirela cuts").
+# a subject pronoun, an -s form after a one-word subject that no determiner opens ("mirela cuts"), or an
+# -s form after a subject of two to four words a determiner opens, with an -ing form, a determiner or
+# "to" after it ("my airtel line keeps dropping", "my dad's hyundai makes a noise"; not the plural noun of
+# "my new shoes, are they ...").
 _VERB_BEFORE = re.compile(
     r"\b(?:is|are|am|was|were|has|have|had|does|do|did|been)\b|\w'(?:s|re|m|ve)\b"
     r"|\b(?:i|we|you|they)\s+\w|\b(?:he|she|it)\s+\w+s\b"
     r"|^(?!(?:my|our|your|his|her|their|the|a|an|this|that)\b)\w+\s+\w+s\b"
+    r"|^(?:my|our|your|his|her|their|the)\s+(?:[\w'-]+\s+){1,3}[a-z]+s\s+(?:[a-z]+ing|a|an|the|my|our|to)\b"
 )
 # A new subject after a comma, "and" or "but" (a pronoun, a noun its determiner opens, a name): it opens
 # a clause of its own ("..., we never watched it anyway", "... and Miso didn't even notice").
@@ -222,6 +231,23 @@ _NOT_A_CLAUSE = frozenset({"as", "like", *PLACING})
 _ASKED_AFTER = re.compile(r",\s+(?=([A-Za-z][\w']*))")
 
 
+def _a_thing_keeps(before: list[str]) -> bool:
+    """Whether the words before "keep(s) ...ing" end in a subject a determiner or a possessive opens
+    whose head is no person of the kin lexicon ("my airtel line", "the location service", "my sister's
+    dog"), nor a name after one ("my flatmate Callum"): a thing keeps doing something; a person who
+    "keeps asking" or "keeps nagging me" speaks. A phrase after a preposition ("everyone at the office")
+    or with an object or "to" in it ("my family motivates me to keep ...") is no such subject."""
+    for i in range(len(before) - 2, max(-1, len(before) - 1 - _NOUN_PHRASE), -1):
+        if before[i] in DETERMINERS or before[i].endswith("'s"):
+            if i > 0 and before[i - 1] in PLACING | {"of"}:
+                return False  # "everyone at the office keeps asking": the phrase is no subject
+            if _NO_NOUN_PHRASE.intersection(before[i + 1 :]):
+                return False  # "my family motivates me to keep striving": no subject of "keep"
+            head = [kin_predicate(w.strip("()")) for w in before[-2:]]
+            return all(role is None or role == "has_pet" for role in head)
+    return False
+
+
 def told_then_asked(sentence: str) -> list[str]:
     """A sentence that tells something and then asks, after a comma ("I'm on a SIM-only deal now, can I
     use it abroad?"): the telling and the question as two parts, so that the telling asserts;
@@ -260,6 +286,9 @@ def why_not(text: str, plain: str) -> str | None:
             continue  # "told the newsagent to stop the paper": the speaker's own words, "I" dropped
         if _in_subordinate(before):
             continue  # "Biscuit's on a renal diet since the vet advised it": the reason's report
+        kept = m.group(0).split()[-1]  # what "keep(s)" is followed by, itself a verb of saying or not
+        if verb.startswith("keep") and _a_thing_keeps(before) and not _REPORTED.fullmatch(kept):
+            continue  # "my airtel line keeps dropping": what it keeps doing, no one's words
         if not _said_after(low, m.start()):
             return "reported"
         low = low[: low.find(",", 0, m.start())]  # the remark's mood is its own: "..., says he won't miss it"

@@ -176,9 +176,11 @@ def parts(text: str) -> list[str]:
 
 def _news_then_question(part: str) -> list[str]:
     """``told_then_asked``, for a telling in the present: a past event before a question mostly sets
-    the scene of what is asked ("paid the rent late and got fined, is that legal?")."""
+    the scene of what is asked ("paid the rent late and got fined, is that legal?"). Its tense is read
+    in the third person, as ``main_tense`` reads a clause: "we've only got Streamora" has a present
+    perfect, not a past form."""
     said = told_then_asked(part.strip(" ,.;:!"))
-    return said if len(said) == 1 or main_tense(said[0].lower()) != "past" else [part]
+    return said if len(said) == 1 or main_tense(as_the_user(said[0]).lower()) != "past" else [part]
 
 
 def read(

@@ -20,6 +20,8 @@ from store_state import closed_after
          "assessment deadline again?", "Petra Novak"),
         ("My cat Pickle eats Royal Canin.",
          "Pickle eats Lily's Kitchen pouches, how many a day for a 4kg cat?", "Royal Canin"),
+        ("My mobile is with Lebara.",
+         "my Giffgaff sim keeps losing signal in the flat, is there a way to boost it?", "Lebara"),
     ],
 )  # fmt: skip
 def test_news_told_before_a_question_ends_the_old_value(
