@@ -66,6 +66,8 @@ _REPORTED = re.compile(
 # words no such phrase holds (an object, an infinitive's "to").
 _NOUN_PHRASE = 5
 _NO_NOUN_PHRASE = frozenset("to me us him her them you it i we he she they".split())
+# Words after which a phrase is no subject ("everyone at the office", "the head of the team").
+_NO_SUBJECT_AFTER = PLACING | {"of"}
 # A finite verb in a lower-cased clause: an auxiliary or copula (also "'s", "'re", "'m"), the word after
 # a subject pronoun, an -s form after a one-word subject that no determiner opens ("mirela cuts"), or an
 # -s form after a subject of two to four words a determiner opens, with an -ing form, a determiner or
@@ -239,7 +241,7 @@ def _a_thing_keeps(before: list[str]) -> bool:
     or with an object or "to" in it ("my family motivates me to keep ...") is no such subject."""
     for i in range(len(before) - 2, max(-1, len(before) - 1 - _NOUN_PHRASE), -1):
         if before[i] in DETERMINERS or before[i].endswith("'s"):
-            if i > 0 and before[i - 1] in PLACING | {"of"}:
+            if i > 0 and before[i - 1] in _NO_SUBJECT_AFTER:
                 return False  # "everyone at the office keeps asking": the phrase is no subject
             if _NO_NOUN_PHRASE.intersection(before[i + 1 :]):
                 return False  # "my family motivates me to keep striving": no subject of "keep"
