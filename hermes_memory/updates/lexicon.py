@@ -226,6 +226,11 @@ TITLE = r"(?i:" + "|".join(sorted(HONORIFICS | TITLES, key=len, reverse=True)) +
 # Words that place a role in the past ("my former manager", "an ex-colleague"); ``asserting`` reads a
 # subject opened by the commonest of them ("my old team") as a former one.
 BYGONE = frozenset("former old previous ex once erstwhile".split())
+# Adverbials that place what a clause says in the stretch of time up to now, against before it (a closed
+# class): "these days", "nowadays", "lately", "of late", "currently", "at the moment", "at present".
+PRESENT_STRETCH = re.compile(
+    r"\b(?:these\s+days|nowadays|lately|of\s+late|currently|at\s+the\s+moment|at\s+present)\b", re.IGNORECASE
+)
 # Relative pronouns ("that" too, after a noun phrase: ``relative_start``).
 RELATIVES = frozenset("who whom whose which".split())
 
