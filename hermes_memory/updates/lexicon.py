@@ -43,7 +43,11 @@ CALENDAR = re.compile(
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|spring|summer|autumn|fall|winter|weekend|morning|evening|tonight|week|month|year|days?)"
 )
-STANDALONE_KIN = {w: w.lower() for w in "Mom Mum Dad Mother Father Grandma Grandpa Nana Papa Mama".split()}
+STANDALONE_KIN = {
+    w: w.lower()
+    for w in """Mom Mum Mam Mommy Mummy Mammy Dad Daddy Mother Father Grandma Grandpa Gran Granny Nan Nana
+    Nanna Grandad Granddad Papa Mama""".split()
+}
 # Irregular past forms, also with the prefixes that make a verb of a verb ("outgrew", "overtook").
 PAST_FORMS = frozenset(
     f"{prefix}{form}" for form in past_forms() for prefix in ("", "out", "over", "under", "with", "mis", "up")
