@@ -50,6 +50,7 @@ DEFAULT_TWELFTH = DEFAULT_UNSEEN.with_name("updates_twelfth.json")
 DEFAULT_THIRTEENTH = DEFAULT_UNSEEN.with_name("updates_thirteenth.json")
 DEFAULT_FOURTEENTH = DEFAULT_UNSEEN.with_name("updates_fourteenth.json")
 DEFAULT_FIFTEENTH = DEFAULT_UNSEEN.with_name("updates_fifteenth.json")
+DEFAULT_SIXTEENTH = DEFAULT_UNSEEN.with_name("updates_sixteenth.json")
 _LABELS = ("update", "none", "addition", "unrelated")
 #: The sets of pairs in everyday wording the bench tells the fitted model, each held out.
 UNSEEN_SETS = (
@@ -68,6 +69,7 @@ UNSEEN_SETS = (
     DEFAULT_THIRTEENTH,
     DEFAULT_FOURTEENTH,
     DEFAULT_FIFTEENTH,
+    DEFAULT_SIXTEENTH,
 )
 
 
@@ -155,6 +157,7 @@ __all__ = [
     "DEFAULT_NINTH",
     "DEFAULT_PROFILES",
     "DEFAULT_SEVENTH",
+    "DEFAULT_SIXTEENTH",
     "DEFAULT_SIXTH",
     "DEFAULT_TENTH",
     "DEFAULT_THIRTEENTH",

@@ -36,6 +36,15 @@ _STANDALONE_KIN = {
     "Grandma": "grandma",
     "Grandpa": "grandpa",
     "Nana": "nana",
+    "Mam": "mam",
+    "Mammy": "mam",
+    "Mummy": "mum",
+    "Gran": "gran",
+    "Granny": "granny",
+    "Nan": "nan",
+    "Nanna": "nan",
+    "Grandad": "grandad",
+    "Granddad": "grandad",
 }
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
 _SECOND_PERSON = frozenset({"you", "your", "yours", "yourself"})

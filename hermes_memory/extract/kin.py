@@ -13,15 +13,18 @@ from hermes_memory.extract.mentions import EntityContext, Mention, claim, is_fre
 _KIN: dict[str, str] = {}
 for _pred, _words in (
     ("sibling_of", "sister sisters brother brothers sibling siblings"),
-    ("child_of", "mom mother mum mommy mama dad father daddy papa parent parents stepmom stepdad"),
+    (
+        "child_of",
+        "mom mother mum mommy mummy mam mammy mama dad father daddy papa parent parents stepmom stepdad",
+    ),
     ("parent_of", "son sons daughter daughters kid kids child children"),
     ("married_to", "husband wife spouse"),
     ("partner_of", "partner boyfriend girlfriend fiance fiancé fiancee fiancée"),
     ("friend_of", "friend friends bff buddy pal bestie mate mates"),
     (
         "relative_of",
-        "grandma grandmother grandpa grandfather grandparents granny nana grandson "
-        "granddaughter grandkids grandchildren aunt uncle cousin cousins niece nephew family",
+        "grandma grandmother grandpa grandfather grandparents granny gran nana nan nanna grandad granddad "
+        "grandson granddaughter grandkids grandchildren aunt uncle cousin cousins niece nephew family",
     ),
     ("colleague_of", "coworker coworkers co-worker colleague colleagues teammate teammates"),
     ("reports_to", "boss manager supervisor"),

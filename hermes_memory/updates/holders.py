@@ -52,8 +52,8 @@ _PEOPLE = FIRST_SINGULAR | FIRST_PLURAL | SECOND | THIRD
 # holder, "user's father".
 _KIN_GROUPS = {
     "father": ("father", "dad", "daddy", "papa"),
-    "mother": ("mother", "mum", "mom", "mummy", "mommy", "mama"),
-    "grandmother": ("grandmother", "grandma", "granny", "nana", "gran"),
+    "mother": ("mother", "mum", "mom", "mummy", "mommy", "mama", "mam", "mammy"),
+    "grandmother": ("grandmother", "grandma", "granny", "nana", "gran", "nan", "nanna"),
     "grandfather": ("grandfather", "grandpa", "granddad", "grandad"),
 }
 _KIN_SAME = {word: same for same, words in _KIN_GROUPS.items() for word in words}

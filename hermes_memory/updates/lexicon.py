@@ -43,7 +43,11 @@ CALENDAR = re.compile(
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|spring|summer|autumn|fall|winter|weekend|morning|evening|tonight|week|month|year|days?)"
 )
-STANDALONE_KIN = {w: w.lower() for w in "Mom Mum Dad Mother Father Grandma Grandpa Nana Papa Mama".split()}
+STANDALONE_KIN = {
+    w: w.lower()
+    for w in """Mom Mum Mam Mommy Mummy Mammy Dad Daddy Mother Father Grandma Grandpa Gran Granny Nan Nana
+    Nanna Grandad Granddad Papa Mama""".split()
+}
 # Irregular past forms, also with the prefixes that make a verb of a verb ("outgrew", "overtook").
 PAST_FORMS = frozenset(
     f"{prefix}{form}" for form in past_forms() for prefix in ("", "out", "over", "under", "with", "mis", "up")
@@ -226,6 +230,11 @@ TITLE = r"(?i:" + "|".join(sorted(HONORIFICS | TITLES, key=len, reverse=True)) +
 # Words that place a role in the past ("my former manager", "an ex-colleague"); ``asserting`` reads a
 # subject opened by the commonest of them ("my old team") as a former one.
 BYGONE = frozenset("former old previous ex once erstwhile".split())
+# Adverbials that place what a clause says in the stretch of time up to now, against before it (a closed
+# class): "these days", "nowadays", "lately", "of late", "currently", "at the moment", "at present".
+PRESENT_STRETCH = re.compile(
+    r"\b(?:these\s+days|nowadays|lately|of\s+late|currently|at\s+the\s+moment|at\s+present)\b", re.IGNORECASE
+)
 # Relative pronouns ("that" too, after a noun phrase: ``relative_start``).
 RELATIVES = frozenset("who whom whose which".split())
 

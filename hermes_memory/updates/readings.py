@@ -23,6 +23,7 @@ from hermes_memory.updates.lexicon import (
     MIXED_CASE,
     NEGATION,
     NOT_NEGATING,
+    PRESENT_STRETCH,
     SECOND,
     THIRD,
     calendar_word,
@@ -36,6 +37,8 @@ STOP = frozenset(
 )
 _VALUE = re.compile(r"^(?:[A-Z][\w'-]*|[a-z-]*\d[\w.,:-]*)$")
 _PRONOUNS = FIRST_SINGULAR | FIRST_PLURAL | SECOND | THIRD
+#: The word an adverbial of the present stretch is read as among a clause's cues (``masked_cues``).
+STRETCH = "these days"
 #: Readings memoised per text (a store's statements and the clauses weighed against them).
 MEMO = 16384
 
@@ -54,7 +57,10 @@ def news_cues(statement: Statement, since: Statement) -> AbstractSet[str]:
 @functools.lru_cache(maxsize=MEMO)
 def masked_cues(masked: str) -> AbstractSet[str]:
     """``cue_tokens`` of a masked form; the set as built (a copy could iterate in another order, and
-    ``Cues`` sums floats in the order of its sets). Read only."""
+    ``Cues`` sums floats in the order of its sets). Read only. Every adverbial of the present stretch is
+    read as its commonest member ("lately" as "these days"): a cue is learned for the class, so a member
+    the labelled pairs seldom use weighs what the others do."""
+    masked = PRESENT_STRETCH.sub(STRETCH, masked)
     words = [w.lower().strip('.,;:!?"()') for w in masked.split()]
     words = [w for w in words if w and w != "something"]
     return set(words) | {f"{a} {b}" for a, b in itertools.pairwise(words)}

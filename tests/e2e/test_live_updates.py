@@ -191,7 +191,6 @@ UPDATES = [s for s in SCENARIOS if s.kind == UPDATE]
 # starts to pass fails here until its mark is removed.
 MISSED = {
     "diet": "'went fully vegan' and 'pescatarian' are too far apart for MiniLM",
-    "morning-drink": "'Lately my mornings begin with ...' scores 0.03 against a threshold of 0.101",
 }
 UPDATE_CASES = [
     pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=MISSED[s.name])) if s.name in MISSED else s

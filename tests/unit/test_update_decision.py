@@ -219,6 +219,23 @@ def test_a_cue_both_statements_carry_is_no_news_in_the_cue_sum() -> None:
     assert cues.score(read("I'm into bouldering now"), salsa) == 1.5
 
 
+@pytest.mark.parametrize("text", [
+    "Nowadays my weekends are mostly spent at the allotment",
+    "Lately the allotment takes up my weekends",
+    "My weekends go to the allotment at the moment",
+    "Currently my weekends belong to the allotment",
+    "Of late the allotment gets my weekends",
+])  # fmt: skip
+def test_every_adverbial_of_the_present_stretch_weighs_as_the_class_does(text: str) -> None:
+    """A cue is learned for the class of adverbials that place a state in the stretch up to now: a
+    member the labelled pairs seldom use ("lately", "of late") weighs what "these days" does, and an
+    earlier statement with any member of it carries the cue too."""
+    cues = Cues({"these days": 2.0})
+    before = read("My weekends are for football")
+    assert cues.score(read(text), before) == 2.0
+    assert cues.score(read(text), read("These days my weekends are for football")) == 0.0
+
+
 def test_a_cue_in_a_clause_that_denies_a_change_is_no_evidence_of_one() -> None:
     """ "The monthly price went up again" and then, in the same message, "... but I'm not leaving
     Fastnet": the second clause denies a change (it asserts nothing), so its cue word is neither evidence

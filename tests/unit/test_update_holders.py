@@ -248,6 +248,22 @@ def test_kinship_words_for_one_relation_are_one_holder() -> None:
     assert about_same(read("my father drives a Volvo XC60"), read("Dad sold the Volvo last month"))
 
 
+@pytest.mark.parametrize(("earlier", "later"), [
+    ("My gran volunteers at a hospice shop", "Gran's given up the hospice shop"),
+    ("my nan lives in Dundee", "Nan moved into sheltered housing in Perth"),
+    ("My mam works at the bakery", "mam's left the bakery"),
+    ("My grandmother lives in Tralee", "Nanna moved in with my aunt"),
+    ("My mother takes the bus", "Mammy drives everywhere now"),
+    ("My grandad plays darts on Fridays", "Granddad packed in the darts"),
+])  # fmt: skip
+def test_the_kinship_words_of_the_british_isles_name_the_same_relative(earlier: str, later: str) -> None:
+    """"Gran", "Nan", "Mam", "Mammy", "Nanna", "Grandad" said on their own are the user's relative, the
+    same one "my gran" or "my grandmother" names."""
+    from hermes_memory.updates.holders import about_same
+
+    assert about_same(read(earlier), read(later)), (read(earlier).holder, read(later).holder)
+
+
 def test_a_statement_whose_subject_is_a_role_speaks_of_whoever_holds_it() -> None:
     from hermes_memory.updates.holders import about_same
 

@@ -408,36 +408,36 @@ def test_a_change_cue_keeps_a_statement_naming_the_old_value_from_restating_it()
 def test_a_cue_is_a_word_updates_use_more_than_everyday_talk() -> None:
     """Fitted on labelled statements alone, a word that opens corrections ("honestly") looks like a
     change cue; everyday talk, where it is everywhere, takes that weight away. A word talk rarely uses
-    ("nowadays") keeps it."""
+    ("anymore") keeps it."""
     from hermes_memory.updates.model import Cues
 
     dim = 4
     vec = [0.5] * dim
     families = ["phone", "gym", "diet", "band", "bank", "car"]
     labelled = [
-        (read(f"honestly nowadays it is the {k} one"), True, fam, vec) for k, fam in enumerate(families)
+        (read(f"honestly anymore it is the {k} one"), True, fam, vec) for k, fam in enumerate(families)
     ] + [(read(f"I also have the {k} thing"), False, fam, vec) for k, fam in enumerate(families)]
     talk = [(read(f"honestly that was a fun day {k}"), vec) for k in range(40)]
     alone, with_talk = Cues.fit(labelled), Cues.fit(labelled, talk)
     assert alone.weights["honestly"] > 0.5 and "honestly" not in with_talk.weights
-    assert with_talk.weights["nowadays"] > 0.5
+    assert with_talk.weights["anymore"] > 0.5
 
 
 def test_a_cue_is_a_word_updates_use_more_than_first_mentions() -> None:
     """ "is the" opens updates in a corpus of pairs, but it opens first mentions as often ("my bank is the
-    Sparkasse"): told them, the fit takes its weight away; "nowadays", which no first mention uses, keeps
+    Sparkasse"): told them, the fit takes its weight away; "anymore", which no first mention uses, keeps
     it."""
     from hermes_memory.updates.model import Cues
 
     vec = [0.5] * 4
     families = ["phone", "gym", "diet", "band", "bank", "car"]
     labelled = [
-        (read(f"nowadays it is the {k} one"), True, fam, vec) for k, fam in enumerate(families)
+        (read(f"anymore it is the {k} one"), True, fam, vec) for k, fam in enumerate(families)
     ] + [(read(f"I also have {k} things"), False, fam, vec) for k, fam in enumerate(families)]
     first = [read(f"my {fam} is the {k} one") for k, fam in enumerate(families)]
     alone, told = Cues.fit(labelled), Cues.fit(labelled, first=first)
     assert alone.weights["is the"] > 0.5 and told.weights.get("is the", 0.0) < 0.5
-    assert told.weights["nowadays"] > 0.5
+    assert told.weights["anymore"] > 0.5
 
 
 def test_a_one_valued_attribute_names_its_slot() -> None:
