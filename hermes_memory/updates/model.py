@@ -288,8 +288,8 @@ def evidence(
     no value (no name, no number), only the clause's own cue, negation or shape counts: in chat, another
     clause's "now" says nothing about "It helps me unwind". ``reads_as_change``: the clause, values
     masked, lies along the learned change direction (``Cues.meaning``), a way of saying it that no cue
-    word carries. A clause about no one in particular counts only
-    when it names a value, negates, tells a past event or gives the old slot a new identity. The shape
+    word carries. A clause about no one in particular counts only when it names a value, negates, tells
+    a past event or gives the old slot a new identity. The shape
     of a one-valued old statement whose value is someone the memory knows counts only for a clause
     naming someone else or the role (``may_name_anew``). None of it counts between two
     statements that cannot be of one attribute (``same_attribute``), nor for an event told in the past
