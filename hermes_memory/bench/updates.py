@@ -400,6 +400,7 @@ def run(
         for n, p in enumerate(pairs)
     }
     detector.vectors([t for group in crowd.values() for s, _ in group for t in (s.normal, s.masked)])
+    # the decision it came with (the package's, from the command), unless that is no fitted one
     shipped = {p.id: decide(detector, p)[0] for p in pairs} if detector.model.weights else None
     model = fit(train, found, vec, every)
     detector.model = model
@@ -466,6 +467,7 @@ def run(
 
 
 def _brief(told: dict[str, Any]) -> dict[str, Any]:
+    """A score without its list of errors."""
     return {k: v for k, v in told.items() if k != "errors"}
 
 
@@ -484,6 +486,8 @@ def _cross_set(
     def told(path: Path) -> dict[str, Any]:
         return _brief(score(load_unseen(path), detector, known_holders, stored_statements, LATER))
 
+    if not paths:
+        return {}
     detector.model = fit(pairs, found, vec, chat)
     out = {path.stem: {"corpus_alone": told(path)} for path in paths}
     for fold in dealt(list(paths), SET_FOLDS):
