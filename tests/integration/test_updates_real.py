@@ -14,6 +14,8 @@ from chat_closures import closed_in_chat
 
 from hermes_memory import MemoryAPI
 from hermes_memory.bench import updates as bench
+from hermes_memory.updates.message import read_message
+from hermes_memory.updates.statement import read
 
 DAY = 86400.0
 START = time.time() - 40 * DAY
@@ -193,6 +195,23 @@ def test_the_shipped_model_on_people_telling_their_lives() -> None:
 
 
 EVENTS_PROBE = Path(__file__).resolve().parents[1] / "data" / "updates_events_probe.json"
+
+
+def test_a_request_to_note_what_was_said_says_it_again() -> None:
+    """A clause that says every word of a statement again, whatever it wraps around it, restates it: "Please
+    note in your notes that I prefer window seats" leaves "User prefers window seats." (the entry the
+    built-in memory tool wrote) standing; under a verb of ceasing it ends it ("Idris is in Year 3 at
+    Riverbank, we stopped homeschooling" after "Idris is homeschooled")."""
+    from hermes_memory.tier3.int8_embedder import IntegerMiniLMEmbedder
+    from hermes_memory.updates.detector import UpdateDetector
+
+    detector = UpdateDetector(IntegerMiniLMEmbedder().embed_document)
+    entry = read("User prefers window seats.")
+    for said in ("Please note in your notes that I prefer window seats.", "I prefer window seats."):
+        later = [s for _, s in read_message(said, when=bench.LATER)]
+        assert not any(detector.replaced(new, [entry], []) for new in later), said
+    pairs = [p for p in bench.load(bench.DEFAULT_DATA) if p.raw["earlier"] == "Idris is homeschooled."]
+    assert pairs and all(bench.decide(detector, p, [])[0] for p in pairs if p.update)
 
 
 def test_an_everyday_event_with_a_thing_ends_nothing_and_an_ending_does() -> None:
