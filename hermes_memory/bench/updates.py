@@ -1,6 +1,6 @@
-"""Update detection on labelled statement pairs, in-sample and leave-one-family-out.
+"""Update detection on labelled statement pairs, in-sample, leave-family-out and cross-set.
 
-    python -m hermes_memory.bench.updates [--data F] [--json OUT] [--fit] [--misses N]
+    python -m hermes_memory.bench.updates [--data F] [--chat F] [--json OUT] [--fit] [--misses N]
 
 Each pair of the corpus (``tests/data/updates_corpus.json``) is an earlier and a later statement of the
 user with a label: ``update`` (the earlier one is no longer true), ``addition`` or ``unrelated``. The
@@ -8,10 +8,13 @@ pair goes through the same path as a stored turn: the earlier statement is extra
 the store could close), the later one is read clause by clause, and the detector decides for every
 (fact, clause) pair; the pair is called an update when any of them is one.
 
-Two figures: **in-sample** (cues and decision fitted on the whole corpus: the shipped model) and
-**leave-one-family-out** (for each attribute family, cues and decision fitted on the other families
-only, then scored on it: how the mechanism does on an attribute nobody labelled). ``--fit`` writes the
-in-sample model to ``hermes_memory/updates/model.json``.
+The decision learns from the corpus and from the sets of pairs in everyday wording
+(``updates_training``). Figures: **in-sample** (cues and decision fitted on all of it: the shipped
+model); **leave-family-out** (the corpus's attribute families in groups, each scored by cues and a
+decision fitted without any pair of its families: how the mechanism does on an attribute nobody
+labelled); **cross-set** (each set scored by a decision fitted without it); and the held-out sets,
+which nothing is fitted on. ``--fit`` writes the in-sample model to
+``hermes_memory/updates/model.json``.
 """
 
 from __future__ import annotations
@@ -31,10 +34,23 @@ import numpy as np
 from hermes_memory.bench.updates_chat import Conversation, chat_combos, closures, embed, load_conversations
 from hermes_memory.bench.updates_profiles import (
     DEFAULT_PROFILES,
+    TRAINING_SETS,
     UNSEEN_SETS,
     load_profiles,
     load_unseen,
     score,
+)
+from hermes_memory.bench.updates_table import table
+from hermes_memory.bench.updates_training import (
+    CORPUS_WEIGHT,
+    FAMILY_GROUPS,
+    SET_FOLDS,
+    counted,
+    dealt,
+    original,
+    set_prefix,
+    taught,
+    without_sets,
 )
 from hermes_memory.extract import MessageInput, extract
 from hermes_memory.updates.detector import UpdateDetector, apart_cosine, apart_texts
@@ -129,7 +145,9 @@ class _Vectors(dict[str, Any]):
         return vector
 
 
-def load(path: Path) -> list[Pair]:
+def load(path: Path, prefix: str = "") -> list[Pair]:
+    """The labelled pairs of ``path``, each id after ``prefix``; a pair that names no family is one of its
+    own (``prefix`` and its id), one that names no kind is "unlabelled"."""
     data = json.loads(path.read_text(encoding="utf-8"))
     out = []
     for row in data["pairs"]:
@@ -137,9 +155,9 @@ def load(path: Path) -> list[Pair]:
         earlier = stored_statements(row["earlier"], holders)
         out.append(
             Pair(
-                id=row["id"],
-                family=row["family"],
-                kind=row["kind"],
+                id=prefix + row["id"],
+                family=row.get("family") or prefix + row["id"],
+                kind=row.get("kind", "unlabelled"),
                 update=row["label"] == "update",
                 # Each stored statement, and whether its day is still to come when the later one is said.
                 earlier=[arranged_at(s, LATER) for s in earlier],
@@ -357,14 +375,22 @@ def run(
     chat_path: Path | None = None,
     profiles_path: Path = DEFAULT_PROFILES,
     unseen_paths: Sequence[Path] = UNSEEN_SETS,
+    training_paths: Sequence[Path] = TRAINING_SETS,
+    groups: int = FAMILY_GROUPS,
 ) -> dict[str, Any]:
-    """The corpus figures (the decision ``detector`` holds, in-sample refitted, leave-one-family-out,
-    crowded); with ``chat_path`` (LoCoMo-format conversations) the decision also learns from real
-    conversation, and each conversation's closures are counted with the model fitted on all of them and,
-    held out, without it. The people of ``profiles_path`` and the pairs of each of ``unseen_paths``
-    (``updates_profiles``), on which nothing is fitted, are told to the fitted model."""
+    """The corpus figures (the decision ``detector`` holds, in-sample refitted, leave-family-out,
+    crowded). The decision learns from the corpus, counted ``CORPUS_WEIGHT`` times, and the pairs of
+    ``training_paths`` (``updates_training``); each of those sets is also scored by a decision fitted
+    without it (cross-set), beside one fitted on the corpus alone. With ``chat_path`` (LoCoMo-format
+    conversations) the decision also learns from real conversation, and each conversation's closures are
+    counted with the model fitted on all of them and, held out, without it. The people of
+    ``profiles_path`` and the pairs of each of ``unseen_paths`` (``updates_profiles``) are told to the
+    fitted model."""
     pairs = load(path)
-    found, vec = combos(pairs, detector)
+    sets = [p for s in training_paths for p in taught(load(s, set_prefix(s)))]
+    train = [*counted(pairs, CORPUS_WEIGHT if sets else 1), *sets]
+    found, vec = combos([*pairs, *sets], detector)
+    found.update({p.id: found[original(p.id)] for p in train})
     conversations = load_conversations(chat_path) if chat_path is not None else []
     embed(conversations, detector)
     chat = chat_negatives(conversations, detector)
@@ -376,7 +402,7 @@ def run(
     detector.vectors([t for group in crowd.values() for s, _ in group for t in (s.normal, s.masked)])
     # the decision it came with (the package's, from the command), unless that is no fitted one
     shipped = {p.id: decide(detector, p)[0] for p in pairs} if detector.model.weights else None
-    model = fit(pairs, found, vec, every)
+    model = fit(train, found, vec, every)
     detector.model = model
     in_sample = {p.id: decide(detector, p)[0] for p in pairs}
     told = score(load_profiles(profiles_path), detector, known_holders, stored_statements, LATER)
@@ -390,26 +416,34 @@ def run(
         talk[conv.name] = {"statements": statements, "closed_in_sample": closures(conv, detector)}
     for conv in conversations:
         others = [c for name, group in chat.items() if name != conv.name for c in group]
-        detector.model = fit(pairs, found, vec, others)
+        detector.model = fit(train, found, vec, others)
         talk[conv.name]["closed_held_out"] = closures(conv, detector)
     held: dict[str, bool] = {}
     crowded: dict[str, bool] = {}
     wrong = first_wrong = 0
     families = sorted({p.family for p in pairs})
-    for family in families:
-        detector.model = fit([p for p in pairs if p.family != family], found, vec, every)
+    for group in map(set, dealt(families, groups)):
+        detector.model = fit([p for p in train if p.family not in group], found, vec, every)
         for p in pairs:
-            if p.family == family:
+            if p.family in group:
                 held[p.id] = decide(detector, p)[0]
                 crowded[p.id], closed = decide(detector, p, crowd[p.id])
                 wrong += closed
                 first_wrong += first_closures(detector, p, crowd[p.id])
+    cross = _cross_set(pairs, train, training_paths, found, vec, every, detector)
     detector.model = model
     return {
         "pairs": len(pairs),
         "families": len(families),
         "updates": sum(p.update for p in pairs),
         "no_fact_from_earlier": sum(1 for p in pairs if not p.earlier),
+        "training": {
+            "corpus_weight": CORPUS_WEIGHT if sets else 1,
+            "sets": [s.stem for s in training_paths],
+            "set_pairs": len(sets),
+            "family_groups": min(groups, len(families)),
+            "set_folds": SET_FOLDS,
+        },
         "shipped": scores(pairs, shipped) if shipped is not None else None,
         "in_sample": scores(pairs, in_sample),
         "leave_one_family_out": scores(pairs, held),
@@ -422,7 +456,8 @@ def run(
         },
         "conversations": talk,
         "profiles": told,
-        "unseen": {name: {k: v for k, v in got.items() if k != "errors"} for name, got in unseen.items()},
+        "unseen": {name: _brief(got) for name, got in unseen.items()},
+        "cross_set": cross,
         "misses": {
             "in_sample": [p.raw for p in pairs if in_sample[p.id] != p.update],
             "held_out": [p.raw for p in pairs if held[p.id] != p.update],
@@ -431,67 +466,35 @@ def run(
     }
 
 
-def _table(result: dict[str, Any]) -> str:
-    lines = [
-        f"{result['pairs']} pairs, {result['families']} families, {result['updates']} updates "
-        f"({result['no_fact_from_earlier']} earlier statements gave no fact)",
-        "| measure | precision | recall | false updates | missed updates |",
-        "|---|---|---|---|---|",
-    ]
-    for name, key in (
-        ("the decision the package ships", "shipped"),
-        ("in-sample, refitted", "in_sample"),
-        ("leave-one-family-out", "leave_one_family_out"),
-        (
-            f"leave-one-family-out, {DISTRACTORS_EVAL} other facts in the store",
-            "crowded_leave_one_family_out",
-        ),
-    ):
-        s = result[key]
-        if s is None:
-            continue
-        lines.append(f"| {name} | {s['precision']:.3f} | {s['recall']:.3f} | {s['fp']} | {s['fn']} |")
-    crowded = result["crowded_leave_one_family_out"]
-    lines.append(f"other facts closed by mistake (crowded): {crowded['distractors_closed']}")
-    lines.append(
-        f"first mentions in the crowded store (held out): {crowded['first_mentions']} statements closed "
-        f"{crowded['closed_by_first_mentions']} facts, each by mistake"
-    )
-    told = result["profiles"]
-    lines.append(
-        f"people telling their lives (held out): {told['messages']} messages, {told['updates']} updates: "
-        f"{told['right']} closed, {told['missed']} missed, {told['wrong']} earlier facts closed by mistake"
-    )
-    for name, unseen in result["unseen"].items():
-        lines.append(
-            f"pairs in everyday wording, {name} (held out): {unseen['messages'] // 2} pairs, "
-            f"{unseen['updates']} updates: {unseen['right']} closed, {unseen['missed']} missed, "
-            f"{unseen['wrong']} earlier facts closed by mistake"
-        )
-    if result["conversations"]:
-        lines += [
-            "",
-            "| conversation | statements | closed (fitted with it) | closed (held out) |",
-            "|---|---|---|---|",
-        ]
-        for name, row in result["conversations"].items():
-            lines.append(
-                f"| {name} | {row['statements']} | {row['closed_in_sample']} | {row['closed_held_out']} |"
-            )
-    lines += [
-        "",
-        "| kind | pairs | called update (in-sample) | called update (held out) |",
-        "|---|---|---|---|",
-    ]
-    ins, out = (
-        result["in_sample"]["called_update_by_kind"],
-        result["leave_one_family_out"]["called_update_by_kind"],
-    )
-    for kind in ins:
-        lines.append(
-            f"| {kind} | {ins[kind]['pairs']} | {ins[kind]['called_update']} | {out[kind]['called_update']} |"
-        )
-    return "\n".join(lines)
+def _brief(told: dict[str, Any]) -> dict[str, Any]:
+    """A score without its list of errors."""
+    return {k: v for k, v in told.items() if k != "errors"}
+
+
+def _cross_set(
+    pairs: list[Pair],
+    train: list[Pair],
+    paths: Sequence[Path],
+    found: dict[str, list[Combo]],
+    vec: dict[str, Any],
+    chat: Sequence[Combo],
+    detector: UpdateDetector,
+) -> dict[str, dict[str, Any]]:
+    """Each training set scored by a decision fitted on the corpus alone and by one fitted on the corpus
+    and the sets of the other folds (``SET_FOLDS``)."""
+
+    def told(path: Path) -> dict[str, Any]:
+        return _brief(score(load_unseen(path), detector, known_holders, stored_statements, LATER))
+
+    if not paths:
+        return {}
+    detector.model = fit(pairs, found, vec, chat)
+    out = {path.stem: {"corpus_alone": told(path)} for path in paths}
+    for fold in dealt(list(paths), SET_FOLDS):
+        detector.model = fit(without_sets(train, fold), found, vec, chat)
+        for path in fold:
+            out[path.stem]["other_sets"] = told(path)
+    return out
 
 
 __all__ = [
@@ -524,6 +527,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--unseen", nargs="+", default=[str(p) for p in UNSEEN_SETS], help="pairs in everyday wording (JSON)"
     )
+    parser.add_argument(
+        "--train", nargs="*", default=[str(p) for p in TRAINING_SETS],
+        help="sets of pairs the decision also learns from (JSON); none: the corpus alone",
+    )
+    parser.add_argument(
+        "--groups", type=int, default=FAMILY_GROUPS,
+        help="hold the corpus's families out in this many groups (its number of families: one by one)",
+    )
     parser.add_argument("--fit", action="store_true", help=f"write the in-sample model to {MODEL_FILE}")
     parser.add_argument("--misses", type=int, default=0, help="print this many held-out misses")
     args = parser.parse_args(argv)
@@ -537,8 +548,9 @@ def main(argv: list[str] | None = None) -> int:
     # every text the folds meet stays embedded
     detector = UpdateDetector(embedder.embed_document, model=shipped, cache_size=1 << 18)
     chat = Path(args.chat) if args.chat else None
-    result = run(Path(args.data), detector, chat, Path(args.profiles), [Path(p) for p in args.unseen])
-    print(_table(result))
+    result = run(Path(args.data), detector, chat, Path(args.profiles), [Path(p) for p in args.unseen],
+                 [Path(p) for p in args.train], args.groups)  # fmt: skip
+    print(table(result))
     for miss in result["misses"]["held_out"][: args.misses]:
         print(
             f"  {miss['label']:9} {miss['kind']:13} {miss['earlier']!r} -> {miss['later']!r}", file=sys.stderr

@@ -36,6 +36,7 @@ from hermes_memory.updates.endings import (
     predicate,
     restates,
     retains,
+    says_again,
 )
 from hermes_memory.updates.events import ended
 from hermes_memory.updates.holders import about_same, speaks_of_any
@@ -158,13 +159,15 @@ class UpdateDetector:
         my Equinox membership lapse", "I've switched to the falafel van for lunch, Pret got too pricey",
         "I'm in the paramedicine program at Monash" after "My course is nursing at Monash"). Between
         statements that name no value, it restates the old one when it says nothing the old one does not
-        ("Woodwork is what I love" after "I'm passionate about woodworking"); so does one as negated as
-        the old one ("Long time no see" said again)."""
+        ("Woodwork is what I love" after "I'm passionate about woodworking") or says all of it again
+        ("Please note in your notes that I prefer window seats" after "User prefers window seats"), unless
+        a verb of ceasing governs it ("we stopped homeschooling"); so does one as negated as the old one
+        ("Long time no see" said again)."""
         if (new.negated and not old.negated) or new.tense == "past":
             return False  # a negation ends what it negates; one said again ("Long time no see") does not
         old_values = timeless_values(old)
-        if not old_values:
-            return restates(new, old)  # a change said in words would be a word the old one lacks
+        if not old_values:  # a change said in words would be a word the old one lacks, or drop one of it
+            return restates(new, old) or (says_again(new, old) and not ceases(new))
         if cued and not _reasserts(new, old_values):
             return False
         if not old_values & set(new.words) or values(new) - old_values - _words(old):

@@ -158,6 +158,13 @@ def restates(new: Statement, old: Statement) -> bool:
     return _said_in(content(new) | values(new), content(old))
 
 
+def says_again(new: Statement, old: Statement) -> bool:
+    """Whether every content word and value of ``old`` is a word of ``new`` (a shared stem): ``new`` says
+    it again, whatever it wraps around it ("Please note in your notes that I prefer window seats" after
+    "User prefers window seats")."""
+    return _said_in(content(old) | values(old), content(new))
+
+
 def _said_in(said: set[str], words: set[str]) -> bool:
     """Whether there is something ``said`` and every word of it is one of ``words`` (a shared stem)."""
     return bool(said) and all(topic_of(frozenset({w}), words) for w in said)
@@ -311,5 +318,6 @@ __all__ = [
     "predicate",
     "restates",
     "retains",
+    "says_again",
     "sets_aside",
 ]
