@@ -153,10 +153,11 @@ def load(path: Path, prefix: str = "") -> list[Pair]:
     for row in data["pairs"]:
         holders = known_holders(row["earlier"], row["later"])
         earlier = stored_statements(row["earlier"], holders)
+        pair_id = prefix + row["id"]
         out.append(
             Pair(
-                id=prefix + row["id"],
-                family=row.get("family") or prefix + row["id"],
+                id=pair_id,
+                family=row.get("family") or pair_id,
                 kind=row.get("kind", "unlabelled"),
                 update=row["label"] == "update",
                 # Each stored statement, and whether its day is still to come when the later one is said.
@@ -388,7 +389,8 @@ def run(
     fitted model."""
     pairs = load(path)
     sets = [p for s in training_paths for p in taught(load(s, set_prefix(s)))]
-    train = [*counted(pairs, CORPUS_WEIGHT if sets else 1), *sets]
+    weight = CORPUS_WEIGHT if sets else 1
+    train = [*counted(pairs, weight), *sets]
     found, vec = combos([*pairs, *sets], detector)
     found.update({p.id: found[original(p.id)] for p in train})
     conversations = load_conversations(chat_path) if chat_path is not None else []
@@ -422,7 +424,8 @@ def run(
     crowded: dict[str, bool] = {}
     wrong = first_wrong = 0
     families = sorted({p.family for p in pairs})
-    for group in map(set, dealt(families, groups)):
+    held_out = [set(group) for group in dealt(families, groups)]
+    for group in held_out:
         detector.model = fit([p for p in train if p.family not in group], found, vec, every)
         for p in pairs:
             if p.family in group:
@@ -438,10 +441,10 @@ def run(
         "updates": sum(p.update for p in pairs),
         "no_fact_from_earlier": sum(1 for p in pairs if not p.earlier),
         "training": {
-            "corpus_weight": CORPUS_WEIGHT if sets else 1,
+            "corpus_weight": weight,
             "sets": [s.stem for s in training_paths],
             "set_pairs": len(sets),
-            "family_groups": min(groups, len(families)),
+            "family_groups": len(held_out),
             "set_folds": SET_FOLDS,
         },
         "shipped": scores(pairs, shipped) if shipped is not None else None,

@@ -80,7 +80,7 @@ def dealt(items: Sequence[T], hands: int) -> list[list[T]]:
 def without_sets(pairs: Sequence[Pair], paths: Sequence[Path]) -> list[Pair]:
     """``pairs`` less those of the sets at ``paths``."""
     prefixes = tuple(set_prefix(p) for p in paths)
-    return [p for p in pairs if not p.id.startswith(prefixes)] if prefixes else list(pairs)
+    return [p for p in pairs if not p.id.startswith(prefixes)]
 
 
 __all__ = [
